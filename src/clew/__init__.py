@@ -1,0 +1,125 @@
+"""clew: a task memory for LLM agents that never loses the thread.
+
+    import clew
+    with clew.open("memory.db") as mem:
+        task = mem.create_task("Deploy", ["Build image", "Push", "Run"])
+        mem.update_task(task.id, step=1, step_status="completed", message="image built")
+        print(mem.where(task.id).text)
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from clew.brief import Brief
+from clew.clock import Clock, utcnow
+from clew.errors import (
+    AmbiguousIdError,
+    ClewError,
+    InvalidTransitionError,
+    NotFoundError,
+    StoreBusyError,
+    StoreError,
+    ValidationError,
+)
+from clew.memory import Memory
+from clew.models import (
+    Action,
+    ActionLog,
+    ActionStatus,
+    ActionType,
+    AddStep,
+    Event,
+    Message,
+    MessageRole,
+    MessageType,
+    MoveStep,
+    PlanItem,
+    RemoveStep,
+    RenameStep,
+    StepStatus,
+    Task,
+    TaskStatus,
+    VerifyReport,
+)
+
+if TYPE_CHECKING:
+    from clew.aio import AsyncMemory
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Action",
+    "ActionLog",
+    "ActionStatus",
+    "ActionType",
+    "AddStep",
+    "AmbiguousIdError",
+    "AsyncMemory",
+    "Brief",
+    "ClewError",
+    "Event",
+    "InvalidTransitionError",
+    "Memory",
+    "Message",
+    "MessageRole",
+    "MessageType",
+    "MoveStep",
+    "NotFoundError",
+    "PlanItem",
+    "RemoveStep",
+    "RenameStep",
+    "StepStatus",
+    "StoreBusyError",
+    "StoreError",
+    "Task",
+    "TaskStatus",
+    "ValidationError",
+    "VerifyReport",
+    "__version__",
+    "open",
+    "open_async",
+]
+
+
+def open(  # noqa: A001 - clew.open mirrors the builtin on purpose: it opens a store
+    path: str | os.PathLike[str] | None = None,
+    *,
+    space: str | None = None,
+    busy_timeout: float = 5.0,
+    clock: Clock = utcnow,
+) -> Memory:
+    """Open (creating if needed) the store at `path` and return its Memory.
+
+    Without a path the store is found like git finds `.git`: $CLEW_DB, then the
+    nearest `.clew/` upward from the working directory, then a per-user default.
+    """
+    from clew import checks
+    from clew.location import resolve_space, resolve_store
+    from clew.store import open_store
+
+    chosen = checks.name(resolve_space(space), "space")
+    return Memory(open_store(resolve_store(path), chosen, busy_timeout), clock=clock)
+
+
+def open_async(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    space: str | None = None,
+    busy_timeout: float = 5.0,
+    clock: Clock = utcnow,
+) -> AsyncMemory:
+    """Open the store like `open` and return the AsyncMemory over it."""
+    from clew.aio import AsyncMemory
+
+    return AsyncMemory(open(path, space=space, busy_timeout=busy_timeout, clock=clock))
+
+
+def __getattr__(name: str) -> Any:
+    # AsyncMemory pulls in asyncio: load it only when asked, to keep the CLI fast.
+    if name == "AsyncMemory":
+        from clew.aio import AsyncMemory
+
+        return AsyncMemory
+    raise AttributeError(f"module 'clew' has no attribute {name!r}")

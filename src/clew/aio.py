@@ -1,0 +1,90 @@
+"""AsyncMemory: the Memory API for asyncio code, never blocking the event loop.
+
+Each method runs the Memory method of the same name on one dedicated worker
+thread (so the SQLite connection is only ever used from that thread, and calls
+run in the order they were made). Method bodies are never copied: the async
+methods are generated from the sync ones, keeping their signatures for type
+checkers, and a test checks that both classes expose the same names.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+from clew.memory import Memory
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _off_loop(
+    method: Callable[Concatenate[Memory, P], R],
+) -> Callable[Concatenate[AsyncMemory, P], Coroutine[Any, Any, R]]:
+    @functools.wraps(method)
+    async def run(self: AsyncMemory, *args: P.args, **kwargs: P.kwargs) -> R:
+        call = functools.partial(method, self.sync, *args, **kwargs)
+        context = contextvars.copy_context()  # carries a correlation id set by the caller
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, context.run, call)
+
+    return run
+
+
+class AsyncMemory:
+    """The async twin of Memory: same method names, awaitable, off the event loop."""
+
+    def __init__(self, memory: Memory) -> None:
+        self.sync = memory
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clew")
+
+    @property
+    def path(self) -> str:
+        """The store's location."""
+        return self.sync.path
+
+    @property
+    def space(self) -> str:
+        """The namespace every record of this memory belongs to."""
+        return self.sync.space
+
+    async def close(self) -> None:
+        """Close the store and stop the worker thread."""
+        await _off_loop(Memory.close)(self)
+        self._executor.shutdown(wait=True)
+
+    async def __aenter__(self) -> AsyncMemory:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def correlation(self, correlation_id: str | None = None) -> AbstractContextManager[str]:
+        """Group every event written inside the block under one correlation id."""
+        # Synchronous on purpose: it only sets a context variable, which each call carries.
+        return self.sync.correlation(correlation_id)
+
+    create_task = _off_loop(Memory.create_task)
+    get_task = _off_loop(Memory.get_task)
+    list_tasks = _off_loop(Memory.list_tasks)
+    update_task = _off_loop(Memory.update_task)
+    archive_task = _off_loop(Memory.archive_task)
+    update_step = _off_loop(Memory.update_step)
+    replan = _off_loop(Memory.replan)
+    removed_steps = _off_loop(Memory.removed_steps)
+    add_message = _off_loop(Memory.add_message)
+    list_messages = _off_loop(Memory.list_messages)
+    record_action = _off_loop(Memory.record_action)
+    finish_action = _off_loop(Memory.finish_action)
+    get_action = _off_loop(Memory.get_action)
+    list_actions = _off_loop(Memory.list_actions)
+    log_action = _off_loop(Memory.log_action)
+    list_action_logs = _off_loop(Memory.list_action_logs)
+    where = _off_loop(Memory.where)
+    journal = _off_loop(Memory.journal)
+    verify = _off_loop(Memory.verify)

@@ -1,0 +1,113 @@
+"""Input validation shared by every entry point; each failure is a ValidationError
+whose message names the field, what is wrong and what is allowed."""
+
+from __future__ import annotations
+
+import json
+import math
+from enum import StrEnum
+from typing import Any, TypeVar
+
+from clew.errors import ValidationError
+from clew.models import Output
+
+E = TypeVar("E", bound=StrEnum)
+
+MAX_NAME_CHARS = 1_000
+
+
+def text(value: object, field: str, *, max_chars: int | None = None) -> str:
+    """Return `value` as non-empty UTF-8 text (surrounding whitespace kept), or raise."""
+    if not isinstance(value, str):
+        raise ValidationError(f"{field} must be text, not {type(value).__name__}")
+    if not value.strip():
+        raise ValidationError(f"{field} is empty; give it some text")
+    if max_chars is not None and len(value) > max_chars:
+        raise ValidationError(f"{field} is {len(value)} characters long; the limit is {max_chars}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValidationError(
+            f"{field} is not valid UTF-8 text; pass it as command output if it is raw bytes"
+        ) from None
+    return value
+
+
+def optional_text(value: object, field: str, *, max_chars: int | None = None) -> str | None:
+    """Like `text`, but None (and, for convenience, the empty string) mean 'not given'."""
+    if value is None or value == "":
+        return None
+    return text(value, field, max_chars=max_chars)
+
+
+def name(value: object, field: str) -> str:
+    """Return a one-line name, stripped."""
+    return text(value, field, max_chars=MAX_NAME_CHARS).strip()
+
+
+def output(value: object, field: str) -> Output | None:
+    """Return command output verbatim: text when it is valid UTF-8, the exact bytes otherwise."""
+    if value is None:
+        return None
+    if isinstance(value, bytes | bytearray | memoryview):
+        raw = bytes(value)
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return raw
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            # Text that came from undecodable bytes (surrogateescape): keep the bytes.
+            return output(value.encode("utf-8", "surrogateescape"), field)
+    raise ValidationError(f"{field} must be text or bytes, not {type(value).__name__}")
+
+
+def choice(value: object, kind: type[E], field: str) -> E:
+    """Return `value` as a member of `kind`, or raise naming the allowed values."""
+    try:
+        return kind(value)
+    except ValueError:
+        allowed = ", ".join(m.value for m in kind)
+        raise ValidationError(f"{field} {value!r} is not one of: {allowed}") from None
+
+
+def json_object(value: object, field: str) -> dict[str, Any]:
+    """Return a JSON-serialisable dict with text keys (a normalised copy), or raise."""
+    if not isinstance(value, dict):
+        raise ValidationError(f"{field} must be a JSON object (a dict), not {type(value).__name__}")
+    try:
+        normalized: dict[str, Any] = json.loads(json.dumps(value, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(f"{field} is not valid JSON data: {exc}") from None
+    if _has_non_text_keys(value):
+        raise ValidationError(f"{field} has a key that is not text; JSON keys must be strings")
+    return normalized
+
+
+def _has_non_text_keys(value: object) -> bool:
+    if isinstance(value, dict):
+        return any(not isinstance(k, str) or _has_non_text_keys(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(_has_non_text_keys(v) for v in value)
+    return False
+
+
+def integer(value: object, field: str) -> int:
+    """Return `value` as an int (bools refused), or raise."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValidationError(f"{field} must be a whole number, not {value!r}")
+    return value
+
+
+def duration(value: object, field: str) -> float | None:
+    """Return a non-negative number of seconds, or None."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValidationError(f"{field} must be a number of seconds, not {value!r}")
+    if value < 0:
+        raise ValidationError(f"{field} cannot be negative ({value})")
+    return float(value)

@@ -1,0 +1,64 @@
+"""The ClewError tree: every failure a caller can act on has its own type.
+
+Adapters (CLI, MCP, HTTP) map these to their own shape; the message is always
+one sentence a person can act on, often naming the command that helps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = [
+    "AmbiguousIdError",
+    "ClewError",
+    "InvalidTransitionError",
+    "NotFoundError",
+    "StoreBusyError",
+    "StoreError",
+    "ValidationError",
+]
+
+
+class ClewError(Exception):
+    """Base of every error clew raises on purpose."""
+
+
+class ValidationError(ClewError, ValueError):
+    """An argument is malformed: empty, out of range, of the wrong kind."""
+
+
+class InvalidTransitionError(ValidationError):
+    """A status change that the lifecycle does not allow."""
+
+
+class NotFoundError(ClewError, LookupError):
+    """No record has the given id (or id prefix)."""
+
+    def __init__(self, kind: str, ident: str, hint: str = "") -> None:
+        self.kind = kind
+        self.ident = ident
+        message = f"no {kind} matches {ident!r}"
+        super().__init__(f"{message}; {hint}" if hint else message)
+
+
+class AmbiguousIdError(ClewError, LookupError):
+    """An id prefix matches more than one record."""
+
+    def __init__(self, kind: str, prefix: str, candidates: Sequence[str]) -> None:
+        self.kind = kind
+        self.prefix = prefix
+        self.candidates = tuple(candidates)
+        shown = ", ".join(self.candidates[:10])
+        more = f" and {len(self.candidates) - 10} more" if len(self.candidates) > 10 else ""
+        super().__init__(
+            f"{kind} id prefix {prefix!r} is ambiguous: it matches {shown}{more}; "
+            "type more characters"
+        )
+
+
+class StoreError(ClewError):
+    """The store cannot be opened or used (not a clew database, too new, unwritable)."""
+
+
+class StoreBusyError(StoreError):
+    """Another writer held the store's lock for longer than the busy timeout."""

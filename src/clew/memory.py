@@ -1,0 +1,531 @@
+"""The Memory facade: every behaviour of clew, over one store.
+
+Each public mutating method validates its arguments, then, in one write
+transaction, reads what it must check, and journals one or more events that
+the store applies to its tables. Events from one call share a correlation id
+(a fresh one per call, or the caller's from `correlation()`). Ids may be given
+as any unambiguous prefix.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from clew import checks, tasks
+from clew.brief import Brief, build_brief
+from clew.clock import Clock, stamp, utcnow
+from clew.errors import ValidationError
+from clew.ids import new_id
+from clew.models import (
+    Action,
+    ActionLog,
+    ActionStatus,
+    ActionType,
+    Event,
+    Message,
+    MessageRole,
+    MessageType,
+    PlanItem,
+    PlanOp,
+    StepStatus,
+    Task,
+    TaskStatus,
+    VerifyReport,
+)
+from clew.store import Store
+
+_correlation: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "clew_correlation", default=None
+)
+
+_HINTS = {
+    "task": "list tasks with `clew task list`",
+    "action": "see a task's actions with `clew task show TASK`",
+}
+BRIEF_MESSAGES = 5
+BRIEF_ACTIONS = 20
+
+
+class Memory:
+    """A task memory over one store, in one space. Open it with `clew.open()`."""
+
+    def __init__(self, store: Store, *, clock: Clock = utcnow) -> None:
+        self._store = store
+        self._clock = clock
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    @property
+    def path(self) -> str:
+        """The store's location."""
+        return self._store.path
+
+    @property
+    def space(self) -> str:
+        """The namespace every record of this Memory belongs to."""
+        return self._store.space
+
+    def close(self) -> None:
+        """Close the store."""
+        self._store.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def correlation(self, correlation_id: str | None = None) -> Iterator[str]:
+        """Group every event written inside the block under one correlation id."""
+        cid = checks.text(correlation_id, "correlation id") if correlation_id else new_id()
+        token = _correlation.set(cid)
+        try:
+            yield cid
+        finally:
+            _correlation.reset(token)
+
+    # -- plumbing -------------------------------------------------------------------------
+
+    def _now(self) -> str:
+        return stamp(self._clock())
+
+    def _emit(self, type: str, task_id: str | None, data: dict[str, Any], at: str) -> Event:
+        cid = _correlation.get() or new_id()
+        return self._store.append(
+            type=type, task_id=task_id, correlation_id=cid, data=data, created_at=at
+        )
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[str]:
+        """Open a write transaction with one correlation id and one timestamp for the call."""
+        with contextlib.ExitStack() as stack:
+            if _correlation.get() is None:
+                stack.enter_context(self.correlation())
+            stack.enter_context(self._store.transaction(write=True))
+            yield self._now()
+
+    def _task_id(self, ident: str) -> str:
+        if not isinstance(ident, str):
+            raise ValidationError(f"task id must be text, not {type(ident).__name__}")
+        return self._store.resolve("task", ident, _HINTS["task"])
+
+    # -- tasks ----------------------------------------------------------------------------
+
+    def create_task(
+        self,
+        name: str,
+        plan: Iterable[str] = (),
+        *,
+        goal: str | None = None,
+        workspace: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Task:
+        """Register a task with an optional plan; it starts active."""
+        if isinstance(plan, str):
+            raise ValidationError("plan must be a list of step titles, not one string")
+        task_id = new_id()
+        data = {
+            "task": {
+                "id": task_id,
+                "name": checks.name(name, "task name"),
+                "goal": checks.optional_text(goal, "goal"),
+                "workspace": checks.optional_text(workspace, "workspace"),
+                "metadata": checks.json_object(metadata or {}, "metadata"),
+            },
+            "plan": tasks.new_plan(plan),
+        }
+        with self._write() as at:
+            self._emit("task.created", task_id, data, at)
+            return self._store.get_task(task_id)
+
+    def get_task(self, task_id: str) -> Task:
+        """Return a task with its current plan."""
+        return self._store.get_task(self._task_id(task_id))
+
+    def list_tasks(
+        self,
+        status: str | TaskStatus | Sequence[str | TaskStatus] | None = None,
+        *,
+        include_archived: bool = False,
+    ) -> list[Task]:
+        """Return tasks, most recently updated first (archived ones only when asked)."""
+        wanted: Sequence[str | TaskStatus]
+        if status is None:
+            wanted = ()
+        elif isinstance(status, str):
+            wanted = (status,)
+        else:
+            wanted = status
+        statuses = tuple(checks.choice(s, TaskStatus, "task status") for s in wanted)
+        return self._store.list_tasks(statuses, include_archived=include_archived)
+
+    def update_task(
+        self,
+        task_id: str,
+        *,
+        message: str | None = None,
+        role: str | MessageRole = MessageRole.AGENT,
+        message_type: str | MessageType | None = None,
+        step: int | str | None = None,
+        step_status: str | StepStatus | None = None,
+        step_summary: str | None = None,
+        active_issue: str | None = None,
+        status: str | TaskStatus | None = None,
+        name: str | None = None,
+        goal: str | None = None,
+        workspace: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Task:
+        """Report progress in one atomic call: a message, a step change, task fields, status.
+
+        The message is stored first, then the step change, then the task's fields
+        and status, all in one transaction: either all of it happens or none.
+        """
+        tid = self._task_id(task_id)
+        step_fields = (step_status, step_summary, active_issue)
+        if step is None and any(f is not None for f in step_fields):
+            raise ValidationError("say which step to change: give step (a number or a step id)")
+        if step is not None and all(f is None for f in step_fields):
+            raise ValidationError("step was given without a change: give step_status or a summary")
+        changes = {
+            k: v
+            for k, v in (("name", name), ("goal", goal), ("workspace", workspace))
+            if v is not None
+        }
+        if message is None and step is None and status is None and not changes and not metadata:
+            raise ValidationError(
+                "nothing to update: give a message, a step change, a status or a field"
+            )
+        if "name" in changes:
+            changes["name"] = checks.name(changes["name"], "task name")
+        for key in ("goal", "workspace"):
+            if key in changes:
+                changes[key] = checks.text(changes[key], key)
+        new_status = checks.choice(status, TaskStatus, "task status") if status else None
+        kind = None
+        if message is not None:
+            message = checks.text(message, "message")
+            kind = message_type or (MessageType.PROGRESS if step is not None else MessageType.TEXT)
+        with self._write() as at:
+            task = self._store.get_task(tid)
+            if metadata:
+                changes["metadata"] = {**task.metadata, **checks.json_object(metadata, "metadata")}
+            if new_status is not None and new_status is not task.status:
+                tasks.check_transition(task, new_status)
+            if step is not None and (new_status is None or new_status is task.status):
+                tasks.check_open(task.status, tid)
+            if message is not None and kind is not None:
+                self._add_message(tid, message, role, kind, at)
+            if step is not None:
+                self._change_step(
+                    task, step, at, status=step_status, summary=step_summary, issue=active_issue
+                )
+            if changes:
+                self._emit("task.updated", tid, {"task_id": tid, "changes": changes}, at)
+            if new_status is not None and new_status is not task.status:
+                data = {"task_id": tid, "from": task.status.value, "to": new_status.value}
+                self._emit("task.status_changed", tid, data, at)
+            return self._store.get_task(tid)
+
+    def archive_task(self, task_id: str, archived: bool = True) -> Task:
+        """Hide a task from default listings (or show it again); nothing is deleted."""
+        tid = self._task_id(task_id)
+        with self._write() as at:
+            task = self._store.get_task(tid)
+            if task.archived != archived:
+                self._emit("task.archived", tid, {"task_id": tid, "archived": archived}, at)
+            return self._store.get_task(tid)
+
+    # -- plan -----------------------------------------------------------------------------
+
+    def update_step(
+        self,
+        task_id: str,
+        step: int | str,
+        *,
+        status: str | StepStatus | None = None,
+        title: str | None = None,
+        summary: str | None = None,
+        active_issue: str | None = None,
+        depends_on: Sequence[int | str] | None = None,
+    ) -> PlanItem:
+        """Change one step's status or fields (step: 1-based number or step id prefix)."""
+        tid = self._task_id(task_id)
+        with self._write() as at:
+            task = self._store.get_task(tid)
+            tasks.check_open(task.status, tid)
+            step_id = self._change_step(
+                task,
+                step,
+                at,
+                status=status,
+                summary=summary,
+                issue=active_issue,
+                title=title,
+                depends_on=depends_on,
+            )
+            return self._store.get_step(step_id)
+
+    def _change_step(
+        self,
+        task: Task,
+        ref: int | str,
+        at: str,
+        *,
+        status: str | StepStatus | None = None,
+        summary: str | None = None,
+        issue: str | None = None,
+        title: str | None = None,
+        depends_on: Sequence[int | str] | None = None,
+    ) -> str:
+        target = tasks.find_step(task.plan, ref, task.id)
+        changes: dict[str, Any] = {}
+        if status is not None:
+            new = checks.choice(status, StepStatus, "step status")
+            if new is not target.status:
+                changes["status"] = new.value
+        if summary is not None:
+            changes["summary"] = checks.optional_text(summary, "step summary")
+        if issue is not None:
+            # An empty issue clears it: the blocker is gone.
+            changes["active_issue"] = checks.optional_text(issue, "active issue")
+        if title is not None:
+            changes["title"] = checks.name(title, "step title")
+        if depends_on is not None:
+            deps = [tasks.find_step(task.plan, d, task.id).id for d in depends_on]
+            plan = [
+                {"id": s.id, "depends_on": deps if s.id == target.id else list(s.depends_on)}
+                for s in task.plan
+            ]
+            tasks.check_dependencies(plan)
+            changes["depends_on"] = deps
+        if changes:
+            data = {"task_id": task.id, "step_id": target.id, "changes": changes}
+            self._emit("step.updated", task.id, data, at)
+        return target.id
+
+    def replan(self, task_id: str, ops: Sequence[PlanOp], *, reason: str | None = None) -> Task:
+        """Add, remove, move or rename steps as one new plan version; the old plan stays
+        in the journal and removed steps keep their records and actions."""
+        tid = self._task_id(task_id)
+        why = checks.optional_text(reason, "reason")
+        with self._write() as at:
+            task = self._store.get_task(tid)
+            tasks.check_open(task.status, tid)
+            revision = tasks.revise_plan(task.plan, ops, tid)
+            old = [
+                {"id": s.id, "title": s.title, "status": s.status.value, "depends_on": s.depends_on}
+                for s in task.plan
+            ]
+            data = {
+                "task_id": tid,
+                "version": task.plan_version + 1,
+                "reason": why,
+                "old_plan": old,
+                "plan": revision.plan,
+                "added": revision.added,
+                "removed": revision.removed,
+                "renamed": revision.renamed,
+            }
+            self._emit("plan.revised", tid, data, at)
+            return self._store.get_task(tid)
+
+    def removed_steps(self, task_id: str) -> list[PlanItem]:
+        """Return the steps removed by replanning, with their final status."""
+        tid = self._task_id(task_id)
+        return [s for s in self._store.get_plan(tid, include_removed=True) if s.removed]
+
+    # -- messages -------------------------------------------------------------------------
+
+    def add_message(
+        self,
+        task_id: str,
+        content: str,
+        *,
+        role: str | MessageRole = MessageRole.AGENT,
+        type: str | MessageType = MessageType.TEXT,
+    ) -> Message:
+        """Append a message to a task's history."""
+        tid = self._task_id(task_id)
+        content = checks.text(content, "message")
+        with self._write() as at:
+            self._store.get_task_status(tid)
+            return self._add_message(tid, content, role, type, at)
+
+    def _add_message(
+        self, task_id: str, content: str, role: str | MessageRole, kind: str | MessageType, at: str
+    ) -> Message:
+        message = Message(
+            id=new_id(),
+            space=self.space,
+            task_id=task_id,
+            role=checks.choice(role, MessageRole, "message role"),
+            type=checks.choice(kind, MessageType, "message type"),
+            content=content,
+            created_at=at,
+        )
+        data = {"id": message.id, "role": message.role.value, "type": message.type.value}
+        self._emit("message.added", task_id, {"message": {**data, "content": content}}, at)
+        return message
+
+    def list_messages(self, task_id: str, *, limit: int | None = None) -> list[Message]:
+        """Return a task's messages, newest first."""
+        return self._store.list_messages(self._task_id(task_id), limit=limit)
+
+    # -- actions --------------------------------------------------------------------------
+
+    def record_action(
+        self,
+        task_id: str,
+        *,
+        type: str | ActionType = ActionType.CLI,
+        summary: str | None = None,
+        command: str | None = None,
+        cwd: str | None = None,
+        exit_code: int | None = None,
+        duration_seconds: float | None = None,
+        stdout: str | bytes | None = None,
+        stderr: str | bytes | None = None,
+        input: dict[str, Any] | None = None,
+        output: dict[str, Any] | None = None,
+        status: str | ActionStatus | None = None,
+        step: int | str | None = None,
+    ) -> Action:
+        """Record something the agent did; a command keeps its exit code and exact output.
+
+        Without a status, a command with exit code 0 is completed, any other exit
+        code is failed, and an action with no exit code is completed.
+        """
+        tid = self._task_id(task_id)
+        kind = checks.choice(type, ActionType, "action type")
+        command = checks.optional_text(command, "command")
+        if summary is None and command is None:
+            raise ValidationError("an action needs a summary or a command")
+        code = None if exit_code is None else checks.integer(exit_code, "exit code")
+        if status is not None:
+            state = checks.choice(status, ActionStatus, "action status")
+        elif code is not None and code != 0:
+            state = ActionStatus.FAILED
+        else:
+            state = ActionStatus.COMPLETED
+        action_id = new_id()
+        action: dict[str, Any] = {
+            "id": action_id,
+            "type": kind.value,
+            "summary": checks.text(summary, "summary") if summary is not None else command,
+            "status": state.value,
+            "input": None if input is None else checks.json_object(input, "input"),
+            "output": None if output is None else checks.json_object(output, "output"),
+            "command": command,
+            "cwd": checks.optional_text(cwd, "cwd"),
+            "exit_code": code,
+            "duration_seconds": checks.duration(duration_seconds, "duration"),
+            "stdout": checks.output(stdout, "stdout"),
+            "stderr": checks.output(stderr, "stderr"),
+        }
+        with self._write() as at:
+            task_status = self._store.get_task_status(tid)
+            tasks.check_open(task_status, tid)
+            if step is not None:
+                action["plan_item_id"] = tasks.find_step(self._store.get_plan(tid), step, tid).id
+            self._emit("action.recorded", tid, {"action": action}, at)
+        return self._store.get_action(action_id)
+
+    def finish_action(
+        self,
+        action_id: str,
+        *,
+        status: str | ActionStatus | None = None,
+        exit_code: int | None = None,
+        duration_seconds: float | None = None,
+        stdout: str | bytes | None = None,
+        stderr: str | bytes | None = None,
+        output: dict[str, Any] | None = None,
+        summary: str | None = None,
+    ) -> Action:
+        """Complete an action recorded as started, with its result."""
+        aid = self._store.resolve("action", action_id, _HINTS["action"])
+        code = None if exit_code is None else checks.integer(exit_code, "exit code")
+        if status is not None:
+            state = checks.choice(status, ActionStatus, "action status")
+        else:
+            state = ActionStatus.FAILED if code not in (None, 0) else ActionStatus.COMPLETED
+        changes: dict[str, Any] = {"status": state.value}
+        for key, value in (
+            ("exit_code", code),
+            ("duration_seconds", checks.duration(duration_seconds, "duration")),
+            ("stdout", checks.output(stdout, "stdout")),
+            ("stderr", checks.output(stderr, "stderr")),
+            ("output", None if output is None else checks.json_object(output, "output")),
+            ("summary", None if summary is None else checks.text(summary, "summary")),
+        ):
+            if value is not None:
+                changes[key] = value
+        with self._write() as at:
+            current = self._store.get_action(aid)
+            if current.status is not ActionStatus.STARTED:
+                raise ValidationError(
+                    f"action {aid} is already {current.status.value}; only a started action "
+                    "can be finished"
+                )
+            data = {"action_id": aid, "changes": changes}
+            self._emit("action.updated", current.task_id, data, at)
+        return self._store.get_action(aid)
+
+    def get_action(self, action_id: str) -> Action:
+        """Return one action with its full output."""
+        return self._store.get_action(self._store.resolve("action", action_id, _HINTS["action"]))
+
+    def list_actions(
+        self, task_id: str, *, step: int | str | None = None, limit: int | None = None
+    ) -> list[Action]:
+        """Return a task's actions, newest first, optionally for one step."""
+        tid = self._task_id(task_id)
+        step_id = None
+        if step is not None:
+            step_id = tasks.find_step(self._store.get_plan(tid), step, tid).id
+        return self._store.list_actions(tid, plan_item_id=step_id, limit=limit)
+
+    def log_action(self, action_id: str, content: str, *, type: str = "info") -> ActionLog:
+        """Append a log line to an action."""
+        aid = self._store.resolve("action", action_id, _HINTS["action"])
+        kind = checks.name(type, "log type")
+        content = checks.text(content, "log content")
+        with self._write() as at:
+            task_id = self._store.get_action(aid).task_id
+            log = ActionLog(new_id(), self.space, task_id, aid, kind, content, at)
+            data = {"id": log.id, "action_id": aid, "type": kind, "content": content}
+            self._emit("action.logged", task_id, {"log": data}, at)
+            return log
+
+    def list_action_logs(self, action_id: str) -> list[ActionLog]:
+        """Return an action's log lines, oldest first."""
+        return self._store.list_action_logs(
+            self._store.resolve("action", action_id, _HINTS["action"])
+        )
+
+    # -- answers --------------------------------------------------------------------------
+
+    def where(self, task_id: str) -> Brief:
+        """Answer "where was I?" for a task: deterministic, short, from the records."""
+        tid = self._task_id(task_id)
+        with self._store.transaction():
+            task = self._store.get_task(tid)
+            messages = self._store.list_messages(tid, limit=BRIEF_MESSAGES)
+            actions = self._store.list_actions(tid, limit=BRIEF_ACTIONS)
+        return build_brief(task, messages, actions, self._clock())
+
+    def journal(
+        self, *, task_id: str | None = None, after: int = 0, limit: int | None = None
+    ) -> list[Event]:
+        """Return journal events in commit order, for the space or one task."""
+        tid = self._task_id(task_id) if task_id is not None else None
+        return self._store.list_events(task_id=tid, after=after, limit=limit)
+
+    def verify(self) -> VerifyReport:
+        """Rebuild every table from the journal and report any difference."""
+        return self._store.verify()

@@ -1,0 +1,284 @@
+"""Value types: statuses, kinds and the frozen records the facade returns.
+
+Records are plain frozen dataclasses built from store rows; they never hold a
+connection, so they can cross threads, be compared and be rendered freely.
+Every record carries the `space` (namespace) it belongs to.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+__all__ = [
+    "Action",
+    "ActionLog",
+    "ActionStatus",
+    "ActionType",
+    "AddStep",
+    "Difference",
+    "Event",
+    "Message",
+    "MessageRole",
+    "MessageType",
+    "MoveStep",
+    "Output",
+    "PlanItem",
+    "PlanOp",
+    "RemoveStep",
+    "RenameStep",
+    "StepStatus",
+    "Task",
+    "TaskStatus",
+    "VerifyReport",
+    "to_jsonable",
+]
+
+# Command output is kept verbatim: text when it is valid UTF-8, the raw bytes otherwise.
+Output = str | bytes
+
+
+class TaskStatus(StrEnum):
+    ACTIVE = "active"
+    PAUSED = "paused"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+# Which status a task may move to from each status. Cancelled is final; a
+# completed or failed task can be reopened, because agents do finish too early.
+TASK_TRANSITIONS: dict[TaskStatus, frozenset[TaskStatus]] = {
+    TaskStatus.ACTIVE: frozenset(
+        {TaskStatus.PAUSED, TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED}
+    ),
+    TaskStatus.PAUSED: frozenset({TaskStatus.ACTIVE, TaskStatus.FAILED, TaskStatus.CANCELLED}),
+    TaskStatus.COMPLETED: frozenset({TaskStatus.ACTIVE}),
+    TaskStatus.FAILED: frozenset({TaskStatus.ACTIVE, TaskStatus.CANCELLED}),
+    TaskStatus.CANCELLED: frozenset(),
+}
+
+# A task in one of these statuses accepts no step, plan or action changes until reopened.
+CLOSED_TASK_STATUSES = frozenset({TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED})
+
+
+class StepStatus(StrEnum):
+    PENDING = "pending"
+    ACTIVE = "active"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+
+
+# Statuses that end a step: entering one stamps completed_at and the duration.
+FINISHED_STEP_STATUSES = frozenset({StepStatus.COMPLETED, StepStatus.FAILED, StepStatus.SKIPPED})
+
+
+class ActionType(StrEnum):
+    CLI = "cli"
+    GUI = "gui"
+    WAIT = "wait"
+    VISION = "vision"
+    REASONING = "reasoning"
+    OTHER = "other"
+
+
+class ActionStatus(StrEnum):
+    STARTED = "started"
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+
+class MessageRole(StrEnum):
+    AGENT = "agent"
+    SYSTEM = "system"
+    USER = "user"
+
+
+class MessageType(StrEnum):
+    TEXT = "text"
+    LIFECYCLE = "lifecycle"
+    PROGRESS = "progress"
+    WAIT = "wait"
+    STUCK = "stuck"
+    PLAN = "plan"
+
+
+@dataclass(frozen=True, slots=True)
+class PlanItem:
+    """One step of a task's plan; `ordinal` is its 1-based position (None once removed)."""
+
+    id: str
+    space: str
+    task_id: str
+    ordinal: int | None
+    title: str
+    status: StepStatus
+    started_at: str | None
+    completed_at: str | None
+    duration_seconds: float | None
+    summary: str | None
+    active_issue: str | None
+    depends_on: tuple[str, ...]
+    removed: bool
+    created_at: str
+    updated_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """A tracked task with its current plan (removed steps are kept but not listed here)."""
+
+    id: str
+    space: str
+    name: str
+    goal: str | None
+    workspace: str | None
+    status: TaskStatus
+    archived: bool
+    metadata: dict[str, Any]
+    plan_version: int
+    last_replanned_at: str | None
+    created_at: str
+    updated_at: str
+    completed_at: str | None
+    plan: tuple[PlanItem, ...] = ()
+
+    def step(self, number: int) -> PlanItem:
+        """Return the step at 1-based position `number` of the current plan."""
+        return self.plan[number - 1]
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """Something the agent did; commands carry their exit code and verbatim output."""
+
+    id: str
+    space: str
+    task_id: str
+    plan_item_id: str | None
+    type: ActionType
+    summary: str
+    status: ActionStatus
+    input: dict[str, Any] | None
+    output: dict[str, Any] | None
+    command: str | None
+    cwd: str | None
+    exit_code: int | None
+    duration_seconds: float | None
+    stdout: Output | None
+    stderr: Output | None
+    created_at: str
+    updated_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class ActionLog:
+    id: str
+    space: str
+    task_id: str
+    action_id: str
+    type: str
+    content: str
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    id: str
+    space: str
+    task_id: str
+    role: MessageRole
+    type: MessageType
+    content: str
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One journal entry: a mutation, in the order it was committed (`seq`)."""
+
+    seq: int
+    id: str
+    space: str
+    task_id: str | None
+    correlation_id: str
+    type: str
+    data: dict[str, Any]
+    created_at: str
+
+
+# Replanning is a sequence of these operations, applied in order as one new plan version.
+# `step` names a step by 1-based position in the plan as it stands when the op applies,
+# or by step id (prefix); `position` is the 1-based place to put a step.
+
+
+@dataclass(frozen=True, slots=True)
+class AddStep:
+    title: str
+    position: int | None = None  # None appends
+    depends_on: tuple[int | str, ...] = field(default=())
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveStep:
+    step: int | str
+
+
+@dataclass(frozen=True, slots=True)
+class MoveStep:
+    step: int | str
+    position: int
+
+
+@dataclass(frozen=True, slots=True)
+class RenameStep:
+    step: int | str
+    title: str
+
+
+PlanOp = AddStep | RemoveStep | MoveStep | RenameStep
+
+
+def to_jsonable(value: Any) -> Any:
+    """Return `value` (records, enums, tuples, bytes) as plain JSON-ready data."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, StrEnum):
+        return value.value
+    if isinstance(value, bytes):
+        # Non-UTF-8 output is shown as base64 so JSON stays valid and nothing is altered.
+        return {"base64": base64.b64encode(value).decode("ascii")}
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_jsonable(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    """One way a projection table disagrees with the journal replayed from scratch."""
+
+    table: str
+    row_id: str
+    column: str  # "*" when the whole row is missing on one side
+    stored: Any
+    rebuilt: Any
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyReport:
+    """What `verify` found: row counts per table and every difference (capped)."""
+
+    events: int
+    rows: dict[str, int]
+    differences: tuple[Difference, ...]
+    truncated: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.differences

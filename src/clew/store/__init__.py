@@ -1,0 +1,77 @@
+"""The store interface: all SQL lives behind it.
+
+`Store` is what the facade needs from a backend. SQLite (`sqlite.py`) is the
+embedded default; a PostgreSQL backend will implement the same protocol.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
+
+from clew.models import Action, ActionLog, Event, Message, PlanItem, Task, TaskStatus, VerifyReport
+
+
+class Store(Protocol):
+    path: str
+    space: str
+
+    def transaction(self, *, write: bool = False) -> AbstractContextManager[None]: ...
+
+    def append(
+        self,
+        *,
+        type: str,
+        task_id: str | None,
+        correlation_id: str,
+        data: dict[str, Any],
+        created_at: str,
+    ) -> Event: ...
+
+    def close(self) -> None: ...
+
+    def resolve(self, kind: str, ident: str, hint: str = "") -> str: ...
+
+    def get_plan(self, task_id: str, *, include_removed: bool = False) -> tuple[PlanItem, ...]: ...
+
+    def get_task(self, task_id: str) -> Task: ...
+
+    def get_task_status(self, task_id: str) -> TaskStatus: ...
+
+    def list_tasks(
+        self, statuses: tuple[TaskStatus, ...] = (), *, include_archived: bool = False
+    ) -> list[Task]: ...
+
+    def get_step(self, step_id: str) -> PlanItem: ...
+
+    def get_action(self, action_id: str) -> Action: ...
+
+    def list_actions(
+        self, task_id: str, *, plan_item_id: str | None = None, limit: int | None = None
+    ) -> list[Action]: ...
+
+    def list_action_logs(self, action_id: str) -> list[ActionLog]: ...
+
+    def list_messages(self, task_id: str, *, limit: int | None = None) -> list[Message]: ...
+
+    def list_events(
+        self, *, task_id: str | None = None, after: int = 0, limit: int | None = None
+    ) -> list[Event]: ...
+
+    def count_events(self) -> int: ...
+
+    def verify(self) -> VerifyReport: ...
+
+
+def open_store(location: str, space: str, busy_timeout: float = 5.0) -> Store:
+    """Open the backend for `location` (a file path; PostgreSQL URLs come later)."""
+    if location.startswith(("postgres://", "postgresql://")):
+        from clew.errors import StoreError
+
+        raise StoreError("PostgreSQL stores are not supported yet; use a SQLite file path")
+    from clew.store.sqlite import SQLiteStore
+
+    return SQLiteStore(location, space, busy_timeout)
+
+
+__all__ = ["Store", "open_store"]

@@ -1,0 +1,265 @@
+"""Apply journal events to the current-state tables.
+
+This is the only code that writes projection rows, and it runs both on the live
+write path (in the same transaction as the event insert) and when `verify`
+replays the journal into a scratch database, so the two cannot drift apart by
+construction. Every value a row gets comes from the event: its data, its space
+and its timestamp, never the wall clock.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from typing import Any
+
+from clew.clock import seconds_between
+from clew.models import FINISHED_STEP_STATUSES, Event, StepStatus, TaskStatus
+from clew.store import codec
+
+Handler = Callable[[sqlite3.Connection, Event], None]
+_HANDLERS: dict[str, Handler] = {}
+
+# Columns an event may change, per table: the handlers never interpolate anything else.
+_TASK_FIELDS = frozenset({"name", "goal", "workspace", "metadata"})
+_STEP_FIELDS = frozenset({"title", "status", "summary", "active_issue", "depends_on"})
+_ACTION_FIELDS = frozenset(
+    {"summary", "status", "output", "exit_code", "duration_seconds", "stdout", "stderr"}
+)
+_JSON_COLUMNS = frozenset({"metadata", "depends_on", "input", "output"})
+_CLOSED = frozenset({TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED})
+
+
+def handles(event_type: str) -> Callable[[Handler], Handler]:
+    def register(fn: Handler) -> Handler:
+        _HANDLERS[event_type] = fn
+        return fn
+
+    return register
+
+
+def apply(conn: sqlite3.Connection, event: Event) -> None:
+    """Bring the projection tables up to date with one event."""
+    handler = _HANDLERS.get(event.type)
+    if handler is None:
+        raise ValueError(f"unknown event type {event.type!r}")
+    handler(conn, event)
+    if event.task_id is not None and event.type != "task.created":
+        conn.execute(
+            "UPDATE tasks SET updated_at = ? WHERE id = ?", (event.created_at, event.task_id)
+        )
+
+
+def _column_value(column: str, value: Any) -> Any:
+    return codec.dumps(value) if column in _JSON_COLUMNS and value is not None else value
+
+
+def _set(
+    conn: sqlite3.Connection, table: str, allowed: frozenset[str], row_id: str, changes: dict[str, Any]
+) -> None:
+    columns = sorted(changes)
+    unknown = set(columns) - allowed
+    if unknown:
+        raise ValueError(f"event changes unknown {table} columns {sorted(unknown)}")
+    if not columns:
+        return
+    assignments = ", ".join(f"{c} = ?" for c in columns)
+    conn.execute(
+        f"UPDATE {table} SET {assignments} WHERE id = ?",
+        [_column_value(c, changes[c]) for c in columns] + [row_id],
+    )
+
+
+def _insert_step(
+    conn: sqlite3.Connection, event: Event, task_id: str, ordinal: int, step: dict[str, Any]
+) -> None:
+    conn.execute(
+        "INSERT INTO plan_items (id, space, task_id, ordinal, title, status, depends_on,"
+        " created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)",
+        (
+            step["id"],
+            event.space,
+            task_id,
+            ordinal,
+            step["title"],
+            codec.dumps(step.get("depends_on", [])),
+            event.created_at,
+            event.created_at,
+        ),
+    )
+
+
+@handles("task.created")
+def _task_created(conn: sqlite3.Connection, event: Event) -> None:
+    task = event.data["task"]
+    conn.execute(
+        "INSERT INTO tasks (id, space, name, goal, workspace, status, metadata, plan_version,"
+        " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
+        (
+            task["id"],
+            event.space,
+            task["name"],
+            task.get("goal"),
+            task.get("workspace"),
+            TaskStatus.ACTIVE.value,
+            codec.dumps(task.get("metadata", {})),
+            event.created_at,
+            event.created_at,
+        ),
+    )
+    for ordinal, step in enumerate(event.data["plan"], start=1):
+        _insert_step(conn, event, task["id"], ordinal, step)
+
+
+@handles("task.updated")
+def _task_updated(conn: sqlite3.Connection, event: Event) -> None:
+    _set(conn, "tasks", _TASK_FIELDS, event.data["task_id"], event.data["changes"])
+
+
+@handles("task.status_changed")
+def _task_status_changed(conn: sqlite3.Connection, event: Event) -> None:
+    new = TaskStatus(event.data["to"])
+    completed_at = event.created_at if new in _CLOSED else None
+    conn.execute(
+        "UPDATE tasks SET status = ?, completed_at = ? WHERE id = ?",
+        (new.value, completed_at, event.data["task_id"]),
+    )
+
+
+@handles("task.archived")
+def _task_archived(conn: sqlite3.Connection, event: Event) -> None:
+    conn.execute(
+        "UPDATE tasks SET archived = ? WHERE id = ?",
+        (int(bool(event.data["archived"])), event.data["task_id"]),
+    )
+
+
+@handles("plan.revised")
+def _plan_revised(conn: sqlite3.Connection, event: Event) -> None:
+    task_id = event.data["task_id"]
+    # Clear positions first: the unique (task_id, ordinal) index forbids a transient clash.
+    conn.execute("UPDATE plan_items SET ordinal = NULL WHERE task_id = ?", (task_id,))
+    for step_id in event.data["removed"]:
+        conn.execute(
+            "UPDATE plan_items SET removed = 1, updated_at = ? WHERE id = ?",
+            (event.created_at, step_id),
+        )
+    added = set(event.data["added"])
+    for ordinal, step in enumerate(event.data["plan"], start=1):
+        if step["id"] in added:
+            _insert_step(conn, event, task_id, ordinal, step)
+        else:
+            conn.execute(
+                "UPDATE plan_items SET ordinal = ?, title = ?, depends_on = ?,"
+                " updated_at = CASE WHEN title = ? AND depends_on = ? THEN updated_at ELSE ? END"
+                " WHERE id = ?",
+                (
+                    ordinal,
+                    step["title"],
+                    codec.dumps(step.get("depends_on", [])),
+                    step["title"],
+                    codec.dumps(step.get("depends_on", [])),
+                    event.created_at,
+                    step["id"],
+                ),
+            )
+    conn.execute(
+        "UPDATE tasks SET plan_version = ?, last_replanned_at = ? WHERE id = ?",
+        (event.data["version"], event.created_at, task_id),
+    )
+
+
+@handles("step.updated")
+def _step_updated(conn: sqlite3.Connection, event: Event) -> None:
+    step_id = event.data["step_id"]
+    changes = dict(event.data["changes"])
+    _set(conn, "plan_items", _STEP_FIELDS, step_id, changes)
+    if "status" in changes:
+        row = conn.execute(
+            "SELECT started_at FROM plan_items WHERE id = ?", (step_id,)
+        ).fetchone()
+        status = StepStatus(changes["status"])
+        if status is StepStatus.ACTIVE:
+            conn.execute(
+                "UPDATE plan_items SET started_at = ?, completed_at = NULL,"
+                " duration_seconds = NULL WHERE id = ?",
+                (event.created_at, step_id),
+            )
+        elif status in FINISHED_STEP_STATUSES:
+            started = row[0]
+            duration = seconds_between(started, event.created_at) if started else None
+            conn.execute(
+                "UPDATE plan_items SET completed_at = ?, duration_seconds = ? WHERE id = ?",
+                (event.created_at, duration, step_id),
+            )
+        else:  # back to pending: the step has neither started nor finished
+            conn.execute(
+                "UPDATE plan_items SET started_at = NULL, completed_at = NULL,"
+                " duration_seconds = NULL WHERE id = ?",
+                (step_id,),
+            )
+    conn.execute("UPDATE plan_items SET updated_at = ? WHERE id = ?", (event.created_at, step_id))
+
+
+@handles("action.recorded")
+def _action_recorded(conn: sqlite3.Connection, event: Event) -> None:
+    a = event.data["action"]
+    conn.execute(
+        "INSERT INTO actions (id, space, task_id, plan_item_id, type, summary, status, input,"
+        " output, command, cwd, exit_code, duration_seconds, stdout, stderr, created_at,"
+        " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            a["id"],
+            event.space,
+            event.task_id,
+            a.get("plan_item_id"),
+            a["type"],
+            a["summary"],
+            a["status"],
+            _column_value("input", a.get("input")),
+            _column_value("output", a.get("output")),
+            a.get("command"),
+            a.get("cwd"),
+            a.get("exit_code"),
+            a.get("duration_seconds"),
+            a.get("stdout"),
+            a.get("stderr"),
+            event.created_at,
+            event.created_at,
+        ),
+    )
+
+
+@handles("action.updated")
+def _action_updated(conn: sqlite3.Connection, event: Event) -> None:
+    action_id = event.data["action_id"]
+    _set(conn, "actions", _ACTION_FIELDS, action_id, event.data["changes"])
+    conn.execute("UPDATE actions SET updated_at = ? WHERE id = ?", (event.created_at, action_id))
+
+
+@handles("action.logged")
+def _action_logged(conn: sqlite3.Connection, event: Event) -> None:
+    log = event.data["log"]
+    conn.execute(
+        "INSERT INTO action_logs (id, space, task_id, action_id, type, content, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (
+            log["id"],
+            event.space,
+            event.task_id,
+            log["action_id"],
+            log["type"],
+            log["content"],
+            event.created_at,
+        ),
+    )
+
+
+@handles("message.added")
+def _message_added(conn: sqlite3.Connection, event: Event) -> None:
+    m = event.data["message"]
+    conn.execute(
+        "INSERT INTO task_messages (id, space, task_id, role, type, content, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (m["id"], event.space, event.task_id, m["role"], m["type"], m["content"], event.created_at),
+    )

@@ -1,0 +1,514 @@
+"""The embedded store: one SQLite file in WAL mode, stdlib `sqlite3` only.
+
+Invariants:
+- Every mutation is one journal row plus its projection, in one transaction
+  (`append` inside `transaction(write=True)`); nothing else writes rows.
+- Writes take the lock up front (BEGIN IMMEDIATE), so a read-validate-write
+  sequence cannot interleave with another process's writer.
+- Every query is scoped to the store's space, except `verify`, which checks
+  the whole file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from clew.errors import AmbiguousIdError, NotFoundError, StoreBusyError, StoreError
+from clew.ids import is_id_prefix, new_id
+from clew.models import (
+    Action,
+    ActionLog,
+    ActionStatus,
+    ActionType,
+    Difference,
+    Event,
+    Message,
+    MessageRole,
+    MessageType,
+    PlanItem,
+    StepStatus,
+    Task,
+    TaskStatus,
+    VerifyReport,
+)
+from clew.store import codec, projection
+from clew.store.migrations import LATEST, MIGRATIONS, PROJECTION_TABLES
+
+KIND_TABLES = {
+    "task": "tasks",
+    "step": "plan_items",
+    "action": "actions",
+    "log": "action_logs",
+    "message": "task_messages",
+}
+MAX_DIFFERENCES = 100
+_EVENT_COLUMNS = "seq, id, space, task_id, correlation_id, type, data, created_at"
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+def connect(path: str, busy_timeout: float = 5.0) -> sqlite3.Connection:
+    """Open `path` with clew's settings: autocommit driver, WAL, foreign keys, busy timeout."""
+    if path != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        conn = sqlite3.connect(
+            path, isolation_level=None, check_same_thread=False, timeout=busy_timeout
+        )
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        # NORMAL in WAL mode survives a crash of the process (the kernel keeps the
+        # written pages); only a power loss can take the newest commits.
+        conn.execute("PRAGMA synchronous = NORMAL")
+    except sqlite3.OperationalError as exc:
+        if _is_busy(exc):
+            raise StoreBusyError(f"the store at {path} is locked by another process") from exc
+        raise StoreError(f"cannot open the store at {path}: {exc}") from exc
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{path} is not a clew store ({exc})") from exc
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Apply every migration not yet recorded, each in its own transaction."""
+    try:
+        applied = conn.execute("SELECT max(number) FROM clew_migrations").fetchone()[0] or 0
+    except sqlite3.OperationalError:
+        tables = conn.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()
+        if tables[0]:
+            raise StoreError("this SQLite file is not a clew store (it has other tables)") from None
+        applied = 0
+    if applied > LATEST:
+        raise StoreError(
+            f"the store has schema version {applied} but this clew knows only {LATEST}; "
+            "upgrade clew"
+        )
+    if applied == LATEST:
+        return
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS clew_migrations"
+        " (number INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+    )
+    for migration in MIGRATIONS:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Another process may have applied it while we waited for the lock.
+            done = conn.execute(
+                "SELECT 1 FROM clew_migrations WHERE number = ?", (migration.number,)
+            ).fetchone()
+            if not done:
+                for statement in migration.statements:
+                    conn.execute(statement)
+                conn.execute(
+                    "INSERT INTO clew_migrations VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%fZ'))",
+                    (migration.number, migration.name),
+                )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+
+def _json(text: str | None) -> Any:
+    return None if text is None else codec.loads(text)
+
+
+def _event(row: sqlite3.Row) -> Event:
+    return Event(
+        seq=row["seq"],
+        id=row["id"],
+        space=row["space"],
+        task_id=row["task_id"],
+        correlation_id=row["correlation_id"],
+        type=row["type"],
+        data=codec.loads(row["data"]),
+        created_at=row["created_at"],
+    )
+
+
+def _step(row: sqlite3.Row) -> PlanItem:
+    return PlanItem(
+        id=row["id"],
+        space=row["space"],
+        task_id=row["task_id"],
+        ordinal=row["ordinal"],
+        title=row["title"],
+        status=StepStatus(row["status"]),
+        started_at=row["started_at"],
+        completed_at=row["completed_at"],
+        duration_seconds=row["duration_seconds"],
+        summary=row["summary"],
+        active_issue=row["active_issue"],
+        depends_on=tuple(codec.loads(row["depends_on"])),
+        removed=bool(row["removed"]),
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+    )
+
+
+def _task(row: sqlite3.Row, plan: tuple[PlanItem, ...]) -> Task:
+    return Task(
+        id=row["id"],
+        space=row["space"],
+        name=row["name"],
+        goal=row["goal"],
+        workspace=row["workspace"],
+        status=TaskStatus(row["status"]),
+        archived=bool(row["archived"]),
+        metadata=codec.loads(row["metadata"]),
+        plan_version=row["plan_version"],
+        last_replanned_at=row["last_replanned_at"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        completed_at=row["completed_at"],
+        plan=plan,
+    )
+
+
+def _action(row: sqlite3.Row) -> Action:
+    return Action(
+        id=row["id"],
+        space=row["space"],
+        task_id=row["task_id"],
+        plan_item_id=row["plan_item_id"],
+        type=ActionType(row["type"]),
+        summary=row["summary"],
+        status=ActionStatus(row["status"]),
+        input=_json(row["input"]),
+        output=_json(row["output"]),
+        command=row["command"],
+        cwd=row["cwd"],
+        exit_code=row["exit_code"],
+        duration_seconds=row["duration_seconds"],
+        stdout=row["stdout"],
+        stderr=row["stderr"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+    )
+
+
+def _log(row: sqlite3.Row) -> ActionLog:
+    return ActionLog(
+        id=row["id"],
+        space=row["space"],
+        task_id=row["task_id"],
+        action_id=row["action_id"],
+        type=row["type"],
+        content=row["content"],
+        created_at=row["created_at"],
+    )
+
+
+def _message(row: sqlite3.Row) -> Message:
+    return Message(
+        id=row["id"],
+        space=row["space"],
+        task_id=row["task_id"],
+        role=MessageRole(row["role"]),
+        type=MessageType(row["type"]),
+        content=row["content"],
+        created_at=row["created_at"],
+    )
+
+
+class SQLiteStore:
+    """The Store interface over one SQLite file, bound to one space."""
+
+    def __init__(self, path: str | os.PathLike[str], space: str, busy_timeout: float = 5.0):
+        self.path = os.fspath(path)
+        self.space = space
+        self._conn = connect(self.path, busy_timeout)
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._writing = False
+        try:
+            self._guard(lambda: migrate(self._conn))
+        except BaseException:
+            self._conn.close()
+            raise
+
+    # -- transactions -----------------------------------------------------------------
+
+    def _guard(self, fn: Any) -> Any:
+        try:
+            return fn()
+        except sqlite3.OperationalError as exc:
+            if _is_busy(exc):
+                raise StoreBusyError(
+                    "another process held the store's write lock past the busy timeout; "
+                    "try again"
+                ) from exc
+            raise StoreError(f"store error: {exc}") from exc
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"store error: {exc}") from exc
+
+    @contextlib.contextmanager
+    def transaction(self, *, write: bool = False) -> Iterator[None]:
+        """Run the block in one transaction; writes take the lock up front. Nests."""
+        with self._lock:
+            if self._depth:
+                if write and not self._writing:
+                    raise RuntimeError("a write cannot start inside a read transaction")
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                return
+            self._guard(lambda: self._conn.execute("BEGIN IMMEDIATE" if write else "BEGIN"))
+            self._depth, self._writing = 1, write
+            try:
+                yield
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            else:
+                self._guard(lambda: self._conn.execute("COMMIT"))
+            finally:
+                self._depth, self._writing = 0, False
+
+    def append(
+        self,
+        *,
+        type: str,
+        task_id: str | None,
+        correlation_id: str,
+        data: dict[str, Any],
+        created_at: str,
+    ) -> Event:
+        """Journal one event and apply it to the projections (inside a write transaction)."""
+        if not self._writing:
+            raise RuntimeError("append must run inside transaction(write=True)")
+        event_id = new_id()
+        cursor = self._guard(
+            lambda: self._conn.execute(
+                "INSERT INTO events (id, space, task_id, correlation_id, type, data, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (event_id, self.space, task_id, correlation_id, type, codec.dumps(data), created_at),
+            )
+        )
+        event = Event(
+            seq=cursor.lastrowid,
+            id=event_id,
+            space=self.space,
+            task_id=task_id,
+            correlation_id=correlation_id,
+            type=type,
+            data=data,
+            created_at=created_at,
+        )
+        self._guard(lambda: projection.apply(self._conn, event))
+        return event
+
+    def close(self) -> None:
+        """Close the connection (pending WAL pages are checkpointed by SQLite)."""
+        with self._lock:
+            self._conn.close()
+
+    # -- lookups ------------------------------------------------------------------------
+
+    def _rows(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> list[sqlite3.Row]:
+        rows: list[sqlite3.Row] = self._guard(lambda: self._conn.execute(sql, params).fetchall())
+        return rows
+
+    def resolve(self, kind: str, ident: str, hint: str = "") -> str:
+        """Return the full id of the `kind` record whose id is `ident` or starts with it."""
+        table = KIND_TABLES[kind]
+        key = ident.strip().lower()
+        if not is_id_prefix(key):
+            raise NotFoundError(kind, ident, hint)
+        with self.transaction():
+            exact = self._rows(f"SELECT id FROM {table} WHERE id = ? AND space = ?", (key, self.space))
+            if exact:
+                return str(exact[0]["id"])
+            # Ids use only [0-9a-z]; '~' sorts after all of them, bounding the prefix range.
+            rows = self._rows(
+                f"SELECT id FROM {table} WHERE id > ? AND id < ? AND space = ? ORDER BY id LIMIT 51",
+                (key, key + "~", self.space),
+            )
+        if not rows:
+            raise NotFoundError(kind, ident, hint)
+        if len(rows) > 1:
+            raise AmbiguousIdError(kind, ident, [r["id"] for r in rows])
+        return str(rows[0]["id"])
+
+    def get_plan(self, task_id: str, *, include_removed: bool = False) -> tuple[PlanItem, ...]:
+        """Return a task's steps in plan order; removed steps last when asked for."""
+        where = "" if include_removed else " AND removed = 0"
+        rows = self._rows(
+            f"SELECT * FROM plan_items WHERE task_id = ? AND space = ?{where}"
+            " ORDER BY removed, ordinal, updated_at",
+            (task_id, self.space),
+        )
+        return tuple(_step(r) for r in rows)
+
+    def get_task(self, task_id: str) -> Task:
+        """Return one task with its current plan."""
+        with self.transaction():
+            rows = self._rows("SELECT * FROM tasks WHERE id = ? AND space = ?", (task_id, self.space))
+            if not rows:
+                raise NotFoundError("task", task_id)
+            return _task(rows[0], self.get_plan(task_id))
+
+    def get_task_status(self, task_id: str) -> TaskStatus:
+        """Return just a task's status: the hot write path's only check."""
+        rows = self._rows("SELECT status FROM tasks WHERE id = ? AND space = ?", (task_id, self.space))
+        if not rows:
+            raise NotFoundError("task", task_id)
+        return TaskStatus(rows[0]["status"])
+
+    def list_tasks(
+        self, statuses: tuple[TaskStatus, ...] = (), *, include_archived: bool = False
+    ) -> list[Task]:
+        """Return tasks, most recently updated first, each with its plan."""
+        sql = "SELECT * FROM tasks WHERE space = ?"
+        params: list[Any] = [self.space]
+        if statuses:
+            sql += f" AND status IN ({', '.join('?' for _ in statuses)})"
+            params += [s.value for s in statuses]
+        if not include_archived:
+            sql += " AND archived = 0"
+        sql += " ORDER BY updated_at DESC, id"
+        with self.transaction():
+            return [_task(r, self.get_plan(r["id"])) for r in self._rows(sql, params)]
+
+    def get_step(self, step_id: str) -> PlanItem:
+        """Return one plan item by id."""
+        rows = self._rows("SELECT * FROM plan_items WHERE id = ? AND space = ?", (step_id, self.space))
+        if not rows:
+            raise NotFoundError("step", step_id)
+        return _step(rows[0])
+
+    def get_action(self, action_id: str) -> Action:
+        """Return one action by id."""
+        rows = self._rows("SELECT * FROM actions WHERE id = ? AND space = ?", (action_id, self.space))
+        if not rows:
+            raise NotFoundError("action", action_id)
+        return _action(rows[0])
+
+    def list_actions(
+        self, task_id: str, *, plan_item_id: str | None = None, limit: int | None = None
+    ) -> list[Action]:
+        """Return a task's actions, newest first."""
+        sql = "SELECT * FROM actions WHERE task_id = ? AND space = ?"
+        params: list[Any] = [task_id, self.space]
+        if plan_item_id is not None:
+            sql += " AND plan_item_id = ?"
+            params.append(plan_item_id)
+        sql += " ORDER BY created_at DESC, rowid DESC LIMIT ?"
+        params.append(-1 if limit is None else limit)
+        return [_action(r) for r in self._rows(sql, params)]
+
+    def list_action_logs(self, action_id: str) -> list[ActionLog]:
+        """Return an action's log lines, oldest first."""
+        rows = self._rows(
+            "SELECT * FROM action_logs WHERE action_id = ? AND space = ?"
+            " ORDER BY created_at, rowid",
+            (action_id, self.space),
+        )
+        return [_log(r) for r in rows]
+
+    def list_messages(self, task_id: str, *, limit: int | None = None) -> list[Message]:
+        """Return a task's messages, newest first."""
+        rows = self._rows(
+            "SELECT * FROM task_messages WHERE task_id = ? AND space = ?"
+            " ORDER BY created_at DESC, rowid DESC LIMIT ?",
+            (task_id, self.space, -1 if limit is None else limit),
+        )
+        return [_message(r) for r in rows]
+
+    def list_events(
+        self, *, task_id: str | None = None, after: int = 0, limit: int | None = None
+    ) -> list[Event]:
+        """Return journal events in commit order, optionally for one task."""
+        sql = f"SELECT {_EVENT_COLUMNS} FROM events WHERE space = ? AND seq > ?"
+        params: list[Any] = [self.space, after]
+        if task_id is not None:
+            sql += " AND task_id = ?"
+            params.append(task_id)
+        sql += " ORDER BY seq LIMIT ?"
+        params.append(-1 if limit is None else limit)
+        return [_event(r) for r in self._rows(sql, params)]
+
+    def count_events(self) -> int:
+        """Return the number of journal events in this space."""
+        return int(self._rows("SELECT count(*) FROM events WHERE space = ?", (self.space,))[0][0])
+
+    # -- verification -------------------------------------------------------------------
+
+    def verify(self) -> VerifyReport:
+        """Replay the whole journal into a scratch database and compare every projection."""
+        with tempfile.TemporaryDirectory(prefix="clew-verify-") as scratch_dir:
+            scratch = connect(os.path.join(scratch_dir, "rebuilt.db"))
+            try:
+                scratch.execute("PRAGMA synchronous = OFF")
+                migrate(scratch)
+                with self.transaction():
+                    events = self._replay(scratch)
+                    return self._compare(scratch, events)
+            finally:
+                scratch.close()
+
+    def _replay(self, scratch: sqlite3.Connection) -> int:
+        scratch.execute("BEGIN")
+        count = 0
+        for row in self._conn.execute(f"SELECT {_EVENT_COLUMNS} FROM events ORDER BY seq"):
+            event = _event(row)
+            try:
+                projection.apply(scratch, event)
+            except (ValueError, KeyError, sqlite3.Error) as exc:
+                scratch.execute("ROLLBACK")
+                raise StoreError(
+                    f"journal event #{event.seq} ({event.type}) cannot be replayed: {exc}"
+                ) from exc
+            count += 1
+        scratch.execute("COMMIT")
+        return count
+
+    def _compare(self, scratch: sqlite3.Connection, events: int) -> VerifyReport:
+        differences: list[Difference] = []
+        counts: dict[str, int] = {}
+        truncated = False
+        for table in PROJECTION_TABLES:
+            stored = self._conn.execute(f"SELECT * FROM {table} ORDER BY id")
+            rebuilt = scratch.execute(f"SELECT * FROM {table} ORDER BY id")
+            counts[table] = 0
+            for found in _diff_rows(table, stored, rebuilt, counts):
+                if len(differences) >= MAX_DIFFERENCES:
+                    truncated = True
+                    break
+                differences.append(found)
+        return VerifyReport(events, counts, tuple(differences), truncated)
+
+
+def _diff_rows(
+    table: str, stored: sqlite3.Cursor, rebuilt: sqlite3.Cursor, counts: dict[str, int]
+) -> Iterator[Difference]:
+    """Merge-walk two id-ordered cursors and yield every disagreement."""
+    a, b = stored.fetchone(), rebuilt.fetchone()
+    while a is not None or b is not None:
+        if b is None or (a is not None and a["id"] < b["id"]):
+            counts[table] += 1
+            yield Difference(table, a["id"], "*", "present", "missing")
+            a = stored.fetchone()
+        elif a is None or b["id"] < a["id"]:
+            yield Difference(table, b["id"], "*", "missing", "present")
+            b = rebuilt.fetchone()
+        else:
+            counts[table] += 1
+            for column in a.keys():  # noqa: SIM118 - sqlite3.Row is not a mapping
+                if a[column] != b[column]:
+                    yield Difference(table, a["id"], column, a[column], b[column])
+            a, b = stored.fetchone(), rebuilt.fetchone()

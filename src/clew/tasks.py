@@ -1,0 +1,184 @@
+"""Task-tracker rules, as pure functions over records: lifecycle transitions,
+naming steps, replanning. They validate and return the data of the events the
+facade journals; none of them touches the store."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from clew import checks
+from clew.errors import AmbiguousIdError, InvalidTransitionError, NotFoundError, ValidationError
+from clew.ids import new_id
+from clew.models import (
+    CLOSED_TASK_STATUSES,
+    TASK_TRANSITIONS,
+    AddStep,
+    MoveStep,
+    PlanItem,
+    PlanOp,
+    RemoveStep,
+    RenameStep,
+    Task,
+    TaskStatus,
+)
+
+StepRef = int | str
+
+
+def check_transition(task: Task | TaskStatus, new: TaskStatus, task_id: str = "") -> None:
+    """Raise unless a task may move from its status to `new`."""
+    current = task.status if isinstance(task, Task) else task
+    task_id = task.id if isinstance(task, Task) else task_id
+    allowed = TASK_TRANSITIONS[current]
+    if new not in allowed:
+        options = ", ".join(sorted(s.value for s in allowed)) or "none (it is final)"
+        raise InvalidTransitionError(
+            f"task {task_id} cannot go from {current.value} to {new.value}; "
+            f"allowed from {current.value}: {options}"
+        )
+
+
+def check_open(status: TaskStatus, task_id: str) -> None:
+    """Raise if the task is closed (completed, failed, cancelled) and so takes no work."""
+    if status in CLOSED_TASK_STATUSES:
+        hint = (
+            "reopen it with --status active"
+            if TaskStatus.ACTIVE in TASK_TRANSITIONS[status]
+            else "it cannot be reopened; start a new task"
+        )
+        raise InvalidTransitionError(f"task {task_id} is {status.value}; {hint}")
+
+
+def step_index(ids: Sequence[str], ref: StepRef, task_id: str) -> int:
+    """Return the 0-based index of the step named by 1-based position or id prefix."""
+    if isinstance(ref, bool):
+        raise ValidationError(f"step must be a number or a step id, not {ref!r}")
+    if isinstance(ref, str) and ref.strip().isdigit():
+        ref = int(ref.strip())
+    if isinstance(ref, int):
+        if not ids:
+            raise ValidationError(f"task {task_id} has no plan steps; add one with replan")
+        if not 1 <= ref <= len(ids):
+            raise ValidationError(
+                f"step {ref} is out of range: task {task_id} has {len(ids)} steps (1-{len(ids)})"
+            )
+        return ref - 1
+    if not isinstance(ref, str) or not ref.strip():
+        raise ValidationError(f"step must be a number or a step id, not {ref!r}")
+    key = ref.strip().lower()
+    matches = [i for i, step_id in enumerate(ids) if step_id.startswith(key)]
+    if not matches:
+        raise NotFoundError("step", ref, f"task {task_id}'s steps are numbered 1-{len(ids)}")
+    if len(matches) > 1:
+        raise AmbiguousIdError("step", ref, [ids[i] for i in matches])
+    return matches[0]
+
+
+def find_step(plan: Sequence[PlanItem], ref: StepRef, task_id: str) -> PlanItem:
+    """Return the step named by 1-based position (int or digits) or id prefix."""
+    return plan[step_index([s.id for s in plan], ref, task_id)]
+
+
+def new_plan(titles: Iterable[object]) -> list[dict[str, Any]]:
+    """Return the journal form of a fresh plan: an id and a title per step."""
+    steps = [{"id": new_id(), "title": checks.name(t, "plan step title")} for t in titles]
+    return steps
+
+
+@dataclass(frozen=True, slots=True)
+class Revision:
+    """The outcome of replanning: the new plan in order, and which ids came and went."""
+
+    plan: list[dict[str, Any]]
+    added: list[str]
+    removed: list[str]
+    renamed: dict[str, str]
+
+
+@dataclass(slots=True)
+class _Draft:
+    id: str
+    title: str
+    depends_on: list[str]
+
+
+def revise_plan(plan: Sequence[PlanItem], ops: Sequence[PlanOp], task_id: str) -> Revision:
+    """Apply replanning ops in order to a copy of the plan and return the result."""
+    if not ops:
+        raise ValidationError("replanning needs at least one change (add, remove, move or rename)")
+    drafts = [_Draft(s.id, s.title, list(s.depends_on)) for s in plan]
+    added: list[str] = []
+    removed: list[str] = []
+    renamed: dict[str, str] = {}
+
+    def find(ref: StepRef) -> _Draft:
+        return drafts[step_index([d.id for d in drafts], ref, task_id)]
+
+    def position(value: object, *, inserting: bool) -> int:
+        last = len(drafts) + (1 if inserting else 0)
+        number = checks.integer(value, "position")
+        if not 1 <= number <= max(last, 1):
+            raise ValidationError(f"position {number} is out of range: use 1-{max(last, 1)}")
+        return number
+
+    for op in ops:
+        if isinstance(op, AddStep):
+            at = len(drafts) + 1 if op.position is None else position(op.position, inserting=True)
+            deps = [find(ref).id for ref in op.depends_on]
+            draft = _Draft(new_id(), checks.name(op.title, "step title"), deps)
+            drafts.insert(at - 1, draft)
+            added.append(draft.id)
+        elif isinstance(op, RemoveStep):
+            gone = find(op.step)
+            drafts.remove(gone)
+            if gone.id in added:
+                added.remove(gone.id)
+            else:
+                removed.append(gone.id)
+            for d in drafts:
+                d.depends_on = [x for x in d.depends_on if x != gone.id]
+        elif isinstance(op, MoveStep):
+            moving = find(op.step)
+            to = position(op.position, inserting=False)
+            drafts.remove(moving)
+            drafts.insert(to - 1, moving)
+        elif isinstance(op, RenameStep):
+            target = find(op.step)
+            target.title = checks.name(op.title, "step title")
+            if target.id not in added:
+                renamed[target.id] = target.title
+        else:
+            raise ValidationError(f"unknown replanning operation {op!r}")
+    steps = [{"id": d.id, "title": d.title, "depends_on": d.depends_on} for d in drafts]
+    check_dependencies(steps)
+    return Revision(steps, added, removed, renamed)
+
+
+def check_dependencies(steps: Sequence[dict[str, Any]]) -> None:
+    """Raise if a step depends on itself, on a step not in the plan, or on a cycle."""
+    position = {s["id"]: i for i, s in enumerate(steps, 1)}
+    graph = {s["id"]: list(s.get("depends_on", [])) for s in steps}
+    for step_id, deps in graph.items():
+        for dep in deps:
+            if dep == step_id:
+                raise ValidationError(f"step {position[step_id]} cannot depend on itself")
+            if dep not in position:
+                raise ValidationError(f"step {position[step_id]} depends on a step not in the plan")
+    state: dict[str, int] = {}  # 1 = visiting, 2 = done
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        for dep in graph[node]:
+            if state.get(dep) == 1:
+                raise ValidationError(
+                    f"steps {position[node]} and {position[dep]} depend on each other (a cycle)"
+                )
+            if dep not in state:
+                visit(dep)
+        state[node] = 2
+
+    for node in graph:
+        if node not in state:
+            visit(node)
