@@ -1,10 +1,10 @@
 """clew: a task memory for LLM agents that never loses the thread.
 
-    import clew
-    with clew.open("memory.db") as mem:
-        task = mem.create_task("Deploy", ["Build image", "Push", "Run"])
-        mem.update_task(task.id, step=1, step_status="completed", message="image built")
-        print(mem.where(task.id).text)
+import clew
+with clew.open("memory.db") as mem:
+    task = mem.create_task("Deploy", ["Build image", "Push", "Run"])
+    mem.update_task(task.id, step=1, step_status="completed", message="image built")
+    print(mem.where(task.id).text)
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ __all__ = [
 ]
 
 
-def open(  # noqa: A001 - clew.open mirrors the builtin on purpose: it opens a store
+def open(
     path: str | os.PathLike[str] | None = None,
     *,
     space: str | None = None,

@@ -26,13 +26,15 @@ R = TypeVar("R")
 def _off_loop(
     method: Callable[Concatenate[Memory, P], R],
 ) -> Callable[Concatenate[AsyncMemory, P], Coroutine[Any, Any, R]]:
-    @functools.wraps(method)
-    async def run(self: AsyncMemory, *args: P.args, **kwargs: P.kwargs) -> R:
+    async def run(self: AsyncMemory, /, *args: P.args, **kwargs: P.kwargs) -> R:
         call = functools.partial(method, self.sync, *args, **kwargs)
         context = contextvars.copy_context()  # carries a correlation id set by the caller
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, context.run, call)
 
+    run.__name__ = method.__name__
+    run.__qualname__ = f"AsyncMemory.{method.__name__}"
+    run.__doc__ = method.__doc__
     return run
 
 

@@ -112,7 +112,9 @@ def build_brief(
     upcoming = tuple(
         _ref(n, s)
         for n, s in enumerate(plan, 1)
-        if n > after and s.status not in FINISHED_STEP_STATUSES and s.status is not StepStatus.ACTIVE
+        if n > after
+        and s.status not in FINISHED_STEP_STATUSES
+        and s.status is not StepStatus.ACTIVE
     )[:NEXT_STEPS_SHOWN]
     failures = tuple(_failure_line(a, now) for a in actions if a.status is ActionStatus.FAILED)[:3]
     last = messages[0] if messages else None
@@ -139,7 +141,9 @@ def build_brief(
     elif plan:
         lines.append("Every step is finished.")
     if last:
-        lines.append(f"Last update {ago(last.created_at, now)}: \"{clip(last.content, QUOTE_CHARS)}\"")
+        lines.append(
+            f'Last update {ago(last.created_at, now)}: "{clip(last.content, QUOTE_CHARS)}"'
+        )
     for line in failures:
         lines.append(f"Recent failure: {line}")
     if upcoming:

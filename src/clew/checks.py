@@ -68,7 +68,7 @@ def output(value: object, field: str) -> Output | None:
 def choice(value: object, kind: type[E], field: str) -> E:
     """Return `value` as a member of `kind`, or raise naming the allowed values."""
     try:
-        return kind(value)
+        return kind(value)  # type: ignore[arg-type]  # any value may be tried; bad ones raise
     except ValueError:
         allowed = ", ".join(m.value for m in kind)
         raise ValidationError(f"{field} {value!r} is not one of: {allowed}") from None

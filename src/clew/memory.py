@@ -191,7 +191,7 @@ class Memory:
             raise ValidationError("say which step to change: give step (a number or a step id)")
         if step is not None and all(f is None for f in step_fields):
             raise ValidationError("step was given without a change: give step_status or a summary")
-        changes = {
+        changes: dict[str, Any] = {
             k: v
             for k, v in (("name", name), ("goal", goal), ("workspace", workspace))
             if v is not None

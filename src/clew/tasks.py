@@ -83,8 +83,7 @@ def find_step(plan: Sequence[PlanItem], ref: StepRef, task_id: str) -> PlanItem:
 
 def new_plan(titles: Iterable[object]) -> list[dict[str, Any]]:
     """Return the journal form of a fresh plan: an id and a title per step."""
-    steps = [{"id": new_id(), "title": checks.name(t, "plan step title")} for t in titles]
-    return steps
+    return [{"id": new_id(), "title": checks.name(t, "plan step title")} for t in titles]
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,7 +55,11 @@ def _column_value(column: str, value: Any) -> Any:
 
 
 def _set(
-    conn: sqlite3.Connection, table: str, allowed: frozenset[str], row_id: str, changes: dict[str, Any]
+    conn: sqlite3.Connection,
+    table: str,
+    allowed: frozenset[str],
+    row_id: str,
+    changes: dict[str, Any],
 ) -> None:
     columns = sorted(changes)
     unknown = set(columns) - allowed
@@ -175,9 +179,7 @@ def _step_updated(conn: sqlite3.Connection, event: Event) -> None:
     changes = dict(event.data["changes"])
     _set(conn, "plan_items", _STEP_FIELDS, step_id, changes)
     if "status" in changes:
-        row = conn.execute(
-            "SELECT started_at FROM plan_items WHERE id = ?", (step_id,)
-        ).fetchone()
+        row = conn.execute("SELECT started_at FROM plan_items WHERE id = ?", (step_id,)).fetchone()
         status = StepStatus(changes["status"])
         if status is StepStatus.ACTIVE:
             conn.execute(

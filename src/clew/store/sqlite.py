@@ -247,8 +247,7 @@ class SQLiteStore:
         except sqlite3.OperationalError as exc:
             if _is_busy(exc):
                 raise StoreBusyError(
-                    "another process held the store's write lock past the busy timeout; "
-                    "try again"
+                    "another process held the store's write lock past the busy timeout; try again"
                 ) from exc
             raise StoreError(f"store error: {exc}") from exc
         except sqlite3.DatabaseError as exc:
@@ -296,7 +295,15 @@ class SQLiteStore:
             lambda: self._conn.execute(
                 "INSERT INTO events (id, space, task_id, correlation_id, type, data, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (event_id, self.space, task_id, correlation_id, type, codec.dumps(data), created_at),
+                (
+                    event_id,
+                    self.space,
+                    task_id,
+                    correlation_id,
+                    type,
+                    codec.dumps(data),
+                    created_at,
+                ),
             )
         )
         event = Event(
@@ -330,12 +337,15 @@ class SQLiteStore:
         if not is_id_prefix(key):
             raise NotFoundError(kind, ident, hint)
         with self.transaction():
-            exact = self._rows(f"SELECT id FROM {table} WHERE id = ? AND space = ?", (key, self.space))
+            exact = self._rows(
+                f"SELECT id FROM {table} WHERE id = ? AND space = ?", (key, self.space)
+            )
             if exact:
                 return str(exact[0]["id"])
             # Ids use only [0-9a-z]; '~' sorts after all of them, bounding the prefix range.
             rows = self._rows(
-                f"SELECT id FROM {table} WHERE id > ? AND id < ? AND space = ? ORDER BY id LIMIT 51",
+                f"SELECT id FROM {table} WHERE id > ? AND id < ? AND space = ?"
+                " ORDER BY id LIMIT 51",
                 (key, key + "~", self.space),
             )
         if not rows:
@@ -357,14 +367,18 @@ class SQLiteStore:
     def get_task(self, task_id: str) -> Task:
         """Return one task with its current plan."""
         with self.transaction():
-            rows = self._rows("SELECT * FROM tasks WHERE id = ? AND space = ?", (task_id, self.space))
+            rows = self._rows(
+                "SELECT * FROM tasks WHERE id = ? AND space = ?", (task_id, self.space)
+            )
             if not rows:
                 raise NotFoundError("task", task_id)
             return _task(rows[0], self.get_plan(task_id))
 
     def get_task_status(self, task_id: str) -> TaskStatus:
         """Return just a task's status: the hot write path's only check."""
-        rows = self._rows("SELECT status FROM tasks WHERE id = ? AND space = ?", (task_id, self.space))
+        rows = self._rows(
+            "SELECT status FROM tasks WHERE id = ? AND space = ?", (task_id, self.space)
+        )
         if not rows:
             raise NotFoundError("task", task_id)
         return TaskStatus(rows[0]["status"])
@@ -386,14 +400,18 @@ class SQLiteStore:
 
     def get_step(self, step_id: str) -> PlanItem:
         """Return one plan item by id."""
-        rows = self._rows("SELECT * FROM plan_items WHERE id = ? AND space = ?", (step_id, self.space))
+        rows = self._rows(
+            "SELECT * FROM plan_items WHERE id = ? AND space = ?", (step_id, self.space)
+        )
         if not rows:
             raise NotFoundError("step", step_id)
         return _step(rows[0])
 
     def get_action(self, action_id: str) -> Action:
         """Return one action by id."""
-        rows = self._rows("SELECT * FROM actions WHERE id = ? AND space = ?", (action_id, self.space))
+        rows = self._rows(
+            "SELECT * FROM actions WHERE id = ? AND space = ?", (action_id, self.space)
+        )
         if not rows:
             raise NotFoundError("action", action_id)
         return _action(rows[0])

@@ -1,0 +1,122 @@
+"""`clew demo`: a scripted walkthrough of the main job on a fresh temporary store.
+
+An agent registers a task with a plan, reports progress, records commands (one
+fails), then loses its context. A brand-new process, knowing nothing but the
+store's path, answers "where was I?" and shows the task; the journal is verified.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import clew
+
+PLAN = [
+    "Build the Docker image",
+    "Push the image to the registry",
+    "SSH into the production server",
+    "Pull the image and run the container",
+    "Check the health endpoint",
+]
+
+
+def _say(text: str) -> None:
+    print(f"\n== {text}", flush=True)
+
+
+def _clew(db: str, *args: str) -> None:
+    """Run the real `clew` command in a new process and show its output."""
+    print(f"$ clew {' '.join(args)}", flush=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "clew", "--db", db, *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    print(result.stdout.rstrip(), flush=True)
+    if result.returncode:
+        print(result.stderr.rstrip(), file=sys.stderr)
+        raise SystemExit(result.returncode)
+
+
+def run_demo(*, keep: bool = False) -> int:
+    """Run the walkthrough; return the exit code."""
+    folder = tempfile.mkdtemp(prefix="clew-demo-")
+    db = os.path.join(folder, "clew.db")
+    try:
+        _say(f"An agent registers a task with a 5-step plan (store: {db})")
+        with clew.open(db) as mem:
+            task = mem.create_task(
+                "Deploy coursefolio",
+                PLAN,
+                goal="coursefolio v1.2.3 serving on the production server",
+                workspace="~/src/coursefolio",
+            )
+            print(f"task {task.id}: {task.name!r}, plan v{task.plan_version}, {len(PLAN)} steps")
+
+            _say("It works through the plan, reporting each step and recording its commands")
+            mem.update_task(task.id, step=1, step_status="active", message="Starting step 1")
+            mem.record_action(
+                task.id,
+                command="docker build -t coursefolio:v1.2.3 .",
+                exit_code=0,
+                duration_seconds=41.2,
+                stdout="Step 1/9 : FROM python:3.12-slim\n...\nSuccessfully tagged v1.2.3\n",
+                step=1,
+            )
+            mem.update_task(
+                task.id,
+                step=1,
+                step_status="completed",
+                message="Step 1 done: image built as v1.2.3",
+            )
+            mem.record_action(
+                task.id,
+                command="docker push ghcr.io/alex/coursefolio:v1.2.3",
+                exit_code=0,
+                stdout="v1.2.3: digest: sha256:4f1c... size: 2417\n",
+                step=2,
+            )
+            mem.update_task(
+                task.id, step=2, step_status="completed", message="Step 2 done: pushed to ghcr.io"
+            )
+            mem.record_action(task.id, command="ssh deploy@prod-1 true", exit_code=0, step=3)
+            mem.update_task(
+                task.id, step=3, step_status="completed", message="Step 3 done: SSH to prod-1 works"
+            )
+            mem.update_task(task.id, step=4, step_status="active", message="Pulling the image")
+            failed = mem.record_action(
+                task.id,
+                command="docker pull ghcr.io/alex/coursefolio:v1.2.3",
+                cwd="/srv/coursefolio",
+                exit_code=1,
+                stderr="Error response from daemon: denied: permission_denied: read_package\n",
+                step=4,
+            )
+            mem.update_task(
+                task.id,
+                step=4,
+                active_issue="registry denies the pull: the server needs a read token",
+                message="docker pull was denied; the server is not logged in to ghcr.io",
+            )
+            print(f"3 steps completed, step 4 active; the failed pull is action {failed.id}")
+
+        _say("The agent's context is compacted: everything it knew is gone")
+        print("A new process that knows only the store's path asks where it was:")
+        _clew(db, "task", "where", task.id[:5])
+
+        _say("The task, as any person or agent can see it")
+        _clew(db, "task", "show", task.id[:5])
+
+        _say("The journal rebuilds every table exactly")
+        _clew(db, "verify")
+    finally:
+        if keep:
+            print(f"\nThe demo store is kept at {db}; try `clew --db {db} task list`.")
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+    return 0

@@ -1,0 +1,160 @@
+"""Plain-text views of records for people (the CLI's human output). Pure functions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from clew.brief import clip
+from clew.clock import ago
+from clew.models import Action, ActionLog, Event, Message, Output, PlanItem, Task, VerifyReport
+
+MARKERS = {"pending": "[ ]", "active": "[>]", "completed": "[x]", "failed": "[!]", "skipped": "[-]"}
+
+
+def _seconds(value: float) -> str:
+    if value < 60:
+        return f"{value:.1f}s"
+    minutes, seconds = divmod(int(value), 60)
+    if minutes < 60:
+        return f"{minutes}m{seconds:02d}s"
+    return f"{minutes // 60}h{minutes % 60:02d}m"
+
+
+def step_line(number: int, step: PlanItem, now: datetime, steps_by_id: dict[str, int]) -> str:
+    """One plan step: marker, number, title and its timing."""
+    if step.status.value == "active" and step.started_at:
+        timing = f"active, started {ago(step.started_at, now)}"
+    elif step.duration_seconds is not None:
+        timing = f"{step.status.value} in {_seconds(step.duration_seconds)}"
+    else:
+        timing = step.status.value
+    line = f"  {MARKERS[step.status.value]} {number:>2}. {clip(step.title, 60):<44} {timing}"
+    if step.depends_on:
+        deps = ", ".join(str(steps_by_id.get(d, "?")) for d in step.depends_on)
+        line += f"  (after {deps})"
+    extra = [f"        summary: {clip(step.summary, 100)}"] if step.summary else []
+    if step.active_issue:
+        extra.append(f"        issue: {clip(step.active_issue, 100)}")
+    return "\n".join([line, *extra])
+
+
+def output_size(value: Output | None) -> str:
+    """Describe an output's size: '12 lines', '3.2 MB', 'binary, 40 bytes'."""
+    if value is None:
+        return "none"
+    if isinstance(value, bytes):
+        return f"binary, {len(value):,} bytes"
+    lines = value.count("\n") + (0 if value.endswith("\n") or not value else 1)
+    return f"{lines:,} lines, {len(value.encode('utf-8')):,} bytes"
+
+
+def action_line(action: Action, now: datetime, step_numbers: dict[str, int]) -> str:
+    """One action in a listing."""
+    what = f"`{clip(action.command, 60)}`" if action.command else clip(action.summary, 60)
+    code = f" exit {action.exit_code}" if action.exit_code is not None else ""
+    step = step_numbers.get(action.plan_item_id or "")
+    where = f"  step {step}" if step else ""
+    kind = "" if action.type.value == "cli" else f"{action.type.value} "
+    return (
+        f"  {action.id}  {action.status.value:<9} {kind}{what}{code}{where}"
+        f"  {ago(action.created_at, now)}"
+    )
+
+
+def message_line(message: Message, now: datetime) -> str:
+    """One message in a listing."""
+    return (
+        f"  {ago(message.created_at, now):>8}  {message.role.value}/{message.type.value}:"
+        f" {clip(message.content, 100)}"
+    )
+
+
+def task_line(task: Task, now: datetime) -> str:
+    """One task in `task list`."""
+    done = sum(1 for s in task.plan if s.status.value == "completed")
+    archived = " (archived)" if task.archived else ""
+    return (
+        f"{task.id}  {task.status.value:<9} {done}/{len(task.plan)} steps  "
+        f"{clip(task.name, 50)}{archived}  updated {ago(task.updated_at, now)}"
+    )
+
+
+def task_view(
+    task: Task,
+    actions: Sequence[Action],
+    messages: Sequence[Message],
+    now: datetime,
+    *,
+    more_actions: bool = False,
+    more_messages: bool = False,
+) -> str:
+    """The whole of `task show`: header, plan, newest actions and messages."""
+    numbers = {s.id: n for n, s in enumerate(task.plan, 1)}
+    replanned = f" (replanned {ago(task.last_replanned_at, now)})" if task.last_replanned_at else ""
+    lines = [
+        f"{task.name}  ({task.id})",
+        f"status: {task.status.value}{' (archived)' if task.archived else ''}   "
+        f"plan v{task.plan_version}{replanned}   updated {ago(task.updated_at, now)}",
+    ]
+    if task.goal:
+        lines.append(f"goal: {task.goal}")
+    if task.workspace:
+        lines.append(f"workspace: {task.workspace}")
+    if task.metadata:
+        lines.append("metadata: " + ", ".join(f"{k}={v}" for k, v in task.metadata.items()))
+    lines.append("")
+    lines.append("plan:" if task.plan else "plan: (no steps)")
+    lines += [step_line(n, s, now, numbers) for n, s in enumerate(task.plan, 1)]
+    more = "; --all shows every one"
+    if actions:
+        lines += ["", f"actions (newest first{more if more_actions else ''}):"]
+        lines += [action_line(a, now, numbers) for a in actions]
+    if messages:
+        lines += ["", f"messages (newest first{more if more_messages else ''}):"]
+        lines += [message_line(m, now) for m in messages]
+    return "\n".join(lines)
+
+
+def action_view(action: Action, logs: Sequence[ActionLog], now: datetime) -> str:
+    """The whole of one action, outputs summarised (print them with `task output`)."""
+    lines = [
+        f"action {action.id}  {action.type.value}  {action.status.value}  "
+        f"{ago(action.created_at, now)}",
+        f"summary: {action.summary}",
+    ]
+    for label, value in (
+        ("command", action.command),
+        ("cwd", action.cwd),
+        ("exit code", action.exit_code),
+        (
+            "duration",
+            None if action.duration_seconds is None else _seconds(action.duration_seconds),
+        ),
+    ):
+        if value is not None:
+            lines.append(f"{label}: {value}")
+    lines.append(f"stdout: {output_size(action.stdout)}   stderr: {output_size(action.stderr)}")
+    lines += [f"  [{log.type}] {log.content}" for log in logs]
+    return "\n".join(lines)
+
+
+def event_line(event: Event) -> str:
+    """One journal event."""
+    task = f" task {event.task_id}" if event.task_id else ""
+    return f"#{event.seq:<6} {event.created_at}  {event.type:<20}{task}  cid {event.correlation_id}"
+
+
+def verify_view(report: VerifyReport) -> str:
+    """What `verify` found, one line per difference."""
+    rows = ", ".join(f"{table} {count}" for table, count in report.rows.items())
+    if report.ok:
+        return f"ok: {report.events} journal events rebuild every table exactly ({rows})"
+    lines = [f"MISMATCH: {len(report.differences)} differences between the tables and the journal"]
+    for d in report.differences:
+        lines.append(
+            f"  {d.table} {d.row_id} {d.column}: stored {d.stored!r}, rebuilt {d.rebuilt!r}"
+        )
+    if report.truncated:
+        lines.append("  (more differences not shown)")
+    return "\n".join(lines)
