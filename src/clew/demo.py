@@ -12,8 +12,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from datetime import datetime, timedelta
 
 import clew
+from clew.clock import utcnow
 
 PLAN = [
     "Build the Docker image",
@@ -21,6 +23,28 @@ PLAN = [
     "SSH into the production server",
     "Pull the image and run the container",
     "Check the health endpoint",
+]
+
+
+class _Playback:
+    """A clock for the scripted agent: it starts in the past and moves on as work is done,
+    so the brief printed in real time afterwards shows believable ages and durations."""
+
+    def __init__(self, minutes_ago: float) -> None:
+        self.now = utcnow() - timedelta(minutes=minutes_ago)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def wait(self, minutes: float) -> None:
+        self.now += timedelta(minutes=minutes)
+
+
+# What the agent runs for steps 1-3: command, its output, minutes taken, what it reports.
+FIRST_STEPS = [
+    ("docker build -t coursefolio:v1.2.3 .", "Successfully tagged v1.2.3\n", 3, "image built"),
+    ("docker push ghcr.io/alex/coursefolio:v1.2.3", "digest: sha256:4f1c\n", 2, "pushed"),
+    ("ssh deploy@prod-1 true", "", 1, "SSH to prod-1 works"),
 ]
 
 
@@ -49,7 +73,8 @@ def run_demo(*, keep: bool = False) -> int:
     db = os.path.join(folder, "clew.db")
     try:
         _say(f"An agent registers a task with a 5-step plan (store: {db})")
-        with clew.open(db) as mem:
+        clock = _Playback(minutes_ago=25)
+        with clew.open(db, clock=clock) as mem:
             task = mem.create_task(
                 "Deploy coursefolio",
                 PLAN,
@@ -59,36 +84,26 @@ def run_demo(*, keep: bool = False) -> int:
             print(f"task {task.id}: {task.name!r}, plan v{task.plan_version}, {len(PLAN)} steps")
 
             _say("It works through the plan, reporting each step and recording its commands")
-            mem.update_task(task.id, step=1, step_status="active", message="Starting step 1")
-            mem.record_action(
-                task.id,
-                command="docker build -t coursefolio:v1.2.3 .",
-                exit_code=0,
-                duration_seconds=41.2,
-                stdout="Step 1/9 : FROM python:3.12-slim\n...\nSuccessfully tagged v1.2.3\n",
-                step=1,
-            )
-            mem.update_task(
-                task.id,
-                step=1,
-                step_status="completed",
-                message="Step 1 done: image built as v1.2.3",
-            )
-            mem.record_action(
-                task.id,
-                command="docker push ghcr.io/alex/coursefolio:v1.2.3",
-                exit_code=0,
-                stdout="v1.2.3: digest: sha256:4f1c... size: 2417\n",
-                step=2,
-            )
-            mem.update_task(
-                task.id, step=2, step_status="completed", message="Step 2 done: pushed to ghcr.io"
-            )
-            mem.record_action(task.id, command="ssh deploy@prod-1 true", exit_code=0, step=3)
-            mem.update_task(
-                task.id, step=3, step_status="completed", message="Step 3 done: SSH to prod-1 works"
-            )
+            for number, (command, stdout, minutes, result) in enumerate(FIRST_STEPS, 1):
+                mem.update_task(task.id, step=number, step_status="active")
+                clock.wait(minutes)
+                mem.record_action(
+                    task.id,
+                    command=command,
+                    exit_code=0,
+                    stdout=stdout,
+                    step=number,
+                    duration_seconds=minutes * 60.0 - 5,
+                )
+                mem.update_task(
+                    task.id,
+                    step=number,
+                    step_status="completed",
+                    message=f"Step {number} done: {result}",
+                )
+            clock.wait(4)
             mem.update_task(task.id, step=4, step_status="active", message="Pulling the image")
+            clock.wait(6)
             failed = mem.record_action(
                 task.id,
                 command="docker pull ghcr.io/alex/coursefolio:v1.2.3",
@@ -97,6 +112,7 @@ def run_demo(*, keep: bool = False) -> int:
                 stderr="Error response from daemon: denied: permission_denied: read_package\n",
                 step=4,
             )
+            clock.wait(2)
             mem.update_task(
                 task.id,
                 step=4,
