@@ -307,7 +307,7 @@ def cmd_task_replan(args: argparse.Namespace) -> int:
     from clew.models import AddStep, MoveStep, RemoveStep, RenameStep
 
     ops: list[Any] = []
-    for kind, values in args.ops or []:
+    for kind, values in getattr(args, "ops", None) or []:
         if kind == "add":
             ops.append(AddStep(values[0]))
         elif kind == "insert":

@@ -1,0 +1,62 @@
+"""Shared fixtures: a store in tmp_path, a clock the test moves, the CLI in-process."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+import clew
+from clew.cli import main
+
+
+class FakeClock:
+    """A clock that only moves when told to."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2026, 11, 22, 9, 0, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "store" / "clew.db"
+
+
+@pytest.fixture
+def mem(db: Path, clock: FakeClock) -> Iterator[clew.Memory]:
+    with clew.open(db, clock=clock) as memory:
+        yield memory
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def cli(db: Path, capsys: pytest.CaptureFixture[str]) -> Callable[..., Result]:
+    """Run `clew --db <db> ARGS...` in-process and capture what it prints."""
+
+    def run(*args: str) -> Result:
+        capsys.readouterr()
+        code = main(["--db", str(db), *args])
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return run

@@ -1,0 +1,254 @@
+"""The `clew` command, run in-process through its main() and as a real process."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import clew
+from clew.cli import main
+from tests.conftest import Result
+
+Cli = Callable[..., Result]
+
+
+def new_task(cli: Cli, *args: str) -> str:
+    result = cli("task", "new", "Deploy", "--plan", "Build", "Push", "Run", *args)
+    assert result.code == 0, result.err
+    return result.out.strip()
+
+
+def test_task_new_prints_the_id_and_json_gives_the_record(cli: Cli) -> None:
+    task_id = new_task(cli, "--goal", "ship", "--meta", "owner=alex", "--meta", "prio=2")
+    assert len(task_id) == 10
+    shown = json.loads(cli("task", "show", task_id, "--json").out)
+    assert shown["task"]["goal"] == "ship"
+    assert shown["task"]["metadata"] == {"owner": "alex", "prio": 2}
+    assert [s["title"] for s in shown["task"]["plan"]] == ["Build", "Push", "Run"]
+    created = json.loads(cli("task", "new", "Other", "--json").out)
+    assert created["name"] == "Other" and created["status"] == "active"
+
+
+def test_task_list_shows_tasks_and_filters_by_status(cli: Cli) -> None:
+    assert "no tasks" in cli("task", "list").out
+    first = new_task(cli)
+    second = new_task(cli)
+    assert cli("task", "update", second, "--status", "paused").code == 0
+    listed = cli("task", "list").out
+    assert first in listed and second in listed and "0/3 steps" in listed
+    active = json.loads(cli("task", "list", "--status", "active", "--json").out)
+    assert [t["id"] for t in active] == [first]
+    assert cli("task", "list", "--status", "bogus").code == 2
+
+
+def test_update_steps_messages_and_status(cli: Cli) -> None:
+    task_id = new_task(cli)
+    assert cli("task", "update", task_id[:4], "--step", "1").code == 0  # --step alone: active
+    result = cli(
+        "task",
+        "update",
+        task_id,
+        "-m",
+        "built",
+        "--step",
+        "1",
+        "--step-status",
+        "completed",
+        "--summary",
+        "image v1.2.3",
+    )
+    assert result.code == 0 and "1/3 steps completed" in result.out
+    shown = cli("task", "show", task_id).out
+    assert "[x]  1. Build" in shown and "summary: image v1.2.3" in shown
+    assert "agent/progress: built" in shown
+    done = cli("task", "update", task_id, "--status", "completed", "--json")
+    assert json.loads(done.out)["status"] == "completed"
+
+
+def test_action_output_from_file_and_stdin_is_kept_exactly(
+    cli: Cli,
+    db: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    task_id = new_task(cli)
+    blob = tmp_path / "out.bin"
+    blob.write_bytes(b"ok\n\xff\xfe\x00raw")
+    result = cli(
+        "task",
+        "action",
+        task_id,
+        "--command",
+        "make",
+        "--exit-code",
+        "2",
+        "--stdout-file",
+        str(blob),
+        "--step",
+        "2",
+        "--cwd",
+        "/src",
+        "--duration",
+        "1.5",
+    )
+    action_id = result.out.strip()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"from stdin\n")))
+    piped = cli("task", "action", task_id, "-c", "echo", "--exit-code", "0", "--stderr-file", "-")
+    assert cli("task", "output", piped.out.strip(), "--stderr").out == "from stdin\n"
+    with clew.open(db) as mem:
+        action = mem.get_action(action_id)
+    assert action.stdout == b"ok\n\xff\xfe\x00raw"
+    assert (action.status.value, action.exit_code, action.cwd) == ("failed", 2, "/src")
+    info = cli("task", "output", action_id, "--info").out
+    assert "binary, 9 bytes" in info and "exit code: 2" in info
+
+
+def test_finish_and_log_an_action(cli: Cli) -> None:
+    task_id = new_task(cli)
+    action_id = cli("task", "action", task_id, "-c", "pytest", "--status", "started").out.strip()
+    assert cli("task", "log", action_id, "collected 10 items").code == 0
+    assert cli("task", "finish", action_id, "--exit-code", "0").out.strip().endswith("completed")
+    shown = json.loads(cli("task", "output", action_id, "--json").out)
+    assert shown["action"]["status"] == "completed"
+    assert [x["content"] for x in shown["logs"]] == ["collected 10 items"]
+
+
+def test_replan_keeps_the_order_of_operations(cli: Cli) -> None:
+    task_id = new_task(cli)
+    result = cli(
+        "task",
+        "replan",
+        task_id,
+        "--add",
+        "Verify",
+        "--insert",
+        "1",
+        "Login",
+        "--move",
+        "5",
+        "2",
+        "--rename",
+        "3",
+        "Build image",
+        "--remove",
+        "4",
+        "--reason",
+        "auth",
+    )
+    assert result.code == 0, result.err
+    plan = json.loads(cli("task", "show", task_id, "--json").out)["task"]
+    assert plan["plan_version"] == 2
+    assert [s["title"] for s in plan["plan"]] == ["Login", "Verify", "Build image", "Run"]
+    assert cli("task", "replan", task_id).code == 2  # no operation given
+
+
+def test_where_text_and_json(cli: Cli) -> None:
+    task_id = new_task(cli)
+    cli("task", "update", task_id, "--step", "1", "--step-status", "completed", "-m", "built")
+    cli("task", "action", task_id, "-c", "docker push", "--exit-code", "1", "--stderr", "denied")
+    text = cli("task", "where", task_id).out
+    assert "Completed steps 1 of 3: Build." in text and "`docker push` exited 1" in text
+    brief = json.loads(cli("task", "where", task_id, "--json").out)
+    assert brief["current"]["number"] == 2 and brief["last_update"] == "built"
+
+
+def test_archive_hides_from_list(cli: Cli) -> None:
+    task_id = new_task(cli)
+    assert cli("task", "archive", task_id).out.strip().endswith("archived")
+    assert task_id not in cli("task", "list").out
+    assert task_id in cli("task", "list", "--all").out
+    assert cli("task", "archive", task_id, "--undo").code == 0
+    assert task_id in cli("task", "list").out
+
+
+def test_journal_and_verify(cli: Cli, db: Path) -> None:
+    task_id = new_task(cli)
+    cli("task", "update", task_id, "-m", "hi")
+    lines = cli("journal", "--task", task_id[:3]).out.splitlines()
+    assert [line.split()[2] for line in lines] == ["task.created", "message.added"]
+    events = json.loads(cli("journal", "--json", "--after", "1").out)
+    assert [e["type"] for e in events] == ["message.added"]
+    ok = cli("verify")
+    assert ok.code == 0 and ok.out.startswith("ok: 2 journal events")
+    sqlite3.connect(db, isolation_level=None).execute("UPDATE tasks SET name = 'forged'")
+    bad = cli("verify")
+    assert bad.code == 1 and "MISMATCH" in bad.out and "forged" in bad.out
+    assert json.loads(cli("verify", "--json").out)["ok"] is False
+
+
+def test_global_options_work_before_and_after_the_command(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["task", "new", "X", "--db", str(db), "--space", "s1"]) == 0
+    capsys.readouterr()
+    assert main(["--db", str(db), "--space", "s1", "task", "list", "--json"]) == 0
+    assert [t["name"] for t in json.loads(capsys.readouterr().out)] == ["X"]
+    assert main(["--db", str(db), "task", "list", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []  # the default space is another namespace
+
+
+def test_store_is_found_like_git(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("CLEW_DB", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    project = tmp_path / "project"
+    deep = project / "src" / "pkg"
+    deep.mkdir(parents=True)
+    monkeypatch.chdir(project)
+    assert main(["init"]) == 0
+    assert (project / ".clew" / "clew.db").exists()
+    monkeypatch.chdir(deep)
+    assert main(["task", "new", "found upward"]) == 0
+    with clew.open(project / ".clew" / "clew.db") as mem:
+        assert [t.name for t in mem.list_tasks()] == ["found upward"]
+    monkeypatch.chdir(tmp_path)  # no .clew/ here or above: the per-user store
+    assert main(["task", "new", "user level"]) == 0
+    assert (tmp_path / "xdg" / "clew" / "clew.db").exists()
+    monkeypatch.setenv("CLEW_DB", str(tmp_path / "env.db"))
+    assert main(["task", "new", "from env"]) == 0
+    with clew.open(tmp_path / "env.db") as mem:
+        assert [t.name for t in mem.list_tasks()] == ["from env"]
+    capsys.readouterr()
+
+
+def test_help_everywhere_and_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"clew {clew.__version__}"
+    with pytest.raises(SystemExit):
+        main(["task", "replan", "--help"])
+    assert "--insert POS TITLE" in capsys.readouterr().out
+
+
+def test_the_installed_command_runs_as_a_process(tmp_path: Path) -> None:
+    exe = shutil.which("clew", path=str(Path(sys.executable).parent))
+    assert exe is not None, "the clew console script is installed next to python"
+    db = str(tmp_path / "p.db")
+    made = subprocess.run(
+        [exe, "--db", db, "task", "new", "P", "--plan", "a"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    shown = subprocess.run(
+        [sys.executable, "-m", "clew", "--db", db, "task", "show", made.stdout.strip()],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "[ ]  1. a" in shown.stdout
+    bad = subprocess.run([exe, "--db", db, "task", "show", "zz"], capture_output=True, text=True)
+    assert bad.returncode == 2
+    assert bad.stderr.strip().splitlines() == [
+        "clew: error: no task matches 'zz'; list tasks with `clew task list`"
+    ]

@@ -1,0 +1,150 @@
+"""The SQLite store: settings, migrations, the journal, and verify catching drift."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import clew
+from clew.store import codec
+from clew.store.migrations import LATEST, PROJECTION_TABLES
+
+
+def raw(db: Path) -> sqlite3.Connection:
+    return sqlite3.connect(db, isolation_level=None)
+
+
+def test_store_uses_wal_foreign_keys_and_busy_timeout(mem: clew.Memory, db: Path) -> None:
+    conn = mem._store._conn  # type: ignore[attr-defined]
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == 5000
+    assert (db.parent / (db.name + "-wal")).exists()
+
+
+def test_migrations_are_recorded_once(db: Path) -> None:
+    clew.open(db).close()
+    clew.open(db).close()
+    rows = raw(db).execute("SELECT number, name FROM clew_migrations ORDER BY number").fetchall()
+    assert [r[0] for r in rows] == list(range(1, LATEST + 1))
+
+
+def test_every_table_carries_a_space(mem: clew.Memory, db: Path) -> None:
+    conn = raw(db)
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    for table in tables:
+        if table in ("clew_migrations", "sqlite_sequence"):
+            continue
+        columns = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+        assert "space" in columns, table
+
+
+def test_a_newer_schema_is_refused(db: Path) -> None:
+    clew.open(db).close()
+    raw(db).execute("INSERT INTO clew_migrations VALUES (?, 'future', 'x')", (LATEST + 1,))
+    with pytest.raises(clew.StoreError, match="upgrade clew"):
+        clew.open(db)
+
+
+def test_files_that_are_not_clew_stores_are_refused(tmp_path: Path) -> None:
+    text = tmp_path / "notes.txt"
+    text.write_text("hello " * 1000)
+    with pytest.raises(clew.StoreError, match="not a clew store"):
+        clew.open(text)
+    other = tmp_path / "other.db"
+    raw(other).execute("CREATE TABLE people (name TEXT)")
+    with pytest.raises(clew.StoreError, match="not a clew store"):
+        clew.open(other)
+    assert raw(other).execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 1
+
+
+def test_every_event_has_the_journal_fields(mem: clew.Memory) -> None:
+    task = mem.create_task("T", ["a"])
+    mem.update_task(task.id, message="m", step=1, step_status="active")
+    events = mem.journal()
+    assert [e.seq for e in events] == sorted(e.seq for e in events)
+    for event in events:
+        assert event.id and event.space == "default" and event.task_id == task.id
+        assert event.correlation_id and event.type and isinstance(event.data, dict)
+        assert event.created_at.endswith("Z")
+
+
+def test_an_error_inside_a_write_rolls_back_event_and_rows(mem: clew.Memory) -> None:
+    task = mem.create_task("T")
+    store = mem._store  # type: ignore[attr-defined]
+    with pytest.raises(RuntimeError), store.transaction(write=True):
+        store.append(
+            type="message.added",
+            task_id=task.id,
+            correlation_id="c",
+            data={"message": {"id": "m1", "role": "agent", "type": "text", "content": "x"}},
+            created_at="2026-11-22T09:00:00.000000Z",
+        )
+        raise RuntimeError("crash after the event")
+    assert len(mem.journal()) == 1 and mem.list_messages(task.id) == []
+    assert mem.verify().ok
+
+
+@pytest.fixture
+def busy_store(mem: clew.Memory) -> clew.Memory:
+    task = mem.create_task("T", ["a", "b"])
+    mem.update_task(task.id, message="m", step=1, step_status="completed")
+    action = mem.record_action(task.id, command="ls", exit_code=0, stdout=b"\xff")
+    mem.log_action(action.id, "log")
+    assert mem.verify().ok
+    return mem
+
+
+@pytest.mark.parametrize(
+    ("tamper", "table", "column"),
+    [
+        ("UPDATE plan_items SET title = 'forged' WHERE ordinal = 1", "plan_items", "title"),
+        ("UPDATE tasks SET status = 'completed'", "tasks", "status"),
+        ("UPDATE actions SET stdout = x'fe'", "actions", "stdout"),
+        ("DELETE FROM action_logs", "action_logs", "*"),
+        (
+            "INSERT INTO task_messages SELECT 'zzzzzzzzzz', space, task_id, role, type,"
+            " 'injected', created_at FROM task_messages",
+            "task_messages",
+            "*",
+        ),
+    ],
+)
+def test_verify_reports_tables_that_drift_from_the_journal(
+    busy_store: clew.Memory, db: Path, tamper: str, table: str, column: str
+) -> None:
+    raw(db).execute(tamper)
+    report = busy_store.verify()
+    assert not report.ok
+    assert {(d.table, d.column) for d in report.differences} == {(table, column)}
+
+
+def test_verify_counts_rows_of_every_projection(busy_store: clew.Memory) -> None:
+    report = busy_store.verify()
+    assert set(report.rows) == set(PROJECTION_TABLES)
+    assert report.rows == {
+        "tasks": 1,
+        "plan_items": 2,
+        "actions": 1,
+        "action_logs": 1,
+        "task_messages": 1,
+    }
+    assert report.events == len(busy_store.journal())
+
+
+_keys = st.sampled_from(["$bytes", "$$bytes", "$", "a"]) | st.text(max_size=5)
+json_leaf = st.none() | st.booleans() | st.integers() | st.text() | st.binary()
+json_like = st.recursive(
+    json_leaf,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(_keys, children, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(json_like)
+def test_journal_codec_round_trips_bytes_and_dollar_keys(value: object) -> None:
+    assert codec.loads(codec.dumps(value)) == value
