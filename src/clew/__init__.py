@@ -9,43 +9,43 @@ with clew.open("memory.db") as mem:
 
 from __future__ import annotations
 
+import importlib
 import os
 from typing import TYPE_CHECKING, Any
 
-from clew.brief import Brief
-from clew.clock import Clock, utcnow
-from clew.errors import (
-    AmbiguousIdError,
-    ClewError,
-    InvalidTransitionError,
-    NotFoundError,
-    StoreBusyError,
-    StoreError,
-    ValidationError,
-)
-from clew.memory import Memory
-from clew.models import (
-    Action,
-    ActionLog,
-    ActionStatus,
-    ActionType,
-    AddStep,
-    Event,
-    Message,
-    MessageRole,
-    MessageType,
-    MoveStep,
-    PlanItem,
-    RemoveStep,
-    RenameStep,
-    StepStatus,
-    Task,
-    TaskStatus,
-    VerifyReport,
-)
-
 if TYPE_CHECKING:
     from clew.aio import AsyncMemory
+    from clew.brief import Brief
+    from clew.clock import Clock
+    from clew.errors import (
+        AmbiguousIdError,
+        ClewError,
+        InvalidTransitionError,
+        NotFoundError,
+        StoreBusyError,
+        StoreError,
+        ValidationError,
+    )
+    from clew.memory import Memory
+    from clew.models import (
+        Action,
+        ActionLog,
+        ActionStatus,
+        ActionType,
+        AddStep,
+        Event,
+        Message,
+        MessageRole,
+        MessageType,
+        MoveStep,
+        PlanItem,
+        RemoveStep,
+        RenameStep,
+        StepStatus,
+        Task,
+        TaskStatus,
+        VerifyReport,
+    )
 
 __version__ = "0.1.0"
 
@@ -83,12 +83,67 @@ __all__ = [
 ]
 
 
-def open(
+# Public names load on first use (PEP 562), so `clew --version` and hooks start fast.
+_LAZY = {
+    "AsyncMemory": "clew.aio",
+    "Brief": "clew.brief",
+    "Memory": "clew.memory",
+    **dict.fromkeys(
+        [
+            "AmbiguousIdError",
+            "ClewError",
+            "InvalidTransitionError",
+            "NotFoundError",
+            "StoreBusyError",
+            "StoreError",
+            "ValidationError",
+        ],
+        "clew.errors",
+    ),
+    **dict.fromkeys(
+        [
+            "Action",
+            "ActionLog",
+            "ActionStatus",
+            "ActionType",
+            "AddStep",
+            "Event",
+            "Message",
+            "MessageRole",
+            "MessageType",
+            "MoveStep",
+            "PlanItem",
+            "RemoveStep",
+            "RenameStep",
+            "StepStatus",
+            "Task",
+            "TaskStatus",
+            "VerifyReport",
+        ],
+        "clew.models",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'clew' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+def open(  # clew.open mirrors the builtin on purpose: it opens a store
     path: str | os.PathLike[str] | None = None,
     *,
     space: str | None = None,
     busy_timeout: float = 5.0,
-    clock: Clock = utcnow,
+    clock: Clock | None = None,
 ) -> Memory:
     """Open (creating if needed) the store at `path` and return its Memory.
 
@@ -96,11 +151,14 @@ def open(
     nearest `.clew/` upward from the working directory, then a per-user default.
     """
     from clew import checks
+    from clew.clock import utcnow
     from clew.location import resolve_space, resolve_store
+    from clew.memory import Memory
     from clew.store import open_store
 
     chosen = checks.name(resolve_space(space), "space")
-    return Memory(open_store(resolve_store(path), chosen, busy_timeout), clock=clock)
+    store = open_store(resolve_store(path), chosen, busy_timeout)
+    return Memory(store, clock=clock or utcnow)
 
 
 def open_async(
@@ -108,18 +166,9 @@ def open_async(
     *,
     space: str | None = None,
     busy_timeout: float = 5.0,
-    clock: Clock = utcnow,
+    clock: Clock | None = None,
 ) -> AsyncMemory:
     """Open the store like `open` and return the AsyncMemory over it."""
     from clew.aio import AsyncMemory
 
     return AsyncMemory(open(path, space=space, busy_timeout=busy_timeout, clock=clock))
-
-
-def __getattr__(name: str) -> Any:
-    # AsyncMemory pulls in asyncio: load it only when asked, to keep the CLI fast.
-    if name == "AsyncMemory":
-        from clew.aio import AsyncMemory
-
-        return AsyncMemory
-    raise AttributeError(f"module 'clew' has no attribute {name!r}")

@@ -7,8 +7,8 @@ and returns values; the same inputs always give the same text.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 from clew.clock import ago
 from clew.models import (
@@ -26,16 +26,14 @@ TITLE_CHARS = 80
 QUOTE_CHARS = 160
 
 
-@dataclass(frozen=True, slots=True)
-class StepRef:
+class StepRef(NamedTuple):
     number: int
     title: str
     status: str
     started_at: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Brief:
+class Brief(NamedTuple):
     """Where a task stands: steps done, the current one, what broke, what comes next."""
 
     task_id: str

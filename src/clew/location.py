@@ -8,36 +8,44 @@ directory upward that has a `.clew/` folder, then a per-user default
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 STORE_DIR = ".clew"
 STORE_FILE = "clew.db"
 DEFAULT_SPACE = "default"
 
 
-def user_default() -> Path:
+# os.path rather than pathlib: pathlib's import cost lands on every CLI start.
+
+
+def user_default() -> str:
     """Return the per-user store path used when no project store is found."""
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(Path.home(), ".local", "share")
-    return Path(base) / "clew" / STORE_FILE
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "share"
+    )
+    return os.path.join(base, "clew", STORE_FILE)
 
 
-def find_project_store(start: Path) -> Path | None:
+def find_project_store(start: str) -> str | None:
     """Return `.clew/clew.db` of the nearest directory at or above `start` with `.clew/`."""
-    for directory in (start, *start.parents):
-        if (directory / STORE_DIR).is_dir():
-            return directory / STORE_DIR / STORE_FILE
-    return None
+    directory = os.path.abspath(start)
+    while True:
+        if os.path.isdir(os.path.join(directory, STORE_DIR)):
+            return os.path.join(directory, STORE_DIR, STORE_FILE)
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
 
 
-def resolve_store(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> str:
+def resolve_store(explicit: str | os.PathLike[str] | None = None, cwd: str | None = None) -> str:
     """Return the store location to open, following the documented order."""
     if explicit is not None and os.fspath(explicit) != "":
         return os.fspath(explicit)
     env = os.environ.get("CLEW_DB")
     if env:
         return env
-    found = find_project_store((cwd or Path.cwd()).resolve())
-    return str(found if found is not None else user_default())
+    found = find_project_store(os.path.realpath(cwd or os.getcwd()))
+    return found if found is not None else user_default()
 
 
 def resolve_space(explicit: str | None = None) -> str:

@@ -1,17 +1,17 @@
-"""Value types: statuses, kinds and the frozen records the facade returns.
+"""Value types: statuses, kinds and the immutable records the facade returns.
 
-Records are plain frozen dataclasses built from store rows; they never hold a
+Records are typed NamedTuples built from store rows; they never hold a
 connection, so they can cross threads, be compared and be rendered freely.
-Every record carries the `space` (namespace) it belongs to.
+Every record carries the `space` (namespace) it belongs to. (NamedTuple, not
+dataclasses: creating a dozen slotted dataclasses at import costs the CLI tens
+of milliseconds, and hooks need it to start fast.)
 """
 
 from __future__ import annotations
 
 import base64
-import dataclasses
-from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = [
     "Action",
@@ -107,8 +107,7 @@ class MessageType(StrEnum):
     PLAN = "plan"
 
 
-@dataclass(frozen=True, slots=True)
-class PlanItem:
+class PlanItem(NamedTuple):
     """One step of a task's plan; `ordinal` is its 1-based position (None once removed)."""
 
     id: str
@@ -128,8 +127,7 @@ class PlanItem:
     updated_at: str
 
 
-@dataclass(frozen=True, slots=True)
-class Task:
+class Task(NamedTuple):
     """A tracked task with its current plan (removed steps are kept but not listed here)."""
 
     id: str
@@ -152,8 +150,7 @@ class Task:
         return self.plan[number - 1]
 
 
-@dataclass(frozen=True, slots=True)
-class Action:
+class Action(NamedTuple):
     """Something the agent did; commands carry their exit code and verbatim output."""
 
     id: str
@@ -175,8 +172,7 @@ class Action:
     updated_at: str
 
 
-@dataclass(frozen=True, slots=True)
-class ActionLog:
+class ActionLog(NamedTuple):
     id: str
     space: str
     task_id: str
@@ -186,8 +182,7 @@ class ActionLog:
     created_at: str
 
 
-@dataclass(frozen=True, slots=True)
-class Message:
+class Message(NamedTuple):
     id: str
     space: str
     task_id: str
@@ -197,8 +192,7 @@ class Message:
     created_at: str
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
+class Event(NamedTuple):
     """One journal entry: a mutation, in the order it was committed (`seq`)."""
 
     seq: int
@@ -216,26 +210,22 @@ class Event:
 # or by step id (prefix); `position` is the 1-based place to put a step.
 
 
-@dataclass(frozen=True, slots=True)
-class AddStep:
+class AddStep(NamedTuple):
     title: str
     position: int | None = None  # None appends
-    depends_on: tuple[int | str, ...] = field(default=())
+    depends_on: tuple[int | str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class RemoveStep:
+class RemoveStep(NamedTuple):
     step: int | str
 
 
-@dataclass(frozen=True, slots=True)
-class MoveStep:
+class MoveStep(NamedTuple):
     step: int | str
     position: int
 
 
-@dataclass(frozen=True, slots=True)
-class RenameStep:
+class RenameStep(NamedTuple):
     step: int | str
     title: str
 
@@ -245,8 +235,8 @@ PlanOp = AddStep | RemoveStep | MoveStep | RenameStep
 
 def to_jsonable(value: Any) -> Any:
     """Return `value` (records, enums, tuples, bytes) as plain JSON-ready data."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return {name: to_jsonable(getattr(value, name)) for name in value._fields}
     if isinstance(value, StrEnum):
         return value.value
     if isinstance(value, bytes):
@@ -259,8 +249,7 @@ def to_jsonable(value: Any) -> Any:
     return value
 
 
-@dataclass(frozen=True, slots=True)
-class Difference:
+class Difference(NamedTuple):
     """One way a projection table disagrees with the journal replayed from scratch."""
 
     table: str
@@ -270,8 +259,7 @@ class Difference:
     rebuilt: Any
 
 
-@dataclass(frozen=True, slots=True)
-class VerifyReport:
+class VerifyReport(NamedTuple):
     """What `verify` found: row counts per table and every difference (capped)."""
 
     events: int

@@ -5,8 +5,7 @@ facade journals; none of them touches the store."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from clew import checks
 from clew.errors import AmbiguousIdError, InvalidTransitionError, NotFoundError, ValidationError
@@ -86,8 +85,7 @@ def new_plan(titles: Iterable[object]) -> list[dict[str, Any]]:
     return [{"id": new_id(), "title": checks.name(t, "plan step title")} for t in titles]
 
 
-@dataclass(frozen=True, slots=True)
-class Revision:
+class Revision(NamedTuple):
     """The outcome of replanning: the new plan in order, and which ids came and went."""
 
     plan: list[dict[str, Any]]
@@ -96,11 +94,13 @@ class Revision:
     renamed: dict[str, str]
 
 
-@dataclass(slots=True)
 class _Draft:
-    id: str
-    title: str
-    depends_on: list[str]
+    """A step being replanned (mutable, unlike PlanItem)."""
+
+    __slots__ = ("depends_on", "id", "title")
+
+    def __init__(self, id: str, title: str, depends_on: list[str]) -> None:
+        self.id, self.title, self.depends_on = id, title, depends_on
 
 
 def revise_plan(plan: Sequence[PlanItem], ops: Sequence[PlanOp], task_id: str) -> Revision:

@@ -14,10 +14,8 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-import tempfile
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from clew.errors import AmbiguousIdError, NotFoundError, StoreBusyError, StoreError
@@ -60,7 +58,7 @@ def _is_busy(exc: sqlite3.OperationalError) -> bool:
 def connect(path: str, busy_timeout: float = 5.0) -> sqlite3.Connection:
     """Open `path` with clew's settings: autocommit driver, WAL, foreign keys, busy timeout."""
     if path != ":memory:":
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     try:
         conn = sqlite3.connect(
             path, isolation_level=None, check_same_thread=False, timeout=busy_timeout
@@ -468,6 +466,8 @@ class SQLiteStore:
 
     def verify(self) -> VerifyReport:
         """Replay the whole journal into a scratch database and compare every projection."""
+        import tempfile  # only verify needs it; keep it off the CLI's start-up path
+
         with tempfile.TemporaryDirectory(prefix="clew-verify-") as scratch_dir:
             scratch = connect(os.path.join(scratch_dir, "rebuilt.db"))
             try:
