@@ -148,3 +148,29 @@ json_like = st.recursive(
 @given(json_like)
 def test_journal_codec_round_trips_bytes_and_dollar_keys(value: object) -> None:
     assert codec.loads(codec.dumps(value)) == value
+
+
+def test_threads_can_share_one_memory(mem: clew.Memory) -> None:
+    import threading
+
+    task = mem.create_task("shared", ["a"])
+    errors: list[BaseException] = []
+
+    def work(n: int) -> None:
+        try:
+            for i in range(40):
+                mem.add_message(task.id, f"thread {n} message {i}")
+                mem.list_actions(task.id)
+                mem.record_action(task.id, command=f"t{n}-{i}", exit_code=i % 2)
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert len(mem.list_messages(task.id)) == 160
+    assert len(mem.list_actions(task.id)) == 160
+    assert mem.verify().ok

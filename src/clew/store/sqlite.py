@@ -325,7 +325,11 @@ class SQLiteStore:
     # -- lookups ------------------------------------------------------------------------
 
     def _rows(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> list[sqlite3.Row]:
-        rows: list[sqlite3.Row] = self._guard(lambda: self._conn.execute(sql, params).fetchall())
+        # The lock keeps another thread's statement out of a transaction in progress.
+        with self._lock:
+            rows: list[sqlite3.Row] = self._guard(
+                lambda: self._conn.execute(sql, params).fetchall()
+            )
         return rows
 
     def resolve(self, kind: str, ident: str, hint: str = "") -> str:
