@@ -252,3 +252,16 @@ def test_the_installed_command_runs_as_a_process(tmp_path: Path) -> None:
     assert bad.stderr.strip().splitlines() == [
         "clew: error: no task matches 'zz'; list tasks with `clew task list`"
     ]
+
+
+def test_tidy_from_the_command_line(cli: Cli) -> None:
+    task_id = new_task(cli)
+    assert cli("task", "tidy").out.strip() == "nothing to tidy"
+    result = cli("task", "tidy", "--pause-after", "0s", "--dry-run")
+    assert result.out.strip() == f"{task_id} would be paused"
+    assert json.loads(cli("task", "tidy", "--pause-after", "0s", "--json").out) == [
+        {"task_id": task_id, "action": "paused"}
+    ]
+    bad = cli("task", "tidy", "--pause-after", "soon")
+    assert bad.code == 2
+    assert "not like 90s" in bad.err

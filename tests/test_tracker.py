@@ -341,3 +341,22 @@ def test_where_without_active_step_names_the_next_one(mem: clew.Memory) -> None:
     assert "next up is step 2 — b" in mem.where(task.id).text
     mem.update_step(task.id, 2, status="skipped")
     assert "Every step is finished." in mem.where(task.id).text
+
+
+def test_tidy_pauses_idle_tasks_and_archives_long_closed_ones(
+    mem: clew.Memory, clock: FakeClock
+) -> None:
+    idle = mem.create_task("idle")
+    done = mem.create_task("done")
+    mem.update_task(done.id, status="completed")
+    clock.advance(2 * 86400)
+    fresh = mem.create_task("fresh")
+    assert mem.tidy(dry_run=True) == [(idle.id, "paused")]
+    assert mem.get_task(idle.id).status is TaskStatus.ACTIVE  # a dry run changes nothing
+    assert mem.tidy() == [(idle.id, "paused")]
+    clock.advance(6 * 86400)
+    assert sorted(mem.tidy()) == sorted([(done.id, "archived"), (fresh.id, "paused")])
+    assert mem.get_task(done.id).archived
+    assert mem.tidy() == []
+    assert mem.tidy(pause_idle_after=None, archive_closed_after=None) == []
+    assert mem.verify().ok

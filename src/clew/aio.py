@@ -76,6 +76,7 @@ class AsyncMemory:
     list_tasks = _off_loop(Memory.list_tasks)
     update_task = _off_loop(Memory.update_task)
     archive_task = _off_loop(Memory.archive_task)
+    tidy = _off_loop(Memory.tidy)
     update_step = _off_loop(Memory.update_step)
     replan = _off_loop(Memory.replan)
     removed_steps = _off_loop(Memory.removed_steps)

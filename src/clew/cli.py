@@ -355,6 +355,38 @@ def cmd_task_archive(args: argparse.Namespace) -> int:
     return 0
 
 
+def _duration(text: str) -> float | None:
+    """Parse '90s', '30m', '24h', '7d' (or 'never') into seconds."""
+    if text == "never":
+        return None
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    number, unit = text[:-1], text[-1:]
+    try:
+        if unit not in units:
+            raise ValueError(text)
+        return float(number) * units[unit]
+    except ValueError:
+        raise ValidationError(f"duration {text!r} is not like 90s, 30m, 24h, 7d or never") from None
+
+
+def cmd_task_tidy(args: argparse.Namespace) -> int:
+    with _open(args) as mem:
+        done = mem.tidy(
+            pause_idle_after=_duration(args.pause_after),
+            archive_closed_after=_duration(args.archive_after),
+            dry_run=args.dry_run,
+        )
+    if args.json:
+        _print_json([{"task_id": task_id, "action": what} for task_id, what in done])
+    elif not done:
+        print("nothing to tidy")
+    else:
+        verb = "would be " if args.dry_run else ""
+        for task_id, what in done:
+            print(f"{task_id} {verb}{what}")
+    return 0
+
+
 def cmd_journal(args: argparse.Namespace) -> int:
     from clew.views import event_line
 
@@ -610,6 +642,20 @@ def build_parser() -> Parser:
     p = command(tasks, "archive", cmd_task_archive, "hide a task from `task list` (kept in full)")
     p.add_argument("id", help="task id or unambiguous prefix")
     p.add_argument("--undo", action="store_true", help="unarchive instead")
+
+    p = command(
+        tasks,
+        "tidy",
+        cmd_task_tidy,
+        "pause idle tasks and archive long-closed ones",
+        "Pause active tasks not updated for a while and archive tasks closed long ago."
+        " Run it from cron or a session-start hook; nothing is deleted.",
+    )
+    p.add_argument("--pause-after", default="24h", help="idle time before pausing (default 24h)")
+    p.add_argument(
+        "--archive-after", default="7d", help="time closed before archiving (default 7d)"
+    )
+    p.add_argument("--dry-run", action="store_true", help="say what would change, change nothing")
 
     p = command(commands, "journal", cmd_journal, "print journal events in commit order")
     p.add_argument("--task", help="only this task's events")

@@ -16,10 +16,11 @@ from typing import Any
 
 from clew import checks, tasks
 from clew.brief import Brief, build_brief
-from clew.clock import Clock, stamp, utcnow
+from clew.clock import Clock, parse, stamp, utcnow
 from clew.errors import ValidationError
 from clew.ids import new_id
 from clew.models import (
+    CLOSED_TASK_STATUSES,
     Action,
     ActionLog,
     ActionStatus,
@@ -45,6 +46,7 @@ _HINTS = {
     "task": "list tasks with `clew task list`",
     "action": "see a task's actions with `clew task show TASK`",
 }
+DAY = 86400.0
 BRIEF_MESSAGES = 5
 BRIEF_ACTIONS = 20
 
@@ -239,6 +241,47 @@ class Memory:
             if task.archived != archived:
                 self._emit("task.archived", tid, {"task_id": tid, "archived": archived}, at)
             return self._store.get_task(tid)
+
+    def tidy(
+        self,
+        *,
+        pause_idle_after: float | None = DAY,
+        archive_closed_after: float | None = 7 * DAY,
+        dry_run: bool = False,
+    ) -> list[tuple[str, str]]:
+        """Pause active tasks idle for `pause_idle_after` seconds and archive closed tasks
+        finished `archive_closed_after` seconds ago; return (task id, what was done)."""
+        now = self._clock()
+        done: list[tuple[str, str]] = []
+        with self._write() as at:
+            for task in self._store.list_tasks():
+                idle = (now - parse(task.updated_at)).total_seconds()
+                if (
+                    pause_idle_after is not None
+                    and task.status is TaskStatus.ACTIVE
+                    and idle > pause_idle_after
+                ):
+                    done.append((task.id, "paused"))
+                    if not dry_run:
+                        data = {
+                            "task_id": task.id,
+                            "from": "active",
+                            "to": "paused",
+                            "reason": "idle",
+                        }
+                        self._emit("task.status_changed", task.id, data, at)
+                elif (
+                    archive_closed_after is not None
+                    and task.status in CLOSED_TASK_STATUSES
+                    and task.completed_at is not None
+                    and (now - parse(task.completed_at)).total_seconds() > archive_closed_after
+                ):
+                    done.append((task.id, "archived"))
+                    if not dry_run:
+                        self._emit(
+                            "task.archived", task.id, {"task_id": task.id, "archived": True}, at
+                        )
+        return done
 
     # -- plan -----------------------------------------------------------------------------
 
