@@ -79,7 +79,11 @@ def json_object(value: object, field: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ValidationError(f"{field} must be a JSON object (a dict), not {type(value).__name__}")
     try:
-        normalized: dict[str, Any] = json.loads(json.dumps(value, allow_nan=False))
+        encoded = json.dumps(value, allow_nan=False, ensure_ascii=False)
+        encoded.encode("utf-8")
+        normalized: dict[str, Any] = json.loads(encoded)
+    except UnicodeEncodeError:
+        raise ValidationError(f"{field} holds text that is not valid UTF-8") from None
     except (TypeError, ValueError) as exc:
         raise ValidationError(f"{field} is not valid JSON data: {exc}") from None
     if _has_non_text_keys(value):

@@ -689,7 +689,9 @@ def main(argv: Sequence[str] | None = None, stderr: IO[str] | None = None) -> in
         handler: Handler = args.handler
         return handler(args)
     except ClewError as exc:
-        print(f"clew: error: {exc}", file=err)
+        # One line, always: a path or value with a newline in it is shown escaped.
+        message = str(exc).replace("\r", "\\r").replace("\n", "\\n")
+        print(f"clew: error: {message}", file=err)
         return 2
     except KeyboardInterrupt:
         print("clew: interrupted", file=err)

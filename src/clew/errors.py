@@ -47,7 +47,7 @@ class AmbiguousIdError(ClewError, LookupError):
     def __init__(self, kind: str, prefix: str, candidates: Sequence[str]) -> None:
         self.kind = kind
         self.prefix = prefix
-        self.candidates = tuple(candidates)
+        self.candidates = tuple(sorted(candidates))
         shown = ", ".join(self.candidates[:10])
         more = f" and {len(self.candidates) - 10} more" if len(self.candidates) > 10 else ""
         super().__init__(

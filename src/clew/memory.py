@@ -110,10 +110,14 @@ class Memory:
             stack.enter_context(self._store.transaction(write=True))
             yield self._now()
 
-    def _task_id(self, ident: str) -> str:
+    def _resolve(self, kind: str, ident: str) -> str:
+        """Return the full id of the `kind` record named by `ident` (an id or its prefix)."""
         if not isinstance(ident, str):
-            raise ValidationError(f"task id must be text, not {type(ident).__name__}")
-        return self._store.resolve("task", ident, _HINTS["task"])
+            raise ValidationError(f"{kind} id must be text, not {type(ident).__name__}")
+        return self._store.resolve(kind, ident, _HINTS[kind])
+
+    def _task_id(self, ident: str) -> str:
+        return self._resolve("task", ident)
 
     # -- tasks ----------------------------------------------------------------------------
 
@@ -491,7 +495,7 @@ class Memory:
         summary: str | None = None,
     ) -> Action:
         """Complete an action recorded as started, with its result."""
-        aid = self._store.resolve("action", action_id, _HINTS["action"])
+        aid = self._resolve("action", action_id)
         code = None if exit_code is None else checks.integer(exit_code, "exit code")
         if status is not None:
             state = checks.choice(status, ActionStatus, "action status")
@@ -521,7 +525,7 @@ class Memory:
 
     def get_action(self, action_id: str) -> Action:
         """Return one action with its full output."""
-        return self._store.get_action(self._store.resolve("action", action_id, _HINTS["action"]))
+        return self._store.get_action(self._resolve("action", action_id))
 
     def list_actions(
         self, task_id: str, *, step: int | str | None = None, limit: int | None = None
@@ -535,7 +539,7 @@ class Memory:
 
     def log_action(self, action_id: str, content: str, *, type: str = "info") -> ActionLog:
         """Append a log line to an action."""
-        aid = self._store.resolve("action", action_id, _HINTS["action"])
+        aid = self._resolve("action", action_id)
         kind = checks.name(type, "log type")
         content = checks.text(content, "log content")
         with self._write() as at:
@@ -547,9 +551,7 @@ class Memory:
 
     def list_action_logs(self, action_id: str) -> list[ActionLog]:
         """Return an action's log lines, oldest first."""
-        return self._store.list_action_logs(
-            self._store.resolve("action", action_id, _HINTS["action"])
-        )
+        return self._store.list_action_logs(self._resolve("action", action_id))
 
     # -- answers --------------------------------------------------------------------------
 

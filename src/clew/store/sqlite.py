@@ -56,57 +56,73 @@ def _is_busy(exc: sqlite3.OperationalError) -> bool:
 
 
 def connect(path: str, busy_timeout: float = 5.0) -> sqlite3.Connection:
-    """Open `path` with clew's settings: autocommit driver, WAL, foreign keys, busy timeout."""
+    """Open `path` with clew's connection settings: autocommit driver, foreign keys, busy
+    timeout. The file itself is not changed: `migrate` checks it is a clew store first."""
     if path != ":memory:":
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     try:
         conn = sqlite3.connect(
             path, isolation_level=None, check_same_thread=False, timeout=busy_timeout
         )
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot open the store at {path}: {exc}") from exc
+    try:
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-        conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA foreign_keys = ON")
         # NORMAL in WAL mode survives a crash of the process (the kernel keeps the
         # written pages); only a power loss can take the newest commits.
         conn.execute("PRAGMA synchronous = NORMAL")
-    except sqlite3.OperationalError as exc:
-        if _is_busy(exc):
-            raise StoreBusyError(f"the store at {path} is locked by another process") from exc
-        raise StoreError(f"cannot open the store at {path}: {exc}") from exc
-    except sqlite3.DatabaseError as exc:
+    except sqlite3.Error as exc:
+        conn.close()
         raise StoreError(f"{path} is not a clew store ({exc})") from exc
     conn.row_factory = sqlite3.Row
     return conn
 
 
-def migrate(conn: sqlite3.Connection) -> None:
-    """Apply every migration not yet recorded, each in its own transaction."""
+def schema_version(conn: sqlite3.Connection) -> int:
+    """Return the newest migration applied to the file (0 for an empty file), reading only.
+
+    Raises StoreError for a file that is not a clew store, so that someone else's
+    database or document is refused before anything writes to it."""
+    version = "SELECT max(number) FROM clew_migrations"
     try:
-        applied = conn.execute("SELECT max(number) FROM clew_migrations").fetchone()[0] or 0
-    except sqlite3.OperationalError:
-        tables = conn.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()
-        if tables[0]:
-            raise StoreError("this SQLite file is not a clew store (it has other tables)") from None
-        applied = 0
+        return int(conn.execute(version).fetchone()[0] or 0)
+    except sqlite3.OperationalError as exc:
+        if _is_busy(exc):
+            raise
+        if "no such table" not in str(exc):
+            raise StoreError(f"this file is not a clew store ({exc})") from None
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"this file is not a clew store ({exc})") from None
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "clew_migrations" in names:  # another process created the schema a moment ago
+        return int(conn.execute(version).fetchone()[0] or 0)
+    if names:
+        raise StoreError("this SQLite file is not a clew store (it has other tables)")
+    return 0
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Check the file is a clew store (or empty), switch it to WAL, and apply every
+    migration not yet recorded, each in its own transaction."""
+    applied = schema_version(conn)
     if applied > LATEST:
         raise StoreError(
             f"the store has schema version {applied} but this clew knows only {LATEST}; "
             "upgrade clew"
         )
+    conn.execute("PRAGMA journal_mode = WAL")  # persistent; a no-op once set
     if applied == LATEST:
         return
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS clew_migrations"
-        " (number INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
-    )
-    for migration in MIGRATIONS:
+    for migration in (m for m in MIGRATIONS if m.number > applied):
         conn.execute("BEGIN IMMEDIATE")
         try:
-            # Another process may have applied it while we waited for the lock.
-            done = conn.execute(
-                "SELECT 1 FROM clew_migrations WHERE number = ?", (migration.number,)
-            ).fetchone()
-            if not done:
+            # Another process may have migrated while we waited for the lock.
+            if schema_version(conn) < migration.number:
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS clew_migrations"
+                    " (number INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+                )
                 for statement in migration.statements:
                     conn.execute(statement)
                 conn.execute(

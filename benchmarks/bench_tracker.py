@@ -1,0 +1,791 @@
+"""Benchmark clew's task-tracker write path and CLI start, each next to a floor.
+
+Prints markdown tables; it is a script, not a timed test:
+
+    python benchmarks/bench_tracker.py                  # sizes 10000,100000 (a few minutes)
+    python benchmarks/bench_tracker.py --sizes 10000    # one size
+    python benchmarks/bench_tracker.py --quick          # smoke run, well under 20 s
+
+For each size N, two fresh stores are seeded with the same realistic journal of N
+events (tasks with plans, step progress, commands with 1-2 KB of output,
+messages, logs, replans, closes): one through the clew API, the other with raw
+inserts. Then, alternating sample by sample so machine noise hits both alike:
+
+- task update: `Memory.update_task(task, message=..., step=k, step_status=...)`
+  against the floor: one BEGIN IMMEDIATE ... COMMIT that inserts the same two
+  events (message.added, step.updated; same JSON size), the task_messages row,
+  updates the plan_items row and tasks.updated_at;
+- recorded action: `Memory.record_action(task, command=..., exit_code=...,
+  stdout=~1.5 KB, stderr=..., step=k)` against the floor: one transaction that
+  inserts the event (same JSON), the actions row and updates tasks.updated_at.
+
+The floor is stdlib sqlite3 with clew's schema and connection settings (WAL,
+synchronous=NORMAL, foreign_keys=ON, autocommit driver) and no reads at all.
+Finally it times whole processes: `python -c pass`, `clew --version` and
+`clew task show` against the biggest store. Stdlib and clew only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import random
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import clew
+from clew.models import AddStep
+from clew.store.sqlite import connect, migrate
+
+SPACE = "default"
+ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
+LIVE_TASKS = 4  # tasks the measured operations report on
+LIVE_STEPS = 12
+AIM_RATIO = 0.8
+AIM_CLI_MS = 150.0
+
+Op = tuple[Any, ...]
+
+# -- realistic content -------------------------------------------------------------------------
+
+_MODULES = ("store", "billing", "auth", "api", "worker", "cache", "ingest", "report", "search")
+_NAMES = ("append_event", "refund", "login", "rotate_keys", "retry", "flush", "parse_row")
+_COMMANDS = (
+    "pytest -q tests/test_{m}.py",
+    "make build",
+    "git status --short",
+    "ruff check src/app/{m}.py",
+    "docker build -t {m}:dev .",
+    "npm run test -- --watch=false",
+    "kubectl rollout status deploy/{m}",
+    "alembic upgrade head",
+    "curl -sf http://localhost:8080/{m}/healthz",
+    "python scripts/migrate_{m}.py --dry-run",
+)
+_OUT_LINES = (
+    "tests/test_{m}.py::test_{n}[case-{i}] PASSED{pad}[{p:3d}%]",
+    "tests/test_{m}.py::test_{n} FAILED",
+    '  File "src/app/{m}.py", line {l}, in {n}',
+    "src/app/{m}.py:{l}:{c}: E501 line too long ({i} > 100 characters)",
+    "Step {i}/12 : RUN pip install --no-cache-dir -r requirements.txt",
+    " ---> Running in {h}",
+    "INFO  [alembic.runtime.migration] Running upgrade {h} -> {h2}, add {n} column",
+    "{m}.c:{l}:{c}: warning: unused variable '{n}' [-Wunused-variable]",
+    "Downloading {m}-{i}.{c}.0-py3-none-any.whl ({l}.{c} kB)",
+    'deployment "{m}" successfully rolled out',
+    " M src/app/{m}.py",
+    "{p} passed, {i} skipped, 1 warning in {c}.{l}s",
+)
+_ERR_LINES = (
+    "WARNING: Running pip as the 'root' user can result in broken permissions",
+    "DeprecationWarning: datetime.utcnow() is deprecated; use timezone-aware objects",
+    "error: could not connect to server: Connection refused (port {l})",
+    "npm WARN deprecated {n}@{i}.{c}.0: this package is no longer supported",
+)
+_MESSAGES = (
+    "Step {k}: {n} in {m} works locally; running the {m} suite before moving on.",
+    "Found the cause of the {m} failure: {n} reads a stale config. Patching it now.",
+    "Waiting for the {m} deployment to roll out ({i} of 12 pods ready).",
+    "Tests for {m} pass ({p} passed); next: update the docs and the changelog.",
+    "Blocked on credentials for the {m} staging cluster; asked the user for them.",
+    "Refactored {n} out of src/app/{m}.py; {i} call sites updated, lint is clean.",
+)
+_STEPS = (
+    "Reproduce the {m} bug",
+    "Read the {m} module and its tests",
+    "Write a failing test for {n}",
+    "Fix {n} in {m}",
+    "Run the {m} test suite",
+    "Update the {m} docs",
+    "Build and push the {m} image",
+    "Deploy {m} to staging",
+    "Check {m} metrics after the deploy",
+    "Open the pull request",
+)
+
+
+def _fill(rng: random.Random, template: str, **extra: Any) -> str:
+    return template.format(
+        m=rng.choice(_MODULES),
+        n=rng.choice(_NAMES),
+        i=rng.randint(1, 99),
+        l=rng.randint(10, 900),
+        c=rng.randint(1, 80),
+        p=rng.randint(0, 100),
+        h=f"{rng.getrandbits(48):012x}",
+        h2=f"{rng.getrandbits(48):012x}",
+        pad=" " * rng.randint(1, 12),
+        **extra,
+    )
+
+
+def _text(rng: random.Random, lines: Sequence[str], size: int) -> str:
+    out: list[str] = []
+    total = 0
+    while total < size:
+        line = _fill(rng, rng.choice(lines))
+        out.append(line)
+        total += len(line) + 1
+    return "\n".join(out) + "\n"
+
+
+def _message(rng: random.Random, k: int) -> str:
+    return _fill(rng, rng.choice(_MESSAGES), k=k)
+
+
+def _command(rng: random.Random) -> tuple[str, int, str, str, float]:
+    """A command with its exit code, ~1-2 KB of stdout, a little stderr and a duration."""
+    code = 0 if rng.random() < 0.8 else rng.choice((1, 2, 127))
+    stdout = _text(rng, _OUT_LINES, rng.randint(1000, 2000))
+    stderr = _text(rng, _ERR_LINES, rng.randint(60, 300)) if rng.random() < 0.4 else ""
+    return _fill(rng, rng.choice(_COMMANDS)), code, stdout, stderr, round(rng.uniform(0.1, 90), 3)
+
+
+# -- the seed: one deterministic stream of operations, applied to either store ------------------
+
+# Events each operation journals (clew's own count; the floor mirrors it).
+EVENTS = {
+    "create": 1,
+    "step": 2,
+    "action": 1,
+    "finish": 1,
+    "message": 1,
+    "log": 1,
+    "replan": 1,
+    "close": 2,
+}
+
+
+def _session(rng: random.Random, tkey: int, akeys: Iterator[int]) -> Iterator[Op]:
+    """One finished task: a plan worked step by step, commands, notes, a close."""
+    plan = [_fill(rng, t) for t in rng.sample(_STEPS, rng.randint(4, 8))]
+    goal = _fill(rng, "{n} in {m} behaves as documented and ships to staging")
+    yield ("create", tkey, _fill(rng, "Fix {n} in {m}"), goal, f"/srv/repos/{tkey}", plan)
+    steps = len(plan)
+    k = 1
+    while k <= steps:
+        yield ("step", tkey, k, "active", _message(rng, k), None)
+        for _ in range(rng.randint(2, 5)):
+            akey = next(akeys)
+            cmd, code, out, err, secs = _command(rng)
+            started = rng.random() < 0.08
+            yield ("action", tkey, k, akey, cmd, code, out, err, secs, started)
+            if started:
+                yield ("finish", akey, code, out)
+            if rng.random() < 0.1:
+                yield ("log", tkey, akey, _fill(rng, "retrying {n} after a timeout ({i}s)"))
+        if rng.random() < 0.25:
+            yield ("message", tkey, _message(rng, k))
+        if rng.random() < 0.04:
+            steps += 1
+            yield ("replan", tkey, _fill(rng, "Follow up on {n} in {m}"), "found more work")
+        summary = _fill(rng, "{n} done; results in build/{m}-report.txt")
+        yield ("step", tkey, k, "completed", _message(rng, k), summary)
+        k += 1
+    yield ("close", tkey, _fill(rng, "Done: {n} in {m} is fixed and deployed to staging."))
+
+
+def seed_ops(total: int, seed: int = 7) -> Iterator[Op]:
+    """Exactly `total` events: finished sessions, then LIVE_TASKS fresh tasks, then padding."""
+    rng = random.Random(seed)
+    counter = iter(range(10**9))
+    count = 0
+    tkey = 0
+    stop = False
+    while not stop:
+        for op in _session(rng, tkey, counter):
+            if count + EVENTS[op[0]] > total - LIVE_TASKS:
+                stop = True
+                break
+            count += EVENTS[op[0]]
+            yield op
+        tkey += 1
+    live = []
+    for i in range(LIVE_TASKS):
+        plan = [f"{_fill(rng, rng.choice(_STEPS))} (part {s})" for s in range(1, LIVE_STEPS + 1)]
+        live.append(tkey + i)
+        yield ("create", tkey + i, f"Live task {i}", "measured by the benchmark", None, plan)
+    count += LIVE_TASKS
+    for i in range(total - count):
+        yield ("message", live[i % LIVE_TASKS], _message(rng, 1))
+
+
+class ClewSeeder:
+    """Applies seed operations through the public API; remembers the ids it got."""
+
+    def __init__(self, mem: clew.Memory) -> None:
+        self.mem = mem
+        self.tasks: dict[int, str] = {}
+        self.actions: dict[int, str] = {}
+
+    def apply(self, op: Op) -> None:
+        mem, kind = self.mem, op[0]
+        if kind == "create":
+            _, key, name, goal, workspace, plan = op
+            self.tasks[key] = mem.create_task(name, plan, goal=goal, workspace=workspace).id
+        elif kind == "step":
+            _, key, k, status, message, summary = op
+            mem.update_task(
+                self.tasks[key], message=message, step=k, step_status=status, step_summary=summary
+            )
+        elif kind == "action":
+            _, key, k, akey, cmd, code, out, err, secs, started = op
+            action = mem.record_action(
+                self.tasks[key],
+                command=cmd,
+                exit_code=None if started else code,
+                duration_seconds=None if started else secs,
+                stdout=None if started else out,
+                stderr=(err or None) if not started else None,
+                status="started" if started else None,
+                step=k,
+            )
+            self.actions[akey] = action.id
+        elif kind == "finish":
+            _, akey, code, out = op
+            mem.finish_action(self.actions[akey], exit_code=code, stdout=out)
+        elif kind == "message":
+            mem.add_message(self.tasks[op[1]], op[2])
+        elif kind == "log":
+            mem.log_action(self.actions[op[2]], op[3])
+        elif kind == "replan":
+            mem.replan(self.tasks[op[1]], [AddStep(op[2])], reason=op[3])
+        elif kind == "close":
+            mem.update_task(self.tasks[op[1]], status="completed", message=op[2])
+
+
+# -- the floor: raw sqlite3 doing the same inserts, no reads --------------------------------------
+
+
+def _dumps(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def _stamp() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class Floor:
+    """The least a journal-plus-projection store must do per operation, in raw SQL."""
+
+    def __init__(self, path: str) -> None:
+        self.conn = connect(path)  # clew's pragmas: WAL, synchronous=NORMAL, foreign_keys=ON
+        migrate(self.conn)  # clew's schema, indexes included
+        self.conn.row_factory = None
+        self._rng = random.Random(11)
+        self.tasks: dict[int, tuple[str, list[str]]] = {}
+        self.actions: dict[int, str] = {}
+
+    def new_id(self) -> str:
+        return "".join(self._rng.choices(ALPHABET, k=10))
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def _event(self, type: str, task_id: str, cid: str, data: Any, at: str) -> None:
+        self.conn.execute(
+            "INSERT INTO events (id, space, task_id, correlation_id, type, data, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (self.new_id(), SPACE, task_id, cid, type, _dumps(data), at),
+        )
+
+    def _touch(self, task_id: str, at: str) -> None:
+        self.conn.execute("UPDATE tasks SET updated_at = ? WHERE id = ?", (at, task_id))
+
+    def _add_message(self, task_id: str, cid: str, content: str, kind: str, at: str) -> None:
+        mid = self.new_id()
+        data = {"message": {"id": mid, "role": "agent", "type": kind, "content": content}}
+        self._event("message.added", task_id, cid, data, at)
+        self.conn.execute(
+            "INSERT INTO task_messages (id, space, task_id, role, type, content, created_at)"
+            " VALUES (?, ?, ?, 'agent', ?, ?, ?)",
+            (mid, SPACE, task_id, kind, content, at),
+        )
+
+    # Each method below is one clew call's worth of writes; the caller owns the transaction.
+
+    def create(
+        self, key: int, name: str, goal: str, workspace: str | None, plan: list[str]
+    ) -> None:
+        at, tid, cid = _stamp(), self.new_id(), self.new_id()
+        steps = [{"id": self.new_id(), "title": t} for t in plan]
+        task = {"id": tid, "name": name, "goal": goal, "workspace": workspace, "metadata": {}}
+        self._event("task.created", tid, cid, {"task": task, "plan": steps}, at)
+        self.conn.execute(
+            "INSERT INTO tasks (id, space, name, goal, workspace, status, metadata, plan_version,"
+            " created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'active', '{}', 1, ?, ?)",
+            (tid, SPACE, name, goal, workspace, at, at),
+        )
+        self.conn.executemany(
+            "INSERT INTO plan_items (id, space, task_id, ordinal, title, status, depends_on,"
+            " created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'pending', '[]', ?, ?)",
+            [(s["id"], SPACE, tid, n, s["title"], at, at) for n, s in enumerate(steps, start=1)],
+        )
+        self.tasks[key] = (tid, [s["id"] for s in steps])
+
+    def step(self, key: int, k: int, status: str, message: str, summary: str | None) -> None:
+        at, cid = _stamp(), self.new_id()
+        tid, steps = self.tasks[key]
+        sid = steps[k - 1]
+        self._add_message(tid, cid, message, "progress", at)
+        changes: dict[str, str] = {"status": status}
+        if summary is not None:
+            changes["summary"] = summary
+        self._event(
+            "step.updated", tid, cid, {"task_id": tid, "step_id": sid, "changes": changes}, at
+        )
+        if status == "active":
+            sql = (
+                "UPDATE plan_items SET status = ?, summary = coalesce(?, summary), started_at = ?,"
+                " completed_at = NULL, duration_seconds = NULL, updated_at = ?4 WHERE id = ?5"
+            )
+        else:
+            sql = (
+                "UPDATE plan_items SET status = ?, summary = coalesce(?, summary),"
+                " completed_at = ?3,"
+                " duration_seconds = round((julianday(?3) - julianday(started_at)) * 86400, 6),"
+                " updated_at = ?4 WHERE id = ?5"
+            )
+        self.conn.execute(sql, (status, summary, at, at, sid))
+        self._touch(tid, at)
+
+    def action(
+        self,
+        key: int,
+        k: int,
+        akey: int,
+        cmd: str,
+        code: int | None,
+        out: str | None,
+        err: str | None,
+        secs: float | None,
+        status: str,
+    ) -> None:
+        at, cid, aid = _stamp(), self.new_id(), self.new_id()
+        tid, steps = self.tasks[key]
+        action = {
+            "id": aid,
+            "type": "cli",
+            "summary": cmd,
+            "status": status,
+            "input": None,
+            "output": None,
+            "command": cmd,
+            "cwd": None,
+            "exit_code": code,
+            "duration_seconds": secs,
+            "stdout": out,
+            "stderr": err,
+            "plan_item_id": steps[k - 1],
+        }
+        self._event("action.recorded", tid, cid, {"action": action}, at)
+        self.conn.execute(
+            "INSERT INTO actions (id, space, task_id, plan_item_id, type, summary, status,"
+            " command, exit_code, duration_seconds, stdout, stderr, created_at, updated_at)"
+            " VALUES (?, ?, ?, ?, 'cli', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (aid, SPACE, tid, steps[k - 1], cmd, status, cmd, code, secs, out, err, at, at),
+        )
+        self._touch(tid, at)
+        self.actions[akey] = aid
+
+    def apply(self, op: Op) -> None:
+        kind = op[0]
+        if kind == "create":
+            self.create(*op[1:])
+        elif kind == "step":
+            self.step(*op[1:])
+        elif kind == "action":
+            _, key, k, akey, cmd, code, out, err, secs, started = op
+            if started:
+                self.action(key, k, akey, cmd, None, None, None, None, "started")
+            else:
+                state = "completed" if code == 0 else "failed"
+                self.action(key, k, akey, cmd, code, out, err or None, secs, state)
+        else:
+            self._apply_rare(op)
+
+    def _apply_rare(self, op: Op) -> None:
+        kind, at, cid = op[0], _stamp(), self.new_id()
+        if kind == "finish":
+            _, akey, code, out = op
+            aid = self.actions[akey]
+            tid = self.conn.execute("SELECT task_id FROM actions WHERE id = ?", (aid,)).fetchone()
+            state = "completed" if code == 0 else "failed"
+            changes = {"status": state, "exit_code": code, "stdout": out}
+            self._event("action.updated", tid[0], cid, {"action_id": aid, "changes": changes}, at)
+            self.conn.execute(
+                "UPDATE actions SET status = ?, exit_code = ?, stdout = ?, updated_at = ?"
+                " WHERE id = ?",
+                (state, code, out, at, aid),
+            )
+            self._touch(tid[0], at)
+            return
+        tid, steps = self.tasks[op[1]]
+        if kind == "message":
+            self._add_message(tid, cid, op[2], "text", at)
+        elif kind == "log":
+            lid, aid = self.new_id(), self.actions[op[2]]
+            data = {"log": {"id": lid, "action_id": aid, "type": "info", "content": op[3]}}
+            self._event("action.logged", tid, cid, data, at)
+            self.conn.execute(
+                "INSERT INTO action_logs (id, space, task_id, action_id, type, content,"
+                " created_at) VALUES (?, ?, ?, ?, 'info', ?, ?)",
+                (lid, SPACE, tid, aid, op[3], at),
+            )
+        elif kind == "replan":
+            sid = self.new_id()
+            steps.append(sid)
+            plan = [{"id": s, "title": "step", "depends_on": []} for s in steps]
+            data = {"task_id": tid, "reason": op[3], "plan": plan, "added": [sid]}
+            self._event("plan.revised", tid, cid, data, at)
+            self.conn.execute(
+                "INSERT INTO plan_items (id, space, task_id, ordinal, title, status, depends_on,"
+                " created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'pending', '[]', ?, ?)",
+                (sid, SPACE, tid, len(steps), op[2], at, at),
+            )
+            self.conn.execute(
+                "UPDATE tasks SET plan_version = plan_version + 1, last_replanned_at = ?"
+                " WHERE id = ?",
+                (at, tid),
+            )
+        elif kind == "close":
+            self._add_message(tid, cid, op[2], "text", at)
+            data = {"task_id": tid, "from": "active", "to": "completed"}
+            self._event("task.status_changed", tid, cid, data, at)
+            self.conn.execute(
+                "UPDATE tasks SET status = 'completed', completed_at = ? WHERE id = ?", (at, tid)
+            )
+        if kind != "replan":
+            self._touch(tid, at)
+
+    def seed(self, ops: Iterator[Op], batch: int = 500) -> None:
+        """Apply seed operations, `batch` to a transaction."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        for n, op in enumerate(ops, start=1):
+            self.apply(op)
+            if n % batch == 0:
+                self.conn.execute("COMMIT")
+                self.conn.execute("BEGIN IMMEDIATE")
+        self.conn.execute("COMMIT")
+
+    def transaction(self, fn: Callable[[], None]) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            fn()
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+
+# -- measuring ----------------------------------------------------------------------------------
+
+
+def _progress(text: str) -> None:
+    print(f"[bench] {text}", file=sys.stderr, flush=True)
+
+
+def _count_events(path: str) -> int:
+    conn = sqlite3.connect(path)
+    try:
+        return int(conn.execute("SELECT count(*) FROM events").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def _size_mb(path: str) -> float:
+    files = (path, path + "-wal")
+    return sum(os.path.getsize(f) for f in files if os.path.exists(f)) / 1e6
+
+
+def _pct(values: Sequence[int], q: int) -> float:
+    """The q-th percentile (inclusive method) of `values`."""
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+
+
+class Schedule:
+    """What the i-th measured operation reports: the same on both sides."""
+
+    def __init__(self, rng: random.Random, pool: int = 64) -> None:
+        self.messages = [_message(rng, 1 + i % LIVE_STEPS) for i in range(pool)]
+        self.commands = [_command(rng) for _ in range(pool)]
+
+    @staticmethod
+    def step(i: int) -> tuple[int, int, str]:
+        """(live task, step number, new step status) for sample i."""
+        task, turn = i % LIVE_TASKS, i // LIVE_TASKS
+        return task, (turn // 2) % LIVE_STEPS + 1, "active" if turn % 2 == 0 else "completed"
+
+
+def measure_writes(
+    mem: clew.Memory,
+    seeder: ClewSeeder,
+    floor: Floor,
+    live: list[int],
+    schedule: Schedule,
+    samples: int,
+    warmup: int,
+) -> dict[tuple[str, str], list[int]]:
+    """Alternate clew and floor, sample by sample, for both operations."""
+    pool = len(schedule.messages)
+
+    def clew_update(i: int) -> None:
+        task, k, status = schedule.step(i)
+        message = schedule.messages[i % pool]
+        mem.update_task(seeder.tasks[live[task]], message=message, step=k, step_status=status)
+
+    def floor_update(i: int) -> None:
+        task, k, status = schedule.step(i)
+        message = schedule.messages[i % pool]
+        floor.transaction(lambda: floor.step(live[task], k, status, message, None))
+
+    def clew_action(i: int) -> None:
+        task, k, _ = schedule.step(i)
+        cmd, code, out, err, secs = schedule.commands[i % pool]
+        mem.record_action(
+            seeder.tasks[live[task]],
+            command=cmd,
+            exit_code=code,
+            duration_seconds=secs,
+            stdout=out,
+            stderr=err or None,
+            step=k,
+        )
+
+    def floor_action(i: int) -> None:
+        task, k, _ = schedule.step(i)
+        cmd, code, out, err, secs = schedule.commands[i % pool]
+        state = "completed" if code == 0 else "failed"
+        floor.transaction(
+            lambda: floor.action(live[task], k, -i - 1, cmd, code, out, err or None, secs, state)
+        )
+
+    pairs = {
+        "task update": (clew_update, floor_update),
+        "recorded action": (clew_action, floor_action),
+    }
+    results: dict[tuple[str, str], list[int]] = {
+        (op, side): [] for op in pairs for side in ("clew", "floor")
+    }
+    clock = time.perf_counter_ns
+    gc.collect()
+    for i in range(warmup + samples):
+        for op, (clew_fn, floor_fn) in pairs.items():
+            first, second = (clew_fn, floor_fn) if i % 2 else (floor_fn, clew_fn)
+            t0 = clock()
+            first(i)
+            t1 = clock()
+            second(i)
+            t2 = clock()
+            if i >= warmup:
+                clew_ns, floor_ns = (t1 - t0, t2 - t1) if i % 2 else (t2 - t1, t1 - t0)
+                results[op, "clew"].append(clew_ns)
+                results[op, "floor"].append(floor_ns)
+    return results
+
+
+def measure_cli(commands: dict[str, list[str]], runs: int, warmup: int, cwd: str) -> dict:
+    """Wall time of whole processes, in rotating order, in nanoseconds."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CLEW_")}
+    times: dict[str, list[int]] = {name: [] for name in commands}
+    names = list(commands)
+    for name in names:  # fail loudly, once, if a command is broken
+        subprocess.run(commands[name], cwd=cwd, env=env, check=True, capture_output=True)
+    for r in range(warmup + runs):
+        order = names[r % len(names) :] + names[: r % len(names)]
+        for name in order:
+            t0 = time.perf_counter_ns()
+            subprocess.run(commands[name], cwd=cwd, env=env, stdout=subprocess.DEVNULL, check=True)
+            elapsed = time.perf_counter_ns() - t0
+            if r >= warmup:
+                times[name].append(elapsed)
+    return times
+
+
+# -- reporting ----------------------------------------------------------------------------------
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    cells = [[str(h) for h in headers], *[[str(c) for c in row] for row in rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    right = [i > 0 and all(_numeric(row[i]) for row in cells[1:]) for i in range(len(headers))]
+
+    def line(row: list[str]) -> str:
+        parts = [
+            c.rjust(w) if r else c.ljust(w) for c, w, r in zip(row, widths, right, strict=True)
+        ]
+        return "| " + " | ".join(parts) + " |"
+
+    rule = (
+        "|"
+        + "|".join(
+            ("-" * (w + 1) + ":") if r else "-" * (w + 2)
+            for w, r in zip(widths, right, strict=True)
+        )
+        + "|"
+    )
+    return "\n".join([line(cells[0]), rule, *(line(r) for r in cells[1:])])
+
+
+def _numeric(text: str) -> bool:
+    """Right-align columns of numbers (blank cells allowed)."""
+    return not text or text.lstrip("+-").replace(",", "").replace(".", "").isdigit()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", help="journal sizes to seed, comma-separated (10000,100000)")
+    parser.add_argument("--quick", action="store_true", help="small sizes, few samples (smoke)")
+    parser.add_argument("--samples", type=int, help="measured operations per kind and side")
+    parser.add_argument("--cli-runs", type=int, help="runs per command for the CLI table")
+    args = parser.parse_args(argv)
+    sizes = [
+        int(s) for s in (args.sizes or ("1000,3000" if args.quick else "10000,100000")).split(",")
+    ]
+    samples = args.samples or (150 if args.quick else 1000)
+    warmup = max(10, samples // 10)
+    cli_runs = args.cli_runs or (5 if args.quick else 20)
+
+    print("# clew tracker benchmark\n")
+    print(
+        table(
+            ["fact", "value"],
+            [
+                ["date", time.strftime("%Y-%m-%d %H:%M")],
+                ["python", f"{platform.python_version()} ({platform.python_implementation()})"],
+                ["sqlite", sqlite3.sqlite_version],
+                ["cpus", os.cpu_count()],
+                ["platform", platform.platform()],
+                ["clew", clew.__version__],
+                ["samples", f"{samples} per operation and side (+{warmup} warm-up)"],
+            ],
+        )
+    )
+    sys.stdout.flush()
+
+    seed_rows: list[list[object]] = []
+    write_rows: list[list[object]] = []
+    biggest: tuple[str, str] | None = None
+    with tempfile.TemporaryDirectory(prefix="clew-bench-") as tmp:
+        for size in sizes:
+            clew_path = os.path.join(tmp, f"clew-{size}.db")
+            floor_path = os.path.join(tmp, f"floor-{size}.db")
+            mem = clew.open(clew_path, space=SPACE)
+            seeder = ClewSeeder(mem)
+            t0 = time.perf_counter()
+            for op in seed_ops(size):
+                seeder.apply(op)
+            clew_seed = time.perf_counter() - t0
+
+            floor = Floor(floor_path)
+            t0 = time.perf_counter()
+            floor.seed(seed_ops(size))
+            floor_seed = time.perf_counter() - t0
+            counts = (_count_events(clew_path), _count_events(floor_path))
+            if counts != (size, size):
+                raise SystemExit(f"seeding went wrong: {counts} events, wanted {size}")
+            seed_rows.append(
+                [
+                    f"{size:,}",
+                    f"{len(seeder.tasks):,}",
+                    f"{clew_seed:.1f}",
+                    f"{size / clew_seed:,.0f}",
+                    f"{floor_seed:.1f}",
+                    f"{_size_mb(clew_path):.0f}",
+                    f"{_size_mb(floor_path):.0f}",
+                ]
+            )
+
+            live = sorted(seeder.tasks)[-LIVE_TASKS:]
+            schedule = Schedule(random.Random(size))
+            results = measure_writes(mem, seeder, floor, live, schedule, samples, warmup)
+            for op in ("task update", "recorded action"):
+                clew_ns, floor_ns = results[op, "clew"], results[op, "floor"]
+                clew_rate = 1e9 / statistics.fmean(clew_ns)
+                floor_rate = 1e9 / statistics.fmean(floor_ns)
+                for side, ns, rate in (
+                    ("clew", clew_ns, clew_rate),
+                    ("floor", floor_ns, floor_rate),
+                ):
+                    write_rows.append(
+                        [
+                            f"{size:,}",
+                            op,
+                            side,
+                            f"{statistics.median(ns) / 1000:.0f}",
+                            f"{_pct(ns, 99) / 1000:.0f}",
+                            f"{rate:,.0f}",
+                            f"{clew_rate / floor_rate:.2f}" if side == "clew" else "",
+                        ]
+                    )
+            biggest = (clew_path, seeder.tasks[live[0]])
+            mem.close()
+            floor.close()
+            _progress(f"{size:,} events: seeded in {clew_seed:.1f} s, measured")
+
+        print("\n## Seeding (not measured below)\n")
+        print(
+            table(
+                ["events", "tasks", "clew s", "clew events/s", "floor s", "clew MB", "floor MB"],
+                seed_rows,
+            )
+        )
+        print(f"\n## Write latency (µs) and throughput; aim: clew/floor >= {AIM_RATIO}\n")
+        print(
+            table(
+                ["events", "operation", "side", "p50 µs", "p99 µs", "ops/s", "clew/floor"],
+                write_rows,
+            )
+        )
+        sys.stdout.flush()
+
+        assert biggest is not None
+        db, task_id = biggest
+        exe = Path(sys.executable).parent / ("clew.exe" if os.name == "nt" else "clew")
+        clew_exe = str(exe) if exe.exists() else (shutil.which("clew") or "clew")
+        commands = {
+            "python -c pass": [sys.executable, "-c", "pass"],
+            "python -c 'import clew.cli'": [sys.executable, "-c", "import clew.cli"],
+            "clew --version": [clew_exe, "--version"],
+            f"clew task show (store of {sizes[-1]:,} events)": [
+                clew_exe,
+                "task",
+                "show",
+                task_id,
+                "--db",
+                db,
+            ],
+        }
+        times = measure_cli(commands, cli_runs, warmup=2, cwd=tmp)
+        floor_ms = statistics.median(times["python -c pass"]) / 1e6
+        cli_rows = []
+        for name, ns in times.items():
+            median = statistics.median(ns) / 1e6
+            p90 = statistics.quantiles(ns, n=10, method="inclusive")[8] / 1e6
+            verdict = ""
+            if name.startswith("clew"):
+                verdict = "yes" if median <= AIM_CLI_MS else "no"
+            cli_rows.append(
+                [name, f"{median:.1f}", f"{p90:.1f}", f"{median - floor_ms:+.1f}", verdict]
+            )
+        print(
+            f"\n## Process wall time (ms), {cli_runs} runs each; aim: clew <= {AIM_CLI_MS:.0f} ms\n"
+        )
+        print(table(["command", "median", "p90", "vs python -c pass", "aim met"], cli_rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

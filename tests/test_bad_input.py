@@ -1,0 +1,899 @@
+"""Bad input gets a clear one-line error and nothing already stored is lost or half-written.
+
+For each kind of bad input there is an API test (a typed ClewError) and a CLI test
+(exit 2, exactly one line on stderr starting "clew: error:", no traceback). After
+every refused call the store is compared with a snapshot taken before it: same
+journal, same tasks, messages and actions, and `verify()` finds no drift.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import clew
+from clew.cli import main
+from clew.ids import ALPHABET
+from clew.models import AddStep, MoveStep, RemoveStep, RenameStep
+from tests.conftest import Result
+
+Cli = Callable[..., Result]
+TEN_MB = 10 * 1024 * 1024
+
+
+# -- helpers --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Stored:
+    """What is in the store before the bad call: ids to aim the bad input at."""
+
+    task: str
+    action: str  # completed, with binary output and a log line
+    started: str  # still running
+    steps: tuple[str, ...]
+    missing: str  # a prefix of no task, action or step id
+
+
+def absent_prefix(ids: Iterable[str]) -> str:
+    """A two-letter prefix that no id starts with (digits would be taken as step numbers)."""
+    taken = {i[:2] for i in ids}
+    letters = [c for c in ALPHABET if c.isalpha()]
+    return next(a + b for a in letters for b in letters if a + b not in taken)
+
+
+def snapshot(mem: clew.Memory) -> tuple[Any, ...]:
+    tasks = mem.list_tasks(include_archived=True)
+    per_task = [
+        (
+            mem.list_messages(t.id),
+            mem.list_actions(t.id),
+            mem.removed_steps(t.id),
+            [mem.list_action_logs(a.id) for a in mem.list_actions(t.id)],
+        )
+        for t in tasks
+    ]
+    return mem.journal(), tasks, per_task
+
+
+def assert_unchanged(mem: clew.Memory, before: tuple[Any, ...]) -> None:
+    assert snapshot(mem) == before
+    report = mem.verify()
+    assert report.ok, report.differences
+
+
+def error_line(result: Result) -> str:
+    """Assert the CLI refused: exit 2, nothing on stdout, one line on stderr, no traceback."""
+    assert result.code == 2, (result.code, result.out, result.err)
+    assert result.out == ""
+    assert "Traceback" not in result.err
+    lines = result.err.splitlines()
+    assert len(lines) == 1, result.err
+    assert lines[0].startswith("clew: error: ")
+    return lines[0]
+
+
+def fill(args: Sequence[str], stored: Stored) -> list[str]:
+    names = {
+        "TASK": stored.task,
+        "ACTION": stored.action,
+        "STARTED": stored.started,
+        "MISSING": stored.missing,
+    }
+    return [names.get(a, a) for a in args]
+
+
+def run_clew(db: Path, *args: str | bytes, stdin: bytes | None = None) -> Any:
+    """Run `python -m clew --db DB ARGS...` as a real process; output stays bytes."""
+    return subprocess.run(
+        [sys.executable, "-m", "clew", "--db", str(db), *args],
+        input=stdin,
+        capture_output=True,
+        timeout=60,
+    )
+
+
+def process_error_line(done: Any) -> str:
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == b""
+    err = done.stderr.decode("utf-8", "replace")
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("clew: error: ")
+    return lines[0]
+
+
+@pytest.fixture
+def stored(mem: clew.Memory) -> Stored:
+    task = mem.create_task("Deploy", ["Build", "Push", "Run"], goal="ship it")
+    mem.update_task(task.id, message="building", step=1, step_status="active")
+    done = mem.record_action(task.id, command="make", exit_code=0, stdout=b"\xffbuilt", step=1)
+    mem.log_action(done.id, "compiled")
+    started = mem.record_action(task.id, command="make test", status="started")
+    steps = tuple(s.id for s in task.plan)
+    missing = absent_prefix([task.id, done.id, started.id, *steps])
+    return Stored(task.id, done.id, started.id, steps, missing)
+
+
+# -- unknown ids ----------------------------------------------------------------------------
+
+TASK_CALLS: dict[str, Callable[[clew.Memory, Any], object]] = {
+    "get_task": lambda mem, i: mem.get_task(i),
+    "update_task": lambda mem, i: mem.update_task(i, message="lost?"),
+    "add_message": lambda mem, i: mem.add_message(i, "lost?"),
+    "record_action": lambda mem, i: mem.record_action(i, command="lost?"),
+    "update_step": lambda mem, i: mem.update_step(i, 1, status="completed"),
+    "replan": lambda mem, i: mem.replan(i, [AddStep("lost?")]),
+    "archive_task": lambda mem, i: mem.archive_task(i),
+    "list_messages": lambda mem, i: mem.list_messages(i),
+    "list_actions": lambda mem, i: mem.list_actions(i),
+    "removed_steps": lambda mem, i: mem.removed_steps(i),
+    "where": lambda mem, i: mem.where(i),
+    "journal": lambda mem, i: mem.journal(task_id=i),
+}
+ACTION_CALLS: dict[str, Callable[[clew.Memory, Any], object]] = {
+    "get_action": lambda mem, i: mem.get_action(i),
+    "finish_action": lambda mem, i: mem.finish_action(i, exit_code=0),
+    "log_action": lambda mem, i: mem.log_action(i, "lost?"),
+    "list_action_logs": lambda mem, i: mem.list_action_logs(i),
+}
+
+
+@pytest.mark.parametrize("call", TASK_CALLS.values(), ids=TASK_CALLS.keys())
+def test_unknown_task_id_is_not_found(
+    mem: clew.Memory, stored: Stored, call: Callable[[clew.Memory, Any], object]
+) -> None:
+    before = snapshot(mem)
+    for ident in (stored.missing, stored.missing.upper(), "not an id", "", stored.task + "0"):
+        with pytest.raises(clew.NotFoundError) as info:
+            call(mem, ident)
+        assert isinstance(info.value, clew.ClewError)
+        assert info.value.kind == "task" and info.value.ident == ident
+        assert f"no task matches {ident!r}" in str(info.value)
+        assert "clew task list" in str(info.value)
+    assert_unchanged(mem, before)
+
+
+@pytest.mark.parametrize("call", ACTION_CALLS.values(), ids=ACTION_CALLS.keys())
+def test_unknown_action_id_is_not_found(
+    mem: clew.Memory, stored: Stored, call: Callable[[clew.Memory, Any], object]
+) -> None:
+    before = snapshot(mem)
+    # A task id is not an action id either.
+    for ident in (stored.missing, "not an id", "", stored.task):
+        with pytest.raises(clew.NotFoundError) as info:
+            call(mem, ident)
+        assert info.value.kind == "action"
+        assert f"no action matches {ident!r}" in str(info.value)
+    assert_unchanged(mem, before)
+
+
+def test_unknown_step_id_is_not_found(mem: clew.Memory, stored: Stored) -> None:
+    before = snapshot(mem)
+    calls: list[Callable[[], object]] = [
+        lambda: mem.update_step(stored.task, stored.missing, status="completed"),
+        lambda: mem.update_task(
+            stored.task, message="lost?", step=stored.missing, step_status="completed"
+        ),
+        lambda: mem.record_action(stored.task, command="lost?", step=stored.missing),
+        lambda: mem.list_actions(stored.task, step=stored.missing),
+        lambda: mem.replan(stored.task, [AddStep("lost?"), RemoveStep(stored.missing)]),
+        lambda: mem.update_step(stored.task, 1, depends_on=[stored.missing]),
+    ]
+    for call in calls:
+        with pytest.raises(clew.NotFoundError) as info:
+            call()
+        assert info.value.kind == "step"
+        assert "steps are numbered 1-" in str(info.value)
+    assert_unchanged(mem, before)
+
+
+@pytest.mark.parametrize("name", [*TASK_CALLS, *ACTION_CALLS], ids=[*TASK_CALLS, *ACTION_CALLS])
+def test_an_id_that_is_not_text_is_a_validation_error(
+    mem: clew.Memory, stored: Stored, name: str
+) -> None:
+    call = {**TASK_CALLS, **ACTION_CALLS}[name]
+    before = snapshot(mem)
+    # journal(task_id=None) means "every task", so None is not bad input there.
+    for ident in (42, b"abc", ["x"]) if name == "journal" else (None, 42, b"abc", ["x"]):
+        with pytest.raises(clew.ValidationError, match="must be text"):
+            call(mem, ident)
+    assert_unchanged(mem, before)
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["task", "show", "MISSING"], "no task matches"),
+        (["task", "update", "MISSING", "-m", "lost?"], "no task matches"),
+        (["task", "action", "MISSING", "-c", "lost?"], "no task matches"),
+        (["task", "replan", "MISSING", "--add", "lost?"], "no task matches"),
+        (["task", "where", "not-an-id"], "no task matches"),
+        (["task", "archive", "MISSING"], "no task matches"),
+        (["journal", "--task", "MISSING"], "no task matches"),
+        (["task", "output", "MISSING"], "no action matches"),
+        (["task", "output", "TASK"], "no action matches"),
+        (["task", "finish", "MISSING", "--exit-code", "0"], "no action matches"),
+        (["task", "log", "MISSING", "lost?"], "no action matches"),
+        (["task", "update", "TASK", "-m", "lost?", "--step", "MISSING"], "no step matches"),
+        (["task", "action", "TASK", "-c", "lost?", "--step", "MISSING"], "no step matches"),
+    ],
+)
+def test_cli_unknown_id(
+    cli: Cli, mem: clew.Memory, stored: Stored, args: list[str], says: str
+) -> None:
+    before = snapshot(mem)
+    line = error_line(cli(*fill(args, stored)))
+    assert says in line
+    assert_unchanged(mem, before)
+
+
+# -- ambiguous ids --------------------------------------------------------------------------
+
+
+def shared_prefix(ids: Iterable[str], usable: str = ALPHABET) -> tuple[str, tuple[str, ...]]:
+    """A one-character prefix (from `usable`) that several ids share, and those ids."""
+    groups: dict[str, list[str]] = {}
+    for ident in ids:
+        groups.setdefault(ident[0], []).append(ident)
+    prefix = next(p for p in sorted(groups) if len(groups[p]) > 1 and p in usable)
+    return prefix, tuple(sorted(groups[prefix]))
+
+
+def test_ambiguous_task_prefix_lists_the_candidates(mem: clew.Memory) -> None:
+    # 40 ids over 32 possible first characters: some first character is certainly shared.
+    ids = [mem.create_task(f"Task {n}", ["One"]).id for n in range(40)]
+    prefix, candidates = shared_prefix(ids)
+    before = snapshot(mem)
+    for call in (*TASK_CALLS.values(),):
+        with pytest.raises(clew.AmbiguousIdError) as info:
+            call(mem, prefix)
+        error = info.value
+        assert isinstance(error, clew.ClewError) and isinstance(error, LookupError)
+        assert (error.kind, error.prefix, error.candidates) == ("task", prefix, candidates)
+        assert "ambiguous" in str(error) and "type more characters" in str(error)
+        for candidate in candidates[:10]:
+            assert candidate in str(error)
+    # Upper case and surrounding spaces are the same prefix.
+    with pytest.raises(clew.AmbiguousIdError):
+        mem.get_task(f" {prefix.upper()} ")
+    assert_unchanged(mem, before)
+    # A prefix long enough to be unique still works.
+    assert mem.get_task(candidates[0]).id == candidates[0]
+
+
+def test_ambiguous_action_prefix_lists_the_candidates(mem: clew.Memory) -> None:
+    task = mem.create_task("Busy", ["One"])
+    ids = [mem.record_action(task.id, command=f"c{n}", status="started").id for n in range(40)]
+    prefix, candidates = shared_prefix(ids)
+    before = snapshot(mem)
+    for call in ACTION_CALLS.values():
+        with pytest.raises(clew.AmbiguousIdError) as info:
+            call(mem, prefix)
+        assert (info.value.kind, info.value.candidates) == ("action", candidates)
+    assert_unchanged(mem, before)
+
+
+def test_ambiguous_step_prefix_lists_the_candidates(mem: clew.Memory) -> None:
+    task = mem.create_task("Long plan", [f"Step {n}" for n in range(80)])
+    # Digits are step numbers, so use a prefix that starts with a letter: 80 ids have far
+    # more than 22 (the letters in the alphabet) starting with one, so one is shared.
+    letters = "".join(c for c in ALPHABET if not c.isdigit())
+    prefix, candidates = shared_prefix([s.id for s in task.plan], letters)
+    before = snapshot(mem)
+    calls: list[Callable[[], object]] = [
+        lambda: mem.update_step(task.id, prefix, status="completed"),
+        lambda: mem.update_task(task.id, message="lost?", step=prefix, step_status="active"),
+        lambda: mem.record_action(task.id, command="lost?", step=prefix),
+        lambda: mem.replan(task.id, [AddStep("lost?"), RenameStep(prefix, "lost?")]),
+    ]
+    for call in calls:
+        with pytest.raises(clew.AmbiguousIdError) as info:
+            call()
+        assert (info.value.kind, info.value.candidates) == ("step", candidates)
+    assert_unchanged(mem, before)
+
+
+def test_cli_ambiguous_ids(cli: Cli, mem: clew.Memory) -> None:
+    tasks = [mem.create_task(f"Task {n}", ["One"]).id for n in range(40)]
+    actions = [mem.record_action(tasks[0], command=f"c{n}").id for n in range(40)]
+    task_prefix, task_candidates = shared_prefix(tasks)
+    action_prefix, action_candidates = shared_prefix(actions)
+    before = snapshot(mem)
+    for args, candidates in (
+        (["task", "show", task_prefix], task_candidates),
+        (["task", "update", task_prefix, "-m", "lost?"], task_candidates),
+        (["task", "action", task_prefix, "-c", "lost?"], task_candidates),
+        (["task", "output", action_prefix], action_candidates),
+        (["task", "log", action_prefix, "lost?"], action_candidates),
+    ):
+        line = error_line(cli(*args))
+        prefix = task_prefix if candidates is task_candidates else action_prefix
+        assert f"id prefix {prefix!r} is ambiguous" in line
+        for candidate in candidates[:10]:
+            assert candidate in line
+    assert_unchanged(mem, before)
+
+
+# -- invalid status or transition -----------------------------------------------------------
+
+INVALID_VALUES: dict[str, Callable[[clew.Memory, Stored], object]] = {
+    "task status": lambda mem, s: mem.update_task(s.task, status="done"),
+    "task status with message": lambda mem, s: mem.update_task(
+        s.task, message="lost?", status="finished"
+    ),
+    "step status": lambda mem, s: mem.update_task(s.task, step=1, step_status="finished"),
+    "step status with message": lambda mem, s: mem.update_task(
+        s.task, message="lost?", step=2, step_status="done"
+    ),
+    "update_step status": lambda mem, s: mem.update_step(s.task, 1, status="nope"),
+    "list status": lambda mem, s: mem.list_tasks("closed"),
+    "list statuses": lambda mem, s: mem.list_tasks(["active", "bogus"]),
+    "action status": lambda mem, s: mem.record_action(s.task, command="x", status="ok"),
+    "finish status": lambda mem, s: mem.finish_action(s.started, status="yes"),
+    "action type": lambda mem, s: mem.record_action(s.task, command="x", type="telepathy"),
+    "message role": lambda mem, s: mem.add_message(s.task, "lost?", role="robot"),
+    "message type": lambda mem, s: mem.add_message(s.task, "lost?", type="shout"),
+    "update role": lambda mem, s: mem.update_task(
+        s.task, message="lost?", role="robot", step=1, step_status="completed"
+    ),
+    "update message type": lambda mem, s: mem.update_task(
+        s.task, message="lost?", message_type="shout"
+    ),
+}
+
+
+@pytest.mark.parametrize("call", INVALID_VALUES.values(), ids=INVALID_VALUES.keys())
+def test_invalid_status_or_kind_is_a_validation_error(
+    mem: clew.Memory, stored: Stored, call: Callable[[clew.Memory, Stored], object]
+) -> None:
+    before = snapshot(mem)
+    with pytest.raises(clew.ValidationError, match="is not one of: ") as info:
+        call(mem, stored)
+    assert not isinstance(info.value, clew.InvalidTransitionError)
+    assert_unchanged(mem, before)
+
+
+@pytest.mark.parametrize(
+    ("path", "target"),
+    [
+        (["cancelled"], "active"),
+        (["cancelled"], "paused"),
+        (["completed"], "paused"),
+        (["completed"], "failed"),
+        (["paused"], "completed"),
+        (["failed"], "completed"),
+        (["failed", "cancelled"], "active"),
+    ],
+)
+def test_invalid_task_transition_is_refused(mem: clew.Memory, path: list[str], target: str) -> None:
+    task = mem.create_task("Lifecycle", ["One"])
+    for status in path:
+        mem.update_task(task.id, status=status)
+    before = snapshot(mem)
+    with pytest.raises(clew.InvalidTransitionError) as info:
+        mem.update_task(task.id, message="lost?", status=target, step=1, step_status="active")
+    assert isinstance(info.value, clew.ValidationError)
+    assert f"cannot go from {path[-1]} to {target}" in str(info.value)
+    assert_unchanged(mem, before)
+
+
+def test_closed_task_takes_no_work_and_says_how_to_reopen(mem: clew.Memory, stored: Stored) -> None:
+    mem.update_task(stored.task, status="completed")
+    before = snapshot(mem)
+    refused: list[Callable[[], object]] = [
+        lambda: mem.update_task(stored.task, step=1, step_status="completed"),
+        lambda: mem.update_task(stored.task, message="lost?", step=2, step_status="completed"),
+        lambda: mem.update_step(stored.task, 1, status="completed"),
+        lambda: mem.record_action(stored.task, command="lost?", exit_code=0),
+        lambda: mem.replan(stored.task, [AddStep("lost?")]),
+    ]
+    for call in refused:
+        with pytest.raises(clew.InvalidTransitionError, match="reopen it with --status active"):
+            call()
+    assert_unchanged(mem, before)
+    # The hint is right: reopened, the same work is accepted.
+    mem.update_task(stored.task, status="active")
+    assert mem.update_step(stored.task, 1, status="completed").status.value == "completed"
+
+    mem.update_task(stored.task, status="cancelled")
+    before = snapshot(mem)
+    with pytest.raises(clew.InvalidTransitionError, match="cannot be reopened"):
+        mem.update_step(stored.task, 2, status="completed")
+    assert_unchanged(mem, before)
+
+
+def test_finishing_an_action_twice_is_refused(mem: clew.Memory, stored: Stored) -> None:
+    before = snapshot(mem)
+    with pytest.raises(clew.ValidationError, match="already completed"):
+        mem.finish_action(stored.action, exit_code=1, stdout="lost?")
+    assert_unchanged(mem, before)
+
+
+@pytest.mark.parametrize(
+    ("setup", "args", "says"),
+    [
+        ([], ["task", "update", "TASK", "--status", "done"], "is not one of"),
+        ([], ["task", "update", "TASK", "--step", "1", "--step-status", "x"], "is not one of"),
+        ([], ["task", "update", "TASK", "-m", "lost?", "--role", "robot"], "is not one of"),
+        ([], ["task", "action", "TASK", "-c", "x", "--status", "ok"], "is not one of"),
+        ([], ["task", "action", "TASK", "-c", "x", "--type", "telepathy"], "is not one of"),
+        ([], ["task", "finish", "STARTED", "--status", "yes"], "is not one of"),
+        ([], ["task", "list", "--status", "bogus"], "invalid choice"),
+        ([], ["task", "finish", "ACTION", "--exit-code", "0"], "already completed"),
+        (["cancelled"], ["task", "update", "TASK", "--status", "active"], "from cancelled to"),
+        (["paused"], ["task", "update", "TASK", "--status", "completed"], "from paused to"),
+        (
+            ["completed"],
+            ["task", "update", "TASK", "--step", "2", "--step-status", "completed"],
+            "reopen it with --status active",
+        ),
+        (
+            ["completed"],
+            ["task", "action", "TASK", "-c", "make", "--exit-code", "0"],
+            "reopen it with --status active",
+        ),
+        (["cancelled"], ["task", "replan", "TASK", "--add", "x"], "cannot be reopened"),
+    ],
+)
+def test_cli_invalid_status_or_transition(
+    cli: Cli, mem: clew.Memory, stored: Stored, setup: list[str], args: list[str], says: str
+) -> None:
+    for status in setup:
+        mem.update_task(stored.task, status=status)
+    before = snapshot(mem)
+    assert says in error_line(cli(*fill(args, stored)))
+    assert_unchanged(mem, before)
+
+
+# -- empty names and text -------------------------------------------------------------------
+
+EMPTY_TEXT: dict[str, Callable[[clew.Memory, Stored], object]] = {
+    "task name": lambda mem, s: mem.create_task("", ["One"]),
+    "blank task name": lambda mem, s: mem.create_task("   ", ["One"]),
+    "whitespace task name": lambda mem, s: mem.create_task("\n\t ", ["One"]),
+    "task name not text": lambda mem, s: mem.create_task(None, ["One"]),  # type: ignore[arg-type]
+    "plan step title": lambda mem, s: mem.create_task("Fine", ["One", " "]),
+    "rename task": lambda mem, s: mem.update_task(s.task, message="lost?", name="  "),
+    "empty rename task": lambda mem, s: mem.update_task(s.task, name=""),
+    "step title": lambda mem, s: mem.update_step(s.task, 1, title=""),
+    "added step": lambda mem, s: mem.replan(s.task, [AddStep("ok"), AddStep(" ")]),
+    "renamed step": lambda mem, s: mem.replan(s.task, [RenameStep(1, "")]),
+    "message": lambda mem, s: mem.add_message(s.task, ""),
+    "blank message": lambda mem, s: mem.update_task(
+        s.task, message="  ", step=1, step_status="completed"
+    ),
+    "log line": lambda mem, s: mem.log_action(s.action, " "),
+    "action summary": lambda mem, s: mem.record_action(s.task, summary=" ", command="x"),
+    "no summary or command": lambda mem, s: mem.record_action(s.task, exit_code=0),
+    "name too long": lambda mem, s: mem.create_task("x" * 1001),
+    "nothing to update": lambda mem, s: mem.update_task(s.task),
+    "no replanning ops": lambda mem, s: mem.replan(s.task, []),
+}
+
+
+@pytest.mark.parametrize("call", EMPTY_TEXT.values(), ids=EMPTY_TEXT.keys())
+def test_empty_name_or_text_is_refused(
+    mem: clew.Memory, stored: Stored, call: Callable[[clew.Memory, Stored], object]
+) -> None:
+    before = snapshot(mem)
+    with pytest.raises(clew.ValidationError) as info:
+        call(mem, stored)
+    assert "\n" not in str(info.value)
+    assert_unchanged(mem, before)
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["task", "new", ""], "task name is empty"),
+        (["task", "new", "   "], "task name is empty"),
+        (["task", "new", "Fine", "--plan", "One", ""], "plan step title is empty"),
+        (["task", "update", "TASK", "--name", ""], "task name is empty"),
+        (["task", "update", "TASK", "-m", ""], "message is empty"),
+        (["task", "replan", "TASK", "--add", "ok", "--add", " "], "step title is empty"),
+        (["task", "replan", "TASK", "--rename", "1", ""], "step title is empty"),
+        (["task", "log", "ACTION", ""], "log content is empty"),
+        (["task", "action", "TASK", "--exit-code", "0"], "needs a summary or a command"),
+        (["task", "update", "TASK"], "nothing to update"),
+        (["task", "replan", "TASK"], "at least one change"),
+    ],
+)
+def test_cli_empty_name_or_text(
+    cli: Cli, mem: clew.Memory, stored: Stored, args: list[str], says: str
+) -> None:
+    before = snapshot(mem)
+    assert says in error_line(cli(*fill(args, stored)))
+    assert_unchanged(mem, before)
+
+
+# -- steps out of range ---------------------------------------------------------------------
+
+OUT_OF_RANGE: dict[str, Callable[[clew.Memory, Stored], object]] = {
+    "step 0": lambda mem, s: mem.update_task(s.task, step=0, step_status="active"),
+    "step 4 of 3": lambda mem, s: mem.update_task(s.task, step=4, step_status="active"),
+    "step -1": lambda mem, s: mem.update_task(s.task, step=-1, step_status="active"),
+    "step '9'": lambda mem, s: mem.update_task(s.task, step="9", step_status="active"),
+    # The message comes first in the transaction: it must not survive the bad step.
+    "message then bad step": lambda mem, s: mem.update_task(
+        s.task, message="lost?", step=4, step_status="completed", status="paused"
+    ),
+    "update_step 99": lambda mem, s: mem.update_step(s.task, 99, status="completed"),
+    "action step": lambda mem, s: mem.record_action(s.task, command="x", step=4),
+    "list by step": lambda mem, s: mem.list_actions(s.task, step=5),
+    "depends on": lambda mem, s: mem.update_step(s.task, 1, depends_on=[2, 7]),
+    "move to 9": lambda mem, s: mem.replan(s.task, [MoveStep(1, 9)]),
+    "move step 9": lambda mem, s: mem.replan(s.task, [MoveStep(9, 1)]),
+    "insert at 0": lambda mem, s: mem.replan(s.task, [AddStep("x", position=0)]),
+    "insert at 5": lambda mem, s: mem.replan(s.task, [AddStep("x", position=5)]),
+    "remove 5 after an add": lambda mem, s: mem.replan(s.task, [AddStep("ok"), RemoveStep(5)]),
+    "rename 7": lambda mem, s: mem.replan(s.task, [RenameStep(7, "x")]),
+    "bool step": lambda mem, s: mem.update_step(s.task, True, status="completed"),
+    "float step": lambda mem, s: mem.update_step(s.task, 1.0, status="completed"),  # type: ignore[arg-type]
+}
+
+
+@pytest.mark.parametrize("call", OUT_OF_RANGE.values(), ids=OUT_OF_RANGE.keys())
+def test_step_out_of_range_is_refused(
+    mem: clew.Memory, stored: Stored, call: Callable[[clew.Memory, Stored], object]
+) -> None:
+    before = snapshot(mem)
+    with pytest.raises(clew.ValidationError, match=r"out of range|a number or a step id"):
+        call(mem, stored)
+    assert_unchanged(mem, before)
+
+
+def test_a_step_of_a_task_without_plan_is_refused(mem: clew.Memory) -> None:
+    task = mem.create_task("No plan")
+    before = snapshot(mem)
+    for call in (
+        lambda: mem.update_step(task.id, 1, status="active"),
+        lambda: mem.update_task(task.id, message="lost?", step=1, step_status="active"),
+        lambda: mem.record_action(task.id, command="x", step=1),
+    ):
+        with pytest.raises(clew.ValidationError, match="has no plan steps; add one with replan"):
+            call()
+    assert_unchanged(mem, before)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["task", "update", "TASK", "--step", "9"],
+        ["task", "update", "TASK", "--step", "0"],
+        ["task", "update", "TASK", "-m", "lost?", "--step", "4", "--step-status", "completed"],
+        ["task", "action", "TASK", "-c", "x", "--step", "4"],
+        ["task", "replan", "TASK", "--move", "1", "9"],
+        ["task", "replan", "TASK", "--insert", "0", "x"],
+        ["task", "replan", "TASK", "--add", "ok", "--remove", "5"],
+    ],
+)
+def test_cli_step_out_of_range(cli: Cli, mem: clew.Memory, stored: Stored, args: list[str]) -> None:
+    before = snapshot(mem)
+    assert "out of range" in error_line(cli(*fill(args, stored)))
+    assert_unchanged(mem, before)
+
+
+# -- non-UTF-8 ------------------------------------------------------------------------------
+
+
+def test_non_utf8_output_round_trips_as_exact_bytes(
+    mem: clew.Memory, stored: Stored, db: Path
+) -> None:
+    raw_out, raw_err = b"\xff\xfe raw", b"\x80\x00 err\r\n"
+    action = mem.record_action(
+        stored.task, command="x", exit_code=0, stdout=raw_out, stderr=raw_err
+    )
+    assert (action.stdout, action.stderr) == (raw_out, raw_err)
+    assert isinstance(action.stdout, bytes)
+    # Text that came from undecodable bytes (surrogateescape) is kept as those bytes.
+    escaped = mem.record_action(stored.task, command="y", stdout="ok \udcff\udcfe")
+    assert escaped.stdout == b"ok \xff\xfe"
+    # Valid UTF-8 bytes are text.
+    assert mem.record_action(stored.task, command="z", stdout="é".encode()).stdout == "é"
+    started = mem.record_action(stored.task, command="w", status="started")
+    finished = mem.finish_action(started.id, exit_code=3, stdout=b"\xc3\x28", stderr=raw_err)
+    assert (finished.stdout, finished.stderr) == (b"\xc3\x28", raw_err)
+    (event,) = [e for e in mem.journal() if e.data.get("action", {}).get("id") == action.id]
+    assert event.data["action"]["stdout"] == raw_out
+    mem.close()
+    with clew.open(db) as again:
+        assert again.get_action(action.id).stdout == raw_out
+        assert again.get_action(action.id).stderr == raw_err
+        assert again.get_action(escaped.id).stdout == b"ok \xff\xfe"
+        assert again.get_action(finished.id).stdout == b"\xc3\x28"
+        assert again.get_action(stored.action).stdout == b"\xffbuilt"
+        assert again.verify().ok
+
+
+NOT_UTF8 = "half \udcff a surrogate"
+NOT_UTF8_TEXT: dict[str, Callable[[clew.Memory, Stored], object]] = {
+    "add_message": lambda mem, s: mem.add_message(s.task, NOT_UTF8),
+    "update message": lambda mem, s: mem.update_task(
+        s.task, message=NOT_UTF8, step=1, step_status="completed"
+    ),
+    "task name": lambda mem, s: mem.create_task(NOT_UTF8),
+    "goal": lambda mem, s: mem.update_task(s.task, message="lost?", goal=NOT_UTF8),
+    "step title": lambda mem, s: mem.replan(s.task, [AddStep(NOT_UTF8)]),
+    "step summary": lambda mem, s: mem.update_step(s.task, 1, summary=NOT_UTF8),
+    "action summary": lambda mem, s: mem.record_action(s.task, summary=NOT_UTF8),
+    "command": lambda mem, s: mem.record_action(s.task, command=NOT_UTF8),
+    "log line": lambda mem, s: mem.log_action(s.action, NOT_UTF8),
+    "metadata": lambda mem, s: mem.update_task(s.task, metadata={"k": NOT_UTF8}),
+}
+
+
+@pytest.mark.parametrize("call", NOT_UTF8_TEXT.values(), ids=NOT_UTF8_TEXT.keys())
+def test_text_that_is_not_utf8_is_refused(
+    mem: clew.Memory, stored: Stored, call: Callable[[clew.Memory, Stored], object]
+) -> None:
+    before = snapshot(mem)
+    with pytest.raises(clew.ValidationError, match="not valid UTF-8"):
+        call(mem, stored)
+    assert_unchanged(mem, before)
+
+
+def test_cli_non_utf8_output_round_trips(tmp_path: Path) -> None:
+    db = tmp_path / "bytes.db"
+    task_id = run_clew(db, "task", "new", "Bytes", "--plan", "One").stdout.decode().strip()
+    out_file, err_file = tmp_path / "out.bin", tmp_path / "err.bin"
+    out_file.write_bytes(b"\xff\xfe raw\x00\r\n\x80 end")
+    err_file.write_bytes(b"\xfe only error\n")
+    made = run_clew(
+        db,
+        "task",
+        "action",
+        task_id,
+        "--command",
+        "x",
+        "--exit-code",
+        "0",
+        "--stdout-file",
+        str(out_file),
+        "--stderr-file",
+        str(err_file),
+    )
+    assert made.returncode == 0, made.stderr
+    action_id = made.stdout.decode().strip()
+    assert run_clew(db, "task", "output", action_id).stdout == out_file.read_bytes()
+    assert run_clew(db, "task", "output", action_id, "--stderr").stdout == err_file.read_bytes()
+    assert run_clew(db, "verify").returncode == 0
+
+
+def test_cli_non_utf8_argument_is_refused(tmp_path: Path) -> None:
+    db = tmp_path / "args.db"
+    with clew.open(db) as mem:
+        task_id = mem.create_task("Args", ["One"]).id
+        before = snapshot(mem)
+    for args in (
+        [b"task", b"update", task_id.encode(), b"-m", b"caf\xe9 latin-1"],
+        [b"task", b"new", b"\xff\xfe"],
+        [b"task", b"update", task_id.encode(), b"--step", b"1", b"--summary", b"\x80"],
+    ):
+        line = process_error_line(run_clew(db, *args))
+        assert "not valid UTF-8" in line
+    with clew.open(db) as mem:
+        assert_unchanged(mem, before)
+
+
+# -- 10 MB outputs --------------------------------------------------------------------------
+
+
+def big_text(size: int) -> str:
+    unit = "línea de salida número ∑ — ok\n"
+    return (unit * (size // len(unit) + 1))[:size]
+
+
+def big_bytes(size: int) -> bytes:
+    unit = bytes(range(256))  # not valid UTF-8
+    return (unit * (size // len(unit) + 1))[:size]
+
+
+def test_ten_megabyte_outputs_are_stored_whole(mem: clew.Memory, stored: Stored, db: Path) -> None:
+    text, binary = big_text(TEN_MB), big_bytes(TEN_MB)
+    first = mem.record_action(stored.task, command="cat log", exit_code=0, stdout=text)
+    second = mem.record_action(stored.task, command="cat bin", exit_code=1, stderr=binary)
+    assert first.stdout == text and second.stderr == binary
+    mem.close()
+    with clew.open(db) as again:
+        assert again.get_action(first.id).stdout == text
+        assert again.get_action(second.id).stderr == binary
+        assert again.get_action(stored.action).stdout == b"\xffbuilt"  # nothing else lost
+        assert [m.content for m in again.list_messages(stored.task)] == ["building"]
+        assert again.verify().ok
+
+
+def test_cli_ten_megabyte_output_from_file_and_stdin(tmp_path: Path) -> None:
+    db = tmp_path / "big.db"
+    task_id = run_clew(db, "task", "new", "Big", "--plan", "One").stdout.decode().strip()
+    from_file = big_bytes(TEN_MB)
+    blob = tmp_path / "big.bin"
+    blob.write_bytes(from_file)
+    from_stdin = big_text(TEN_MB).encode()
+    made = [
+        run_clew(db, "task", "action", task_id, "-c", "a", "--stdout-file", str(blob)),
+        run_clew(db, "task", "action", task_id, "-c", "b", "--stdout-file", "-", stdin=from_stdin),
+    ]
+    for done in made:
+        assert done.returncode == 0, done.stderr
+    file_action, stdin_action = (done.stdout.decode().strip() for done in made)
+    assert run_clew(db, "task", "output", file_action).stdout == from_file
+    assert run_clew(db, "task", "output", stdin_action).stdout == from_stdin
+    assert run_clew(db, "verify").returncode == 0
+
+
+# -- two processes writing at once ----------------------------------------------------------
+
+CLI_WRITER = r"""
+import sys
+from clew.cli import main
+
+db, task_id, name = sys.argv[1:4]
+sys.stdout.write("ready\n")
+sys.stdout.flush()
+sys.stdin.readline()
+for n in range(40):
+    text = f"{name}:{n}"
+    assert main(["--db", db, "task", "update", task_id, "-m", text]) == 0
+    assert main(["--db", db, "task", "action", task_id, "-c", text, "--exit-code", "0"]) == 0
+"""
+
+
+def test_two_processes_writing_at_once_through_the_cli(tmp_path: Path) -> None:
+    db = tmp_path / "two.db"
+    with clew.open(db) as mem:
+        task_id = mem.create_task("Shared", ["One"]).id
+        mem.add_message(task_id, "first")
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", CLI_WRITER, str(db), task_id, name],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name in ("a", "b")
+    ]
+    try:
+        for proc in procs:
+            assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+        for proc in procs:
+            assert proc.stdin is not None
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        results = [proc.communicate(timeout=60) for proc in procs]
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    for proc, (_, err) in zip(procs, results, strict=True):
+        assert proc.returncode == 0 and err == "", err
+    with clew.open(db) as mem:
+        wanted = {f"{name}:{n}" for name in "ab" for n in range(40)}
+        messages = [m.content for m in mem.list_messages(task_id)]
+        assert sorted(messages) == sorted([*wanted, "first"])
+        assert sorted(a.command for a in mem.list_actions(task_id)) == sorted(wanted)
+        assert mem.verify().ok
+
+
+# -- command-line usage errors and other malformed values -----------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["task"],
+        ["task", "new"],
+        ["task", "new", "x", "--bogus"],
+        ["--bogus", "task", "list"],
+        ["frobnicate"],
+        ["task", "frobnicate"],
+        ["task", "update"],
+        ["task", "show"],
+        ["task", "log", "ACTION"],
+        ["task", "action", "TASK", "--exit-code", "abc"],
+        ["task", "action", "TASK", "--duration", "soon"],
+        ["task", "replan", "TASK", "--insert", "1"],
+        ["task", "update", "TASK", "-m"],
+        ["journal", "--after", "x"],
+        ["task", "list", "--status"],
+    ],
+)
+def test_cli_usage_errors(cli: Cli, mem: clew.Memory, stored: Stored, args: list[str]) -> None:
+    before = snapshot(mem)
+    line = error_line(cli(*fill(args, stored)))
+    assert "--help" in line
+    assert_unchanged(mem, before)
+
+
+def test_cli_usage_error_in_a_real_process(tmp_path: Path) -> None:
+    db = tmp_path / "usage.db"
+    for args in (["task", "new", "x", "--bogus"], ["task", "new"], []):
+        line = process_error_line(run_clew(db, *args))
+        assert "--help" in line
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["task", "action", "TASK", "-c", "x", "--input", "{bad"], "not valid JSON"),
+        (["task", "action", "TASK", "-c", "x", "--output", "[1, 2]"], "JSON object"),
+        (["task", "new", "x", "--meta", "novalue"], "not KEY=VALUE"),
+        (["task", "action", "TASK", "-c", "x", "--duration", "-1"], "cannot be negative"),
+        (["task", "action", "TASK", "-c", "x", "--stdout-file", "NOFILE"], "cannot read stdout"),
+        (["task", "action", "TASK", "-c", "x", "--stdout-file", "NLFILE"], "cannot read stdout"),
+        (
+            ["task", "action", "TASK", "-c", "x", "--stdout-file", "-", "--stderr-file", "-"],
+            "only one of",
+        ),
+        (["task", "replan", "TASK", "--insert", "first", "x"], "must be a step number"),
+        (["task", "update", "TASK", "--meta", "=1"], "not KEY=VALUE"),
+    ],
+    ids=[
+        "bad json",
+        "json not object",
+        "meta",
+        "negative duration",
+        "missing file",
+        "missing file with a newline",
+        "stdin twice",
+        "position",
+        "meta key",
+    ],
+)
+def test_cli_malformed_values(
+    cli: Cli,
+    mem: clew.Memory,
+    stored: Stored,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    args: list[str],
+    says: str,
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"from stdin")))
+    files = {"NOFILE": str(tmp_path / "nope.txt"), "NLFILE": str(tmp_path / "no\nsuch.txt")}
+    before = snapshot(mem)
+    line = error_line(cli(*[files.get(a, a) for a in fill(args, stored)]))
+    assert says in line
+    assert_unchanged(mem, before)
+
+
+def test_a_file_that_is_not_a_clew_store_is_refused_and_left_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = tmp_path / "notes.txt"
+    text.write_text("hello " * 1000)
+    other = tmp_path / "other.db"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE people (name TEXT)")
+    conn.execute("INSERT INTO people VALUES ('ada')")
+    conn.commit()
+    conn.close()
+    for path in (text, other):
+        before = path.read_bytes()
+        with pytest.raises(clew.StoreError, match="not a clew store"):
+            clew.open(path)
+        assert path.read_bytes() == before
+        capsys.readouterr()
+        code = main(["--db", str(path), "task", "list"])
+        captured = capsys.readouterr()
+        assert error_line(Result(code, captured.out, captured.err))
+        # Someone else's file is not touched: same bytes, no WAL switch, no side files.
+        assert path.read_bytes() == before, path
+        assert not os.path.exists(f"{path}-wal")
+    directory = tmp_path / "a-directory"
+    directory.mkdir()
+    with pytest.raises(clew.StoreError):
+        clew.open(directory)
