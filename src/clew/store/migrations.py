@@ -75,6 +75,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                 updated_at       TEXT NOT NULL
             )
             """,
+            # Every task read fetches its plan in order: this index serves it.
+            "CREATE INDEX plan_items_task ON plan_items(task_id, removed, ordinal)",
             # Removed steps keep their row (and their actions) with ordinal NULL.
             """
             CREATE UNIQUE INDEX plan_items_position ON plan_items(task_id, ordinal)

@@ -38,16 +38,26 @@ def handles(event_type: str) -> Callable[[Handler], Handler]:
     return register
 
 
-def apply(conn: sqlite3.Connection, event: Event) -> None:
-    """Bring the projection tables up to date with one event."""
+def apply(
+    conn: sqlite3.Connection, event: Event, touched: set[tuple[str, str]] | None = None
+) -> None:
+    """Bring the projection tables up to date with one event.
+
+    A task's `updated_at` becomes the time of its newest event. Events of one call
+    share a timestamp, so a caller may pass a `touched` set (per transaction) to skip
+    stamping the same task with the same time twice; the result is the same.
+    """
     handler = _HANDLERS.get(event.type)
     if handler is None:
         raise ValueError(f"unknown event type {event.type!r}")
     handler(conn, event)
-    if event.task_id is not None and event.type != "task.created":
-        conn.execute(
-            "UPDATE tasks SET updated_at = ? WHERE id = ?", (event.created_at, event.task_id)
-        )
+    if event.task_id is None or event.type == "task.created":
+        return
+    key = (event.task_id, event.created_at)
+    if touched is None or key not in touched:
+        conn.execute("UPDATE tasks SET updated_at = ? WHERE id = ?", key[::-1])
+        if touched is not None:
+            touched.add(key)
 
 
 def _column_value(column: str, value: Any) -> Any:
@@ -60,17 +70,21 @@ def _set(
     allowed: frozenset[str],
     row_id: str,
     changes: dict[str, Any],
+    derived: dict[str, Any] | None = None,
 ) -> None:
-    columns = sorted(changes)
-    unknown = set(columns) - allowed
+    """Update the columns an event names (only `allowed` ones) plus `derived` values
+    the handler computed, in one statement."""
+    unknown = set(changes) - allowed
     if unknown:
         raise ValueError(f"event changes unknown {table} columns {sorted(unknown)}")
-    if not columns:
+    values = {**changes, **(derived or {})}
+    if not values:
         return
+    columns = sorted(values)
     assignments = ", ".join(f"{c} = ?" for c in columns)
     conn.execute(
         f"UPDATE {table} SET {assignments} WHERE id = ?",
-        [_column_value(c, changes[c]) for c in columns] + [row_id],
+        [_column_value(c, values[c]) for c in columns] + [row_id],
     )
 
 
@@ -176,31 +190,24 @@ def _plan_revised(conn: sqlite3.Connection, event: Event) -> None:
 @handles("step.updated")
 def _step_updated(conn: sqlite3.Connection, event: Event) -> None:
     step_id = event.data["step_id"]
-    changes = dict(event.data["changes"])
-    _set(conn, "plan_items", _STEP_FIELDS, step_id, changes)
+    changes = event.data["changes"]
+    timing: dict[str, Any] = {"updated_at": event.created_at}
     if "status" in changes:
-        row = conn.execute("SELECT started_at FROM plan_items WHERE id = ?", (step_id,)).fetchone()
+        # A status change also sets the step's timing: active starts the clock, a
+        # finishing status stops it, pending clears both.
         status = StepStatus(changes["status"])
         if status is StepStatus.ACTIVE:
-            conn.execute(
-                "UPDATE plan_items SET started_at = ?, completed_at = NULL,"
-                " duration_seconds = NULL WHERE id = ?",
-                (event.created_at, step_id),
-            )
+            timing.update(started_at=event.created_at, completed_at=None, duration_seconds=None)
         elif status in FINISHED_STEP_STATUSES:
-            started = row[0]
-            duration = seconds_between(started, event.created_at) if started else None
-            conn.execute(
-                "UPDATE plan_items SET completed_at = ?, duration_seconds = ? WHERE id = ?",
-                (event.created_at, duration, step_id),
+            row = conn.execute("SELECT started_at FROM plan_items WHERE id = ?", (step_id,))
+            started = row.fetchone()[0]
+            timing["completed_at"] = event.created_at
+            timing["duration_seconds"] = (
+                seconds_between(started, event.created_at) if started else None
             )
-        else:  # back to pending: the step has neither started nor finished
-            conn.execute(
-                "UPDATE plan_items SET started_at = NULL, completed_at = NULL,"
-                " duration_seconds = NULL WHERE id = ?",
-                (step_id,),
-            )
-    conn.execute("UPDATE plan_items SET updated_at = ? WHERE id = ?", (event.created_at, step_id))
+        else:
+            timing.update(started_at=None, completed_at=None, duration_seconds=None)
+    _set(conn, "plan_items", _STEP_FIELDS, step_id, changes, timing)
 
 
 @handles("action.recorded")
@@ -235,8 +242,8 @@ def _action_recorded(conn: sqlite3.Connection, event: Event) -> None:
 @handles("action.updated")
 def _action_updated(conn: sqlite3.Connection, event: Event) -> None:
     action_id = event.data["action_id"]
-    _set(conn, "actions", _ACTION_FIELDS, action_id, event.data["changes"])
-    conn.execute("UPDATE actions SET updated_at = ? WHERE id = ?", (event.created_at, action_id))
+    changes = event.data["changes"]
+    _set(conn, "actions", _ACTION_FIELDS, action_id, changes, {"updated_at": event.created_at})
 
 
 @handles("action.logged")

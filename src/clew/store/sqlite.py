@@ -12,6 +12,7 @@ Invariants:
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sqlite3
 import threading
@@ -139,6 +140,11 @@ def _json(text: str | None) -> Any:
     return None if text is None else codec.loads(text)
 
 
+def _ids(text: str) -> tuple[str, ...]:
+    # Most steps depend on nothing; skipping the parse keeps plan reads cheap.
+    return () if text == "[]" else tuple(json.loads(text))
+
+
 def _event(row: sqlite3.Row) -> Event:
     return Event(
         seq=row["seq"],
@@ -152,43 +158,45 @@ def _event(row: sqlite3.Row) -> Event:
     )
 
 
-def _step(row: sqlite3.Row) -> PlanItem:
+# Plan rows are read on every task read, so they are selected in PlanItem's field order
+# and unpacked by position: several times faster than building them by column name.
+_STEP_COLUMNS = ", ".join(PlanItem._fields)
+_STEP_STATUS = {s.value: s for s in StepStatus}
+
+
+def _step(row: sqlite3.Row | tuple[Any, ...]) -> PlanItem:
+    (
+        id, space, task_id, ordinal, title, status, started_at, completed_at,
+        duration, summary, issue, depends_on, removed, created_at, updated_at,
+    ) = row  # fmt: skip
     return PlanItem(
-        id=row["id"],
-        space=row["space"],
-        task_id=row["task_id"],
-        ordinal=row["ordinal"],
-        title=row["title"],
-        status=StepStatus(row["status"]),
-        started_at=row["started_at"],
-        completed_at=row["completed_at"],
-        duration_seconds=row["duration_seconds"],
-        summary=row["summary"],
-        active_issue=row["active_issue"],
-        depends_on=tuple(codec.loads(row["depends_on"])),
-        removed=bool(row["removed"]),
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-    )
+        id, space, task_id, ordinal, title, _STEP_STATUS[status], started_at, completed_at,
+        duration, summary, issue, _ids(depends_on), bool(removed), created_at, updated_at,
+    )  # fmt: skip
 
 
-def _task(row: sqlite3.Row, plan: tuple[PlanItem, ...]) -> Task:
+# Task fields in Task's order (all but the plan), selected by position like steps.
+_TASK_FIELDS = Task._fields[:-1]
+_TASK_COLUMNS = ", ".join(_TASK_FIELDS)
+_TASK_STATUS = {s.value: s for s in TaskStatus}
+_TASK_WITH_PLAN = (
+    f"SELECT {', '.join('t.' + c for c in _TASK_FIELDS)},"
+    f" {', '.join('p.' + c for c in PlanItem._fields)}"
+    " FROM tasks t LEFT JOIN plan_items p ON p.task_id = t.id AND p.removed = 0"
+    " WHERE t.id = ? AND t.space = ? ORDER BY p.ordinal"
+)
+
+
+def _task(row: sqlite3.Row | tuple[Any, ...], plan: tuple[PlanItem, ...]) -> Task:
+    (
+        id, space, name, goal, workspace, status, archived, metadata, plan_version,
+        last_replanned_at, created_at, updated_at, completed_at,
+    ) = row  # fmt: skip
     return Task(
-        id=row["id"],
-        space=row["space"],
-        name=row["name"],
-        goal=row["goal"],
-        workspace=row["workspace"],
-        status=TaskStatus(row["status"]),
-        archived=bool(row["archived"]),
-        metadata=codec.loads(row["metadata"]),
-        plan_version=row["plan_version"],
-        last_replanned_at=row["last_replanned_at"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        completed_at=row["completed_at"],
-        plan=plan,
-    )
+        id, space, name, goal, workspace, _TASK_STATUS[status], bool(archived),
+        {} if metadata == "{}" else codec.loads(metadata), plan_version, last_replanned_at,
+        created_at, updated_at, completed_at, plan,
+    )  # fmt: skip
 
 
 def _action(row: sqlite3.Row) -> Action:
@@ -247,6 +255,7 @@ class SQLiteStore:
         self._lock = threading.RLock()
         self._depth = 0
         self._writing = False
+        self._touched: set[tuple[str, str]] = set()
         try:
             self._guard(lambda: migrate(self._conn))
         except BaseException:
@@ -282,6 +291,7 @@ class SQLiteStore:
                 return
             self._guard(lambda: self._conn.execute("BEGIN IMMEDIATE" if write else "BEGIN"))
             self._depth, self._writing = 1, write
+            self._touched.clear()
             try:
                 yield
             except BaseException:
@@ -330,7 +340,7 @@ class SQLiteStore:
             data=data,
             created_at=created_at,
         )
-        self._guard(lambda: projection.apply(self._conn, event))
+        self._guard(lambda: projection.apply(self._conn, event, self._touched))
         return event
 
     def close(self) -> None:
@@ -354,43 +364,40 @@ class SQLiteStore:
         key = ident.strip().lower()
         if not is_id_prefix(key):
             raise NotFoundError(kind, ident, hint)
-        with self.transaction():
-            exact = self._rows(
-                f"SELECT id FROM {table} WHERE id = ? AND space = ?", (key, self.space)
-            )
-            if exact:
-                return str(exact[0]["id"])
-            # Ids use only [0-9a-z]; '~' sorts after all of them, bounding the prefix range.
-            rows = self._rows(
-                f"SELECT id FROM {table} WHERE id > ? AND id < ? AND space = ?"
-                " ORDER BY id LIMIT 51",
-                (key, key + "~", self.space),
-            )
+        # Ids use only [0-9a-z]; '~' sorts after all of them, bounding the prefix range,
+        # so one indexed query finds an exact match and every candidate at once.
+        rows = self._rows(
+            f"SELECT id FROM {table} WHERE id >= ? AND id < ? AND space = ? ORDER BY id LIMIT 51",
+            (key, key + "~", self.space),
+        )
         if not rows:
             raise NotFoundError(kind, ident, hint)
-        if len(rows) > 1:
+        if len(rows) > 1 and rows[0]["id"] != key:
             raise AmbiguousIdError(kind, ident, [r["id"] for r in rows])
         return str(rows[0]["id"])
 
     def get_plan(self, task_id: str, *, include_removed: bool = False) -> tuple[PlanItem, ...]:
         """Return a task's steps in plan order; removed steps last when asked for."""
-        where = "" if include_removed else " AND removed = 0"
+        # Current steps have unique ordinals; removed ones (ordinal NULL) follow by time.
+        where = (
+            " ORDER BY removed, ordinal, updated_at"
+            if include_removed
+            else (" AND removed = 0 ORDER BY ordinal")
+        )
         rows = self._rows(
-            f"SELECT * FROM plan_items WHERE task_id = ? AND space = ?{where}"
-            " ORDER BY removed, ordinal, updated_at",
+            f"SELECT {_STEP_COLUMNS} FROM plan_items WHERE task_id = ? AND space = ?{where}",
             (task_id, self.space),
         )
         return tuple(_step(r) for r in rows)
 
     def get_task(self, task_id: str) -> Task:
-        """Return one task with its current plan."""
-        with self.transaction():
-            rows = self._rows(
-                "SELECT * FROM tasks WHERE id = ? AND space = ?", (task_id, self.space)
-            )
-            if not rows:
-                raise NotFoundError("task", task_id)
-            return _task(rows[0], self.get_plan(task_id))
+        """Return one task with its current plan (one query: the task joined to its steps)."""
+        rows = self._rows(_TASK_WITH_PLAN, (task_id, self.space))
+        if not rows:
+            raise NotFoundError("task", task_id)
+        width = len(_TASK_FIELDS)
+        plan = tuple(_step(r[width:]) for r in rows if r[width] is not None)
+        return _task(rows[0][:width], plan)
 
     def get_task_status(self, task_id: str) -> TaskStatus:
         """Return just a task's status: the hot write path's only check."""
@@ -405,7 +412,7 @@ class SQLiteStore:
         self, statuses: tuple[TaskStatus, ...] = (), *, include_archived: bool = False
     ) -> list[Task]:
         """Return tasks, most recently updated first, each with its plan."""
-        sql = "SELECT * FROM tasks WHERE space = ?"
+        sql = f"SELECT {_TASK_COLUMNS} FROM tasks WHERE space = ?"
         params: list[Any] = [self.space]
         if statuses:
             sql += f" AND status IN ({', '.join('?' for _ in statuses)})"
@@ -419,7 +426,8 @@ class SQLiteStore:
     def get_step(self, step_id: str) -> PlanItem:
         """Return one plan item by id."""
         rows = self._rows(
-            "SELECT * FROM plan_items WHERE id = ? AND space = ?", (step_id, self.space)
+            f"SELECT {_STEP_COLUMNS} FROM plan_items WHERE id = ? AND space = ?",
+            (step_id, self.space),
         )
         if not rows:
             raise NotFoundError("step", step_id)
