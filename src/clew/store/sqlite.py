@@ -365,9 +365,10 @@ class SQLiteStore:
         if not is_id_prefix(key):
             raise NotFoundError(kind, ident, hint)
         # Ids use only [0-9a-z]; '~' sorts after all of them, bounding the prefix range,
-        # so one indexed query finds an exact match and every candidate at once.
+        # so one indexed query finds an exact match and every candidate at once. The unary
+        # `+` keeps SQLite from choosing an index on space, which would scan the whole space.
         rows = self._rows(
-            f"SELECT id FROM {table} WHERE id >= ? AND id < ? AND space = ? ORDER BY id LIMIT 51",
+            f"SELECT id FROM {table} WHERE id >= ? AND id < ? AND +space = ? ORDER BY id LIMIT 51",
             (key, key + "~", self.space),
         )
         if not rows:
