@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -60,3 +62,32 @@ def cli(db: Path, capsys: pytest.CaptureFixture[str]) -> Callable[..., Result]:
         return Result(code, captured.out, captured.err)
 
     return run
+
+
+def run_in_lockstep(scripts: Sequence[Sequence[str]]) -> list[tuple[int, str, str]]:
+    """Run Python scripts (code, then its arguments) as processes that each print "ready",
+    then wait for "go": all start writing at the same moment. Return (code, out, err)s."""
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", *script],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for script in scripts
+    ]
+    try:
+        for proc in procs:  # every process has the store open before any starts writing
+            assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+        for proc in procs:
+            assert proc.stdin is not None
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        results = [proc.communicate(timeout=60) for proc in procs]
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    return [(proc.returncode, out, err) for proc, (out, err) in zip(procs, results, strict=True)]

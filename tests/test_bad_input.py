@@ -24,7 +24,7 @@ import clew
 from clew.cli import main
 from clew.ids import ALPHABET
 from clew.models import AddStep, MoveStep, RemoveStep, RenameStep
-from tests.conftest import Result
+from tests.conftest import Result, run_in_lockstep
 
 Cli = Callable[..., Result]
 TEN_MB = 10 * 1024 * 1024
@@ -754,31 +754,9 @@ def test_two_processes_writing_at_once_through_the_cli(tmp_path: Path) -> None:
     with clew.open(db) as mem:
         task_id = mem.create_task("Shared", ["One"]).id
         mem.add_message(task_id, "first")
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", CLI_WRITER, str(db), task_id, name],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for name in ("a", "b")
-    ]
-    try:
-        for proc in procs:
-            assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
-        for proc in procs:
-            assert proc.stdin is not None
-            proc.stdin.write("go\n")
-            proc.stdin.flush()
-        results = [proc.communicate(timeout=60) for proc in procs]
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate()
-    for proc, (_, err) in zip(procs, results, strict=True):
-        assert proc.returncode == 0 and err == "", err
+    results = run_in_lockstep([[CLI_WRITER, str(db), task_id, name] for name in ("a", "b")])
+    for code, _, err in results:
+        assert code == 0 and err == "", err
     with clew.open(db) as mem:
         wanted = {f"{name}:{n}" for name in "ab" for n in range(40)}
         messages = [m.content for m in mem.list_messages(task_id)]

@@ -24,6 +24,7 @@ import pytest
 import clew
 from clew.models import AddStep
 from clew.store import sqlite as sqlite_store
+from tests.conftest import run_in_lockstep
 
 WORKERS = 3
 MESSAGES = 200
@@ -67,33 +68,13 @@ print(json.dumps(written))
 def start_writers(db: Path, count: int, own: list[str], shared: str) -> list[dict[str, Any]]:
     """Run `count` writer processes that start writing at the same moment."""
     counts = [str(MESSAGES), str(ACTIONS)]
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(db), f"w{i}", own[i], shared, *counts],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for i in range(count)
-    ]
-    try:
-        for proc in procs:  # every writer has the store open before any starts writing
-            assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
-        for proc in procs:
-            assert proc.stdin is not None
-            proc.stdin.write("go\n")
-            proc.stdin.flush()
-        results = [proc.communicate(timeout=60) for proc in procs]
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate()
-    for proc, (_, err) in zip(procs, results, strict=True):
-        assert proc.returncode == 0, err
+    results = run_in_lockstep(
+        [[WRITER, str(db), f"w{i}", own[i], shared, *counts] for i in range(count)]
+    )
+    for code, _, err in results:
+        assert code == 0, err
         assert "locked" not in err and "Traceback" not in err
-    return [json.loads(out) for out, _ in results]
+    return [json.loads(out) for _, out, _ in results]
 
 
 def test_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:

@@ -49,6 +49,15 @@ def _print_json(value: Any) -> None:
     print(json.dumps(to_jsonable(value), indent=2, ensure_ascii=False))
 
 
+def _show(args: argparse.Namespace, value: Any, text: str) -> int:
+    """Print `value` as JSON under --json, else `text`; return the success exit code."""
+    if args.json:
+        _print_json(value)
+    else:
+        print(text)
+    return 0
+
+
 def _now() -> Any:
     from clew.clock import utcnow
 
@@ -134,11 +143,7 @@ def cmd_task_new(args: argparse.Namespace) -> int:
             workspace=args.workspace,
             metadata=_meta(args.meta),
         )
-    if args.json:
-        _print_json(task)
-    else:
-        print(task.id)
-    return 0
+    return _show(args, task, task.id)
 
 
 def cmd_task_list(args: argparse.Namespace) -> int:
@@ -246,11 +251,7 @@ def cmd_task_action(args: argparse.Namespace) -> int:
             status=args.status,
             step=_step_ref(args.step),
         )
-    if args.json:
-        _print_json(action)
-    else:
-        print(action.id)
-    return 0
+    return _show(args, action, action.id)
 
 
 def cmd_task_finish(args: argparse.Namespace) -> int:
@@ -266,11 +267,7 @@ def cmd_task_finish(args: argparse.Namespace) -> int:
             output=_json_arg(args.output, "--output"),
             summary=args.summary,
         )
-    if args.json:
-        _print_json(action)
-    else:
-        print(f"{action.id} {action.status.value}")
-    return 0
+    return _show(args, action, f"{action.id} {action.status.value}")
 
 
 def cmd_task_output(args: argparse.Namespace) -> int:
@@ -296,11 +293,7 @@ def cmd_task_output(args: argparse.Namespace) -> int:
 def cmd_task_log(args: argparse.Namespace) -> int:
     with _open(args) as mem:
         log = mem.log_action(args.action, args.text, type=args.type)
-    if args.json:
-        _print_json(log)
-    else:
-        print(log.id)
-    return 0
+    return _show(args, log, log.id)
 
 
 def cmd_task_replan(args: argparse.Namespace) -> int:
@@ -338,21 +331,13 @@ def _position(text: str) -> int:
 def cmd_task_where(args: argparse.Namespace) -> int:
     with _open(args) as mem:
         brief = mem.where(args.id)
-    if args.json:
-        _print_json(brief)
-    else:
-        print(brief.text)
-    return 0
+    return _show(args, brief, brief.text)
 
 
 def cmd_task_archive(args: argparse.Namespace) -> int:
     with _open(args) as mem:
         task = mem.archive_task(args.id, archived=not args.undo)
-    if args.json:
-        _print_json(task)
-    else:
-        print(f"{task.id} {'archived' if task.archived else 'unarchived'}")
-    return 0
+    return _show(args, task, f"{task.id} {'archived' if task.archived else 'unarchived'}")
 
 
 def _duration(text: str) -> float | None:
