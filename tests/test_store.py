@@ -95,6 +95,9 @@ def busy_store(mem: clew.Memory) -> clew.Memory:
     mem.update_task(task.id, message="m", step=1, step_status="completed")
     action = mem.record_action(task.id, command="ls", exit_code=0, stdout=b"\xff")
     mem.log_action(action.id, "log")
+    error = mem.add_error(task.id, "disk full", step=2, tags=["io"])
+    mem.resolve(error.id, "freed 2 GB")
+    mem.record_files(task.id, created=["a.py"], modified=["a.py", "b.py"])
     assert mem.verify().ok
     return mem
 
@@ -106,6 +109,8 @@ def busy_store(mem: clew.Memory) -> clew.Memory:
         ("UPDATE tasks SET status = 'completed'", "tasks", "status"),
         ("UPDATE actions SET stdout = x'fe'", "actions", "stdout"),
         ("DELETE FROM action_logs", "action_logs", "*"),
+        ("UPDATE entries SET resolution = 'forged'", "entries", "resolution"),
+        ("UPDATE task_files SET modifications = 9", "task_files", "modifications"),
         (
             "INSERT INTO task_messages SELECT 'zzzzzzzzzz', space, task_id, role, type,"
             " 'injected', created_at FROM task_messages",
@@ -132,6 +137,8 @@ def test_verify_counts_rows_of_every_projection(busy_store: clew.Memory) -> None
         "actions": 1,
         "action_logs": 1,
         "task_messages": 1,
+        "entries": 1,
+        "task_files": 2,
     }
     assert report.events == len(busy_store.journal())
 

@@ -27,13 +27,18 @@ if TYPE_CHECKING:
         ValidationError,
     )
     from clew.memory import Memory
+    from clew.mirror import MirrorWarning
     from clew.models import (
         Action,
         ActionLog,
         ActionStatus,
         ActionType,
         AddStep,
+        Entry,
+        EntryStatus,
+        EntryType,
         Event,
+        FileChanges,
         Message,
         MessageRole,
         MessageType,
@@ -59,17 +64,24 @@ __all__ = [
     "AsyncMemory",
     "Brief",
     "ClewError",
+    "Entry",
+    "EntryStatus",
+    "EntryType",
     "Event",
+    "FileChanges",
     "InvalidTransitionError",
     "Memory",
     "Message",
     "MessageRole",
     "MessageType",
+    "MirrorWarning",
     "MoveStep",
     "NotFoundError",
     "PlanItem",
+    "Primer",
     "RemoveStep",
     "RenameStep",
+    "State",
     "StepStatus",
     "StoreBusyError",
     "StoreError",
@@ -88,6 +100,9 @@ _LAZY = {
     "AsyncMemory": "clew.aio",
     "Brief": "clew.brief",
     "Memory": "clew.memory",
+    "MirrorWarning": "clew.mirror",
+    "Primer": "clew.working",
+    "State": "clew.state",
     **dict.fromkeys(
         [
             "AmbiguousIdError",
@@ -107,7 +122,11 @@ _LAZY = {
             "ActionStatus",
             "ActionType",
             "AddStep",
+            "Entry",
+            "EntryStatus",
+            "EntryType",
             "Event",
+            "FileChanges",
             "Message",
             "MessageRole",
             "MessageType",
@@ -144,21 +163,38 @@ def open(  # clew.open mirrors the builtin on purpose: it opens a store
     space: str | None = None,
     busy_timeout: float = 5.0,
     clock: Clock | None = None,
+    state_budget: int | None = None,
+    mirror: bool | None = None,
 ) -> Memory:
     """Open (creating if needed) the store at `path` and return its Memory.
 
     Without a path the store is found like git finds `.git`: $CLEW_DB, then the
     nearest `.clew/` upward from the working directory, then a per-user default.
+    `state_budget` (tokens for the task state; $CLEW_STATE_BUDGET) and `mirror` (write
+    tasks/<id>/state.yaml and journal.jsonl beside the store; $CLEW_MIRROR) default to
+    the environment, then the store's config.toml.
     """
-    from clew import checks
+    from clew import checks, config
     from clew.clock import utcnow
     from clew.location import resolve_space, resolve_store
     from clew.memory import Memory
     from clew.store import open_store
 
     chosen = checks.name(resolve_space(space), "space")
-    store = open_store(resolve_store(path), chosen, busy_timeout)
-    return Memory(store, clock=clock or utcnow)
+    location = resolve_store(path)
+    if state_budget is None:
+        state_budget = config.setting(location, "state", "budget", "CLEW_STATE_BUDGET")
+    budget = None if state_budget is None else checks.budget(state_budget, "state budget")
+    if mirror is None:
+        mirror = config.flag(
+            config.setting(location, "state", "mirror", "CLEW_MIRROR", False), "mirror"
+        )
+    store = open_store(location, chosen, busy_timeout)
+    try:
+        return Memory(store, clock=clock or utcnow, state_budget=budget, mirror=mirror)
+    except BaseException:
+        store.close()
+        raise
 
 
 def open_async(
@@ -167,8 +203,19 @@ def open_async(
     space: str | None = None,
     busy_timeout: float = 5.0,
     clock: Clock | None = None,
+    state_budget: int | None = None,
+    mirror: bool | None = None,
 ) -> AsyncMemory:
     """Open the store like `open` and return the AsyncMemory over it."""
     from clew.aio import AsyncMemory
 
-    return AsyncMemory(open(path, space=space, busy_timeout=busy_timeout, clock=clock))
+    return AsyncMemory(
+        open(
+            path,
+            space=space,
+            busy_timeout=busy_timeout,
+            clock=clock,
+            state_budget=state_budget,
+            mirror=mirror,
+        )
+    )

@@ -21,13 +21,14 @@ from clew.memory import Memory
 
 P = ParamSpec("P")
 R = TypeVar("R")
+S = TypeVar("S")  # the mixin a method is defined on; Memory inherits them all
 
 
 def _off_loop(
-    method: Callable[Concatenate[Memory, P], R],
+    method: Callable[Concatenate[S, P], R],
 ) -> Callable[Concatenate[AsyncMemory, P], Coroutine[Any, Any, R]]:
     async def run(self: AsyncMemory, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        call = functools.partial(method, self.sync, *args, **kwargs)
+        call = functools.partial(method, self.sync, *args, **kwargs)  # type: ignore[arg-type]
         context = contextvars.copy_context()  # carries a correlation id set by the caller
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, context.run, call)
@@ -88,6 +89,21 @@ class AsyncMemory:
     list_actions = _off_loop(Memory.list_actions)
     log_action = _off_loop(Memory.log_action)
     list_action_logs = _off_loop(Memory.list_action_logs)
+    add_entry = _off_loop(Memory.add_entry)
+    add_decision = _off_loop(Memory.add_decision)
+    add_error = _off_loop(Memory.add_error)
+    add_finding = _off_loop(Memory.add_finding)
+    add_constraint = _off_loop(Memory.add_constraint)
+    add_question = _off_loop(Memory.add_question)
+    resolve = _off_loop(Memory.resolve)
+    get_entry = _off_loop(Memory.get_entry)
+    list_entries = _off_loop(Memory.list_entries)
+    record_files = _off_loop(Memory.record_files)
+    file_changes = _off_loop(Memory.file_changes)
+    snapshot = _off_loop(Memory.snapshot)
+    state = _off_loop(Memory.state)
     where = _off_loop(Memory.where)
+    workspace_tasks = _off_loop(Memory.workspace_tasks)
+    prime = _off_loop(Memory.prime)
     journal = _off_loop(Memory.journal)
     verify = _off_loop(Memory.verify)

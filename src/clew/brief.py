@@ -1,11 +1,19 @@
 """The "where was I?" brief: a short, deterministic answer built from records.
 
-Pure: it takes a task, its newest messages and actions and the current time,
-and returns values; the same inputs always give the same text.
+Pure: it takes a task, its newest messages, actions and entries and the current time,
+and returns values; the same inputs always give the same text. The text stays within
+`BRIEF_BUDGET` tokens: it is built in shapes from full to terse (`SHAPES`) and the first
+that fits is used, so the essentials (status, completed, current and next step) come
+through whatever the content.
+
+Plan-progress inference (seed 001) reads the messages for signs that a step is done
+("Step 4 done", or a completion word plus most of the step's words); its findings are
+shown as suggestions and never change a step's status.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import datetime
 from typing import NamedTuple
@@ -15,15 +23,18 @@ from clew.models import (
     FINISHED_STEP_STATUSES,
     Action,
     ActionStatus,
+    ActionType,
+    Entry,
     Message,
     PlanItem,
     StepStatus,
     Task,
 )
+from clew.tokens import TokenCounter
 
+BRIEF_BUDGET = 300
 NEXT_STEPS_SHOWN = 3
-TITLE_CHARS = 80
-QUOTE_CHARS = 160
+INFERENCE_MESSAGES = 200  # the newest messages the inference reads
 
 
 class StepRef(NamedTuple):
@@ -31,6 +42,14 @@ class StepRef(NamedTuple):
     title: str
     status: str
     started_at: str | None = None
+
+
+class Suggestion(NamedTuple):
+    """A step the messages say is done while its status says otherwise."""
+
+    step: int
+    title: str
+    message: str
 
 
 class Brief(NamedTuple):
@@ -47,7 +66,31 @@ class Brief(NamedTuple):
     last_update: str | None
     last_update_at: str | None
     recent_failures: tuple[str, ...]
+    open_errors: tuple[str, ...]
+    decisions: tuple[str, ...]
+    waits: tuple[str, ...]
+    suggestions: tuple[Suggestion, ...]
     text: str
+    tokens: int
+
+
+class _Shape(NamedTuple):
+    quote: int  # characters of quoted text (messages, errors, decisions)
+    title: int  # characters of a step title
+    keep: int  # lines with a priority above this are left out
+    completed_titles: bool = True
+    next_steps: int = NEXT_STEPS_SHOWN
+
+
+SHAPES = (
+    _Shape(160, 80, 9),
+    _Shape(120, 70, 9),
+    _Shape(100, 60, 6),
+    _Shape(80, 50, 4),
+    _Shape(60, 40, 3),
+    _Shape(40, 30, 1, completed_titles=False, next_steps=1),
+    _Shape(20, 12, 0, completed_titles=False, next_steps=1),
+)
 
 
 def clip(text: str, limit: int) -> str:
@@ -73,10 +116,6 @@ def number_ranges(numbers: Sequence[int]) -> str:
     return ", ".join(parts)
 
 
-def _ref(number: int, step: PlanItem) -> StepRef:
-    return StepRef(number, clip(step.title, TITLE_CHARS), step.status.value, step.started_at)
-
-
 def current_step(plan: Sequence[PlanItem]) -> tuple[int, PlanItem] | None:
     """Return the step being worked on: the first active one, else the first pending one."""
     for wanted in (StepStatus.ACTIVE, StepStatus.PENDING):
@@ -86,78 +125,217 @@ def current_step(plan: Sequence[PlanItem]) -> tuple[int, PlanItem] | None:
     return None
 
 
-def _failure_line(action: Action, now: datetime) -> str:
-    what = f"`{clip(action.command, 80)}`" if action.command else clip(action.summary, 80)
+# -- plan-progress inference (seed 001) ------------------------------------------------------
+
+_SIGNALS = frozenset({"done", "completed", "complete", "finished", "✓", "✔", "succeeded"})
+_NEGATIONS = frozenset({"not", "never", "isn't", "wasn't", "haven't", "hasn't", "no"})
+_STOPWORDS = frozenset({"the", "a", "an", "to", "and", "or", "of", "in", "on", "for", "with"})
+_WORD = re.compile(r"[\w'✓✔]+")
+_STEP_NUMBER = re.compile(r"\bstep\s*#?(\d+)\b", re.IGNORECASE)
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def _says_done(words: Sequence[str]) -> bool:
+    """A completion word not right after a negation ("not done" is not done)."""
+    return any(
+        w in _SIGNALS and (i == 0 or words[i - 1] not in _NEGATIONS) for i, w in enumerate(words)
+    )
+
+
+def infer_completed(plan: Sequence[PlanItem], messages: Sequence[Message]) -> dict[int, str]:
+    """Return {step number: the message that suggests it is done}, from messages alone.
+
+    A message counts when it says something is done and either names steps ("step 4
+    done": those steps only) or shares at least half of a step title's words, and at
+    least two of them unless the title has one (seed 001's rule, made stricter so that
+    one shared word like "image" does not mark every image step).
+    """
+    found: dict[int, str] = {}
+    titles = [set(_words(s.title)) - _STOPWORDS for s in plan]
+    for message in sorted(messages, key=lambda m: m.created_at):
+        words = _words(message.content)
+        if not _says_done(words):
+            continue
+        named = {int(n) for n in _STEP_NUMBER.findall(message.content)}
+        present = set(words)
+        for number, title_words in enumerate(titles, 1):
+            if named:
+                hit = number in named
+            else:
+                overlap = len(title_words & present)
+                need = max(0.5 * len(title_words), min(2, len(title_words)))
+                hit = bool(title_words) and overlap >= need
+            if hit:
+                found.setdefault(number, message.content)
+    return found
+
+
+def suggestions(plan: Sequence[PlanItem], messages: Sequence[Message]) -> tuple[Suggestion, ...]:
+    """Steps the messages suggest are done but whose status is not finished."""
+    return tuple(
+        Suggestion(n, plan[n - 1].title, text)
+        for n, text in sorted(infer_completed(plan, messages).items())
+        if plan[n - 1].status not in (StepStatus.COMPLETED, StepStatus.SKIPPED)
+    )
+
+
+# -- the brief --------------------------------------------------------------------------------
+
+
+def _failure_line(action: Action, now: datetime, quote: int) -> str:
+    what = f"`{clip(action.command, quote // 2)}`" if action.command else clip(action.summary, 80)
     code = f" exited {action.exit_code}" if action.exit_code is not None else " failed"
     detail = ""
     for stream in (action.stderr, action.stdout):
         if isinstance(stream, str) and stream.strip():
-            detail = ": " + clip(stream.strip().splitlines()[-1], 120)
+            detail = ": " + clip(stream.strip().splitlines()[-1], quote)
             break
     return f"{what}{code} ({ago(action.created_at, now)}){detail}"
 
 
-def build_brief(
-    task: Task, messages: Sequence[Message], actions: Sequence[Action], now: datetime
-) -> Brief:
-    """Answer "where was I?" for `task`; messages and actions come newest first."""
-    plan = task.plan
-    completed = tuple(_ref(n, s) for n, s in enumerate(plan, 1) if s.status is StepStatus.COMPLETED)
-    failed = tuple(_ref(n, s) for n, s in enumerate(plan, 1) if s.status is StepStatus.FAILED)
-    found = current_step(plan)
-    current = _ref(*found) if found else None
-    after = found[0] if found else 0
-    upcoming = tuple(
-        _ref(n, s)
-        for n, s in enumerate(plan, 1)
-        if n > after
-        and s.status not in FINISHED_STEP_STATUSES
-        and s.status is not StepStatus.ACTIVE
-    )[:NEXT_STEPS_SHOWN]
-    failures = tuple(_failure_line(a, now) for a in actions if a.status is ActionStatus.FAILED)[:3]
-    last = messages[0] if messages else None
+class _Facts(NamedTuple):
+    """Everything the brief says, before it is put into words."""
 
-    lines = [f"Task {task.name!r} ({task.id}) is {task.status.value}, plan v{task.plan_version}."]
+    completed: tuple[tuple[int, PlanItem], ...]
+    failed: tuple[tuple[int, PlanItem], ...]
+    current: tuple[int, PlanItem] | None
+    upcoming: tuple[tuple[int, PlanItem], ...]
+    last: Message | None
+    failures: tuple[Action, ...]
+    open_errors: tuple[Entry, ...]
+    decisions: tuple[Entry, ...]
+    waits: tuple[Action, ...]
+    suggestions: tuple[Suggestion, ...]
+
+
+def _lines(task: Task, facts: _Facts, shape: _Shape, now: datetime) -> list[tuple[int, str]]:
+    """The brief's lines, each with its priority (0 = always kept)."""
+    q, t = shape.quote, shape.title
+    plan = task.plan
+    head = f"Task {clip(task.name, t)!r} ({task.id}) is {task.status.value}"
+    out: list[tuple[int, str]] = [(0, f"{head}, plan v{task.plan_version}.")]
     if task.goal:
-        lines.append(f"Goal: {clip(task.goal, QUOTE_CHARS)}")
+        out.append((5, f"Goal: {clip(task.goal, q)}"))
     if not plan:
-        lines.append("It has no plan steps.")
-    elif completed:
-        numbers = number_ranges([s.number for s in completed])
-        titles = "; ".join(s.title for s in completed[-3:])
-        more = f" (last: {titles})" if len(completed) > 3 else f": {titles}"
-        lines.append(f"Completed steps {numbers} of {len(plan)}{more}.")
+        out.append((0, "It has no plan steps."))
+    elif facts.completed:
+        numbers = number_ranges([n for n, _ in facts.completed])
+        if shape.completed_titles:
+            titles = "; ".join(clip(s.title, t) for _, s in facts.completed[-3:])
+            more = f" (last: {titles})" if len(facts.completed) > 3 else f": {titles}"
+        else:
+            more = ""
+        out.append((0, f"Completed steps {numbers} of {len(plan)}{more}."))
     else:
-        lines.append(f"No step of {len(plan)} is completed yet.")
-    for s in failed:
-        lines.append(f"Failed: step {s.number} — {s.title}.")
-    if current and current.status == StepStatus.ACTIVE.value:
-        since = f", started {ago(current.started_at, now)}" if current.started_at else ""
-        lines.append(f"Current: step {current.number} — {current.title} (active{since}).")
-    elif current:
-        lines.append(f"No step is in progress; next up is step {current.number} — {current.title}.")
+        out.append((0, f"No step of {len(plan)} is completed yet."))
+    for n, s in facts.failed:
+        out.append((1, f"Failed: step {n} — {clip(s.title, t)}."))
+    if facts.current and facts.current[1].status is StepStatus.ACTIVE:
+        n, s = facts.current
+        since = f", started {ago(s.started_at, now)}" if s.started_at else ""
+        out.append((0, f"Current: step {n} — {clip(s.title, t)} (active{since})."))
+        if s.active_issue:
+            out.append((2, f"Its issue: {clip(s.active_issue, q)}"))
+    elif facts.current:
+        n, s = facts.current
+        out.append((0, f"No step is in progress; next up is step {n} — {clip(s.title, t)}."))
     elif plan:
-        lines.append("Every step is finished.")
-    if last:
-        lines.append(
-            f'Last update {ago(last.created_at, now)}: "{clip(last.content, QUOTE_CHARS)}"'
+        out.append((0, "Every step is finished."))
+    if facts.last:
+        m = facts.last
+        out.append((2, f'Last update {ago(m.created_at, now)}: "{clip(m.content, q)}"'))
+    for e in facts.open_errors:
+        out.append((2, f"Open error {e.id}: {clip(e.summary, q)}"))
+    for a in facts.waits:
+        what = clip(a.summary, q)
+        out.append((3, f"Waiting: {what} (since {ago(a.created_at, now)})."))
+    for a in facts.failures:
+        out.append((4, f"Recent failure: {_failure_line(a, now, q)}"))
+    for e in facts.decisions:
+        out.append((6, f"Decided: {clip(e.summary, q)}"))
+    for hint in facts.suggestions:
+        status = plan[hint.step - 1].status.value
+        quote = clip(hint.message, q // 2)
+        out.append(
+            (7, f'Messages suggest step {hint.step} is done: "{quote}" (its status is {status}).')
         )
-    for line in failures:
-        lines.append(f"Recent failure: {line}")
+    upcoming = facts.upcoming[: shape.next_steps]
     if upcoming:
-        nexts = "; ".join(f"step {s.number} — {s.title}" for s in upcoming)
-        lines.append(f"Next: {nexts}.")
+        nexts = "; ".join(f"step {n} — {clip(s.title, t)}" for n, s in upcoming)
+        out.append((0, f"Next: {nexts}."))
+    return out
+
+
+def build_brief(
+    task: Task,
+    messages: Sequence[Message],
+    actions: Sequence[Action],
+    now: datetime,
+    *,
+    open_errors: Sequence[Entry] = (),
+    decisions: Sequence[Entry] = (),
+    counter: TokenCounter | None = None,
+    budget: int = BRIEF_BUDGET,
+) -> Brief:
+    """Answer "where was I?" for `task`; messages, actions and entries come newest first."""
+    plan = task.plan
+    numbered = tuple(enumerate(plan, 1))
+    found = current_step(plan)
+    after = found[0] if found else 0
+    facts = _Facts(
+        completed=tuple(x for x in numbered if x[1].status is StepStatus.COMPLETED),
+        failed=tuple(x for x in numbered if x[1].status is StepStatus.FAILED),
+        current=found,
+        upcoming=tuple(
+            x
+            for x in numbered
+            if x[0] > after
+            and x[1].status not in FINISHED_STEP_STATUSES
+            and x[1].status is not StepStatus.ACTIVE
+        )[:NEXT_STEPS_SHOWN],
+        last=messages[0] if messages else None,
+        failures=tuple(a for a in actions if a.status is ActionStatus.FAILED)[:3],
+        open_errors=tuple(open_errors)[:3],
+        decisions=tuple(decisions)[:3],
+        waits=tuple(
+            a for a in actions if a.type is ActionType.WAIT and a.status is ActionStatus.STARTED
+        )[:3],
+        suggestions=suggestions(plan, messages),
+    )
+    text, tokens, shape = "", 0, SHAPES[-1]
+    for shape in SHAPES:
+        lines = [line for rank, line in _lines(task, facts, shape, now) if rank <= shape.keep]
+        if counter is None:
+            text, tokens = "\n".join(lines), 0
+            break
+        count = counter.count(lines, budget)
+        text, tokens = "\n".join(lines), count.tokens
+        if count.tokens <= budget:
+            break
+
+    def ref(item: tuple[int, PlanItem]) -> StepRef:
+        n, s = item
+        return StepRef(n, clip(s.title, shape.title), s.status.value, s.started_at)
+
     return Brief(
         task_id=task.id,
         name=task.name,
         status=task.status.value,
         plan_version=task.plan_version,
-        completed=completed,
-        failed=failed,
-        current=current,
-        next=upcoming,
-        last_update=last.content if last else None,
-        last_update_at=last.created_at if last else None,
-        recent_failures=failures,
-        text="\n".join(lines),
+        completed=tuple(ref(x) for x in facts.completed),
+        failed=tuple(ref(x) for x in facts.failed),
+        current=ref(found) if found else None,
+        next=tuple(ref(x) for x in facts.upcoming),
+        last_update=facts.last.content if facts.last else None,
+        last_update_at=facts.last.created_at if facts.last else None,
+        recent_failures=tuple(_failure_line(a, now, 160) for a in facts.failures),
+        open_errors=tuple(f"{e.id}: {e.summary}" for e in facts.open_errors),
+        decisions=tuple(e.summary for e in facts.decisions),
+        waits=tuple(a.summary for a in facts.waits),
+        suggestions=facts.suggestions,
+        text=text,
+        tokens=tokens,
     )

@@ -14,6 +14,7 @@ from clew.models import Output
 E = TypeVar("E", bound=StrEnum)
 
 MAX_NAME_CHARS = 1_000
+MAX_TEXT_CHARS = 1_000_000  # a message, a summary, an entry: longer belongs in a detail
 
 
 def text(value: object, field: str, *, max_chars: int | None = None) -> str:
@@ -115,3 +116,31 @@ def duration(value: object, field: str) -> float | None:
     if value < 0:
         raise ValidationError(f"{field} cannot be negative ({value})")
     return float(value)
+
+
+def budget(value: object, field: str = "budget") -> int:
+    """Return a token budget within what a render can honour, or raise."""
+    from clew.state import MAX_BUDGET, MIN_BUDGET
+
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValidationError(f"{field} must be a whole number of tokens, not {value!r}")
+    if not MIN_BUDGET <= value <= MAX_BUDGET:
+        raise ValidationError(
+            f"{field} {value} is out of range: use {MIN_BUDGET}-{MAX_BUDGET} tokens"
+        )
+    return value
+
+
+def strings(values: object, field: str) -> tuple[str, ...]:
+    """Return a list of one-line texts (stripped, without duplicates), or raise."""
+    if isinstance(values, str) or not isinstance(values, list | tuple | set | frozenset):
+        raise ValidationError(f"{field} must be a list of texts, not {type(values).__name__}")
+    out: dict[str, None] = {}
+    for value in values:
+        item = name(value, field)
+        if "\n" in item:
+            raise ValidationError(f"{field} {item!r} spans lines; give one line each")
+        out[item] = None
+    return tuple(out)

@@ -170,6 +170,7 @@ def cmd_task_show(args: argparse.Namespace) -> int:
         task = mem.get_task(args.id)
         actions = mem.list_actions(task.id, limit=None if limit is None else limit + 1)
         messages = mem.list_messages(task.id, limit=None if limit is None else limit + 1)
+        entries = mem.list_entries(task.id, limit=limit)
         removed = mem.removed_steps(task.id)
     if args.json:
         _print_json(
@@ -178,6 +179,7 @@ def cmd_task_show(args: argparse.Namespace) -> int:
                 "removed_steps": removed,
                 "actions": actions[:limit],
                 "messages": messages[:limit],
+                "entries": entries,
             }
         )
         return 0
@@ -189,6 +191,7 @@ def cmd_task_show(args: argparse.Namespace) -> int:
             actions[:limit],
             messages[:limit],
             _now(),
+            entries=entries,
             more_actions=more_actions,
             more_messages=more_messages,
         )
@@ -213,6 +216,8 @@ def cmd_task_update(args: argparse.Namespace) -> int:
             name=args.name,
             goal=args.goal,
             workspace=args.workspace,
+            next_objective=args.next,
+            summary=args.progress,
             metadata=_meta(args.meta),
         )
     if args.json:
@@ -372,6 +377,109 @@ def cmd_task_tidy(args: argparse.Namespace) -> int:
     return 0
 
 
+_RECORD_KINDS = ("decision", "error", "finding", "constraint", "question")
+
+
+def cmd_task_record(args: argparse.Namespace) -> int:
+    kind = next(k for k in _RECORD_KINDS if getattr(args, k) is not None)
+    if args.resolution is not None and kind != "error":
+        raise ValidationError(
+            "--resolution goes with --error (resolve questions with `task resolve`)"
+        )
+    detail = args.detail
+    if args.detail_file is not None:
+        detail = _read_text(args.detail_file, "detail")
+    with _open(args) as mem:
+        entry = mem.add_entry(
+            "discovery" if kind == "finding" else kind,
+            getattr(args, kind),
+            task_id=args.id,
+            detail=detail,
+            step=_step_ref(args.step),
+            tags=_tags(args.tags),
+            resolution=args.resolution,
+        )
+    return _show(args, entry, entry.id)
+
+
+def cmd_task_resolve(args: argparse.Namespace) -> int:
+    with _open(args) as mem:
+        entry = mem.resolve(args.entry, args.resolution, task_id=args.id)
+    return _show(args, entry, f"{entry.id} resolved")
+
+
+def cmd_task_files(args: argparse.Namespace) -> int:
+    from clew.views import files_view
+
+    with _open(args) as mem:
+        if args.created or args.modified:
+            changes = mem.record_files(
+                args.id, created=args.created or (), modified=args.modified or ()
+            )
+        else:
+            changes = mem.file_changes(args.id)
+    return _show(args, changes, files_view(changes))
+
+
+def cmd_entries(args: argparse.Namespace) -> int:
+    from clew.views import entry_line
+
+    with _open(args) as mem:
+        entries = mem.list_entries(
+            args.task,
+            type=args.type or None,
+            status=args.status,
+            step=_step_ref(args.step),
+            limit=args.limit,
+        )
+        numbers = {}
+        if args.task is not None:
+            task = mem.get_task(args.task)
+            numbers = {s.id: n for n, s in enumerate(task.plan, 1)}
+    if args.json:
+        _print_json(entries)
+    elif not entries:
+        print("no entries match; record some with `clew task record TASK --decision TEXT`")
+    else:
+        now = _now()
+        for entry in entries:
+            print(entry_line(entry, now, numbers))
+    return 0
+
+
+def cmd_state(args: argparse.Namespace) -> int:
+    with _open(args) as mem:
+        state = mem.state(args.id, budget=args.budget)
+    if args.json:
+        _print_json(state)
+    else:
+        sys.stdout.write(state.text)
+    return 0
+
+
+def cmd_prime(args: argparse.Namespace) -> int:
+    with _open(args) as mem:
+        primer = mem.prime(args.workspace, budget=args.budget, limit=args.limit)
+    if args.json:
+        _print_json(primer)
+    else:
+        sys.stdout.write(primer.text)
+    return 0
+
+
+def _tags(text: str | None) -> list[str]:
+    return [] if not text else [t.strip() for t in text.split(",") if t.strip()]
+
+
+def _read_text(source: str, field: str) -> str:
+    data = _read_output(source, field, [])
+    assert data is not None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValidationError(f"{field} from {source} is not UTF-8 text") from None
+
+
 def cmd_journal(args: argparse.Namespace) -> int:
     from clew.views import event_line
 
@@ -524,6 +632,8 @@ def build_parser() -> Parser:
     p.add_argument("--name", help="rename the task")
     p.add_argument("--goal", help="change the goal")
     p.add_argument("--workspace", help="change the workspace")
+    p.add_argument("--next", metavar="TEXT", help="the next objective (shown in the state)")
+    p.add_argument("--progress", metavar="TEXT", help="a summary of progress so far")
     p.add_argument("--meta", action="append", metavar="KEY=VALUE", help="set metadata (repeatable)")
 
     p = command(
@@ -624,6 +734,47 @@ def build_parser() -> Parser:
     p = command(tasks, "where", cmd_task_where, 'answer "where was I?" for a task')
     p.add_argument("id", help="task id or unambiguous prefix")
 
+    p = command(
+        tasks,
+        "record",
+        cmd_task_record,
+        "record a decision, error, finding, constraint or question; prints its id",
+        "Record one fact about a task, stored once as a typed entry and shown in its state."
+        " Exactly one of --decision, --error, --finding, --constraint, --question.",
+    )
+    p.add_argument("id", help="task id or unambiguous prefix")
+    kinds = p.add_mutually_exclusive_group(required=True)
+    kinds.add_argument("--decision", metavar="TEXT", help="a decision made")
+    kinds.add_argument("--error", metavar="TEXT", help="an error met")
+    kinds.add_argument("--finding", metavar="TEXT", help="something learned (a discovery)")
+    kinds.add_argument("--constraint", metavar="TEXT", help="a constraint the work must respect")
+    kinds.add_argument("--question", metavar="TEXT", help="a question that needs an answer")
+    p.add_argument("--resolution", metavar="TEXT", help="with --error: how it was resolved")
+    p.add_argument("--step", help="the plan step it belongs to (number or id)")
+    p.add_argument("--detail", metavar="TEXT", help="the full detail, verbatim")
+    p.add_argument("--detail-file", metavar="FILE", help="read the detail from FILE ('-': stdin)")
+    p.add_argument("--tags", metavar="A,B", help="comma-separated tags")
+
+    p = command(
+        tasks,
+        "resolve",
+        cmd_task_resolve,
+        "resolve an open error (or answer a question)",
+    )
+    p.add_argument("id", help="task id or unambiguous prefix")
+    p.add_argument("entry", metavar="ERROR_ID", help="the error's (or question's) entry id")
+    p.add_argument("--resolution", required=True, metavar="TEXT", help="how it was resolved")
+
+    p = command(
+        tasks,
+        "files",
+        cmd_task_files,
+        "record files the task created or modified; without options, list them",
+    )
+    p.add_argument("id", help="task id or unambiguous prefix")
+    p.add_argument("--created", nargs="+", metavar="PATH", help="files the task created")
+    p.add_argument("--modified", nargs="+", metavar="PATH", help="files the task modified")
+
     p = command(tasks, "archive", cmd_task_archive, "hide a task from `task list` (kept in full)")
     p.add_argument("id", help="task id or unambiguous prefix")
     p.add_argument("--undo", action="store_true", help="unarchive instead")
@@ -641,6 +792,51 @@ def build_parser() -> Parser:
         "--archive-after", default="7d", help="time closed before archiving (default 7d)"
     )
     p.add_argument("--dry-run", action="store_true", help="say what would change, change nothing")
+
+    p = command(
+        commands,
+        "state",
+        cmd_state,
+        "print a task's state: YAML for the prompt, within a token budget",
+        "Print the task state an agent keeps in its prompt: goal, plan, current and next"
+        " steps, constraints, decisions, errors, findings, questions, workspace changes."
+        " It always fits the budget; whatever it leaves out is listed under `hidden` with"
+        " the command that recalls it.",
+    )
+    p.add_argument("id", help="task id or unambiguous prefix")
+    p.add_argument(
+        "--budget", type=int, help="token budget (default: $CLEW_STATE_BUDGET, config, 1500)"
+    )
+
+    p = command(
+        commands,
+        "prime",
+        cmd_prime,
+        "print the state and brief of this workspace's active tasks (for agent hooks)",
+        "Print what an assistant should know at session start or after compaction: the"
+        " state and the where-was-I brief of each active task of this workspace (tasks whose"
+        " workspace holds the current folder or lies within it).",
+    )
+    p.add_argument("--workspace", metavar="DIR", help="the workspace (default: this folder)")
+    p.add_argument("--budget", type=int, help="token budget of each task's state")
+    p.add_argument("--limit", type=int, default=3, help="at most this many tasks (default 3)")
+
+    p = command(
+        commands,
+        "entries",
+        cmd_entries,
+        "list archive entries by task, type, status and step, newest first",
+    )
+    p.add_argument("--task", help="only this task's entries")
+    p.add_argument(
+        "--type",
+        action="append",
+        help="decision, error, tool_result, user_instruction, discovery, artifact, context,"
+        " constraint or question (repeatable)",
+    )
+    p.add_argument("--status", help="active, superseded or resolved")
+    p.add_argument("--step", help="only entries of this step (needs --task)")
+    p.add_argument("--limit", type=int, help="at most this many entries")
 
     p = command(commands, "journal", cmd_journal, "print journal events in commit order")
     p.add_argument("--task", help="only this task's events")

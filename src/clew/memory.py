@@ -1,22 +1,16 @@
-"""The Memory facade: every behaviour of clew, over one store.
+"""The Memory facade: every behaviour of clew, over one store; here, the task tracker.
 
-Each public mutating method validates its arguments, then, in one write
-transaction, reads what it must check, and journals one or more events that
-the store applies to its tables. Events from one call share a correlation id
-(a fresh one per call, or the caller's from `correlation()`). Ids may be given
-as any unambiguous prefix.
+How a call writes (validate, one write transaction, journal events) is in `facade.py`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from clew import checks, tasks
-from clew.brief import Brief, build_brief
-from clew.clock import Clock, parse, stamp, utcnow
+from clew.archive import Archive
+from clew.clock import parse
 from clew.errors import ValidationError
 from clew.ids import new_id
 from clew.models import (
@@ -36,88 +30,18 @@ from clew.models import (
     TaskStatus,
     VerifyReport,
 )
-from clew.store import Store
+from clew.working import Working
 
-_correlation: contextvars.ContextVar[str | None] = contextvars.ContextVar(
-    "clew_correlation", default=None
-)
-
-_HINTS = {
-    "task": "list tasks with `clew task list`",
-    "action": "see a task's actions with `clew task show TASK`",
-}
 DAY = 86400.0
-BRIEF_MESSAGES = 5
-BRIEF_ACTIONS = 20
 
 
-class Memory:
-    """A task memory over one store, in one space. Open it with `clew.open()`."""
+class Memory(Archive, Working):
+    """A task memory over one store, in one space. Open it with `clew.open()`.
 
-    def __init__(self, store: Store, *, clock: Clock = utcnow) -> None:
-        self._store = store
-        self._clock = clock
-
-    # -- lifecycle ------------------------------------------------------------------------
-
-    @property
-    def path(self) -> str:
-        """The store's location."""
-        return self._store.path
-
-    @property
-    def space(self) -> str:
-        """The namespace every record of this Memory belongs to."""
-        return self._store.space
-
-    def close(self) -> None:
-        """Close the store."""
-        self._store.close()
-
-    def __enter__(self) -> Memory:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    @contextlib.contextmanager
-    def correlation(self, correlation_id: str | None = None) -> Iterator[str]:
-        """Group every event written inside the block under one correlation id."""
-        cid = checks.text(correlation_id, "correlation id") if correlation_id else new_id()
-        token = _correlation.set(cid)
-        try:
-            yield cid
-        finally:
-            _correlation.reset(token)
-
-    # -- plumbing -------------------------------------------------------------------------
-
-    def _now(self) -> str:
-        return stamp(self._clock())
-
-    def _emit(self, type: str, task_id: str | None, data: dict[str, Any], at: str) -> Event:
-        cid = _correlation.get() or new_id()
-        return self._store.append(
-            type=type, task_id=task_id, correlation_id=cid, data=data, created_at=at
-        )
-
-    @contextlib.contextmanager
-    def _write(self) -> Iterator[str]:
-        """Open a write transaction with one correlation id and one timestamp for the call."""
-        with contextlib.ExitStack() as stack:
-            if _correlation.get() is None:
-                stack.enter_context(self.correlation())
-            stack.enter_context(self._store.transaction(write=True))
-            yield self._now()
-
-    def _resolve(self, kind: str, ident: str) -> str:
-        """Return the full id of the `kind` record named by `ident` (an id or its prefix)."""
-        if not isinstance(ident, str):
-            raise ValidationError(f"{kind} id must be text, not {type(ident).__name__}")
-        return self._store.resolve(kind, ident, _HINTS[kind])
-
-    def _task_id(self, ident: str) -> str:
-        return self._resolve("task", ident)
+    The methods live in mixins by subject: the task tracker here, archive entries in
+    `archive.py`, the layer-1 state and "where was I?" in `working.py`, the shared
+    plumbing (transactions, ids, correlation) in `facade.py`.
+    """
 
     # -- tasks ----------------------------------------------------------------------------
 
@@ -184,9 +108,14 @@ class Memory:
         name: str | None = None,
         goal: str | None = None,
         workspace: str | None = None,
+        next_objective: str | None = None,
+        summary: str | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> Task:
         """Report progress in one atomic call: a message, a step change, task fields, status.
+
+        `next_objective` is what the agent means to do next and `summary` a summary of
+        progress so far; both show in the task state.
 
         The message is stored first, then the step change, then the task's fields
         and status, all in one transaction: either all of it happens or none.
@@ -197,20 +126,23 @@ class Memory:
             raise ValidationError("say which step to change: give step (a number or a step id)")
         if step is not None and all(f is None for f in step_fields):
             raise ValidationError("step was given without a change: give step_status or a summary")
-        changes: dict[str, Any] = {
-            k: v
-            for k, v in (("name", name), ("goal", goal), ("workspace", workspace))
-            if v is not None
-        }
+        fields = (
+            ("name", name),
+            ("goal", goal),
+            ("workspace", workspace),
+            ("next_objective", next_objective),
+            ("summary", summary),
+        )
+        changes: dict[str, Any] = {k: v for k, v in fields if v is not None}
         if message is None and step is None and status is None and not changes and not metadata:
             raise ValidationError(
                 "nothing to update: give a message, a step change, a status or a field"
             )
         if "name" in changes:
             changes["name"] = checks.name(changes["name"], "task name")
-        for key in ("goal", "workspace"):
+        for key in ("goal", "workspace", "next_objective", "summary"):
             if key in changes:
-                changes[key] = checks.text(changes[key], key)
+                changes[key] = checks.text(changes[key], key, max_chars=checks.MAX_TEXT_CHARS)
         new_status = checks.choice(status, TaskStatus, "task status") if status else None
         kind = None
         if message is not None:
@@ -553,16 +485,7 @@ class Memory:
         """Return an action's log lines, oldest first."""
         return self._store.list_action_logs(self._resolve("action", action_id))
 
-    # -- answers --------------------------------------------------------------------------
-
-    def where(self, task_id: str) -> Brief:
-        """Answer "where was I?" for a task: deterministic, short, from the records."""
-        tid = self._task_id(task_id)
-        with self._store.transaction():
-            task = self._store.get_task(tid)
-            messages = self._store.list_messages(tid, limit=BRIEF_MESSAGES)
-            actions = self._store.list_actions(tid, limit=BRIEF_ACTIONS)
-        return build_brief(task, messages, actions, self._clock())
+    # -- the journal ----------------------------------------------------------------------
 
     def journal(
         self, *, task_id: str | None = None, after: int = 0, limit: int | None = None

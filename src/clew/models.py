@@ -20,7 +20,11 @@ __all__ = [
     "ActionType",
     "AddStep",
     "Difference",
+    "Entry",
+    "EntryStatus",
+    "EntryType",
     "Event",
+    "FileChanges",
     "Message",
     "MessageRole",
     "MessageType",
@@ -143,6 +147,8 @@ class Task(NamedTuple):
     created_at: str
     updated_at: str
     completed_at: str | None
+    next_objective: str | None
+    summary: str | None  # a summary of progress, set by the agent or a utility model
     plan: tuple[PlanItem, ...] = ()
 
     def step(self, number: int) -> PlanItem:
@@ -190,6 +196,55 @@ class Message(NamedTuple):
     type: MessageType
     content: str
     created_at: str
+
+
+class EntryType(StrEnum):
+    """What an archive entry records (seed 000's seven types, plus constraints and questions)."""
+
+    DECISION = "decision"
+    ERROR = "error"
+    TOOL_RESULT = "tool_result"
+    USER_INSTRUCTION = "user_instruction"
+    DISCOVERY = "discovery"  # a finding
+    ARTIFACT = "artifact"
+    CONTEXT = "context"
+    CONSTRAINT = "constraint"
+    QUESTION = "question"
+
+
+class EntryStatus(StrEnum):
+    ACTIVE = "active"
+    SUPERSEDED = "superseded"
+    RESOLVED = "resolved"  # an error that was fixed, a question that was answered
+
+
+class Entry(NamedTuple):
+    """One fact in the archive: a decision, an error, a finding... stored once, in full."""
+
+    id: str
+    space: str
+    task_id: str | None
+    subtask_id: str | None  # the plan item it belongs to
+    type: EntryType
+    summary: str
+    detail: str | None
+    tags: tuple[str, ...]
+    relevance_to: tuple[str, ...]  # plan item ids this matters for
+    status: EntryStatus
+    resolution: str | None
+    resolved_at: str | None
+    supersedes: str | None
+    created_at: str
+    updated_at: str
+
+
+class FileChanges(NamedTuple):
+    """What a task changed in its workspace: counts, the newest paths and when."""
+
+    created: int
+    modified: int
+    last_change: str | None
+    newest: tuple[str, ...] = ()
 
 
 class Event(NamedTuple):

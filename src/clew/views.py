@@ -7,7 +7,18 @@ from datetime import datetime
 
 from clew.brief import clip
 from clew.clock import ago
-from clew.models import Action, ActionLog, Event, Message, Output, PlanItem, Task, VerifyReport
+from clew.models import (
+    Action,
+    ActionLog,
+    Entry,
+    Event,
+    FileChanges,
+    Message,
+    Output,
+    PlanItem,
+    Task,
+    VerifyReport,
+)
 
 MARKERS = {"pending": "[ ]", "active": "[>]", "completed": "[x]", "failed": "[!]", "skipped": "[-]"}
 
@@ -80,12 +91,34 @@ def task_line(task: Task, now: datetime) -> str:
     )
 
 
+def entry_line(entry: Entry, now: datetime, step_numbers: dict[str, int]) -> str:
+    """One archive entry in a listing."""
+    step = step_numbers.get(entry.subtask_id or "")
+    where = f" step {step}" if step else ""
+    state = "" if entry.status.value == "active" else f" [{entry.status.value}]"
+    line = f"  {entry.id}  {entry.type.value:<16}{state}{where}  {clip(entry.summary, 100)}"
+    if entry.resolution:
+        line += f"\n      -> {clip(entry.resolution, 100)}"
+    tags = f"  #{' #'.join(entry.tags)}" if entry.tags else ""
+    return f"{line}{tags}  ({ago(entry.created_at, now)})"
+
+
+def files_view(changes: FileChanges) -> str:
+    """What a task changed in its workspace."""
+    if not changes.created and not changes.modified:
+        return "no file changes recorded; record them with --created / --modified"
+    lines = [f"{changes.created} created, {changes.modified} modified, last {changes.last_change}"]
+    lines += [f"  {path}" for path in changes.newest]
+    return "\n".join(lines)
+
+
 def task_view(
     task: Task,
     actions: Sequence[Action],
     messages: Sequence[Message],
     now: datetime,
     *,
+    entries: Sequence[Entry] = (),
     more_actions: bool = False,
     more_messages: bool = False,
 ) -> str:
@@ -103,10 +136,17 @@ def task_view(
         lines.append(f"workspace: {task.workspace}")
     if task.metadata:
         lines.append("metadata: " + ", ".join(f"{k}={v}" for k, v in task.metadata.items()))
+    if task.summary:
+        lines.append(f"progress: {task.summary}")
+    if task.next_objective:
+        lines.append(f"next objective: {task.next_objective}")
     lines.append("")
     lines.append("plan:" if task.plan else "plan: (no steps)")
     lines += [step_line(n, s, now, numbers) for n, s in enumerate(task.plan, 1)]
     more = "; --all shows every one"
+    if entries:
+        lines += ["", f"entries (newest first; `clew entries --task {task.id}` lists all):"]
+        lines += [entry_line(e, now, numbers) for e in entries]
     if actions:
         lines += ["", f"actions (newest first{more if more_actions else ''}):"]
         lines += [action_line(a, now, numbers) for a in actions]

@@ -9,7 +9,20 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from clew.models import Action, ActionLog, Event, Message, PlanItem, Task, TaskStatus, VerifyReport
+from clew.models import (
+    Action,
+    ActionLog,
+    Entry,
+    EntryStatus,
+    EntryType,
+    Event,
+    FileChanges,
+    Message,
+    PlanItem,
+    Task,
+    TaskStatus,
+    VerifyReport,
+)
 
 
 class Store(Protocol):
@@ -53,6 +66,26 @@ class Store(Protocol):
     def list_action_logs(self, action_id: str) -> list[ActionLog]: ...
 
     def list_messages(self, task_id: str, *, limit: int | None = None) -> list[Message]: ...
+
+    def get_entry(self, entry_id: str) -> Entry: ...
+
+    def list_entries(
+        self,
+        *,
+        task_id: str | None = None,
+        types: tuple[EntryType, ...] = (),
+        statuses: tuple[EntryStatus, ...] = (),
+        subtask_id: str | None = None,
+        limit: int | None = None,
+    ) -> list[Entry]: ...
+
+    def newest_entries(
+        self, task_id: str, types: tuple[EntryType, ...], per_group: int
+    ) -> dict[tuple[EntryType, EntryStatus], list[Entry]]: ...
+
+    def count_entries(self, task_id: str) -> dict[tuple[EntryType, EntryStatus], int]: ...
+
+    def file_changes(self, task_id: str, *, newest: int = 5) -> FileChanges: ...
 
     def list_events(
         self, *, task_id: str | None = None, after: int = 0, limit: int | None = None

@@ -131,7 +131,53 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX task_messages_task ON task_messages(task_id, created_at)",
         ),
     ),
+    Migration(
+        2,
+        "archive entries, workspace changes, working context",
+        (
+            "ALTER TABLE tasks ADD COLUMN next_objective TEXT",
+            "ALTER TABLE tasks ADD COLUMN summary TEXT",
+            # One fact, one row: decisions, errors, findings, constraints, questions and
+            # every later archive entry. tags and relevance_to are JSON arrays.
+            """
+            CREATE TABLE entries (
+                id           TEXT PRIMARY KEY,
+                space        TEXT NOT NULL,
+                task_id      TEXT REFERENCES tasks(id),
+                subtask_id   TEXT REFERENCES plan_items(id),
+                type         TEXT NOT NULL,
+                summary      TEXT NOT NULL,
+                detail       TEXT,
+                tags         TEXT NOT NULL DEFAULT '[]',
+                relevance_to TEXT NOT NULL DEFAULT '[]',
+                status       TEXT NOT NULL DEFAULT 'active',
+                resolution   TEXT,
+                resolved_at  TEXT,
+                supersedes   TEXT REFERENCES entries(id),
+                created_at   TEXT NOT NULL,
+                updated_at   TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX entries_task ON entries(task_id, type, status, created_at)",
+            "CREATE INDEX entries_space ON entries(space, type, created_at)",
+            # A task's workspace changes, one row per path (id: task id, '/', path).
+            """
+            CREATE TABLE task_files (
+                id            TEXT PRIMARY KEY,
+                space         TEXT NOT NULL,
+                task_id       TEXT NOT NULL REFERENCES tasks(id),
+                path          TEXT NOT NULL,
+                created       INTEGER NOT NULL DEFAULT 0,
+                modifications INTEGER NOT NULL DEFAULT 0,
+                first_at      TEXT NOT NULL,
+                last_at       TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX task_files_task ON task_files(task_id, last_at)",
+        ),
+    ),
 )
+
 
 LATEST = MIGRATIONS[-1].number
 
@@ -142,4 +188,6 @@ PROJECTION_TABLES: tuple[str, ...] = (
     "actions",
     "action_logs",
     "task_messages",
+    "entries",
+    "task_files",
 )

@@ -21,12 +21,12 @@ Handler = Callable[[sqlite3.Connection, Event], None]
 _HANDLERS: dict[str, Handler] = {}
 
 # Columns an event may change, per table: the handlers never interpolate anything else.
-_TASK_FIELDS = frozenset({"name", "goal", "workspace", "metadata"})
+_TASK_FIELDS = frozenset({"name", "goal", "workspace", "metadata", "next_objective", "summary"})
 _STEP_FIELDS = frozenset({"title", "status", "summary", "active_issue", "depends_on"})
 _ACTION_FIELDS = frozenset(
     {"summary", "status", "output", "exit_code", "duration_seconds", "stdout", "stderr"}
 )
-_JSON_COLUMNS = frozenset({"metadata", "depends_on", "input", "output"})
+_JSON_COLUMNS = frozenset({"metadata", "depends_on", "input", "output", "tags", "relevance_to"})
 _CLOSED = frozenset({TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED})
 
 
@@ -272,3 +272,63 @@ def _message_added(conn: sqlite3.Connection, event: Event) -> None:
         " VALUES (?, ?, ?, ?, ?, ?, ?)",
         (m["id"], event.space, event.task_id, m["role"], m["type"], m["content"], event.created_at),
     )
+
+
+@handles("entry.added")
+def _entry_added(conn: sqlite3.Connection, event: Event) -> None:
+    e = event.data["entry"]
+    resolved = e.get("status") == "resolved"
+    conn.execute(
+        "INSERT INTO entries (id, space, task_id, subtask_id, type, summary, detail, tags,"
+        " relevance_to, status, resolution, resolved_at, supersedes, created_at, updated_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            e["id"],
+            event.space,
+            event.task_id,
+            e.get("subtask_id"),
+            e["type"],
+            e["summary"],
+            e.get("detail"),
+            codec.dumps(e.get("tags", [])),
+            codec.dumps(e.get("relevance_to", [])),
+            e.get("status", "active"),
+            e.get("resolution"),
+            event.created_at if resolved else None,
+            e.get("supersedes"),
+            event.created_at,
+            event.created_at,
+        ),
+    )
+
+
+@handles("entry.resolved")
+def _entry_resolved(conn: sqlite3.Connection, event: Event) -> None:
+    conn.execute(
+        "UPDATE entries SET status = 'resolved', resolution = ?, resolved_at = ?, updated_at = ?"
+        " WHERE id = ?",
+        (event.data["resolution"], event.created_at, event.created_at, event.data["entry_id"]),
+    )
+
+
+@handles("task.files_changed")
+def _files_changed(conn: sqlite3.Connection, event: Event) -> None:
+    # A path first seen as created stays "created" however often it is modified after.
+    for change in event.data["files"]:
+        created = 1 if change["change"] == "created" else 0
+        conn.execute(
+            "INSERT INTO task_files (id, space, task_id, path, created, modifications,"
+            " first_at, last_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT(id) DO UPDATE SET created = max(created, excluded.created),"
+            " modifications = modifications + excluded.modifications, last_at = excluded.last_at",
+            (
+                f"{event.task_id}/{change['path']}",
+                event.space,
+                event.task_id,
+                change["path"],
+                created,
+                1 - created,
+                event.created_at,
+                event.created_at,
+            ),
+        )

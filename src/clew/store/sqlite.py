@@ -27,7 +27,11 @@ from clew.models import (
     ActionStatus,
     ActionType,
     Difference,
+    Entry,
+    EntryStatus,
+    EntryType,
     Event,
+    FileChanges,
     Message,
     MessageRole,
     MessageType,
@@ -46,6 +50,7 @@ KIND_TABLES = {
     "action": "actions",
     "log": "action_logs",
     "message": "task_messages",
+    "entry": "entries",
 }
 MAX_DIFFERENCES = 100
 _EVENT_COLUMNS = "seq, id, space, task_id, correlation_id, type, data, created_at"
@@ -190,12 +195,12 @@ _TASK_WITH_PLAN = (
 def _task(row: sqlite3.Row | tuple[Any, ...], plan: tuple[PlanItem, ...]) -> Task:
     (
         id, space, name, goal, workspace, status, archived, metadata, plan_version,
-        last_replanned_at, created_at, updated_at, completed_at,
+        last_replanned_at, created_at, updated_at, completed_at, next_objective, summary,
     ) = row  # fmt: skip
     return Task(
         id, space, name, goal, workspace, _TASK_STATUS[status], bool(archived),
         {} if metadata == "{}" else codec.loads(metadata), plan_version, last_replanned_at,
-        created_at, updated_at, completed_at, plan,
+        created_at, updated_at, completed_at, next_objective, summary, plan,
     )  # fmt: skip
 
 
@@ -243,6 +248,23 @@ def _message(row: sqlite3.Row) -> Message:
         content=row["content"],
         created_at=row["created_at"],
     )
+
+
+_ENTRY_COLUMNS = ", ".join(Entry._fields)
+_ENTRY_TYPE = {t.value: t for t in EntryType}
+_ENTRY_STATUS = {s.value: s for s in EntryStatus}
+
+
+def _entry(row: sqlite3.Row | tuple[Any, ...]) -> Entry:
+    (
+        id, space, task_id, subtask_id, type, summary, detail, tags, relevance_to, status,
+        resolution, resolved_at, supersedes, created_at, updated_at,
+    ) = row  # fmt: skip
+    return Entry(
+        id, space, task_id, subtask_id, _ENTRY_TYPE[type], summary, detail, _ids(tags),
+        _ids(relevance_to), _ENTRY_STATUS[status], resolution, resolved_at, supersedes,
+        created_at, updated_at,
+    )  # fmt: skip
 
 
 class SQLiteStore:
@@ -473,6 +495,88 @@ class SQLiteStore:
             (task_id, self.space, -1 if limit is None else limit),
         )
         return [_message(r) for r in rows]
+
+    def get_entry(self, entry_id: str) -> Entry:
+        """Return one archive entry by id."""
+        rows = self._rows(
+            f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE id = ? AND space = ?",
+            (entry_id, self.space),
+        )
+        if not rows:
+            raise NotFoundError("entry", entry_id)
+        return _entry(rows[0])
+
+    def list_entries(
+        self,
+        *,
+        task_id: str | None = None,
+        types: tuple[EntryType, ...] = (),
+        statuses: tuple[EntryStatus, ...] = (),
+        subtask_id: str | None = None,
+        limit: int | None = None,
+    ) -> list[Entry]:
+        """Return archive entries, newest first, filtered exactly."""
+        sql = f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE space = ?"
+        params: list[Any] = [self.space]
+        if task_id is not None:
+            sql += " AND task_id = ?"
+            params.append(task_id)
+        if subtask_id is not None:
+            sql += " AND subtask_id = ?"
+            params.append(subtask_id)
+        for column, values in (("type", types), ("status", statuses)):
+            if values:
+                sql += f" AND {column} IN ({', '.join('?' for _ in values)})"
+                params += [v.value for v in values]
+        sql += " ORDER BY created_at DESC, rowid DESC LIMIT ?"
+        params.append(-1 if limit is None else limit)
+        return [_entry(r) for r in self._rows(sql, params)]
+
+    def newest_entries(
+        self, task_id: str, types: tuple[EntryType, ...], per_group: int
+    ) -> dict[tuple[EntryType, EntryStatus], list[Entry]]:
+        """Return the newest `per_group` entries of each (type, status) of a task, in one query."""
+        rows = self._rows(
+            f"SELECT {_ENTRY_COLUMNS} FROM (SELECT *, row_number() OVER (PARTITION BY type,"
+            " status ORDER BY created_at DESC, rowid DESC) AS rank FROM entries"
+            f" WHERE task_id = ? AND space = ? AND type IN ({', '.join('?' for _ in types)}))"
+            " WHERE rank <= ? ORDER BY created_at DESC, rank",
+            (task_id, self.space, *(t.value for t in types), per_group),
+        )
+        groups: dict[tuple[EntryType, EntryStatus], list[Entry]] = {}
+        for row in rows:
+            entry = _entry(row)
+            groups.setdefault((entry.type, entry.status), []).append(entry)
+        return groups
+
+    def count_entries(self, task_id: str) -> dict[tuple[EntryType, EntryStatus], int]:
+        """Return how many entries a task has of each type and status."""
+        rows = self._rows(
+            "SELECT type, status, count(*) FROM entries WHERE task_id = ? AND space = ?"
+            " GROUP BY type, status",
+            (task_id, self.space),
+        )
+        return {(_ENTRY_TYPE[r[0]], _ENTRY_STATUS[r[1]]): r[2] for r in rows}
+
+    def file_changes(self, task_id: str, *, newest: int = 5) -> FileChanges:
+        """Summarise the files a task created or modified."""
+        with self.transaction():
+            totals = self._rows(
+                "SELECT sum(created), count(*) - sum(created), max(last_at) FROM task_files"
+                " WHERE task_id = ? AND space = ?",
+                (task_id, self.space),
+            )[0]
+            paths = self._rows(
+                "SELECT path FROM task_files WHERE task_id = ? AND space = ?"
+                " ORDER BY last_at DESC, path LIMIT ?",
+                (task_id, self.space, newest),
+            )
+        return FileChanges(
+            created=totals[0] or 0,
+            modified=totals[1] or 0,
+            last_change=totals[2],
+            newest=tuple(r[0] for r in paths),
+        )
 
     def list_events(
         self, *, task_id: str | None = None, after: int = 0, limit: int | None = None

@@ -1,0 +1,141 @@
+"""The plumbing every part of the Memory facade shares: the store, the clock, one write
+transaction per call with one correlation id and timestamp, and id resolution.
+
+Each public mutating method validates its arguments, then, in one write transaction
+(`_write`), reads what it must check and journals one or more events that the store
+applies to its tables. Events from one call share a correlation id (a fresh one per call,
+or the caller's from `correlation()`). Ids may be given as any unambiguous prefix.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterator
+from typing import Any, Self
+
+from clew import checks
+from clew.clock import Clock, stamp, utcnow
+from clew.errors import ValidationError
+from clew.ids import new_id
+from clew.models import Event
+from clew.store import Store
+
+_correlation: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "clew_correlation", default=None
+)
+
+# The tasks written by the current call, for what runs after its commit (file mirrors).
+_touched: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar(
+    "clew_touched", default=None
+)
+
+_HINTS = {
+    "task": "list tasks with `clew task list`",
+    "action": "see a task's actions with `clew task show TASK`",
+    "entry": "list a task's entries with `clew entries --task TASK`",
+}
+
+
+class Facade:
+    """The shared plumbing of `Memory`; not used on its own."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        clock: Clock = utcnow,
+        state_budget: int | None = None,
+        mirror: bool = False,
+    ) -> None:
+        from clew.state import DEFAULT_BUDGET
+
+        self._store = store
+        self._clock = clock
+        self.state_budget = checks.budget(state_budget or DEFAULT_BUDGET)
+        self._mirror = _mirror_for(store.path) if mirror and store.path != ":memory:" else None
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    @property
+    def path(self) -> str:
+        """The store's location."""
+        return self._store.path
+
+    @property
+    def space(self) -> str:
+        """The namespace every record of this Memory belongs to."""
+        return self._store.space
+
+    def close(self) -> None:
+        """Close the store."""
+        self._store.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def correlation(self, correlation_id: str | None = None) -> Iterator[str]:
+        """Group every event written inside the block under one correlation id."""
+        cid = checks.text(correlation_id, "correlation id") if correlation_id else new_id()
+        token = _correlation.set(cid)
+        try:
+            yield cid
+        finally:
+            _correlation.reset(token)
+
+    # -- plumbing -------------------------------------------------------------------------
+
+    def _now(self) -> str:
+        return stamp(self._clock())
+
+    def _emit(self, type: str, task_id: str | None, data: dict[str, Any], at: str) -> Event:
+        cid = _correlation.get() or new_id()
+        touched = _touched.get()
+        if touched is not None and task_id is not None:
+            touched.add(task_id)
+        return self._store.append(
+            type=type, task_id=task_id, correlation_id=cid, data=data, created_at=at
+        )
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[str]:
+        """Open a write transaction with one correlation id and one timestamp for the call;
+        after it commits, refresh the file mirrors of the tasks it wrote."""
+        if _touched.get() is not None:  # inside another call's write: that call finishes it
+            with self._store.transaction(write=True):
+                yield self._now()
+            return
+        touched: set[str] = set()
+        token = _touched.set(touched)
+        try:
+            with contextlib.ExitStack() as stack:
+                if _correlation.get() is None:
+                    stack.enter_context(self.correlation())
+                stack.enter_context(self._store.transaction(write=True))
+                yield self._now()
+        finally:
+            _touched.reset(token)
+        if touched:
+            self._after_commit(sorted(touched))
+
+    def _after_commit(self, task_ids: list[str]) -> None:
+        """Run after a call's transaction commits, with the tasks it wrote."""
+
+    def _resolve(self, kind: str, ident: str) -> str:
+        """Return the full id of the `kind` record named by `ident` (an id or its prefix)."""
+        if not isinstance(ident, str):
+            raise ValidationError(f"{kind} id must be text, not {type(ident).__name__}")
+        return self._store.resolve(kind, ident, _HINTS[kind])
+
+    def _task_id(self, ident: str) -> str:
+        return self._resolve("task", ident)
+
+
+def _mirror_for(path: str) -> Any:
+    from clew.mirror import Mirror
+
+    return Mirror.beside(path)

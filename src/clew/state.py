@@ -1,0 +1,396 @@
+"""Layer 1: the task state an agent always keeps in its prompt, as YAML under a hard budget.
+
+Pure: a `Snapshot` (the task, the newest entries of each kind, counts, file changes)
+and a budget in; a `State` out. The same inputs always give the same text.
+
+What is shown follows seed 000's pruning rules: decisions newest 10, errors newest 5
+with unresolved first, a plan of more than 15 steps shown as counts + current step +
+next 3 pending, summaries cut to 100 characters. If the render is still over budget,
+it degrades in this fixed order, one level at a time, until it fits (`LEVELS`):
+
+1. completed and skipped steps lose their summaries
+2. texts cut to 120 characters; findings 5 -> 3, resolved errors dropped
+3. a plan of any length is shown as counts + current + next 3
+4. decisions 5, errors 3, findings 1, constraints 5, questions 3; texts 80
+5. decisions 3, errors 2, findings 0, questions 1, constraints 3; no step summaries;
+   workspace changes and the progress summary go
+6. decisions 1, errors 1, constraints 1, next steps 1; the window of steps goes; hidden
+   entries are counted on one line with one recall command
+7. goal and titles cut to 60 characters, no decisions, errors or constraints
+8. goal and titles cut to 12 characters, no name, workspace, questions or next objective
+
+Goal, status, current step and next step are in every level. Whatever a level leaves
+out is hidden, never lost: the `hidden` section counts it and names the CLI command
+and the tool call that recall it. Budgets below `MIN_BUDGET` are refused, because
+level 8 always fits in that many tokens, whatever the content.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+from clew.brief import clip
+from clew.models import Entry, EntryStatus, EntryType, FileChanges, PlanItem, StepStatus, Task
+from clew.tokens import TokenCounter
+from clew.yamltext import dump_lines
+
+DEFAULT_BUDGET = 1500
+MIN_BUDGET = 500
+MAX_BUDGET = 200_000
+SUMMARY_CHARS = 100  # seed 000: subtask summaries at most 100 characters
+WINDOW_AFTER = 15  # seed 000: more than 15 subtasks are shown as a window
+NEXT_PENDING = 3
+
+# How many of each kind the store hands the renderer (level 0 shows no more than this).
+SHOWN = {
+    EntryType.DECISION: 10,
+    EntryType.ERROR: 5,
+    EntryType.DISCOVERY: 5,
+    EntryType.CONSTRAINT: 10,
+    EntryType.QUESTION: 5,
+}
+STATE_TYPES = tuple(SHOWN)
+
+
+class Level(NamedTuple):
+    """How much of each section a render shows."""
+
+    decisions: int = 10
+    errors: int = 5
+    resolved_errors: bool = True
+    findings: int = 5
+    constraints: int = 10
+    questions: int = 5
+    text_chars: int = 200
+    title_chars: int = 120
+    goal_chars: int = 400
+    step_summaries: str = "all"  # all | open | none
+    window: str = "auto"  # auto (seed 000's rule) | always | none
+    next_steps: int = NEXT_PENDING
+    files: bool = True
+    progress_summary: bool = True
+    next_objective: bool = True
+    compact_hidden: bool = False  # one hidden line for all entries, not one per type
+    name_and_workspace: bool = True
+
+
+LEVELS: tuple[Level, ...] = (
+    Level(),
+    Level(step_summaries="open"),
+    Level(step_summaries="open", text_chars=120, findings=3, resolved_errors=False),
+    Level(
+        step_summaries="open", text_chars=120, findings=3, resolved_errors=False, window="always"
+    ),
+    Level(
+        decisions=5, errors=3, resolved_errors=False, findings=1, constraints=5, questions=3,
+        text_chars=80, step_summaries="open", window="always",
+    ),
+    Level(
+        decisions=3, errors=2, resolved_errors=False, findings=0, constraints=3, questions=1,
+        text_chars=80, step_summaries="none", window="always", files=False,
+        progress_summary=False,
+    ),
+    Level(
+        decisions=1, errors=1, resolved_errors=False, findings=0, constraints=1, questions=1,
+        text_chars=60, step_summaries="none", window="none", next_steps=1, files=False,
+        progress_summary=False, compact_hidden=True,
+    ),
+    Level(
+        decisions=0, errors=0, resolved_errors=False, findings=0, constraints=0, questions=1,
+        text_chars=60, title_chars=60, goal_chars=60, step_summaries="none", window="none",
+        next_steps=1, files=False, progress_summary=False, compact_hidden=True,
+    ),
+    Level(
+        decisions=0, errors=0, resolved_errors=False, findings=0, constraints=0, questions=0,
+        text_chars=12, title_chars=12, goal_chars=12, step_summaries="none", window="none",
+        next_steps=1, files=False, progress_summary=False, next_objective=False,
+        compact_hidden=True, name_and_workspace=False,
+    ),
+)  # fmt: skip
+
+
+class Snapshot(NamedTuple):
+    """What the renderer needs, read from the store in one transaction."""
+
+    task: Task
+    entries: Mapping[tuple[EntryType, EntryStatus], Sequence[Entry]]  # newest first
+    counts: Mapping[tuple[EntryType, EntryStatus], int]
+    files: FileChanges
+
+
+class Hidden(NamedTuple):
+    """Something the render left out, and how to get it back."""
+
+    what: str  # e.g. "990 older decisions"
+    items: int
+    cli: str
+    tool: str
+
+
+class State(NamedTuple):
+    """A rendered task state: the YAML text and how it was fitted to the budget."""
+
+    task_id: str
+    text: str
+    tokens: int
+    exact: bool  # tokens counted by the tokenizer, not an upper bound
+    budget: int
+    tokenizer: str
+    level: int
+    hidden: tuple[Hidden, ...]
+
+
+def _stamp(at: str | None) -> str | None:
+    """Store timestamps to the minute: enough for a prompt, and far fewer tokens."""
+    return None if at is None else f"{at[:16]}Z"
+
+
+def _entries_hidden(task_id: str, what: str, kind: EntryType, count: int) -> Hidden:
+    return Hidden(
+        f"{count} {what}",
+        count,
+        f"clew entries --task {task_id} --type {kind.value}",
+        f"memory_query(task_id={task_id}, type={kind.value})",
+    )
+
+
+def _steps_hidden(task_id: str, count: int) -> Hidden:
+    return Hidden(
+        f"{count} steps",
+        count,
+        f"clew task show {task_id} --all",
+        f"task_state(task_id={task_id}, full_plan=true)",
+    )
+
+
+class _Render:
+    """One render at one level: builds the mapping and records what it hides."""
+
+    def __init__(self, snap: Snapshot, level: Level) -> None:
+        self.snap, self.level = snap, level
+        self.task = snap.task
+        self.hidden: list[Hidden] = []
+        self.numbers = {s.id: n for n, s in enumerate(self.task.plan, 1)}
+
+    def text(self, value: str) -> str:
+        return clip(value, self.level.text_chars)
+
+    def entries(self, kind: EntryType, status: EntryStatus, shown: int) -> list[Entry]:
+        return list(self.snap.entries.get((kind, status), ()))[:shown]
+
+    def hide(self, what: str, kind: EntryType, total: int, shown: int) -> None:
+        if total > shown:
+            self.hidden.append(_entries_hidden(self.task.id, what, kind, total - shown))
+
+    def build(self) -> dict[str, Any]:
+        task, level = self.task, self.level
+        head: dict[str, Any] = {"id": task.id}
+        if level.name_and_workspace:
+            head["name"] = clip(task.name, level.title_chars)
+        head["goal"] = clip(task.goal or task.name, level.goal_chars)
+        head["status"] = task.status.value
+        if task.workspace and level.name_and_workspace:
+            head["workspace"] = clip(task.workspace, level.title_chars)
+        data: dict[str, Any] = {"task": head}
+        data["plan"] = self.plan_counts()
+        if task.summary and level.progress_summary:
+            data["progress_summary"] = clip(task.summary, 2 * level.text_chars)
+        current, upcoming = self.current_and_next()
+        data["current_step"] = current
+        data["next_steps"] = upcoming
+        steps = self.steps()
+        if steps:
+            data["subtasks"] = steps
+        self.add_entries(data)
+        if task.next_objective and level.next_objective:
+            data["next_objective"] = self.text(task.next_objective)
+        files = self.snap.files
+        if files.created or files.modified:
+            if level.files:
+                data["workspace_changes"] = {
+                    "files_created": files.created,
+                    "files_modified": files.modified,
+                    "last_change": _stamp(files.last_change),
+                }
+            else:
+                self.hidden.append(
+                    Hidden(
+                        f"{files.created + files.modified} changed files",
+                        files.created + files.modified,
+                        f"clew task files {task.id}",
+                        f"task_state(task_id={task.id}, files=true)",
+                    )
+                )
+        if level.compact_hidden:
+            self.hide_entries()
+        if self.hidden:
+            data["hidden"] = [{"what": h.what, "cli": h.cli, "tool": h.tool} for h in self.hidden]
+        return data
+
+    def hide_entries(self) -> None:
+        """At compact levels, fold the hidden entries of every type into one line."""
+        entries = [h for h in self.hidden if h.tool.startswith("memory_query")]
+        if len(entries) < 2:
+            return
+        what = ", ".join(h.what for h in entries)
+        folded = Hidden(
+            what,
+            sum(h.items for h in entries),
+            f"clew entries --task {self.task.id}",
+            f"memory_query(task_id={self.task.id})",
+        )
+        self.hidden = [h for h in self.hidden if h not in entries] + [folded]
+
+    def plan_counts(self) -> dict[str, Any]:
+        plan = self.task.plan
+        counts: dict[str, Any] = {
+            "version": self.task.plan_version,
+            "last_replanned": _stamp(self.task.last_replanned_at),
+            "steps": len(plan),
+        }
+        for status in (StepStatus.COMPLETED, StepStatus.FAILED, StepStatus.SKIPPED):
+            n = sum(1 for s in plan if s.status is status)
+            if n:
+                counts[status.value] = n
+        return counts
+
+    def step_ref(self, number: int, step: PlanItem) -> dict[str, Any]:
+        ref: dict[str, Any] = {"n": number, "title": clip(step.title, self.level.title_chars)}
+        if step.status is not StepStatus.PENDING:
+            ref["status"] = step.status.value
+        if step.status is StepStatus.ACTIVE and step.started_at:
+            ref["started"] = _stamp(step.started_at)
+        return ref
+
+    def current_and_next(self) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+        plan = self.task.plan
+        current = next(
+            (n for want in (StepStatus.ACTIVE, StepStatus.PENDING)
+             for n, s in enumerate(plan, 1) if s.status is want),
+            None,
+        )  # fmt: skip
+        after = current or 0
+        upcoming = [
+            self.step_ref(n, s)
+            for n, s in enumerate(plan, 1)
+            if n > after and s.status is StepStatus.PENDING
+        ][: self.level.next_steps]
+        if not current:
+            return None, upcoming
+        return {
+            **self.step_ref(current, plan[current - 1]),
+            "status": plan[current - 1].status.value,
+        }, upcoming
+
+    def steps(self) -> list[dict[str, Any]]:
+        plan, level = self.task.plan, self.level
+        if not plan:
+            return []
+        windowed = level.window == "always" or (level.window == "auto" and len(plan) > WINDOW_AFTER)
+        if level.window == "none":
+            chosen: list[int] = []
+        elif not windowed:
+            chosen = list(range(1, len(plan) + 1))
+        else:
+            # Seed 000: completed count + current + next 3 pending; failed steps too,
+            # since what broke must stay in view.
+            current, upcoming = self.current_and_next()
+            keep = {s["n"] for s in upcoming[:NEXT_PENDING]}
+            if current:
+                keep.add(current["n"])
+            keep |= {n for n, s in enumerate(plan, 1) if s.status is StepStatus.FAILED}
+            chosen = sorted(keep)
+        if len(chosen) < len(plan):
+            self.hidden.append(_steps_hidden(self.task.id, len(plan) - len(chosen)))
+        rows = []
+        for n in chosen:
+            step = plan[n - 1]
+            row: dict[str, Any] = {"n": n, "title": clip(step.title, level.title_chars)}
+            row["status"] = step.status.value
+            open_step = step.status in (StepStatus.ACTIVE, StepStatus.PENDING, StepStatus.FAILED)
+            if step.summary and (
+                level.step_summaries == "all" or (level.step_summaries == "open" and open_step)
+            ):
+                row["summary"] = clip(step.summary, SUMMARY_CHARS)
+            if step.active_issue:
+                row["active_issue"] = clip(step.active_issue, SUMMARY_CHARS)
+            deps = [self.numbers[d] for d in step.depends_on if d in self.numbers]
+            if deps:
+                row["depends_on"] = deps
+            rows.append(row)
+        return rows
+
+    def add_entries(self, data: dict[str, Any]) -> None:
+        level, counts = self.level, self.snap.counts
+        active, resolved = EntryStatus.ACTIVE, EntryStatus.RESOLVED
+
+        def total(kind: EntryType, status: EntryStatus = active) -> int:
+            return counts.get((kind, status), 0)
+
+        constraints = self.entries(EntryType.CONSTRAINT, active, level.constraints)
+        if constraints:
+            data["constraints"] = [self.text(e.summary) for e in constraints]
+        self.hide(
+            "more constraints", EntryType.CONSTRAINT, total(EntryType.CONSTRAINT), len(constraints)
+        )
+
+        decisions = self.entries(EntryType.DECISION, active, level.decisions)
+        if decisions:
+            data["decisions_log"] = [self.text(e.summary) for e in decisions]
+        self.hide("older decisions", EntryType.DECISION, total(EntryType.DECISION), len(decisions))
+
+        # Seed 000: errors newest 5, unresolved first.
+        open_errors = self.entries(EntryType.ERROR, active, level.errors)
+        room = level.errors - len(open_errors) if level.resolved_errors else 0
+        fixed = self.entries(EntryType.ERROR, resolved, room)
+        if open_errors or fixed:
+            data["errors_encountered"] = [self.error(e) for e in open_errors + fixed]
+        shown = len(open_errors) + len(fixed)
+        all_errors = total(EntryType.ERROR) + total(EntryType.ERROR, resolved)
+        self.hide("more errors", EntryType.ERROR, all_errors, shown)
+
+        findings = self.entries(EntryType.DISCOVERY, active, level.findings)
+        if findings:
+            data["key_findings"] = [self.text(e.summary) for e in findings]
+        self.hide("more findings", EntryType.DISCOVERY, total(EntryType.DISCOVERY), len(findings))
+
+        questions = self.entries(EntryType.QUESTION, active, level.questions)
+        if questions:
+            data["pending_questions"] = [
+                {"id": e.id, "question": self.text(e.summary)} for e in questions
+            ]
+        self.hide(
+            "more open questions", EntryType.QUESTION, total(EntryType.QUESTION), len(questions)
+        )
+
+    def error(self, entry: Entry) -> dict[str, Any]:
+        row: dict[str, Any] = {"id": entry.id}
+        step = self.numbers.get(entry.subtask_id or "")
+        if step:
+            row["step"] = step
+        row["error"] = self.text(entry.summary)
+        row["resolution"] = self.text(entry.resolution) if entry.resolution else None
+        return row
+
+
+def render_lines(snap: Snapshot, level: int) -> tuple[list[str], tuple[Hidden, ...]]:
+    """Render `snap` at degradation `level` (0 = seed 000's rules only)."""
+    render = _Render(snap, LEVELS[level])
+    data = render.build()
+    return dump_lines(data), tuple(render.hidden)
+
+
+def render_state(snap: Snapshot, budget: int, counter: TokenCounter) -> State:
+    """Render the task state at the first level that fits in `budget` tokens."""
+    lines: list[str] = []
+    hidden: tuple[Hidden, ...] = ()
+    for number in range(len(LEVELS)):
+        lines, hidden = render_lines(snap, number)
+        count = counter.count(lines, budget)
+        if count.tokens <= budget:
+            break
+    text = "\n".join(lines) + "\n"
+    return State(
+        snap.task.id, text, count.tokens, count.exact, budget, counter.name, number, hidden
+    )

@@ -1,0 +1,156 @@
+"""Layer 1 on the Memory facade: the state that is always in the prompt, "where was I?",
+workspace changes, the session-start primer, and the file mirrors.
+
+Reads gather a snapshot in one read transaction and hand it to the pure renderers
+(`state.render_state`, `brief.build_brief`); budgets are counted by `tokens.counter()`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from clew import checks
+from clew.brief import INFERENCE_MESSAGES, Brief, build_brief
+from clew.errors import ValidationError
+from clew.facade import Facade
+from clew.models import EntryStatus, EntryType, Event, FileChanges, Task, TaskStatus
+from clew.state import SHOWN, STATE_TYPES, Snapshot, State, render_state
+from clew.tokens import counter
+
+BRIEF_ACTIONS = 20
+PRIME_TASKS = 3
+
+
+class Primer(NamedTuple):
+    """What a session-start or after-compaction hook injects: states and briefs."""
+
+    text: str
+    task_ids: tuple[str, ...]
+    more: int  # matching active tasks left out
+
+
+class Working(Facade):
+    """The facade's layer-1 methods (mixed into `Memory`)."""
+
+    def record_files(
+        self, task_id: str, *, created: Sequence[str] = (), modified: Sequence[str] = ()
+    ) -> FileChanges:
+        """Record files the task created or modified in its workspace."""
+        tid = self._task_id(task_id)
+        made = checks.strings(created, "created files")
+        changed = checks.strings(modified, "modified files")
+        if not made and not changed:
+            raise ValidationError("give at least one created or modified file")
+        files = [{"path": p, "change": "created"} for p in made]
+        files += [{"path": p, "change": "modified"} for p in changed if p not in made]
+        with self._write() as at:
+            self._store.get_task_status(tid)
+            self._emit("task.files_changed", tid, {"files": files}, at)
+        return self._store.file_changes(tid)
+
+    def file_changes(self, task_id: str, *, newest: int = 20) -> FileChanges:
+        """Return what the task changed in its workspace, with the newest paths."""
+        return self._store.file_changes(self._task_id(task_id), newest=newest)
+
+    def snapshot(self, task_id: str) -> Snapshot:
+        """Read everything the state render needs, consistently."""
+        tid = self._task_id(task_id)
+        with self._store.transaction():
+            return Snapshot(
+                task=self._store.get_task(tid),
+                entries=self._store.newest_entries(tid, STATE_TYPES, max(SHOWN.values())),
+                counts=self._store.count_entries(tid),
+                files=self._store.file_changes(tid),
+            )
+
+    def state(self, task_id: str, *, budget: int | None = None) -> State:
+        """Render the task's always-in-prompt state as YAML within `budget` tokens."""
+        limit = self.state_budget if budget is None else checks.budget(budget)
+        return render_state(self.snapshot(task_id), limit, counter())
+
+    def where(self, task_id: str) -> Brief:
+        """Answer "where was I?" for a task: deterministic, at most 300 tokens."""
+        tid = self._task_id(task_id)
+        with self._store.transaction():
+            task = self._store.get_task(tid)
+            messages = self._store.list_messages(tid, limit=INFERENCE_MESSAGES)
+            actions = self._store.list_actions(tid, limit=BRIEF_ACTIONS)
+            errors = self._store.list_entries(
+                task_id=tid, types=(EntryType.ERROR,), statuses=(EntryStatus.ACTIVE,), limit=3
+            )
+            decisions = self._store.list_entries(
+                task_id=tid, types=(EntryType.DECISION,), statuses=(EntryStatus.ACTIVE,), limit=3
+            )
+        return build_brief(
+            task,
+            messages,
+            actions,
+            self._clock(),
+            open_errors=errors,
+            decisions=decisions,
+            counter=counter(),
+        )
+
+    def workspace_tasks(self, workspace: str | None = None) -> list[Task]:
+        """Active tasks of a workspace: those whose workspace holds it or lies within it,
+        most recently updated first; if none has one, the active tasks with no workspace."""
+        here = _real(workspace or os.getcwd())
+        active = self._store.list_tasks((TaskStatus.ACTIVE,))
+        matched = [t for t in active if t.workspace and _related(_real(t.workspace), here)]
+        return matched or [t for t in active if not t.workspace]
+
+    def prime(
+        self, workspace: str | None = None, *, budget: int | None = None, limit: int = PRIME_TASKS
+    ) -> Primer:
+        """The state and brief of a workspace's active tasks, for an assistant's hooks."""
+        limit = checks.integer(limit, "limit")
+        if limit < 1:
+            raise ValidationError("limit must be at least 1")
+        found = self.workspace_tasks(workspace)
+        shown = found[:limit]
+        parts = []
+        for task in shown:
+            state = self.state(task.id, budget=budget)
+            brief = self.where(task.id)
+            parts.append(
+                f'<clew-task-state task="{task.id}" tokens="{state.tokens}">\n{state.text}'
+                f'</clew-task-state>\n<clew-where-was-i task="{task.id}">\n{brief.text}\n'
+                "</clew-where-was-i>"
+            )
+        if not shown:
+            head = (
+                "clew: no active task for this workspace. Register long work with"
+                " `clew task new NAME --plan STEP ...` (or the task_register tool)."
+            )
+        else:
+            more = (
+                f"; {len(found) - len(shown)} more: `clew task list`" if len(found) > limit else ""
+            )
+            head = (
+                f"clew: {len(found)} active task(s) for this workspace{more}. Keep them current"
+                " with `clew task update ID` (or task_update); this state survives compaction."
+            )
+        text = "\n".join([head, *parts]) + "\n"
+        return Primer(text, tuple(t.id for t in shown), max(0, len(found) - limit))
+
+    def _after_commit(self, task_ids: list[str]) -> None:
+        if self._mirror is None:
+            return
+        for task_id in task_ids:
+            self._mirror.write(task_id, lambda after, tid=task_id: self._mirror_content(tid, after))
+
+    def _mirror_content(self, task_id: str, after: int) -> tuple[str, list[Event]]:
+        return self.state(task_id).text, self._store.list_events(task_id=task_id, after=after)
+
+
+def _real(path: str) -> str:
+    return os.path.realpath(os.path.expanduser(path))
+
+
+def _related(a: str, b: str) -> bool:
+    """Whether one folder is the other or holds it."""
+    return (
+        a == b or b.startswith(a.rstrip(os.sep) + os.sep) or a.startswith(b.rstrip(os.sep) + os.sep)
+    )

@@ -1,0 +1,88 @@
+"""A small YAML emitter for prompt text: block style, one scalar per line, no dependency.
+
+Output invariants, which token budgeting relies on (see tokens.py): every line is one
+complete `key: value` or `- value`, no line has trailing whitespace, there are no blank
+lines, and the text ends with a newline. A string is written plain only when it cannot
+be misread (it starts with an ASCII letter, uses a small safe alphabet and is no YAML
+keyword); anything else is double-quoted with JSON's escapes, plus escapes for the
+characters YAML would fold or refuse, so any Unicode string parses back exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+_PLAIN = re.compile(r"[A-Za-z](?:[A-Za-z0-9 _./()+@=,'-]*[A-Za-z0-9_./()+@=,'-])?\Z")
+# Words YAML 1.1 (PyYAML) or 1.2 would read as booleans or null.
+_KEYWORDS = frozenset(["y", "n", "yes", "no", "true", "false", "on", "off", "null"])
+# Characters JSON leaves raw that YAML must not see raw in a double-quoted scalar:
+# C1 controls and DEL (not printable), NEL / LS / PS (line breaks, folded), BOM,
+# non-characters, and lone surrogates.
+_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
+_INDENT = "  "
+
+
+def scalar(value: object) -> str:
+    """Return `value` (str, int, float, bool or None) as a one-line YAML scalar."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int | float):
+        return json.dumps(value)
+    if not isinstance(value, str):
+        raise TypeError(f"cannot write {type(value).__name__} as a YAML scalar")
+    if _PLAIN.match(value) and value.lower() not in _KEYWORDS and "  " not in value:
+        return value
+    quoted = json.dumps(value, ensure_ascii=False)
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
+
+
+def _is_scalar(value: object) -> bool:
+    return value is None or isinstance(value, str | int | float | bool)
+
+
+def _lines(value: Any, indent: str, out: list[str]) -> None:
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            head = f"{indent}{key}:"
+            if _is_scalar(item):
+                out.append(f"{head} {scalar(item)}")
+            elif not item:
+                out.append(f"{head} {'{}' if isinstance(item, Mapping) else '[]'}")
+            elif isinstance(item, Sequence) and all(isinstance(i, int) for i in item):
+                out.append(f"{head} [{', '.join(scalar(i) for i in item)}]")
+            else:
+                out.append(head)
+                _lines(item, indent + _INDENT, out)
+    elif isinstance(value, Sequence) and not isinstance(value, str):
+        for item in value:
+            if _is_scalar(item):
+                out.append(f"{indent}- {scalar(item)}")
+            elif isinstance(item, Mapping) and item:
+                nested: list[str] = []
+                _lines(item, indent + _INDENT, nested)
+                # The first key shares the dash's line: "- key: value".
+                out.append(f"{indent}- {nested[0][len(indent) + len(_INDENT) :]}")
+                out.extend(nested[1:])
+            else:
+                raise TypeError("sequences hold scalars or non-empty mappings")
+    else:
+        raise TypeError(f"cannot write {type(value).__name__} as a YAML block")
+
+
+def dump_lines(data: Mapping[str, Any]) -> list[str]:
+    """Return the lines of `data` (a mapping) as block YAML."""
+    out: list[str] = []
+    _lines(data, "", out)
+    return out
+
+
+def dump(data: Mapping[str, Any]) -> str:
+    """Return `data` (a mapping) as a block YAML document ending with a newline."""
+    return "\n".join(dump_lines(data)) + "\n"
