@@ -28,6 +28,14 @@ class FakeClock:
         self.now += timedelta(seconds=seconds)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Keep the token caches the tests write out of the user's ~/.cache."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+        yield
+
+
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()

@@ -295,7 +295,7 @@ def test_ambiguous_step_prefix_lists_the_candidates(mem: clew.Memory) -> None:
         lambda: mem.update_step(task.id, prefix, status="completed"),
         lambda: mem.update_task(task.id, message="lost?", step=prefix, step_status="active"),
         lambda: mem.record_action(task.id, command="lost?", step=prefix),
-        lambda: mem.replan(task.id, [AddStep("lost?"), RenameStep(prefix, "lost?")]),
+        lambda: mem.replan(task.id, [RenameStep(prefix, "lost?"), AddStep("lost?")]),
     ]
     for call in calls:
         with pytest.raises(clew.AmbiguousIdError) as info:

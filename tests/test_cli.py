@@ -265,3 +265,62 @@ def test_tidy_from_the_command_line(cli: Cli) -> None:
     bad = cli("task", "tidy", "--pause-after", "soon")
     assert bad.code == 2
     assert "not like 90s" in bad.err
+
+
+def test_record_resolve_and_list_entries(cli: Cli) -> None:
+    task_id = new_task(cli)
+    decision = cli("task", "record", task_id, "--decision", "Use ghcr.io", "--tags", "infra,ci")
+    assert decision.code == 0, decision.err
+    error = cli("task", "record", task_id[:5], "--error", "pull denied", "--step", "2").out.strip()
+    fixed = cli("task", "record", task_id, "--error", "flaky", "--resolution", "retried")
+    assert fixed.code == 0
+    finding = cli("task", "record", task_id, "--finding", "3 tables", "--detail", "a, b, c")
+    assert (
+        json.loads(cli("entries", "--task", task_id, "--type", "discovery", "--json").out)[0][
+            "detail"
+        ]
+        == "a, b, c"
+        and finding.code == 0
+    )
+    assert cli("task", "record", task_id, "--constraint", "no downtime").code == 0
+    assert cli("task", "record", task_id, "--question", "which port?").code == 0
+    assert cli("task", "resolve", task_id, error[:6], "--resolution", "token").out.strip() == (
+        f"{error} resolved"
+    )
+    listed = cli("entries", "--task", task_id).out
+    assert "Use ghcr.io" in listed and "#infra #ci" in listed and "-> token" in listed
+    errors = json.loads(cli("entries", "--task", task_id, "--type", "error", "--json").out)
+    assert {e["status"] for e in errors} == {"resolved"}
+    assert "Use ghcr.io" in cli("task", "show", task_id).out
+    # Bad input: one line, exit 2, nothing written.
+    for args, says in (
+        (["task", "record", task_id], "one of the arguments"),
+        (["task", "record", task_id, "--decision", "a", "--error", "b"], "not allowed with"),
+        (["task", "record", task_id, "--decision", "x", "--resolution", "y"], "goes with --error"),
+        (["task", "resolve", task_id, error, "--resolution", "again"], "already resolved"),
+        (["task", "resolve", task_id, "zzzz", "--resolution", "x"], "no entry matches"),
+        (["entries", "--type", "rumour"], "not one of"),
+    ):
+        result = cli(*args)
+        assert result.code == 2 and says in result.err and len(result.err.splitlines()) == 1
+
+
+def test_state_prime_and_files(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import yaml
+
+    monkeypatch.chdir(tmp_path)
+    task_id = new_task(cli, "--goal", "v1 live", "--workspace", str(tmp_path))
+    assert cli("task", "files", task_id, "--created", "a.py", "--modified", "b.py").code == 0
+    assert "1 created, 1 modified" in cli("task", "files", task_id).out
+    assert cli("task", "update", task_id, "--next", "push it", "--progress", "built").code == 0
+    state = yaml.safe_load(cli("state", task_id).out)
+    assert state["task"]["goal"] == "v1 live" and state["next_objective"] == "push it"
+    as_json = json.loads(cli("state", task_id, "--budget", "600", "--json").out)
+    assert as_json["budget"] == 600 and as_json["tokens"] <= 600
+    bad = cli("state", task_id, "--budget", "10")
+    assert bad.code == 2 and "out of range" in bad.err
+    primed = cli("prime")
+    assert primed.code == 0 and f'<clew-task-state task="{task_id}"' in primed.out
+    assert json.loads(cli("prime", "--json").out)["task_ids"] == [task_id]
+    elsewhere = cli("prime", "--workspace", str(tmp_path.parent / "elsewhere"))
+    assert "no active task" in elsewhere.out

@@ -93,9 +93,13 @@ SHAPES = (
 )
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
 def clip(text: str, limit: int) -> str:
-    """Return `text` on one line, cut to `limit` characters with an ellipsis."""
-    flat = " ".join(text.split())
+    """Return `text` on one line for a prompt, cut to `limit` characters with an ellipsis;
+    control characters (invisible, and costly once escaped) show as '?'."""
+    flat = _CONTROL.sub("?", " ".join(text.split()))
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 

@@ -171,6 +171,7 @@ def cmd_task_show(args: argparse.Namespace) -> int:
         actions = mem.list_actions(task.id, limit=None if limit is None else limit + 1)
         messages = mem.list_messages(task.id, limit=None if limit is None else limit + 1)
         entries = mem.list_entries(task.id, limit=limit)
+        files = mem.file_changes(task.id, newest=limit)
         removed = mem.removed_steps(task.id)
     if args.json:
         _print_json(
@@ -180,6 +181,7 @@ def cmd_task_show(args: argparse.Namespace) -> int:
                 "actions": actions[:limit],
                 "messages": messages[:limit],
                 "entries": entries,
+                "files": files,
             }
         )
         return 0
@@ -192,6 +194,7 @@ def cmd_task_show(args: argparse.Namespace) -> int:
             messages[:limit],
             _now(),
             entries=entries,
+            files=files,
             more_actions=more_actions,
             more_messages=more_messages,
         )
@@ -417,7 +420,7 @@ def cmd_task_files(args: argparse.Namespace) -> int:
                 args.id, created=args.created or (), modified=args.modified or ()
             )
         else:
-            changes = mem.file_changes(args.id)
+            changes = mem.file_changes(args.id, newest=None)
     return _show(args, changes, files_view(changes))
 
 

@@ -93,6 +93,7 @@ class Mirror:
             folder = self.folder(task_id)
             os.makedirs(folder, exist_ok=True)
             with _locked(os.path.join(folder, ".lock")):
+                _remove_leftovers(folder)
                 journal = os.path.join(folder, JOURNAL_FILE)
                 last = _last_seq(journal)
                 state, events = content(last or 0)
@@ -107,6 +108,15 @@ class Mirror:
                 MirrorWarning,
                 stacklevel=4,
             )
+
+
+def _remove_leftovers(folder: str) -> None:
+    """Delete temporary files of writers that died mid-write (the caller holds the lock,
+    so no live writer owns one)."""
+    for name in os.listdir(folder):
+        if name.endswith(".tmp"):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(folder, name))
 
 
 def _last_seq(journal: str) -> int | None:

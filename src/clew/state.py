@@ -17,7 +17,8 @@ it degrades in this fixed order, one level at a time, until it fits (`LEVELS`):
 6. decisions 1, errors 1, constraints 1, next steps 1; the window of steps goes; hidden
    entries are counted on one line with one recall command
 7. goal and titles cut to 60 characters, no decisions, errors or constraints
-8. goal and titles cut to 12 characters, no name, workspace, questions or next objective
+8. the core: id, goal (12 characters), status, step count, current and next step (titles
+   12 characters), and one hidden line whose command recalls everything
 
 Goal, status, current step and next step are in every level. Whatever a level leaves
 out is hidden, never lost: the `hidden` section counts it and names the CLI command
@@ -72,7 +73,7 @@ class Level(NamedTuple):
     progress_summary: bool = True
     next_objective: bool = True
     compact_hidden: bool = False  # one hidden line for all entries, not one per type
-    name_and_workspace: bool = True
+    core_only: bool = False  # task, plan size, current and next step, one hidden line
 
 
 LEVELS: tuple[Level, ...] = (
@@ -105,7 +106,7 @@ LEVELS: tuple[Level, ...] = (
         decisions=0, errors=0, resolved_errors=False, findings=0, constraints=0, questions=0,
         text_chars=12, title_chars=12, goal_chars=12, step_summaries="none", window="none",
         next_steps=1, files=False, progress_summary=False, next_objective=False,
-        compact_hidden=True, name_and_workspace=False,
+        compact_hidden=True, core_only=True,
     ),
 )  # fmt: skip
 
@@ -160,7 +161,7 @@ def _steps_hidden(task_id: str, count: int) -> Hidden:
         f"{count} steps",
         count,
         f"clew task show {task_id} --all",
-        f"task_state(task_id={task_id}, full_plan=true)",
+        f"task_state(task_id={task_id}, full=true)",
     )
 
 
@@ -186,11 +187,15 @@ class _Render:
     def build(self) -> dict[str, Any]:
         task, level = self.task, self.level
         head: dict[str, Any] = {"id": task.id}
-        if level.name_and_workspace:
+        if not level.core_only:
             head["name"] = clip(task.name, level.title_chars)
-        head["goal"] = clip(task.goal or task.name, level.goal_chars)
+        head["goal"] = (
+            clip(task.goal or "", level.goal_chars)
+            or clip(task.name, level.goal_chars)
+            or "(no goal given)"
+        )
         head["status"] = task.status.value
-        if task.workspace and level.name_and_workspace:
+        if task.workspace and not level.core_only:
             head["workspace"] = clip(task.workspace, level.title_chars)
         data: dict[str, Any] = {"task": head}
         data["plan"] = self.plan_counts()
@@ -219,14 +224,32 @@ class _Render:
                         f"{files.created + files.modified} changed files",
                         files.created + files.modified,
                         f"clew task files {task.id}",
-                        f"task_state(task_id={task.id}, files=true)",
+                        f"task_state(task_id={task.id}, full=true)",
                     )
                 )
-        if level.compact_hidden:
+        if level.core_only:
+            self.hide_everything()
+        elif level.compact_hidden:
             self.hide_entries()
         if self.hidden:
             data["hidden"] = [{"what": h.what, "cli": h.cli, "tool": h.tool} for h in self.hidden]
         return data
+
+    def hide_everything(self) -> None:
+        """At the core level, one line counts all that is hidden and one command recalls it."""
+        if self.hidden:
+            kinds = {"steps": 0, "entries": 0, "changed files": 0}
+            for h in self.hidden:
+                kind = "steps" if h.what.endswith(" steps") else "changed files"
+                kinds["entries" if h.tool.startswith("memory_query") else kind] += h.items
+            self.hidden = [
+                Hidden(
+                    ", ".join(f"{n} {kind}" for kind, n in kinds.items() if n),
+                    sum(h.items for h in self.hidden),
+                    f"clew task show {self.task.id} --all",
+                    f"task_state(task_id={self.task.id}, full=true)",
+                )
+            ]
 
     def hide_entries(self) -> None:
         """At compact levels, fold the hidden entries of every type into one line."""
@@ -244,6 +267,8 @@ class _Render:
 
     def plan_counts(self) -> dict[str, Any]:
         plan = self.task.plan
+        if self.level.core_only:
+            return {"steps": len(plan)}
         counts: dict[str, Any] = {
             "version": self.task.plan_version,
             "last_replanned": _stamp(self.task.last_replanned_at),
@@ -259,7 +284,7 @@ class _Render:
         ref: dict[str, Any] = {"n": number, "title": clip(step.title, self.level.title_chars)}
         if step.status is not StepStatus.PENDING:
             ref["status"] = step.status.value
-        if step.status is StepStatus.ACTIVE and step.started_at:
+        if step.status is StepStatus.ACTIVE and step.started_at and not self.level.core_only:
             ref["started"] = _stamp(step.started_at)
         return ref
 

