@@ -113,6 +113,7 @@ def entry(kind: EntryType, status: EntryStatus, n: int, text: str, resolution: s
         resolution=resolution,
         resolved_at=None,
         supersedes=None,
+        fingerprint=None,
         created_at=STAMP,
         updated_at=STAMP,
     )

@@ -1,25 +1,64 @@
-"""Layer 2's archive entries, as part of the Memory facade: one fact, one row.
+"""Layer 2's archive on the Memory facade: typed entries, one fact, one row.
 
-A decision, an error, a finding, a constraint, a pending question, and every other
-typed entry is stored once, in full, in `entries`; the layer-1 state and the brief show
-views of the newest ones. Entries may belong to a task and to one of its steps, or stand
-alone. Errors and questions are resolved (with a resolution or an answer), never edited
-away: both texts stay.
+A decision, an error, a finding, a constraint, a pending question, a tool result, a user
+instruction, an artifact, a piece of context: each is stored once, in full, in `entries`,
+with tags, the step it belongs to, the steps it is relevant to, links to where it came
+from (actions, messages, conversation turns, other entries) and, for an error, its
+fingerprint. The layer-1 state and the brief show views of the newest ones. Entries are
+never edited away: a newer entry supersedes an older one, an error or question is
+resolved, and both texts stay. Queries are exact (seed 000's `query_relevant`, filters
+by task, type, step, tags and time); `search` is bm25 full text over any user text.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from datetime import datetime
+from typing import Any, NamedTuple
 
-from clew import checks, tasks
+from clew import checks, search, tasks
 from clew.errors import ValidationError
 from clew.facade import Facade
+from clew.fingerprint import Fingerprint, fingerprint
 from clew.ids import new_id
-from clew.models import Entry, EntryStatus, EntryType
+from clew.models import (
+    Action,
+    Entry,
+    EntryFilter,
+    EntryStatus,
+    EntryType,
+    Fix,
+    SearchHit,
+    SourceKind,
+)
 
 # Entries that can be resolved, and what their resolution is called.
 RESOLVABLE = {EntryType.ERROR: "resolution", EntryType.QUESTION: "answer"}
+RELEVANT_LIMIT = 20
+SEARCH_LIMIT = 10
+_SOURCE_TABLES = {
+    SourceKind.ACTION: "action",
+    SourceKind.MESSAGE: "message",
+    SourceKind.ENTRY: "entry",
+}
+
+
+class ErrorHistory(NamedTuple):
+    """Everything known about an error's fingerprint: "have I seen this, what worked?"."""
+
+    fingerprint: Fingerprint
+    errors: tuple[Entry, ...]  # error entries with this fingerprint, newest first
+    failed_commands: tuple[Action, ...]  # failed commands with this fingerprint
+    fixes: tuple[Fix, ...]  # fixes tried, newest first
+
+    @property
+    def seen(self) -> bool:
+        return bool(self.errors or self.failed_commands)
+
+    @property
+    def worked(self) -> tuple[Fix, ...]:
+        """The fixes that worked, newest first."""
+        return tuple(f for f in self.fixes if f.worked)
 
 
 class Archive(Facade):
@@ -36,12 +75,23 @@ class Archive(Facade):
         tags: Sequence[str] = (),
         relevance_to: Sequence[int | str] = (),
         resolution: str | None = None,
+        supersedes: str | None = None,
+        sources: Sequence[tuple[str, str] | str] = (),
+        command: str | None = None,
     ) -> Entry:
-        """Store one typed entry, in full; `step` and `relevance_to` name plan steps of the task."""
+        """Store one typed entry, in full.
+
+        `step` and `relevance_to` name plan steps of the task (numbers or step ids);
+        `supersedes` an older entry (which becomes `superseded`); `sources` what it came
+        from, as ("action", id) pairs or "action:ID" texts (action, message, turn, entry);
+        `command`, for an error, the command that failed (part of its fingerprint).
+        """
         kind = checks.choice(type, EntryType, "entry type")
         text = checks.text(summary, "summary", max_chars=checks.MAX_TEXT_CHARS)
         if resolution is not None and kind not in RESOLVABLE:
             raise ValidationError(f"only errors and questions have a resolution, not a {kind}")
+        if command is not None and kind is not EntryType.ERROR:
+            raise ValidationError("command goes with an error entry")
         entry: dict[str, Any] = {
             "id": new_id(),
             "type": kind.value,
@@ -49,24 +99,46 @@ class Archive(Facade):
             "detail": None if detail is None else checks.text(detail, "detail"),
             "tags": list(checks.strings(tags, "tags")),
         }
+        fix = None
+        if kind is EntryType.ERROR:
+            failed = checks.optional_text(command, "command")
+            entry["fingerprint"] = fingerprint(entry["detail"] or text, failed).key
         if resolution is not None:
-            entry["resolution"] = checks.text(
-                resolution, "resolution", max_chars=checks.MAX_TEXT_CHARS
-            )
-            entry["status"] = EntryStatus.RESOLVED.value
+            said = checks.text(resolution, "resolution", max_chars=checks.MAX_TEXT_CHARS)
+            entry.update(resolution=said, status=EntryStatus.RESOLVED.value)
+            if "fingerprint" in entry:
+                fix = _fix(entry["fingerprint"], entry["id"], said, worked=True)
         if task_id is None and (step is not None or relevance_to):
             raise ValidationError(
                 "a step belongs to a task: give task_id with step or relevance_to"
             )
+        links = [_source(item) for item in checks.sequence(sources, "sources")]
         tid = None if task_id is None else self._task_id(task_id)
+        old = None if supersedes is None else self._resolve("entry", supersedes)
         with self._write() as at:
             if tid is not None and (step is not None or relevance_to):
                 plan = self._store.get_plan(tid)
                 if step is not None:
                     entry["subtask_id"] = tasks.find_step(plan, step, tid).id
-                entry["relevance_to"] = [tasks.find_step(plan, r, tid).id for r in relevance_to]
-            self._emit("entry.added", tid, {"entry": entry}, at)
+                entry["relevance_to"] = list(
+                    dict.fromkeys(tasks.find_step(plan, r, tid).id for r in relevance_to)
+                )
+            if old is not None:
+                previous = self._store.get_entry(old)
+                if previous.status is not EntryStatus.ACTIVE:
+                    raise ValidationError(f"entry {old} is already {previous.status.value}")
+                entry["supersedes"] = old
+            entry["sources"] = [self._check_source(kind, ident) for kind, ident in links]
+            data: dict[str, Any] = {"entry": entry}
+            if fix is not None:
+                data["fix"] = fix
+            self._emit("entry.added", tid, data, at)
         return self._store.get_entry(entry["id"])
+
+    def _check_source(self, kind: SourceKind, ident: str) -> list[str]:
+        table = _SOURCE_TABLES.get(kind)
+        # Conversation turns live in their own archive; their ids are checked there.
+        return [kind.value, ident if table is None else self._resolve(table, ident)]
 
     def add_decision(
         self,
@@ -91,8 +163,10 @@ class Archive(Facade):
         detail: str | None = None,
         step: int | str | None = None,
         tags: Sequence[str] = (),
+        command: str | None = None,
     ) -> Entry:
-        """Record an error met; with a resolution it is recorded as already resolved."""
+        """Record an error met (with the command that failed, if any: both make its
+        fingerprint); with a resolution it is recorded as already resolved."""
         return self.add_entry(
             EntryType.ERROR,
             text,
@@ -101,6 +175,7 @@ class Archive(Facade):
             step=step,
             tags=tags,
             resolution=resolution,
+            command=command,
         )
 
     def add_finding(
@@ -138,34 +213,96 @@ class Archive(Facade):
         )
 
     def resolve(self, entry_id: str, resolution: str, *, task_id: str | None = None) -> Entry:
-        """Resolve an open error (with its resolution) or question (with its answer)."""
+        """Resolve an open error (with its resolution) or question (with its answer); for an
+        error, the resolution is also recorded as a fix that worked for its fingerprint."""
         eid = self._resolve("entry", entry_id)
         text = checks.text(resolution, "resolution", max_chars=checks.MAX_TEXT_CHARS)
         tid = None if task_id is None else self._task_id(task_id)
         with self._write() as at:
-            entry = self._store.get_entry(eid)
-            if tid is not None and entry.task_id != tid:
-                raise ValidationError(f"entry {eid} does not belong to task {tid}")
-            if entry.type not in RESOLVABLE:
-                raise ValidationError(
-                    f"entry {eid} is a {entry.type.value}; only errors and questions are resolved"
-                )
-            if entry.status is not EntryStatus.ACTIVE:
-                raise ValidationError(
-                    f"{entry.type.value} {eid} is already {entry.status.value}"
-                    + (
-                        f" ({RESOLVABLE[entry.type]}: {entry.resolution})"
-                        if entry.resolution
-                        else ""
-                    )
-                )
-            data = {"entry_id": eid, "resolution": text}
+            entry = self._open_resolvable(eid, tid)
+            data: dict[str, Any] = {"entry_id": eid, "resolution": text}
+            if entry.fingerprint:
+                data["fix"] = _fix(entry.fingerprint, eid, text, worked=True)
             self._emit("entry.resolved", entry.task_id, data, at)
         return self._store.get_entry(eid)
+
+    def _open_resolvable(self, eid: str, tid: str | None) -> Entry:
+        entry = self._store.get_entry(eid)
+        if tid is not None and entry.task_id != tid:
+            raise ValidationError(f"entry {eid} does not belong to task {tid}")
+        if entry.type not in RESOLVABLE:
+            raise ValidationError(
+                f"entry {eid} is a {entry.type.value}; only errors and questions are resolved"
+            )
+        if entry.status is not EntryStatus.ACTIVE:
+            said = f" ({RESOLVABLE[entry.type]}: {entry.resolution})" if entry.resolution else ""
+            raise ValidationError(f"{entry.type.value} {eid} is already {entry.status.value}{said}")
+        return entry
+
+    def record_fix(self, error_id: str, description: str, *, worked: bool) -> Fix:
+        """Record a fix tried for an error; one that worked also resolves the error."""
+        eid = self._resolve("entry", error_id)
+        text = checks.text(description, "fix", max_chars=checks.MAX_TEXT_CHARS)
+        if not isinstance(worked, bool):
+            raise ValidationError("worked must be true or false")
+        with self._write() as at:
+            entry = self._store.get_entry(eid)
+            if entry.type is not EntryType.ERROR or not entry.fingerprint:
+                raise ValidationError(f"entry {eid} is a {entry.type.value}, not an error")
+            fix = _fix(entry.fingerprint, eid, text, worked=worked)
+            if worked and entry.status is EntryStatus.ACTIVE:
+                data = {"entry_id": eid, "resolution": text, "fix": fix}
+                self._emit("entry.resolved", entry.task_id, data, at)
+            else:
+                self._emit("fix.recorded", entry.task_id, {"fix": fix}, at)
+        return next(f for f in self._store.fixes_for(entry.fingerprint) if f.id == fix["id"])
+
+    def seen_before(self, error: str, *, command: str | None = None) -> ErrorHistory:
+        """Look an error up by its fingerprint: where it was seen, and which fixes worked."""
+        text = checks.text(error, "error", max_chars=checks.MAX_TEXT_CHARS)
+        print_ = fingerprint(text, checks.optional_text(command, "command"))
+        with self._store.transaction():
+            return ErrorHistory(
+                print_,
+                tuple(self._store.entries_with_fingerprint(print_.key)),
+                tuple(self._store.actions_with_fingerprint(print_.key)),
+                tuple(self._store.fixes_for(print_.key)),
+            )
 
     def get_entry(self, entry_id: str) -> Entry:
         """Return one entry, in full."""
         return self._store.get_entry(self._resolve("entry", entry_id))
+
+    def _filter(
+        self,
+        task_id: str | None,
+        type: str | EntryType | Sequence[str | EntryType] | None,
+        status: str | EntryStatus | None,
+        step: int | str | None,
+        tags: Sequence[str],
+        since: str | datetime | None,
+        until: str | datetime | None,
+    ) -> EntryFilter:
+        wanted: Sequence[str | EntryType]
+        wanted = () if type is None else (type,) if isinstance(type, str) else type
+        tid = None if task_id is None else self._task_id(task_id)
+        subtask = None
+        if step is not None:
+            if tid is None:
+                raise ValidationError("a step belongs to a task: give task_id with step")
+            subtask = tasks.find_step(self._store.get_plan(tid), step, tid).id
+        now = self._clock()
+        return EntryFilter(
+            task_id=tid,
+            types=tuple(checks.choice(t, EntryType, "entry type") for t in wanted),
+            statuses=()
+            if status is None
+            else (checks.choice(status, EntryStatus, "entry status"),),
+            subtask_id=subtask,
+            tags=checks.strings(tags, "tags"),
+            since=None if since is None else checks.moment(since, "since", now),
+            until=None if until is None else checks.moment(until, "until", now),
+        )
 
     def list_entries(
         self,
@@ -174,21 +311,79 @@ class Archive(Facade):
         type: str | EntryType | Sequence[str | EntryType] | None = None,
         status: str | EntryStatus | None = None,
         step: int | str | None = None,
+        tags: Sequence[str] = (),
+        since: str | datetime | None = None,
+        until: str | datetime | None = None,
         limit: int | None = None,
     ) -> list[Entry]:
-        """Return entries, newest first, by task, type, status and step (all exact)."""
-        wanted: Sequence[str | EntryType]
-        wanted = () if type is None else (type,) if isinstance(type, str) else type
-        kinds = tuple(checks.choice(t, EntryType, "entry type") for t in wanted)
-        statuses = () if status is None else (checks.choice(status, EntryStatus, "entry status"),)
-        if limit is not None and checks.integer(limit, "limit") < 0:
-            raise ValidationError("limit cannot be negative")
-        tid = None if task_id is None else self._task_id(task_id)
-        subtask = None
-        if step is not None:
-            if tid is None:
-                raise ValidationError("a step belongs to a task: give task_id with step")
-            subtask = tasks.find_step(self._store.get_plan(tid), step, tid).id
-        return self._store.list_entries(
-            task_id=tid, types=kinds, statuses=statuses, subtask_id=subtask, limit=limit
-        )
+        """Return entries, newest first, filtered exactly: by task, type, status, step, tags
+        (all of them) and time (`since`/`until`: a datetime, an ISO date, or "2h", "7d")."""
+        if limit is not None:
+            checks.count(limit, "limit")
+        filters = self._filter(task_id, type, status, step, tags, since, until)
+        return self._store.list_entries(filters, limit=limit)
+
+    def query_relevant(
+        self, task_id: str, step: int | str, *, limit: int = RELEVANT_LIMIT
+    ) -> list[Entry]:
+        """Seed 000's query: the entries that matter for a step (its own, those relevant to
+        it, and the task's decisions, errors and user instructions), newest first."""
+        tid = self._task_id(task_id)
+        subtask = tasks.find_step(self._store.get_plan(tid), step, tid).id
+        return self._store.relevant_entries(tid, subtask, limit=checks.count(limit, "limit"))
+
+    def search(
+        self,
+        query: str,
+        *,
+        task_id: str | None = None,
+        type: str | EntryType | Sequence[str | EntryType] | None = None,
+        status: str | EntryStatus | None = None,
+        tags: Sequence[str] = (),
+        since: str | datetime | None = None,
+        until: str | datetime | None = None,
+        limit: int = SEARCH_LIMIT,
+    ) -> list[SearchHit]:
+        """Full-text search (bm25, stemmed) over summaries, details, tags and resolutions.
+
+        Any text is a valid query. All words must match; if none does, any word may.
+        Exact occurrences of identifiers (ERR_CONN_RESET, src/auth.py, v1.2.3) rank first.
+        """
+        wanted = checks.count(limit, "limit")
+        filters = self._filter(task_id, type, status, None, tags, since, until)
+        parsed = search.parse(query)
+        fetch = min(max(3 * wanted, 30), 200)
+        hits = self._store.search_entries(parsed.match, filters, limit=fetch)
+        if not hits and len(parsed.terms) > 1:
+            parsed = search.parse(query, any_terms=True)
+            hits = self._store.search_entries(parsed.match, filters, limit=fetch)
+        if parsed.identifiers:
+            hits.sort(key=lambda h: not search.contains_all(_text_of(h.entry), parsed.identifiers))
+        return hits[:wanted]
+
+
+def _text_of(entry: Entry) -> str:
+    return "\n".join(filter(None, (entry.summary, entry.detail, entry.resolution, *entry.tags)))
+
+
+def _fix(key: str, entry_id: str, description: str, *, worked: bool) -> dict[str, Any]:
+    return {
+        "id": new_id(),
+        "fingerprint": key,
+        "entry_id": entry_id,
+        "description": description,
+        "worked": worked,
+    }
+
+
+def _source(item: object) -> tuple[SourceKind, str]:
+    """A source given as ("action", id) or "action:ID"."""
+    if isinstance(item, str):
+        kind, sep, ident = item.partition(":")
+        if not sep:
+            raise ValidationError(f"source {item!r} is not KIND:ID (action, message, turn, entry)")
+    elif isinstance(item, list | tuple) and len(item) == 2:
+        kind, ident = item
+    else:
+        raise ValidationError(f"source {item!r} is not a (kind, id) pair or KIND:ID text")
+    return checks.choice(kind, SourceKind, "source kind"), checks.name(ident, "source id")

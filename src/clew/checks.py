@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any, TypeVar
 
@@ -144,3 +145,46 @@ def strings(values: object, field: str) -> tuple[str, ...]:
             raise ValidationError(f"{field} {item!r} spans lines; give one line each")
         out[item] = None
     return tuple(out)
+
+
+def sequence(values: object, field: str) -> list[object]:
+    """Return a list of items (a list or tuple, never a bare string), or raise."""
+    if isinstance(values, str) or not isinstance(values, list | tuple):
+        raise ValidationError(f"{field} must be a list, not {type(values).__name__}")
+    return list(values)
+
+
+def count(value: object, field: str) -> int:
+    """Return a whole number of at least 1, or raise."""
+    number = integer(value, field)
+    if number < 1:
+        raise ValidationError(f"{field} must be at least 1, not {number}")
+    return number
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def moment(value: object, field: str, now: datetime) -> str:
+    """Return a point in time as a store timestamp: a datetime, an ISO date or time
+    ("2026-11-22", "2026-11-22T09:30"; UTC unless it says otherwise) or an age ("90m",
+    "2h", "7d": that long before `now`)."""
+    from clew.clock import stamp
+
+    if isinstance(value, datetime):
+        moment_ = value if value.tzinfo else value.replace(tzinfo=UTC)
+        return stamp(moment_)
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError(f"{field} must be a date, a time or an age like 2h, not {value!r}")
+    text = value.strip()
+    unit = _UNITS.get(text[-1:])
+    if unit is not None and text[:-1].replace(".", "", 1).isdigit():
+        return stamp(now - timedelta(seconds=float(text[:-1]) * unit))
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValidationError(
+            f"{field} {value!r} is not a date (2026-11-22), a time (2026-11-22T09:30)"
+            " or an age (90m, 2h, 7d)"
+        ) from None
+    return stamp(parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC))

@@ -15,10 +15,6 @@ from clew.errors import ValidationError
 from clew.ids import new_id
 from clew.models import (
     CLOSED_TASK_STATUSES,
-    Action,
-    ActionLog,
-    ActionStatus,
-    ActionType,
     Event,
     Message,
     MessageRole,
@@ -30,17 +26,21 @@ from clew.models import (
     TaskStatus,
     VerifyReport,
 )
+from clew.semantic import Semantic
+from clew.trace import Ledger
 from clew.working import Working
 
 DAY = 86400.0
 
 
-class Memory(Archive, Working):
+class Memory(Archive, Ledger, Semantic, Working):
     """A task memory over one store, in one space. Open it with `clew.open()`.
 
-    The methods live in mixins by subject: the task tracker here, archive entries in
-    `archive.py`, the layer-1 state and "where was I?" in `working.py`, the shared
-    plumbing (transactions, ids, correlation) in `facade.py`.
+    The methods live in mixins by subject: tasks, plans and messages here; archive
+    entries, search and error fingerprints in `archive.py`; the command ledger and the
+    episodic trace in `trace.py`; patterns and guardrails in `semantic.py`; the layer-1
+    state and "where was I?" in `working.py`; the shared plumbing (transactions, ids,
+    correlation) in `facade.py`.
     """
 
     # -- tasks ----------------------------------------------------------------------------
@@ -354,136 +354,6 @@ class Memory(Archive, Working):
     def list_messages(self, task_id: str, *, limit: int | None = None) -> list[Message]:
         """Return a task's messages, newest first."""
         return self._store.list_messages(self._task_id(task_id), limit=limit)
-
-    # -- actions --------------------------------------------------------------------------
-
-    def record_action(
-        self,
-        task_id: str,
-        *,
-        type: str | ActionType = ActionType.CLI,
-        summary: str | None = None,
-        command: str | None = None,
-        cwd: str | None = None,
-        exit_code: int | None = None,
-        duration_seconds: float | None = None,
-        stdout: str | bytes | None = None,
-        stderr: str | bytes | None = None,
-        input: dict[str, Any] | None = None,
-        output: dict[str, Any] | None = None,
-        status: str | ActionStatus | None = None,
-        step: int | str | None = None,
-    ) -> Action:
-        """Record something the agent did; a command keeps its exit code and exact output.
-
-        Without a status, a command with exit code 0 is completed, any other exit
-        code is failed, and an action with no exit code is completed.
-        """
-        tid = self._task_id(task_id)
-        kind = checks.choice(type, ActionType, "action type")
-        command = checks.optional_text(command, "command")
-        if summary is None and command is None:
-            raise ValidationError("an action needs a summary or a command")
-        code = None if exit_code is None else checks.integer(exit_code, "exit code")
-        if status is not None:
-            state = checks.choice(status, ActionStatus, "action status")
-        elif code is not None and code != 0:
-            state = ActionStatus.FAILED
-        else:
-            state = ActionStatus.COMPLETED
-        action_id = new_id()
-        action: dict[str, Any] = {
-            "id": action_id,
-            "type": kind.value,
-            "summary": checks.text(summary, "summary") if summary is not None else command,
-            "status": state.value,
-            "input": None if input is None else checks.json_object(input, "input"),
-            "output": None if output is None else checks.json_object(output, "output"),
-            "command": command,
-            "cwd": checks.optional_text(cwd, "cwd"),
-            "exit_code": code,
-            "duration_seconds": checks.duration(duration_seconds, "duration"),
-            "stdout": checks.output(stdout, "stdout"),
-            "stderr": checks.output(stderr, "stderr"),
-        }
-        with self._write() as at:
-            task_status = self._store.get_task_status(tid)
-            tasks.check_open(task_status, tid)
-            if step is not None:
-                action["plan_item_id"] = tasks.find_step(self._store.get_plan(tid), step, tid).id
-            self._emit("action.recorded", tid, {"action": action}, at)
-        return self._store.get_action(action_id)
-
-    def finish_action(
-        self,
-        action_id: str,
-        *,
-        status: str | ActionStatus | None = None,
-        exit_code: int | None = None,
-        duration_seconds: float | None = None,
-        stdout: str | bytes | None = None,
-        stderr: str | bytes | None = None,
-        output: dict[str, Any] | None = None,
-        summary: str | None = None,
-    ) -> Action:
-        """Complete an action recorded as started, with its result."""
-        aid = self._resolve("action", action_id)
-        code = None if exit_code is None else checks.integer(exit_code, "exit code")
-        if status is not None:
-            state = checks.choice(status, ActionStatus, "action status")
-        else:
-            state = ActionStatus.FAILED if code not in (None, 0) else ActionStatus.COMPLETED
-        changes: dict[str, Any] = {"status": state.value}
-        for key, value in (
-            ("exit_code", code),
-            ("duration_seconds", checks.duration(duration_seconds, "duration")),
-            ("stdout", checks.output(stdout, "stdout")),
-            ("stderr", checks.output(stderr, "stderr")),
-            ("output", None if output is None else checks.json_object(output, "output")),
-            ("summary", None if summary is None else checks.text(summary, "summary")),
-        ):
-            if value is not None:
-                changes[key] = value
-        with self._write() as at:
-            current = self._store.get_action(aid)
-            if current.status is not ActionStatus.STARTED:
-                raise ValidationError(
-                    f"action {aid} is already {current.status.value}; only a started action "
-                    "can be finished"
-                )
-            data = {"action_id": aid, "changes": changes}
-            self._emit("action.updated", current.task_id, data, at)
-        return self._store.get_action(aid)
-
-    def get_action(self, action_id: str) -> Action:
-        """Return one action with its full output."""
-        return self._store.get_action(self._resolve("action", action_id))
-
-    def list_actions(
-        self, task_id: str, *, step: int | str | None = None, limit: int | None = None
-    ) -> list[Action]:
-        """Return a task's actions, newest first, optionally for one step."""
-        tid = self._task_id(task_id)
-        step_id = None
-        if step is not None:
-            step_id = tasks.find_step(self._store.get_plan(tid), step, tid).id
-        return self._store.list_actions(tid, plan_item_id=step_id, limit=limit)
-
-    def log_action(self, action_id: str, content: str, *, type: str = "info") -> ActionLog:
-        """Append a log line to an action."""
-        aid = self._resolve("action", action_id)
-        kind = checks.name(type, "log type")
-        content = checks.text(content, "log content")
-        with self._write() as at:
-            task_id = self._store.get_action(aid).task_id
-            log = ActionLog(new_id(), self.space, task_id, aid, kind, content, at)
-            data = {"id": log.id, "action_id": aid, "type": kind, "content": content}
-            self._emit("action.logged", task_id, {"log": data}, at)
-            return log
-
-    def list_action_logs(self, action_id: str) -> list[ActionLog]:
-        """Return an action's log lines, oldest first."""
-        return self._store.list_action_logs(self._resolve("action", action_id))
 
     # -- the journal ----------------------------------------------------------------------
 

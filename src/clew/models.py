@@ -20,23 +20,33 @@ __all__ = [
     "ActionType",
     "AddStep",
     "Difference",
+    "Enforcement",
     "Entry",
+    "EntryFilter",
     "EntryStatus",
     "EntryType",
     "Event",
     "FileChanges",
+    "Fix",
+    "Guardrail",
     "Message",
     "MessageRole",
     "MessageType",
     "MoveStep",
     "Output",
+    "Pattern",
     "PlanItem",
     "PlanOp",
     "RemoveStep",
     "RenameStep",
+    "RepeatedFailure",
+    "SearchHit",
+    "SourceKind",
     "StepStatus",
     "Task",
     "TaskStatus",
+    "TraceDecision",
+    "TraceValidation",
     "VerifyReport",
     "to_jsonable",
 ]
@@ -87,6 +97,7 @@ class ActionType(StrEnum):
     WAIT = "wait"
     VISION = "vision"
     REASONING = "reasoning"
+    TOOL = "tool"  # a tool call of the episodic trace
     OTHER = "other"
 
 
@@ -94,6 +105,7 @@ class ActionStatus(StrEnum):
     STARTED = "started"
     COMPLETED = "completed"
     FAILED = "failed"
+    TIMEOUT = "timeout"
 
 
 class MessageRole(StrEnum):
@@ -176,6 +188,13 @@ class Action(NamedTuple):
     stderr: Output | None
     created_at: str
     updated_at: str
+    tool: str | None = None  # the tool's name, for a tool call
+    decision_id: str | None = None  # the trace decision that made the call
+    started_at: str | None = None
+    ended_at: str | None = None
+    cpu_seconds: float | None = None
+    memory_mb: float | None = None
+    fingerprint: str | None = None  # of the error, for a failed command
 
 
 class ActionLog(NamedTuple):
@@ -234,6 +253,141 @@ class Entry(NamedTuple):
     resolution: str | None
     resolved_at: str | None
     supersedes: str | None
+    fingerprint: str | None  # of an error: see fingerprint.py
+    created_at: str
+    updated_at: str
+    sources: tuple[tuple[str, str], ...] = ()  # (kind, id): action, message, turn, entry
+
+
+class EntryFilter(NamedTuple):
+    """Exact filters for entry queries and search; tags must all be present."""
+
+    task_id: str | None = None
+    types: tuple[EntryType, ...] = ()
+    statuses: tuple[EntryStatus, ...] = ()
+    subtask_id: str | None = None
+    tags: tuple[str, ...] = ()
+    since: str | None = None  # created at or after (a store timestamp)
+    until: str | None = None  # created before
+
+
+class SearchHit(NamedTuple):
+    """An entry found by full-text search, with its bm25 score (lower is better) and a
+    snippet with the matched words in [brackets]."""
+
+    entry: Entry
+    score: float
+    snippet: str
+
+
+class RepeatedFailure(NamedTuple):
+    """A command that failed more than once."""
+
+    command: str
+    failures: int
+    last_exit_code: int | None
+    last_failed_at: str
+    last_action_id: str
+
+
+class SourceKind(StrEnum):
+    """What an entry can be linked to as its source."""
+
+    ACTION = "action"
+    MESSAGE = "message"
+    TURN = "turn"
+    ENTRY = "entry"
+
+
+class Fix(NamedTuple):
+    """A fix tried for an error fingerprint, and whether it worked."""
+
+    id: str
+    space: str
+    fingerprint: str
+    entry_id: str | None
+    task_id: str | None
+    description: str
+    worked: bool
+    created_at: str
+
+
+class TraceDecision(NamedTuple):
+    """One decision of the episodic trace (seed 002): what the agent did, with what, and how
+    it turned out."""
+
+    id: str
+    space: str
+    task_id: str
+    plan_item_id: str | None
+    trace_id: str
+    parent_id: str | None
+    state: str | None
+    agent: str | None
+    context: dict[str, Any] | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    model: str | None
+    temperature: float | None
+    action: str
+    artifacts: dict[str, Any] | None
+    validation_status: str | None
+    outcome: str
+    error: str | None
+    created_at: str
+
+
+class TraceValidation(NamedTuple):
+    id: str
+    space: str
+    task_id: str
+    decision_id: str
+    validator: str
+    passed: bool
+    requirements: list[Any] | None
+    violations: list[Any] | None
+    feedback: str | None
+    created_at: str
+
+
+class Pattern(NamedTuple):
+    """A validated way of doing something, with the evidence for it (semantic memory)."""
+
+    id: str
+    space: str
+    domain: str
+    name: str
+    kind: str | None
+    description: str | None
+    example: str | None
+    context: dict[str, Any] | None
+    success_count: int
+    failure_count: int
+    last_validated: str | None
+    deprecated: bool
+    version: int
+    created_at: str
+    updated_at: str
+
+
+class Enforcement(StrEnum):
+    BLOCK = "block"
+    WARN = "warn"
+    LOG = "log"
+
+
+class Guardrail(NamedTuple):
+    """A rule the agent must follow; `pattern` (a regex) makes it checkable on commands."""
+
+    id: str
+    space: str
+    rule_type: str
+    text: str
+    enforcement: Enforcement
+    pattern: str | None
+    valid_examples: tuple[str, ...]
+    invalid_examples: tuple[str, ...]
+    enabled: bool
     created_at: str
     updated_at: str
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from clew.brief import clip
 from clew.clock import ago
@@ -13,12 +14,20 @@ from clew.models import (
     Entry,
     Event,
     FileChanges,
+    Guardrail,
     Message,
     Output,
+    Pattern,
     PlanItem,
+    RepeatedFailure,
+    SearchHit,
     Task,
     VerifyReport,
 )
+
+if TYPE_CHECKING:
+    from clew.archive import ErrorHistory
+    from clew.trace import Trace
 
 MARKERS = {"pending": "[ ]", "active": "[>]", "completed": "[x]", "failed": "[!]", "skipped": "[-]"}
 
@@ -66,7 +75,7 @@ def action_line(action: Action, now: datetime, step_numbers: dict[str, int]) -> 
     code = f" exit {action.exit_code}" if action.exit_code is not None else ""
     step = step_numbers.get(action.plan_item_id or "")
     where = f"  step {step}" if step else ""
-    kind = "" if action.type.value == "cli" else f"{action.type.value} "
+    kind = "" if action.type.value == "cli" else f"{action.tool or action.type.value} "
     return (
         f"  {action.id}  {action.status.value:<9} {kind}{what}{code}{where}"
         f"  {ago(action.created_at, now)}"
@@ -201,3 +210,98 @@ def verify_view(report: VerifyReport) -> str:
     if report.truncated:
         lines.append("  (more differences not shown)")
     return "\n".join(lines)
+
+
+def hit_line(hit: SearchHit, now: datetime) -> str:
+    """One search hit: the entry and the snippet where it matched."""
+    e = hit.entry
+    task = f" task {e.task_id}" if e.task_id else ""
+    return (
+        f"  {e.id}  {e.type.value:<16}{task}  {clip(e.summary, 90)}  ({ago(e.created_at, now)})"
+        f"\n      {clip(hit.snippet, 140)}"
+    )
+
+
+def error_history_view(found: ErrorHistory, now: datetime) -> str:
+    """Where an error's fingerprint was seen, and which fixes worked."""
+    fp = found.fingerprint
+    lines = [f"fingerprint {fp.key}: {fp.kind} | {clip(fp.message, 100)}"]
+    if fp.command:
+        lines[0] += f" | {clip(fp.command, 60)}"
+    if not found.seen and not found.fixes:
+        lines.append("not seen before")
+        return "\n".join(lines)
+    places = len(found.errors) + len(found.failed_commands)
+    tasks = {e.task_id for e in found.errors} | {a.task_id for a in found.failed_commands}
+    lines.append(f"seen {places} times in {len(tasks - {None})} task(s)")
+    for e in found.errors[:5]:
+        lines.append(f"  error {e.id} ({ago(e.created_at, now)}): {clip(e.summary, 100)}")
+    for a in found.failed_commands[:5]:
+        lines.append(
+            f"  command {a.id} ({ago(a.created_at, now)}): `{clip(a.command or a.summary, 80)}`"
+        )
+    for fix in found.fixes:
+        verdict = "WORKED" if fix.worked else "failed"
+        lines.append(f"  fix {verdict} ({ago(fix.created_at, now)}): {clip(fix.description, 120)}")
+    if not found.fixes:
+        lines.append("no fix recorded yet")
+    return "\n".join(lines)
+
+
+def repeated_line(failure: RepeatedFailure) -> str:
+    """One command that failed more than once."""
+    code = f" (last exit {failure.last_exit_code})" if failure.last_exit_code is not None else ""
+    what = clip(failure.command, 90)
+    return f"  {failure.failures:>3}x  `{what}`{code}  last {failure.last_action_id}"
+
+
+def trace_view(trace: Trace) -> str:
+    """A task's trace: decisions with their validations and tool calls, in order."""
+    if not trace.decisions and not trace.tool_calls:
+        return "no trace recorded; record decisions with `clew trace decide`"
+    checks: dict[str, list[str]] = {}
+    for v in trace.validations:
+        checks.setdefault(v.decision_id, []).append(
+            f"      {'passed' if v.passed else 'FAILED'} {v.validator}"
+            + (f": {clip(v.feedback, 100)}" if v.feedback else "")
+        )
+    calls: dict[str | None, list[str]] = {}
+    for a in trace.tool_calls:
+        took = f" {a.duration_seconds:.1f}s" if a.duration_seconds is not None else ""
+        calls.setdefault(a.decision_id, []).append(
+            f"      -> {a.tool or a.type.value} {a.status.value}{took}  ({a.id})"
+        )
+    lines = []
+    for d in trace.decisions:
+        who = " ".join(x for x in (d.agent, d.state) if x)
+        tokens = ""
+        if d.prompt_tokens is not None or d.completion_tokens is not None:
+            tokens = f"  {d.prompt_tokens or 0}+{d.completion_tokens or 0} tokens"
+        model = f" {d.model}" if d.model else ""
+        lines.append(
+            f"  {d.id}  {d.created_at[:19]}  [{who or 'agent'}]{model}  {clip(d.action, 80)}"
+            f" -> {d.outcome}{tokens}"
+        )
+        lines += checks.get(d.id, []) + calls.get(d.id, [])
+    lines += calls.get(None, [])
+    return "\n".join(lines)
+
+
+def pattern_line(pattern: Pattern) -> str:
+    """One pattern with its evidence."""
+    from clew.semantic import evidence
+
+    total = pattern.success_count + pattern.failure_count
+    gone = " (deprecated)" if pattern.deprecated else ""
+    return (
+        f"  {pattern.id}  {pattern.domain}/{clip(pattern.name, 50)}{gone}  "
+        f"{pattern.success_count}/{total} worked, evidence {evidence(pattern):.2f}"
+    )
+
+
+def guardrail_line(rule: Guardrail) -> str:
+    """One guardrail."""
+    off = "" if rule.enabled else " (disabled)"
+    checked = f"  /{rule.pattern}/" if rule.pattern else ""
+    text = clip(rule.text, 90)
+    return f"  {rule.id}  [{rule.enforcement.value}] {rule.rule_type}: {text}{off}{checked}"

@@ -15,7 +15,8 @@ from clew import checks
 from clew.brief import INFERENCE_MESSAGES, Brief, build_brief
 from clew.errors import ValidationError
 from clew.facade import Facade
-from clew.models import EntryStatus, EntryType, Event, FileChanges, Task, TaskStatus
+from clew.models import EntryFilter, EntryStatus, EntryType, Event, FileChanges, Task, TaskStatus
+from clew.semantic import guardrail_lines
 from clew.state import SHOWN, STATE_TYPES, Snapshot, State, render_state
 from clew.tokens import counter
 
@@ -78,10 +79,10 @@ class Working(Facade):
             messages = self._store.list_messages(tid, limit=INFERENCE_MESSAGES)
             actions = self._store.list_actions(tid, limit=BRIEF_ACTIONS)
             errors = self._store.list_entries(
-                task_id=tid, types=(EntryType.ERROR,), statuses=(EntryStatus.ACTIVE,), limit=3
+                EntryFilter(tid, (EntryType.ERROR,), (EntryStatus.ACTIVE,)), limit=3
             )
             decisions = self._store.list_entries(
-                task_id=tid, types=(EntryType.DECISION,), statuses=(EntryStatus.ACTIVE,), limit=3
+                EntryFilter(tid, (EntryType.DECISION,), (EntryStatus.ACTIVE,)), limit=3
             )
         return build_brief(
             task,
@@ -104,7 +105,8 @@ class Working(Facade):
     def prime(
         self, workspace: str | None = None, *, budget: int | None = None, limit: int = PRIME_TASKS
     ) -> Primer:
-        """The state and brief of a workspace's active tasks, for an assistant's hooks."""
+        """The state and brief of a workspace's active tasks, with the enabled guardrails, for
+        an assistant's session-start and after-compaction hooks."""
         limit = checks.integer(limit, "limit")
         if limit < 1:
             raise ValidationError("limit must be at least 1")
@@ -132,6 +134,9 @@ class Working(Facade):
                 f"clew: {len(found)} active task(s) for this workspace{more}. Keep them current"
                 " with `clew task update ID` (or task_update); this state survives compaction."
             )
+        rules = self._store.list_guardrails(enabled_only=True)
+        if rules:
+            parts.insert(0, f"<clew-guardrails>\n{guardrail_lines(rules)}\n</clew-guardrails>")
         text = "\n".join([head, *parts]) + "\n"
         return Primer(text, tuple(t.id for t in shown), max(0, len(found) - limit))
 

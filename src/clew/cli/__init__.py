@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import IO
 
 from clew import __version__
-from clew.cli import archive, state, store, tasks
+from clew.cli import archive, ledger, semantic, state, store, tasks
 from clew.cli.common import Commands, Handler, Parser
 from clew.errors import ClewError
 
@@ -54,7 +54,7 @@ def build_parser() -> Parser:
     commands = root.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     commands.required = True
     command = Commands(common)
-    for module in (store, tasks, state, archive):
+    for module in (store, tasks, state, archive, ledger, semantic):
         module.register(commands, command)
     return root
 

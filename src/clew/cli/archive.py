@@ -1,8 +1,9 @@
-"""`clew entries`: the layer-2 archive."""
+"""`clew note`, `entries`, `search`, `seen`, `fix`: the layer-2 archive."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from clew.cli.common import (
@@ -10,29 +11,73 @@ from clew.cli.common import (
     current_time,
     open_memory,
     print_json,
+    read_text,
+    show,
     step_ref,
+    tags,
 )
+from clew.errors import ValidationError
+
+ENTRY_TYPES = (
+    "decision, error, tool_result, user_instruction, discovery, artifact, context, constraint"
+    " or question"
+)
+
+
+def _numbers(mem: Any, task_id: str | None) -> dict[str, int]:
+    """Step id -> number, for showing steps by number."""
+    if task_id is None:
+        return {}
+    return {s.id: n for n, s in enumerate(mem.get_task(task_id).plan, 1)}
+
+
+def cmd_note(args: argparse.Namespace) -> int:
+    if args.detail is not None and args.detail_file is not None:
+        raise ValidationError("give --detail or --detail-file, not both")
+    detail = read_text(args.detail_file, "detail") if args.detail_file else args.detail
+    relevant = [step_ref(s) or s for s in tags(args.relevance_to)]
+    with open_memory(args) as mem:
+        entry = mem.add_entry(
+            args.type,
+            args.summary,
+            task_id=args.task,
+            detail=detail,
+            step=step_ref(args.subtask),
+            tags=tags(args.tags),
+            relevance_to=relevant,
+            supersedes=args.supersedes,
+            sources=args.source or (),
+            command=args.command,
+            resolution=args.resolution,
+        )
+    return show(args, entry, entry.id)
 
 
 def cmd_entries(args: argparse.Namespace) -> int:
     from clew.views import entry_line
 
     with open_memory(args) as mem:
-        entries = mem.list_entries(
-            args.task,
-            type=args.type or None,
-            status=args.status,
-            step=step_ref(args.step),
-            limit=args.limit,
-        )
-        numbers = {}
-        if args.task is not None:
-            task = mem.get_task(args.task)
-            numbers = {s.id: n for n, s in enumerate(task.plan, 1)}
+        if args.relevant_to is not None:
+            if args.task is None:
+                raise ValidationError("--relevant-to needs --task")
+            step = step_ref(args.relevant_to) or args.relevant_to
+            entries = mem.query_relevant(args.task, step, limit=args.limit or 20)
+        else:
+            entries = mem.list_entries(
+                args.task,
+                type=args.type or None,
+                status=args.status,
+                step=step_ref(args.step),
+                tags=args.tag or (),
+                since=args.since,
+                until=args.until,
+                limit=args.limit,
+            )
+        numbers = _numbers(mem, args.task)
     if args.json:
         print_json(entries)
     elif not entries:
-        print("no entries match; record some with `clew task record TASK --decision TEXT`")
+        print("no entries match; record some with `clew note` or `clew task record`")
     else:
         now = current_time()
         for entry in entries:
@@ -40,21 +85,124 @@ def cmd_entries(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_search(args: argparse.Namespace) -> int:
+    from clew.views import hit_line
+
+    with open_memory(args) as mem:
+        hits = mem.search(
+            args.query,
+            task_id=args.task,
+            type=args.type or None,
+            status=args.status,
+            tags=args.tag or (),
+            since=args.since,
+            until=args.until,
+            limit=args.limit,
+        )
+    if args.json:
+        print_json(hits)
+    elif not hits:
+        print("nothing found")
+    else:
+        now = current_time()
+        for hit in hits:
+            print(hit_line(hit, now))
+    return 0
+
+
+def cmd_seen(args: argparse.Namespace) -> int:
+    from clew.views import error_history_view
+
+    error = sys.stdin.read() if args.error == "-" else args.error
+    with open_memory(args) as mem:
+        found = mem.seen_before(error, command=args.command)
+    if args.json:
+        print_json({**found._asdict(), "seen": found.seen, "worked": found.worked})
+    else:
+        print(error_history_view(found, current_time()))
+    return 0
+
+
+def cmd_fix(args: argparse.Namespace) -> int:
+    with open_memory(args) as mem:
+        fix = mem.record_fix(args.error, args.description, worked=args.worked)
+    return show(args, fix, f"{fix.id} {'worked' if fix.worked else 'did not work'}")
+
+
+def _filters(p: Any, *, task: bool = True) -> None:
+    if task:
+        p.add_argument("--task", help="only this task's entries")
+    p.add_argument("--type", action="append", help=f"{ENTRY_TYPES} (repeatable)")
+    p.add_argument("--status", help="active, superseded or resolved")
+    p.add_argument("--tag", action="append", help="only entries with this tag (repeatable: all)")
+    p.add_argument("--since", help="created at or after: 2026-11-22, 2026-11-22T09:30, or 2h, 7d")
+    p.add_argument("--until", help="created before: a date, a time or an age")
+
+
 def register(commands: Any, command: Commands) -> None:
     """Add the archive commands."""
     p = command(
         commands,
+        "note",
+        cmd_note,
+        "store an archive entry (with or without a task); prints its id",
+        "Store one typed entry in full: a decision, error, tool_result, user_instruction,"
+        " discovery, artifact, context, constraint or question.",
+    )
+    p.add_argument("task", nargs="?", metavar="TASK_ID", help="the task it belongs to, if any")
+    p.add_argument("--type", required=True, help=ENTRY_TYPES)
+    p.add_argument("--summary", required=True, metavar="TEXT", help="1-2 sentences")
+    p.add_argument("--detail", metavar="TEXT", help="the full content, verbatim")
+    p.add_argument("--detail-file", metavar="FILE", help="read the detail from FILE ('-': stdin)")
+    p.add_argument("--tags", metavar="A,B", help="comma-separated tags (matched exactly)")
+    p.add_argument("--subtask", metavar="STEP", help="the step it belongs to (number or id)")
+    p.add_argument("--relevance-to", metavar="S1,S2", help="steps it matters for (numbers or ids)")
+    p.add_argument("--supersedes", metavar="ENTRY_ID", help="an older entry this one replaces")
+    p.add_argument(
+        "--source", action="append", metavar="KIND:ID", help="where it came from: action:ID,"
+        " message:ID, turn:ID or entry:ID (repeatable)",
+    )  # fmt: skip
+    p.add_argument("--command", help="for an error: the command that failed")
+    p.add_argument("--resolution", metavar="TEXT", help="for an error: how it was resolved")
+
+    p = command(
+        commands,
         "entries",
         cmd_entries,
-        "list archive entries by task, type, status and step, newest first",
+        "list archive entries by task, type, status, step, tags and time, newest first",
     )
-    p.add_argument("--task", help="only this task's entries")
-    p.add_argument(
-        "--type",
-        action="append",
-        help="decision, error, tool_result, user_instruction, discovery, artifact, context,"
-        " constraint or question (repeatable)",
-    )
-    p.add_argument("--status", help="active, superseded or resolved")
+    _filters(p)
     p.add_argument("--step", help="only entries of this step (needs --task)")
+    p.add_argument(
+        "--relevant-to", metavar="STEP", help="seed 000's query: what matters for this step"
+    )
     p.add_argument("--limit", type=int, help="at most this many entries")
+
+    p = command(
+        commands,
+        "search",
+        cmd_search,
+        "full-text search of the archive (bm25, stemmed); any text is a valid query",
+        "Search summaries, details, tags and resolutions. Words must all match (else any);"
+        ' "quoted phrase", -exclude and prefix* work; identifiers like ERR_CONN_RESET,'
+        " src/auth.py and v1.2.3 are found as written.",
+    )
+    p.add_argument("query", help="what to look for")
+    _filters(p)
+    p.add_argument("--limit", type=int, default=10, help="at most this many hits (default 10)")
+
+    p = command(
+        commands,
+        "seen",
+        cmd_seen,
+        "have I seen this error before, and what fixed it? (exact fingerprint lookup)",
+    )
+    p.add_argument("error", help="the error text ('-': read it from stdin)")
+    p.add_argument("--command", help="the command that failed (part of the fingerprint)")
+
+    p = command(commands, "fix", cmd_fix, "record a fix tried for an error, and whether it worked")
+    p.add_argument("error", metavar="ERROR_ID", help="the error entry's id")
+    p.add_argument("description", help="what was tried")
+    verdict = p.add_mutually_exclusive_group(required=True)
+    verdict.add_argument("--worked", action="store_true", help="it fixed the error (resolves it)")
+    verdict.add_argument("--failed", action="store_true", help="it did not fix the error")

@@ -150,6 +150,12 @@ def cmd_task_action(args: argparse.Namespace) -> int:
             output=json_arg(args.output, "--output"),
             status=args.status,
             step=step_ref(args.step),
+            tool=args.tool,
+            decision=args.decision,
+            started_at=args.started_at,
+            ended_at=args.ended_at,
+            cpu_seconds=args.cpu_seconds,
+            memory_mb=args.memory_mb,
         )
     return show(args, action, action.id)
 
@@ -296,6 +302,17 @@ def cmd_task_files(args: argparse.Namespace) -> int:
     return show(args, changes, files_view(changes))
 
 
+def cmd_history(args: argparse.Namespace) -> int:
+    with open_memory(args) as mem:
+        items = mem.history(args.id)
+    if args.json:
+        print_json(items)
+    else:
+        for item in items:
+            print(f"#{item.seq:<6} {item.at[:19]}  {item.text}")
+    return 0
+
+
 def register(commands: Any, command: Commands) -> None:
     """Add `clew task` and its subcommands."""
     task_parser = commands.add_parser(
@@ -380,11 +397,19 @@ def register(commands: Any, command: Commands) -> None:
     )
     p.add_argument("--step", help="the plan step it belongs to (number or id)")
     p.add_argument(
-        "--type", default="cli", help="action type: cli, gui, wait, vision, reasoning or other"
+        "--type",
+        default="cli",
+        help="action type: cli, gui, wait, vision, reasoning, tool or other",
     )
     p.add_argument("--status", help="started, completed or failed (default: from the exit code)")
     p.add_argument("--input", metavar="JSON", help="structured input, a JSON object")
     p.add_argument("--output", metavar="JSON", help="structured output, a JSON object")
+    p.add_argument("--tool", help="for a tool call of the trace: the tool's name")
+    p.add_argument("--decision", metavar="DECISION_ID", help="the trace decision that made it")
+    p.add_argument("--started-at", metavar="TIME", help="when it started (ISO time)")
+    p.add_argument("--ended-at", metavar="TIME", help="when it ended (ISO time)")
+    p.add_argument("--cpu-seconds", type=float, help="CPU time it used")
+    p.add_argument("--memory-mb", type=float, help="its peak memory, in MB")
 
     p = command(tasks, "finish", cmd_task_finish, "finish an action that was recorded as started")
     p.add_argument("action", help="action id or unambiguous prefix")
@@ -495,6 +520,9 @@ def register(commands: Any, command: Commands) -> None:
     p.add_argument("id", help="task id or unambiguous prefix")
     p.add_argument("--created", nargs="+", metavar="PATH", help="files the task created")
     p.add_argument("--modified", nargs="+", metavar="PATH", help="files the task modified")
+
+    p = command(tasks, "history", cmd_history, "a task's whole history, in order")
+    p.add_argument("id", help="task id or unambiguous prefix")
 
     p = command(tasks, "archive", cmd_task_archive, "hide a task from `task list` (kept in full)")
     p.add_argument("id", help="task id or unambiguous prefix")

@@ -12,15 +12,24 @@ from typing import Any, Protocol
 from clew.models import (
     Action,
     ActionLog,
+    ActionStatus,
     Entry,
+    EntryFilter,
     EntryStatus,
     EntryType,
     Event,
     FileChanges,
+    Fix,
+    Guardrail,
     Message,
+    Pattern,
     PlanItem,
+    RepeatedFailure,
+    SearchHit,
     Task,
     TaskStatus,
+    TraceDecision,
+    TraceValidation,
     VerifyReport,
 )
 
@@ -69,15 +78,52 @@ class Store(Protocol):
 
     def get_entry(self, entry_id: str) -> Entry: ...
 
-    def list_entries(
+    def list_entries(self, filters: EntryFilter, *, limit: int | None = None) -> list[Entry]: ...
+
+    def relevant_entries(self, task_id: str, subtask_id: str, *, limit: int) -> list[Entry]: ...
+
+    def search_entries(
+        self, match: str, filters: EntryFilter, *, limit: int
+    ) -> list[SearchHit]: ...
+
+    def entries_with_fingerprint(self, key: str, *, limit: int = 50) -> list[Entry]: ...
+
+    def fixes_for(self, key: str) -> list[Fix]: ...
+
+    def fts_check(self) -> str | None: ...
+
+    def commands(
         self,
         *,
         task_id: str | None = None,
-        types: tuple[EntryType, ...] = (),
-        statuses: tuple[EntryStatus, ...] = (),
-        subtask_id: str | None = None,
+        plan_item_id: str | None = None,
+        statuses: tuple[ActionStatus, ...] = (),
+        exit_code: int | None = None,
+        contains: tuple[str, ...] = (),
         limit: int | None = None,
-    ) -> list[Entry]: ...
+    ) -> list[Action]: ...
+
+    def repeated_failures(
+        self, *, task_id: str | None = None, min_failures: int = 2, limit: int = 50
+    ) -> list[RepeatedFailure]: ...
+
+    def actions_with_fingerprint(self, key: str, *, limit: int = 50) -> list[Action]: ...
+
+    def get_trace_decision(self, decision_id: str) -> TraceDecision: ...
+
+    def trace(
+        self, task_id: str
+    ) -> tuple[list[TraceDecision], list[TraceValidation], list[Action]]: ...
+
+    def get_pattern(self, pattern_id: str) -> Pattern: ...
+
+    def list_patterns(
+        self, *, domain: str | None = None, include_deprecated: bool = False
+    ) -> list[Pattern]: ...
+
+    def get_guardrail(self, guardrail_id: str) -> Guardrail: ...
+
+    def list_guardrails(self, *, enabled_only: bool = False) -> list[Guardrail]: ...
 
     def newest_entries(
         self, task_id: str, types: tuple[EntryType, ...], per_group: int

@@ -138,10 +138,13 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE tasks ADD COLUMN next_objective TEXT",
             "ALTER TABLE tasks ADD COLUMN summary TEXT",
             # One fact, one row: decisions, errors, findings, constraints, questions and
-            # every later archive entry. tags and relevance_to are JSON arrays.
+            # every later archive entry. tags and relevance_to are JSON arrays. `seq` is a
+            # stable integer key (rowids of a table without one change on VACUUM), so the
+            # full-text index can point at it.
             """
             CREATE TABLE entries (
-                id           TEXT PRIMARY KEY,
+                seq          INTEGER PRIMARY KEY,
+                id           TEXT NOT NULL UNIQUE,
                 space        TEXT NOT NULL,
                 task_id      TEXT REFERENCES tasks(id),
                 subtask_id   TEXT REFERENCES plan_items(id),
@@ -154,12 +157,14 @@ MIGRATIONS: tuple[Migration, ...] = (
                 resolution   TEXT,
                 resolved_at  TEXT,
                 supersedes   TEXT REFERENCES entries(id),
+                fingerprint  TEXT,
                 created_at   TEXT NOT NULL,
                 updated_at   TEXT NOT NULL
             )
             """,
             "CREATE INDEX entries_task ON entries(task_id, type, status, created_at)",
             "CREATE INDEX entries_space ON entries(space, type, created_at)",
+            "CREATE INDEX entries_fingerprint ON entries(fingerprint)",
             # A task's workspace changes, one row per path (id: task id, '/', path).
             """
             CREATE TABLE task_files (
@@ -176,6 +181,168 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX task_files_task ON task_files(task_id, last_at)",
         ),
     ),
+    Migration(
+        3,
+        "archive search and links, command ledger, trace, patterns, guardrails",
+        (
+            # Where an entry came from: actions, messages, conversation turns, other entries.
+            """
+            CREATE TABLE entry_sources (
+                id        TEXT PRIMARY KEY,
+                space     TEXT NOT NULL,
+                entry_id  TEXT NOT NULL REFERENCES entries(id),
+                kind      TEXT NOT NULL,
+                source_id TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX entry_sources_entry ON entry_sources(entry_id)",
+            "CREATE INDEX entry_sources_source ON entry_sources(kind, source_id)",
+            # Tags and relevance_to, one row per value, for exact indexed matching.
+            """
+            CREATE TABLE entry_labels (
+                id       TEXT PRIMARY KEY,
+                space    TEXT NOT NULL,
+                entry_id TEXT NOT NULL REFERENCES entries(id),
+                kind     TEXT NOT NULL,
+                value    TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX entry_labels_value ON entry_labels(kind, value, entry_id)",
+            "CREATE INDEX entry_labels_entry ON entry_labels(entry_id)",
+            # Full-text search over entries, kept by triggers; porter stemming.
+            """
+            CREATE VIRTUAL TABLE entries_fts USING fts5(
+                summary, detail, tags, resolution,
+                content='entries', content_rowid='seq',
+                tokenize='porter unicode61 remove_diacritics 2'
+            )
+            """,
+            """
+            CREATE TRIGGER entries_fts_insert AFTER INSERT ON entries BEGIN
+                INSERT INTO entries_fts (rowid, summary, detail, tags, resolution)
+                VALUES (new.seq, new.summary, new.detail, new.tags, new.resolution);
+            END
+            """,
+            """
+            CREATE TRIGGER entries_fts_update AFTER UPDATE OF summary, detail, tags, resolution
+            ON entries BEGIN
+                INSERT INTO entries_fts (entries_fts, rowid, summary, detail, tags, resolution)
+                VALUES ('delete', old.seq, old.summary, old.detail, old.tags, old.resolution);
+                INSERT INTO entries_fts (rowid, summary, detail, tags, resolution)
+                VALUES (new.seq, new.summary, new.detail, new.tags, new.resolution);
+            END
+            """,
+            """
+            CREATE TRIGGER entries_fts_delete AFTER DELETE ON entries BEGIN
+                INSERT INTO entries_fts (entries_fts, rowid, summary, detail, tags, resolution)
+                VALUES ('delete', old.seq, old.summary, old.detail, old.tags, old.resolution);
+            END
+            """,
+            # Fixes tried for an error fingerprint, and whether they worked.
+            """
+            CREATE TABLE fixes (
+                id          TEXT PRIMARY KEY,
+                space       TEXT NOT NULL,
+                fingerprint TEXT NOT NULL,
+                entry_id    TEXT REFERENCES entries(id),
+                task_id     TEXT REFERENCES tasks(id),
+                description TEXT NOT NULL,
+                worked      INTEGER NOT NULL,
+                created_at  TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX fixes_fingerprint ON fixes(fingerprint, created_at)",
+            # The command ledger is the actions table; tool calls of the trace add these.
+            "ALTER TABLE actions ADD COLUMN tool TEXT",
+            "ALTER TABLE actions ADD COLUMN decision_id TEXT",
+            "ALTER TABLE actions ADD COLUMN started_at TEXT",
+            "ALTER TABLE actions ADD COLUMN ended_at TEXT",
+            "ALTER TABLE actions ADD COLUMN cpu_seconds REAL",
+            "ALTER TABLE actions ADD COLUMN memory_mb REAL",
+            "ALTER TABLE actions ADD COLUMN fingerprint TEXT",
+            "CREATE INDEX actions_command ON actions(space, command, created_at)",
+            "CREATE INDEX actions_fingerprint ON actions(fingerprint)",
+            "CREATE INDEX actions_decision ON actions(decision_id) WHERE decision_id IS NOT NULL",
+            # Seed 002's episodic trace: the agent's decisions and their validations.
+            """
+            CREATE TABLE trace_decisions (
+                id                TEXT PRIMARY KEY,
+                space             TEXT NOT NULL,
+                task_id           TEXT NOT NULL REFERENCES tasks(id),
+                plan_item_id      TEXT REFERENCES plan_items(id),
+                trace_id          TEXT NOT NULL,
+                parent_id         TEXT REFERENCES trace_decisions(id),
+                state             TEXT,
+                agent             TEXT,
+                context           TEXT,
+                prompt_tokens     INTEGER,
+                completion_tokens INTEGER,
+                model             TEXT,
+                temperature       REAL,
+                action            TEXT NOT NULL,
+                artifacts         TEXT,
+                validation_status TEXT,
+                outcome           TEXT NOT NULL,
+                error             TEXT,
+                created_at        TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX trace_decisions_task ON trace_decisions(task_id, created_at)",
+            "CREATE INDEX trace_decisions_trace ON trace_decisions(trace_id)",
+            """
+            CREATE TABLE trace_validations (
+                id           TEXT PRIMARY KEY,
+                space        TEXT NOT NULL,
+                task_id      TEXT NOT NULL REFERENCES tasks(id),
+                decision_id  TEXT NOT NULL REFERENCES trace_decisions(id),
+                validator    TEXT NOT NULL,
+                passed       INTEGER NOT NULL,
+                requirements TEXT,
+                violations   TEXT,
+                feedback     TEXT,
+                created_at   TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX trace_validations_decision ON trace_validations(decision_id)",
+            # Semantic memory: patterns with evidence, and guardrails.
+            """
+            CREATE TABLE patterns (
+                id             TEXT PRIMARY KEY,
+                space          TEXT NOT NULL,
+                domain         TEXT NOT NULL,
+                name           TEXT NOT NULL,
+                kind           TEXT,
+                description    TEXT,
+                example        TEXT,
+                context        TEXT,
+                success_count  INTEGER NOT NULL DEFAULT 0,
+                failure_count  INTEGER NOT NULL DEFAULT 0,
+                last_validated TEXT,
+                deprecated     INTEGER NOT NULL DEFAULT 0,
+                version        INTEGER NOT NULL DEFAULT 1,
+                created_at     TEXT NOT NULL,
+                updated_at     TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX patterns_domain ON patterns(space, domain, deprecated)",
+            """
+            CREATE TABLE guardrails (
+                id               TEXT PRIMARY KEY,
+                space            TEXT NOT NULL,
+                rule_type        TEXT NOT NULL,
+                text             TEXT NOT NULL,
+                enforcement      TEXT NOT NULL,
+                pattern          TEXT,
+                valid_examples   TEXT NOT NULL DEFAULT '[]',
+                invalid_examples TEXT NOT NULL DEFAULT '[]',
+                enabled          INTEGER NOT NULL DEFAULT 1,
+                created_at       TEXT NOT NULL,
+                updated_at       TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX guardrails_space ON guardrails(space, enabled)",
+        ),
+    ),
 )
 
 
@@ -190,4 +357,11 @@ PROJECTION_TABLES: tuple[str, ...] = (
     "task_messages",
     "entries",
     "task_files",
+    "entry_sources",
+    "entry_labels",
+    "fixes",
+    "trace_decisions",
+    "trace_validations",
+    "patterns",
+    "guardrails",
 )

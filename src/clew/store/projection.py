@@ -25,8 +25,12 @@ _TASK_FIELDS = frozenset({"name", "goal", "workspace", "metadata", "next_objecti
 _STEP_FIELDS = frozenset({"title", "status", "summary", "active_issue", "depends_on"})
 _ACTION_FIELDS = frozenset(
     {"summary", "status", "output", "exit_code", "duration_seconds", "stdout", "stderr"}
+    | {"ended_at", "cpu_seconds", "memory_mb", "fingerprint"}
 )
-_JSON_COLUMNS = frozenset({"metadata", "depends_on", "input", "output", "tags", "relevance_to"})
+_JSON_COLUMNS = frozenset(
+    {"metadata", "depends_on", "input", "output", "tags", "relevance_to", "context"}
+    | {"artifacts", "requirements", "violations", "valid_examples", "invalid_examples"}
+)
 _CLOSED = frozenset({TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED})
 
 
@@ -85,6 +89,26 @@ def _set(
     conn.execute(
         f"UPDATE {table} SET {assignments} WHERE id = ?",
         [_column_value(c, values[c]) for c in columns] + [row_id],
+    )
+
+
+_TABLE_COLUMNS: dict[str, frozenset[str]] = {}
+
+
+def insert(conn: sqlite3.Connection, table: str, values: dict[str, Any]) -> None:
+    """Insert one row; JSON columns are encoded. Keys may come from event data, so each must
+    be a column of the table: a journal event can never name anything else."""
+    known = _TABLE_COLUMNS.get(table)
+    if known is None:
+        rows = conn.execute(f"PRAGMA table_info({table})").fetchall()
+        known = _TABLE_COLUMNS[table] = frozenset(row[1] for row in rows)
+    unknown = set(values) - known
+    if unknown:
+        raise ValueError(f"event names unknown {table} columns {sorted(unknown)}")
+    columns = list(values)
+    conn.execute(
+        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})",
+        [_column_value(c, values[c]) for c in columns],
     )
 
 
@@ -210,33 +234,21 @@ def _step_updated(conn: sqlite3.Connection, event: Event) -> None:
     _set(conn, "plan_items", _STEP_FIELDS, step_id, changes, timing)
 
 
+# What an action.recorded event may carry besides id, type, summary and status.
+_ACTION_OPTIONAL = (
+    "plan_item_id", "input", "output", "command", "cwd", "exit_code", "duration_seconds",
+    "stdout", "stderr", "tool", "decision_id", "started_at", "ended_at", "cpu_seconds",
+    "memory_mb", "fingerprint",
+)  # fmt: skip
+
+
 @handles("action.recorded")
 def _action_recorded(conn: sqlite3.Connection, event: Event) -> None:
     a = event.data["action"]
-    conn.execute(
-        "INSERT INTO actions (id, space, task_id, plan_item_id, type, summary, status, input,"
-        " output, command, cwd, exit_code, duration_seconds, stdout, stderr, created_at,"
-        " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            a["id"],
-            event.space,
-            event.task_id,
-            a.get("plan_item_id"),
-            a["type"],
-            a["summary"],
-            a["status"],
-            _column_value("input", a.get("input")),
-            _column_value("output", a.get("output")),
-            a.get("command"),
-            a.get("cwd"),
-            a.get("exit_code"),
-            a.get("duration_seconds"),
-            a.get("stdout"),
-            a.get("stderr"),
-            event.created_at,
-            event.created_at,
-        ),
-    )
+    row = {"id": a["id"], "space": event.space, "task_id": event.task_id}
+    row.update(type=a["type"], summary=a["summary"], status=a["status"])
+    row.update({key: a.get(key) for key in _ACTION_OPTIONAL})
+    insert(conn, "actions", {**row, "created_at": event.created_at, "updated_at": event.created_at})
 
 
 @handles("action.updated")
@@ -274,43 +286,6 @@ def _message_added(conn: sqlite3.Connection, event: Event) -> None:
     )
 
 
-@handles("entry.added")
-def _entry_added(conn: sqlite3.Connection, event: Event) -> None:
-    e = event.data["entry"]
-    resolved = e.get("status") == "resolved"
-    conn.execute(
-        "INSERT INTO entries (id, space, task_id, subtask_id, type, summary, detail, tags,"
-        " relevance_to, status, resolution, resolved_at, supersedes, created_at, updated_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            e["id"],
-            event.space,
-            event.task_id,
-            e.get("subtask_id"),
-            e["type"],
-            e["summary"],
-            e.get("detail"),
-            codec.dumps(e.get("tags", [])),
-            codec.dumps(e.get("relevance_to", [])),
-            e.get("status", "active"),
-            e.get("resolution"),
-            event.created_at if resolved else None,
-            e.get("supersedes"),
-            event.created_at,
-            event.created_at,
-        ),
-    )
-
-
-@handles("entry.resolved")
-def _entry_resolved(conn: sqlite3.Connection, event: Event) -> None:
-    conn.execute(
-        "UPDATE entries SET status = 'resolved', resolution = ?, resolved_at = ?, updated_at = ?"
-        " WHERE id = ?",
-        (event.data["resolution"], event.created_at, event.created_at, event.data["entry_id"]),
-    )
-
-
 @handles("task.files_changed")
 def _files_changed(conn: sqlite3.Connection, event: Event) -> None:
     # A path first seen as created stays "created" however often it is modified after.
@@ -332,3 +307,6 @@ def _files_changed(conn: sqlite3.Connection, event: Event) -> None:
                 event.created_at,
             ),
         )
+
+
+from clew.store import projection_archive  # noqa: E402, F401  (registers its handlers)

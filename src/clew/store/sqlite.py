@@ -12,11 +12,10 @@ Invariants:
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from clew.errors import AmbiguousIdError, NotFoundError, StoreBusyError, StoreError
@@ -24,12 +23,7 @@ from clew.ids import is_id_prefix, new_id
 from clew.models import (
     Action,
     ActionLog,
-    ActionStatus,
-    ActionType,
     Difference,
-    Entry,
-    EntryStatus,
-    EntryType,
     Event,
     FileChanges,
     Message,
@@ -43,6 +37,9 @@ from clew.models import (
 )
 from clew.store import codec, projection
 from clew.store.migrations import LATEST, MIGRATIONS, PROJECTION_TABLES
+from clew.store.rows import json_ids
+from clew.store.sqlite_archive import ArchiveReads
+from clew.store.sqlite_trace import TraceReads, action_from_row
 
 KIND_TABLES = {
     "task": "tasks",
@@ -51,6 +48,9 @@ KIND_TABLES = {
     "log": "action_logs",
     "message": "task_messages",
     "entry": "entries",
+    "decision": "trace_decisions",
+    "pattern": "patterns",
+    "guardrail": "guardrails",
 }
 MAX_DIFFERENCES = 100
 _EVENT_COLUMNS = "seq, id, space, task_id, correlation_id, type, data, created_at"
@@ -145,11 +145,6 @@ def _json(text: str | None) -> Any:
     return None if text is None else codec.loads(text)
 
 
-def _ids(text: str) -> tuple[str, ...]:
-    # Most steps depend on nothing; skipping the parse keeps plan reads cheap.
-    return () if text == "[]" else tuple(json.loads(text))
-
-
 def _event(row: sqlite3.Row) -> Event:
     return Event(
         seq=row["seq"],
@@ -176,7 +171,7 @@ def _step(row: sqlite3.Row | tuple[Any, ...]) -> PlanItem:
     ) = row  # fmt: skip
     return PlanItem(
         id, space, task_id, ordinal, title, _STEP_STATUS[status], started_at, completed_at,
-        duration, summary, issue, _ids(depends_on), bool(removed), created_at, updated_at,
+        duration, summary, issue, json_ids(depends_on), bool(removed), created_at, updated_at,
     )  # fmt: skip
 
 
@@ -204,28 +199,6 @@ def _task(row: sqlite3.Row | tuple[Any, ...], plan: tuple[PlanItem, ...]) -> Tas
     )  # fmt: skip
 
 
-def _action(row: sqlite3.Row) -> Action:
-    return Action(
-        id=row["id"],
-        space=row["space"],
-        task_id=row["task_id"],
-        plan_item_id=row["plan_item_id"],
-        type=ActionType(row["type"]),
-        summary=row["summary"],
-        status=ActionStatus(row["status"]),
-        input=_json(row["input"]),
-        output=_json(row["output"]),
-        command=row["command"],
-        cwd=row["cwd"],
-        exit_code=row["exit_code"],
-        duration_seconds=row["duration_seconds"],
-        stdout=row["stdout"],
-        stderr=row["stderr"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-    )
-
-
 def _log(row: sqlite3.Row) -> ActionLog:
     return ActionLog(
         id=row["id"],
@@ -250,24 +223,7 @@ def _message(row: sqlite3.Row) -> Message:
     )
 
 
-_ENTRY_COLUMNS = ", ".join(Entry._fields)
-_ENTRY_TYPE = {t.value: t for t in EntryType}
-_ENTRY_STATUS = {s.value: s for s in EntryStatus}
-
-
-def _entry(row: sqlite3.Row | tuple[Any, ...]) -> Entry:
-    (
-        id, space, task_id, subtask_id, type, summary, detail, tags, relevance_to, status,
-        resolution, resolved_at, supersedes, created_at, updated_at,
-    ) = row  # fmt: skip
-    return Entry(
-        id, space, task_id, subtask_id, _ENTRY_TYPE[type], summary, detail, _ids(tags),
-        _ids(relevance_to), _ENTRY_STATUS[status], resolution, resolved_at, supersedes,
-        created_at, updated_at,
-    )  # fmt: skip
-
-
-class SQLiteStore:
+class SQLiteStore(ArchiveReads, TraceReads):
     """The Store interface over one SQLite file, bound to one space."""
 
     def __init__(self, path: str | os.PathLike[str], space: str, busy_timeout: float = 5.0):
@@ -372,7 +328,7 @@ class SQLiteStore:
 
     # -- lookups ------------------------------------------------------------------------
 
-    def _rows(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> list[sqlite3.Row]:
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         # The lock keeps another thread's statement out of a transaction in progress.
         with self._lock:
             rows: list[sqlite3.Row] = self._guard(
@@ -463,7 +419,7 @@ class SQLiteStore:
         )
         if not rows:
             raise NotFoundError("action", action_id)
-        return _action(rows[0])
+        return action_from_row(rows[0])
 
     def list_actions(
         self, task_id: str, *, plan_item_id: str | None = None, limit: int | None = None
@@ -476,7 +432,7 @@ class SQLiteStore:
             params.append(plan_item_id)
         sql += " ORDER BY created_at DESC, rowid DESC LIMIT ?"
         params.append(-1 if limit is None else limit)
-        return [_action(r) for r in self._rows(sql, params)]
+        return [action_from_row(r) for r in self._rows(sql, params)]
 
     def list_action_logs(self, action_id: str) -> list[ActionLog]:
         """Return an action's log lines, oldest first."""
@@ -495,73 +451,6 @@ class SQLiteStore:
             (task_id, self.space, -1 if limit is None else limit),
         )
         return [_message(r) for r in rows]
-
-    def get_entry(self, entry_id: str) -> Entry:
-        """Return one archive entry by id."""
-        rows = self._rows(
-            f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE id = ? AND space = ?",
-            (entry_id, self.space),
-        )
-        if not rows:
-            raise NotFoundError("entry", entry_id)
-        return _entry(rows[0])
-
-    def list_entries(
-        self,
-        *,
-        task_id: str | None = None,
-        types: tuple[EntryType, ...] = (),
-        statuses: tuple[EntryStatus, ...] = (),
-        subtask_id: str | None = None,
-        limit: int | None = None,
-    ) -> list[Entry]:
-        """Return archive entries, newest first, filtered exactly."""
-        sql = f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE space = ?"
-        params: list[Any] = [self.space]
-        if task_id is not None:
-            sql += " AND task_id = ?"
-            params.append(task_id)
-        if subtask_id is not None:
-            sql += " AND subtask_id = ?"
-            params.append(subtask_id)
-        for column, values in (("type", types), ("status", statuses)):
-            if values:
-                sql += f" AND {column} IN ({', '.join('?' for _ in values)})"
-                params += [v.value for v in values]
-        sql += " ORDER BY created_at DESC, rowid DESC LIMIT ?"
-        params.append(-1 if limit is None else limit)
-        return [_entry(r) for r in self._rows(sql, params)]
-
-    def newest_entries(
-        self, task_id: str, types: tuple[EntryType, ...], per_group: int
-    ) -> dict[tuple[EntryType, EntryStatus], list[Entry]]:
-        """Return the newest `per_group` entries of each (type, status) of a task."""
-        # One indexed range scan per group (task, type, status, newest first), all in one
-        # statement: far cheaper than ranking every entry of the task with a window.
-        part = (
-            f"SELECT * FROM (SELECT {_ENTRY_COLUMNS} FROM entries WHERE task_id = ? AND"
-            " space = ? AND type = ? AND status = ? ORDER BY created_at DESC, rowid DESC"
-            " LIMIT ?)"
-        )
-        groups_wanted = [(t, s) for t in types for s in EntryStatus]
-        params: list[Any] = []
-        for kind, status in groups_wanted:
-            params += [task_id, self.space, kind.value, status.value, per_group]
-        rows = self._rows(" UNION ALL ".join(part for _ in groups_wanted), params)
-        groups: dict[tuple[EntryType, EntryStatus], list[Entry]] = {}
-        for row in rows:
-            entry = _entry(row)
-            groups.setdefault((entry.type, entry.status), []).append(entry)
-        return groups
-
-    def count_entries(self, task_id: str) -> dict[tuple[EntryType, EntryStatus], int]:
-        """Return how many entries a task has of each type and status."""
-        rows = self._rows(
-            "SELECT type, status, count(*) FROM entries WHERE task_id = ? AND space = ?"
-            " GROUP BY type, status",
-            (task_id, self.space),
-        )
-        return {(_ENTRY_TYPE[r[0]], _ENTRY_STATUS[r[1]]): r[2] for r in rows}
 
     def file_changes(self, task_id: str, *, newest: int | None = 5) -> FileChanges:
         """Summarise the files a task created or modified."""

@@ -1,0 +1,92 @@
+"""Error fingerprints: the same failure seen again gets the same signature.
+
+Pure. An error's text is reduced to its telling line (the last line that names an error,
+else the last line), split into a kind (`ModuleNotFoundError`, `ECONNRESET`, `E501`...)
+and a message whose variable parts are masked: URLs, paths, UUIDs, hashes, ids,
+timestamps and numbers. The command is reduced the same way (its program and words kept,
+its paths and numbers masked). The signature is the three together; its key is a short
+hash of it, so "have I seen this before, and what worked?" is an exact, indexed lookup.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+MAX_CHARS = 300  # of the masked message kept in the signature
+
+_ERROR_LINE = re.compile(
+    r"\b(?:[A-Z][A-Za-z0-9]*(?:Error|Exception|Fault|Failure|Warning)|error|ERROR|Error|"
+    r"fatal|FATAL|failed|FAILED|denied|E[A-Z]{3,})\b"
+)
+_KIND = re.compile(
+    r"\b([A-Z][A-Za-z0-9]*(?:Error|Exception|Fault|Failure|Warning)|E[A-Z]{3,}|"
+    r"[A-Z]+(?:_[A-Z0-9]+)+|[A-Z]{1,3}\d{2,5})\b"
+)
+# Masks, applied in order; each turns what varies between two sightings into a token.
+_TIMESTAMP = r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"
+_UUID = r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"
+_PATH = r"(?:[A-Za-z]:)?(?:~|\.{1,2})?(?:[/\\][\w.@+-]+)+[/\\]?|\b[\w.-]+(?:/[\w.@+-]+)+"
+_FILE = r"\b[\w-]+\.(?:py|js|ts|tsx|jsx|go|rs|rb|java|c|h|cpp|json|ya?ml|toml|txt|md|sh|sql|log)\b"
+_MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.I), "<url>"),
+    (re.compile(_TIMESTAMP), "<time>"),
+    (re.compile(r"\b\d{2}:\d{2}:\d{2}(?:\.\d+)?\b"), "<time>"),
+    (re.compile(_UUID, re.I), "<uuid>"),
+    (re.compile(_PATH), "<path>"),
+    (re.compile(_FILE), "<path>"),
+    (re.compile(r"\b0x[0-9a-f]+\b", re.I), "<hex>"),
+    (re.compile(r"\b[0-9a-f]{7,}\b"), "<hex>"),
+    (re.compile(r"\b(?=[a-z]*\d)(?=\d*[a-z])[0-9a-z]{8,}\b"), "<id>"),
+    (re.compile(r"\d+(?:\.\d+)*"), "<n>"),
+)
+_SPACES = re.compile(r"\s+")
+
+
+class Fingerprint(NamedTuple):
+    """An error's signature: its kind, its masked message and its masked command."""
+
+    kind: str
+    message: str
+    command: str | None
+    key: str  # 16 hex digits: the exact-lookup key
+
+
+def mask(text: str) -> str:
+    """Mask the parts of `text` that vary between sightings of one error."""
+    for pattern, token in _MASKS:
+        text = pattern.sub(token, text)
+    return _SPACES.sub(" ", text).strip()
+
+
+def telling_line(text: str) -> str:
+    """The line of an error text that says what went wrong."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    for line in reversed(lines):
+        if _ERROR_LINE.search(line):
+            return line
+    return lines[-1]
+
+
+def command_shape(command: str) -> str:
+    """A command with its paths, numbers and ids masked; the program and words kept."""
+    words = command.strip().split()
+    if words:
+        words[0] = words[0].rsplit("/", 1)[-1]  # /usr/bin/python3 -> python3
+    return mask(" ".join(words))
+
+
+def fingerprint(text: str, command: str | None = None) -> Fingerprint:
+    """Return the fingerprint of an error text (and the command that failed, if known)."""
+    import hashlib  # only writes and lookups of errors pay for it, not the CLI's start
+
+    line = telling_line(text)
+    found = _KIND.search(line)
+    kind = found.group(1) if found else "error"
+    message = mask(line)[:MAX_CHARS]
+    shape = command_shape(command) if command and command.strip() else None
+    signature = "\x00".join((kind, message, shape or ""))
+    key = hashlib.blake2b(signature.encode("utf-8"), digest_size=8).hexdigest()
+    return Fingerprint(kind, message, shape, key)

@@ -1,0 +1,111 @@
+"""A task's history in words: one line per journal event, oldest first. Pure.
+
+The journal already is the task's history, in commit order and complete; this only says
+each event the way a person reads it, with steps named by their number in the plan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+from clew.brief import clip
+from clew.models import Event
+
+TEXT = 120
+
+
+class HistoryItem(NamedTuple):
+    seq: int
+    at: str
+    type: str
+    text: str
+
+
+def _step(steps: Mapping[str, int], step_id: str | None) -> str:
+    if step_id is None:
+        return "the task"
+    number = steps.get(step_id)
+    return f"step {number}" if number else f"removed step {step_id}"
+
+
+def _action(a: Mapping[str, Any], steps: Mapping[str, int]) -> str:
+    if a.get("command"):
+        what = f"ran `{clip(a['command'], TEXT)}`"
+    elif a.get("tool"):
+        what = f"called {a['tool']}"
+    else:
+        what = f"{a['type']}: {clip(a['summary'], TEXT)}"
+    code = f", exit {a['exit_code']}" if a.get("exit_code") is not None else ""
+    where = f" ({_step(steps, a['plan_item_id'])})" if a.get("plan_item_id") else ""
+    return f"{what}{where} -> {a['status']}{code}"
+
+
+def describe(event: Event, steps: Mapping[str, int]) -> str:
+    """One journal event as a line of history."""
+    d, kind = event.data, event.type
+    if kind == "task.created":
+        return f"created {clip(d['task']['name'], TEXT)!r} with {len(d['plan'])} steps"
+    if kind == "task.updated":
+        return "changed " + ", ".join(sorted(d["changes"]))
+    if kind == "task.status_changed":
+        why = f" ({d['reason']})" if d.get("reason") else ""
+        return f"status {d['from']} -> {d['to']}{why}"
+    if kind == "task.archived":
+        return "archived" if d["archived"] else "unarchived"
+    if kind == "plan.revised":
+        parts = [f"plan v{d['version']}"]
+        parts += [f"+{len(d['added'])}"] if d["added"] else []
+        parts += [f"-{len(d['removed'])}"] if d["removed"] else []
+        parts += [f"{len(d['renamed'])} renamed"] if d["renamed"] else []
+        why = f": {clip(d['reason'], TEXT)}" if d.get("reason") else ""
+        return " ".join(parts) + why
+    if kind == "step.updated":
+        changes = d["changes"]
+        said = ", ".join(
+            f"{key} {clip(str(value), TEXT)}" if key != "status" else str(value)
+            for key, value in changes.items()
+        )
+        return f"{_step(steps, d['step_id'])}: {said}"
+    if kind == "action.recorded":
+        return _action(d["action"], steps)
+    if kind == "action.updated":
+        status = d["changes"].get("status", "updated")
+        code = d["changes"].get("exit_code")
+        return f"action {d['action_id']} -> {status}" + (
+            f", exit {code}" if code is not None else ""
+        )
+    if kind == "action.logged":
+        return f"log on action {d['log']['action_id']}: {clip(d['log']['content'], TEXT)}"
+    if kind == "message.added":
+        m = d["message"]
+        return f"{m['role']}/{m['type']}: {clip(m['content'], TEXT)}"
+    if kind == "entry.added":
+        e = d["entry"]
+        where = f" ({_step(steps, e['subtask_id'])})" if e.get("subtask_id") else ""
+        return f"{e['type']}{where}: {clip(e['summary'], TEXT)}"
+    if kind == "entry.resolved":
+        return f"resolved {d['entry_id']}: {clip(d['resolution'], TEXT)}"
+    if kind == "fix.recorded":
+        fix = d["fix"]
+        return f"fix {'worked' if fix['worked'] else 'failed'}: {clip(fix['description'], TEXT)}"
+    if kind == "task.files_changed":
+        return (
+            "files "
+            + ", ".join(f"{f['change']} {f['path']}" for f in d["files"][:5])
+            + (f" and {len(d['files']) - 5} more" if len(d["files"]) > 5 else "")
+        )
+    if kind == "trace.decision_recorded":
+        x = d["decision"]
+        who = f" by {x['agent']}" if x.get("agent") else ""
+        return f"decided{who}: {clip(x['action'], TEXT)} -> {x['outcome']}"
+    if kind == "trace.validation_recorded":
+        v = d["validation"]
+        verdict = "passed" if v["passed"] else "failed"
+        return f"validation {v['validator']} of {v['decision_id']}: {verdict}"
+    return kind
+
+
+def history(events: Sequence[Event], steps: Mapping[str, int]) -> list[HistoryItem]:
+    """The task's events as lines of history, in commit order."""
+    return [HistoryItem(e.seq, e.created_at, e.type, describe(e, steps)) for e in events]

@@ -1,0 +1,142 @@
+"""Apply layer-2 events to their tables: entries with their labels and sources, fixes, the
+episodic trace, patterns and guardrails. Registered with `projection.handles`, so the live
+write path and `verify`'s replay run the same code (see projection.py)."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from clew.models import Event
+from clew.store.projection import handles, insert
+
+
+def _entry_children(conn: sqlite3.Connection, event: Event, entry: dict[str, Any]) -> None:
+    """The rows an entry brings: one per tag, per relevant step, per source."""
+    entry_id = entry["id"]
+    for kind, values in (
+        ("tag", entry.get("tags", [])),
+        ("relevance", entry.get("relevance_to", [])),
+    ):
+        for value in values:
+            insert(conn, "entry_labels", {
+                "id": f"{entry_id}/{kind}/{value}", "space": event.space, "entry_id": entry_id,
+                "kind": kind, "value": value,
+            })  # fmt: skip
+    for kind, source_id in entry.get("sources", []):
+        insert(conn, "entry_sources", {
+            "id": f"{entry_id}/{kind}/{source_id}", "space": event.space, "entry_id": entry_id,
+            "kind": kind, "source_id": source_id,
+        })  # fmt: skip
+
+
+def _fix(conn: sqlite3.Connection, event: Event, fix: dict[str, Any] | None) -> None:
+    if fix is not None:
+        insert(conn, "fixes", {
+            "id": fix["id"], "space": event.space, "fingerprint": fix["fingerprint"],
+            "entry_id": fix.get("entry_id"), "task_id": event.task_id,
+            "description": fix["description"], "worked": int(bool(fix["worked"])),
+            "created_at": event.created_at,
+        })  # fmt: skip
+
+
+@handles("entry.added")
+def _entry_added(conn: sqlite3.Connection, event: Event) -> None:
+    e = event.data["entry"]
+    resolved = e.get("status") == "resolved"
+    insert(conn, "entries", {
+        "id": e["id"], "space": event.space, "task_id": event.task_id,
+        "subtask_id": e.get("subtask_id"), "type": e["type"], "summary": e["summary"],
+        "detail": e.get("detail"), "tags": e.get("tags", []),
+        "relevance_to": e.get("relevance_to", []), "status": e.get("status", "active"),
+        "resolution": e.get("resolution"),
+        "resolved_at": event.created_at if resolved else None,
+        "supersedes": e.get("supersedes"), "fingerprint": e.get("fingerprint"),
+        "created_at": event.created_at, "updated_at": event.created_at,
+    })  # fmt: skip
+    _entry_children(conn, event, e)
+    if e.get("supersedes"):
+        conn.execute(
+            "UPDATE entries SET status = 'superseded', updated_at = ? WHERE id = ?",
+            (event.created_at, e["supersedes"]),
+        )
+    _fix(conn, event, event.data.get("fix"))
+
+
+@handles("entry.resolved")
+def _entry_resolved(conn: sqlite3.Connection, event: Event) -> None:
+    conn.execute(
+        "UPDATE entries SET status = 'resolved', resolution = ?, resolved_at = ?, updated_at = ?"
+        " WHERE id = ?",
+        (event.data["resolution"], event.created_at, event.created_at, event.data["entry_id"]),
+    )
+    _fix(conn, event, event.data.get("fix"))
+
+
+@handles("fix.recorded")
+def _fix_recorded(conn: sqlite3.Connection, event: Event) -> None:
+    _fix(conn, event, event.data["fix"])
+
+
+@handles("trace.decision_recorded")
+def _decision_recorded(conn: sqlite3.Connection, event: Event) -> None:
+    d = dict(event.data["decision"])
+    insert(conn, "trace_decisions", {
+        **d, "space": event.space, "task_id": event.task_id, "created_at": event.created_at,
+    })  # fmt: skip
+
+
+@handles("trace.validation_recorded")
+def _validation_recorded(conn: sqlite3.Connection, event: Event) -> None:
+    v = dict(event.data["validation"])
+    v["passed"] = int(bool(v["passed"]))
+    insert(conn, "trace_validations", {
+        **v, "space": event.space, "task_id": event.task_id, "created_at": event.created_at,
+    })  # fmt: skip
+    conn.execute(
+        "UPDATE trace_decisions SET validation_status = ? WHERE id = ?",
+        ("passed" if v["passed"] else "failed", v["decision_id"]),
+    )
+
+
+@handles("pattern.added")
+def _pattern_added(conn: sqlite3.Connection, event: Event) -> None:
+    insert(conn, "patterns", {
+        **event.data["pattern"], "space": event.space, "created_at": event.created_at,
+        "updated_at": event.created_at,
+    })  # fmt: skip
+
+
+@handles("pattern.observed")
+def _pattern_observed(conn: sqlite3.Connection, event: Event) -> None:
+    column = "success_count" if event.data["success"] else "failure_count"
+    conn.execute(
+        f"UPDATE patterns SET {column} = {column} + 1, last_validated = ?, updated_at = ?"
+        " WHERE id = ?",
+        (event.created_at, event.created_at, event.data["pattern_id"]),
+    )
+
+
+@handles("pattern.deprecated")
+def _pattern_deprecated(conn: sqlite3.Connection, event: Event) -> None:
+    for pattern_id in event.data["pattern_ids"]:
+        conn.execute(
+            "UPDATE patterns SET deprecated = ?, updated_at = ? WHERE id = ?",
+            (int(bool(event.data["deprecated"])), event.created_at, pattern_id),
+        )
+
+
+@handles("guardrail.added")
+def _guardrail_added(conn: sqlite3.Connection, event: Event) -> None:
+    insert(conn, "guardrails", {
+        **event.data["guardrail"], "space": event.space, "created_at": event.created_at,
+        "updated_at": event.created_at,
+    })  # fmt: skip
+
+
+@handles("guardrail.changed")
+def _guardrail_changed(conn: sqlite3.Connection, event: Event) -> None:
+    conn.execute(
+        "UPDATE guardrails SET enabled = ?, updated_at = ? WHERE id = ?",
+        (int(bool(event.data["enabled"])), event.created_at, event.data["guardrail_id"]),
+    )

@@ -1,0 +1,31 @@
+"""What the SQLite store's read mixins share: the row reader they are mixed into."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+
+def json_ids(text: str) -> tuple[str, ...]:
+    """Decode a JSON array of texts; most are empty, and skipping the parse keeps reads cheap."""
+    return () if text == "[]" else tuple(json.loads(text))
+
+
+def placeholders(values: Sequence[object]) -> str:
+    """`?, ?, ?` for an IN list of `values`."""
+    return ", ".join("?" for _ in values)
+
+
+class RowReader:
+    """The part of SQLiteStore the read mixins use (SQLiteStore defines it)."""
+
+    space: str
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        raise NotImplementedError
+
+    def transaction(self, *, write: bool = False) -> AbstractContextManager[None]:
+        raise NotImplementedError

@@ -1,0 +1,211 @@
+"""Reads of the layer-2 archive: entries with their sources, exact filters, seed 000's
+`query_relevant`, full-text search, and what an error fingerprint has been seen with.
+
+Tags and `relevance_to` are matched through `entry_labels` (one row per value, indexed),
+so `db` never matches `db-migrate`. Search ranks with bm25 over `entries_fts`; a term
+matching very many entries is ranked among its newest `SEARCH_WINDOW` matches, which keeps
+a common word fast at a million entries (FTS5 walks matches newest first cheaply, while
+bm25 costs a little for every match it ranks).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from clew.errors import NotFoundError
+from clew.models import Entry, EntryFilter, EntryStatus, EntryType, Fix, SearchHit
+from clew.store.rows import RowReader, json_ids, placeholders
+
+ENTRY_COLUMNS = Entry._fields[:-1]  # all but `sources`, which come from entry_sources
+_COLUMNS = ", ".join(ENTRY_COLUMNS)
+_E_COLUMNS = ", ".join(f"e.{c}" for c in ENTRY_COLUMNS)
+_TYPE = {t.value: t for t in EntryType}
+_STATUS = {s.value: s for s in EntryStatus}
+SEARCH_WINDOW = 5000
+# bm25 weights of the indexed columns: summary, detail, tags, resolution.
+_BM25 = "bm25(entries_fts, 4.0, 1.0, 2.0, 2.0)"
+
+
+def _entry(row: sqlite3.Row | tuple[Any, ...]) -> Entry:
+    (
+        id, space, task_id, subtask_id, type, summary, detail, tags, relevance_to, status,
+        resolution, resolved_at, supersedes, fingerprint, created_at, updated_at,
+    ) = tuple(row)[: len(ENTRY_COLUMNS)]  # fmt: skip
+    return Entry(
+        id, space, task_id, subtask_id, _TYPE[type], summary, detail, json_ids(tags),
+        json_ids(relevance_to), _STATUS[status], resolution, resolved_at, supersedes,
+        fingerprint, created_at, updated_at,
+    )  # fmt: skip
+
+
+def _fix(row: sqlite3.Row) -> Fix:
+    return Fix(
+        id=row["id"],
+        space=row["space"],
+        fingerprint=row["fingerprint"],
+        entry_id=row["entry_id"],
+        task_id=row["task_id"],
+        description=row["description"],
+        worked=bool(row["worked"]),
+        created_at=row["created_at"],
+    )
+
+
+def _where(filters: EntryFilter, alias: str = "") -> tuple[str, list[Any]]:
+    """SQL conditions (after `WHERE space = ?`) and their parameters for `filters`."""
+    a = alias
+    sql, params = "", []
+    for column, value in (
+        ("task_id", filters.task_id),
+        ("subtask_id", filters.subtask_id),
+    ):
+        if value is not None:
+            sql += f" AND {a}{column} = ?"
+            params.append(value)
+    for column, values in (("type", filters.types), ("status", filters.statuses)):
+        if values:
+            sql += f" AND {a}{column} IN ({placeholders(values)})"
+            params += [v.value for v in values]
+    if filters.since is not None:
+        sql += f" AND {a}created_at >= ?"
+        params.append(filters.since)
+    if filters.until is not None:
+        sql += f" AND {a}created_at < ?"
+        params.append(filters.until)
+    for tag in filters.tags:
+        sql += (
+            f" AND EXISTS (SELECT 1 FROM entry_labels l WHERE l.kind = 'tag' AND l.value = ?"
+            f" AND l.entry_id = {a}id)"
+        )
+        params.append(tag)
+    return sql, params
+
+
+class ArchiveReads(RowReader):
+    """The archive's reads (mixed into SQLiteStore)."""
+
+    def _with_sources(self, entries: list[Entry]) -> list[Entry]:
+        if not entries:
+            return entries
+        ids = [e.id for e in entries]
+        found: dict[str, list[tuple[str, str]]] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            for row in self._rows(
+                "SELECT entry_id, kind, source_id FROM entry_sources"
+                f" WHERE entry_id IN ({placeholders(chunk)}) ORDER BY rowid",
+                chunk,
+            ):
+                found.setdefault(row[0], []).append((row[1], row[2]))
+        return [e._replace(sources=tuple(found[e.id])) if e.id in found else e for e in entries]
+
+    def get_entry(self, entry_id: str) -> Entry:
+        """Return one archive entry by id."""
+        rows = self._rows(
+            f"SELECT {_COLUMNS} FROM entries WHERE id = ? AND space = ?", (entry_id, self.space)
+        )
+        if not rows:
+            raise NotFoundError("entry", entry_id)
+        return self._with_sources([_entry(rows[0])])[0]
+
+    def list_entries(self, filters: EntryFilter, *, limit: int | None = None) -> list[Entry]:
+        """Return archive entries, newest first, filtered exactly."""
+        where, params = _where(filters)
+        rows = self._rows(
+            f"SELECT {_COLUMNS} FROM entries WHERE space = ?{where}"
+            " ORDER BY created_at DESC, seq DESC LIMIT ?",
+            [self.space, *params, -1 if limit is None else limit],
+        )
+        return self._with_sources([_entry(r) for r in rows])
+
+    def relevant_entries(self, task_id: str, subtask_id: str, *, limit: int) -> list[Entry]:
+        """Seed 000's query_relevant: the subtask's own entries, entries that name it in
+        relevance_to, and the task's decisions, errors and user instructions; newest first."""
+        kinds = ("decision", "error", "user_instruction")
+        rows = self._rows(
+            f"SELECT {_COLUMNS} FROM entries WHERE task_id = ? AND space = ? AND ("
+            " subtask_id = ? OR type IN (?, ?, ?) OR id IN (SELECT entry_id FROM entry_labels"
+            " WHERE kind = 'relevance' AND value = ?))"
+            " ORDER BY created_at DESC, seq DESC LIMIT ?",
+            (task_id, self.space, subtask_id, *kinds, subtask_id, limit),
+        )
+        return self._with_sources([_entry(r) for r in rows])
+
+    def newest_entries(
+        self, task_id: str, types: tuple[EntryType, ...], per_group: int
+    ) -> dict[tuple[EntryType, EntryStatus], list[Entry]]:
+        """Return the newest `per_group` entries of each (type, status) of a task."""
+        # One indexed range scan per group (task, type, status, newest first), all in one
+        # statement: far cheaper than ranking every entry of the task with a window.
+        part = (
+            f"SELECT * FROM (SELECT {_COLUMNS} FROM entries WHERE task_id = ? AND space = ?"
+            " AND type = ? AND status = ? ORDER BY created_at DESC, seq DESC LIMIT ?)"
+        )
+        groups_wanted = [(t, s) for t in types for s in EntryStatus]
+        params: list[Any] = []
+        for kind, status in groups_wanted:
+            params += [task_id, self.space, kind.value, status.value, per_group]
+        rows = self._rows(" UNION ALL ".join(part for _ in groups_wanted), params)
+        groups: dict[tuple[EntryType, EntryStatus], list[Entry]] = {}
+        for entry in self._with_sources([_entry(row) for row in rows]):
+            groups.setdefault((entry.type, entry.status), []).append(entry)
+        return groups
+
+    def count_entries(self, task_id: str) -> dict[tuple[EntryType, EntryStatus], int]:
+        """Return how many entries a task has of each type and status."""
+        rows = self._rows(
+            "SELECT type, status, count(*) FROM entries WHERE task_id = ? AND space = ?"
+            " GROUP BY type, status",
+            (task_id, self.space),
+        )
+        return {(_TYPE[r[0]], _STATUS[r[1]]): r[2] for r in rows}
+
+    def search_entries(self, match: str, filters: EntryFilter, *, limit: int) -> list[SearchHit]:
+        """Rank the entries matching an FTS5 expression (built by search.parse) with bm25."""
+        where, params = _where(filters, "e.")
+        base = (
+            "FROM entries_fts JOIN entries e ON e.seq = entries_fts.rowid"
+            f" WHERE entries_fts MATCH ? AND e.space = ?{where}"
+        )
+        with self.transaction():
+            # The newest SEARCH_WINDOW matches only: FTS5 walks rowids newest first cheaply.
+            floor = self._rows(
+                f"SELECT e.seq {base} ORDER BY entries_fts.rowid DESC LIMIT 1 OFFSET ?",
+                [match, self.space, *params, SEARCH_WINDOW - 1],
+            )
+            low = floor[0][0] if floor else 0
+            rows = self._rows(
+                f"SELECT {_E_COLUMNS}, {_BM25} AS score,"
+                " snippet(entries_fts, -1, '[', ']', '…', 16) AS snippet"
+                f" {base} AND entries_fts.rowid >= ? ORDER BY score LIMIT ?",
+                [match, self.space, *params, low, limit],
+            )
+        entries = self._with_sources([_entry(r) for r in rows])
+        return [SearchHit(e, r["score"], r["snippet"]) for e, r in zip(entries, rows, strict=True)]
+
+    def entries_with_fingerprint(self, key: str, *, limit: int = 50) -> list[Entry]:
+        """Error entries with this fingerprint, newest first, in any task of the space."""
+        rows = self._rows(
+            f"SELECT {_COLUMNS} FROM entries WHERE fingerprint = ? AND space = ?"
+            " ORDER BY created_at DESC, seq DESC LIMIT ?",
+            (key, self.space, limit),
+        )
+        return self._with_sources([_entry(r) for r in rows])
+
+    def fixes_for(self, key: str) -> list[Fix]:
+        """The fixes tried for a fingerprint, newest first."""
+        rows = self._rows(
+            "SELECT * FROM fixes WHERE fingerprint = ? AND space = ?"
+            " ORDER BY created_at DESC, rowid DESC",
+            (key, self.space),
+        )
+        return [_fix(r) for r in rows]
+
+    def fts_check(self) -> str | None:
+        """Run FTS5's integrity check of the search index; None when it is sound."""
+        try:
+            self._rows("INSERT INTO entries_fts (entries_fts, rank) VALUES ('integrity-check', 1)")
+        except sqlite3.DatabaseError as exc:
+            return str(exc)
+        return None

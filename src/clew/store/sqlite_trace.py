@@ -1,0 +1,232 @@
+"""Reads of the command ledger (the actions table, tool calls included), the episodic
+trace, and semantic memory (patterns, guardrails)."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from clew.errors import NotFoundError
+from clew.models import (
+    Action,
+    ActionStatus,
+    ActionType,
+    Enforcement,
+    Guardrail,
+    Pattern,
+    RepeatedFailure,
+    TraceDecision,
+    TraceValidation,
+)
+from clew.store import codec
+from clew.store.rows import RowReader, json_ids
+
+
+def _json(text: str | None) -> Any:
+    return None if text is None else codec.loads(text)
+
+
+def action_from_row(row: sqlite3.Row) -> Action:
+    """Build an Action from a row of `actions`."""
+    return Action(
+        id=row["id"],
+        space=row["space"],
+        task_id=row["task_id"],
+        plan_item_id=row["plan_item_id"],
+        type=ActionType(row["type"]),
+        summary=row["summary"],
+        status=ActionStatus(row["status"]),
+        input=_json(row["input"]),
+        output=_json(row["output"]),
+        command=row["command"],
+        cwd=row["cwd"],
+        exit_code=row["exit_code"],
+        duration_seconds=row["duration_seconds"],
+        stdout=row["stdout"],
+        stderr=row["stderr"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        tool=row["tool"],
+        decision_id=row["decision_id"],
+        started_at=row["started_at"],
+        ended_at=row["ended_at"],
+        cpu_seconds=row["cpu_seconds"],
+        memory_mb=row["memory_mb"],
+        fingerprint=row["fingerprint"],
+    )
+
+
+def _decision(row: sqlite3.Row) -> TraceDecision:
+    values = dict(zip(row.keys(), tuple(row), strict=True))
+    values["context"] = _json(values["context"])
+    values["artifacts"] = _json(values["artifacts"])
+    return TraceDecision(**values)
+
+
+def _validation(row: sqlite3.Row) -> TraceValidation:
+    values = dict(zip(row.keys(), tuple(row), strict=True))
+    values["passed"] = bool(values["passed"])
+    values["requirements"] = _json(values["requirements"])
+    values["violations"] = _json(values["violations"])
+    return TraceValidation(**values)
+
+
+def _pattern(row: sqlite3.Row) -> Pattern:
+    values = dict(zip(row.keys(), tuple(row), strict=True))
+    values["context"] = _json(values["context"])
+    values["deprecated"] = bool(values["deprecated"])
+    return Pattern(**values)
+
+
+def _guardrail(row: sqlite3.Row) -> Guardrail:
+    values = dict(zip(row.keys(), tuple(row), strict=True))
+    values["enforcement"] = Enforcement(values["enforcement"])
+    values["valid_examples"] = json_ids(values["valid_examples"])
+    values["invalid_examples"] = json_ids(values["invalid_examples"])
+    values["enabled"] = bool(values["enabled"])
+    return Guardrail(**values)
+
+
+class TraceReads(RowReader):
+    """The ledger's, the trace's and semantic memory's reads (mixed into SQLiteStore)."""
+
+    def commands(
+        self,
+        *,
+        task_id: str | None = None,
+        plan_item_id: str | None = None,
+        statuses: tuple[ActionStatus, ...] = (),
+        exit_code: int | None = None,
+        contains: tuple[str, ...] = (),
+        limit: int | None = None,
+    ) -> list[Action]:
+        """Recorded commands, newest first; `contains`: the command holds any of these."""
+        sql = "SELECT * FROM actions WHERE space = ? AND command IS NOT NULL"
+        params: list[Any] = [self.space]
+        for column, value in (
+            ("task_id", task_id),
+            ("plan_item_id", plan_item_id),
+            ("exit_code", exit_code),
+        ):
+            if value is not None:
+                sql += f" AND {column} = ?"
+                params.append(value)
+        if statuses:
+            sql += f" AND status IN ({', '.join('?' for _ in statuses)})"
+            params += [s.value for s in statuses]
+        if contains:
+            # instr, not LIKE: no wildcard in a command can widen the match.
+            sql += " AND (" + " OR ".join("instr(lower(command), ?) > 0" for _ in contains) + ")"
+            params += [c.lower() for c in contains]
+        sql += " ORDER BY created_at DESC, rowid DESC LIMIT ?"
+        params.append(-1 if limit is None else limit)
+        return [action_from_row(r) for r in self._rows(sql, params)]
+
+    def repeated_failures(
+        self, *, task_id: str | None = None, min_failures: int = 2, limit: int = 50
+    ) -> list[RepeatedFailure]:
+        """Commands (exact text) that failed at least `min_failures` times, most first."""
+        sql = (
+            "SELECT command, count(*) AS failures, max(created_at) AS last_at FROM actions"
+            " WHERE space = ? AND status IN ('failed', 'timeout') AND command IS NOT NULL"
+        )
+        params: list[Any] = [self.space]
+        if task_id is not None:
+            sql += " AND task_id = ?"
+            params.append(task_id)
+        sql += " GROUP BY command HAVING count(*) >= ? ORDER BY failures DESC, last_at DESC LIMIT ?"
+        params += [min_failures, limit]
+        out = []
+        with self.transaction():
+            for row in self._rows(sql, params):
+                last = self._rows(
+                    "SELECT id, exit_code FROM actions WHERE space = ? AND command = ?"
+                    " AND status IN ('failed', 'timeout') ORDER BY created_at DESC, rowid DESC"
+                    " LIMIT 1",
+                    (self.space, row["command"]),
+                )[0]
+                out.append(
+                    RepeatedFailure(
+                        row["command"], row["failures"], last[1], row["last_at"], last[0]
+                    )
+                )
+        return out
+
+    def actions_with_fingerprint(self, key: str, *, limit: int = 50) -> list[Action]:
+        """Failed commands whose error has this fingerprint, newest first."""
+        rows = self._rows(
+            "SELECT * FROM actions WHERE fingerprint = ? AND space = ?"
+            " ORDER BY created_at DESC, rowid DESC LIMIT ?",
+            (key, self.space, limit),
+        )
+        return [action_from_row(r) for r in rows]
+
+    def get_trace_decision(self, decision_id: str) -> TraceDecision:
+        rows = self._rows(
+            "SELECT * FROM trace_decisions WHERE id = ? AND space = ?", (decision_id, self.space)
+        )
+        if not rows:
+            raise NotFoundError("decision", decision_id)
+        return _decision(rows[0])
+
+    def trace(
+        self, task_id: str
+    ) -> tuple[list[TraceDecision], list[TraceValidation], list[Action]]:
+        """A task's trace in order: its decisions, their validations, and its tool calls."""
+        with self.transaction():
+            decisions = self._rows(
+                "SELECT * FROM trace_decisions WHERE task_id = ? AND space = ?"
+                " ORDER BY created_at, rowid",
+                (task_id, self.space),
+            )
+            validations = self._rows(
+                "SELECT * FROM trace_validations WHERE task_id = ? AND space = ?"
+                " ORDER BY created_at, rowid",
+                (task_id, self.space),
+            )
+            calls = self._rows(
+                "SELECT * FROM actions WHERE task_id = ? AND space = ?"
+                " AND (decision_id IS NOT NULL OR type = 'tool') ORDER BY created_at, rowid",
+                (task_id, self.space),
+            )
+        return (
+            [_decision(r) for r in decisions],
+            [_validation(r) for r in validations],
+            [action_from_row(r) for r in calls],
+        )
+
+    def get_pattern(self, pattern_id: str) -> Pattern:
+        rows = self._rows(
+            "SELECT * FROM patterns WHERE id = ? AND space = ?", (pattern_id, self.space)
+        )
+        if not rows:
+            raise NotFoundError("pattern", pattern_id)
+        return _pattern(rows[0])
+
+    def list_patterns(
+        self, *, domain: str | None = None, include_deprecated: bool = False
+    ) -> list[Pattern]:
+        sql = "SELECT * FROM patterns WHERE space = ?"
+        params: list[Any] = [self.space]
+        if domain is not None:
+            sql += " AND domain = ?"
+            params.append(domain)
+        if not include_deprecated:
+            sql += " AND deprecated = 0"
+        return [_pattern(r) for r in self._rows(sql + " ORDER BY created_at, rowid", params)]
+
+    def get_guardrail(self, guardrail_id: str) -> Guardrail:
+        rows = self._rows(
+            "SELECT * FROM guardrails WHERE id = ? AND space = ?", (guardrail_id, self.space)
+        )
+        if not rows:
+            raise NotFoundError("guardrail", guardrail_id)
+        return _guardrail(rows[0])
+
+    def list_guardrails(self, *, enabled_only: bool = False) -> list[Guardrail]:
+        sql = "SELECT * FROM guardrails WHERE space = ?"
+        if enabled_only:
+            sql += " AND enabled = 1"
+        return [
+            _guardrail(r) for r in self._rows(sql + " ORDER BY created_at, rowid", [self.space])
+        ]
