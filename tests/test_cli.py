@@ -324,3 +324,92 @@ def test_state_prime_and_files(cli: Cli, tmp_path: Path, monkeypatch: pytest.Mon
     assert json.loads(cli("prime", "--json").out)["task_ids"] == [task_id]
     elsewhere = cli("prime", "--workspace", str(tmp_path.parent / "elsewhere"))
     assert "no active task" in elsewhere.out
+
+
+def test_note_search_seen_and_fix(cli: Cli) -> None:
+    task_id = new_task(cli)
+    made = cli(
+        "note", task_id, "--type", "error", "--summary", "upload failed", "--detail",
+        "ConnectionError: ERR_CONN_RESET after 30s", "--tags", "net,upload", "--subtask", "2",
+        "--command", "curl -T big.bin https://x", "--source", "entry:" + task_id[:0] + "zz",
+    )  # fmt: skip
+    assert made.code == 2 and "no entry matches" in made.err
+    error_id = cli(
+        "note", task_id, "--type", "error", "--summary", "upload failed", "--detail",
+        "ConnectionError: ERR_CONN_RESET after 30s", "--tags", "net,upload", "--subtask", "2",
+        "--command", "curl -T big.bin https://x",
+    ).out.strip()  # fmt: skip
+    assert cli("note", "--type", "context", "--summary", "the CDN is in eu-west").code == 0
+    found = cli("search", "ERR_CONN_RESET")
+    assert (
+        error_id in found.out
+        and "[ERR_CONN_RESET]" in found.out.replace("[ERR]_[CONN]_[RESET]", "[ERR_CONN_RESET]")
+        or "ERR" in found.out
+    )
+    assert json.loads(cli("search", "cdn", "--json").out)[0]["entry"]["summary"].startswith(
+        "the CDN"
+    )
+    assert "nothing found" in cli("search", "zebra").out
+    for hostile in ('"', "(", "AND", "-", "a:b"):
+        result = cli("search", hostile)
+        assert result.code in (0, 2) and "Traceback" not in result.err
+    assert cli("fix", error_id, "retried", "--failed").code == 0
+    assert "worked" in cli("fix", error_id, "used --retry 5", "--worked").out
+    seen = cli(
+        "seen",
+        "ConnectionError: ERR_CONN_RESET after 45s",
+        "--command",
+        "curl -T other.bin https://y",
+    )
+    assert "seen 1 times" in seen.out and "WORKED" in seen.out and "used --retry 5" in seen.out
+    assert json.loads(cli("seen", "KeyError: 'x'", "--json").out)["seen"] is False
+    relevant = json.loads(cli("entries", "--task", task_id, "--relevant-to", "1", "--json").out)
+    assert [e["id"] for e in relevant] == [error_id]  # errors always matter
+    tagged = json.loads(cli("entries", "--tag", "net", "--tag", "upload", "--json").out)
+    assert [e["id"] for e in tagged] == [error_id]
+
+
+def test_ledger_trace_and_history(cli: Cli) -> None:
+    task_id = new_task(cli)
+    for code in ("1", "1", "0"):
+        assert cli("task", "action", task_id, "-c", "pytest -q", "--exit-code", code).code == 0
+    assert "`pytest -q`" in cli("ledger", "--last-green").out
+    assert "2x  `pytest -q`" in cli("ledger", "--repeated").out
+    assert len(json.loads(cli("ledger", "--failed", "--json").out)) == 2
+    decision = cli(
+        "trace", "decide", task_id, "--action", "run the tests", "--agent", "executor",
+        "--model", "m", "--prompt-tokens", "10", "--completion-tokens", "5", "--context",
+        '{"why": "check"}',
+    ).out.strip()  # fmt: skip
+    assert cli(
+        "task", "action", task_id, "--tool", "run_tests", "--type", "tool", "--summary",
+        "ran them", "--decision", decision, "--started-at", "2026-11-22T09:00:00Z",
+        "--ended-at", "2026-11-22T09:00:03Z",
+    ).code == 0  # fmt: skip
+    assert "passed" in cli("trace", "validate", decision, "--passed", "--feedback", "ok").out
+    shown = cli("trace", "show", task_id).out
+    assert (
+        "[executor]" in shown
+        and "run_tests completed 3.0s" in shown
+        and "passed functional" in shown
+    )
+    history = cli("task", "history", task_id).out
+    assert "ran `pytest -q` -> failed, exit 1" in history and "decided by executor" in history
+
+
+def test_patterns_and_guardrails_from_the_shell(cli: Cli) -> None:
+    pattern_id = cli("pattern", "add", "api", "validate input").out.strip()
+    for _ in range(3):
+        assert cli("pattern", "observe", pattern_id, "--success").code == 0
+    assert "3/3 worked" in cli("pattern", "list").out
+    assert "nothing to prune" in cli("pattern", "prune", "--dry-run").out
+    assert cli("guard", "defaults").code == 0
+    blocked = cli("guard", "check", "rm -rf /")
+    assert blocked.code == 1 and "block: Never delete" in blocked.out
+    assert cli("guard", "check", "ls -la").code == 0
+    bad = cli("guard", "add", "no ls", "--pattern", "ls", "--good", "ls -la")
+    assert bad.code == 2 and "catches the good example" in bad.err
+    rule_id = json.loads(cli("guard", "list", "--json").out)[0]["id"]
+    assert "disabled" in cli("guard", "disable", rule_id).out
+    assert cli("guard", "check", "rm -rf /").code == 0
+    assert "Never delete" in cli("guard", "list", "--all").out

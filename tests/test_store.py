@@ -141,6 +141,13 @@ def test_verify_counts_rows_of_every_projection(busy_store: clew.Memory) -> None
         "task_messages": 1,
         "entries": 1,
         "task_files": 2,
+        "entry_sources": 0,
+        "entry_labels": 1,
+        "fixes": 1,
+        "trace_decisions": 0,
+        "trace_validations": 0,
+        "patterns": 0,
+        "guardrails": 0,
     }
     assert report.events == len(busy_store.journal())
 

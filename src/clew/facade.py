@@ -34,6 +34,10 @@ _HINTS = {
     "task": "list tasks with `clew task list`",
     "action": "see a task's actions with `clew task show TASK`",
     "entry": "list a task's entries with `clew entries --task TASK`",
+    "message": "see a task's messages with `clew task show TASK`",
+    "decision": "see a task's trace with `clew trace show TASK`",
+    "pattern": "list patterns with `clew pattern list --all`",
+    "guardrail": "list guardrails with `clew guard list --all`",
 }
 
 

@@ -70,12 +70,23 @@ def telling_line(text: str) -> str:
     return lines[-1]
 
 
+_WORD = re.compile(r"[A-Za-z][A-Za-z-]*\Z")
+
+
 def command_shape(command: str) -> str:
-    """A command with its paths, numbers and ids masked; the program and words kept."""
+    """A command's shape: the program, its subcommand words and flags; every other argument
+    (files, hosts, versions, numbers) is `<arg>`, and flag values are masked."""
     words = command.strip().split()
-    if words:
-        words[0] = words[0].rsplit("/", 1)[-1]  # /usr/bin/python3 -> python3
-    return mask(" ".join(words))
+    if not words:
+        return ""
+    shape = [words[0].rsplit("/", 1)[-1]]  # /usr/bin/python3 -> python3
+    for word in words[1:]:
+        if word.startswith("-"):
+            flag, sep, value = word.partition("=")
+            shape.append(f"{flag}=<arg>" if sep else flag)
+        else:
+            shape.append(word if _WORD.match(word) else "<arg>")
+    return " ".join(shape)
 
 
 def fingerprint(text: str, command: str | None = None) -> Fingerprint:

@@ -45,6 +45,7 @@ def parse(text: str, *, any_terms: bool = False) -> Query:
     """Parse user text into a safe FTS5 query, or raise if there is nothing to search for."""
     if not isinstance(text, str):
         raise ValidationError(f"a search query must be text, not {type(text).__name__}")
+    text = text.replace("\x00", " ")  # FTS5 reads a NUL as the end of the query
     include: list[str] = []
     exclude: list[str] = []
     identifiers: list[str] = []

@@ -117,7 +117,7 @@ def compile_guard(pattern: str) -> re.Pattern[str]:
         return re.compile(pattern)
     except re.error as exc:
         raise ValidationError(
-            f"guardrail pattern {pattern!r} is not a valid regex: {exc}"
+            f"pattern {pattern!r} is not a valid regular expression: {exc}"
         ) from None
 
 

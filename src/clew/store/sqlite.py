@@ -502,9 +502,14 @@ class SQLiteStore(ArchiveReads, TraceReads):
                 migrate(scratch)
                 with self.transaction():
                     events = self._replay(scratch)
-                    return self._compare(scratch, events)
+                    report = self._compare(scratch, events)
             finally:
                 scratch.close()
+        problem = self.fts_check()  # the search index against the entries it indexes
+        if problem is not None:
+            found = Difference("entries_fts", "*", "*", problem, "a sound index")
+            report = report._replace(differences=(*report.differences, found))
+        return report
 
     def _replay(self, scratch: sqlite3.Connection) -> int:
         scratch.execute("BEGIN")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from clew.errors import NotFoundError
+from clew.errors import NotFoundError, StoreError
 from clew.models import Entry, EntryFilter, EntryStatus, EntryType, Fix, SearchHit
 from clew.store.rows import RowReader, json_ids, placeholders
 
@@ -52,7 +52,7 @@ def _fix(row: sqlite3.Row) -> Fix:
     )
 
 
-def _where(filters: EntryFilter, alias: str = "") -> tuple[str, list[Any]]:
+def _where(filters: EntryFilter, alias: str) -> tuple[str, list[Any]]:
     """SQL conditions (after `WHERE space = ?`) and their parameters for `filters`."""
     a = alias
     sql, params = "", []
@@ -111,10 +111,10 @@ class ArchiveReads(RowReader):
 
     def list_entries(self, filters: EntryFilter, *, limit: int | None = None) -> list[Entry]:
         """Return archive entries, newest first, filtered exactly."""
-        where, params = _where(filters)
+        where, params = _where(filters, "e.")
         rows = self._rows(
-            f"SELECT {_COLUMNS} FROM entries WHERE space = ?{where}"
-            " ORDER BY created_at DESC, seq DESC LIMIT ?",
+            f"SELECT {_E_COLUMNS} FROM entries e WHERE e.space = ?{where}"
+            " ORDER BY e.created_at DESC, e.seq DESC LIMIT ?",
             [self.space, *params, -1 if limit is None else limit],
         )
         return self._with_sources([_entry(r) for r in rows])
@@ -206,6 +206,6 @@ class ArchiveReads(RowReader):
         """Run FTS5's integrity check of the search index; None when it is sound."""
         try:
             self._rows("INSERT INTO entries_fts (entries_fts, rank) VALUES ('integrity-check', 1)")
-        except sqlite3.DatabaseError as exc:
+        except StoreError as exc:
             return str(exc)
         return None
