@@ -163,10 +163,11 @@ def test_identifiers_are_found_exactly_first(
     ],
 )  # fmt: skip
 def test_any_user_text_is_safe(mem: clew.Memory, corpus: dict[str, str], query: str) -> None:
-    try:
+    if any(c.isalnum() for c in query.replace("AND", "").replace("OR", "").replace("NOT", "")):
         mem.search(query)
-    except clew.ValidationError as error:
-        assert "no words to look for" in str(error)
+    else:
+        with pytest.raises(clew.ValidationError, match="no words to look for"):
+            mem.search(query)
 
 
 @settings(max_examples=200, deadline=None)
@@ -197,11 +198,13 @@ def test_when_no_entry_has_every_word_any_word_will_do(
 
 def test_fingerprints_mask_what_varies() -> None:
     one = fingerprint(
-        'Traceback:\n  File "/home/a/app.py", line 3\nConnectionResetError: [Errno 104] reset at 2026-11-22T09:00:01Z',
+        'Traceback:\n  File "/home/a/app.py", line 3\n'
+        "ConnectionResetError: [Errno 104] reset at 2026-11-22T09:00:01Z",
         "python /home/a/app.py --port 8080",
     )
     two = fingerprint(
-        'Traceback:\n  File "/srv/b/app.py", line 99\nConnectionResetError: [Errno 110] reset at 2026-12-01T10:11:12Z',
+        'Traceback:\n  File "/srv/b/app.py", line 99\n'
+        "ConnectionResetError: [Errno 110] reset at 2026-12-01T10:11:12Z",
         "python /srv/b/app.py --port 9000",
     )
     assert one == two and one.kind == "ConnectionResetError"
@@ -216,10 +219,11 @@ def test_fingerprints_mask_what_varies() -> None:
 
 def test_have_i_seen_this_and_what_worked(mem: clew.Memory, clock: FakeClock) -> None:
     first = mem.create_task("Monday", ["install"])
+    timeout = "ReadTimeoutError: HTTPSConnectionPool(host='pypi.org', port=443): Read timed out."
     error = mem.add_error(
         first.id,
         "pip failed",
-        detail="ReadTimeoutError: HTTPSConnectionPool(host='pypi.org', port=443): Read timed out. (read timeout=15)",
+        detail=f"{timeout} (read timeout=15)",
         command="pip install -r requirements.txt",
     )
     mem.record_fix(error.id, "retried as is", worked=False)
@@ -231,12 +235,11 @@ def test_have_i_seen_this_and_what_worked(mem: clew.Memory, clock: FakeClock) ->
         second.id,
         command="pip install -r requirements.txt",
         exit_code=1,
-        stderr="Collecting x\nReadTimeoutError: HTTPSConnectionPool(host='pypi.org', port=443): Read timed out. (read timeout=30)\n",
+        stderr=f"Collecting x\n{timeout} (read timeout=30)\n",
     )
     assert failed.fingerprint == error.fingerprint
     found = mem.seen_before(
-        "ReadTimeoutError: HTTPSConnectionPool(host='pypi.org', port=443): Read timed out. (read timeout=60)",
-        command="pip install -r requirements.txt",
+        f"{timeout} (read timeout=60)", command="pip install -r requirements.txt"
     )
     assert found.seen and found.fingerprint.key == error.fingerprint
     assert [e.id for e in found.errors] == [error.id]
@@ -257,18 +260,36 @@ BAD = {
     "unknown type": (lambda m, t: m.add_entry("rumour", "x"), "not one of"),
     "source kind": (lambda m, t: m.add_entry("context", "x", sources=["file:a"]), "not one of"),
     "source shape": (lambda m, t: m.add_entry("context", "x", sources=["nokind"]), "KIND:ID"),
-    "source missing": (lambda m, t: m.add_entry("context", "x", sources=["action:zzzz"]), "no action"),
-    "sources string": (lambda m, t: m.add_entry("context", "x", sources="action:a"), "must be a list"),
+    "source missing": (
+        lambda m, t: m.add_entry("context", "x", sources=["action:zzzz"]),
+        "no action",
+    ),
+    "sources string": (
+        lambda m, t: m.add_entry("context", "x", sources="action:a"),
+        "must be a list",
+    ),
     "supersedes missing": (lambda m, t: m.add_entry("context", "x", supersedes="zzzz"), "no entry"),
     "command on a decision": (lambda m, t: m.add_entry("decision", "x", command="ls"), "goes with"),
-    "relevance without task": (lambda m, t: m.add_entry("context", "x", relevance_to=[1]), "belongs to a task"),
-    "relevance out of range": (lambda m, t: m.add_entry("context", "x", task_id=t, relevance_to=[9]), "out of range"),
-    "fix on a decision": (lambda m, t: m.record_fix(m.add_decision(t, "d").id, "x", worked=True), "not an error"),
-    "fix verdict": (lambda m, t: m.record_fix(m.add_error(t, "e").id, "x", worked="yes"), "true or false"),
+    "relevance without task": (
+        lambda m, t: m.add_entry("context", "x", relevance_to=[1]),
+        "belongs to a task",
+    ),
+    "relevance out of range": (
+        lambda m, t: m.add_entry("context", "x", task_id=t, relevance_to=[9]),
+        "out of range",
+    ),
+    "fix on a decision": (
+        lambda m, t: m.record_fix(m.add_decision(t, "d").id, "x", worked=True),
+        "not an error",
+    ),
+    "fix verdict": (
+        lambda m, t: m.record_fix(m.add_error(t, "e").id, "x", worked="yes"),
+        "true or false",
+    ),
     "empty search": (lambda m, t: m.search("  "), "no words"),
     "search limit": (lambda m, t: m.search("x", limit=0), "at least 1"),
     "relevant limit": (lambda m, t: m.query_relevant(t, 1, limit=-1), "at least 1"),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("name", BAD)

@@ -341,11 +341,7 @@ def test_note_search_seen_and_fix(cli: Cli) -> None:
     ).out.strip()  # fmt: skip
     assert cli("note", "--type", "context", "--summary", "the CDN is in eu-west").code == 0
     found = cli("search", "ERR_CONN_RESET")
-    assert (
-        error_id in found.out
-        and "[ERR_CONN_RESET]" in found.out.replace("[ERR]_[CONN]_[RESET]", "[ERR_CONN_RESET]")
-        or "ERR" in found.out
-    )
+    assert error_id in found.out and "CONN" in found.out
     assert json.loads(cli("search", "cdn", "--json").out)[0]["entry"]["summary"].startswith(
         "the CDN"
     )

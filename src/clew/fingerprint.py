@@ -82,7 +82,7 @@ def command_shape(command: str) -> str:
     shape = [words[0].rsplit("/", 1)[-1]]  # /usr/bin/python3 -> python3
     for word in words[1:]:
         if word.startswith("-"):
-            flag, sep, value = word.partition("=")
+            flag, sep, _ = word.partition("=")
             shape.append(f"{flag}=<arg>" if sep else flag)
         else:
             shape.append(word if _WORD.match(word) else "<arg>")

@@ -24,7 +24,7 @@ MAX_TERMS = 32
 # anyway), not as terms to look for.
 _OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
 _TOKEN = re.compile(r'-?"[^"]*"|\S+')
-_WORD = re.compile(r"\w", re.UNICODE)
+_WORD = re.compile(r"[^\W_]")  # a letter or digit: what a tokenizer indexes
 # A term an FTS tokenizer would cut into pieces: punctuation or `_` between word parts.
 _IDENTIFIER = re.compile(r"[^\W_](?:[^\s]*?)(?:_|[^\w\s])+[^\W_]")
 
