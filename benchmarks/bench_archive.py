@@ -36,6 +36,7 @@ from datetime import UTC, datetime
 
 import clew
 from clew.ids import new_id
+from common import pct, table
 
 RARE = "ERR_QUOTA_7731"  # exactly 3 entries
 PHRASE = "stale lockfile"  # ~1% of entries
@@ -156,21 +157,6 @@ class Floor:
             )
         c.execute("UPDATE tasks SET updated_at = ? WHERE id = ?", (at, self.task_id))
         c.execute("COMMIT")
-
-
-def pct(values: Sequence[float], q: int) -> float:
-    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
-
-
-def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    cells = [[str(c) for c in row] for row in rows]
-    widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(headers)]
-
-    def line(row: Sequence[str]) -> str:
-        return "| " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + " |"
-
-    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
-    return "\n".join([line(list(headers)), rule, *(line(r) for r in cells)])
 
 
 def timed_ms(fn: Callable[[], object], runs: int) -> list[float]:

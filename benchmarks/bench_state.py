@@ -38,6 +38,7 @@ from collections.abc import Callable, Sequence
 import clew
 from clew.state import render_state
 from clew.tokens import counter
+from common import pct, table
 
 _WORD_TEXT = (
     "migrate schema table index column enum pgloader postgres mysql backup restore verify"
@@ -111,21 +112,6 @@ def timed(fn: Callable[[], object], samples: int) -> list[int]:
         fn()
         out.append(time.perf_counter_ns() - t0)
     return out
-
-
-def pct(values: Sequence[int], q: int) -> float:
-    return statistics.quantiles(values, n=100, method="inclusive")[q - 1] / 1000
-
-
-def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    cells = [[str(c) for c in row] for row in rows]
-    widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(headers)]
-
-    def line(row: Sequence[str]) -> str:
-        return "| " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + " |"
-
-    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
-    return "\n".join([line(list(headers)), rule, *(line(r) for r in cells)])
 
 
 def process_ms(

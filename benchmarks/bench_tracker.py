@@ -48,6 +48,7 @@ from typing import Any
 import clew
 from clew.models import AddStep
 from clew.store.sqlite import connect, migrate
+from common import pct, table
 
 SPACE = "default"
 ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
@@ -510,11 +511,6 @@ def _size_mb(path: str) -> float:
     return sum(os.path.getsize(f) for f in files if os.path.exists(f)) / 1e6
 
 
-def _pct(values: Sequence[int], q: int) -> float:
-    """The q-th percentile (inclusive method) of `values`."""
-    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
-
-
 class Schedule:
     """What the i-th measured operation reports: the same on both sides."""
 
@@ -617,33 +613,6 @@ def measure_cli(commands: dict[str, list[str]], runs: int, warmup: int, cwd: str
 # -- reporting ----------------------------------------------------------------------------------
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    cells = [[str(h) for h in headers], *[[str(c) for c in row] for row in rows]]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
-    right = [i > 0 and all(_numeric(row[i]) for row in cells[1:]) for i in range(len(headers))]
-
-    def line(row: list[str]) -> str:
-        parts = [
-            c.rjust(w) if r else c.ljust(w) for c, w, r in zip(row, widths, right, strict=True)
-        ]
-        return "| " + " | ".join(parts) + " |"
-
-    rule = (
-        "|"
-        + "|".join(
-            ("-" * (w + 1) + ":") if r else "-" * (w + 2)
-            for w, r in zip(widths, right, strict=True)
-        )
-        + "|"
-    )
-    return "\n".join([line(cells[0]), rule, *(line(r) for r in cells[1:])])
-
-
-def _numeric(text: str) -> bool:
-    """Right-align columns of numbers (blank cells allowed)."""
-    return not text or text.lstrip("+-").replace(",", "").replace(".", "").isdigit()
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", help="journal sizes to seed, comma-separated (10000,100000)")
@@ -725,7 +694,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                             op,
                             side,
                             f"{statistics.median(ns) / 1000:.0f}",
-                            f"{_pct(ns, 99) / 1000:.0f}",
+                            f"{pct(ns, 99) / 1000:.0f}",
                             f"{rate:,.0f}",
                             f"{clew_rate / floor_rate:.2f}" if side == "clew" else "",
                         ]

@@ -83,3 +83,15 @@ def test_public_names_all_resolve() -> None:
     for name in clew.__all__:
         assert getattr(clew, name) is not None, name
     assert sorted(dir(clew)) == sorted(clew.__all__)
+
+
+def test_every_command_is_mapped_to_its_module() -> None:
+    """The CLI builds only the module a command line names; the map must be complete."""
+    from clew.cli import MODULES, command_name
+
+    top = {path[0] for path, _, _ in commands(build_parser())}
+    assert top == {name for names in MODULES.values() for name in names}
+    for name in top:
+        assert command_name(["--db", "x.db", "--json", name, "--json"]) == name
+        parser = build_parser([name])
+        assert {path[0] for path, _, _ in commands(parser)} >= {name}

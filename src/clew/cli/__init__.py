@@ -9,13 +9,13 @@ grouped by subject, one module each, and each module adds its parsers in `regist
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
 from typing import IO
 
 from clew import __version__
-from clew.cli import archive, ledger, semantic, state, store, tasks
 from clew.cli.common import Commands, Handler, Parser
 from clew.errors import ClewError
 
@@ -42,8 +42,34 @@ def _common() -> argparse.ArgumentParser:
     return common
 
 
-def build_parser() -> Parser:
-    """Build the whole `clew` argument parser."""
+# The command modules, and the top-level commands each adds: a command line only builds
+# (and imports) the module of its own command, which keeps hooks like `clew prime` fast.
+MODULES: dict[str, tuple[str, ...]] = {
+    "store": ("init", "journal", "verify", "demo"),
+    "tasks": ("task",),
+    "state": ("state", "prime"),
+    "archive": ("note", "entries", "search", "seen", "fix"),
+    "ledger": ("ledger", "trace"),
+    "semantic": ("pattern", "guard"),
+}
+_VALUED = ("--db", "--space")  # global options that take a value
+
+
+def command_name(argv: Sequence[str]) -> str | None:
+    """The top-level command a command line names, if it can be told without parsing."""
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in _VALUED:
+            skip = True
+        elif not arg.startswith("-"):
+            return arg
+    return None
+
+
+def build_parser(argv: Sequence[str] | None = None) -> Parser:
+    """Build the `clew` argument parser: whole, or only what `argv`'s command needs."""
     common = _common()
     root = Parser(
         prog="clew",
@@ -54,8 +80,12 @@ def build_parser() -> Parser:
     commands = root.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     commands.required = True
     command = Commands(common)
-    for module in (store, tasks, state, archive, ledger, semantic):
-        module.register(commands, command)
+    name = None if argv is None else command_name(argv)
+    wanted = [m for m, names in MODULES.items() if name in names] or list(MODULES)
+    if name is None and argv is not None and "--version" in argv:
+        wanted = []  # argparse prints the version before it needs any command
+    for module in wanted:
+        importlib.import_module(f"clew.cli.{module}").register(commands, command)
     return root
 
 
@@ -69,7 +99,8 @@ def main(argv: Sequence[str] | None = None, stderr: IO[str] | None = None) -> in
     """Run the clew command line; return its exit code."""
     err = stderr or sys.stderr
     try:
-        args = build_parser().parse_args(argv)
+        words = sys.argv[1:] if argv is None else list(argv)
+        args = build_parser(words).parse_args(words)
         _fill_defaults(args)
         handler: Handler = args.handler
         return handler(args)
