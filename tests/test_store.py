@@ -148,6 +148,9 @@ def test_verify_counts_rows_of_every_projection(busy_store: clew.Memory) -> None
         "trace_validations": 0,
         "patterns": 0,
         "guardrails": 0,
+        "jobs": 1,  # step 1's extraction
+        "model_calls": 0,
+        "task_summaries": 0,
     }
     assert report.events == len(busy_store.journal())
 

@@ -56,7 +56,12 @@ def test_update_task_is_one_correlated_atomic_call(mem: clew.Memory) -> None:
     task = mem.create_task("T", ["a", "b"])
     mem.update_task(task.id, message="a done", step=1, step_status="completed", status="paused")
     events = mem.journal(task_id=task.id)[1:]
-    assert [e.type for e in events] == ["message.added", "step.updated", "task.status_changed"]
+    assert [e.type for e in events] == [
+        "message.added",
+        "step.updated",
+        "job.queued",  # the finished step's extraction, queued with the change
+        "task.status_changed",
+    ]
     assert len({e.correlation_id for e in events}) == 1
     assert events[0].data["message"]["type"] == "progress"  # a message about a step is progress
     after = mem.get_task(task.id)

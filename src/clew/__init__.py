@@ -172,7 +172,8 @@ def open(  # clew.open mirrors the builtin on purpose: it opens a store
     nearest `.clew/` upward from the working directory, then a per-user default.
     `state_budget` (tokens for the task state; $CLEW_STATE_BUDGET) and `mirror` (write
     tasks/<id>/state.yaml and journal.jsonl beside the store; $CLEW_MIRROR) default to
-    the environment, then the store's config.toml.
+    the environment, then the store's config.toml, which also configures the utility
+    model, its caps and its worker (see docs/models.md).
     """
     from clew import checks, config
     from clew.clock import utcnow
@@ -182,16 +183,10 @@ def open(  # clew.open mirrors the builtin on purpose: it opens a store
 
     chosen = checks.name(resolve_space(space), "space")
     location = resolve_store(path)
-    if state_budget is None:
-        state_budget = config.setting(location, "state", "budget", "CLEW_STATE_BUDGET")
-    budget = None if state_budget is None else checks.budget(state_budget, "state budget")
-    if mirror is None:
-        mirror = config.flag(
-            config.setting(location, "state", "mirror", "CLEW_MIRROR", False), "mirror"
-        )
+    settings = config.settings(location, state_budget=state_budget, mirror=mirror)
     store = open_store(location, chosen, busy_timeout)
     try:
-        return Memory(store, clock=clock or utcnow, state_budget=budget, mirror=mirror)
+        return Memory(store, clock=clock or utcnow, settings=settings)
     except BaseException:
         store.close()
         raise

@@ -67,3 +67,103 @@ def flag(value: object, name: str) -> bool:
     if text in _FALSE:
         return False
     raise ValidationError(f"{name} must be true or false, not {value!r}")
+
+
+# -- the utility model -----------------------------------------------------------------------
+
+_MODEL_ENV = {"small": "CLEW_MODEL", "large": "CLEW_LARGE_MODEL"}
+LIMIT_DEFAULTS = {
+    "calls_per_task": 200,
+    "tokens_per_task": 400_000,
+    "calls_per_day": 2_000,
+    "tokens_per_day": 4_000_000,
+}
+
+
+def model_settings(store_path: str, role: str) -> Any:
+    """How to reach the `small` or `large` model, or None when it is not configured.
+
+    From the environment (CLEW_MODEL, CLEW_MODEL_PROVIDER, CLEW_MODEL_URL,
+    CLEW_MODEL_API_KEY; CLEW_LARGE_MODEL... for the large one), else `[model]` and
+    `[model.large]` in the config files (`api_key_env` names the variable holding the key).
+    """
+    from clew.providers import PROVIDERS, ModelSettings
+
+    prefix = _MODEL_ENV[role]
+    section = load(store_path).get("model", {})
+    if role == "large":
+        section = section.get("large", {}) if isinstance(section, dict) else {}
+    if not isinstance(section, dict):
+        raise ValidationError("the [model] setting in config.toml must be a table")
+    name = os.environ.get(prefix) or section.get("model")
+    if not name:
+        return None
+    provider = os.environ.get(f"{prefix}_PROVIDER") or section.get("provider") or "openai"
+    if provider not in PROVIDERS:
+        raise ValidationError(f"model provider {provider!r} is not one of: {', '.join(PROVIDERS)}")
+    key = os.environ.get(f"{prefix}_API_KEY") or section.get("api_key")
+    key_env = section.get("api_key_env") or (
+        "ANTHROPIC_API_KEY" if provider == "anthropic" else "OPENAI_API_KEY"
+    )
+    key = key or os.environ.get(str(key_env))
+    try:
+        timeout = float(os.environ.get(f"{prefix}_TIMEOUT") or section.get("timeout") or 30)
+        retries = int(os.environ.get(f"{prefix}_RETRIES") or section.get("retries") or 3)
+    except (TypeError, ValueError):
+        raise ValidationError("model timeout and retries must be numbers") from None
+    if timeout <= 0 or retries < 0:
+        raise ValidationError("model timeout must be positive and retries not negative")
+    return ModelSettings(
+        provider=str(provider),
+        model=str(name),
+        base_url=os.environ.get(f"{prefix}_URL") or section.get("base_url"),
+        api_key=key,
+        timeout=timeout,
+        retries=retries,
+    )
+
+
+def limits(store_path: str) -> dict[str, int]:
+    """The cost governor's caps: calls and tokens per task and per day (UTC)."""
+    section = load(store_path).get("limits", {})
+    caps = {}
+    for key, default in LIMIT_DEFAULTS.items():
+        raw = os.environ.get(f"CLEW_{key.upper()}") or section.get(key, default)
+        try:
+            caps[key] = int(raw)
+        except (TypeError, ValueError):
+            raise ValidationError(f"limit {key} must be a whole number, not {raw!r}") from None
+        if caps[key] < 0:
+            raise ValidationError(f"limit {key} cannot be negative")
+    return caps
+
+
+WORKERS = ("thread", "process", "off")
+
+
+def settings(store_path: str, *, state_budget: object = None, mirror: object = None) -> Any:
+    """Everything a Memory reads from the environment and config files, checked."""
+    from clew import checks
+    from clew.facade import Settings
+    from clew.providers import connect
+    from clew.state import DEFAULT_BUDGET
+
+    if state_budget is None:
+        state_budget = setting(store_path, "state", "budget", "CLEW_STATE_BUDGET", DEFAULT_BUDGET)
+    if mirror is None:
+        mirror = setting(store_path, "state", "mirror", "CLEW_MIRROR", False)
+    small = model_settings(store_path, "small")
+    large = model_settings(store_path, "large")
+    every = setting(store_path, "summary", "every", "CLEW_SUMMARY_EVERY", 5)
+    worker = str(setting(store_path, "model", "worker", "CLEW_WORKER", "thread"))
+    if worker not in WORKERS:
+        raise ValidationError(f"worker {worker!r} is not one of: {', '.join(WORKERS)}")
+    return Settings(
+        state_budget=checks.budget(state_budget, "state budget"),
+        mirror=flag(mirror, "mirror"),
+        small=None if small is None else connect(small),
+        large=None if large is None else connect(large),
+        limits=limits(store_path),
+        summary_every=checks.count(int(every) if str(every).isdigit() else every, "summary every"),
+        worker=worker,
+    )

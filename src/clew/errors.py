@@ -12,6 +12,10 @@ __all__ = [
     "AmbiguousIdError",
     "ClewError",
     "InvalidTransitionError",
+    "ModelAuthError",
+    "ModelError",
+    "ModelNotFoundError",
+    "ModelUnavailableError",
     "NotFoundError",
     "StoreBusyError",
     "StoreError",
@@ -62,3 +66,19 @@ class StoreError(ClewError):
 
 class StoreBusyError(StoreError):
     """Another writer held the store's lock for longer than the busy timeout."""
+
+
+class ModelError(ClewError):
+    """A utility model could not answer: clew then takes its deterministic path."""
+
+
+class ModelAuthError(ModelError):
+    """The model's API refused the key (HTTP 401 or 403)."""
+
+
+class ModelNotFoundError(ModelError):
+    """The model's API does not know the model asked for."""
+
+
+class ModelUnavailableError(ModelError):
+    """The model did not answer in time, or kept failing (429, 5xx, network) past the retries."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from collections.abc import Iterator
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, NamedTuple, Self
 
 from clew import checks
 from clew.clock import Clock, stamp, utcnow
@@ -21,14 +21,38 @@ from clew.ids import new_id
 from clew.models import Event
 from clew.store import Store
 
+if TYPE_CHECKING:
+    from clew.providers import Provider
+
 _correlation: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "clew_correlation", default=None
 )
 
-# The tasks written by the current call, for what runs after its commit (file mirrors).
-_touched: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar(
-    "clew_touched", default=None
-)
+
+class _Call:
+    """What the current call wrote, for what runs after its commit (mirrors, the worker)."""
+
+    __slots__ = ("jobs", "tasks")
+
+    def __init__(self) -> None:
+        self.tasks: set[str] = set()
+        self.jobs = 0
+
+
+_call: contextvars.ContextVar[_Call | None] = contextvars.ContextVar("clew_call", default=None)
+
+
+class Settings(NamedTuple):
+    """How a Memory behaves beyond its store (see `clew.open` and config.py)."""
+
+    state_budget: int = 1500
+    mirror: bool = False
+    small: Provider | None = None  # the utility model: extraction, summaries, questions
+    large: Provider | None = None  # for complex questions, if configured
+    limits: dict[str, int] | None = None  # the cost governor's caps (config.LIMIT_DEFAULTS)
+    summary_every: int = 5  # messages between running summaries
+    worker: str = "thread"  # who does queued jobs: thread, process or off
+
 
 _HINTS = {
     "task": "list tasks with `clew task list`",
@@ -45,19 +69,14 @@ class Facade:
     """The shared plumbing of `Memory`; not used on its own."""
 
     def __init__(
-        self,
-        store: Store,
-        *,
-        clock: Clock = utcnow,
-        state_budget: int | None = None,
-        mirror: bool = False,
+        self, store: Store, *, clock: Clock = utcnow, settings: Settings | None = None
     ) -> None:
-        from clew.state import DEFAULT_BUDGET
-
         self._store = store
         self._clock = clock
-        self.state_budget = checks.budget(state_budget or DEFAULT_BUDGET)
-        self._mirror = _mirror_for(store.path) if mirror and store.path != ":memory:" else None
+        self.settings = settings or Settings()
+        self.state_budget = checks.budget(self.settings.state_budget)
+        wanted = self.settings.mirror and store.path != ":memory:"
+        self._mirror = _mirror_for(store.path) if wanted else None
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -98,9 +117,11 @@ class Facade:
 
     def _emit(self, type: str, task_id: str | None, data: dict[str, Any], at: str) -> Event:
         cid = _correlation.get() or new_id()
-        touched = _touched.get()
-        if touched is not None and task_id is not None:
-            touched.add(task_id)
+        call = _call.get()
+        if call is not None:
+            if task_id is not None:
+                call.tasks.add(task_id)
+            call.jobs += type == "job.queued"
         return self._store.append(
             type=type, task_id=task_id, correlation_id=cid, data=data, created_at=at
         )
@@ -108,13 +129,13 @@ class Facade:
     @contextlib.contextmanager
     def _write(self) -> Iterator[str]:
         """Open a write transaction with one correlation id and one timestamp for the call;
-        after it commits, refresh the file mirrors of the tasks it wrote."""
-        if _touched.get() is not None:  # inside another call's write: that call finishes it
+        after it commits, refresh the mirrors of the tasks it wrote and start queued jobs."""
+        if _call.get() is not None:  # inside another call's write: that call finishes it
             with self._store.transaction(write=True):
                 yield self._now()
             return
-        touched: set[str] = set()
-        token = _touched.set(touched)
+        call = _Call()
+        token = _call.set(call)
         try:
             with contextlib.ExitStack() as stack:
                 if _correlation.get() is None:
@@ -122,12 +143,13 @@ class Facade:
                 stack.enter_context(self._store.transaction(write=True))
                 yield self._now()
         finally:
-            _touched.reset(token)
-        if touched:
-            self._after_commit(sorted(touched))
+            _call.reset(token)
+        if call.tasks or call.jobs:
+            self._after_commit(sorted(call.tasks), call.jobs)
 
-    def _after_commit(self, task_ids: list[str]) -> None:
-        """Run after a call's transaction commits, with the tasks it wrote."""
+    def _after_commit(self, task_ids: list[str], jobs: int) -> None:
+        """Run after a call's transaction commits, with the tasks it wrote and the number
+        of jobs it queued. Mixins extend it (calling super())."""
 
     def _resolve(self, kind: str, ident: str) -> str:
         """Return the full id of the `kind` record named by `ident` (an id or its prefix)."""

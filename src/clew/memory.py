@@ -9,7 +9,6 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from clew import checks, tasks
-from clew.archive import Archive
 from clew.clock import parse
 from clew.errors import ValidationError
 from clew.ids import new_id
@@ -28,19 +27,19 @@ from clew.models import (
 )
 from clew.semantic import Semantic
 from clew.trace import Ledger
-from clew.working import Working
+from clew.utility import Utility
 
 DAY = 86400.0
 
 
-class Memory(Archive, Ledger, Semantic, Working):
+class Memory(Utility, Ledger, Semantic):
     """A task memory over one store, in one space. Open it with `clew.open()`.
 
     The methods live in mixins by subject: tasks, plans and messages here; archive
     entries, search and error fingerprints in `archive.py`; the command ledger and the
     episodic trace in `trace.py`; patterns and guardrails in `semantic.py`; the layer-1
-    state and "where was I?" in `working.py`; the shared plumbing (transactions, ids,
-    correlation) in `facade.py`.
+    state and "where was I?" in `working.py`; the utility model, its jobs and its caps in
+    `utility.py`; the shared plumbing (transactions, ids, correlation) in `facade.py`.
     """
 
     # -- tasks ----------------------------------------------------------------------------
@@ -285,6 +284,8 @@ class Memory(Archive, Ledger, Semantic, Working):
         if changes:
             data = {"task_id": task.id, "step_id": target.id, "changes": changes}
             self._emit("step.updated", task.id, data, at)
+            if "status" in changes:
+                self._step_finished(task.id, target.id, StepStatus(changes["status"]), at)
         return target.id
 
     def replan(self, task_id: str, ops: Sequence[PlanOp], *, reason: str | None = None) -> Task:
@@ -349,6 +350,7 @@ class Memory(Archive, Ledger, Semantic, Working):
         )
         data = {"id": message.id, "role": message.role.value, "type": message.type.value}
         self._emit("message.added", task_id, {"message": {**data, "content": content}}, at)
+        self._message_added(task_id, at)
         return message
 
     def list_messages(self, task_id: str, *, limit: int | None = None) -> list[Message]:

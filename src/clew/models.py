@@ -29,9 +29,12 @@ __all__ = [
     "FileChanges",
     "Fix",
     "Guardrail",
+    "Job",
+    "JobStatus",
     "Message",
     "MessageRole",
     "MessageType",
+    "ModelCall",
     "MoveStep",
     "Output",
     "Pattern",
@@ -40,6 +43,7 @@ __all__ = [
     "RemoveStep",
     "RenameStep",
     "RepeatedFailure",
+    "RunningSummary",
     "SearchHit",
     "SourceKind",
     "StepStatus",
@@ -390,6 +394,59 @@ class Guardrail(NamedTuple):
     enabled: bool
     created_at: str
     updated_at: str
+
+
+class JobStatus(StrEnum):
+    PENDING = "pending"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class Job(NamedTuple):
+    """Work queued with a change and done after it: an extraction or a running summary."""
+
+    id: str
+    space: str
+    kind: str  # "extract" or "summarize"
+    task_id: str
+    step_id: str | None
+    status: JobStatus
+    attempts: int
+    lease_until: str | None
+    result: dict[str, Any] | None
+    error: str | None
+    created_at: str
+    updated_at: str
+
+
+class ModelCall(NamedTuple):
+    """One call to a utility model, with what it cost."""
+
+    id: str
+    space: str
+    task_id: str | None
+    purpose: str  # extract, summarize, ask
+    role: str  # small or large
+    provider: str
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+    seconds: float | None
+    ok: bool
+    error: str | None
+    created_at: str
+
+
+class RunningSummary(NamedTuple):
+    id: str
+    space: str
+    task_id: str
+    text: str
+    message_count: int
+    source: str  # "model" or "rules"
+    model: str | None
+    created_at: str
 
 
 class FileChanges(NamedTuple):

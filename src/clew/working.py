@@ -140,7 +140,8 @@ class Working(Facade):
         text = "\n".join([head, *parts]) + "\n"
         return Primer(text, tuple(t.id for t in shown), max(0, len(found) - limit))
 
-    def _after_commit(self, task_ids: list[str]) -> None:
+    def _after_commit(self, task_ids: list[str], jobs: int) -> None:
+        super()._after_commit(task_ids, jobs)
         if self._mirror is None:
             return
         for task_id in task_ids:

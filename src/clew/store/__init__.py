@@ -21,10 +21,14 @@ from clew.models import (
     FileChanges,
     Fix,
     Guardrail,
+    Job,
+    JobStatus,
     Message,
+    ModelCall,
     Pattern,
     PlanItem,
     RepeatedFailure,
+    RunningSummary,
     SearchHit,
     Task,
     TaskStatus,
@@ -115,6 +119,26 @@ class Store(Protocol):
         self, task_id: str
     ) -> tuple[list[TraceDecision], list[TraceValidation], list[Action]]: ...
 
+    def get_job(self, job_id: str) -> Job: ...
+
+    def next_job(self, now: str) -> Job | None: ...
+
+    def list_jobs(
+        self, *, statuses: tuple[JobStatus, ...] = (), task_id: str | None = None, limit: int = 50
+    ) -> list[Job]: ...
+
+    def count_messages(self, task_id: str) -> int: ...
+
+    def usage_totals(
+        self, *, task_id: str | None = None, since: str | None = None
+    ) -> tuple[int, int]: ...
+
+    def model_calls(
+        self, *, task_id: str | None = None, since: str | None = None
+    ) -> list[ModelCall]: ...
+
+    def latest_summary(self, task_id: str) -> RunningSummary | None: ...
+
     def get_pattern(self, pattern_id: str) -> Pattern: ...
 
     def list_patterns(
@@ -134,7 +158,12 @@ class Store(Protocol):
     def file_changes(self, task_id: str, *, newest: int | None = 5) -> FileChanges: ...
 
     def list_events(
-        self, *, task_id: str | None = None, after: int = 0, limit: int | None = None
+        self,
+        *,
+        task_id: str | None = None,
+        after: int = 0,
+        limit: int | None = None,
+        types: tuple[str, ...] = (),
     ) -> list[Event]: ...
 
     def count_events(self) -> int: ...

@@ -343,6 +343,66 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX guardrails_space ON guardrails(space, enabled)",
         ),
     ),
+    Migration(
+        4,
+        "utility model: job outbox, model calls, running summaries",
+        (
+            # The outbox: work queued in the same transaction as the change that calls for
+            # it, done by a worker after the commit (extraction, running summaries).
+            """
+            CREATE TABLE jobs (
+                id          TEXT PRIMARY KEY,
+                space       TEXT NOT NULL,
+                kind        TEXT NOT NULL,
+                task_id     TEXT NOT NULL REFERENCES tasks(id),
+                step_id     TEXT REFERENCES plan_items(id),
+                status      TEXT NOT NULL DEFAULT 'pending',
+                attempts    INTEGER NOT NULL DEFAULT 0,
+                lease_until TEXT,
+                result      TEXT,
+                error       TEXT,
+                created_at  TEXT NOT NULL,
+                updated_at  TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX jobs_pending ON jobs(space, status, created_at)",
+            "CREATE INDEX jobs_task ON jobs(task_id, kind, status)",
+            # Every model call, for the cost governor and `clew usage`.
+            """
+            CREATE TABLE model_calls (
+                id                TEXT PRIMARY KEY,
+                space             TEXT NOT NULL,
+                task_id           TEXT REFERENCES tasks(id),
+                purpose           TEXT NOT NULL,
+                role              TEXT NOT NULL,
+                provider          TEXT NOT NULL,
+                model             TEXT NOT NULL,
+                prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+                completion_tokens INTEGER NOT NULL DEFAULT 0,
+                seconds           REAL,
+                ok                INTEGER NOT NULL,
+                error             TEXT,
+                created_at        TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX model_calls_task ON model_calls(task_id, created_at)",
+            "CREATE INDEX model_calls_day ON model_calls(space, created_at)",
+            # Running summaries (seed 001), newest last; the live query reads the newest.
+            """
+            CREATE TABLE task_summaries (
+                id            TEXT PRIMARY KEY,
+                space         TEXT NOT NULL,
+                task_id       TEXT NOT NULL REFERENCES tasks(id),
+                text          TEXT NOT NULL,
+                message_count INTEGER NOT NULL,
+                source        TEXT NOT NULL,
+                model         TEXT,
+                created_at    TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX task_summaries_task ON task_summaries(task_id, created_at)",
+        ),
+    ),
 )
 
 
@@ -364,4 +424,7 @@ PROJECTION_TABLES: tuple[str, ...] = (
     "trace_validations",
     "patterns",
     "guardrails",
+    "jobs",
+    "model_calls",
+    "task_summaries",
 )

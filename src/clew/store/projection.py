@@ -28,7 +28,7 @@ _ACTION_FIELDS = frozenset(
     | {"ended_at", "cpu_seconds", "memory_mb", "fingerprint"}
 )
 _JSON_COLUMNS = frozenset(
-    {"metadata", "depends_on", "input", "output", "tags", "relevance_to", "context"}
+    {"metadata", "depends_on", "input", "output", "tags", "relevance_to", "context", "result"}
     | {"artifacts", "requirements", "violations", "valid_examples", "invalid_examples"}
 )
 _CLOSED = frozenset({TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED})
@@ -309,4 +309,4 @@ def _files_changed(conn: sqlite3.Connection, event: Event) -> None:
         )
 
 
-from clew.store import projection_archive  # noqa: E402, F401  (registers its handlers)
+from clew.store import projection_archive, projection_utility  # noqa: E402, F401  (handlers)

@@ -40,6 +40,7 @@ from clew.store.migrations import LATEST, MIGRATIONS, PROJECTION_TABLES
 from clew.store.rows import json_ids
 from clew.store.sqlite_archive import ArchiveReads
 from clew.store.sqlite_trace import TraceReads, action_from_row
+from clew.store.sqlite_utility import UtilityReads
 
 KIND_TABLES = {
     "task": "tasks",
@@ -51,6 +52,7 @@ KIND_TABLES = {
     "decision": "trace_decisions",
     "pattern": "patterns",
     "guardrail": "guardrails",
+    "job": "jobs",
 }
 MAX_DIFFERENCES = 100
 _EVENT_COLUMNS = "seq, id, space, task_id, correlation_id, type, data, created_at"
@@ -223,7 +225,7 @@ def _message(row: sqlite3.Row) -> Message:
     )
 
 
-class SQLiteStore(ArchiveReads, TraceReads):
+class SQLiteStore(ArchiveReads, TraceReads, UtilityReads):
     """The Store interface over one SQLite file, bound to one space."""
 
     def __init__(self, path: str | os.PathLike[str], space: str, busy_timeout: float = 5.0):
@@ -473,7 +475,12 @@ class SQLiteStore(ArchiveReads, TraceReads):
         )
 
     def list_events(
-        self, *, task_id: str | None = None, after: int = 0, limit: int | None = None
+        self,
+        *,
+        task_id: str | None = None,
+        after: int = 0,
+        limit: int | None = None,
+        types: tuple[str, ...] = (),
     ) -> list[Event]:
         """Return journal events in commit order, optionally for one task."""
         sql = f"SELECT {_EVENT_COLUMNS} FROM events WHERE space = ? AND seq > ?"
@@ -481,6 +488,9 @@ class SQLiteStore(ArchiveReads, TraceReads):
         if task_id is not None:
             sql += " AND task_id = ?"
             params.append(task_id)
+        if types:
+            sql += f" AND type IN ({', '.join('?' for _ in types)})"
+            params += list(types)
         sql += " ORDER BY seq LIMIT ?"
         params.append(-1 if limit is None else limit)
         return [_event(r) for r in self._rows(sql, params)]

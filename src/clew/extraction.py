@@ -1,0 +1,208 @@
+"""Write-time extraction (seed 000): when a step completes, what is worth remembering from
+it becomes typed archive entries. Pure: records in, drafts out.
+
+With a utility model, the seed's extractor prompt (prompts/extractor.toml) runs over the
+step's tool calls and messages, and `parse` reads its answer robustly: from a code fence or
+from prose around the JSON, an array or a single object. Anything malformed is refused as
+a whole, so a half-understood answer never stores some entries and not others.
+
+With no model, `rules` extracts deterministically: a failed command becomes an error, a file
+written an artifact, an agent's "decided / using / chose / going with" a decision, and a
+user's "always / never / don't / must" a user instruction.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from clew.brief import clip
+from clew.fingerprint import telling_line
+from clew.models import Action, ActionStatus, Message, MessageRole, PlanItem
+
+MODEL_TYPES = ("decision", "error", "tool_result", "discovery", "artifact", "context")
+SUMMARY_CHARS = 300  # the prompt asks for 150; longer is cut, not refused
+DETAIL_CHARS = 20_000
+OUTPUT_TAIL = 4_000  # characters of a command's output shown to the model or kept
+
+_DECIDED = re.compile(r"\b(?:decided|decide|using|chose|choosing|going with|opted)\b", re.I)
+_INSTRUCTION = re.compile(r"\b(?:always|never|don't|do not|must)\b", re.I)
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+_FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.S)
+
+
+class Draft(NamedTuple):
+    """An entry to store: what the extractor found, before it has an id."""
+
+    type: str
+    summary: str
+    detail: str | None = None
+    tags: tuple[str, ...] = ()
+    relevance_to: tuple[str, ...] = ()  # step ids
+    sources: tuple[tuple[str, str], ...] = ()
+    command: str | None = None  # for an error: the command that failed
+
+
+class ExtractionError(ValueError):
+    """The model's answer could not be read as entries."""
+
+
+def _text(value: object) -> str:
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    return value if isinstance(value, str) else ""
+
+
+def _tail(text: str, limit: int = OUTPUT_TAIL) -> str:
+    return text if len(text) <= limit else "…" + text[-limit:]
+
+
+def _sentence(text: str, pattern: re.Pattern[str]) -> str:
+    """The sentence of `text` that matches `pattern` (the whole text if none does)."""
+    for found in _SENTENCE.finditer(text):
+        if pattern.search(found.group()):
+            return found.group().strip()
+    return text.strip()
+
+
+def rules(
+    step: PlanItem | None,
+    actions: Sequence[Action],
+    messages: Sequence[Message],
+    files: Sequence[str],
+) -> list[Draft]:
+    """Extract entries from a step's records by deterministic rules (no model)."""
+    subtask = (step.id,) if step is not None else ()
+    drafts: list[Draft] = []
+    for action in actions:
+        if action.status not in (ActionStatus.FAILED, ActionStatus.TIMEOUT):
+            continue
+        output = _text(action.stderr).strip() or _text(action.stdout).strip()
+        what = f"`{clip(action.command, 80)}`" if action.command else clip(action.summary, 80)
+        code = f" (exit {action.exit_code})" if action.exit_code is not None else ""
+        line = telling_line(output)
+        summary = f"{what} failed{code}" + (f": {line}" if line else "")
+        program = (action.command or action.tool or action.type.value).split()[0]
+        drafts.append(
+            Draft(
+                "error",
+                clip(summary, SUMMARY_CHARS),
+                _tail(output) or None,
+                ("command", clip(program.rsplit("/", 1)[-1], 40)),
+                subtask,
+                (("action", action.id),),
+                action.command,
+            )
+        )
+    for path in files:
+        wrote = clip(f"Wrote {path}", SUMMARY_CHARS)
+        drafts.append(Draft("artifact", wrote, None, ("file",), subtask))
+    for message in messages:
+        if message.role is MessageRole.AGENT and _DECIDED.search(message.content):
+            kind, pattern = "decision", _DECIDED
+        elif message.role is MessageRole.USER and _INSTRUCTION.search(message.content):
+            kind, pattern = "user_instruction", _INSTRUCTION
+        else:
+            continue
+        sentence = clip(_sentence(message.content, pattern), SUMMARY_CHARS)
+        drafts.append(
+            Draft(kind, sentence, message.content, (), subtask, (("message", message.id),))
+        )
+    return drafts
+
+
+def format_calls(actions: Sequence[Action]) -> str:
+    """A step's tool calls and commands, oldest first, as the extractor prompt shows them."""
+    blocks = []
+    for action in sorted(actions, key=lambda a: a.created_at):
+        kind = action.tool or action.type.value
+        head = f"$ {action.command}" if action.command else f"[{kind}] {action.summary}"
+        if action.exit_code is not None:
+            head += f"  (exit {action.exit_code})"
+        head += f"  [{action.status.value}]  (action {action.id})"
+        parts = [head]
+        if action.input:
+            parts.append(f"input: {json.dumps(action.input)[:1000]}")
+        for label, stream in (("stdout", action.stdout), ("stderr", action.stderr)):
+            text = _text(stream).strip()
+            if text:
+                parts.append(f"{label}:\n{_tail(text, 1500)}")
+        if action.output:
+            parts.append(f"result: {json.dumps(action.output)[:1000]}")
+        blocks.append("\n".join(parts))
+    return "\n\n".join(blocks) or "(none)"
+
+
+def _json_candidates(text: str) -> list[Any]:
+    """Every JSON value the text holds: fenced blocks first, then raw arrays and objects."""
+    found: list[Any] = []
+    for block in _FENCE.findall(text):
+        try:
+            found.append(json.loads(block))
+        except ValueError:
+            continue
+    decoder = json.JSONDecoder()
+    for index, char in enumerate(text):
+        if char in "[{":
+            try:
+                value, _ = decoder.raw_decode(text, index)
+            except ValueError:
+                continue
+            found.append(value)
+            break  # the first complete value; what follows is prose or its own parts
+    return found
+
+
+def _labels(value: object, field: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        items = value.split(",")
+    elif isinstance(value, list):
+        items = [str(v) for v in value]
+    else:
+        raise ExtractionError(f"{field} is neither a comma-separated text nor a list")
+    return tuple(dict.fromkeys(i.strip() for i in items if i.strip()))
+
+
+def parse(text: str, step_ids: dict[str, str]) -> list[Draft]:
+    """Read a model's answer as drafts, or raise ExtractionError saying why not.
+
+    `step_ids` maps what the model may name a step by (its id, its number as text) to the
+    step's id; unknown names in relevance_to are dropped, since the fact still stands.
+    """
+    candidates = _json_candidates(text)
+    if not candidates:
+        raise ExtractionError("the answer holds no JSON array or object")
+    value = candidates[0]
+    if isinstance(value, dict):
+        value = value.get("entries", [value]) if "type" not in value else [value]
+    if not isinstance(value, list):
+        raise ExtractionError("the JSON is neither an array of entries nor an entry")
+    drafts = []
+    for number, item in enumerate(value, 1):
+        if not isinstance(item, dict):
+            raise ExtractionError(f"entry {number} is not an object")
+        kind = str(item.get("type", "")).strip().lower()
+        if kind not in MODEL_TYPES:
+            raise ExtractionError(f"entry {number} has type {kind!r}, not one of {MODEL_TYPES}")
+        summary = item.get("summary")
+        if not isinstance(summary, str) or not summary.strip():
+            raise ExtractionError(f"entry {number} has no summary")
+        detail = item.get("detail")
+        if detail is not None and not isinstance(detail, str):
+            detail = json.dumps(detail)
+        named = _labels(item.get("relevance_to"), "relevance_to")
+        relevance = tuple(step_ids[name] for name in named if name in step_ids)
+        drafts.append(
+            Draft(
+                kind,
+                clip(summary, SUMMARY_CHARS),
+                detail[:DETAIL_CHARS] if detail else None,
+                _labels(item.get("tags"), "tags"),
+                tuple(dict.fromkeys(relevance)),
+            )
+        )
+    return drafts

@@ -1,0 +1,71 @@
+"""Apply the utility model's events: the job outbox, model calls, running summaries.
+
+Registered with `projection.handles` like every other handler (see projection.py)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from clew.models import Event
+from clew.store import codec
+from clew.store.projection import handles, insert
+
+
+@handles("job.queued")
+def _job_queued(conn: sqlite3.Connection, event: Event) -> None:
+    job = event.data["job"]
+    insert(conn, "jobs", {
+        "id": job["id"], "space": event.space, "kind": job["kind"], "task_id": event.task_id,
+        "step_id": job.get("step_id"), "created_at": event.created_at,
+        "updated_at": event.created_at,
+    })  # fmt: skip
+
+
+@handles("job.claimed")
+def _job_claimed(conn: sqlite3.Connection, event: Event) -> None:
+    conn.execute(
+        "UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_until = ?,"
+        " updated_at = ? WHERE id = ?",
+        (event.data["lease_until"], event.created_at, event.data["job_id"]),
+    )
+
+
+@handles("job.done")
+def _job_done(conn: sqlite3.Connection, event: Event) -> None:
+    conn.execute(
+        "UPDATE jobs SET status = 'done', lease_until = NULL, result = ?, error = NULL,"
+        " updated_at = ? WHERE id = ?",
+        (codec.dumps(event.data["result"]), event.created_at, event.data["job_id"]),
+    )
+
+
+@handles("job.failed")
+def _job_failed(conn: sqlite3.Connection, event: Event) -> None:
+    # A job that may still be retried goes back to pending; the last failure stays failed.
+    status = "pending" if event.data["retry"] else "failed"
+    conn.execute(
+        "UPDATE jobs SET status = ?, lease_until = NULL, error = ?, updated_at = ? WHERE id = ?",
+        (status, event.data["error"], event.created_at, event.data["job_id"]),
+    )
+
+
+@handles("model.called")
+def _model_called(conn: sqlite3.Connection, event: Event) -> None:
+    call = event.data["call"]
+    insert(conn, "model_calls", {
+        **call, "ok": int(bool(call["ok"])), "space": event.space, "task_id": event.task_id,
+        "created_at": event.created_at,
+    })  # fmt: skip
+
+
+@handles("model.output_rejected")
+def _output_rejected(conn: sqlite3.Connection, event: Event) -> None:
+    """The answer stays in the journal, verbatim; no table holds a rejected answer."""
+
+
+@handles("summary.recorded")
+def _summary_recorded(conn: sqlite3.Connection, event: Event) -> None:
+    insert(conn, "task_summaries", {
+        **event.data["summary"], "space": event.space, "task_id": event.task_id,
+        "created_at": event.created_at,
+    })  # fmt: skip

@@ -1,0 +1,108 @@
+"""Reads of the job outbox, the model calls and the running summaries."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from clew.errors import NotFoundError
+from clew.models import Job, JobStatus, ModelCall, RunningSummary
+from clew.store import codec
+from clew.store.rows import RowReader
+
+
+def _job(row: sqlite3.Row) -> Job:
+    values = dict(zip(row.keys(), tuple(row), strict=True))
+    values["status"] = JobStatus(values["status"])
+    values["result"] = None if values["result"] is None else codec.loads(values["result"])
+    return Job(**values)
+
+
+def _call(row: sqlite3.Row) -> ModelCall:
+    values = dict(zip(row.keys(), tuple(row), strict=True))
+    values["ok"] = bool(values["ok"])
+    return ModelCall(**values)
+
+
+class UtilityReads(RowReader):
+    """The utility model's reads (mixed into SQLiteStore)."""
+
+    def get_job(self, job_id: str) -> Job:
+        rows = self._rows("SELECT * FROM jobs WHERE id = ? AND space = ?", (job_id, self.space))
+        if not rows:
+            raise NotFoundError("job", job_id)
+        return _job(rows[0])
+
+    def next_job(self, now: str) -> Job | None:
+        """The oldest job to do: pending, or running with a lease that has run out."""
+        rows = self._rows(
+            "SELECT * FROM jobs WHERE space = ? AND (status = 'pending' OR (status = 'running'"
+            " AND lease_until < ?)) ORDER BY created_at, rowid LIMIT 1",
+            (self.space, now),
+        )
+        return _job(rows[0]) if rows else None
+
+    def list_jobs(
+        self, *, statuses: tuple[JobStatus, ...] = (), task_id: str | None = None, limit: int = 50
+    ) -> list[Job]:
+        sql = "SELECT * FROM jobs WHERE space = ?"
+        params: list[Any] = [self.space]
+        if statuses:
+            sql += f" AND status IN ({', '.join('?' for _ in statuses)})"
+            params += [s.value for s in statuses]
+        if task_id is not None:
+            sql += " AND task_id = ?"
+            params.append(task_id)
+        sql += " ORDER BY created_at DESC, rowid DESC LIMIT ?"
+        return [_job(r) for r in self._rows(sql, [*params, limit])]
+
+    def count_messages(self, task_id: str) -> int:
+        return int(
+            self._rows(
+                "SELECT count(*) FROM task_messages WHERE task_id = ? AND space = ?",
+                (task_id, self.space),
+            )[0][0]
+        )
+
+    def usage_totals(
+        self, *, task_id: str | None = None, since: str | None = None
+    ) -> tuple[int, int]:
+        """(calls, tokens) of model calls, for a task or since a time (the whole space)."""
+        sql = (
+            "SELECT count(*), coalesce(sum(prompt_tokens + completion_tokens), 0)"
+            " FROM model_calls WHERE space = ?"
+        )
+        params: list[Any] = [self.space]
+        if task_id is not None:
+            sql += " AND task_id = ?"
+            params.append(task_id)
+        if since is not None:
+            sql += " AND created_at >= ?"
+            params.append(since)
+        row = self._rows(sql, params)[0]
+        return int(row[0]), int(row[1])
+
+    def model_calls(
+        self, *, task_id: str | None = None, since: str | None = None
+    ) -> list[ModelCall]:
+        sql = "SELECT * FROM model_calls WHERE space = ?"
+        params: list[Any] = [self.space]
+        if task_id is not None:
+            sql += " AND task_id = ?"
+            params.append(task_id)
+        if since is not None:
+            sql += " AND created_at >= ?"
+            params.append(since)
+        return [_call(r) for r in self._rows(sql + " ORDER BY created_at, rowid", params)]
+
+    def latest_summary(self, task_id: str) -> RunningSummary | None:
+        rows = self._rows(
+            "SELECT * FROM task_summaries WHERE task_id = ? AND space = ?"
+            " ORDER BY created_at DESC, rowid DESC LIMIT 1",
+            (task_id, self.space),
+        )
+        return (
+            RunningSummary(**dict(zip(rows[0].keys(), tuple(rows[0]), strict=True)))
+            if rows
+            else None
+        )

@@ -1,0 +1,469 @@
+"""The utility model on the Memory facade: write-time extraction, running summaries and live
+questions, each with a no-model path; the job outbox and its worker; the cost governor.
+
+Nothing here is on the write path. A write that calls for work (a step finishing, every Nth
+message) queues a job in the same transaction (`job.queued`); after the commit a worker
+does it: a thread of this process, a detached `clew work` process (the CLI), or nobody
+until `run_jobs` is called. A job is claimed with a lease; its results and `job.done` are
+written in one transaction, so a crash leaves the job to be done again and a job done twice
+stores nothing twice. A model that is slow, fails, answers nonsense or is over its caps
+never loses anything: the deterministic rules answer instead, and the reason is recorded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from datetime import UTC, timedelta
+from typing import Any, ClassVar, NamedTuple
+
+from clew import checks, extraction, summaries
+from clew.archive import Archive
+from clew.errors import ClewError, ModelError, ValidationError
+from clew.extraction import Draft, ExtractionError
+from clew.ids import new_id
+from clew.models import (
+    EntryFilter,
+    EntryType,
+    Job,
+    JobStatus,
+    ModelCall,
+    RunningSummary,
+    StepStatus,
+)
+from clew.providers import Completion, Message, Provider
+from clew.summaries import Answer
+from clew.working import Working
+
+LEASE = timedelta(minutes=10)
+ATTEMPTS = 3
+MAX_SOURCES = 20
+SUMMARY_MESSAGES = 200  # the newest messages a running summary reads
+RECENT_MESSAGES = 50  # messages since the summary that a question reads
+
+
+class Usage(NamedTuple):
+    """What the utility model cost: per day and per task, against the caps."""
+
+    calls: int
+    tokens: int
+    by_day: tuple[tuple[str, int, int], ...]  # (YYYY-MM-DD, calls, tokens)
+    by_task: tuple[tuple[str | None, int, int], ...]
+    failed_calls: int
+    limits: dict[str, int]
+
+
+class Utility(Archive, Working):
+    """The facade's utility-model methods (mixed into `Memory`): they use the archive's
+    search and layer 1's brief, so this mixin stands on those two."""
+
+    # -- queueing, on the write path -----------------------------------------------------
+
+    def _enqueue(self, kind: str, task_id: str, step_id: str | None, at: str) -> None:
+        job = {"id": new_id(), "kind": kind}
+        if step_id is not None:
+            job["step_id"] = step_id
+        self._emit("job.queued", task_id, {"job": job}, at)
+
+    def _step_finished(self, task_id: str, step_id: str, status: StepStatus, at: str) -> None:
+        """Called by the tracker when a step completes or fails: queue its extraction."""
+        if status in (StepStatus.COMPLETED, StepStatus.FAILED):
+            self._enqueue("extract", task_id, step_id, at)
+
+    def _message_added(self, task_id: str, at: str) -> None:
+        """Called by the tracker after each message: every Nth queues a running summary."""
+        if self._model_for("summarize") is None:
+            return  # without a model the summary is computed when asked for
+        if self._store.count_messages(task_id) % self.settings.summary_every == 0:
+            self._enqueue("summarize", task_id, None, at)
+
+    def _after_commit(self, task_ids: list[str], jobs: int) -> None:
+        super()._after_commit(task_ids, jobs)
+        if jobs:
+            self._start_worker()
+
+    # -- the worker ---------------------------------------------------------------------------
+
+    def run_jobs(self, *, limit: int | None = None) -> list[Job]:
+        """Do queued jobs (oldest first) until none is left or `limit` are done; return them."""
+        done: list[Job] = []
+        while limit is None or len(done) < limit:
+            job = self._claim()
+            if job is None:
+                break
+            done.append(self._run(job))
+        return done
+
+    def list_jobs(
+        self, *, status: str | JobStatus | None = None, task_id: str | None = None, limit: int = 50
+    ) -> list[Job]:
+        """Jobs, newest first: pending, running, done (with their result) or failed."""
+        statuses = () if status is None else (checks.choice(status, JobStatus, "job status"),)
+        tid = None if task_id is None else self._task_id(task_id)
+        return self._store.list_jobs(
+            statuses=statuses, task_id=tid, limit=checks.count(limit, "limit")
+        )
+
+    def _claim(self) -> Job | None:
+        with self._write() as at:
+            job = self._store.next_job(at)
+            if job is None:
+                return None
+            lease = (self._clock() + LEASE).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+            data = {"job_id": job.id, "lease_until": lease}
+            self._emit("job.claimed", job.task_id, data, at)
+        return self._store.get_job(job.id)
+
+    def _run(self, job: Job) -> Job:
+        try:
+            if job.kind == "extract":
+                self._extract(job)
+            elif job.kind == "summarize":
+                self._summarize(job)
+            else:
+                raise ValidationError(f"unknown job kind {job.kind!r}")
+        except ClewError as exc:
+            retry = job.attempts < ATTEMPTS
+            with self._write() as at:
+                if self._still_mine(job):
+                    data = {"job_id": job.id, "error": str(exc), "retry": retry}
+                    self._emit("job.failed", job.task_id, data, at)
+        return self._store.get_job(job.id)
+
+    def _still_mine(self, job: Job) -> bool:
+        """Inside a write: whether this worker's claim on the job still holds."""
+        now = self._store.get_job(job.id)
+        return now.status is JobStatus.RUNNING and now.attempts == job.attempts
+
+    def _finish(self, job: Job, drafts: Sequence[Draft], result: dict[str, Any], at: str) -> None:
+        """Inside a write: store the job's entries and mark it done, or store nothing if
+        another worker finished it first (a lease ran out while this one worked)."""
+        if not self._still_mine(job):
+            return
+        stored = [self._store_draft(job.task_id, draft, at) for draft in drafts]
+        result = {**result, "entries": stored}
+        self._emit("job.done", job.task_id, {"job_id": job.id, "result": result}, at)
+
+    def _store_draft(self, task_id: str, draft: Draft, at: str) -> str:
+        from clew.fingerprint import fingerprint
+
+        entry: dict[str, Any] = {
+            "id": new_id(),
+            "type": draft.type,
+            "summary": draft.summary,
+            "detail": draft.detail,
+            "tags": list(draft.tags),
+            "relevance_to": list(draft.relevance_to),
+            "sources": [list(s) for s in draft.sources],
+        }
+        if draft.relevance_to:
+            entry["subtask_id"] = draft.relevance_to[0]
+        if draft.type == EntryType.ERROR.value:
+            entry["fingerprint"] = fingerprint(draft.detail or draft.summary, draft.command).key
+        self._emit("entry.added", task_id, {"entry": entry}, at)
+        return str(entry["id"])
+
+    def _start_worker(self) -> None:
+        mode = self.settings.worker
+        if mode == "thread":
+            _Worker.start(self)
+        elif mode == "process":
+            _spawn_worker(self.path, self.space)
+
+    # -- extraction -----------------------------------------------------------------------
+
+    def _extract(self, job: Job) -> None:
+        if job.step_id is None:
+            raise ValidationError("an extraction job needs a step")
+        with self._store.transaction():
+            task = self._store.get_task(job.task_id)
+            plan = self._store.get_plan(job.task_id, include_removed=True)
+            step = next(s for s in plan if s.id == job.step_id)
+            actions = self._store.list_actions(job.task_id, plan_item_id=step.id)
+            start, end = step.started_at or step.created_at, step.completed_at or job.created_at
+            messages = [
+                m for m in self._store.list_messages(job.task_id, limit=500)
+                if start <= m.created_at <= end
+            ]  # fmt: skip
+            events = self._store.list_events(task_id=job.task_id, types=("task.files_changed",))
+            existing = self._store.list_entries(EntryFilter(task_id=job.task_id))
+        files = [f["path"] for e in events if start <= e.created_at <= end for f in e.data["files"]]
+        drafts = extraction.rules(step, actions, messages, files)
+        result: dict[str, Any] = {"source": "rules"}
+        model = self._model_for("extract")
+        refusal = None if model is None else self._refusal(job.task_id)
+        if model is not None and refusal is None:
+            numbers = {s.id: n for n, s in enumerate(task.plan, 1)}
+            steps = "\n".join(f"{s.id} (step {numbers[s.id]}): {s.title}" for s in task.plan)
+            template = summaries.prompt("extractor")
+            said = "\n".join(m.content for m in sorted(messages, key=lambda m: m.created_at))
+            user = template["user"].format(
+                subtask_id=f"{step.id} ({step.title})",
+                plan=steps or "(no plan)",
+                tool_calls_formatted=extraction.format_calls(actions),
+                model_output=said or "(none)",
+            )
+            prompt = [Message("system", template["system"]), Message("user", user)]
+            names = {**{s.id: s.id for s in task.plan}, **{str(n): i for i, n in numbers.items()}}
+            try:
+                answer = self._call(model, "extract", job.task_id, prompt)
+                parsed = extraction.parse(answer.text, names)
+            except ModelError as exc:
+                result = {"source": "rules", "note": f"the model failed: {exc}"}
+            except ExtractionError as exc:
+                result = {"source": "rules", "note": f"the model's answer was refused: {exc}"}
+                with self._write() as at:
+                    data = {"job_id": job.id, "reason": str(exc), "raw": answer.text}
+                    self._emit("model.output_rejected", job.task_id, data, at)
+            else:
+                links = tuple(("action", a.id) for a in actions[:MAX_SOURCES])
+                links += tuple(("message", m.id) for m in messages[: MAX_SOURCES - len(links)])
+                drafts = [
+                    d._replace(relevance_to=_first(step.id, d.relevance_to), sources=links)
+                    for d in parsed
+                ]
+                result = {"source": "model", "model": answer.model}
+        elif refusal is not None:
+            result["note"] = refusal
+        drafts = _new_only(drafts, existing)
+        with self._write() as at:
+            self._finish(job, drafts, result, at)
+
+    # -- running summaries and questions --------------------------------------------------
+
+    def _summarize(self, job: Job) -> None:
+        model = self._model_for("summarize")
+        with self._store.transaction():
+            task = self._store.get_task(job.task_id)
+            messages = self._store.list_messages(job.task_id, limit=SUMMARY_MESSAGES)
+            count = self._store.count_messages(job.task_id)
+        result: dict[str, Any] = {"source": "none"}
+        summary = None
+        refusal = "no model is configured" if model is None else self._refusal(job.task_id)
+        if model is not None and refusal is None:
+            try:
+                prompt = summaries.summary_prompt(task, messages)
+                answer = self._call(model, "summarize", job.task_id, prompt)
+            except ModelError as exc:
+                refusal = f"the model failed: {exc}"
+            else:
+                summary = {
+                    "id": new_id(), "text": answer.text.strip(), "message_count": count,
+                    "source": "model", "model": answer.model,
+                }  # fmt: skip
+                result = {"source": "model", "model": answer.model}
+        if refusal is not None:
+            result["note"] = refusal
+        with self._write() as at:
+            if summary is not None and summary["text"] and self._still_mine(job):
+                self._emit("summary.recorded", job.task_id, {"summary": summary}, at)
+            self._finish(job, [], result, at)
+
+    def running_summary(self, task_id: str) -> RunningSummary:
+        """The task's running summary: the model's newest, else one built from the records."""
+        tid = self._task_id(task_id)
+        found = self._store.latest_summary(tid)
+        if found is not None:
+            return found
+        task = self._store.get_task(tid)
+        brief = self.where(tid)
+        messages = self._store.list_messages(tid, limit=SUMMARY_MESSAGES)
+        text = summaries.rules_summary(task, brief, messages)
+        count = self._store.count_messages(tid)
+        return RunningSummary("", self.space, tid, text, count, "rules", None, self._now())
+
+    def ask(self, task_id: str, question: str) -> Answer:
+        """Answer a free question about a task: "where was I?", "what failed?", "should I
+        change the plan?". With a model, from the running summary and the messages since
+        (simple questions to the small model, complex ones to the large one if configured);
+        without one, or if it fails or is over a cap, from the records, saying why."""
+        tid = self._task_id(task_id)
+        text = checks.text(question, "question", max_chars=4000)
+        model = self._model_for("ask", text)
+        note = "no model is configured" if model is None else self._refusal(tid)
+        if model is not None and note is None:
+            with self._store.transaction():
+                task = self._store.get_task(tid)
+                found = self._store.latest_summary(tid)
+                messages = self._store.list_messages(tid, limit=SUMMARY_MESSAGES)
+                total = self._store.count_messages(tid)
+            seen = found.message_count if found else 0
+            ordered = sorted(messages, key=lambda m: m.created_at)
+            since = min(total - seen, RECENT_MESSAGES)
+            recent = ordered[-since:] if since > 0 else []
+            prompt = summaries.ask_prompt(task, found.text if found else None, seen, recent, text)
+            try:
+                answer = self._call(model, "ask", tid, prompt)
+            except ModelError as exc:
+                note = f"the model failed: {exc}"
+            else:
+                return Answer(answer.text.strip(), "model", answer.model)
+        try:
+            hits = self.search(text, task_id=tid, limit=5)
+        except ValidationError:
+            hits = []
+        return summaries.rules_answer(text, self.where(tid), hits, note or "")
+
+    # -- models and the cost governor ------------------------------------------------------
+
+    def _model_for(self, purpose: str, question: str = "") -> tuple[str, Provider] | None:
+        """Route: the small model first (local, per seed 001); a complex question to the
+        large one when it is configured. None when no model is configured."""
+        small, large = self.settings.small, self.settings.large
+        complex_ = purpose == "ask" and summaries.is_complex(question)
+        if large is not None and (small is None or complex_):
+            return "large", large
+        if small is not None:
+            return "small", small
+        return ("large", large) if large is not None else None
+
+    def _refusal(self, task_id: str | None) -> str | None:
+        """Why the cost governor refuses another call now, or None."""
+        caps = self.settings.limits or {}
+        day = self._clock().astimezone(UTC).strftime("%Y-%m-%dT00:00:00.000000Z")
+        checks_ = []
+        if task_id is not None:
+            calls, tokens = self._store.usage_totals(task_id=task_id)
+            checks_ += [("calls_per_task", calls), ("tokens_per_task", tokens)]
+        calls, tokens = self._store.usage_totals(since=day)
+        checks_ += [("calls_per_day", calls), ("tokens_per_day", tokens)]
+        for key, used in checks_:
+            cap = caps.get(key)
+            if cap is not None and used >= cap:
+                return f"the {key.replace('_', ' ')} cap ({cap:,}) is reached; rules answered"
+        return None
+
+    def _call(
+        self, model: tuple[str, Provider], purpose: str, task_id: str | None, prompt: list[Message]
+    ) -> Completion:
+        """Call a model and record the call (and its cost), whether it answers or not."""
+        role, provider = model
+        started = time.perf_counter()
+        try:
+            answer = provider.complete(prompt, max_tokens=1500 if purpose == "extract" else 600)
+        except ModelError as exc:
+            self._record_call(role, provider, purpose, task_id, started, None, str(exc))
+            raise
+        self._record_call(role, provider, purpose, task_id, started, answer, None)
+        return answer
+
+    def _record_call(
+        self,
+        role: str,
+        provider: Provider,
+        purpose: str,
+        task_id: str | None,
+        started: float,
+        answer: Completion | None,
+        error: str | None,
+    ) -> None:
+        call = {
+            "id": new_id(), "purpose": purpose, "role": role, "provider": provider.name,
+            "model": answer.model if answer else provider.model,
+            "prompt_tokens": answer.prompt_tokens if answer else 0,
+            "completion_tokens": answer.completion_tokens if answer else 0,
+            "seconds": round(time.perf_counter() - started, 3), "ok": answer is not None,
+            "error": error,
+        }  # fmt: skip
+        with self._write() as at:
+            self._emit("model.called", task_id, {"call": call}, at)
+
+    def usage(self, task_id: str | None = None, *, days: int = 7) -> Usage:
+        """What the utility model cost over the last `days` days (for one task or all)."""
+        tid = None if task_id is None else self._task_id(task_id)
+        since = (self._clock() - timedelta(days=checks.count(days, "days"))).astimezone(UTC)
+        calls: list[ModelCall] = self._store.model_calls(
+            task_id=tid, since=since.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        )
+        by_day: dict[str, list[int]] = {}
+        by_task: dict[str | None, list[int]] = {}
+        for call in calls:
+            tokens = call.prompt_tokens + call.completion_tokens
+            for key, table in ((call.created_at[:10], by_day), (call.task_id, by_task)):
+                row = table.setdefault(key, [0, 0])  # type: ignore[arg-type]
+                row[0] += 1
+                row[1] += tokens
+        return Usage(
+            calls=len(calls),
+            tokens=sum(c.prompt_tokens + c.completion_tokens for c in calls),
+            by_day=tuple((d, v[0], v[1]) for d, v in sorted(by_day.items())),
+            by_task=tuple(
+                (t, v[0], v[1]) for t, v in sorted(by_task.items(), key=lambda x: -x[1][1])
+            ),
+            failed_calls=sum(1 for c in calls if not c.ok),
+            limits=dict(self.settings.limits or {}),
+        )
+
+
+def _first(step_id: str, relevance: tuple[str, ...]) -> tuple[str, ...]:
+    """The step an entry was extracted from leads its relevance (and becomes its subtask)."""
+    return (step_id, *[r for r in relevance if r != step_id])
+
+
+def _new_only(drafts: Sequence[Draft], existing: Sequence[Any]) -> list[Draft]:
+    """Drop drafts the task already has: the same type and summary, or an error from a
+    command an entry already came from (the agent may have recorded it itself)."""
+    seen = {(e.type.value, e.summary) for e in existing}
+    linked = {(e.type.value, source) for e in existing for source in e.sources}
+    out = []
+    for draft in drafts:
+        if (draft.type, draft.summary) in seen:
+            continue
+        if any((draft.type, tuple(s)) in linked for s in draft.sources):
+            continue
+        seen.add((draft.type, draft.summary))
+        out.append(draft)
+    return out
+
+
+class _Worker:
+    """A background thread that does a Memory's queued jobs, one at a time."""
+
+    _lock = threading.Lock()
+    _running: ClassVar[dict[int, _Worker]] = {}
+
+    def __init__(self, memory: Utility) -> None:
+        self.memory = memory
+        self.again = threading.Event()
+        self.thread = threading.Thread(target=self.loop, name="clew-worker", daemon=True)
+
+    @classmethod
+    def start(cls, memory: Utility) -> None:
+        with cls._lock:
+            worker = cls._running.get(id(memory))
+            if worker is not None and worker.thread.is_alive():
+                worker.again.set()
+                return
+            worker = cls._running[id(memory)] = cls(memory)
+        worker.thread.start()
+
+    def loop(self) -> None:
+        try:
+            while True:
+                self.again.clear()
+                self.memory.run_jobs()
+                with self._lock:
+                    if not self.again.is_set():
+                        self._running.pop(id(self.memory), None)
+                        return
+        except Exception:  # the store was closed under it: the queue keeps the work
+            with self._lock:
+                self._running.pop(id(self.memory), None)
+
+
+def _spawn_worker(path: str, space: str) -> None:
+    """Start `clew work` in a detached process: the CLI's own process exits at once."""
+    with contextlib.suppress(OSError):  # if it cannot start, the job waits for the next one
+        subprocess.Popen(
+            [sys.executable, "-m", "clew", "--db", path, "--space", space, "work"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            env={**os.environ, "CLEW_WORKER": "off"},
+        )
