@@ -409,3 +409,28 @@ def test_patterns_and_guardrails_from_the_shell(cli: Cli) -> None:
     assert "disabled" in cli("guard", "disable", rule_id).out
     assert cli("guard", "check", "rm -rf /").code == 0
     assert "Never delete" in cli("guard", "list", "--all").out
+
+
+def test_ask_work_jobs_usage_and_summary(cli: Cli) -> None:
+    task_id = new_task(cli)
+    assert cli("task", "action", task_id, "-c", "make", "--exit-code", "2", "--step", "1").code == 0
+    assert cli("task", "update", task_id, "--step", "1", "--step-status", "completed").code == 0
+    pending = json.loads(cli("jobs", "--status", "pending", "--json").out)
+    assert [j["kind"] for j in pending] == ["extract"]
+    worked = cli("work")
+    assert "extract done (rules, 1 entries)" in worked.out
+    assert "no queued jobs" in cli("work").out
+    assert "`make` failed (exit 2)" in cli("entries", "--task", task_id).out
+    answer = cli("ask", task_id, "what failed?")
+    assert (
+        "make" in answer.out and "answered from the records: no model is configured" in answer.out
+    )
+    assert json.loads(cli("ask", task_id, "where am I?", "--json").out)["source"] == "rules"
+    assert "Completed steps 1 of 3." in cli("task", "summary", task_id).out
+    usage = cli("usage")
+    assert (
+        usage.out.startswith("0 model calls, 0 tokens in 7 days")
+        and "calls per day 2,000" in usage.out
+    )
+    bad = cli("ask", task_id, "   ")
+    assert bad.code == 2 and "question is empty" in bad.err

@@ -138,7 +138,7 @@ def limits(store_path: str) -> dict[str, int]:
     return caps
 
 
-WORKERS = ("thread", "process", "off")
+WORKERS = ("auto", "thread", "process", "off")
 
 
 def settings(store_path: str, *, state_budget: object = None, mirror: object = None) -> Any:
@@ -155,7 +155,7 @@ def settings(store_path: str, *, state_budget: object = None, mirror: object = N
     small = model_settings(store_path, "small")
     large = model_settings(store_path, "large")
     every = setting(store_path, "summary", "every", "CLEW_SUMMARY_EVERY", 5)
-    worker = str(setting(store_path, "model", "worker", "CLEW_WORKER", "thread"))
+    worker = str(setting(store_path, "model", "worker", "CLEW_WORKER", "auto"))
     if worker not in WORKERS:
         raise ValidationError(f"worker {worker!r} is not one of: {', '.join(WORKERS)}")
     return Settings(

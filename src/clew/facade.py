@@ -51,7 +51,9 @@ class Settings(NamedTuple):
     large: Provider | None = None  # for complex questions, if configured
     limits: dict[str, int] | None = None  # the cost governor's caps (config.LIMIT_DEFAULTS)
     summary_every: int = 5  # messages between running summaries
-    worker: str = "thread"  # who does queued jobs: thread, process or off
+    # Who does queued jobs: a thread of this process, a detached `clew work` process, or
+    # nobody until run_jobs(); "auto" is a thread in a library and a process for the CLI.
+    worker: str = "auto"
 
 
 _HINTS = {

@@ -59,14 +59,23 @@ def mask(text: str) -> str:
     return _SPACES.sub(" ", text).strip()
 
 
+_STRONG = re.compile(
+    r"\b[A-Z][A-Za-z0-9]*(?:Error|Exception|Fault)\b:|\berror(?:\[\w+\])?:|\bE[A-Z]{3,}\b|"
+    r"\bfatal:"
+)
+
+
 def telling_line(text: str) -> str:
-    """The line of an error text that says what went wrong."""
+    """The line of an error text that says what went wrong: the last one that names an error
+    plainly ("ValueError: ...", "error: ...") over wrappers' lines ("make: *** Error 1"),
+    else the last that mentions an error, else the last line."""
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     if not lines:
         return ""
-    for line in reversed(lines):
-        if _ERROR_LINE.search(line):
-            return line
+    for pattern in (_STRONG, _ERROR_LINE):
+        for line in reversed(lines):
+            if pattern.search(line):
+                return line
     return lines[-1]
 
 

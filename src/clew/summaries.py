@@ -124,7 +124,7 @@ def rules_answer(question: str, brief: Brief, hits: Sequence[SearchHit], note: s
             "No failures or open errors are recorded."
         ]
     if _NEXT.search(question):
-        picked += [line for line in lines if line.startswith("Next:")] or [
+        picked += [line for line in lines if line.startswith("Next:") or "next up is" in line] or [
             "No step is left after the current one."
         ]
     if _WHERE.search(question) or (not picked and not hits):

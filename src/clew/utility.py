@@ -18,7 +18,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, timedelta
 from typing import Any, ClassVar, NamedTuple
 
@@ -140,37 +140,21 @@ class Utility(Archive, Working):
         now = self._store.get_job(job.id)
         return now.status is JobStatus.RUNNING and now.attempts == job.attempts
 
-    def _finish(self, job: Job, drafts: Sequence[Draft], result: dict[str, Any], at: str) -> None:
-        """Inside a write: store the job's entries and mark it done, or store nothing if
+    def _finish(self, job: Job, drafts: Sequence[Draft], result: dict[str, Any]) -> None:
+        """Store the job's entries and mark it done, in one transaction; or store nothing if
         another worker finished it first (a lease ran out while this one worked)."""
-        if not self._still_mine(job):
-            return
-        stored = [self._store_draft(job.task_id, draft, at) for draft in drafts]
-        result = {**result, "entries": stored}
-        self._emit("job.done", job.task_id, {"job_id": job.id, "result": result}, at)
-
-    def _store_draft(self, task_id: str, draft: Draft, at: str) -> str:
-        from clew.fingerprint import fingerprint
-
-        entry: dict[str, Any] = {
-            "id": new_id(),
-            "type": draft.type,
-            "summary": draft.summary,
-            "detail": draft.detail,
-            "tags": list(draft.tags),
-            "relevance_to": list(draft.relevance_to),
-            "sources": [list(s) for s in draft.sources],
-        }
-        if draft.relevance_to:
-            entry["subtask_id"] = draft.relevance_to[0]
-        if draft.type == EntryType.ERROR.value:
-            entry["fingerprint"] = fingerprint(draft.detail or draft.summary, draft.command).key
-        self._emit("entry.added", task_id, {"entry": entry}, at)
-        return str(entry["id"])
+        entries = [_entry(draft) for draft in drafts]  # fingerprints before taking the lock
+        with self._write() as at:
+            if not self._still_mine(job):
+                return
+            for entry in entries:
+                self._emit("entry.added", job.task_id, {"entry": entry}, at)
+            done = {**result, "entries": [e["id"] for e in entries]}
+            self._emit("job.done", job.task_id, {"job_id": job.id, "result": done}, at)
 
     def _start_worker(self) -> None:
         mode = self.settings.worker
-        if mode == "thread":
+        if mode in ("thread", "auto"):
             _Worker.start(self)
         elif mode == "process":
             _spawn_worker(self.path, self.space)
@@ -230,9 +214,7 @@ class Utility(Archive, Working):
                 result = {"source": "model", "model": answer.model}
         elif refusal is not None:
             result["note"] = refusal
-        drafts = _new_only(drafts, existing)
-        with self._write() as at:
-            self._finish(job, drafts, result, at)
+        self._finish(job, _new_only(drafts, existing), result)
 
     # -- running summaries and questions --------------------------------------------------
 
@@ -259,10 +241,11 @@ class Utility(Archive, Working):
                 result = {"source": "model", "model": answer.model}
         if refusal is not None:
             result["note"] = refusal
-        with self._write() as at:
-            if summary is not None and summary["text"] and self._still_mine(job):
-                self._emit("summary.recorded", job.task_id, {"summary": summary}, at)
-            self._finish(job, [], result, at)
+        if summary is not None and summary["text"]:
+            with self._write() as at:
+                if self._still_mine(job):
+                    self._emit("summary.recorded", job.task_id, {"summary": summary}, at)
+        self._finish(job, [], result)
 
     def running_summary(self, task_id: str) -> RunningSummary:
         """The task's running summary: the model's newest, else one built from the records."""
@@ -400,6 +383,26 @@ class Utility(Archive, Working):
         )
 
 
+def _entry(draft: Draft) -> dict[str, Any]:
+    """The entry.added data of a draft (an error gets its fingerprint)."""
+    from clew.fingerprint import fingerprint
+
+    entry: dict[str, Any] = {
+        "id": new_id(),
+        "type": draft.type,
+        "summary": draft.summary,
+        "detail": draft.detail,
+        "tags": list(draft.tags),
+        "relevance_to": list(draft.relevance_to),
+        "sources": [list(s) for s in draft.sources],
+    }
+    if draft.relevance_to:
+        entry["subtask_id"] = draft.relevance_to[0]
+    if draft.type == EntryType.ERROR.value:
+        entry["fingerprint"] = fingerprint(draft.detail or draft.summary, draft.command).key
+    return entry
+
+
 def _first(step_id: str, relevance: tuple[str, ...]) -> tuple[str, ...]:
     """The step an entry was extracted from leads its relevance (and becomes its subtask)."""
     return (step_id, *[r for r in relevance if r != step_id])
@@ -456,14 +459,77 @@ class _Worker:
                 self._running.pop(id(self.memory), None)
 
 
+def _lock_path(store_path: str) -> str:
+    return f"{store_path}.worker.lock"
+
+
+@contextlib.contextmanager
+def worker_lock(store_path: str) -> Iterator[bool]:
+    """Hold the store's worker lock if it is free (yields whether it was): one background
+    worker per store is enough, and several would only fight over the same jobs."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no advisory locks here; every worker just works
+        yield True
+        return
+    handle = os.open(_lock_path(store_path), os.O_CREAT | os.O_RDWR, 0o644)
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(handle)  # closing releases the lock
+
+
+def drain(memory: Utility) -> list[Job]:
+    """Do every queued job as the store's one background worker (or do nothing if another
+    holds the lock). Checks again after letting go, so a job queued just as it finished is
+    not left waiting for the next write."""
+    done: list[Job] = []
+    while True:
+        with worker_lock(memory.path) as mine:
+            if not mine:
+                return done
+            done += memory.run_jobs()
+        if memory._store.next_job(memory._now()) is None:
+            return done
+
+
+_SPAWNED: list[int] = []  # worker processes started here, reaped when they have ended
+
+
 def _spawn_worker(path: str, space: str) -> None:
-    """Start `clew work` in a detached process: the CLI's own process exits at once."""
+    """Start `clew work --background` in a detached process (unless one is working already):
+    the process that wrote returns at once. posix_spawn takes a fraction of a millisecond
+    and, unlike a helper thread, never makes the writer wait for the GIL."""
+    for pid in list(_SPAWNED):
+        with contextlib.suppress(ChildProcessError):
+            if os.waitpid(pid, os.WNOHANG)[0] == 0:
+                continue
+        _SPAWNED.remove(pid)
+    with worker_lock(path) as free:
+        if not free:
+            return  # the running worker checks for new jobs before it stops
+    argv = [sys.executable, "-m", "clew", "--db", path, "--space", space, "work", "--background"]
+    env = {**os.environ, "CLEW_WORKER": "off"}
     with contextlib.suppress(OSError):  # if it cannot start, the job waits for the next one
-        subprocess.Popen(
-            [sys.executable, "-m", "clew", "--db", path, "--space", space, "work"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            env={**os.environ, "CLEW_WORKER": "off"},
-        )
+        if not hasattr(os, "posix_spawn"):
+            subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env=env,
+            )
+            return
+        devnull = os.open(os.devnull, os.O_RDWR)
+        try:
+            quiet = [(os.POSIX_SPAWN_DUP2, devnull, fd) for fd in (0, 1, 2)]
+            _SPAWNED.append(
+                os.posix_spawn(sys.executable, argv, env, file_actions=quiet, setsid=True)
+            )
+        finally:
+            os.close(devnull)

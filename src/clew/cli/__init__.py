@@ -51,6 +51,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "archive": ("note", "entries", "search", "seen", "fix"),
     "ledger": ("ledger", "trace"),
     "semantic": ("pattern", "guard"),
+    "utility": ("ask", "work", "jobs", "usage"),
 }
 _VALUED = ("--db", "--space")  # global options that take a value
 

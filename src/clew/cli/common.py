@@ -47,7 +47,11 @@ class Commands:
 def open_memory(args: argparse.Namespace) -> Memory:
     import clew
 
-    return clew.open(args.db, space=args.space)
+    mem = clew.open(args.db, space=args.space)
+    if mem.settings.worker == "auto":
+        # A thread would die with this short process: queued jobs go to a detached one.
+        mem.settings = mem.settings._replace(worker="process")
+    return mem
 
 
 def print_json(value: Any) -> None:

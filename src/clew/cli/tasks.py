@@ -313,6 +313,13 @@ def cmd_history(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_task_summary(args: argparse.Namespace) -> int:
+    with open_memory(args) as mem:
+        summary = mem.running_summary(args.id)
+    how = f"by {summary.model}" if summary.model else "from the records"
+    return show(args, summary, f"{summary.text}\n({how}, after {summary.message_count} messages)")
+
+
 def register(commands: Any, command: Commands) -> None:
     """Add `clew task` and its subcommands."""
     task_parser = commands.add_parser(
@@ -520,6 +527,14 @@ def register(commands: Any, command: Commands) -> None:
     p.add_argument("id", help="task id or unambiguous prefix")
     p.add_argument("--created", nargs="+", metavar="PATH", help="files the task created")
     p.add_argument("--modified", nargs="+", metavar="PATH", help="files the task modified")
+
+    p = command(
+        tasks,
+        "summary",
+        cmd_task_summary,
+        "the task's running summary (the model's newest, else one from the records)",
+    )
+    p.add_argument("id", help="task id or unambiguous prefix")
 
     p = command(tasks, "history", cmd_history, "a task's whole history, in order")
     p.add_argument("id", help="task id or unambiguous prefix")
