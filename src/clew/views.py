@@ -199,7 +199,9 @@ def event_line(event: Event) -> str:
 
 def verify_view(report: VerifyReport) -> str:
     """What `verify` found, one line per difference."""
-    rows = ", ".join(f"{table} {count}" for table, count in report.rows.items())
+    filled = [f"{table} {count}" for table, count in report.rows.items() if count]
+    empty = sum(1 for count in report.rows.values() if not count)
+    rows = ", ".join(filled) + (f"; {empty} tables empty" if empty else "")
     if report.ok:
         return f"ok: {report.events} journal events rebuild every table exactly ({rows})"
     lines = [f"MISMATCH: {len(report.differences)} differences between the tables and the journal"]
