@@ -33,13 +33,16 @@ def test_migrations_are_recorded_once(db: Path) -> None:
     assert [r[0] for r in rows] == list(range(1, LATEST + 1))
 
 
+_FTS_TABLES = tuple(f"_fts{suffix}" for suffix in ("", "_data", "_idx", "_docsize", "_config"))
+
+
 def test_every_table_carries_a_space(mem: clew.Memory, db: Path) -> None:
     conn = raw(db)
     tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
     for table in tables:
-        # The full-text index (a virtual table and its shadow tables) indexes entries, which
-        # carry their space; searches filter on it.
-        if table in ("clew_migrations", "sqlite_sequence") or table.startswith("entries_fts"):
+        # The full-text indexes (virtual tables and their shadow tables) index entries and
+        # turns, which carry their space; searches filter on it.
+        if table in ("clew_migrations", "sqlite_sequence") or table.endswith(_FTS_TABLES):
             continue
         columns = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
         assert "space" in columns, table
@@ -151,6 +154,8 @@ def test_verify_counts_rows_of_every_projection(busy_store: clew.Memory) -> None
         "jobs": 1,  # step 1's extraction
         "model_calls": 0,
         "task_summaries": 0,
+        "sessions": 0,
+        "turns": 0,
     }
     assert report.events == len(busy_store.journal())
 

@@ -45,12 +45,14 @@ __all__ = [
     "RepeatedFailure",
     "RunningSummary",
     "SearchHit",
+    "Session",
     "SourceKind",
     "StepStatus",
     "Task",
     "TaskStatus",
     "TraceDecision",
     "TraceValidation",
+    "Turn",
     "VerifyReport",
     "to_jsonable",
 ]
@@ -446,6 +448,43 @@ class RunningSummary(NamedTuple):
     message_count: int
     source: str  # "model" or "rules"
     model: str | None
+    created_at: str
+
+
+class Session(NamedTuple):
+    """A conversation: its turns are archived verbatim, its state extracted as it goes."""
+
+    id: str
+    space: str
+    workspace: str | None
+    model: str | None
+    system_prompt: str | None
+    task_id: str | None
+    title: str | None
+    started_at: str
+    last_active_at: str
+    total_tokens: int
+    turn_count: int
+    state: dict[str, Any]
+    active: bool
+
+
+class Turn(NamedTuple):
+    """One message of a conversation, exactly as it was sent (`message`), with what clew
+    derives from it: its role, its text, its tool calls, the call a result answers."""
+
+    id: str
+    space: str
+    session_id: str
+    number: int
+    role: str
+    text: str | None
+    message: dict[str, Any]
+    tool_calls: tuple[tuple[str | None, str, str], ...]  # (id, name, arguments)
+    tool_call_id: str | None
+    tool_name: str | None
+    token_count: int
+    hidden: bool
     created_at: str
 
 

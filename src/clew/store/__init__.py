@@ -30,10 +30,12 @@ from clew.models import (
     RepeatedFailure,
     RunningSummary,
     SearchHit,
+    Session,
     Task,
     TaskStatus,
     TraceDecision,
     TraceValidation,
+    Turn,
     VerifyReport,
 )
 
@@ -156,6 +158,34 @@ class Store(Protocol):
     def count_entries(self, task_id: str) -> dict[tuple[EntryType, EntryStatus], int]: ...
 
     def file_changes(self, task_id: str, *, newest: int | None = 5) -> FileChanges: ...
+
+    def get_session(self, session_id: str) -> Session: ...
+
+    def list_sessions(
+        self, *, active_only: bool = False, limit: int | None = None
+    ) -> list[Session]: ...
+
+    def get_turns(
+        self,
+        session_id: str,
+        *,
+        first: int | None = None,
+        last: int | None = None,
+        include_hidden: bool = True,
+        newest: int | None = None,
+    ) -> list[Turn]: ...
+
+    def last_turn(self, session_id: str) -> int: ...
+
+    def turns_by_id(self, ids: list[str]) -> list[Turn]: ...
+
+    def tool_turns(self, session_id: str, tool_name: str, *, limit: int) -> list[Turn]: ...
+
+    def call_turn(self, session_id: str, call_id: str) -> Turn | None: ...
+
+    def search_turns(
+        self, session_id: str | None, match: str, *, limit: int
+    ) -> list[tuple[Turn, float, str]]: ...
 
     def list_events(
         self,

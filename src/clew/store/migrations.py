@@ -403,6 +403,71 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX task_summaries_task ON task_summaries(task_id, created_at)",
         ),
     ),
+    Migration(
+        5,
+        "conversation archive: sessions and verbatim turns",
+        (
+            """
+            CREATE TABLE sessions (
+                id             TEXT PRIMARY KEY,
+                space          TEXT NOT NULL,
+                workspace      TEXT,
+                model          TEXT,
+                system_prompt  TEXT,
+                task_id        TEXT REFERENCES tasks(id),
+                title          TEXT,
+                started_at     TEXT NOT NULL,
+                last_active_at TEXT NOT NULL,
+                total_tokens   INTEGER NOT NULL DEFAULT 0,
+                turn_count     INTEGER NOT NULL DEFAULT 0,
+                state          TEXT NOT NULL DEFAULT '{}',
+                active         INTEGER NOT NULL DEFAULT 1
+            )
+            """,
+            "CREATE INDEX sessions_workspace ON sessions(space, workspace, last_active_at)",
+            # One row per message, verbatim: `message` is the message as given, with a text
+            # `content` moved to its own column (searchable, and stored once).
+            """
+            CREATE TABLE turns (
+                seq          INTEGER PRIMARY KEY,
+                id           TEXT NOT NULL UNIQUE,
+                space        TEXT NOT NULL,
+                session_id   TEXT NOT NULL REFERENCES sessions(id),
+                turn         INTEGER NOT NULL,
+                role         TEXT NOT NULL,
+                content      TEXT,
+                text_content INTEGER NOT NULL,
+                tool_calls   TEXT,
+                tool_call_id TEXT,
+                tool_name    TEXT,
+                message      TEXT NOT NULL,
+                token_count  INTEGER NOT NULL DEFAULT 0,
+                hidden       INTEGER NOT NULL DEFAULT 0,
+                created_at   TEXT NOT NULL,
+                UNIQUE (session_id, turn)
+            )
+            """,
+            "CREATE INDEX turns_tool ON turns(session_id, tool_name, turn)",
+            "CREATE INDEX turns_call ON turns(session_id, tool_call_id)",
+            """
+            CREATE VIRTUAL TABLE turns_fts USING fts5(
+                content, content='turns', content_rowid='seq',
+                tokenize='porter unicode61 remove_diacritics 2'
+            )
+            """,
+            """
+            CREATE TRIGGER turns_fts_insert AFTER INSERT ON turns BEGIN
+                INSERT INTO turns_fts (rowid, content) VALUES (new.seq, new.content);
+            END
+            """,
+            """
+            CREATE TRIGGER turns_fts_delete AFTER DELETE ON turns BEGIN
+                INSERT INTO turns_fts (turns_fts, rowid, content)
+                VALUES ('delete', old.seq, old.content);
+            END
+            """,
+        ),
+    ),
 )
 
 
@@ -427,4 +492,6 @@ PROJECTION_TABLES: tuple[str, ...] = (
     "jobs",
     "model_calls",
     "task_summaries",
+    "sessions",
+    "turns",
 )

@@ -309,4 +309,8 @@ def _files_changed(conn: sqlite3.Connection, event: Event) -> None:
         )
 
 
-from clew.store import projection_archive, projection_utility  # noqa: E402, F401  (handlers)
+from clew.store import (  # noqa: E402, F401  (they register their handlers)
+    projection_archive,
+    projection_conversations,
+    projection_utility,
+)

@@ -39,6 +39,7 @@ from clew.store import codec, projection
 from clew.store.migrations import LATEST, MIGRATIONS, PROJECTION_TABLES
 from clew.store.rows import json_ids
 from clew.store.sqlite_archive import ArchiveReads
+from clew.store.sqlite_conversations import ConversationReads
 from clew.store.sqlite_trace import TraceReads, action_from_row
 from clew.store.sqlite_utility import UtilityReads
 
@@ -53,6 +54,8 @@ KIND_TABLES = {
     "pattern": "patterns",
     "guardrail": "guardrails",
     "job": "jobs",
+    "session": "sessions",
+    "turn": "turns",
 }
 MAX_DIFFERENCES = 100
 _EVENT_COLUMNS = "seq, id, space, task_id, correlation_id, type, data, created_at"
@@ -225,7 +228,7 @@ def _message(row: sqlite3.Row) -> Message:
     )
 
 
-class SQLiteStore(ArchiveReads, TraceReads, UtilityReads):
+class SQLiteStore(ArchiveReads, TraceReads, UtilityReads, ConversationReads):
     """The Store interface over one SQLite file, bound to one space."""
 
     def __init__(self, path: str | os.PathLike[str], space: str, busy_timeout: float = 5.0):

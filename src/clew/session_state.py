@@ -1,0 +1,179 @@
+"""Session state (seed 004, component 2): structured facts about a conversation, extracted
+mechanically from each turn, with no model, and rendered as YAML for the prompt. Pure.
+
+`advance` folds one turn into the state: a write or edit tool call touches a file; a shell
+call that fails opens an error, and a later success of the same command resolves it; a
+`git commit -m` and plain statements of choice ("let's use", "we'll use", "decided", "going
+with") or rules ("always", "never", "don't", "must") are key decisions; the user's latest
+message is the current focus. The projection runs it for every turn, so the state is
+rebuilt exactly when the journal is replayed. `render` keeps seed 004's limits (files 20,
+decisions 10, errors 5) and stays within its budget (about 1,000 tokens) by showing less.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from typing import Any
+
+from clew.brief import clip
+from clew.fingerprint import telling_line
+from clew.tokens import TokenCounter
+from clew.turns import Parts
+from clew.yamltext import dump_lines
+
+FILES, DECISIONS, ERRORS = 20, 10, 5
+STATE_BUDGET = 1000
+_PENDING_CALLS = 64  # tool calls remembered until their results arrive
+_OPEN_ERRORS = 20
+
+_WRITE = re.compile(r"write|create|save|new_file", re.I)
+_EDIT = re.compile(r"edit|replace|patch|modify|update_file|insert|append", re.I)
+_SHELL = re.compile(r"bash|shell|exec|run|terminal|command|cmd|sh$", re.I)
+_FAILED = re.compile(
+    r"Traceback \(most recent call last\)|\b[A-Z]\w*(?:Error|Exception)\b:|\berror:|"
+    r"\bFAILED\b|command not found|exit (?:code|status)[: =]*[1-9]|Exit code: [1-9]|"
+    r"returned non-zero|No such file or directory",
+)
+_DECIDED = re.compile(
+    r"\b(?:let's use|let us use|we'll use|we will use|i'll use|decided|going with|"
+    r"we chose|i chose|switch(?:ed|ing)? to|instead of)\b",
+    re.I,
+)
+_RULE = re.compile(r"\b(?:always|never|don't|do not|must)\b", re.I)
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+
+
+def _arguments(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _target(name: str, args: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(the file a call writes, the command it runs)."""
+    path = next(
+        (str(args[k]) for k in ("path", "file_path", "filename", "file", "target") if args.get(k)),
+        None,
+    )
+    command = next((str(args[k]) for k in ("command", "cmd", "script") if args.get(k)), None)
+    if command is None and _SHELL.search(name) and isinstance(args.get("args"), list):
+        command = " ".join(str(a) for a in args["args"])
+    return path, command
+
+
+def _commit_message(command: str) -> str | None:
+    if "git" not in command or "commit" not in command:
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    for flag in ("-m", "--message"):
+        if flag in words and words.index(flag) + 1 < len(words):
+            return words[words.index(flag) + 1]
+    return None
+
+
+def _sentences(text: str, pattern: re.Pattern[str]) -> list[str]:
+    return [s.strip() for s in _SENTENCE.findall(text) if pattern.search(s) and len(s.strip()) > 8]
+
+
+def advance(state: dict[str, Any], turn: int, parts: Parts) -> dict[str, Any]:
+    """Fold one turn into the session state; return the new state (the old is not changed)."""
+    files: list[dict[str, Any]] = list(state.get("files", []))
+    noted: list[dict[str, Any]] = list(state.get("decisions", []))
+    resolved: list[dict[str, Any]] = list(state.get("errors_resolved", []))
+    open_errors: list[dict[str, Any]] = list(state.get("open_errors", []))
+    calls: dict[str, dict[str, Any]] = dict(state.get("calls", {}))
+    focus = state.get("focus")
+    decisions: list[str] = []
+    for call in parts.tool_calls:
+        args = _arguments(call.arguments)
+        path, command = _target(call.name, args)
+        if path and (_WRITE.search(call.name) or _EDIT.search(call.name)):
+            action = "edited" if _EDIT.search(call.name) else "created"
+            files = [f for f in files if f["path"] != path]
+            files.append({"path": path, "action": action, "turn": turn})
+        if command:
+            message = _commit_message(command)
+            if message:
+                decisions.append(f"Committed: {message}")
+        if call.id:
+            calls[call.id] = {"name": call.name, "command": command or path}
+    if parts.role == "tool":
+        done = calls.pop(parts.tool_call_id or "", None) or {"name": parts.tool_name}
+        key = f"{done.get('name')}: {done.get('command')}"
+        text = parts.text or ""
+        if _FAILED.search(text[-20_000:]):
+            line = telling_line(text[-20_000:]) or "failed"
+            open_errors = [e for e in open_errors if e["key"] != key]
+            open_errors.append({"key": key, "error": clip(line, 160), "turn": turn})
+        else:
+            fixed = [e for e in open_errors if e["key"] == key]
+            if fixed:
+                open_errors = [e for e in open_errors if e["key"] != key]
+                what = done.get("command") or done.get("name") or "it"
+                fix = f"{clip(str(what), 80)} then worked"
+                resolved.append({"error": fixed[-1]["error"], "fix": fix, "turn": turn})
+    elif parts.role in ("user", "assistant") and parts.text:
+        decisions += _sentences(parts.text, _DECIDED)
+        if parts.role == "user":
+            decisions += _sentences(parts.text, _RULE)
+            first = parts.text.strip().splitlines()[0] if parts.text.strip() else ""
+            if first:
+                focus = {"text": clip(first, 100), "turn": turn}
+    for text in dict.fromkeys(decisions):
+        noted.append({"text": clip(text, 200), "turn": turn})
+    if len(calls) > _PENDING_CALLS:
+        calls = dict(list(calls.items())[-_PENDING_CALLS:])
+    return {
+        "files": files[-FILES:],
+        "decisions": noted[-DECISIONS:],
+        "errors_resolved": resolved[-ERRORS:],
+        "open_errors": open_errors[-_OPEN_ERRORS:],
+        "calls": calls,
+        "focus": focus,
+    }
+
+
+def render(
+    session: dict[str, Any],
+    state: dict[str, Any],
+    counter: TokenCounter,
+    budget: int = STATE_BUDGET,
+) -> str:
+    """The session state as YAML for the prompt, within `budget` tokens."""
+    levels = ((20, 10, 5, 200), (10, 6, 3, 120), (5, 3, 2, 80), (2, 1, 1, 60))
+    lines: list[str] = []
+    for files, decisions, errors, chars in levels:
+        data: dict[str, Any] = {"session": session}
+        if state.get("files"):
+            data["files_touched"] = [
+                {"path": clip(f["path"], chars), "action": f["action"], "turn": f["turn"]}
+                for f in state["files"][-files:][::-1]
+            ]
+        if state.get("decisions"):
+            data["key_decisions"] = [
+                f"{clip(d['text'], chars)} (turn {d['turn']})"
+                for d in state["decisions"][-decisions:][::-1]
+            ]
+        if state.get("focus"):
+            data["current_focus"] = clip(state["focus"]["text"], 100)
+        if state.get("errors_resolved"):
+            data["errors_resolved"] = [
+                f"{clip(e['error'], chars)}: {clip(e['fix'], chars)} (turn {e['turn']})"
+                for e in state["errors_resolved"][-errors:][::-1]
+            ]
+        if state.get("open_errors"):
+            data["open_errors"] = [
+                f"{clip(e['error'], chars)} (turn {e['turn']})"
+                for e in state["open_errors"][-errors:][::-1]
+            ]
+        lines = dump_lines(data)
+        if counter.count(lines, budget).tokens <= budget:
+            break
+    return "\n".join(lines) + "\n"

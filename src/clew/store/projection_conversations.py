@@ -1,0 +1,77 @@
+"""Apply conversation events: sessions, their verbatim turns, and each session's state,
+folded from its turns by `session_state.advance` (so replaying the journal rebuilds the
+state exactly). Registered with `projection.handles` (see projection.py)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from clew import session_state, turns
+from clew.models import Event
+from clew.store.projection import handles, insert
+
+_SESSION_FIELDS = ("workspace", "model", "system_prompt", "task_id", "title")
+
+
+@handles("session.started")
+def _session_started(conn: sqlite3.Connection, event: Event) -> None:
+    s = event.data["session"]
+    insert(conn, "sessions", {
+        "id": s["id"], "space": event.space, **{k: s.get(k) for k in _SESSION_FIELDS},
+        "started_at": event.created_at, "last_active_at": event.created_at,
+    })  # fmt: skip
+
+
+@handles("session.updated")
+def _session_updated(conn: sqlite3.Connection, event: Event) -> None:
+    changes = event.data["changes"]
+    unknown = set(changes) - {*_SESSION_FIELDS, "active"}
+    if unknown:
+        raise ValueError(f"event changes unknown session columns {sorted(unknown)}")
+    for column in sorted(changes):
+        value = int(changes[column]) if column == "active" else changes[column]
+        conn.execute(
+            f"UPDATE sessions SET {column} = ? WHERE id = ?", (value, event.data["session_id"])
+        )
+
+
+@handles("turn.appended")
+def _turn_appended(conn: sqlite3.Connection, event: Event) -> None:
+    t = event.data["turn"]
+    session_id = event.data["session_id"]
+    message = t["message"]
+    parts = turns.parse(message)
+    stored, _, text_content = turns.split(message)
+    calls = [list(c) for c in parts.tool_calls] or None
+    insert(conn, "turns", {
+        "id": t["id"], "space": event.space, "session_id": session_id, "turn": t["number"],
+        "role": parts.role, "content": parts.text, "text_content": int(text_content),
+        "tool_calls": None if calls is None else json.dumps(calls, ensure_ascii=False),
+        "tool_call_id": parts.tool_call_id, "tool_name": t.get("tool_name") or parts.tool_name,
+        "message": stored, "token_count": t["token_count"], "created_at": event.created_at,
+    })  # fmt: skip
+    row = conn.execute("SELECT state FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    state = session_state.advance(json.loads(row[0]), t["number"], parts)
+    conn.execute(
+        "UPDATE sessions SET turn_count = turn_count + 1, total_tokens = total_tokens + ?,"
+        " last_active_at = ?, state = ? WHERE id = ?",
+        (t["token_count"], event.created_at, json.dumps(state, ensure_ascii=False), session_id),
+    )
+
+
+@handles("turns.hidden")
+def _turns_hidden(conn: sqlite3.Connection, event: Event) -> None:
+    """Hidden from the session's view (Agents SDK pop / clear), kept in the archive:
+    one turn (`turn`) or every turn up to one (`through`)."""
+    session_id = event.data["session_id"]
+    if "through" in event.data:
+        conn.execute(
+            "UPDATE turns SET hidden = 1 WHERE session_id = ? AND turn <= ?",
+            (session_id, event.data["through"]),
+        )
+    else:
+        conn.execute(
+            "UPDATE turns SET hidden = 1 WHERE session_id = ? AND turn = ?",
+            (session_id, event.data["turn"]),
+        )

@@ -1,0 +1,151 @@
+"""Reads of the conversation archive: sessions, turns by number, tool calls, search."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from clew import turns
+from clew.errors import NotFoundError
+from clew.models import Session, Turn
+from clew.store.rows import RowReader
+
+SEARCH_WINDOW = 5000  # as for entries: a common word is ranked among its newest matches
+_TURN_COLUMNS = (
+    "id, space, session_id, turn, role, content, text_content, tool_calls, tool_call_id,"
+    " tool_name, message, token_count, hidden, created_at"
+)
+
+
+def session_from_row(row: sqlite3.Row) -> Session:
+    return Session(
+        id=row["id"],
+        space=row["space"],
+        workspace=row["workspace"],
+        model=row["model"],
+        system_prompt=row["system_prompt"],
+        task_id=row["task_id"],
+        title=row["title"],
+        started_at=row["started_at"],
+        last_active_at=row["last_active_at"],
+        total_tokens=row["total_tokens"],
+        turn_count=row["turn_count"],
+        state=json.loads(row["state"]),
+        active=bool(row["active"]),
+    )
+
+
+def turn_from_row(row: sqlite3.Row | tuple[Any, ...]) -> Turn:
+    (
+        id, space, session_id, number, role, content, text_content, tool_calls, call_id,
+        tool_name, message, token_count, hidden, created_at,
+    ) = tuple(row)[:14]  # fmt: skip
+    calls = tuple(tuple(c) for c in json.loads(tool_calls)) if tool_calls else ()
+    return Turn(
+        id, space, session_id, number, role, content,
+        turns.restore(message, content, bool(text_content)), calls,
+        call_id, tool_name, token_count, bool(hidden), created_at,
+    )  # fmt: skip
+
+
+class ConversationReads(RowReader):
+    """The conversation archive's reads (mixed into SQLiteStore)."""
+
+    def get_session(self, session_id: str) -> Session:
+        rows = self._rows(
+            "SELECT * FROM sessions WHERE id = ? AND space = ?", (session_id, self.space)
+        )
+        if not rows:
+            raise NotFoundError("session", session_id)
+        return session_from_row(rows[0])
+
+    def list_sessions(
+        self, *, active_only: bool = False, limit: int | None = None
+    ) -> list[Session]:
+        sql = "SELECT * FROM sessions WHERE space = ?"
+        if active_only:
+            sql += " AND active = 1"
+        sql += " ORDER BY last_active_at DESC, rowid DESC LIMIT ?"
+        rows = self._rows(sql, (self.space, -1 if limit is None else limit))
+        return [session_from_row(r) for r in rows]
+
+    def get_turns(
+        self,
+        session_id: str,
+        *,
+        first: int | None = None,
+        last: int | None = None,
+        include_hidden: bool = True,
+        newest: int | None = None,
+    ) -> list[Turn]:
+        """Turns in order: numbers `first`..`last` (inclusive), or the `newest` N."""
+        sql = f"SELECT {_TURN_COLUMNS} FROM turns WHERE session_id = ? AND space = ?"
+        params: list[Any] = [session_id, self.space]
+        if first is not None:
+            sql += " AND turn >= ?"
+            params.append(first)
+        if last is not None:
+            sql += " AND turn <= ?"
+            params.append(last)
+        if not include_hidden:
+            sql += " AND hidden = 0"
+        if newest is not None:
+            rows = self._rows(sql + " ORDER BY turn DESC LIMIT ?", [*params, newest])
+            return [turn_from_row(r) for r in reversed(rows)]
+        return [turn_from_row(r) for r in self._rows(sql + " ORDER BY turn", params)]
+
+    def last_turn(self, session_id: str) -> int:
+        row = self._rows("SELECT max(turn) FROM turns WHERE session_id = ?", (session_id,))[0]
+        return int(row[0] or 0)
+
+    def turns_by_id(self, ids: list[str]) -> list[Turn]:
+        if not ids:
+            return []
+        rows = self._rows(
+            f"SELECT {_TURN_COLUMNS} FROM turns WHERE space = ? AND id IN"
+            f" ({', '.join('?' for _ in ids)}) ORDER BY session_id, turn",
+            [self.space, *ids],
+        )
+        return [turn_from_row(r) for r in rows]
+
+    def tool_turns(self, session_id: str, tool_name: str, *, limit: int) -> list[Turn]:
+        """The results of a tool's calls, newest first."""
+        rows = self._rows(
+            f"SELECT {_TURN_COLUMNS} FROM turns WHERE session_id = ? AND space = ?"
+            " AND tool_name = ? ORDER BY turn DESC LIMIT ?",
+            (session_id, self.space, tool_name, limit),
+        )
+        return [turn_from_row(r) for r in rows]
+
+    def call_turn(self, session_id: str, call_id: str) -> Turn | None:
+        """The result turn that answers a tool call id."""
+        rows = self._rows(
+            f"SELECT {_TURN_COLUMNS} FROM turns WHERE session_id = ? AND tool_call_id = ?"
+            " ORDER BY turn LIMIT 1",
+            (session_id, call_id),
+        )
+        return turn_from_row(rows[0]) if rows else None
+
+    def search_turns(
+        self, session_id: str | None, match: str, *, limit: int
+    ) -> list[tuple[Turn, float, str]]:
+        """bm25-ranked turns matching an FTS5 expression, among the newest SEARCH_WINDOW."""
+        where = " AND t.session_id = ?" if session_id is not None else ""
+        scope = [session_id] if session_id is not None else []
+        base = (
+            "FROM turns_fts JOIN turns t ON t.seq = turns_fts.rowid"
+            f" WHERE turns_fts MATCH ? AND t.space = ?{where}"
+        )
+        with self.transaction():
+            floor = self._rows(
+                f"SELECT t.seq {base} ORDER BY turns_fts.rowid DESC LIMIT 1 OFFSET ?",
+                [match, self.space, *scope, SEARCH_WINDOW - 1],
+            )
+            rows = self._rows(
+                f"SELECT {', '.join('t.' + c.strip() for c in _TURN_COLUMNS.split(','))},"
+                " bm25(turns_fts) AS score, snippet(turns_fts, 0, '[', ']', '…', 16) AS snip"
+                f" {base} AND turns_fts.rowid >= ? ORDER BY score LIMIT ?",
+                [match, self.space, *scope, floor[0][0] if floor else 0, limit],
+            )
+        return [(turn_from_row(r), r["score"], r["snip"]) for r in rows]

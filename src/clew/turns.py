@@ -1,0 +1,136 @@
+"""Conversation messages, as agents send them, made into turns and back. Pure.
+
+Two shapes are accepted, since agents use both: OpenAI chat messages (`role`, `content`,
+`name`, `tool_calls`, `tool_call_id`) and the Responses / Agents SDK items (`{"role": ...,
+"content": ...}`, `{"type": "function_call", ...}`, `{"type": "function_call_output", ...}`,
+reasoning items and the rest). A turn keeps the message exactly as given; what clew needs
+to search and assemble (its role, its text, its tool calls, the call a result answers) is
+derived from it. A text `content` is stored once, in its own column, and put back in place
+on the way out, so `restore(split(m)) == m`, key order included.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, NamedTuple
+
+from clew import checks
+from clew.errors import ValidationError
+
+ROLES = ("user", "assistant", "tool", "system")
+_ROLE_ALIASES = {"developer": "system", "function": "tool"}
+# Items of the Responses API that carry no role: what they are in a conversation.
+_ITEM_ROLES = {"function_call": "assistant", "function_call_output": "tool"}
+
+
+class ToolCall(NamedTuple):
+    id: str | None
+    name: str
+    arguments: str  # as the model wrote them (JSON text, usually)
+
+
+class Parts(NamedTuple):
+    """What clew derives from a message."""
+
+    role: str
+    text: str | None  # the searchable text
+    tool_calls: tuple[ToolCall, ...]
+    tool_call_id: str | None
+    tool_name: str | None
+
+
+def _text_of(content: Any) -> str | None:
+    """The text of a content value: a string, or the text of its parts."""
+    if content is None:
+        return None
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for part in content:
+            if isinstance(part, str):
+                texts.append(part)
+            elif isinstance(part, dict):
+                for key in ("text", "output_text", "refusal", "input_text"):
+                    if isinstance(part.get(key), str):
+                        texts.append(part[key])
+                        break
+        return "\n".join(texts) if texts else None
+    return json.dumps(content, ensure_ascii=False)
+
+
+def parse(message: object, where: str = "message") -> Parts:
+    """Check a message and derive its parts, or raise a ValidationError naming what is wrong."""
+    if not isinstance(message, dict):
+        raise ValidationError(f"{where} must be a JSON object, not {type(message).__name__}")
+    checks.json_object(message, where)
+    kind = message.get("type")
+    raw_role = message.get("role")
+    if raw_role is None and isinstance(kind, str):
+        role = _ITEM_ROLES.get(kind, "tool" if kind.endswith("_output") else "assistant")
+    elif isinstance(raw_role, str):
+        role = _ROLE_ALIASES.get(raw_role, raw_role)
+    else:
+        raise ValidationError(f"{where} has no role (one of {', '.join(ROLES)}) and no type")
+    if role not in ROLES:
+        raise ValidationError(f"{where} has role {raw_role!r}, not one of: {', '.join(ROLES)}")
+    content = message.get("content")
+    if content is not None and not isinstance(content, str | list):
+        raise ValidationError(f"{where}'s content must be text, a list of parts or null")
+    calls: list[ToolCall] = []
+    raw_calls = message.get("tool_calls")
+    if raw_calls is not None:
+        if not isinstance(raw_calls, list):
+            raise ValidationError(f"{where}'s tool_calls must be a list")
+        for n, call in enumerate(raw_calls, 1):
+            function = call.get("function") if isinstance(call, dict) else None
+            if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+                raise ValidationError(f"{where}'s tool call {n} has no function name")
+            arguments = function.get("arguments", "")
+            if not isinstance(arguments, str):
+                arguments = json.dumps(arguments, ensure_ascii=False)
+            calls.append(ToolCall(call.get("id"), function["name"], arguments))
+    text = _text_of(content)
+    call_id = message.get("tool_call_id")
+    name = message.get("name") if role == "tool" else None
+    if kind == "function_call":
+        arguments = message.get("arguments", "")
+        calls.append(ToolCall(message.get("call_id"), str(message.get("name", "")), str(arguments)))
+        text = f"{message.get('name', '')}({arguments})"
+    elif kind == "function_call_output":
+        call_id = message.get("call_id")
+        text = _text_of(message.get("output"))
+    elif text is None and kind is not None:
+        text = _text_of(message.get("summary") or message.get("output"))
+    if role == "tool" and kind is None and not isinstance(call_id, str):
+        raise ValidationError(f"{where} is a tool result without a tool_call_id")
+    return Parts(
+        role,
+        text,
+        tuple(calls),
+        call_id if isinstance(call_id, str) else None,
+        name if isinstance(name, str) else None,
+    )
+
+
+def split(message: dict[str, Any]) -> tuple[str, str | None, bool]:
+    """(the message to store, the text to store beside it, whether that text is its content)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return json.dumps({**message, "content": None}, ensure_ascii=False), content, True
+    return json.dumps(message, ensure_ascii=False), None, False
+
+
+def restore(stored: str, content: str | None, text_content: bool) -> dict[str, Any]:
+    """The message exactly as it was given."""
+    message: dict[str, Any] = json.loads(stored)
+    if text_content:
+        message["content"] = content
+    return message
+
+
+def estimate_tokens(text: str | None, calls: tuple[ToolCall, ...] = ()) -> int:
+    """A quick token estimate for a turn (4 characters a token, plus the message overhead);
+    context assembly counts with the real tokenizer."""
+    size = len(text or "") + sum(len(c.name) + len(c.arguments) for c in calls)
+    return (size + 3) // 4 + 4
