@@ -40,6 +40,7 @@ _SOURCE_TABLES = {
     SourceKind.ACTION: "action",
     SourceKind.MESSAGE: "message",
     SourceKind.ENTRY: "entry",
+    SourceKind.TURN: "turn",
 }
 
 
@@ -136,9 +137,7 @@ class Archive(Facade):
         return self._store.get_entry(entry["id"])
 
     def _check_source(self, kind: SourceKind, ident: str) -> list[str]:
-        table = _SOURCE_TABLES.get(kind)
-        # Conversation turns live in their own archive; their ids are checked there.
-        return [kind.value, ident if table is None else self._resolve(table, ident)]
+        return [kind.value, self._resolve(_SOURCE_TABLES[kind], ident)]
 
     def add_decision(
         self,

@@ -64,6 +64,8 @@ _HINTS = {
     "decision": "see a task's trace with `clew trace show TASK`",
     "pattern": "list patterns with `clew pattern list --all`",
     "guardrail": "list guardrails with `clew guard list --all`",
+    "session": "list sessions with `clew session list --all`",
+    "turn": "find turns with `clew recall SESSION --search TEXT`",
 }
 
 

@@ -51,3 +51,15 @@ def resolve_store(explicit: str | os.PathLike[str] | None = None, cwd: str | Non
 def resolve_space(explicit: str | None = None) -> str:
     """Return the space to use: explicit, then $CLEW_SPACE, then 'default'."""
     return explicit or os.environ.get("CLEW_SPACE") or DEFAULT_SPACE
+
+
+def real_path(path: str) -> str:
+    """A folder as one canonical path: user and links expanded."""
+    return os.path.realpath(os.path.expanduser(path))
+
+
+def related(a: str, b: str) -> bool:
+    """Whether one folder is the other or holds it."""
+    return (
+        a == b or b.startswith(a.rstrip(os.sep) + os.sep) or a.startswith(b.rstrip(os.sep) + os.sep)
+    )

@@ -10,6 +10,7 @@ from typing import Any
 
 from clew import checks, tasks
 from clew.clock import parse
+from clew.conversations import Conversations
 from clew.errors import ValidationError
 from clew.ids import new_id
 from clew.models import (
@@ -32,14 +33,15 @@ from clew.utility import Utility
 DAY = 86400.0
 
 
-class Memory(Utility, Ledger, Semantic):
+class Memory(Conversations, Utility, Ledger, Semantic):
     """A task memory over one store, in one space. Open it with `clew.open()`.
 
     The methods live in mixins by subject: tasks, plans and messages here; archive
     entries, search and error fingerprints in `archive.py`; the command ledger and the
     episodic trace in `trace.py`; patterns and guardrails in `semantic.py`; the layer-1
     state and "where was I?" in `working.py`; the utility model, its jobs and its caps in
-    `utility.py`; the shared plumbing (transactions, ids, correlation) in `facade.py`.
+    `utility.py`; sessions, turns, recall and context assembly in `conversations.py`;
+    the shared plumbing (transactions, ids, correlation) in `facade.py`.
     """
 
     # -- tasks ----------------------------------------------------------------------------

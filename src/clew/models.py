@@ -456,6 +456,7 @@ class Session(NamedTuple):
 
     id: str
     space: str
+    key: str | None  # the caller's own name for it (an Agents SDK session_id)
     workspace: str | None
     model: str | None
     system_prompt: str | None
@@ -483,8 +484,9 @@ class Turn(NamedTuple):
     tool_calls: tuple[tuple[str | None, str, str], ...]  # (id, name, arguments)
     tool_call_id: str | None
     tool_name: str | None
-    token_count: int
-    hidden: bool
+    call_turn: int | None  # for a tool result, the turn that made the call
+    token_count: int  # an estimate (4 characters a token); context assembly counts exactly
+    hidden: bool  # hidden from the session's view (popped or cleared), kept in the archive
     created_at: str
 
 

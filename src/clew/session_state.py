@@ -103,7 +103,7 @@ def advance(state: dict[str, Any], turn: int, parts: Parts) -> dict[str, Any]:
             if message:
                 decisions.append(f"Committed: {message}")
         if call.id:
-            calls[call.id] = {"name": call.name, "command": command or path}
+            calls[call.id] = {"name": call.name, "command": command or path, "turn": turn}
     if parts.role == "tool":
         done = calls.pop(parts.tool_call_id or "", None) or {"name": parts.tool_name}
         key = f"{done.get('name')}: {done.get('command')}"

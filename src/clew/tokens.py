@@ -179,6 +179,25 @@ class TokenCounter:
         """Tell whether `lines` are within `budget` tokens (exact whenever it can be)."""
         return self.count(lines, budget).tokens <= budget
 
+    def text(self, text: str) -> int:
+        """Return the tokens of a whole text, exactly when a tokenizer is installed (else an
+        upper bound), remembering nothing: for conversation turns, which are large, many
+        and seldom counted twice. tiktoken is loaded only if some piece is not in its
+        vocabulary."""
+        if self._encoder is not None:
+            return len(self._encoder.encode_ordinary(text))
+        if self._vocabulary is None:
+            return len(text.encode("utf-8"))
+        total, exact = 0, True
+        for segment in _SEGMENTS.split(text):
+            n, known = self._segment_bound(segment)
+            total += n
+            exact = exact and known
+        if exact:
+            return total
+        encoder = self._load_encoder()
+        return len(encoder.encode_ordinary(text))
+
     def _load_encoder(self) -> Any:
         if self._encoder is None and self._vocabulary is not None:
             import tiktoken  # ~200 ms with its data: only when a budget is really tight

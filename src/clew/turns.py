@@ -134,3 +134,39 @@ def estimate_tokens(text: str | None, calls: tuple[ToolCall, ...] = ()) -> int:
     context assembly counts with the real tokenizer."""
     size = len(text or "") + sum(len(c.name) + len(c.arguments) for c in calls)
     return (size + 3) // 4 + 4
+
+
+def read_messages(text: str, source: str) -> list[dict[str, Any]]:
+    """Messages from a file's text: a JSON list, a JSON object with a `messages` list, or
+    JSON Lines (one message per line; blank lines skipped). Every message is checked; the
+    first bad one raises a ValidationError naming its line (or its place in the list)."""
+    text = text.removeprefix("\ufeff")
+    if not text.strip():
+        raise ValidationError(f"{source} is empty; it should hold messages as JSON or JSONL")
+    try:
+        whole = json.loads(text)
+    except ValueError:
+        whole = None
+    else:
+        if isinstance(whole, dict) and isinstance(whole.get("messages"), list):
+            whole = whole["messages"]
+        if isinstance(whole, list):
+            for n, message in enumerate(whole, 1):
+                parse(message, f"{source}: message {n}")
+            return whole
+    messages = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            message = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValidationError(f"{source} line {n} is not valid JSON: {exc.msg}") from None
+        parse(message, f"{source} line {n}")
+        messages.append(message)
+    return messages
+
+
+def write_messages(messages: list[dict[str, Any]]) -> str:
+    """Messages as JSON Lines, the form `read_messages` reads back to equal messages."""
+    return "".join(json.dumps(m, ensure_ascii=False) + "\n" for m in messages)

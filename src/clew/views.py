@@ -21,12 +21,14 @@ from clew.models import (
     PlanItem,
     RepeatedFailure,
     SearchHit,
+    Session,
     Task,
     VerifyReport,
 )
 
 if TYPE_CHECKING:
     from clew.archive import ErrorHistory
+    from clew.context import Context
     from clew.trace import Trace
 
 MARKERS = {"pending": "[ ]", "active": "[>]", "completed": "[x]", "failed": "[!]", "skipped": "[-]"}
@@ -307,3 +309,30 @@ def guardrail_line(rule: Guardrail) -> str:
     checked = f"  /{rule.pattern}/" if rule.pattern else ""
     text = clip(rule.text, 90)
     return f"  {rule.id}  [{rule.enforcement.value}] {rule.rule_type}: {text}{off}{checked}"
+
+
+def session_line(session: Session, now: datetime) -> str:
+    """One session in `session list`."""
+    state = "" if session.active else " (ended)"
+    what = " ".join(filter(None, (session.model, clip(session.title or "", 40) or None)))
+    active = ago(session.last_active_at, now)
+    return (
+        f"{session.id}  {session.turn_count:>5} turns  last active {active}{state}  {what}"
+        f"  {session.workspace or ''}".rstrip()
+    )
+
+
+def context_view(context: Context) -> str:
+    """An assembled prompt explained: the tokens of each tier, then the turns it holds."""
+    lines = [f"prompt: {context.tokens:,} of {context.budget:,} tokens"]
+    for tier in context.tiers:
+        cap = f"/{tier.budget:,}" if tier.budget is not None else ""
+        note = f"  ({tier.note})" if tier.note else ""
+        lines.append(
+            f"  {tier.name:<14} {tier.tokens:>7,}{cap} tokens  {tier.included} in,"
+            f" {tier.left_out} out{note}"
+        )
+    lines += [f"  repair: {r}" for r in context.repairs]
+    if context.turns:
+        lines.append(f"turns {context.turns[0]}-{context.turns[-1]} are in the prompt")
+    return "\n".join(lines) + "\n"

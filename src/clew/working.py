@@ -15,6 +15,7 @@ from clew import checks
 from clew.brief import INFERENCE_MESSAGES, Brief, build_brief
 from clew.errors import ValidationError
 from clew.facade import Facade
+from clew.location import real_path, related
 from clew.models import EntryFilter, EntryStatus, EntryType, Event, FileChanges, Task, TaskStatus
 from clew.semantic import guardrail_lines
 from clew.state import SHOWN, STATE_TYPES, Snapshot, State, render_state
@@ -97,9 +98,9 @@ class Working(Facade):
     def workspace_tasks(self, workspace: str | None = None) -> list[Task]:
         """Active tasks of a workspace: those whose workspace holds it or lies within it,
         most recently updated first; if none has one, the active tasks with no workspace."""
-        here = _real(workspace or os.getcwd())
+        here = real_path(workspace or os.getcwd())
         active = self._store.list_tasks((TaskStatus.ACTIVE,))
-        matched = [t for t in active if t.workspace and _related(_real(t.workspace), here)]
+        matched = [t for t in active if t.workspace and related(real_path(t.workspace), here)]
         return matched or [t for t in active if not t.workspace]
 
     def prime(
@@ -149,14 +150,3 @@ class Working(Facade):
 
     def _mirror_content(self, task_id: str, after: int) -> tuple[str, list[Event]]:
         return self.state(task_id).text, self._store.list_events(task_id=task_id, after=after)
-
-
-def _real(path: str) -> str:
-    return os.path.realpath(os.path.expanduser(path))
-
-
-def _related(a: str, b: str) -> bool:
-    """Whether one folder is the other or holds it."""
-    return (
-        a == b or b.startswith(a.rstrip(os.sep) + os.sep) or a.startswith(b.rstrip(os.sep) + os.sep)
-    )

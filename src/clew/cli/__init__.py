@@ -52,6 +52,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "ledger": ("ledger", "trace"),
     "semantic": ("pattern", "guard"),
     "utility": ("ask", "work", "jobs", "usage"),
+    "conversations": ("session", "recall"),
 }
 _VALUED = ("--db", "--space")  # global options that take a value
 

@@ -411,6 +411,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             CREATE TABLE sessions (
                 id             TEXT PRIMARY KEY,
                 space          TEXT NOT NULL,
+                key            TEXT,
                 workspace      TEXT,
                 model          TEXT,
                 system_prompt  TEXT,
@@ -425,6 +426,8 @@ MIGRATIONS: tuple[Migration, ...] = (
             )
             """,
             "CREATE INDEX sessions_workspace ON sessions(space, workspace, last_active_at)",
+            # The caller's own name for a session (an Agents SDK session_id), unique per space.
+            "CREATE UNIQUE INDEX sessions_key ON sessions(space, key) WHERE key IS NOT NULL",
             # One row per message, verbatim: `message` is the message as given, with a text
             # `content` moved to its own column (searchable, and stored once).
             """
@@ -440,6 +443,7 @@ MIGRATIONS: tuple[Migration, ...] = (
                 tool_calls   TEXT,
                 tool_call_id TEXT,
                 tool_name    TEXT,
+                call_turn    INTEGER,
                 message      TEXT NOT NULL,
                 token_count  INTEGER NOT NULL DEFAULT 0,
                 hidden       INTEGER NOT NULL DEFAULT 0,
@@ -447,8 +451,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                 UNIQUE (session_id, turn)
             )
             """,
-            "CREATE INDEX turns_tool ON turns(session_id, tool_name, turn)",
-            "CREATE INDEX turns_call ON turns(session_id, tool_call_id)",
+            "CREATE INDEX turns_tool ON turns(session_id, tool_name, turn)"
+            " WHERE tool_name IS NOT NULL",
             """
             CREATE VIRTUAL TABLE turns_fts USING fts5(
                 content, content='turns', content_rowid='seq',

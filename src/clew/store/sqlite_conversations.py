@@ -14,7 +14,7 @@ from clew.store.rows import RowReader
 SEARCH_WINDOW = 5000  # as for entries: a common word is ranked among its newest matches
 _TURN_COLUMNS = (
     "id, space, session_id, turn, role, content, text_content, tool_calls, tool_call_id,"
-    " tool_name, message, token_count, hidden, created_at"
+    " tool_name, call_turn, message, token_count, hidden, created_at"
 )
 
 
@@ -22,6 +22,7 @@ def session_from_row(row: sqlite3.Row) -> Session:
     return Session(
         id=row["id"],
         space=row["space"],
+        key=row["key"],
         workspace=row["workspace"],
         model=row["model"],
         system_prompt=row["system_prompt"],
@@ -39,13 +40,13 @@ def session_from_row(row: sqlite3.Row) -> Session:
 def turn_from_row(row: sqlite3.Row | tuple[Any, ...]) -> Turn:
     (
         id, space, session_id, number, role, content, text_content, tool_calls, call_id,
-        tool_name, message, token_count, hidden, created_at,
-    ) = tuple(row)[:14]  # fmt: skip
+        tool_name, call_turn, message, token_count, hidden, created_at,
+    ) = tuple(row)[:15]  # fmt: skip
     calls = tuple(tuple(c) for c in json.loads(tool_calls)) if tool_calls else ()
     return Turn(
         id, space, session_id, number, role, content,
         turns.restore(message, content, bool(text_content)), calls,
-        call_id, tool_name, token_count, bool(hidden), created_at,
+        call_id, tool_name, call_turn, token_count, bool(hidden), created_at,
     )  # fmt: skip
 
 
@@ -60,9 +61,14 @@ class ConversationReads(RowReader):
             raise NotFoundError("session", session_id)
         return session_from_row(rows[0])
 
+    def session_by_key(self, key: str) -> Session | None:
+        rows = self._rows("SELECT * FROM sessions WHERE space = ? AND key = ?", (self.space, key))
+        return session_from_row(rows[0]) if rows else None
+
     def list_sessions(
         self, *, active_only: bool = False, limit: int | None = None
     ) -> list[Session]:
+        """Sessions, the most recently active first."""
         sql = "SELECT * FROM sessions WHERE space = ?"
         if active_only:
             sql += " AND active = 1"
@@ -95,9 +101,32 @@ class ConversationReads(RowReader):
             return [turn_from_row(r) for r in reversed(rows)]
         return [turn_from_row(r) for r in self._rows(sql + " ORDER BY turn", params)]
 
-    def last_turn(self, session_id: str) -> int:
-        row = self._rows("SELECT max(turn) FROM turns WHERE session_id = ?", (session_id,))[0]
-        return int(row[0] or 0)
+    def turns_numbered(self, session_id: str, numbers: list[int]) -> list[Turn]:
+        if not numbers:
+            return []
+        rows = self._rows(
+            f"SELECT {_TURN_COLUMNS} FROM turns WHERE session_id = ? AND space = ?"
+            f" AND turn IN ({', '.join('?' for _ in numbers)}) ORDER BY turn",
+            [session_id, self.space, *numbers],
+        )
+        return [turn_from_row(r) for r in rows]
+
+    def count_turns(self, session_id: str, *, before: int | None = None) -> int:
+        """Visible turns (not hidden), all or those numbered below `before`."""
+        rows = self._rows(
+            "SELECT count(*) FROM turns WHERE session_id = ? AND turn < ? AND hidden = 0",
+            (session_id, before if before is not None else 2**62),
+        )
+        return int(rows[0][0])
+
+    def last_user_turn(self, session_id: str, *, at_most: int) -> int | None:
+        """The newest visible user turn numbered `at_most` or below."""
+        rows = self._rows(
+            "SELECT turn FROM turns WHERE session_id = ? AND turn <= ? AND role = 'user'"
+            " AND hidden = 0 ORDER BY turn DESC LIMIT 1",
+            (session_id, at_most),
+        )
+        return int(rows[0][0]) if rows else None
 
     def turns_by_id(self, ids: list[str]) -> list[Turn]:
         if not ids:
@@ -118,14 +147,17 @@ class ConversationReads(RowReader):
         )
         return [turn_from_row(r) for r in rows]
 
-    def call_turn(self, session_id: str, call_id: str) -> Turn | None:
-        """The result turn that answers a tool call id."""
-        rows = self._rows(
-            f"SELECT {_TURN_COLUMNS} FROM turns WHERE session_id = ? AND tool_call_id = ?"
-            " ORDER BY turn LIMIT 1",
-            (session_id, call_id),
+    def turn_stats(self, session_id: str) -> dict[str, dict[str, int]]:
+        """Turns per role and tool results per tool name."""
+        roles = self._rows(
+            "SELECT role, count(*) FROM turns WHERE session_id = ? GROUP BY role", (session_id,)
         )
-        return turn_from_row(rows[0]) if rows else None
+        tools = self._rows(
+            "SELECT tool_name, count(*) FROM turns WHERE session_id = ? AND tool_name IS NOT NULL"
+            " GROUP BY tool_name ORDER BY count(*) DESC, tool_name",
+            (session_id,),
+        )
+        return {"roles": {r[0]: r[1] for r in roles}, "tools": {r[0]: r[1] for r in tools}}
 
     def search_turns(
         self, session_id: str | None, match: str, *, limit: int

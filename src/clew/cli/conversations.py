@@ -1,0 +1,281 @@
+"""`clew session` and `clew recall`: the conversation archive."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from clew.cli.common import Commands, current_time, open_memory, print_json, read_text, show
+from clew.errors import ValidationError
+
+
+def _messages(source: str) -> list[dict[str, Any]]:
+    from clew.turns import read_messages
+
+    return read_messages(read_text(source, "messages"), "stdin" if source == "-" else source)
+
+
+def _session_fields(args: argparse.Namespace) -> dict[str, Any]:
+    prompt = (
+        read_text(args.system_prompt_file, "system prompt") if args.system_prompt_file else None
+    )
+    return {
+        "workspace": args.workspace or os.getcwd(),
+        "model": args.model,
+        "title": args.title,
+        "task_id": args.task,
+        "system_prompt": prompt,
+    }
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    with open_memory(args) as mem:
+        session = mem.start_session(key=args.key, **_session_fields(args))
+    return show(args, session, session.id)
+
+
+def cmd_append(args: argparse.Namespace) -> int:
+    messages = _messages(args.file)
+    with open_memory(args) as mem:
+        added = mem.append_turns(args.session, messages)
+    numbers = f"{added[0].number}-{added[-1].number}" if added else "none"
+    return show(args, added, f"{len(added)} turn(s) added: {numbers}")
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from clew.views import session_line
+
+    workspace = None if args.all else (args.workspace or os.getcwd())
+    with open_memory(args) as mem:
+        sessions = mem.list_sessions(workspace, active_only=args.active, limit=args.limit)
+    if args.json:
+        print_json(sessions)
+    elif not sessions:
+        where = "" if args.all else " for this workspace (--all lists every one)"
+        print(f"no sessions{where}; import one with `clew session import FILE`")
+    else:
+        now = current_time()
+        for session in sessions:
+            print(session_line(session, now))
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from clew.views import session_line
+
+    with open_memory(args) as mem:
+        session = mem.get_session(args.session)
+        state = mem.session_state(session.id)
+        last = max(1, session.turn_count - args.turns + 1)
+        recent = (
+            mem.recall(session.id, "range", start_turn=last, end_turn=session.turn_count)
+            if session.turn_count and args.turns
+            else None
+        )
+    if args.json:
+        print_json({"session": session, "state": state, "recent": recent})
+        return 0
+    print(session_line(session, current_time()))
+    sys.stdout.write(state.text)
+    if recent is not None:
+        print()
+        sys.stdout.write(recent.text)
+    return 0
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    from clew.views import context_view
+
+    with open_memory(args) as mem:
+        resumed = mem.resume(args.session, workspace=args.workspace, budget=args.budget)
+    if args.json:
+        print_json(resumed)
+        return 0
+    session = resumed.session
+    print(f"Resuming session {session.id} ({session.turn_count} turns in the archive).")
+    sys.stdout.write(context_view(resumed.context))
+    return 0
+
+
+def cmd_context(args: argparse.Namespace) -> int:
+    from clew.views import context_view
+
+    prompt = (
+        read_text(args.system_prompt_file, "system prompt") if args.system_prompt_file else None
+    )
+    retrieved = read_text(args.retrieved_file, "retrieved context") if args.retrieved_file else None
+    with open_memory(args) as mem:
+        context = mem.assemble_context(
+            args.session, budget=args.budget, system_prompt=prompt, retrieved=retrieved,
+            task_id=args.task,
+        )  # fmt: skip
+    if args.json:
+        print_json(context)
+    else:
+        sys.stdout.write(context_view(context))
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    messages = _messages(args.file)
+    with open_memory(args) as mem:
+        session = mem.import_session(messages, **_session_fields(args))
+    return show(args, session, session.id)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from clew.turns import write_messages
+
+    with open_memory(args) as mem:
+        messages = mem.export_session(args.session, include_hidden=not args.visible)
+    text = write_messages(messages)
+    if args.output is None or args.output == "-":
+        sys.stdout.write(text)
+        return 0
+    try:
+        with open(args.output, "x", encoding="utf-8") as handle:
+            handle.write(text)
+    except FileExistsError:
+        raise ValidationError(f"{args.output} exists; choose a new file name") from None
+    except OSError as exc:
+        raise ValidationError(f"cannot write {args.output}: {exc.strerror}") from None
+    print(f"{len(messages)} message(s) written to {args.output}", file=sys.stderr)
+    return 0
+
+
+def cmd_end(args: argparse.Namespace) -> int:
+    with open_memory(args) as mem:
+        session = mem.end_session(args.session)
+    return show(args, session, f"session {session.id} ended; `clew session resume` reopens it")
+
+
+def cmd_recall(args: argparse.Namespace) -> int:
+    chosen = [
+        (name, value)
+        for name, value in (
+            ("search", args.search),
+            ("range", args.range),
+            ("tool_calls", args.tool_calls),
+            ("summary", args.summary or None),
+            ("around", args.around),
+            ("source", args.source),
+        )
+        if value is not None
+    ]
+    if len(chosen) != 1:
+        raise ValidationError(
+            "give exactly one of --search, --range, --tool-calls, --summary, --around, --source"
+        )
+    action, value = chosen[0]
+    options: dict[str, Any] = {
+        "search": {"query": value},
+        "range": {"start_turn": value[0], "end_turn": value[1]},
+        "tool_calls": {"tool_name": value},
+        "summary": {},
+        "around": {"turn": value},
+        "source": {"entry_id": value},
+    }[action]
+    with open_memory(args) as mem:
+        found = mem.recall(args.session, action, limit=args.limit, budget=args.budget, **options)
+    if args.json:
+        print_json(found)
+    else:
+        sys.stdout.write(found.text)
+    return 0
+
+
+def _new_session_options(p: Any) -> None:
+    p.add_argument("--workspace", metavar="DIR", help="its workspace (default: this folder)")
+    p.add_argument("--model", help="the model the conversation is with")
+    p.add_argument("--title", help="a title to list it by")
+    p.add_argument("--task", metavar="TASK_ID", help="its task (whose state joins its prompt)")
+    p.add_argument("--system-prompt-file", metavar="FILE", help="its system prompt ('-': stdin)")
+
+
+def register(commands: Any, command: Commands) -> None:
+    """Add `clew session` and `clew recall`."""
+    group = commands.add_parser(
+        "session",
+        help="conversation sessions: every message kept verbatim, resumable",
+        description="Archive an agent's conversation turn by turn, list and resume sessions,"
+        " import and export them (OpenAI chat messages or Responses / Agents SDK items, JSON"
+        " or JSONL).",
+    )
+    sub = group.add_subparsers(dest="session_command", metavar="SESSION_COMMAND")
+    sub.required = True
+
+    p = command(sub, "new", cmd_new, "start a session; prints its id")
+    _new_session_options(p)
+    p.add_argument("--key", help="your own unique name for it (usable wherever an id is)")
+
+    p = command(sub, "append", cmd_append, "add messages to a session (JSON or JSONL), all or none")
+    p.add_argument("session", metavar="SESSION", help="session id, prefix or key")
+    p.add_argument("file", metavar="FILE", help="the messages ('-': stdin)")
+
+    p = command(sub, "list", cmd_list, "list this workspace's sessions, most recent first")
+    p.add_argument("--all", action="store_true", help="every session, of any workspace")
+    p.add_argument("--workspace", metavar="DIR", help="this workspace's (default: this folder)")
+    p.add_argument("--active", action="store_true", help="only sessions not ended")
+    p.add_argument("--limit", type=int, help="at most this many")
+
+    p = command(sub, "show", cmd_show, "show a session: its state and its newest turns")
+    p.add_argument("session", metavar="SESSION", help="session id, prefix or key")
+    p.add_argument("--turns", type=int, default=10, help="newest turns shown (default 10)")
+
+    p = command(
+        sub,
+        "resume",
+        cmd_resume,
+        "reopen a session (the given one, else this workspace's newest) and print its prompt",
+        "Make the session active again and assemble the prompt to go on with: system prompt,"
+        " states, and as many recent turns as fit the budget. --json gives the messages to"
+        " load into an agent.",
+    )
+    p.add_argument("session", metavar="SESSION", nargs="?", help="session id, prefix or key")
+    p.add_argument("--workspace", metavar="DIR", help="the newest session of this workspace")
+    p.add_argument("--budget", type=int, default=32_000, help="prompt tokens (default 32000)")
+
+    p = command(
+        sub,
+        "context",
+        cmd_context,
+        "assemble the next prompt of a session within a token budget, and explain it",
+    )
+    p.add_argument("session", metavar="SESSION", help="session id, prefix or key")
+    p.add_argument("--budget", type=int, default=32_000, help="prompt tokens (default 32000)")
+    p.add_argument("--task", metavar="TASK_ID", help="include this task's state and memory")
+    p.add_argument("--system-prompt-file", metavar="FILE", help="use this system prompt")
+    p.add_argument("--retrieved-file", metavar="FILE", help="retrieved context to include")
+
+    p = command(sub, "import", cmd_import, "import messages (JSON or JSONL) as a new session")
+    p.add_argument("file", metavar="FILE", help="the messages ('-': stdin)")
+    _new_session_options(p)
+
+    p = command(sub, "export", cmd_export, "write a session's messages as JSONL, exactly")
+    p.add_argument("session", metavar="SESSION", help="session id, prefix or key")
+    p.add_argument("--output", "-o", metavar="FILE", help="a new file to write (default: stdout)")
+    p.add_argument("--visible", action="store_true", help="leave out popped or cleared turns")
+
+    p = command(sub, "end", cmd_end, "mark a session ended (resuming reopens it)")
+    p.add_argument("session", metavar="SESSION", help="session id, prefix or key")
+
+    p = command(
+        commands,
+        "recall",
+        cmd_recall,
+        "pull earlier turns of a session back: search, a range, a tool's calls, a summary",
+        "conversation_recall from the command line: compact text within a token budget;"
+        " tool results are shortened first, then the oldest hits, and the output says how"
+        " to fetch the rest.",
+    )
+    p.add_argument("session", metavar="SESSION", help="session id, prefix or key")
+    p.add_argument("--search", metavar="QUERY", help="full-text search (exact matches first)")
+    p.add_argument("--range", nargs=2, type=int, metavar=("A", "B"), help="turns A to B, inclusive")
+    p.add_argument("--tool-calls", metavar="NAME", help="the results of this tool's calls")
+    p.add_argument("--summary", action="store_true", help="the session state and statistics")
+    p.add_argument("--around", type=int, metavar="N", help="the turns around turn N")
+    p.add_argument("--source", metavar="ENTRY_ID", help="the turns an archive entry came from")
+    p.add_argument("--limit", type=int, default=10, help="at most this many hits (default 10)")
+    p.add_argument("--budget", type=int, default=8000, help="output tokens (default 8000)")

@@ -1,0 +1,188 @@
+"""What `conversation_recall` shows: turns in seed 004's compact text, fitted to a budget.
+Pure.
+
+    [Turn 12] user:
+      Can you add JWT refresh token support?
+
+    [Turn 13] assistant:
+      I'll read the auth module first.
+      -> read_file(path="src/auth.py")
+
+    [Turn 14] tool:read_file(path="src/auth.py")
+      ...
+
+The output stays within its budget (8,000 tokens by default): tool results are shortened
+first, largest first, to their opening lines; if that is not enough whole groups are left
+out (the oldest, or for a range the last, so that paging goes on forward); a group alone
+too big for the budget is shortened to fit. Whatever is left out or shortened is named,
+with the exact call that fetches it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
+
+from clew.brief import clip, number_ranges
+from clew.models import Turn
+from clew.tokens import TokenCounter
+
+RECALL_BUDGET = 8000
+TOOL_HEAD = 600  # characters of a shortened tool result that are kept
+_ARGUMENTS = 160  # characters of a call's arguments shown in a header
+_CALLS = 10  # tool calls of one turn listed
+
+
+class Fitted(NamedTuple):
+    text: str
+    tokens: int
+    shown: tuple[Turn, ...]
+    omitted: tuple[int, ...]  # turn numbers left out for the budget
+    clipped: tuple[int, ...]  # turn numbers shown shortened
+
+
+def fetch_hint(session_id: str, first: int, last: int) -> str:
+    """The CLI command and the tool call that return turns first..last."""
+    return (
+        f"`clew recall {session_id} --range {first} {last}` (conversation_recall"
+        f" action=range start_turn={first} end_turn={last})"
+    )
+
+
+def call_text(name: str, arguments: str) -> str:
+    """A tool call on one line: name(key="value", n=3)."""
+    try:
+        value = json.loads(arguments) if arguments.strip() else {}
+    except ValueError:
+        value = None
+    if isinstance(value, dict):
+        shown = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in value.items())
+    else:
+        shown = arguments
+    return f"{name}({clip(shown, _ARGUMENTS)})"
+
+
+def render_turn(
+    session_id: str,
+    turn: Turn,
+    calls: Mapping[str, str],
+    *,
+    match: bool = False,
+    head: int | None = None,
+) -> str:
+    """One turn as a block of text; `calls` maps tool call ids to their `call_text`, for
+    the headers of tool results; `head` shortens the content to that many characters."""
+    if turn.role == "tool":
+        call = calls.get(turn.tool_call_id or "") or f"{turn.tool_name or 'tool'}(…)"
+        header = f"[Turn {turn.number}] tool:{call}"
+    else:
+        header = f"[Turn {turn.number}] {turn.role}:"
+    if match:
+        header += "  (match)"
+    if turn.hidden:
+        header += "  (hidden from the session's view)"
+    body = turn.text or ""
+    if head is not None and len(body) > head:
+        lines = body.count("\n") + 1
+        cut = body[:head].rsplit("\n", 1)[0] if "\n" in body[:head] else body[:head]
+        body = (
+            f"{cut}\n[… {lines:,} lines, {len(body):,} characters in all; all of it:"
+            f" {fetch_hint(session_id, turn.number, turn.number)}]"
+        )
+    lines_out = [header, *("  " + line if line else "" for line in body.splitlines())]
+    lines_out += [f"  -> {call_text(c[1], c[2])}" for c in turn.tool_calls[:_CALLS]]
+    if len(turn.tool_calls) > _CALLS:
+        lines_out.append(f"  -> … and {len(turn.tool_calls) - _CALLS} more calls")
+    return "\n".join(lines_out)
+
+
+def call_texts(turns: Sequence[Turn]) -> dict[str, str]:
+    """Each tool call id among `turns` with its `call_text`."""
+    return {c[0]: call_text(c[1], c[2]) for t in turns for c in t.tool_calls if c[0]}
+
+
+def fit(
+    session_id: str,
+    groups: Sequence[Sequence[Turn]],
+    calls: Mapping[str, str],
+    counter: TokenCounter,
+    *,
+    budget: int = RECALL_BUDGET,
+    matches: frozenset[int] = frozenset(),
+    head_text: str = "",
+    keep_oldest: bool = False,
+) -> Fitted:
+    """Render groups of consecutive turns (each a search hit with its neighbours, or one
+    run of a range) within `budget` tokens, counting the whole text at the end."""
+    heads: dict[int, int | None] = {t.number: None for g in groups for t in g}
+    by_number = {t.number: t for g in groups for t in g}
+    kept = list(range(len(groups)))
+
+    def block(t: Turn) -> str:
+        return render_turn(session_id, t, calls, match=t.number in matches, head=heads[t.number])
+
+    def cost(t: Turn) -> int:
+        return counter.text(block(t)) + 1
+
+    sizes = {n: cost(t) for n, t in by_number.items()}
+    notes_reserve = 120  # the closing lines that name what was left out
+
+    def total() -> int:
+        return (
+            counter.text(head_text)
+            + notes_reserve
+            + sum(sizes[t.number] for i in kept for t in groups[i])
+        )
+
+    # 1. Tool results first, largest first.
+    for t in sorted(
+        (t for t in by_number.values() if t.role == "tool"), key=lambda t: -sizes[t.number]
+    ):
+        if total() <= budget:
+            break
+        if len(t.text or "") > TOOL_HEAD:
+            heads[t.number] = TOOL_HEAD
+            sizes[t.number] = cost(t)
+    # 2. Then whole groups: the oldest (or, paging a range, the last), keeping one.
+    while total() > budget and len(kept) > 1:
+        kept.pop(-1 if keep_oldest else 0)
+    # 3. A group alone too big: shorten its longest turns, then drop its edge turns.
+    shown = [t for i in kept for t in groups[i]]
+    for t in sorted(shown, key=lambda t: -sizes[t.number]):
+        if total() <= budget:
+            break
+        if len(t.text or "") > TOOL_HEAD:
+            heads[t.number] = TOOL_HEAD
+            sizes[t.number] = cost(t)
+    while (
+        len(shown) > 1
+        and counter.text(head_text) + notes_reserve + sum(sizes[t.number] for t in shown) > budget
+    ):
+        shown.pop(-1 if keep_oldest else 0)
+
+    def compose(shown: list[Turn]) -> Fitted:
+        numbers = {t.number for t in shown}
+        omitted = tuple(sorted(n for n in by_number if n not in numbers))
+        parts = [head_text] if head_text else []
+        previous: int | None = None
+        for t in shown:
+            if previous is not None and t.number != previous + 1:
+                parts.append("[…]")
+            parts.append(block(t))
+            previous = t.number
+        if omitted:
+            parts.append(
+                f"[{len(omitted)} turn(s) left out to stay within {budget:,} tokens:"
+                f" {clip(number_ranges(omitted), 200)}. Fetch them with"
+                f" {fetch_hint(session_id, omitted[0], omitted[-1])}, or narrow the query.]"
+            )
+        text = "\n\n".join(parts) + "\n"
+        clipped = tuple(sorted(n for n in numbers if heads[n] is not None))
+        return Fitted(text, counter.text(text), tuple(shown), omitted, clipped)
+
+    fitted = compose(shown)
+    while fitted.tokens > budget and len(shown) > 1:  # the reserve was not enough
+        shown.pop(-1 if keep_oldest else 0)
+        fitted = compose(shown)
+    return fitted
