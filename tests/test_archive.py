@@ -52,9 +52,7 @@ def test_the_seven_types_with_links_and_supersedes(mem: clew.Memory) -> None:
     with pytest.raises(clew.ValidationError, match="already superseded"):
         mem.add_entry("decision", "again", task_id=task.id, supersedes=made["decision"].id)
     turn = mem.append_turn(mem.start_session().id, role="user", content="we use TypeORM")
-    standalone = mem.add_entry(
-        "context", "the repo uses TypeORM", sources=[f"turn:{turn.id[:6]}"]
-    )
+    standalone = mem.add_entry("context", "the repo uses TypeORM", sources=[f"turn:{turn.id[:6]}"])
     assert standalone.task_id is None and standalone.sources == (("turn", turn.id),)
     with pytest.raises(clew.NotFoundError, match="no turn matches"):
         mem.add_entry("context", "x", sources=["turn:t123"])

@@ -102,7 +102,7 @@ STANDALONE = [
     "Start a new branch called feature/export.",
     "Log a warning when the config file is missing.",
     "What does the -u flag of git push do?",
-    "Convert this JSON to YAML: {\"a\": 1}",
+    'Convert this JSON to YAML: {"a": 1}',
     "Delete the tmp directory after the build.",
     "Never commit secrets to the repository.",
     "Always use UTC in timestamps.",

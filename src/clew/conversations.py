@@ -131,7 +131,7 @@ class Conversations(Archive, Working):
             found = [s for s in found if s.workspace and related(real_path(s.workspace), here)]
         return found[:limit] if limit is not None else found
 
-    def update_session(self, session: str, **changes: Any) -> Session:
+    def update_session(self, session: str, /, **changes: str | None) -> Session:
         """Change a session's workspace, model, system prompt, task or title."""
         unknown = set(changes) - set(_SESSION_FIELDS)
         if unknown:

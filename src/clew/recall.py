@@ -31,7 +31,6 @@ from clew.tokens import TokenCounter
 RECALL_BUDGET = 8000
 TOOL_HEAD = 600  # characters of a shortened tool result that are kept
 _ARGUMENTS = 160  # characters of a call's arguments shown in a header
-_CALLS = 10  # tool calls of one turn listed
 
 
 class Fitted(NamedTuple):
@@ -70,6 +69,7 @@ def render_turn(
     *,
     match: bool = False,
     head: int | None = None,
+    most_calls: int = 10,
 ) -> str:
     """One turn as a block of text; `calls` maps tool call ids to their `call_text`, for
     the headers of tool results; `head` shortens the content to that many characters."""
@@ -91,9 +91,9 @@ def render_turn(
             f" {fetch_hint(session_id, turn.number, turn.number)}]"
         )
     lines_out = [header, *("  " + line if line else "" for line in body.splitlines())]
-    lines_out += [f"  -> {call_text(c[1], c[2])}" for c in turn.tool_calls[:_CALLS]]
-    if len(turn.tool_calls) > _CALLS:
-        lines_out.append(f"  -> … and {len(turn.tool_calls) - _CALLS} more calls")
+    lines_out += [f"  -> {call_text(c[1], c[2])}" for c in turn.tool_calls[:most_calls]]
+    if len(turn.tool_calls) > most_calls:
+        lines_out.append(f"  -> … and {len(turn.tool_calls) - most_calls} more calls")
     return "\n".join(lines_out)
 
 
@@ -119,8 +119,13 @@ def fit(
     by_number = {t.number: t for g in groups for t in g}
     kept = list(range(len(groups)))
 
+    bare: set[int] = set()  # turns shown without their tool calls' arguments
+
     def block(t: Turn) -> str:
-        return render_turn(session_id, t, calls, match=t.number in matches, head=heads[t.number])
+        return render_turn(
+            session_id, t, calls, match=t.number in matches, head=heads[t.number],
+            most_calls=0 if t.number in bare else 10,
+        )  # fmt: skip
 
     def cost(t: Turn) -> int:
         return counter.text(block(t)) + 1
@@ -182,7 +187,17 @@ def fit(
         return Fitted(text, counter.text(text), tuple(shown), omitted, clipped)
 
     fitted = compose(shown)
-    while fitted.tokens > budget and len(shown) > 1:  # the reserve was not enough
-        shown.pop(-1 if keep_oldest else 0)
+    while fitted.tokens > budget:  # the reserve was not enough, or one turn is dense
+        if len(shown) > 1:
+            shown.pop(-1 if keep_oldest else 0)
+        else:
+            alone = shown[0]
+            size = heads[alone.number]
+            size = len(alone.text or "") if size is None else size
+            if size == 0 and alone.number in bare:
+                break
+            if size == 0:
+                bare.add(alone.number)
+            heads[alone.number] = size // 2
         fitted = compose(shown)
     return fitted

@@ -72,9 +72,14 @@ def _commit_message(command: str) -> str | None:
         words = shlex.split(command)
     except ValueError:
         return None
-    for flag in ("-m", "--message"):
-        if flag in words and words.index(flag) + 1 < len(words):
-            return words[words.index(flag) + 1]
+    for n, word in enumerate(words):
+        if word.startswith("--message="):
+            return word.partition("=")[2]
+        short = word.startswith("-") and not word.startswith("--")
+        if (word == "--message" or (short and word.endswith("m"))) and n + 1 < len(words):
+            return words[n + 1]  # -m MSG, or flags run together: -am MSG
+        if short and "m" in word[1:]:
+            return word[word.index("m", 1) + 1 :]  # -mMSG
     return None
 
 

@@ -169,14 +169,12 @@ def cmd_recall(args: argparse.Namespace) -> int:
             "give exactly one of --search, --range, --tool-calls, --summary, --around, --source"
         )
     action, value = chosen[0]
-    options: dict[str, Any] = {
-        "search": {"query": value},
-        "range": {"start_turn": value[0], "end_turn": value[1]},
-        "tool_calls": {"tool_name": value},
-        "summary": {},
-        "around": {"turn": value},
-        "source": {"entry_id": value},
-    }[action]
+    keyword = {"search": "query", "tool_calls": "tool_name", "around": "turn", "source": "entry_id"}
+    options: dict[str, Any] = {}
+    if action == "range":
+        options = {"start_turn": value[0], "end_turn": value[1]}
+    elif action in keyword:
+        options = {keyword[action]: value}
     with open_memory(args) as mem:
         found = mem.recall(args.session, action, limit=args.limit, budget=args.budget, **options)
     if args.json:
