@@ -171,7 +171,7 @@ def assemble(
     measure: Callable[[Turn], int],
     counter: TokenCounter,
     tier_budgets: dict[str, int],
-    hint: Callable[[Turn, bool], str | None] = lambda turn, cut: None,
+    hint: Callable[[Turn], str | None] = lambda turn: None,
 ) -> tuple[Context, bool]:
     """Assemble a prompt from the system prompt, the sections (task state, session state,
     guardrails, entries, retrieved; empty ones may be left out) and the newest `turns` of
@@ -208,7 +208,13 @@ def assemble(
         if text is not None:
             parts[section.name] = text
             used += tokens
+    # The recall hint for the newest user message, if it refers back: its room is kept
+    # while the turns are packed, and it is sent only if some turns were left out.
+    latest_user = next((t for t in reversed(turns) if t.role == "user"), None)
+    the_hint = hint(latest_user) if latest_user is not None else None
+    reserve = counter.text(the_hint) + 2 if the_hint is not None else 0
     # Turns: whole groups, newest first, while they fit.
+    used += reserve
     taken: list[Group] = []
     for group in reversed(groups):
         cost = group_cost(group)
@@ -234,22 +240,17 @@ def assemble(
     repairs += [
         f"dropped turn {t.number}: a result whose call is not in the context" for t in orphans
     ]
-    the_hint = None
-    latest_user = next((t for t in reversed(included) if t.role == "user"), None)
-    if latest_user is not None:
-        the_hint = hint(latest_user, bool(left_out))
-        if the_hint is not None:
-            cost = counter.text(the_hint) + 2
-            if used + cost <= budget:
-                parts["hint"] = the_hint
-                used += cost
-            else:
-                the_hint = None
+    used -= reserve
+    if the_hint is not None and left_out and latest_user in included:
+        parts["hint"] = the_hint
+        used += reserve
+    else:
+        the_hint = None
     system = "\n\n".join([system_prompt, *parts.values()]).strip()
     turn_tokens = sum(group_cost(g) for g in taken)
     tiers.append(Tier("turns", None, turn_tokens, len(included), left_out, note))
     if the_hint is not None:
-        tiers.append(Tier("hint", None, counter.text(the_hint) + 2, 1, 0, ""))
+        tiers.append(Tier("hint", None, reserve, 1, 0, ""))
     messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
     for g in taken:
         messages += [t.message for t in g.turns]

@@ -676,9 +676,8 @@ def _runs(shown: Sequence[Turn]) -> list[list[Turn]]:
     return runs
 
 
-def _hint(turn: Turn, cut: bool) -> str | None:
-    """A recall hint for the newest user message, when earlier turns were left out."""
-    return hints.hint(turn.text or "") if cut else None
+def _hint(turn: Turn) -> str | None:
+    return hints.hint(turn.text or "")
 
 
 def clip_lines(text: str, budget: int) -> str:
