@@ -133,6 +133,7 @@ class AsyncMemory:
     workspace_tasks = _off_loop(Memory.workspace_tasks)
     prime = _off_loop(Memory.prime)
     start_session = _off_loop(Memory.start_session)
+    open_session = _off_loop(Memory.open_session)
     get_session = _off_loop(Memory.get_session)
     list_sessions = _off_loop(Memory.list_sessions)
     update_session = _off_loop(Memory.update_session)

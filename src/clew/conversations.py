@@ -114,6 +114,17 @@ class Conversations(Archive, Working):
             self._emit("session.started", data["task_id"], {"session": data}, at)
             return self._store.get_session(session_id)
 
+    def open_session(self, key: str, /, **fields: str | None) -> Session:
+        """The session with this key, started (with `fields`, as for start_session) if
+        there is none, and made active again if it had ended: for adapters whose sessions
+        are named by the caller."""
+        checks.text(key, "session key")
+        with self._write():
+            found = self._store.session_by_key(key)
+            if found is None:
+                return self.start_session(key=key, **fields)
+            return found if found.active else self._set_active(found.id, True)
+
     def get_session(self, session: str) -> Session:
         """A session by its id (or an unambiguous prefix) or its key."""
         return self._store.get_session(self._session_id(session))
