@@ -77,9 +77,12 @@ def choice(value: object, kind: type[E], field: str) -> E:
 
 
 def json_object(value: object, field: str) -> dict[str, Any]:
-    """Return a JSON-serialisable dict with text keys (a normalised copy), or raise."""
+    """Return a JSON-serialisable dict with text keys (itself if it is plain JSON data, else
+    a normalised copy), or raise."""
     if not isinstance(value, dict):
         raise ValidationError(f"{field} must be a JSON object (a dict), not {type(value).__name__}")
+    if _plain(value):  # already JSON data: no copy needed (the common case, and cheaper)
+        return value
     try:
         encoded = json.dumps(value, allow_nan=False, ensure_ascii=False)
         encoded.encode("utf-8")
@@ -91,6 +94,33 @@ def json_object(value: object, field: str) -> dict[str, Any]:
     if _has_non_text_keys(value):
         raise ValidationError(f"{field} has a key that is not text; JSON keys must be strings")
     return normalized
+
+
+def _plain(value: object, depth: int = 0) -> bool:
+    """Whether `value` is JSON data as it is: dicts with text keys, lists, text that is
+    valid UTF-8, finite numbers, booleans and None."""
+    if value is None or isinstance(value, bool | int):
+        return True
+    if isinstance(value, str):
+        return value.isascii() or _utf8(value)
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if depth > 100:
+        return False
+    if type(value) is dict:
+        items = value.items()
+        return all(isinstance(k, str) and _plain(k) and _plain(v, depth + 1) for k, v in items)
+    if type(value) is list:
+        return all(_plain(v, depth + 1) for v in value)
+    return False
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _has_non_text_keys(value: object) -> bool:

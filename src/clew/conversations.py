@@ -127,7 +127,7 @@ class Conversations(Archive, Working):
 
     def get_session(self, session: str) -> Session:
         """A session by its id (or an unambiguous prefix) or its key."""
-        return self._store.get_session(self._session_id(session))
+        return self._session(session)
 
     def list_sessions(
         self, workspace: str | None = None, *, active_only: bool = False, limit: int | None = None
@@ -166,20 +166,23 @@ class Conversations(Archive, Working):
 
     def _set_active(self, session: str, active: bool) -> Session:
         with self._write() as at:
-            current = self._store.get_session(self._session_id(session))
+            current = self._session(session)
             if current.active != active:
                 data = {"session_id": current.id, "changes": {"active": active}}
                 self._emit("session.updated", current.task_id, data, at)
             return self._store.get_session(current.id)
 
-    def _session_id(self, ident: str) -> str:
-        """A session's id from its key (exactly) or its id (or an unambiguous prefix)."""
+    def _session(self, ident: str) -> Session:
+        """A session by its exact id or key (one query), else by an id prefix."""
         if not isinstance(ident, str) or not ident.strip():
             raise ValidationError("session must be a session id or key, as text")
-        found = self._store.session_by_key(ident)
+        found = self._store.find_session(ident)
         if found is not None:
-            return found.id
-        return self._resolve("session", ident)
+            return found
+        return self._store.get_session(self._resolve("session", ident))
+
+    def _session_id(self, ident: str) -> str:
+        return self._session(ident).id
 
     # -- turns ----------------------------------------------------------------------------
 
@@ -220,32 +223,42 @@ class Conversations(Archive, Working):
         parsed = [self._checked(m, f"message {n}") for n, m in enumerate(items, 1)]
         tool = checks.optional_text(tool_name, "tool name", max_chars=checks.MAX_NAME_CHARS)
         with self._write() as at:
-            current = self._store.get_session(self._session_id(session))
+            current = self._session(session)
             if not current.active:
                 raise ValidationError(
                     f"session {current.id} has ended; resume it first with"
                     f" `clew session resume {current.id}`"
                 )
-            ids = []
-            for offset, (message, parts) in enumerate(parsed, 1):
-                turn = {
-                    "id": new_id(),
-                    "number": current.turn_count + offset,
-                    "message": message,
-                    "token_count": turns.estimate_tokens(parts.text, parts.tool_calls),
-                }
-                if tool is not None:
-                    turn["tool_name"] = tool
+            # The calls awaiting results, so that a result knows its tool and its call's turn.
+            pending: dict[str, Any] = dict(current.state.get("calls", {}))
+            added = []
+            for number, (message, parts) in enumerate(parsed, current.turn_count + 1):
+                call, name = {}, None
+                if parts.role == "tool":
+                    call = pending.pop(parts.tool_call_id or "", {})
+                    name = tool or parts.tool_name or call.get("name")
+                for c in parts.tool_calls:
+                    if c.id:
+                        pending[c.id] = {"name": c.name, "turn": number}
+                made = tuple((c.id, c.name, c.arguments) for c in parts.tool_calls)
+                turn = Turn(
+                    new_id(), current.space, current.id, number, parts.role, parts.text, message,
+                    made, parts.tool_call_id, name, call.get("turn"),
+                    turns.estimate_tokens(parts.text, parts.tool_calls), False, at,
+                )  # fmt: skip
+                data = {"id": turn.id, "number": number, "message": message,
+                        "token_count": turn.token_count, "tool_name": name,
+                        "call_turn": turn.call_turn}  # fmt: skip
                 self._emit(
-                    "turn.appended", current.task_id, {"session_id": current.id, "turn": turn}, at
+                    "turn.appended", current.task_id, {"session_id": current.id, "turn": data}, at
                 )
-                ids.append(str(turn["id"]))
-            return self._store.turns_by_id(ids)
+                added.append(turn)
+            return added
 
     @staticmethod
     def _checked(message: object, where: str) -> tuple[dict[str, Any], turns.Parts]:
-        parts = turns.parse(message, where)
-        return checks.json_object(message, where), parts
+        normalized = checks.json_object(message, where)
+        return normalized, turns.parse(normalized, where)
 
     def list_turns(
         self,
@@ -272,7 +285,7 @@ class Conversations(Archive, Working):
         """Hide the newest visible turn from the session's view and return it (None if
         there is none); the archive keeps it."""
         with self._write() as at:
-            current = self._store.get_session(self._session_id(session))
+            current = self._session(session)
             newest = self._store.get_turns(current.id, newest=1, include_hidden=False)
             if not newest:
                 return None
@@ -284,7 +297,7 @@ class Conversations(Archive, Working):
         """Hide every turn from the session's view (the archive keeps them); return how
         many were visible."""
         with self._write() as at:
-            current = self._store.get_session(self._session_id(session))
+            current = self._session(session)
             visible = self._store.count_turns(current.id)
             if visible:
                 data = {"session_id": current.id, "through": current.turn_count}
@@ -296,7 +309,7 @@ class Conversations(Archive, Working):
     def session_state(self, session: str, *, budget: int = SESSION_STATE_BUDGET) -> SessionState:
         """The session state (files touched, key decisions, errors resolved, current focus)
         as YAML within `budget` tokens."""
-        current = self._store.get_session(self._session_id(session))
+        current = self._session(session)
         limit = checks.budget(budget)
         header = {
             "id": current.id,
@@ -340,7 +353,7 @@ class Conversations(Archive, Working):
         if budget < MIN_RECALL_BUDGET:
             raise ValidationError(f"budget must be at least {MIN_RECALL_BUDGET} tokens")
         with self._store.transaction():
-            current = self._store.get_session(self._session_id(session))
+            current = self._session(session)
             if action == "summary":
                 return self._recall_summary(current, budget)
             if action == "search":
@@ -515,7 +528,7 @@ class Conversations(Archive, Working):
                 )
             caps[name] = checks.integer(value, f"{name} budget")
         with self._store.transaction():
-            current = self._store.get_session(self._session_id(session))
+            current = self._session(session)
             tid = self._task_id(task_id) if task_id is not None else current.task_id
             sections = self._sections(current, tid, retrieved)
             prompt, lead = self._system_prompt(current, system_prompt)
@@ -652,8 +665,6 @@ class Conversations(Archive, Working):
         """A new session holding `messages` (OpenAI chat messages or Responses items) as
         its turns, exactly; all or nothing."""
         items = checks.sequence(messages, "messages")
-        for n, message in enumerate(items, 1):
-            turns.parse(message, f"message {n}")
         with self._write():
             created = self.start_session(
                 workspace=workspace, model=model, title=title, task_id=task_id,

@@ -31,6 +31,7 @@ from clew.tokens import TokenCounter
 RECALL_BUDGET = 8000
 TOOL_HEAD = 600  # characters of a shortened tool result that are kept
 _ARGUMENTS = 160  # characters of a call's arguments shown in a header
+_COUNTED = 4 * TOOL_HEAD  # blocks up to this size are counted while fitting, larger estimated
 
 
 class Fitted(NamedTuple):
@@ -114,10 +115,10 @@ def fit(
     keep_oldest: bool = False,
 ) -> Fitted:
     """Render groups of consecutive turns (each a search hit with its neighbours, or one
-    run of a range) within `budget` tokens, counting the whole text at the end."""
+    run of a range) within `budget` tokens: all of them if they fit, else shortened and
+    fewer; the whole text is counted at the end."""
     heads: dict[int, int | None] = {t.number: None for g in groups for t in g}
     by_number = {t.number: t for g in groups for t in g}
-    kept = list(range(len(groups)))
 
     bare: set[int] = set()  # turns shown without their tool calls' arguments
 
@@ -128,43 +129,11 @@ def fit(
         )  # fmt: skip
 
     def cost(t: Turn) -> int:
-        return counter.text(block(t)) + 1
-
-    sizes = {n: cost(t) for n, t in by_number.items()}
-    notes_reserve = 120  # the closing lines that name what was left out
-
-    def total() -> int:
-        return (
-            counter.text(head_text)
-            + notes_reserve
-            + sum(sizes[t.number] for i in kept for t in groups[i])
-        )
-
-    # 1. Tool results first, largest first.
-    for t in sorted(
-        (t for t in by_number.values() if t.role == "tool"), key=lambda t: -sizes[t.number]
-    ):
-        if total() <= budget:
-            break
-        if len(t.text or "") > TOOL_HEAD:
-            heads[t.number] = TOOL_HEAD
-            sizes[t.number] = cost(t)
-    # 2. Then whole groups: the oldest (or, paging a range, the last), keeping one.
-    while total() > budget and len(kept) > 1:
-        kept.pop(-1 if keep_oldest else 0)
-    # 3. A group alone too big: shorten its longest turns, then drop its edge turns.
-    shown = [t for i in kept for t in groups[i]]
-    for t in sorted(shown, key=lambda t: -sizes[t.number]):
-        if total() <= budget:
-            break
-        if len(t.text or "") > TOOL_HEAD:
-            heads[t.number] = TOOL_HEAD
-            sizes[t.number] = cost(t)
-    while (
-        len(shown) > 1
-        and counter.text(head_text) + notes_reserve + sum(sizes[t.number] for t in shown) > budget
-    ):
-        shown.pop(-1 if keep_oldest else 0)
+        """A block's tokens: counted if it is small, else estimated (a third of its
+        characters) so that text about to be cut is not tokenized; the whole output is
+        counted exactly at the end."""
+        text = block(t)
+        return (counter.text(text) if len(text) <= _COUNTED else len(text) // 3) + 1
 
     def compose(shown: list[Turn]) -> Fitted:
         numbers = {t.number for t in shown}
@@ -185,6 +154,39 @@ def fit(
         text = "\n\n".join(parts) + "\n"
         clipped = tuple(sorted(n for n in numbers if heads[n] is not None))
         return Fitted(text, counter.text(text), tuple(shown), omitted, clipped)
+
+    # The usual case: everything fits, and the whole output is counted once.
+    if sum(len(block(t)) for t in by_number.values()) // 3 <= budget:
+        everything = compose(list(by_number.values()))
+        if everything.tokens <= budget:
+            return everything
+    sizes = {n: cost(t) for n, t in by_number.items()}
+    fixed = counter.text(head_text) + 120  # the head, and the closing note on what is left out
+
+    def total(turns: Sequence[Turn]) -> int:
+        return fixed + sum(sizes[t.number] for t in turns)
+
+    def shorten(candidates: Sequence[Turn], shown: Sequence[Turn]) -> None:
+        """Shorten long turns, largest first, until `shown` fits."""
+        for t in sorted(candidates, key=lambda t: -sizes[t.number]):
+            if total(shown) <= budget:
+                return
+            if len(t.text or "") > TOOL_HEAD:
+                heads[t.number] = TOOL_HEAD
+                sizes[t.number] = cost(t)
+
+    # 1. Tool results first, largest first.
+    shown = list(by_number.values())
+    shorten([t for t in shown if t.role == "tool"], shown)
+    # 2. Then whole groups: the oldest (or, paging a range, the last), keeping one.
+    kept = list(groups)
+    while total([t for g in kept for t in g]) > budget and len(kept) > 1:
+        kept.pop(-1 if keep_oldest else 0)
+    # 3. A group alone too big: shorten its longest turns, then drop its edge turns.
+    shown = [t for g in kept for t in g]
+    shorten(shown, shown)
+    while len(shown) > 1 and total(shown) > budget:
+        shown.pop(-1 if keep_oldest else 0)
 
     fitted = compose(shown)
     while fitted.tokens > budget:  # the reserve was not enough, or one turn is dense

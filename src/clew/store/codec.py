@@ -30,8 +30,26 @@ def _unwrap(obj: dict[str, Any]) -> Any:
     return obj
 
 
+class _HasBytes(Exception):
+    pass
+
+
+def _no_bytes(value: Any) -> Any:
+    raise _HasBytes
+
+
 def dumps(value: Any) -> str:
     """Serialize journal data to compact JSON text."""
+    # Most data has no bytes and no text starting with "$": then it needs no wrapping,
+    # and one pass of the encoder is enough.
+    try:
+        text = json.dumps(
+            value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_no_bytes
+        )
+    except _HasBytes:
+        text = '"$'
+    if '"$' not in text:
+        return text
     return json.dumps(_wrap(value), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 

@@ -38,26 +38,22 @@ def _session_updated(conn: sqlite3.Connection, event: Event) -> None:
 
 @handles("turn.appended")
 def _turn_appended(conn: sqlite3.Connection, event: Event) -> None:
-    """A turn, with the name and turn of the call a tool result answers, found among the
-    calls the session state keeps until their results arrive."""
     t = event.data["turn"]
     session_id = event.data["session_id"]
     message = t["message"]
     parts = turns.parse(message)
     stored, _, text_content = turns.split(message)
-    row = conn.execute("SELECT state FROM sessions WHERE id = ?", (session_id,)).fetchone()
-    state = json.loads(row[0])
-    call = state.get("calls", {}).get(parts.tool_call_id or "", {})
     calls = [list(c) for c in parts.tool_calls] or None
     insert(conn, "turns", {
         "id": t["id"], "space": event.space, "session_id": session_id, "turn": t["number"],
         "role": parts.role, "content": parts.text, "text_content": int(text_content),
         "tool_calls": None if calls is None else json.dumps(calls, ensure_ascii=False),
-        "tool_call_id": parts.tool_call_id, "call_turn": call.get("turn"),
-        "tool_name": t.get("tool_name") or parts.tool_name or call.get("name"),
-        "message": stored, "token_count": t["token_count"], "created_at": event.created_at,
+        "tool_call_id": parts.tool_call_id, "tool_name": t["tool_name"],
+        "call_turn": t["call_turn"], "message": stored, "token_count": t["token_count"],
+        "created_at": event.created_at,
     })  # fmt: skip
-    state = session_state.advance(state, t["number"], parts)
+    row = conn.execute("SELECT state FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    state = session_state.advance(json.loads(row[0]), t["number"], parts)
     conn.execute(
         "UPDATE sessions SET turn_count = turn_count + 1, total_tokens = total_tokens + ?,"
         " last_active_at = ?, state = ? WHERE id = ?",

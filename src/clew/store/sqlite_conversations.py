@@ -61,6 +61,15 @@ class ConversationReads(RowReader):
             raise NotFoundError("session", session_id)
         return session_from_row(rows[0])
 
+    def find_session(self, ident: str) -> Session | None:
+        """The session whose id or key is exactly `ident`."""
+        rows = self._rows(
+            "SELECT * FROM sessions WHERE id = ? AND space = ? UNION ALL"
+            " SELECT * FROM sessions WHERE key = ? AND space = ? LIMIT 1",
+            (ident, self.space, ident, self.space),
+        )
+        return session_from_row(rows[0]) if rows else None
+
     def session_by_key(self, key: str) -> Session | None:
         rows = self._rows("SELECT * FROM sessions WHERE space = ? AND key = ?", (self.space, key))
         return session_from_row(rows[0]) if rows else None
