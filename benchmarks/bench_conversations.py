@@ -39,7 +39,7 @@ from typing import Any
 
 import clew
 from clew.ids import new_id
-from clew.turns import estimate_tokens, parse
+from clew.turns import parse
 from common import pct, table
 from workload import PHRASE, RARE, TRACEBACK, messages
 

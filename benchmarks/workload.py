@@ -16,13 +16,14 @@ RARE = "ERR_LEDGER_4417"  # exactly 3 turns
 PHRASE = "flaky integration test"  # ~1% of turns
 TRACEBACK = "ConnectionResetError"  # the last line of a traceback in ~0.5% of turns
 
-_WORDS = (
+_WORD_TEXT = (
     "the config schema index cache retry build deploy image container registry token request"
     " response handler worker queue batch stream log trace span migrate column table query"
     " plan step test suite fixture mock patch module import function class method argument"
     " return value error warning we should then check first because this that it file line"
     " run update change add remove fix use keep make sure what why how where auth session"
-).split()
+)
+_WORDS = _WORD_TEXT.split()
 _CODE = (
     "def {w}_{n}(self, {w}):",
     "    return self.{w}.get({w!r}, {n})",
