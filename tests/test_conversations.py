@@ -31,7 +31,11 @@ def result(call_id: str, content: str) -> dict[str, Any]:
 
 CONVERSATION: list[dict[str, Any]] = [
     {"role": "system", "content": "You are a coding assistant."},
-    {"role": "user", "content": "Add JWT auth to the API. Never use an ORM, raw SQL only."},
+    {
+        "role": "user",
+        "content": "Add JWT auth to the API. Never use an ORM, raw SQL only.",
+        "name": "alice",
+    },
     call("c1", "read_file", path="src/auth.py"),
     result("c1", "def login(user):\n    return token_for(user)\n" * 3),
     {"role": "assistant", "content": "Let's use PyJWT for the tokens."},
@@ -396,6 +400,7 @@ def test_cli_import_export_round_trip(cli: Callable[..., Result], tmp_path: Path
     session_id = imported.out.strip()
     exported = cli("session", "export", session_id)
     assert turns.read_messages(exported.out, "out") == CONVERSATION
+    assert '"name": "alice"' in exported.out  # a message's name is kept
     target = tmp_path / "again.jsonl"
     assert cli("session", "export", session_id, "--output", str(target)).code == 0
     again = cli("session", "import", str(target))

@@ -453,6 +453,9 @@ MIGRATIONS: tuple[Migration, ...] = (
             """,
             "CREATE INDEX turns_tool ON turns(session_id, tool_name, turn)"
             " WHERE tool_name IS NOT NULL",
+            # Hidden turns are few (popped) or one run (cleared): counting the visible turns
+            # before a number is that number less the hidden ones, found here.
+            "CREATE INDEX turns_hidden ON turns(session_id, turn) WHERE hidden = 1",
             """
             CREATE VIRTUAL TABLE turns_fts USING fts5(
                 content, content='turns', content_rowid='seq',

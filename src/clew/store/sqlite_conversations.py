@@ -121,12 +121,16 @@ class ConversationReads(RowReader):
         return [turn_from_row(r) for r in rows]
 
     def count_turns(self, session_id: str, *, before: int | None = None) -> int:
-        """Visible turns (not hidden), all or those numbered below `before`."""
+        """Visible turns (not hidden), all or those numbered below `before`. Turns are
+        numbered 1, 2, 3... with no gaps (none is ever deleted), so that is a subtraction
+        and a count over the hidden ones' index, never a scan of the session."""
         rows = self._rows(
-            "SELECT count(*) FROM turns WHERE session_id = ? AND turn < ? AND hidden = 0",
+            "SELECT min(?2 - 1, s.turn_count) - (SELECT count(*) FROM turns"
+            " WHERE session_id = ?1 AND turn < ?2 AND hidden = 1)"
+            " FROM sessions s WHERE s.id = ?1",
             (session_id, before if before is not None else 2**62),
         )
-        return int(rows[0][0])
+        return int(rows[0][0]) if rows else 0
 
     def last_user_turn(self, session_id: str, *, at_most: int) -> int | None:
         """The newest visible user turn numbered `at_most` or below."""
