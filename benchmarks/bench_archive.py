@@ -31,12 +31,12 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import clew
 from clew.ids import new_id
-from common import pct, table
+from common import alternating_ms, pct, table
 
 RARE = "ERR_QUOTA_7731"  # exactly 3 entries
 PHRASE = "stale lockfile"  # ~1% of entries
@@ -159,54 +159,35 @@ class Floor:
         c.execute("COMMIT")
 
 
-def timed_ms(fn: Callable[[], object], runs: int) -> list[float]:
-    out = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        out.append((time.perf_counter() - t0) * 1000)
-    return out
-
-
 def measure_record(tmp: str, samples: int) -> list[list[object]]:
     path = os.path.join(tmp, "record.db")
     with clew.open(path) as mem:
         task = mem.create_task("Record", ["a"])
         floor = Floor(path, task.id)
         rng = random.Random(9)
-        clew_ns, floor_ns = [], []
-        for i in range(samples + samples // 10):
-            a, b = entry_data(rng, i, 10**9), entry_data(rng, i, 10**9)
+        warm = samples // 10
+        entries = [entry_data(rng, i, 10**9) for i in range(2 * (samples + warm))]
 
-            def by_clew(e: dict[str, object] = a) -> None:
-                mem.add_entry(
-                    str(e["type"]), str(e["summary"]), task_id=task.id, detail=str(e["detail"]),
-                    tags=list(e["tags"]),  # type: ignore[call-overload]
-                )  # fmt: skip
+        def by_clew(i: int) -> None:
+            e = entries[2 * i]
+            mem.add_entry(
+                str(e["type"]), str(e["summary"]), task_id=task.id, detail=str(e["detail"]),
+                tags=list(e["tags"]),  # type: ignore[call-overload]
+            )  # fmt: skip
 
-            def by_floor(e: dict[str, object] = b) -> None:
-                floor.record(e)
-
-            pair = (by_clew, by_floor) if i % 2 else (by_floor, by_clew)
-            times = []
-            for fn in pair:
-                t0 = time.perf_counter_ns()
-                fn()
-                times.append(time.perf_counter_ns() - t0)
-            if i >= samples // 10:
-                c, f = (times[0], times[1]) if i % 2 else (times[1], times[0])
-                clew_ns.append(c)
-                floor_ns.append(f)
+        clew_ms, floor_ms = alternating_ms(
+            by_clew, lambda i: floor.record(entries[2 * i + 1]), samples, warm
+        )
         floor.conn.close()
     rows = []
     rate = {}
-    for side, values in (("clew", clew_ns), ("floor", floor_ns)):
-        rate[side] = 1e9 / statistics.fmean(values)
+    for side, values in (("clew", clew_ms), ("floor", floor_ms)):
+        rate[side] = 1e3 / statistics.fmean(values)
         rows.append(
             [
                 side,
-                f"{pct(values, 50) / 1000:.0f}",
-                f"{pct(values, 99) / 1000:.0f}",
+                f"{pct(values, 50) * 1000:.0f}",
+                f"{pct(values, 99) * 1000:.0f}",
                 f"{rate[side]:,.0f}",
             ]
         )
@@ -231,21 +212,15 @@ def measure_search(tmp: str, size: int, runs: int) -> tuple[list[list[object]], 
                 "SELECT count(*) FROM entries_fts WHERE entries_fts MATCH ?", (fts,)
             )
             matches = hits.fetchone()[0]
-            clew_ms, floor_ms = [], []
-            for i in range(runs):
-                pair: list[Callable[[], object]] = [
-                    lambda q=query: mem.search(q, limit=10),
-                    lambda f=fts: conn.execute(
-                        "SELECT rowid, bm25(entries_fts) FROM entries_fts WHERE entries_fts MATCH ?"
-                        " ORDER BY rank LIMIT 10",
-                        (f,),
-                    ).fetchall(),
-                ]
-                order = pair if i % 2 else pair[::-1]
-                t = [timed_ms(fn, 1)[0] for fn in order]
-                c, f = (t[0], t[1]) if i % 2 else (t[1], t[0])
-                clew_ms.append(c)
-                floor_ms.append(f)
+            clew_ms, floor_ms = alternating_ms(
+                lambda i, q=query: mem.search(q, limit=10),
+                lambda i, f=fts: conn.execute(
+                    "SELECT rowid, bm25(entries_fts) FROM entries_fts WHERE entries_fts MATCH ?"
+                    " ORDER BY rank LIMIT 10",
+                    (f,),
+                ).fetchall(),
+                runs,
+            )
             figures = [f"{pct(v, q):.1f}" for v in (clew_ms, floor_ms) for q in (50, 95)]
             rows.append([f"{size:,}", label, f"{matches:,}", *figures])
         conn.close()

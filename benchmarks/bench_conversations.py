@@ -33,14 +33,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 import clew
 from clew.ids import new_id
 from clew.turns import parse
-from common import pct, table
+from common import alternating_ms, pct, table, timed_ms
 from workload import PHRASE, RARE, TRACEBACK, messages
 
 BATCH = 2000
@@ -104,68 +104,48 @@ def measure_append(tmp: str, samples: int) -> list[list[object]]:
     with clew.open(path) as mem:
         clew_session = mem.start_session()
         floor = Floor(path, mem.start_session().id)
-        clew_ns, floor_ns = [], []
-        for i in range(samples + samples // 10):
-            a, b = work[2 * i], work[2 * i + 1]
-            pair: list[Callable[[], object]] = [
-                lambda m=a: mem.append_turn(clew_session.id, m),
-                lambda m=b: floor.append(m),
-            ]
-            order = pair if i % 2 else pair[::-1]
-            times = []
-            for fn in order:
-                t0 = time.perf_counter_ns()
-                fn()
-                times.append(time.perf_counter_ns() - t0)
-            if i >= samples // 10:
-                c, f = (times[0], times[1]) if i % 2 else (times[1], times[0])
-                clew_ns.append(c)
-                floor_ns.append(f)
+        clew_ms, floor_ms = alternating_ms(
+            lambda i: mem.append_turn(clew_session.id, work[2 * i]),
+            lambda i: floor.append(work[2 * i + 1]),
+            samples,
+            samples // 10,
+        )
         floor.conn.close()
-    sdk_ns = measure_sdk(tmp, work[: samples + samples // 10], samples // 10)
+    sdk_ms = measure_sdk(tmp, work[: samples + samples // 10], samples // 10)
     rate = {
-        side: 1e9 / statistics.fmean(values)
-        for side, values in (("clew", clew_ns), ("floor", floor_ns), ("sdk", sdk_ns))
+        side: 1e3 / statistics.fmean(values)
+        for side, values in (("clew", clew_ms), ("floor", floor_ms), ("sdk", sdk_ms))
     }
     rows: list[list[object]] = []
     for side, values, label in (
-        ("clew", clew_ns, "clew append_turn"),
-        ("floor", floor_ns, "floor: raw sqlite3 + FTS5"),
-        ("sdk", sdk_ns, "Agents SDK SQLiteSession (no search)"),
+        ("clew", clew_ms, "clew append_turn"),
+        ("floor", floor_ms, "floor: raw sqlite3 + FTS5"),
+        ("sdk", sdk_ms, "Agents SDK SQLiteSession (no search)"),
     ):
         ratio = f"{rate['clew'] / rate['floor']:.2f}" if side == "clew" else ""
-        rows.append([label, f"{pct(values, 50) / 1000:.0f}", f"{pct(values, 99) / 1000:.0f}",
+        rows.append([label, f"{pct(values, 50) * 1000:.0f}", f"{pct(values, 99) * 1000:.0f}",
                      f"{rate[side]:,.0f}", ratio])  # fmt: skip
     return rows
 
 
-def measure_sdk(tmp: str, work: list[dict[str, Any]], warm: int) -> list[int]:
-    """The Agents SDK's SQLiteSession appending the same messages one by one."""
+def measure_sdk(tmp: str, work: list[dict[str, Any]], warm: int) -> list[float]:
+    """The Agents SDK's SQLiteSession appending the same messages one by one (ms)."""
     from agents import SQLiteSession
 
     session = SQLiteSession("bench", os.path.join(tmp, "sdk.db"))
 
-    async def run() -> list[int]:
+    async def run() -> list[float]:
         out = []
         for message in work:
-            t0 = time.perf_counter_ns()
+            t0 = time.perf_counter()
             await session.add_items([message])  # type: ignore[list-item]
-            out.append(time.perf_counter_ns() - t0)
+            out.append((time.perf_counter() - t0) * 1000)
         return out[warm:]
 
     try:
         return asyncio.run(run())
     finally:
         session.close()
-
-
-def timed_ms(fn: Callable[[], object], runs: int) -> list[float]:
-    out = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        out.append((time.perf_counter() - t0) * 1000)
-    return out
 
 
 def measure_store(
@@ -187,21 +167,15 @@ def measure_store(
             matches = conn.execute(
                 "SELECT count(*) FROM turns_fts WHERE turns_fts MATCH ?", (fts,)
             ).fetchone()[0]
-            clew_ms, floor_ms = [], []
-            for i in range(runs):
-                pair: list[Callable[[], object]] = [
-                    lambda q=query: mem.recall(session_id, "search", query=q),
-                    lambda f=fts: conn.execute(
-                        "SELECT rowid, bm25(turns_fts) FROM turns_fts WHERE turns_fts MATCH ?"
-                        " ORDER BY rank LIMIT 10",
-                        (f,),
-                    ).fetchall(),
-                ]
-                order = pair if i % 2 else pair[::-1]
-                t = [timed_ms(fn, 1)[0] for fn in order]
-                c, f = (t[0], t[1]) if i % 2 else (t[1], t[0])
-                clew_ms.append(c)
-                floor_ms.append(f)
+            clew_ms, floor_ms = alternating_ms(
+                lambda i, q=query: mem.recall(session_id, "search", query=q),
+                lambda i, f=fts: conn.execute(
+                    "SELECT rowid, bm25(turns_fts) FROM turns_fts WHERE turns_fts MATCH ?"
+                    " ORDER BY rank LIMIT 10",
+                    (f,),
+                ).fetchall(),
+                runs,
+            )
             figures = [f"{pct(v, q):.1f}" for v in (clew_ms, floor_ms) for q in (50, 95)]
             searches.append([f"{size:,}", label, f"{matches:,}", *figures])
         conn.close()

@@ -3,12 +3,40 @@
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 
 
 def pct(values: Sequence[float], q: int) -> float:
     """The q-th percentile (inclusive method) of `values`."""
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+
+
+def timed_ms(fn: Callable[[], object], runs: int) -> list[float]:
+    """Milliseconds of `runs` calls of `fn`."""
+    out = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - t0) * 1000)
+    return out
+
+
+def alternating_ms(
+    clew: Callable[[int], object], floor: Callable[[int], object], runs: int, warm: int = 0
+) -> tuple[list[float], list[float]]:
+    """Milliseconds of clew(i) and floor(i) for i in range(warm + runs), taking turns at
+    going first so that machine noise hits both alike; the first `warm` runs are dropped."""
+    clew_ms: list[float] = []
+    floor_ms: list[float] = []
+    for i in range(warm + runs):
+        pair = [(clew, clew_ms), (floor, floor_ms)]
+        for fn, out in pair if i % 2 else pair[::-1]:
+            t0 = time.perf_counter()
+            fn(i)
+            if i >= warm:
+                out.append((time.perf_counter() - t0) * 1000)
+    return clew_ms, floor_ms
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
