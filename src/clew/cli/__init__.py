@@ -53,6 +53,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "semantic": ("pattern", "guard"),
     "utility": ("ask", "work", "jobs", "usage"),
     "conversations": ("session", "recall"),
+    "agent": ("tools", "prompt", "mcp"),
 }
 _VALUED = ("--db", "--space")  # global options that take a value
 

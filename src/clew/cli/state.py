@@ -24,12 +24,40 @@ def cmd_state(args: argparse.Namespace) -> int:
 
 
 def cmd_prime(args: argparse.Namespace) -> int:
+    if args.hook:
+        return _prime_for_hook(args)
     with open_memory(args) as mem:
         primer = mem.prime(args.workspace, budget=args.budget, limit=args.limit)
     if args.json:
         print_json(primer)
     else:
         sys.stdout.write(primer.text)
+    return 0
+
+
+def _prime_for_hook(args: argparse.Namespace) -> int:
+    """An assistant's hook: the hook's JSON on stdin names the folder the session is in
+    (`cwd`); the store and the workspace are found from there. A hook must not break the
+    session, so a failure is one line on stderr and exit 0."""
+    import json
+    import os
+
+    from clew.errors import ClewError
+
+    try:
+        event = json.loads(sys.stdin.read() or "{}") if not sys.stdin.isatty() else {}
+    except ValueError:
+        event = {}
+    folder = event.get("cwd") if isinstance(event, dict) else None
+    if isinstance(folder, str) and os.path.isdir(folder):
+        os.chdir(folder)
+    try:
+        with open_memory(args) as mem:
+            primer = mem.prime(args.workspace, budget=args.budget, limit=args.limit)
+    except ClewError as exc:
+        print(f"clew: {exc}", file=sys.stderr)
+        return 0
+    sys.stdout.write(primer.text)
     return 0
 
 
@@ -62,3 +90,8 @@ def register(commands: Any, command: Commands) -> None:
     p.add_argument("--workspace", metavar="DIR", help="the workspace (default: this folder)")
     p.add_argument("--budget", type=int, help="token budget of each task's state")
     p.add_argument("--limit", type=int, default=3, help="at most this many tasks (default 3)")
+    p.add_argument(
+        "--hook",
+        action="store_true",
+        help="run as an assistant's hook: read its JSON from stdin, use its cwd, never fail",
+    )

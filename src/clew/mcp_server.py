@@ -1,0 +1,225 @@
+"""The MCP server: clew's tool registry, task and session states as resources, and a
+"resume work" prompt, over stdio or streamable HTTP on 127.0.0.1, with the official `mcp`
+SDK (2.x, the `mcp` extra). `clew mcp` runs it.
+
+A thin adapter: every tool call goes to `tools.call` on a worker thread (Memory serialises
+its own calls), and whatever goes wrong comes back as a tool error the model can read, never
+as a protocol failure. The SDK does not check arguments against the schemas it lists;
+`tools.call` does.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server import Server, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp.shared.uri_template import UriTemplate
+
+from clew import __version__, tools
+from clew.errors import ClewError
+from clew.memory import Memory
+
+TASK_STATE = "clew://task/{id}/state"
+SESSION_STATE = "clew://session/{id}/state"
+_TASK_URI = UriTemplate.parse(TASK_STATE)
+_SESSION_URI = UriTemplate.parse(SESSION_STATE)
+RESOURCES_LISTED = 50  # newest sessions listed as resources (any can be read by its URI)
+
+
+def build_server(mem: Memory, context: tools.Context = tools.NO_CONTEXT) -> Server[Any]:
+    """An MCP server over `mem`; `context` gives conversation_recall its default session and
+    task_state / task_list their default workspace."""
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(
+                    name=t.name,
+                    description=t.description,
+                    input_schema=t.schema,
+                    annotations=types.ToolAnnotations(
+                        read_only_hint=t.read_only, destructive_hint=False
+                    ),
+                )
+                for t in tools.TOOLS.values()
+            ]
+        )
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        try:
+            result = await anyio.to_thread.run_sync(
+                tools.call, mem, params.name, params.arguments, context
+            )
+        except Exception as exc:  # a bug of clew's: tell the model, keep serving
+            traceback.print_exc(file=sys.stderr)
+            result = tools.ToolResult(
+                f"Error: clew failed inside {params.name} ({type(exc).__name__}: {exc}); this"
+                " is a bug in clew, not in your call",
+                is_error=True,
+            )
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=result.text)],
+            structured_content=result.data if isinstance(result.data, dict) else None,
+            is_error=result.is_error,
+        )
+
+    async def list_resources(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        def collect() -> list[types.Resource]:
+            found = [
+                types.Resource(
+                    uri=TASK_STATE.format(id=t.id),
+                    name=f"task {t.id}: {t.name}",
+                    description=f"The state of task '{t.name}' ({t.status.value})",
+                    mime_type="text/yaml",
+                )
+                for t in mem.list_tasks("active")
+            ]
+            found += [
+                types.Resource(
+                    uri=SESSION_STATE.format(id=s.id),
+                    name=f"session {s.id}" + (f": {s.title}" if s.title else ""),
+                    description=f"The state of a conversation of {s.turn_count} turns",
+                    mime_type="text/yaml",
+                )
+                for s in mem.list_sessions(active_only=True, limit=RESOURCES_LISTED)
+            ]
+            return found
+
+        return types.ListResourcesResult(resources=await anyio.to_thread.run_sync(collect))
+
+    async def list_resource_templates(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(
+            resource_templates=[
+                types.ResourceTemplate(
+                    uri_template=TASK_STATE,
+                    name="task state",
+                    description="Any task's state, by its id",
+                    mime_type="text/yaml",
+                ),
+                types.ResourceTemplate(
+                    uri_template=SESSION_STATE,
+                    name="session state",
+                    description="Any conversation session's state, by its id or key",
+                    mime_type="text/yaml",
+                ),
+            ]
+        )
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        uri = str(params.uri)
+
+        def render() -> str:
+            task = _TASK_URI.match(uri)
+            if task is not None:
+                return str(mem.state(str(task["id"])).text)
+            session = _SESSION_URI.match(uri)
+            if session is not None:
+                return str(mem.session_state(str(session["id"])).text)
+            raise ClewError(f"no resource {uri}; try {TASK_STATE} or {SESSION_STATE}")
+
+        try:
+            text = await anyio.to_thread.run_sync(render)
+        except ClewError as exc:
+            raise MCPError(code=types.INVALID_PARAMS, message=str(exc), data={"uri": uri}) from None
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=uri, mime_type="text/yaml", text=text)]
+        )
+
+    async def list_prompts(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(
+            prompts=[
+                types.Prompt(
+                    name="resume_work",
+                    description="Pick up where you left off: the state and 'where was I?' of"
+                    " this workspace's active tasks (or of one task), and how to use clew.",
+                    arguments=[
+                        types.PromptArgument(
+                            name="task_id", description="One task to resume", required=False
+                        ),
+                        types.PromptArgument(
+                            name="workspace", description="The folder to resume", required=False
+                        ),
+                    ],
+                )
+            ]
+        )
+
+    async def get_prompt(
+        ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        if params.name != "resume_work":
+            raise MCPError(code=types.INVALID_PARAMS, message=f"no prompt {params.name!r}")
+        arguments = dict(params.arguments or {})
+
+        def render() -> str:
+            task_id = arguments.get("task_id")
+            if task_id:
+                where = f"{mem.state(task_id).text}\n{mem.where(task_id).text}"
+            else:
+                where = mem.prime(arguments.get("workspace") or context.workspace).text
+            return (
+                "Resume the work below. It is the record kept outside your context window;"
+                f" trust it over your memory.\n\n{where}\n\n{tools.guidance()}"
+            )
+
+        try:
+            text = await anyio.to_thread.run_sync(render)
+        except ClewError as exc:
+            raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
+        return types.GetPromptResult(
+            description="Resume work from clew's records",
+            messages=[
+                types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))
+            ],
+        )
+
+    return Server(
+        "clew",
+        version=__version__,
+        instructions=tools.guidance(),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_resource_templates,
+        on_read_resource=read_resource,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+    )
+
+
+async def serve_stdio(mem: Memory, context: tools.Context = tools.NO_CONTEXT) -> None:
+    """Serve MCP over stdin and stdout until stdin closes."""
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(mem, context)
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+async def serve_http(mem: Memory, port: int, context: tools.Context = tools.NO_CONTEXT) -> None:
+    """Serve MCP over streamable HTTP at http://127.0.0.1:PORT/mcp until interrupted.
+    Loopback only: the SDK then also refuses requests whose Host header is not local."""
+    import uvicorn
+
+    app = build_server(mem, context).streamable_http_app(
+        host="127.0.0.1", streamable_http_path="/mcp"
+    )
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+    await uvicorn.Server(config).serve()

@@ -1,0 +1,545 @@
+"""The agent tool surface: one registry of tools over the Memory facade, each with a JSON
+Schema and a description written for a model. The MCP server (`mcp_server.py`), the
+function-calling export (`clew tools --format ...`) and `dispatch` all read this registry.
+
+A call never raises for anything the model did: unknown tools, arguments that do not match
+the schema, ids that match nothing, invalid transitions all come back as a `ToolResult`
+with `is_error=True` and one sentence that says what to do instead.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
+
+from clew.brief import clip, current_step
+from clew.errors import ClewError, ValidationError
+from clew.models import (
+    AddStep,
+    EntryType,
+    MoveStep,
+    PlanOp,
+    RemoveStep,
+    RenameStep,
+    Task,
+    to_jsonable,
+)
+from clew.schema import check_arguments
+
+STEP_STATUSES = ["pending", "active", "completed", "failed", "skipped"]
+TASK_STATUSES = ["active", "paused", "completed", "failed", "cancelled"]
+ENTRY_TYPES = [t.value for t in EntryType]
+RECALL_ACTIONS = ["search", "range", "tool_calls", "summary", "around", "source"]
+_STEP = {
+    "type": ["integer", "string"],
+    "description": "A step: its number in the plan (1 = first) or its id.",
+}
+_TASK_ID = {"type": "string", "description": "The task's id (or an unambiguous prefix)."}
+
+
+class ToolResult(NamedTuple):
+    """What a tool call returns: `text` for the model, `data` for programs."""
+
+    text: str
+    data: Any = None
+    is_error: bool = False
+
+
+class Context(NamedTuple):
+    """Defaults a server supplies: the conversation session and the workspace."""
+
+    session: str | None = None
+    workspace: str | None = None
+
+
+Handler = Callable[[Any, dict[str, Any], Context], ToolResult]
+
+
+class Tool(NamedTuple):
+    name: str
+    description: str
+    schema: dict[str, Any]  # JSON Schema of the arguments
+    run: Handler
+    read_only: bool  # changes nothing (MCP hosts may call it without asking)
+
+
+def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(required),
+        "additionalProperties": False,
+    }
+
+
+def _text(description: str) -> dict[str, Any]:
+    return {"type": "string", "description": description}
+
+
+def _strings(description: str) -> dict[str, Any]:
+    return {"type": "array", "items": {"type": "string"}, "description": description}
+
+
+def _choice(values: list[str], description: str) -> dict[str, Any]:
+    return {"type": "string", "enum": values, "description": description}
+
+
+def _number(description: str, low: int = 1, high: int | None = None) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "integer", "minimum": low, "description": description}
+    if high is not None:
+        schema["maximum"] = high
+    return schema
+
+
+def _flag(description: str) -> dict[str, Any]:
+    return {"type": "boolean", "description": description}
+
+
+TOOLS: dict[str, Tool] = {}
+
+
+def tool(
+    description: str,
+    properties: dict[str, Any],
+    required: tuple[str, ...] = (),
+    *,
+    read_only: bool = False,
+) -> Callable[[Handler], Handler]:
+    """Register a handler as the tool of its name, with the schema of its arguments."""
+
+    def register(handler: Handler) -> Handler:
+        name = handler.__name__
+        schema = _object(properties, required)
+        TOOLS[name] = Tool(name, description, schema, handler, read_only)
+        return handler
+
+    return register
+
+
+# -- the tools --------------------------------------------------------------------------------
+
+
+def _position(task: Task) -> str:
+    """Where a task is, on one line: its status and current step."""
+    found = current_step(task.plan)
+    done = sum(1 for s in task.plan if s.status.value == "completed")
+    where = (
+        f"current step {found[0]} '{clip(found[1].title, 60)}' ({found[1].status.value})"
+        if found is not None
+        else "no step left"
+    )
+    name, status = clip(task.name, 60), task.status.value
+    return f"task {task.id} '{name}' {status}, {done}/{len(task.plan)} steps done, {where}"
+
+
+@tool(
+    "Register a long task with its plan before you start it. clew keeps the plan, your progress,"
+    " decisions and errors outside your context window, so they survive compaction and"
+    " restarts. Returns the task id: keep it.",
+    {
+        "name": _text("A short name for the task."),
+        "plan": _strings("The steps, in order."),
+        "goal": _text("What done looks like."),
+        "constraints": _strings("Rules the work must keep (e.g. 'no ORM')."),
+        "workspace": _text("The folder the task works in."),
+    },
+    ("name",),
+)
+def task_register(mem: Any, args: dict[str, Any], ctx: Context) -> ToolResult:
+    with mem.correlation():
+        task = mem.create_task(
+            args["name"],
+            args.get("plan", []),
+            goal=args.get("goal"),
+            workspace=args.get("workspace") or ctx.workspace,
+        )
+        for constraint in args.get("constraints", []):
+            mem.add_constraint(task.id, constraint)
+    text = (
+        f'Registered {_position(task)}. Report progress with task_update(task_id="{task.id}",'
+        " step=..., step_status=..., message=...); after a context loss call"
+        f' task_update(task_id="{task.id}", query="where was I?").'
+    )
+    return ToolResult(text, {"task_id": task.id, "task": to_jsonable(task)})
+
+
+@tool(
+    "Report progress on a task: a message, a step's new status, the task's status. After a"
+    ' context loss, or whenever unsure where you are, pass query="where was I?" (or any'
+    " question about the task) and get an exact answer from the records.",
+    {
+        "task_id": _TASK_ID,
+        "message": _text("What happened (e.g. 'Step 2 done, pushed v1.2.3')."),
+        "step": _STEP,
+        "step_status": _choice(STEP_STATUSES, "The step's new status (with step)."),
+        "step_summary": _text("A one-line summary of the step's outcome."),
+        "active_issue": _text("What blocks the step now, if anything."),
+        "status": _choice(TASK_STATUSES, "The task's new status."),
+        "next_objective": _text("What you will do next."),
+        "summary": _text("A summary of progress so far."),
+        "query": _text("A question about the task, e.g. 'where was I?'."),
+    },
+    ("task_id",),
+)
+def task_update(mem: Any, args: dict[str, Any], ctx: Context) -> ToolResult:
+    task_id = args["task_id"]
+    changes = {k: args[k] for k in args if k not in ("task_id", "query")}
+    data: dict[str, Any] = {}
+    lines = []
+    if changes:
+        task = mem.update_task(task_id, **changes)
+        lines.append(f"Updated {_position(task)}.")
+        data["task"] = to_jsonable(task)
+    if args.get("query"):
+        answer = mem.ask(task_id, args["query"])
+        lines.append(answer.text)
+        if answer.note:
+            lines.append(f"({answer.note})")
+        data["answer"] = to_jsonable(answer)
+    if not lines:
+        raise ValidationError(
+            "task_update needs something to do: a message, a step and step_status, a status,"
+            ' or a query such as "where was I?"'
+        )
+    return ToolResult("\n".join(lines), data)
+
+
+@tool(
+    "Change a task's plan: add, remove, move or rename steps, in order, as one new plan"
+    " version. Removed steps keep their history.",
+    {
+        "task_id": _TASK_ID,
+        "operations": {
+            "type": "array",
+            "minItems": 1,
+            "description": "The changes, applied in order.",
+            "items": _object(
+                {
+                    "op": _choice(["add", "remove", "move", "rename"], "What to do."),
+                    "step": _STEP,
+                    "title": _text("The step's (new) title: add, rename."),
+                    "position": _number("Where it goes: move, add (else appended)."),
+                },
+                ("op",),
+            ),
+        },
+        "reason": _text("Why the plan changes."),
+    },
+    ("task_id", "operations"),
+)
+def task_plan(mem: Any, args: dict[str, Any], ctx: Context) -> ToolResult:
+    ops: list[PlanOp] = []
+    for n, op in enumerate(args["operations"], 1):
+        kind = op["op"]
+        needed = {"add": ("title",), "remove": ("step",), "move": ("step", "position"),
+                  "rename": ("step", "title")}[kind]  # fmt: skip
+        missing = [k for k in needed if k not in op]
+        if missing:
+            raise ValidationError(f"operation {n} ({kind}) needs {', '.join(missing)}")
+        if kind == "add":
+            ops.append(AddStep(op["title"], op.get("position")))
+        elif kind == "remove":
+            ops.append(RemoveStep(op["step"]))
+        elif kind == "move":
+            ops.append(MoveStep(op["step"], op["position"]))
+        else:
+            ops.append(RenameStep(op["step"], op["title"]))
+    task = mem.replan(args["task_id"], ops, reason=args.get("reason"))
+    plan = "\n".join(
+        f"  {n}. [{s.status.value}] {clip(s.title, 80)}" for n, s in enumerate(task.plan, 1)
+    )
+    return ToolResult(f"Replanned {_position(task)}:\n{plan}", {"task": to_jsonable(task)})
+
+
+_RECORDS = {
+    "decision": "add_decision",
+    "error": "add_error",
+    "finding": "add_finding",
+    "constraint": "add_constraint",
+    "question": "add_question",
+}
+
+
+@tool(
+    "Record on a task what you decided, what broke, what you found, a constraint to keep or"
+    " an open question. Decisions, errors and constraints stay in the task's state, which is"
+    " always in your prompt. To mark an error fixed, pass resolves (its id) and resolution.",
+    {
+        "task_id": _TASK_ID,
+        "decision": _text("A decision and its reason."),
+        "error": _text("An error you met (with resolution if already fixed)."),
+        "finding": _text("Something you found out."),
+        "constraint": _text("A rule the work must keep."),
+        "question": _text("An open question."),
+        "resolves": _text("The id of an open error (or question) now resolved."),
+        "resolution": _text("How the error was fixed, or the question's answer."),
+        "step": _STEP,
+    },
+    ("task_id",),
+)
+def task_record(mem: Any, args: dict[str, Any], ctx: Context) -> ToolResult:
+    task_id = args["task_id"]
+    recorded: list[Any] = []
+    with mem.correlation():
+        for kind, method in _RECORDS.items():
+            if kind in args:
+                extra = (
+                    {"resolution": args["resolution"]}
+                    if kind == "error" and "resolution" in args
+                    else {}
+                )
+                recorded.append(
+                    getattr(mem, method)(task_id, args[kind], step=args.get("step"), **extra)
+                )
+        if "resolves" in args:
+            if "resolution" not in args:
+                raise ValidationError("resolves needs a resolution: say how the error was fixed")
+            recorded.append(mem.resolve(args["resolves"], args["resolution"], task_id=task_id))
+    if not recorded:
+        raise ValidationError(
+            "task_record needs one of: decision, error, finding, constraint, question, or"
+            " resolves with a resolution"
+        )
+    lines = [f"Recorded {e.type.value} {e.id}: {clip(e.summary, 80)}" for e in recorded]
+    return ToolResult("\n".join(lines), {"entries": to_jsonable(recorded)})
+
+
+@tool(
+    "The task state: goal, plan, current and next steps, constraints, decisions, errors,"
+    " findings, questions. full=true shows everything (nothing hidden) and the 'where was I?'"
+    " brief. Without task_id: the active tasks of this workspace.",
+    {
+        "task_id": _TASK_ID,
+        "full": _flag("Show everything, not the budgeted view."),
+        "budget": _number("Token budget of the view (default 1500).", 500, 200_000),
+        "workspace": _text("Without task_id: this folder's active tasks."),
+    },
+    read_only=True,
+)
+def task_state(mem: Any, args: dict[str, Any], ctx: Context) -> ToolResult:
+    task_id = args.get("task_id")
+    if task_id is None:
+        primer = mem.prime(args.get("workspace") or ctx.workspace)
+        return ToolResult(primer.text, to_jsonable(primer))
+    from clew.state import MAX_BUDGET
+
+    budget = MAX_BUDGET if args.get("full") else args.get("budget")
+    state = mem.state(task_id, budget=budget)
+    text = state.text
+    if args.get("full"):
+        text += "\n" + mem.where(task_id).text
+    return ToolResult(text, to_jsonable(state))
+
+
+@tool(
+    "List tasks: this workspace's active ones, or with all=true every task (of one status).",
+    {
+        "all": _flag("Every task, not only this workspace's active ones."),
+        "status": _choice(TASK_STATUSES, "With all: only tasks of this status."),
+        "workspace": _text("The folder whose tasks to list."),
+    },
+    read_only=True,
+)
+def task_list(mem: Any, args: dict[str, Any], ctx: Context) -> ToolResult:
+    if args.get("all"):
+        found = mem.list_tasks(args.get("status"))
+    else:
+        found = mem.workspace_tasks(args.get("workspace") or ctx.workspace)
+    if not found:
+        return ToolResult(
+            "No tasks match. Register long work with task_register(name=..., plan=[...]).", []
+        )
+    return ToolResult("\n".join(_position(t) for t in found), to_jsonable(found))
+
+
+@tool(
+    "Full-text search of everything recorded: decisions, errors, findings, tool results,"
+    " instructions, artifacts. Any text is a valid query; identifiers like ERR_CONN_RESET or"
+    " src/auth.py are found as written.",
+    {
+        "query": _text("What to look for."),
+        "task_id": _TASK_ID,
+        "type": _choice(ENTRY_TYPES, "Only entries of this type."),
+        "tags": _strings("Only entries with all these tags."),
+        "limit": _number("At most this many hits (10).", 1, 100),
+    },
+    ("query",),
+    read_only=True,
+)
+def memory_search(mem: Any, args: dict[str, Any], ctx: Context) -> ToolResult:
+    hits = mem.search(
+        args["query"], task_id=args.get("task_id"), type=args.get("type"),
+        tags=args.get("tags", ()), limit=args.get("limit", 10),
+    )  # fmt: skip
+    if not hits:
+        return ToolResult(f"Nothing recorded matches {args['query']!r}.", [])
+    lines = [
+        f"{h.entry.id} [{h.entry.type.value}] {clip(h.entry.summary, 120)}\n"
+        f"   {clip(h.snippet, 160)}"
+        for h in hits
+    ]
+    return ToolResult("\n".join(lines), to_jsonable(hits))
+
+
+@tool(
+    "Exact lookup of recorded entries by task, type, status, step, tags and time, newest"
+    " first; or relevant_to=STEP for what matters for a step (its entries, those relevant to"
+    " it, and the task's decisions, errors and user instructions).",
+    {
+        "task_id": _TASK_ID,
+        "type": _choice(ENTRY_TYPES, "Only entries of this type."),
+        "status": _choice(["active", "superseded", "resolved"], "Only entries in this status."),
+        "step": _STEP,
+        "relevant_to": _STEP,
+        "tags": _strings("Only entries with all these tags."),
+        "since": _text("Created at or after: 2026-11-22, 2026-11-22T09:30, or 2h, 7d."),
+        "until": _text("Created before: a date, a time or an age."),
+        "limit": _number("At most this many entries (20).", 1, 200),
+    },
+    read_only=True,
+)
+def memory_query(mem: Any, args: dict[str, Any], ctx: Context) -> ToolResult:
+    if "relevant_to" in args:
+        if "task_id" not in args:
+            raise ValidationError("relevant_to needs task_id: the step belongs to a task")
+        entries = mem.query_relevant(
+            args["task_id"], args["relevant_to"], limit=args.get("limit", 20)
+        )
+    else:
+        entries = mem.list_entries(
+            args.get("task_id"), type=args.get("type"), status=args.get("status"),
+            step=args.get("step"), tags=args.get("tags", ()), since=args.get("since"),
+            until=args.get("until"), limit=args.get("limit", 20),
+        )  # fmt: skip
+    if not entries:
+        return ToolResult("No entries match.", [])
+    lines = []
+    for e in entries:
+        state = "" if e.status.value == "active" else f" ({e.status.value})"
+        line = f"{e.id} [{e.type.value}]{state} {clip(e.summary, 160)}"
+        if e.detail:
+            line += f"\n   {clip(e.detail, 300)}"
+        if e.resolution:
+            line += f"\n   -> {clip(e.resolution, 160)}"
+        lines.append(line)
+    return ToolResult("\n".join(lines), to_jsonable(entries))
+
+
+@tool(
+    "Your context window holds only recent turns; the whole conversation is archived. Search"
+    " it (action=search, query), fetch turns by number (range, start_turn, end_turn), the"
+    " results of a tool's past calls (tool_calls, tool_name), the turns around one (around,"
+    " turn), the turns an entry came from (source, entry_id), or a summary. Use it before"
+    " asking the user to repeat anything.",
+    {
+        "action": _choice(RECALL_ACTIONS, "What to fetch."),
+        "session": _text("The session's id or key (default: this server's)."),
+        "query": _text("For search: what to look for."),
+        "tool_name": _text("For tool_calls: the tool's name."),
+        "start_turn": _number("For range: the first turn."),
+        "end_turn": _number("For range: the last turn."),
+        "turn": _number("For around: the turn in the middle."),
+        "entry_id": _text("For source: the entry's id."),
+        "limit": _number("Hits (search, tool_calls) or turns each side (around).", 1, 50),
+    },
+    ("action",),
+    read_only=True,
+)
+def conversation_recall(mem: Any, args: dict[str, Any], ctx: Context) -> ToolResult:
+    session = args.get("session") or ctx.session
+    if session is None:
+        raise ValidationError(
+            "conversation_recall needs a session (its id or key): this server has no default"
+        )
+    options = {k: v for k, v in args.items() if k not in ("session", "action")}
+    found = mem.recall(session, args["action"], **options)
+    return ToolResult(found.text, to_jsonable(found._replace(turns=())))
+
+
+# -- calling ------------------------------------------------------------------------------------
+
+
+NO_CONTEXT = Context()
+
+
+def call(
+    mem: Any, name: str, arguments: Mapping[str, Any] | str | None, context: Context = NO_CONTEXT
+) -> ToolResult:
+    """Run a tool by name with its arguments (a mapping, or JSON text as models write it)."""
+    tool = TOOLS.get(name)
+    if tool is None:
+        return _error(f"no tool is called {name!r}; the tools are: {', '.join(TOOLS)}")
+    try:
+        args = _arguments(arguments)
+        check_arguments(tool.schema, args)
+        return tool.run(mem, args, context)
+    except ClewError as exc:
+        return _error(str(exc))
+
+
+def _arguments(arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
+    if arguments is None or arguments == "":
+        return {}
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError as exc:
+            raise ValidationError(f"the arguments are not valid JSON: {exc}") from None
+    if not isinstance(arguments, Mapping):
+        raise ValidationError("the arguments must be a JSON object")
+    return dict(arguments)
+
+
+def _error(message: str) -> ToolResult:
+    return ToolResult(f"Error: {message}", {"error": message}, True)
+
+
+def guidance() -> str:
+    """The system-prompt text that tells a model when to call which tool (`clew prompt`)."""
+    from importlib.resources import files
+
+    return files("clew").joinpath("prompts", "guidance.md").read_text(encoding="utf-8")
+
+
+# -- function calling -------------------------------------------------------------------------
+
+
+def schemas(format: str = "openai") -> list[dict[str, Any]]:
+    """The tools' schemas for a function-calling API: openai, anthropic or mcp."""
+    if format == "openai":
+        return [{"type": "function", "function": {"name": t.name, "description": t.description,
+                 "parameters": t.schema}} for t in TOOLS.values()]  # fmt: skip
+    if format == "anthropic":
+        return [{"name": t.name, "description": t.description, "input_schema": t.schema}
+                for t in TOOLS.values()]  # fmt: skip
+    if format == "mcp":
+        return [{"name": t.name, "description": t.description, "inputSchema": t.schema}
+                for t in TOOLS.values()]  # fmt: skip
+    raise ValidationError(f"format {format!r} is not one of: openai, anthropic, mcp")
+
+
+def dispatch(mem: Any, payload: Mapping[str, Any], context: Context = NO_CONTEXT) -> dict[str, Any]:
+    """Run the tool call a model asked for and return the message that answers it, in the
+    payload's own shape: an OpenAI chat tool call gets a `tool` message, a Responses
+    `function_call` item a `function_call_output`, an Anthropic `tool_use` block a
+    `tool_result` block."""
+    if not isinstance(payload, Mapping):
+        raise ValidationError("a tool call must be a JSON object")
+    kind = payload.get("type")
+    if kind == "tool_use":
+        result = call(mem, str(payload.get("name")), payload.get("input"), context)
+        return {"type": "tool_result", "tool_use_id": payload.get("id"),
+                "content": result.text, "is_error": result.is_error}  # fmt: skip
+    if kind == "function_call":
+        result = call(mem, str(payload.get("name")), payload.get("arguments"), context)
+        return {"type": "function_call_output", "call_id": payload.get("call_id"),
+                "output": result.text}  # fmt: skip
+    function = payload.get("function")
+    if isinstance(function, Mapping):
+        result = call(mem, str(function.get("name")), function.get("arguments"), context)
+        return {"role": "tool", "tool_call_id": payload.get("id"), "content": result.text}
+    raise ValidationError(
+        "unknown tool call shape: expected an OpenAI tool call ({'function': ...}), a Responses"
+        " function_call item or an Anthropic tool_use block"
+    )
