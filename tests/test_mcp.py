@@ -193,3 +193,12 @@ def test_a_failure_inside_clew_is_a_tool_error(
 def test_the_mcp_command_explains_a_bad_port(cli: Any) -> None:
     result = cli("mcp", "--port", "70000")
     assert result.code != 0 and "not a TCP port" in result.err
+
+
+def test_without_the_mcp_extra_the_command_says_what_to_install(
+    cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delitem(sys.modules, "clew.mcp_server", raising=False)
+    monkeypatch.setitem(sys.modules, "mcp_types", None)  # as if the mcp extra were not installed
+    result = cli("mcp")
+    assert result.code != 0 and "pip install 'clew[mcp]'" in result.err

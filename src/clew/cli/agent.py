@@ -39,7 +39,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     try:
         import anyio
 
-        from clew import mcp_server
+        import clew.mcp_server as mcp_server
     except ImportError:
         raise ValidationError(
             "the MCP server needs the mcp extra: pip install 'clew[mcp]'"
