@@ -23,7 +23,7 @@ from clew.errors import NotFoundError, ValidationError
 from clew.ids import new_id
 from clew.location import real_path, related
 from clew.models import EntryStatus, Session, Turn
-from clew.recall import RECALL_BUDGET, Fitted
+from clew.recall import RECALL_ACTIONS, RECALL_BUDGET, Fitted
 from clew.semantic import guardrail_lines
 from clew.session_state import STATE_BUDGET as SESSION_STATE_BUDGET
 from clew.session_state import render as render_session_state
@@ -31,7 +31,6 @@ from clew.state import MAX_BUDGET
 from clew.tokens import counter
 from clew.working import Working
 
-RECALL_ACTIONS = ("search", "range", "tool_calls", "summary", "around", "source")
 RECALL_LIMIT = 10
 CONTEXT_BUDGET = 32_000
 MIN_CONTEXT_BUDGET, MAX_CONTEXT_BUDGET = 1_000, 10_000_000

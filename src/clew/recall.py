@@ -28,6 +28,7 @@ from clew.brief import clip, number_ranges
 from clew.models import Turn
 from clew.tokens import TokenCounter
 
+RECALL_ACTIONS = ("search", "range", "tool_calls", "summary", "around", "source")
 RECALL_BUDGET = 8000
 TOOL_HEAD = 600  # characters of a shortened tool result that are kept
 _ARGUMENTS = 160  # characters of a call's arguments shown in a header

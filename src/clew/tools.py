@@ -10,8 +10,8 @@ with `is_error=True` and one sentence that says what to do instead.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from clew.brief import clip, current_step
 from clew.errors import ClewError, ValidationError
@@ -22,15 +22,20 @@ from clew.models import (
     PlanOp,
     RemoveStep,
     RenameStep,
+    StepStatus,
     Task,
+    TaskStatus,
     to_jsonable,
 )
+from clew.recall import RECALL_ACTIONS
 from clew.schema import check_arguments
 
-STEP_STATUSES = ["pending", "active", "completed", "failed", "skipped"]
-TASK_STATUSES = ["active", "paused", "completed", "failed", "cancelled"]
+if TYPE_CHECKING:
+    from clew.memory import Memory
+
+STEP_STATUSES = [s.value for s in StepStatus]
+TASK_STATUSES = [s.value for s in TaskStatus]
 ENTRY_TYPES = [t.value for t in EntryType]
-RECALL_ACTIONS = ["search", "range", "tool_calls", "summary", "around", "source"]
 _STEP = {
     "type": ["integer", "string"],
     "description": "A step: its number in the plan (1 = first) or its id.",
@@ -53,7 +58,7 @@ class Context(NamedTuple):
     workspace: str | None = None
 
 
-Handler = Callable[[Any, dict[str, Any], Context], ToolResult]
+Handler = Callable[["Memory", dict[str, Any], Context], ToolResult]
 
 
 class Tool(NamedTuple):
@@ -81,8 +86,8 @@ def _strings(description: str) -> dict[str, Any]:
     return {"type": "array", "items": {"type": "string"}, "description": description}
 
 
-def _choice(values: list[str], description: str) -> dict[str, Any]:
-    return {"type": "string", "enum": values, "description": description}
+def _choice(values: Sequence[str], description: str) -> dict[str, Any]:
+    return {"type": "string", "enum": list(values), "description": description}
 
 
 def _number(description: str, low: int = 1, high: int | None = None) -> dict[str, Any]:
@@ -146,7 +151,7 @@ def _position(task: Task) -> str:
     },
     ("name",),
 )
-def task_register(mem: Any, args: dict[str, Any], ctx: Context) -> ToolResult:
+def task_register(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     with mem.correlation():
         task = mem.create_task(
             args["name"],
@@ -182,7 +187,7 @@ def task_register(mem: Any, args: dict[str, Any], ctx: Context) -> ToolResult:
     },
     ("task_id",),
 )
-def task_update(mem: Any, args: dict[str, Any], ctx: Context) -> ToolResult:
+def task_update(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     task_id = args["task_id"]
     changes = {k: args[k] for k in args if k not in ("task_id", "query")}
     data: dict[str, Any] = {}
@@ -228,7 +233,7 @@ def task_update(mem: Any, args: dict[str, Any], ctx: Context) -> ToolResult:
     },
     ("task_id", "operations"),
 )
-def task_plan(mem: Any, args: dict[str, Any], ctx: Context) -> ToolResult:
+def task_plan(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     ops: list[PlanOp] = []
     for n, op in enumerate(args["operations"], 1):
         kind = op["op"]
@@ -278,7 +283,7 @@ _RECORDS = {
     },
     ("task_id",),
 )
-def task_record(mem: Any, args: dict[str, Any], ctx: Context) -> ToolResult:
+def task_record(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     task_id = args["task_id"]
     recorded: list[Any] = []
     with mem.correlation():
@@ -317,7 +322,7 @@ def task_record(mem: Any, args: dict[str, Any], ctx: Context) -> ToolResult:
     },
     read_only=True,
 )
-def task_state(mem: Any, args: dict[str, Any], ctx: Context) -> ToolResult:
+def task_state(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     task_id = args.get("task_id")
     if task_id is None:
         primer = mem.prime(args.get("workspace") or ctx.workspace)
@@ -341,7 +346,7 @@ def task_state(mem: Any, args: dict[str, Any], ctx: Context) -> ToolResult:
     },
     read_only=True,
 )
-def task_list(mem: Any, args: dict[str, Any], ctx: Context) -> ToolResult:
+def task_list(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     if args.get("all"):
         found = mem.list_tasks(args.get("status"))
     else:
@@ -367,7 +372,7 @@ def task_list(mem: Any, args: dict[str, Any], ctx: Context) -> ToolResult:
     ("query",),
     read_only=True,
 )
-def memory_search(mem: Any, args: dict[str, Any], ctx: Context) -> ToolResult:
+def memory_search(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     hits = mem.search(
         args["query"], task_id=args.get("task_id"), type=args.get("type"),
         tags=args.get("tags", ()), limit=args.get("limit", 10),
@@ -399,7 +404,7 @@ def memory_search(mem: Any, args: dict[str, Any], ctx: Context) -> ToolResult:
     },
     read_only=True,
 )
-def memory_query(mem: Any, args: dict[str, Any], ctx: Context) -> ToolResult:
+def memory_query(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     if "relevant_to" in args:
         if "task_id" not in args:
             raise ValidationError("relevant_to needs task_id: the step belongs to a task")
@@ -446,7 +451,7 @@ def memory_query(mem: Any, args: dict[str, Any], ctx: Context) -> ToolResult:
     ("action",),
     read_only=True,
 )
-def conversation_recall(mem: Any, args: dict[str, Any], ctx: Context) -> ToolResult:
+def conversation_recall(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     session = args.get("session") or ctx.session
     if session is None:
         raise ValidationError(
@@ -464,7 +469,7 @@ NO_CONTEXT = Context()
 
 
 def call(
-    mem: Any, name: str, arguments: Mapping[str, Any] | str | None, context: Context = NO_CONTEXT
+    mem: Memory, name: str, arguments: Mapping[str, Any] | str | None, context: Context = NO_CONTEXT
 ) -> ToolResult:
     """Run a tool by name with its arguments (a mapping, or JSON text as models write it)."""
     tool = TOOLS.get(name)
