@@ -87,7 +87,7 @@ async def every_tool(client: Client, workspace: Path) -> None:
         ("task_update", {}, "the required argument 'task_id' is missing"),
         ("task_update", {"task_id": task_id, "step_status": "done"}, "must be one of"),
         ("task_update", {"task_id": task_id, "step": 1.5}, "step must be integer or string"),
-        ("task_update", {"task_id": "zzzzz", "message": "x"}, "no task matches 'zzzzz'"),
+        ("task_update", {"task_id": "zzzzz", "message": "x"}, "no task matches 'zzzzz'; task_list"),
         ("task_update", {"task_id": task_id, "step": 9, "step_status": "active"}, "step 9"),
         ("task_register", {"name": "x", "colour": "red"}, "unknown argument 'colour'"),
         ("conversation_recall", {"action": "range", "start_turn": 1, "end_turn": 999},

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from clew.brief import clip, current_step
-from clew.errors import ClewError, ValidationError
+from clew.errors import ClewError, NotFoundError, ValidationError
 from clew.models import (
     AddStep,
     EntryType,
@@ -468,6 +468,15 @@ def conversation_recall(mem: Memory, args: dict[str, Any], ctx: Context) -> Tool
 NO_CONTEXT = Context()
 
 
+# What a model can call to find the right id, when the one it gave matches nothing.
+_FIND = {
+    "task": "task_list (all=true for every task) shows the ids",
+    "entry": "memory_search or memory_query find entries and their ids",
+    "session": "give the session's id or key as stored",
+    "turn": "conversation_recall action=search finds turns",
+}
+
+
 def call(
     mem: Memory, name: str, arguments: Mapping[str, Any] | str | None, context: Context = NO_CONTEXT
 ) -> ToolResult:
@@ -479,6 +488,9 @@ def call(
         args = _arguments(arguments)
         check_arguments(tool.schema, args)
         return tool.run(mem, args, context)
+    except NotFoundError as exc:
+        hint = _FIND.get(exc.kind)
+        return _error(f"no {exc.kind} matches {exc.ident!r}; {hint}" if hint else str(exc))
     except ClewError as exc:
         return _error(str(exc))
 
