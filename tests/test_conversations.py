@@ -419,6 +419,9 @@ def test_cli_malformed_imports_name_the_line(cli: Callable[..., Result], tmp_pat
     bad.write_text("")
     assert "is empty" in cli("session", "import", str(bad)).err
     assert "no sessions" in cli("session", "list", "--all").out  # nothing was stored
+    bad.write_text('{\n  "role": "user",\n  "content": "one message, pretty-printed"\n}\n')
+    one = cli("session", "import", str(bad))
+    assert one.code == 0 and "1 turns" in cli("session", "list", "--all").out
 
 
 def test_cli_recall_list_show_resume(cli: Callable[..., Result], tmp_path: Path) -> None:

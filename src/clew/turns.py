@@ -136,9 +136,10 @@ def estimate_tokens(text: str | None, calls: tuple[ToolCall, ...] = ()) -> int:
 
 
 def read_messages(text: str, source: str) -> list[dict[str, Any]]:
-    """Messages from a file's text: a JSON list, a JSON object with a `messages` list, or
-    JSON Lines (one message per line; blank lines skipped). Every message is checked; the
-    first bad one raises a ValidationError naming its line (or its place in the list)."""
+    """Messages from a file's text: a JSON list, a JSON object with a `messages` list, one
+    message, or JSON Lines (one message per line; blank lines skipped). Every message is
+    checked; the first bad one raises a ValidationError naming its line (or its place in
+    the list)."""
     text = text.removeprefix("\ufeff")
     if not text.strip():
         raise ValidationError(f"{source} is empty; it should hold messages as JSON or JSONL")
@@ -147,8 +148,8 @@ def read_messages(text: str, source: str) -> list[dict[str, Any]]:
     except ValueError:
         whole = None
     else:
-        if isinstance(whole, dict) and isinstance(whole.get("messages"), list):
-            whole = whole["messages"]
+        if isinstance(whole, dict):
+            whole = whole["messages"] if isinstance(whole.get("messages"), list) else [whole]
         if isinstance(whole, list):
             for n, message in enumerate(whole, 1):
                 parse(message, f"{source}: message {n}")
