@@ -644,7 +644,8 @@ class Conversations(Archive, Working):
                 raise NotFoundError(
                     "session",
                     where,
-                    "for this workspace; list every session with `clew session list --all`",
+                    "list every session with `clew session list --all`",
+                    message=f"no session belongs to the workspace {where}",
                 )
             session = found[0].id
         current = self._set_active(session, True)

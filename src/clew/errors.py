@@ -38,10 +38,10 @@ class InvalidTransitionError(ValidationError):
 class NotFoundError(ClewError, LookupError):
     """No record has the given id (or id prefix)."""
 
-    def __init__(self, kind: str, ident: str, hint: str = "") -> None:
+    def __init__(self, kind: str, ident: str, hint: str = "", *, message: str = "") -> None:
         self.kind = kind
         self.ident = ident
-        message = f"no {kind} matches {ident!r}"
+        message = message or f"no {kind} matches {ident!r}"
         super().__init__(f"{message}; {hint}" if hint else message)
 
 
