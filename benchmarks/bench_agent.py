@@ -24,8 +24,6 @@ import argparse
 import asyncio
 import json
 import os
-import platform
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -36,7 +34,7 @@ from collections.abc import Sequence
 import clew
 from bench_state import seed
 from clew import tools
-from common import pct, table
+from common import header, pct, table
 
 FLOOR = (
     "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]);"
@@ -86,11 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="few runs")
     args = parser.parse_args(argv)
     runs = 3 if args.quick else args.runs
-    print("# clew agent surface benchmark\n")
-    print(table(["fact", "value"], [
-        ["date", time.strftime("%Y-%m-%d %H:%M")], ["python", platform.python_version()],
-        ["sqlite", sqlite3.sqlite_version], ["cpus", os.cpu_count()],
-    ]))  # fmt: skip
+    header("clew agent surface benchmark")
     with tempfile.TemporaryDirectory(prefix="clew-bench-agent-") as tmp:
         workspace = os.path.join(tmp, "project")
         os.makedirs(os.path.join(workspace, ".clew"))

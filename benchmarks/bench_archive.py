@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import sqlite3
 import statistics
@@ -36,7 +35,7 @@ from datetime import UTC, datetime
 
 import clew
 from clew.ids import new_id
-from common import alternating_ms, pct, table
+from common import alternating_ms, header, pct, table
 
 RARE = "ERR_QUOTA_7731"  # exactly 3 entries
 PHRASE = "stale lockfile"  # ~1% of entries
@@ -242,18 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]
     samples = args.samples or (100 if args.quick else 1000)
     runs = args.runs or (10 if args.quick else 60)
-    print("# clew archive benchmark\n")
-    print(
-        table(
-            ["fact", "value"],
-            [
-                ["date", time.strftime("%Y-%m-%d %H:%M")],
-                ["python", platform.python_version()],
-                ["sqlite", sqlite3.sqlite_version],
-                ["cpus", os.cpu_count()],
-            ],
-        )
-    )
+    header("clew archive benchmark")
     with tempfile.TemporaryDirectory(prefix="clew-bench-archive-") as tmp:
         print(f"\n## Record one entry ({samples} samples per side); aim: clew/floor >= 0.8\n")
         print(

@@ -26,7 +26,6 @@ import argparse
 import asyncio
 import json
 import os
-import platform
 import sqlite3
 import statistics
 import subprocess
@@ -40,7 +39,7 @@ from typing import Any
 import clew
 from clew.ids import new_id
 from clew.turns import parse
-from common import alternating_ms, pct, table, timed_ms
+from common import alternating_ms, header, pct, table, timed_ms
 from workload import PHRASE, RARE, TRACEBACK, messages
 
 BATCH = 2000
@@ -218,11 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]
     samples = args.samples or (100 if args.quick else 1000)
     runs = args.runs or (10 if args.quick else 40)
-    print("# clew conversation archive benchmark\n")
-    print(table(["fact", "value"], [
-        ["date", time.strftime("%Y-%m-%d %H:%M")], ["python", platform.python_version()],
-        ["sqlite", sqlite3.sqlite_version], ["cpus", os.cpu_count()],
-    ]))  # fmt: skip
+    header("clew conversation archive benchmark")
     with tempfile.TemporaryDirectory(prefix="clew-bench-turns-") as tmp:
         print(f"\n## Append one turn ({samples} samples per side); aim: clew/floor >= 0.8\n")
         print(table(["side", "p50 µs", "p99 µs", "turns/s", "clew/floor"],

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import random
 import sqlite3
 import statistics
@@ -38,7 +37,7 @@ from collections.abc import Callable, Sequence
 import clew
 from clew.state import render_state
 from clew.tokens import counter
-from common import pct, table
+from common import header, pct, table
 
 _WORD_TEXT = (
     "migrate schema table index column enum pgloader postgres mysql backup restore verify"
@@ -132,19 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--samples", type=int, default=300, help="samples per measurement")
     parser.add_argument("--runs", type=int, default=15, help="runs per process measurement")
     args = parser.parse_args(argv)
-    print("# clew layer-1 benchmark\n")
-    print(
-        table(
-            ["fact", "value"],
-            [
-                ["date", time.strftime("%Y-%m-%d %H:%M")],
-                ["python", platform.python_version()],
-                ["sqlite", sqlite3.sqlite_version],
-                ["cpus", os.cpu_count()],
-                ["samples", args.samples],
-            ],
-        )
-    )
+    header("clew layer-1 benchmark", ("samples", args.samples))
     with tempfile.TemporaryDirectory(prefix="clew-bench-state-") as tmp:
         db = os.path.join(tmp, ".clew", "clew.db")
         workspace = os.path.join(tmp, "project")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import platform
+import sqlite3
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -10,6 +13,19 @@ from collections.abc import Callable, Sequence
 def pct(values: Sequence[float], q: int) -> float:
     """The q-th percentile (inclusive method) of `values`."""
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+
+
+def header(title: str, *extra: tuple[str, object]) -> None:
+    """Print a benchmark's title and the facts of the machine and run it measured on."""
+    facts: list[list[object]] = [
+        ["date", time.strftime("%Y-%m-%d %H:%M")],
+        ["python", f"{platform.python_version()} ({platform.python_implementation()})"],
+        ["sqlite", sqlite3.sqlite_version],
+        ["cpus", os.cpu_count()],
+        *([k, v] for k, v in extra),
+    ]
+    print(f"# {title}\n")
+    print(table(["fact", "value"], facts))
 
 
 def timed_ms(fn: Callable[[], object], runs: int) -> list[float]:

@@ -13,6 +13,7 @@ from clew.cli.common import (
     print_json,
     read_text,
     show,
+    show_lines,
     step_ref,
     tags,
 )
@@ -74,15 +75,11 @@ def cmd_entries(args: argparse.Namespace) -> int:
                 limit=args.limit,
             )
         numbers = _numbers(mem, args.task)
-    if args.json:
-        print_json(entries)
-    elif not entries:
-        print("no entries match; record some with `clew note` or `clew task record`")
-    else:
-        now = current_time()
-        for entry in entries:
-            print(entry_line(entry, now, numbers))
-    return 0
+    now = current_time()
+    return show_lines(
+        args, entries, lambda e: entry_line(e, now, numbers),
+        "no entries match; record some with `clew note` or `clew task record`",
+    )  # fmt: skip
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -99,15 +96,8 @@ def cmd_search(args: argparse.Namespace) -> int:
             until=args.until,
             limit=args.limit,
         )
-    if args.json:
-        print_json(hits)
-    elif not hits:
-        print("nothing found")
-    else:
-        now = current_time()
-        for hit in hits:
-            print(hit_line(hit, now))
-    return 0
+    now = current_time()
+    return show_lines(args, hits, lambda h: hit_line(h, now), "nothing found")
 
 
 def cmd_seen(args: argparse.Namespace) -> int:

@@ -69,6 +69,21 @@ def show(args: argparse.Namespace, value: Any, text: str) -> int:
     return 0
 
 
+def show_lines(
+    args: argparse.Namespace, items: Sequence[Any], line: Callable[[Any], str], empty: str
+) -> int:
+    """Print `items` as JSON under --json, else one `line` each, or `empty` when there are
+    none; return the success exit code."""
+    if args.json:
+        print_json(items)
+    elif not items:
+        print(empty)
+    else:
+        for item in items:
+            print(line(item))
+    return 0
+
+
 def current_time() -> Any:
     from clew.clock import utcnow
 

@@ -7,7 +7,15 @@ import os
 import sys
 from typing import Any
 
-from clew.cli.common import Commands, current_time, open_memory, print_json, read_text, show
+from clew.cli.common import (
+    Commands,
+    current_time,
+    open_memory,
+    print_json,
+    read_text,
+    show,
+    show_lines,
+)
 from clew.errors import ValidationError
 
 
@@ -50,16 +58,12 @@ def cmd_list(args: argparse.Namespace) -> int:
     workspace = None if args.all else (args.workspace or os.getcwd())
     with open_memory(args) as mem:
         sessions = mem.list_sessions(workspace, active_only=args.active, limit=args.limit)
-    if args.json:
-        print_json(sessions)
-    elif not sessions:
-        where = "" if args.all else " for this workspace (--all lists every one)"
-        print(f"no sessions{where}; import one with `clew session import FILE`")
-    else:
-        now = current_time()
-        for session in sessions:
-            print(session_line(session, now))
-    return 0
+    now = current_time()
+    where = "" if args.all else " for this workspace (--all lists every one)"
+    return show_lines(
+        args, sessions, lambda s: session_line(s, now),
+        f"no sessions{where}; import one with `clew session import FILE`",
+    )  # fmt: skip
 
 
 def cmd_show(args: argparse.Namespace) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from clew.cli.common import Commands, open_memory, print_json, show
+from clew.cli.common import Commands, open_memory, print_json, show, show_lines
 
 
 def cmd_pattern_add(args: argparse.Namespace) -> int:
@@ -35,13 +35,9 @@ def cmd_pattern_list(args: argparse.Namespace) -> int:
 
     with open_memory(args) as mem:
         patterns = mem.list_patterns(args.domain, include_deprecated=args.all, limit=args.limit)
-    if args.json:
-        print_json(patterns)
-    elif not patterns:
-        print("no patterns; add one with `clew pattern add DOMAIN NAME`")
-    for pattern in patterns if not args.json else ():
-        print(pattern_line(pattern))
-    return 0
+    return show_lines(
+        args, patterns, pattern_line, "no patterns; add one with `clew pattern add DOMAIN NAME`"
+    )
 
 
 def cmd_pattern_prune(args: argparse.Namespace) -> int:
@@ -79,13 +75,10 @@ def cmd_guard_list(args: argparse.Namespace) -> int:
 
     with open_memory(args) as mem:
         rules = mem.list_guardrails(enabled_only=not args.all)
-    if args.json:
-        print_json(rules)
-    elif not rules:
-        print("no guardrails; add one with `clew guard add` or `clew guard defaults`")
-    for rule in rules if not args.json else ():
-        print(guardrail_line(rule))
-    return 0
+    return show_lines(
+        args, rules, guardrail_line,
+        "no guardrails; add one with `clew guard add` or `clew guard defaults`",
+    )  # fmt: skip
 
 
 def cmd_guard_switch(args: argparse.Namespace) -> int:

@@ -20,6 +20,7 @@ from clew.cli.common import (
     read_output,
     read_text,
     show,
+    show_lines,
     step_ref,
     tags,
 )
@@ -43,15 +44,11 @@ def cmd_task_list(args: argparse.Namespace) -> int:
 
     with open_memory(args) as mem:
         tasks = mem.list_tasks(args.status or None, include_archived=args.all)
-    if args.json:
-        print_json(tasks)
-    elif not tasks:
-        print("no tasks; create one with `clew task new NAME --plan STEP ...`")
-    else:
-        now = current_time()
-        for task in tasks:
-            print(task_line(task, now))
-    return 0
+    now = current_time()
+    return show_lines(
+        args, tasks, lambda t: task_line(t, now),
+        "no tasks; create one with `clew task new NAME --plan STEP ...`",
+    )  # fmt: skip
 
 
 def cmd_task_show(args: argparse.Namespace) -> int:

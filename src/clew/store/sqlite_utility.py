@@ -68,32 +68,31 @@ class UtilityReads(RowReader):
         self, *, task_id: str | None = None, since: str | None = None
     ) -> tuple[int, int]:
         """(calls, tokens) of model calls, for a task or since a time (the whole space)."""
-        sql = (
+        where, params = self._calls_where(task_id, since)
+        row = self._rows(
             "SELECT count(*), coalesce(sum(prompt_tokens + completion_tokens), 0)"
-            " FROM model_calls WHERE space = ?"
-        )
-        params: list[Any] = [self.space]
-        if task_id is not None:
-            sql += " AND task_id = ?"
-            params.append(task_id)
-        if since is not None:
-            sql += " AND created_at >= ?"
-            params.append(since)
-        row = self._rows(sql, params)[0]
+            f" FROM model_calls {where}",
+            params,
+        )[0]
         return int(row[0]), int(row[1])
 
     def model_calls(
         self, *, task_id: str | None = None, since: str | None = None
     ) -> list[ModelCall]:
-        sql = "SELECT * FROM model_calls WHERE space = ?"
+        where, params = self._calls_where(task_id, since)
+        rows = self._rows(f"SELECT * FROM model_calls {where} ORDER BY created_at, rowid", params)
+        return [_call(r) for r in rows]
+
+    def _calls_where(self, task_id: str | None, since: str | None) -> tuple[str, list[Any]]:
+        where = "WHERE space = ?"
         params: list[Any] = [self.space]
         if task_id is not None:
-            sql += " AND task_id = ?"
+            where += " AND task_id = ?"
             params.append(task_id)
         if since is not None:
-            sql += " AND created_at >= ?"
+            where += " AND created_at >= ?"
             params.append(since)
-        return [_call(r) for r in self._rows(sql + " ORDER BY created_at, rowid", params)]
+        return where, params
 
     def latest_summary(self, task_id: str) -> RunningSummary | None:
         rows = self._rows(
