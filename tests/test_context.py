@@ -84,6 +84,8 @@ def test_tier_budgets_can_be_changed_and_turned_off(mem: clew.Memory) -> None:
     assert "## Session state" not in context.messages[0]["content"]
     off = next(t for t in context.tiers if t.name == "session_state")
     assert off.tokens == 0 and "turned off" in off.note
+    with pytest.raises(clew.ValidationError, match="cannot be negative"):
+        mem.assemble_context(session.id, tiers={"entries": -1})
     with pytest.raises(clew.ValidationError, match="no tier is called 'turnz'"):
         mem.assemble_context(session.id, tiers={"turnz": 5})
     with pytest.raises(clew.ValidationError, match="system prompt alone"):

@@ -193,6 +193,11 @@ def test_a_failure_inside_clew_is_a_tool_error(
 def test_the_mcp_command_explains_a_bad_port(cli: Any) -> None:
     result = cli("mcp", "--port", "70000")
     assert result.code != 0 and "not a TCP port" in result.err
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = cli("mcp", "--port", str(taken.getsockname()[1]))
+    assert busy.code != 0 and "choose another --port" in busy.err
 
 
 def test_without_the_mcp_extra_the_command_says_what_to_install(

@@ -39,7 +39,6 @@ ENTRIES_SHOWN = 20
 _MEASURED = 50_000  # exact token counts of turns remembered, by turn id
 _FIRST_PAGE = 256  # turns loaded for context assembly, then four times more while needed
 _SESSION_FIELDS = ("workspace", "model", "system_prompt", "task_id", "title")
-_HIDDEN = "hidden from the session's view (popped or cleared), still in the archive"
 
 
 class SessionState(NamedTuple):
@@ -526,6 +525,8 @@ class Conversations(Archive, Working):
                     f"no tier is called {name!r}; the tiers are: {', '.join(caps)}"
                 )
             caps[name] = checks.integer(value, f"{name} budget")
+            if caps[name] < 0:
+                raise ValidationError(f"the {name} budget cannot be negative ({value})")
         with self._store.transaction():
             current = self._session(session)
             tid = self._task_id(task_id) if task_id is not None else current.task_id

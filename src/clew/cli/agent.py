@@ -44,8 +44,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         raise ValidationError(
             "the MCP server needs the mcp extra: pip install 'clew[mcp]'"
         ) from None
-    if args.port is not None and not 1 <= args.port <= 65535:
-        raise ValidationError(f"port {args.port} is not a TCP port (1-65535)")
+    if args.port is not None:
+        _check_port(args.port)
     mem = open_memory(args)
     if mem.settings.worker == "process":  # a server lives long: a thread does queued jobs
         mem.settings = mem.settings._replace(worker="thread")
@@ -61,6 +61,21 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     finally:
         mem.close()
     return 0
+
+
+def _check_port(port: int) -> None:
+    """Refuse a port that is not one, or that is taken, before the server starts."""
+    import socket
+
+    if not 1 <= port <= 65535:
+        raise ValidationError(f"port {port} is not a TCP port (1-65535)")
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as exc:
+            raise ValidationError(
+                f"cannot serve on 127.0.0.1:{port} ({exc.strerror}); choose another --port"
+            ) from None
 
 
 def _context(args: argparse.Namespace) -> Any:
