@@ -206,4 +206,4 @@ def test_without_the_mcp_extra_the_command_says_what_to_install(
     monkeypatch.delitem(sys.modules, "clew.mcp_server", raising=False)
     monkeypatch.setitem(sys.modules, "mcp_types", None)  # as if the mcp extra were not installed
     result = cli("mcp")
-    assert result.code != 0 and "pip install 'clew[mcp]'" in result.err
+    assert result.code != 0 and "pip install -e '.[mcp]'" in result.err

@@ -42,7 +42,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         import clew.mcp_server as mcp_server
     except ImportError:
         raise ValidationError(
-            "the MCP server needs the mcp extra: pip install 'clew[mcp]'"
+            "the MCP server needs the mcp extra: run `pip install -e '.[mcp]'` in clew's checkout"
         ) from None
     if args.port is not None:
         _check_port(args.port)
