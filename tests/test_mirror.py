@@ -182,7 +182,9 @@ def test_the_journal_file_is_appended_to_never_rewritten(tmp_path: Path) -> None
 
 def _events(count: int) -> list[Event]:
     return [
-        Event(seq, f"e{seq:09d}", "default", "t", "c", "message.added", {"n": "x" * (seq * 7_000)}, "now")
+        Event(
+            seq, f"e{seq:09d}", "default", "t", "c", "message.added", {"n": "x" * seq * 7_000}, ""
+        )
         for seq in range(1, count + 1)
     ]
 

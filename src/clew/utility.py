@@ -491,8 +491,8 @@ def worker_lock(store_path: str, space: str) -> Iterator[bool]:
 
 def drain(memory: Utility) -> list[Job]:
     """Do every queued job of the space as its one background worker (or do nothing if
-    another holds the space's lock). Checks again after letting go, so a job queued just as it finished is
-    not left waiting for the next write."""
+    another holds the space's lock). Checks again after letting go, so a job queued just
+    as it finished is not left waiting for the next write."""
     done: list[Job] = []
     while True:
         with worker_lock(memory.path, memory.space) as mine:

@@ -108,9 +108,7 @@ def make_folder(path: str) -> None:
         raise StoreError(f"cannot create the store {path}: this user may not write {folder}")
 
 
-def connect(
-    path: str, busy_timeout: float = 5.0, *, read_only: bool = False
-) -> sqlite3.Connection:
+def connect(path: str, busy_timeout: float = 5.0, *, read_only: bool = False) -> sqlite3.Connection:
     """Open `path` with clew's connection settings: autocommit driver, foreign keys, busy
     timeout. The file itself is not changed: `migrate` checks it is a clew store first.
     `read_only` opens it with SQLite's `mode=ro`, which never writes the file."""
@@ -316,7 +314,7 @@ class SQLiteStore(ArchiveReads, TraceReads, UtilityReads, ConversationReads):
         self.busy_timeout = busy_timeout
         # Why the store cannot be written, if it cannot: then it opens for reading only.
         self.read_only_reason = unwritable(self.path)
-        self.read_only = self.read_only_reason is not None
+        self.read_only: bool = self.read_only_reason is not None
         self._conn = connect(self.path, busy_timeout, read_only=self.read_only)
         self._lock = threading.RLock()
         self._depth = 0
