@@ -1013,24 +1013,40 @@ def _in_a_read_only_mount(source: Path, target: Path, *args: str) -> Any:
     pytest.skip(f"no bind mount in a namespace here: {done.stderr.strip()[-200:]}")
 
 
-@pytest.mark.parametrize("open_writer", [False, True], ids=["closed", "with -wal and -shm"])
+@pytest.mark.parametrize("files", ["closed", "open", "wal only"])
 def test_a_store_on_a_read_only_mount_is_read_and_refuses_writes(
-    tmp_path: Path, open_writer: bool
+    tmp_path: Path, files: str
 ) -> None:
     source, target = tmp_path / "data", tmp_path / "mnt"
     target.mkdir()
     db = source / "clew.db"
     task_id = filled_store(db)
     writer = None
-    if open_writer:  # another process has it open: its -wal and -shm files are there
-        writer = sqlite3.connect(db)
-        writer.execute("SELECT count(*) FROM tasks").fetchone()
+    if files != "closed":  # another process has it open: its -wal and -shm files are there
+        writer = sqlite3.connect(db, isolation_level=None)
+        writer.execute("PRAGMA wal_autocheckpoint = 0")
+        writer.execute("UPDATE tasks SET name = name")  # a commit that lives in the -wal
         assert os.path.exists(f"{db}-wal") and os.path.exists(f"{db}-shm")
+    if files == "wal only":  # a -wal left without its -shm: a reader cannot make one there
+        assert writer is not None
+        wal = Path(f"{db}-wal").read_bytes()
+        writer.close()  # removes both files
+        Path(f"{db}-wal").write_bytes(wal)
+        writer = None
     try:
         results = _in_a_read_only_mount(source, target, str(target / "clew.db"), task_id)
     finally:
         if writer is not None:
             writer.close()
+    if files == "wal only":
+        for code, out, err in results:
+            assert (code, out) == (2, "")
+            assert err == (
+                f"clew: error: cannot read the store {target / 'clew.db'}: its write-ahead log"
+                f" ({target / 'clew.db'}-wal) needs a -shm file that this user cannot create"
+                " there; open it once with write access\n"
+            )
+        return
     *reads, write = results
     for code, out, err in reads:
         assert code == 0 and err == "", (code, out, err)

@@ -162,8 +162,13 @@ def _connect_read_only(path: str, busy_timeout: float) -> sqlite3.Connection:
         # A WAL store needs its -shm file, which a reader cannot create in a folder it
         # may not write. With no -wal file every commit is in the main file, so reading
         # it as immutable is exact; with one, its commits would be missed: refuse.
-        if _is_busy(exc) or os.path.exists(f"{path}-wal"):
+        if _is_busy(exc):
             raise
+        if os.path.exists(f"{path}-wal"):
+            raise StoreError(
+                f"cannot read the store {path}: its write-ahead log ({path}-wal) needs a -shm"
+                " file that this user cannot create there; open it once with write access"
+            ) from None
         return attempt("&immutable=1")
 
 
