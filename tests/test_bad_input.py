@@ -951,6 +951,12 @@ def test_a_read_only_store_is_read_and_refuses_writes_in_one_line(
         assert report.ok, report.differences
         with pytest.raises(clew.StoreReadOnlyError, match=f"is read-only .*may not write {why}"):
             mem.update_task(task_id, message="lost?")
+        # A model's tool call gets the same sentence as a tool error, and reads still answer.
+        from clew import tools
+
+        refused = tools.call(mem, "task_update", {"task_id": task_id, "message": "lost?"})
+        assert refused.is_error and "is read-only" in refused.text
+        assert not tools.call(mem, "task_state", {"task_id": task_id}).is_error
         # SQLite itself opened it read-only: a write that slipped past clew is refused too.
         with pytest.raises(sqlite3.OperationalError, match="readonly"):
             mem._store._conn.execute("DELETE FROM tasks")  # type: ignore[attr-defined]
@@ -961,8 +967,9 @@ def test_a_read_only_store_is_read_and_refuses_writes_in_one_line(
     line = error_line(run_main("--db", str(db), "task", "update", task_id, "--message", "x",
                                capsys=capsys))  # fmt: skip
     assert line == (
-        f"clew: error: the store {db} is read-only (this user may not write {why}): it can be"
-        " read, but this changes it; run it as a user who may write the store and its folder"
+        f"clew: error: the store {db} is read-only (this user may not write {why}): reads"
+        " work, but this would change it; to write, give this user write access to the file"
+        " and its folder"
     )
     assert db.read_bytes() == before
 
@@ -1055,7 +1062,10 @@ def test_a_store_on_a_read_only_mount_is_read_and_refuses_writes(
     assert reads[3][1].startswith("ok:")
     code, out, err = write
     assert code == 2 and out == "" and len(err.splitlines()) == 1
-    assert "is read-only (it is on a read-only file system)" in err
+    assert err.endswith(
+        "is read-only (it is on a read-only file system): reads work, but this would change"
+        " it; to write, remount it read-write\n"
+    )
 
 
 def test_a_store_held_past_the_busy_timeout_says_busy_and_names_the_option(

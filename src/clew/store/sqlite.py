@@ -76,6 +76,9 @@ def _is_read_only(exc: sqlite3.Error) -> bool:
     return "readonly" in str(exc).lower()  # SQLITE_READONLY: "attempt to write a readonly ..."
 
 
+READ_ONLY_MOUNT = "it is on a read-only file system"
+
+
 def unwritable(path: str) -> str | None:
     """Say why the existing store at `path` cannot be written (None if it can, or is new).
 
@@ -85,7 +88,7 @@ def unwritable(path: str) -> str | None:
         return None
     folder = os.path.dirname(os.path.abspath(path))
     if hasattr(os, "statvfs") and os.statvfs(folder).f_flag & os.ST_RDONLY:
-        return "it is on a read-only file system"
+        return READ_ONLY_MOUNT
     if not os.access(path, os.W_OK):
         return "this user may not write the file"
     if not os.access(folder, os.W_OK):
@@ -363,9 +366,14 @@ class SQLiteStore(ArchiveReads, TraceReads, UtilityReads, ConversationReads):
 
     def _read_only_error(self) -> StoreReadOnlyError:
         why = self.read_only_reason or "SQLite refused to write it"
+        fix = (
+            "remount it read-write"
+            if why == READ_ONLY_MOUNT
+            else "give this user write access to the file and its folder"
+        )
         return StoreReadOnlyError(
-            f"the store {self.path} is read-only ({why}): it can be read, but this changes it;"
-            " run it as a user who may write the store and its folder"
+            f"the store {self.path} is read-only ({why}): reads work, but this would change"
+            f" it; to write, {fix}"
         )
 
     @contextlib.contextmanager
