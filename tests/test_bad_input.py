@@ -1254,3 +1254,14 @@ def test_init_below_a_project_store_warns_that_it_hides_it(
     )
     again = run_main("init", capsys=capsys)  # already there: nothing new is hidden
     assert again.err == "" and again.out.startswith("already has")
+
+
+def test_a_folder_given_as_the_store_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = error_line(run_main("--db", str(tmp_path), "task", "list", capsys=capsys))
+    assert line == (
+        f"clew: error: {tmp_path} is a folder, not a store file; a store in it is like"
+        f" {tmp_path / '.clew' / 'clew.db'}"
+    )
+    assert os.listdir(tmp_path) == []

@@ -98,6 +98,9 @@ def unwritable(path: str) -> str | None:
 
 def make_folder(path: str) -> None:
     """Make the folder that will hold the store file, or raise StoreError saying why not."""
+    if os.path.isdir(path):
+        store = os.path.join(path, ".clew", "clew.db")
+        raise StoreError(f"{path} is a folder, not a store file; a store in it is like {store}")
     folder = os.path.dirname(os.path.abspath(path))
     try:
         os.makedirs(folder, exist_ok=True)
