@@ -48,6 +48,8 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def db(tmp_path: Path) -> Path:
+    # The folder exists, as it would for a real --db: the CLI refuses a missing one.
+    (tmp_path / "store").mkdir(exist_ok=True)
     return tmp_path / "store" / "clew.db"
 
 

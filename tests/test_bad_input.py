@@ -875,3 +875,395 @@ def test_a_file_that_is_not_a_clew_store_is_refused_and_left_alone(
     directory.mkdir()
     with pytest.raises(clew.StoreError):
         clew.open(directory)
+
+
+# -- stores: read-only, busy, unmakeable folders, missing --db folders, the user store ------
+# Issue 10, points 3 and 4: a healthy store is never called foreign, and no store appears
+# by surprise. Tests run as root here and in CI, where chmod does not stop a write, so the
+# permission decision is tested with os.access answering as it would for another user,
+# and a real read-only mount (a bind mount in a user namespace) is used where available.
+
+
+def run_main(*args: str, capsys: pytest.CaptureFixture[str]) -> Result:
+    capsys.readouterr()
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return Result(code, captured.out, captured.err)
+
+
+def deny_writes(monkeypatch: pytest.MonkeyPatch, *paths: Path) -> None:
+    """Make os.access say, as it would for another user, that `paths` cannot be written."""
+    real = os.access
+    denied = {os.path.abspath(p) for p in paths}
+
+    def access(path: Any, mode: int, **kwargs: Any) -> bool:
+        if mode & os.W_OK and os.path.abspath(path) in denied:
+            return False
+        return real(path, mode, **kwargs)
+
+    monkeypatch.setattr(os, "access", access)
+
+
+def filled_store(db: Path) -> str:
+    with clew.open(db) as mem:
+        task = mem.create_task("Deploy", ["Build", "Push"], goal="ship it")
+        mem.update_task(task.id, message="use ghcr.io", step=1, step_status="active")
+        mem.add_decision(task.id, "Push images to ghcr.io")
+        return task.id
+
+
+def test_why_a_store_cannot_be_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from clew.store.sqlite import unwritable
+
+    db = tmp_path / "clew.db"
+    assert unwritable(str(db)) is None  # not there yet: it will be created
+    db.write_bytes(b"")
+    assert unwritable(str(db)) is None
+    deny_writes(monkeypatch, tmp_path)
+    assert unwritable(str(db)) == "this user may not write its folder"
+    deny_writes(monkeypatch, db)
+    assert unwritable(str(db)) == "this user may not write the file"
+
+    class ReadOnlyMount:
+        f_flag = os.ST_RDONLY
+
+    monkeypatch.setattr(os, "statvfs", lambda path: ReadOnlyMount())
+    assert unwritable(str(db)) == "it is on a read-only file system"
+
+
+@pytest.mark.parametrize("deny", ["file", "folder"])
+def test_a_read_only_store_is_read_and_refuses_writes_in_one_line(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    deny: str,
+) -> None:
+    db = tmp_path / "ro" / "clew.db"
+    task_id = filled_store(db)
+    before = db.read_bytes()
+    deny_writes(monkeypatch, db if deny == "file" else db.parent)
+    why = "the file" if deny == "file" else "its folder"
+    with clew.open(db) as mem:
+        assert mem.read_only
+        assert mem.get_task(task_id).name == "Deploy"
+        assert mem.search("ghcr")[0].entry.summary == "Push images to ghcr.io"
+        report = mem.verify()  # the FTS check runs on a copy: no false mismatch
+        assert report.ok, report.differences
+        with pytest.raises(clew.StoreReadOnlyError, match=f"is read-only .*may not write {why}"):
+            mem.update_task(task_id, message="lost?")
+        # A model's tool call gets the same sentence as a tool error, and reads still answer.
+        from clew import tools
+
+        refused = tools.call(mem, "task_update", {"task_id": task_id, "message": "lost?"})
+        assert refused.is_error and "is read-only" in refused.text
+        assert not tools.call(mem, "task_state", {"task_id": task_id}).is_error
+        # SQLite itself opened it read-only: a write that slipped past clew is refused too.
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            mem._store._conn.execute("DELETE FROM tasks")  # type: ignore[attr-defined]
+    for args in (["task", "list"], ["state", task_id], ["search", "ghcr"], ["verify"]):
+        result = run_main("--db", str(db), *args, capsys=capsys)
+        assert result.code == 0, (args, result.err)
+        assert result.err == ""
+    line = error_line(run_main("--db", str(db), "task", "update", task_id, "--message", "x",
+                               capsys=capsys))  # fmt: skip
+    assert line == (
+        f"clew: error: the store {db} is read-only (this user may not write {why}): reads"
+        " work, but this would change it; to write, give this user write access to the file"
+        " and its folder"
+    )
+    assert db.read_bytes() == before
+
+
+def test_a_read_only_store_that_needs_an_upgrade_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "clew.db"
+    filled_store(db)
+    conn = sqlite3.connect(db)
+    newest = conn.execute("SELECT max(number) FROM clew_migrations").fetchone()[0]
+    conn.execute("DELETE FROM clew_migrations WHERE number = ?", (newest,))
+    conn.commit()
+    conn.close()
+    deny_writes(monkeypatch, db)
+    with pytest.raises(clew.StoreError, match=r"needs setting up or upgrading .* open it once"):
+        clew.open(db)
+
+
+MOUNT_SCRIPT = r"""
+import json, subprocess, sys
+source, target, db, task_id = sys.argv[1:5]
+subprocess.run(["mount", "--bind", "-o", "ro", source, target], check=True)
+out = []
+for args in (["task", "list"], ["state", task_id], ["search", "ghcr"], ["verify"],
+             ["task", "update", task_id, "--message", "x"]):
+    done = subprocess.run([sys.executable, "-m", "clew", "--db", db, *args],
+                          capture_output=True, text=True)
+    out.append([done.returncode, done.stdout, done.stderr])
+print(json.dumps(out))
+"""
+
+
+def _in_a_read_only_mount(source: Path, target: Path, *args: str) -> Any:
+    """Run MOUNT_SCRIPT in a new mount namespace (a user namespace when unprivileged)."""
+    import shutil
+
+    if shutil.which("unshare") is None or shutil.which("mount") is None:
+        pytest.skip("needs unshare and mount")
+    for flags in (["-rm"], ["-m"]):
+        done = subprocess.run(
+            ["unshare", *flags, sys.executable, "-c", MOUNT_SCRIPT, str(source), str(target),
+             *args],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        if done.returncode == 0:
+            return __import__("json").loads(done.stdout)
+    pytest.skip(f"no bind mount in a namespace here: {done.stderr.strip()[-200:]}")
+
+
+@pytest.mark.parametrize("files", ["closed", "open", "wal only"])
+def test_a_store_on_a_read_only_mount_is_read_and_refuses_writes(
+    tmp_path: Path, files: str
+) -> None:
+    source, target = tmp_path / "data", tmp_path / "mnt"
+    target.mkdir()
+    db = source / "clew.db"
+    task_id = filled_store(db)
+    writer = None
+    if files != "closed":  # another process has it open: its -wal and -shm files are there
+        writer = sqlite3.connect(db, isolation_level=None)
+        writer.execute("PRAGMA wal_autocheckpoint = 0")
+        writer.execute("UPDATE tasks SET name = name")  # a commit that lives in the -wal
+        assert os.path.exists(f"{db}-wal") and os.path.exists(f"{db}-shm")
+    if files == "wal only":  # a -wal left without its -shm: a reader cannot make one there
+        assert writer is not None
+        wal = Path(f"{db}-wal").read_bytes()
+        writer.close()  # removes both files
+        Path(f"{db}-wal").write_bytes(wal)
+        writer = None
+    try:
+        results = _in_a_read_only_mount(source, target, str(target / "clew.db"), task_id)
+    finally:
+        if writer is not None:
+            writer.close()
+    if files == "wal only":
+        for code, out, err in results:
+            assert (code, out) == (2, "")
+            assert err == (
+                f"clew: error: cannot read the store {target / 'clew.db'}: its write-ahead log"
+                f" ({target / 'clew.db'}-wal) needs a -shm file that this user cannot create"
+                " there; open it once with write access\n"
+            )
+        return
+    *reads, write = results
+    for code, out, err in reads:
+        assert code == 0 and err == "", (code, out, err)
+    assert "Deploy" in reads[0][1]
+    assert "Push images to ghcr.io" in reads[2][1]
+    assert reads[3][1].startswith("ok:")
+    code, out, err = write
+    assert code == 2 and out == "" and len(err.splitlines()) == 1
+    assert err.endswith(
+        "is read-only (it is on a read-only file system): reads work, but this would change"
+        " it; to write, remount it read-write\n"
+    )
+
+
+def test_a_store_held_past_the_busy_timeout_says_busy_and_names_the_option(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "busy" / "clew.db"
+    task_id = filled_store(db)
+    with clew.open(db) as mem:
+        before = snapshot(mem)
+    holder = subprocess.Popen(  # a real second process holds the write lock
+        [sys.executable, "-c",
+         "import sqlite3, sys; c = sqlite3.connect(sys.argv[1], isolation_level=None);"
+         " c.execute('BEGIN IMMEDIATE'); print('held', flush=True); sys.stdin.read()", str(db)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        write = ["task", "update", task_id, "--message", "lost?"]
+        line = process_error_line(run_clew(db, "--busy-timeout", "0.1", *write))
+        assert line == (
+            f"clew: error: the store {db} is busy: another process held its write lock longer"
+            " than the busy timeout (0.1 s); try again, or wait longer with --busy-timeout"
+            " SECONDS ($CLEW_BUSY_TIMEOUT; busy_timeout= in Python)"
+        )
+        env = {**os.environ, "CLEW_BUSY_TIMEOUT": "0.2"}
+        done = subprocess.run(
+            [sys.executable, "-m", "clew", "--db", str(db), *write],
+            capture_output=True, env=env, timeout=60,
+        )  # fmt: skip
+        assert "(0.2 s)" in process_error_line(done)
+        # Reads do not wait for a writer, and verify never calls a busy store damaged.
+        assert run_clew(db, "--busy-timeout", "0.1", "task", "list").returncode == 0
+        # (FTS5's index check is a write: it waits like one, and says busy, not damaged.)
+        line = process_error_line(run_clew(db, "--busy-timeout", "0.1", "verify"))
+        assert line.startswith(f"clew: error: the store {db} is busy")
+        with (
+            clew.open(db, busy_timeout=0.1) as mem,
+            pytest.raises(clew.StoreBusyError, match=r"busy_timeout= in Python"),
+        ):
+            mem.update_task(task_id, message="lost?")
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=60)
+        assert holder.stdout is not None
+        holder.stdout.close()
+    with clew.open(db) as mem:
+        assert_unchanged(mem, before)
+
+
+BAD_TIMEOUTS = ["soon", "-1", "nan", "1e400", "86401", ""]
+
+
+@pytest.mark.parametrize("value", BAD_TIMEOUTS[:-1])
+def test_a_bad_busy_timeout_option_is_one_line(cli: Cli, mem: clew.Memory, value: str) -> None:
+    assert error_line(cli("--busy-timeout", value, "task", "list")) == (
+        f"clew: error: busy timeout {value!r} is not a number of seconds from 0 to 86400"
+    )
+
+
+@pytest.mark.parametrize("value", BAD_TIMEOUTS)
+def test_a_bad_busy_timeout_variable_is_one_line(
+    cli: Cli, mem: clew.Memory, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("CLEW_BUSY_TIMEOUT", value)
+    assert error_line(cli("task", "list")) == (
+        f"clew: error: $CLEW_BUSY_TIMEOUT {value!r} is not a number of seconds from 0 to 86400"
+    )
+
+
+@pytest.mark.parametrize("value", [-1, float("nan"), float("inf"), 10**30, "soon", True])
+def test_a_bad_busy_timeout_in_python_is_a_validation_error(db: Path, value: Any) -> None:
+    with pytest.raises(clew.ValidationError, match="is not a number of seconds"):
+        clew.open(db, busy_timeout=value)
+    assert not db.exists()
+
+
+def test_a_missing_db_folder_is_refused_unless_init_or_create(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    db = tmp_path / "typo" / "clew.db"
+    line = error_line(run_main("--db", str(db), "task", "list", capsys=capsys))
+    assert line == (
+        f"clew: error: the folder {db.parent} of the store (--db {db}) does not exist;"
+        f" make the store with `clew --db {db} init`, or add --create"
+    )
+    monkeypatch.setenv("CLEW_DB", str(db))
+    line = error_line(run_main("task", "new", "T", capsys=capsys))
+    assert f"(${'CLEW_DB'}={db}) does not exist" in line
+    assert not db.parent.exists()  # nothing appeared
+    assert run_main("task", "list", "--create", capsys=capsys).code == 0
+    assert db.exists()
+    other = tmp_path / "made" / "by" / "init.db"
+    done = run_main("--db", str(other), "init", capsys=capsys)
+    assert done.code == 0 and done.out == f"created a clew store at {other}\n"
+    assert other.exists()
+    assert not (tmp_path / ".clew").exists()  # init made the store it was told to
+    with clew.open(tmp_path / "python" / "clew.db"):  # the library creates, as documented
+        pass
+
+
+@pytest.mark.parametrize("place", ["db", "init"])
+def test_a_folder_that_cannot_be_made_is_one_line(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    place: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("in the way")
+    (tmp_path / ".clew").write_text("in the way")
+    if place == "db":
+        args = ["--db", str(tmp_path / "afile" / "sub" / "clew.db"), "--create", "task", "list"]
+        folder = tmp_path / "afile" / "sub"
+    else:
+        args, folder = ["init"], tmp_path / ".clew"
+    line = error_line(run_main(*args, capsys=capsys))
+    expected = f"clew: error: cannot make the folder {folder} for the store: a file is in the way"
+    assert line == expected
+    with pytest.raises(clew.StoreError, match="a file is in the way"):
+        clew.open(folder / "clew.db")
+
+
+def test_a_folder_without_permission_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+
+    def no_permission(path: Any, *args: Any, **kwargs: Any) -> None:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(os, "makedirs", no_permission)
+    line = error_line(run_main("init", capsys=capsys))
+    assert line == (
+        f"clew: error: cannot make the folder {tmp_path / '.clew'} for the store: Permission denied"
+    )
+    monkeypatch.undo()
+    monkeypatch.chdir(tmp_path)
+    deny_writes(monkeypatch, tmp_path)  # the folder exists, but this user may not write it
+    line = error_line(run_main("--db", str(tmp_path / "new.db"), "task", "list", capsys=capsys))
+    assert line == (
+        f"clew: error: cannot create the store {tmp_path / 'new.db'}: this user may not write"
+        f" {tmp_path}"
+    )
+
+
+def test_the_per_user_store_is_announced_once_and_never_on_json_stdout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    work = tmp_path / "no-project"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    from clew.location import find_project_store
+
+    if find_project_store(str(work)) is not None:
+        pytest.skip("a .clew/ folder above the temporary folder")
+    user_store = tmp_path / "data" / "clew" / "clew.db"
+    first = run_main("task", "list", "--json", capsys=capsys)
+    assert first.code == 0 and __import__("json").loads(first.out) == []
+    assert first.err == (
+        f"clew: using the per-user store {user_store}: no .clew/ folder was found above this"
+        " one (`clew init` makes one here); this note is shown once\n"
+    )
+    second = run_main("task", "list", capsys=capsys)
+    assert second.code == 0 and second.err == ""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "elsewhere"))
+    assert "using the per-user store" in run_main("task", "list", capsys=capsys).err
+
+
+def test_init_below_a_project_store_warns_that_it_hides_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = tmp_path / "project"
+    inner = project / "service"
+    inner.mkdir(parents=True)
+    monkeypatch.chdir(project)
+    assert run_main("init", capsys=capsys).err == ""
+    monkeypatch.chdir(inner)
+    done = run_main("init", capsys=capsys)
+    parent = project / ".clew" / "clew.db"
+    assert done.code == 0 and "created a clew store" in done.out
+    assert done.err == (
+        f"clew: warning: {project} above already has a store; commands run in {inner} and below"
+        f" now use the new one and no longer see its tasks (`clew --db {parent} task list`"
+        " still shows them)\n"
+    )
+    again = run_main("init", capsys=capsys)  # already there: nothing new is hidden
+    assert again.err == "" and again.out.startswith("already has")
+
+
+def test_a_folder_given_as_the_store_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = error_line(run_main("--db", str(tmp_path), "task", "list", capsys=capsys))
+    assert line == (
+        f"clew: error: {tmp_path} is a folder, not a store file; a store in it is like"
+        f" {tmp_path / '.clew' / 'clew.db'}"
+    )
+    assert os.listdir(tmp_path) == []

@@ -185,8 +185,8 @@ def test_a_store_being_created_by_another_process_opens(
         def __getattr__(self, name: str) -> Any:
             return getattr(self._conn, name)
 
-    def racing_connect(path: str, busy_timeout: float = 5.0) -> Any:
-        return OtherProcessMigratesInBetween(real_connect(path, busy_timeout))
+    def racing_connect(path: str, busy_timeout: float = 5.0, **options: Any) -> Any:
+        return OtherProcessMigratesInBetween(real_connect(path, busy_timeout, **options))
 
     monkeypatch.setattr(sqlite_store, "connect", racing_connect)
     with clew.open(db) as mem:

@@ -55,6 +55,8 @@ def test_every_command_and_option_is_documented() -> None:
                     "--db",
                     "--space",
                     "--json",
+                    "--create",
+                    "--busy-timeout",
                 ):
                     assert option in sections[name], f"`clew {name}`: {option} is not documented"
 

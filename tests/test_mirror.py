@@ -1,5 +1,6 @@
-"""File mirrors: tasks/<id>/state.yaml and journal.jsonl beside the store, rewritten
-atomically after each change; a writer killed mid-stream leaves no torn file."""
+"""File mirrors: tasks/<id>/state.yaml beside the store, rewritten atomically after each
+change, and journal.jsonl, appended to (never rewritten); a writer killed mid-append can
+leave a torn last line, which the next write cuts back and writes again."""
 
 from __future__ import annotations
 
@@ -14,9 +15,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import clew
-from clew.mirror import Mirror, check_task_id
+from clew.mirror import Mirror, check_task_id, journal_line
+from clew.models import Event
 
 
 def mirror_files(db: Path, task_id: str) -> tuple[Path, Path]:
@@ -28,6 +32,12 @@ def journal_records(path: Path) -> list[dict[str, object]]:
     data = path.read_bytes()
     assert data == b"" or data.endswith(b"\n"), "the journal file ends mid-line"
     return [json.loads(line) for line in data.decode("utf-8").splitlines()]
+
+
+def whole_records(path: Path) -> list[dict[str, object]]:
+    """The journal's whole lines, as a reader must take them while a writer may append."""
+    data = path.read_bytes()
+    return [json.loads(line) for line in data[: data.rfind(b"\n") + 1].splitlines()]
 
 
 def test_every_change_rewrites_the_state_and_extends_the_journal(tmp_path: Path) -> None:
@@ -118,7 +128,9 @@ with clew.open(db, mirror=True) as mem:
 """
 
 
-def test_a_writer_killed_mid_stream_leaves_no_torn_file(tmp_path: Path) -> None:
+def test_a_writer_killed_mid_stream_leaves_files_the_next_write_makes_whole(
+    tmp_path: Path,
+) -> None:
     db = tmp_path / "store.db"
     with clew.open(db, mirror=True) as mem:
         task_id = mem.create_task("Crash", ["a", "b"]).id
@@ -135,14 +147,15 @@ def test_a_writer_killed_mid_stream_leaves_no_torn_file(tmp_path: Path) -> None:
         deadline = time.monotonic() + rng.uniform(0.2, 0.6)
         while time.monotonic() < deadline:  # read the files while the writer writes
             yaml.safe_load(state.read_text())
-            journal_records(journal)
+            whole_records(journal)
         child.send_signal(signal.SIGKILL)
         child.wait()
         child.stdout.close()
         assert child.stderr is not None
         child.stderr.close()
         assert yaml.safe_load(state.read_text())["task"]["id"] == task_id
-        journal_records(journal)
+        seqs = [r["seq"] for r in whole_records(journal)]
+        assert seqs == sorted(set(seqs))  # whole lines, in order, none twice
     with clew.open(db, mirror=True) as mem:
         mem.update_task(task_id, message="after the crashes")
         records = journal_records(journal)
@@ -150,3 +163,56 @@ def test_a_writer_killed_mid_stream_leaves_no_torn_file(tmp_path: Path) -> None:
         assert state.read_text() == mem.state(task_id).text
         assert mem.verify().ok
     assert not [name for name in os.listdir(state.parent) if name.endswith(".tmp")]
+
+
+def test_the_journal_file_is_appended_to_never_rewritten(tmp_path: Path) -> None:
+    db = tmp_path / "store.db"
+    with clew.open(db, mirror=True) as mem:
+        task = mem.create_task("T", ["a"])
+        _, journal = mirror_files(db, task.id)
+        before, inode = journal.read_bytes(), journal.stat().st_ino
+        mem.update_task(task.id, message="one more")
+        after = journal.read_bytes()
+        assert journal.stat().st_ino == inode  # the same file, not a copy renamed over it
+        assert after.startswith(before) and len(after) > len(before)
+        assert [r["seq"] for r in journal_records(journal)] == [
+            e.seq for e in mem.journal(task_id=task.id)
+        ]
+
+
+def _events(count: int) -> list[Event]:
+    return [
+        Event(
+            seq, f"e{seq:09d}", "default", "t", "c", "message.added", {"n": "x" * seq * 7_000}, ""
+        )
+        for seq in range(1, count + 1)
+    ]
+
+
+@settings(max_examples=60, deadline=None)
+@given(total=st.integers(1, 12), at=st.floats(0, 1), extra=st.integers(0, 3))
+def test_a_torn_last_line_is_cut_back_and_written_again(total: int, at: float, extra: int) -> None:
+    """Whatever byte a crash stopped the journal at, the next write makes it exact (lines
+    past 64 KiB make the search for the last whole line read several blocks)."""
+    import tempfile
+
+    events = _events(total + extra)
+    whole = "".join(journal_line(e) + "\n" for e in events[:total]).encode()
+    with tempfile.TemporaryDirectory() as root:
+        mirror = Mirror(root)
+        task_id = "0123456789"
+        folder = Path(mirror.folder(task_id))
+        folder.mkdir(parents=True)
+        kept = whole[: int(len(whole) * at)]
+        (folder / "journal.jsonl").write_bytes(kept)
+        asked: list[int] = []
+
+        def content(after: int) -> tuple[str, list[Event]]:
+            asked.append(after)
+            return "state: x\n", [e for e in events if e.seq > after]
+
+        mirror.write(task_id, content)
+        assert [r["seq"] for r in journal_records(folder / "journal.jsonl")] == [
+            e.seq for e in events
+        ]
+        assert asked == [kept.count(b"\n")]  # continued from the last whole line

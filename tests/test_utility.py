@@ -307,3 +307,41 @@ def test_the_cli_hands_jobs_to_a_detached_worker(
         time.sleep(0.1)
     assert jobs[0]["status"] == "done"
     assert "`make` failed" in clew_cli("entries", "--task", task_id)
+
+
+def test_a_job_in_one_space_is_done_while_another_spaces_worker_holds_its_lock(
+    tmp_path: Path,
+) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from clew.utility import worker_lock
+
+    db = tmp_path / "spaces.db"
+    env = {k: v for k, v in os.environ.items() if k != "CLEW_WORKER"}
+
+    def clew_cli(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "clew", "--db", str(db), "--space", "mine", *args],
+            env=env, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        return done.stdout.strip()
+
+    task_id = clew_cli("task", "new", "T", "--plan", "a")
+    # A worker of space "other" is busy (it holds its lock, as `clew work --background`
+    # does) the whole time: the job queued in space "mine" must not wait for it.
+    with worker_lock(str(db), "other") as held:
+        assert held
+        clew_cli(
+            "task", "action", task_id, "-c", "make", "--exit-code", "1", "--stderr", "E1",
+            "--step", "1",
+        )  # fmt: skip
+        clew_cli("task", "update", task_id, "--step", "1", "--step-status", "completed")
+        deadline = time.monotonic() + 30  # generous: only a hang fails, never slowness
+        while time.monotonic() < deadline:
+            jobs = json.loads(clew_cli("jobs", "--json"))
+            if jobs and jobs[0]["status"] == "done":
+                break
+            time.sleep(0.1)
+        assert jobs[0]["status"] == "done"

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         NotFoundError,
         StoreBusyError,
         StoreError,
+        StoreReadOnlyError,
         ValidationError,
     )
     from clew.memory import Memory
@@ -85,6 +86,7 @@ __all__ = [
     "StepStatus",
     "StoreBusyError",
     "StoreError",
+    "StoreReadOnlyError",
     "Task",
     "TaskStatus",
     "ValidationError",
@@ -111,6 +113,7 @@ _LAZY = {
             "NotFoundError",
             "StoreBusyError",
             "StoreError",
+            "StoreReadOnlyError",
             "ValidationError",
         ],
         "clew.errors",
@@ -161,7 +164,7 @@ def open(  # clew.open mirrors the builtin on purpose: it opens a store
     path: str | os.PathLike[str] | None = None,
     *,
     space: str | None = None,
-    busy_timeout: float = 5.0,
+    busy_timeout: float | None = None,
     clock: Clock | None = None,
     state_budget: int | None = None,
     mirror: bool | None = None,
@@ -173,18 +176,21 @@ def open(  # clew.open mirrors the builtin on purpose: it opens a store
     `state_budget` (tokens for the task state; $CLEW_STATE_BUDGET) and `mirror` (write
     tasks/<id>/state.yaml and journal.jsonl beside the store; $CLEW_MIRROR) default to
     the environment, then the store's config.toml, which also configures the utility
-    model, its caps and its worker (see docs/models.md).
+    model, its caps and its worker (see docs/models.md). `busy_timeout` (seconds a write
+    waits for another writer; $CLEW_BUSY_TIMEOUT, else 5) bounds the wait before
+    StoreBusyError. A store this user cannot write (a read-only file, folder or mount)
+    opens for reading; its writes raise StoreReadOnlyError.
     """
     from clew import checks, config
     from clew.clock import utcnow
-    from clew.location import resolve_space, resolve_store
+    from clew.location import resolve_busy_timeout, resolve_space, resolve_store
     from clew.memory import Memory
     from clew.store import open_store
 
     chosen = checks.name(resolve_space(space), "space")
     location = resolve_store(path)
     settings = config.settings(location, state_budget=state_budget, mirror=mirror)
-    store = open_store(location, chosen, busy_timeout)
+    store = open_store(location, chosen, resolve_busy_timeout(busy_timeout))
     try:
         return Memory(store, clock=clock or utcnow, settings=settings)
     except BaseException:
@@ -196,7 +202,7 @@ def open_async(
     path: str | os.PathLike[str] | None = None,
     *,
     space: str | None = None,
-    busy_timeout: float = 5.0,
+    busy_timeout: float | None = None,
     clock: Clock | None = None,
     state_budget: int | None = None,
     mirror: bool | None = None,

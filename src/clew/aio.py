@@ -56,6 +56,11 @@ class AsyncMemory:
         """The namespace every record of this memory belongs to."""
         return self.sync.space
 
+    @property
+    def read_only(self) -> bool:
+        """Whether the store opened for reading only (a file, folder or mount not writable)."""
+        return self.sync.read_only
+
     async def close(self) -> None:
         """Close the store and stop the worker thread."""
         await _off_loop(Memory.close)(self)

@@ -19,6 +19,7 @@ __all__ = [
     "NotFoundError",
     "StoreBusyError",
     "StoreError",
+    "StoreReadOnlyError",
     "ValidationError",
 ]
 
@@ -66,6 +67,10 @@ class StoreError(ClewError):
 
 class StoreBusyError(StoreError):
     """Another writer held the store's lock for longer than the busy timeout."""
+
+
+class StoreReadOnlyError(StoreError):
+    """The store opened for reading only (a read-only file, folder or mount): writes fail."""
 
 
 class ModelError(ClewError):

@@ -94,6 +94,11 @@ class Facade:
         """The namespace every record of this Memory belongs to."""
         return self._store.space
 
+    @property
+    def read_only(self) -> bool:
+        """Whether the store opened for reading only (a file, folder or mount not writable)."""
+        return self._store.read_only
+
     def close(self) -> None:
         """Close the store."""
         self._store.close()

@@ -37,15 +37,48 @@ def find_project_store(start: str) -> str | None:
         directory = parent
 
 
-def resolve_store(explicit: str | os.PathLike[str] | None = None, cwd: str | None = None) -> str:
-    """Return the store location to open, following the documented order."""
+def locate_store(
+    explicit: str | os.PathLike[str] | None = None, cwd: str | None = None
+) -> tuple[str, str]:
+    """Return the store location to open and where it came from: "--db", "CLEW_DB",
+    "project" (a `.clew/` upward) or "user" (the per-user default)."""
     if explicit is not None and os.fspath(explicit) != "":
-        return os.fspath(explicit)
+        return os.fspath(explicit), "--db"
     env = os.environ.get("CLEW_DB")
     if env:
-        return env
+        return env, "CLEW_DB"
     found = find_project_store(os.path.realpath(cwd or os.getcwd()))
-    return found if found is not None else user_default()
+    return (found, "project") if found is not None else (user_default(), "user")
+
+
+def resolve_store(explicit: str | os.PathLike[str] | None = None, cwd: str | None = None) -> str:
+    """Return the store location to open, following the documented order."""
+    return locate_store(explicit, cwd)[0]
+
+
+DEFAULT_BUSY_TIMEOUT = 5.0
+MAX_BUSY_TIMEOUT = 86_400.0  # a day: a longer wait is a hung process, not a busy store
+
+
+def resolve_busy_timeout(explicit: object = None) -> float:
+    """Return the seconds to wait for a busy store: explicit, then $CLEW_BUSY_TIMEOUT, then 5."""
+    from clew.errors import ValidationError
+
+    value = explicit if explicit is not None else os.environ.get("CLEW_BUSY_TIMEOUT")
+    if value is None:
+        return DEFAULT_BUSY_TIMEOUT
+    try:
+        if isinstance(value, bool):
+            raise TypeError(value)
+        seconds = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        seconds = -1.0
+    if not 0 <= seconds <= MAX_BUSY_TIMEOUT:  # also refuses NaN
+        source = "busy timeout" if explicit is not None else "$CLEW_BUSY_TIMEOUT"
+        raise ValidationError(
+            f"{source} {value!r} is not a number of seconds from 0 to {MAX_BUSY_TIMEOUT:.0f}"
+        )
+    return seconds
 
 
 def resolve_space(explicit: str | None = None) -> str:

@@ -1,12 +1,16 @@
 """File mirrors of a task (seed 003): `tasks/<id>/state.yaml` and `tasks/<id>/journal.jsonl`
 beside the store, for tools and people that read files.
 
-The database stays the truth; the files are renderings, rewritten after each committed
+The database stays the truth; the files are renderings, written after each committed
 change and never read back as state (only the journal file's last line is read, to know
-where to continue). Every write is atomic: the new content goes to a temporary file in
-the same folder, is fsynced, and is renamed over the old one, so a reader or a crash
-sees the old file or the new one, never a torn one. A lock file serialises writers of one
-task, so a slower process cannot put back an older state after a newer one.
+where to continue). The state file is replaced atomically: the new content goes to a
+temporary file in the same folder, is fsynced, and is renamed over the old one, so a
+reader or a crash sees the old file or the new one. The journal file only grows: new
+lines are appended (O_APPEND, then fsync), so a write costs the size of the change, not
+of the journal. A crash mid-append can leave a torn last line; the next write finds it,
+cuts the file back to its last whole line and continues from that line's seq. A lock
+file serialises writers of one task, so a slower process cannot put back an older state
+after a newer one.
 """
 
 from __future__ import annotations
@@ -14,9 +18,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import warnings
 from collections.abc import Callable, Sequence
+from typing import BinaryIO
 
 from clew.errors import ValidationError
 from clew.ids import ID_LENGTH, is_id_prefix
@@ -50,13 +54,11 @@ def journal_line(event: Event) -> str:
     return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
 
 
-def write_atomically(path: str, data: bytes, *, keep_prefix_of: str | None = None) -> None:
-    """Replace `path` with `data` (after the bytes of `keep_prefix_of`, if given), atomically."""
+def write_atomically(path: str, data: bytes) -> None:
+    """Replace `path` with `data`, atomically: a temporary file, fsynced, renamed over it."""
     temporary = f"{path}.{os.getpid()}.tmp"
     try:
-        if keep_prefix_of is not None:
-            shutil.copyfile(keep_prefix_of, temporary)
-        with open(temporary, "ab" if keep_prefix_of is not None else "wb") as handle:
+        with open(temporary, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
@@ -66,6 +68,18 @@ def write_atomically(path: str, data: bytes, *, keep_prefix_of: str | None = Non
             os.unlink(temporary)
         raise
     _fsync_dir(os.path.dirname(path))
+
+
+def append_durably(path: str, data: bytes) -> None:
+    """Add `data` at the end of `path` (which exists) and fsync it."""
+    handle = os.open(path, os.O_WRONLY | os.O_APPEND)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(handle, view) :]
+        os.fsync(handle)
+    finally:
+        os.close(handle)
 
 
 class Mirror:
@@ -98,10 +112,11 @@ class Mirror:
                 last = _last_seq(journal)
                 state, events = content(last or 0)
                 write_atomically(os.path.join(folder, STATE_FILE), state.encode("utf-8"))
-                if events or last is None:
-                    lines = "".join(journal_line(e) + "\n" for e in events).encode("utf-8")
-                    # Extend a good file; rewrite one that is missing or unreadable.
-                    write_atomically(journal, lines, keep_prefix_of=journal if last else None)
+                lines = "".join(journal_line(e) + "\n" for e in events).encode("utf-8")
+                if last is None:  # missing, or its last whole line unreadable: write it whole
+                    write_atomically(journal, lines)
+                elif lines:
+                    append_durably(journal, lines)
         except OSError as exc:
             warnings.warn(
                 f"clew could not update the mirror files of task {task_id}: {exc}",
@@ -120,23 +135,45 @@ def _remove_leftovers(folder: str) -> None:
 
 
 def _last_seq(journal: str) -> int | None:
-    """The seq of the last event in a journal file: 0 for an empty file, None when the
-    file is missing or its last line cannot be read (then it is rewritten whole)."""
+    """The seq of the last whole event in a journal file, after cutting off a torn last line
+    (a crash mid-append): 0 for an empty file, None when the file is missing or its last
+    whole line cannot be read (then it is written whole again)."""
     try:
-        with open(journal, "rb") as handle:
-            size = handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, size - 1_048_576))
-            tail = handle.read()
+        handle = open(journal, "rb+")  # noqa: SIM115 - closed below, after the repair
     except FileNotFoundError:
         return None
-    if not tail:
-        return 0
-    if not tail.endswith(b"\n"):
-        return None
-    try:
-        return int(json.loads(tail.rstrip(b"\n").rsplit(b"\n", 1)[-1])["seq"])
-    except (ValueError, KeyError, TypeError):
-        return None
+    with handle:
+        size = handle.seek(0, os.SEEK_END)
+        if size and _byte_at(handle, size - 1) != b"\n":
+            size = _line_start(handle, size)
+            handle.truncate(size)
+            os.fsync(handle.fileno())
+        if size == 0:
+            return 0
+        start = _line_start(handle, size - 1)
+        handle.seek(start)
+        try:
+            return int(json.loads(handle.read(size - start))["seq"])
+        except (ValueError, KeyError, TypeError):
+            return None
+
+
+def _byte_at(handle: BinaryIO, offset: int) -> bytes:
+    handle.seek(offset)
+    return handle.read(1)
+
+
+def _line_start(handle: BinaryIO, end: int) -> int:
+    """The offset just past the last newline before `end` (0 when there is none)."""
+    position = end
+    while position > 0:
+        start = max(0, position - 65_536)
+        handle.seek(start)
+        found = handle.read(position - start).rfind(b"\n")
+        if found >= 0:
+            return start + found + 1
+        position = start
+    return 0
 
 
 class _locked:

@@ -13,6 +13,7 @@ never loses anything: the deterministic rules answer instead, and the reason is 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import subprocess
 import sys
@@ -459,20 +460,24 @@ class _Worker:
                 self._running.pop(id(self.memory), None)
 
 
-def _lock_path(store_path: str) -> str:
-    return f"{store_path}.worker.lock"
+def _lock_path(store_path: str, space: str) -> str:
+    # One lock per store and space: a worker only does its own space's jobs, so a lock
+    # shared by all spaces would leave another space's queue waiting behind it. The space
+    # is hashed so that any name makes a safe file name.
+    tag = hashlib.blake2b(space.encode("utf-8"), digest_size=6).hexdigest()
+    return f"{store_path}.worker-{tag}.lock"
 
 
 @contextlib.contextmanager
-def worker_lock(store_path: str) -> Iterator[bool]:
-    """Hold the store's worker lock if it is free (yields whether it was): one background
-    worker per store is enough, and several would only fight over the same jobs."""
+def worker_lock(store_path: str, space: str) -> Iterator[bool]:
+    """Hold the worker lock of a store's space if it is free (yields whether it was): one
+    background worker per space is enough, and several would only fight over the same jobs."""
     try:
         import fcntl
     except ImportError:  # Windows: no advisory locks here; every worker just works
         yield True
         return
-    handle = os.open(_lock_path(store_path), os.O_CREAT | os.O_RDWR, 0o644)
+    handle = os.open(_lock_path(store_path, space), os.O_CREAT | os.O_RDWR, 0o644)
     try:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -485,12 +490,12 @@ def worker_lock(store_path: str) -> Iterator[bool]:
 
 
 def drain(memory: Utility) -> list[Job]:
-    """Do every queued job as the store's one background worker (or do nothing if another
-    holds the lock). Checks again after letting go, so a job queued just as it finished is
-    not left waiting for the next write."""
+    """Do every queued job of the space as its one background worker (or do nothing if
+    another holds the space's lock). Checks again after letting go, so a job queued just
+    as it finished is not left waiting for the next write."""
     done: list[Job] = []
     while True:
-        with worker_lock(memory.path) as mine:
+        with worker_lock(memory.path, memory.space) as mine:
             if not mine:
                 return done
             done += memory.run_jobs()
@@ -510,7 +515,7 @@ def _spawn_worker(path: str, space: str) -> None:
             if os.waitpid(pid, os.WNOHANG)[0] == 0:
                 continue
         _SPAWNED.remove(pid)
-    with worker_lock(path) as free:
+    with worker_lock(path, space) as free:
         if not free:
             return  # the running worker checks for new jobs before it stops
     argv = [sys.executable, "-m", "clew", "--db", path, "--space", space, "work", "--background"]

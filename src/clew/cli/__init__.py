@@ -39,6 +39,18 @@ def _common() -> argparse.ArgumentParser:
     common.add_argument(
         "--json", action="store_true", default=argparse.SUPPRESS, help="print JSON for programs"
     )
+    common.add_argument(
+        "--create",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="make the --db or $CLEW_DB store's folder if it does not exist",
+    )
+    common.add_argument(
+        "--busy-timeout",
+        default=argparse.SUPPRESS,
+        metavar="SECONDS",
+        help="how long to wait for another writer (default: $CLEW_BUSY_TIMEOUT, else 5)",
+    )
     return common
 
 
@@ -55,7 +67,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "conversations": ("session", "recall"),
     "agent": ("tools", "prompt", "mcp"),
 }
-_VALUED = ("--db", "--space")  # global options that take a value
+_VALUED = ("--db", "--space", "--busy-timeout")  # global options that take a value
 
 
 def command_name(argv: Sequence[str]) -> str | None:
@@ -93,7 +105,8 @@ def build_parser(argv: Sequence[str] | None = None) -> Parser:
 
 
 def _fill_defaults(args: argparse.Namespace) -> None:
-    for name, default in (("db", None), ("space", None), ("json", False)):
+    defaults = (("db", None), ("space", None), ("json", False), ("create", False))
+    for name, default in (*defaults, ("busy_timeout", None)):
         if not hasattr(args, name):
             setattr(args, name, default)
 

@@ -45,13 +45,56 @@ class Commands:
 
 
 def open_memory(args: argparse.Namespace) -> Memory:
+    """Open the store the command line names, as `clew.open` does, with the CLI's guards."""
     import clew
 
-    mem = clew.open(args.db, space=args.space)
+    path, source = store_path(args)
+    mem = clew.open(path, space=args.space, busy_timeout=args.busy_timeout)
+    if source == "user":
+        _announce_user_store(path)  # after opening, so a refusal stays one line
     if mem.settings.worker == "auto":
         # A thread would die with this short process: queued jobs go to a detached one.
         mem.settings = mem.settings._replace(worker="process")
     return mem
+
+
+def store_path(args: argparse.Namespace, *, create: bool = False) -> tuple[str, str]:
+    """The store a command line names and where it came from (see `locate_store`). A --db
+    or $CLEW_DB store whose folder is missing is refused (a typo must not make a store
+    nobody reads) unless `create` or --create."""
+    import os
+
+    from clew.location import locate_store
+
+    path, source = locate_store(args.db)
+    folder = os.path.dirname(os.path.abspath(path))
+    if source in ("--db", "CLEW_DB") and not (create or args.create) and not os.path.isdir(folder):
+        named = f"--db {path}" if source == "--db" else f"$CLEW_DB={path}"
+        raise ValidationError(
+            f"the folder {folder} of the store ({named}) does not exist; make the store"
+            f" with `clew --db {path} init`, or add --create"
+        )
+    return path, source
+
+
+def _announce_user_store(path: str) -> None:
+    """Say once per store (a marker file beside it remembers) that the per-user store is used."""
+    import os
+
+    marker = f"{path}.announced"
+    if os.path.exists(marker):
+        return
+    print(
+        f"clew: using the per-user store {path}: no .clew/ folder was found above this one"
+        " (`clew init` makes one here); this note is shown once",
+        file=sys.stderr,
+    )
+    try:
+        os.makedirs(os.path.dirname(marker), exist_ok=True)
+        with open(marker, "a", encoding="utf-8"):
+            pass
+    except OSError:
+        pass  # a home we cannot write: the note shows again next time, which is harmless
 
 
 def print_json(value: Any) -> None:

@@ -15,19 +15,35 @@ from clew.cli.common import (
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    from clew.location import STORE_DIR, STORE_FILE
+    import sys
 
-    path = os.path.join(os.getcwd(), STORE_DIR, STORE_FILE)
-    existed = os.path.exists(path)
     import clew
+    from clew.location import STORE_DIR, STORE_FILE, find_project_store, locate_store
 
-    with clew.open(path, space=args.space):
+    named, source = locate_store(args.db)
+    here = os.path.realpath(os.getcwd())
+    path = named if source in ("--db", "CLEW_DB") else os.path.join(here, STORE_DIR, STORE_FILE)
+    existed = os.path.exists(path)
+    with clew.open(path, space=args.space, busy_timeout=args.busy_timeout):
         pass
+    # A new project store below another one hides that one's tasks from this folder down.
+    above: str | None = None
+    if not existed and source not in ("--db", "CLEW_DB"):
+        above = find_project_store(os.path.dirname(here))
+    if above is not None:
+        print(
+            f"clew: warning: {os.path.dirname(os.path.dirname(above))} above already has a store;"
+            f" commands run in {here} and below now use the new one and no longer see its"
+            f" tasks (`clew --db {above} task list` still shows them)",
+            file=sys.stderr,
+        )
     if args.json:
-        print_json({"path": path, "created": not existed})
+        print_json({"path": path, "created": not existed, "hides": above})
     else:
         verb = "already has" if existed else "created"
-        print(f"{verb} a clew store at {path}; clew commands run below this folder use it")
+        named_store = source in ("--db", "CLEW_DB")
+        where = "" if named_store else "; clew commands run below this folder use it"
+        print(f"{verb} a clew store at {path}{where}")
     return 0
 
 

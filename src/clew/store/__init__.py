@@ -43,6 +43,7 @@ from clew.models import (
 class Store(Protocol):
     path: str
     space: str
+    read_only: bool  # opened for reading only: every write raises StoreReadOnlyError
 
     def transaction(self, *, write: bool = False) -> AbstractContextManager[None]: ...
 

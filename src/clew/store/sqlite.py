@@ -18,7 +18,13 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from clew.errors import AmbiguousIdError, NotFoundError, StoreBusyError, StoreError
+from clew.errors import (
+    AmbiguousIdError,
+    NotFoundError,
+    StoreBusyError,
+    StoreError,
+    StoreReadOnlyError,
+)
 from clew.ids import is_id_prefix, new_id
 from clew.models import (
     Action,
@@ -66,15 +72,61 @@ def _is_busy(exc: sqlite3.OperationalError) -> bool:
     return "locked" in text or "busy" in text
 
 
-def connect(path: str, busy_timeout: float = 5.0) -> sqlite3.Connection:
-    """Open `path` with clew's connection settings: autocommit driver, foreign keys, busy
-    timeout. The file itself is not changed: `migrate` checks it is a clew store first."""
-    if path != ":memory:":
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+def _is_read_only(exc: sqlite3.Error) -> bool:
+    return "readonly" in str(exc).lower()  # SQLITE_READONLY: "attempt to write a readonly ..."
+
+
+READ_ONLY_MOUNT = "it is on a read-only file system"
+
+
+def unwritable(path: str) -> str | None:
+    """Say why the existing store at `path` cannot be written (None if it can, or is new).
+
+    A file, folder or mount this user cannot write opens for reading instead of being
+    refused; os.access asks the kernel, so it also sees read-only mounts (EROFS)."""
+    if path == ":memory:" or not os.path.isfile(path):
+        return None
+    folder = os.path.dirname(os.path.abspath(path))
+    if hasattr(os, "statvfs") and os.statvfs(folder).f_flag & os.ST_RDONLY:
+        return READ_ONLY_MOUNT
+    if not os.access(path, os.W_OK):
+        return "this user may not write the file"
+    if not os.access(folder, os.W_OK):
+        return "this user may not write its folder"
+    return None
+
+
+def make_folder(path: str) -> None:
+    """Make the folder that will hold the store file, or raise StoreError saying why not."""
+    if os.path.isdir(path):
+        store = os.path.join(path, ".clew", "clew.db")
+        raise StoreError(f"{path} is a folder, not a store file; a store in it is like {store}")
+    folder = os.path.dirname(os.path.abspath(path))
     try:
-        conn = sqlite3.connect(
-            path, isolation_level=None, check_same_thread=False, timeout=busy_timeout
-        )
+        os.makedirs(folder, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise StoreError(
+            f"cannot make the folder {folder} for the store: a file is in the way"
+        ) from None
+    except OSError as exc:
+        raise StoreError(f"cannot make the folder {folder} for the store: {exc.strerror}") from None
+    if not os.path.exists(path) and not os.access(folder, os.W_OK):
+        raise StoreError(f"cannot create the store {path}: this user may not write {folder}")
+
+
+def connect(path: str, busy_timeout: float = 5.0, *, read_only: bool = False) -> sqlite3.Connection:
+    """Open `path` with clew's connection settings: autocommit driver, foreign keys, busy
+    timeout. The file itself is not changed: `migrate` checks it is a clew store first.
+    `read_only` opens it with SQLite's `mode=ro`, which never writes the file."""
+    if path != ":memory:" and not read_only:
+        make_folder(path)
+    try:
+        if read_only:
+            conn = _connect_read_only(path, busy_timeout)
+        else:
+            conn = sqlite3.connect(
+                path, isolation_level=None, check_same_thread=False, timeout=busy_timeout
+            )
     except sqlite3.Error as exc:
         raise StoreError(f"cannot open the store at {path}: {exc}") from exc
     try:
@@ -88,6 +140,42 @@ def connect(path: str, busy_timeout: float = 5.0) -> sqlite3.Connection:
         raise StoreError(f"{path} is not a clew store ({exc})") from exc
     conn.row_factory = sqlite3.Row
     return conn
+
+
+def _connect_read_only(path: str, busy_timeout: float) -> sqlite3.Connection:
+    from urllib.parse import quote  # only read-only stores need a URI
+
+    uri = f"file:{quote(os.path.abspath(path), safe='/')}?mode=ro"
+
+    def attempt(suffix: str) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            uri + suffix,
+            uri=True,
+            isolation_level=None,
+            check_same_thread=False,
+            timeout=busy_timeout,
+        )
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    try:
+        return attempt("")
+    except sqlite3.OperationalError as exc:
+        # A WAL store needs its -shm file, which a reader cannot create in a folder it
+        # may not write. With no -wal file every commit is in the main file, so reading
+        # it as immutable is exact; with one, its commits would be missed: refuse.
+        if _is_busy(exc):
+            raise
+        if os.path.exists(f"{path}-wal"):
+            raise StoreError(
+                f"cannot read the store {path}: its write-ahead log ({path}-wal) needs a -shm"
+                " file that this user cannot create there; open it once with write access"
+            ) from None
+        return attempt("&immutable=1")
 
 
 def schema_version(conn: sqlite3.Connection) -> int:
@@ -234,16 +322,32 @@ class SQLiteStore(ArchiveReads, TraceReads, UtilityReads, ConversationReads):
     def __init__(self, path: str | os.PathLike[str], space: str, busy_timeout: float = 5.0):
         self.path = os.fspath(path)
         self.space = space
-        self._conn = connect(self.path, busy_timeout)
+        self.busy_timeout = busy_timeout
+        # Why the store cannot be written, if it cannot: then it opens for reading only.
+        self.read_only_reason = unwritable(self.path)
+        self.read_only: bool = self.read_only_reason is not None
+        self._conn = connect(self.path, busy_timeout, read_only=self.read_only)
         self._lock = threading.RLock()
         self._depth = 0
         self._writing = False
         self._touched: set[tuple[str, str]] = set()
         try:
-            self._guard(lambda: migrate(self._conn))
+            self._guard(self._check_readable if self.read_only else lambda: migrate(self._conn))
         except BaseException:
             self._conn.close()
             raise
+
+    def _check_readable(self) -> None:
+        """A read-only store is read as it is: it must already have the current schema."""
+        applied = schema_version(self._conn)
+        if applied == LATEST:
+            return
+        if applied > LATEST:
+            migrate(self._conn)  # raises its "upgrade clew" error before writing anything
+        raise StoreError(
+            f"the store {self.path} needs setting up or upgrading (schema {applied} of"
+            f" {LATEST}), which writes, but {self.read_only_reason}; open it once with write access"
+        )
 
     # -- transactions -----------------------------------------------------------------
 
@@ -253,11 +357,27 @@ class SQLiteStore(ArchiveReads, TraceReads, UtilityReads, ConversationReads):
         except sqlite3.OperationalError as exc:
             if _is_busy(exc):
                 raise StoreBusyError(
-                    "another process held the store's write lock past the busy timeout; try again"
+                    f"the store {self.path} is busy: another process held its write lock longer"
+                    f" than the busy timeout ({self.busy_timeout:g} s); try again, or wait longer"
+                    " with --busy-timeout SECONDS ($CLEW_BUSY_TIMEOUT; busy_timeout= in Python)"
                 ) from exc
+            if _is_read_only(exc):
+                raise self._read_only_error() from exc
             raise StoreError(f"store error: {exc}") from exc
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"store error: {exc}") from exc
+
+    def _read_only_error(self) -> StoreReadOnlyError:
+        why = self.read_only_reason or "SQLite refused to write it"
+        fix = (
+            "remount it read-write"
+            if why == READ_ONLY_MOUNT
+            else "give this user write access to the file and its folder"
+        )
+        return StoreReadOnlyError(
+            f"the store {self.path} is read-only ({why}): reads work, but this would change"
+            f" it; to write, {fix}"
+        )
 
     @contextlib.contextmanager
     def transaction(self, *, write: bool = False) -> Iterator[None]:
@@ -272,6 +392,8 @@ class SQLiteStore(ArchiveReads, TraceReads, UtilityReads, ConversationReads):
                 finally:
                     self._depth -= 1
                 return
+            if write and self.read_only:
+                raise self._read_only_error()  # before anything runs, so nothing half-happens
             self._guard(lambda: self._conn.execute("BEGIN IMMEDIATE" if write else "BEGIN"))
             self._depth, self._writing = 1, write
             self._touched.clear()
@@ -503,6 +625,28 @@ class SQLiteStore(ArchiveReads, TraceReads, UtilityReads, ConversationReads):
         return int(self._rows("SELECT count(*) FROM events WHERE space = ?", (self.space,))[0][0])
 
     # -- verification -------------------------------------------------------------------
+
+    def fts_check(self) -> str | None:
+        """Run FTS5's integrity check of the search index; None when it is sound."""
+        if not self.read_only:
+            return super().fts_check()
+        import tempfile
+
+        # FTS5 runs its check as a write, which a read-only store refuses: so a read-only
+        # store is checked on a copy, rather than reported as damaged.
+        with tempfile.TemporaryDirectory(prefix="clew-verify-") as scratch_dir:
+            copy = sqlite3.connect(os.path.join(scratch_dir, "copy.db"), isolation_level=None)
+            try:
+                with self._lock:
+                    self._guard(lambda: self._conn.backup(copy))
+                copy.execute(
+                    "INSERT INTO entries_fts (entries_fts, rank) VALUES ('integrity-check', 1)"
+                )
+            except sqlite3.Error as exc:
+                return f"store error: {exc}"
+            finally:
+                copy.close()
+        return None
 
     def verify(self) -> VerifyReport:
         """Replay the whole journal into a scratch database and compare every projection."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from clew.errors import NotFoundError, StoreError
+from clew.errors import NotFoundError, StoreBusyError, StoreError
 from clew.models import Entry, EntryFilter, EntryStatus, EntryType, Fix, SearchHit
 from clew.store.rows import RowReader, json_ids, placeholders
 
@@ -206,6 +206,8 @@ class ArchiveReads(RowReader):
         """Run FTS5's integrity check of the search index; None when it is sound."""
         try:
             self._rows("INSERT INTO entries_fts (entries_fts, rank) VALUES ('integrity-check', 1)")
+        except StoreBusyError:
+            raise  # a writer holds the lock: that says nothing about the index
         except StoreError as exc:
             return str(exc)
         return None
