@@ -478,6 +478,125 @@ MIGRATIONS: tuple[Migration, ...] = (
 )
 
 
+# Command output can be megabytes: the search index keeps a bounded copy of each output,
+# its head and its tail (where a command says what it is doing, and how it failed).
+OUTPUT_HEAD = 4000
+OUTPUT_TAIL = 8000
+
+
+def _bounded(value: str) -> str:
+    """SQL for a text or BLOB value cut to its head and tail, as text ('' for NULL)."""
+    whole = OUTPUT_HEAD + OUTPUT_TAIL
+    return (
+        f"CAST(CASE WHEN length({value}) > {whole} THEN substr({value}, 1, {OUTPUT_HEAD})"
+        f" || ' … ' || substr({value}, -{OUTPUT_TAIL}) ELSE coalesce({value}, '') END AS TEXT)"
+    )
+
+
+def _action_columns(row: str) -> str:
+    """The indexed columns of an action (title, body, stderr) from a row alias (new., a.)."""
+    title = f"{row}summary || coalesce(char(10) || {row}command, '')"
+    return f"{_bounded(title)}, {_bounded(row + 'stdout')}, {_bounded(row + 'stderr')}"
+
+
+def _action_key(row: str) -> str:
+    return f"(SELECT seq FROM record_keys WHERE kind = 'action' AND ref_id = {row}id)"
+
+
+def _message_key(row: str) -> str:
+    return f"(SELECT seq FROM record_keys WHERE kind = 'message' AND ref_id = {row}id)"
+
+
+_RECORDS_MIGRATION = Migration(
+    7,
+    "search over task messages and commands with their output",
+    (
+        # Actions and messages have text ids and no stable integer key (rowids may change on
+        # VACUUM), so each record gets one here; `records_fts` points at it. The indexed
+        # text is not stored twice: `record_docs` computes it from the rows (messages whole,
+        # commands with their output's head and tail), and `records_fts` is an external
+        # content index over that view, so FTS5's integrity check compares it to the rows.
+        """
+        CREATE TABLE record_keys (
+            seq     INTEGER PRIMARY KEY,
+            kind    TEXT NOT NULL,
+            ref_id  TEXT NOT NULL,
+            space      TEXT NOT NULL,
+            task_id    TEXT,
+            created_at TEXT NOT NULL,
+            UNIQUE (kind, ref_id)
+        )
+        """,
+        "CREATE INDEX record_keys_task ON record_keys(task_id, kind)",
+        f"""
+        CREATE VIEW record_docs (seq, title, body, stderr) AS
+        SELECT k.seq, {_action_columns("a.")}
+        FROM record_keys k JOIN actions a ON a.id = k.ref_id WHERE k.kind = 'action'
+        UNION ALL
+        SELECT k.seq, '', m.content, ''
+        FROM record_keys k JOIN task_messages m ON m.id = k.ref_id WHERE k.kind = 'message'
+        """,
+        """
+        CREATE VIRTUAL TABLE records_fts USING fts5(
+            title, body, stderr, content='record_docs', content_rowid='seq',
+            tokenize='porter unicode61 remove_diacritics 2'
+        )
+        """,
+        f"""
+        CREATE TRIGGER records_action_insert AFTER INSERT ON actions BEGIN
+            INSERT INTO record_keys (kind, ref_id, space, task_id, created_at)
+            VALUES ('action', new.id, new.space, new.task_id, new.created_at);
+            INSERT INTO records_fts (rowid, title, body, stderr)
+            VALUES ({_action_key("new.")}, {_action_columns("new.")});
+        END
+        """,
+        f"""
+        CREATE TRIGGER records_action_update AFTER UPDATE OF summary, command, stdout, stderr
+        ON actions BEGIN
+            INSERT INTO records_fts (records_fts, rowid, title, body, stderr)
+            VALUES ('delete', {_action_key("old.")}, {_action_columns("old.")});
+            INSERT INTO records_fts (rowid, title, body, stderr)
+            VALUES ({_action_key("new.")}, {_action_columns("new.")});
+        END
+        """,
+        f"""
+        CREATE TRIGGER records_action_delete AFTER DELETE ON actions BEGIN
+            INSERT INTO records_fts (records_fts, rowid, title, body, stderr)
+            VALUES ('delete', {_action_key("old.")}, {_action_columns("old.")});
+            DELETE FROM record_keys WHERE kind = 'action' AND ref_id = old.id;
+        END
+        """,
+        f"""
+        CREATE TRIGGER records_message_insert AFTER INSERT ON task_messages BEGIN
+            INSERT INTO record_keys (kind, ref_id, space, task_id, created_at)
+            VALUES ('message', new.id, new.space, new.task_id, new.created_at);
+            INSERT INTO records_fts (rowid, title, body, stderr)
+            VALUES ({_message_key("new.")}, '', new.content, '');
+        END
+        """,
+        f"""
+        CREATE TRIGGER records_message_delete AFTER DELETE ON task_messages BEGIN
+            INSERT INTO records_fts (records_fts, rowid, title, body, stderr)
+            VALUES ('delete', {_message_key("old.")}, '', old.content, '');
+            DELETE FROM record_keys WHERE kind = 'message' AND ref_id = old.id;
+        END
+        """,
+        # A store made before this migration: key its rows in the order they were written,
+        # then build the index from the view.
+        """
+        INSERT INTO record_keys (kind, ref_id, space, task_id, created_at)
+        SELECT kind, id, space, task_id, created_at FROM (
+            SELECT 'action' AS kind, id, space, task_id, created_at, rowid AS r FROM actions
+            UNION ALL
+            SELECT 'message', id, space, task_id, created_at, rowid FROM task_messages
+        ) ORDER BY created_at, kind, r
+        """,
+        "INSERT INTO records_fts (records_fts) VALUES ('rebuild')",
+    ),
+)
+
+MIGRATIONS += (_RECORDS_MIGRATION,)
+
 LATEST = MIGRATIONS[-1].number
 
 # Tables rebuilt from the journal by `verify`, in an order that satisfies foreign keys.
