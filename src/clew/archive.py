@@ -24,6 +24,7 @@ from clew.fingerprint import Fingerprint, fingerprint, telling_line
 from clew.ids import new_id
 from clew.location import DEFAULT_SPACE
 from clew.models import (
+    RECORD_KINDS,
     Action,
     Entry,
     EntryFilter,
@@ -39,9 +40,6 @@ from clew.models import (
 RESOLVABLE = {EntryType.ERROR: "resolution", EntryType.QUESTION: "answer"}
 RELEVANT_LIMIT = 20
 SEARCH_LIMIT = 10
-# What `search_all` searches: archive entries, task messages, commands with their output,
-# and conversation turns.
-RECORD_KINDS = ("entry", "message", "action", "turn")
 _SOURCE_TABLES = {
     SourceKind.ACTION: "action",
     SourceKind.MESSAGE: "message",

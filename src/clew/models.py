@@ -287,6 +287,11 @@ class SearchHit(NamedTuple):
     snippet: str
 
 
+# What search over everything finds: archive entries, task messages, commands with their
+# output, and conversation turns.
+RECORD_KINDS = ("entry", "message", "action", "turn")
+
+
 class RecordHit(NamedTuple):
     """Anything recorded that a search found: an archive entry, a task message, a command
     (with its output) or a conversation turn; `open` is the clew command that shows it."""
