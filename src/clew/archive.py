@@ -434,11 +434,7 @@ class Archive(Facade):
         found: list[tuple[RecordHit, str]] = []
         if "entry" in kinds:
             for hit in self._store.search_entries(match, filters, limit=limit):
-                e = hit.entry
-                label = e.type.value + ("" if e.status is EntryStatus.ACTIVE else f", {e.status}")
-                record = RecordHit("entry", e.id, e.task_id, None, None, e.created_at, label,
-                                   e.summary, hit.snippet, hit.score, "entry")  # fmt: skip
-                found.append((record, _text_of(e)))
+                found.append((entry_hit(hit.entry, hit.snippet, hit.score), _text_of(hit.entry)))
         others = [k for k in kinds if k != "entry"]
         if others:
             for record in self._store.search_records(
@@ -462,6 +458,21 @@ class Archive(Facade):
         if self.space == DEFAULT_SPACE:
             return line
         return f"{line} --space {shlex.quote(self.space)}"
+
+
+def entry_hit(entry: Entry, snippet: str = "", score: float = 0.0) -> RecordHit:
+    """An entry as a hit of search over everything."""
+    state = "" if entry.status is EntryStatus.ACTIVE else f", {entry.status.value}"
+    return RecordHit("entry", entry.id, entry.task_id, None, None, entry.created_at,
+                     entry.type.value + state, entry.summary, snippet, score, "entry")  # fmt: skip
+
+
+def action_hit(action: Action, snippet: str = "", score: float = 0.0) -> RecordHit:
+    """A command (an action) as a hit of search over everything."""
+    code = "" if action.exit_code is None else f" exit {action.exit_code}"
+    title = (action.command or action.summary).strip().split("\n", 1)[0]
+    return RecordHit("action", action.id, action.task_id, None, None, action.created_at,
+                     f"{action.status.value}{code}", title, snippet, score, "command")  # fmt: skip
 
 
 def _kinds(kinds: str | Sequence[str] | None) -> tuple[str, ...]:
