@@ -93,7 +93,8 @@ class SearchReads(RowReader):
         )
         columns = (
             f"k.kind, k.ref_id, k.task_id, k.created_at, {_BM25} AS score,"
-            " snippet(records_fts, -1, '[', ']', '…', 16) AS snip,"
+            # Output that is not UTF-8 is indexed as it is: read the snippet as bytes.
+            " CAST(snippet(records_fts, -1, '[', ']', '…', 16) AS BLOB) AS snip,"
             f" {_matched(1)} AS in_body, {_matched(2)} AS in_stderr,"
             " a.summary, a.command, a.status, a.exit_code, m.role,"
             f" substr(m.content, 1, {_TITLE_CHARS}) AS head"
@@ -111,7 +112,7 @@ class SearchReads(RowReader):
                 label, title, field = r["role"], _first_line(r["head"]), "content"
             hit = RecordHit(
                 r["kind"], r["ref_id"], r["task_id"], None, None, r["created_at"], label,
-                title, r["snip"], r["score"], field,
+                title, _decoded(r["snip"]), r["score"], field,
             )  # fmt: skip
             hits.append(hit)
         return hits
@@ -162,12 +163,8 @@ class SearchReads(RowReader):
         return [action_from_row(r) for r in rows]
 
     def records_check(self) -> str | None:
-        """Check the records index: FTS5's integrity check against the messages and commands
-        it indexes, and exactly one key for each of them; None when it is sound."""
-        try:
-            self._rows("INSERT INTO records_fts (records_fts, rank) VALUES ('integrity-check', 1)")
-        except StoreError as exc:
-            return str(exc)
+        """Check the records index: exactly one key for each message and command, then FTS5's
+        integrity check of the index against them; None when it is sound."""
         unkeyed, stray = self._rows(
             "SELECT (SELECT count(*) FROM actions a WHERE NOT EXISTS (SELECT 1 FROM record_keys"
             " k WHERE k.kind = 'action' AND k.ref_id = a.id)) + (SELECT count(*) FROM"
@@ -182,7 +179,17 @@ class SearchReads(RowReader):
                 f"{unkeyed} message(s) or command(s) are not in the search index and"
                 f" {stray} index key(s) name nothing"
             )
+        try:
+            self._rows("INSERT INTO records_fts (records_fts, rank) VALUES ('integrity-check', 1)")
+        except StoreError as exc:
+            return str(exc)
         return None
+
+
+def _decoded(value: bytes | str | None) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value or ""
 
 
 def _time(alias: str, since: str | None, until: str | None) -> tuple[str, list[Any]]:
