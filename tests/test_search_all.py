@@ -169,8 +169,8 @@ def test_an_older_store_gets_its_records_indexed_when_opened(db: Path) -> None:
         """
         DROP TRIGGER records_action_insert; DROP TRIGGER records_action_update;
         DROP TRIGGER records_action_delete; DROP TRIGGER records_message_insert;
-        DROP TRIGGER records_message_delete; DROP TABLE records_fts; DROP VIEW record_docs;
-        DROP TABLE record_keys; DELETE FROM clew_migrations WHERE number = 7;
+        DROP TRIGGER records_message_delete; DROP TABLE records_fts; DROP TABLE record_docs;
+        DELETE FROM clew_migrations WHERE number = 7;
         """
     )
     conn.close()
@@ -184,11 +184,17 @@ def test_verify_reports_a_damaged_records_index(mem: clew.Memory, db: Path) -> N
     ids = record_one_of_each(mem, "kestrel")
     assert mem.verify().ok
     conn = sqlite3.connect(db)
-    conn.execute("DELETE FROM record_keys WHERE ref_id = ?", (ids["message"],))
+    conn.execute("DELETE FROM record_docs WHERE ref_id = ?", (ids["message"],))
+    conn.commit()
+    found = [d for d in mem.verify().differences if d.table == "records_fts"]
+    assert found and "1 message(s) or command(s) are not in the search index" in found[0].stored
+    # A document whose text was edited (the index then disagrees with it) is caught too.
+    conn.execute("INSERT INTO records_fts (records_fts) VALUES ('rebuild')")
+    conn.execute("UPDATE record_docs SET body = 'edited' WHERE ref_id = ?", (ids["action"],))
     conn.commit()
     conn.close()
     found = [d for d in mem.verify().differences if d.table == "records_fts"]
-    assert found and "1 message(s) or command(s) are not in the search index" in found[0].stored
+    assert found and "1 differ from their row" in found[0].stored
 
 
 def test_seen_finds_the_failed_make_by_its_output(db: Path) -> None:

@@ -415,12 +415,11 @@ class Archive(Facade):
             raise ValidationError("type, status and tags filter entries: add the kind entry")
         filters = self._filter(task_id, type, status, None, tags, since, until)
         parsed = search.parse(query)
-        fetch = min(max(3 * wanted, 30), 200)
         with self._store.transaction():
-            hits = self._search_kinds(parsed.match, chosen, filters, fetch)
+            hits = self._search_kinds(parsed.match, chosen, filters, wanted)
             if not hits and len(parsed.terms) > 1:
                 parsed = search.parse(query, any_terms=True)
-                hits = self._search_kinds(parsed.match, chosen, filters, fetch)
+                hits = self._search_kinds(parsed.match, chosen, filters, wanted)
         # One list: FTS5's bm25 scores of the indexes are close enough in scale to interleave.
         ranked = sorted(hits, key=lambda h: h[0].score)
         if parsed.identifiers:
@@ -433,7 +432,10 @@ class Archive(Facade):
         """Hits of every kind wanted, each with the text its exact identifiers are checked in."""
         found: list[tuple[RecordHit, str]] = []
         if "entry" in kinds:
-            for hit in self._store.search_entries(match, filters, limit=limit):
+            # Entries as `search` fetches them (more than shown, for exact identifiers to
+            # move up); other kinds their best `limit`, as each hit's snippet reads its text.
+            fetch = min(max(3 * limit, 30), 200)
+            for hit in self._store.search_entries(match, filters, limit=fetch):
                 found.append((entry_hit(hit.entry, hit.snippet, hit.score), _text_of(hit.entry)))
         others = [k for k in kinds if k != "entry"]
         if others:

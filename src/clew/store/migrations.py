@@ -484,7 +484,7 @@ OUTPUT_HEAD = 4000
 OUTPUT_TAIL = 8000
 
 
-def _bounded(value: str) -> str:
+def bounded(value: str) -> str:
     """SQL for a text or BLOB value cut to its head and tail, as text ('' for NULL)."""
     whole = OUTPUT_HEAD + OUTPUT_TAIL
     return (
@@ -493,18 +493,65 @@ def _bounded(value: str) -> str:
     )
 
 
-def _action_columns(row: str) -> str:
-    """The indexed columns of an action (title, body, stderr) from a row alias (new., a.)."""
-    title = f"{row}summary || coalesce(char(10) || {row}command, '')"
-    return f"{_bounded(title)}, {_bounded(row + 'stdout')}, {_bounded(row + 'stderr')}"
+def record_text(kind: str, row: str) -> tuple[str, str, str]:
+    """SQL for the searchable text (title, body, stderr) of an action or a message, from a
+    row alias (`new.`, `a.`): a command's summary and command line, its stdout and stderr;
+    a message's text."""
+    if kind == "action":
+        title = f"{row}summary || coalesce(char(10) || {row}command, '')"
+        return bounded(title), bounded(f"{row}stdout"), bounded(f"{row}stderr")
+    return "''", bounded(f"{row}content"), "''"
 
 
-def _action_key(row: str) -> str:
-    return f"(SELECT seq FROM record_keys WHERE kind = 'action' AND ref_id = {row}id)"
+def _keep(kind: str, table: str, columns: str) -> tuple[str, ...]:
+    """Triggers that keep `record_docs` and `records_fts` in step with a table's rows."""
+    title, body, stderr = record_text(kind, "new.")
+    key = f"kind = '{kind}' AND ref_id"
+    insert_doc = (
+        "INSERT INTO record_docs (kind, ref_id, space, task_id, created_at, title, body, stderr)"
+        f" VALUES ('{kind}', new.id, new.space, new.task_id, new.created_at, {title}, {body},"
+        f" {stderr});"
+    )
+    index = "INSERT INTO records_fts (rowid, title, body, stderr) SELECT seq, title, body, stderr"
+    unindex = (
+        "INSERT INTO records_fts (records_fts, rowid, title, body, stderr)"
+        " SELECT 'delete', seq, title, body, stderr"
+    )
+    triggers = [
+        f"""
+        CREATE TRIGGER records_{kind}_insert AFTER INSERT ON {table} BEGIN
+            {insert_doc}
+            {index} FROM record_docs WHERE seq = last_insert_rowid();
+        END
+        """,
+        f"""
+        CREATE TRIGGER records_{kind}_delete AFTER DELETE ON {table} BEGIN
+            {unindex} FROM record_docs WHERE {key} = old.id;
+            DELETE FROM record_docs WHERE {key} = old.id;
+        END
+        """,
+    ]
+    if columns:
+        triggers.append(
+            f"""
+            CREATE TRIGGER records_{kind}_update AFTER UPDATE OF {columns} ON {table} BEGIN
+                {unindex} FROM record_docs WHERE {key} = old.id;
+                UPDATE record_docs SET title = {title}, body = {body}, stderr = {stderr}
+                WHERE {key} = new.id;
+                {index} FROM record_docs WHERE {key} = new.id;
+            END
+            """
+        )
+    return tuple(triggers)
 
 
-def _message_key(row: str) -> str:
-    return f"(SELECT seq FROM record_keys WHERE kind = 'message' AND ref_id = {row}id)"
+def _backfill(kind: str, table: str, alias: str) -> str:
+    title, body, stderr = record_text(kind, f"{alias}.")
+    return (
+        f"SELECT '{kind}' AS kind, {alias}.id AS id, {alias}.space AS space, {alias}.task_id AS"
+        f" task_id, {alias}.created_at AS created_at, {title} AS title, {body} AS body, {stderr}"
+        f" AS stderr, {alias}.rowid AS n FROM {table} {alias}"
+    )
 
 
 _RECORDS_MIGRATION = Migration(
@@ -512,29 +559,23 @@ _RECORDS_MIGRATION = Migration(
     "search over task messages and commands with their output",
     (
         # Actions and messages have text ids and no stable integer key (rowids may change on
-        # VACUUM), so each record gets one here; `records_fts` points at it. The indexed
-        # text is not stored twice: `record_docs` computes it from the rows (messages whole,
-        # commands with their output's head and tail), and `records_fts` is an external
-        # content index over that view, so FTS5's integrity check compares it to the rows.
+        # VACUUM), so each gets a row here with one, holding its searchable text: whole for
+        # a message, a command's outputs cut to head and tail (a 10 MB output is 12 KB here,
+        # so a hit's snippet reads kilobytes, not the whole output). `records_fts` is an
+        # external content index over it; triggers keep both in the row's transaction.
         """
-        CREATE TABLE record_keys (
-            seq     INTEGER PRIMARY KEY,
-            kind    TEXT NOT NULL,
-            ref_id  TEXT NOT NULL,
+        CREATE TABLE record_docs (
+            seq        INTEGER PRIMARY KEY,
+            kind       TEXT NOT NULL,
+            ref_id     TEXT NOT NULL,
             space      TEXT NOT NULL,
             task_id    TEXT,
             created_at TEXT NOT NULL,
+            title      TEXT NOT NULL,
+            body       TEXT NOT NULL,
+            stderr     TEXT NOT NULL,
             UNIQUE (kind, ref_id)
         )
-        """,
-        "CREATE INDEX record_keys_task ON record_keys(task_id, kind)",
-        f"""
-        CREATE VIEW record_docs (seq, title, body, stderr) AS
-        SELECT k.seq, {_action_columns("a.")}
-        FROM record_keys k JOIN actions a ON a.id = k.ref_id WHERE k.kind = 'action'
-        UNION ALL
-        SELECT k.seq, '', m.content, ''
-        FROM record_keys k JOIN task_messages m ON m.id = k.ref_id WHERE k.kind = 'message'
         """,
         """
         CREATE VIRTUAL TABLE records_fts USING fts5(
@@ -542,54 +583,17 @@ _RECORDS_MIGRATION = Migration(
             tokenize='porter unicode61 remove_diacritics 2'
         )
         """,
+        *_keep("action", "actions", "summary, command, stdout, stderr"),
+        *_keep("message", "task_messages", ""),
+        # A store made before this migration: its rows in the order they were written.
         f"""
-        CREATE TRIGGER records_action_insert AFTER INSERT ON actions BEGIN
-            INSERT INTO record_keys (kind, ref_id, space, task_id, created_at)
-            VALUES ('action', new.id, new.space, new.task_id, new.created_at);
-            INSERT INTO records_fts (rowid, title, body, stderr)
-            VALUES ({_action_key("new.")}, {_action_columns("new.")});
-        END
-        """,
-        f"""
-        CREATE TRIGGER records_action_update AFTER UPDATE OF summary, command, stdout, stderr
-        ON actions BEGIN
-            INSERT INTO records_fts (records_fts, rowid, title, body, stderr)
-            VALUES ('delete', {_action_key("old.")}, {_action_columns("old.")});
-            INSERT INTO records_fts (rowid, title, body, stderr)
-            VALUES ({_action_key("new.")}, {_action_columns("new.")});
-        END
-        """,
-        f"""
-        CREATE TRIGGER records_action_delete AFTER DELETE ON actions BEGIN
-            INSERT INTO records_fts (records_fts, rowid, title, body, stderr)
-            VALUES ('delete', {_action_key("old.")}, {_action_columns("old.")});
-            DELETE FROM record_keys WHERE kind = 'action' AND ref_id = old.id;
-        END
-        """,
-        f"""
-        CREATE TRIGGER records_message_insert AFTER INSERT ON task_messages BEGIN
-            INSERT INTO record_keys (kind, ref_id, space, task_id, created_at)
-            VALUES ('message', new.id, new.space, new.task_id, new.created_at);
-            INSERT INTO records_fts (rowid, title, body, stderr)
-            VALUES ({_message_key("new.")}, '', new.content, '');
-        END
-        """,
-        f"""
-        CREATE TRIGGER records_message_delete AFTER DELETE ON task_messages BEGIN
-            INSERT INTO records_fts (records_fts, rowid, title, body, stderr)
-            VALUES ('delete', {_message_key("old.")}, '', old.content, '');
-            DELETE FROM record_keys WHERE kind = 'message' AND ref_id = old.id;
-        END
-        """,
-        # A store made before this migration: key its rows in the order they were written,
-        # then build the index from the view.
-        """
-        INSERT INTO record_keys (kind, ref_id, space, task_id, created_at)
-        SELECT kind, id, space, task_id, created_at FROM (
-            SELECT 'action' AS kind, id, space, task_id, created_at, rowid AS r FROM actions
+        INSERT INTO record_docs (kind, ref_id, space, task_id, created_at, title, body, stderr)
+        SELECT kind, id, space, task_id, created_at, title, body, stderr FROM (
+            {_backfill("action", "actions", "a")}
             UNION ALL
-            SELECT 'message', id, space, task_id, created_at, rowid FROM task_messages
-        ) ORDER BY created_at, kind, r
+            {_backfill("message", "task_messages", "m")}
+        )
+        ORDER BY created_at, kind, n
         """,
         "INSERT INTO records_fts (records_fts) VALUES ('rebuild')",
     ),

@@ -1,5 +1,5 @@
 """Reads for search over what was recorded beyond the archive: task messages, commands with
-their output (`records_fts`, over the `record_docs` view) and conversation turns
+their output (`records_fts`, over `record_docs`) and conversation turns
 (`turns_fts`). Archive entries are searched by `ArchiveReads.search_entries`; the facade
 merges the kinds.
 
@@ -14,6 +14,7 @@ from typing import Any
 
 from clew.errors import StoreError
 from clew.models import Action, RecordHit
+from clew.store.migrations import record_text
 from clew.store.rows import RowReader, placeholders
 from clew.store.sqlite_trace import action_from_row
 
@@ -28,28 +29,42 @@ def _first_line(text: str | None) -> str:
     return (text or "").strip().split("\n", 1)[0][:_TITLE_CHARS]
 
 
-def _matched(column: int) -> str:
-    """SQL: whether records_fts's column matched (its snippet marks a hit with char(1))."""
-    return f"instr(snippet(records_fts, {column}, char(1), char(2), '', 1), char(1)) > 0"
-
-
 class SearchReads(RowReader):
     """Reads of search over messages, commands and turns (mixed into SQLiteStore)."""
 
     def _ranked(
-        self, index: str, base: str, params: Sequence[Any], columns: str, limit: int
-    ) -> list[Any]:
-        """The best `limit` rows of `base` (FROM ... WHERE) among its newest matches."""
+        self,
+        index: str,
+        base: str,
+        params: Sequence[Any],
+        score: str,
+        columns: str,
+        limit: int,
+    ) -> list[tuple[float, Any]]:
+        """The best `limit` rows of `base` (FROM ... WHERE) among its newest matches, as
+        (score, row of `columns`), best first. Ranked first and described after: a snippet
+        reads the row's text, so it is made for the rows shown, not for every match."""
         with self.transaction():
             floor = self._rows(
                 f"SELECT {index}.rowid {base} ORDER BY {index}.rowid DESC LIMIT 1 OFFSET ?",
                 [*params, SEARCH_WINDOW - 1],
             )
             low = floor[0][0] if floor else 0
-            return self._rows(
-                f"SELECT {columns} {base} AND {index}.rowid >= ? ORDER BY score LIMIT ?",
+            best = self._rows(
+                f"SELECT {index}.rowid, {score} AS score {base} AND {index}.rowid >= ?"
+                " ORDER BY score LIMIT ?",
                 [*params, low, limit],
             )
+            if not best:
+                return []
+            seqs = [r[0] for r in best]
+            rows = self._rows(
+                f"SELECT {index}.rowid AS seq, {columns} {base}"
+                f" AND {index}.rowid IN ({placeholders(seqs)})",
+                [*params, *seqs],
+            )
+        found = {r["seq"]: r for r in rows}
+        return [(r[1], found[r[0]]) for r in best if r[0] in found]
 
     def search_records(
         self,
@@ -85,37 +100,55 @@ class SearchReads(RowReader):
             where += " AND k.task_id = ?"
             params.append(task_id)
         base = (
-            "FROM records_fts JOIN record_keys k ON k.seq = records_fts.rowid"
+            "FROM records_fts JOIN record_docs k ON k.seq = records_fts.rowid"
             " LEFT JOIN actions a ON k.kind = 'action' AND a.id = k.ref_id"
             " LEFT JOIN task_messages m ON k.kind = 'message' AND m.id = k.ref_id"
             f" WHERE records_fts MATCH ? AND k.space = ? AND k.kind IN ({placeholders(kinds)})"
             f"{where}"
         )
         columns = (
-            f"k.kind, k.ref_id, k.task_id, k.created_at, {_BM25} AS score,"
+            "k.kind, k.ref_id, k.task_id, k.created_at,"
             # Output that is not UTF-8 is indexed as it is: read the snippet as bytes.
             " CAST(snippet(records_fts, -1, '[', ']', '…', 16) AS BLOB) AS snip,"
-            f" {_matched(1)} AS in_body, {_matched(2)} AS in_stderr,"
             " a.summary, a.command, a.status, a.exit_code, m.role,"
             f" substr(m.content, 1, {_TITLE_CHARS}) AS head"
         )
-        rows = self._ranked("records_fts", base, [match, self.space, *kinds, *params], columns,
-                            limit)  # fmt: skip
+        rows = self._ranked("records_fts", base, [match, self.space, *kinds, *params], _BM25,
+                            columns, limit)  # fmt: skip
+        seqs = [r["seq"] for _, r in rows if r["kind"] == "action"]
+        in_stdout, in_stderr = (
+            self._matching(match, column, seqs) for column in ("body", "stderr")
+        )
         hits = []
-        for r in rows:
+        for score, r in rows:
             if r["kind"] == "action":
                 code = "" if r["exit_code"] is None else f" exit {r['exit_code']}"
                 label = f"{r['status']}{code}"
                 title = _first_line(r["command"] or r["summary"])
-                field = "stdout" if r["in_body"] else "stderr" if r["in_stderr"] else "command"
+                field = (
+                    "stdout" if r["seq"] in in_stdout else
+                    "stderr" if r["seq"] in in_stderr else "command"
+                )  # fmt: skip
             else:
                 label, title, field = r["role"], _first_line(r["head"]), "content"
             hit = RecordHit(
                 r["kind"], r["ref_id"], r["task_id"], None, None, r["created_at"], label,
-                title, _decoded(r["snip"]), r["score"], field,
+                title, _decoded(r["snip"]), score, field,
             )  # fmt: skip
             hits.append(hit)
         return hits
+
+    def _matching(self, match: str, column: str, seqs: Sequence[int]) -> set[int]:
+        """Which of these records match in one column: the index alone answers, no text is
+        read (a snippet per column would read every record's output again)."""
+        if not seqs:
+            return set()
+        rows = self._rows(
+            f"SELECT rowid FROM records_fts WHERE records_fts MATCH ?"
+            f" AND rowid IN ({placeholders(seqs)})",
+            [f"{{{column}}} : ({match})", *seqs],
+        )
+        return {r[0] for r in rows}
 
     def _search_turns(
         self,
@@ -136,16 +169,18 @@ class SearchReads(RowReader):
         )
         columns = (
             "t.id, s.task_id, t.session_id, t.turn, t.created_at, t.role, t.tool_name,"
-            f" substr(t.content, 1, {_TITLE_CHARS}) AS head, bm25(turns_fts) AS score,"
+            f" substr(t.content, 1, {_TITLE_CHARS}) AS head,"
             " snippet(turns_fts, 0, '[', ']', '…', 16) AS snip"
         )
-        rows = self._ranked("turns_fts", base, [match, self.space, *params], columns, limit)
+        rows = self._ranked(
+            "turns_fts", base, [match, self.space, *params], "bm25(turns_fts)", columns, limit
+        )
         hits = []
-        for r in rows:
+        for score, r in rows:
             label = r["role"] + (f" ({r['tool_name']})" if r["tool_name"] else "")
             hit = RecordHit(
                 "turn", r["id"], r["task_id"], r["session_id"], r["turn"], r["created_at"],
-                label, _first_line(r["head"]), r["snip"], r["score"], "content",
+                label, _first_line(r["head"]), r["snip"], score, "content",
             )  # fmt: skip
             hits.append(hit)
         return hits
@@ -154,7 +189,7 @@ class SearchReads(RowReader):
         """Failed commands whose command or output matches an FTS5 expression, newest
         first (the caller confirms the text is there verbatim)."""
         rows = self._rows(
-            "SELECT a.* FROM records_fts JOIN record_keys k ON k.seq = records_fts.rowid"
+            "SELECT a.* FROM records_fts JOIN record_docs k ON k.seq = records_fts.rowid"
             " JOIN actions a ON a.id = k.ref_id WHERE records_fts MATCH ? AND k.space = ?"
             " AND k.kind = 'action' AND (a.exit_code <> 0 OR a.status IN ('failed', 'timeout'))"
             " ORDER BY records_fts.rowid DESC LIMIT ?",
@@ -163,21 +198,28 @@ class SearchReads(RowReader):
         return [action_from_row(r) for r in rows]
 
     def records_check(self) -> str | None:
-        """Check the records index: exactly one key for each message and command, then FTS5's
-        integrity check of the index against them; None when it is sound."""
-        unkeyed, stray = self._rows(
-            "SELECT (SELECT count(*) FROM actions a WHERE NOT EXISTS (SELECT 1 FROM record_keys"
-            " k WHERE k.kind = 'action' AND k.ref_id = a.id)) + (SELECT count(*) FROM"
-            " task_messages m WHERE NOT EXISTS (SELECT 1 FROM record_keys k WHERE"
-            " k.kind = 'message' AND k.ref_id = m.id)), (SELECT count(*) FROM record_keys k"
-            " WHERE NOT EXISTS (SELECT 1 FROM actions a WHERE k.kind = 'action' AND"
-            " a.id = k.ref_id) AND NOT EXISTS (SELECT 1 FROM task_messages m WHERE"
-            " k.kind = 'message' AND m.id = k.ref_id))"
+        """Check the records index: one document for each message and command, holding its
+        text as the triggers make it, then FTS5's integrity check of the index against the
+        documents; None when it is sound."""
+        title, body, stderr = record_text("action", "a.")
+        unkeyed, stray, stale = self._rows(
+            "SELECT (SELECT count(*) FROM actions a WHERE NOT EXISTS (SELECT 1 FROM record_docs"
+            " d WHERE d.kind = 'action' AND d.ref_id = a.id)) + (SELECT count(*) FROM"
+            " task_messages m WHERE NOT EXISTS (SELECT 1 FROM record_docs d WHERE"
+            " d.kind = 'message' AND d.ref_id = m.id)),"
+            " (SELECT count(*) FROM record_docs d WHERE NOT EXISTS (SELECT 1 FROM actions a"
+            " WHERE d.kind = 'action' AND a.id = d.ref_id) AND NOT EXISTS (SELECT 1 FROM"
+            " task_messages m WHERE d.kind = 'message' AND m.id = d.ref_id)),"
+            " (SELECT count(*) FROM record_docs d JOIN actions a ON d.kind = 'action'"
+            f" AND a.id = d.ref_id WHERE d.title IS NOT {title} OR d.body IS NOT {body}"
+            f" OR d.stderr IS NOT {stderr}) + (SELECT count(*) FROM record_docs d JOIN"
+            " task_messages m ON d.kind = 'message' AND m.id = d.ref_id"
+            f" WHERE d.body IS NOT {record_text('message', 'm.')[1]})"
         )[0]
-        if unkeyed or stray:
+        if unkeyed or stray or stale:
             return (
-                f"{unkeyed} message(s) or command(s) are not in the search index and"
-                f" {stray} index key(s) name nothing"
+                f"{unkeyed} message(s) or command(s) are not in the search index,"
+                f" {stray} index document(s) name nothing and {stale} differ from their row"
             )
         try:
             self._rows("INSERT INTO records_fts (records_fts, rank) VALUES ('integrity-check', 1)")
