@@ -179,3 +179,13 @@ def test_questions_are_classified_and_reduced_to_their_words(
 ) -> None:
     assert intent(question).name == kind
     assert search_words(question) == words
+
+
+def test_a_question_about_records_there_are_none_of_says_so(mem: clew.Memory) -> None:
+    task = mem.create_task("Empty", ["one"])
+    assert mem.ask(task.id, "what did we decide?").text == "No decisions are recorded."
+    assert mem.ask(task.id, "which ORM rules apply?").text == (
+        "No constraints and rules are recorded that match 'ORM apply'."
+    )
+    # A question about nothing in particular, with nothing found, gets the brief.
+    assert mem.ask(task.id, "kestrel?").text.startswith("Task 'Empty'")

@@ -231,7 +231,8 @@ def records_answer(
     else:
         head = f"The newest {noun}:"
     if not hits:
-        return Answer(f"No {noun} are recorded that match {words!r}.", "search", note=note)
+        that = f" that match {words!r}" if words else ""
+        return Answer(f"No {noun} are recorded{that}.", "search", note=note)
     return Answer("\n".join([head, *(_record_line(h, entries) for h in hits)]), "search",
                   note=note)  # fmt: skip
 
@@ -246,7 +247,8 @@ def _record_line(hit: RecordHit, entries: Mapping[str, Entry]) -> str:
         line += f" ({clip(' '.join(entry.detail.split()), 160)})"
     if entry is None and hit.snippet:  # the text around the match (an entry shows its own)
         around = " ".join(_MATCHED.sub(r"\1", hit.snippet).split())
-        line += f" | {clip(around, 160)}"
+        if around.strip("…") not in hit.title:
+            line += f" | {clip(around, 160)}"
     matched = sorted({m.casefold() for m in _MATCHED.findall(hit.snippet)})
     if matched:
         line += f" (matched: {', '.join(matched)})"

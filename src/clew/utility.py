@@ -304,7 +304,7 @@ class Utility(Archive, Working):
             hits = self._find(words, summaries.GENERAL, tid)
             if not hits:
                 hits = self._newest(found, tid)
-        if not hits:
+        if not hits and found is summaries.GENERAL:
             return summaries.rules_answer(question, self.where(tid), note)
         entries = {h.id: self._store.get_entry(h.id) for h in hits if h.kind == "entry"}
         return summaries.records_answer(found, words, hits, entries, note, exact=exact)

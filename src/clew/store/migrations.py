@@ -498,7 +498,11 @@ def record_text(kind: str, row: str) -> tuple[str, str, str]:
     row alias (`new.`, `a.`): a command's summary and command line, its stdout and stderr;
     a message's text."""
     if kind == "action":
-        title = f"{row}summary || coalesce(char(10) || {row}command, '')"
+        # The summary defaults to the command line: then it is said once.
+        title = (
+            f"CASE WHEN {row}command IS NULL OR {row}command = {row}summary THEN {row}summary"
+            f" ELSE {row}summary || char(10) || {row}command END"
+        )
         return bounded(title), bounded(f"{row}stdout"), bounded(f"{row}stderr")
     return "''", bounded(f"{row}content"), "''"
 
