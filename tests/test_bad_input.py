@@ -1267,3 +1267,68 @@ def test_a_folder_given_as_the_store_is_one_line(
         f" {tmp_path / '.clew' / 'clew.db'}"
     )
     assert os.listdir(tmp_path) == []
+
+
+# -- search over everything, `seen`, and the recall tools (issue 10, point 9) ----------------
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["search", "deploy", "--kind", "bogus"], "kind 'bogus' is not one of: entry, message"),
+        (["search", "deploy", "--kind", ","], "give at least one kind: entry, message"),
+        (
+            ["search", "deploy", "--kind", "message", "--type", "decision"],
+            "type, status and tags filter entries: add the kind entry",
+        ),
+        (["search", "deploy", "--kind", "turn", "--since", "soon"], "since"),
+        (["search", "*", "--kind", "action"], "the search query has no words to look for"),
+        (["search", "deploy", "--limit", "0"], "limit"),
+        (["entries", "MISSING"], "no entry matches"),
+        (["task", "message", "MISSING"], "no message matches"),
+        (["task", "message", "TASK"], "no message matches"),
+    ],
+)
+def test_cli_bad_search_input(
+    cli: Cli, mem: clew.Memory, stored: Stored, args: list[str], says: str
+) -> None:
+    before = snapshot(mem)
+    line = error_line(cli(*fill(args, stored)))
+    assert says in line
+    assert_unchanged(mem, before)
+
+
+@pytest.mark.parametrize(
+    ("kinds", "says"),
+    [
+        ("entry,bogus", "kind 'bogus' is not one of"),
+        (["entry", 3], "must be text"),
+        ([], "give at least one kind"),
+        ({"entry": 1}, "kinds"),
+    ],
+)
+def test_search_all_refuses_bad_kinds(mem: clew.Memory, kinds: Any, says: str) -> None:
+    with pytest.raises(clew.ValidationError, match=says):
+        mem.search_all("deploy", kinds=kinds)
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "says"),
+    [
+        ("memory_search", {"query": "deploy", "kinds": ["bogus"]}, "kinds"),
+        ("memory_search", {"query": "deploy", "kinds": "entry"}, "kinds"),
+        ("memory_search", {"query": "((("}, "no words to look for"),
+        ("conversation_recall", {"action": "summary", "session": "nosuchsession"},
+         "no session matches 'nosuchsession'; session_list"),
+        ("conversation_recall", {"action": "summary"},
+         "no session belongs to the workspace /nowhere; session_list"),
+        ("session_list", {"limit": 0}, "limit"),
+    ],
+)  # fmt: skip
+def test_recall_and_search_tools_say_what_to_call_instead(
+    mem: clew.Memory, name: str, arguments: dict[str, Any], says: str
+) -> None:
+    from clew import tools
+
+    result = tools.call(mem, name, arguments, tools.Context(workspace="/nowhere"))
+    assert result.is_error and says in result.text, result.text

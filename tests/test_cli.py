@@ -342,9 +342,7 @@ def test_note_search_seen_and_fix(cli: Cli) -> None:
     assert cli("note", "--type", "context", "--summary", "the CDN is in eu-west").code == 0
     found = cli("search", "ERR_CONN_RESET")
     assert error_id in found.out and "CONN" in found.out
-    assert json.loads(cli("search", "cdn", "--json").out)[0]["entry"]["summary"].startswith(
-        "the CDN"
-    )
+    assert json.loads(cli("search", "cdn", "--json").out)[0]["title"].startswith("the CDN")
     assert "nothing found" in cli("search", "zebra").out
     for hostile in ('"', "(", "AND", "-", "a:b"):
         result = cli("search", hostile)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import clew
 from clew.store import codec
-from clew.store.migrations import LATEST, PROJECTION_TABLES
+from clew.store.migrations import LATEST, MIGRATIONS, PROJECTION_TABLES
 
 
 def raw(db: Path) -> sqlite3.Connection:
@@ -30,7 +30,8 @@ def test_migrations_are_recorded_once(db: Path) -> None:
     clew.open(db).close()
     clew.open(db).close()
     rows = raw(db).execute("SELECT number, name FROM clew_migrations ORDER BY number").fetchall()
-    assert [r[0] for r in rows] == list(range(1, LATEST + 1))
+    assert [r[0] for r in rows] == [m.number for m in MIGRATIONS]
+    assert rows[-1][0] == LATEST
 
 
 _FTS_TABLES = tuple(f"_fts{suffix}" for suffix in ("", "_data", "_idx", "_docsize", "_config"))

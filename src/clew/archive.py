@@ -12,6 +12,7 @@ by task, type, step, tags and time); `search` is bm25 full text over any user te
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -19,15 +20,18 @@ from typing import Any, NamedTuple
 from clew import checks, search, tasks
 from clew.errors import ValidationError
 from clew.facade import Facade
-from clew.fingerprint import Fingerprint, fingerprint
+from clew.fingerprint import Fingerprint, fingerprint, telling_line
 from clew.ids import new_id
+from clew.location import DEFAULT_SPACE
 from clew.models import (
+    RECORD_KINDS,
     Action,
     Entry,
     EntryFilter,
     EntryStatus,
     EntryType,
     Fix,
+    RecordHit,
     SearchHit,
     SourceKind,
 )
@@ -45,7 +49,8 @@ _SOURCE_TABLES = {
 
 
 class ErrorHistory(NamedTuple):
-    """Everything known about an error's fingerprint: "have I seen this, what worked?"."""
+    """Everything known about an error's fingerprint: "have I seen this, what worked?".
+    `failed_commands` also holds failed commands whose output contains the error's text."""
 
     fingerprint: Fingerprint
     errors: tuple[Entry, ...]  # error entries with this fingerprint, newest first
@@ -261,12 +266,32 @@ class Archive(Facade):
         text = checks.text(error, "error", max_chars=checks.MAX_TEXT_CHARS)
         print_ = fingerprint(text, checks.optional_text(command, "command"))
         with self._store.transaction():
+            commands = self._store.actions_with_fingerprint(print_.key)
+            known = {a.id for a in commands}
+            commands += [a for a in self._failed_containing(text) if a.id not in known]
+            commands.sort(key=lambda a: a.created_at, reverse=True)
             return ErrorHistory(
                 print_,
                 tuple(self._store.entries_with_fingerprint(print_.key)),
-                tuple(self._store.actions_with_fingerprint(print_.key)),
+                tuple(commands),
                 tuple(self._store.fixes_for(print_.key)),
             )
+
+    def _failed_containing(self, text: str) -> list[Action]:
+        """Failed commands whose command line or output holds `text` (or its telling line)
+        verbatim, ignoring case and runs of white space."""
+        needles = {_folded(text), _folded(telling_line(text) or "")} - {""}
+        found: list[Action] = []
+        for needle in needles:
+            try:
+                match = search.parse(needle).match
+            except ValidationError:
+                continue  # no words to look for (only punctuation)
+            for action in self._store.failed_actions_matching(match):
+                said = (action.command, _output(action.stdout), _output(action.stderr))
+                if any(needle in _folded(part or "") for part in said):
+                    found.append(action)
+        return list({a.id: a for a in found}.values())
 
     def get_entry(self, entry_id: str) -> Entry:
         """Return one entry, in full."""
@@ -359,6 +384,122 @@ class Archive(Facade):
         if parsed.identifiers:
             hits.sort(key=lambda h: not search.contains_all(_text_of(h.entry), parsed.identifiers))
         return hits[:wanted]
+
+    def search_all(
+        self,
+        query: str,
+        *,
+        kinds: str | Sequence[str] | None = None,
+        task_id: str | None = None,
+        type: str | EntryType | Sequence[str | EntryType] | None = None,
+        status: str | EntryStatus | None = None,
+        tags: Sequence[str] = (),
+        since: str | datetime | None = None,
+        until: str | datetime | None = None,
+        limit: int = SEARCH_LIMIT,
+    ) -> list[RecordHit]:
+        """Full-text search of everything recorded: archive entries, task messages, commands
+        with their output, and conversation turns; one list ranked by bm25.
+
+        `kinds` narrows it (entry, message, action, turn: one, a list or "a,b"); `type`,
+        `status` and `tags` filter entries and, without `kinds`, mean entries only. Each hit
+        says its kind and the clew command that shows it in full (`open`). Any text is a
+        valid query: all words must match, else any; exact identifiers rank first.
+        """
+        wanted = checks.count(limit, "limit")
+        chosen = _kinds(kinds)
+        entry_filters = type is not None or status is not None or bool(tags)
+        if entry_filters and kinds is None:
+            chosen = ("entry",)
+        elif entry_filters and "entry" not in chosen:
+            raise ValidationError("type, status and tags filter entries: add the kind entry")
+        filters = self._filter(task_id, type, status, None, tags, since, until)
+        parsed = search.parse(query)
+        with self._store.transaction():
+            hits = self._search_kinds(parsed.match, chosen, filters, wanted)
+            if not hits and len(parsed.terms) > 1:
+                parsed = search.parse(query, any_terms=True)
+                hits = self._search_kinds(parsed.match, chosen, filters, wanted)
+        # One list: FTS5's bm25 scores of the indexes are close enough in scale to interleave.
+        ranked = sorted(hits, key=lambda h: h[0].score)
+        if parsed.identifiers:
+            ranked.sort(key=lambda h: not search.contains_all(h[1], parsed.identifiers))
+        return [h._replace(open=self._open_command(h)) for h, _ in ranked[:wanted]]
+
+    def _search_kinds(
+        self, match: str, kinds: tuple[str, ...], filters: EntryFilter, limit: int
+    ) -> list[tuple[RecordHit, str]]:
+        """Hits of every kind wanted, each with the text its exact identifiers are checked in."""
+        found: list[tuple[RecordHit, str]] = []
+        if "entry" in kinds:
+            # Entries as `search` fetches them (more than shown, for exact identifiers to
+            # move up); other kinds their best `limit`, as each hit's snippet reads its text.
+            fetch = min(max(3 * limit, 30), 200)
+            for hit in self._store.search_entries(match, filters, limit=fetch):
+                found.append((entry_hit(hit.entry, hit.snippet, hit.score), _text_of(hit.entry)))
+        others = [k for k in kinds if k != "entry"]
+        if others:
+            for record in self._store.search_records(
+                match, others, task_id=filters.task_id, since=filters.since,
+                until=filters.until, limit=limit,
+            ):  # fmt: skip
+                found.append((record, f"{record.title}\n{record.snippet}"))
+        return found
+
+    def _open_command(self, hit: RecordHit) -> str:
+        """The clew command line that shows a hit in full."""
+        if hit.kind == "entry":
+            line = f"clew entries {hit.id}"
+        elif hit.kind == "message":
+            line = f"clew task message {hit.id}"
+        elif hit.kind == "action":
+            option = {"stderr": " --stderr", "command": " --info"}.get(hit.field, "")
+            line = f"clew task output {hit.id}{option}"
+        else:
+            line = f"clew recall {hit.session_id} --around {hit.turn}"
+        if self.space == DEFAULT_SPACE:
+            return line
+        return f"{line} --space {shlex.quote(self.space)}"
+
+
+def entry_hit(entry: Entry, snippet: str = "", score: float = 0.0) -> RecordHit:
+    """An entry as a hit of search over everything."""
+    state = "" if entry.status is EntryStatus.ACTIVE else f", {entry.status.value}"
+    return RecordHit("entry", entry.id, entry.task_id, None, None, entry.created_at,
+                     entry.type.value + state, entry.summary, snippet, score, "entry")  # fmt: skip
+
+
+def action_hit(action: Action, snippet: str = "", score: float = 0.0) -> RecordHit:
+    """A command (an action) as a hit of search over everything."""
+    code = "" if action.exit_code is None else f" exit {action.exit_code}"
+    title = (action.command or action.summary).strip().split("\n", 1)[0]
+    return RecordHit("action", action.id, action.task_id, None, None, action.created_at,
+                     f"{action.status.value}{code}", title, snippet, score, "command")  # fmt: skip
+
+
+def _kinds(kinds: str | Sequence[str] | None) -> tuple[str, ...]:
+    """The record kinds asked for: None is all; a text may list several, comma-separated."""
+    if kinds is None:
+        return RECORD_KINDS
+    given = [kinds] if isinstance(kinds, str) else checks.sequence(kinds, "kinds")
+    names = [n.strip() for k in given for n in checks.text(k, "kind").split(",") if n.strip()]
+    for name in names:
+        if name not in RECORD_KINDS:
+            raise ValidationError(f"kind {name!r} is not one of: {', '.join(RECORD_KINDS)}")
+    if not names:
+        raise ValidationError(f"give at least one kind: {', '.join(RECORD_KINDS)}")
+    return tuple(dict.fromkeys(names))
+
+
+def _folded(text: str) -> str:
+    """Text for a verbatim comparison that ignores case and runs of white space."""
+    return " ".join(text.split()).casefold()
+
+
+def _output(value: str | bytes | None) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value or ""
 
 
 def _text_of(entry: Entry) -> str:

@@ -29,7 +29,15 @@ OUTPUT_TAIL = 4_000  # characters of a command's output shown to the model or ke
 
 _DECIDED = re.compile(r"\b(?:decided|decide|using|chose|choosing|going with|opted)\b", re.I)
 _INSTRUCTION = re.compile(r"\b(?:always|never|don't|do not|must)\b", re.I)
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+# A sentence ends at `.`, `!` or `?` followed by white space (or the end), or at a line
+# break: a dot inside a token (ghcr.io, v1.2.3, 3.11, src/app.py, ./run.sh, a URL) is
+# followed by more of the token, so it never ends a sentence.
+_END = re.compile(r"[.!?]+(?=\s|$)|\n")
+# Words whose final dot is not a sentence's end.
+_ABBREVIATIONS = frozenset(
+    {"e.g", "i.e", "etc", "vs", "cf", "approx", "incl", "esp", "viz", "resp", "no", "fig", "al",
+     "mr", "mrs", "ms", "dr", "st", "jr", "sr", "inc", "ltd", "co"}
+)  # fmt: skip
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.S)
 
 
@@ -59,11 +67,28 @@ def _tail(text: str, limit: int = OUTPUT_TAIL) -> str:
     return text if len(text) <= limit else "…" + text[-limit:]
 
 
+def sentences(text: str) -> list[str]:
+    """Split text into sentences, never at a dot inside a host name, version, path or URL."""
+    found: list[str] = []
+    start = 0
+    for end in _END.finditer(text):
+        if end.group() == "." or end.group().endswith("."):
+            word = text[start : end.start()].rsplit(None, 1)[-1:] or [""]
+            if word[0].lstrip("([{\"'").casefold() in _ABBREVIATIONS:
+                continue
+        piece = text[start : end.end()].strip()
+        if piece:
+            found.append(piece)
+        start = end.end()
+    rest = text[start:].strip()
+    return [*found, rest] if rest else found
+
+
 def _sentence(text: str, pattern: re.Pattern[str]) -> str:
     """The sentence of `text` that matches `pattern` (the whole text if none does)."""
-    for found in _SENTENCE.finditer(text):
-        if pattern.search(found.group()):
-            return found.group().strip()
+    for found in sentences(text):
+        if pattern.search(found):
+            return found
     return text.strip()
 
 

@@ -359,6 +359,10 @@ class Memory(Conversations, Utility, Ledger, Semantic):
         """Return a task's messages, newest first."""
         return self._store.list_messages(self._task_id(task_id), limit=limit)
 
+    def get_message(self, message_id: str) -> Message:
+        """Return one task message, in full."""
+        return self._store.get_message(self._resolve("message", message_id))
+
     # -- the journal ----------------------------------------------------------------------
 
     def journal(

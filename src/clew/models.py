@@ -40,6 +40,7 @@ __all__ = [
     "Pattern",
     "PlanItem",
     "PlanOp",
+    "RecordHit",
     "RemoveStep",
     "RenameStep",
     "RepeatedFailure",
@@ -284,6 +285,29 @@ class SearchHit(NamedTuple):
     entry: Entry
     score: float
     snippet: str
+
+
+# What search over everything finds: archive entries, task messages, commands with their
+# output, and conversation turns.
+RECORD_KINDS = ("entry", "message", "action", "turn")
+
+
+class RecordHit(NamedTuple):
+    """Anything recorded that a search found: an archive entry, a task message, a command
+    (with its output) or a conversation turn; `open` is the clew command that shows it."""
+
+    kind: str  # entry, message, action or turn
+    id: str
+    task_id: str | None
+    session_id: str | None  # for a turn
+    turn: int | None  # for a turn: its number in the session
+    created_at: str
+    label: str  # entry type, message role, action status (and exit code), turn role
+    title: str  # entry summary, command, or the text's first line
+    snippet: str  # where it matched, matched words in [brackets]
+    score: float  # bm25, lower is better
+    field: str  # where it matched: summary, content, command, stdout or stderr
+    open: str = ""  # the clew command that shows it in full
 
 
 class RepeatedFailure(NamedTuple):

@@ -3,21 +3,25 @@
 A question goes to the small model if it is simple ("what step am I on?") and to the large
 one, when one is configured, if it is complex ("should I change the plan?", "analyze the
 errors"); `is_complex` decides, by its words and length. With no model, or past a cap, or
-when the model fails, `rules_answer` answers questions about where the task is, what comes
-next and what failed from the brief, and says so; other questions get search hits.
+when the model fails, the records answer, and the answer says so: `intent` classifies the
+question (a decision? an error and its fix? a constraint? a command? an open question? where
+the task is?) and `search_words` drops what only makes it a question ("which", "did we",
+"decide"); what is left is searched in the records of the right kinds, and `records_answer`
+shows the best three with what matched. A question with no words left about where the task
+is, what comes next or what failed is answered from the brief (`rules_answer`).
 """
 
 from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import resources
 from typing import NamedTuple
 
 from clew.brief import Brief, clip
-from clew.models import Message, SearchHit, Task
+from clew.models import RECORD_KINDS, Entry, Message, RecordHit, Task
 from clew.providers import Message as Prompt
 
 _COMPLEX = re.compile(
@@ -113,9 +117,9 @@ def rules_summary(task: Task, brief: Brief, messages: Sequence[Message]) -> str:
     return " ".join(parts) or f"Task {task.name!r} has no plan or updates yet."
 
 
-def rules_answer(question: str, brief: Brief, hits: Sequence[SearchHit], note: str) -> Answer:
-    """Answer without a model: the brief's lines for where / next / failed, else search hits
-    (and the whole brief when nothing matches at all)."""
+def rules_answer(question: str, brief: Brief, note: str) -> Answer:
+    """Answer without a model from the brief: its lines for where / next / failed, else the
+    whole brief."""
     lines = brief.text.splitlines()
     picked: list[str] = []
     if _FAILED.search(question):
@@ -127,12 +131,128 @@ def rules_answer(question: str, brief: Brief, hits: Sequence[SearchHit], note: s
         picked += [line for line in lines if line.startswith("Next:") or "next up is" in line] or [
             "No step is left after the current one."
         ]
-    if _WHERE.search(question) or (not picked and not hits):
+    if _WHERE.search(question) or not picked:
         picked = [*lines, *picked]
-    if picked:
-        return Answer("\n".join(dict.fromkeys(picked)), "rules", note=note)
-    found = [
-        f"- {h.entry.type.value} {h.entry.id}: {clip(h.entry.summary, 120)} ({clip(h.snippet, 80)})"
-        for h in hits
-    ]
-    return Answer("Closest records:\n" + "\n".join(found), "search", note=note)
+    return Answer("\n".join(dict.fromkeys(picked)), "rules", note=note)
+
+
+class Intent(NamedTuple):
+    """What a question asks about, and where its answer is recorded."""
+
+    name: str  # question, error, decision, constraint, command, brief or general
+    kinds: tuple[str, ...]  # record kinds to search (see models.RECORD_KINDS)
+    types: tuple[str, ...]  # entry types, when entries are searched
+    noun: str  # what the records are called in the answer
+
+
+# In order: the first that matches a question decides its intent. Each pattern's words are
+# also dropped from the words searched for, since records rarely say them.
+_INTENTS: tuple[tuple[Intent, re.Pattern[str]], ...] = tuple(
+    (Intent(name, kinds, types, noun), re.compile(pattern, re.I))
+    for name, kinds, types, noun, pattern in (
+        ("question", ("entry",), ("question",), "open questions",
+         r"\b(?:questions?|unanswered|open|pending|outstanding|unresolved)\b"),
+        ("error", ("entry", "action"), ("error",), "errors and failed commands",
+         r"\b(?:fix(?:es|ed|ing)?|solv\w*|resolv\w*|errors?|fail\w*|broke|broken|crash\w*|"
+         r"exceptions?|tracebacks?|wrong|bugs?|issues?|problems?)\b"),
+        ("decision", ("entry",), ("decision",), "decisions",
+         r"\b(?:decid\w*|decisions?|chose|choose|chosen|choices?|pick(?:ed)?|settled?(?: on)?|"
+         r"opted|go(?:ing)? with|went with|prefer\w*|why did (?:we|i))\b"),
+        ("constraint", ("entry",), ("constraint", "user_instruction"), "constraints and rules",
+         r"\b(?:allowed|allow|constraints?|rules?|must(?:n't)?|may (?:i|we)|can (?:i|we)|"
+         r"forbidden|permitted|requirements?|never|policy|okay to|ok to)\b"),
+        ("command", ("action",), (), "commands",
+         r"\b(?:commands?|ran|run|invoked?|executed?|shell|command line)\b"),
+    )
+)  # fmt: skip
+_BRIEF = Intent("brief", (), (), "")
+GENERAL = Intent("general", RECORD_KINDS, (), "records")
+# Words that only make text a question, or are too common to tell records apart.
+_STOP = frozenset(
+    {
+        "a", "about", "after", "again", "all", "also", "am", "an", "and", "any", "anything",
+        "are", "as", "at", "be", "been", "before", "being", "but", "by", "can", "could", "did",
+        "do", "does", "doing", "done", "for", "from", "get", "got", "had", "has", "have", "how",
+        "i", "i'm", "i've", "if", "in", "into", "is", "it", "it's", "its", "just", "know", "let",
+        "me", "my", "need", "needed", "of", "on", "or", "our", "remember", "said", "say", "so",
+        "should", "some", "still", "tell", "than", "that", "that's", "the", "their", "them",
+        "then", "there", "these", "they", "this", "those", "to", "up", "us", "use", "used",
+        "using", "want", "was", "we", "we're", "were", "what", "what's", "when", "where",
+        "where's", "which", "who", "whom", "whose", "why", "will", "with", "would", "you", "your",
+    }
+)  # fmt: skip
+# Words of questions about where the task is (answered from the brief when nothing else is
+# asked): they are not searched for either.
+_BRIEF_WORDS = re.compile(
+    r"\b(?:where|status|progress|step|steps|current\w*|doing|done|so far|next|remaining|left|"
+    r"to ?do|then|now|working on|up to|was i|am i)\b",
+    re.I,
+)
+_WORD = re.compile(r"[^\s?!,;()\"]+")
+
+
+def intent(question: str) -> Intent:
+    """Classify a question: what kind of record answers it."""
+    for found, pattern in _INTENTS:
+        if pattern.search(question):
+            return found if found.name != "error" or search_words(question) else _BRIEF
+    if not search_words(question):
+        return _BRIEF
+    return GENERAL
+
+
+def search_words(question: str) -> str:
+    """The words of a question worth searching for: without question words, stop words and
+    the words that only say what kind of record is asked for."""
+    text = _BRIEF_WORDS.sub(" ", question.replace("\u2019", "'"))
+    for _, pattern in _INTENTS:
+        text = pattern.sub(" ", text)
+    words = [w.strip(".:'") for w in _WORD.findall(text)]
+    return " ".join(w for w in words if w and w.casefold() not in _STOP)
+
+
+def records_answer(
+    found: Intent,
+    words: str,
+    hits: Sequence[RecordHit],
+    entries: Mapping[str, Entry],
+    note: str,
+    *,
+    exact: bool,
+) -> Answer:
+    """Answer without a model from the records found: one line each, best first, with what
+    matched. `exact` says whether they match the question's words (else they are the newest
+    or closest records)."""
+    noun = found.noun or "records"
+    if exact and words:
+        head = f"{noun.capitalize()} matching {words!r}, best first:"
+    elif words:
+        head = f"No {noun} mention {words!r}; the closest records:"
+    else:
+        head = f"The newest {noun}:"
+    if not hits:
+        that = f" that match {words!r}" if words else ""
+        return Answer(f"No {noun} are recorded{that}.", "search", note=note)
+    return Answer("\n".join([head, *(_record_line(h, entries) for h in hits)]), "search",
+                  note=note)  # fmt: skip
+
+
+def _record_line(hit: RecordHit, entries: Mapping[str, Entry]) -> str:
+    """One record in an answer: what it is, its text, its fix or detail, and why it matched."""
+    line = f"- {hit.kind} {hit.id} [{hit.label}] {hit.created_at[:16]}: {clip(hit.title, 160)}"
+    entry = entries.get(hit.id)
+    if entry is not None and entry.resolution:
+        line += f" -> {clip(entry.resolution, 160)}"
+    if entry is not None and entry.detail:
+        line += f" ({clip(' '.join(entry.detail.split()), 160)})"
+    if entry is None and hit.snippet:  # the text around the match (an entry shows its own)
+        around = " ".join(_MATCHED.sub(r"\1", hit.snippet).split())
+        if around.strip("…") not in hit.title:
+            line += f" | {clip(around, 160)}"
+    matched = sorted({m.casefold() for m in _MATCHED.findall(hit.snippet)})
+    if matched:
+        line += f" (matched: {', '.join(matched)})"
+    return line
+
+
+_MATCHED = re.compile(r"\[([^\[\]]+)\]")

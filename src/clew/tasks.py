@@ -54,7 +54,8 @@ def step_index(ids: Sequence[str], ref: StepRef, task_id: str) -> int:
     """Return the 0-based index of the step named by 1-based position or id prefix."""
     if isinstance(ref, bool):
         raise ValidationError(f"step must be a number or a step id, not {ref!r}")
-    if isinstance(ref, str) and ref.strip().isdigit():
+    # ASCII digits only: "²".isdigit() is true, and int() refuses it.
+    if isinstance(ref, str) and ref.strip().isascii() and ref.strip().isdigit():
         ref = int(ref.strip())
     if isinstance(ref, int):
         if not ids:

@@ -10,12 +10,14 @@ with `is_error=True` and one sentence that says what to do instead.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from clew.brief import clip, current_step
 from clew.errors import ClewError, NotFoundError, ValidationError
 from clew.models import (
+    RECORD_KINDS,
     AddStep,
     EntryType,
     MoveStep,
@@ -359,31 +361,40 @@ def task_list(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
 
 
 @tool(
-    "Full-text search of everything recorded: decisions, errors, findings, tool results,"
-    " instructions, artifacts. Any text is a valid query; identifiers like ERR_CONN_RESET or"
-    " src/auth.py are found as written.",
+    "Full-text search of everything recorded: decisions, errors, findings and other entries,"
+    " task messages, commands with their output, and conversation turns; one list ranked by"
+    " relevance, each hit with its kind, id and the clew command that opens it. kinds narrows"
+    " it. Any text is a valid query; identifiers like ERR_CONN_RESET or src/auth.py are found"
+    " as written.",
     {
         "query": _text("What to look for."),
+        "kinds": {
+            "type": "array",
+            "items": {"type": "string", "enum": list(RECORD_KINDS)},
+            "description": "Only these kinds: entry, message, action (commands), turn.",
+        },
         "task_id": _TASK_ID,
-        "type": _choice(ENTRY_TYPES, "Only entries of this type."),
-        "tags": _strings("Only entries with all these tags."),
+        "type": _choice(ENTRY_TYPES, "Only entries of this type (implies kinds=[entry])."),
+        "tags": _strings("Only entries with all these tags (implies kinds=[entry])."),
         "limit": _number("At most this many hits (10).", 1, 100),
     },
     ("query",),
     read_only=True,
 )
 def memory_search(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
-    hits = mem.search(
-        args["query"], task_id=args.get("task_id"), type=args.get("type"),
-        tags=args.get("tags", ()), limit=args.get("limit", 10),
+    hits = mem.search_all(
+        args["query"], kinds=args.get("kinds"), task_id=args.get("task_id"),
+        type=args.get("type"), tags=args.get("tags", ()), limit=args.get("limit", 10),
     )  # fmt: skip
     if not hits:
         return ToolResult(f"Nothing recorded matches {args['query']!r}.", [])
-    lines = [
-        f"{h.entry.id} [{h.entry.type.value}] {clip(h.entry.summary, 120)}\n"
-        f"   {clip(h.snippet, 160)}"
-        for h in hits
-    ]
+    lines = []
+    for h in hits:
+        where = f" session {h.session_id} turn {h.turn}" if h.session_id else ""
+        lines.append(
+            f"{h.kind} {h.id} [{h.label}]{where} {clip(h.title, 120)}\n"
+            f"   {clip(' '.join(h.snippet.split()), 160)}\n   open: {h.open}"
+        )
     return ToolResult("\n".join(lines), to_jsonable(hits))
 
 
@@ -439,7 +450,10 @@ def memory_query(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     " asking the user to repeat anything.",
     {
         "action": _choice(RECALL_ACTIONS, "What to fetch."),
-        "session": _text("The session's id or key (default: this server's)."),
+        "session": _text(
+            "The session's id or key (default: this server's, else the workspace's newest;"
+            " session_list lists them)."
+        ),
         "query": _text("For search: what to look for."),
         "tool_name": _text("For tool_calls: the tool's name."),
         "start_turn": _number("For range: the first turn."),
@@ -453,13 +467,53 @@ def memory_query(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
 )
 def conversation_recall(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     session = args.get("session") or ctx.session
+    chosen = ""
     if session is None:
-        raise ValidationError(
-            "conversation_recall needs a session (its id or key): this server has no default"
-        )
+        # No session named and no server default: the workspace's newest, said so.
+        where = ctx.workspace or os.getcwd()
+        newest = mem.list_sessions(where, limit=1)
+        if not newest:
+            raise ValidationError(
+                f"no session belongs to the workspace {where}; session_list (all=true) lists"
+                " the sessions: pass one's id or key as session"
+            )
+        session = newest[0].id
+        chosen = f"(Session {session}: the newest of workspace {where}.)\n"
     options = {k: v for k, v in args.items() if k not in ("session", "action")}
     found = mem.recall(session, args["action"], **options)
-    return ToolResult(found.text, to_jsonable(found._replace(turns=())))
+    return ToolResult(chosen + found.text, to_jsonable(found._replace(turns=())))
+
+
+@tool(
+    "List conversation sessions, most recently active first: this workspace's, or with"
+    " all=true every session. Pass a session's id to conversation_recall.",
+    {
+        "all": _flag("Every session, not only this workspace's."),
+        "workspace": _text("The folder whose sessions to list (default: this server's)."),
+        "active": _flag("Only sessions that have not ended."),
+        "limit": _number("At most this many sessions (20).", 1, 200),
+    },
+    read_only=True,
+)
+def session_list(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
+    where = None if args.get("all") else args.get("workspace") or ctx.workspace or os.getcwd()
+    found = mem.list_sessions(
+        where, active_only=bool(args.get("active")), limit=args.get("limit", 20)
+    )
+    if not found:
+        scope = "" if where is None else f" of workspace {where} (all=true lists every one)"
+        return ToolResult(f"No sessions{scope}.", [])
+    lines = []
+    for s in found:
+        name = f" {s.key!r}" if s.key else ""
+        title = f" '{clip(s.title, 60)}'" if s.title else ""
+        state = "active" if s.active else "ended"
+        task = f", task {s.task_id}" if s.task_id else ""
+        lines.append(
+            f"{s.id}{name}{title}: {s.turn_count} turns, {state}, last active"
+            f" {s.last_active_at[:16]}, workspace {s.workspace or '-'}{task}"
+        )
+    return ToolResult("\n".join(lines), to_jsonable(found))
 
 
 # -- calling ------------------------------------------------------------------------------------
@@ -472,7 +526,7 @@ NO_CONTEXT = Context()
 _FIND = {
     "task": "task_list (all=true for every task) shows the ids",
     "entry": "memory_search or memory_query find entries and their ids",
-    "session": "give the session's id or key as stored",
+    "session": "session_list (all=true for every workspace) lists the sessions and their ids",
     "turn": "conversation_recall action=search finds turns",
 }
 

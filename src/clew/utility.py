@@ -24,7 +24,7 @@ from datetime import UTC, timedelta
 from typing import Any, ClassVar, NamedTuple
 
 from clew import checks, extraction, summaries
-from clew.archive import Archive
+from clew.archive import Archive, action_hit, entry_hit
 from clew.errors import ClewError, ModelError, ValidationError
 from clew.extraction import Draft, ExtractionError
 from clew.ids import new_id
@@ -34,6 +34,7 @@ from clew.models import (
     Job,
     JobStatus,
     ModelCall,
+    RecordHit,
     RunningSummary,
     StepStatus,
 )
@@ -46,6 +47,7 @@ ATTEMPTS = 3
 MAX_SOURCES = 20
 SUMMARY_MESSAGES = 200  # the newest messages a running summary reads
 RECENT_MESSAGES = 50  # messages since the summary that a question reads
+ANSWER_HITS = 3  # records an answer from the records shows
 
 
 class Usage(NamedTuple):
@@ -287,11 +289,48 @@ class Utility(Archive, Working):
                 note = f"the model failed: {exc}"
             else:
                 return Answer(answer.text.strip(), "model", answer.model)
+        return self._answer_from_records(tid, text, note or "")
+
+    def _answer_from_records(self, tid: str, question: str, note: str) -> Answer:
+        """Answer without a model: from the brief for where / next / what failed, else with
+        the best records of the kinds the question is about, found by search (then any kind,
+        then the newest of its kind)."""
+        found = summaries.intent(question)
+        if found.name == "brief":
+            return summaries.rules_answer(question, self.where(tid), note)
+        words = summaries.search_words(question)
+        hits = self._find(words, found, tid)
+        exact = bool(hits)
+        if not hits and found is not summaries.GENERAL:
+            hits = self._find(words, summaries.GENERAL, tid)
+            if not hits:
+                hits = self._newest(found, tid)
+        if not hits and found is summaries.GENERAL:
+            return summaries.rules_answer(question, self.where(tid), note)
+        entries = {h.id: self._store.get_entry(h.id) for h in hits if h.kind == "entry"}
+        return summaries.records_answer(found, words, hits, entries, note, exact=exact)
+
+    def _find(self, words: str, found: summaries.Intent, tid: str) -> list[RecordHit]:
+        if not words or not found.kinds:
+            return []
         try:
-            hits = self.search(text, task_id=tid, limit=5)
-        except ValidationError:
-            hits = []
-        return summaries.rules_answer(text, self.where(tid), hits, note or "")
+            return self.search_all(
+                words, kinds=found.kinds, type=found.types or None, task_id=tid, limit=ANSWER_HITS
+            )
+        except ValidationError:  # nothing searchable in the words
+            return []
+
+    def _newest(self, found: summaries.Intent, tid: str) -> list[RecordHit]:
+        """The newest records of the kind a question asks about (open ones for questions)."""
+        if found.types:
+            status = "active" if found.name == "question" else None
+            return [
+                entry_hit(e)
+                for e in self.list_entries(tid, type=found.types, status=status, limit=ANSWER_HITS)
+            ]
+        if "action" in found.kinds:
+            return [action_hit(a) for a in self._store.list_actions(tid, limit=ANSWER_HITS)]
+        return []
 
     # -- models and the cost governor ------------------------------------------------------
 

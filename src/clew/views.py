@@ -19,8 +19,8 @@ from clew.models import (
     Output,
     Pattern,
     PlanItem,
+    RecordHit,
     RepeatedFailure,
-    SearchHit,
     Session,
     Task,
     VerifyReport,
@@ -216,13 +216,47 @@ def verify_view(report: VerifyReport) -> str:
     return "\n".join(lines)
 
 
-def hit_line(hit: SearchHit, now: datetime) -> str:
-    """One search hit: the entry and the snippet where it matched."""
-    e = hit.entry
-    task = f" task {e.task_id}" if e.task_id else ""
+def record_hit_line(hit: RecordHit, now: datetime) -> str:
+    """One search hit: its kind, what it is, where it matched, and how to open it."""
+    where = f" task {hit.task_id}" if hit.task_id else ""
+    if hit.session_id:
+        where += f" session {hit.session_id} turn {hit.turn}"
     return (
-        f"  {e.id}  {e.type.value:<16}{task}  {clip(e.summary, 90)}  ({ago(e.created_at, now)})"
-        f"\n      {clip(hit.snippet, 140)}"
+        f"  {hit.kind:<7} {hit.id}  [{hit.label}]{where}  ({ago(hit.created_at, now)})"
+        f"\n      {clip(hit.title, 110)}"
+        f"\n      {clip(' '.join(hit.snippet.split()), 140)}"
+        f"\n      open: {hit.open}"
+    )
+
+
+def entry_view(entry: Entry, now: datetime) -> str:
+    """The whole of one archive entry."""
+    lines = [
+        f"{entry.type.value} {entry.id}  {entry.status.value}  {ago(entry.created_at, now)}",
+        f"summary: {entry.summary}",
+    ]
+    for label, value in (
+        ("task", entry.task_id),
+        ("step", entry.subtask_id),
+        ("tags", ", ".join(entry.tags)),
+        ("relevant to", ", ".join(entry.relevance_to)),
+        ("resolution", entry.resolution),
+        ("supersedes", entry.supersedes),
+        ("fingerprint", entry.fingerprint),
+        ("sources", ", ".join(f"{kind}:{ident}" for kind, ident in entry.sources)),
+    ):
+        if value:
+            lines.append(f"{label}: {value}")
+    if entry.detail:
+        lines += ["detail:", entry.detail]
+    return "\n".join(lines)
+
+
+def message_view(message: Message, now: datetime) -> str:
+    """The whole of one task message."""
+    return (
+        f"message {message.id}  {message.role.value}/{message.type.value}  task"
+        f" {message.task_id}  {ago(message.created_at, now)}\n{message.content}"
     )
 
 
@@ -241,8 +275,10 @@ def error_history_view(found: ErrorHistory, now: datetime) -> str:
     for e in found.errors[:5]:
         lines.append(f"  error {e.id} ({ago(e.created_at, now)}): {clip(e.summary, 100)}")
     for a in found.failed_commands[:5]:
+        code = f" exit {a.exit_code}" if a.exit_code is not None else ""
         lines.append(
-            f"  command {a.id} ({ago(a.created_at, now)}): `{clip(a.command or a.summary, 80)}`"
+            f"  command {a.id} ({ago(a.created_at, now)}{code}):"
+            f" `{clip(a.command or a.summary, 80)}`  open: clew task output {a.id} --info"
         )
     for fix in found.fixes:
         verdict = "WORKED" if fix.worked else "failed"

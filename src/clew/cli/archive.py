@@ -55,8 +55,12 @@ def cmd_note(args: argparse.Namespace) -> int:
 
 
 def cmd_entries(args: argparse.Namespace) -> int:
-    from clew.views import entry_line
+    from clew.views import entry_line, entry_view
 
+    if args.id is not None:
+        with open_memory(args) as mem:
+            entry = mem.get_entry(args.id)
+        return show(args, entry, entry_view(entry, current_time()))
     with open_memory(args) as mem:
         if args.relevant_to is not None:
             if args.task is None:
@@ -83,11 +87,12 @@ def cmd_entries(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from clew.views import hit_line
+    from clew.views import record_hit_line
 
     with open_memory(args) as mem:
-        hits = mem.search(
+        hits = mem.search_all(
             args.query,
+            kinds=args.kind,
             task_id=args.task,
             type=args.type or None,
             status=args.status,
@@ -97,7 +102,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             limit=args.limit,
         )
     now = current_time()
-    return show_lines(args, hits, lambda h: hit_line(h, now), "nothing found")
+    return show_lines(args, hits, lambda h: record_hit_line(h, now), "nothing found")
 
 
 def cmd_seen(args: argparse.Namespace) -> int:
@@ -160,7 +165,9 @@ def register(commands: Any, command: Commands) -> None:
         "entries",
         cmd_entries,
         "list archive entries by task, type, status, step, tags and time, newest first",
+        "List entries, newest first, filtered exactly; with ENTRY_ID, show that entry in full.",
     )
+    p.add_argument("id", nargs="?", metavar="ENTRY_ID", help="show this entry in full")
     _filters(p)
     p.add_argument("--step", help="only entries of this step (needs --task)")
     p.add_argument(
@@ -172,20 +179,33 @@ def register(commands: Any, command: Commands) -> None:
         commands,
         "search",
         cmd_search,
-        "full-text search of the archive (bm25, stemmed); any text is a valid query",
-        "Search summaries, details, tags and resolutions. Words must all match (else any);"
-        ' "quoted phrase", -exclude and prefix* work; identifiers like ERR_CONN_RESET,'
-        " src/auth.py and v1.2.3 are found as written.",
+        "full-text search of everything recorded (bm25, stemmed); any text is a valid query",
+        "Search archive entries, task messages, commands with their output, and conversation"
+        " turns; each hit says its kind and the command that opens it. Words must all match"
+        ' (else any); "quoted phrase", -exclude and prefix* work; identifiers like'
+        " ERR_CONN_RESET, src/auth.py and v1.2.3 are found as written.",
     )
     p.add_argument("query", help="what to look for")
-    _filters(p)
+    p.add_argument(
+        "--kind",
+        action="append",
+        metavar="KIND",
+        help="only entry, message, action or turn (repeatable, or a comma list)",
+    )
+    p.add_argument("--task", help="only this task's records (turns: of its sessions)")
+    p.add_argument("--type", action="append", help=f"entries only: {ENTRY_TYPES} (repeatable)")
+    p.add_argument("--status", help="entries only: active, superseded or resolved")
+    p.add_argument("--tag", action="append", help="entries only: with this tag (repeatable: all)")
+    p.add_argument("--since", help="created at or after: 2026-11-22, 2026-11-22T09:30, or 2h, 7d")
+    p.add_argument("--until", help="created before: a date, a time or an age")
     p.add_argument("--limit", type=int, default=10, help="at most this many hits (default 10)")
 
     p = command(
         commands,
         "seen",
         cmd_seen,
-        "have I seen this error before, and what fixed it? (exact fingerprint lookup)",
+        "have I seen this error before, and what fixed it? (fingerprint, and failed commands'"
+        " output)",
     )
     p.add_argument("error", help="the error text ('-': read it from stdin)")
     p.add_argument("--command", help="the command that failed (part of the fingerprint)")

@@ -193,6 +193,14 @@ def cmd_task_output(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_task_message(args: argparse.Namespace) -> int:
+    from clew.views import message_view
+
+    with open_memory(args) as mem:
+        message = mem.get_message(args.message)
+    return show(args, message, message_view(message, current_time()))
+
+
 def cmd_task_log(args: argparse.Namespace) -> int:
     with open_memory(args) as mem:
         log = mem.log_action(args.action, args.text, type=args.type)
@@ -435,6 +443,9 @@ def register(commands: Any, command: Commands) -> None:
     p.add_argument("action", help="action id or unambiguous prefix")
     p.add_argument("--stderr", action="store_true", help="print standard error instead")
     p.add_argument("--info", action="store_true", help="describe the action instead")
+
+    p = command(tasks, "message", cmd_task_message, "print one task message in full")
+    p.add_argument("message", metavar="MESSAGE_ID", help="message id or unambiguous prefix")
 
     p = command(tasks, "log", cmd_task_log, "add a log line to an action")
     p.add_argument("action", help="action id or unambiguous prefix")

@@ -6,6 +6,7 @@ embedded default; a PostgreSQL backend will implement the same protocol.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
@@ -27,6 +28,7 @@ from clew.models import (
     ModelCall,
     Pattern,
     PlanItem,
+    RecordHit,
     RepeatedFailure,
     RunningSummary,
     SearchHit,
@@ -82,6 +84,21 @@ class Store(Protocol):
     def list_action_logs(self, action_id: str) -> list[ActionLog]: ...
 
     def list_messages(self, task_id: str, *, limit: int | None = None) -> list[Message]: ...
+
+    def get_message(self, message_id: str) -> Message: ...
+
+    def search_records(
+        self,
+        match: str,
+        kinds: Sequence[str],
+        *,
+        task_id: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int,
+    ) -> list[RecordHit]: ...
+
+    def failed_actions_matching(self, match: str, *, limit: int = 50) -> list[Action]: ...
 
     def get_entry(self, entry_id: str) -> Entry: ...
 

@@ -478,6 +478,133 @@ MIGRATIONS: tuple[Migration, ...] = (
 )
 
 
+# Command output can be megabytes: the search index keeps a bounded copy of each output,
+# its head and its tail (where a command says what it is doing, and how it failed).
+OUTPUT_HEAD = 4000
+OUTPUT_TAIL = 8000
+
+
+def bounded(value: str) -> str:
+    """SQL for a text or BLOB value cut to its head and tail, as text ('' for NULL)."""
+    whole = OUTPUT_HEAD + OUTPUT_TAIL
+    return (
+        f"CAST(CASE WHEN length({value}) > {whole} THEN substr({value}, 1, {OUTPUT_HEAD})"
+        f" || ' … ' || substr({value}, -{OUTPUT_TAIL}) ELSE coalesce({value}, '') END AS TEXT)"
+    )
+
+
+def record_text(kind: str, row: str) -> tuple[str, str, str]:
+    """SQL for the searchable text (title, body, stderr) of an action or a message, from a
+    row alias (`new.`, `a.`): a command's summary and command line, its stdout and stderr;
+    a message's text."""
+    if kind == "action":
+        # The summary defaults to the command line: then it is said once.
+        title = (
+            f"CASE WHEN {row}command IS NULL OR {row}command = {row}summary THEN {row}summary"
+            f" ELSE {row}summary || char(10) || {row}command END"
+        )
+        return bounded(title), bounded(f"{row}stdout"), bounded(f"{row}stderr")
+    return "''", bounded(f"{row}content"), "''"
+
+
+def _keep(kind: str, table: str, columns: str) -> tuple[str, ...]:
+    """Triggers that keep `record_docs` and `records_fts` in step with a table's rows."""
+    title, body, stderr = record_text(kind, "new.")
+    key = f"kind = '{kind}' AND ref_id"
+    insert_doc = (
+        "INSERT INTO record_docs (kind, ref_id, space, task_id, created_at, title, body, stderr)"
+        f" VALUES ('{kind}', new.id, new.space, new.task_id, new.created_at, {title}, {body},"
+        f" {stderr});"
+    )
+    index = "INSERT INTO records_fts (rowid, title, body, stderr) SELECT seq, title, body, stderr"
+    unindex = (
+        "INSERT INTO records_fts (records_fts, rowid, title, body, stderr)"
+        " SELECT 'delete', seq, title, body, stderr"
+    )
+    triggers = [
+        f"""
+        CREATE TRIGGER records_{kind}_insert AFTER INSERT ON {table} BEGIN
+            {insert_doc}
+            {index} FROM record_docs WHERE seq = last_insert_rowid();
+        END
+        """,
+        f"""
+        CREATE TRIGGER records_{kind}_delete AFTER DELETE ON {table} BEGIN
+            {unindex} FROM record_docs WHERE {key} = old.id;
+            DELETE FROM record_docs WHERE {key} = old.id;
+        END
+        """,
+    ]
+    if columns:
+        triggers.append(
+            f"""
+            CREATE TRIGGER records_{kind}_update AFTER UPDATE OF {columns} ON {table} BEGIN
+                {unindex} FROM record_docs WHERE {key} = old.id;
+                UPDATE record_docs SET title = {title}, body = {body}, stderr = {stderr}
+                WHERE {key} = new.id;
+                {index} FROM record_docs WHERE {key} = new.id;
+            END
+            """
+        )
+    return tuple(triggers)
+
+
+def _backfill(kind: str, table: str, alias: str) -> str:
+    title, body, stderr = record_text(kind, f"{alias}.")
+    return (
+        f"SELECT '{kind}' AS kind, {alias}.id AS id, {alias}.space AS space, {alias}.task_id AS"
+        f" task_id, {alias}.created_at AS created_at, {title} AS title, {body} AS body, {stderr}"
+        f" AS stderr, {alias}.rowid AS n FROM {table} {alias}"
+    )
+
+
+_RECORDS_MIGRATION = Migration(
+    7,
+    "search over task messages and commands with their output",
+    (
+        # Actions and messages have text ids and no stable integer key (rowids may change on
+        # VACUUM), so each gets a row here with one, holding its searchable text: whole for
+        # a message, a command's outputs cut to head and tail (a 10 MB output is 12 KB here,
+        # so a hit's snippet reads kilobytes, not the whole output). `records_fts` is an
+        # external content index over it; triggers keep both in the row's transaction.
+        """
+        CREATE TABLE record_docs (
+            seq        INTEGER PRIMARY KEY,
+            kind       TEXT NOT NULL,
+            ref_id     TEXT NOT NULL,
+            space      TEXT NOT NULL,
+            task_id    TEXT,
+            created_at TEXT NOT NULL,
+            title      TEXT NOT NULL,
+            body       TEXT NOT NULL,
+            stderr     TEXT NOT NULL,
+            UNIQUE (kind, ref_id)
+        )
+        """,
+        """
+        CREATE VIRTUAL TABLE records_fts USING fts5(
+            title, body, stderr, content='record_docs', content_rowid='seq',
+            tokenize='porter unicode61 remove_diacritics 2'
+        )
+        """,
+        *_keep("action", "actions", "summary, command, stdout, stderr"),
+        *_keep("message", "task_messages", ""),
+        # A store made before this migration: its rows in the order they were written.
+        f"""
+        INSERT INTO record_docs (kind, ref_id, space, task_id, created_at, title, body, stderr)
+        SELECT kind, id, space, task_id, created_at, title, body, stderr FROM (
+            {_backfill("action", "actions", "a")}
+            UNION ALL
+            {_backfill("message", "task_messages", "m")}
+        )
+        ORDER BY created_at, kind, n
+        """,
+        "INSERT INTO records_fts (records_fts) VALUES ('rebuild')",
+    ),
+)
+
+MIGRATIONS += (_RECORDS_MIGRATION,)
+
 LATEST = MIGRATIONS[-1].number
 
 # Tables rebuilt from the journal by `verify`, in an order that satisfies foreign keys.

@@ -46,6 +46,7 @@ from clew.store.migrations import LATEST, MIGRATIONS, PROJECTION_TABLES
 from clew.store.rows import json_ids
 from clew.store.sqlite_archive import ArchiveReads
 from clew.store.sqlite_conversations import ConversationReads
+from clew.store.sqlite_search import SearchReads
 from clew.store.sqlite_trace import TraceReads, action_from_row
 from clew.store.sqlite_utility import UtilityReads
 
@@ -316,7 +317,7 @@ def _message(row: sqlite3.Row) -> Message:
     )
 
 
-class SQLiteStore(ArchiveReads, TraceReads, UtilityReads, ConversationReads):
+class SQLiteStore(ArchiveReads, TraceReads, UtilityReads, ConversationReads, SearchReads):
     """The Store interface over one SQLite file, bound to one space."""
 
     def __init__(self, path: str | os.PathLike[str], space: str, busy_timeout: float = 5.0):
@@ -579,6 +580,15 @@ class SQLiteStore(ArchiveReads, TraceReads, UtilityReads, ConversationReads):
         )
         return [_message(r) for r in rows]
 
+    def get_message(self, message_id: str) -> Message:
+        """Return one task message by id."""
+        rows = self._rows(
+            "SELECT * FROM task_messages WHERE id = ? AND space = ?", (message_id, self.space)
+        )
+        if not rows:
+            raise NotFoundError("message", message_id)
+        return _message(rows[0])
+
     def file_changes(self, task_id: str, *, newest: int | None = 5) -> FileChanges:
         """Summarise the files a task created or modified."""
         with self.transaction():
@@ -662,10 +672,12 @@ class SQLiteStore(ArchiveReads, TraceReads, UtilityReads, ConversationReads):
                     report = self._compare(scratch, events)
             finally:
                 scratch.close()
-        problem = self.fts_check()  # the search index against the entries it indexes
-        if problem is not None:
-            found = Difference("entries_fts", "*", "*", problem, "a sound index")
-            report = report._replace(differences=(*report.differences, found))
+        # The search indexes against the rows they index.
+        for index, problem in (("entries_fts", self.fts_check()),
+                               ("records_fts", self.records_check())):  # fmt: skip
+            if problem is not None:
+                found = Difference(index, "*", "*", problem, "a sound index")
+                report = report._replace(differences=(*report.differences, found))
         return report
 
     def _replay(self, scratch: sqlite3.Connection) -> int:

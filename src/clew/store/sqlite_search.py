@@ -1,0 +1,245 @@
+"""Reads for search over what was recorded beyond the archive: task messages, commands with
+their output (`records_fts`, over `record_docs`) and conversation turns
+(`turns_fts`). Archive entries are searched by `ArchiveReads.search_entries`; the facade
+merges the kinds.
+
+Each index is ranked with bm25 among its newest SEARCH_WINDOW matches, as entries are: FTS5
+walks matches newest first cheaply, while bm25 costs a little for every match it ranks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from clew.errors import StoreError
+from clew.models import Action, RecordHit
+from clew.store.migrations import record_text
+from clew.store.rows import RowReader, placeholders
+from clew.store.sqlite_trace import action_from_row
+
+SEARCH_WINDOW = 5000
+# bm25 weights of records_fts's columns: title (summary and command), body (stdout or the
+# message), stderr.
+_BM25 = "bm25(records_fts, 3.0, 1.0, 1.0)"
+_TITLE_CHARS = 200
+
+
+def _first_line(text: str | None) -> str:
+    return (text or "").strip().split("\n", 1)[0][:_TITLE_CHARS]
+
+
+class SearchReads(RowReader):
+    """Reads of search over messages, commands and turns (mixed into SQLiteStore)."""
+
+    def _ranked(
+        self,
+        index: str,
+        base: str,
+        params: Sequence[Any],
+        score: str,
+        columns: str,
+        limit: int,
+    ) -> list[tuple[float, Any]]:
+        """The best `limit` rows of `base` (FROM ... WHERE) among its newest matches, as
+        (score, row of `columns`), best first. Ranked first and described after: a snippet
+        reads the row's text, so it is made for the rows shown, not for every match."""
+        with self.transaction():
+            floor = self._rows(
+                f"SELECT {index}.rowid {base} ORDER BY {index}.rowid DESC LIMIT 1 OFFSET ?",
+                [*params, SEARCH_WINDOW - 1],
+            )
+            low = floor[0][0] if floor else 0
+            best = self._rows(
+                f"SELECT {index}.rowid, {score} AS score {base} AND {index}.rowid >= ?"
+                " ORDER BY score LIMIT ?",
+                [*params, low, limit],
+            )
+            if not best:
+                return []
+            seqs = [r[0] for r in best]
+            rows = self._rows(
+                f"SELECT {index}.rowid AS seq, {columns} {base}"
+                f" AND {index}.rowid IN ({placeholders(seqs)})",
+                [*params, *seqs],
+            )
+        found = {r["seq"]: r for r in rows}
+        return [(r[1], found[r[0]]) for r in best if r[0] in found]
+
+    def search_records(
+        self,
+        match: str,
+        kinds: Sequence[str],
+        *,
+        task_id: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int,
+    ) -> list[RecordHit]:
+        """bm25-ranked messages, commands and turns matching an FTS5 expression (built by
+        search.parse), each kind ranked within its own index."""
+        hits: list[RecordHit] = []
+        task_kinds = [k for k in kinds if k in ("message", "action")]
+        if task_kinds:
+            hits += self._search_task_records(match, task_kinds, task_id, since, until, limit)
+        if "turn" in kinds:
+            hits += self._search_turns(match, task_id, since, until, limit)
+        return hits
+
+    def _search_task_records(
+        self,
+        match: str,
+        kinds: Sequence[str],
+        task_id: str | None,
+        since: str | None,
+        until: str | None,
+        limit: int,
+    ) -> list[RecordHit]:
+        where, params = _time("k.", since, until)
+        if task_id is not None:
+            where += " AND k.task_id = ?"
+            params.append(task_id)
+        base = (
+            "FROM records_fts JOIN record_docs k ON k.seq = records_fts.rowid"
+            " LEFT JOIN actions a ON k.kind = 'action' AND a.id = k.ref_id"
+            " LEFT JOIN task_messages m ON k.kind = 'message' AND m.id = k.ref_id"
+            f" WHERE records_fts MATCH ? AND k.space = ? AND k.kind IN ({placeholders(kinds)})"
+            f"{where}"
+        )
+        columns = (
+            "k.kind, k.ref_id, k.task_id, k.created_at,"
+            # Output that is not UTF-8 is indexed as it is: read the snippet as bytes.
+            " CAST(snippet(records_fts, -1, '[', ']', '…', 16) AS BLOB) AS snip,"
+            " a.summary, a.command, a.status, a.exit_code, m.role,"
+            f" substr(m.content, 1, {_TITLE_CHARS}) AS head"
+        )
+        rows = self._ranked("records_fts", base, [match, self.space, *kinds, *params], _BM25,
+                            columns, limit)  # fmt: skip
+        seqs = [r["seq"] for _, r in rows if r["kind"] == "action"]
+        in_stdout, in_stderr = (
+            self._matching(match, column, seqs) for column in ("body", "stderr")
+        )
+        hits = []
+        for score, r in rows:
+            if r["kind"] == "action":
+                code = "" if r["exit_code"] is None else f" exit {r['exit_code']}"
+                label = f"{r['status']}{code}"
+                title = _first_line(r["command"] or r["summary"])
+                field = (
+                    "stdout" if r["seq"] in in_stdout else
+                    "stderr" if r["seq"] in in_stderr else "command"
+                )  # fmt: skip
+            else:
+                label, title, field = r["role"], _first_line(r["head"]), "content"
+            hit = RecordHit(
+                r["kind"], r["ref_id"], r["task_id"], None, None, r["created_at"], label,
+                title, _decoded(r["snip"]), score, field,
+            )  # fmt: skip
+            hits.append(hit)
+        return hits
+
+    def _matching(self, match: str, column: str, seqs: Sequence[int]) -> set[int]:
+        """Which of these records match in one column: the index alone answers, no text is
+        read (a snippet per column would read every record's output again)."""
+        if not seqs:
+            return set()
+        rows = self._rows(
+            f"SELECT rowid FROM records_fts WHERE records_fts MATCH ?"
+            f" AND rowid IN ({placeholders(seqs)})",
+            [f"{{{column}}} : ({match})", *seqs],
+        )
+        return {r[0] for r in rows}
+
+    def _search_turns(
+        self,
+        match: str,
+        task_id: str | None,
+        since: str | None,
+        until: str | None,
+        limit: int,
+    ) -> list[RecordHit]:
+        where, params = _time("t.", since, until)
+        if task_id is not None:
+            where += " AND s.task_id = ?"
+            params.append(task_id)
+        base = (
+            "FROM turns_fts JOIN turns t ON t.seq = turns_fts.rowid"
+            " JOIN sessions s ON s.id = t.session_id"
+            f" WHERE turns_fts MATCH ? AND t.space = ?{where}"
+        )
+        columns = (
+            "t.id, s.task_id, t.session_id, t.turn, t.created_at, t.role, t.tool_name,"
+            f" substr(t.content, 1, {_TITLE_CHARS}) AS head,"
+            " snippet(turns_fts, 0, '[', ']', '…', 16) AS snip"
+        )
+        rows = self._ranked(
+            "turns_fts", base, [match, self.space, *params], "bm25(turns_fts)", columns, limit
+        )
+        hits = []
+        for score, r in rows:
+            label = r["role"] + (f" ({r['tool_name']})" if r["tool_name"] else "")
+            hit = RecordHit(
+                "turn", r["id"], r["task_id"], r["session_id"], r["turn"], r["created_at"],
+                label, _first_line(r["head"]), r["snip"], score, "content",
+            )  # fmt: skip
+            hits.append(hit)
+        return hits
+
+    def failed_actions_matching(self, match: str, *, limit: int = 50) -> list[Action]:
+        """Failed commands whose command or output matches an FTS5 expression, newest
+        first (the caller confirms the text is there verbatim)."""
+        rows = self._rows(
+            "SELECT a.* FROM records_fts JOIN record_docs k ON k.seq = records_fts.rowid"
+            " JOIN actions a ON a.id = k.ref_id WHERE records_fts MATCH ? AND k.space = ?"
+            " AND k.kind = 'action' AND (a.exit_code <> 0 OR a.status IN ('failed', 'timeout'))"
+            " ORDER BY records_fts.rowid DESC LIMIT ?",
+            (match, self.space, limit),
+        )
+        return [action_from_row(r) for r in rows]
+
+    def records_check(self) -> str | None:
+        """Check the records index: one document for each message and command, holding its
+        text as the triggers make it, then FTS5's integrity check of the index against the
+        documents; None when it is sound."""
+        title, body, stderr = record_text("action", "a.")
+        unkeyed, stray, stale = self._rows(
+            "SELECT (SELECT count(*) FROM actions a WHERE NOT EXISTS (SELECT 1 FROM record_docs"
+            " d WHERE d.kind = 'action' AND d.ref_id = a.id)) + (SELECT count(*) FROM"
+            " task_messages m WHERE NOT EXISTS (SELECT 1 FROM record_docs d WHERE"
+            " d.kind = 'message' AND d.ref_id = m.id)),"
+            " (SELECT count(*) FROM record_docs d WHERE NOT EXISTS (SELECT 1 FROM actions a"
+            " WHERE d.kind = 'action' AND a.id = d.ref_id) AND NOT EXISTS (SELECT 1 FROM"
+            " task_messages m WHERE d.kind = 'message' AND m.id = d.ref_id)),"
+            " (SELECT count(*) FROM record_docs d JOIN actions a ON d.kind = 'action'"
+            f" AND a.id = d.ref_id WHERE d.title IS NOT {title} OR d.body IS NOT {body}"
+            f" OR d.stderr IS NOT {stderr}) + (SELECT count(*) FROM record_docs d JOIN"
+            " task_messages m ON d.kind = 'message' AND m.id = d.ref_id"
+            f" WHERE d.body IS NOT {record_text('message', 'm.')[1]})"
+        )[0]
+        if unkeyed or stray or stale:
+            return (
+                f"{unkeyed} message(s) or command(s) are not in the search index,"
+                f" {stray} index document(s) name nothing and {stale} differ from their row"
+            )
+        try:
+            self._rows("INSERT INTO records_fts (records_fts, rank) VALUES ('integrity-check', 1)")
+        except StoreError as exc:
+            return str(exc)
+        return None
+
+
+def _decoded(value: bytes | str | None) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value or ""
+
+
+def _time(alias: str, since: str | None, until: str | None) -> tuple[str, list[Any]]:
+    sql, params = "", []
+    if since is not None:
+        sql += f" AND {alias}created_at >= ?"
+        params.append(since)
+    if until is not None:
+        sql += f" AND {alias}created_at < ?"
+        params.append(until)
+    return sql, params

@@ -1,0 +1,293 @@
+"""Search over everything recorded: entries, task messages, commands with their output and
+conversation turns; the index of messages and commands (kept by triggers, bounded, filled
+for older stores, checked by verify); `seen` over failed commands' output; the recall tools'
+default session; sentences that keep their dots."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import clew
+from clew import tools
+from clew.extraction import rules, sentences
+from clew.models import RECORD_KINDS, Message, MessageRole, MessageType
+from clew.store.migrations import OUTPUT_HEAD, OUTPUT_TAIL
+from tests.conftest import Result
+
+Cli = Callable[..., Result]
+
+
+def clew_process(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run `python -m clew --db DB ARGS...` as a real process."""
+    return subprocess.run(
+        [sys.executable, "-m", "clew", "--db", str(db), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def record_one_of_each(mem: clew.Memory, word: str) -> dict[str, str]:
+    """An entry, a message, a failed command (the word in its stderr), a turn: their ids."""
+    task = mem.create_task("Deploy", ["build", "ship"])
+    entry = mem.add_decision(task.id, f"Use {word} for the images")
+    mem.update_task(task.id, message=f"pushed to {word} at last")
+    message = mem.list_messages(task.id)[0]
+    action = mem.record_action(
+        task.id, command="docker push app", exit_code=1, stderr=f"denied by {word}\n"
+    )
+    session = mem.start_session(workspace="/srv/app")
+    mem.append_turn(session.id, {"role": "user", "content": "hello"})
+    turn = mem.append_turn(session.id, {"role": "user", "content": f"please use {word}"})
+    return {"entry": entry.id, "message": message.id, "action": action.id, "turn": turn.id,
+            "task": task.id, "session": session.id}  # fmt: skip
+
+
+def test_search_finds_every_kind_and_each_open_command_shows_it(db: Path) -> None:
+    with clew.open(db) as mem:
+        ids = record_one_of_each(mem, "kestrel")
+    done = clew_process(db, "search", "kestrel", "--json")
+    assert done.returncode == 0, done.stderr
+    hits = json.loads(done.stdout)
+    assert {h["kind"]: h["id"] for h in hits} == {k: ids[k] for k in RECORD_KINDS}
+    by_kind = {h["kind"]: h for h in hits}
+    assert by_kind["action"]["open"] == f"clew task output {ids['action']} --stderr"
+    assert by_kind["turn"]["open"] == f"clew recall {ids['session']} --around 2"
+    assert by_kind["action"]["label"] == "failed exit 1"
+    for hit in hits:
+        # The printed command really works, and shows the record with the word in it.
+        words = shlex.split(hit["open"])
+        assert words[0] == "clew"
+        opened = clew_process(db, *words[1:])
+        assert opened.returncode == 0, (hit["open"], opened.stderr)
+        assert "kestrel" in opened.stdout, hit["open"]
+    text = clew_process(db, "search", "kestrel").stdout
+    assert text.count("open: clew ") == 4 and "[failed exit 1]" in text
+
+
+def test_kind_narrows_and_filters_keep_working(mem: clew.Memory) -> None:
+    ids = record_one_of_each(mem, "kestrel")
+    assert [h.kind for h in mem.search_all("kestrel", kinds="turn")] == ["turn"]
+    two = mem.search_all("kestrel", kinds=["message", "action"])
+    assert sorted(h.kind for h in two) == ["action", "message"]
+    assert sorted(h.kind for h in mem.search_all("kestrel", kinds="entry, turn")) == [
+        "entry",
+        "turn",
+    ]
+    # --task keeps the task's records; turns count when their session belongs to the task.
+    other = mem.create_task("Other", ["one"])
+    mem.update_task(other.id, message="kestrel elsewhere")
+    mine = mem.search_all("kestrel", task_id=ids["task"])
+    assert {h.kind for h in mine} == {"entry", "message", "action"}
+    mem.update_session(ids["session"], task_id=ids["task"])
+    assert "turn" in {h.kind for h in mem.search_all("kestrel", task_id=ids["task"])}
+    # Entry filters mean entries only; time filters apply to every kind.
+    assert {h.kind for h in mem.search_all("kestrel", type="decision")} == {"entry"}
+    assert mem.search_all("kestrel", since="2099-01-01") == []
+    assert len(mem.search_all("kestrel", limit=2)) == 2
+    # Memory.search is unchanged: entries, as SearchHits.
+    assert [h.entry.id for h in mem.search("kestrel")] == [ids["entry"]]
+
+
+def test_cli_kind_is_repeatable_and_takes_a_comma_list(cli: Cli, mem: clew.Memory) -> None:
+    record_one_of_each(mem, "kestrel")
+    kinds = {h["kind"] for h in json.loads(cli("search", "kestrel", "--kind", "turn",
+                                               "--kind", "entry", "--json").out)}  # fmt: skip
+    assert kinds == {"turn", "entry"}
+    kinds = {h["kind"] for h in json.loads(cli("search", "kestrel", "--kind", "action,message",
+                                               "--json").out)}  # fmt: skip
+    assert kinds == {"action", "message"}
+
+
+def test_identifiers_rank_exact_hits_first_across_kinds(mem: clew.Memory) -> None:
+    task = mem.create_task("Net", ["one"])
+    mem.add_finding(task.id, "err conn reset shows up under load, err conn reset again")
+    action = mem.record_action(task.id, command="curl x", exit_code=7, stderr="ERR_CONN_RESET\n")
+    assert mem.search_all("ERR_CONN_RESET")[0].id == action.id
+
+
+def test_a_huge_output_is_indexed_by_its_head_and_tail(mem: clew.Memory, db: Path) -> None:
+    task = mem.create_task("Logs", ["one"])
+    middle = "filler " * (10 * 1024 * 1024 // 7)
+    output = f"alphahead starts\n{middle} middleword {middle}\nomegatail ends\n"
+    action = mem.record_action(task.id, command="make logs", exit_code=2, stdout=output)
+    assert [h.id for h in mem.search_all("alphahead")] == [action.id]
+    assert [h.id for h in mem.search_all("omegatail")] == [action.id]
+    assert mem.search_all("middleword") == []  # the middle of 10 MB is not indexed
+    assert mem.get_action(action.id).stdout == output  # the row keeps it all
+    conn = sqlite3.connect(db)
+    (size,) = conn.execute("SELECT max(length(body)) FROM record_docs").fetchone()
+    assert size <= OUTPUT_HEAD + OUTPUT_TAIL + 3
+    assert mem.verify().ok
+
+
+def test_binary_output_is_indexed_and_the_index_stays_sound(mem: clew.Memory) -> None:
+    task = mem.create_task("Bytes", ["one"])
+    action = mem.record_action(
+        task.id, command="./tool", exit_code=1, stderr=b"\xff\xfe boom zebrafish \x80\n"
+    )
+    assert [h.id for h in mem.search_all("zebrafish")] == [action.id]
+    assert mem.verify().ok
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    first=st.one_of(st.none(), st.text(max_size=300), st.binary(max_size=300)),
+    second=st.one_of(st.none(), st.text(max_size=300), st.binary(max_size=300)),
+)
+def test_the_records_index_follows_any_output_and_any_update(
+    tmp_path_factory: pytest.TempPathFactory, first: str | bytes | None, second: str | bytes | None
+) -> None:
+    with clew.open(tmp_path_factory.mktemp("prop") / "clew.db") as mem:
+        task = mem.create_task("Prop", ["one"])
+        started = mem.record_action(task.id, command="run it", status="started", stdout=first)
+        mem.finish_action(started.id, exit_code=3, stderr=second, stdout="quokka")
+        mem.update_task(task.id, message="x" if not isinstance(first, str) or not first.strip()
+                        else first)  # fmt: skip
+        assert mem.verify().ok
+        assert [h.id for h in mem.search_all("quokka", kinds="action")] == [started.id]
+
+
+def test_an_older_store_gets_its_records_indexed_when_opened(db: Path) -> None:
+    with clew.open(db) as mem:
+        ids = record_one_of_each(mem, "kestrel")
+    # Take the store back to schema 5: no records index, the rows still there.
+    conn = sqlite3.connect(db)
+    conn.executescript(
+        """
+        DROP TRIGGER records_action_insert; DROP TRIGGER records_action_update;
+        DROP TRIGGER records_action_delete; DROP TRIGGER records_message_insert;
+        DROP TRIGGER records_message_delete; DROP TABLE records_fts; DROP TABLE record_docs;
+        DELETE FROM clew_migrations WHERE number = 7;
+        """
+    )
+    conn.close()
+    with clew.open(db) as mem:
+        found = {h.kind: h.id for h in mem.search_all("kestrel")}
+        assert found["action"] == ids["action"] and found["message"] == ids["message"]
+        assert mem.verify().ok
+
+
+def test_verify_reports_a_damaged_records_index(mem: clew.Memory, db: Path) -> None:
+    ids = record_one_of_each(mem, "kestrel")
+    assert mem.verify().ok
+    conn = sqlite3.connect(db)
+    conn.execute("DELETE FROM record_docs WHERE ref_id = ?", (ids["message"],))
+    conn.commit()
+    found = [d for d in mem.verify().differences if d.table == "records_fts"]
+    assert found and "1 message(s) or command(s) are not in the search index" in found[0].stored
+    # A document whose text was edited (the index then disagrees with it) is caught too.
+    conn.execute("INSERT INTO records_fts (records_fts) VALUES ('rebuild')")
+    conn.execute("UPDATE record_docs SET body = 'edited' WHERE ref_id = ?", (ids["action"],))
+    conn.commit()
+    conn.close()
+    found = [d for d in mem.verify().differences if d.table == "records_fts"]
+    assert found and "1 differ from their row" in found[0].stored
+
+
+def test_seen_finds_the_failed_make_by_its_output(db: Path) -> None:
+    line = "make: *** [Makefile:2: all] Error 2"
+    made = clew_process(db, "task", "new", "Build", "--plan", "compile")
+    task = made.stdout.strip()
+    failed = clew_process(db, "task", "action", task, "-c", "make", "--exit-code", "2",
+                          "--stderr", f"cc -o app main.c\nmain.c:3: error\n{line}\n")  # fmt: skip
+    assert failed.returncode == 0, failed.stderr
+    action = failed.stdout.strip().split()[0]
+    # The same output from a command that passed is not a failure seen before.
+    clew_process(db, "task", "action", task, "-c", "make -k", "--exit-code", "0",
+                 "--stdout", line)  # fmt: skip
+    seen = clew_process(db, "seen", line)
+    assert seen.returncode == 0, seen.stderr
+    assert f"command {action}" in seen.stdout and "exit 2" in seen.stdout
+    assert "seen 1 times" in seen.stdout
+    data = json.loads(
+        clew_process(db, "seen", "MAKE:  *** [makefile:2: all] error 2", "--json").stdout
+    )
+    assert data["seen"] and [a["id"] for a in data["failed_commands"]] == [action]
+    assert "not seen before" in clew_process(db, "seen", "make: *** [Makefile:9: x] Error 1").stdout
+
+
+def test_conversation_recall_without_a_session_uses_the_workspace_newest(
+    mem: clew.Memory,
+) -> None:
+    older = mem.start_session(workspace="/srv/app", title="first")
+    mem.append_turn(older.id, {"role": "user", "content": "the port is 8080"})
+    newer = mem.start_session(workspace="/srv/app", title="second")
+    mem.append_turn(newer.id, {"role": "user", "content": "the port is 9090"})
+    elsewhere = mem.start_session(workspace="/srv/other")
+    mem.append_turn(elsewhere.id, {"role": "user", "content": "the port is 7070"})
+    here = tools.Context(workspace="/srv/app")
+    found = tools.call(mem, "conversation_recall", {"action": "search", "query": "port"}, here)
+    assert not found.is_error
+    assert found.text.startswith(f"(Session {newer.id}: the newest of workspace /srv/app.)")
+    assert "9090" in found.text and "8080" not in found.text
+    listed = tools.call(mem, "session_list", {}, here)
+    assert listed.text.index(newer.id) < listed.text.index(older.id)
+    assert elsewhere.id not in listed.text and "'second'" in listed.text
+    assert elsewhere.id in tools.call(mem, "session_list", {"all": True}, here).text
+    named = tools.call(mem, "conversation_recall", {"action": "summary", "session": older.id})
+    assert not named.is_error and not named.text.startswith("(Session")
+
+
+# -- sentences ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("use ghcr.io instead of docker hub", ["use ghcr.io instead of docker hub"]),
+        ("Decided: use ghcr.io instead of docker hub. Then push.",
+         ["Decided: use ghcr.io instead of docker hub.", "Then push."]),
+        ("Pin v1.2.3 and python 3.11 now. Done", ["Pin v1.2.3 and python 3.11 now.", "Done"]),
+        ("Edit src/app.py and ./run.sh first! Then test?",
+         ["Edit src/app.py and ./run.sh first!", "Then test?"]),
+        ("See https://example.com/a.b?c=1 for it. ok", ["See https://example.com/a.b?c=1 for it.",
+                                                         "ok"]),
+        ("Use a fast tool, e.g. ripgrep, i.e. rg. Next", ["Use a fast tool, e.g. ripgrep, i.e. rg.",
+                                                          "Next"]),
+        ("Going with the slim image (e.g. python:3.11-slim) now", [
+            "Going with the slim image (e.g. python:3.11-slim) now"]),
+        ("one line\nanother line", ["one line", "another line"]),
+        ("Wait... really?! yes", ["Wait...", "really?!", "yes"]),
+        ("", []),
+    ],
+)  # fmt: skip
+def test_sentences_never_split_inside_names_versions_or_paths(
+    text: str, expected: list[str]
+) -> None:
+    assert sentences(text) == expected
+
+
+_NAME = st.from_regex(
+    r"(?:[a-z]{2,8}\.(?:io|com|dev)|v?\d{1,2}\.\d{1,2}(?:\.\d{1,2})?|(?:\./|src/)[a-z]{1,6}\.(?:py|sh)"
+    r"|https://[a-z]{2,6}\.[a-z]{2,3}/[a-z]{1,5}\.[a-z]{1,3})",
+    fullmatch=True,
+)
+
+
+@given(st.lists(st.one_of(st.from_regex(r"[a-z]{1,8}", fullmatch=True), _NAME), min_size=1,
+                max_size=8))  # fmt: skip
+def test_a_sentence_of_names_stays_whole(words: list[str]) -> None:
+    sentence = "Use " + " ".join(words) + " now."
+    assert sentences(sentence) == [sentence]
+    assert sentences(f"{sentence} And {sentence}") == [sentence, f"And {sentence}"]
+
+
+def test_extraction_keeps_a_decision_about_a_host_whole() -> None:
+    message = Message("m1", "default", "t1", MessageRole.AGENT, MessageType.TEXT,
+                      "Going with ghcr.io instead of docker hub. Pulls are rate limited.",
+                      "2026-11-22T09:00:00Z")  # fmt: skip
+    (draft,) = rules(None, [], [message], [])
+    assert draft.summary == "Going with ghcr.io instead of docker hub."
