@@ -87,6 +87,22 @@ def row_hash(previous: str, link: Link) -> str:
     )
 
 
+def walk(links: Iterable[Link]) -> Iterator[tuple[Link, str | None]]:
+    """Yield each event (in seq order) with, for the first event of each space whose stored
+    hash does not follow from the stored hash before it, the hash it should carry."""
+    heads: dict[str, str] = {}
+    broken: set[str] = set()
+    for link in links:
+        found = None
+        if link.space not in broken:
+            expected = row_hash(heads.get(link.space, ""), link)
+            if link.hash != expected:
+                broken.add(link.space)
+                found = expected
+        heads[link.space] = link.hash or ""
+        yield link, found
+
+
 def chained(links: Iterable[Link]) -> Iterator[tuple[int, str]]:
     """Yield (seq, hash) for events in seq order, chaining each space on its own."""
     heads: dict[str, str] = {}

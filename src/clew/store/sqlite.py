@@ -564,7 +564,16 @@ class SQLiteStore(ArchiveReads, TraceReads, UtilityReads, ConversationReads):
             params += list(types)
         sql += " ORDER BY seq LIMIT ?"
         params.append(-1 if limit is None else limit)
-        return [_event(r) for r in self._rows(sql, params)]
+        with self._lock:
+            return [self._current(_event(r)) for r in self._rows(sql, params)]
+
+    def _current(self, event: Event) -> Event:
+        """Return an event read for display in the current shape, as far as it can be: the
+        data of a damaged event is shown as stored rather than failing the whole read."""
+        try:
+            return projection.current(self._conn, event)
+        except (KeyError, TypeError, ValueError, AttributeError, sqlite3.Error):
+            return event
 
     def count_events(self) -> int:
         """Return the number of journal events in this space."""
@@ -608,18 +617,13 @@ class SQLiteStore(ArchiveReads, TraceReads, UtilityReads, ConversationReads):
             f"SELECT {_EVENT_COLUMNS} FROM events {where} ORDER BY seq", params
         )
         findings: list[Difference] = []
-        heads: dict[str, str] = {}  # the hash each space's next event must follow
-        broken: set[str] = set()
+        heads: dict[str, str] = {}
         count = 0
         scratch.execute("BEGIN")
-        for row in rows:
-            link = chain.Link(*row)
+        for link, expected in chain.walk(chain.Link(*row) for row in rows):
             count += 1
-            if link.space not in broken:
-                expected = chain.row_hash(heads.get(link.space, ""), link)
-                if link.hash != expected:
-                    broken.add(link.space)
-                    findings.append(_chain_finding(link, expected))
+            if expected is not None:
+                findings.append(_chain_finding(link, expected))
             heads[link.space] = link.hash or ""
             try:
                 data = codec.loads(link.data)
