@@ -204,12 +204,12 @@ def verify_view(report: VerifyReport) -> str:
     """What `verify` found, one line per difference."""
     filled = [f"{table} {count}" for table, count in report.rows.items() if count]
     empty = sum(1 for count in report.rows.values() if not count)
-    rows = ", ".join(filled) + (f"; {empty} tables empty" if empty else "")
+    rows = "; ".join(x for x in (", ".join(filled), f"{empty} tables empty" if empty else "") if x)
     spaces = sorted(report.heads or {})
-    scope = f" in space{'s' if len(spaces) != 1 else ''} {', '.join(spaces)}" if spaces else ""
+    scope = f" of space{'s' if len(spaces) != 1 else ''} {', '.join(spaces)}" if spaces else ""
     if report.ok:
         return (
-            f"ok: {report.events} journal events{scope} chain unbroken and rebuild every table"
+            f"ok: {report.events} journal events{scope}, chained unbroken, rebuild every table"
             f" exactly ({rows})"
         )
     lines = [f"MISMATCH: {len(report.differences)} differences between the tables and the journal"]
