@@ -31,16 +31,15 @@ _NULL = (2**64 - 1).to_bytes(8, "big")
 
 def fields_hash(label: bytes, fields: Iterable[str | None], size: int = 32) -> str:
     """Return the BLAKE2b hex digest of `label` and length-prefixed UTF-8 `fields`."""
-    h = blake2b(label, digest_size=size)
+    parts = [label]
     for field in fields:
         if field is None:
-            h.update(_NULL)
+            parts.append(_NULL)
             continue
         # surrogatepass: a value SQLite stored must hash, never raise here
         raw = field.encode("utf-8", "surrogatepass")
-        h.update(len(raw).to_bytes(8, "big"))
-        h.update(raw)
-    return h.hexdigest()
+        parts += (len(raw).to_bytes(8, "big"), raw)
+    return blake2b(b"".join(parts), digest_size=size).hexdigest()
 
 
 def event_hash(

@@ -62,7 +62,7 @@ def _record_fingerprints(conn: sqlite3.Connection) -> None:
     known = sqlite3.connect(":memory:")
     try:
         for migration in MIGRATIONS:
-            if migration.number >= 6:
+            if migration.number >= FINGERPRINTED_FROM:
                 break
             for step in migration.statements:
                 assert isinstance(step, str)  # the shipped migrations 1-5 are plain SQL
@@ -585,6 +585,8 @@ MIGRATIONS: tuple[Migration, ...] = (
 
 LATEST = MIGRATIONS[-1].number
 FINGERPRINTS: dict[int, str] = {m.number: fingerprint(m) for m in MIGRATIONS}
+# The migration that began recording fingerprints (and records those of the ones before it).
+FINGERPRINTED_FROM = 6
 
 # Tables rebuilt from the journal by `verify`, in an order that satisfies foreign keys.
 PROJECTION_TABLES: tuple[str, ...] = (

@@ -36,7 +36,13 @@ from clew.models import (
     VerifyReport,
 )
 from clew.store import chain, codec, projection
-from clew.store.migrations import FINGERPRINTS, LATEST, MIGRATIONS, PROJECTION_TABLES
+from clew.store.migrations import (
+    FINGERPRINTED_FROM,
+    FINGERPRINTS,
+    LATEST,
+    MIGRATIONS,
+    PROJECTION_TABLES,
+)
 from clew.store.rows import json_ids
 from clew.store.sqlite_archive import ArchiveReads
 from clew.store.sqlite_conversations import ConversationReads
@@ -139,13 +145,14 @@ def check_migrations(recorded: dict[int, str | None]) -> None:
                 f"the store has schema version {applied} without step {number} of this clew's"
                 " schema; it was made by a different build of clew: open it with that one"
             )
-        # None: made before fingerprints existed; migration 6 checks and records them.
         found = recorded[number]
-        if found is not None and found != code:
+        if found is None and applied < FINGERPRINTED_FROM:
+            continue  # made before fingerprints existed: that migration checks and records them
+        if found != code:
             raise StoreError(
                 f"the store's schema step {number} differs from this clew's (fingerprint"
-                f" {found[:12]}, expected {code[:12]}); it was made by a different build of"
-                " clew: open it with that one"
+                f" {(found or 'none')[:12]}, expected {code[:12]}); it was made by a different"
+                " build of clew: open it with that one"
             )
     unknown = sorted(set(recorded) - set(FINGERPRINTS))
     if unknown:
@@ -357,10 +364,13 @@ class SQLiteStore(ArchiveReads, TraceReads, UtilityReads, ConversationReads):
         if self._head is None:
             # One indexed read per transaction: the lock taken by BEGIN IMMEDIATE keeps
             # it the head until commit, and this store's own appends move it on.
-            rows = self._rows(
-                "SELECT hash FROM events WHERE space = ? ORDER BY seq DESC LIMIT 1", (self.space,)
+            row = self._guard(
+                lambda: self._conn.execute(
+                    "SELECT hash FROM events WHERE space = ? ORDER BY seq DESC LIMIT 1",
+                    (self.space,),
+                ).fetchone()
             )
-            self._head = rows[0][0] if rows else ""
+            self._head = row[0] if row is not None else ""
         digest = chain.event_hash(
             self._head,
             id=event_id,
