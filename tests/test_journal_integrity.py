@@ -402,3 +402,24 @@ def test_a_turn_of_the_older_shape_replays_with_its_call_derived(
     assert listed.data["turn"]["tool_name"] == "grep"
     stored = raw(db).execute("SELECT data FROM events ORDER BY seq DESC LIMIT 1").fetchone()[0]
     assert "call_turn" not in stored  # the journal itself is never rewritten
+
+
+def test_a_fingerprint_covers_every_step_and_what_a_python_step_does() -> None:
+    from clew.store.migrations import Run, fingerprint
+
+    for migration in MIGRATIONS:
+        base = fingerprint(migration)
+        assert fingerprint(migration._replace(statements=migration.statements[:-1])) != base
+        assert fingerprint(migration._replace(name=migration.name + ".")) != base
+    six = MIGRATIONS[5]
+    runs = [n for n, step in enumerate(six.statements) if isinstance(step, Run)]
+    assert runs
+    for n in runs:
+        step = six.statements[n]
+        assert isinstance(step, Run)
+        changed = (
+            *six.statements[:n],
+            step._replace(does=step.does + "!"),
+            *six.statements[n + 1 :],
+        )
+        assert fingerprint(six._replace(statements=changed)) != fingerprint(six)

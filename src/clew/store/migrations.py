@@ -20,8 +20,17 @@ from typing import NamedTuple
 from clew.errors import StoreError
 from clew.store import chain
 
-# A Python step is fingerprinted by its name and docstring, which must say what it does.
-Step = str | Callable[[sqlite3.Connection], None]
+
+class Run(NamedTuple):
+    """A Python step of a migration: what it does, in words, and the function that does it.
+    Its fingerprint covers the words and the function's name (not its docstring, which
+    `python -OO` strips), so say there everything the function does."""
+
+    does: str
+    fn: Callable[[sqlite3.Connection], None]
+
+
+Step = str | Run
 
 
 class Migration(NamedTuple):
@@ -35,7 +44,7 @@ def fingerprint(migration: Migration) -> str:
     parts = [str(migration.number), migration.name]
     for step in migration.statements:
         parts.append(
-            step if isinstance(step, str) else f"python {step.__qualname__}: {step.__doc__}"
+            step if isinstance(step, str) else f"python {step.fn.__qualname__}: {step.does}"
         )
     return chain.fields_hash(b"clew-migration-1", parts, 16)
 
@@ -558,7 +567,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         6,
         "tamper-evident journal: a hash chain per space, append-only events",
         (
-            _record_fingerprints,
+            Run(
+                "record the fingerprints of migrations applied before fingerprints existed,"
+                " after checking the schema is exactly what migrations 1-5 make",
+                _record_fingerprints,
+            ),
             # Each event's hash covers the one before it in its space (store/chain.py).
             # Nullable only because ALTER TABLE cannot add a NOT NULL column; every event
             # has one once this migration is done.
@@ -566,7 +579,11 @@ MIGRATIONS: tuple[Migration, ...] = (
             # The write path reads its space's last hash through this index, and so do
             # the journal's reads by space.
             "CREATE INDEX events_space ON events(space, seq)",
-            _hash_journal,
+            Run(
+                "give every event its chain-1 hash (store/chain.py), chained per space in seq"
+                " order",
+                _hash_journal,
+            ),
             # Made after the hashes are written: from here on no event changes.
             """
             CREATE TRIGGER events_no_update BEFORE UPDATE ON events BEGIN

@@ -184,7 +184,7 @@ def migrate(conn: sqlite3.Connection) -> None:
                     if isinstance(step, str):
                         conn.execute(step)
                     else:
-                        step(conn)
+                        step.fn(conn)
                 conn.execute(
                     "INSERT INTO clew_migrations (number, name, applied_at, fingerprint)"
                     " VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%fZ'), ?)",
