@@ -603,7 +603,11 @@ class SQLiteStore(ArchiveReads, TraceReads, UtilityReads, ConversationReads):
                 scratch.execute("PRAGMA synchronous = OFF")
                 migrate(scratch)
                 with self.transaction():
-                    count, findings, heads = self._replay(scratch, scope)
+                    try:
+                        count, findings, heads = self._replay(scratch, scope, careful=False)
+                    except _Unreplayable:
+                        # An event failed half-applied: replay again, undoing each failure.
+                        count, findings, heads = self._replay(scratch, scope, careful=True)
                     report = self._compare(scratch, count, scope, findings)
             finally:
                 scratch.close()
@@ -615,13 +619,14 @@ class SQLiteStore(ArchiveReads, TraceReads, UtilityReads, ConversationReads):
         return report
 
     def _replay(
-        self, scratch: sqlite3.Connection, space: str | None
+        self, scratch: sqlite3.Connection, space: str | None, *, careful: bool
     ) -> tuple[int, list[Difference], dict[str, str]]:
         """Walk the journal once (streamed, in seq order): check each space's hash chain up
         to its first break and apply each event to the scratch database. An event that
-        cannot be read or applied is a finding (its partial changes undone), and the
-        replay goes on without it. Return the events seen, the findings and each space's
-        newest hash."""
+        cannot be read is a finding, and the replay goes on without it. So is one that
+        cannot be applied: `careful` wraps each event in a savepoint to undo what it half
+        did; without it (a third faster), such an event raises _Unreplayable instead.
+        Return the events seen, the findings and each space's newest hash."""
         where, params = ("WHERE space = ?", (space,)) if space is not None else ("", ())
         rows = self._conn.execute(
             f"SELECT {_EVENT_COLUMNS} FROM events {where} ORDER BY seq", params
@@ -648,13 +653,18 @@ class SQLiteStore(ArchiveReads, TraceReads, UtilityReads, ConversationReads):
                 link.seq, link.id, link.space, link.task_id, link.correlation_id, link.type,
                 data, link.created_at, link.hash,
             )  # fmt: skip
-            scratch.execute("SAVEPOINT event")
+            if careful:
+                scratch.execute("SAVEPOINT event")
             try:
                 projection.apply(scratch, event)
             except (ValueError, KeyError, TypeError, sqlite3.Error) as exc:
+                if not careful:
+                    scratch.execute("ROLLBACK")
+                    raise _Unreplayable from exc
                 scratch.execute("ROLLBACK TO event")
                 findings.append(_event_finding(link, f"it cannot be replayed ({exc!r})"))
-            scratch.execute("RELEASE event")
+            if careful:
+                scratch.execute("RELEASE event")
         scratch.execute("COMMIT")
         return count, findings, heads
 
@@ -679,6 +689,10 @@ class SQLiteStore(ArchiveReads, TraceReads, UtilityReads, ConversationReads):
                     break
                 differences.append(found)
         return VerifyReport(events, counts, tuple(differences), truncated)
+
+
+class _Unreplayable(Exception):
+    """An event could not be applied in a replay without savepoints."""
 
 
 def _chain_finding(link: chain.Link, expected: str) -> Difference:
