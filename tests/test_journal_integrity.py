@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import clew
 from clew.store import chain, projection
 from clew.store.migrations import FINGERPRINTS, LATEST, MIGRATIONS
-from tests.conftest import FakeClock, Result
+from tests.conftest import FakeClock, Result, run_in_lockstep
 
 Cli = Callable[..., Result]
 
@@ -207,6 +207,29 @@ def test_cli_verify_names_the_first_broken_event(mem: clew.Memory, db: Path, cli
     result = cli("verify")
     assert result.code == 1
     assert "the journal chain of space 'default' breaks at event #3" in result.out
+
+
+WRITER = r"""
+import sys, clew
+mem = clew.open(sys.argv[1], space=sys.argv[2])
+mem.settings = mem.settings._replace(worker="off")
+print("ready", flush=True)
+sys.stdin.readline()
+for n in range(30):
+    task = mem.create_task(f"{sys.argv[2]} {n}", ["one"])
+    mem.update_task(task.id, message="m", step=1, step_status="active")
+"""
+
+
+def test_writers_in_several_processes_and_spaces_keep_every_chain_whole(db: Path) -> None:
+    clew.open(db).close()
+    spaces = ["alpha", "alpha", "beta", "gamma"]
+    results = run_in_lockstep([(WRITER, str(db), space) for space in spaces])
+    assert [code for code, _, _ in results] == [0, 0, 0, 0], results
+    with clew.open(db) as mem:
+        report = mem.verify(all_spaces=True)
+    assert report.ok, report.differences
+    assert report.events == 4 * 30 * 3 and set(report.heads or {}) == {"alpha", "beta", "gamma"}
 
 
 # -- verify in a space ----------------------------------------------------------------------
