@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -1332,3 +1333,94 @@ def test_recall_and_search_tools_say_what_to_call_instead(
 
     result = tools.call(mem, name, arguments, tools.Context(workspace="/nowhere"))
     assert result.is_error and says in result.text, result.text
+
+
+# -- damaged journals and stores made by another build (verify, journal, migrations) --------
+
+# Each: what is done to the store's migration records, and the one line a CLI command and
+# `clew.open` then give (the store is refused before any table is read).
+FOREIGN_SCHEMAS = [
+    (
+        "UPDATE clew_migrations SET fingerprint = 'f00d' WHERE number = 2",
+        "the store's schema step 2 differs from this clew's",
+    ),
+    (
+        "UPDATE clew_migrations SET fingerprint = NULL WHERE number = 1",
+        "the store's schema step 1 differs from this clew's (fingerprint none",
+    ),
+    ("DELETE FROM clew_migrations WHERE number = 4", "without step 4 of this clew's schema"),
+    (
+        "INSERT INTO clew_migrations VALUES (0, 'other', 'then', 'f00d')",
+        "has schema step 0, which this clew does not know",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("change", "says"), FOREIGN_SCHEMAS, ids=["changed", "erased", "gap", "unknown"]
+)
+def test_a_store_made_by_another_build_is_refused_in_one_line(
+    tmp_path: Path, change: str, says: str
+) -> None:
+    db = tmp_path / "store.db"
+    with clew.open(db) as mem:
+        mem.create_task("kept")
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute(change)
+    conn.close()
+    with pytest.raises(clew.StoreError, match=re.escape(says)):
+        clew.open(db)
+    line = process_error_line(run_clew(db, "task", "list"))
+    assert says in line and "open it with that one" in line
+
+
+# Each: damage done to one event (message.added) by someone who dropped the append-only
+# triggers, then a command with its exit code and what its output says. Nothing crashes.
+DAMAGED_EVENTS = [
+    ("data = '{oops'", ["verify"], 1, "skipped in the replay: its data is not valid JSON"),
+    ("data = '{oops'", ["journal"], 0, "[UNREADABLE: data is not valid JSON]"),
+    ("data = '{oops'", ["task", "history", "TASK"], 0, "UNREADABLE: the stored data is not"),
+    ("data = '[1]'", ["verify"], 1, "its data is not a JSON object"),
+    ("data = '{\"message\": 1}'", ["verify"], 1, "cannot be replayed"),
+    ("data = '{\"message\": 1}'", ["task", "history", "TASK"], 0, "data of an unknown shape"),
+    ("data = '" + "[" * 100_000 + "'", ["verify"], 1, "not valid JSON"),
+    ("data = '" + "[" * 100_000 + "'", ["journal", "--json"], 0, '"unreadable": "[[[['),
+    ("hash = 'f00d'", ["verify"], 1, "chain of space 'default' breaks at event"),
+    ("created_at = '1999'", ["verify"], 1, "chain of space 'default' breaks at event"),
+]
+
+
+@pytest.mark.parametrize(
+    ("damage", "args", "code", "says"),
+    DAMAGED_EVENTS,
+    ids=[
+        "not json: verify",
+        "not json: journal",
+        "not json: history",
+        "not an object",
+        "unknown shape: verify",
+        "unknown shape: history",
+        "nested 100k deep: verify",
+        "nested 100k deep: journal",
+        "hash",
+        "time",
+    ],
+)
+def test_a_damaged_journal_event_is_reported_not_crashed_on(
+    cli: Cli,
+    mem: clew.Memory,
+    stored: Stored,
+    db: Path,
+    damage: str,
+    args: list[str],
+    code: int,
+    says: str,
+) -> None:
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("DROP TRIGGER events_no_update")
+    conn.execute(f"UPDATE events SET {damage} WHERE type = 'message.added'")
+    conn.close()
+    result = cli(*fill(args, stored))
+    assert result.code == code, result
+    assert "Traceback" not in result.err
+    assert says in result.out

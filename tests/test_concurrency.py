@@ -202,7 +202,7 @@ LOCK_HOLDER = r"""
 import sqlite3, sys
 conn = sqlite3.connect(sys.argv[1], isolation_level=None)
 conn.execute("BEGIN IMMEDIATE")
-conn.execute("INSERT INTO clew_migrations VALUES (999, 'uncommitted', 'never')")
+conn.execute("INSERT INTO clew_migrations VALUES (999, 'uncommitted', 'never', NULL)")
 sys.stdout.write("locked\n")
 sys.stdout.flush()
 sys.stdin.read()  # hold the write lock until the parent closes our stdin

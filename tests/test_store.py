@@ -51,7 +51,7 @@ def test_every_table_carries_a_space(mem: clew.Memory, db: Path) -> None:
 
 def test_a_newer_schema_is_refused(db: Path) -> None:
     clew.open(db).close()
-    raw(db).execute("INSERT INTO clew_migrations VALUES (?, 'future', 'x')", (LATEST + 1,))
+    raw(db).execute("INSERT INTO clew_migrations VALUES (?, 'future', 'x', 'f')", (LATEST + 1,))
     with pytest.raises(clew.StoreError, match="upgrade clew"):
         clew.open(db)
 

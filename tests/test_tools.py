@@ -160,7 +160,9 @@ def test_the_hook_recipe_prints_the_state_after_compaction(project: Path, tmp_pa
 def test_the_mcp_config_snippet_starts_clew_mcp() -> None:
     config = next(json.loads(b) for b in blocks("json") if "mcpServers" in b)
     server = config["mcpServers"]["clew"]
-    assert [server["command"], *server["args"]] == ["clew", "mcp"]
+    # The client is given the full path of the checkout's clew command (README's set-up).
+    assert server["command"] == "/path/to/clew/.venv/bin/clew" and server["args"] == ["mcp"]
+    assert Path(sys.executable).parent.joinpath("clew").exists()
 
 
 def reply(message: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:

@@ -106,6 +106,16 @@ def describe(event: Event, steps: Mapping[str, int]) -> str:
     return kind
 
 
+def _said(event: Event, steps: Mapping[str, int]) -> str:
+    if event.unreadable is not None:
+        return f"UNREADABLE: the stored data is not valid JSON: {clip(event.unreadable, TEXT)}"
+    try:
+        return describe(event, steps)
+    except (KeyError, TypeError, AttributeError, ValueError):
+        # Valid JSON of a shape this clew does not know: say so rather than fail the history.
+        return f"{event.type} (data of an unknown shape; see `clew journal --json`)"
+
+
 def history(events: Sequence[Event], steps: Mapping[str, int]) -> list[HistoryItem]:
     """The task's events as lines of history, in commit order."""
-    return [HistoryItem(e.seq, e.created_at, e.type, describe(e, steps)) for e in events]
+    return [HistoryItem(e.seq, e.created_at, e.type, _said(e, steps)) for e in events]

@@ -372,6 +372,7 @@ class Memory(Conversations, Utility, Ledger, Semantic):
         tid = self._task_id(task_id) if task_id is not None else None
         return self._store.list_events(task_id=tid, after=after, limit=limit)
 
-    def verify(self) -> VerifyReport:
-        """Rebuild every table from the journal and report any difference."""
-        return self._store.verify()
+    def verify(self, *, all_spaces: bool = False) -> VerifyReport:
+        """Check the space's journal chain, rebuild its rows from its journal and report any
+        difference (every space in the file with `all_spaces`)."""
+        return self._store.verify(all_spaces=all_spaces)

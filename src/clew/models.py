@@ -534,6 +534,10 @@ class Event(NamedTuple):
     type: str
     data: dict[str, Any]
     created_at: str
+    # The event's link in its space's hash chain (store/chain.py).
+    hash: str | None = None
+    # Set, with `data` empty, when the stored data is not valid JSON: the text as stored.
+    unreadable: str | None = None
 
 
 # Replanning is a sequence of these operations, applied in order as one new plan version.
@@ -588,15 +592,20 @@ class Difference(NamedTuple):
     column: str  # "*" when the whole row is missing on one side
     stored: Any
     rebuilt: Any
+    # What is wrong, in words, for findings in the journal itself (events that cannot be
+    # read or replayed, a broken hash chain); empty for a row that differs.
+    problem: str = ""
 
 
 class VerifyReport(NamedTuple):
-    """What `verify` found: row counts per table and every difference (capped)."""
+    """What `verify` found: row counts per table and every difference (capped), for the
+    spaces it checked, with the newest hash of each one's journal chain (its head)."""
 
     events: int
     rows: dict[str, int]
     differences: tuple[Difference, ...]
     truncated: bool = False
+    heads: dict[str, str] | None = None
 
     @property
     def ok(self) -> bool:

@@ -194,23 +194,32 @@ def action_view(action: Action, logs: Sequence[ActionLog], now: datetime) -> str
 
 
 def event_line(event: Event) -> str:
-    """One journal event."""
+    """One journal event (marked when its stored data is not valid JSON)."""
     task = f" task {event.task_id}" if event.task_id else ""
-    return f"#{event.seq:<6} {event.created_at}  {event.type:<20}{task}  cid {event.correlation_id}"
+    line = f"#{event.seq:<6} {event.created_at}  {event.type:<20}{task}  cid {event.correlation_id}"
+    return line + ("  [UNREADABLE: data is not valid JSON]" if event.unreadable is not None else "")
 
 
 def verify_view(report: VerifyReport) -> str:
     """What `verify` found, one line per difference."""
     filled = [f"{table} {count}" for table, count in report.rows.items() if count]
     empty = sum(1 for count in report.rows.values() if not count)
-    rows = ", ".join(filled) + (f"; {empty} tables empty" if empty else "")
+    rows = "; ".join(x for x in (", ".join(filled), f"{empty} tables empty" if empty else "") if x)
+    spaces = sorted(report.heads or {})
+    scope = f" of space{'s' if len(spaces) != 1 else ''} {', '.join(spaces)}" if spaces else ""
     if report.ok:
-        return f"ok: {report.events} journal events rebuild every table exactly ({rows})"
+        return (
+            f"ok: {report.events} journal events{scope}, chained unbroken, rebuild every table"
+            f" exactly ({rows})"
+        )
     lines = [f"MISMATCH: {len(report.differences)} differences between the tables and the journal"]
     for d in report.differences:
-        lines.append(
-            f"  {d.table} {d.row_id} {d.column}: stored {d.stored!r}, rebuilt {d.rebuilt!r}"
-        )
+        if d.problem:
+            lines.append(f"  {d.problem}")
+        else:
+            lines.append(
+                f"  {d.table} {d.row_id} {d.column}: stored {d.stored!r}, rebuilt {d.rebuilt!r}"
+            )
     if report.truncated:
         lines.append("  (more differences not shown)")
     return "\n".join(lines)

@@ -64,7 +64,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from clew.views import verify_view
 
     with open_memory(args) as mem:
-        report = mem.verify()
+        report = mem.verify(all_spaces=args.all_spaces)
     if args.json:
         print_json({"ok": report.ok, **as_dict(report)})
     else:
@@ -90,11 +90,15 @@ def register(commands: Any, command: Commands) -> None:
     p.add_argument("--after", type=int, default=0, metavar="SEQ", help="only events after SEQ")
     p.add_argument("--limit", type=int, help="at most this many events")
 
-    command(
+    p = command(
         commands,
         "verify",
         cmd_verify,
-        "rebuild every table from the journal and report differences (exit 1 if any)",
+        "check the journal's hash chain, rebuild the space's tables from it and report"
+        " differences (exit 1 if any)",
+    )
+    p.add_argument(
+        "--all-spaces", action="store_true", help="check every space in the file, not only this one"
     )
 
     p = command(commands, "demo", cmd_demo, "a scripted walkthrough on a temporary store")

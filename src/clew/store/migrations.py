@@ -1,7 +1,11 @@
 """Numbered schema migrations, each applied in one transaction and recorded in a table.
 
-A migration is a list of SQL statements. Never edit one that has shipped: add the
-next number. Every table carries `space`, the namespace a row belongs to.
+A migration is a list of steps: SQL statements, or (rarely) a Python function of the
+connection for what SQL cannot do, such as hashing the journal. Never edit one that has
+shipped: add the next number. Each migration's fingerprint (its number, name and steps) is
+recorded with it, so a store made by a different build of a migration is refused when it
+opens rather than failing later on a missing column. Every table carries `space`, the
+namespace a row belongs to.
 
 The journal (`events`) is the truth; the other tables named in PROJECTION_TABLES
 are projections of it that `verify` rebuilds and compares.
@@ -9,13 +13,97 @@ are projections of it that `verify` rebuilds and compares.
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Callable
 from typing import NamedTuple
+
+from clew.errors import StoreError
+from clew.store import chain
+
+
+class Run(NamedTuple):
+    """A Python step of a migration: what it does, in words, and the function that does it.
+    Its fingerprint covers the words and the function's name (not its docstring, which
+    `python -OO` strips), so say there everything the function does."""
+
+    does: str
+    fn: Callable[[sqlite3.Connection], None]
+
+
+Step = str | Run
 
 
 class Migration(NamedTuple):
     number: int
     name: str
-    statements: tuple[str, ...]
+    statements: tuple[Step, ...]
+
+
+def fingerprint(migration: Migration) -> str:
+    """Return the fingerprint of what a migration does: its number, name and steps."""
+    parts = [str(migration.number), migration.name]
+    for step in migration.statements:
+        parts.append(
+            step if isinstance(step, str) else f"python {step.fn.__qualname__}: {step.does}"
+        )
+    return chain.fields_hash(b"clew-migration-1", parts, 16)
+
+
+def _schema(conn: sqlite3.Connection) -> set[tuple[str, str, str]]:
+    rows = conn.execute(
+        "SELECT type, name, coalesce(sql, '') FROM sqlite_master"
+        " WHERE name NOT LIKE 'sqlite_%' AND name != 'clew_migrations'"
+    )
+    return {(r[0], r[1], r[2]) for r in rows}
+
+
+def _record_fingerprints(conn: sqlite3.Connection) -> None:
+    """Record the fingerprints of migrations applied before fingerprints existed, after
+    checking the store's schema is exactly what this clew's migrations 1-5 make."""
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(clew_migrations)")}
+    if "fingerprint" not in columns:
+        conn.execute("ALTER TABLE clew_migrations ADD COLUMN fingerprint TEXT")
+    missing = [r[0] for r in conn.execute(
+        "SELECT number FROM clew_migrations WHERE fingerprint IS NULL"
+    )]  # fmt: skip
+    if not missing:
+        return
+    known = sqlite3.connect(":memory:")
+    try:
+        for migration in MIGRATIONS:
+            if migration.number >= FINGERPRINTED_FROM:
+                break
+            for step in migration.statements:
+                assert isinstance(step, str)  # the shipped migrations 1-5 are plain SQL
+                known.execute(step)
+        expected = _schema(known)
+    finally:
+        known.close()
+    found = _schema(conn)
+    if found != expected:
+        names = sorted({name for _, name, _ in found ^ expected})
+        raise StoreError(
+            "this store was made by a development build of clew whose schema differs from"
+            f" this clew's ({', '.join(names[:3])}); open it with the clew that made it"
+        )
+    for migration in MIGRATIONS:
+        if migration.number in missing:
+            conn.execute(
+                "UPDATE clew_migrations SET fingerprint = ? WHERE number = ?",
+                (fingerprint(migration), migration.number),
+            )
+
+
+def _hash_journal(conn: sqlite3.Connection) -> None:
+    """Give every existing event its hash, chained per space in seq order (chain.py)."""
+    rows = conn.execute(
+        "SELECT seq, id, space, task_id, correlation_id, type, data, created_at, hash"
+        " FROM events ORDER BY seq"
+    )
+    links = (chain.Link(*row) for row in rows.fetchall())
+    conn.executemany(
+        "UPDATE events SET hash = ? WHERE seq = ?", ((h, q) for q, h in chain.chained(links))
+    )
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -475,6 +563,40 @@ MIGRATIONS: tuple[Migration, ...] = (
             """,
         ),
     ),
+    Migration(
+        6,
+        "tamper-evident journal: a hash chain per space, append-only events",
+        (
+            Run(
+                "record the fingerprints of migrations applied before fingerprints existed,"
+                " after checking the schema is exactly what migrations 1-5 make",
+                _record_fingerprints,
+            ),
+            # Each event's hash covers the one before it in its space (store/chain.py).
+            # Nullable only because ALTER TABLE cannot add a NOT NULL column; every event
+            # has one once this migration is done.
+            "ALTER TABLE events ADD COLUMN hash TEXT",
+            # The write path reads its space's last hash through this index, and so do
+            # the journal's reads by space.
+            "CREATE INDEX events_space ON events(space, seq)",
+            Run(
+                "give every event its chain-1 hash (store/chain.py), chained per space in seq"
+                " order",
+                _hash_journal,
+            ),
+            # Made after the hashes are written: from here on no event changes.
+            """
+            CREATE TRIGGER events_no_update BEFORE UPDATE ON events BEGIN
+                SELECT RAISE(ABORT, 'the journal is append-only: an event cannot be changed');
+            END
+            """,
+            """
+            CREATE TRIGGER events_no_delete BEFORE DELETE ON events BEGIN
+                SELECT RAISE(ABORT, 'the journal is append-only: an event cannot be deleted');
+            END
+            """,
+        ),
+    ),
 )
 
 
@@ -606,6 +728,9 @@ _RECORDS_MIGRATION = Migration(
 MIGRATIONS += (_RECORDS_MIGRATION,)
 
 LATEST = MIGRATIONS[-1].number
+FINGERPRINTS: dict[int, str] = {m.number: fingerprint(m) for m in MIGRATIONS}
+# The migration that began recording fingerprints (and records those of the ones before it).
+FINGERPRINTED_FROM = 6
 
 # Tables rebuilt from the journal by `verify`, in an order that satisfies foreign keys.
 PROJECTION_TABLES: tuple[str, ...] = (

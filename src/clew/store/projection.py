@@ -19,6 +19,13 @@ from clew.store import codec
 
 Handler = Callable[[sqlite3.Connection, Event], None]
 _HANDLERS: dict[str, Handler] = {}
+# Old events always replay: the journal is append-only (and hashed), so an event written
+# in an older shape is never rewritten; an upgrade brings its data to the current shape
+# whenever it is read (before projection, and when events are listed). Keyed by event
+# type, each with a test for the older shape it knows, run in registration order.
+Upgrade = Callable[[sqlite3.Connection, dict[str, Any]], dict[str, Any]]
+Outdated = Callable[[dict[str, Any]], bool]
+_UPGRADES: dict[str, list[tuple[Outdated, Upgrade]]] = {}
 
 # Columns an event may change, per table: the handlers never interpolate anything else.
 _TASK_FIELDS = frozenset({"name", "goal", "workspace", "metadata", "next_objective", "summary"})
@@ -42,6 +49,24 @@ def handles(event_type: str) -> Callable[[Handler], Handler]:
     return register
 
 
+def upgrades(event_type: str, outdated: Outdated) -> Callable[[Upgrade], Upgrade]:
+    """Register an upgrade of `event_type` data for which `outdated` holds."""
+
+    def register(fn: Upgrade) -> Upgrade:
+        _UPGRADES.setdefault(event_type, []).append((outdated, fn))
+        return fn
+
+    return register
+
+
+def current(conn: sqlite3.Connection, event: Event) -> Event:
+    """Return `event` with its data in the current shape (the event itself if it is)."""
+    for outdated, upgrade in _UPGRADES.get(event.type, ()):
+        if outdated(event.data):
+            event = event._replace(data=upgrade(conn, event.data))
+    return event
+
+
 def apply(
     conn: sqlite3.Connection, event: Event, touched: set[tuple[str, str]] | None = None
 ) -> None:
@@ -54,7 +79,7 @@ def apply(
     handler = _HANDLERS.get(event.type)
     if handler is None:
         raise ValueError(f"unknown event type {event.type!r}")
-    handler(conn, event)
+    handler(conn, current(conn, event))
     if event.task_id is None or event.type == "task.created":
         return
     key = (event.task_id, event.created_at)

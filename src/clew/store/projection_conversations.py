@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from typing import Any
 
 from clew import session_state, turns
 from clew.models import Event
-from clew.store.projection import handles, insert
+from clew.store.projection import handles, insert, upgrades
 
 _SESSION_FIELDS = ("key", "workspace", "model", "system_prompt", "task_id", "title")
 
@@ -34,6 +35,27 @@ def _session_updated(conn: sqlite3.Connection, event: Event) -> None:
         conn.execute(
             f"UPDATE sessions SET {column} = ? WHERE id = ?", (value, event.data["session_id"])
         )
+
+
+@upgrades("turn.appended", lambda data: "call_turn" not in data["turn"])
+def _turn_before_call_turn(conn: sqlite3.Connection, data: dict[str, Any]) -> dict[str, Any]:
+    """Derive `call_turn` and `tool_name`, which turns written before the facade put them in
+    the event lack (clew's shape up to commit a0ae60a), as the projection then did: from
+    the calls the session state keeps until their results arrive. Replayed in order, the
+    state is the one the turn was appended to, so the result is exact; read later (for
+    display), the turn's row already holds what the replay derived."""
+    t = data["turn"]
+    row = conn.execute("SELECT tool_name, call_turn FROM turns WHERE id = ?", (t["id"],))
+    known = row.fetchone()
+    if known is not None:
+        return {**data, "turn": {**t, "tool_name": known[0], "call_turn": known[1]}}
+    parts = turns.parse(t["message"])
+    row = conn.execute("SELECT state FROM sessions WHERE id = ?", (data["session_id"],))
+    found = row.fetchone()
+    state = json.loads(found[0]) if found is not None else {}
+    call = state.get("calls", {}).get(parts.tool_call_id or "", {})
+    name = t.get("tool_name") or parts.tool_name or call.get("name")
+    return {**data, "turn": {**t, "tool_name": name, "call_turn": call.get("turn")}}
 
 
 @handles("turn.appended")

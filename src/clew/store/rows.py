@@ -29,3 +29,6 @@ class RowReader:
 
     def transaction(self, *, write: bool = False) -> AbstractContextManager[None]:
         raise NotImplementedError
+
+    def fts_check(self, index: str = "entries_fts") -> str | None:
+        raise NotImplementedError

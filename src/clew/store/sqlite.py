@@ -41,8 +41,14 @@ from clew.models import (
     TaskStatus,
     VerifyReport,
 )
-from clew.store import codec, projection
-from clew.store.migrations import LATEST, MIGRATIONS, PROJECTION_TABLES
+from clew.store import chain, codec, projection
+from clew.store.migrations import (
+    FINGERPRINTED_FROM,
+    FINGERPRINTS,
+    LATEST,
+    MIGRATIONS,
+    PROJECTION_TABLES,
+)
 from clew.store.rows import json_ids
 from clew.store.sqlite_archive import ArchiveReads
 from clew.store.sqlite_conversations import ConversationReads
@@ -65,7 +71,7 @@ KIND_TABLES = {
     "turn": "turns",
 }
 MAX_DIFFERENCES = 100
-_EVENT_COLUMNS = "seq, id, space, task_id, correlation_id, type, data, created_at"
+_EVENT_COLUMNS = "seq, id, space, task_id, correlation_id, type, data, created_at, hash"
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:
@@ -202,15 +208,55 @@ def schema_version(conn: sqlite3.Connection) -> int:
     return 0
 
 
-def migrate(conn: sqlite3.Connection) -> None:
-    """Check the file is a clew store (or empty), switch it to WAL, and apply every
-    migration not yet recorded, each in its own transaction."""
-    applied = schema_version(conn)
+def recorded_migrations(conn: sqlite3.Connection) -> dict[int, str | None]:
+    """Return each applied migration's recorded fingerprint (None where the store was made
+    before fingerprints were recorded), reading only."""
+    if not schema_version(conn):
+        return {}
+    rows = conn.execute("SELECT * FROM clew_migrations").fetchall()
+    has = bool(rows) and "fingerprint" in rows[0].keys()  # noqa: SIM118 - Row is no mapping
+    return {r["number"]: r["fingerprint"] if has else None for r in rows}
+
+
+def check_migrations(recorded: dict[int, str | None]) -> None:
+    """Refuse a store whose recorded migrations are not this clew's, one line saying why."""
+    applied = max(recorded, default=0)
     if applied > LATEST:
         raise StoreError(
             f"the store has schema version {applied} but this clew knows only {LATEST}; "
             "upgrade clew"
         )
+    for number, code in FINGERPRINTS.items():
+        if number > applied:
+            break
+        if number not in recorded:
+            raise StoreError(
+                f"the store has schema version {applied} without step {number} of this clew's"
+                " schema; it was made by a different build of clew: open it with that one"
+            )
+        found = recorded[number]
+        if found is None and applied < FINGERPRINTED_FROM:
+            continue  # made before fingerprints existed: that migration checks and records them
+        if found != code:
+            raise StoreError(
+                f"the store's schema step {number} differs from this clew's (fingerprint"
+                f" {(found or 'none')[:12]}, expected {code[:12]}); it was made by a different"
+                " build of clew: open it with that one"
+            )
+    unknown = sorted(set(recorded) - set(FINGERPRINTS))
+    if unknown:
+        raise StoreError(
+            f"the store has schema step {unknown[0]}, which this clew does not know; "
+            "it was made by a different build of clew: open it with that one"
+        )
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Check the file is a clew store (or empty) made by these migrations, switch it to
+    WAL, and apply every migration not yet recorded, each in its own transaction."""
+    recorded = recorded_migrations(conn)
+    check_migrations(recorded)
+    applied = max(recorded, default=0)
     conn.execute("PRAGMA journal_mode = WAL")  # persistent; a no-op once set
     if applied == LATEST:
         return
@@ -220,14 +266,18 @@ def migrate(conn: sqlite3.Connection) -> None:
             # Another process may have migrated while we waited for the lock.
             if schema_version(conn) < migration.number:
                 conn.execute(
-                    "CREATE TABLE IF NOT EXISTS clew_migrations"
-                    " (number INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+                    "CREATE TABLE IF NOT EXISTS clew_migrations (number INTEGER PRIMARY KEY,"
+                    " name TEXT NOT NULL, applied_at TEXT NOT NULL, fingerprint TEXT)"
                 )
-                for statement in migration.statements:
-                    conn.execute(statement)
+                for step in migration.statements:
+                    if isinstance(step, str):
+                        conn.execute(step)
+                    else:
+                        step.fn(conn)
                 conn.execute(
-                    "INSERT INTO clew_migrations VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%fZ'))",
-                    (migration.number, migration.name),
+                    "INSERT INTO clew_migrations (number, name, applied_at, fingerprint)"
+                    " VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%fZ'), ?)",
+                    (migration.number, migration.name, FINGERPRINTS[migration.number]),
                 )
             conn.execute("COMMIT")
         except BaseException:
@@ -240,6 +290,14 @@ def _json(text: str | None) -> Any:
 
 
 def _event(row: sqlite3.Row) -> Event:
+    """Build an Event from its row; data that is not valid JSON is kept as text (`unreadable`)
+    so that reading a damaged journal shows the damage instead of failing."""
+    try:
+        data, unreadable = codec.loads(row["data"]), None
+    except (ValueError, TypeError, RecursionError):
+        data, unreadable = {}, str(row["data"])
+    if not isinstance(data, dict):
+        data, unreadable = {}, str(row["data"])
     return Event(
         seq=row["seq"],
         id=row["id"],
@@ -247,8 +305,10 @@ def _event(row: sqlite3.Row) -> Event:
         task_id=row["task_id"],
         correlation_id=row["correlation_id"],
         type=row["type"],
-        data=codec.loads(row["data"]),
+        data=data,
         created_at=row["created_at"],
+        hash=row["hash"],
+        unreadable=unreadable,
     )
 
 
@@ -332,6 +392,7 @@ class SQLiteStore(ArchiveReads, TraceReads, UtilityReads, ConversationReads, Sea
         self._depth = 0
         self._writing = False
         self._touched: set[tuple[str, str]] = set()
+        self._head: str | None = None  # this space's last event hash, within a write
         try:
             self._guard(self._check_readable if self.read_only else lambda: migrate(self._conn))
         except BaseException:
@@ -340,11 +401,11 @@ class SQLiteStore(ArchiveReads, TraceReads, UtilityReads, ConversationReads, Sea
 
     def _check_readable(self) -> None:
         """A read-only store is read as it is: it must already have the current schema."""
-        applied = schema_version(self._conn)
+        recorded = recorded_migrations(self._conn)
+        check_migrations(recorded)  # another build's store is refused as on a writable one
+        applied = max(recorded, default=0)
         if applied == LATEST:
             return
-        if applied > LATEST:
-            migrate(self._conn)  # raises its "upgrade clew" error before writing anything
         raise StoreError(
             f"the store {self.path} needs setting up or upgrading (schema {applied} of"
             f" {LATEST}), which writes, but {self.read_only_reason}; open it once with write access"
@@ -398,6 +459,7 @@ class SQLiteStore(ArchiveReads, TraceReads, UtilityReads, ConversationReads, Sea
             self._guard(lambda: self._conn.execute("BEGIN IMMEDIATE" if write else "BEGIN"))
             self._depth, self._writing = 1, write
             self._touched.clear()
+            self._head = None
             try:
                 yield
             except BaseException:
@@ -421,21 +483,36 @@ class SQLiteStore(ArchiveReads, TraceReads, UtilityReads, ConversationReads, Sea
         if not self._writing:
             raise RuntimeError("append must run inside transaction(write=True)")
         event_id = new_id()
+        text = codec.dumps(data)
+        if self._head is None:
+            # One indexed read per transaction: the lock taken by BEGIN IMMEDIATE keeps
+            # it the head until commit, and this store's own appends move it on.
+            row = self._guard(
+                lambda: self._conn.execute(
+                    "SELECT hash FROM events WHERE space = ? ORDER BY seq DESC LIMIT 1",
+                    (self.space,),
+                ).fetchone()
+            )
+            self._head = row[0] if row is not None else ""
+        digest = chain.event_hash(
+            self._head,
+            id=event_id,
+            space=self.space,
+            task_id=task_id,
+            correlation_id=correlation_id,
+            type=type,
+            data=text,
+            created_at=created_at,
+        )
         cursor = self._guard(
             lambda: self._conn.execute(
-                "INSERT INTO events (id, space, task_id, correlation_id, type, data, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    event_id,
-                    self.space,
-                    task_id,
-                    correlation_id,
-                    type,
-                    codec.dumps(data),
-                    created_at,
-                ),
+                "INSERT INTO events"
+                " (id, space, task_id, correlation_id, type, data, created_at, hash)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (event_id, self.space, task_id, correlation_id, type, text, created_at, digest),
             )
         )
+        self._head = digest
         event = Event(
             seq=cursor.lastrowid,
             id=event_id,
@@ -445,6 +522,7 @@ class SQLiteStore(ArchiveReads, TraceReads, UtilityReads, ConversationReads, Sea
             type=type,
             data=data,
             created_at=created_at,
+            hash=digest,
         )
         self._guard(lambda: projection.apply(self._conn, event, self._touched))
         return event
@@ -628,7 +706,16 @@ class SQLiteStore(ArchiveReads, TraceReads, UtilityReads, ConversationReads, Sea
             params += list(types)
         sql += " ORDER BY seq LIMIT ?"
         params.append(-1 if limit is None else limit)
-        return [_event(r) for r in self._rows(sql, params)]
+        with self._lock:
+            return [self._current(_event(r)) for r in self._rows(sql, params)]
+
+    def _current(self, event: Event) -> Event:
+        """Return an event read for display in the current shape, as far as it can be: the
+        data of a damaged event is shown as stored rather than failing the whole read."""
+        try:
+            return projection.current(self._conn, event)
+        except (KeyError, TypeError, ValueError, AttributeError, sqlite3.Error):
+            return event
 
     def count_events(self) -> int:
         """Return the number of journal events in this space."""
@@ -636,10 +723,10 @@ class SQLiteStore(ArchiveReads, TraceReads, UtilityReads, ConversationReads, Sea
 
     # -- verification -------------------------------------------------------------------
 
-    def fts_check(self) -> str | None:
-        """Run FTS5's integrity check of the search index; None when it is sound."""
+    def fts_check(self, index: str = "entries_fts") -> str | None:
+        """Run FTS5's integrity check of a search index; None when it is sound."""
         if not self.read_only:
-            return super().fts_check()
+            return super().fts_check(index)
         import tempfile
 
         # FTS5 runs its check as a write, which a read-only store refuses: so a read-only
@@ -649,60 +736,106 @@ class SQLiteStore(ArchiveReads, TraceReads, UtilityReads, ConversationReads, Sea
             try:
                 with self._lock:
                     self._guard(lambda: self._conn.backup(copy))
-                copy.execute(
-                    "INSERT INTO entries_fts (entries_fts, rank) VALUES ('integrity-check', 1)"
-                )
+                copy.execute(f"INSERT INTO {index} ({index}, rank) VALUES ('integrity-check', 1)")
             except sqlite3.Error as exc:
                 return f"store error: {exc}"
             finally:
                 copy.close()
         return None
 
-    def verify(self) -> VerifyReport:
-        """Replay the whole journal into a scratch database and compare every projection."""
+    def verify(self, *, all_spaces: bool = False) -> VerifyReport:
+        """Check this space's journal chain, replay its journal into a scratch database and
+        compare every projection row of the space (of the whole file with `all_spaces`)."""
         import tempfile  # only verify needs it; keep it off the CLI's start-up path
 
+        scope = None if all_spaces else self.space
         with tempfile.TemporaryDirectory(prefix="clew-verify-") as scratch_dir:
             scratch = connect(os.path.join(scratch_dir, "rebuilt.db"))
             try:
                 scratch.execute("PRAGMA synchronous = OFF")
                 migrate(scratch)
                 with self.transaction():
-                    events = self._replay(scratch)
-                    report = self._compare(scratch, events)
+                    try:
+                        count, findings, heads = self._replay(scratch, scope, careful=False)
+                    except _Unreplayable:
+                        # An event failed half-applied: replay again, undoing each failure.
+                        count, findings, heads = self._replay(scratch, scope, careful=True)
+                    report = self._compare(scratch, count, scope, findings)
             finally:
                 scratch.close()
+        report = report._replace(heads=heads)
         # The search indexes against the rows they index.
         for index, problem in (("entries_fts", self.fts_check()),
-                               ("records_fts", self.records_check())):  # fmt: skip
+                               ("records_fts", self.records_check(scope))):  # fmt: skip
             if problem is not None:
                 found = Difference(index, "*", "*", problem, "a sound index")
                 report = report._replace(differences=(*report.differences, found))
         return report
 
-    def _replay(self, scratch: sqlite3.Connection) -> int:
-        scratch.execute("BEGIN")
+    def _replay(
+        self, scratch: sqlite3.Connection, space: str | None, *, careful: bool
+    ) -> tuple[int, list[Difference], dict[str, str]]:
+        """Walk the journal once (streamed, in seq order): check each space's hash chain up
+        to its first break and apply each event to the scratch database. An event that
+        cannot be read is a finding, and the replay goes on without it. So is one that
+        cannot be applied: `careful` wraps each event in a savepoint to undo what it half
+        did; without it (a third faster), such an event raises _Unreplayable instead.
+        Return the events seen, the findings and each space's newest hash."""
+        where, params = ("WHERE space = ?", (space,)) if space is not None else ("", ())
+        rows = self._conn.execute(
+            f"SELECT {_EVENT_COLUMNS} FROM events {where} ORDER BY seq", params
+        )
+        findings: list[Difference] = []
+        heads: dict[str, str] = {}
         count = 0
-        for row in self._conn.execute(f"SELECT {_EVENT_COLUMNS} FROM events ORDER BY seq"):
-            event = _event(row)
+        scratch.execute("BEGIN")
+        for link, expected in chain.walk(chain.Link(*row) for row in rows):
+            count += 1
+            if expected is not None:
+                findings.append(_chain_finding(link, expected))
+            heads[link.space] = link.hash or ""
+            try:
+                data = codec.loads(link.data)
+            except (ValueError, TypeError, RecursionError) as exc:
+                data, why = None, f"its data is not valid JSON ({exc})"
+            else:
+                why = "" if isinstance(data, dict) else "its data is not a JSON object"
+            if why:
+                findings.append(_event_finding(link, why))
+                continue
+            event = Event(
+                link.seq, link.id, link.space, link.task_id, link.correlation_id, link.type,
+                data, link.created_at, link.hash,
+            )  # fmt: skip
+            if careful:
+                scratch.execute("SAVEPOINT event")
             try:
                 projection.apply(scratch, event)
-            except (ValueError, KeyError, sqlite3.Error) as exc:
-                scratch.execute("ROLLBACK")
-                raise StoreError(
-                    f"journal event #{event.seq} ({event.type}) cannot be replayed: {exc}"
-                ) from exc
-            count += 1
+            except (ValueError, KeyError, TypeError, sqlite3.Error) as exc:
+                if not careful:
+                    scratch.execute("ROLLBACK")
+                    raise _Unreplayable from exc
+                scratch.execute("ROLLBACK TO event")
+                findings.append(_event_finding(link, f"it cannot be replayed ({exc!r})"))
+            if careful:
+                scratch.execute("RELEASE event")
         scratch.execute("COMMIT")
-        return count
+        return count, findings, heads
 
-    def _compare(self, scratch: sqlite3.Connection, events: int) -> VerifyReport:
-        differences: list[Difference] = []
+    def _compare(
+        self,
+        scratch: sqlite3.Connection,
+        events: int,
+        space: str | None,
+        findings: list[Difference],
+    ) -> VerifyReport:
+        differences = findings[:MAX_DIFFERENCES]
+        truncated = len(findings) > MAX_DIFFERENCES
         counts: dict[str, int] = {}
-        truncated = False
+        where, params = ("WHERE space = ?", (space,)) if space is not None else ("", ())
         for table in PROJECTION_TABLES:
-            stored = self._conn.execute(f"SELECT * FROM {table} ORDER BY id")
-            rebuilt = scratch.execute(f"SELECT * FROM {table} ORDER BY id")
+            stored = self._conn.execute(f"SELECT * FROM {table} {where} ORDER BY id", params)
+            rebuilt = scratch.execute(f"SELECT * FROM {table} {where} ORDER BY id", params)
             counts[table] = 0
             for found in _diff_rows(table, stored, rebuilt, counts):
                 if len(differences) >= MAX_DIFFERENCES:
@@ -710,6 +843,35 @@ class SQLiteStore(ArchiveReads, TraceReads, UtilityReads, ConversationReads, Sea
                     break
                 differences.append(found)
         return VerifyReport(events, counts, tuple(differences), truncated)
+
+
+class _Unreplayable(Exception):
+    """An event could not be applied in a replay without savepoints."""
+
+
+def _chain_finding(link: chain.Link, expected: str) -> Difference:
+    return Difference(
+        "events",
+        f"#{link.seq}",
+        "hash",
+        link.hash,
+        expected,
+        f"the journal chain of space {link.space!r} breaks at event #{link.seq} ({link.type}):"
+        " this event or the one before it in the space was changed, removed or inserted"
+        " outside clew",
+    )
+
+
+def _event_finding(link: chain.Link, why: str) -> Difference:
+    data = link.data if len(link.data) <= 80 else link.data[:77] + "..."
+    return Difference(
+        "events",
+        f"#{link.seq}",
+        "data",
+        data,
+        None,
+        f"journal event #{link.seq} ({link.type}) is skipped in the replay: {why}",
+    )
 
 
 def _diff_rows(

@@ -202,10 +202,10 @@ class ArchiveReads(RowReader):
         )
         return [_fix(r) for r in rows]
 
-    def fts_check(self) -> str | None:
-        """Run FTS5's integrity check of the search index; None when it is sound."""
+    def fts_check(self, index: str = "entries_fts") -> str | None:
+        """Run FTS5's integrity check of a search index; None when it is sound."""
         try:
-            self._rows("INSERT INTO entries_fts (entries_fts, rank) VALUES ('integrity-check', 1)")
+            self._rows(f"INSERT INTO {index} ({index}, rank) VALUES ('integrity-check', 1)")
         except StoreBusyError:
             raise  # a writer holds the lock: that says nothing about the index
         except StoreError as exc:

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from clew.errors import StoreError
 from clew.models import Action, RecordHit
 from clew.store.migrations import record_text
 from clew.store.rows import RowReader, placeholders
@@ -197,35 +196,37 @@ class SearchReads(RowReader):
         )
         return [action_from_row(r) for r in rows]
 
-    def records_check(self) -> str | None:
-        """Check the records index: one document for each message and command, holding its
-        text as the triggers make it, then FTS5's integrity check of the index against the
-        documents; None when it is sound."""
+    def records_check(self, space: str | None = None) -> str | None:
+        """Check the records index of one space (of the whole file without one): one
+        document for each message and command, holding its text as the triggers make it,
+        then FTS5's integrity check of the index against the documents; None when sound."""
         title, body, stderr = record_text("action", "a.")
+        a_in = m_in = d_in = ""
+        params: tuple[str, ...] = ()
+        if space is not None:
+            a_in, m_in, d_in = " AND a.space = ?", " AND m.space = ?", " AND d.space = ?"
+            params = (space,) * 5
         unkeyed, stray, stale = self._rows(
             "SELECT (SELECT count(*) FROM actions a WHERE NOT EXISTS (SELECT 1 FROM record_docs"
-            " d WHERE d.kind = 'action' AND d.ref_id = a.id)) + (SELECT count(*) FROM"
+            f" d WHERE d.kind = 'action' AND d.ref_id = a.id){a_in}) + (SELECT count(*) FROM"
             " task_messages m WHERE NOT EXISTS (SELECT 1 FROM record_docs d WHERE"
-            " d.kind = 'message' AND d.ref_id = m.id)),"
+            f" d.kind = 'message' AND d.ref_id = m.id){m_in}),"
             " (SELECT count(*) FROM record_docs d WHERE NOT EXISTS (SELECT 1 FROM actions a"
             " WHERE d.kind = 'action' AND a.id = d.ref_id) AND NOT EXISTS (SELECT 1 FROM"
-            " task_messages m WHERE d.kind = 'message' AND m.id = d.ref_id)),"
+            f" task_messages m WHERE d.kind = 'message' AND m.id = d.ref_id){d_in}),"
             " (SELECT count(*) FROM record_docs d JOIN actions a ON d.kind = 'action'"
-            f" AND a.id = d.ref_id WHERE d.title IS NOT {title} OR d.body IS NOT {body}"
-            f" OR d.stderr IS NOT {stderr}) + (SELECT count(*) FROM record_docs d JOIN"
+            f" AND a.id = d.ref_id WHERE (d.title IS NOT {title} OR d.body IS NOT {body}"
+            f" OR d.stderr IS NOT {stderr}){a_in}) + (SELECT count(*) FROM record_docs d JOIN"
             " task_messages m ON d.kind = 'message' AND m.id = d.ref_id"
-            f" WHERE d.body IS NOT {record_text('message', 'm.')[1]})"
+            f" WHERE d.body IS NOT {record_text('message', 'm.')[1]}{m_in})",
+            params,
         )[0]
         if unkeyed or stray or stale:
             return (
                 f"{unkeyed} message(s) or command(s) are not in the search index,"
                 f" {stray} index document(s) name nothing and {stale} differ from their row"
             )
-        try:
-            self._rows("INSERT INTO records_fts (records_fts, rank) VALUES ('integrity-check', 1)")
-        except StoreError as exc:
-            return str(exc)
-        return None
+        return self.fts_check("records_fts")
 
 
 def _decoded(value: bytes | str | None) -> str:
