@@ -164,6 +164,6 @@ def settings(store_path: str, *, state_budget: object = None, mirror: object = N
         small=None if small is None else connect(small),
         large=None if large is None else connect(large),
         limits=limits(store_path),
-        summary_every=checks.count(int(every) if str(every).isdigit() else every, "summary every"),
+        summary_every=checks.count(checks.from_digits(every), "summary every"),
         worker=worker,
     )

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import IO
 
 from clew import __version__
-from clew.cli.common import Commands, Handler, Parser
+from clew.cli.common import Commands, Handler, Parser, megabytes
 from clew.errors import ClewError
 
 __all__ = ["build_parser", "main"]
@@ -37,6 +37,13 @@ def _common() -> argparse.ArgumentParser:
         help="namespace to work in (default: $CLEW_SPACE, else 'default')",
     )
     common.add_argument(
+        "--max-input-mb",
+        type=megabytes,
+        default=argparse.SUPPRESS,
+        metavar="MB",
+        help="the most one file or stdin may hold (default: $CLEW_MAX_INPUT_MB, else 64)",
+    )
+    common.add_argument(
         "--json", action="store_true", default=argparse.SUPPRESS, help="print JSON for programs"
     )
     return common
@@ -55,7 +62,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "conversations": ("session", "recall"),
     "agent": ("tools", "prompt", "mcp"),
 }
-_VALUED = ("--db", "--space")  # global options that take a value
+_VALUED = ("--db", "--space", "--max-input-mb")  # global options that take a value
 
 
 def command_name(argv: Sequence[str]) -> str | None:
@@ -93,7 +100,7 @@ def build_parser(argv: Sequence[str] | None = None) -> Parser:
 
 
 def _fill_defaults(args: argparse.Namespace) -> None:
-    for name, default in (("db", None), ("space", None), ("json", False)):
+    for name, default in (("db", None), ("space", None), ("max_input_mb", None), ("json", False)):
         if not hasattr(args, name):
             setattr(args, name, default)
 

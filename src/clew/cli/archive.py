@@ -9,6 +9,7 @@ from typing import Any
 from clew.cli.common import (
     Commands,
     current_time,
+    input_limit,
     open_memory,
     print_json,
     read_text,
@@ -16,6 +17,7 @@ from clew.cli.common import (
     show_lines,
     step_ref,
     tags,
+    whole,
 )
 from clew.errors import ValidationError
 
@@ -35,7 +37,11 @@ def _numbers(mem: Any, task_id: str | None) -> dict[str, int]:
 def cmd_note(args: argparse.Namespace) -> int:
     if args.detail is not None and args.detail_file is not None:
         raise ValidationError("give --detail or --detail-file, not both")
-    detail = read_text(args.detail_file, "detail") if args.detail_file else args.detail
+    detail = (
+        read_text(args.detail_file, "detail", input_limit(args))
+        if args.detail_file
+        else args.detail
+    )
     relevant = [step_ref(s) or s for s in tags(args.relevance_to)]
     with open_memory(args) as mem:
         entry = mem.add_entry(
@@ -166,7 +172,7 @@ def register(commands: Any, command: Commands) -> None:
     p.add_argument(
         "--relevant-to", metavar="STEP", help="seed 000's query: what matters for this step"
     )
-    p.add_argument("--limit", type=int, help="at most this many entries")
+    p.add_argument("--limit", type=whole, help="at most this many entries")
 
     p = command(
         commands,
@@ -179,7 +185,7 @@ def register(commands: Any, command: Commands) -> None:
     )
     p.add_argument("query", help="what to look for")
     _filters(p)
-    p.add_argument("--limit", type=int, default=10, help="at most this many hits (default 10)")
+    p.add_argument("--limit", type=whole, default=10, help="at most this many hits (default 10)")
 
     p = command(
         commands,

@@ -10,24 +10,29 @@ from typing import Any
 from clew.cli.common import (
     Commands,
     current_time,
+    input_limit,
     open_memory,
     print_json,
     read_text,
     show,
     show_lines,
+    whole,
 )
 from clew.errors import ValidationError
 
 
-def _messages(source: str) -> list[dict[str, Any]]:
+def _messages(args: argparse.Namespace, source: str) -> list[dict[str, Any]]:
     from clew.turns import read_messages
 
-    return read_messages(read_text(source, "messages"), "stdin" if source == "-" else source)
+    text = read_text(source, "messages", input_limit(args))
+    return read_messages(text, "stdin" if source == "-" else source)
 
 
 def _session_fields(args: argparse.Namespace) -> dict[str, Any]:
     prompt = (
-        read_text(args.system_prompt_file, "system prompt") if args.system_prompt_file else None
+        read_text(args.system_prompt_file, "system prompt", input_limit(args))
+        if args.system_prompt_file
+        else None
     )
     return {
         "workspace": args.workspace or os.getcwd(),
@@ -45,7 +50,7 @@ def cmd_new(args: argparse.Namespace) -> int:
 
 
 def cmd_append(args: argparse.Namespace) -> int:
-    messages = _messages(args.file)
+    messages = _messages(args, args.file)
     with open_memory(args) as mem:
         added = mem.append_turns(args.session, messages)
     numbers = f"{added[0].number}-{added[-1].number}" if added else "none"
@@ -107,9 +112,15 @@ def cmd_context(args: argparse.Namespace) -> int:
     from clew.views import context_view
 
     prompt = (
-        read_text(args.system_prompt_file, "system prompt") if args.system_prompt_file else None
+        read_text(args.system_prompt_file, "system prompt", input_limit(args))
+        if args.system_prompt_file
+        else None
     )
-    retrieved = read_text(args.retrieved_file, "retrieved context") if args.retrieved_file else None
+    retrieved = (
+        read_text(args.retrieved_file, "retrieved context", input_limit(args))
+        if args.retrieved_file
+        else None
+    )
     with open_memory(args) as mem:
         context = mem.assemble_context(
             args.session, budget=args.budget, system_prompt=prompt, retrieved=retrieved,
@@ -123,7 +134,7 @@ def cmd_context(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    messages = _messages(args.file)
+    messages = _messages(args, args.file)
     with open_memory(args) as mem:
         session = mem.import_session(messages, **_session_fields(args))
     return show(args, session, session.id)
@@ -220,11 +231,11 @@ def register(commands: Any, command: Commands) -> None:
     p.add_argument("--all", action="store_true", help="every session, of any workspace")
     p.add_argument("--workspace", metavar="DIR", help="this workspace's (default: this folder)")
     p.add_argument("--active", action="store_true", help="only sessions not ended")
-    p.add_argument("--limit", type=int, help="at most this many")
+    p.add_argument("--limit", type=whole, help="at most this many")
 
     p = command(sub, "show", cmd_show, "show a session: its state and its newest turns")
     p.add_argument("session", metavar="SESSION", help="session id, prefix or key")
-    p.add_argument("--turns", type=int, default=10, help="newest turns shown (default 10)")
+    p.add_argument("--turns", type=whole, default=10, help="newest turns shown (default 10)")
 
     p = command(
         sub,
@@ -237,7 +248,7 @@ def register(commands: Any, command: Commands) -> None:
     )
     p.add_argument("session", metavar="SESSION", nargs="?", help="session id, prefix or key")
     p.add_argument("--workspace", metavar="DIR", help="the newest session of this workspace")
-    p.add_argument("--budget", type=int, default=32_000, help="prompt tokens (default 32000)")
+    p.add_argument("--budget", type=whole, default=32_000, help="prompt tokens (default 32000)")
 
     p = command(
         sub,
@@ -246,7 +257,7 @@ def register(commands: Any, command: Commands) -> None:
         "assemble the next prompt of a session within a token budget, and explain it",
     )
     p.add_argument("session", metavar="SESSION", help="session id, prefix or key")
-    p.add_argument("--budget", type=int, default=32_000, help="prompt tokens (default 32000)")
+    p.add_argument("--budget", type=whole, default=32_000, help="prompt tokens (default 32000)")
     p.add_argument("--task", metavar="TASK_ID", help="include this task's state and memory")
     p.add_argument("--system-prompt-file", metavar="FILE", help="use this system prompt")
     p.add_argument("--retrieved-file", metavar="FILE", help="retrieved context to include")
@@ -274,10 +285,12 @@ def register(commands: Any, command: Commands) -> None:
     )
     p.add_argument("session", metavar="SESSION", help="session id, prefix or key")
     p.add_argument("--search", metavar="QUERY", help="full-text search (exact matches first)")
-    p.add_argument("--range", nargs=2, type=int, metavar=("A", "B"), help="turns A to B, inclusive")
+    p.add_argument(
+        "--range", nargs=2, type=whole, metavar=("A", "B"), help="turns A to B, inclusive"
+    )
     p.add_argument("--tool-calls", metavar="NAME", help="the results of this tool's calls")
     p.add_argument("--summary", action="store_true", help="the session state and statistics")
-    p.add_argument("--around", type=int, metavar="N", help="the turns around turn N")
+    p.add_argument("--around", type=whole, metavar="N", help="the turns around turn N")
     p.add_argument("--source", metavar="ENTRY_ID", help="the turns an archive entry came from")
-    p.add_argument("--limit", type=int, default=10, help="at most this many hits (default 10)")
-    p.add_argument("--budget", type=int, default=8000, help="output tokens (default 8000)")
+    p.add_argument("--limit", type=whole, default=10, help="at most this many hits (default 10)")
+    p.add_argument("--budget", type=whole, default=8000, help="output tokens (default 8000)")

@@ -11,6 +11,7 @@ from clew.cli.common import (
     as_dict,
     open_memory,
     print_json,
+    whole,
 )
 
 
@@ -71,8 +72,8 @@ def register(commands: Any, command: Commands) -> None:
 
     p = command(commands, "journal", cmd_journal, "print journal events in commit order")
     p.add_argument("--task", help="only this task's events")
-    p.add_argument("--after", type=int, default=0, metavar="SEQ", help="only events after SEQ")
-    p.add_argument("--limit", type=int, help="at most this many events")
+    p.add_argument("--after", type=whole, default=0, metavar="SEQ", help="only events after SEQ")
+    p.add_argument("--limit", type=whole, help="at most this many events")
 
     command(
         commands,
