@@ -771,7 +771,6 @@ def test_two_processes_writing_at_once_through_the_cli(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "args",
     [
-        [],
         ["task"],
         ["task", "new"],
         ["task", "new", "x", "--bogus"],
@@ -798,7 +797,7 @@ def test_cli_usage_errors(cli: Cli, mem: clew.Memory, stored: Stored, args: list
 
 def test_cli_usage_error_in_a_real_process(tmp_path: Path) -> None:
     db = tmp_path / "usage.db"
-    for args in (["task", "new", "x", "--bogus"], ["task", "new"], []):
+    for args in (["task", "new", "x", "--bogus"], ["task", "new"], ["--bogus"]):
         line = process_error_line(run_clew(db, *args))
         assert "--help" in line
 

@@ -55,6 +55,7 @@ def test_every_command_and_option_is_documented() -> None:
                     "--db",
                     "--space",
                     "--json",
+                    "--max-input-mb",
                 ):
                     assert option in sections[name], f"`clew {name}`: {option} is not documented"
 

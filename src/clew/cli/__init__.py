@@ -53,7 +53,7 @@ def _common() -> argparse.ArgumentParser:
 # (and imports) the module of its own command, which keeps hooks like `clew prime` fast.
 MODULES: dict[str, tuple[str, ...]] = {
     "store": ("init", "journal", "verify", "demo"),
-    "tasks": ("task",),
+    "tasks": ("task", "where"),
     "state": ("state", "prime"),
     "archive": ("note", "entries", "search", "seen", "fix"),
     "ledger": ("ledger", "trace"),
@@ -76,6 +76,12 @@ def command_name(argv: Sequence[str]) -> str | None:
         elif not arg.startswith("-"):
             return arg
     return None
+
+
+def _wants_overview(argv: Sequence[str]) -> bool:
+    """Bare `clew`, or `clew --help` with no command: the grouped overview, not argparse's."""
+    rest = [a for i, a in enumerate(argv) if not (a in _VALUED or (i and argv[i - 1] in _VALUED))]
+    return command_name(argv) is None and set(rest) <= {"-h", "--help", "--json"}
 
 
 def build_parser(argv: Sequence[str] | None = None) -> Parser:
@@ -110,6 +116,11 @@ def main(argv: Sequence[str] | None = None, stderr: IO[str] | None = None) -> in
     err = stderr or sys.stderr
     try:
         words = sys.argv[1:] if argv is None else list(argv)
+        if _wants_overview(words):
+            from clew.cli.overview import text
+
+            sys.stdout.write(text(__version__))
+            return 0
         args = build_parser(words).parse_args(words)
         _fill_defaults(args)
         handler: Handler = args.handler

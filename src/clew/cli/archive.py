@@ -170,7 +170,9 @@ def register(commands: Any, command: Commands) -> None:
     _filters(p)
     p.add_argument("--step", help="only entries of this step (needs --task)")
     p.add_argument(
-        "--relevant-to", metavar="STEP", help="seed 000's query: what matters for this step"
+        "--relevant-to",
+        metavar="STEP",
+        help="what matters for this step: its entries, those relevant to it",
     )
     p.add_argument("--limit", type=whole, help="at most this many entries")
 

@@ -26,6 +26,19 @@ class Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line naming the --help to read."""
 
     def error(self, message: str) -> NoReturn:
+        import re
+
+        # A mistyped command: say so plainly, with the closest one (argparse lists them all).
+        typo = re.match(
+            r"argument \w*COMMAND: invalid choice: '?(.*?)'? \(choose from (.*)\)$", message
+        )
+        if typo:
+            from clew.cli.overview import suggestion
+
+            word, choices = typo.group(1), [c.strip(" '") for c in typo.group(2).split(",")]
+            close = suggestion(word, choices)
+            kind = " ".join([*self.prog.split()[1:], "command"])
+            message = f"unknown {kind} {word!r}" + (f"; did you mean {close!r}?" if close else "")
         raise UsageError(f"{message} (see `{self.prog} --help`)")
 
 

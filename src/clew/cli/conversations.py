@@ -86,11 +86,13 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"session": session, "state": state, "recent": recent})
         return 0
+    from clew.recall import for_cli
+
     print(session_line(session, current_time()))
     sys.stdout.write(state.text)
     if recent is not None:
         print()
-        sys.stdout.write(recent.text)
+        sys.stdout.write(for_cli(recent.text, session.id))
     return 0
 
 
@@ -183,20 +185,67 @@ def cmd_recall(args: argparse.Namespace) -> int:
         raise ValidationError(
             "give exactly one of --search, --range, --tool-calls, --summary, --around, --source"
         )
+    from clew.recall import for_cli
+
     action, value = chosen[0]
-    keyword = {"search": "query", "tool_calls": "tool_name", "around": "turn", "source": "entry_id"}
     options: dict[str, Any] = {}
     if action == "range":
-        options = {"start_turn": value[0], "end_turn": value[1]}
-    elif action in keyword:
-        options = {keyword[action]: value}
+        first, last = turn_range(value)
+        options = {"start_turn": first, "end_turn": last}
+    elif action in _KEYWORDS:
+        options = {_KEYWORDS[action]: value}
     with open_memory(args) as mem:
-        found = mem.recall(args.session, action, limit=args.limit, budget=args.budget, **options)
+        try:
+            found = mem.recall(args.session, action, limit=args.limit, budget=args.budget,
+                               **options)  # fmt: skip
+        except ValidationError as exc:
+            raise ValidationError(_in_cli_terms(str(exc))) from None
+    found = found._replace(text=for_cli(found.text, found.session_id))
     if args.json:
         print_json(found)
     else:
         sys.stdout.write(found.text)
     return 0
+
+
+# Memory.recall's arguments, and the options of `clew recall` that give them.
+_KEYWORDS = {"search": "query", "tool_calls": "tool_name", "around": "turn", "source": "entry_id"}
+_OPTIONS = {
+    "start_turn": "--range",
+    "end_turn": "--range",
+    "turn": "--around",
+    "query": "--search",
+    "tool_name": "--tool-calls",
+    "entry_id": "--source",
+}
+
+
+def _in_cli_terms(message: str) -> str:
+    """An error of Memory.recall, naming the command's options instead of its arguments."""
+    import re
+
+    needs = re.fullmatch(r"recall action '(\w+)' needs (\w+)", message)
+    if needs and needs.group(2) in _OPTIONS:
+        return f"{_OPTIONS[needs.group(2)]} needs a value"
+    first = message.split(" ", 1)[0]
+    return _OPTIONS[first] + message[len(first) :] if first in _OPTIONS else message
+
+
+def turn_range(values: list[str]) -> tuple[int, int]:
+    """Turns A to B from `--range A B`, `--range A-B`, `--range A..B` or `--range A`."""
+    import re
+
+    text = " ".join(values).strip()
+    found = re.fullmatch(r"(\d{1,19})(?:\s*(?:-|\.\.|\s)\s*(\d{1,19}))?", text)
+    if found is None:
+        raise ValidationError(
+            f"--range {text[:40]!r} is not turns like 1-3 (or 1 3, or 5 for one turn)"
+        )
+    first = int(found.group(1))
+    last = first if found.group(2) is None else int(found.group(2))
+    if last < first:
+        raise ValidationError(f"--range {first}-{last} goes backwards; give it as {last}-{first}")
+    return first, last
 
 
 def _new_session_options(p: Any) -> None:
@@ -286,7 +335,10 @@ def register(commands: Any, command: Commands) -> None:
     p.add_argument("session", metavar="SESSION", help="session id, prefix or key")
     p.add_argument("--search", metavar="QUERY", help="full-text search (exact matches first)")
     p.add_argument(
-        "--range", nargs=2, type=whole, metavar=("A", "B"), help="turns A to B, inclusive"
+        "--range",
+        nargs="+",
+        metavar="A-B",
+        help="turns A to B, inclusive: 1-3 or 1 3 (one number: that turn)",
     )
     p.add_argument("--tool-calls", metavar="NAME", help="the results of this tool's calls")
     p.add_argument("--summary", action="store_true", help="the session state and statistics")

@@ -60,7 +60,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from clew.demo import run_demo
 
-    return run_demo(keep=args.keep)
+    return run_demo(keep=args.keep, as_json=args.json)
 
 
 # -- the parser -----------------------------------------------------------------------------
@@ -84,3 +84,4 @@ def register(commands: Any, command: Commands) -> None:
 
     p = command(commands, "demo", cmd_demo, "a scripted walkthrough on a temporary store")
     p.add_argument("--keep", action="store_true", help="keep the demo store and print its path")
+    # --json (every command's option) prints the outcome as one JSON object.

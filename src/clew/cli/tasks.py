@@ -234,6 +234,21 @@ def cmd_task_where(args: argparse.Namespace) -> int:
     return show(args, brief, brief.text)
 
 
+def cmd_where(args: argparse.Namespace) -> int:
+    with open_memory(args) as mem:
+        if args.id is not None:
+            brief = mem.where(args.id)
+            return show(args, brief, brief.text)
+        here = mem.workspace_tasks()
+        if not here:
+            raise ValidationError(
+                "no active task for this folder; give a task id (`clew task list` lists them)"
+            )
+        brief = mem.where(here[0].id)
+    more = f"\n({len(here) - 1} more active task(s) here: `clew task list`)" if here[1:] else ""
+    return show(args, brief, brief.text + more)
+
+
 def cmd_task_archive(args: argparse.Namespace) -> int:
     with open_memory(args) as mem:
         task = mem.archive_task(args.id, archived=not args.undo)
@@ -486,6 +501,16 @@ def register(commands: Any, command: Commands) -> None:
 
     p = command(tasks, "where", cmd_task_where, 'answer "where was I?" for a task')
     p.add_argument("id", help="task id or unambiguous prefix")
+
+    p = command(
+        commands,
+        "where",
+        cmd_where,
+        '"where was I?" for this folder\'s active task, or for the task given',
+        'Answer "where was I?": for the task given, else for the most recently updated'
+        " active task whose workspace is this folder (or holds it, or lies in it).",
+    )
+    p.add_argument("id", nargs="?", help="task id or unambiguous prefix (default: this folder's)")
 
     p = command(
         tasks,
