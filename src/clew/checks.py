@@ -96,7 +96,7 @@ def choice(value: object, kind: type[E], field: str) -> E:
 def shown(value: object) -> str:
     """A value as an error message shows it: its repr, or its size when that is long."""
     text = repr(value)
-    return text if len(text) <= 40 else f"a value of {len(text):,} characters"
+    return text if len(text) <= 40 else f"{text[:16]}… ({len(text):,} characters)"
 
 
 def json_value(text: str, field: str) -> Any:

@@ -108,11 +108,14 @@ def model_settings(store_path: str, role: str) -> Any:
     key = key or os.environ.get(str(key_env))
     try:
         timeout = float(os.environ.get(f"{prefix}_TIMEOUT") or section.get("timeout") or 30)
-        retries = int(os.environ.get(f"{prefix}_RETRIES") or section.get("retries") or 3)
+        raw = str(os.environ.get(f"{prefix}_RETRIES") or section.get("retries") or 3)
+        retries = int(raw) if len(raw) <= 19 else -1  # int() refuses thousands of digits
     except (TypeError, ValueError):
         raise ValidationError("model timeout and retries must be numbers") from None
-    if timeout <= 0 or retries < 0:
-        raise ValidationError("model timeout must be positive and retries not negative")
+    if not 0 < timeout <= 3600 or not 0 <= retries <= 100:  # nan and inf fail too
+        raise ValidationError(
+            "model timeout must be positive (at most 3600 seconds) and retries 0-100"
+        )
     return ModelSettings(
         provider=str(provider),
         model=str(name),

@@ -500,7 +500,7 @@ def _arguments(arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
         return {}
     if isinstance(arguments, str):
         try:
-            arguments = checks.json_value(arguments, "the arguments")
+            arguments = checks.json_value(arguments, "the arguments' JSON")
         except checks.NotJson as exc:
             raise ValidationError(f"the arguments are not valid JSON: {exc.reason}") from None
     if not isinstance(arguments, Mapping):

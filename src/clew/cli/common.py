@@ -301,6 +301,10 @@ def duration(text: str) -> float | None:
         raise ValidationError(
             f"duration {_shown(text)} is not like 90s, 30m, 24h, 7d or never"
         ) from None
+    from clew.checks import MAX_SECONDS
+
+    if value > MAX_SECONDS:
+        raise ValidationError(f"duration {_shown(text)} is longer than 100 years")
     return seconds(value, "duration")
 
 
