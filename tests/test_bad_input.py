@@ -1337,3 +1337,30 @@ def test_json_within_bounds_parses_to_what_json_would(value: Any) -> None:
 
     text = json.dumps(value)
     assert json_value(text, "value") == json.loads(text)
+
+
+CONFIG_FILES: list[tuple[bytes, str]] = [
+    (b"a = " + b"[" * 3000 + b"]" * 3000, "cannot read the config file {path}: nested too deeply"),
+    (
+        b"[state]\nbudget = " + DIGITS.encode(),
+        "cannot read the config file {path}: a number has too many digits",
+    ),
+    (b"[state]\nbudget = inf", "state budget must be a whole number of tokens, not inf"),
+    (b"x = 'caf\xe9'", "the config file {path} is not UTF-8 text"),
+    (b"#" * (1024 * 1024 + 1), "cannot read the config file {path}: it is larger than 1024 KB"),
+    (
+        b"[model]\nmodel = 'm'\ntimeout = nan",
+        "model timeout must be positive (at most 3600 seconds) and retries 0-100",
+    ),
+]
+
+
+@pytest.mark.parametrize(("content", "says"), CONFIG_FILES, ids=[s[:30] for _, s in CONFIG_FILES])
+def test_a_hostile_config_file_is_one_line(
+    cli: Cli, mem: clew.Memory, db: Path, content: bytes, says: str
+) -> None:
+    path = db.parent / "config.toml"
+    path.write_bytes(content)
+    assert error_line(cli("task", "list")) == "clew: error: " + says.format(path=path)
+    with pytest.raises(clew.ValidationError):
+        clew.open(db)

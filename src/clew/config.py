@@ -16,6 +16,7 @@ from typing import Any
 
 from clew.errors import ValidationError
 
+MAX_CONFIG_BYTES = 1024 * 1024  # a settings file; anything larger is a mistake
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
@@ -39,9 +40,19 @@ def load(store_path: str) -> dict[str, Any]:
 
         try:
             with open(path, "rb") as handle:
-                data = tomllib.load(handle)
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise ValidationError(f"cannot read the config file {path}: {exc}") from None
+                raw = handle.read(MAX_CONFIG_BYTES + 1)
+            if len(raw) > MAX_CONFIG_BYTES:
+                raise ValueError(f"it is larger than {MAX_CONFIG_BYTES // 1024} KB")
+            data = tomllib.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise ValidationError(f"the config file {path} is not UTF-8 text") from None
+        except (OSError, ValueError) as exc:  # TOML errors, too many digits
+            reason = "a number has too many digits" if "digits" in str(exc) else str(exc)
+            raise ValidationError(f"cannot read the config file {path}: {reason}") from None
+        except RecursionError:  # tomllib nests arrays by recursion
+            raise ValidationError(
+                f"cannot read the config file {path}: nested too deeply"
+            ) from None
         for section, values in data.items():
             if isinstance(values, dict):
                 merged.setdefault(section, {}).update(values)

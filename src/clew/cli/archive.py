@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from clew.cli.common import (
@@ -109,7 +108,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_seen(args: argparse.Namespace) -> int:
     from clew.views import error_history_view
 
-    error = sys.stdin.read() if args.error == "-" else args.error
+    error = read_text("-", "the error", input_limit(args)) if args.error == "-" else args.error
     with open_memory(args) as mem:
         found = mem.seen_before(error, command=args.command)
     if args.json:
