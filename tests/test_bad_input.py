@@ -1095,6 +1095,14 @@ ENVIRONMENT: list[tuple[dict[str, str], str]] = [
     ({"CLEW_SUMMARY_EVERY": "-1"}, "summary every must be a whole number, not '-1'"),
     ({"CLEW_MIRROR": "maybe"}, "mirror must be true or false, not 'maybe'"),
     ({"CLEW_SPACE": "x" * 5000}, "space is 5000 characters long; the limit is 1000"),
+    (
+        {"CLEW_SPACE": "a\nb"},
+        "space 'a\\nb' holds a control character or a line break; give a printable name",
+    ),
+    (
+        {"CLEW_SPACE": "\x1b[31m"},
+        "space '\\x1b[31m' holds a control character or a line break; give a printable name",
+    ),
     ({"CLEW_CALLS_PER_TASK": "x"}, "limit calls_per_task must be a whole number, not 'x'"),
     (
         {"CLEW_MODEL": "m", "CLEW_MODEL_TIMEOUT": "nan"},

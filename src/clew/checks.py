@@ -64,6 +64,16 @@ def name(value: object, field: str) -> str:
     return text(value, field, max_chars=MAX_NAME_CHARS).strip()
 
 
+def space(value: object) -> str:
+    """Return a space's name: one line of printable text, stripped."""
+    chosen = name(value, "space")
+    if not chosen.isprintable():
+        raise ValidationError(
+            f"space {chosen!r} holds a control character or a line break; give a printable name"
+        )
+    return chosen
+
+
 def output(value: object, field: str) -> Output | None:
     """Return command output verbatim: text when it is valid UTF-8, the exact bytes otherwise."""
     if value is None:
