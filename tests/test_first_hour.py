@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -168,6 +169,7 @@ def test_demo_ends_with_three_commands_that_work(tmp_path: Path) -> None:
         assert result.returncode == 0 and result.stdout.strip(), line
     store = re.search(r"The demo store is kept at (\S+)\. ", kept.stdout)
     assert store is not None and Path(store.group(1)).exists()
+    shutil.rmtree(Path(store.group(1)).parent)
 
 
 def test_demo_json_prints_one_json_object(tmp_path: Path) -> None:
