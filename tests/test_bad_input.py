@@ -1372,3 +1372,53 @@ def test_a_hostile_config_file_is_one_line(
     assert error_line(cli("task", "list")) == "clew: error: " + says.format(path=path)
     with pytest.raises(clew.ValidationError):
         clew.open(db)
+
+
+TOOL_HOSTILE: list[tuple[str, dict[str, Any], str]] = [
+    ("memory_search", {"query": "x", "limit": 10**30}, f"limit must be at most 100, not {HUGE}"),
+    (
+        "memory_search",
+        {"query": "x", "limit": _nested(1500)},
+        "limit must be integer, not a value too large to show (list)",
+    ),
+    (
+        "task_state",
+        {"task_id": "TASK", "budget": 10**5000},
+        "budget must be at most 200000, not a value too large to show (int)",
+    ),
+    (
+        "memory_query",
+        {"task_id": "TASK", "step": DIGITS},
+        f"step '{'9' * 15}… (5,002 characters) is out of range: task TASK has 3 steps (1-3)",
+    ),
+    (
+        "task_record",
+        {"task_id": "TASK", "decision": "x", "step": 2**64},
+        "step 18446744073709551616 is out of range: task TASK has 3 steps (1-3)",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "says"),
+    TOOL_HOSTILE,
+    ids=[f"{n} {list(a)[-1]}" for n, a, _ in TOOL_HOSTILE],
+)
+def test_hostile_tool_arguments_are_model_readable_errors(
+    mem: clew.Memory, stored: Stored, name: str, arguments: dict[str, Any], says: str
+) -> None:
+    from clew import tools
+
+    before = snapshot(mem)
+    args = {k: stored.task if v == "TASK" else v for k, v in arguments.items()}
+    result = tools.call(mem, name, args)
+    assert result.is_error and result.text == "Error: " + says.replace("TASK", stored.task)
+    assert_unchanged(mem, before)
+
+
+def test_a_constraint_recorded_by_the_tool_is_kept(mem: clew.Memory, stored: Stored) -> None:
+    from clew import tools
+
+    result = tools.call(mem, "task_record", {"task_id": stored.task, "constraint": "no downtime"})
+    assert not result.is_error, result.text
+    assert [e.summary for e in mem.list_entries(stored.task, type="constraint")] == ["no downtime"]

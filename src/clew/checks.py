@@ -105,7 +105,10 @@ def choice(value: object, kind: type[E], field: str) -> E:
 
 def shown(value: object) -> str:
     """A value as an error message shows it: its repr, or its size when that is long."""
-    text = repr(value)
+    try:
+        text = repr(value)
+    except (RecursionError, ValueError):  # nested too deep, or an int of thousands of digits
+        return f"a value too large to show ({type(value).__name__})"
     return text if len(text) <= 40 else f"{text[:16]}… ({len(text):,} characters)"
 
 
