@@ -8,7 +8,9 @@ journal, same tasks, messages and actions, and `verify()` finds no drift.
 
 from __future__ import annotations
 
+import argparse
 import io
+import json
 import os
 import re
 import sqlite3
@@ -20,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import clew
 from clew.cli import main
@@ -772,7 +776,6 @@ def test_two_processes_writing_at_once_through_the_cli(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "args",
     [
-        [],
         ["task"],
         ["task", "new"],
         ["task", "new", "x", "--bogus"],
@@ -799,7 +802,7 @@ def test_cli_usage_errors(cli: Cli, mem: clew.Memory, stored: Stored, args: list
 
 def test_cli_usage_error_in_a_real_process(tmp_path: Path) -> None:
     db = tmp_path / "usage.db"
-    for args in (["task", "new", "x", "--bogus"], ["task", "new"], []):
+    for args in (["task", "new", "x", "--bogus"], ["task", "new"], ["--bogus"]):
         line = process_error_line(run_clew(db, *args))
         assert "--help" in line
 
@@ -1424,3 +1427,547 @@ def test_a_damaged_journal_event_is_reported_not_crashed_on(
     assert result.code == code, result
     assert "Traceback" not in result.err
     assert says in result.out
+
+
+# -- hostile values: huge numbers, deep JSON, endless reads, bad environment values ---------
+# One table that grows: each command line and the exact line it gets. TASK, STARTED and
+# SESSION are ids in the store; {dir} is a folder holding `fifo`, `deep.json` (1,000 levels),
+# `digits.json` (a 5,000-digit number) and `big.bin` (2 MB).
+
+DEEP = "[" * 1000 + "]" * 1000
+HUGE = "1" + "0" * 30  # 10**30
+DIGITS = "9" * 5000
+BEYOND = "is out of range: use a whole number from -9223372036854775808 to 9223372036854775807"
+NOT_A_FILE = "give a file, or pipe a stream to stdin and give '-'"
+
+HOSTILE: list[tuple[list[str], str]] = [
+    # whole numbers beyond SQLite's 64 bits
+    (
+        ["task", "action", "TASK", "-c", "x", "--exit-code", "9223372036854775808"],
+        f"argument --exit-code: '9223372036854775808' {BEYOND} (see `clew task action --help`)",
+    ),
+    (
+        ["task", "finish", "STARTED", "--exit-code", "-9223372036854775809"],
+        f"argument --exit-code: '-9223372036854775809' {BEYOND} (see `clew task finish --help`)",
+    ),
+    (
+        ["ledger", "--limit", HUGE],
+        f"argument --limit: '{HUGE}' {BEYOND} (see `clew ledger --help`)",
+    ),
+    (
+        ["ledger", "--exit-code", HUGE],
+        f"argument --exit-code: '{HUGE}' {BEYOND} (see `clew ledger --help`)",
+    ),
+    (
+        ["journal", "--after", DIGITS],
+        f"argument --after: '{'9' * 15}… (5,002 characters) {BEYOND} (see `clew journal --help`)",
+    ),
+    (["usage", "--days", HUGE], f"argument --days: '{HUGE}' {BEYOND} (see `clew usage --help`)"),
+    (["usage", "--days", "100000"], "days 100000 is too large: use 1-36500"),
+    (
+        ["trace", "decide", "TASK", "--action", "x", "--prompt-tokens", HUGE],
+        f"argument --prompt-tokens: '{HUGE}' {BEYOND} (see `clew trace decide --help`)",
+    ),
+    (
+        ["task", "update", "TASK", "--step", DIGITS],
+        f"step '{'9' * 15}… (5,002 characters) is out of range: give a step number like 2",
+    ),
+    (
+        ["task", "replan", "TASK", "--insert", DIGITS, "x"],
+        f"step '{'9' * 15}… (5,002 characters) is out of range: give a step number like 2",
+    ),
+    # numbers that are not finite, durations and ages without end
+    (
+        ["task", "action", "TASK", "-c", "x", "--duration", "nan"],
+        "argument --duration: 'nan' is not a finite number like 2.5"
+        " (see `clew task action --help`)",
+    ),
+    (
+        ["task", "action", "TASK", "-c", "x", "--cpu-seconds", "1e999"],
+        "argument --cpu-seconds: '1e999' is not a finite number like 2.5"
+        " (see `clew task action --help`)",
+    ),
+    (
+        ["entries", "--since", "99999999999d"],
+        "since '99999999999d' reaches back too far; give an age of at most 100000w, or a date",
+    ),
+    (
+        ["task", "tidy", "--pause-after", "99999999999d"],
+        "duration '99999999999d' is longer than 100 years",
+    ),
+    # JSON too deep, with numbers too long, or with values JSON does not have
+    (
+        ["task", "action", "TASK", "-c", "x", "--input", DEEP],
+        "--input is nested more than 200 levels deep; flatten it",
+    ),
+    (
+        ["task", "action", "TASK", "-c", "x", "--output", '{"n": ' + DIGITS + "}"],
+        "--output holds a number with too many digits",
+    ),
+    (
+        ["task", "action", "TASK", "-c", "x", "--input", '{"n": NaN}'],
+        "--input holds NaN, which is not a JSON number",
+    ),
+    (
+        ["task", "new", "x", "--meta", "k=" + DEEP],
+        "--meta k is nested more than 200 levels deep; flatten it",
+    ),
+    (["task", "update", "TASK", "--meta", "k=1e999"], "--meta k holds '1e999', a number too large"),
+    (
+        [
+            "trace",
+            "decide",
+            "TASK",
+            "--action",
+            "x",
+            "--context",
+            '{"a": ' * 1000 + "1" + "}" * 1000,
+        ],
+        "--context is nested more than 200 levels deep; flatten it",
+    ),
+    (
+        ["session", "import", "{dir}/deep.json"],
+        "{dir}/deep.json is nested more than 200 levels deep; flatten it",
+    ),
+    (
+        ["session", "import", "{dir}/digits.json"],
+        "{dir}/digits.json holds a number with too many digits",
+    ),
+    # reads with no end, and what is not a file
+    (
+        ["session", "import", "/dev/zero"],
+        f"cannot read messages from /dev/zero: it is not a regular file; {NOT_A_FILE}",
+    ),
+    (
+        ["session", "import", "{dir}/fifo"],
+        f"cannot read messages from {{dir}}/fifo: it is not a regular file; {NOT_A_FILE}",
+    ),
+    (
+        ["session", "import", "{dir}"],
+        f"cannot read messages from {{dir}}: it is a folder; {NOT_A_FILE}",
+    ),
+    (
+        ["task", "action", "TASK", "-c", "x", "--stdout-file", "/dev/zero"],
+        f"cannot read stdout from /dev/zero: it is not a regular file; {NOT_A_FILE}",
+    ),
+    (
+        ["task", "finish", "STARTED", "--stderr-file", "{dir}/fifo"],
+        f"cannot read stderr from {{dir}}/fifo: it is not a regular file; {NOT_A_FILE}",
+    ),
+    (
+        ["note", "--type", "discovery", "--summary", "x", "--detail-file", "/dev/zero"],
+        f"cannot read detail from /dev/zero: it is not a regular file; {NOT_A_FILE}",
+    ),
+    # files larger than the limit, and the limit itself
+    (
+        [
+            "task",
+            "action",
+            "TASK",
+            "-c",
+            "x",
+            "--stdout-file",
+            "{dir}/big.bin",
+            "--max-input-mb",
+            "1",
+        ],
+        "stdout from {dir}/big.bin is larger than 1 MB; raise the limit with --max-input-mb"
+        " (or $CLEW_MAX_INPUT_MB)",
+    ),
+    (
+        ["task", "action", "TASK", "-c", "x", "--max-input-mb", "0"],
+        "argument --max-input-mb: '0' is not a number of megabytes from 1 to 2047"
+        " (see `clew task action --help`)",
+    ),
+    # recall speaks in its options, not the tool's arguments
+    (
+        ["recall", "SESSION", "--range", "x"],
+        "--range 'x' is not turns like 1-3 (or 1 3, or 5 for one turn)",
+    ),
+    (["recall", "SESSION", "--range", "2-1"], "--range 2-1 goes backwards; give it as 1-2"),
+    (
+        ["recall", "SESSION", "--range", "1-9"],
+        "--range 9 is out of range: session SESSION has turns 1-2",
+    ),
+    (
+        ["recall", "SESSION", "--range", "0", "2"],
+        "--range 0 is out of range: session SESSION has turns 1-2",
+    ),
+    (
+        ["recall", "SESSION", "--around", "0"],
+        "--around 0 is out of range: session SESSION has turns 1-2",
+    ),
+    (["recall", "SESSION", "--search", " "], "--search needs a value"),
+    # mistyped commands
+    (["serch", "x"], "unknown command 'serch'; did you mean 'search'? (see `clew --help`)"),
+    (
+        ["task", "updte"],
+        "unknown task command 'updte'; did you mean 'update'? (see `clew task --help`)",
+    ),
+]
+
+
+@pytest.fixture
+def hostile_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "hostile"
+    folder.mkdir()
+    os.mkfifo(folder / "fifo")
+    (folder / "deep.json").write_text(DEEP)
+    (folder / "digits.json").write_text('{"role": "user", "content": "x", "n": ' + DIGITS + "}")
+    (folder / "big.bin").write_bytes(b"x" * (2 * 1024 * 1024))
+    return folder
+
+
+@pytest.mark.parametrize(("args", "says"), HOSTILE, ids=[" ".join(a)[:60] for a, _ in HOSTILE])
+def test_hostile_command_line_gets_one_exact_line(
+    cli: Cli, mem: clew.Memory, stored: Stored, hostile_dir: Path, args: list[str], says: str
+) -> None:
+    session = mem.import_session(
+        [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yes"}]
+    )
+    names = {"SESSION": session.id}
+    before = snapshot(mem)
+    here = str(hostile_dir)
+    line = error_line(cli(*[names.get(a, a).replace("{dir}", here) for a in fill(args, stored)]))
+    assert line == "clew: error: " + says.replace("{dir}", here).replace("SESSION", session.id)
+    assert_unchanged(mem, before)
+
+
+ENVIRONMENT: list[tuple[dict[str, str], str]] = [
+    ({"CLEW_WORKER": ""}, "worker '' is not one of: auto, thread, process, off"),
+    ({"CLEW_WORKER": "maybe"}, "worker 'maybe' is not one of: auto, thread, process, off"),
+    ({"CLEW_STATE_BUDGET": "abc"}, "state budget must be a whole number of tokens, not 'abc'"),
+    (
+        {"CLEW_STATE_BUDGET": DIGITS},
+        f"state budget must be a whole number of tokens, not '{'9' * 15}… (5,002 characters)",
+    ),
+    ({"CLEW_SUMMARY_EVERY": "-1"}, "summary every must be a whole number, not '-1'"),
+    ({"CLEW_MIRROR": "maybe"}, "mirror must be true or false, not 'maybe'"),
+    ({"CLEW_SPACE": "x" * 5000}, "space is 5000 characters long; the limit is 1000"),
+    (
+        {"CLEW_SPACE": "a\nb"},
+        "space 'a\\nb' holds a control character or a line break; give a printable name",
+    ),
+    (
+        {"CLEW_SPACE": "\x1b[31m"},
+        "space '\\x1b[31m' holds a control character or a line break; give a printable name",
+    ),
+    ({"CLEW_CALLS_PER_TASK": "x"}, "limit calls_per_task must be a whole number, not 'x'"),
+    (
+        {"CLEW_MODEL": "m", "CLEW_MODEL_TIMEOUT": "nan"},
+        "model timeout must be positive (at most 3600 seconds) and retries 0-100",
+    ),
+    (
+        {"CLEW_MODEL": "m", "CLEW_MODEL_RETRIES": DIGITS},
+        "model timeout must be positive (at most 3600 seconds) and retries 0-100",
+    ),
+    (
+        {"CLEW_MODEL": "m", "CLEW_MODEL_PROVIDER": "zzz"},
+        "model provider 'zzz' is not one of: openai, anthropic",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("env", "says"), ENVIRONMENT, ids=[" ".join(e)[:40] for e, _ in ENVIRONMENT]
+)
+def test_bad_environment_value_gets_one_exact_line(
+    cli: Cli, mem: clew.Memory, monkeypatch: pytest.MonkeyPatch, env: dict[str, str], says: str
+) -> None:
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert error_line(cli("task", "list")) == f"clew: error: {says}"
+
+
+def test_a_bad_input_limit_in_the_environment_is_one_line(
+    cli: Cli, stored: Stored, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "out.txt"
+    out.write_text("ok")
+    args = ["task", "action", stored.task, "-c", "x", "--stdout-file", str(out)]
+    monkeypatch.setenv("CLEW_MAX_INPUT_MB", "lots")
+    assert error_line(cli(*args)) == (
+        "clew: error: $CLEW_MAX_INPUT_MB 'lots' is not a number of megabytes from 1 to 2047"
+    )
+    monkeypatch.setenv("CLEW_MAX_INPUT_MB", "1")
+    assert cli(*args).code == 0  # a file under the limit is read whole
+
+
+def test_the_input_limit_can_be_raised(
+    cli: Cli, mem: clew.Memory, stored: Stored, hostile_dir: Path
+) -> None:
+    big = hostile_dir / "big.bin"
+    made = cli(
+        "task", "action", stored.task, "-c", "x", "--stdout-file", str(big), "--max-input-mb", "3"
+    )
+    assert made.code == 0, made.err
+    assert mem.get_action(made.out.strip()).stdout == big.read_text()
+
+
+API_HOSTILE: dict[str, tuple[Callable[[clew.Memory, Stored], object], str]] = {
+    "exit code beyond 64 bits": (
+        lambda mem, s: mem.record_action(s.task, command="x", exit_code=2**63),
+        f"exit code 9223372036854775808 {BEYOND}",
+    ),
+    "finish exit code": (
+        lambda mem, s: mem.finish_action(s.started, exit_code=-(2**63) - 1),
+        f"exit code -9223372036854775809 {BEYOND}",
+    ),
+    "journal limit": (lambda mem, s: mem.journal(limit=10**30), f"limit {HUGE} {BEYOND}"),
+    "journal after": (
+        lambda mem, s: mem.journal(after=2**64),
+        f"after 18446744073709551616 {BEYOND}",
+    ),
+    "messages limit": (
+        lambda mem, s: mem.list_messages(s.task, limit=10**30),
+        f"limit {HUGE} {BEYOND}",
+    ),
+    "actions limit": (
+        lambda mem, s: mem.list_actions(s.task, limit=10**30),
+        f"limit {HUGE} {BEYOND}",
+    ),
+    "ledger exit code": (
+        lambda mem, s: mem.commands(exit_code=2**64),
+        f"exit code 18446744073709551616 {BEYOND}",
+    ),
+    "jobs run limit": (lambda mem, s: mem.run_jobs(limit=0), "limit must be at least 1, not 0"),
+    "usage days": (lambda mem, s: mem.usage(days=10**30), f"days {HUGE} {BEYOND}"),
+    "usage days past a date": (
+        lambda mem, s: mem.usage(days=10**6),
+        "days 1000000 is too large: use 1-36500",
+    ),
+    "entries since": (
+        lambda mem, s: mem.list_entries(since="99999999999d"),
+        "since '99999999999d' reaches back too far; give an age of at most 100000w, or a date",
+    ),
+    "duration nan": (
+        lambda mem, s: mem.record_action(s.task, command="x", duration_seconds=float("nan")),
+        "duration must be a number of seconds, not nan",
+    ),
+    "duration huge int": (
+        lambda mem, s: mem.record_action(s.task, command="x", duration_seconds=10**400),
+        "duration must be a number of seconds, not 1000000000000000… (401 characters)",
+    ),
+    "tokens": (
+        lambda mem, s: mem.trace_decision(s.task, "x", prompt_tokens=10**30),
+        f"prompt tokens {HUGE} {BEYOND}",
+    ),
+    "deep metadata": (
+        lambda mem, s: mem.create_task("x", metadata={"k": _nested(1000)}),
+        "metadata is nested more than 200 levels deep; flatten it",
+    ),
+    "cyclic metadata": (
+        lambda mem, s: mem.create_task("x", metadata=_cyclic()),
+        "metadata is nested more than 200 levels deep; flatten it",
+    ),
+    "metadata with a 5,000-digit number": (
+        lambda mem, s: mem.update_task(s.task, metadata={"n": 10**5000}),
+        "metadata holds a number with too many digits",
+    ),
+    "deep action input": (
+        lambda mem, s: mem.record_action(s.task, command="x", input={"k": _nested(1000)}),
+        "input is nested more than 200 levels deep; flatten it",
+    ),
+}
+
+
+def _nested(depth: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+def _cyclic() -> dict[str, Any]:
+    loop: dict[str, Any] = {}
+    loop["self"] = loop
+    return loop
+
+
+@pytest.mark.parametrize("name", API_HOSTILE, ids=list(API_HOSTILE))
+def test_hostile_value_is_a_validation_error_in_the_api(
+    mem: clew.Memory, stored: Stored, name: str
+) -> None:
+    call, says = API_HOSTILE[name]
+    before = snapshot(mem)
+    with pytest.raises(clew.ValidationError) as info:
+        call(mem, stored)
+    assert str(info.value) == says
+    assert_unchanged(mem, before)
+
+
+def test_hostile_json_as_tool_arguments_is_a_model_readable_error(mem: clew.Memory) -> None:
+    from clew import tools
+
+    for arguments, says in (
+        (DEEP, "the arguments' JSON is nested more than 200 levels deep; flatten it"),
+        ('{"limit": ' + DIGITS + "}", "the arguments' JSON holds a number with too many digits"),
+        (
+            "{bad",
+            "the arguments are not valid JSON: Expecting property name enclosed in double quotes",
+        ),
+    ):
+        result = tools.call(mem, "task_list", arguments)
+        assert result.is_error and result.text == f"Error: {says}"
+
+
+def test_endless_reads_end_in_a_real_process(tmp_path: Path) -> None:
+    db = tmp_path / "endless.db"
+    task_id = run_clew(db, "task", "new", "Endless").stdout.decode().strip()
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    writer = os.open(fifo, os.O_RDWR)  # a writer that never closes: reading would never end
+    try:
+        line = process_error_line(run_clew(db, "session", "import", str(fifo)))
+        assert line.endswith(f"{fifo}: it is not a regular file; {NOT_A_FILE}")
+        line = process_error_line(run_clew(db, "session", "import", "/dev/zero"))
+        assert "/dev/zero: it is not a regular file" in line
+    finally:
+        os.close(writer)
+    # An endless stdin is read up to the limit, then refused.
+    with open("/dev/zero", "rb") as zeros:
+        done = subprocess.run(
+            [sys.executable, "-m", "clew", "--db", str(db), "--max-input-mb", "1",
+             "task", "action", task_id, "-c", "x", "--stdout-file", "-"],
+            stdin=zeros, capture_output=True, timeout=60,
+        )  # fmt: skip
+    assert process_error_line(done) == (
+        "clew: error: stdout from stdin is larger than 1 MB; raise the limit with --max-input-mb"
+        " (or $CLEW_MAX_INPUT_MB)"
+    )
+    with clew.open(db) as mem:
+        assert mem.list_actions(task_id) == [] and mem.verify().ok
+
+
+@given(st.integers())
+def test_whole_numbers_parse_exactly_within_64_bits(number: int) -> None:
+    from clew.cli.common import whole
+
+    if -(2**63) <= number < 2**63:
+        assert whole(str(number)) == number
+    else:
+        with pytest.raises(argparse.ArgumentTypeError, match="is out of range"):
+            whole(str(number))
+
+
+@given(st.integers(1, 10**6), st.integers(0, 10**6), st.sampled_from(["-", "..", " ", " - "]))
+def test_every_form_of_a_range_means_the_same_turns(first: int, length: int, sep: str) -> None:
+    from clew.cli.conversations import turn_range
+
+    last = first + length
+    assert turn_range([f"{first}{sep}{last}"]) == (first, last)
+    assert turn_range([str(first), str(last)]) == (first, last)
+    assert turn_range([str(first)]) == (first, first)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.binary(max_size=3000), st.integers(1, 3000))
+def test_a_read_returns_the_exact_bytes_or_refuses(data: bytes, limit: int) -> None:
+    import tempfile
+
+    from clew.cli.common import read_output
+
+    with tempfile.NamedTemporaryFile() as handle:
+        handle.write(data)
+        handle.flush()
+        if len(data) <= limit:
+            assert read_output(handle.name, "stdout", [], limit) == data
+        else:
+            with pytest.raises(clew.ValidationError, match="is larger than"):
+                read_output(handle.name, "stdout", [], limit)
+
+
+JSON_DATA = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=30,
+)
+
+
+@given(JSON_DATA)
+def test_json_within_bounds_parses_to_what_json_would(value: Any) -> None:
+    from clew.checks import json_value
+
+    text = json.dumps(value)
+    assert json_value(text, "value") == json.loads(text)
+
+
+CONFIG_FILES: list[tuple[bytes, str]] = [
+    (b"a = " + b"[" * 3000 + b"]" * 3000, "cannot read the config file {path}: nested too deeply"),
+    (
+        b"[state]\nbudget = " + DIGITS.encode(),
+        "cannot read the config file {path}: a number has too many digits",
+    ),
+    (b"[state]\nbudget = inf", "state budget must be a whole number of tokens, not inf"),
+    (b"x = 'caf\xe9'", "the config file {path} is not UTF-8 text"),
+    (b"#" * (1024 * 1024 + 1), "cannot read the config file {path}: it is larger than 1024 KB"),
+    (
+        b"[model]\nmodel = 'm'\ntimeout = nan",
+        "model timeout must be positive (at most 3600 seconds) and retries 0-100",
+    ),
+]
+
+
+@pytest.mark.parametrize(("content", "says"), CONFIG_FILES, ids=[s[:30] for _, s in CONFIG_FILES])
+def test_a_hostile_config_file_is_one_line(
+    cli: Cli, mem: clew.Memory, db: Path, content: bytes, says: str
+) -> None:
+    path = db.parent / "config.toml"
+    path.write_bytes(content)
+    assert error_line(cli("task", "list")) == "clew: error: " + says.format(path=path)
+    with pytest.raises(clew.ValidationError):
+        clew.open(db)
+
+
+TOOL_HOSTILE: list[tuple[str, dict[str, Any], str]] = [
+    ("memory_search", {"query": "x", "limit": 10**30}, f"limit must be at most 100, not {HUGE}"),
+    (
+        "memory_search",
+        {"query": "x", "limit": _nested(1500)},
+        "limit must be integer, not a value too large to show (list)",
+    ),
+    (
+        "task_state",
+        {"task_id": "TASK", "budget": 10**5000},
+        "budget must be at most 200000, not a value too large to show (int)",
+    ),
+    (
+        "memory_query",
+        {"task_id": "TASK", "step": DIGITS},
+        f"step '{'9' * 15}… (5,002 characters) is out of range: task TASK has 3 steps (1-3)",
+    ),
+    (
+        "task_record",
+        {"task_id": "TASK", "decision": "x", "step": 2**64},
+        "step 18446744073709551616 is out of range: task TASK has 3 steps (1-3)",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "says"),
+    TOOL_HOSTILE,
+    ids=[f"{n} {list(a)[-1]}" for n, a, _ in TOOL_HOSTILE],
+)
+def test_hostile_tool_arguments_are_model_readable_errors(
+    mem: clew.Memory, stored: Stored, name: str, arguments: dict[str, Any], says: str
+) -> None:
+    from clew import tools
+
+    before = snapshot(mem)
+    args = {k: stored.task if v == "TASK" else v for k, v in arguments.items()}
+    result = tools.call(mem, name, args)
+    assert result.is_error and result.text == "Error: " + says.replace("TASK", stored.task)
+    assert_unchanged(mem, before)
+
+
+def test_a_constraint_recorded_by_the_tool_is_kept(mem: clew.Memory, stored: Stored) -> None:
+    from clew import tools
+
+    result = tools.call(mem, "task_record", {"task_id": stored.task, "constraint": "no downtime"})
+    assert not result.is_error, result.text
+    assert [e.summary for e in mem.list_entries(stored.task, type="constraint")] == ["no downtime"]

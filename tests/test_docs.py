@@ -57,6 +57,7 @@ def test_every_command_and_option_is_documented() -> None:
                     "--json",
                     "--create",
                     "--busy-timeout",
+                    "--max-input-mb",
                 ):
                     assert option in sections[name], f"`clew {name}`: {option} is not documented"
 

@@ -187,7 +187,7 @@ def open(  # clew.open mirrors the builtin on purpose: it opens a store
     from clew.memory import Memory
     from clew.store import open_store
 
-    chosen = checks.name(resolve_space(space), "space")
+    chosen = checks.space(resolve_space(space))
     location = resolve_store(path)
     settings = config.settings(location, state_budget=state_budget, mirror=mirror)
     store = open_store(location, chosen, resolve_busy_timeout(busy_timeout))

@@ -197,10 +197,18 @@ class Archive(Facade):
         )
 
     def add_constraint(
-        self, task_id: str, text: str, *, detail: str | None = None, tags: Sequence[str] = ()
+        self,
+        task_id: str,
+        text: str,
+        *,
+        detail: str | None = None,
+        step: int | str | None = None,
+        tags: Sequence[str] = (),
     ) -> Entry:
-        """Record a constraint the work must respect."""
-        return self.add_entry(EntryType.CONSTRAINT, text, task_id=task_id, detail=detail, tags=tags)
+        """Record a constraint the work must respect (all of it, or one step)."""
+        return self.add_entry(
+            EntryType.CONSTRAINT, text, task_id=task_id, detail=detail, step=step, tags=tags
+        )
 
     def add_question(
         self,

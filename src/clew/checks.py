@@ -16,6 +16,23 @@ E = TypeVar("E", bound=StrEnum)
 
 MAX_NAME_CHARS = 1_000
 MAX_TEXT_CHARS = 1_000_000  # a message, a summary, an entry: longer belongs in a detail
+# SQLite stores integers in 64 bits; a larger one would fail deep in the store.
+MIN_INT, MAX_INT = -(2**63), 2**63 - 1
+BEYOND_64_BITS = f"out of range: use a whole number from {MIN_INT} to {MAX_INT}"
+# Deeper JSON is no one's data, and Python's json (recursive) fails near 1,000 levels.
+MAX_JSON_DEPTH = 200
+MAX_SECONDS = 100 * 366 * 86400  # any duration longer is a mistake (and overflows a date)
+# Python refuses to print an int of more than 4,300 digits (sys.int_info); 14,000 bits
+# is about 4,200 digits, so every number kept can be written back out as JSON.
+_MAX_JSON_INT_BITS = 14_000
+
+
+class NotJson(ValidationError):
+    """Text that is not JSON at all (as opposed to JSON clew refuses to keep)."""
+
+    def __init__(self, field: str, error: json.JSONDecodeError) -> None:
+        self.reason = error.msg  # what is wrong, without the position
+        super().__init__(f"{field} is not valid JSON: {error}")
 
 
 def text(value: object, field: str, *, max_chars: int | None = None) -> str:
@@ -47,6 +64,16 @@ def name(value: object, field: str) -> str:
     return text(value, field, max_chars=MAX_NAME_CHARS).strip()
 
 
+def space(value: object) -> str:
+    """Return a space's name: one line of printable text, stripped."""
+    chosen = name(value, "space")
+    if not chosen.isprintable():
+        raise ValidationError(
+            f"space {chosen!r} holds a control character or a line break; give a printable name"
+        )
+    return chosen
+
+
 def output(value: object, field: str) -> Output | None:
     """Return command output verbatim: text when it is valid UTF-8, the exact bytes otherwise."""
     if value is None:
@@ -76,11 +103,71 @@ def choice(value: object, kind: type[E], field: str) -> E:
         raise ValidationError(f"{field} {value!r} is not one of: {allowed}") from None
 
 
+def shown(value: object) -> str:
+    """A value as an error message shows it: its repr, or its size when that is long."""
+    try:
+        text = repr(value)
+    except (RecursionError, ValueError):  # nested too deep, or an int of thousands of digits
+        return f"a value too large to show ({type(value).__name__})"
+    return text if len(text) <= 40 else f"{text[:16]}… ({len(text):,} characters)"
+
+
+def json_value(text: str, field: str) -> Any:
+    """Parse JSON text into data clew can keep (no NaN, nesting and numbers within bounds),
+    or raise: NotJson when it is not JSON at all, ValidationError when it is JSON too deep
+    or with too long a number."""
+
+    def constant(name: str) -> Any:
+        raise ValidationError(f"{field} holds {name}, which is not a JSON number")
+
+    def number(digits: str) -> float:
+        parsed = float(digits)
+        if not math.isfinite(parsed):
+            raise ValidationError(f"{field} holds {shown(digits)}, a number too large")
+        return parsed
+
+    try:
+        value = json.loads(text, parse_constant=constant, parse_float=number)
+    except json.JSONDecodeError as exc:
+        raise NotJson(field, exc) from None
+    except RecursionError:
+        raise ValidationError(_too_deep(field)) from None
+    except ValueError as exc:  # ints longer than sys.int_info.str_digits_check_threshold
+        if isinstance(exc, ValidationError):
+            raise
+        raise ValidationError(f"{field} holds a number with too many digits") from None
+    bounded(value, field)
+    return value
+
+
+def _too_deep(field: str) -> str:
+    return f"{field} is nested more than {MAX_JSON_DEPTH} levels deep; flatten it"
+
+
+def bounded(value: object, field: str) -> None:
+    """Raise unless `value` is nested at most MAX_JSON_DEPTH deep and its ints can be
+    written as JSON; walks without recursion, so any depth (even a cycle) is refused."""
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, int) and item.bit_length() > _MAX_JSON_INT_BITS:
+            raise ValidationError(f"{field} holds a number with too many digits")
+        children: Any = ()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        if children and depth >= MAX_JSON_DEPTH:
+            raise ValidationError(_too_deep(field))
+        stack.extend((child, depth + 1) for child in children)
+
+
 def json_object(value: object, field: str) -> dict[str, Any]:
     """Return a JSON-serialisable dict with text keys (itself if it is plain JSON data, else
     a normalised copy), or raise."""
     if not isinstance(value, dict):
         raise ValidationError(f"{field} must be a JSON object (a dict), not {type(value).__name__}")
+    bounded(value, field)
     if _plain(value):  # already JSON data: no copy needed (the common case, and cheaper)
         return value
     try:
@@ -115,6 +202,13 @@ def _plain(value: object, depth: int = 0) -> bool:
     return False
 
 
+def _finite(value: int | float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int too large for a float
+        return False
+
+
 def _utf8(text: str) -> bool:
     try:
         text.encode("utf-8")
@@ -132,20 +226,29 @@ def _has_non_text_keys(value: object) -> bool:
 
 
 def integer(value: object, field: str) -> int:
-    """Return `value` as an int (bools refused), or raise."""
+    """Return `value` as an int that fits in 64 bits (bools refused), or raise."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValidationError(f"{field} must be a whole number, not {value!r}")
+        raise ValidationError(f"{field} must be a whole number, not {shown(value)}")
+    if not MIN_INT <= value <= MAX_INT:
+        raise ValidationError(f"{field} {shown(value)} is {BEYOND_64_BITS}")
     return value
+
+
+def optional_count(value: object, field: str) -> int | None:
+    """Like `count`, but None means 'no limit'."""
+    return None if value is None else count(value, field)
 
 
 def duration(value: object, field: str) -> float | None:
     """Return a non-negative number of seconds, or None."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ValidationError(f"{field} must be a number of seconds, not {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not _finite(value):
+        raise ValidationError(f"{field} must be a number of seconds, not {shown(value)}")
     if value < 0:
         raise ValidationError(f"{field} cannot be negative ({value})")
+    if value > MAX_SECONDS:
+        raise ValidationError(f"{field} {shown(value)} is too large: at most {MAX_SECONDS:,}")
     return float(value)
 
 
@@ -153,14 +256,23 @@ def budget(value: object, field: str = "budget") -> int:
     """Return a token budget within what a render can honour, or raise."""
     from clew.state import MAX_BUDGET, MIN_BUDGET
 
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value)
+    value = from_digits(value)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValidationError(f"{field} must be a whole number of tokens, not {value!r}")
+        raise ValidationError(f"{field} must be a whole number of tokens, not {shown(value)}")
     if not MIN_BUDGET <= value <= MAX_BUDGET:
         raise ValidationError(
             f"{field} {value} is out of range: use {MIN_BUDGET}-{MAX_BUDGET} tokens"
         )
+    return value
+
+
+def from_digits(value: object) -> object:
+    """A setting given as text ("1500") as its int; anything else (too many digits
+    included) as it is, for the check that follows to refuse."""
+    if isinstance(value, str):
+        digits = value.strip()
+        if digits.isascii() and digits.isdigit() and len(digits) <= 19:
+            return int(digits)
     return value
 
 
@@ -184,11 +296,13 @@ def sequence(values: object, field: str) -> list[object]:
     return list(values)
 
 
-def count(value: object, field: str) -> int:
-    """Return a whole number of at least 1, or raise."""
+def count(value: object, field: str, *, most: int = MAX_INT) -> int:
+    """Return a whole number from 1 to `most`, or raise."""
     number = integer(value, field)
     if number < 1:
         raise ValidationError(f"{field} must be at least 1, not {number}")
+    if number > most:
+        raise ValidationError(f"{field} {number} is too large: use 1-{most}")
     return number
 
 
@@ -209,7 +323,13 @@ def moment(value: object, field: str, now: datetime) -> str:
     text = value.strip()
     unit = _UNITS.get(text[-1:])
     if unit is not None and text[:-1].replace(".", "", 1).isdigit():
-        return stamp(now - timedelta(seconds=float(text[:-1]) * unit))
+        try:
+            return stamp(now - timedelta(seconds=float(text[:-1]) * unit))
+        except (OverflowError, ValueError):  # before the year 1, or too many digits
+            raise ValidationError(
+                f"{field} {shown(value)} reaches back too far; give an age of at most"
+                " 100000w, or a date"
+            ) from None
     try:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:

@@ -16,6 +16,7 @@ from typing import Any
 
 from clew.errors import ValidationError
 
+MAX_CONFIG_BYTES = 1024 * 1024  # a settings file; anything larger is a mistake
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
@@ -39,9 +40,19 @@ def load(store_path: str) -> dict[str, Any]:
 
         try:
             with open(path, "rb") as handle:
-                data = tomllib.load(handle)
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise ValidationError(f"cannot read the config file {path}: {exc}") from None
+                raw = handle.read(MAX_CONFIG_BYTES + 1)
+            if len(raw) > MAX_CONFIG_BYTES:
+                raise ValueError(f"it is larger than {MAX_CONFIG_BYTES // 1024} KB")
+            data = tomllib.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise ValidationError(f"the config file {path} is not UTF-8 text") from None
+        except (OSError, ValueError) as exc:  # TOML errors, too many digits
+            reason = "a number has too many digits" if "digits" in str(exc) else str(exc)
+            raise ValidationError(f"cannot read the config file {path}: {reason}") from None
+        except RecursionError:  # tomllib nests arrays by recursion
+            raise ValidationError(
+                f"cannot read the config file {path}: nested too deeply"
+            ) from None
         for section, values in data.items():
             if isinstance(values, dict):
                 merged.setdefault(section, {}).update(values)
@@ -108,11 +119,14 @@ def model_settings(store_path: str, role: str) -> Any:
     key = key or os.environ.get(str(key_env))
     try:
         timeout = float(os.environ.get(f"{prefix}_TIMEOUT") or section.get("timeout") or 30)
-        retries = int(os.environ.get(f"{prefix}_RETRIES") or section.get("retries") or 3)
+        raw = str(os.environ.get(f"{prefix}_RETRIES") or section.get("retries") or 3)
+        retries = int(raw) if len(raw) <= 19 else -1  # int() refuses thousands of digits
     except (TypeError, ValueError):
         raise ValidationError("model timeout and retries must be numbers") from None
-    if timeout <= 0 or retries < 0:
-        raise ValidationError("model timeout must be positive and retries not negative")
+    if not 0 < timeout <= 3600 or not 0 <= retries <= 100:  # nan and inf fail too
+        raise ValidationError(
+            "model timeout must be positive (at most 3600 seconds) and retries 0-100"
+        )
     return ModelSettings(
         provider=str(provider),
         model=str(name),
@@ -164,6 +178,6 @@ def settings(store_path: str, *, state_budget: object = None, mirror: object = N
         small=None if small is None else connect(small),
         large=None if large is None else connect(large),
         limits=limits(store_path),
-        summary_every=checks.count(int(every) if str(every).isdigit() else every, "summary every"),
+        summary_every=checks.count(checks.from_digits(every), "summary every"),
         worker=worker,
     )

@@ -416,7 +416,7 @@ class Conversations(Archive, Working):
         if not found:
             text = (
                 f"No turn of session {current.id} matches {query!r}. Try other words, or"
-                f" conversation_recall action=summary for what the session did.\n"
+                f" {recall.SUMMARY_HINT} for what the session did.\n"
             )
             return Recall(current.id, "search", text, counter().text(text), (), (), (), ())
         wanted = sorted({n + d for n in found for d in (-1, 0, 1) if n + d >= 1})
@@ -478,7 +478,7 @@ class Conversations(Archive, Working):
         if tools:
             lines.append(f"Tools used: {tools}.")
         lines += ["", state.text.rstrip(), "",
-                  "Fetch any turns with conversation_recall action=range (or search)."]  # fmt: skip
+                  f"Fetch any turns with {recall.RANGE_HINT}."]  # fmt: skip
         text = clip_lines("\n".join(lines) + "\n", budget)
         return Recall(current.id, "summary", text, counter().text(text), (), (), (), ())
 

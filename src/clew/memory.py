@@ -357,6 +357,7 @@ class Memory(Conversations, Utility, Ledger, Semantic):
 
     def list_messages(self, task_id: str, *, limit: int | None = None) -> list[Message]:
         """Return a task's messages, newest first."""
+        limit = checks.optional_count(limit, "limit")
         return self._store.list_messages(self._task_id(task_id), limit=limit)
 
     def get_message(self, message_id: str) -> Message:
@@ -369,6 +370,8 @@ class Memory(Conversations, Utility, Ledger, Semantic):
         self, *, task_id: str | None = None, after: int = 0, limit: int | None = None
     ) -> list[Event]:
         """Return journal events in commit order, for the space or one task."""
+        after = checks.integer(after, "after")
+        limit = checks.optional_count(limit, "limit")
         tid = self._task_id(task_id) if task_id is not None else None
         return self._store.list_events(task_id=tid, after=after, limit=limit)
 

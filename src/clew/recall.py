@@ -21,6 +21,7 @@ with the exact call that fetches it.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
@@ -43,12 +44,27 @@ class Fitted(NamedTuple):
     clipped: tuple[int, ...]  # turn numbers shown shortened
 
 
+# The hints in recall's text name both doors: the `clew recall` command and the tool call.
+SUMMARY_HINT = "conversation_recall action=summary"
+RANGE_HINT = "conversation_recall action=range (or search)"
+_TOOL_CALL = re.compile(r" \(conversation_recall action=range start_turn=\d+ end_turn=\d+\)")
+
+
 def fetch_hint(session_id: str, first: int, last: int) -> str:
     """The CLI command and the tool call that return turns first..last."""
     return (
         f"`clew recall {session_id} --range {first} {last}` (conversation_recall"
         f" action=range start_turn={first} end_turn={last})"
     )
+
+
+def for_cli(text: str, session_id: str) -> str:
+    """Recall's text as the command line shows it: its hints name `clew recall` options
+    only, not the tool's arguments."""
+    command = f"`clew recall {session_id}"
+    text = _TOOL_CALL.sub("", text)
+    text = text.replace(SUMMARY_HINT, f"{command} --summary`")
+    return text.replace(RANGE_HINT, f"{command} --range A-B` (or --search)")
 
 
 def call_text(name: str, arguments: str) -> str:

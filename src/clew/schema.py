@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from clew.checks import shown
 from clew.errors import ValidationError
 
 _TYPES: dict[str, tuple[type, ...]] = {
@@ -34,15 +35,19 @@ def check(schema: dict[str, Any], value: Any, where: str) -> None:
     if kinds is not None:
         wanted = [kinds] if isinstance(kinds, str) else list(kinds)
         if not any(_is(value, k) for k in wanted):
-            raise ValidationError(f"{where} must be {' or '.join(wanted)}, not {value!r}")
+            raise ValidationError(f"{where} must be {' or '.join(wanted)}, not {shown(value)}")
     if "enum" in schema and value not in schema["enum"]:
         allowed = ", ".join(repr(v) for v in schema["enum"])
-        raise ValidationError(f"{where} is {value!r}; it must be one of {allowed}")
+        raise ValidationError(f"{where} is {shown(value)}; it must be one of {allowed}")
     if isinstance(value, int | float) and not isinstance(value, bool):
         if "minimum" in schema and value < schema["minimum"]:
-            raise ValidationError(f"{where} must be at least {schema['minimum']}, not {value}")
+            raise ValidationError(
+                f"{where} must be at least {schema['minimum']}, not {shown(value)}"
+            )
         if "maximum" in schema and value > schema["maximum"]:
-            raise ValidationError(f"{where} must be at most {schema['maximum']}, not {value}")
+            raise ValidationError(
+                f"{where} must be at most {schema['maximum']}, not {shown(value)}"
+            )
     if isinstance(value, list | tuple):
         if len(value) < schema.get("minItems", 0):
             raise ValidationError(f"{where} needs at least {schema['minItems']} item(s)")

@@ -56,7 +56,13 @@ def step_index(ids: Sequence[str], ref: StepRef, task_id: str) -> int:
         raise ValidationError(f"step must be a number or a step id, not {ref!r}")
     # ASCII digits only: "²".isdigit() is true, and int() refuses it.
     if isinstance(ref, str) and ref.strip().isascii() and ref.strip().isdigit():
-        ref = int(ref.strip())
+        digits = ref.strip()
+        if len(digits) > 19:  # int() refuses thousands of digits; no plan is that long
+            raise ValidationError(
+                f"step {checks.shown(digits)} is out of range: task {task_id} has {len(ids)}"
+                f" steps (1-{len(ids)})"
+            )
+        ref = int(digits)
     if isinstance(ref, int):
         if not ids:
             raise ValidationError(f"task {task_id} has no plan steps; add one with replan")

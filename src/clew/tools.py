@@ -9,11 +9,11 @@ with `is_error=True` and one sentence that says what to do instead.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from clew import checks
 from clew.brief import clip, current_step
 from clew.errors import ClewError, NotFoundError, ValidationError
 from clew.models import (
@@ -554,9 +554,9 @@ def _arguments(arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
         return {}
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments)
-        except ValueError as exc:
-            raise ValidationError(f"the arguments are not valid JSON: {exc}") from None
+            arguments = checks.json_value(arguments, "the arguments' JSON")
+        except checks.NotJson as exc:
+            raise ValidationError(f"the arguments are not valid JSON: {exc.reason}") from None
     if not isinstance(arguments, Mapping):
         raise ValidationError("the arguments must be a JSON object")
     return dict(arguments)

@@ -200,6 +200,7 @@ class Ledger(Facade):
         step_id = None
         if step is not None:
             step_id = tasks.find_step(self._store.get_plan(tid), step, tid).id
+        limit = checks.optional_count(limit, "limit")
         return self._store.list_actions(tid, plan_item_id=step_id, limit=limit)
 
     def log_action(self, action_id: str, content: str, *, type: str = "info") -> ActionLog:

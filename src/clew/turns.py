@@ -140,12 +140,14 @@ def read_messages(text: str, source: str) -> list[dict[str, Any]]:
     message, or JSON Lines (one message per line; blank lines skipped). Every message is
     checked; the first bad one raises a ValidationError naming its line (or its place in
     the list)."""
+    from clew import checks  # here: turns is pure and imported where checks is not needed
+
     text = text.removeprefix("\ufeff")
     if not text.strip():
         raise ValidationError(f"{source} is empty; it should hold messages as JSON or JSONL")
     try:
-        whole = json.loads(text)
-    except ValueError:
+        whole = checks.json_value(text, source)
+    except checks.NotJson:
         whole = None
     else:
         if isinstance(whole, dict):
@@ -159,9 +161,9 @@ def read_messages(text: str, source: str) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            message = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValidationError(f"{source} line {n} is not valid JSON: {exc.msg}") from None
+            message = checks.json_value(line, f"{source} line {n}")
+        except checks.NotJson as exc:
+            raise ValidationError(f"{source} line {n} is not valid JSON: {exc.reason}") from None
         parse(message, f"{source} line {n}")
         messages.append(message)
     return messages

@@ -48,6 +48,7 @@ MAX_SOURCES = 20
 SUMMARY_MESSAGES = 200  # the newest messages a running summary reads
 RECENT_MESSAGES = 50  # messages since the summary that a question reads
 ANSWER_HITS = 3  # records an answer from the records shows
+MAX_DAYS = 36_500  # a usage report reaches back at most 100 years
 
 
 class Usage(NamedTuple):
@@ -94,6 +95,7 @@ class Utility(Archive, Working):
 
     def run_jobs(self, *, limit: int | None = None) -> list[Job]:
         """Do queued jobs (oldest first) until none is left or `limit` are done; return them."""
+        limit = checks.optional_count(limit, "limit")
         done: list[Job] = []
         while limit is None or len(done) < limit:
             job = self._claim()
@@ -399,7 +401,9 @@ class Utility(Archive, Working):
     def usage(self, task_id: str | None = None, *, days: int = 7) -> Usage:
         """What the utility model cost over the last `days` days (for one task or all)."""
         tid = None if task_id is None else self._task_id(task_id)
-        since = (self._clock() - timedelta(days=checks.count(days, "days"))).astimezone(UTC)
+        since = (
+            self._clock() - timedelta(days=checks.count(days, "days", most=MAX_DAYS))
+        ).astimezone(UTC)
         calls: list[ModelCall] = self._store.model_calls(
             task_id=tid, since=since.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         )

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import IO
 
 from clew import __version__
-from clew.cli.common import Commands, Handler, Parser
+from clew.cli.common import Commands, Handler, Parser, megabytes
 from clew.errors import ClewError
 
 __all__ = ["build_parser", "main"]
@@ -35,6 +35,13 @@ def _common() -> argparse.ArgumentParser:
         "--space",
         default=argparse.SUPPRESS,
         help="namespace to work in (default: $CLEW_SPACE, else 'default')",
+    )
+    common.add_argument(
+        "--max-input-mb",
+        type=megabytes,
+        default=argparse.SUPPRESS,
+        metavar="MB",
+        help="the most one file or stdin may hold (default: $CLEW_MAX_INPUT_MB, else 64)",
     )
     common.add_argument(
         "--json", action="store_true", default=argparse.SUPPRESS, help="print JSON for programs"
@@ -58,7 +65,7 @@ def _common() -> argparse.ArgumentParser:
 # (and imports) the module of its own command, which keeps hooks like `clew prime` fast.
 MODULES: dict[str, tuple[str, ...]] = {
     "store": ("init", "journal", "verify", "demo"),
-    "tasks": ("task",),
+    "tasks": ("task", "where"),
     "state": ("state", "prime"),
     "archive": ("note", "entries", "search", "seen", "fix"),
     "ledger": ("ledger", "trace"),
@@ -67,7 +74,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "conversations": ("session", "recall"),
     "agent": ("tools", "prompt", "mcp"),
 }
-_VALUED = ("--db", "--space", "--busy-timeout")  # global options that take a value
+_VALUED = ("--db", "--space", "--busy-timeout", "--max-input-mb")  # global options with a value
 
 
 def command_name(argv: Sequence[str]) -> str | None:
@@ -81,6 +88,12 @@ def command_name(argv: Sequence[str]) -> str | None:
         elif not arg.startswith("-"):
             return arg
     return None
+
+
+def _wants_overview(argv: Sequence[str]) -> bool:
+    """Bare `clew`, or `clew --help` with no command: the grouped overview, not argparse's."""
+    rest = [a for i, a in enumerate(argv) if not (a in _VALUED or (i and argv[i - 1] in _VALUED))]
+    return command_name(argv) is None and set(rest) <= {"-h", "--help", "--json"}
 
 
 def build_parser(argv: Sequence[str] | None = None) -> Parser:
@@ -106,7 +119,7 @@ def build_parser(argv: Sequence[str] | None = None) -> Parser:
 
 def _fill_defaults(args: argparse.Namespace) -> None:
     defaults = (("db", None), ("space", None), ("json", False), ("create", False))
-    for name, default in (*defaults, ("busy_timeout", None)):
+    for name, default in (*defaults, ("busy_timeout", None), ("max_input_mb", None)):
         if not hasattr(args, name):
             setattr(args, name, default)
 
@@ -116,6 +129,11 @@ def main(argv: Sequence[str] | None = None, stderr: IO[str] | None = None) -> in
     err = stderr or sys.stderr
     try:
         words = sys.argv[1:] if argv is None else list(argv)
+        if _wants_overview(words):
+            from clew.cli.overview import text
+
+            sys.stdout.write(text(__version__))
+            return 0
         args = build_parser(words).parse_args(words)
         _fill_defaults(args)
         handler: Handler = args.handler

@@ -8,7 +8,14 @@ import os
 import sys
 from typing import Any
 
-from clew.cli.common import Commands, open_memory, print_json
+from clew.cli.common import (
+    Commands,
+    input_limit,
+    open_memory,
+    print_json,
+    read_text,
+    whole,
+)
 from clew.errors import ValidationError
 
 
@@ -18,7 +25,11 @@ def cmd_tools(args: argparse.Namespace) -> int:
     if args.call is None:
         print(json.dumps(tools.schemas(args.format), indent=2, ensure_ascii=False))
         return 0
-    arguments = sys.stdin.read() if args.arguments == "-" else args.arguments
+    arguments = (
+        read_text("-", "--arguments", input_limit(args))
+        if args.arguments == "-"
+        else args.arguments
+    )
     with open_memory(args) as mem:
         result = tools.call(mem, args.call, arguments, _context(args))
     if args.json:
@@ -119,7 +130,7 @@ def register(commands: Any, command: Commands) -> None:
         " prompt to any MCP client: over stdio by default (what an assistant's config starts),"
         " or over streamable HTTP at http://127.0.0.1:PORT/mcp with --port.",
     )
-    p.add_argument("--port", type=int, help="serve streamable HTTP on 127.0.0.1:PORT instead")
+    p.add_argument("--port", type=whole, help="serve streamable HTTP on 127.0.0.1:PORT instead")
     _server_options(p)
 
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from clew.cli.common import (
     Commands,
     current_time,
+    input_limit,
     open_memory,
     print_json,
     read_text,
@@ -16,6 +16,7 @@ from clew.cli.common import (
     show_lines,
     step_ref,
     tags,
+    whole,
 )
 from clew.errors import ValidationError
 
@@ -35,7 +36,11 @@ def _numbers(mem: Any, task_id: str | None) -> dict[str, int]:
 def cmd_note(args: argparse.Namespace) -> int:
     if args.detail is not None and args.detail_file is not None:
         raise ValidationError("give --detail or --detail-file, not both")
-    detail = read_text(args.detail_file, "detail") if args.detail_file else args.detail
+    detail = (
+        read_text(args.detail_file, "detail", input_limit(args))
+        if args.detail_file
+        else args.detail
+    )
     relevant = [step_ref(s) or s for s in tags(args.relevance_to)]
     with open_memory(args) as mem:
         entry = mem.add_entry(
@@ -108,7 +113,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_seen(args: argparse.Namespace) -> int:
     from clew.views import error_history_view
 
-    error = sys.stdin.read() if args.error == "-" else args.error
+    error = read_text("-", "the error", input_limit(args)) if args.error == "-" else args.error
     with open_memory(args) as mem:
         found = mem.seen_before(error, command=args.command)
     if args.json:
@@ -171,9 +176,11 @@ def register(commands: Any, command: Commands) -> None:
     _filters(p)
     p.add_argument("--step", help="only entries of this step (needs --task)")
     p.add_argument(
-        "--relevant-to", metavar="STEP", help="seed 000's query: what matters for this step"
+        "--relevant-to",
+        metavar="STEP",
+        help="what matters for this step: its entries, those relevant to it",
     )
-    p.add_argument("--limit", type=int, help="at most this many entries")
+    p.add_argument("--limit", type=whole, help="at most this many entries")
 
     p = command(
         commands,
@@ -198,7 +205,7 @@ def register(commands: Any, command: Commands) -> None:
     p.add_argument("--tag", action="append", help="entries only: with this tag (repeatable: all)")
     p.add_argument("--since", help="created at or after: 2026-11-22, 2026-11-22T09:30, or 2h, 7d")
     p.add_argument("--until", help="created before: a date, a time or an age")
-    p.add_argument("--limit", type=int, default=10, help="at most this many hits (default 10)")
+    p.add_argument("--limit", type=whole, default=10, help="at most this many hits (default 10)")
 
     p = command(
         commands,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -25,6 +26,19 @@ class Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line naming the --help to read."""
 
     def error(self, message: str) -> NoReturn:
+        import re
+
+        # A mistyped command: say so plainly, with the closest one (argparse lists them all).
+        typo = re.match(
+            r"argument \w*COMMAND: invalid choice: '?(.*?)'? \(choose from (.*)\)$", message
+        )
+        if typo:
+            from clew.cli.overview import suggestion
+
+            word, choices = typo.group(1), [c.strip(" '") for c in typo.group(2).split(",")]
+            close = suggestion(word, choices)
+            kind = " ".join([*self.prog.split()[1:], "command"])
+            message = f"unknown {kind} {word!r}" + (f"; did you mean {close!r}?" if close else "")
         raise UsageError(f"{message} (see `{self.prog} --help`)")
 
 
@@ -133,6 +147,16 @@ def current_time() -> Any:
     return utcnow()
 
 
+def json_or_text(raw: str, field: str) -> Any:
+    """A value given on the command line: its JSON meaning if it is JSON, else the text."""
+    from clew.checks import NotJson, json_value
+
+    try:
+        return json_value(raw, field)
+    except NotJson:
+        return raw
+
+
 def meta(pairs: Sequence[str] | None) -> dict[str, Any] | None:
     """Parse repeated KEY=VALUE options; a VALUE that is valid JSON is taken as JSON."""
     if not pairs:
@@ -142,45 +166,143 @@ def meta(pairs: Sequence[str] | None) -> dict[str, Any] | None:
         key, sep, raw = pair.partition("=")
         if not sep or not key.strip():
             raise ValidationError(f"metadata {pair!r} is not KEY=VALUE")
-        try:
-            result[key.strip()] = json.loads(raw)
-        except ValueError:
-            result[key.strip()] = raw
+        result[key.strip()] = json_or_text(raw, f"--meta {key.strip()}")
     return result
 
 
 def json_arg(text: str | None, field: str) -> dict[str, Any] | None:
+    """Parse an option's JSON object, or raise naming the option."""
+    from clew.checks import json_value
+
     if text is None:
         return None
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise ValidationError(f"{field} is not valid JSON: {exc}") from None
+    value = json_value(text, field)
     if not isinstance(value, dict):
         raise ValidationError(f"{field} must be a JSON object like '{{\"key\": 1}}'")
     return value
 
 
-def read_output(source: str | None, field: str, stdin_used: list[bool]) -> bytes | None:
-    """Read a command's output from a file, or from stdin for '-', as exact bytes."""
+# -- reading files and stdin: always bounded ------------------------------------------------
+
+DEFAULT_INPUT_MB = 64  # a command's whole output (10 MB logs are common) fits with room
+INPUT_LIMIT_ENV = "CLEW_MAX_INPUT_MB"
+
+
+def input_limit(args: argparse.Namespace) -> int:
+    """How many bytes one file or stdin may hold: --max-input-mb, else $CLEW_MAX_INPUT_MB,
+    else 64 MB."""
+    given = getattr(args, "max_input_mb", None)
+    if given is None:
+        raw = os.environ.get(INPUT_LIMIT_ENV, "").strip()
+        given = _megabytes(raw) if raw else DEFAULT_INPUT_MB
+        if given is None:
+            raise ValidationError(f"${INPUT_LIMIT_ENV} {raw[:40]!r} is not {_MEGABYTES}")
+    return int(given) * 2**20
+
+
+MAX_INPUT_MB = 2047  # SQLite's largest value is 2 GB by default
+_MEGABYTES = f"a number of megabytes from 1 to {MAX_INPUT_MB}"
+
+
+def _megabytes(text: str) -> int | None:
+    text = text.strip()
+    ok = text.isascii() and text.isdigit() and len(text) <= 6
+    return int(text) if ok and 1 <= int(text) <= MAX_INPUT_MB else None
+
+
+def megabytes(text: str) -> int:
+    """argparse type: a size limit in megabytes."""
+    size = _megabytes(text)
+    if size is None:
+        raise argparse.ArgumentTypeError(f"{_shown(text)} is not {_MEGABYTES}")
+    return size
+
+
+def whole(text: str) -> int:
+    """argparse type: a whole number that fits in 64 bits (what the store keeps)."""
+    from clew.checks import BEYOND_64_BITS, MAX_INT, MIN_INT
+
+    digits = text.strip().removeprefix("-").removeprefix("+")
+    if not (digits.isascii() and digits.isdigit()):
+        raise argparse.ArgumentTypeError(f"{_shown(text)} is not a whole number")
+    if len(digits.lstrip("0")) > 19 or not MIN_INT <= int(text) <= MAX_INT:
+        raise argparse.ArgumentTypeError(f"{_shown(text)} is {BEYOND_64_BITS}")
+    return int(text)
+
+
+def decimal(text: str) -> float:
+    """argparse type: a finite number (no nan, inf or 1e999)."""
+    import math
+
+    try:
+        number = float(text)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number):
+        raise argparse.ArgumentTypeError(f"{_shown(text)} is not a finite number like 2.5")
+    return number
+
+
+def _shown(text: str) -> str:
+    from clew.checks import shown
+
+    return shown(text)
+
+
+def read_output(source: str | None, field: str, stdin_used: list[bool], limit: int) -> bytes | None:
+    """Read a command's output from a regular file, or from stdin for '-', as exact bytes;
+    at most `limit` bytes. Devices, FIFOs and folders are refused rather than read: a
+    stream with no end would hang or fill memory (stdin is the way to pass a stream)."""
+    import stat
+
     if source is None:
         return None
     if source == "-":
         if stdin_used:
             raise ValidationError("only one of --stdout-file and --stderr-file can read stdin")
         stdin_used.append(True)
-        return sys.stdin.buffer.read()
+        return _capped(sys.stdin.buffer.read(limit + 1), field, "stdin", limit)
     try:
-        with open(source, "rb") as handle:
-            return handle.read()
+        # O_NONBLOCK: opening a FIFO must not wait for a writer before we can refuse it.
+        fd = os.open(source, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         raise ValidationError(f"cannot read {field} from {source}: {exc.strerror}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+        raise ValidationError(
+            f"cannot read {field} from {source}: it is {kind}; give a file, or pipe a"
+            " stream to stdin and give '-'"
+        )
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            return _capped(handle.read(limit + 1), field, source, limit)
+        except OSError as exc:
+            raise ValidationError(f"cannot read {field} from {source}: {exc.strerror}") from None
+
+
+def _capped(data: bytes, field: str, source: str, limit: int) -> bytes:
+    if len(data) > limit:
+        raise ValidationError(
+            f"{field} from {source} is larger than {limit // 2**20} MB; raise the limit with"
+            f" --max-input-mb (or ${INPUT_LIMIT_ENV})"
+        )
+    return data
 
 
 def step_ref(text: str | None) -> int | str | None:
+    """A step given on the command line: its number, else its id (or prefix)."""
     if text is None:
         return None
-    return int(text) if text.strip().isdigit() else text
+    return _step_number(text) if text.strip().isdigit() else text
+
+
+def _step_number(text: str) -> int:
+    digits = text.strip()
+    if not digits.isascii() or len(digits.lstrip("0")) > 6:  # plans are far shorter
+        raise ValidationError(f"step {_shown(text)} is out of range: give a step number like 2")
+    return int(digits)
 
 
 # -- commands -------------------------------------------------------------------------------
@@ -190,8 +312,9 @@ def tags(text: str | None) -> list[str]:
     return [] if not text else [t.strip() for t in text.split(",") if t.strip()]
 
 
-def read_text(source: str, field: str) -> str:
-    data = read_output(source, field, [])
+def read_text(source: str, field: str, limit: int) -> str:
+    """Read UTF-8 text from a file, or from stdin for '-', bounded like `read_output`."""
+    data = read_output(source, field, [], limit)
     assert data is not None
     try:
         return data.decode("utf-8")
@@ -201,8 +324,8 @@ def read_text(source: str, field: str) -> str:
 
 def position(text: str) -> int:
     if not text.strip().isdigit():
-        raise ValidationError(f"position {text!r} must be a step number like 2")
-    return int(text)
+        raise ValidationError(f"position {_shown(text)} must be a step number like 2")
+    return _step_number(text)
 
 
 def duration(text: str) -> float | None:
@@ -210,13 +333,22 @@ def duration(text: str) -> float | None:
     if text == "never":
         return None
     units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    from clew.checks import duration as seconds
+
     number, unit = text[:-1], text[-1:]
     try:
         if unit not in units:
             raise ValueError(text)
-        return float(number) * units[unit]
+        value = float(number) * units[unit]
     except ValueError:
-        raise ValidationError(f"duration {text!r} is not like 90s, 30m, 24h, 7d or never") from None
+        raise ValidationError(
+            f"duration {_shown(text)} is not like 90s, 30m, 24h, 7d or never"
+        ) from None
+    from clew.checks import MAX_SECONDS
+
+    if value > MAX_SECONDS:
+        raise ValidationError(f"duration {_shown(text)} is longer than 100 years")
+    return seconds(value, "duration")
 
 
 def as_dict(value: Any) -> dict[str, Any]:

@@ -10,24 +10,29 @@ from typing import Any
 from clew.cli.common import (
     Commands,
     current_time,
+    input_limit,
     open_memory,
     print_json,
     read_text,
     show,
     show_lines,
+    whole,
 )
 from clew.errors import ValidationError
 
 
-def _messages(source: str) -> list[dict[str, Any]]:
+def _messages(args: argparse.Namespace, source: str) -> list[dict[str, Any]]:
     from clew.turns import read_messages
 
-    return read_messages(read_text(source, "messages"), "stdin" if source == "-" else source)
+    text = read_text(source, "messages", input_limit(args))
+    return read_messages(text, "stdin" if source == "-" else source)
 
 
 def _session_fields(args: argparse.Namespace) -> dict[str, Any]:
     prompt = (
-        read_text(args.system_prompt_file, "system prompt") if args.system_prompt_file else None
+        read_text(args.system_prompt_file, "system prompt", input_limit(args))
+        if args.system_prompt_file
+        else None
     )
     return {
         "workspace": args.workspace or os.getcwd(),
@@ -45,7 +50,7 @@ def cmd_new(args: argparse.Namespace) -> int:
 
 
 def cmd_append(args: argparse.Namespace) -> int:
-    messages = _messages(args.file)
+    messages = _messages(args, args.file)
     with open_memory(args) as mem:
         added = mem.append_turns(args.session, messages)
     numbers = f"{added[0].number}-{added[-1].number}" if added else "none"
@@ -81,11 +86,13 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"session": session, "state": state, "recent": recent})
         return 0
+    from clew.recall import for_cli
+
     print(session_line(session, current_time()))
     sys.stdout.write(state.text)
     if recent is not None:
         print()
-        sys.stdout.write(recent.text)
+        sys.stdout.write(for_cli(recent.text, session.id))
     return 0
 
 
@@ -107,9 +114,15 @@ def cmd_context(args: argparse.Namespace) -> int:
     from clew.views import context_view
 
     prompt = (
-        read_text(args.system_prompt_file, "system prompt") if args.system_prompt_file else None
+        read_text(args.system_prompt_file, "system prompt", input_limit(args))
+        if args.system_prompt_file
+        else None
     )
-    retrieved = read_text(args.retrieved_file, "retrieved context") if args.retrieved_file else None
+    retrieved = (
+        read_text(args.retrieved_file, "retrieved context", input_limit(args))
+        if args.retrieved_file
+        else None
+    )
     with open_memory(args) as mem:
         context = mem.assemble_context(
             args.session, budget=args.budget, system_prompt=prompt, retrieved=retrieved,
@@ -123,7 +136,7 @@ def cmd_context(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    messages = _messages(args.file)
+    messages = _messages(args, args.file)
     with open_memory(args) as mem:
         session = mem.import_session(messages, **_session_fields(args))
     return show(args, session, session.id)
@@ -172,20 +185,67 @@ def cmd_recall(args: argparse.Namespace) -> int:
         raise ValidationError(
             "give exactly one of --search, --range, --tool-calls, --summary, --around, --source"
         )
+    from clew.recall import for_cli
+
     action, value = chosen[0]
-    keyword = {"search": "query", "tool_calls": "tool_name", "around": "turn", "source": "entry_id"}
     options: dict[str, Any] = {}
     if action == "range":
-        options = {"start_turn": value[0], "end_turn": value[1]}
-    elif action in keyword:
-        options = {keyword[action]: value}
+        first, last = turn_range(value)
+        options = {"start_turn": first, "end_turn": last}
+    elif action in _KEYWORDS:
+        options = {_KEYWORDS[action]: value}
     with open_memory(args) as mem:
-        found = mem.recall(args.session, action, limit=args.limit, budget=args.budget, **options)
+        try:
+            found = mem.recall(args.session, action, limit=args.limit, budget=args.budget,
+                               **options)  # fmt: skip
+        except ValidationError as exc:
+            raise ValidationError(_in_cli_terms(str(exc))) from None
+    found = found._replace(text=for_cli(found.text, found.session_id))
     if args.json:
         print_json(found)
     else:
         sys.stdout.write(found.text)
     return 0
+
+
+# Memory.recall's arguments, and the options of `clew recall` that give them.
+_KEYWORDS = {"search": "query", "tool_calls": "tool_name", "around": "turn", "source": "entry_id"}
+_OPTIONS = {
+    "start_turn": "--range",
+    "end_turn": "--range",
+    "turn": "--around",
+    "query": "--search",
+    "tool_name": "--tool-calls",
+    "entry_id": "--source",
+}
+
+
+def _in_cli_terms(message: str) -> str:
+    """An error of Memory.recall, naming the command's options instead of its arguments."""
+    import re
+
+    needs = re.fullmatch(r"recall action '(\w+)' needs (\w+)", message)
+    if needs and needs.group(2) in _OPTIONS:
+        return f"{_OPTIONS[needs.group(2)]} needs a value"
+    first = message.split(" ", 1)[0]
+    return _OPTIONS[first] + message[len(first) :] if first in _OPTIONS else message
+
+
+def turn_range(values: list[str]) -> tuple[int, int]:
+    """Turns A to B from `--range A B`, `--range A-B`, `--range A..B` or `--range A`."""
+    import re
+
+    text = " ".join(values).strip()
+    found = re.fullmatch(r"(\d{1,19})(?:\s*(?:-|\.\.|\s)\s*(\d{1,19}))?", text)
+    if found is None:
+        raise ValidationError(
+            f"--range {text[:40]!r} is not turns like 1-3 (or 1 3, or 5 for one turn)"
+        )
+    first = int(found.group(1))
+    last = first if found.group(2) is None else int(found.group(2))
+    if last < first:
+        raise ValidationError(f"--range {first}-{last} goes backwards; give it as {last}-{first}")
+    return first, last
 
 
 def _new_session_options(p: Any) -> None:
@@ -220,11 +280,11 @@ def register(commands: Any, command: Commands) -> None:
     p.add_argument("--all", action="store_true", help="every session, of any workspace")
     p.add_argument("--workspace", metavar="DIR", help="this workspace's (default: this folder)")
     p.add_argument("--active", action="store_true", help="only sessions not ended")
-    p.add_argument("--limit", type=int, help="at most this many")
+    p.add_argument("--limit", type=whole, help="at most this many")
 
     p = command(sub, "show", cmd_show, "show a session: its state and its newest turns")
     p.add_argument("session", metavar="SESSION", help="session id, prefix or key")
-    p.add_argument("--turns", type=int, default=10, help="newest turns shown (default 10)")
+    p.add_argument("--turns", type=whole, default=10, help="newest turns shown (default 10)")
 
     p = command(
         sub,
@@ -237,7 +297,7 @@ def register(commands: Any, command: Commands) -> None:
     )
     p.add_argument("session", metavar="SESSION", nargs="?", help="session id, prefix or key")
     p.add_argument("--workspace", metavar="DIR", help="the newest session of this workspace")
-    p.add_argument("--budget", type=int, default=32_000, help="prompt tokens (default 32000)")
+    p.add_argument("--budget", type=whole, default=32_000, help="prompt tokens (default 32000)")
 
     p = command(
         sub,
@@ -246,7 +306,7 @@ def register(commands: Any, command: Commands) -> None:
         "assemble the next prompt of a session within a token budget, and explain it",
     )
     p.add_argument("session", metavar="SESSION", help="session id, prefix or key")
-    p.add_argument("--budget", type=int, default=32_000, help="prompt tokens (default 32000)")
+    p.add_argument("--budget", type=whole, default=32_000, help="prompt tokens (default 32000)")
     p.add_argument("--task", metavar="TASK_ID", help="include this task's state and memory")
     p.add_argument("--system-prompt-file", metavar="FILE", help="use this system prompt")
     p.add_argument("--retrieved-file", metavar="FILE", help="retrieved context to include")
@@ -274,10 +334,15 @@ def register(commands: Any, command: Commands) -> None:
     )
     p.add_argument("session", metavar="SESSION", help="session id, prefix or key")
     p.add_argument("--search", metavar="QUERY", help="full-text search (exact matches first)")
-    p.add_argument("--range", nargs=2, type=int, metavar=("A", "B"), help="turns A to B, inclusive")
+    p.add_argument(
+        "--range",
+        nargs="+",
+        metavar="A-B",
+        help="turns A to B, inclusive: 1-3 or 1 3 (one number: that turn)",
+    )
     p.add_argument("--tool-calls", metavar="NAME", help="the results of this tool's calls")
     p.add_argument("--summary", action="store_true", help="the session state and statistics")
-    p.add_argument("--around", type=int, metavar="N", help="the turns around turn N")
+    p.add_argument("--around", type=whole, metavar="N", help="the turns around turn N")
     p.add_argument("--source", metavar="ENTRY_ID", help="the turns an archive entry came from")
-    p.add_argument("--limit", type=int, default=10, help="at most this many hits (default 10)")
-    p.add_argument("--budget", type=int, default=8000, help="output tokens (default 8000)")
+    p.add_argument("--limit", type=whole, default=10, help="at most this many hits (default 10)")
+    p.add_argument("--budget", type=whole, default=8000, help="output tokens (default 8000)")

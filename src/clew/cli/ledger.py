@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from clew.cli.common import (
     Commands,
     current_time,
+    decimal,
     json_arg,
+    json_or_text,
     open_memory,
     print_json,
     show,
     step_ref,
+    whole,
 )
 
 
@@ -89,7 +91,7 @@ def cmd_trace_decide(args: argparse.Namespace) -> int:
 
 
 def cmd_trace_validate(args: argparse.Namespace) -> int:
-    violations = [_json_or_text(v) for v in args.violation or ()]
+    violations = [json_or_text(v, "--violation") for v in args.violation or ()]
     with open_memory(args) as mem:
         validation = mem.trace_validation(
             args.decision,
@@ -100,13 +102,6 @@ def cmd_trace_validate(args: argparse.Namespace) -> int:
             feedback=args.feedback,
         )
     return show(args, validation, f"{validation.id} {'passed' if validation.passed else 'failed'}")
-
-
-def _json_or_text(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
 
 
 def register(commands: Any, command: Commands) -> None:
@@ -133,11 +128,11 @@ def register(commands: Any, command: Commands) -> None:
         metavar="TEXT",
         help="the command holds TEXT (repeatable: any)",
     )
-    p.add_argument("--exit-code", type=int, help="only commands with this exit code")
+    p.add_argument("--exit-code", type=whole, help="only commands with this exit code")
     p.add_argument(
-        "--min", type=int, default=2, help="with --repeated: at least this many failures"
+        "--min", type=whole, default=2, help="with --repeated: at least this many failures"
     )
-    p.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    p.add_argument("--limit", type=whole, default=50, help="at most this many (default 50)")
 
     trace_parser = commands.add_parser(
         "trace",
@@ -156,9 +151,9 @@ def register(commands: Any, command: Commands) -> None:
     p.add_argument("--state", help="the state machine's state (PLANNING, EXECUTING...)")
     p.add_argument("--agent", help="which agent (planner, executor, critic...)")
     p.add_argument("--model", help="the model that decided")
-    p.add_argument("--prompt-tokens", type=int, help="prompt tokens used")
-    p.add_argument("--completion-tokens", type=int, help="completion tokens used")
-    p.add_argument("--temperature", type=float, help="the sampling temperature")
+    p.add_argument("--prompt-tokens", type=whole, help="prompt tokens used")
+    p.add_argument("--completion-tokens", type=whole, help="completion tokens used")
+    p.add_argument("--temperature", type=decimal, help="the sampling temperature")
     p.add_argument("--context", metavar="JSON", help="a snapshot of the context, a JSON object")
     p.add_argument("--artifacts", metavar="JSON", help="artifacts created, a JSON object")
     p.add_argument("--error", metavar="TEXT", help="the error, if it failed")

@@ -5,7 +5,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from clew.cli.common import Commands, open_memory, print_json, show, show_lines
+from clew.cli.common import (
+    Commands,
+    decimal,
+    open_memory,
+    print_json,
+    show,
+    show_lines,
+    whole,
+)
 
 
 def cmd_pattern_add(args: argparse.Namespace) -> int:
@@ -123,15 +131,15 @@ def register(commands: Any, command: Commands) -> None:
     p = command(patterns, "list", cmd_pattern_list, "patterns, best evidence first")
     p.add_argument("--domain", help="only this domain")
     p.add_argument("--all", action="store_true", help="include deprecated patterns")
-    p.add_argument("--limit", type=int, help="at most this many")
+    p.add_argument("--limit", type=whole, help="at most this many")
     p = command(
         patterns,
         "prune",
         cmd_pattern_prune,
         "deprecate patterns that mostly fail (under 70% after 10+ uses)",
     )
-    p.add_argument("--min-rate", type=float, default=0.7, help="success rate to keep (0.7)")
-    p.add_argument("--min-trials", type=int, default=10, help="uses before judging (10)")
+    p.add_argument("--min-rate", type=decimal, default=0.7, help="success rate to keep (0.7)")
+    p.add_argument("--min-trials", type=whole, default=10, help="uses before judging (10)")
     p.add_argument("--dry-run", action="store_true", help="say what would go, change nothing")
 
     group = commands.add_parser(

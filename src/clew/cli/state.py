@@ -10,7 +10,10 @@ from clew.cli.common import (
     Commands,
     open_memory,
     print_json,
+    whole,
 )
+
+HOOK_INPUT_CHARS = 1_000_000  # a hook's event is small; never read a stream without end
 
 
 def cmd_state(args: argparse.Namespace) -> int:
@@ -39,14 +42,15 @@ def _prime_for_hook(args: argparse.Namespace) -> int:
     """An assistant's hook: the hook's JSON on stdin names the folder the session is in
     (`cwd`); the store and the workspace are found from there. A hook must not break the
     session, so a failure is one line on stderr and exit 0."""
-    import json
     import os
 
+    from clew.checks import json_value
     from clew.errors import ClewError
 
     try:
-        event = json.loads(sys.stdin.read() or "{}") if not sys.stdin.isatty() else {}
-    except ValueError:
+        hook = "" if sys.stdin.isatty() else sys.stdin.read(HOOK_INPUT_CHARS)
+        event = json_value(hook or "{}", "the hook's input")
+    except (ClewError, UnicodeDecodeError):
         event = {}
     folder = event.get("cwd") if isinstance(event, dict) else None
     if isinstance(folder, str) and os.path.isdir(folder):
@@ -75,7 +79,7 @@ def register(commands: Any, command: Commands) -> None:
     )
     p.add_argument("id", help="task id or unambiguous prefix")
     p.add_argument(
-        "--budget", type=int, help="token budget (default: $CLEW_STATE_BUDGET, config, 1500)"
+        "--budget", type=whole, help="token budget (default: $CLEW_STATE_BUDGET, config, 1500)"
     )
 
     p = command(
@@ -88,8 +92,8 @@ def register(commands: Any, command: Commands) -> None:
         " workspace holds the current folder or lies within it).",
     )
     p.add_argument("--workspace", metavar="DIR", help="the workspace (default: this folder)")
-    p.add_argument("--budget", type=int, help="token budget of each task's state")
-    p.add_argument("--limit", type=int, default=3, help="at most this many tasks (default 3)")
+    p.add_argument("--budget", type=whole, help="token budget of each task's state")
+    p.add_argument("--limit", type=whole, default=3, help="at most this many tasks (default 3)")
     p.add_argument(
         "--hook",
         action="store_true",

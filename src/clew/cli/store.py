@@ -11,6 +11,7 @@ from clew.cli.common import (
     as_dict,
     open_memory,
     print_json,
+    whole,
 )
 
 
@@ -75,7 +76,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from clew.demo import run_demo
 
-    return run_demo(keep=args.keep)
+    return run_demo(keep=args.keep, as_json=args.json)
 
 
 # -- the parser -----------------------------------------------------------------------------
@@ -87,8 +88,8 @@ def register(commands: Any, command: Commands) -> None:
 
     p = command(commands, "journal", cmd_journal, "print journal events in commit order")
     p.add_argument("--task", help="only this task's events")
-    p.add_argument("--after", type=int, default=0, metavar="SEQ", help="only events after SEQ")
-    p.add_argument("--limit", type=int, help="at most this many events")
+    p.add_argument("--after", type=whole, default=0, metavar="SEQ", help="only events after SEQ")
+    p.add_argument("--limit", type=whole, help="at most this many events")
 
     p = command(
         commands,
@@ -103,3 +104,4 @@ def register(commands: Any, command: Commands) -> None:
 
     p = command(commands, "demo", cmd_demo, "a scripted walkthrough on a temporary store")
     p.add_argument("--keep", action="store_true", help="keep the demo store and print its path")
+    # --json (every command's option) prints the outcome as one JSON object.

@@ -11,7 +11,9 @@ from clew.cli.common import (
     OrderedOps,
     Parser,
     current_time,
+    decimal,
     duration,
+    input_limit,
     json_arg,
     meta,
     open_memory,
@@ -23,6 +25,7 @@ from clew.cli.common import (
     show_lines,
     step_ref,
     tags,
+    whole,
 )
 from clew.errors import ValidationError
 
@@ -125,12 +128,12 @@ def cmd_task_action(args: argparse.Namespace) -> int:
     stdout = (
         args.stdout
         if args.stdout is not None
-        else read_output(args.stdout_file, "stdout", stdin_used)
+        else read_output(args.stdout_file, "stdout", stdin_used, input_limit(args))
     )
     stderr = (
         args.stderr
         if args.stderr is not None
-        else read_output(args.stderr_file, "stderr", stdin_used)
+        else read_output(args.stderr_file, "stderr", stdin_used, input_limit(args))
     )
     with open_memory(args) as mem:
         action = mem.record_action(
@@ -165,8 +168,8 @@ def cmd_task_finish(args: argparse.Namespace) -> int:
             status=args.status,
             exit_code=args.exit_code,
             duration_seconds=args.duration,
-            stdout=read_output(args.stdout_file, "stdout", stdin_used),
-            stderr=read_output(args.stderr_file, "stderr", stdin_used),
+            stdout=read_output(args.stdout_file, "stdout", stdin_used, input_limit(args)),
+            stderr=read_output(args.stderr_file, "stderr", stdin_used, input_limit(args)),
             output=json_arg(args.output, "--output"),
             summary=args.summary,
         )
@@ -239,6 +242,21 @@ def cmd_task_where(args: argparse.Namespace) -> int:
     return show(args, brief, brief.text)
 
 
+def cmd_where(args: argparse.Namespace) -> int:
+    with open_memory(args) as mem:
+        if args.id is not None:
+            brief = mem.where(args.id)
+            return show(args, brief, brief.text)
+        here = mem.workspace_tasks()
+        if not here:
+            raise ValidationError(
+                "no active task for this folder; give a task id (`clew task list` lists them)"
+            )
+        brief = mem.where(here[0].id)
+    more = f"\n({len(here) - 1} more active task(s) here: `clew task list`)" if here[1:] else ""
+    return show(args, brief, brief.text + more)
+
+
 def cmd_task_archive(args: argparse.Namespace) -> int:
     with open_memory(args) as mem:
         task = mem.archive_task(args.id, archived=not args.undo)
@@ -274,7 +292,7 @@ def cmd_task_record(args: argparse.Namespace) -> int:
         )
     detail = args.detail
     if args.detail_file is not None:
-        detail = read_text(args.detail_file, "detail")
+        detail = read_text(args.detail_file, "detail", input_limit(args))
     with open_memory(args) as mem:
         entry = mem.add_entry(
             "discovery" if kind == "finding" else kind,
@@ -396,9 +414,9 @@ def register(commands: Any, command: Commands) -> None:
     p.add_argument("id", help="task id or unambiguous prefix")
     p.add_argument("--command", "-c", help="the command line that ran")
     p.add_argument("--summary", help="what the action did (default: the command)")
-    p.add_argument("--exit-code", type=int, help="the command's exit code (non-zero = failed)")
+    p.add_argument("--exit-code", type=whole, help="the command's exit code (non-zero = failed)")
     p.add_argument("--cwd", help="the directory the command ran in")
-    p.add_argument("--duration", type=float, metavar="SECONDS", help="how long it took")
+    p.add_argument("--duration", type=decimal, metavar="SECONDS", help="how long it took")
     p.add_argument("--stdout", help="standard output, given inline")
     p.add_argument("--stderr", help="standard error, given inline")
     p.add_argument(
@@ -420,14 +438,14 @@ def register(commands: Any, command: Commands) -> None:
     p.add_argument("--decision", metavar="DECISION_ID", help="the trace decision that made it")
     p.add_argument("--started-at", metavar="TIME", help="when it started (ISO time)")
     p.add_argument("--ended-at", metavar="TIME", help="when it ended (ISO time)")
-    p.add_argument("--cpu-seconds", type=float, help="CPU time it used")
-    p.add_argument("--memory-mb", type=float, help="its peak memory, in MB")
+    p.add_argument("--cpu-seconds", type=decimal, help="CPU time it used")
+    p.add_argument("--memory-mb", type=decimal, help="its peak memory, in MB")
 
     p = command(tasks, "finish", cmd_task_finish, "finish an action that was recorded as started")
     p.add_argument("action", help="action id or unambiguous prefix")
     p.add_argument("--status", help="completed or failed (default: from the exit code)")
-    p.add_argument("--exit-code", type=int, help="the command's exit code")
-    p.add_argument("--duration", type=float, metavar="SECONDS", help="how long it took")
+    p.add_argument("--exit-code", type=whole, help="the command's exit code")
+    p.add_argument("--duration", type=decimal, metavar="SECONDS", help="how long it took")
     p.add_argument(
         "--stdout-file", metavar="FILE", help="read standard output from FILE ('-': stdin)"
     )
@@ -494,6 +512,16 @@ def register(commands: Any, command: Commands) -> None:
 
     p = command(tasks, "where", cmd_task_where, 'answer "where was I?" for a task')
     p.add_argument("id", help="task id or unambiguous prefix")
+
+    p = command(
+        commands,
+        "where",
+        cmd_where,
+        '"where was I?" for this folder\'s active task, or for the task given',
+        'Answer "where was I?": for the task given, else for the most recently updated'
+        " active task whose workspace is this folder (or holds it, or lies in it).",
+    )
+    p.add_argument("id", nargs="?", help="task id or unambiguous prefix (default: this folder's)")
 
     p = command(
         tasks,

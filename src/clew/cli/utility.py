@@ -5,7 +5,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from clew.cli.common import Commands, open_memory, print_json
+from clew.cli.common import (
+    Commands,
+    open_memory,
+    print_json,
+    whole,
+)
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
@@ -97,7 +102,7 @@ def register(commands: Any, command: Commands) -> None:
         " summaries. Normally a worker does them right after the write; run this from cron or"
         " after setting CLEW_WORKER=off.",
     )
-    p.add_argument("--limit", type=int, help="at most this many jobs")
+    p.add_argument("--limit", type=whole, help="at most this many jobs")
     p.add_argument(
         "--background",
         action="store_true",
@@ -107,8 +112,8 @@ def register(commands: Any, command: Commands) -> None:
     p = command(commands, "jobs", cmd_jobs, "list queued, running, done and failed jobs")
     p.add_argument("--status", help="pending, running, done or failed")
     p.add_argument("--task", help="only this task's jobs")
-    p.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    p.add_argument("--limit", type=whole, default=50, help="at most this many (default 50)")
 
     p = command(commands, "usage", cmd_usage, "what the utility model cost: calls and tokens")
     p.add_argument("--task", help="only this task's calls")
-    p.add_argument("--days", type=int, default=7, help="over the last DAYS days (default 7)")
+    p.add_argument("--days", type=whole, default=7, help="over the last DAYS days (default 7)")
