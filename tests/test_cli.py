@@ -355,7 +355,7 @@ def test_note_search_seen_and_fix(cli: Cli) -> None:
         "--command",
         "curl -T other.bin https://y",
     )
-    assert "seen 1 times" in seen.out and "WORKED" in seen.out and "used --retry 5" in seen.out
+    assert "seen once" in seen.out and "WORKED" in seen.out and "used --retry 5" in seen.out
     assert json.loads(cli("seen", "KeyError: 'x'", "--json").out)["seen"] is False
     relevant = json.loads(cli("entries", "--task", task_id, "--relevant-to", "1", "--json").out)
     assert [e["id"] for e in relevant] == [error_id]  # errors always matter

@@ -109,6 +109,19 @@ def test_where_answers_for_this_folders_active_task(
     assert json.loads(cli("where", "--json").out)["task_id"] == mine
 
 
+def test_ask_without_a_task_id_asks_about_this_folders_active_task(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    none = cli("ask", "what did we decide?")
+    assert none.code == 2 and "no active task for this folder" in none.err
+    task = cli("task", "new", "Deploy", "--plan", "Push", "--workspace", str(tmp_path)).out.strip()
+    cli("task", "record", task, "--decision", "Push to ghcr.io instead of docker hub")
+    answer = cli("ask", "what did we decide about docker hub?")
+    assert answer.code == 0 and "Push to ghcr.io instead of docker hub" in answer.out
+    assert cli("ask", task[:5], "what did we decide about docker hub?").out == answer.out
+
+
 def test_recall_range_takes_every_form_and_says_cli_options(cli: Cli, tmp_path: Path) -> None:
     chat = tmp_path / "chat.jsonl"
     chat.write_text(

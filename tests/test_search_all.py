@@ -211,7 +211,7 @@ def test_seen_finds_the_failed_make_by_its_output(db: Path) -> None:
     seen = clew_process(db, "seen", line)
     assert seen.returncode == 0, seen.stderr
     assert f"command {action}" in seen.stdout and "exit 2" in seen.stdout
-    assert "seen 1 times" in seen.stdout
+    assert "seen once" in seen.stdout
     data = json.loads(
         clew_process(db, "seen", "MAKE:  *** [makefile:2: all] error 2", "--json").stdout
     )

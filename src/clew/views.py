@@ -280,7 +280,8 @@ def error_history_view(found: ErrorHistory, now: datetime) -> str:
         return "\n".join(lines)
     places = len(found.errors) + len(found.failed_commands)
     tasks = {e.task_id for e in found.errors} | {a.task_id for a in found.failed_commands}
-    lines.append(f"seen {places} times in {len(tasks - {None})} task(s)")
+    times = "once" if places == 1 else f"{places} times"
+    lines.append(f"seen {times} in {len(tasks - {None})} task(s)")
     for e in found.errors[:5]:
         lines.append(f"  error {e.id} ({ago(e.created_at, now)}): {clip(e.summary, 100)}")
     for a in found.failed_commands[:5]:

@@ -111,6 +111,19 @@ def _announce_user_store(path: str) -> None:
         pass  # a home we cannot write: the note shows again next time, which is harmless
 
 
+def folder_task(mem: Memory, given: str | None) -> tuple[str, int]:
+    """The task a command means: the one given, else this folder's newest active task; with
+    how many other active tasks the folder has."""
+    if given is not None:
+        return given, 0
+    here = mem.workspace_tasks()
+    if not here:
+        raise ValidationError(
+            "no active task for this folder; give a task id (`clew task list` lists them)"
+        )
+    return here[0].id, len(here) - 1
+
+
 def print_json(value: Any) -> None:
     from clew.models import to_jsonable
 

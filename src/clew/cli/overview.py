@@ -14,7 +14,7 @@ GROUPS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("task", "track a task: its plan, progress, commands, decisions and errors"),
             ("state", "the compact task state an agent keeps in its prompt"),
             ("where", '"where was I?" for this folder\'s active task (or a given one)'),
-            ("search", "search what was recorded: decisions, errors, findings, notes"),
+            ("search", "search everything recorded: entries, messages, commands and output, turns"),
             ("recall", "bring back earlier turns of a conversation, verbatim"),
             ("session", "conversations kept turn by turn: import, list, resume, export"),
         ),
@@ -30,7 +30,7 @@ GROUPS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("trace", "the episodic trace: decisions, validations, tool calls"),
             ("pattern", "patterns that worked or failed, with their evidence"),
             ("guard", "guardrails: rules the agent must follow, checked on commands"),
-            ("ask", "ask a question about a task, answered from its records"),
+            ("ask", "ask a question about this folder's task (or a given one)"),
         ),
     ),
     (
@@ -85,7 +85,8 @@ def text(version: str) -> str:
     lines += [f"  {example}\n      {why}" for example, why in EXAMPLES]
     lines += [
         "",
-        "Options for every command: --db PATH, --space NAME, --json, --max-input-mb MB.",
+        "Options for every command: --db PATH, --space NAME, --json, --create,",
+        "--busy-timeout SECONDS, --max-input-mb MB.",
         "`clew COMMAND --help` shows a command's options; docs/cli.md (in clew's source)",
         "describes every command, and `clew demo` shows the main job in a minute.",
     ]

@@ -13,6 +13,7 @@ from clew.cli.common import (
     current_time,
     decimal,
     duration,
+    folder_task,
     input_limit,
     json_arg,
     meta,
@@ -244,16 +245,9 @@ def cmd_task_where(args: argparse.Namespace) -> int:
 
 def cmd_where(args: argparse.Namespace) -> int:
     with open_memory(args) as mem:
-        if args.id is not None:
-            brief = mem.where(args.id)
-            return show(args, brief, brief.text)
-        here = mem.workspace_tasks()
-        if not here:
-            raise ValidationError(
-                "no active task for this folder; give a task id (`clew task list` lists them)"
-            )
-        brief = mem.where(here[0].id)
-    more = f"\n({len(here) - 1} more active task(s) here: `clew task list`)" if here[1:] else ""
+        task_id, others = folder_task(mem, args.id)
+        brief = mem.where(task_id)
+    more = f"\n({others} more active task(s) here: `clew task list`)" if others else ""
     return show(args, brief, brief.text + more)
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from clew.cli.common import (
     Commands,
+    folder_task,
     open_memory,
     print_json,
     whole,
@@ -15,7 +16,7 @@ from clew.cli.common import (
 
 def cmd_ask(args: argparse.Namespace) -> int:
     with open_memory(args) as mem:
-        answer = mem.ask(args.id, args.question)
+        answer = mem.ask(folder_task(mem, args.id)[0], args.question)
     if args.json:
         print_json(answer)
     else:
@@ -90,8 +91,10 @@ def register(commands: Any, command: Commands) -> None:
         " the running summary and the messages since (complex questions to the large model if"
         " one is configured). Without one, or past a cap: from the records, saying so.",
     )
-    p.add_argument("id", help="task id or unambiguous prefix")
-    p.add_argument("question", help="the question")
+    p.add_argument(
+        "id", nargs="?", help="task id or unambiguous prefix (default: this folder's active task)"
+    )
+    p.add_argument("question", help="the question, in quotes")
 
     p = command(
         commands,
