@@ -1273,6 +1273,18 @@ def test_a_folder_given_as_the_store_is_one_line(
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.parametrize("device", ["/dev/null", "/dev/zero"])
+def test_a_device_given_as_the_store_is_one_line(
+    device: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    line = error_line(run_main("--db", device, "task", "list", capsys=capsys))
+    assert line == f"clew: error: {device} is not a clew store: it is not a regular file"
+    monkeypatch.setenv("CLEW_DB", device)
+    assert error_line(run_main("task", "list", capsys=capsys)) == line
+    with pytest.raises(clew.StoreError, match="not a regular file"):
+        clew.open(device)
+
+
 # -- search over everything, `seen`, and the recall tools (issue 10, point 9) ----------------
 
 

@@ -125,6 +125,9 @@ def connect(path: str, busy_timeout: float = 5.0, *, read_only: bool = False) ->
     """Open `path` with clew's connection settings: autocommit driver, foreign keys, busy
     timeout. The file itself is not changed: `migrate` checks it is a clew store first.
     `read_only` opens it with SQLite's `mode=ro`, which never writes the file."""
+    if os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path):
+        # A device or FIFO (/dev/null, /dev/zero): SQLite would fail half-way through opening.
+        raise StoreError(f"{path} is not a clew store: it is not a regular file")
     if path != ":memory:" and not read_only:
         make_folder(path)
     try:
