@@ -13,7 +13,6 @@ never loses anything: the deterministic rules answer instead, and the reason is 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import subprocess
 import sys
@@ -507,6 +506,8 @@ def _lock_path(store_path: str, space: str) -> str:
     # One lock per store and space: a worker only does its own space's jobs, so a lock
     # shared by all spaces would leave another space's queue waiting behind it. The space
     # is hashed so that any name makes a safe file name.
+    import hashlib  # only the worker's lock needs it; keep it off the hook path
+
     tag = hashlib.blake2b(space.encode("utf-8"), digest_size=6).hexdigest()
     return f"{store_path}.worker-{tag}.lock"
 
