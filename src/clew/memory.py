@@ -157,8 +157,10 @@ class Memory(Conversations, Utility, Ledger, Semantic):
                 tasks.check_transition(task, new_status)
             if step is not None and (new_status is None or new_status is task.status):
                 tasks.check_open(task.status, tid)
+            # The step this call changes itself is not also inferred from its message.
+            explicit = tasks.find_step(task.plan, step, tid).id if step is not None else None
             if message is not None and kind is not None:
-                self._add_message(tid, message, role, kind, at)
+                self._add_message(tid, message, role, kind, at, exclude=explicit)
             if step is not None:
                 self._change_step(
                     task, step, at, status=step_status, summary=step_summary, issue=active_issue
@@ -339,8 +341,17 @@ class Memory(Conversations, Utility, Ledger, Semantic):
             return self._add_message(tid, content, role, type, at)
 
     def _add_message(
-        self, task_id: str, content: str, role: str | MessageRole, kind: str | MessageType, at: str
+        self,
+        task_id: str,
+        content: str,
+        role: str | MessageRole,
+        kind: str | MessageType,
+        at: str,
+        *,
+        exclude: str | None = None,
     ) -> Message:
+        """Journal a message; with `progress = "apply"`, an agent's or user's message that
+        says steps are done completes them (all but `exclude`), journaled as inferred."""
         message = Message(
             id=new_id(),
             space=self.space,
@@ -352,6 +363,8 @@ class Memory(Conversations, Utility, Ledger, Semantic):
         )
         data = {"id": message.id, "role": message.role.value, "type": message.type.value}
         self._emit("message.added", task_id, {"message": {**data, "content": content}}, at)
+        if message.role is not MessageRole.SYSTEM:
+            self._apply_progress(task_id, message.id, content, at, exclude=exclude)
         self._message_added(task_id, at)
         return message
 

@@ -142,6 +142,7 @@ class Ledger(Facade):
                     raise ValidationError(f"decision {decision_id} belongs to another task")
                 action["decision_id"] = decision_id
             self._emit("action.recorded", tid, {"action": action}, at)
+            self._action_recorded(tid, "fingerprint" in action, at)
         return self._store.get_action(action_id)
 
     def finish_action(
@@ -186,6 +187,7 @@ class Ledger(Facade):
                 changes["fingerprint"] = failure_fingerprint(current.command, result)
             data = {"action_id": aid, "changes": changes}
             self._emit("action.updated", current.task_id, data, at)
+            self._action_recorded(current.task_id, "fingerprint" in changes, at)
         return self._store.get_action(aid)
 
     def get_action(self, action_id: str) -> Action:
