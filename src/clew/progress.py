@@ -14,8 +14,8 @@ a person does, clause by clause:
    for "Push image"), and nothing that takes it back: a negation ("not", "n't", "no",
    "yet"), intent or hedging ("will", "going to", "need to", "should", "almost"), an
    ongoing action ("being", "still"), a failure ("failed", "error", "rejected"), a
-   question ("?", or a clause that starts like one: "is step 2 done"), or a condition at
-   its start ("once", "if", "when"). A failure said in a clause of its own that names no
+   question ("?", or a clause that starts like one: "is step 2 done"), or a condition
+   ("once", "if", "when"; "after" and "before" at the clause's start). A failure said in a clause of its own that names no
    step ("pushed the image but the registry rejected it") takes back the whole sentence.
    "No errors" and "without errors" are not failures.
 3. A clause that names steps by number marks those steps. One that names none marks the
@@ -93,9 +93,8 @@ _QUESTION_START = frozenset(
     {"is", "are", "was", "were", "has", "have", "had", "did", "does", "do", "can", "could",
      "should", "shall", "will", "would", "am"}
 )  # fmt: skip
-_CONDITION_START = frozenset(
-    {"if", "once", "when", "whenever", "unless", "until", "before", "after", "as soon as"}
-)
+_CONDITION_START = frozenset({"before", "after"})  # at a clause's start: "after step 2 is done"
+_CONDITIONS = frozenset({"if", "once", "when", "whenever", "unless", "until"})  # anywhere
 _IMPERATIVE = frozenset({"complete", "finish", "done"})  # "Complete step 3" is an order
 _STOPWORDS = frozenset(
     {"the", "a", "an", "to", "and", "or", "of", "in", "on", "for", "with", "into", "onto",
@@ -241,7 +240,7 @@ def _read_clause(text: str, refs: list[set[int]], question: bool) -> _Clause:
         kept.append(w)
     failure = any(w in _FAILURE for w in kept)
     negated = any(w in _NEGATIONS or w.endswith("n't") for w in kept)
-    intent = any(w in _INTENT or w.endswith("'ll") for w in kept)
+    intent = any(w in _INTENT or w in _CONDITIONS or w.endswith("'ll") for w in kept)
     first = words[0] if words else ""  # a step reference counts: "step 2 is done"
     starts = first in _QUESTION_START or first in _CONDITION_START
     starts = starts or " ".join(words[:3]).startswith("as soon as")
