@@ -15,9 +15,9 @@ a person does, clause by clause:
    "yet"), intent or hedging ("will", "going to", "need to", "should", "almost"), an
    ongoing action ("being", "still"), a failure ("failed", "error", "rejected"), a
    question ("?", or a clause that starts like one: "is step 2 done"), or a condition
-   ("once", "if", "when"; "after" and "before" at the clause's start). A failure said in a clause of its own that names no
-   step ("pushed the image but the registry rejected it") takes back the whole sentence.
-   "No errors" and "without errors" are not failures.
+   ("once", "if", "when"; "after" and "before" at the clause's start). A failure said in a
+   clause of its own that names no step ("pushed the image but the registry rejected it")
+   takes back the whole sentence. "No errors" and "without errors" are not failures.
 3. A clause that names steps by number marks those steps. One that names none marks the
    steps whose title words (stemmed: "pushing", "pushed" and "push" are one word; stop
    words left out) it shares: at least half of them, and two unless the title has one.

@@ -15,8 +15,7 @@ def cmd_stuck(args: argparse.Namespace) -> int:
         print_json(reports)
         return 0
     if not reports:
-        scope = f"task {args.id} is" if args.id else "no active task is"
-        print(f"{scope} not stuck")
+        print(f"task {args.id} is not stuck" if args.id else "no active task is stuck")
         return 0
     for report in reports:
         if report.alerted:
