@@ -6,14 +6,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import clew
-from clew.stuck import NO_PROGRESS, REPEATED_FAILURE
+from clew.brief import BRIEF_BUDGET, build_brief
+from clew.stuck import NO_PROGRESS, REPEATED_FAILURE, Stuck
+from clew.tokens import counter
 from tests.conftest import FakeClock, Result
+from tests.test_state import STAMP, any_text, exact_tokens, task_of
 
 TRACEBACK = (
     'Traceback (most recent call last):\n  File "t.py", line 3\n'
@@ -198,3 +205,31 @@ def test_the_cli_lists_stuck_tasks(
     assert "Stuck: no progress" in cli("task", "where", task).out
     monkeypatch.setenv("CLEW_STUCK", "off")
     assert cli("stuck").out.strip() == "no active task is stuck"
+
+
+# -- the brief stays within its budget, stuck or not --------------------------------------------
+
+
+@st.composite
+def stuck_briefs(draw: Any) -> tuple[Any, ...]:
+    task = task_of(draw, draw(st.integers(0, 30)))
+    messages = [
+        clew.Message(f"m{n:09d}", "default", task.id, clew.MessageRole.AGENT,
+                     clew.MessageType.TEXT, draw(any_text), STAMP)
+        for n in range(draw(st.integers(0, 4)))
+    ]  # fmt: skip
+    stuck = tuple(
+        Stuck(reason, STAMP, draw(any_text), draw(any_text))
+        for reason in draw(st.sampled_from([(), (NO_PROGRESS,), (REPEATED_FAILURE, NO_PROGRESS)]))
+    )
+    return task, messages, stuck
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(stuck_briefs())
+def test_a_stuck_brief_fits_its_budget_and_says_it_is_stuck(case: tuple[Any, ...]) -> None:
+    task, messages, stuck = case
+    now = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
+    brief = build_brief(task, messages, [], now, counter=counter(), stuck=stuck)
+    assert exact_tokens(brief.text) <= BRIEF_BUDGET
+    assert brief.text.count("\nStuck: ") == len(stuck)

@@ -145,7 +145,9 @@ _CLAUSES = re.compile(
     r"except|otherwise|meanwhile)\s+",
     re.IGNORECASE,
 )
-_TOKEN = re.compile(r"§\d+|[\w'✓✔✅☑]+")
+# A step reference becomes MARK and its index: a private-use character no message keeps.
+MARK = "\ue000"
+_TOKEN = re.compile(MARK + r"\d+|[\w'✓✔✅☑]+")
 
 
 def stem(word: str) -> str:
@@ -175,11 +177,11 @@ def _is_past(word: str) -> bool:
 def title_words(title: str) -> frozenset[str]:
     """The stems of a step title's words, stop words left out."""
     words = _TOKEN.findall(title.lower().replace("\u2019", "'"))
-    return frozenset(stem(w) for w in words if w not in _STOPWORDS and not w.startswith("§"))
+    return frozenset(stem(w) for w in words if w not in _STOPWORDS and not w.startswith(MARK))
 
 
 def _refs(sentence: str, steps: int) -> tuple[str, list[set[int]]]:
-    """Replace each step reference in a sentence with a token §k; return the sentence and
+    """Replace each step reference in a sentence with a token (MARK k); return the sentence and
     the step numbers of each reference."""
     found: list[set[int]] = []
 
@@ -194,16 +196,16 @@ def _refs(sentence: str, steps: int) -> tuple[str, list[set[int]]]:
                 picked.add(n)
             last = n
         found.append({n for n in picked if 1 <= n <= steps})
-        return f" §{len(found) - 1} "
+        return f" {MARK}{len(found) - 1} "
 
     def word(match: re.Match[str]) -> str:
         n = _NUMBER_WORDS[(match.group(1) or match.group(2)).lower()]
         found.append({n} if 1 <= n <= steps else set())
-        return f" §{len(found) - 1} "
+        return f" {MARK}{len(found) - 1} "
 
     def every(match: re.Match[str]) -> str:
         found.append(set(range(1, steps + 1)))
-        return f" §{len(found) - 1} "
+        return f" {MARK}{len(found) - 1} "
 
     text = _ALL_STEPS.sub(every, sentence)
     text = _STEP_LIST.sub(numbers, text)
@@ -212,7 +214,7 @@ def _refs(sentence: str, steps: int) -> tuple[str, list[set[int]]]:
 
 class _Clause(NamedTuple):
     text: str
-    words: tuple[str, ...]  # lowercased tokens, references as §k
+    words: tuple[str, ...]  # lowercased tokens, references as MARK k
     refs: frozenset[int]  # step numbers it names
     blocked: bool  # negated, hedged, a question, a condition, a failure
     failure: bool  # it speaks of a failure
@@ -223,9 +225,9 @@ def _read_clause(text: str, refs: list[set[int]], question: bool) -> _Clause:
     words = tuple(_TOKEN.findall(text.lower().replace("\u2019", "'")))
     named: set[int] = set()
     for w in words:
-        if w.startswith("§"):
+        if w.startswith(MARK):
             named |= refs[int(w[1:])]
-    plain = [w for w in words if not w.startswith("§")]
+    plain = [w for w in words if not w.startswith(MARK)]
     # "no errors", "without issues": not a failure, and not a negation of what was done.
     kept: list[str] = []
     skip = False
@@ -259,7 +261,7 @@ def infer(titles: Sequence[str], text: str) -> dict[int, Inferred]:
         if not sentence:
             continue
         question = sentence.rstrip().endswith("?")
-        marked, refs = _refs(sentence, len(titles))
+        marked, refs = _refs(sentence.replace(MARK, " "), len(titles))
         clauses = [
             _read_clause(part, refs, question) for part in _CLAUSES.split(marked) if part.strip()
         ]
@@ -274,8 +276,8 @@ def infer(titles: Sequence[str], text: str) -> dict[int, Inferred]:
 
 
 def _clause_steps(clause: _Clause, stems: Sequence[frozenset[str]]) -> list[Inferred]:
-    said = " ".join(w for w in clause.words if not w.startswith("§"))
-    present = {stem(w) for w in clause.words if not w.startswith("§") and w not in _STOPWORDS}
+    said = " ".join(w for w in clause.words if not w.startswith(MARK))
+    present = {stem(w) for w in clause.words if not w.startswith(MARK) and w not in _STOPWORDS}
     past = {stem(w) for w in clause.words if _is_past(w)}
     if clause.refs:
         return [
@@ -283,7 +285,7 @@ def _clause_steps(clause: _Clause, stems: Sequence[frozenset[str]]) -> list[Infe
             for n in sorted(clause.refs)
             if clause.done or past & stems[n - 1]
         ]
-    if any(w.startswith("§") for w in clause.words):
+    if any(w.startswith(MARK) for w in clause.words):
         return []  # it named steps, none of them in the plan
     hits: list[tuple[float, int]] = []
     for n, words in enumerate(stems, 1):
