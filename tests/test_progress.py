@@ -80,7 +80,7 @@ def test_a_negated_or_planned_step_is_never_done(word: str, n: int, pad: str) ->
 
 
 # Text made of the pieces the reader looks for (and its own private marker) finds the corners.
-PIECES = st.text(alphabet="step 0123456789,-–and done not?.\ue000#", max_size=80)
+PIECES = st.text(alphabet="step 0123456789,-\u2013and done not?.\ue000#", max_size=80)
 
 
 @given(st.lists(st.text(max_size=30), min_size=1, max_size=8), st.text(max_size=300) | PIECES)
