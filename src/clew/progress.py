@@ -30,10 +30,11 @@ journaled as inferred with the message that caused them.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from clew.models import FINISHED_STEP_STATUSES, Message, PlanItem, StepStatus
 
@@ -117,29 +118,45 @@ _NUMBER_WORDS = {
     "nine": 9, "ten": 10, "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5,
     "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10,
 }  # fmt: skip
+
+
+class _Lazy:
+    """A regular expression compiled when first used: compiling them all costs an import
+    (and so `clew prime`, which never reads a message this way) tens of milliseconds."""
+
+    __slots__ = ("args", "compiled")
+
+    def __init__(self, *args: Any) -> None:
+        self.args = args
+        self.compiled: re.Pattern[str] | None = None
+
+    def get(self) -> re.Pattern[str]:
+        if self.compiled is None:
+            self.compiled = re.compile(*self.args)
+        return self.compiled
+
+
 _NUM = r"(?:#\s*)?(\d{1,4})"
 _DASHES = "-\u2013\u2014"  # hyphen, en dash, em dash
 _RANGE = frozenset({"-", "\u2013", "\u2014", "to", "through", "thru"})
-_STEP_LIST = re.compile(
+_STEP_LIST = _Lazy(
     rf"\b(?:steps?|subtasks?|stages?)\s*{_NUM}((?:\s*(?:,|/|&|\+|[{_DASHES}]|and|to|through|thru)\s*"
     rf"(?:and\s+)?{_NUM}\b)*)",
     re.IGNORECASE,
 )
-_STEP_WORD = re.compile(
+_STEP_WORD = _Lazy(
     r"\b(?:steps?\s+(one|two|three|four|five|six|seven|eight|nine|ten)\b|"
     r"(?:the\s+)?(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth)\s+step)\b",
     re.IGNORECASE,
 )
-_ALL_STEPS = re.compile(
+_ALL_STEPS = _Lazy(
     r"\b(?:all|every|each)\s+(?:of\s+)?(?:the\s+)?(?:(?:\d+|two|three|four|five|six|seven|eight|"
     r"nine|ten)\s+)?(?:steps|step|subtasks)\b",
     re.IGNORECASE,
 )
-_CONTINUATION = re.compile(
-    rf"(,|/|&|\+|[{_DASHES}]|and|to|through|thru)?\s*(?:and\s+)?#?\s*(\d{{1,4}})"
-)
-_SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+")
-_CLAUSES = re.compile(
+_CONTINUATION = _Lazy(rf"(,|/|&|\+|[{_DASHES}]|and|to|through|thru)?\s*(?:and\s+)?#?\s*(\d{{1,4}})")
+_SENTENCES = _Lazy(r"(?<=[.!?;])\s+|\n+")
+_CLAUSES = _Lazy(
     "\\s*[,\u2013\u2014]\\s*|\\s+-\\s+|"
     r"\s+(?:but|however|though|although|whereas|while|then|and then|"
     r"except|otherwise|meanwhile)\s+",
@@ -147,7 +164,14 @@ _CLAUSES = re.compile(
 )
 # A step reference becomes MARK and its index: a private-use character no message keeps.
 MARK = "\ue000"
-_TOKEN = re.compile(MARK + r"\d+|[\w'✓✔✅☑]+")
+_TOKEN = _Lazy(MARK + r"\d+|[\w'✓✔✅☑]+")
+# A cheap first look: a message with none of these says nothing is done.
+_MAYBE_DONE = _Lazy(
+    r"done|complete|finished|succeeded|passed|accomplished|[✓✔✅☑]|\w{3}ed\b|\b(?:"
+    + "|".join(sorted(_IRREGULAR))
+    + r")\b",
+    re.IGNORECASE,
+)
 
 
 def stem(word: str) -> str:
@@ -174,9 +198,10 @@ def _is_past(word: str) -> bool:
     return word in _IRREGULAR or (len(word) > 4 and word.endswith("ed"))
 
 
+@functools.lru_cache(maxsize=4096)
 def title_words(title: str) -> frozenset[str]:
     """The stems of a step title's words, stop words left out."""
-    words = _TOKEN.findall(title.lower().replace("\u2019", "'"))
+    words = _TOKEN.get().findall(title.lower().replace("\u2019", "'"))
     return frozenset(stem(w) for w in words if w not in _STOPWORDS and not w.startswith(MARK))
 
 
@@ -188,7 +213,7 @@ def _refs(sentence: str, steps: int) -> tuple[str, list[set[int]]]:
     def numbers(match: re.Match[str]) -> str:
         picked = {int(match.group(1))}
         last = int(match.group(1))
-        for sep, value in _CONTINUATION.findall(match.group(2) or ""):
+        for sep, value in _CONTINUATION.get().findall(match.group(2) or ""):
             n = int(value)
             if sep in _RANGE and last < n <= last + 100:
                 picked.update(range(last + 1, n + 1))
@@ -207,9 +232,9 @@ def _refs(sentence: str, steps: int) -> tuple[str, list[set[int]]]:
         found.append(set(range(1, steps + 1)))
         return f" {MARK}{len(found) - 1} "
 
-    text = _ALL_STEPS.sub(every, sentence)
-    text = _STEP_LIST.sub(numbers, text)
-    return _STEP_WORD.sub(word, text), found
+    text = _ALL_STEPS.get().sub(every, sentence)
+    text = _STEP_LIST.get().sub(numbers, text)
+    return _STEP_WORD.get().sub(word, text), found
 
 
 class _Clause(NamedTuple):
@@ -222,7 +247,7 @@ class _Clause(NamedTuple):
 
 
 def _read_clause(text: str, refs: list[set[int]], question: bool) -> _Clause:
-    words = tuple(_TOKEN.findall(text.lower().replace("\u2019", "'")))
+    words = tuple(_TOKEN.get().findall(text.lower().replace("\u2019", "'")))
     named: set[int] = set()
     for w in words:
         if w.startswith(MARK):
@@ -254,16 +279,29 @@ def _read_clause(text: str, refs: list[set[int]], question: bool) -> _Clause:
 
 def infer(titles: Sequence[str], text: str) -> dict[int, Inferred]:
     """Return {step number: how} for the steps one message says are done."""
+    return dict(_infer(tuple(titles), text))
+
+
+@functools.lru_cache(maxsize=2048)  # a brief rereads the same messages each time it is built
+def _infer(titles: tuple[str, ...], text: str) -> tuple[tuple[int, Inferred], ...]:
+    return tuple(_read(titles, text).items())
+
+
+def _read(titles: Sequence[str], text: str) -> dict[int, Inferred]:
     found: dict[int, Inferred] = {}
+    if not _MAYBE_DONE.get().search(text):
+        return found  # no completion word and no past tense: nothing can be done
     stems = [title_words(t) for t in titles]
-    for sentence in _SENTENCES.split(text.strip()):
+    for sentence in _SENTENCES.get().split(text.strip()):
         sentence = sentence.strip()
         if not sentence:
             continue
         question = sentence.rstrip().endswith("?")
         marked, refs = _refs(sentence.replace(MARK, " "), len(titles))
         clauses = [
-            _read_clause(part, refs, question) for part in _CLAUSES.split(marked) if part.strip()
+            _read_clause(part, refs, question)
+            for part in _CLAUSES.get().split(marked)
+            if part.strip()
         ]
         if any(c.failure and not c.refs for c in clauses):
             continue  # "pushed the image but the registry rejected it"
@@ -325,17 +363,22 @@ def suggestions(plan: Sequence[PlanItem], messages: Sequence[Message]) -> tuple[
     """Steps the messages suggest are done but whose status is not finished: only from
     messages written since the step last changed (a later change of the step answers an
     older message)."""
+    titles = [s.title for s in plan]
+    # Each message is read once, oldest first; each step takes the first that says it is
+    # done among those written since the step last changed.
+    said = [
+        (m, infer(titles, m.content))
+        for m in sorted(messages, key=lambda m: m.created_at)
+        if m.role.value != "system"
+    ]
     out = []
     for n, step in enumerate(plan, 1):
         if step.status in (StepStatus.COMPLETED, StepStatus.SKIPPED):
             continue
-        newer = [m for m in messages if m.created_at >= step.updated_at]
-        if not newer:
-            continue
-        hit = _inferences(plan, newer).get(n)
-        if hit is not None:
-            message, how = hit
-            out.append(Suggestion(n, step.title, message.content, message.id, how.sure))
+        for message, found in said:
+            if n in found and message.created_at >= step.updated_at:
+                out.append(Suggestion(n, step.title, message.content, message.id, found[n].sure))
+                break
     return tuple(out)
 
 

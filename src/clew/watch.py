@@ -97,12 +97,13 @@ class Watch(Facade):
         messages = self._store.list_messages(task.id, limit=MESSAGES_READ)
         actions = self._store.recent_actions(task.id, limit=ACTIONS_READ)
         now = self._clock()
-        waiting = self.waiting(task.id)
-        found = detect(task, messages, actions, now, rules, waiting=waiting)
+        found = detect(task, messages, actions, now, rules)
         if any(c.reason == NO_PROGRESS for c in found):
-            # Only a task that looks idle pays for this read: a resumed task's clock
+            # Only a task that looks idle pays for these reads (the waits are counted over
+            # all its actions): a waiting task is not idle, and a resumed task's clock
             # starts again when it was made active.
             resumed = self._store.last_event_at(task.id, "task.status_changed")
+            waiting = self.waiting(task.id)
             found = detect(task, messages, actions, now, rules, waiting=waiting, resumed_at=resumed)
         return tuple(self._with_known_fix(c) for c in found)
 
