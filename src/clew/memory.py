@@ -119,7 +119,9 @@ class Memory(Conversations, Utility, Ledger, Semantic):
         progress so far; both show in the task state.
 
         The message is stored first, then the step change, then the task's fields
-        and status, all in one transaction: either all of it happens or none.
+        and status, all in one transaction: either all of it happens or none. With
+        `progress = "apply"`, steps the message says are done are completed too
+        (journaled as inferred), except the step this call changes itself.
         """
         tid = self._task_id(task_id)
         step_fields = (step_status, step_summary, active_issue)

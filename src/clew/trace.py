@@ -86,7 +86,9 @@ class Ledger(Facade):
         code is failed, and an action with no exit code is completed. A failed command
         gets its error's fingerprint (see `seen_before`). The trace's tool calls are
         actions too: `tool` names the tool, `decision` is the trace decision that made
-        the call, with its start, end and resource use.
+        the call, with its start, end and resource use. A failure that makes the task
+        stuck (the same error again and again) posts a stuck alert in the same write,
+        unless one was posted within the cooldown.
         """
         tid = self._task_id(task_id)
         kind = checks.choice(type, ActionType, "action type")
