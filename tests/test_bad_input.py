@@ -1983,3 +1983,82 @@ def test_a_constraint_recorded_by_the_tool_is_kept(mem: clew.Memory, stored: Sto
     result = tools.call(mem, "task_record", {"task_id": stored.task, "constraint": "no downtime"})
     assert not result.is_error, result.text
     assert [e.summary for e in mem.list_entries(stored.task, type="constraint")] == ["no downtime"]
+
+
+# -- stuck detection and progress settings (issue 11) -----------------------------------------
+
+# Each: an environment variable (or a config.toml) set to something unusable, and what the
+# one-line error says. The store is never opened past its settings, so nothing changes.
+BAD_WATCH_SETTINGS = [
+    ({"CLEW_PROGRESS": "sometimes"}, None, "progress mode 'sometimes' is not one of: suggest"),
+    ({"CLEW_STUCK_AFTER": "soon"}, None, "stuck after 'soon' is not a duration like 90s"),
+    ({"CLEW_STUCK_AFTER": "-5m"}, None, "stuck after must be a duration of zero or more"),
+    ({"CLEW_STUCK_AFTER": "nan"}, None, "stuck after must be a duration of zero or more"),
+    ({"CLEW_STUCK_COOLDOWN": "1e999"}, None, "stuck cooldown must be a duration of zero or more"),
+    ({"CLEW_STUCK_REPEATS": "1"}, None, "stuck repeats must be at least 2"),
+    ({"CLEW_STUCK_REPEATS": "three"}, None, "stuck repeats must be a whole number"),
+    ({"CLEW_STUCK": "maybe"}, None, "stuck enabled must be true or false"),
+    ({}, "[stuck]\nafter = -1\n", "stuck after must be a duration of zero or more"),
+    ({}, '[progress]\nmode = ["apply"]\n', "is not one of: suggest, apply, off"),
+]
+
+
+@pytest.mark.parametrize(("env", "toml", "says"), BAD_WATCH_SETTINGS)
+def test_bad_stuck_and_progress_settings_are_one_line(
+    cli: Cli,
+    mem: clew.Memory,
+    stored: Stored,
+    db: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    env: dict[str, str],
+    toml: str | None,
+    says: str,
+) -> None:
+    before = snapshot(mem)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    if toml is not None:
+        (db.parent / "config.toml").write_text(toml)
+    with pytest.raises(clew.ValidationError, match=re.escape(says)):
+        clew.open(db)
+    for args in (["stuck"], ["task", "update", stored.task, "-m", "Step 2 done"]):
+        assert says in error_line(cli(*args))
+    monkeypatch.delenv("CLEW_PROGRESS", raising=False)
+    for name in env:
+        monkeypatch.delenv(name, raising=False)
+    (db.parent / "config.toml").unlink(missing_ok=True)
+    assert_unchanged(mem, before)
+
+
+def test_stuck_of_an_unknown_task_is_not_found(cli: Cli, mem: clew.Memory, stored: Stored) -> None:
+    before = snapshot(mem)
+    with pytest.raises(clew.NotFoundError):
+        mem.check_stuck(stored.missing)
+    with pytest.raises(clew.NotFoundError):
+        mem.stuck(stored.missing)
+    with pytest.raises(clew.ValidationError):
+        mem.stuck(42)  # type: ignore[arg-type]
+    line = error_line(cli("stuck", stored.missing))
+    assert "no task matches" in line and "clew task list" in line
+    assert_unchanged(mem, before)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "step", "steps 1-99999", "step 0 done", "step -1 done", "§0 done", "step 2" * 5000,
+     "done " * 20_000, "\x00\x1b[31mstep 1 done\x1b[0m", "s̶t̶e̶p̶ 1 done", "STEP 1 DONE?!"],
+)  # fmt: skip
+def test_hostile_progress_messages_never_break_the_write_or_the_plan(
+    mem: clew.Memory, text: str
+) -> None:
+    mem.settings = mem.settings._replace(progress="apply")
+    task = mem.create_task("T", ["Build", "Push"])
+    if not text.strip():
+        with pytest.raises(clew.ValidationError):
+            mem.add_message(task.id, text)
+        return
+    mem.add_message(task.id, text)
+    statuses = [s.status.value for s in mem.get_task(task.id).plan]
+    assert statuses in (["pending", "pending"], ["completed", "pending"])
+    assert mem.where(task.id).tokens <= 300
+    assert mem.verify().ok

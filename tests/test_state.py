@@ -25,6 +25,7 @@ from clew.models import (
     TaskStatus,
 )
 from clew.state import LEVELS, MIN_BUDGET, Snapshot, render_lines, render_state
+from clew.stuck import NO_PROGRESS, REPEATED_FAILURE, Stuck
 from clew.tokens import byte_counter, counter
 from clew.yamltext import dump, scalar
 from tests.conftest import FakeClock
@@ -148,7 +149,11 @@ def snapshots(draw: Any) -> Snapshot:
                 counts[kind, status] = total
     created, modified = draw(st.integers(0, 500)), draw(st.integers(0, 500))
     files = FileChanges(created, modified, STAMP if created or modified else None)
-    return Snapshot(task, entries, counts, files)
+    stuck = tuple(
+        Stuck(reason, STAMP, draw(any_text), draw(any_text), draw(st.none() | any_text))
+        for reason in draw(st.sampled_from([(), (NO_PROGRESS,), (REPEATED_FAILURE, NO_PROGRESS)]))
+    )
+    return Snapshot(task, entries, counts, files, stuck)
 
 
 def check_render(snap: Snapshot, budget: int, text: str) -> dict[str, Any]:
@@ -167,6 +172,9 @@ def check_render(snap: Snapshot, budget: int, text: str) -> dict[str, Any]:
         assert data["next_steps"][0]["n"] == later[0]
     else:
         assert data["next_steps"] == []
+    # A stuck task says so, and why, at every level.
+    reasons = [c if isinstance(c, str) else c["reason"] for c in data.get("stuck", [])]
+    assert reasons == [c.reason for c in snap.stuck]
     return data
 
 

@@ -6,9 +6,10 @@ and returns values; the same inputs always give the same text. The text stays wi
 that fits is used, so the essentials (status, completed, current and next step) come
 through whatever the content.
 
-Plan-progress inference (seed 001) reads the messages for signs that a step is done
-("Step 4 done", or a completion word plus most of the step's words); its findings are
-shown as suggestions and never change a step's status.
+Plan-progress inference (seed 001, in progress.py) reads the messages for signs that a
+step is done ("Step 4 done", "pushed the image"); its findings are shown as suggestions
+(applying them is the facade's business, by configuration). A stuck task (stuck.py) says
+so near the top, with the evidence and what to try.
 """
 
 from __future__ import annotations
@@ -30,7 +31,22 @@ from clew.models import (
     StepStatus,
     Task,
 )
+from clew.progress import Suggestion, infer_completed, suggestions
+from clew.stuck import Stuck
 from clew.tokens import TokenCounter
+
+__all__ = [
+    "BRIEF_BUDGET",
+    "Brief",
+    "StepRef",
+    "Suggestion",
+    "build_brief",
+    "clip",
+    "current_step",
+    "infer_completed",
+    "number_ranges",
+    "suggestions",
+]
 
 BRIEF_BUDGET = 300
 NEXT_STEPS_SHOWN = 3
@@ -42,14 +58,6 @@ class StepRef(NamedTuple):
     title: str
     status: str
     started_at: str | None = None
-
-
-class Suggestion(NamedTuple):
-    """A step the messages say is done while its status says otherwise."""
-
-    step: int
-    title: str
-    message: str
 
 
 class Brief(NamedTuple):
@@ -72,6 +80,7 @@ class Brief(NamedTuple):
     suggestions: tuple[Suggestion, ...]
     text: str
     tokens: int
+    stuck: tuple[Stuck, ...] = ()
 
 
 class _Shape(NamedTuple):
@@ -129,63 +138,6 @@ def current_step(plan: Sequence[PlanItem]) -> tuple[int, PlanItem] | None:
     return None
 
 
-# -- plan-progress inference (seed 001) ------------------------------------------------------
-
-_SIGNALS = frozenset({"done", "completed", "complete", "finished", "✓", "✔", "succeeded"})
-_NEGATIONS = frozenset({"not", "never", "isn't", "wasn't", "haven't", "hasn't", "no"})
-_STOPWORDS = frozenset({"the", "a", "an", "to", "and", "or", "of", "in", "on", "for", "with"})
-_WORD = re.compile(r"[\w'✓✔]+")
-_STEP_NUMBER = re.compile(r"\bstep\s*#?(\d+)\b", re.IGNORECASE)
-
-
-def _words(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
-
-
-def _says_done(words: Sequence[str]) -> bool:
-    """A completion word not right after a negation ("not done" is not done)."""
-    return any(
-        w in _SIGNALS and (i == 0 or words[i - 1] not in _NEGATIONS) for i, w in enumerate(words)
-    )
-
-
-def infer_completed(plan: Sequence[PlanItem], messages: Sequence[Message]) -> dict[int, str]:
-    """Return {step number: the message that suggests it is done}, from messages alone.
-
-    A message counts when it says something is done and either names steps ("step 4
-    done": those steps only) or shares at least half of a step title's words, and at
-    least two of them unless the title has one (seed 001's rule, made stricter so that
-    one shared word like "image" does not mark every image step).
-    """
-    found: dict[int, str] = {}
-    titles = [set(_words(s.title)) - _STOPWORDS for s in plan]
-    for message in sorted(messages, key=lambda m: m.created_at):
-        words = _words(message.content)
-        if not _says_done(words):
-            continue
-        named = {int(n) for n in _STEP_NUMBER.findall(message.content)}
-        present = set(words)
-        for number, title_words in enumerate(titles, 1):
-            if named:
-                hit = number in named
-            else:
-                overlap = len(title_words & present)
-                need = max(0.5 * len(title_words), min(2, len(title_words)))
-                hit = bool(title_words) and overlap >= need
-            if hit:
-                found.setdefault(number, message.content)
-    return found
-
-
-def suggestions(plan: Sequence[PlanItem], messages: Sequence[Message]) -> tuple[Suggestion, ...]:
-    """Steps the messages suggest are done but whose status is not finished."""
-    return tuple(
-        Suggestion(n, plan[n - 1].title, text)
-        for n, text in sorted(infer_completed(plan, messages).items())
-        if plan[n - 1].status not in (StepStatus.COMPLETED, StepStatus.SKIPPED)
-    )
-
-
 # -- the brief --------------------------------------------------------------------------------
 
 
@@ -213,6 +165,7 @@ class _Facts(NamedTuple):
     decisions: tuple[Entry, ...]
     waits: tuple[Action, ...]
     suggestions: tuple[Suggestion, ...]
+    stuck: tuple[Stuck, ...] = ()
 
 
 def _lines(task: Task, facts: _Facts, shape: _Shape, now: datetime) -> list[tuple[int, str]]:
@@ -235,6 +188,9 @@ def _lines(task: Task, facts: _Facts, shape: _Shape, now: datetime) -> list[tupl
         out.append((0, f"Completed steps {numbers} of {len(plan)}{more}."))
     else:
         out.append((0, f"No step of {len(plan)} is completed yet."))
+    for condition in facts.stuck:
+        out.append((0, f"Stuck: {clip(condition.evidence, q)}."))
+        out.append((2, f"Try: {clip(condition.suggestion, q)}."))
     for n, s in facts.failed:
         out.append((1, f"Failed: step {n} — {clip(s.title, t)}."))
     if facts.current and facts.current[1].status is StepStatus.ACTIVE:
@@ -283,8 +239,12 @@ def build_brief(
     decisions: Sequence[Entry] = (),
     counter: TokenCounter | None = None,
     budget: int = BRIEF_BUDGET,
+    stuck: Sequence[Stuck] = (),
+    suggest: bool = True,
 ) -> Brief:
-    """Answer "where was I?" for `task`; messages, actions and entries come newest first."""
+    """Answer "where was I?" for `task`; messages, actions and entries come newest first.
+    `stuck` are the conditions that make it stuck now; `suggest` shows the steps its
+    messages say are done."""
     plan = task.plan
     numbered = tuple(enumerate(plan, 1))
     found = current_step(plan)
@@ -307,7 +267,8 @@ def build_brief(
         waits=tuple(
             a for a in actions if a.type is ActionType.WAIT and a.status is ActionStatus.STARTED
         )[:3],
-        suggestions=suggestions(plan, messages),
+        suggestions=suggestions(plan, messages) if suggest else (),
+        stuck=tuple(stuck),
     )
     text, tokens, shape = "", 0, SHAPES[-1]
     for shape in SHAPES:
@@ -342,4 +303,5 @@ def build_brief(
         suggestions=facts.suggestions,
         text=text,
         tokens=tokens,
+        stuck=facts.stuck,
     )

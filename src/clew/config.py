@@ -7,6 +7,15 @@ Config files are TOML: `config.toml` beside the store (for a project store,
     [state]
     budget = 1500     # tokens for the always-in-prompt task state  (CLEW_STATE_BUDGET)
     mirror = true     # write tasks/<id>/state.yaml and journal.jsonl (CLEW_MIRROR=1)
+
+    [progress]
+    mode = "suggest"  # a message saying a step is done: suggest, apply or off (CLEW_PROGRESS)
+
+    [stuck]
+    after = "30m"     # no progress for this long is stuck       (CLEW_STUCK_AFTER)
+    repeats = 3       # the same error from this many failed runs (CLEW_STUCK_REPEATS)
+    cooldown = "30m"  # at most one stuck alert per task per ...  (CLEW_STUCK_COOLDOWN)
+    enabled = true    #                                           (CLEW_STUCK=0 turns it off)
 """
 
 from __future__ import annotations
@@ -153,6 +162,59 @@ def limits(store_path: str) -> dict[str, int]:
 
 
 WORKERS = ("auto", "thread", "process", "off")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def seconds(value: object, name: str) -> float:
+    """Read a duration given as seconds (a number) or as text like 90s, 30m, 24h, 7d."""
+    text = str(value).strip().lower()
+    try:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            number = float(value)
+        elif text[-1:] in _UNITS:
+            number = float(text[:-1]) * _UNITS[text[-1]]
+        else:
+            number = float(text)
+    except ValueError:
+        raise ValidationError(
+            f"{name} {value!r} is not a duration like 90s, 30m, 24h or 7d"
+        ) from None
+    if not number >= 0 or number == float("inf"):
+        raise ValidationError(f"{name} must be a duration of zero or more, not {value!r}")
+    return number
+
+
+def progress_mode(store_path: str) -> str:
+    """What a message saying a step is done does: suggest (default), apply or off."""
+    from clew.progress import DEFAULT_MODE, MODES
+
+    mode = str(setting(store_path, "progress", "mode", "CLEW_PROGRESS", DEFAULT_MODE))
+    if mode.strip().lower() not in MODES:
+        raise ValidationError(f"progress mode {mode!r} is not one of: {', '.join(MODES)}")
+    return mode.strip().lower()
+
+
+def stuck_rules(store_path: str) -> Any:
+    """When a task counts as stuck, and how often it is alerted about (`[stuck]`)."""
+    from clew.stuck import StuckRules
+
+    base = StuckRules()
+    after = setting(store_path, "stuck", "after", "CLEW_STUCK_AFTER", base.idle_after)
+    cooldown = setting(store_path, "stuck", "cooldown", "CLEW_STUCK_COOLDOWN", base.cooldown)
+    repeats = setting(store_path, "stuck", "repeats", "CLEW_STUCK_REPEATS", base.repeats)
+    enabled = setting(store_path, "stuck", "enabled", "CLEW_STUCK", base.enabled)
+    try:
+        count = int(str(repeats).strip())
+    except ValueError:
+        raise ValidationError(f"stuck repeats must be a whole number, not {repeats!r}") from None
+    if count < 2:
+        raise ValidationError(f"stuck repeats must be at least 2, not {count}")
+    return StuckRules(
+        idle_after=seconds(after, "stuck after"),
+        repeats=count,
+        cooldown=seconds(cooldown, "stuck cooldown"),
+        enabled=flag(enabled, "stuck enabled"),
+    )
 
 
 def settings(store_path: str, *, state_budget: object = None, mirror: object = None) -> Any:
@@ -180,4 +242,6 @@ def settings(store_path: str, *, state_budget: object = None, mirror: object = N
         limits=limits(store_path),
         summary_every=checks.count(checks.from_digits(every), "summary every"),
         worker=worker,
+        progress=progress_mode(store_path),
+        stuck=stuck_rules(store_path),
     )

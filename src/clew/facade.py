@@ -20,6 +20,7 @@ from clew.errors import ValidationError
 from clew.ids import new_id
 from clew.models import Event
 from clew.store import Store
+from clew.stuck import StuckRules
 
 if TYPE_CHECKING:
     from clew.providers import Provider
@@ -54,6 +55,9 @@ class Settings(NamedTuple):
     # Who does queued jobs: a thread of this process, a detached `clew work` process, or
     # nobody until run_jobs(); "auto" is a thread in a library and a process for the CLI.
     worker: str = "auto"
+    # Messages that say a step is done: shown as suggestions, applied, or ignored.
+    progress: str = "suggest"
+    stuck: StuckRules = StuckRules()  # when a task counts as stuck, how often to alert
 
 
 _HINTS = {
@@ -159,6 +163,10 @@ class Facade:
     def _after_commit(self, task_ids: list[str], jobs: int) -> None:
         """Run after a call's transaction commits, with the tasks it wrote and the number
         of jobs it queued. Mixins extend it (calling super())."""
+
+    def _action_recorded(self, task_id: str, failed: bool, at: str) -> None:
+        """Run inside the write that records or finishes an action (stuck detection
+        extends it)."""
 
     def _resolve(self, kind: str, ident: str) -> str:
         """Return the full id of the `kind` record named by `ident` (an id or its prefix)."""

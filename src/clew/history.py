@@ -47,7 +47,12 @@ def describe(event: Event, steps: Mapping[str, int]) -> str:
     if kind == "task.created":
         return f"created {clip(d['task']['name'], TEXT)!r} with {len(d['plan'])} steps"
     if kind == "task.updated":
-        return "changed " + ", ".join(sorted(d["changes"]))
+        by = d.get("by") or {}
+        who = f" (by the model {by['model']})" if by.get("model") else ""
+        return "changed " + ", ".join(sorted(d["changes"])) + who
+    if kind == "task.stuck_alerted":
+        reasons = ", ".join(c["reason"].replace("_", " ") for c in d["conditions"])
+        return f"stuck alert: {reasons}"
     if kind == "task.status_changed":
         why = f" ({d['reason']})" if d.get("reason") else ""
         return f"status {d['from']} -> {d['to']}{why}"
@@ -66,7 +71,8 @@ def describe(event: Event, steps: Mapping[str, int]) -> str:
             f"{key} {clip(str(value), TEXT)}" if key != "status" else str(value)
             for key, value in changes.items()
         )
-        return f"{_step(steps, d['step_id'])}: {said}"
+        why = f" (inferred from message {d['message_id']})" if d.get("inferred") else ""
+        return f"{_step(steps, d['step_id'])}: {said}{why}"
     if kind == "action.recorded":
         return _action(d["action"], steps)
     if kind == "action.updated":

@@ -119,7 +119,9 @@ class Memory(Conversations, Utility, Ledger, Semantic):
         progress so far; both show in the task state.
 
         The message is stored first, then the step change, then the task's fields
-        and status, all in one transaction: either all of it happens or none.
+        and status, all in one transaction: either all of it happens or none. With
+        `progress = "apply"`, steps the message says are done are completed too
+        (journaled as inferred), except the step this call changes itself.
         """
         tid = self._task_id(task_id)
         step_fields = (step_status, step_summary, active_issue)
@@ -157,8 +159,10 @@ class Memory(Conversations, Utility, Ledger, Semantic):
                 tasks.check_transition(task, new_status)
             if step is not None and (new_status is None or new_status is task.status):
                 tasks.check_open(task.status, tid)
+            # The step this call changes itself is not also inferred from its message.
+            explicit = tasks.find_step(task.plan, step, tid).id if step is not None else None
             if message is not None and kind is not None:
-                self._add_message(tid, message, role, kind, at)
+                self._add_message(tid, message, role, kind, at, exclude=explicit)
             if step is not None:
                 self._change_step(
                     task, step, at, status=step_status, summary=step_summary, issue=active_issue
@@ -339,8 +343,17 @@ class Memory(Conversations, Utility, Ledger, Semantic):
             return self._add_message(tid, content, role, type, at)
 
     def _add_message(
-        self, task_id: str, content: str, role: str | MessageRole, kind: str | MessageType, at: str
+        self,
+        task_id: str,
+        content: str,
+        role: str | MessageRole,
+        kind: str | MessageType,
+        at: str,
+        *,
+        exclude: str | None = None,
     ) -> Message:
+        """Journal a message; with `progress = "apply"`, an agent's or user's message that
+        says steps are done completes them (all but `exclude`), journaled as inferred."""
         message = Message(
             id=new_id(),
             space=self.space,
@@ -352,6 +365,8 @@ class Memory(Conversations, Utility, Ledger, Semantic):
         )
         data = {"id": message.id, "role": message.role.value, "type": message.type.value}
         self._emit("message.added", task_id, {"message": {**data, "content": content}}, at)
+        if message.role is not MessageRole.SYSTEM:
+            self._apply_progress(task_id, message.id, content, at, exclude=exclude)
         self._message_added(task_id, at)
         return message
 

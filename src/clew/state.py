@@ -20,6 +20,9 @@ it degrades in this fixed order, one level at a time, until it fits (`LEVELS`):
 8. the core: id, goal (12 characters), status, step count, current and next step (titles
    12 characters), and one hidden line whose command recalls everything
 
+A stuck task (stuck.py) shows why under `stuck`: each condition's reason, evidence and
+suggestion; from level 5 without the suggestion, from level 7 its reason alone.
+
 Goal, status, current step and next step are in every level. Whatever a level leaves
 out is hidden, never lost: the `hidden` section counts it and names the CLI command
 and the tool call that recall it. Budgets below `MIN_BUDGET` are refused, because
@@ -33,6 +36,7 @@ from typing import Any, NamedTuple
 
 from clew.brief import clip
 from clew.models import Entry, EntryStatus, EntryType, FileChanges, PlanItem, StepStatus, Task
+from clew.stuck import Stuck
 from clew.tokens import TokenCounter
 from clew.yamltext import dump_lines
 
@@ -74,6 +78,7 @@ class Level(NamedTuple):
     next_objective: bool = True
     compact_hidden: bool = False  # one hidden line for all entries, not one per type
     core_only: bool = False  # task, plan size, current and next step, one hidden line
+    stuck: str = "full"  # full (evidence and suggestion) | evidence | reason
 
 
 LEVELS: tuple[Level, ...] = (
@@ -90,23 +95,23 @@ LEVELS: tuple[Level, ...] = (
     Level(
         decisions=3, errors=2, resolved_errors=False, findings=0, constraints=3, questions=1,
         text_chars=80, step_summaries="none", window="always", files=False,
-        progress_summary=False,
+        progress_summary=False, stuck="evidence",
     ),
     Level(
         decisions=1, errors=1, resolved_errors=False, findings=0, constraints=1, questions=1,
         text_chars=60, step_summaries="none", window="none", next_steps=1, files=False,
-        progress_summary=False, compact_hidden=True,
+        progress_summary=False, compact_hidden=True, stuck="evidence",
     ),
     Level(
         decisions=0, errors=0, resolved_errors=False, findings=0, constraints=0, questions=1,
         text_chars=60, title_chars=60, goal_chars=60, step_summaries="none", window="none",
-        next_steps=1, files=False, progress_summary=False, compact_hidden=True,
+        next_steps=1, files=False, progress_summary=False, compact_hidden=True, stuck="reason",
     ),
     Level(
         decisions=0, errors=0, resolved_errors=False, findings=0, constraints=0, questions=0,
         text_chars=12, title_chars=12, goal_chars=12, step_summaries="none", window="none",
         next_steps=1, files=False, progress_summary=False, next_objective=False,
-        compact_hidden=True, core_only=True,
+        compact_hidden=True, core_only=True, stuck="reason",
     ),
 )  # fmt: skip
 
@@ -118,6 +123,7 @@ class Snapshot(NamedTuple):
     entries: Mapping[tuple[EntryType, EntryStatus], Sequence[Entry]]  # newest first
     counts: Mapping[tuple[EntryType, EntryStatus], int]
     files: FileChanges
+    stuck: Sequence[Stuck] = ()  # why the task is stuck now, if it is (stuck.py)
 
 
 class Hidden(NamedTuple):
@@ -204,6 +210,8 @@ class _Render:
         current, upcoming = self.current_and_next()
         data["current_step"] = current
         data["next_steps"] = upcoming
+        if self.snap.stuck:
+            data["stuck"] = [self.stuck(c) for c in self.snap.stuck]
         steps = self.steps()
         if steps:
             data["subtasks"] = steps
@@ -388,6 +396,16 @@ class _Render:
         self.hide(
             "more open questions", EntryType.QUESTION, total(EntryType.QUESTION), len(questions)
         )
+
+    def stuck(self, condition: Stuck) -> Any:
+        """A stuck condition: its reason alone at the smallest levels, else with the
+        evidence (and the suggestion while there is room)."""
+        if self.level.stuck == "reason":
+            return condition.reason
+        row = {"reason": condition.reason, "evidence": self.text(condition.evidence)}
+        if self.level.stuck == "full":
+            row["suggestion"] = self.text(condition.suggestion)
+        return row
 
     def error(self, entry: Entry) -> dict[str, Any]:
         row: dict[str, Any] = {"id": entry.id}

@@ -71,11 +71,44 @@ def plan_text(task: Task) -> str:
 
 
 def summary_prompt(task: Task, messages: Sequence[Message]) -> list[Prompt]:
-    """Seed 001's running-summary prompt."""
+    """Seed 001's running-summary prompt, which also asks the model to refine the task's
+    progress summary and next objective (seed 003)."""
     user = prompt("summary")["user"].format(
-        name=task.name, plan=plan_text(task), messages=format_messages(messages)
+        name=task.name,
+        plan=plan_text(task),
+        progress=clip(task.summary or "(none yet)", 600),
+        objective=clip(task.next_objective or "(none yet)", 300),
+        messages=format_messages(messages),
     )
     return [Prompt("user", user)]
+
+
+class Refined(NamedTuple):
+    """A running summary split into its text and the refinements it ends with."""
+
+    text: str  # the summary, without the PROGRESS and NEXT lines
+    progress: str | None  # the task's progress summary, refined
+    next_objective: str | None
+
+
+_REFINED = re.compile(r"^\W*(PROGRESS|NEXT)\W*:\s*(.*)$", re.IGNORECASE)
+
+
+def split_summary(answer: str) -> Refined:
+    """Read a running summary: its `PROGRESS:` and `NEXT:` lines (if the model wrote them)
+    refine the progress summary and next objective; without a PROGRESS line the summary
+    itself is the progress summary."""
+    kept: list[str] = []
+    found: dict[str, str] = {}
+    for line in answer.strip().splitlines():
+        match = _REFINED.match(line.strip())
+        if match and match.group(2).strip():
+            found[match.group(1).upper()] = " ".join(match.group(2).split())
+        else:
+            kept.append(line)
+    text = "\n".join(kept).strip()
+    progress = found.get("PROGRESS") or (" ".join(text.split()) or None)
+    return Refined(text or answer.strip(), progress, found.get("NEXT"))
 
 
 def ask_prompt(

@@ -195,8 +195,11 @@ def task_update(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     data: dict[str, Any] = {}
     lines = []
     if changes:
+        before = mem.get_task(task_id) if "message" in changes else None
         task = mem.update_task(task_id, **changes)
         lines.append(f"Updated {_position(task)}.")
+        if before is not None:
+            lines += _progress_lines(mem, before, task, changes)
         data["task"] = to_jsonable(task)
     if args.get("query"):
         answer = mem.ask(task_id, args["query"])
@@ -210,6 +213,30 @@ def task_update(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
             ' or a query such as "where was I?"'
         )
     return ToolResult("\n".join(lines), data)
+
+
+def _progress_lines(mem: Memory, before: Task, after: Task, changes: dict[str, Any]) -> list[str]:
+    """What a progress message did to the plan: steps it completed (progress = "apply"), or
+    steps it suggests are done, with the call that confirms one."""
+    if mem.settings.progress == "off":
+        return []
+    from clew.progress import infer
+
+    was = {s.id: s.status for s in before.plan}
+    explicit = str(changes.get("step", ""))
+    lines = []
+    for n, _ in sorted(infer([s.title for s in after.plan], changes["message"]).items()):
+        step = after.plan[n - 1]
+        if str(n) == explicit or step.id == explicit:
+            continue
+        if step.status is StepStatus.COMPLETED and was.get(step.id) is not StepStatus.COMPLETED:
+            lines.append(f"Marked step {n} completed (inferred from your message).")
+        elif step.status not in (StepStatus.COMPLETED, StepStatus.SKIPPED):
+            lines.append(
+                f"Your message suggests step {n} is done; if it is, call task_update("
+                f'task_id="{after.id}", step={n}, step_status="completed").'
+            )
+    return lines
 
 
 @tool(

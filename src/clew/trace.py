@@ -86,7 +86,9 @@ class Ledger(Facade):
         code is failed, and an action with no exit code is completed. A failed command
         gets its error's fingerprint (see `seen_before`). The trace's tool calls are
         actions too: `tool` names the tool, `decision` is the trace decision that made
-        the call, with its start, end and resource use.
+        the call, with its start, end and resource use. A failure that makes the task
+        stuck (the same error again and again) posts a stuck alert in the same write,
+        unless one was posted within the cooldown.
         """
         tid = self._task_id(task_id)
         kind = checks.choice(type, ActionType, "action type")
@@ -142,6 +144,7 @@ class Ledger(Facade):
                     raise ValidationError(f"decision {decision_id} belongs to another task")
                 action["decision_id"] = decision_id
             self._emit("action.recorded", tid, {"action": action}, at)
+            self._action_recorded(tid, "fingerprint" in action, at)
         return self._store.get_action(action_id)
 
     def finish_action(
@@ -186,6 +189,7 @@ class Ledger(Facade):
                 changes["fingerprint"] = failure_fingerprint(current.command, result)
             data = {"action_id": aid, "changes": changes}
             self._emit("action.updated", current.task_id, data, at)
+            self._action_recorded(current.task_id, "fingerprint" in changes, at)
         return self._store.get_action(aid)
 
     def get_action(self, action_id: str) -> Action:

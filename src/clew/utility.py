@@ -36,6 +36,7 @@ from clew.models import (
     RecordHit,
     RunningSummary,
     StepStatus,
+    Task,
 )
 from clew.providers import Completion, Message, Provider
 from clew.summaries import Answer
@@ -238,8 +239,9 @@ class Utility(Archive, Working):
             except ModelError as exc:
                 refusal = f"the model failed: {exc}"
             else:
+                refined = summaries.split_summary(answer.text)
                 summary = {
-                    "id": new_id(), "text": answer.text.strip(), "message_count": count,
+                    "id": new_id(), "text": refined.text, "message_count": count,
                     "source": "model", "model": answer.model,
                 }  # fmt: skip
                 result = {"source": "model", "model": answer.model}
@@ -249,7 +251,32 @@ class Utility(Archive, Working):
             with self._write() as at:
                 if self._still_mine(job):
                     self._emit("summary.recorded", job.task_id, {"summary": summary}, at)
+                    self._refine(job, task, refined, str(summary["model"]), at)
         self._finish(job, [], result)
+
+    def _refine(
+        self, job: Job, seen: Task, refined: summaries.Refined, model: str, at: str
+    ) -> None:
+        """Inside the write of a running summary: let the model's summary refine the task's
+        progress summary and next objective (seed 003), journaled as the model's; a field
+        the agent changed while the model worked keeps the agent's value."""
+        now = self._store.get_task(job.task_id)
+        changes: dict[str, str] = {}
+        for field, value in (
+            ("summary", refined.progress),
+            ("next_objective", refined.next_objective),
+        ):
+            if not value or getattr(now, field) != getattr(seen, field):
+                continue
+            if value != getattr(now, field):
+                changes[field] = value[: checks.MAX_TEXT_CHARS]
+        if changes:
+            data = {
+                "task_id": job.task_id,
+                "changes": changes,
+                "by": {"model": model, "job_id": job.id},
+            }
+            self._emit("task.updated", job.task_id, data, at)
 
     def running_summary(self, task_id: str) -> RunningSummary:
         """The task's running summary: the model's newest, else one built from the records."""

@@ -73,6 +73,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "utility": ("ask", "work", "jobs", "usage"),
     "conversations": ("session", "recall"),
     "agent": ("tools", "prompt", "mcp"),
+    "watch": ("stuck",),
 }
 _VALUED = ("--db", "--space", "--busy-timeout", "--max-input-mb")  # global options with a value
 

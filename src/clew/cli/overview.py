@@ -31,6 +31,7 @@ GROUPS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("pattern", "patterns that worked or failed, with their evidence"),
             ("guard", "guardrails: rules the agent must follow, checked on commands"),
             ("ask", "ask a question about this folder's task (or a given one)"),
+            ("stuck", "is a task stuck: no progress, or the same failure again?"),
         ),
     ),
     (

@@ -311,6 +311,12 @@ def _message_added(conn: sqlite3.Connection, event: Event) -> None:
     )
 
 
+@handles("task.stuck_alerted")
+def _stuck_alerted(conn: sqlite3.Connection, event: Event) -> None:
+    """The alert's conditions stay in the journal; its message is a row of its own (the
+    `message.added` event before this one), which is what the cooldown reads."""
+
+
 @handles("task.files_changed")
 def _files_changed(conn: sqlite3.Connection, event: Event) -> None:
     # A path first seen as created stays "created" however often it is modified after.

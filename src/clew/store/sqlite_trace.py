@@ -152,6 +152,45 @@ class TraceReads(RowReader):
                 )
         return out
 
+    def recent_actions(self, task_id: str, *, limit: int) -> list[Action]:
+        """A task's newest actions, newest first, without their output (stdout, stderr,
+        input and output are None): what stuck detection reads, cheaply whatever the output."""
+        rows = self._rows(
+            "SELECT id, space, task_id, plan_item_id, type, summary, status, NULL AS input,"
+            " NULL AS output, command, cwd, exit_code, duration_seconds, NULL AS stdout,"
+            " NULL AS stderr, created_at, updated_at, tool, decision_id, started_at, ended_at,"
+            " cpu_seconds, memory_mb, fingerprint FROM actions WHERE task_id = ? AND space = ?"
+            " ORDER BY created_at DESC, rowid DESC LIMIT ?",
+            (task_id, self.space, limit),
+        )
+        return [action_from_row(r) for r in rows]
+
+    def open_waits(self, task_id: str) -> int:
+        """How many wait actions of a task are still open (recorded as started)."""
+        rows = self._rows(
+            "SELECT count(*) FROM actions WHERE task_id = ? AND space = ? AND type = 'wait'"
+            " AND status = 'started'",
+            (task_id, self.space),
+        )
+        return int(rows[0][0])
+
+    def last_message_at(self, task_id: str, type: str) -> str | None:
+        """When the newest message of one type was added to a task, if any was."""
+        rows = self._rows(
+            "SELECT max(created_at) FROM task_messages WHERE task_id = ? AND space = ?"
+            " AND type = ?",
+            (task_id, self.space, type),
+        )
+        return rows[0][0] if rows else None
+
+    def last_event_at(self, task_id: str, type: str) -> str | None:
+        """When the newest event of one type was journaled for a task, if any was."""
+        rows = self._rows(
+            "SELECT max(created_at) FROM events WHERE task_id = ? AND space = ? AND type = ?",
+            (task_id, self.space, type),
+        )
+        return rows[0][0] if rows else None
+
     def actions_with_fingerprint(self, key: str, *, limit: int = 50) -> list[Action]:
         """Failed commands whose error has this fingerprint, newest first."""
         rows = self._rows(

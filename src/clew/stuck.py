@@ -1,0 +1,183 @@
+"""Stuck detection (seed 001): an active task that makes no progress, or that runs the same
+failing command again and again. Pure: records and the time in, conditions out.
+
+Two conditions, each with its evidence and a suggestion:
+
+- **no progress**: nothing moved for `StuckRules.idle_after` seconds (default 30 minutes).
+  Progress is a step starting or finishing, a replan, a message (clew's own stuck alerts
+  aside), a completed action, the task being created or (re)activated. A task that is
+  waiting (`waiting`: an open wait) is not stuck for want of progress: waiting is what it
+  should be doing.
+- **repeated failure**: since the current step last changed, the same error (by its
+  fingerprint, see fingerprint.py) came back from `StuckRules.repeats` failed commands
+  (default 3), and no later run of that command succeeded.
+
+The state and the brief show a task's conditions whenever they hold. An alert (a system
+message of type `stuck`, posted by the facade) is rate-limited by `StuckRules.cooldown`:
+`alert_due` says whether one may be posted now.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import NamedTuple
+
+from clew.clock import parse
+from clew.models import Action, ActionStatus, Message, MessageType, Task, TaskStatus
+
+NO_PROGRESS = "no_progress"
+REPEATED_FAILURE = "repeated_failure"
+ACTIONS_READ = 50  # the newest actions the repeated-failure check reads
+
+
+class StuckRules(NamedTuple):
+    """When a task counts as stuck, and how often it may be alerted about (config `[stuck]`)."""
+
+    idle_after: float = 1800.0  # seconds without progress
+    repeats: int = 3  # failures with one fingerprint
+    cooldown: float = 1800.0  # seconds between two alerts of one task
+    enabled: bool = True
+
+
+DEFAULT_RULES = StuckRules()
+
+
+class Stuck(NamedTuple):
+    """One reason a task is stuck, with what shows it and what to try."""
+
+    reason: str  # no_progress or repeated_failure
+    since: str  # when the condition began (the last progress, or the first failure)
+    evidence: str  # one line, for people and models
+    suggestion: str
+    command: str | None = None  # repeated failure: the command line
+    fingerprint: str | None = None  # repeated failure: the error's fingerprint key
+    times: int = 0  # repeated failure: how many times
+    action_id: str | None = None  # repeated failure: the newest failed run
+
+
+def _minutes(seconds: float) -> str:
+    minutes = int(seconds // 60)
+    if minutes >= 2 * 60 * 24:
+        return f"{minutes // (60 * 24)}d"
+    if minutes >= 120:
+        return f"{minutes // 60}h"
+    return f"{minutes}m"
+
+
+def last_progress(
+    task: Task,
+    messages: Sequence[Message],
+    actions: Sequence[Action],
+    resumed_at: str | None = None,
+) -> str:
+    """The time of the task's newest progress (see the module docstring)."""
+    times = [task.created_at]
+    times += [t for t in (task.last_replanned_at, resumed_at) if t]
+    for step in task.plan:
+        times += [t for t in (step.started_at, step.completed_at) if t]
+    times += [m.created_at for m in messages if m.type is not MessageType.STUCK]
+    times += [a.updated_at for a in actions if a.status is ActionStatus.COMPLETED]
+    return max(times)
+
+
+def _step_changed(task: Task) -> str:
+    """When the plan last moved: failures before it belong to earlier work."""
+    times = [task.created_at]
+    for step in task.plan:
+        times += [t for t in (step.started_at, step.completed_at) if t]
+    return max(times)
+
+
+def repeated_failure(task: Task, actions: Sequence[Action], repeats: int) -> Stuck | None:
+    """The error that came back most often since the plan last moved, if it came back at
+    least `repeats` times and no later run of its command succeeded."""
+    since = _step_changed(task)
+    recent = sorted((a for a in actions if a.created_at >= since), key=lambda a: a.created_at)
+    runs: dict[str, list[Action]] = {}
+    for action in recent:
+        if action.status in (ActionStatus.FAILED, ActionStatus.TIMEOUT) and action.fingerprint:
+            runs.setdefault(action.fingerprint, []).append(action)
+    best: list[Action] = []
+    for failed in runs.values():
+        last = failed[-1]
+        fixed = any(
+            a.status is ActionStatus.COMPLETED
+            and a.created_at >= last.created_at
+            and a.id != last.id
+            and (a.command or a.summary) == (last.command or last.summary)
+            for a in recent
+        )
+        if not fixed and len(failed) >= repeats and len(failed) > len(best):
+            best = failed
+    if not best:
+        return None
+    last = best[-1]
+    what = f"`{last.command}`" if last.command else repr(last.summary)
+    return Stuck(
+        reason=REPEATED_FAILURE,
+        since=best[0].created_at,
+        evidence=(
+            f"{what} failed {len(best)} times with the same error since {best[0].created_at[:16]}Z"
+        ),
+        suggestion=(
+            "try a different approach rather than running it again; read the error with"
+            f" `clew task output {last.id} --stderr` and look for a fix that worked before with"
+            " `clew seen`"
+        ),
+        command=last.command,
+        fingerprint=last.fingerprint,
+        times=len(best),
+        action_id=last.id,
+    )
+
+
+def detect(
+    task: Task,
+    messages: Sequence[Message],
+    actions: Sequence[Action],
+    now: datetime,
+    rules: StuckRules = DEFAULT_RULES,
+    *,
+    waiting: bool = False,
+    resumed_at: str | None = None,
+) -> tuple[Stuck, ...]:
+    """Why an active task is stuck now, if it is; messages and actions newest first (the
+    newest few messages and `ACTIONS_READ` actions are enough)."""
+    if not rules.enabled or task.status is not TaskStatus.ACTIVE:
+        return ()
+    found: list[Stuck] = []
+    failing = repeated_failure(task, actions, rules.repeats)
+    if failing is not None:
+        found.append(failing)
+    if not waiting:
+        since = last_progress(task, messages, actions, resumed_at)
+        idle = (now - parse(since)).total_seconds()
+        if idle >= rules.idle_after:
+            found.append(
+                Stuck(
+                    reason=NO_PROGRESS,
+                    since=since,
+                    evidence=(
+                        f"no progress for {_minutes(idle)} (no step change, message or"
+                        f" completed action since {since[:16]}Z)"
+                    ),
+                    suggestion=(
+                        "report where the task stands (a message or a step's status); if it is"
+                        " blocked, record the blocker as the step's issue, or pause the task"
+                    ),
+                )
+            )
+    return tuple(found)
+
+
+def alert_due(last_alert: str | None, now: datetime, rules: StuckRules) -> bool:
+    """Whether a stuck alert may be posted now: none yet, or the last one is older than the
+    cooldown."""
+    return last_alert is None or (now - parse(last_alert)).total_seconds() >= rules.cooldown
+
+
+def alert_text(conditions: Sequence[Stuck]) -> str:
+    """The system message a stuck alert posts to its task."""
+    parts = [f"{c.evidence}; suggestion: {c.suggestion}" for c in conditions]
+    return "[stuck] " + " | ".join(parts)

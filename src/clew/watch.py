@@ -1,0 +1,175 @@
+"""Watching a task as it runs, on the Memory facade: stuck detection with rate-limited
+alerts, and progress inferred from messages (suggested, or applied when configured).
+
+Detection is pure (`stuck.detect`, `progress.infer`); this mixin reads what it needs and
+journals what it decides. A stuck alert is a system message of type `stuck` plus a
+`task.stuck_alerted` event carrying the conditions; the newest `stuck` message is the
+cooldown's clock, so alerts are derived from rows like everything else. An inferred step
+completion is a `step.updated` event with `inferred: true` and the id of the message that
+said it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from clew import progress
+from clew.facade import Facade
+from clew.ids import new_id
+from clew.models import (
+    CLOSED_TASK_STATUSES,
+    MessageType,
+    StepStatus,
+    Task,
+    TaskStatus,
+)
+from clew.stuck import ACTIONS_READ, NO_PROGRESS, Stuck, alert_due, alert_text, detect
+
+MESSAGES_READ = 10  # the newest messages stuck detection reads (alerts are skipped)
+
+
+class StuckReport(NamedTuple):
+    """A stuck task: why, and whether this call posted an alert about it."""
+
+    task_id: str
+    name: str
+    conditions: tuple[Stuck, ...]
+    alerted: bool  # an alert was posted now
+    last_alert: str | None  # when the newest alert was posted (now, if alerted)
+
+
+class Watch(Facade):
+    """The facade's stuck detection and progress inference (mixed into `Memory`)."""
+
+    # -- stuck detection ------------------------------------------------------------------
+
+    def waiting(self, task_id: str) -> bool:
+        """Whether the task is waiting on something (an open wait), and so not stuck for
+        want of progress."""
+        # Smart waits plug in here: a task with an open wait of any kind is waiting.
+        return self._store.open_waits(task_id) > 0
+
+    def stuck(self, task_id: str) -> tuple[Stuck, ...]:
+        """Why a task is stuck now (empty when it is not): no progress for a while, or the
+        same failing command again and again; each with its evidence and a suggestion."""
+        tid = self._task_id(task_id)
+        with self._store.transaction():
+            return self._stuck_now(self._store.get_task(tid))
+
+    def check_stuck(self, task_id: str | None = None, *, alert: bool = True) -> list[StuckReport]:
+        """Find the stuck active tasks (one, or all of the space) and, with `alert`, post an
+        alert to each whose last alert is older than the cooldown (see `[stuck]`)."""
+        if task_id is not None:
+            tasks = [self._store.get_task(self._task_id(task_id))]
+        else:
+            tasks = self._store.list_tasks((TaskStatus.ACTIVE,))
+        reports = []
+        for task in tasks:
+            with self._store.transaction():
+                report = self._check_one(task, None)
+            due = report is not None and alert_due(
+                report.last_alert, self._clock(), self.settings.stuck
+            )
+            if due and alert and not self.read_only:
+                with self._write() as at:  # checked again under the write lock
+                    report = self._check_one(self._store.get_task(task.id), at)
+            if report is not None:
+                reports.append(report)
+        return reports
+
+    def _check_one(self, task: Task, at: str | None) -> StuckReport | None:
+        """Inside a transaction: the task's stuck report, alerting if `at` is given and due."""
+        conditions = self._stuck_now(task)
+        if not conditions:
+            return None
+        last = self._store.last_message_at(task.id, MessageType.STUCK.value)
+        alerted = False
+        if at is not None and alert_due(last, self._clock(), self.settings.stuck):
+            self._post_alert(task.id, conditions, at)
+            alerted, last = True, at
+        return StuckReport(task.id, task.name, conditions, alerted, last)
+
+    def _stuck_now(self, task: Task) -> tuple[Stuck, ...]:
+        """Inside a transaction: why an active task is stuck now."""
+        rules = self.settings.stuck
+        if not rules.enabled or task.status is not TaskStatus.ACTIVE:
+            return ()
+        messages = self._store.list_messages(task.id, limit=MESSAGES_READ)
+        actions = self._store.recent_actions(task.id, limit=ACTIONS_READ)
+        now = self._clock()
+        found = detect(task, messages, actions, now, rules)
+        if any(c.reason == NO_PROGRESS for c in found):
+            # Only a task that looks idle pays for these reads (the waits are counted over
+            # all its actions): a waiting task is not idle, and a resumed task's clock
+            # starts again when it was made active.
+            resumed = self._store.last_event_at(task.id, "task.status_changed")
+            waiting = self.waiting(task.id)
+            found = detect(task, messages, actions, now, rules, waiting=waiting, resumed_at=resumed)
+        return tuple(self._with_known_fix(c) for c in found)
+
+    def _with_known_fix(self, condition: Stuck) -> Stuck:
+        """A repeated failure whose error was fixed before says what worked."""
+        if condition.fingerprint is None:
+            return condition
+        worked = [f for f in self._store.fixes_for(condition.fingerprint) if f.worked]
+        if not worked:
+            return condition
+        newest = max(worked, key=lambda f: f.created_at)
+        text = " ".join(newest.description.split())
+        text = text if len(text) <= 160 else text[:159] + "…"
+        return condition._replace(
+            suggestion=f"this error was fixed before by: {text} (more: `clew seen`)"
+        )
+
+    def _post_alert(self, task_id: str, conditions: tuple[Stuck, ...], at: str) -> None:
+        message = {
+            "id": new_id(),
+            "role": "system",
+            "type": MessageType.STUCK.value,
+            "content": alert_text(conditions),
+        }
+        self._emit("message.added", task_id, {"message": message}, at)
+        data = {
+            "task_id": task_id,
+            "message_id": message["id"],
+            "conditions": [c._asdict() for c in conditions],
+        }
+        self._emit("task.stuck_alerted", task_id, data, at)
+
+    def _action_recorded(self, task_id: str, failed: bool, at: str) -> None:
+        """Called by the ledger inside the write that records (or finishes) an action: a
+        failure may make the task stuck, and the alert goes out at once (cooldown allowing)."""
+        if not failed or not self.settings.stuck.enabled:
+            return
+        self._check_one(self._store.get_task(task_id), at)
+
+    # -- progress from messages -----------------------------------------------------------
+
+    def _step_finished(self, task_id: str, step_id: str, status: StepStatus, at: str) -> None:
+        """Called when a step completes or fails (the utility model extends it)."""
+
+    def _apply_progress(
+        self, task_id: str, message_id: str, content: str, at: str, *, exclude: str | None
+    ) -> list[str]:
+        """Inside a write, after a message: with `progress = "apply"`, complete the steps it
+        says are done (by number, or by a title only one step matches); return their ids."""
+        if self.settings.progress != "apply":
+            return []
+        task = self._store.get_task(task_id)
+        if task.status in CLOSED_TASK_STATUSES:
+            return []
+        done = []
+        for step, hit in progress.to_apply(task.plan, content, exclude=exclude):
+            data: dict[str, Any] = {
+                "task_id": task_id,
+                "step_id": step.id,
+                "changes": {"status": StepStatus.COMPLETED.value},
+                "inferred": True,
+                "message_id": message_id,
+                "how": hit.how,
+                "said": hit.clause[:200],
+            }
+            self._emit("step.updated", task_id, data, at)
+            self._step_finished(task_id, step.id, StepStatus.COMPLETED, at)
+            done.append(step.id)
+        return done

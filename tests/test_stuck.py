@@ -1,0 +1,235 @@
+"""Stuck detection: a task with no progress for a while, or the same failing command again
+and again, is flagged in the state and the brief with the evidence and a suggestion; alerts
+(system messages) respect a cooldown; a waiting task is not stuck; settings and the CLI."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import clew
+from clew.brief import BRIEF_BUDGET, build_brief
+from clew.stuck import NO_PROGRESS, REPEATED_FAILURE, Stuck
+from clew.tokens import counter
+from tests.conftest import FakeClock, Result
+from tests.test_state import STAMP, any_text, exact_tokens, task_of
+
+TRACEBACK = (
+    'Traceback (most recent call last):\n  File "t.py", line 3\n'
+    "ModuleNotFoundError: No module named 'numpy'\n"
+)
+MINUTE = 60
+
+
+def alerts(mem: clew.Memory, task_id: str) -> list[clew.Message]:
+    return [m for m in mem.list_messages(task_id) if m.type is clew.MessageType.STUCK]
+
+
+def fail(mem: clew.Memory, task_id: str, clock: FakeClock, command: str = "pytest -x") -> None:
+    clock.advance(MINUTE)
+    mem.record_action(task_id, command=command, exit_code=1, stderr=TRACEBACK)
+
+
+def test_no_progress_for_the_configured_time_is_stuck(mem: clew.Memory, clock: FakeClock) -> None:
+    task = mem.create_task("Deploy", ["Build", "Push"])
+    mem.update_task(task.id, step=1, step_status="active")
+    clock.advance(29 * MINUTE)
+    assert mem.stuck(task.id) == ()
+    assert "stuck" not in yaml.safe_load(mem.state(task.id).text)
+    clock.advance(2 * MINUTE)
+    (condition,) = mem.stuck(task.id)
+    assert (
+        condition.reason == NO_PROGRESS
+        and condition.since == mem.get_task(task.id).step(1).started_at
+    )
+    assert "no progress for 31m" in condition.evidence
+    state = yaml.safe_load(mem.state(task.id).text)
+    assert state["stuck"][0]["reason"] == NO_PROGRESS
+    assert (
+        "no progress for 31m" in state["stuck"][0]["evidence"] and state["stuck"][0]["suggestion"]
+    )
+    brief = mem.where(task.id)
+    assert "Stuck: no progress for 31m" in brief.text and "Try: report where" in brief.text
+    assert brief.stuck == (condition,)
+    # Progress (a message) clears it; stuck alerts themselves are not progress.
+    mem.check_stuck(task.id)
+    assert mem.stuck(task.id) != ()
+    mem.update_task(task.id, message="still building, the cache was cold")
+    assert mem.stuck(task.id) == ()
+
+
+def test_a_waiting_task_is_not_stuck_for_want_of_progress(
+    mem: clew.Memory, clock: FakeClock
+) -> None:
+    task = mem.create_task("Deploy", ["Build", "Wait for CI"])
+    wait = mem.record_action(task.id, type="wait", summary="CI pipeline #412", status="started")
+    clock.advance(3 * 60 * MINUTE)
+    assert mem.waiting(task.id) and mem.stuck(task.id) == ()
+    mem.finish_action(wait.id, status="failed", summary="CI timed out")
+    clock.advance(31 * MINUTE)
+    assert not mem.waiting(task.id)
+    assert [c.reason for c in mem.stuck(task.id)] == [NO_PROGRESS]
+
+
+def test_only_active_tasks_are_stuck_and_a_resumed_one_starts_afresh(
+    mem: clew.Memory, clock: FakeClock
+) -> None:
+    task = mem.create_task("T", ["a"])
+    mem.update_task(task.id, status="paused")
+    clock.advance(5 * 60 * MINUTE)
+    assert mem.stuck(task.id) == () and mem.check_stuck() == []
+    mem.update_task(task.id, status="active")
+    assert mem.stuck(task.id) == ()
+    clock.advance(31 * MINUTE)
+    assert [c.reason for c in mem.stuck(task.id)] == [NO_PROGRESS]
+
+
+def test_the_same_failing_command_again_is_stuck_and_alerted_once(
+    mem: clew.Memory, clock: FakeClock
+) -> None:
+    task = mem.create_task("Test", ["Fix the imports", "Ship"])
+    mem.update_task(task.id, step=1, step_status="active")
+    fail(mem, task.id, clock)
+    fail(mem, task.id, clock)
+    assert mem.stuck(task.id) == () and alerts(mem, task.id) == []
+    first = mem.list_actions(task.id)[-1].created_at
+    fail(mem, task.id, clock)  # the third: stuck, and the alert goes out in the same write
+    (condition,) = mem.stuck(task.id)
+    assert condition.reason == REPEATED_FAILURE and condition.times == 3
+    assert condition.command == "pytest -x" and condition.since == first
+    assert "`pytest -x` failed 3 times with the same error since" in condition.evidence
+    assert f"clew task output {mem.list_actions(task.id)[0].id} --stderr" in condition.suggestion
+    (alert,) = alerts(mem, task.id)
+    assert alert.role is clew.MessageRole.SYSTEM and alert.content.startswith("[stuck] `pytest -x`")
+    (event,) = [e for e in mem.journal(task_id=task.id) if e.type == "task.stuck_alerted"]
+    assert event.data["message_id"] == alert.id
+    assert event.data["conditions"][0]["reason"] == REPEATED_FAILURE
+    # Within the cooldown no second alert, however often it fails; after it, one more.
+    fail(mem, task.id, clock)
+    fail(mem, task.id, clock)
+    assert len(alerts(mem, task.id)) == 1 and mem.check_stuck()[0].alerted is False
+    clock.advance(30 * MINUTE)
+    fail(mem, task.id, clock)
+    assert len(alerts(mem, task.id)) == 2
+    assert "stuck alert: repeated failure" in [h.text for h in mem.history(task.id)][-1]
+    assert mem.verify().ok
+
+
+def test_a_success_or_a_step_change_ends_a_repeated_failure(
+    mem: clew.Memory, clock: FakeClock
+) -> None:
+    task = mem.create_task("Test", ["Fix", "Ship"])
+    for _ in range(3):
+        fail(mem, task.id, clock)
+    assert mem.stuck(task.id)
+    mem.record_action(task.id, command="pytest -x", exit_code=0)
+    assert mem.stuck(task.id) == ()
+    for _ in range(3):
+        fail(mem, task.id, clock, "make deploy")
+    assert mem.stuck(task.id)
+    mem.update_task(task.id, step=1, step_status="completed")
+    assert mem.stuck(task.id) == ()  # failures before the plan moved belong to earlier work
+
+
+def test_a_fix_that_worked_before_is_the_suggestion(mem: clew.Memory, clock: FakeClock) -> None:
+    old = mem.create_task("Earlier", ["a"])
+    mem.add_error(
+        old.id, "numpy missing", detail=TRACEBACK, command="pytest -x",
+        resolution="pip install 'numpy<2' in the venv",
+    )  # fmt: skip
+    task = mem.create_task("Now", ["a"])
+    for _ in range(3):
+        fail(mem, task.id, clock)
+    (condition,) = mem.stuck(task.id)
+    assert condition.suggestion.startswith("this error was fixed before by: pip install 'numpy<2'")
+
+
+def test_check_stuck_reports_and_alerts_respecting_the_cooldown(
+    mem: clew.Memory, clock: FakeClock
+) -> None:
+    idle = mem.create_task("Idle", ["a"])
+    busy = mem.create_task("Busy", ["a"])
+    clock.advance(40 * MINUTE)
+    mem.add_message(busy.id, "working")
+    (report,) = mem.check_stuck(alert=False)
+    assert (report.task_id, report.alerted, report.last_alert) == (idle.id, False, None)
+    assert alerts(mem, idle.id) == []
+    (report,) = mem.check_stuck()
+    assert report.alerted and len(alerts(mem, idle.id)) == 1
+    assert "[stuck] no progress for 40m" in alerts(mem, idle.id)[0].content
+    (again,) = mem.check_stuck()
+    assert not again.alerted and again.last_alert == report.last_alert
+    assert len(alerts(mem, idle.id)) == 1
+
+
+def test_settings_come_from_the_environment_or_config(
+    db: Path, monkeypatch: pytest.MonkeyPatch, clock: FakeClock
+) -> None:
+    monkeypatch.setenv("CLEW_STUCK_AFTER", "5m")
+    monkeypatch.setenv("CLEW_STUCK_REPEATS", "2")
+    (db.parent / "config.toml").write_text('[stuck]\ncooldown = "2h"\n')
+    with clew.open(db, clock=clock) as mem:
+        rules = mem.settings.stuck
+        assert (rules.idle_after, rules.repeats, rules.cooldown, rules.enabled) == (
+            300.0, 2, 7200.0, True,
+        )  # fmt: skip
+        task = mem.create_task("T", ["a"])
+        clock.advance(6 * MINUTE)
+        assert mem.stuck(task.id)
+    monkeypatch.setenv("CLEW_STUCK", "0")
+    with clew.open(db, clock=clock) as mem:
+        assert mem.stuck(task.id) == () and mem.check_stuck() == []
+
+
+def test_the_cli_lists_stuck_tasks(
+    cli: Callable[..., Result], db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CLEW_STUCK_AFTER", "0s")
+    task = cli("task", "new", "Deploy", "--plan", "Build").out.strip()
+    quiet = cli("stuck", "--no-alert")
+    assert quiet.code == 0 and f"{task} 'Deploy' (no alert posted)" in quiet.out
+    assert "  stuck: no progress for 0m" in quiet.out and "  try: report where" in quiet.out
+    loud = cli("stuck", task[:6])
+    assert loud.code == 0 and "(alert posted)" in loud.out
+    data = json.loads(cli("stuck", "--json").out)
+    assert data[0]["task_id"] == task and data[0]["alerted"] is False
+    assert data[0]["conditions"][0]["reason"] == "no_progress"
+    assert "Stuck: no progress" in cli("task", "where", task).out
+    monkeypatch.setenv("CLEW_STUCK", "off")
+    assert cli("stuck").out.strip() == "no active task is stuck"
+
+
+# -- the brief stays within its budget, stuck or not --------------------------------------------
+
+
+@st.composite
+def stuck_briefs(draw: Any) -> tuple[Any, ...]:
+    task = task_of(draw, draw(st.integers(0, 30)))
+    messages = [
+        clew.Message(f"m{n:09d}", "default", task.id, clew.MessageRole.AGENT,
+                     clew.MessageType.TEXT, draw(any_text), STAMP)
+        for n in range(draw(st.integers(0, 4)))
+    ]  # fmt: skip
+    stuck = tuple(
+        Stuck(reason, STAMP, draw(any_text), draw(any_text))
+        for reason in draw(st.sampled_from([(), (NO_PROGRESS,), (REPEATED_FAILURE, NO_PROGRESS)]))
+    )
+    return task, messages, stuck
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(stuck_briefs())
+def test_a_stuck_brief_fits_its_budget_and_says_it_is_stuck(case: tuple[Any, ...]) -> None:
+    task, messages, stuck = case
+    now = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
+    brief = build_brief(task, messages, [], now, counter=counter(), stuck=stuck)
+    assert exact_tokens(brief.text) <= BRIEF_BUDGET
+    assert brief.text.count("\nStuck: ") == len(stuck)
