@@ -192,10 +192,12 @@ def open(  # clew.open mirrors the builtin on purpose: it opens a store
     settings = config.settings(location, state_budget=state_budget, mirror=mirror)
     store = open_store(location, chosen, resolve_busy_timeout(busy_timeout))
     try:
-        return Memory(store, clock=clock or utcnow, settings=settings)
+        memory = Memory(store, clock=clock or utcnow, settings=settings)
     except BaseException:
         store.close()
         raise
+    memory._lazy("open")  # maintenance, when it is due (never fails the open)
+    return memory
 
 
 def open_async(

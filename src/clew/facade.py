@@ -18,6 +18,7 @@ from clew import checks
 from clew.clock import Clock, stamp, utcnow
 from clew.errors import ValidationError
 from clew.ids import new_id
+from clew.lifecycle import MaintenanceSettings
 from clew.models import Event
 from clew.store import Store
 
@@ -54,6 +55,7 @@ class Settings(NamedTuple):
     # Who does queued jobs: a thread of this process, a detached `clew work` process, or
     # nobody until run_jobs(); "auto" is a thread in a library and a process for the CLI.
     worker: str = "auto"
+    maintenance: MaintenanceSettings = MaintenanceSettings()  # [maintenance] in config.toml
 
 
 _HINTS = {
@@ -66,7 +68,11 @@ _HINTS = {
     "guardrail": "list guardrails with `clew guard list --all`",
     "session": "list sessions with `clew session list --all`",
     "turn": "find turns with `clew recall SESSION --search TEXT`",
+    "wait": "list waits with `clew wait list`",
 }
+
+# Events that give the worker something to do after their commit: a job, or a wait to poll.
+_WORK_EVENTS = frozenset({"job.queued", "wait.added"})
 
 
 class Facade:
@@ -130,7 +136,7 @@ class Facade:
         if call is not None:
             if task_id is not None:
                 call.tasks.add(task_id)
-            call.jobs += type == "job.queued"
+            call.jobs += type in _WORK_EVENTS
         return self._store.append(
             type=type, task_id=task_id, correlation_id=cid, data=data, created_at=at
         )
@@ -159,6 +165,15 @@ class Facade:
     def _after_commit(self, task_ids: list[str], jobs: int) -> None:
         """Run after a call's transaction commits, with the tasks it wrote and the number
         of jobs it queued. Mixins extend it (calling super())."""
+
+    def _lazy(self, trigger: str) -> None:
+        """What runs lazily when the store is opened or primed (maintenance when due);
+        the lifecycle mixin does it."""
+
+    def _background(self) -> float | None:
+        """A worker's round besides jobs (polling waits, maintenance); return the seconds
+        until it wants another, or None when nothing is left."""
+        return None
 
     def _resolve(self, kind: str, ident: str) -> str:
         """Return the full id of the `kind` record named by `ident` (an id or its prefix)."""

@@ -111,6 +111,7 @@ class Working(Facade):
         limit = checks.integer(limit, "limit")
         if limit < 1:
             raise ValidationError("limit must be at least 1")
+        self._lazy("prime")
         found = self.workspace_tasks(workspace)
         shown = found[:limit]
         parts = []
