@@ -66,6 +66,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "utility": ("ask", "work", "jobs", "usage"),
     "conversations": ("session", "recall"),
     "agent": ("tools", "prompt", "mcp"),
+    "lifecycle": ("wait", "maintain", "export"),
 }
 _VALUED = ("--db", "--space", "--busy-timeout")  # global options that take a value
 
