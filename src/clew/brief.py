@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import NamedTuple
 
 from clew.clock import ago
+from clew.lifecycle import Wait
 from clew.models import (
     FINISHED_STEP_STATUSES,
     Action,
@@ -26,6 +27,7 @@ from clew.models import (
     ActionType,
     Entry,
     Message,
+    MessageRole,
     PlanItem,
     StepStatus,
     Task,
@@ -213,6 +215,8 @@ class _Facts(NamedTuple):
     decisions: tuple[Entry, ...]
     waits: tuple[Action, ...]
     suggestions: tuple[Suggestion, ...]
+    open_waits: tuple[Wait, ...] = ()
+    ended_waits: tuple[Wait, ...] = ()  # ended since the agent last said anything
 
 
 def _lines(task: Task, facts: _Facts, shape: _Shape, now: datetime) -> list[tuple[int, str]]:
@@ -253,9 +257,19 @@ def _lines(task: Task, facts: _Facts, shape: _Shape, now: datetime) -> list[tupl
         out.append((2, f'Last update {ago(m.created_at, now)}: "{clip(m.content, q)}"'))
     for e in facts.open_errors:
         out.append((2, f"Open error {e.id}: {clip(e.summary, q)}"))
+    # Open waits are always named, however old: they are what the task is doing.
+    for w in facts.open_waits:
+        seen = w.seen or w.observation
+        last = f"; last check: {clip(seen, q // 2)}" if seen and shape.keep >= 2 else ""
+        since = ago(w.created_at, now)
+        out.append((0, f"Waiting on {w.id}: {clip(w.label, q)} (since {since}{last})."))
     for a in facts.waits:
         what = clip(a.summary, q)
-        out.append((3, f"Waiting: {what} (since {ago(a.created_at, now)})."))
+        out.append((0, f"Waiting: {what} (since {ago(a.created_at, now)})."))
+    for w in facts.ended_waits:
+        said = clip(w.result or "", q)
+        status = w.status.value.replace("_", " ")
+        out.append((1, f"Wait {w.id} {status}: {clip(w.label, q // 2)}: {said}"))
     for a in facts.failures:
         out.append((4, f"Recent failure: {_failure_line(a, now, q)}"))
     for e in facts.decisions:
@@ -283,8 +297,12 @@ def build_brief(
     decisions: Sequence[Entry] = (),
     counter: TokenCounter | None = None,
     budget: int = BRIEF_BUDGET,
+    waits: Sequence[Wait] = (),
 ) -> Brief:
-    """Answer "where was I?" for `task`; messages, actions and entries come newest first."""
+    """Answer "where was I?" for `task`; messages, actions, entries and waits come newest
+    first. Open waits are always named; a wait that ended since the agent's last message is
+    news and is named too."""
+    spoke = next((m.created_at for m in messages if m.role is not MessageRole.SYSTEM), "")
     plan = task.plan
     numbered = tuple(enumerate(plan, 1))
     found = current_step(plan)
@@ -308,6 +326,10 @@ def build_brief(
             a for a in actions if a.type is ActionType.WAIT and a.status is ActionStatus.STARTED
         )[:3],
         suggestions=suggestions(plan, messages),
+        open_waits=tuple(w for w in waits if w.status.value == "watching")[:3],
+        ended_waits=tuple(
+            w for w in waits if w.status.value != "watching" and (w.ended_at or "") > spoke
+        )[:2],
     )
     text, tokens, shape = "", 0, SHAPES[-1]
     for shape in SHAPES:
@@ -338,7 +360,7 @@ def build_brief(
         recent_failures=tuple(_failure_line(a, now, 160) for a in facts.failures),
         open_errors=tuple(f"{e.id}: {e.summary}" for e in facts.open_errors),
         decisions=tuple(e.summary for e in facts.decisions),
-        waits=tuple(a.summary for a in facts.waits),
+        waits=tuple(w.label for w in facts.open_waits) + tuple(a.summary for a in facts.waits),
         suggestions=facts.suggestions,
         text=text,
         tokens=tokens,

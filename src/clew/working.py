@@ -15,6 +15,7 @@ from clew import checks
 from clew.brief import INFERENCE_MESSAGES, Brief, build_brief
 from clew.errors import ValidationError
 from clew.facade import Facade
+from clew.lifecycle import Waiting, WaitStatus
 from clew.location import real_path, related
 from clew.models import EntryFilter, EntryStatus, EntryType, Event, FileChanges, Task, TaskStatus
 from clew.semantic import guardrail_lines
@@ -65,7 +66,18 @@ class Working(Facade):
                 entries=self._store.newest_entries(tid, STATE_TYPES, max(SHOWN.values())),
                 counts=self._store.count_entries(tid),
                 files=self._store.file_changes(tid),
+                waits=self._waiting(tid),
             )
+
+    def _waiting(self, tid: str) -> list[Waiting]:
+        """A task's open waits, for the state: smart waits and wait actions still started."""
+        found = [
+            Waiting(w.id, w.label, w.created_at, w.seen or w.observation)
+            for w in self._store.list_waits(task_id=tid, statuses=(WaitStatus.WATCHING,))
+        ]
+        actions = self._store.open_wait_actions(tid)
+        found += [Waiting(a.id, a.summary, a.created_at) for a in actions]
+        return found
 
     def state(self, task_id: str, *, budget: int | None = None) -> State:
         """Render the task's always-in-prompt state as YAML within `budget` tokens."""
@@ -85,6 +97,12 @@ class Working(Facade):
             decisions = self._store.list_entries(
                 EntryFilter(tid, (EntryType.DECISION,), (EntryStatus.ACTIVE,)), limit=3
             )
+            watching = self._store.list_waits(task_id=tid, statuses=(WaitStatus.WATCHING,))
+            newest = self._store.list_waits(task_id=tid, limit=3)  # maybe ended: news
+            waits = list({w.id: w for w in watching + newest}.values())
+            # Wait actions still started, however many actions came after them.
+            seen = {a.id for a in actions}
+            actions += [a for a in self._store.open_wait_actions(tid) if a.id not in seen]
         return build_brief(
             task,
             messages,
@@ -93,6 +111,7 @@ class Working(Facade):
             open_errors=errors,
             decisions=decisions,
             counter=counter(),
+            waits=waits,
         )
 
     def workspace_tasks(self, workspace: str | None = None) -> list[Task]:
