@@ -190,6 +190,8 @@ def run_bounded(command: str, timeout: float, cwd: str | None) -> tuple[int | No
             proc.kill()
         proc.wait()
     reader.join(timeout=5)
+    if proc.stdout is not None:
+        proc.stdout.close()
     gap = f"\n[… {dropped[0]} bytes …]\n" if dropped[0] else ""
     text = head.decode("utf-8", "replace") + gap + tail.decode("utf-8", "replace")
     return code, text
