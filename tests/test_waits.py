@@ -129,7 +129,7 @@ def test_a_relative_file_is_found_from_where_the_wait_was_added(
 class _Server(http.server.BaseHTTPRequestHandler):
     ready = False
 
-    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+    def do_GET(self) -> None:
         if self.path == "/moved":
             self.send_response(302)
             self.send_header("Location", "http://example.com/")
@@ -267,9 +267,7 @@ def test_waits_survive_a_restart_and_are_polled_after_it(
         assert mem.verify().ok
 
 
-def test_a_background_worker_process_polls_until_the_wait_is_met(
-    db: Path, tmp_path: Path
-) -> None:
+def test_a_background_worker_process_polls_until_the_wait_is_met(db: Path, tmp_path: Path) -> None:
     flag = tmp_path / "ready"
     with clew.open(db) as mem:
         task = mem.create_task("Build", ["Wait for CI"])
