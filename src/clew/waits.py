@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from clew import checks, probes, tasks
+from clew import checks, tasks
 from clew.clock import parse, stamp
 from clew.errors import ValidationError
 from clew.facade import Facade
@@ -75,6 +75,8 @@ class Waits(Facade):
         if not target:
             raise ValidationError("target cannot be empty: say what to wait for")
         note = checks.optional_text(description, "description")
+        from clew import probes  # only waits need it: keep it off the CLI's start-up path
+
         criteria = probes.criteria_of(
             what, {"exit_code": exit_code, "contains": contains, "regex": regex, "status": status}
         )
@@ -151,6 +153,8 @@ class Waits(Facade):
         return [self._check(wait) for wait in reversed(due)]  # oldest first
 
     def _check(self, wait: Wait) -> WaitCheck:
+        from clew import probes
+
         now = self._clock()
         found = probes.probe(wait, now)
         past = wait.deadline is not None and now >= parse(wait.deadline)
