@@ -110,7 +110,8 @@ def test_prime_runs_it_too(db: Path, clock: FakeClock) -> None:
     with clew.open(db, clock=clock) as mem:
         task = mem.create_task("Old", ["a"], workspace="/srv/app")
         clock.advance(2 * DAY)
-        assert "Old" not in mem.prime("/srv/app").text  # paused before it printed
+        text = mem.prime("/srv/app").text  # paused before it printed, and it says so
+        assert "no active task" in text and f"Paused here: {task.id} 'Old'" in text
         assert statuses(mem)[task.id] == "paused"
         [ran] = [e for e in mem.journal() if e.type == "maintenance.ran"]
         assert ran.data["trigger"] == "prime"

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from clew import checks
-from clew.brief import INFERENCE_MESSAGES, Brief, build_brief
+from clew.brief import INFERENCE_MESSAGES, Brief, build_brief, clip
 from clew.errors import ValidationError
 from clew.facade import Facade
 from clew.lifecycle import Waiting, WaitStatus
@@ -122,6 +122,11 @@ class Working(Facade):
         matched = [t for t in active if t.workspace and related(real_path(t.workspace), here)]
         return matched or [t for t in active if not t.workspace]
 
+    def _paused_here(self, workspace: str | None) -> list[Task]:
+        here = real_path(workspace or os.getcwd())
+        paused = self._store.list_tasks((TaskStatus.PAUSED,))
+        return [t for t in paused if t.workspace and related(real_path(t.workspace), here)]
+
     def prime(
         self, workspace: str | None = None, *, budget: int | None = None, limit: int = PRIME_TASKS
     ) -> Primer:
@@ -147,6 +152,10 @@ class Working(Facade):
                 "clew: no active task for this workspace. Register long work with"
                 " `clew task new NAME --plan STEP ...` (or the task_register tool)."
             )
+            paused = self._paused_here(workspace)
+            if paused:  # maintenance pauses idle tasks: say how to pick one up again
+                names = ", ".join(f"{t.id} '{clip(t.name, 40)}'" for t in paused[:3])
+                head += f" Paused here: {names}; resume with `clew task update ID --status active`."
         else:
             more = (
                 f"; {len(found) - len(shown)} more: `clew task list`" if len(found) > limit else ""
