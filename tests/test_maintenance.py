@@ -237,3 +237,32 @@ def test_archiving_again_moves_a_task_to_the_new_month(mem: clew.Memory, clock: 
     mem.archive_task(task.id)
     assert [a.month for a in mem.archived_tasks()] == ["2026-12"]
     assert mem.verify().ok
+
+
+def test_a_store_from_before_waits_gets_its_archive_months(db: Path, clock: FakeClock) -> None:
+    import sqlite3
+
+    with clew.open(db, clock=clock) as mem:
+        task = archive_in(mem, clock, "Old")
+    conn = sqlite3.connect(db)  # take the store back to schema 7
+    conn.executescript(
+        """
+        DROP TABLE waits; DROP TABLE schedule; DROP INDEX tasks_archived;
+        ALTER TABLE tasks DROP COLUMN archived_at; DELETE FROM clew_migrations WHERE number = 8;
+        """
+    )
+    conn.close()
+    with clew.open(db, clock=clock) as mem:
+        [found] = mem.archived_tasks()
+        assert (found.month, found.task.id) == ("2026-11", task.id)
+        assert mem.verify().ok
+
+
+def test_checking_a_wait_of_a_closed_task_cancels_it(mem: clew.Memory, tmp_path: Path) -> None:
+    task = mem.create_task("Ship", ["a"])
+    flag = tmp_path / "ran"
+    wait = mem.add_wait(task.id, "command", f"touch {flag}")
+    mem.update_task(task.id, status="completed")
+    [check] = mem.check_waits()
+    assert check.outcome == "cancelled" and not flag.exists()
+    assert mem.get_wait(wait.id).result == "the task is completed"

@@ -145,8 +145,11 @@ class Upkeep(Utility, Waits, Semantic):
     def _background(self) -> float | None:
         """The worker's round besides jobs: maintenance when due, the waits that are due;
         return the seconds until a wait is due again (None when none is watched)."""
-        self._maintain_if_due("worker")
-        self.check_waits()
+        try:
+            self._maintain_if_due("worker")
+            self.check_waits()
+        except ClewError:  # a busy store, say: the next round tries again
+            pass
         return self._next_poll_in()
 
     def close(self) -> None:

@@ -48,6 +48,9 @@ MAX_SOURCES = 20
 SUMMARY_MESSAGES = 200  # the newest messages a running summary reads
 RECENT_MESSAGES = 50  # messages since the summary that a question reads
 ANSWER_HITS = 3  # records an answer from the records shows
+# A worker watching waits sleeps at least this long between rounds: a round polls every due
+# wait, so "due now" right after one means a check failed (a busy store), to retry calmly.
+MIN_NAP = 1.0
 
 
 class Usage(NamedTuple):
@@ -502,7 +505,7 @@ class _Worker:
                 self.memory.run_jobs()
                 delay = self.memory._background()
                 if delay is not None:  # waits are watched: sleep until one is due (or woken)
-                    self.again.wait(max(delay, 0.05))
+                    self.again.wait(max(delay, MIN_NAP))
                     continue
                 with self._lock:
                     if not self.again.is_set():
@@ -566,7 +569,7 @@ def drain(memory: Utility) -> list[Job]:
 
 def _nap(memory: Utility, delay: float) -> None:
     """Sleep until a wait is due, waking each second to see if a job was queued."""
-    end = time.monotonic() + max(delay, 0.05)
+    end = time.monotonic() + max(delay, MIN_NAP)
     while (left := end - time.monotonic()) > 0:
         time.sleep(min(1.0, left))
         if memory._store.next_job(memory._now()) is not None:

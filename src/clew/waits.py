@@ -155,6 +155,14 @@ class Waits(Facade):
     def _check(self, wait: Wait) -> WaitCheck:
         from clew import probes
 
+        status = self._store.get_task_status(wait.task_id)
+        if status in CLOSED_TASK_STATUSES:  # nothing left to wait for: no command runs
+            with self._write() as at:
+                current = self._store.get_wait(wait.id)
+                if current.status is WaitStatus.WATCHING:
+                    self._cancel(current, f"the task is {status.value}", at)
+                after = self._store.get_wait(wait.id)
+            return WaitCheck(after, after.status.value, "task closed", after.result or "")
         now = self._clock()
         found = probes.probe(wait, now)
         past = wait.deadline is not None and now >= parse(wait.deadline)

@@ -33,9 +33,8 @@ def cmd_work(args: argparse.Namespace) -> int:
             if mem.maintenance_due():
                 upkeep = mem.maintain(trigger="worker")
             checked = mem.check_waits()
-    if args.json:
-        print_json({"jobs": done, "waits": checked, "maintenance": upkeep} if not args.background
-                   else done)  # fmt: skip
+    if args.json:  # the jobs, as ever (`clew wait check --json` details the waits)
+        print_json(done)
         return 0
     for check in checked:
         print(f"wait {check.wait.id} {check.outcome}: {check.evidence}")
