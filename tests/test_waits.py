@@ -209,7 +209,7 @@ def test_a_manual_wait_is_resolved_by_hand_and_says_so(
     done = mem.resolve_wait(wait.id, "approved in PR #42")
     assert done.status.value == "resolved" and done.result == "approved in PR #42"
     assert system_messages(mem, task.id) == [
-        "[wait resolved] manual Alex approves the migration PR: approved in PR #42"
+        "[wait resolved] Alex approves the migration PR: approved in PR #42"
     ]
     with pytest.raises(clew.ValidationError, match="already resolved"):
         mem.cancel_wait(wait.id)
@@ -322,9 +322,9 @@ def test_an_open_wait_stays_in_the_brief_and_state_however_much_follows(
         clock.advance(1)
         mem.record_action(task.id, command=f"kubectl get pods #{n}", exit_code=0)
     brief = mem.where(task.id)
-    assert f"Waiting on {wait.id}: manual the DNS change propagates" in brief.text
+    assert f"Waiting on {wait.id}: the DNS change propagates" in brief.text
     assert "Waiting: waiting for the cert" in brief.text
-    assert set(brief.waits) == {"manual the DNS change propagates", "waiting for the cert"}
+    assert set(brief.waits) == {"the DNS change propagates", "waiting for the cert"}
     state = mem.state(task.id)
     assert wait.id in state.text and old.id in state.text and "waiting_on:" in state.text
 

@@ -91,6 +91,10 @@ class Wait(NamedTuple):
             return self.description
         if self.kind is WaitKind.COMMAND:
             return f"`{self.target}`"
+        if self.kind is WaitKind.MANUAL:
+            return self.target  # the condition, in words
+        if self.kind is WaitKind.TIME:
+            return f"until {self.target[:16]}Z"
         return f"{self.kind.value} {self.target}"
 
 
