@@ -1483,6 +1483,16 @@ BAD_WAITS: dict[str, tuple[Callable[[clew.Memory, Stored], object], str]] = {
     ),
     "unknown wait": (lambda mem, s: mem.resolve_wait(s.missing), "no wait"),
     "bad month": (lambda mem, s: mem.export_month("2026-13"), "YYYY-MM"),
+    "NUL in a command": (lambda mem, s: mem.add_wait(s.task, "command", "echo \x00"), "NUL"),
+    "NUL in a path": (lambda mem, s: mem.add_wait(s.task, "file", "a\x00b"), "NUL"),
+    "control character in a url": (
+        lambda mem, s: mem.add_wait(s.task, "url", "http://localhost/\x07"),
+        "control characters",
+    ),
+    "space in a url": (
+        lambda mem, s: mem.add_wait(s.task, "url", "http://localhost/a b"),
+        "control characters",
+    ),
     "bad wait status": (lambda mem, s: mem.list_waits(status="done"), "wait status"),
 }
 

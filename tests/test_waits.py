@@ -423,3 +423,15 @@ def test_durations_read_and_say() -> None:
     assert seconds("90s", "x") == 90 and seconds("1.5h", "x") == 5400 and seconds(7, "x") == 7
     assert seconds("never", "x") is None
     assert words(5400) == "1h30m" and words(45) == "45s" and words(8 * 86400 + 60) == "8d1m"
+
+
+def test_a_wait_that_cannot_be_checked_ends_in_error_and_says_why(
+    mem: clew.Memory, task: clew.Task, tmp_path: Path
+) -> None:
+    wait = mem.add_wait(task.id, "file", str(tmp_path), contains="x")  # a folder: no content
+    [check] = mem.check_waits()
+    assert check.outcome == "error" and check.wait.status.value == "error"
+    assert "is a folder" in (check.wait.result or "")
+    [posted] = system_messages(mem, task.id)
+    assert posted.startswith(f"[wait error] file {tmp_path}: ")
+    assert mem.verify().ok and wait.id == check.wait.id

@@ -39,6 +39,8 @@ class Probe(NamedTuple):
 
 def target_of(kind: WaitKind, target: str, now: datetime, cwd: str | None) -> str:
     """Return the wait's target in its stored form, or raise ValidationError."""
+    if kind is not WaitKind.MANUAL and "\x00" in target:
+        raise ValidationError(f"a {kind.value} wait's target cannot hold a NUL character")
     if kind is WaitKind.URL:
         check_url(target)
     elif kind is WaitKind.FILE:
@@ -72,6 +74,8 @@ def check_url(url: str) -> None:
         parts.port  # noqa: B018 - raises for a port that is not a number
     except ValueError as exc:
         raise ValidationError(f"url {url!r} is not a valid URL ({exc})") from None
+    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in url):
+        raise ValidationError(f"url {url!r} holds spaces or control characters; encode them")
     if parts.scheme not in ("http", "https"):
         raise ValidationError(f"url {url!r} must start with http:// or https://")
     if host not in LOCAL_HOSTS:
@@ -129,7 +133,15 @@ def _tail(text: str) -> str:
 
 
 def probe(wait: Wait, now: datetime) -> Probe:
-    """Look once at what the wait awaits."""
+    """Look once at what the wait awaits. Never raises: a look that cannot be made is a
+    broken probe, so one odd wait cannot stop the worker."""
+    try:
+        return _look(wait, now)
+    except Exception as exc:  # the last net: say what happened, on the wait
+        return Probe("broken", "cannot check", f"the check failed: {type(exc).__name__}: {exc}")
+
+
+def _look(wait: Wait, now: datetime) -> Probe:
     if wait.kind is WaitKind.COMMAND:
         return _command(wait)
     if wait.kind is WaitKind.FILE:
@@ -200,7 +212,7 @@ def run_bounded(command: str, timeout: float, cwd: str | None) -> tuple[int | No
 def _command(wait: Wait) -> Probe:
     try:
         code, output = run_bounded(wait.target, wait.run_timeout, wait.cwd)
-    except OSError as exc:
+    except (OSError, ValueError) as exc:
         return Probe("broken", "cannot run", f"the command cannot run: {exc}")
     if code is None:
         return Probe(
