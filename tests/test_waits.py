@@ -435,3 +435,24 @@ def test_a_wait_that_cannot_be_checked_ends_in_error_and_says_why(
     [posted] = system_messages(mem, task.id)
     assert posted.startswith(f"[wait error] file {tmp_path}: ")
     assert mem.verify().ok and wait.id == check.wait.id
+
+
+def test_the_brief_fits_its_budget_with_open_waits_whatever_their_text(
+    mem: clew.Memory, clock: FakeClock
+) -> None:
+    from clew.brief import BRIEF_BUDGET
+    from tests.test_working import exact_tokens
+
+    long = "é🙂 " * 400
+    task = mem.create_task(long[:999], [long[:900] + str(n) for n in range(40)], goal=long)
+    mem.update_step(task.id, 22, status="active", active_issue=long)
+    waits = [mem.add_wait(task.id, "manual", long + str(n), description=long) for n in range(5)]
+    for n in range(5):
+        mem.record_action(task.id, summary=long + str(n), type="wait", status="started")
+        mem.add_error(task.id, long)
+        mem.update_task(task.id, message=f"step {n} done " + long)
+    brief = mem.where(task.id)
+    assert exact_tokens(brief.text) <= BRIEF_BUDGET
+    assert "Current: step 22" in brief.text and "Next: step 23" in brief.text
+    assert sum(w.id in brief.text for w in waits) == 3  # three named, by id; the rest counted
+    assert "(+2: `clew wait list" in brief.text

@@ -217,6 +217,7 @@ class _Facts(NamedTuple):
     suggestions: tuple[Suggestion, ...]
     open_waits: tuple[Wait, ...] = ()
     ended_waits: tuple[Wait, ...] = ()  # ended since the agent last said anything
+    more_waits: int = 0  # open waits beyond those named
 
 
 def _lines(task: Task, facts: _Facts, shape: _Shape, now: datetime) -> list[tuple[int, str]]:
@@ -257,15 +258,26 @@ def _lines(task: Task, facts: _Facts, shape: _Shape, now: datetime) -> list[tupl
         out.append((2, f'Last update {ago(m.created_at, now)}: "{clip(m.content, q)}"'))
     for e in facts.open_errors:
         out.append((2, f"Open error {e.id}: {clip(e.summary, q)}"))
-    # Open waits are always named, however old: they are what the task is doing.
-    for w in facts.open_waits:
-        seen = w.seen or w.observation
-        last = f"; last check: {clip(seen, q // 2)}" if seen and shape.keep >= 2 else ""
-        since = ago(w.created_at, now)
-        out.append((0, f"Waiting on {w.id}: {clip(w.label, q)} (since {since}{last})."))
-    for a in facts.waits:
-        what = clip(a.summary, q)
-        out.append((0, f"Waiting: {what} (since {ago(a.created_at, now)})."))
+    # Open waits are always named, however old: they are what the task is doing. The
+    # tersest shape names them by id on one line.
+    if shape.keep == 0 and (facts.open_waits or facts.waits):
+        ids = ", ".join([w.id for w in facts.open_waits] + [a.id for a in facts.waits])
+        more = (
+            f" (+{facts.more_waits}: `clew wait list --task {task.id}`)" if facts.more_waits else ""
+        )
+        out.append((0, f"Waiting on: {ids}{more}."))
+    else:
+        for w in facts.open_waits:
+            seen = w.seen or w.observation
+            last = f"; last check: {clip(seen, q // 2)}" if seen and shape.keep >= 2 else ""
+            since = ago(w.created_at, now)
+            out.append((0, f"Waiting on {w.id}: {clip(w.label, q)} (since {since}{last})."))
+        if facts.more_waits:
+            more = f"{facts.more_waits} more open waits: `clew wait list --task {task.id}`."
+            out.append((0, more))
+        for a in facts.waits:
+            what = clip(a.summary, q)
+            out.append((0, f"Waiting: {what} (since {ago(a.created_at, now)})."))
     for w in facts.ended_waits:
         said = clip(w.result or "", q)
         status = w.status.value.replace("_", " ")
@@ -327,6 +339,7 @@ def build_brief(
         )[:3],
         suggestions=suggestions(plan, messages),
         open_waits=tuple(w for w in waits if w.status.value == "watching")[:3],
+        more_waits=max(0, sum(1 for w in waits if w.status.value == "watching") - 3),
         ended_waits=tuple(
             w for w in waits if w.status.value != "watching" and (w.ended_at or "") > spoke
         )[:2],
