@@ -75,6 +75,8 @@ def _archived_list(args: argparse.Namespace) -> int:
         return 0
     if not months and args.archived:
         print("no archived tasks")
+    elif not months and not current:
+        print("no tasks; create one with `clew task new NAME --plan STEP ...`")
     for month, tasks in months.items():
         print(f"{month} ({len(tasks)} archived; `clew export --month {month}`)")
         for task in tasks:
