@@ -2062,3 +2062,157 @@ def test_hostile_progress_messages_never_break_the_write_or_the_plan(
     assert statuses in (["pending", "pending"], ["completed", "pending"])
     assert mem.where(task.id).tokens <= 300
     assert mem.verify().ok
+
+
+# -- smart waits, maintenance and archived months (issue 11) ---------------------------------
+
+BAD_WAITS: dict[str, tuple[Callable[[clew.Memory, Stored], object], str]] = {
+    "remote url": (
+        lambda mem, s: mem.add_wait(s.task, "url", "http://10.0.0.1/health"),
+        "not on this machine",
+    ),
+    "url by a name": (
+        lambda mem, s: mem.add_wait(s.task, "url", "https://example.com/"),
+        "not on this machine",
+    ),
+    "ftp url": (lambda mem, s: mem.add_wait(s.task, "url", "ftp://localhost/x"), "http://"),
+    "url with a bad port": (
+        lambda mem, s: mem.add_wait(s.task, "url", "http://localhost:port/"),
+        "not a valid URL",
+    ),
+    "bad regex": (lambda mem, s: mem.add_wait(s.task, "command", "x", regex="("), "not valid"),
+    "criterion of another kind": (
+        lambda mem, s: mem.add_wait(s.task, "file", "/tmp/x", exit_code=0),
+        "a file wait takes contains, regex, not exit_code",
+    ),
+    "criterion on a manual wait": (
+        lambda mem, s: mem.add_wait(s.task, "manual", "review", contains="ok"),
+        "takes no criteria",
+    ),
+    "exit code out of range": (
+        lambda mem, s: mem.add_wait(s.task, "command", "x", exit_code=300),
+        "0-255",
+    ),
+    "poll too often": (
+        lambda mem, s: mem.add_wait(s.task, "command", "x", poll_every=0),
+        "poll interval must be 1s-1d",
+    ),
+    "poll interval in words": (
+        lambda mem, s: mem.add_wait(s.task, "command", "x", poll_every="soon"),
+        "not a duration",
+    ),
+    "zero timeout": (
+        lambda mem, s: mem.add_wait(s.task, "command", "x", timeout="0s"),
+        "more than 0",
+    ),
+    "run timeout too long": (
+        lambda mem, s: mem.add_wait(s.task, "command", "x", run_timeout="1h"),
+        "at most 600s",
+    ),
+    "time that is no time": (
+        lambda mem, s: mem.add_wait(s.task, "time", "tomorrow-ish"),
+        "not an ISO time",
+    ),
+    "empty target": (lambda mem, s: mem.add_wait(s.task, "command", "  "), "empty"),
+    "unknown kind": (lambda mem, s: mem.add_wait(s.task, "socket", "x"), "wait kind"),
+    "step out of range": (
+        lambda mem, s: mem.add_wait(s.task, "manual", "x", step=9),
+        "step",
+    ),
+    "unknown wait": (lambda mem, s: mem.resolve_wait(s.missing), "no wait"),
+    "bad month": (lambda mem, s: mem.export_month("2026-13"), "YYYY-MM"),
+    "NUL in a command": (lambda mem, s: mem.add_wait(s.task, "command", "echo \x00"), "NUL"),
+    "NUL in a path": (lambda mem, s: mem.add_wait(s.task, "file", "a\x00b"), "NUL"),
+    "control character in a url": (
+        lambda mem, s: mem.add_wait(s.task, "url", "http://localhost/\x07"),
+        "control characters",
+    ),
+    "space in a url": (
+        lambda mem, s: mem.add_wait(s.task, "url", "http://localhost/a b"),
+        "control characters",
+    ),
+    "bad wait status": (lambda mem, s: mem.list_waits(status="done"), "wait status"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_WAITS.values(), ids=BAD_WAITS.keys())
+def test_bad_waits_are_refused_and_change_nothing(
+    mem: clew.Memory, stored: Stored, case: tuple[Callable[[clew.Memory, Stored], object], str]
+) -> None:
+    call, says = case
+    before = snapshot(mem)
+    with pytest.raises(clew.ClewError) as raised:
+        call(mem, stored)
+    assert says in str(raised.value)
+    assert mem.list_waits(status=None) == []
+    assert_unchanged(mem, before)
+
+
+def test_a_closed_task_takes_no_wait_and_an_ended_wait_takes_no_end(
+    mem: clew.Memory, stored: Stored
+) -> None:
+    wait = mem.add_wait(stored.task, "manual", "review")
+    mem.resolve_wait(wait.id, "done")
+    before = snapshot(mem)
+    for call in (
+        lambda: mem.resolve_wait(wait.id),
+        lambda: mem.cancel_wait(wait.id),
+        lambda: mem.check_waits(wait.id),
+    ):
+        with pytest.raises(clew.ValidationError, match="resolved"):
+            call()
+    mem.update_task(stored.task, status="completed")
+    before = snapshot(mem)
+    with pytest.raises(clew.InvalidTransitionError):
+        mem.add_wait(stored.task, "manual", "more review")
+    assert_unchanged(mem, before)
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["wait", "add", "TASK", "--url", "http://example.com/"], "not on this machine"),
+        (["wait", "add", "TASK", "--command", "make", "--every", "soon"], "not a duration"),
+        (["wait", "add", "TASK", "--file", "x", "--exit-code", "0"], "not exit_code"),
+        (["wait", "add", "TASK", "--time", "nonsense"], "not an ISO time"),
+        (["wait", "add", "TASK"], "one of the arguments"),
+        (["wait", "add", "TASK", "--manual", "x", "--command", "y"], "not allowed with"),
+        (["wait", "resolve", "MISSING"], "no wait"),
+        (["wait", "check", "MISSING"], "no wait"),
+        (["wait", "list", "--status", "done"], "wait status"),
+        (["export", "--month", "2026-13"], "YYYY-MM"),
+        (["export"], "--month"),
+        (["task", "list", "--month", "2026-11"], "--month goes with --archived"),
+        (["task", "list", "--archived", "--month", "11/2026"], "YYYY-MM"),
+    ],
+)
+def test_cli_bad_waits_and_months(
+    cli: Cli, mem: clew.Memory, stored: Stored, args: list[str], says: str
+) -> None:
+    before = snapshot(mem)
+    assert says in error_line(cli(*fill(args, stored)))
+    assert_unchanged(mem, before)
+
+
+@pytest.mark.parametrize(
+    ("env", "value", "says"),
+    [
+        ("CLEW_MAINTENANCE_INTERVAL", "soon", "maintenance interval"),
+        ("CLEW_MAINTENANCE", "maybe", "maintenance must be true or false"),
+        ("CLEW_PAUSE_AFTER", "-3h", "pause_after"),
+    ],
+)
+def test_bad_maintenance_settings_are_one_line(
+    cli: Cli, mem: clew.Memory, monkeypatch: pytest.MonkeyPatch, env: str, value: str, says: str
+) -> None:
+    monkeypatch.setenv(env, value)
+    assert says in error_line(cli("task", "list"))
+    with pytest.raises(clew.ValidationError, match=says):
+        clew.open(mem.path)
+
+
+def test_export_to_a_folder_that_does_not_exist_is_one_line(
+    cli: Cli, mem: clew.Memory, tmp_path: Path
+) -> None:
+    line = error_line(cli("export", "--month", "2026-11", "-o", str(tmp_path / "no" / "x.jsonl")))
+    assert "cannot write" in line

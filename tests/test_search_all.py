@@ -163,10 +163,12 @@ def test_the_records_index_follows_any_output_and_any_update(
 def test_an_older_store_gets_its_records_indexed_when_opened(db: Path) -> None:
     with clew.open(db) as mem:
         ids = record_one_of_each(mem, "kestrel")
-    # Take the store back to schema 5: no records index, the rows still there.
+    # Take the store back to schema 6: no records index, the rows still there.
     conn = sqlite3.connect(db)
     conn.executescript(
         """
+        DROP TABLE waits; DROP TABLE schedule; DROP INDEX tasks_archived;
+        ALTER TABLE tasks DROP COLUMN archived_at; DELETE FROM clew_migrations WHERE number = 8;
         DROP TRIGGER records_action_insert; DROP TRIGGER records_action_update;
         DROP TRIGGER records_action_delete; DROP TRIGGER records_message_insert;
         DROP TRIGGER records_message_delete; DROP TABLE records_fts; DROP TABLE record_docs;

@@ -157,6 +157,7 @@ def test_verify_counts_rows_of_every_projection(busy_store: clew.Memory) -> None
         "task_summaries": 0,
         "sessions": 0,
         "turns": 0,
+        "waits": 0,
     }
     assert report.events == len(busy_store.journal())
 

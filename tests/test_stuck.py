@@ -79,6 +79,19 @@ def test_a_waiting_task_is_not_stuck_for_want_of_progress(
     assert [c.reason for c in mem.stuck(task.id)] == [NO_PROGRESS]
 
 
+def test_a_task_with_a_smart_wait_is_not_stuck_for_want_of_progress(
+    mem: clew.Memory, clock: FakeClock
+) -> None:
+    task = mem.create_task("Deploy", ["Build", "Wait for the review"])
+    wait = mem.add_wait(task.id, "manual", "the review of PR 12 is approved")
+    clock.advance(3 * 60 * MINUTE)
+    assert mem.waiting(task.id) and mem.stuck(task.id) == ()
+    mem.cancel_wait(wait.id)
+    clock.advance(31 * MINUTE)
+    assert not mem.waiting(task.id)
+    assert [c.reason for c in mem.stuck(task.id)] == [NO_PROGRESS]
+
+
 def test_only_active_tasks_are_stuck_and_a_resumed_one_starts_afresh(
     mem: clew.Memory, clock: FakeClock
 ) -> None:

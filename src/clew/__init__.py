@@ -179,7 +179,8 @@ def open(  # clew.open mirrors the builtin on purpose: it opens a store
     model, its caps and its worker (see docs/models.md). `busy_timeout` (seconds a write
     waits for another writer; $CLEW_BUSY_TIMEOUT, else 5) bounds the wait before
     StoreBusyError. A store this user cannot write (a read-only file, folder or mount)
-    opens for reading; its writes raise StoreReadOnlyError.
+    opens for reading; its writes raise StoreReadOnlyError. Opening runs maintenance when
+    it is due (`[maintenance]` in config.toml; at most once an hour by default).
     """
     from clew import checks, config
     from clew.clock import utcnow
@@ -192,10 +193,12 @@ def open(  # clew.open mirrors the builtin on purpose: it opens a store
     settings = config.settings(location, state_budget=state_budget, mirror=mirror)
     store = open_store(location, chosen, resolve_busy_timeout(busy_timeout))
     try:
-        return Memory(store, clock=clock or utcnow, settings=settings)
+        memory = Memory(store, clock=clock or utcnow, settings=settings)
     except BaseException:
         store.close()
         raise
+    memory._lazy("open")  # maintenance, when it is due (never fails the open)
+    return memory
 
 
 def open_async(

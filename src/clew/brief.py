@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import NamedTuple
 
 from clew.clock import ago
+from clew.lifecycle import Wait
 from clew.models import (
     FINISHED_STEP_STATUSES,
     Action,
@@ -27,6 +28,7 @@ from clew.models import (
     ActionType,
     Entry,
     Message,
+    MessageRole,
     PlanItem,
     StepStatus,
     Task,
@@ -166,6 +168,9 @@ class _Facts(NamedTuple):
     waits: tuple[Action, ...]
     suggestions: tuple[Suggestion, ...]
     stuck: tuple[Stuck, ...] = ()
+    open_waits: tuple[Wait, ...] = ()
+    ended_waits: tuple[Wait, ...] = ()  # ended since the agent last said anything
+    more_waits: int = 0  # open waits beyond those named
 
 
 def _lines(task: Task, facts: _Facts, shape: _Shape, now: datetime) -> list[tuple[int, str]]:
@@ -209,9 +214,30 @@ def _lines(task: Task, facts: _Facts, shape: _Shape, now: datetime) -> list[tupl
         out.append((2, f'Last update {ago(m.created_at, now)}: "{clip(m.content, q)}"'))
     for e in facts.open_errors:
         out.append((2, f"Open error {e.id}: {clip(e.summary, q)}"))
-    for a in facts.waits:
-        what = clip(a.summary, q)
-        out.append((3, f"Waiting: {what} (since {ago(a.created_at, now)})."))
+    # Open waits are always named, however old: they are what the task is doing. The
+    # tersest shape names them by id on one line.
+    if shape.keep == 0 and (facts.open_waits or facts.waits):
+        ids = ", ".join([w.id for w in facts.open_waits] + [a.id for a in facts.waits])
+        more = (
+            f" (+{facts.more_waits}: `clew wait list --task {task.id}`)" if facts.more_waits else ""
+        )
+        out.append((0, f"Waiting on: {ids}{more}."))
+    else:
+        for w in facts.open_waits:
+            seen = w.seen or w.observation
+            last = f"; last check: {clip(seen, q // 2)}" if seen and shape.keep >= 2 else ""
+            since = ago(w.created_at, now)
+            out.append((0, f"Waiting on {w.id}: {clip(w.label, q)} (since {since}{last})."))
+        if facts.more_waits:
+            more = f"{facts.more_waits} more open waits: `clew wait list --task {task.id}`."
+            out.append((0, more))
+        for a in facts.waits:
+            what = clip(a.summary, q)
+            out.append((0, f"Waiting: {what} (since {ago(a.created_at, now)})."))
+    for w in facts.ended_waits:
+        said = clip(w.result or "", q)
+        status = w.status.value.replace("_", " ")
+        out.append((1, f"Wait {w.id} {status}: {clip(w.label, q // 2)}: {said}"))
     for a in facts.failures:
         out.append((4, f"Recent failure: {_failure_line(a, now, q)}"))
     for e in facts.decisions:
@@ -241,10 +267,13 @@ def build_brief(
     budget: int = BRIEF_BUDGET,
     stuck: Sequence[Stuck] = (),
     suggest: bool = True,
+    waits: Sequence[Wait] = (),
 ) -> Brief:
-    """Answer "where was I?" for `task`; messages, actions and entries come newest first.
-    `stuck` are the conditions that make it stuck now; `suggest` shows the steps its
-    messages say are done."""
+    """Answer "where was I?" for `task`; messages, actions, entries and waits come newest
+    first. `stuck` are the conditions that make it stuck now; `suggest` shows the steps its
+    messages say are done. Open waits are always named; a wait that ended since the agent's
+    last message is news and is named too."""
+    spoke = next((m.created_at for m in messages if m.role is not MessageRole.SYSTEM), "")
     plan = task.plan
     numbered = tuple(enumerate(plan, 1))
     found = current_step(plan)
@@ -269,6 +298,11 @@ def build_brief(
         )[:3],
         suggestions=suggestions(plan, messages) if suggest else (),
         stuck=tuple(stuck),
+        open_waits=tuple(w for w in waits if w.status.value == "watching")[:3],
+        more_waits=max(0, sum(1 for w in waits if w.status.value == "watching") - 3),
+        ended_waits=tuple(
+            w for w in waits if w.status.value != "watching" and (w.ended_at or "") > spoke
+        )[:2],
     )
     text, tokens, shape = "", 0, SHAPES[-1]
     for shape in SHAPES:
@@ -299,7 +333,7 @@ def build_brief(
         recent_failures=tuple(_failure_line(a, now, 160) for a in facts.failures),
         open_errors=tuple(f"{e.id}: {e.summary}" for e in facts.open_errors),
         decisions=tuple(e.summary for e in facts.decisions),
-        waits=tuple(a.summary for a in facts.waits),
+        waits=tuple(w.label for w in facts.open_waits) + tuple(a.summary for a in facts.waits),
         suggestions=facts.suggestions,
         text=text,
         tokens=tokens,

@@ -16,6 +16,13 @@ Config files are TOML: `config.toml` beside the store (for a project store,
     repeats = 3       # the same error from this many failed runs (CLEW_STUCK_REPEATS)
     cooldown = "30m"  # at most one stuck alert per task per ...  (CLEW_STUCK_COOLDOWN)
     enabled = true    #                                           (CLEW_STUCK=0 turns it off)
+
+    [maintenance]
+    enabled = true          # off: nothing runs by itself          (CLEW_MAINTENANCE=0)
+    interval = "1h"         # at most one run per interval         (CLEW_MAINTENANCE_INTERVAL)
+    pause_after = "24h"     # pause active tasks idle this long    (CLEW_PAUSE_AFTER; "never")
+    archive_after = "7d"    # archive tasks closed this long ago   (CLEW_ARCHIVE_AFTER; "never")
+    prune_patterns = true   # deprecate patterns under 70% after 10 trials (CLEW_PRUNE_PATTERNS)
 """
 
 from __future__ import annotations
@@ -217,6 +224,34 @@ def stuck_rules(store_path: str) -> Any:
     )
 
 
+def maintenance(store_path: str) -> Any:
+    """The `[maintenance]` settings, from the environment, else the config files."""
+    from clew.lifecycle import MaintenanceSettings, seconds
+
+    section = load(store_path).get("maintenance", {})
+    if not isinstance(section, dict):
+        raise ValidationError("the [maintenance] setting in config.toml must be a table")
+    default = MaintenanceSettings()
+
+    def get(key: str, env: str, value: object) -> object:
+        return os.environ[env] if env in os.environ else section.get(key, value)
+
+    interval = seconds(
+        get("interval", "CLEW_MAINTENANCE_INTERVAL", default.interval),
+        "maintenance interval",
+        allow_never=False,
+    )
+    return MaintenanceSettings(
+        enabled=flag(get("enabled", "CLEW_MAINTENANCE", True), "maintenance"),
+        interval=interval if interval is not None else default.interval,
+        pause_after=seconds(get("pause_after", "CLEW_PAUSE_AFTER", default.pause_after),
+                            "pause_after"),
+        archive_after=seconds(get("archive_after", "CLEW_ARCHIVE_AFTER", default.archive_after),
+                              "archive_after"),
+        prune_patterns=flag(get("prune_patterns", "CLEW_PRUNE_PATTERNS", True), "prune_patterns"),
+    )  # fmt: skip
+
+
 def settings(store_path: str, *, state_budget: object = None, mirror: object = None) -> Any:
     """Everything a Memory reads from the environment and config files, checked."""
     from clew import checks
@@ -244,4 +279,5 @@ def settings(store_path: str, *, state_budget: object = None, mirror: object = N
         worker=worker,
         progress=progress_mode(store_path),
         stuck=stuck_rules(store_path),
+        maintenance=maintenance(store_path),
     )

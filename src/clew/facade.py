@@ -18,6 +18,7 @@ from clew import checks
 from clew.clock import Clock, stamp, utcnow
 from clew.errors import ValidationError
 from clew.ids import new_id
+from clew.lifecycle import MaintenanceSettings
 from clew.models import Event
 from clew.store import Store
 from clew.stuck import StuckRules
@@ -58,6 +59,7 @@ class Settings(NamedTuple):
     # Messages that say a step is done: shown as suggestions, applied, or ignored.
     progress: str = "suggest"
     stuck: StuckRules = StuckRules()  # when a task counts as stuck, how often to alert
+    maintenance: MaintenanceSettings = MaintenanceSettings()  # [maintenance] in config.toml
 
 
 _HINTS = {
@@ -70,7 +72,11 @@ _HINTS = {
     "guardrail": "list guardrails with `clew guard list --all`",
     "session": "list sessions with `clew session list --all`",
     "turn": "find turns with `clew recall SESSION --search TEXT`",
+    "wait": "list waits with `clew wait list`",
 }
+
+# Events that give the worker something to do after their commit: a job, or a wait to poll.
+_WORK_EVENTS = frozenset({"job.queued", "wait.added"})
 
 
 class Facade:
@@ -134,7 +140,7 @@ class Facade:
         if call is not None:
             if task_id is not None:
                 call.tasks.add(task_id)
-            call.jobs += type == "job.queued"
+            call.jobs += type in _WORK_EVENTS
         return self._store.append(
             type=type, task_id=task_id, correlation_id=cid, data=data, created_at=at
         )
@@ -167,6 +173,15 @@ class Facade:
     def _action_recorded(self, task_id: str, failed: bool, at: str) -> None:
         """Run inside the write that records or finishes an action (stuck detection
         extends it)."""
+
+    def _lazy(self, trigger: str) -> None:
+        """What runs lazily when the store is opened or primed (maintenance when due);
+        the lifecycle mixin does it."""
+
+    def _background(self) -> float | None:
+        """A worker's round besides jobs (polling waits, maintenance); return the seconds
+        until it wants another, or None when nothing is left."""
+        return None
 
     def _resolve(self, kind: str, ident: str) -> str:
         """Return the full id of the `kind` record named by `ident` (an id or its prefix)."""

@@ -9,12 +9,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from clew import checks, tasks
-from clew.clock import parse
 from clew.conversations import Conversations
 from clew.errors import ValidationError
 from clew.ids import new_id
 from clew.models import (
-    CLOSED_TASK_STATUSES,
     Event,
     Message,
     MessageRole,
@@ -26,14 +24,11 @@ from clew.models import (
     TaskStatus,
     VerifyReport,
 )
-from clew.semantic import Semantic
 from clew.trace import Ledger
-from clew.utility import Utility
-
-DAY = 86400.0
+from clew.upkeep import Upkeep
 
 
-class Memory(Conversations, Utility, Ledger, Semantic):
+class Memory(Conversations, Upkeep, Ledger):
     """A task memory over one store, in one space. Open it with `clew.open()`.
 
     The methods live in mixins by subject: tasks, plans and messages here; archive
@@ -41,6 +36,7 @@ class Memory(Conversations, Utility, Ledger, Semantic):
     episodic trace in `trace.py`; patterns and guardrails in `semantic.py`; the layer-1
     state and "where was I?" in `working.py`; the utility model, its jobs and its caps in
     `utility.py`; sessions, turns, recall and context assembly in `conversations.py`;
+    smart waits in `waits.py`; maintenance and archived tasks by month in `upkeep.py`;
     the shared plumbing (transactions, ids, correlation) in `facade.py`.
     """
 
@@ -182,47 +178,6 @@ class Memory(Conversations, Utility, Ledger, Semantic):
             if task.archived != archived:
                 self._emit("task.archived", tid, {"task_id": tid, "archived": archived}, at)
             return self._store.get_task(tid)
-
-    def tidy(
-        self,
-        *,
-        pause_idle_after: float | None = DAY,
-        archive_closed_after: float | None = 7 * DAY,
-        dry_run: bool = False,
-    ) -> list[tuple[str, str]]:
-        """Pause active tasks idle for `pause_idle_after` seconds and archive closed tasks
-        finished `archive_closed_after` seconds ago; return (task id, what was done)."""
-        now = self._clock()
-        done: list[tuple[str, str]] = []
-        with self._write() as at:
-            for task in self._store.list_tasks():
-                idle = (now - parse(task.updated_at)).total_seconds()
-                if (
-                    pause_idle_after is not None
-                    and task.status is TaskStatus.ACTIVE
-                    and idle > pause_idle_after
-                ):
-                    done.append((task.id, "paused"))
-                    if not dry_run:
-                        data = {
-                            "task_id": task.id,
-                            "from": "active",
-                            "to": "paused",
-                            "reason": "idle",
-                        }
-                        self._emit("task.status_changed", task.id, data, at)
-                elif (
-                    archive_closed_after is not None
-                    and task.status in CLOSED_TASK_STATUSES
-                    and task.completed_at is not None
-                    and (now - parse(task.completed_at)).total_seconds() > archive_closed_after
-                ):
-                    done.append((task.id, "archived"))
-                    if not dry_run:
-                        self._emit(
-                            "task.archived", task.id, {"task_id": task.id, "archived": True}, at
-                        )
-        return done
 
     # -- plan -----------------------------------------------------------------------------
 

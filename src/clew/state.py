@@ -35,6 +35,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from clew.brief import clip
+from clew.lifecycle import Waiting
 from clew.models import Entry, EntryStatus, EntryType, FileChanges, PlanItem, StepStatus, Task
 from clew.stuck import Stuck
 from clew.tokens import TokenCounter
@@ -124,6 +125,7 @@ class Snapshot(NamedTuple):
     counts: Mapping[tuple[EntryType, EntryStatus], int]
     files: FileChanges
     stuck: Sequence[Stuck] = ()  # why the task is stuck now, if it is (stuck.py)
+    waits: Sequence[Waiting] = ()  # open waits, newest first: always shown (see `waiting`)
 
 
 class Hidden(NamedTuple):
@@ -212,6 +214,9 @@ class _Render:
         data["next_steps"] = upcoming
         if self.snap.stuck:
             data["stuck"] = [self.stuck(c) for c in self.snap.stuck]
+        waiting = self.waiting()
+        if waiting:
+            data["waiting_on"] = waiting
         steps = self.steps()
         if steps:
             data["subtasks"] = steps
@@ -243,12 +248,38 @@ class _Render:
             data["hidden"] = [{"what": h.what, "cli": h.cli, "tool": h.tool} for h in self.hidden]
         return data
 
+    def waiting(self) -> list[dict[str, Any]]:
+        """Open waits: what the task is doing while nothing else moves, so every level names
+        them (the core level the newest one, the others counted under hidden)."""
+        level, waits = self.level, list(self.snap.waits)
+        shown = 1 if level.core_only else 3 if level.compact_hidden else 5
+        rows = []
+        for w in waits[:shown]:
+            row: dict[str, Any] = {"id": w.id, "on": clip(w.what, level.text_chars)}
+            if not level.compact_hidden:
+                row["since"] = _stamp(w.since)
+                if w.seen:
+                    row["last_check"] = clip(w.seen, level.text_chars)
+            rows.append(row)
+        if len(waits) > shown:
+            self.hidden.append(
+                Hidden(
+                    f"{len(waits) - shown} more open waits",
+                    len(waits) - shown,
+                    f"clew wait list --task {self.task.id}",
+                    f"smart_wait(action=list, task_id={self.task.id})",
+                )
+            )
+        return rows
+
     def hide_everything(self) -> None:
         """At the core level, one line counts all that is hidden and one command recalls it."""
         if self.hidden:
-            kinds = {"steps": 0, "entries": 0, "changed files": 0}
+            kinds = {"steps": 0, "entries": 0, "changed files": 0, "open waits": 0}
             for h in self.hidden:
                 kind = "steps" if h.what.endswith(" steps") else "changed files"
+                if h.tool.startswith("smart_wait"):
+                    kind = "open waits"
                 kinds["entries" if h.tool.startswith("memory_query") else kind] += h.items
             self.hidden = [
                 Hidden(

@@ -543,6 +543,88 @@ def session_list(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     return ToolResult("\n".join(lines), to_jsonable(found))
 
 
+_DURATION = {
+    "type": ["number", "string"],
+    "description": "Seconds, or text like 30s, 5m, 1h; never for no timeout.",
+}
+
+
+def _wait_line(wait: Any) -> str:
+    seen = wait.seen or wait.observation
+    if wait.status.value == "watching":
+        state = f"watching (last check: {seen})" if wait.polled_at else "watching (not checked yet)"
+    else:
+        state = f"{wait.status.value}: {clip(wait.result or '', 200)}"
+    return f"wait {wait.id} on task {wait.task_id}: {clip(wait.label, 100)} — {state}"
+
+
+@tool(
+    "Wait for something on a task's behalf instead of polling it yourself: a command to"
+    " succeed (exit code, output), a file to appear, a URL on this machine (127.0.0.1,"
+    " localhost) to answer, a time, or a manual condition. clew polls it in the background;"
+    " when it is met or times out, a '[wait resolved] ...' message with the evidence lands on"
+    " the task and shows in its state. action=add (task_id, kind, target), list, check"
+    " (poll now), resolve (wait_id, evidence), cancel (wait_id, reason).",
+    {
+        "action": _choice(["add", "list", "check", "resolve", "cancel"], "What to do."),
+        "task_id": _TASK_ID,
+        "wait_id": _text("For check, resolve, cancel: the wait's id."),
+        "kind": _choice(["command", "file", "url", "time", "manual"], "For add: what to await."),
+        "target": _text(
+            "For add: the command line, file path, local URL, ISO time or delay (10m), or the"
+            " condition in words."
+        ),
+        "step": _STEP,
+        "description": _text("For add: what is awaited, in words."),
+        "exit_code": _number("For a command: the exit code wanted (default 0).", 0, 255),
+        "contains": _text("Text the output, file or body must contain."),
+        "regex": _text("A regular expression the output, file or body must match."),
+        "status": _number("For a URL: the HTTP status wanted (default any 2xx).", 100, 599),
+        "poll_every": _DURATION,
+        "timeout": _DURATION,
+        "evidence": _text("For resolve: what shows it is met."),
+        "reason": _text("For cancel: why."),
+    },
+    ("action",),
+)
+def smart_wait(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
+    action = args["action"]
+    needs = {"add": ("task_id", "kind", "target"), "resolve": ("wait_id",),
+             "cancel": ("wait_id",)}.get(action, ())  # fmt: skip
+    missing = [k for k in needs if k not in args]
+    if missing:
+        raise ValidationError(f"action={action} needs {', '.join(missing)}")
+    if action == "add":
+        keys = ("step", "description", "exit_code", "contains", "regex", "status", "poll_every",
+                "timeout")  # fmt: skip
+        options = {k: args[k] for k in keys if k in args}
+        if "timeout" in options and options["timeout"] == "never":
+            options["timeout"] = None
+        wait = mem.add_wait(args["task_id"], args["kind"], args["target"], cwd=ctx.workspace,
+                            **options)  # fmt: skip
+        return ToolResult(
+            f"Added {_wait_line(wait)}. It is polled every {wait.poll_seconds:g}s; carry on"
+            " with other work.",
+            to_jsonable(wait),
+        )
+    if action == "list":
+        found = mem.list_waits(args.get("task_id"), status="watching")
+        if not found:
+            return ToolResult("No wait is being watched.", [])
+        return ToolResult("\n".join(_wait_line(w) for w in found), to_jsonable(found))
+    if action == "check":
+        checks = mem.check_waits(args.get("wait_id"))
+        if not checks:
+            return ToolResult("No wait was due for a check.", [])
+        lines = [f"{_wait_line(c.wait)} ({c.outcome}: {clip(c.evidence, 200)})" for c in checks]
+        return ToolResult("\n".join(lines), to_jsonable(checks))
+    if action == "resolve":
+        wait = mem.resolve_wait(args["wait_id"], args.get("evidence"))
+    else:
+        wait = mem.cancel_wait(args["wait_id"], args.get("reason"))
+    return ToolResult(f"{_wait_line(wait)}.", to_jsonable(wait))
+
+
 # -- calling ------------------------------------------------------------------------------------
 
 
@@ -555,6 +637,7 @@ _FIND = {
     "entry": "memory_search or memory_query find entries and their ids",
     "session": "session_list (all=true for every workspace) lists the sessions and their ids",
     "turn": "conversation_recall action=search finds turns",
+    "wait": "smart_wait action=list shows the waits being watched",
 }
 
 

@@ -50,6 +50,10 @@ RECENT_MESSAGES = 50  # messages since the summary that a question reads
 ANSWER_HITS = 3  # records an answer from the records shows
 MAX_DAYS = 36_500  # a usage report reaches back at most 100 years
 
+# A worker watching waits sleeps at least this long between rounds: a round polls every due
+# wait, so "due now" right after one means a check failed (a busy store), to retry calmly.
+MIN_NAP = 1.0
+
 
 class Usage(NamedTuple):
     """What the utility model cost: per day and per task, against the caps."""
@@ -503,6 +507,7 @@ class _Worker:
     def __init__(self, memory: Utility) -> None:
         self.memory = memory
         self.again = threading.Event()
+        self.stopping = False
         self.thread = threading.Thread(target=self.loop, name="clew-worker", daemon=True)
 
     @classmethod
@@ -515,18 +520,33 @@ class _Worker:
             worker = cls._running[id(memory)] = cls(memory)
         worker.thread.start()
 
+    @classmethod
+    def stop(cls, memory: Utility) -> None:
+        """Let a Memory's worker end (its Memory is closing); it ends after what it is doing."""
+        with cls._lock:
+            worker = cls._running.pop(id(memory), None)
+        if worker is not None:
+            worker.stopping = True
+            worker.again.set()
+
     def loop(self) -> None:
         try:
-            while True:
+            while not self.stopping:
                 self.again.clear()
                 self.memory.run_jobs()
+                delay = self.memory._background()
+                if delay is not None:  # waits are watched: sleep until one is due (or woken)
+                    self.again.wait(max(delay, MIN_NAP))
+                    continue
                 with self._lock:
                     if not self.again.is_set():
-                        self._running.pop(id(self.memory), None)
+                        if self._running.get(id(self.memory)) is self:
+                            self._running.pop(id(self.memory), None)
                         return
         except Exception:  # the store was closed under it: the queue keeps the work
             with self._lock:
-                self._running.pop(id(self.memory), None)
+                if self._running.get(id(self.memory)) is self:
+                    self._running.pop(id(self.memory), None)
 
 
 def _lock_path(store_path: str, space: str) -> str:
@@ -562,16 +582,31 @@ def worker_lock(store_path: str, space: str) -> Iterator[bool]:
 
 def drain(memory: Utility) -> list[Job]:
     """Do every queued job of the space as its one background worker (or do nothing if
-    another holds the space's lock). Checks again after letting go, so a job queued just
-    as it finished is not left waiting for the next write."""
+    another holds the space's lock), and keep polling the space's waits while any is
+    watched. Checks again after letting go, so a job queued just as it finished is not left
+    waiting for the next write."""
     done: list[Job] = []
     while True:
         with worker_lock(memory.path, memory.space) as mine:
             if not mine:
                 return done
-            done += memory.run_jobs()
+            while True:
+                done += memory.run_jobs()
+                delay = memory._background()
+                if delay is None:
+                    break
+                _nap(memory, delay)
         if memory._store.next_job(memory._now()) is None:
             return done
+
+
+def _nap(memory: Utility, delay: float) -> None:
+    """Sleep until a wait is due, waking each second to see if a job was queued."""
+    end = time.monotonic() + max(delay, MIN_NAP)
+    while (left := end - time.monotonic()) > 0:
+        time.sleep(min(1.0, left))
+        if memory._store.next_job(memory._now()) is not None:
+            return
 
 
 _SPAWNED: list[int] = []  # worker processes started here, reaped when they have ended

@@ -197,6 +197,11 @@ def event_line(event: Event) -> str:
     """One journal event (marked when its stored data is not valid JSON)."""
     task = f" task {event.task_id}" if event.task_id else ""
     line = f"#{event.seq:<6} {event.created_at}  {event.type:<20}{task}  cid {event.correlation_id}"
+    if event.type == "maintenance.ran":  # what maintenance did, in a few words
+        done = [f"{a.get('action')} {a.get('id')}" for a in event.data.get("actions", [])]
+        line += f"  ({event.data.get('trigger')}: {clip(', '.join(done), 120)})"
+    elif isinstance(event.data.get("reason"), str):
+        line += f"  ({clip(event.data['reason'], 80)})"
     return line + ("  [UNREADABLE: data is not valid JSON]" if event.unreadable is not None else "")
 
 

@@ -46,7 +46,6 @@ class Watch(Facade):
     def waiting(self, task_id: str) -> bool:
         """Whether the task is waiting on something (an open wait), and so not stuck for
         want of progress."""
-        # Smart waits plug in here: a task with an open wait of any kind is waiting.
         return self._store.open_waits(task_id) > 0
 
     def stuck(self, task_id: str) -> tuple[Stuck, ...]:

@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from clew import checks
-from clew.brief import INFERENCE_MESSAGES, Brief, build_brief
+from clew.brief import INFERENCE_MESSAGES, Brief, build_brief, clip
 from clew.errors import ValidationError
+from clew.lifecycle import Waiting, WaitStatus
 from clew.location import real_path, related
 from clew.models import EntryFilter, EntryStatus, EntryType, Event, FileChanges, Task, TaskStatus
 from clew.semantic import guardrail_lines
@@ -67,7 +68,18 @@ class Working(Watch):
                 counts=self._store.count_entries(tid),
                 files=self._store.file_changes(tid),
                 stuck=self._stuck_now(task),
+                waits=self._waiting(tid),
             )
+
+    def _waiting(self, tid: str) -> list[Waiting]:
+        """A task's open waits, for the state: smart waits and wait actions still started."""
+        found = [
+            Waiting(w.id, w.label, w.created_at, w.seen or w.observation)
+            for w in self._store.list_waits(task_id=tid, statuses=(WaitStatus.WATCHING,))
+        ]
+        actions = self._store.open_wait_actions(tid)
+        found += [Waiting(a.id, a.summary, a.created_at) for a in actions]
+        return found
 
     def state(self, task_id: str, *, budget: int | None = None) -> State:
         """Render the task's always-in-prompt state as YAML within `budget` tokens."""
@@ -88,6 +100,12 @@ class Working(Watch):
                 EntryFilter(tid, (EntryType.DECISION,), (EntryStatus.ACTIVE,)), limit=3
             )
             stuck = self._stuck_now(task)
+            watching = self._store.list_waits(task_id=tid, statuses=(WaitStatus.WATCHING,))
+            newest = self._store.list_waits(task_id=tid, limit=3)  # maybe ended: news
+            waits = list({w.id: w for w in watching + newest}.values())
+            # Wait actions still started, however many actions came after them.
+            seen = {a.id for a in actions}
+            actions += [a for a in self._store.open_wait_actions(tid) if a.id not in seen]
         return build_brief(
             task,
             messages,
@@ -98,6 +116,7 @@ class Working(Watch):
             counter=counter(),
             stuck=stuck,
             suggest=self.settings.progress != "off",
+            waits=waits,
         )
 
     def workspace_tasks(self, workspace: str | None = None) -> list[Task]:
@@ -108,6 +127,11 @@ class Working(Watch):
         matched = [t for t in active if t.workspace and related(real_path(t.workspace), here)]
         return matched or [t for t in active if not t.workspace]
 
+    def _paused_here(self, workspace: str | None) -> list[Task]:
+        here = real_path(workspace or os.getcwd())
+        paused = self._store.list_tasks((TaskStatus.PAUSED,))
+        return [t for t in paused if t.workspace and related(real_path(t.workspace), here)]
+
     def prime(
         self, workspace: str | None = None, *, budget: int | None = None, limit: int = PRIME_TASKS
     ) -> Primer:
@@ -116,6 +140,7 @@ class Working(Watch):
         limit = checks.integer(limit, "limit")
         if limit < 1:
             raise ValidationError("limit must be at least 1")
+        self._lazy("prime")
         found = self.workspace_tasks(workspace)
         shown = found[:limit]
         parts = []
@@ -132,6 +157,10 @@ class Working(Watch):
                 "clew: no active task for this workspace. Register long work with"
                 " `clew task new NAME --plan STEP ...` (or the task_register tool)."
             )
+            paused = self._paused_here(workspace)
+            if paused:  # maintenance pauses idle tasks: say how to pick one up again
+                names = ", ".join(f"{t.id} '{clip(t.name, 40)}'" for t in paused[:3])
+                head += f" Paused here: {names}; resume with `clew task update ID --status active`."
         else:
             more = (
                 f"; {len(found) - len(shown)} more: `clew task list`" if len(found) > limit else ""

@@ -74,6 +74,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "conversations": ("session", "recall"),
     "agent": ("tools", "prompt", "mcp"),
     "watch": ("stuck",),
+    "lifecycle": ("wait", "maintain", "export"),
 }
 _VALUED = ("--db", "--space", "--busy-timeout", "--max-input-mb")  # global options with a value
 

@@ -32,6 +32,7 @@ GROUPS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("guard", "guardrails: rules the agent must follow, checked on commands"),
             ("ask", "ask a question about this folder's task (or a given one)"),
             ("stuck", "is a task stuck: no progress, or the same failure again?"),
+            ("wait", "smart waits: a command, file, local URL, time or condition"),
         ),
     ),
     (
@@ -49,7 +50,9 @@ GROUPS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("init", "create a project store (.clew/) in this folder"),
             ("verify", "rebuild every table from the journal and compare"),
             ("journal", "print the journal's events in commit order"),
-            ("work", "do queued jobs now (extractions, running summaries)"),
+            ("work", "do queued jobs and due waits now (extractions, summaries)"),
+            ("maintain", "pause idle tasks, archive closed ones, expire waits (runs itself)"),
+            ("export", "write the journal events of a month's archived tasks as JSONL"),
             ("jobs", "list queued, running, done and failed jobs"),
             ("usage", "what the utility model cost: calls and tokens"),
             ("demo", "a walkthrough on a temporary store"),

@@ -46,6 +46,10 @@ def cmd_task_new(args: argparse.Namespace) -> int:
 def cmd_task_list(args: argparse.Namespace) -> int:
     from clew.views import task_line
 
+    if args.month and not args.archived:
+        raise ValidationError("--month goes with --archived")
+    if args.archived or (args.all and not args.json):
+        return _archived_list(args)
     with open_memory(args) as mem:
         tasks = mem.list_tasks(args.status or None, include_archived=args.all)
     now = current_time()
@@ -53,6 +57,35 @@ def cmd_task_list(args: argparse.Namespace) -> int:
         args, tasks, lambda t: task_line(t, now),
         "no tasks; create one with `clew task new NAME --plan STEP ...`",
     )  # fmt: skip
+
+
+def _archived_list(args: argparse.Namespace) -> int:
+    """Archived tasks grouped by the month they were archived in, newest month first."""
+    from clew.views import task_line
+
+    with open_memory(args) as mem:
+        found = mem.archived_tasks(args.month)
+        current = [] if args.archived else mem.list_tasks(args.status or None)
+    now = current_time()
+    for task in current:  # --all: the tasks not archived first, as `task list` shows them
+        print(task_line(task, now))
+    wanted = set(args.status or ())
+    found = [a for a in found if not wanted or a.task.status.value in wanted]
+    months: dict[str, list[Any]] = {}
+    for item in found:
+        months.setdefault(item.month, []).append(item.task)
+    if args.json:
+        print_json([{"month": m, "tasks": tasks} for m, tasks in months.items()])
+        return 0
+    if not months and args.archived:
+        print("no archived tasks")
+    elif not months and not current:
+        print("no tasks; create one with `clew task new NAME --plan STEP ...`")
+    for month, tasks in months.items():
+        print(f"{month} ({len(tasks)} archived; `clew export --month {month}`)")
+        for task in tasks:
+            print(f"  {task_line(task, now)}")
+    return 0
 
 
 def cmd_task_show(args: argparse.Namespace) -> int:
@@ -364,6 +397,10 @@ def register(commands: Any, command: Commands) -> None:
         help="only tasks with this status (repeatable)",
     )
     p.add_argument("--all", action="store_true", help="include archived tasks")
+    p.add_argument(
+        "--archived", action="store_true", help="only archived tasks, grouped by month archived"
+    )
+    p.add_argument("--month", metavar="YYYY-MM", help="with --archived: only this month")
 
     p = command(tasks, "show", cmd_task_show, "show a task: plan, newest actions and messages")
     p.add_argument("id", help="task id or unambiguous prefix")
@@ -578,8 +615,9 @@ def register(commands: Any, command: Commands) -> None:
         "tidy",
         cmd_task_tidy,
         "pause idle tasks and archive long-closed ones",
-        "Pause active tasks not updated for a while and archive tasks closed long ago."
-        " Run it from cron or a session-start hook; nothing is deleted.",
+        "Pause active tasks not updated for a while (not those waiting on a wait) and archive"
+        " tasks closed long ago; nothing is deleted. Maintenance does this by itself once an"
+        " interval (see `clew maintain`); this is the manual form, with its own thresholds.",
     )
     p.add_argument("--pause-after", default="24h", help="idle time before pausing (default 24h)")
     p.add_argument(

@@ -29,11 +29,23 @@ def cmd_ask(args: argparse.Namespace) -> int:
 def cmd_work(args: argparse.Namespace) -> int:
     from clew.utility import drain
 
+    checked: list[Any] = []
+    upkeep = None
     with open_memory(args) as mem:
-        done = drain(mem) if args.background else mem.run_jobs(limit=args.limit)
-    if args.json:
+        if args.background:
+            done = drain(mem)  # polls the waits too, while any is watched
+        else:
+            done = mem.run_jobs(limit=args.limit)
+            if mem.maintenance_due():
+                upkeep = mem.maintain(trigger="worker")
+            checked = mem.check_waits()
+    if args.json:  # the jobs, as ever (`clew wait check --json` details the waits)
         print_json(done)
         return 0
+    for check in checked:
+        print(f"wait {check.wait.id} {check.outcome}: {check.evidence}")
+    for action in upkeep.actions if upkeep else ():
+        print(f"maintenance: {action.id} {action.action.replace('_', ' ')}: {action.detail}")
     for job in done:
         result = job.result or {}
         made = len(result.get("entries", []))
@@ -41,8 +53,8 @@ def cmd_work(args: argparse.Namespace) -> int:
         note = f"; {result['note']}" if result.get("note") else ""
         error = f": {job.error}" if job.error else ""
         print(f"{job.id} {job.kind} {job.status.value} ({how}, {made} entries{note}){error}")
-    if not done:
-        print("no queued jobs")
+    if not done and not checked:
+        print("no queued jobs" + ("" if args.background else "; no wait was due"))
     return 0
 
 
@@ -100,16 +112,18 @@ def register(commands: Any, command: Commands) -> None:
         commands,
         "work",
         cmd_work,
-        "do the queued jobs now (extractions, running summaries)",
-        "Do the jobs queued by writes: the extraction of finished steps and the running"
-        " summaries. Normally a worker does them right after the write; run this from cron or"
-        " after setting CLEW_WORKER=off.",
+        "do the queued jobs now, poll the waits that are due, and maintenance when it is due",
+        "Do the jobs queued by writes (the extraction of finished steps, running summaries),"
+        " poll the waits that are due, and run maintenance if its interval has passed."
+        " Normally a background worker does this right after the write, and stays while waits"
+        " are watched; run this from cron or after setting CLEW_WORKER=off.",
     )
     p.add_argument("--limit", type=whole, help="at most this many jobs")
     p.add_argument(
         "--background",
         action="store_true",
-        help="as the store's one background worker: do nothing if another is working",
+        help="as the store's one background worker (do nothing if another is working); stay"
+        " and poll while waits are watched",
     )
 
     p = command(commands, "jobs", cmd_jobs, "list queued, running, done and failed jobs")

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
+from clew.lifecycle import Wait, WaitStatus
 from clew.models import (
     Action,
     ActionLog,
@@ -231,6 +232,32 @@ class Store(Protocol):
     ) -> list[Event]: ...
 
     def count_events(self) -> int: ...
+
+    # -- the lifecycle: smart waits, the poller's schedule, archived tasks by month --------
+
+    def get_wait(self, wait_id: str) -> Wait: ...
+
+    def list_waits(
+        self,
+        *,
+        task_id: str | None = None,
+        statuses: tuple[WaitStatus, ...] = (),
+        limit: int | None = None,
+    ) -> list[Wait]: ...
+
+    def has_watching(self) -> bool: ...
+
+    def waiting_tasks(self) -> set[str]: ...
+
+    def open_wait_actions(self, task_id: str, *, limit: int = 5) -> list[Action]: ...
+
+    def schedule(self, key: str) -> tuple[str, int, str | None] | None: ...
+
+    def mark_schedule(self, key: str, at: str, note: str | None = None) -> None: ...
+
+    def archived_task_ids(self, month: str | None = None) -> list[tuple[str, str | None]]: ...
+
+    def raw_events(self, task_ids: Sequence[str]) -> list[Any]: ...
 
     def verify(self, *, all_spaces: bool = False) -> VerifyReport: ...
 

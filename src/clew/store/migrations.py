@@ -727,6 +727,64 @@ _RECORDS_MIGRATION = Migration(
 
 MIGRATIONS += (_RECORDS_MIGRATION,)
 
+_LIFECYCLE_MIGRATION = Migration(
+    8,
+    "smart waits, the schedule of polls and maintenance, when tasks were archived",
+    (
+        """
+        CREATE TABLE waits (
+            id              TEXT PRIMARY KEY,
+            space           TEXT NOT NULL,
+            task_id         TEXT NOT NULL REFERENCES tasks(id),
+            step_id         TEXT REFERENCES plan_items(id),
+            kind            TEXT NOT NULL,
+            target          TEXT NOT NULL,
+            criteria        TEXT NOT NULL DEFAULT '{}',
+            description     TEXT,
+            cwd             TEXT,
+            poll_seconds    REAL NOT NULL,
+            timeout_seconds REAL,
+            run_timeout     REAL NOT NULL,
+            deadline        TEXT,
+            status          TEXT NOT NULL DEFAULT 'watching',
+            observation     TEXT,
+            checked_at      TEXT,
+            result          TEXT,
+            ended_at        TEXT,
+            created_at      TEXT NOT NULL,
+            updated_at      TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX waits_task ON waits(task_id, status)",
+        "CREATE INDEX waits_open ON waits(space, status)",
+        # The poller's bookkeeping, outside the journal: when each wait was last polled and
+        # what it saw, when maintenance last ran. Not a fact about any task (a poll that
+        # sees nothing new journals nothing), so not a projection: losing a row only makes
+        # the next poll or maintenance run come sooner.
+        """
+        CREATE TABLE schedule (
+            space   TEXT NOT NULL,
+            key     TEXT NOT NULL,
+            last_at TEXT NOT NULL,
+            runs    INTEGER NOT NULL DEFAULT 0,
+            note    TEXT,
+            PRIMARY KEY (space, key)
+        ) WITHOUT ROWID
+        """,
+        "ALTER TABLE tasks ADD COLUMN archived_at TEXT",
+        # Tasks archived before this migration: the time of their last archiving event.
+        """
+        UPDATE tasks SET archived_at = (
+            SELECT e.created_at FROM events e
+            WHERE e.task_id = tasks.id AND e.type = 'task.archived' ORDER BY e.seq DESC LIMIT 1
+        ) WHERE archived = 1
+        """,
+        "CREATE INDEX tasks_archived ON tasks(space, archived_at) WHERE archived = 1",
+    ),
+)
+
+MIGRATIONS += (_LIFECYCLE_MIGRATION,)
+
 LATEST = MIGRATIONS[-1].number
 FINGERPRINTS: dict[int, str] = {m.number: fingerprint(m) for m in MIGRATIONS}
 # The migration that began recording fingerprints (and records those of the ones before it).
@@ -753,4 +811,5 @@ PROJECTION_TABLES: tuple[str, ...] = (
     "task_summaries",
     "sessions",
     "turns",
+    "waits",
 )

@@ -195,9 +195,10 @@ def _task_status_changed(conn: sqlite3.Connection, event: Event) -> None:
 
 @handles("task.archived")
 def _task_archived(conn: sqlite3.Connection, event: Event) -> None:
+    archived = bool(event.data["archived"])
     conn.execute(
-        "UPDATE tasks SET archived = ? WHERE id = ?",
-        (int(bool(event.data["archived"])), event.data["task_id"]),
+        "UPDATE tasks SET archived = ?, archived_at = ? WHERE id = ?",
+        (int(archived), event.created_at if archived else None, event.data["task_id"]),
     )
 
 
@@ -344,4 +345,5 @@ from clew.store import (  # noqa: E402, F401  (they register their handlers)
     projection_archive,
     projection_conversations,
     projection_utility,
+    projection_waits,
 )

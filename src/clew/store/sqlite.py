@@ -55,6 +55,7 @@ from clew.store.sqlite_conversations import ConversationReads
 from clew.store.sqlite_search import SearchReads
 from clew.store.sqlite_trace import TraceReads, action_from_row
 from clew.store.sqlite_utility import UtilityReads
+from clew.store.sqlite_waits import WaitReads
 
 KIND_TABLES = {
     "task": "tasks",
@@ -69,6 +70,7 @@ KIND_TABLES = {
     "job": "jobs",
     "session": "sessions",
     "turn": "turns",
+    "wait": "waits",
 }
 MAX_DIFFERENCES = 100
 _EVENT_COLUMNS = "seq, id, space, task_id, correlation_id, type, data, created_at, hash"
@@ -380,7 +382,9 @@ def _message(row: sqlite3.Row) -> Message:
     )
 
 
-class SQLiteStore(ArchiveReads, TraceReads, UtilityReads, ConversationReads, SearchReads):
+class SQLiteStore(
+    ArchiveReads, TraceReads, UtilityReads, ConversationReads, SearchReads, WaitReads
+):
     """The Store interface over one SQLite file, bound to one space."""
 
     def __init__(self, path: str | os.PathLike[str], space: str, busy_timeout: float = 5.0):

@@ -166,11 +166,14 @@ class TraceReads(RowReader):
         return [action_from_row(r) for r in rows]
 
     def open_waits(self, task_id: str) -> int:
-        """How many wait actions of a task are still open (recorded as started)."""
+        """How many waits of a task are open: smart waits still watching, and wait actions
+        still recorded as started."""
         rows = self._rows(
-            "SELECT count(*) FROM actions WHERE task_id = ? AND space = ? AND type = 'wait'"
-            " AND status = 'started'",
-            (task_id, self.space),
+            "SELECT (SELECT count(*) FROM actions WHERE task_id = ? AND space = ?"
+            " AND type = 'wait' AND status = 'started')"
+            " + (SELECT count(*) FROM waits WHERE task_id = ? AND space = ?"
+            " AND status = 'watching')",
+            (task_id, self.space, task_id, self.space),
         )
         return int(rows[0][0])
 

@@ -1,0 +1,215 @@
+"""`clew wait ...`, `maintain`, `export`: smart waits, maintenance, archived months."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from clew.cli.common import Commands, Parser, current_time, open_memory, print_json, show, step_ref
+from clew.errors import ValidationError
+
+_KINDS = ("command", "file", "url", "time", "manual")
+
+
+def wait_line(wait: Any, now: Any) -> str:
+    """One wait: id, status, task, what it waits for, and what its last check saw."""
+    from clew.brief import clip
+    from clew.clock import ago
+
+    seen = wait.seen or wait.observation
+    if wait.status.value == "watching":
+        last = "not checked yet"
+        if wait.polled_at:
+            last = f"last check {ago(wait.polled_at, now)}: {seen}"
+        tail = f"{last}; every {wait.poll_seconds:g}s"
+        if wait.deadline:
+            tail += f", until {wait.deadline[:16]}Z"
+    else:
+        tail = f"{wait.status.value.replace('_', ' ')} {ago(wait.ended_at, now)}: {wait.result}"
+    return (
+        f"{wait.id}  {wait.status.value:<9} task {wait.task_id}  {wait.kind.value:<7}"
+        f" {clip(wait.label, 70)}\n    {clip(tail, 160)}"
+    )
+
+
+def cmd_wait_add(args: argparse.Namespace) -> int:
+    kind = next(k for k in _KINDS if getattr(args, k) is not None)
+    with open_memory(args) as mem:
+        wait = mem.add_wait(
+            args.id,
+            kind,
+            getattr(args, kind),
+            step=step_ref(args.step),
+            description=args.description,
+            exit_code=args.exit_code,
+            contains=args.contains,
+            regex=args.regex,
+            status=args.http_status,
+            poll_every=args.every,
+            timeout="auto" if args.timeout is None else args.timeout,
+            run_timeout=args.run_timeout,
+            cwd=args.cwd,
+        )
+    return show(args, wait, wait.id)
+
+
+def cmd_wait_list(args: argparse.Namespace) -> int:
+    status = None if args.all else (args.status or "watching")
+    with open_memory(args) as mem:
+        waits = mem.list_waits(args.task, status=status, limit=args.limit)
+    if args.json:
+        print_json(waits)
+    elif not waits:
+        which = "" if args.all else f"{status} "
+        print(f"no {which}waits; add one with `clew wait add TASK --command CMD`")
+    else:
+        now = current_time()
+        for wait in waits:
+            print(wait_line(wait, now))
+    return 0
+
+
+def cmd_wait_check(args: argparse.Namespace) -> int:
+    with open_memory(args) as mem:
+        found = mem.check_waits(args.wait)
+    if args.json:
+        print_json(found)
+        return 0
+    if not found:
+        print("no wait is due")
+    for check in found:
+        print(f"{check.wait.id} {check.outcome}: {check.evidence}")
+    return 0
+
+
+def cmd_wait_resolve(args: argparse.Namespace) -> int:
+    with open_memory(args) as mem:
+        wait = mem.resolve_wait(args.wait, args.evidence)
+    return show(args, wait, f"{wait.id} resolved")
+
+
+def cmd_wait_cancel(args: argparse.Namespace) -> int:
+    with open_memory(args) as mem:
+        wait = mem.cancel_wait(args.wait, args.reason)
+    return show(args, wait, f"{wait.id} cancelled")
+
+
+def cmd_maintain(args: argparse.Namespace) -> int:
+    with open_memory(args) as mem:
+        report = mem.maintain(dry_run=args.dry_run)
+    if args.json:
+        print_json(report)
+        return 0
+    if not report.actions:
+        print("nothing to do")
+    verb = "would be " if args.dry_run else ""
+    for action in report.actions:
+        print(f"{action.id} {verb}{action.action.replace('_', ' ')}: {action.detail}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    with open_memory(args) as mem:
+        lines = mem.export_month(args.month)
+    text = "".join(f"{line}\n" for line in lines)
+    if args.output in (None, "-"):
+        sys.stdout.write(text)
+        return 0
+    from clew.mirror import write_atomically
+
+    try:
+        write_atomically(args.output, text.encode("utf-8"))
+    except OSError as exc:
+        raise ValidationError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    print(f"{len(lines)} events written to {args.output}", file=sys.stderr)
+    return 0
+
+
+def register(commands: Any, command: Commands) -> None:
+    """Add `clew wait`, `clew maintain` and `clew export`."""
+    wait_parser = commands.add_parser(
+        "wait",
+        help="smart waits: wait for a command, file, local URL, time or condition",
+        description="Smart waits: a task waits for a command to succeed, a file to appear, a"
+        " URL on this machine to answer, a time, or a condition someone resolves. The worker"
+        " polls them; the end posts '[wait resolved] ...' to the task.",
+    )
+    waits = wait_parser.add_subparsers(dest="wait_command", metavar="WAIT_COMMAND",
+                                       parser_class=Parser)  # fmt: skip
+    waits.required = True
+
+    p = command(
+        waits,
+        "add",
+        cmd_wait_add,
+        "wait on a task's behalf; prints the wait's id",
+        "Add a wait to a task: exactly one of --command, --file, --url, --time, --manual."
+        " It is polled every --every until it is met or --timeout passes.",
+    )
+    p.add_argument("id", help="task id or unambiguous prefix")
+    kinds = p.add_mutually_exclusive_group(required=True)
+    kinds.add_argument("--command", metavar="CMD", help="a shell command to run until it succeeds")
+    kinds.add_argument("--file", metavar="PATH", help="a file (or folder) to appear")
+    kinds.add_argument(
+        "--url", metavar="URL", help="a URL on 127.0.0.1, localhost or [::1] to answer"
+    )
+    kinds.add_argument("--time", metavar="WHEN", help="an ISO time, or a delay like 10m")
+    kinds.add_argument("--manual", metavar="TEXT", help="a condition you will resolve by hand")
+    p.add_argument("--step", help="the plan step it belongs to (number or id)")
+    p.add_argument("--description", metavar="TEXT", help="what is awaited, in words")
+    p.add_argument("--exit-code", type=int, help="with --command: the exit code wanted (0)")
+    p.add_argument("--contains", metavar="TEXT", help="the output, file or body must contain it")
+    p.add_argument("--regex", metavar="RE", help="the output, file or body must match it")
+    p.add_argument(
+        "--http-status", type=int, metavar="CODE", help="with --url: the status wanted (any 2xx)"
+    )
+    p.add_argument("--every", default="30s", help="poll interval (default 30s; at least 1s)")
+    p.add_argument(
+        "--timeout", help="give up after this long (default 1h; none for --time and --manual;"
+        " never)"
+    )  # fmt: skip
+    p.add_argument("--run-timeout", default="30s", help="time limit of one check (default 30s)")
+    p.add_argument("--cwd", metavar="DIR", help="where the command runs (default: here)")
+
+    p = command(waits, "list", cmd_wait_list, "list waits: the watching ones, newest first")
+    p.add_argument("--task", help="only this task's waits")
+    p.add_argument("--status", help="watching (default), resolved, timed_out, cancelled or error")
+    p.add_argument("--all", action="store_true", help="waits of every status")
+    p.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+
+    p = command(
+        waits, "check", cmd_wait_check, "poll the waits that are due now (or one wait, due or not)"
+    )
+    p.add_argument("wait", nargs="?", metavar="WAIT_ID", help="only this wait, now")
+
+    p = command(waits, "resolve", cmd_wait_resolve, "mark a wait met by hand")
+    p.add_argument("wait", metavar="WAIT_ID", help="wait id or unambiguous prefix")
+    p.add_argument("--evidence", metavar="TEXT", help="what shows it is met")
+
+    p = command(waits, "cancel", cmd_wait_cancel, "stop waiting")
+    p.add_argument("wait", metavar="WAIT_ID", help="wait id or unambiguous prefix")
+    p.add_argument("--reason", metavar="TEXT", help="why")
+
+    p = command(
+        commands,
+        "maintain",
+        cmd_maintain,
+        "run maintenance now: time out waits, pause idle tasks, archive closed ones, prune",
+        "Run now what otherwise runs by itself once an interval: time out waits past their"
+        " deadline, cancel the waits of closed tasks, pause tasks idle for 24h (not those"
+        " waiting), archive tasks closed 7d ago, deprecate patterns under 70% after 10 trials."
+        " Settings: [maintenance] in config.toml.",
+    )
+    p.add_argument("--dry-run", action="store_true", help="say what would change, change nothing")
+
+    p = command(
+        commands,
+        "export",
+        cmd_export,
+        "write the journal events of the tasks archived in a month as JSON lines",
+        "Write the journal events of the tasks archived in --month, one JSON object a line as"
+        " stored (seq, id, space, task_id, correlation_id, type, data, created_at, hash).",
+    )
+    p.add_argument("--month", required=True, metavar="YYYY-MM", help="the month of archiving")
+    p.add_argument("--output", "-o", metavar="FILE", help="write to FILE (default: stdout)")

@@ -1,0 +1,76 @@
+"""Apply the lifecycle's events: smart waits and maintenance runs.
+
+Registered with `projection.handles` like every other handler (see projection.py). A wait's
+row holds what the journal says: what is awaited, its status, the last observation that was
+journaled and the evidence it ended with. When it was last polled is not journaled (see
+lifecycle.py) and lives in `schedule`, which no handler writes."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from clew.models import Event
+from clew.store import codec
+from clew.store.projection import handles
+
+_WAIT_COLUMNS = (
+    "id", "step_id", "kind", "target", "description", "cwd", "poll_seconds",
+    "timeout_seconds", "run_timeout", "deadline",
+)  # fmt: skip
+
+
+@handles("wait.added")
+def _wait_added(conn: sqlite3.Connection, event: Event) -> None:
+    wait = event.data["wait"]
+    values = [wait.get(c) for c in _WAIT_COLUMNS]
+    conn.execute(
+        f"INSERT INTO waits ({', '.join(_WAIT_COLUMNS)}, space, task_id, criteria, created_at,"
+        f" updated_at) VALUES ({', '.join('?' for _ in _WAIT_COLUMNS)}, ?, ?, ?, ?, ?)",
+        [*values, event.space, event.task_id, codec.dumps(wait.get("criteria", {})),
+         event.created_at, event.created_at],
+    )  # fmt: skip
+
+
+@handles("wait.checked")
+def _wait_checked(conn: sqlite3.Connection, event: Event) -> None:
+    conn.execute(
+        "UPDATE waits SET observation = ?, checked_at = ?, updated_at = ? WHERE id = ?",
+        (event.data["observation"], event.created_at, event.created_at, event.data["wait_id"]),
+    )
+
+
+def _end(conn: sqlite3.Connection, event: Event, status: str, result: str | None) -> None:
+    conn.execute(
+        "UPDATE waits SET status = ?, result = ?, ended_at = ?, updated_at = ? WHERE id = ?",
+        (status, result, event.created_at, event.created_at, event.data["wait_id"]),
+    )
+    if "observation" in event.data:
+        conn.execute(
+            "UPDATE waits SET observation = ?, checked_at = ? WHERE id = ?",
+            (event.data["observation"], event.created_at, event.data["wait_id"]),
+        )
+
+
+@handles("wait.resolved")
+def _wait_resolved(conn: sqlite3.Connection, event: Event) -> None:
+    _end(conn, event, "resolved", event.data["evidence"])
+
+
+@handles("wait.timed_out")
+def _wait_timed_out(conn: sqlite3.Connection, event: Event) -> None:
+    _end(conn, event, "timed_out", event.data["evidence"])
+
+
+@handles("wait.failed")
+def _wait_failed(conn: sqlite3.Connection, event: Event) -> None:
+    _end(conn, event, "error", event.data["error"])
+
+
+@handles("wait.cancelled")
+def _wait_cancelled(conn: sqlite3.Connection, event: Event) -> None:
+    _end(conn, event, "cancelled", event.data.get("reason"))
+
+
+@handles("maintenance.ran")
+def _maintenance_ran(conn: sqlite3.Connection, event: Event) -> None:
+    """A summary of one run for the journal; each action has its own event beside it."""
