@@ -70,6 +70,21 @@ def test_maintenance_does_each_thing_once_and_journals_it(
     assert mem.verify().ok
 
 
+def test_maintenance_alerts_a_stuck_task_once_per_cooldown(
+    mem: clew.Memory, clock: FakeClock
+) -> None:
+    task = mem.create_task("Migrate", ["Dump", "Load"])
+    mem.update_task(task.id, step=1, step_status="active")
+    clock.advance(2 * HOUR)  # idle past the stuck limit (30m), not past the pause one (24h)
+    report = mem.maintain()
+    assert [(a.action, a.id) for a in report.actions] == [("stuck_alerted", task.id)]
+    assert mem.list_messages(task.id, limit=1)[0].type.value == "stuck"
+    clock.advance(10 * 60)  # within the cooldown: still stuck, not alerted again
+    assert mem.maintain().actions == () and mem.stuck(task.id) != ()
+    assert mem.maintain(dry_run=True).actions == ()
+    assert mem.verify().ok
+
+
 def test_waits_of_a_closed_task_are_cancelled(mem: clew.Memory) -> None:
     task = mem.create_task("Ship", ["a"])
     wait = mem.add_wait(task.id, "command", "false")

@@ -115,6 +115,14 @@ class Upkeep(Utility, Waits, Semantic):
                     }  # fmt: skip
                     self._emit("maintenance.ran", None, summary, at)
                 self._store.mark_schedule(MAINTENANCE, at, f"{len(done)} actions ({trigger})")
+        if not dry_run and self.settings.stuck.enabled:
+            # Stuck tasks are found here too, so an idle agent's task is flagged even when
+            # nothing writes to it; each alert is its own write and keeps its cooldown.
+            done += [
+                MaintenanceAction("stuck_alerted", r.task_id, f"{r.name}: {r.conditions[0].reason}")
+                for r in self.check_stuck(alert=True)
+                if r.alerted
+            ]
         return MaintenanceReport(True, trigger, at, tuple(done), dry_run)
 
     def maintenance_due(self) -> bool:
