@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from clew import checks, tasks
+from clew import checks, record, tasks
 from clew.clock import parse
 from clew.conversations import Conversations
 from clew.errors import ValidationError
@@ -27,13 +27,14 @@ from clew.models import (
     VerifyReport,
 )
 from clew.semantic import Semantic
+from clew.taskrecord import TaskRecords, step_changes
 from clew.trace import Ledger
 from clew.utility import Utility
 
 DAY = 86400.0
 
 
-class Memory(Conversations, Utility, Ledger, Semantic):
+class Memory(Conversations, Utility, Ledger, Semantic, TaskRecords):
     """A task memory over one store, in one space. Open it with `clew.open()`.
 
     The methods live in mixins by subject: tasks, plans and messages here; archive
@@ -41,6 +42,7 @@ class Memory(Conversations, Utility, Ledger, Semantic):
     episodic trace in `trace.py`; patterns and guardrails in `semantic.py`; the layer-1
     state and "where was I?" in `working.py`; the utility model, its jobs and its caps in
     `utility.py`; sessions, turns, recall and context assembly in `conversations.py`;
+    the complete task record (answer, outcome, phases, entities...) in `taskrecord.py`;
     the shared plumbing (transactions, ids, correlation) in `facade.py`.
     """
 
@@ -54,10 +56,20 @@ class Memory(Conversations, Utility, Ledger, Semantic):
         goal: str | None = None,
         workspace: str | None = None,
         metadata: dict[str, Any] | None = None,
+        domain: str | None = None,
+        priority: str | None = None,
+        estimate: float | str | None = None,
+        plan_source: str | None = None,
     ) -> Task:
-        """Register a task with an optional plan; it starts active."""
+        """Register a task with an optional plan; it starts active. `domain`, `priority`
+        (low, normal, high, critical), `estimate` (seconds or '30m') and `plan_source`
+        (agent, user, model, template; agent by default when a plan is given) go into
+        its record (see `task_record`)."""
         if isinstance(plan, str):
             raise ValidationError("plan must be a list of step titles, not one string")
+        facts = record.task_changes(
+            domain=domain, priority=priority, estimate_value=estimate, plan_source=plan_source
+        )
         task_id = new_id()
         data = {
             "task": {
@@ -71,7 +83,9 @@ class Memory(Conversations, Utility, Ledger, Semantic):
         }
         with self._write() as at:
             self._emit("task.created", task_id, data, at)
-            return self._store.get_task(task_id)
+            task = self._store.get_task(task_id)
+            self._set_record(task, facts, at)
+            return task
 
     def get_task(self, task_id: str) -> Task:
         """Return a task with its current plan."""
@@ -112,17 +126,40 @@ class Memory(Conversations, Utility, Ledger, Semantic):
         next_objective: str | None = None,
         summary: str | None = None,
         metadata: dict[str, Any] | None = None,
+        answer: str | None = None,
+        outcome: str | None = None,
+        confidence: float | None = None,
+        domain: str | None = None,
+        priority: str | None = None,
+        estimate: float | str | None = None,
+        error: str | None = None,
+        error_step: int | str | None = None,
+        step_agent: str | None = None,
+        step_outcome: str | None = None,
+        step_artifacts: Sequence[str] | None = None,
+        depends_on: Sequence[int | str] | None = None,
     ) -> Task:
         """Report progress in one atomic call: a message, a step change, task fields, status.
 
         `next_objective` is what the agent means to do next and `summary` a summary of
-        progress so far; both show in the task state.
+        progress so far; both show in the task state. `answer`, `outcome`, `confidence`,
+        `domain`, `priority`, `estimate` and `error` (with `error_step`) set the task's
+        record; `step_agent`, `step_outcome`, `step_artifacts` and `depends_on` the step's
+        (see `set_task_record` and `set_step_record`).
 
         The message is stored first, then the step change, then the task's fields
         and status, all in one transaction: either all of it happens or none.
         """
         tid = self._task_id(task_id)
-        step_fields = (step_status, step_summary, active_issue)
+        facts = record.task_changes(
+            answer=answer, outcome=outcome, error=error, confidence_score=confidence,
+            domain=domain, priority=priority, estimate_value=estimate,
+        )  # fmt: skip
+        step_facts = step_changes(step_agent, step_outcome, step_artifacts)
+        step_fields = (
+            step_status, step_summary, active_issue, step_agent, step_outcome, step_artifacts,
+            depends_on,
+        )  # fmt: skip
         if step is None and any(f is not None for f in step_fields):
             raise ValidationError("say which step to change: give step (a number or a step id)")
         if step is not None and all(f is None for f in step_fields):
@@ -135,7 +172,15 @@ class Memory(Conversations, Utility, Ledger, Semantic):
             ("summary", summary),
         )
         changes: dict[str, Any] = {k: v for k, v in fields if v is not None}
-        if message is None and step is None and status is None and not changes and not metadata:
+        recorded = facts or error_step is not None
+        if (
+            message is None
+            and step is None
+            and status is None
+            and not changes
+            and not metadata
+            and not recorded
+        ):
             raise ValidationError(
                 "nothing to update: give a message, a step change, a status or a field"
             )
@@ -160,9 +205,13 @@ class Memory(Conversations, Utility, Ledger, Semantic):
             if message is not None and kind is not None:
                 self._add_message(tid, message, role, kind, at)
             if step is not None:
-                self._change_step(
-                    task, step, at, status=step_status, summary=step_summary, issue=active_issue
-                )
+                step_id = self._change_step(
+                    task, step, at, status=step_status, summary=step_summary, issue=active_issue,
+                    depends_on=depends_on,
+                )  # fmt: skip
+                self._set_step_record(task, step_id, step_facts, at)
+            if recorded:
+                self._set_record(task, facts, at, error_step=error_step)
             if changes:
                 self._emit("task.updated", tid, {"task_id": tid, "changes": changes}, at)
             if new_status is not None and new_status is not task.status:

@@ -337,5 +337,6 @@ def _files_changed(conn: sqlite3.Connection, event: Event) -> None:
 from clew.store import (  # noqa: E402, F401  (they register their handlers)
     projection_archive,
     projection_conversations,
+    projection_record,
     projection_utility,
 )

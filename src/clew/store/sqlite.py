@@ -52,6 +52,7 @@ from clew.store.migrations import (
 from clew.store.rows import json_ids
 from clew.store.sqlite_archive import ArchiveReads
 from clew.store.sqlite_conversations import ConversationReads
+from clew.store.sqlite_record import RecordReads
 from clew.store.sqlite_search import SearchReads
 from clew.store.sqlite_trace import TraceReads, action_from_row
 from clew.store.sqlite_utility import UtilityReads
@@ -377,7 +378,9 @@ def _message(row: sqlite3.Row) -> Message:
     )
 
 
-class SQLiteStore(ArchiveReads, TraceReads, UtilityReads, ConversationReads, SearchReads):
+class SQLiteStore(
+    ArchiveReads, TraceReads, UtilityReads, ConversationReads, SearchReads, RecordReads
+):
     """The Store interface over one SQLite file, bound to one space."""
 
     def __init__(self, path: str | os.PathLike[str], space: str, busy_timeout: float = 5.0):
