@@ -174,9 +174,9 @@ def _command(found: _Found, command: str) -> None:
                     break
         if tool in ("cat", "vim", "nano", "less", "head", "tail", "touch", "rm", "cp", "mv"):
             for arg in plain:
-                if "/" in arg or "." in arg or arg in _KNOWN_FILES:
-                    if not _URL.match(arg) and ":" not in arg:
-                        found.add("files", arg)
+                named = "/" in arg or "." in arg or arg in _KNOWN_FILES
+                if named and not _URL.match(arg) and ":" not in arg:
+                    found.add("files", arg)
     _text(found, command, command=True)
 
 

@@ -32,18 +32,11 @@ _correlation: contextvars.ContextVar[str | None] = contextvars.ContextVar(
 class _Call:
     """What the current call wrote, for what runs after its commit (mirrors, the worker)."""
 
-    __slots__ = ("jobs", "phased", "tasks")
+    __slots__ = ("jobs", "tasks")
 
     def __init__(self) -> None:
         self.tasks: set[str] = set()
         self.jobs = 0
-        # Tasks whose phase a write may move: task id -> 1 if an action was recorded,
-        # | 2 if the plan or a step changed.
-        self.phased: dict[str, int] = {}
-
-
-# Events that can move a task into another phase (record.py), checked before the commit.
-_PHASE_EVENTS = frozenset({"task.created", "plan.revised", "step.updated", "action.recorded"})
 
 
 _call: contextvars.ContextVar[_Call | None] = contextvars.ContextVar("clew_call", default=None)
@@ -138,9 +131,6 @@ class Facade:
             if task_id is not None:
                 call.tasks.add(task_id)
             call.jobs += type == "job.queued"
-            if task_id is not None and type in _PHASE_EVENTS:
-                flag = 1 if type == "action.recorded" else 2
-                call.phased[task_id] = call.phased.get(task_id, 0) | flag
         return self._store.append(
             type=type, task_id=task_id, correlation_id=cid, data=data, created_at=at
         )
@@ -160,20 +150,11 @@ class Facade:
                 if _correlation.get() is None:
                     stack.enter_context(self.correlation())
                 stack.enter_context(self._store.transaction(write=True))
-                at = self._now()
-                yield at
-                if call.phased:
-                    self._before_commit(call.phased, at)
+                yield self._now()
         finally:
             _call.reset(token)
         if call.tasks or call.jobs:
             self._after_commit(sorted(call.tasks), call.jobs)
-
-    def _before_commit(self, phased: dict[str, int], at: str) -> None:
-        """Run at the end of a call's transaction, before it commits, with the tasks whose
-        phase its events may have moved (1: an action was recorded, 2: the plan or a step
-        changed, 3: both).
-        Mixins extend it (calling super())."""
 
     def _after_commit(self, task_ids: list[str], jobs: int) -> None:
         """Run after a call's transaction commits, with the tasks it wrote and the number

@@ -27,14 +27,14 @@ from clew.models import (
     VerifyReport,
 )
 from clew.semantic import Semantic
-from clew.taskrecord import TaskRecords, step_changes
+from clew.taskrecord import step_changes
 from clew.trace import Ledger
 from clew.utility import Utility
 
 DAY = 86400.0
 
 
-class Memory(Conversations, Utility, Ledger, Semantic, TaskRecords):
+class Memory(Conversations, Utility, Ledger, Semantic):
     """A task memory over one store, in one space. Open it with `clew.open()`.
 
     The methods live in mixins by subject: tasks, plans and messages here; archive
@@ -70,6 +70,9 @@ class Memory(Conversations, Utility, Ledger, Semantic, TaskRecords):
         facts = record.task_changes(
             domain=domain, priority=priority, estimate_value=estimate, plan_source=plan_source
         )
+        steps = tasks.new_plan(plan)
+        if steps and "plan_source" not in facts:
+            facts["plan_source"] = "agent"
         task_id = new_id()
         data = {
             "task": {
@@ -79,13 +82,12 @@ class Memory(Conversations, Utility, Ledger, Semantic, TaskRecords):
                 "workspace": checks.optional_text(workspace, "workspace"),
                 "metadata": checks.json_object(metadata or {}, "metadata"),
             },
-            "plan": tasks.new_plan(plan),
+            "plan": steps,
+            "record": facts,
         }
         with self._write() as at:
             self._emit("task.created", task_id, data, at)
-            task = self._store.get_task(task_id)
-            self._set_record(task, facts, at)
-            return task
+            return self._store.get_task(task_id)
 
     def get_task(self, task_id: str) -> Task:
         """Return a task with its current plan."""

@@ -86,7 +86,9 @@ def estimate(value: object, field: str = "estimate") -> float | None:
             raise ValidationError(f"{field} is empty; give a duration like 30m")
         seconds = total
     elif isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ValidationError(f"{field} must be a duration (seconds or text like 30m), not {value!r}")
+        raise ValidationError(
+            f"{field} must be a duration (seconds or text like 30m), not {value!r}"
+        )
     else:
         seconds = float(value)
     if not 0 < seconds <= MAX_ESTIMATE:
@@ -96,7 +98,7 @@ def estimate(value: object, field: str = "estimate") -> float | None:
 
 def format_duration(seconds: float) -> str:
     """Say a duration briefly: '45s', '30m', '1h30m', '2d'."""
-    whole = int(round(seconds))
+    whole = round(seconds)
     parts = []
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
         if whole >= size:
@@ -153,9 +155,11 @@ def entities(value: object) -> dict[str, list[str]] | None:
     found: dict[str, list[str]] = {}
     total = 0
     for kind, names in value.items():
-        label = short(kind, "entity kind")
-        if label is None:
-            raise ValidationError("an entity kind is empty")
+        label = re.sub(r"[^a-z0-9]+", "_", (short(kind, "entity kind") or "").lower()).strip("_")
+        if not re.fullmatch(r"[a-z][a-z0-9_]{0,39}", label):
+            raise ValidationError(
+                f"entity kind {kind!r} is not a word like files, hosts or services"
+            )
         items = [short(n, f"{label} entity") for n in checks.strings(names, f"{label} entities")]
         kept = list(dict.fromkeys(n for n in items if n is not None))
         total += len(kept)

@@ -3,10 +3,8 @@ answer, outcome, error summary, confidence, domain, priority, estimate, plan sou
 entities, and a step's agent, outcome and artifacts; reading it all back as a `TaskRecord`
 with its phase, phase timestamps and identified entities.
 
-The phase timestamps are derived, never set: at the end of every write that can move a
-task's phase (a plan made or changed, a step's status, an action), before its commit, the
-facade compares the plan with the record's timestamps and journals what moved
-(`task.record_set`, source "derived"), so a replay writes exactly what the call wrote.
+The phase timestamps are derived, never set: the projection of the events that make the
+plan, change a step's status or record an action keeps them (store/projection_record.py).
 """
 
 from __future__ import annotations
@@ -114,8 +112,9 @@ class TaskRecords(Facade):
         """Build a task's record (inside a read transaction)."""
         row = self._store.task_record_row(task.id) or {}
         steps = {
-            r["id"]: StepRecord(r["id"], r["agent"], r["outcome"], tuple(r["artifacts"]),
-                                r["updated_at"])  # fmt: skip
+            r["id"]: StepRecord(
+                r["id"], r["agent"], r["outcome"], tuple(r["artifacts"]), r["updated_at"]
+            )
             for r in self._store.step_record_rows(task.id)
         }
         commands, texts, paths = self._store.entity_sources(task.id, limit=ENTITY_SOURCES)
@@ -168,7 +167,8 @@ class TaskRecords(Facade):
         if source not in _SOURCES:
             raise ValidationError(f"source must be one of {', '.join(_SOURCES)}, not {source!r}")
         if error_step is not None:
-            changes = {**changes, "error_step_id": tasks.find_step(task.plan, error_step, task.id).id}
+            failed = tasks.find_step(task.plan, error_step, task.id)
+            changes = {**changes, "error_step_id": failed.id}
         if "entities" in changes:
             current = (self._store.task_record_row(task.id) or {}).get("entities") or {}
             merged = {k: list(v) for k, v in current.items()}
@@ -183,25 +183,6 @@ class TaskRecords(Facade):
         if changes:
             data = {"task_id": task.id, "step_id": step_id, "changes": changes}
             self._emit("step.record_set", task.id, data, at)
-
-    def _before_commit(self, phased: dict[str, int], at: str) -> None:
-        super()._before_commit(phased, at)
-        started: set[str] = self.__dict__.setdefault("_execution_started", set())
-        for task_id, flags in phased.items():
-            if flags == 1 and task_id in started:
-                continue  # an action on a task already executing moves nothing
-            row = self._store.task_record_row(task_id) or {}
-            plan = self._store.get_plan(task_id)
-            changes = record.phase_changes(plan, bool(flags & 1), row, at)
-            if changes.get("plan_generated_at") and not row.get("plan_source"):
-                changes["plan_source"] = PlanSource.AGENT.value
-            if changes:
-                data = {"task_id": task_id, "changes": changes, "source": "derived"}
-                self._emit("task.record_set", task_id, data, at)
-            if row.get("execution_started_at") or changes.get("execution_started_at"):
-                if len(started) > 10_000:
-                    started.clear()
-                started.add(task_id)
 
 
 def _step_changes(
@@ -222,4 +203,3 @@ def step_changes(
 ) -> dict[str, Any]:
     """Validate a step record's fields; return the event's changes (given ones only)."""
     return _step_changes(agent, outcome, artifacts)
-

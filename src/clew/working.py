@@ -14,11 +14,11 @@ from typing import NamedTuple
 from clew import checks
 from clew.brief import INFERENCE_MESSAGES, Brief, build_brief
 from clew.errors import ValidationError
-from clew.facade import Facade
 from clew.location import real_path, related
 from clew.models import EntryFilter, EntryStatus, EntryType, Event, FileChanges, Task, TaskStatus
 from clew.semantic import guardrail_lines
 from clew.state import SHOWN, STATE_TYPES, Snapshot, State, render_state
+from clew.taskrecord import TaskRecords
 from clew.tokens import counter
 
 BRIEF_ACTIONS = 20
@@ -33,7 +33,7 @@ class Primer(NamedTuple):
     more: int  # matching active tasks left out
 
 
-class Working(Facade):
+class Working(TaskRecords):
     """The facade's layer-1 methods (mixed into `Memory`)."""
 
     def record_files(
@@ -60,11 +60,13 @@ class Working(Facade):
         """Read everything the state render needs, consistently."""
         tid = self._task_id(task_id)
         with self._store.transaction():
+            task = self._store.get_task(tid)
             return Snapshot(
-                task=self._store.get_task(tid),
+                task=task,
                 entries=self._store.newest_entries(tid, STATE_TYPES, max(SHOWN.values())),
                 counts=self._store.count_entries(tid),
                 files=self._store.file_changes(tid),
+                record=self._record_of(task),
             )
 
     def state(self, task_id: str, *, budget: int | None = None) -> State:

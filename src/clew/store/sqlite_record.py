@@ -35,9 +35,7 @@ class RecordReads(RowReader):
             out.append(row)
         return out
 
-    def entity_sources(
-        self, task_id: str, *, limit: int
-    ) -> tuple[list[str], list[str], list[str]]:
+    def entity_sources(self, task_id: str, *, limit: int) -> tuple[list[str], list[str], list[str]]:
         """The newest `limit` command lines, texts (messages, entry summaries, step
         summaries) and changed paths of a task, for entity extraction."""
         params = (task_id, self.space, limit)
