@@ -29,6 +29,7 @@ from clew.models import (
     PlanItem,
     StepStatus,
     Task,
+    TaskRecord,
 )
 from clew.tokens import TokenCounter
 
@@ -72,6 +73,7 @@ class Brief(NamedTuple):
     suggestions: tuple[Suggestion, ...]
     text: str
     tokens: int
+    phase: str | None = None  # seed 003's phase (record.py), when the record was read
 
 
 class _Shape(NamedTuple):
@@ -213,6 +215,30 @@ class _Facts(NamedTuple):
     decisions: tuple[Entry, ...]
     waits: tuple[Action, ...]
     suggestions: tuple[Suggestion, ...]
+    record: TaskRecord | None = None
+
+
+def _record_lines(task: Task, rec: TaskRecord, q: int, t: int) -> list[tuple[int, str]]:
+    """The task record's lines: phase and its facts, outcome, error summary, answer."""
+    out: list[tuple[int, str]] = []
+    facts = [f"phase {rec.phase.value}"]
+    if rec.priority:
+        facts.append(f"priority {rec.priority.value}")
+    if rec.domain:
+        facts.append(f"domain {clip(rec.domain, t)}")
+    if rec.confidence is not None:
+        facts.append(f"confidence {rec.confidence:.2f}")
+    out.append((5, "Record: " + ", ".join(facts) + "."))
+    if rec.outcome:
+        out.append((1, f"Outcome: {clip(rec.outcome, q)}"))
+    if rec.error_reason:
+        numbers = {s.id: n for n, s in enumerate(task.plan, 1)}
+        at = numbers.get(rec.error_step_id or "")
+        where = f" (step {at})" if at else ""
+        out.append((1, f"Failed{where}: {clip(rec.error_reason, q)}"))
+    if rec.answer:
+        out.append((3, f"Answer: {clip(rec.answer, q)}"))
+    return out
 
 
 def _lines(task: Task, facts: _Facts, shape: _Shape, now: datetime) -> list[tuple[int, str]]:
@@ -223,6 +249,8 @@ def _lines(task: Task, facts: _Facts, shape: _Shape, now: datetime) -> list[tupl
     out: list[tuple[int, str]] = [(0, f"{head}, plan v{task.plan_version}.")]
     if task.goal:
         out.append((5, f"Goal: {clip(task.goal, q)}"))
+    if facts.record is not None:
+        out += _record_lines(task, facts.record, q, t)
     if not plan:
         out.append((0, "It has no plan steps."))
     elif facts.completed:
@@ -283,6 +311,7 @@ def build_brief(
     decisions: Sequence[Entry] = (),
     counter: TokenCounter | None = None,
     budget: int = BRIEF_BUDGET,
+    record: TaskRecord | None = None,
 ) -> Brief:
     """Answer "where was I?" for `task`; messages, actions and entries come newest first."""
     plan = task.plan
@@ -308,6 +337,7 @@ def build_brief(
             a for a in actions if a.type is ActionType.WAIT and a.status is ActionStatus.STARTED
         )[:3],
         suggestions=suggestions(plan, messages),
+        record=record,
     )
     text, tokens, shape = "", 0, SHAPES[-1]
     for shape in SHAPES:
@@ -342,4 +372,5 @@ def build_brief(
         suggestions=facts.suggestions,
         text=text,
         tokens=tokens,
+        phase=record.phase.value if record is not None else None,
     )

@@ -87,6 +87,7 @@ class Working(TaskRecords):
             decisions = self._store.list_entries(
                 EntryFilter(tid, (EntryType.DECISION,), (EntryStatus.ACTIVE,)), limit=3
             )
+            record = self._record_of(task)
         return build_brief(
             task,
             messages,
@@ -95,6 +96,7 @@ class Working(TaskRecords):
             open_errors=errors,
             decisions=decisions,
             counter=counter(),
+            record=record,
         )
 
     def workspace_tasks(self, workspace: str | None = None) -> list[Task]:
