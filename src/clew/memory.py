@@ -136,6 +136,7 @@ class Memory(Conversations, Utility, Ledger, Semantic):
         estimate: float | str | None = None,
         error: str | None = None,
         error_step: int | str | None = None,
+        entities: dict[str, Sequence[str]] | None = None,
         step_agent: str | None = None,
         step_outcome: str | None = None,
         step_artifacts: Sequence[str] | None = None,
@@ -145,7 +146,7 @@ class Memory(Conversations, Utility, Ledger, Semantic):
 
         `next_objective` is what the agent means to do next and `summary` a summary of
         progress so far; both show in the task state. `answer`, `outcome`, `confidence`,
-        `domain`, `priority`, `estimate` and `error` (with `error_step`) set the task's
+        `domain`, `priority`, `estimate`, `entities` and `error` (with `error_step`) set the task's
         record; `step_agent`, `step_outcome`, `step_artifacts` and `depends_on` the step's
         (see `set_task_record` and `set_step_record`).
 
@@ -155,7 +156,7 @@ class Memory(Conversations, Utility, Ledger, Semantic):
         tid = self._task_id(task_id)
         facts = record.task_changes(
             answer=answer, outcome=outcome, error=error, confidence_score=confidence,
-            domain=domain, priority=priority, estimate_value=estimate,
+            domain=domain, priority=priority, estimate_value=estimate, entity_map=entities,
         )  # fmt: skip
         step_facts = step_changes(step_agent, step_outcome, step_artifacts)
         step_fields = (
