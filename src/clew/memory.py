@@ -9,8 +9,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from clew import checks, record, tasks
+from clew.assembly import Assembly
 from clew.clock import parse
-from clew.conversations import Conversations
 from clew.errors import ValidationError
 from clew.ids import new_id
 from clew.models import (
@@ -34,7 +34,7 @@ from clew.utility import Utility
 DAY = 86400.0
 
 
-class Memory(Conversations, Utility, Ledger, Semantic):
+class Memory(Assembly, Utility, Ledger, Semantic):
     """A task memory over one store, in one space. Open it with `clew.open()`.
 
     The methods live in mixins by subject: tasks, plans and messages here; archive
@@ -42,6 +42,7 @@ class Memory(Conversations, Utility, Ledger, Semantic):
     episodic trace in `trace.py`; patterns and guardrails in `semantic.py`; the layer-1
     state and "where was I?" in `working.py`; the utility model, its jobs and its caps in
     `utility.py`; sessions, turns, recall and context assembly in `conversations.py`;
+    `assemble` (a session's prompt, or a task's context without one) in `assembly.py`;
     the complete task record (answer, outcome, phases, entities...) in `taskrecord.py`;
     the shared plumbing (transactions, ids, correlation) in `facade.py`.
     """

@@ -59,7 +59,7 @@ def _common() -> argparse.ArgumentParser:
 MODULES: dict[str, tuple[str, ...]] = {
     "store": ("init", "journal", "verify", "demo"),
     "tasks": ("task",),
-    "state": ("state", "prime"),
+    "state": ("state", "prime", "context"),
     "archive": ("note", "entries", "search", "seen", "fix"),
     "ledger": ("ledger", "trace"),
     "semantic": ("pattern", "guard"),
