@@ -113,9 +113,11 @@ def _text(found: _Found, text: str, *, command: bool) -> None:
             found.add("tickets", ticket)
     for number in _PR.findall(rest):
         found.add("tickets", f"#{number}")
-    without_hosts = _DOMAIN.sub(" ", rest)
-    for match in _PATH.finditer(without_hosts):
+    for match in _PATH.finditer(rest):
         path = _clean(match.group(0))
+        head = path.split("/", 1)[0]
+        if _DOMAIN.fullmatch(head) or ":" in path:
+            continue  # a registry path or an image (ghcr.io/acme/app), not a file
         if _is_path(path, strict=not command):
             found.add("files", path)
 

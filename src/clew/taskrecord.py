@@ -131,6 +131,8 @@ class TaskRecords(Facade):
             ]
             reason, derived_step = record.error_summary(task.plan, errors, failures)
             failed_step = failed_step or derived_step
+        elif task.status is TaskStatus.FAILED and failed_step is None:
+            failed_step = record.error_summary(task.plan, (), ())[1]
         priority = row.get("priority")
         plan_source = row.get("plan_source")
         return TaskRecord(
