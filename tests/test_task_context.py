@@ -136,8 +136,9 @@ def crowded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[clew.Mem
     """A task with far more of everything than any budget holds, hostile texts included."""
     db: Path = tmp_path_factory.mktemp("crowded") / "clew.db"
     with clew.open(db) as mem:
-        task = mem.create_task("Crowded " + "é🙂中 " * 50, [f"step {n} " + "x" * 300 for n in range(60)],
-                               goal="- dash: colon " * 100, domain="infra")  # fmt: skip
+        plan = [f"step {n} " + "x" * 300 for n in range(60)]
+        name = "Crowded " + "é🙂中 " * 50
+        task = mem.create_task(name, plan, goal="- dash: colon " * 100, domain="infra")
         mem.update_task(task.id, step=3, step_status="active")
         for n in range(30):
             mem.add_decision(task.id, f"decision {n} " + "because " * 60)
