@@ -21,24 +21,109 @@ PER_KIND = 10
 
 _URL = re.compile(r"\bhttps?://[^\s'\"<>`()\[\]{}]+", re.IGNORECASE)
 _IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.])")
-_TLDS = (
-    "com|org|net|io|dev|app|cloud|internal|local|ai|co|uk|de|fr|eu|us|gov|edu|sh|me|info|biz"
-    "|tech|site|online|lan|corp|svc"
+# Patterns stay small (they compile at import, on the hook's path); the known top-level
+# names and file extensions are sets the matches are checked against.
+_TLDS = frozenset(
+    [
+        "com",
+        "org",
+        "net",
+        "io",
+        "dev",
+        "app",
+        "cloud",
+        "internal",
+        "local",
+        "ai",
+        "co",
+        "uk",
+        "de",
+        "fr",
+        "eu",
+        "us",
+        "gov",
+        "edu",
+        "sh",
+        "me",
+        "info",
+        "biz",
+        "tech",
+        "site",
+        "online",
+        "lan",
+        "corp",
+        "svc",
+    ]
 )
-_DOMAIN = re.compile(
-    rf"(?<![\w.@/-])(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?:{_TLDS})(?![\w.-]*[\w])",
-    re.IGNORECASE,
+_DOMAIN = re.compile(r"(?<![\w.@/-])(?:[a-z0-9][a-z0-9-]*\.)+[a-z]{2,8}(?![\w.-]*\w)", re.I)
+_EXTENSIONS = frozenset(
+    [
+        "py",
+        "pyi",
+        "js",
+        "mjs",
+        "cjs",
+        "ts",
+        "tsx",
+        "jsx",
+        "go",
+        "rs",
+        "java",
+        "kt",
+        "rb",
+        "php",
+        "c",
+        "h",
+        "cc",
+        "cpp",
+        "hpp",
+        "cs",
+        "swift",
+        "scala",
+        "sql",
+        "yaml",
+        "yml",
+        "json",
+        "toml",
+        "ini",
+        "cfg",
+        "conf",
+        "env",
+        "md",
+        "rst",
+        "txt",
+        "csv",
+        "lock",
+        "sh",
+        "bash",
+        "zsh",
+        "ps1",
+        "html",
+        "css",
+        "scss",
+        "vue",
+        "svelte",
+        "tf",
+        "tfvars",
+        "proto",
+        "graphql",
+        "xml",
+        "gradle",
+        "mk",
+        "dockerfile",
+        "log",
+        "pem",
+        "crt",
+        "key",
+        "db",
+        "sqlite",
+    ]
 )
-_EXTENSIONS = (
-    "py|pyi|js|mjs|cjs|ts|tsx|jsx|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|scala|sql|yaml"
-    "|yml|json|toml|ini|cfg|conf|env|md|rst|txt|csv|lock|sh|bash|zsh|ps1|html|css|scss|vue"
-    "|svelte|tf|tfvars|proto|graphql|xml|gradle|mk|dockerfile|log|pem|crt|key|db|sqlite"
-)
-# A path: with a folder (a/b, ./a, ~/a, /a/b) or a bare name with a known extension.
+# A path: with a folder (a/b, ./a, ~/a, /a/b) or a bare name with an extension.
 _PATH = re.compile(
-    rf"(?<![\w:/.@-])(?:(?:~|\.{{1,2}})?/)?(?:[\w.@+-]+/)+[\w.@+-]+"
-    rf"|(?<![\w:/.@-])[\w@+-][\w.@+-]*\.(?:{_EXTENSIONS})(?![\w-])",
-    re.IGNORECASE,
+    r"(?<![\w:/.@-])(?:(?:~|\.{1,2})?/)?(?:[\w.@+-]+/)+[\w.@+-]+"
+    r"|(?<![\w:/.@-])[\w@+-][\w.@+-]*\.[a-z0-9]{1,10}(?![\w-])",
+    re.I,
 )
 _KNOWN_FILES = frozenset(
     {"Dockerfile", "Makefile", "Procfile", "Gemfile", "Jenkinsfile", "Vagrantfile", "Caddyfile"}
@@ -105,7 +190,8 @@ def _text(found: _Found, text: str, *, command: bool) -> None:
         if _valid_ip(ip) and not ip.startswith("0."):
             found.add("hosts", ip)
     for match in _DOMAIN.finditer(rest):
-        found.add("hosts", match.group(0).lower())
+        if _is_domain(match.group(0)):
+            found.add("hosts", match.group(0).lower())
     for version in _VERSION.findall(rest):
         found.add("versions", version)
     for ticket in _TICKET.findall(rest):
@@ -116,24 +202,32 @@ def _text(found: _Found, text: str, *, command: bool) -> None:
     for match in _PATH.finditer(rest):
         path = _clean(match.group(0))
         head = path.split("/", 1)[0]
-        if _DOMAIN.fullmatch(head) or ":" in path:
+        if _is_domain(head) or ":" in path:
             continue  # a registry path or an image (ghcr.io/acme/app), not a file
         if _is_path(path, strict=not command):
             found.add("files", path)
 
 
+def _is_domain(text: str) -> bool:
+    """A host name whose last label is a known top-level name (not a file like setup.py)."""
+    return _DOMAIN.fullmatch(text) is not None and text.rsplit(".", 1)[-1].lower() in _TLDS
+
+
+def _known_extension(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return "." in name and name.rsplit(".", 1)[-1].lower() in _EXTENSIONS
+
+
 def _is_path(path: str, *, strict: bool) -> bool:
     if path.count("/") == 0:
-        return bool(re.search(rf"\.(?:{_EXTENSIONS})$", path, re.IGNORECASE)) and not strict
+        return _known_extension(path) and not strict
     if re.fullmatch(r"[\d/.-]+", path):  # dates, fractions, versions: 2024/01/02, 1/2
         return False
     if re.fullmatch(r"[\w.-]+/[\w.-]+", path) and not re.search(r"\.\w{1,10}$", path):
         # a/b without an extension is as often "and/or" or an image name as a folder
         return False
     if strict:
-        return bool(re.search(rf"\.(?:{_EXTENSIONS})$", path, re.IGNORECASE)) or path.startswith(
-            ("/", "./", "../", "~/")
-        )
+        return _known_extension(path) or path.startswith(("/", "./", "../", "~/"))
     return True
 
 
