@@ -335,3 +335,32 @@ def test_an_estimate_said_briefly_reads_back_to_its_minutes(seconds: int) -> Non
 )  # fmt: skip
 def test_estimates_read_as_durations(text: object, seconds: float) -> None:
     assert estimate(text) == seconds
+
+
+def test_a_configured_model_names_entities_through_its_extraction(
+    mem: clew.Memory, clock: FakeClock
+) -> None:
+    from tests.test_utility import Scripted, finished_step, with_models
+
+    answer = json.dumps(
+        {
+            "entries": [{"type": "discovery", "summary": "the build links statically"}],
+            "entities": {"services": ["billing-api"], "people": ["Dana"], "bad kind!": ["x"]},
+        }
+    )
+    broken = json.dumps({"entries": [], "entities": {"!!": ["x"]}})
+    with_models(mem, Scripted([answer, broken]))
+    task_id = finished_step(mem, clock)
+    (done,) = mem.run_jobs()
+    assert done.result["source"] == "model" and "entities" not in done.result
+    found = mem.task_record(task_id).entities
+    assert found["services"][0] == "billing-api" and found["people"] == ("Dana",)
+    assert found["bad_kind"] == ("x",)  # kinds are made words, not refused for spelling
+    sources = [
+        e.data["source"] for e in mem.journal(task_id=task_id) if e.type == "task.record_set"
+    ]
+    assert sources == ["model"]
+    mem.update_task(task_id, step=2, step_status="completed")
+    mem.run_jobs()  # entities the model got wrong are left out; its entries still count
+    assert mem.task_record(task_id).entities["people"] == ("Dana",)
+    assert mem.verify().ok
