@@ -173,13 +173,13 @@ class Assembly(Conversations):
 
     def _decisions(self, task: Task) -> list[str]:
         """The newest decisions of the task, the trace's and the recorded ones together."""
-        traced, _, _ = self._store.trace(task.id)
+        traced = self._store.newest_trace_decisions(task.id, RECENT_DECISIONS)
         recorded = self._store.list_entries(
             EntryFilter(task.id, (EntryType.DECISION,), (EntryStatus.ACTIVE,)),
             limit=RECENT_DECISIONS,
         )
         items: list[tuple[str, str]] = []
-        for d in traced[-RECENT_DECISIONS:]:
+        for d in traced:
             who = f"{d.agent}: " if d.agent else ""
             error = f"; {clip(d.error, 80)}" if d.error else ""
             items.append(

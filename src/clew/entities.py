@@ -12,7 +12,6 @@ for the kinds whose shape is unmistakable; changed paths are files as they are.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
@@ -176,9 +175,15 @@ def _valid_ip(text: str) -> bool:
     return all(p.isdigit() and int(p) <= 255 and (p == "0" or not p.startswith("0")) for p in parts)
 
 
+# Every entity's shape holds one of these; prose without any is skipped at once.
+_HINT = re.compile(r"[./:#@]\w|-\d")
+
+
 def _text(found: _Found, text: str, *, command: bool) -> None:
     """Entities whose shape is unmistakable: URLs and their hosts, IPs, domains, versions,
     tickets; paths only from commands or when they hold a folder and a known extension."""
+    if _HINT.search(text) is None:
+        return
     urls = [_clean(u) for u in _URL.findall(text)]
     rest = _URL.sub(" ", text)
     for url in urls:
@@ -231,11 +236,13 @@ def _is_path(path: str, *, strict: bool) -> bool:
     return True
 
 
+_SHELL_WORD = re.compile(r"'([^']*)'|\"([^\"]*)\"|(\S+)")
+
+
 def _words(command: str) -> list[str]:
-    try:
-        return shlex.split(command, comments=False)
-    except ValueError:
-        return command.split()
+    """A command line's words, quotes taken off (shlex is ten times slower, and a command
+    is read on every state render)."""
+    return [a or b or c for a, b, c in _SHELL_WORD.findall(command)]
 
 
 def _command(found: _Found, command: str) -> None:

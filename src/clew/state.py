@@ -52,6 +52,7 @@ MAX_BUDGET = 200_000
 SUMMARY_CHARS = 100  # seed 000: subtask summaries at most 100 characters
 WINDOW_AFTER = 15  # seed 000: more than 15 subtasks are shown as a window
 NEXT_PENDING = 3
+ENTITIES_SHOWN = 8  # identified entities in the state, at most
 
 # How many of each kind the store hands the renderer (level 0 shows no more than this).
 SHOWN = {
@@ -311,11 +312,11 @@ class _Render:
             None,
         )  # fmt: skip
         after = current or 0
-        upcoming = [
-            self.step_ref(n, s)
-            for n, s in enumerate(plan, 1)
-            if n > after and s.status is StepStatus.PENDING
+        # Refs for the few shown only: a plan may have thousands of pending steps.
+        wanted = [
+            (n, s) for n, s in enumerate(plan, 1) if n > after and s.status is StepStatus.PENDING
         ][: self.level.next_steps]
+        upcoming = [self.step_ref(n, s) for n, s in wanted]
         if not current:
             return None, upcoming
         return {
@@ -428,12 +429,17 @@ class _Render:
                 hidden += 1
             else:
                 data["final_answer"] = clip(rec.answer, 2 * level.text_chars)
-        per_kind = min(5, level.findings) if level.files else 0
+        # A few of each kind, the most used first, at most ENTITIES_SHOWN in all: they are
+        # a reminder of what the task touches; `task show` lists them all.
+        per_kind = (2 if level.findings >= 5 else 1) if level.files else 0
+        room = (ENTITIES_SHOWN if level.findings >= 5 else ENTITIES_SHOWN // 2) if per_kind else 0
         shown: dict[str, list[str]] = {}
         for kind, values in rec.entities.items():
-            if values[:per_kind]:
-                shown[kind] = [clip(v, level.title_chars) for v in values[:per_kind]]
-            hidden += max(0, len(values) - per_kind)
+            taken = values[: min(per_kind, room)]
+            if taken:
+                shown[kind] = [clip(v, level.title_chars) for v in taken]
+                room -= len(taken)
+            hidden += len(values) - len(taken)
         if shown:
             data["identified_entities"] = shown
         if hidden:

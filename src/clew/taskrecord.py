@@ -9,6 +9,7 @@ plan, change a step's status or record an action keeps them (store/projection_re
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,7 +29,8 @@ from clew.models import (
     TaskStatus,
 )
 
-ENTITY_SOURCES = 50  # the newest commands, messages and entries entity extraction reads
+RECORDS_REMEMBERED = 256
+ENTITY_SOURCES = 25  # the newest commands, messages, entries, files entity extraction reads
 _SOURCES = ("agent", "user", "model")
 
 
@@ -109,7 +111,24 @@ class TaskRecords(Facade):
     # -- for the other mixins ---------------------------------------------------------------
 
     def _record_of(self, task: Task) -> TaskRecord:
-        """Build a task's record (inside a read transaction)."""
+        """Build a task's record (inside a read transaction). Every event that can change
+        it is the task's, so it is remembered until the task's newest event moves (a hook's
+        state and brief read it once)."""
+        cache: OrderedDict[str, tuple[int, TaskRecord]] = self.__dict__.setdefault(
+            "_records", OrderedDict()
+        )
+        head = self._store.task_head(task.id)
+        known = cache.get(task.id)
+        if known is not None and known[0] == head:
+            return known[1]
+        built = self._build_record(task)
+        cache[task.id] = (head, built)
+        cache.move_to_end(task.id)
+        if len(cache) > RECORDS_REMEMBERED:
+            cache.popitem(last=False)
+        return built
+
+    def _build_record(self, task: Task) -> TaskRecord:
         row = self._store.task_record_row(task.id) or {}
         steps = {
             r["id"]: StepRecord(

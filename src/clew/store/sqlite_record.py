@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from clew.models import TraceDecision
 from clew.store import codec
 from clew.store.rows import RowReader
 
@@ -23,6 +24,25 @@ class RecordReads(RowReader):
         row["entities"] = codec.loads(row["entities"])
         return row
 
+    def task_head(self, task_id: str) -> int:
+        """The seq of a task's newest event (0 if none): what its records were last changed
+        by, so a value derived from them can be reused until it moves."""
+        rows = self._rows(
+            "SELECT max(seq) FROM events WHERE task_id = ? AND space = ?", (task_id, self.space)
+        )
+        return int(rows[0][0] or 0)
+
+    def newest_trace_decisions(self, task_id: str, limit: int) -> list[TraceDecision]:
+        """A task's newest `limit` decisions of the episodic trace, newest first."""
+        from clew.store.sqlite_trace import _decision
+
+        rows = self._rows(
+            "SELECT * FROM trace_decisions WHERE task_id = ? AND space = ?"
+            " ORDER BY created_at DESC, rowid DESC LIMIT ?",
+            (task_id, self.space, limit),
+        )
+        return [_decision(r) for r in rows]
+
     def step_record_rows(self, task_id: str) -> list[dict[str, Any]]:
         """The record rows of a task's steps (artifacts decoded)."""
         rows = self._rows(
@@ -36,8 +56,8 @@ class RecordReads(RowReader):
         return out
 
     def entity_sources(self, task_id: str, *, limit: int) -> tuple[list[str], list[str], list[str]]:
-        """The newest `limit` command lines, texts (messages, entry summaries, step
-        summaries) and changed paths of a task, for entity extraction."""
+        """The newest `limit` command lines, texts (messages, entry summaries) and changed
+        paths of a task, for entity extraction."""
         params = (task_id, self.space, limit)
         commands = [
             str(r[0])
@@ -53,9 +73,7 @@ class RecordReads(RowReader):
                 "SELECT content FROM (SELECT content, created_at FROM task_messages"
                 " WHERE task_id = ?1 AND space = ?2 ORDER BY created_at DESC LIMIT ?3)"
                 " UNION ALL SELECT summary FROM (SELECT summary, created_at FROM entries"
-                " WHERE task_id = ?1 AND space = ?2 ORDER BY created_at DESC LIMIT ?3)"
-                " UNION ALL SELECT summary FROM plan_items WHERE task_id = ?1 AND space = ?2"
-                " AND removed = 0 AND summary IS NOT NULL",
+                " WHERE task_id = ?1 AND space = ?2 ORDER BY created_at DESC LIMIT ?3)",
                 params,
             )
         ]
