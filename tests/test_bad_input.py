@@ -2216,3 +2216,116 @@ def test_export_to_a_folder_that_does_not_exist_is_one_line(
 ) -> None:
     line = error_line(cli("export", "--month", "2026-11", "-o", str(tmp_path / "no" / "x.jsonl")))
     assert "cannot write" in line
+
+
+# -- the task record and task-level context (issue 11, points 4 and 6) -------------------------
+
+
+RECORD_REFUSALS = [
+    ({"confidence": 1.5}, "confidence must be from 0 to 1"),
+    ({"confidence": -0.1}, "confidence must be from 0 to 1"),
+    ({"confidence": float("nan")}, "confidence must be a number"),
+    ({"confidence": True}, "confidence must be a number"),
+    ({"priority": "urgent"}, "priority"),
+    ({"estimate": "soon"}, "is not a duration"),
+    ({"estimate": 0}, "more than 0"),
+    ({"estimate": "400d"}, "at most 366 days"),
+    ({"estimate": float("inf")}, "must be a duration"),
+    ({"domain": "x" * 201}, "the limit is 200"),
+    ({"outcome": "  "}, "outcome is empty"),
+    ({"entities": {"files": "a.py"}}, "must be a list of texts"),
+    ({"entities": {"!!": ["a"]}}, "is not a word like files"),
+    ({"entities": ["a.py"]}, "entities must be an object"),
+    ({"entities": {"files": [f"f{n}.py" for n in range(101)]}}, "at most 100 entities"),
+    ({"error_step": 9}, "out of range"),
+    ({"step_agent": "executor"}, "say which step"),
+    ({"depends_on": [1]}, "say which step"),
+    ({"step": 1, "step_artifacts": [f"a{n}" for n in range(51)]}, "at most 50 artifacts"),
+    ({"step": 1, "depends_on": [1]}, "cannot depend on itself"),
+    ({"step": 1, "step_artifacts": "one\ntwo"}, "spans lines"),
+]
+
+
+@pytest.mark.parametrize(("changes", "says"), RECORD_REFUSALS)
+def test_a_bad_task_record_changes_nothing(
+    mem: clew.Memory, stored: Stored, changes: dict[str, Any], says: str
+) -> None:
+    before = snapshot(mem)
+    with pytest.raises(clew.ValidationError, match=says):
+        mem.update_task(stored.task, **changes)
+    assert_unchanged(mem, before)
+
+
+def test_a_bad_task_record_through_set_and_create(mem: clew.Memory, stored: Stored) -> None:
+    before = snapshot(mem)
+    with pytest.raises(clew.ValidationError, match="nothing to set"):
+        mem.set_task_record(stored.task)
+    with pytest.raises(clew.ValidationError, match="source must be one of"):
+        mem.set_task_record(stored.task, outcome="ok", source="oracle")
+    with pytest.raises(clew.ValidationError, match="plan source"):
+        mem.create_task("T", ["a"], plan_source="vibes")
+    with pytest.raises(clew.ValidationError, match="nothing to set"):
+        mem.set_step_record(stored.task, 1)
+    with pytest.raises(clew.NotFoundError):
+        mem.set_step_record(stored.task, stored.missing, agent="x")
+    assert_unchanged(mem, before)
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["task", "update", "TASK", "--confidence", "7"], "confidence must be from 0 to 1"),
+        (["task", "update", "TASK", "--confidence", "high"], "--confidence"),
+        (["task", "update", "TASK", "--priority", "urgent"], "--priority"),
+        (["task", "update", "TASK", "--estimate", "a while"], "is not a duration"),
+        (["task", "update", "TASK", "--agent", "bob"], "need --step"),
+        (["task", "update", "TASK", "--failed-step", "9"], "out of range"),
+        (["task", "update", "TASK", "--answer-file", "/nonexistent/answer"], "answer"),
+        (["task", "new", "T", "--estimate", "-5m"], "--estimate"),
+        (["task", "new", "T", "--estimate=-5m"], "is not a duration"),
+        (["task", "new", "T", "--plan-source", "oracle"], "--plan-source"),
+        (["context", "MISSING"], "no task matches"),
+        (["context", "TASK", "--budget", "100"], "out of range"),
+        (["context", "TASK", "--reserve", "-1"], "reserve cannot be negative"),
+        (["context", "TASK", "--budget", "2000", "--reserve", "1900"], "out of range"),
+        (["context", "TASK", "--budget", "99999999999"], "out of range"),
+        (["context", "TASK", "--session", "MISSING"], "no session matches"),
+    ],
+)
+def test_cli_bad_record_and_context_input(
+    cli: Cli, mem: clew.Memory, stored: Stored, args: list[str], says: str
+) -> None:
+    before = snapshot(mem)
+    line = error_line(cli(*fill(args, stored)))
+    assert says in line, line
+    assert_unchanged(mem, before)
+
+
+def test_tools_refuse_a_bad_record_in_words(mem: clew.Memory, stored: Stored) -> None:
+    from clew import tools
+
+    before = snapshot(mem)
+    for args in (
+        {"task_id": stored.task, "confidence": 2},
+        {"task_id": stored.task, "priority": "asap"},
+        {"task_id": stored.task, "estimate": [1]},
+        {"task_id": stored.task, "entities": {"hosts": "db-1"}},
+        {"task_id": stored.task, "step_agent": "x"},
+    ):
+        result = tools.call(mem, "task_update", args)
+        assert result.is_error and "Traceback" not in result.text, args
+    assert tools.call(mem, "task_register", {"name": "T", "estimate": "eventually"}).is_error
+    assert_unchanged(mem, before)
+
+
+def test_a_task_context_with_a_bad_tier_or_nothing_to_assemble(
+    mem: clew.Memory, stored: Stored
+) -> None:
+    with pytest.raises(clew.ValidationError, match="no tier is called"):
+        mem.assemble(task=stored.task, tiers={"turns": 5})
+    with pytest.raises(clew.ValidationError, match="cannot be negative"):
+        mem.assemble(task=stored.task, tiers={"patterns": -1})
+    with pytest.raises(clew.ValidationError, match="give a session, a task, or both"):
+        mem.assemble()
+    with pytest.raises(clew.ValidationError, match="reserve must be a whole number"):
+        mem.assemble(task=stored.task, reserve="lots")  # type: ignore[arg-type]

@@ -19,9 +19,14 @@ from clew.models import (
     EntryStatus,
     EntryType,
     FileChanges,
+    Phase,
     PlanItem,
+    PlanSource,
+    Priority,
+    StepRecord,
     StepStatus,
     Task,
+    TaskRecord,
     TaskStatus,
 )
 from clew.state import LEVELS, MIN_BUDGET, Snapshot, render_lines, render_state
@@ -120,6 +125,49 @@ def entry(kind: EntryType, status: EntryStatus, n: int, text: str, resolution: s
     )
 
 
+def record_of(draw: Any, task: Task) -> TaskRecord:
+    """Any task record: every field filled or not, hostile and huge texts, many entities."""
+    maybe = lambda strategy: draw(st.none() | strategy)  # noqa: E731
+    steps = {
+        s.id: StepRecord(
+            s.id,
+            maybe(short_text),
+            maybe(any_text),
+            tuple(draw(st.lists(short_text, max_size=6))),
+            STAMP,
+        )
+        for s in task.plan[:40]
+        if draw(st.booleans())
+    }
+    kinds = st.sampled_from(["files", "hosts", "urls", "services", "images", "tickets"])
+    entities = {
+        k: tuple(v)
+        for k, v in draw(
+            st.dictionaries(kinds, st.lists(any_text, min_size=1, max_size=12), max_size=6)
+        ).items()
+    }
+    return TaskRecord(
+        task_id=task.id,
+        phase=draw(st.sampled_from(list(Phase))),
+        answer=maybe(any_text),
+        outcome=maybe(any_text),
+        error_reason=maybe(any_text),
+        error_step_id=maybe(st.sampled_from([s.id for s in task.plan] or ["nope"])),
+        confidence=maybe(st.floats(0, 1)),
+        domain=maybe(short_text),
+        priority=maybe(st.sampled_from(list(Priority))),
+        estimate_seconds=maybe(st.floats(1, 366 * 86400)),
+        plan_source=maybe(st.sampled_from(list(PlanSource))),
+        created_at=STAMP,
+        plan_generated_at=maybe(st.just(STAMP)),
+        execution_started_at=maybe(st.just(STAMP)),
+        synthesis_started_at=maybe(st.just(STAMP)),
+        completed_at=maybe(st.just(STAMP)),
+        entities=entities,
+        steps=steps,
+    )
+
+
 @st.composite
 def snapshots(draw: Any) -> Snapshot:
     steps = draw(st.one_of(st.integers(0, 20), st.integers(0, 3000)))
@@ -153,7 +201,8 @@ def snapshots(draw: Any) -> Snapshot:
         Stuck(reason, STAMP, draw(any_text), draw(any_text), draw(st.none() | any_text))
         for reason in draw(st.sampled_from([(), (NO_PROGRESS,), (REPEATED_FAILURE, NO_PROGRESS)]))
     )
-    return Snapshot(task, entries, counts, files, stuck)
+    record = record_of(draw, task) if draw(st.booleans()) else None
+    return Snapshot(task, entries, counts, files, stuck, record=record)
 
 
 def check_render(snap: Snapshot, budget: int, text: str) -> dict[str, Any]:
@@ -293,7 +342,7 @@ def test_every_section_of_the_state(mem: clew.Memory) -> None:
     data = yaml.safe_load(mem.state(task.id).text)
     assert data["task"] == {
         "id": task.id, "name": "Auth", "goal": "login works", "status": "active",
-        "workspace": "/srv/app",
+        "workspace": "/srv/app", "phase": "planned", "plan_source": "agent",
     }  # fmt: skip
     assert data["constraints"] == ["Use bcrypt for password hashing"]
     assert data["key_findings"] == ["The users table has 3 undocumented columns"]

@@ -143,6 +143,8 @@ def test_verify_counts_rows_of_every_projection(busy_store: clew.Memory) -> None
         "actions": 1,
         "action_logs": 1,
         "task_messages": 1,
+        "task_records": 1,
+        "step_records": 0,
         "entries": 1,
         "task_files": 2,
         "entry_sources": 0,

@@ -32,6 +32,7 @@ from clew.models import (
     PlanItem,
     StepStatus,
     Task,
+    TaskRecord,
 )
 from clew.progress import Suggestion, infer_completed, suggestions
 from clew.stuck import Stuck
@@ -83,6 +84,7 @@ class Brief(NamedTuple):
     text: str
     tokens: int
     stuck: tuple[Stuck, ...] = ()
+    phase: str | None = None  # the task's phase (record.py), when the record was read
 
 
 class _Shape(NamedTuple):
@@ -171,6 +173,30 @@ class _Facts(NamedTuple):
     open_waits: tuple[Wait, ...] = ()
     ended_waits: tuple[Wait, ...] = ()  # ended since the agent last said anything
     more_waits: int = 0  # open waits beyond those named
+    record: TaskRecord | None = None
+
+
+def _record_lines(task: Task, rec: TaskRecord, q: int, t: int) -> list[tuple[int, str]]:
+    """The task record's lines: phase and its facts, outcome, error summary, answer."""
+    out: list[tuple[int, str]] = []
+    facts = [f"phase {rec.phase.value}"]
+    if rec.priority:
+        facts.append(f"priority {rec.priority.value}")
+    if rec.domain:
+        facts.append(f"domain {clip(rec.domain, t)}")
+    if rec.confidence is not None:
+        facts.append(f"confidence {rec.confidence:.2f}")
+    out.append((5, "Record: " + ", ".join(facts) + "."))
+    if rec.outcome:
+        out.append((1, f"Outcome: {clip(rec.outcome, q)}"))
+    if rec.error_reason:
+        numbers = {s.id: n for n, s in enumerate(task.plan, 1)}
+        at = numbers.get(rec.error_step_id or "")
+        where = f" (step {at})" if at else ""
+        out.append((1, f"Failed{where}: {clip(rec.error_reason, q)}"))
+    if rec.answer:
+        out.append((3, f"Answer: {clip(rec.answer, q)}"))
+    return out
 
 
 def _lines(task: Task, facts: _Facts, shape: _Shape, now: datetime) -> list[tuple[int, str]]:
@@ -181,6 +207,8 @@ def _lines(task: Task, facts: _Facts, shape: _Shape, now: datetime) -> list[tupl
     out: list[tuple[int, str]] = [(0, f"{head}, plan v{task.plan_version}.")]
     if task.goal:
         out.append((5, f"Goal: {clip(task.goal, q)}"))
+    if facts.record is not None:
+        out += _record_lines(task, facts.record, q, t)
     if not plan:
         out.append((0, "It has no plan steps."))
     elif facts.completed:
@@ -268,6 +296,7 @@ def build_brief(
     stuck: Sequence[Stuck] = (),
     suggest: bool = True,
     waits: Sequence[Wait] = (),
+    record: TaskRecord | None = None,
 ) -> Brief:
     """Answer "where was I?" for `task`; messages, actions, entries and waits come newest
     first. `stuck` are the conditions that make it stuck now; `suggest` shows the steps its
@@ -297,6 +326,7 @@ def build_brief(
             a for a in actions if a.type is ActionType.WAIT and a.status is ActionStatus.STARTED
         )[:3],
         suggestions=suggestions(plan, messages) if suggest else (),
+        record=record,
         stuck=tuple(stuck),
         open_waits=tuple(w for w in waits if w.status.value == "watching")[:3],
         more_waits=max(0, sum(1 for w in waits if w.status.value == "watching") - 3),
@@ -338,4 +368,5 @@ def build_brief(
         text=text,
         tokens=tokens,
         stuck=facts.stuck,
+        phase=record.phase.value if record is not None else None,
     )

@@ -192,6 +192,23 @@ def _labels(value: object, field: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(i.strip() for i in items if i.strip()))
 
 
+def entities(text: str) -> dict[str, list[str]] | None:
+    """The entities a model's answer names beside its entries ({"entries": [...],
+    "entities": {kind: [names]}}), validated; None if it names none or they are unusable
+    (the entries still stand)."""
+    from clew.errors import ValidationError
+    from clew.record import entities as checked
+
+    candidates = _json_candidates(text)
+    value = candidates[0] if candidates else None
+    if not isinstance(value, dict) or not isinstance(value.get("entities"), dict):
+        return None
+    try:
+        return checked(value["entities"]) or None
+    except ValidationError:
+        return None
+
+
 def parse(text: str, step_ids: dict[str, str]) -> list[Draft]:
     """Read a model's answer as drafts, or raise ExtractionError saying why not.
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from clew import checks, tasks
-from clew.conversations import Conversations
+from clew import checks, record, tasks
+from clew.assembly import Assembly
 from clew.errors import ValidationError
 from clew.ids import new_id
 from clew.models import (
@@ -24,11 +24,12 @@ from clew.models import (
     TaskStatus,
     VerifyReport,
 )
+from clew.taskrecord import step_changes
 from clew.trace import Ledger
 from clew.upkeep import Upkeep
 
 
-class Memory(Conversations, Upkeep, Ledger):
+class Memory(Assembly, Upkeep, Ledger):
     """A task memory over one store, in one space. Open it with `clew.open()`.
 
     The methods live in mixins by subject: tasks, plans and messages here; archive
@@ -37,6 +38,8 @@ class Memory(Conversations, Upkeep, Ledger):
     state and "where was I?" in `working.py`; the utility model, its jobs and its caps in
     `utility.py`; sessions, turns, recall and context assembly in `conversations.py`;
     smart waits in `waits.py`; maintenance and archived tasks by month in `upkeep.py`;
+    `assemble` (a session's prompt, or a task's context without one) in `assembly.py`;
+    the complete task record (answer, outcome, phases, entities...) in `taskrecord.py`;
     the shared plumbing (transactions, ids, correlation) in `facade.py`.
     """
 
@@ -50,10 +53,23 @@ class Memory(Conversations, Upkeep, Ledger):
         goal: str | None = None,
         workspace: str | None = None,
         metadata: dict[str, Any] | None = None,
+        domain: str | None = None,
+        priority: str | None = None,
+        estimate: float | str | None = None,
+        plan_source: str | None = None,
     ) -> Task:
-        """Register a task with an optional plan; it starts active."""
+        """Register a task with an optional plan; it starts active. `domain`, `priority`
+        (low, normal, high, critical), `estimate` (seconds or '30m') and `plan_source`
+        (agent, user, model, template; agent by default when a plan is given) go into
+        its record (see `task_record`)."""
         if isinstance(plan, str):
             raise ValidationError("plan must be a list of step titles, not one string")
+        facts = record.task_changes(
+            domain=domain, priority=priority, estimate_value=estimate, plan_source=plan_source
+        )
+        steps = tasks.new_plan(plan)
+        if steps and "plan_source" not in facts:
+            facts["plan_source"] = "agent"
         task_id = new_id()
         data = {
             "task": {
@@ -63,7 +79,8 @@ class Memory(Conversations, Upkeep, Ledger):
                 "workspace": checks.optional_text(workspace, "workspace"),
                 "metadata": checks.json_object(metadata or {}, "metadata"),
             },
-            "plan": tasks.new_plan(plan),
+            "plan": steps,
+            "record": facts,
         }
         with self._write() as at:
             self._emit("task.created", task_id, data, at)
@@ -108,11 +125,27 @@ class Memory(Conversations, Upkeep, Ledger):
         next_objective: str | None = None,
         summary: str | None = None,
         metadata: dict[str, Any] | None = None,
+        answer: str | None = None,
+        outcome: str | None = None,
+        confidence: float | None = None,
+        domain: str | None = None,
+        priority: str | None = None,
+        estimate: float | str | None = None,
+        error: str | None = None,
+        error_step: int | str | None = None,
+        entities: dict[str, Sequence[str]] | None = None,
+        step_agent: str | None = None,
+        step_outcome: str | None = None,
+        step_artifacts: Sequence[str] | None = None,
+        depends_on: Sequence[int | str] | None = None,
     ) -> Task:
         """Report progress in one atomic call: a message, a step change, task fields, status.
 
         `next_objective` is what the agent means to do next and `summary` a summary of
-        progress so far; both show in the task state.
+        progress so far; both show in the task state. `answer`, `outcome`, `confidence`,
+        `domain`, `priority`, `estimate`, `entities` and `error` (with `error_step`) set the task's
+        record; `step_agent`, `step_outcome`, `step_artifacts` and `depends_on` the step's
+        (see `set_task_record` and `set_step_record`).
 
         The message is stored first, then the step change, then the task's fields
         and status, all in one transaction: either all of it happens or none. With
@@ -120,7 +153,15 @@ class Memory(Conversations, Upkeep, Ledger):
         (journaled as inferred), except the step this call changes itself.
         """
         tid = self._task_id(task_id)
-        step_fields = (step_status, step_summary, active_issue)
+        facts = record.task_changes(
+            answer=answer, outcome=outcome, error=error, confidence_score=confidence,
+            domain=domain, priority=priority, estimate_value=estimate, entity_map=entities,
+        )  # fmt: skip
+        step_facts = step_changes(step_agent, step_outcome, step_artifacts)
+        step_fields = (
+            step_status, step_summary, active_issue, step_agent, step_outcome, step_artifacts,
+            depends_on,
+        )  # fmt: skip
         if step is None and any(f is not None for f in step_fields):
             raise ValidationError("say which step to change: give step (a number or a step id)")
         if step is not None and all(f is None for f in step_fields):
@@ -133,7 +174,15 @@ class Memory(Conversations, Upkeep, Ledger):
             ("summary", summary),
         )
         changes: dict[str, Any] = {k: v for k, v in fields if v is not None}
-        if message is None and step is None and status is None and not changes and not metadata:
+        recorded = facts or error_step is not None
+        if (
+            message is None
+            and step is None
+            and status is None
+            and not changes
+            and not metadata
+            and not recorded
+        ):
             raise ValidationError(
                 "nothing to update: give a message, a step change, a status or a field"
             )
@@ -160,9 +209,13 @@ class Memory(Conversations, Upkeep, Ledger):
             if message is not None and kind is not None:
                 self._add_message(tid, message, role, kind, at, exclude=explicit)
             if step is not None:
-                self._change_step(
-                    task, step, at, status=step_status, summary=step_summary, issue=active_issue
-                )
+                step_id = self._change_step(
+                    task, step, at, status=step_status, summary=step_summary, issue=active_issue,
+                    depends_on=depends_on,
+                )  # fmt: skip
+                self._set_step_record(task, step_id, step_facts, at)
+            if recorded:
+                self._set_record(task, facts, at, error_step=error_step)
             if changes:
                 self._emit("task.updated", tid, {"task_id": tid, "changes": changes}, at)
             if new_status is not None and new_status is not task.status:

@@ -38,8 +38,11 @@ __all__ = [
     "MoveStep",
     "Output",
     "Pattern",
+    "Phase",
     "PlanItem",
     "PlanOp",
+    "PlanSource",
+    "Priority",
     "RecordHit",
     "RemoveStep",
     "RenameStep",
@@ -48,8 +51,10 @@ __all__ = [
     "SearchHit",
     "Session",
     "SourceKind",
+    "StepRecord",
     "StepStatus",
     "Task",
+    "TaskRecord",
     "TaskStatus",
     "TraceDecision",
     "TraceValidation",
@@ -173,6 +178,73 @@ class Task(NamedTuple):
     def step(self, number: int) -> PlanItem:
         """Return the step at 1-based position `number` of the current plan."""
         return self.plan[number - 1]
+
+
+class Priority(StrEnum):
+    LOW = "low"
+    NORMAL = "normal"
+    HIGH = "high"
+    CRITICAL = "critical"
+
+
+class PlanSource(StrEnum):
+    """Who made a task's plan."""
+
+    AGENT = "agent"
+    USER = "user"
+    MODEL = "model"
+    TEMPLATE = "template"
+
+
+class Phase(StrEnum):
+    """Where a task is in its life (seed 003's phases), derived from its status and plan:
+    never set on its own, so there is one state machine, the status (see record.phase)."""
+
+    RECEIVED = "received"  # no plan yet, nothing done
+    PLANNED = "planned"  # a plan, no step started and no action recorded
+    EXECUTING = "executing"  # a step started or an action recorded
+    SYNTHESIZING = "synthesizing"  # every step completed or skipped, the task still open
+    PAUSED = "paused"
+    COMPLETED = "completed"
+    FAILED_PLANNING = "failed_planning"
+    FAILED_EXECUTION = "failed_execution"
+    FAILED_SYNTHESIS = "failed_synthesis"
+    CANCELLED = "cancelled"
+
+
+class StepRecord(NamedTuple):
+    """What a step's record adds to it: who did it, how it turned out, what it made."""
+
+    step_id: str
+    agent: str | None
+    outcome: str | None
+    artifacts: tuple[str, ...]
+    updated_at: str
+
+
+class TaskRecord(NamedTuple):
+    """The complete record of a task beyond its plan (seed 003, seed 002): the answer and
+    outcome, the error summary, identified entities, confidence, phase timestamps, the plan's
+    source, domain, priority and estimate, and each step's record (by step id)."""
+
+    task_id: str
+    phase: Phase
+    answer: str | None
+    outcome: str | None
+    error_reason: str | None  # given, else derived from the records once the task failed
+    error_step_id: str | None
+    confidence: float | None
+    domain: str | None
+    priority: Priority | None
+    estimate_seconds: float | None
+    plan_source: PlanSource | None
+    created_at: str
+    plan_generated_at: str | None
+    execution_started_at: str | None
+    synthesis_started_at: str | None
+    completed_at: str | None
+    entities: dict[str, tuple[str, ...]]  # kind -> values: given ones, then extracted ones
+    steps: dict[str, StepRecord]
 
 
 class Action(NamedTuple):

@@ -36,7 +36,17 @@ from typing import Any, NamedTuple
 
 from clew.brief import clip
 from clew.lifecycle import Waiting
-from clew.models import Entry, EntryStatus, EntryType, FileChanges, PlanItem, StepStatus, Task
+from clew.models import (
+    Entry,
+    EntryStatus,
+    EntryType,
+    FileChanges,
+    PlanItem,
+    StepStatus,
+    Task,
+    TaskRecord,
+)
+from clew.record import format_duration
 from clew.stuck import Stuck
 from clew.tokens import TokenCounter
 from clew.yamltext import dump_lines
@@ -47,6 +57,7 @@ MAX_BUDGET = 200_000
 SUMMARY_CHARS = 100  # seed 000: subtask summaries at most 100 characters
 WINDOW_AFTER = 15  # seed 000: more than 15 subtasks are shown as a window
 NEXT_PENDING = 3
+ENTITIES_SHOWN = 8  # identified entities in the state, at most
 
 # How many of each kind the store hands the renderer (level 0 shows no more than this).
 SHOWN = {
@@ -126,6 +137,7 @@ class Snapshot(NamedTuple):
     files: FileChanges
     stuck: Sequence[Stuck] = ()  # why the task is stuck now, if it is (stuck.py)
     waits: Sequence[Waiting] = ()  # open waits, newest first: always shown (see `waiting`)
+    record: TaskRecord | None = None  # the complete task record (taskrecord.py)
 
 
 class Hidden(NamedTuple):
@@ -206,6 +218,7 @@ class _Render:
         if task.workspace and not level.core_only:
             head["workspace"] = clip(task.workspace, level.title_chars)
         data: dict[str, Any] = {"task": head}
+        self.record_head(head, data)
         data["plan"] = self.plan_counts()
         if task.summary and level.progress_summary:
             data["progress_summary"] = clip(task.summary, 2 * level.text_chars)
@@ -223,6 +236,7 @@ class _Render:
         self.add_entries(data)
         if task.next_objective and level.next_objective:
             data["next_objective"] = self.text(task.next_objective)
+        self.record_tail(data)
         files = self.snap.files
         if files.created or files.modified:
             if level.files:
@@ -275,11 +289,15 @@ class _Render:
     def hide_everything(self) -> None:
         """At the core level, one line counts all that is hidden and one command recalls it."""
         if self.hidden:
-            kinds = {"steps": 0, "entries": 0, "changed files": 0, "open waits": 0}
+            kinds = {
+                "steps": 0, "entries": 0, "changed files": 0, "open waits": 0, "record fields": 0,
+            }  # fmt: skip
             for h in self.hidden:
                 kind = "steps" if h.what.endswith(" steps") else "changed files"
                 if h.tool.startswith("smart_wait"):
                     kind = "open waits"
+                if h.cli == f"clew task show {self.task.id}":
+                    kind = "record fields"
                 kinds["entries" if h.tool.startswith("memory_query") else kind] += h.items
             self.hidden = [
                 Hidden(
@@ -335,11 +353,11 @@ class _Render:
             None,
         )  # fmt: skip
         after = current or 0
-        upcoming = [
-            self.step_ref(n, s)
-            for n, s in enumerate(plan, 1)
-            if n > after and s.status is StepStatus.PENDING
+        # Refs for the few shown only: a plan may have thousands of pending steps.
+        wanted = [
+            (n, s) for n, s in enumerate(plan, 1) if n > after and s.status is StepStatus.PENDING
         ][: self.level.next_steps]
+        upcoming = [self.step_ref(n, s) for n, s in wanted]
         if not current:
             return None, upcoming
         return {
@@ -379,11 +397,110 @@ class _Render:
                 row["summary"] = clip(step.summary, SUMMARY_CHARS)
             if step.active_issue:
                 row["active_issue"] = clip(step.active_issue, SUMMARY_CHARS)
+            self.step_record(row, step, open_step)
             deps = [self.numbers[d] for d in step.depends_on if d in self.numbers]
             if deps:
                 row["depends_on"] = deps
             rows.append(row)
         return rows
+
+    # -- the task record (seed 003) ------------------------------------------------------------
+
+    def record_hidden(self, what: str, items: int) -> None:
+        self.hidden.append(
+            Hidden(
+                what,
+                items,
+                f"clew task show {self.task.id}",
+                f"task_state(task_id={self.task.id}, full=true)",
+            )
+        )
+
+    def record_head(self, head: dict[str, Any], data: dict[str, Any]) -> None:
+        """Phase, domain, priority, estimate and confidence under `task`; the phase
+        timestamps after it, while workspace changes are shown."""
+        rec, level = self.snap.record, self.level
+        if rec is None or level.core_only:
+            return
+        head["phase"] = rec.phase.value
+        if level.compact_hidden:
+            return
+        if rec.domain:
+            head["domain"] = clip(rec.domain, level.title_chars)
+        if rec.priority:
+            head["priority"] = rec.priority.value
+        if rec.estimate_seconds:
+            head["estimate"] = format_duration(rec.estimate_seconds)
+        if rec.confidence is not None:
+            head["confidence"] = round(rec.confidence, 2)
+        if rec.plan_source:
+            head["plan_source"] = rec.plan_source.value
+        if level.files:
+            times = {
+                "created": _stamp(rec.created_at),
+                "plan_generated": _stamp(rec.plan_generated_at),
+                "execution_started": _stamp(rec.execution_started_at),
+                "synthesis_started": _stamp(rec.synthesis_started_at),
+                "completed": _stamp(rec.completed_at),
+            }
+            data["timestamps"] = {k: v for k, v in times.items() if v is not None}
+
+    def record_tail(self, data: dict[str, Any]) -> None:
+        """Outcome, error summary, answer and identified entities, as the level allows."""
+        rec, level = self.snap.record, self.level
+        if rec is None:
+            return
+        hidden = 0
+        if level.core_only:
+            hidden += sum(1 for v in (rec.outcome, rec.error_reason, rec.answer) if v)
+            hidden += sum(len(v) for v in rec.entities.values())
+            if hidden:
+                self.record_hidden(f"{hidden} record fields", hidden)
+            return
+        if rec.outcome:
+            data["outcome"] = self.text(rec.outcome)
+        if rec.error_reason or rec.error_step_id:
+            summary: dict[str, Any] = {"reason": self.text(rec.error_reason or "(not given)")}
+            step = self.numbers.get(rec.error_step_id or "")
+            if step:
+                summary["failed_step"] = step
+            data["error_summary"] = summary
+        if rec.answer:
+            if level.compact_hidden:
+                hidden += 1
+            else:
+                data["final_answer"] = clip(rec.answer, 2 * level.text_chars)
+        # A few of each kind, the most used first, at most ENTITIES_SHOWN in all: they are
+        # a reminder of what the task touches; `task show` lists them all.
+        per_kind = (2 if level.findings >= 5 else 1) if level.files else 0
+        room = (ENTITIES_SHOWN if level.findings >= 5 else ENTITIES_SHOWN // 2) if per_kind else 0
+        shown: dict[str, list[str]] = {}
+        for kind, values in rec.entities.items():
+            taken = values[: min(per_kind, room)]
+            if taken:
+                shown[kind] = [clip(v, level.title_chars) for v in taken]
+                room -= len(taken)
+            hidden += len(values) - len(taken)
+        if shown:
+            data["identified_entities"] = shown
+        if hidden:
+            self.record_hidden(f"{hidden} record fields", hidden)
+
+    def step_record(self, row: dict[str, Any], step: PlanItem, open_step: bool) -> None:
+        """A step's agent, outcome and artifacts, shown with its summary's rule."""
+        rec = self.snap.record
+        found = rec.steps.get(step.id) if rec is not None else None
+        wanted = self.level.step_summaries
+        if found is None or not (wanted == "all" or (wanted == "open" and open_step)):
+            return
+        if found.agent:
+            row["agent"] = clip(found.agent, 40)
+        if found.outcome:
+            row["outcome"] = clip(found.outcome, SUMMARY_CHARS)
+        if found.artifacts:
+            row["artifacts"] = [clip(a, SUMMARY_CHARS) for a in found.artifacts[:3]]
+            if len(found.artifacts) > 3:
+                row["more_artifacts"] = len(found.artifacts) - 3
 
     def add_entries(self, data: dict[str, Any]) -> None:
         level, counts = self.level, self.snap.counts

@@ -43,6 +43,18 @@ _STEP = {
     "description": "A step: its number in the plan (1 = first) or its id.",
 }
 _TASK_ID = {"type": "string", "description": "The task's id (or an unambiguous prefix)."}
+_PRIORITY = ["low", "normal", "high", "critical"]
+_ESTIMATE = {
+    "type": ["number", "string"],
+    "description": "Estimated duration: seconds, or text like '45m', '2h', '1h30m'.",
+}
+_ENTITIES = {
+    "type": "object",
+    "additionalProperties": {"type": "array", "items": {"type": "string"}},
+    "description": 'Entities the task touched, by kind: {"hosts": ["db-1"], "services":'
+    ' ["api"]}. Files, URLs, hosts, services, images, versions and tickets in your'
+    " commands and messages are found without this.",
+}
 
 
 class ToolResult(NamedTuple):
@@ -150,6 +162,12 @@ def _position(task: Task) -> str:
         "goal": _text("What done looks like."),
         "constraints": _strings("Rules the work must keep (e.g. 'no ORM')."),
         "workspace": _text("The folder the task works in."),
+        "domain": _text("The task's domain, e.g. 'backend_api' or 'infra'."),
+        "priority": _choice(_PRIORITY, "How urgent the task is."),
+        "estimate": _ESTIMATE,
+        "plan_source": _choice(
+            ["agent", "user", "model", "template"], "Who made the plan (default: agent)."
+        ),
     },
     ("name",),
 )
@@ -160,6 +178,10 @@ def task_register(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult
             args.get("plan", []),
             goal=args.get("goal"),
             workspace=args.get("workspace") or ctx.workspace,
+            domain=args.get("domain"),
+            priority=args.get("priority"),
+            estimate=args.get("estimate"),
+            plan_source=args.get("plan_source"),
         )
         for constraint in args.get("constraints", []):
             mem.add_constraint(task.id, constraint)
@@ -185,13 +207,36 @@ def task_register(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult
         "status": _choice(TASK_STATUSES, "The task's new status."),
         "next_objective": _text("What you will do next."),
         "summary": _text("A summary of progress so far."),
+        "answer": _text("The task's final answer, when you have it."),
+        "outcome": _text("How the task turned out, briefly (e.g. 'success', 'deployed v2')."),
+        "confidence": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 1,
+            "description": "Your confidence (0 to 1) that the goal is or will be met.",
+        },
+        "error_summary": _text("Why the task failed (with status=failed)."),
+        "failed_step": _STEP,
+        "domain": _text("The task's domain."),
+        "priority": _choice(_PRIORITY, "How urgent the task is."),
+        "estimate": _ESTIMATE,
+        "entities": _ENTITIES,
+        "step_agent": _text("With step: the agent doing the step."),
+        "step_outcome": _text("With step: how the step turned out (e.g. 'success')."),
+        "step_artifacts": _strings("With step: what the step made (paths, URLs, image tags)."),
+        "depends_on": {
+            "type": "array",
+            "items": {"type": ["integer", "string"]},
+            "description": "With step: the steps it depends on (numbers or ids).",
+        },
         "query": _text("A question about the task, e.g. 'where was I?'."),
     },
     ("task_id",),
 )
 def task_update(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     task_id = args["task_id"]
-    changes = {k: args[k] for k in args if k not in ("task_id", "query")}
+    renamed = {"error_summary": "error", "failed_step": "error_step"}
+    changes = {renamed.get(k, k): args[k] for k in args if k not in ("task_id", "query")}
     data: dict[str, Any] = {}
     lines = []
     if changes:
@@ -363,7 +408,8 @@ def task_state(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     text = state.text
     if args.get("full"):
         text += "\n" + mem.where(task_id).text
-    return ToolResult(text, to_jsonable(state))
+    data = {**to_jsonable(state), "record": to_jsonable(mem.task_record(task_id))}
+    return ToolResult(text, data)
 
 
 @tool(

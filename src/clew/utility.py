@@ -158,6 +158,10 @@ class Utility(Archive, Working):
                 return
             for entry in entries:
                 self._emit("entry.added", job.task_id, {"entry": entry}, at)
+            named = result.pop("entities", None)
+            if named:  # the task record's entities, as the model named them
+                task = self._store.get_task(job.task_id)
+                self._set_record(task, {"entities": named}, at, source="model")
             done = {**result, "entries": [e["id"] for e in entries]}
             self._emit("job.done", job.task_id, {"job_id": job.id, "result": done}, at)
 
@@ -221,6 +225,9 @@ class Utility(Archive, Working):
                     for d in parsed
                 ]
                 result = {"source": "model", "model": answer.model}
+                named = extraction.entities(answer.text)
+                if named:
+                    result["entities"] = named
         elif refusal is not None:
             result["note"] = refusal
         self._finish(job, _new_only(drafts, existing), result)

@@ -22,7 +22,9 @@ from clew.models import (
     RecordHit,
     RepeatedFailure,
     Session,
+    StepRecord,
     Task,
+    TaskRecord,
     VerifyReport,
 )
 
@@ -133,8 +135,9 @@ def task_view(
     files: FileChanges | None = None,
     more_actions: bool = False,
     more_messages: bool = False,
+    record: TaskRecord | None = None,
 ) -> str:
-    """The whole of `task show`: header, plan, newest actions and messages."""
+    """The whole of `task show`: header, record, plan, newest actions and messages."""
     numbers = {s.id: n for n, s in enumerate(task.plan, 1)}
     replanned = f" (replanned {ago(task.last_replanned_at, now)})" if task.last_replanned_at else ""
     lines = [
@@ -152,9 +155,15 @@ def task_view(
         lines.append(f"progress: {task.summary}")
     if task.next_objective:
         lines.append(f"next objective: {task.next_objective}")
+    if record is not None:
+        lines += record_lines(record, numbers)
     lines.append("")
     lines.append("plan:" if task.plan else "plan: (no steps)")
-    lines += [step_line(n, s, now, numbers) for n, s in enumerate(task.plan, 1)]
+    for n, s in enumerate(task.plan, 1):
+        lines.append(step_line(n, s, now, numbers))
+        found = record.steps.get(s.id) if record is not None else None
+        if found is not None:
+            lines += step_record_lines(found)
     more = "; --all shows every one"
     if entries:
         lines += ["", f"entries (newest first; `clew entries --task {task.id}` lists all):"]
@@ -168,6 +177,60 @@ def task_view(
         lines += ["", f"messages (newest first{more if more_messages else ''}):"]
         lines += [message_line(m, now) for m in messages]
     return "\n".join(lines)
+
+
+def record_lines(rec: TaskRecord, numbers: dict[str, int]) -> list[str]:
+    """The task record in `task show`: phase and its times, facts, outcome, entities."""
+    from clew.record import format_duration
+
+    facts = [f"phase: {rec.phase.value}"]
+    for label, value in (
+        ("priority", rec.priority.value if rec.priority else None),
+        ("domain", rec.domain),
+        ("estimate", format_duration(rec.estimate_seconds) if rec.estimate_seconds else None),
+        ("confidence", f"{rec.confidence:.2f}" if rec.confidence is not None else None),
+        ("plan source", rec.plan_source.value if rec.plan_source else None),
+    ):
+        if value is not None:
+            facts.append(f"{label}: {value}")
+    lines = ["   ".join(facts)]
+    times = [
+        (label, at)
+        for label, at in (
+            ("created", rec.created_at),
+            ("plan generated", rec.plan_generated_at),
+            ("execution started", rec.execution_started_at),
+            ("synthesis started", rec.synthesis_started_at),
+            ("completed", rec.completed_at),
+        )
+        if at is not None
+    ]
+    lines.append("phases: " + ", ".join(f"{label} {at[:19]}" for label, at in times))
+    if rec.outcome:
+        lines.append(f"outcome: {rec.outcome}")
+    if rec.error_reason or rec.error_step_id:
+        step = numbers.get(rec.error_step_id or "")
+        lines.append(
+            f"error summary: {rec.error_reason or '(no reason given)'}"
+            + (f" (step {step})" if step else "")
+        )
+    if rec.answer:
+        lines.append(f"final answer: {rec.answer}")
+    for kind, values in rec.entities.items():
+        lines.append(f"{kind}: {', '.join(values)}")
+    return lines
+
+
+def step_record_lines(found: StepRecord) -> list[str]:
+    """A step's record under its line in `task show`."""
+    parts = []
+    if found.agent:
+        parts.append(f"agent {found.agent}")
+    if found.outcome:
+        parts.append(f"outcome {found.outcome}")
+    if found.artifacts:
+        parts.append("artifacts " + ", ".join(found.artifacts))
+    return [f"       {'; '.join(parts)}"] if parts else []
 
 
 def action_view(action: Action, logs: Sequence[ActionLog], now: datetime) -> str:

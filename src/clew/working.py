@@ -19,6 +19,7 @@ from clew.location import real_path, related
 from clew.models import EntryFilter, EntryStatus, EntryType, Event, FileChanges, Task, TaskStatus
 from clew.semantic import guardrail_lines
 from clew.state import SHOWN, STATE_TYPES, Snapshot, State, render_state
+from clew.taskrecord import TaskRecords
 from clew.tokens import counter
 from clew.watch import Watch
 
@@ -34,7 +35,7 @@ class Primer(NamedTuple):
     more: int  # matching active tasks left out
 
 
-class Working(Watch):
+class Working(TaskRecords, Watch):
     """The facade's layer-1 methods (mixed into `Memory`)."""
 
     def record_files(
@@ -69,6 +70,7 @@ class Working(Watch):
                 files=self._store.file_changes(tid),
                 stuck=self._stuck_now(task),
                 waits=self._waiting(tid),
+                record=self._record_of(task),
             )
 
     def _waiting(self, tid: str) -> list[Waiting]:
@@ -106,6 +108,7 @@ class Working(Watch):
             # Wait actions still started, however many actions came after them.
             seen = {a.id for a in actions}
             actions += [a for a in self._store.open_wait_actions(tid) if a.id not in seen]
+            record = self._record_of(task)
         return build_brief(
             task,
             messages,
@@ -117,6 +120,7 @@ class Working(Watch):
             stuck=stuck,
             suggest=self.settings.progress != "off",
             waits=waits,
+            record=record,
         )
 
     def workspace_tasks(self, workspace: str | None = None) -> list[Task]:

@@ -66,7 +66,7 @@ def _common() -> argparse.ArgumentParser:
 MODULES: dict[str, tuple[str, ...]] = {
     "store": ("init", "journal", "verify", "demo"),
     "tasks": ("task", "where"),
-    "state": ("state", "prime"),
+    "state": ("state", "prime", "context"),
     "archive": ("note", "entries", "search", "seen", "fix"),
     "ledger": ("ledger", "trace"),
     "semantic": ("pattern", "guard"),

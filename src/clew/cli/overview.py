@@ -39,6 +39,7 @@ GROUPS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         "For agents",
         (
             ("prime", "the state of this folder's active tasks, for session hooks"),
+            ("context", "a task's context for a prompt: state, decisions, patterns"),
             ("tools", "the tools' schemas for function calling, or call one"),
             ("prompt", "the system-prompt text that says when to call which tool"),
             ("mcp", "run the MCP server (stdio, or HTTP with --port)"),

@@ -1,4 +1,5 @@
-"""`clew state` and `clew prime`: the layer-1 state for prompts and hooks."""
+"""`clew state`, `clew prime` and `clew context`: the layer-1 state for prompts and hooks,
+and a task's context within a budget."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from typing import Any
 
 from clew.cli.common import (
     Commands,
+    input_limit,
     open_memory,
     print_json,
+    read_text,
     whole,
 )
 
@@ -35,6 +38,29 @@ def cmd_prime(args: argparse.Namespace) -> int:
         print_json(primer)
     else:
         sys.stdout.write(primer.text)
+    return 0
+
+
+def cmd_context(args: argparse.Namespace) -> int:
+    prompt = (
+        read_text(args.system_prompt_file, "system prompt", input_limit(args))
+        if args.system_prompt_file
+        else None
+    )
+    with open_memory(args) as mem:
+        context = mem.assemble(
+            args.session, task=args.task, budget=args.budget, reserve=args.reserve,
+            query=args.query, system_prompt=prompt,
+        )  # fmt: skip
+    if args.json:
+        print_json(context)
+        return 0
+    from clew.views import context_view
+
+    if args.explain or args.session is not None:
+        sys.stdout.write(context_view(context))
+    else:
+        sys.stdout.write(str(context.messages[0]["content"]) + "\n")
     return 0
 
 
@@ -98,4 +124,27 @@ def register(commands: Any, command: Commands) -> None:
         "--hook",
         action="store_true",
         help="run as an assistant's hook: read its JSON from stdin, use its cwd, never fail",
+    )
+
+    p = command(
+        commands,
+        "context",
+        cmd_context,
+        "assemble a task's context (state, decisions, patterns, memory) within a token budget",
+        "Assemble what a model needs for a task, within a budget (default 2000 tokens): the"
+        " task state, its 5 most recent decisions, the 3 most relevant patterns, the"
+        " guardrails and the entries relevant to the current step (or to --query). With"
+        " --session, the session's next prompt with this task's state instead (as `clew"
+        " session context`). --explain prints what went in and what was left out.",
+    )
+    p.add_argument("task", metavar="TASK", help="task id or unambiguous prefix")
+    p.add_argument("--budget", type=int, help="tokens in all (default 2000; 32000 with --session)")
+    p.add_argument(
+        "--reserve", type=int, default=0, help="tokens of the budget kept for the answer"
+    )
+    p.add_argument("--query", metavar="TEXT", help="find memory relevant to this, not the step")
+    p.add_argument("--session", metavar="SESSION", help="assemble this session's next prompt")
+    p.add_argument("--system-prompt-file", metavar="FILE", help="put this system prompt first")
+    p.add_argument(
+        "--explain", action="store_true", help="print the tiers: tokens, in and out, why"
     )

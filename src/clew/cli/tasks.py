@@ -39,6 +39,10 @@ def cmd_task_new(args: argparse.Namespace) -> int:
             goal=args.goal,
             workspace=args.workspace,
             metadata=meta(args.meta),
+            domain=args.domain,
+            priority=args.priority,
+            estimate=args.estimate,
+            plan_source=args.plan_source,
         )
     return show(args, task, task.id)
 
@@ -99,10 +103,12 @@ def cmd_task_show(args: argparse.Namespace) -> int:
         entries = mem.list_entries(task.id, limit=limit)
         files = mem.file_changes(task.id, newest=limit)
         removed = mem.removed_steps(task.id)
+        record = mem.task_record(task.id)
     if args.json:
         print_json(
             {
                 "task": task,
+                "record": record,
                 "removed_steps": removed,
                 "actions": actions[:limit],
                 "messages": messages[:limit],
@@ -123,13 +129,23 @@ def cmd_task_show(args: argparse.Namespace) -> int:
             files=files,
             more_actions=more_actions,
             more_messages=more_messages,
+            record=record,
         )
     )
     return 0
 
 
 def cmd_task_update(args: argparse.Namespace) -> int:
-    if args.step_status is None and args.summary is None and args.issue is None and args.step:
+    step_record = (args.agent, args.artifact, args.depends_on)
+    if args.step is not None and args.outcome is not None:
+        # With --step, --outcome is the step's; without, the task's.
+        step_outcome, outcome = args.outcome, None
+    else:
+        step_outcome, outcome = None, args.outcome
+    if any(v is not None for v in step_record) and args.step is None:
+        raise ValidationError("--agent, --artifact and --depends-on need --step (which step)")
+    changes_step = (args.summary, args.issue, step_outcome, *step_record)
+    if args.step_status is None and all(v is None for v in changes_step) and args.step:
         args.step_status = "active"  # `--step N` alone means: I am now working on step N
     with open_memory(args) as mem:
         task = mem.update_task(
@@ -148,6 +164,22 @@ def cmd_task_update(args: argparse.Namespace) -> int:
             next_objective=args.next,
             summary=args.progress,
             metadata=meta(args.meta),
+            answer=read_text(args.answer_file, "answer", input_limit(args))
+            if args.answer_file
+            else args.answer,
+            outcome=outcome,
+            confidence=args.confidence,
+            domain=args.domain,
+            priority=args.priority,
+            estimate=args.estimate,
+            error=args.error_summary,
+            error_step=step_ref(args.failed_step),
+            step_agent=args.agent,
+            step_outcome=step_outcome,
+            step_artifacts=args.artifact,
+            depends_on=[step_ref(d) or d for d in args.depends_on]
+            if args.depends_on is not None
+            else None,
         )
     if args.json:
         print_json(task)
@@ -370,6 +402,15 @@ def cmd_task_summary(args: argparse.Namespace) -> int:
     return show(args, summary, f"{summary.text}\n({how}, after {summary.message_count} messages)")
 
 
+def _record_options(p: argparse.ArgumentParser) -> None:
+    """Options of the task record that `task new` and `task update` share."""
+    p.add_argument("--domain", help="the task's domain, e.g. backend_api")
+    p.add_argument(
+        "--priority", choices=["low", "normal", "high", "critical"], help="the task's priority"
+    )
+    p.add_argument("--estimate", metavar="DURATION", help="estimated duration, e.g. 45m or 2h")
+
+
 def register(commands: Any, command: Commands) -> None:
     """Add `clew task` and its subcommands."""
     task_parser = commands.add_parser(
@@ -388,6 +429,12 @@ def register(commands: Any, command: Commands) -> None:
     p.add_argument("--goal", help="what done looks like")
     p.add_argument("--workspace", help="folder or project the task works in")
     p.add_argument("--meta", action="append", metavar="KEY=VALUE", help="metadata (repeatable)")
+    _record_options(p)
+    p.add_argument(
+        "--plan-source",
+        choices=["agent", "user", "model", "template"],
+        help="who made the plan (default: agent, when a plan is given)",
+    )
 
     p = command(tasks, "list", cmd_task_list, "list tasks, most recently updated first")
     p.add_argument(
@@ -432,6 +479,30 @@ def register(commands: Any, command: Commands) -> None:
     p.add_argument("--next", metavar="TEXT", help="the next objective (shown in the state)")
     p.add_argument("--progress", metavar="TEXT", help="a summary of progress so far")
     p.add_argument("--meta", action="append", metavar="KEY=VALUE", help="set metadata (repeatable)")
+    _record_options(p)
+    p.add_argument(
+        "--outcome",
+        metavar="TEXT",
+        help="the outcome: of the step with --step, else of the task (e.g. success)",
+    )
+    p.add_argument("--answer", metavar="TEXT", help="the task's final answer")
+    p.add_argument("--answer-file", metavar="FILE", help="read the final answer from FILE")
+    p.add_argument("--confidence", type=float, help="confidence the goal is met, from 0 to 1")
+    p.add_argument("--error-summary", metavar="TEXT", help="why the task failed")
+    p.add_argument("--failed-step", metavar="STEP", help="the step that failed (number or id)")
+    p.add_argument("--agent", help="with --step: the agent that does the step")
+    p.add_argument(
+        "--artifact",
+        action="append",
+        metavar="REF",
+        help="with --step: an artifact the step made (repeatable; replaces the list)",
+    )
+    p.add_argument(
+        "--depends-on",
+        nargs="+",
+        metavar="STEP",
+        help="with --step: the steps it depends on (numbers or ids; replaces the list)",
+    )
 
     p = command(
         tasks,

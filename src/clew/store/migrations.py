@@ -785,6 +785,53 @@ _LIFECYCLE_MIGRATION = Migration(
 
 MIGRATIONS += (_LIFECYCLE_MIGRATION,)
 
+# The complete task record: one row per task that has one, one per step
+# that has one, made by `task.record_set` and `step.record_set` events only. The phase
+# timestamps are in those events too, derived by the facade when a write moves the task
+# into a phase (record.py), so a replay writes what the live call wrote.
+_TASK_RECORD_MIGRATION = Migration(
+    9,
+    "the complete task record: answer, outcome, error summary, entities, confidence, phase"
+    " timestamps, plan source, domain, priority, estimate; and each step's record",
+    (
+        """
+        CREATE TABLE task_records (
+            id                   TEXT PRIMARY KEY REFERENCES tasks(id),
+            space                TEXT NOT NULL,
+            answer               TEXT,
+            outcome              TEXT,
+            error_reason         TEXT,
+            error_step_id        TEXT,
+            confidence           REAL,
+            domain               TEXT,
+            priority             TEXT,
+            estimate_seconds     REAL,
+            plan_source          TEXT,
+            entities             TEXT NOT NULL DEFAULT '{}',
+            plan_generated_at    TEXT,
+            execution_started_at TEXT,
+            synthesis_started_at TEXT,
+            updated_at           TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX task_records_domain ON task_records(space, domain)",
+        """
+        CREATE TABLE step_records (
+            id         TEXT PRIMARY KEY REFERENCES plan_items(id),
+            space      TEXT NOT NULL,
+            task_id    TEXT NOT NULL REFERENCES tasks(id),
+            agent      TEXT,
+            outcome    TEXT,
+            artifacts  TEXT NOT NULL DEFAULT '[]',
+            updated_at TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX step_records_task ON step_records(task_id)",
+    ),
+)
+
+MIGRATIONS += (_TASK_RECORD_MIGRATION,)
+
 LATEST = MIGRATIONS[-1].number
 FINGERPRINTS: dict[int, str] = {m.number: fingerprint(m) for m in MIGRATIONS}
 # The migration that began recording fingerprints (and records those of the ones before it).
@@ -797,6 +844,8 @@ PROJECTION_TABLES: tuple[str, ...] = (
     "actions",
     "action_logs",
     "task_messages",
+    "task_records",
+    "step_records",
     "entries",
     "task_files",
     "entry_sources",

@@ -176,6 +176,7 @@ def _task_created(conn: sqlite3.Connection, event: Event) -> None:
     )
     for ordinal, step in enumerate(event.data["plan"], start=1):
         _insert_step(conn, event, task["id"], ordinal, step)
+    projection_record.created(conn, event)
 
 
 @handles("task.updated")
@@ -235,6 +236,7 @@ def _plan_revised(conn: sqlite3.Connection, event: Event) -> None:
         "UPDATE tasks SET plan_version = ?, last_replanned_at = ? WHERE id = ?",
         (event.data["version"], event.created_at, task_id),
     )
+    projection_record.plan_changed(conn, task_id, event.created_at)
 
 
 @handles("step.updated")
@@ -258,6 +260,10 @@ def _step_updated(conn: sqlite3.Connection, event: Event) -> None:
         else:
             timing.update(started_at=None, completed_at=None, duration_seconds=None)
     _set(conn, "plan_items", _STEP_FIELDS, step_id, changes, timing)
+    if "status" in changes:
+        projection_record.step_changed(
+            conn, event.data["task_id"], changes["status"], event.created_at
+        )
 
 
 # What an action.recorded event may carry besides id, type, summary and status.
@@ -275,6 +281,7 @@ def _action_recorded(conn: sqlite3.Connection, event: Event) -> None:
     row.update(type=a["type"], summary=a["summary"], status=a["status"])
     row.update({key: a.get(key) for key in _ACTION_OPTIONAL})
     insert(conn, "actions", {**row, "created_at": event.created_at, "updated_at": event.created_at})
+    projection_record.acted(conn, row["task_id"], event.created_at)
 
 
 @handles("action.updated")
@@ -344,6 +351,7 @@ def _files_changed(conn: sqlite3.Connection, event: Event) -> None:
 from clew.store import (  # noqa: E402, F401  (they register their handlers)
     projection_archive,
     projection_conversations,
+    projection_record,
     projection_utility,
     projection_waits,
 )

@@ -52,6 +52,7 @@ from clew.store.migrations import (
 from clew.store.rows import json_ids
 from clew.store.sqlite_archive import ArchiveReads
 from clew.store.sqlite_conversations import ConversationReads
+from clew.store.sqlite_record import RecordReads
 from clew.store.sqlite_search import SearchReads
 from clew.store.sqlite_trace import TraceReads, action_from_row
 from clew.store.sqlite_utility import UtilityReads
@@ -383,7 +384,13 @@ def _message(row: sqlite3.Row) -> Message:
 
 
 class SQLiteStore(
-    ArchiveReads, TraceReads, UtilityReads, ConversationReads, SearchReads, WaitReads
+    ArchiveReads,
+    TraceReads,
+    UtilityReads,
+    ConversationReads,
+    SearchReads,
+    WaitReads,
+    RecordReads,
 ):
     """The Store interface over one SQLite file, bound to one space."""
 
