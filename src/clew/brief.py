@@ -34,6 +34,7 @@ from clew.tokens import TokenCounter
 
 BRIEF_BUDGET = 300
 NEXT_STEPS_SHOWN = 3
+WAITS_SHOWN = 3
 INFERENCE_MESSAGES = 200  # the newest messages the inference reads
 
 
@@ -200,6 +201,25 @@ def _failure_line(action: Action, now: datetime, quote: int) -> str:
     return f"{what}{code} ({ago(action.created_at, now)}){detail}"
 
 
+def _unfixed_failures(actions: Sequence[Action]) -> tuple[Action, ...]:
+    """The failed commands among `actions` (newest first) that no later run of the same
+    command (by shape) has succeeded since: a retry that worked ends the failure."""
+    from clew.linking import same_command
+
+    out = []
+    for index, action in enumerate(actions):
+        if action.status is not ActionStatus.FAILED:
+            continue
+        later = actions[:index]
+        if action.command and any(
+            a.status is ActionStatus.COMPLETED and same_command(a.command, action.command)
+            for a in later
+        ):
+            continue
+        out.append(action)
+    return tuple(out)
+
+
 class _Facts(NamedTuple):
     """Everything the brief says, before it is put into words."""
 
@@ -243,6 +263,10 @@ def _lines(task: Task, facts: _Facts, shape: _Shape, now: datetime) -> list[tupl
         out.append((0, f"Current: step {n} — {clip(s.title, t)} (active{since})."))
         if s.active_issue:
             out.append((2, f"Its issue: {clip(s.active_issue, q)}"))
+        others = [(m, o) for m, o in enumerate(plan, 1) if o.status is StepStatus.ACTIVE][1:]
+        if others:
+            named = "; ".join(f"step {m} — {clip(o.title, t)}" for m, o in others)
+            out.append((0, f"Also active: {named}."))
     elif facts.current:
         n, s = facts.current
         out.append((0, f"No step is in progress; next up is step {n} — {clip(s.title, t)}."))
@@ -253,9 +277,11 @@ def _lines(task: Task, facts: _Facts, shape: _Shape, now: datetime) -> list[tupl
         out.append((2, f'Last update {ago(m.created_at, now)}: "{clip(m.content, q)}"'))
     for e in facts.open_errors:
         out.append((2, f"Open error {e.id}: {clip(e.summary, q)}"))
-    for a in facts.waits:
+    for a in facts.waits[:WAITS_SHOWN]:
         what = clip(a.summary, q)
-        out.append((3, f"Waiting: {what} (since {ago(a.created_at, now)})."))
+        out.append((0, f"Waiting: {what} (since {ago(a.created_at, now)})."))
+    if len(facts.waits) > WAITS_SHOWN:
+        out.append((0, f"And {len(facts.waits) - WAITS_SHOWN} more open waits."))
     for a in facts.failures:
         out.append((4, f"Recent failure: {_failure_line(a, now, q)}"))
     for e in facts.decisions:
@@ -281,10 +307,12 @@ def build_brief(
     *,
     open_errors: Sequence[Entry] = (),
     decisions: Sequence[Entry] = (),
+    waits: Sequence[Action] | None = None,
     counter: TokenCounter | None = None,
     budget: int = BRIEF_BUDGET,
 ) -> Brief:
-    """Answer "where was I?" for `task`; messages, actions and entries come newest first."""
+    """Answer "where was I?" for `task`; messages, actions and entries come newest first.
+    `waits` are the task's open waits (by default, the started waits among `actions`)."""
     plan = task.plan
     numbered = tuple(enumerate(plan, 1))
     found = current_step(plan)
@@ -301,12 +329,14 @@ def build_brief(
             and x[1].status is not StepStatus.ACTIVE
         )[:NEXT_STEPS_SHOWN],
         last=messages[0] if messages else None,
-        failures=tuple(a for a in actions if a.status is ActionStatus.FAILED)[:3],
+        failures=_unfixed_failures(actions)[:3],
         open_errors=tuple(open_errors)[:3],
         decisions=tuple(decisions)[:3],
         waits=tuple(
             a for a in actions if a.type is ActionType.WAIT and a.status is ActionStatus.STARTED
-        )[:3],
+        )
+        if waits is None
+        else tuple(waits),
         suggestions=suggestions(plan, messages),
     )
     text, tokens, shape = "", 0, SHAPES[-1]

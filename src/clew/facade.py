@@ -160,6 +160,10 @@ class Facade:
         """Run after a call's transaction commits, with the tasks it wrote and the number
         of jobs it queued. Mixins extend it (calling super())."""
 
+    def _command_succeeded(self, task_id: str, command: str, action_id: str, at: str) -> None:
+        """Called inside the write that records a command as succeeded; the archive extends
+        it (a later successful run ends the failure of earlier runs)."""
+
     def _resolve(self, kind: str, ident: str) -> str:
         """Return the full id of the `kind` record named by `ident` (an id or its prefix)."""
         if not isinstance(ident, str):

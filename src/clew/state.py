@@ -29,9 +29,11 @@ level 8 always fits in that many tokens, whatever the content.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from clew.brief import clip
+from clew.linking import same_decision
 from clew.models import Entry, EntryStatus, EntryType, FileChanges, PlanItem, StepStatus, Task
 from clew.tokens import TokenCounter
 from clew.yamltext import dump_lines
@@ -42,6 +44,7 @@ MAX_BUDGET = 200_000
 SUMMARY_CHARS = 100  # seed 000: subtask summaries at most 100 characters
 WINDOW_AFTER = 15  # seed 000: more than 15 subtasks are shown as a window
 NEXT_PENDING = 3
+CORE_ACTIVE = 3  # other active steps the core level names by number
 
 # How many of each kind the store hands the renderer (level 0 shows no more than this).
 SHOWN = {
@@ -118,6 +121,8 @@ class Snapshot(NamedTuple):
     entries: Mapping[tuple[EntryType, EntryStatus], Sequence[Entry]]  # newest first
     counts: Mapping[tuple[EntryType, EntryStatus], int]
     files: FileChanges
+    # The summaries of the entries the shown ones superseded, by id: "X (was: Y)".
+    previous: Mapping[str, str] = MappingProxyType({})
 
 
 class Hidden(NamedTuple):
@@ -203,6 +208,9 @@ class _Render:
             data["progress_summary"] = clip(task.summary, 2 * level.text_chars)
         current, upcoming = self.current_and_next()
         data["current_step"] = current
+        others = self.also_active(current)
+        if others:
+            data["also_active"] = others
         data["next_steps"] = upcoming
         steps = self.steps()
         if steps:
@@ -308,6 +316,23 @@ class _Render:
             "status": plan[current - 1].status.value,
         }, upcoming
 
+    def also_active(self, current: dict[str, Any] | None) -> list[Any]:
+        """Every active step besides the current one (several may run at once): at the
+        core level their numbers, at most `CORE_ACTIVE` of them and a count of the rest."""
+        if current is None:
+            return []
+        others = [
+            (n, s)
+            for n, s in enumerate(self.task.plan, 1)
+            if s.status is StepStatus.ACTIVE and n != current["n"]
+        ]
+        if not self.level.core_only:
+            return [{"n": n, "title": clip(s.title, self.level.title_chars)} for n, s in others]
+        shown: list[Any] = [n for n, _ in others[:CORE_ACTIVE]]
+        if len(others) > CORE_ACTIVE:
+            shown.append(f"{len(others) - CORE_ACTIVE} more")
+        return shown
+
     def steps(self) -> list[dict[str, Any]]:
         plan, level = self.task.plan, self.level
         if not plan:
@@ -324,7 +349,11 @@ class _Render:
             keep = {s["n"] for s in upcoming[:NEXT_PENDING]}
             if current:
                 keep.add(current["n"])
-            keep |= {n for n, s in enumerate(plan, 1) if s.status is StepStatus.FAILED}
+            keep |= {
+                n
+                for n, s in enumerate(plan, 1)
+                if s.status in (StepStatus.FAILED, StepStatus.ACTIVE)
+            }
             chosen = sorted(keep)
         if len(chosen) < len(plan):
             self.hidden.append(_steps_hidden(self.task.id, len(plan) - len(chosen)))
@@ -362,7 +391,7 @@ class _Render:
 
         decisions = self.entries(EntryType.DECISION, active, level.decisions)
         if decisions:
-            data["decisions_log"] = [self.text(e.summary) for e in decisions]
+            data["decisions_log"] = [self.decision(e) for e in decisions]
         self.hide("older decisions", EntryType.DECISION, total(EntryType.DECISION), len(decisions))
 
         # Seed 000: errors newest 5, unresolved first.
@@ -388,6 +417,14 @@ class _Render:
         self.hide(
             "more open questions", EntryType.QUESTION, total(EntryType.QUESTION), len(questions)
         )
+
+    def decision(self, entry: Entry) -> str:
+        """A decision, with what it replaced while there is room: "X (was: Y)"."""
+        text = self.text(entry.summary)
+        was = self.snap.previous.get(entry.supersedes or "")
+        if was is None or self.level.text_chars < 120 or same_decision(entry.summary, was):
+            return text
+        return f"{text} (was: {clip(was, self.level.text_chars // 2)})"
 
     def error(self, entry: Entry) -> dict[str, Any]:
         row: dict[str, Any] = {"id": entry.id}

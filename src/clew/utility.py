@@ -23,13 +23,15 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, timedelta
 from typing import Any, ClassVar, NamedTuple
 
-from clew import checks, extraction, summaries
+from clew import checks, extraction, linking, summaries
 from clew.archive import Archive, action_hit, entry_hit
 from clew.errors import ClewError, ModelError, ValidationError
 from clew.extraction import Draft, ExtractionError
 from clew.ids import new_id
 from clew.models import (
+    ActionStatus,
     EntryFilter,
+    EntryStatus,
     EntryType,
     Job,
     JobStatus,
@@ -48,6 +50,7 @@ MAX_SOURCES = 20
 SUMMARY_MESSAGES = 200  # the newest messages a running summary reads
 RECENT_MESSAGES = 50  # messages since the summary that a question reads
 ANSWER_HITS = 3  # records an answer from the records shows
+LATER_ACTIONS = 200  # the newest commands checked for a later successful run
 
 
 class Usage(NamedTuple):
@@ -150,10 +153,83 @@ class Utility(Archive, Working):
         with self._write() as at:
             if not self._still_mine(job):
                 return
+            entries = self._settle(job.task_id, entries)
             for entry in entries:
                 self._emit("entry.added", job.task_id, {"entry": entry}, at)
             done = {**result, "entries": [e["id"] for e in entries]}
             self._emit("job.done", job.task_id, {"job_id": job.id, "result": done}, at)
+
+    def _settle(self, task_id: str, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Inside the write that stores a job's entries: fit them to what the task holds
+        now, so one fact stays one record. An error from a failed command that another
+        error already stands for (the same command or fingerprint) is dropped; one whose
+        command later succeeded is stored resolved. A decision the task has already moved
+        past (a decision on its topic recorded after the message it came from) is dropped;
+        one that is newer than the active decision on its topic replaces it."""
+        decisions = self._store.list_entries(EntryFilter(task_id, (EntryType.DECISION,)))
+        errors = self._store.list_entries(
+            EntryFilter(task_id, (EntryType.ERROR,), (EntryStatus.ACTIVE,))
+        )
+        taken: set[str] = set()
+        prints: set[str | None] = set()
+        for error in errors:
+            prints.add(error.fingerprint)
+            for kind, ident in error.sources:
+                if kind == "action":
+                    taken.add(ident)
+                    prints.add(self._store.get_action(ident).fingerprint)
+        prints.discard(None)
+        kept: list[dict[str, Any]] = []
+        for entry in entries:
+            sources = [tuple(s) for s in entry["sources"]]
+            if entry["type"] == EntryType.ERROR.value:
+                action_ids = [i for k, i in sources if k == "action"]
+                if action_ids:
+                    action = self._store.get_action(action_ids[0])
+                    if action.id in taken or action.fingerprint in prints:
+                        continue
+                    if action.fingerprint:
+                        entry["fingerprint"] = action.fingerprint
+                    later = self._store.list_actions(task_id, limit=LATER_ACTIONS)
+                    success = next(
+                        (
+                            a
+                            for a in reversed(later)
+                            if a.created_at > action.created_at
+                            and a.status is ActionStatus.COMPLETED
+                            and linking.same_command(a.command, action.command)
+                        ),
+                        None,
+                    )
+                    if success is not None:
+                        entry["status"] = EntryStatus.RESOLVED.value
+                        entry["resolution"] = (
+                            f"a later run of `{success.command}` succeeded (action {success.id})"
+                        )
+                    else:
+                        prints.add(action.fingerprint)
+                        taken.add(action.id)
+            elif entry["type"] == EntryType.DECISION.value:
+                said = [i for k, i in sources if k == "message"]
+                when = self._store.get_message(said[0]).created_at if said else None
+                same = [
+                    d
+                    for d in decisions
+                    if linking.same_topic(entry["summary"], d.summary, entry["tags"], d.tags)
+                ]
+                if any(linking.same_decision(entry["summary"], d.summary) for d in same):
+                    continue  # already recorded (and perhaps reversed since)
+                if when is not None and any(d.created_at >= when for d in same):
+                    continue  # the agent moved past it after saying so
+                live = [d.id for d in same if d.status is EntryStatus.ACTIVE]
+                if live:
+                    entry["supersedes"] = live[0]
+                    entry["topic_inferred"] = True
+                    if live[1:]:
+                        entry["also_supersedes"] = live[1:]
+                entry["said_at"] = when or ""
+            kept.append(entry)
+        return _newest_per_topic(kept)
 
     def _start_worker(self) -> None:
         mode = self.settings.worker
@@ -441,6 +517,22 @@ def _entry(draft: Draft) -> dict[str, Any]:
     if draft.type == EntryType.ERROR.value:
         entry["fingerprint"] = fingerprint(draft.detail or draft.summary, draft.command).key
     return entry
+
+
+def _newest_per_topic(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Of one job's decisions on one topic, keep the one said last (drafts come in any
+    order); `said_at` is only for this choice and leaves the entry here."""
+    said = [(e, e.pop("said_at")) for e in entries if "said_at" in e]
+    out = []
+    for entry in entries:
+        mine = next((at for e, at in said if e is entry), None)
+        if mine is not None and any(
+            at > mine and linking.same_topic(entry["summary"], other["summary"])
+            for other, at in said
+        ):
+            continue
+        out.append(entry)
+    return out
 
 
 def _first(step_id: str, relevance: tuple[str, ...]) -> tuple[str, ...]:

@@ -22,6 +22,7 @@ from clew.state import SHOWN, STATE_TYPES, Snapshot, State, render_state
 from clew.tokens import counter
 
 BRIEF_ACTIONS = 20
+BRIEF_WAITS = 10
 PRIME_TASKS = 3
 
 
@@ -60,11 +61,18 @@ class Working(Facade):
         """Read everything the state render needs, consistently."""
         tid = self._task_id(task_id)
         with self._store.transaction():
+            entries = self._store.newest_entries(tid, STATE_TYPES, max(SHOWN.values()))
+            replaced = [
+                e.supersedes
+                for e in entries.get((EntryType.DECISION, EntryStatus.ACTIVE), ())
+                if e.supersedes
+            ]
             return Snapshot(
                 task=self._store.get_task(tid),
-                entries=self._store.newest_entries(tid, STATE_TYPES, max(SHOWN.values())),
+                entries=entries,
                 counts=self._store.count_entries(tid),
                 files=self._store.file_changes(tid),
+                previous={i: self._store.get_entry(i).summary for i in replaced},
             )
 
     def state(self, task_id: str, *, budget: int | None = None) -> State:
@@ -85,6 +93,8 @@ class Working(Facade):
             decisions = self._store.list_entries(
                 EntryFilter(tid, (EntryType.DECISION,), (EntryStatus.ACTIVE,)), limit=3
             )
+            # Open waits however old: a wait started long ago is still being waited on.
+            waits = self._store.open_waits(tid, limit=BRIEF_WAITS)
         return build_brief(
             task,
             messages,
@@ -92,6 +102,7 @@ class Working(Facade):
             self._clock(),
             open_errors=errors,
             decisions=decisions,
+            waits=waits,
             counter=counter(),
         )
 

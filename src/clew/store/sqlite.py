@@ -640,6 +640,15 @@ class SQLiteStore(ArchiveReads, TraceReads, UtilityReads, ConversationReads, Sea
         params.append(-1 if limit is None else limit)
         return [action_from_row(r) for r in self._rows(sql, params)]
 
+    def open_waits(self, task_id: str, *, limit: int) -> list[Action]:
+        """Return a task's waits that started and have not ended, newest first."""
+        rows = self._rows(
+            "SELECT * FROM actions WHERE task_id = ? AND space = ? AND type = 'wait'"
+            " AND status = 'started' ORDER BY created_at DESC, rowid DESC LIMIT ?",
+            (task_id, self.space, limit),
+        )
+        return [action_from_row(r) for r in rows]
+
     def list_action_logs(self, action_id: str) -> list[ActionLog]:
         """Return an action's log lines, oldest first."""
         rows = self._rows(
