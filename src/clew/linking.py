@@ -15,15 +15,13 @@ Decisions share a topic when (any of):
 
 A failure is one open error however many entries name it: entries linked to the same
 failed command (action), or to commands with the same fingerprint, are the same failure;
-a later successful run of a command of the same shape (`fingerprint.command_shape`) ends it.
+a later successful run of the same command (the same words, numbers aside) ends it.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-
-from clew.fingerprint import command_shape
 
 TOPIC_TAG = "topic:"
 _WORD = re.compile(r"[a-z0-9][a-z0-9_.+#-]*[a-z0-9+#]|[a-z0-9]")
@@ -103,8 +101,13 @@ def same_decision(a: str, b: str) -> bool:
     return bool(words_a) and _jaccard(words_a, words_b) >= 0.75
 
 
+_DIGITS = re.compile(r"\d+")
+
+
 def same_command(a: str | None, b: str | None) -> bool:
-    """Whether two command lines are runs of the same command (the same shape)."""
+    """Whether two command lines are runs of the same command: the same words, numbers
+    aside (`deploy --tag v1.2.3 --timeout=30` is `deploy --tag v1.2.4 --timeout=60`, but
+    `pytest tests/a.py` is not `pytest tests/b.py`)."""
     if not a or not b:
         return False
-    return command_shape(a) == command_shape(b)
+    return _DIGITS.sub("0", " ".join(a.split())) == _DIGITS.sub("0", " ".join(b.split()))

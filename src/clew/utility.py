@@ -168,17 +168,23 @@ class Utility(Archive, Working):
         one that is newer than the active decision on its topic replaces it."""
         decisions = self._store.list_entries(EntryFilter(task_id, (EntryType.DECISION,)))
         errors = self._store.list_entries(
-            EntryFilter(task_id, (EntryType.ERROR,), (EntryStatus.ACTIVE,))
+            EntryFilter(task_id, (EntryType.ERROR,), (EntryStatus.ACTIVE, EntryStatus.RESOLVED))
         )
         taken: set[str] = set()
         prints: set[str | None] = set()
+        # A failure seen again before its error was resolved is that error; after, it is new.
+        ended: list[tuple[set[str | None], str]] = []
         for error in errors:
-            prints.add(error.fingerprint)
+            mine = {error.fingerprint}
             for kind, ident in error.sources:
                 if kind == "action":
                     taken.add(ident)
-                    prints.add(self._store.get_action(ident).fingerprint)
-        prints.discard(None)
+                    mine.add(self._store.get_action(ident).fingerprint)
+            mine.discard(None)
+            if error.status is EntryStatus.ACTIVE:
+                prints |= mine
+            else:
+                ended.append((mine, error.resolved_at or ""))
         kept: list[dict[str, Any]] = []
         for entry in entries:
             sources = [tuple(s) for s in entry["sources"]]
@@ -187,6 +193,11 @@ class Utility(Archive, Working):
                 if action_ids:
                     action = self._store.get_action(action_ids[0])
                     if action.id in taken or action.fingerprint in prints:
+                        continue
+                    if any(
+                        action.fingerprint in seen and action.created_at <= at
+                        for seen, at in ended
+                    ):
                         continue
                     if action.fingerprint:
                         entry["fingerprint"] = action.fingerprint
