@@ -29,12 +29,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from benchmarks.continuity import score
+from benchmarks.continuity.script import Op, Script, generate
+
 import clew
 from clew.models import AddStep, RemoveStep
 from clew.tokens import counter
-
-from benchmarks.continuity import score
-from benchmarks.continuity.script import Op, Script, generate
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
@@ -119,9 +119,7 @@ def apply(mem: clew.Memory, ids: dict[str, str], op: Op) -> dict[str, str]:
     elif op.kind == "message":
         made[f"message{len(ids)}"] = mem.add_message(task, a["text"]).id
     elif op.kind == "error":
-        made[a["key"]] = mem.add_error(
-            task, a["text"], step=a["step"], command=a.get("command")
-        ).id
+        made[a["key"]] = mem.add_error(task, a["text"], step=a["step"], command=a.get("command")).id
     elif op.kind in ("resolve", "answer"):
         mem.resolve(ids[a["key"]], a["text"])
     elif op.kind == "decide":
@@ -220,8 +218,10 @@ def run(script: Script, path: str, *, processes: bool = True) -> list[Outcome]:
             checks = score.check(expect, brief, state, tokens)
             if acked[1]:
                 checks = {**checks, "acked": acked[0] == acked[1]}
-            detail = "" if all(v is not False for v in checks.values()) else (
-                score.why(expect, brief, state)
+            detail = (
+                ""
+                if all(v is not False for v in checks.values())
+                else (score.why(expect, brief, state))
             )
             outcomes.append(Outcome(script.index, kind, stop, checks, tokens, acked, detail))
     finally:

@@ -28,8 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks.continuity import drive, score  # noqa: E402
-from benchmarks.continuity.script import generate  # noqa: E402
+from benchmarks.continuity import drive, score
+from benchmarks.continuity.script import generate
 
 FIELDS = (*score.FIELDS, "acked")
 

@@ -3,7 +3,8 @@ against what the script knows it must say. Pure: text and an `Expect` in, checks
 
 Only the text is read, as an agent whose context was compacted would read it: the
 brief's lines ("Completed steps 1-3, 5 of 40", "Current: step 6 — ...", "Also active",
-"Next:", "Open error ID: ...", "Waiting: ...", "Decided: ...") and the state's YAML.
+"Next:", "Open error ID: ...", "Recent failure: ...", "Waiting: ...", "Decided: ...") and
+the state's YAML.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import re
 from typing import Any, NamedTuple
 
 import yaml
-
 from benchmarks.continuity.script import Expect
 
 FIELDS = (
@@ -69,6 +69,9 @@ def read(brief: str, state: str) -> Shown:
             shown.next.update(int(n) for n in re.findall(r"step (\d+) —", line))
         elif m := re.match(r"Open error (\w+): (.*)$", line):
             shown.open_errors[m.group(1)] = m.group(2)
+        elif m := re.match(r"Recent failure: (.*)$", line):
+            # A failed command no error entry stands for yet: an open failure too.
+            shown.open_errors[f"failure{len(shown.open_errors)}"] = m.group(1)
         elif m := re.match(r"Waiting: (.*) \(since ", line):
             shown.waits.append(m.group(1))
         elif m := re.match(r"Decided: (.*)$", line):

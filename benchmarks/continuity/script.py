@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import random
 import string
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 KINDS = ("deploy", "migration", "debugging", "flaky-tests", "pipeline", "research", "refactor")
@@ -248,17 +249,24 @@ class _Gen:
             active = self.number("active")
             if not pending and not active:
                 break
-            self.work_step()
             done_steps += 1
-            if done_steps % interrupt_every == 0:
-                kind = kinds[interruptions % len(kinds)]
+            due = done_steps % interrupt_every == 0
+            mid = due and rng.random() < 0.5  # in the middle of a step, or between steps
+            kind = kinds[interruptions % len(kinds)]
+            interruptions += due
+
+            def interrupt(kind: str = kind) -> None:
                 self.op("interrupt", kind=kind, expect=self.expect())
-                interruptions += 1
+
+            self.work_step(interrupt if mid else None)
+            if due and not mid:
+                interrupt()
         # Whatever is left open stays open; the last interruption checks the end state.
         self.op("interrupt", kind=kinds[interruptions % len(kinds)], expect=self.expect())
         return Script(self.seed, self.index, self.kind, name, steps, tuple(self.ops))
 
-    def work_step(self) -> None:
+    def work_step(self, interrupt: Callable[[], None] | None = None) -> None:
+        """Work the current step; `interrupt` (if given) is called before it finishes."""
         rng = self.rng
         active = self.number("active")
         if active:
@@ -267,11 +275,13 @@ class _Gen:
             n = self.number("pending")[0]
             self.start(n)
         pending = self.number("pending")
-        if len(self.number("active")) == 1 and pending and rng.random() < 0.12:
+        if len(self.number("active")) == 1 and pending and rng.random() < 0.2:
             self.start(pending[0])  # two steps at once
         self.extras(n)
         for _ in range(rng.randint(1, 3)):
             self.command(n)
+        if interrupt is not None:
+            interrupt()
         if not self.plan[n - 1][0].startswith("Retry ") and rng.random() < 0.04:
             self.fail_and_replan(n)
             return

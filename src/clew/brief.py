@@ -14,7 +14,7 @@ shown as suggestions and never change a step's status.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import NamedTuple
 
@@ -201,21 +201,30 @@ def _failure_line(action: Action, now: datetime, quote: int) -> str:
     return f"{what}{code} ({ago(action.created_at, now)}){detail}"
 
 
-def _unfixed_failures(actions: Sequence[Action]) -> tuple[Action, ...]:
-    """The failed commands among `actions` (newest first) that no later run of the same
-    command (by shape) has succeeded since: a retry that worked ends the failure."""
+def _unfixed_failures(
+    actions: Sequence[Action], recorded: Mapping[str, str | None]
+) -> tuple[Action, ...]:
+    """The failed commands among `actions` (newest first) that no error entry stands for
+    and that no later run of the same command has succeeded since: a retry that worked
+    ends the failure, and a failure already shown as an error is not shown twice."""
     from clew.linking import same_command
 
     out = []
     for index, action in enumerate(actions):
-        if action.status is not ActionStatus.FAILED:
+        if action.status is not ActionStatus.FAILED or action.id in recorded:
             continue
-        later = actions[:index]
         if action.command and any(
             a.status is ActionStatus.COMPLETED and same_command(a.command, action.command)
-            for a in later
+            for a in actions[:index]
         ):
             continue
+        if action.command and any(
+            same_command(a.command, action.command)
+            and (closed is None or closed >= action.created_at)
+            for a in actions
+            if (closed := recorded.get(a.id, "")) != ""
+        ):
+            continue  # another run of this failure, which its error entry stands for
         out.append(action)
     return tuple(out)
 
@@ -283,7 +292,7 @@ def _lines(task: Task, facts: _Facts, shape: _Shape, now: datetime) -> list[tupl
     if len(facts.waits) > WAITS_SHOWN:
         out.append((0, f"And {len(facts.waits) - WAITS_SHOWN} more open waits."))
     for a in facts.failures:
-        out.append((4, f"Recent failure: {_failure_line(a, now, q)}"))
+        out.append((2, f"Recent failure: {_failure_line(a, now, q)}"))
     for e in facts.decisions:
         out.append((6, f"Decided: {clip(e.summary, q)}"))
     for hint in facts.suggestions:
@@ -308,11 +317,15 @@ def build_brief(
     open_errors: Sequence[Entry] = (),
     decisions: Sequence[Entry] = (),
     waits: Sequence[Action] | None = None,
+    recorded_failures: Mapping[str, str | None] | None = None,
     counter: TokenCounter | None = None,
     budget: int = BRIEF_BUDGET,
 ) -> Brief:
     """Answer "where was I?" for `task`; messages, actions and entries come newest first.
-    `waits` are the task's open waits (by default, the started waits among `actions`)."""
+    `waits` are the task's open waits (by default, the started waits among `actions`);
+    `recorded_failures` the failed actions an error entry stands for, each with None while
+    that error is open, else when it was closed: they (and runs of the same command that
+    failed before it closed) are shown as that entry, not again as recent failures."""
     plan = task.plan
     numbered = tuple(enumerate(plan, 1))
     found = current_step(plan)
@@ -329,7 +342,7 @@ def build_brief(
             and x[1].status is not StepStatus.ACTIVE
         )[:NEXT_STEPS_SHOWN],
         last=messages[0] if messages else None,
-        failures=_unfixed_failures(actions)[:3],
+        failures=_unfixed_failures(actions, recorded_failures or {})[:3],
         open_errors=tuple(open_errors)[:3],
         decisions=tuple(decisions)[:3],
         waits=tuple(

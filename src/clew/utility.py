@@ -195,8 +195,7 @@ class Utility(Archive, Working):
                     if action.id in taken or action.fingerprint in prints:
                         continue
                     if any(
-                        action.fingerprint in seen and action.created_at <= at
-                        for seen, at in ended
+                        action.fingerprint in seen and action.created_at <= at for seen, at in ended
                     ):
                         continue
                     if action.fingerprint:

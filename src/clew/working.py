@@ -16,7 +16,16 @@ from clew.brief import INFERENCE_MESSAGES, Brief, build_brief
 from clew.errors import ValidationError
 from clew.facade import Facade
 from clew.location import real_path, related
-from clew.models import EntryFilter, EntryStatus, EntryType, Event, FileChanges, Task, TaskStatus
+from clew.models import (
+    ActionStatus,
+    EntryFilter,
+    EntryStatus,
+    EntryType,
+    Event,
+    FileChanges,
+    Task,
+    TaskStatus,
+)
 from clew.semantic import guardrail_lines
 from clew.state import SHOWN, STATE_TYPES, Snapshot, State, render_state
 from clew.tokens import counter
@@ -95,6 +104,9 @@ class Working(Facade):
             )
             # Open waits however old: a wait started long ago is still being waited on.
             waits = self._store.open_waits(tid, limit=BRIEF_WAITS)
+            # A failed command an error entry stands for is shown as that entry, once.
+            failed = [a.id for a in actions if a.status is ActionStatus.FAILED]
+            recorded = self._store.linked_actions(failed)
         return build_brief(
             task,
             messages,
@@ -103,6 +115,7 @@ class Working(Facade):
             open_errors=errors,
             decisions=decisions,
             waits=waits,
+            recorded_failures=recorded,
             counter=counter(),
         )
 
