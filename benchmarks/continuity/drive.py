@@ -14,7 +14,7 @@ Interruptions:
 
 Run as a module for the child processes:
     python -m benchmarks.continuity.drive render PATH TASK TICK
-    python -m benchmarks.continuity.drive child PATH SEED INDEX START END  (ids on stdin)
+    python -m benchmarks.continuity.drive child PATH SEED INDEX STEPS START END  (ids on stdin)
 """
 
 from __future__ import annotations
@@ -241,8 +241,9 @@ def _killed_child(
     path: str, script: Script, start: int, stop: int, ids: dict[str, str]
 ) -> dict[str, str]:
     """Run ops [start, stop) in a child, kill it mid-write, return what it acknowledged."""
-    argv = [sys.executable, "-m", "benchmarks.continuity.drive", "child", path,
-            str(script.seed), str(script.index), str(start), str(stop)]  # fmt: skip
+    numbers = (script.seed, script.index, script.steps, start, stop)
+    argv = [sys.executable, "-m", "benchmarks.continuity.drive", "child", path]
+    argv += [str(n) for n in numbers]
     child = subprocess.Popen(
         argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=environment()
     )
@@ -262,9 +263,9 @@ def _killed_child(
     return made
 
 
-def _child(path: str, seed: int, index: int, start: int, stop: int) -> None:
+def _child(path: str, seed: int, index: int, steps: int, start: int, stop: int) -> None:
     ids = json.loads(sys.stdin.read())
-    script = generate(seed, index)
+    script = generate(seed, index, steps=steps)
     clock = Clock()
     mem = open_store(path, clock)
     for number in range(start, stop):
@@ -290,5 +291,5 @@ if __name__ == "__main__":
     if sys.argv[1] == "render":
         _render(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     elif sys.argv[1] == "child":
-        seed, index, start, stop = (int(a) for a in sys.argv[3:7])
-        _child(sys.argv[2], seed, index, start, stop)
+        seed, index, steps, start, stop = (int(a) for a in sys.argv[3:8])
+        _child(sys.argv[2], seed, index, steps, start, stop)

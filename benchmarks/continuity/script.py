@@ -225,9 +225,10 @@ class _Gen:
 
     # -- the task -----------------------------------------------------------------------
 
-    def write(self) -> Script:
+    def write(self, steps: int | None = None) -> Script:
         rng = self.rng
-        steps = rng.randint(20, 200)
+        drawn = rng.randint(20, 200)  # drawn either way: a given length keeps the rest
+        steps = drawn if steps is None else steps
         units = _UNITS[self.kind]
         titles = []
         for n in range(steps):
@@ -463,6 +464,6 @@ class _Gen:
         self.waits[key] = [text, True, len(self.ops)]
 
 
-def generate(seed: int, index: int) -> Script:
-    """Write task `index` of the suite seeded `seed`."""
-    return _Gen(seed, index).write()
+def generate(seed: int, index: int, *, steps: int | None = None) -> Script:
+    """Write task `index` of the suite seeded `seed` (of 20-200 steps, or `steps`)."""
+    return _Gen(seed, index).write(steps)

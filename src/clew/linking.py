@@ -7,8 +7,9 @@ every rule here needs clear evidence.
 Decisions share a topic when (any of):
 - both carry the same `topic:NAME` tag (the agent says so);
 - both name a subject (`Deploy strategy: canary`, `Use COPY for bulk data transfer`,
-  `Keep ENUM as VARCHAR`...) and the subjects share at least half of their words (when
-  both name one, nothing else is asked: `Decision 10: ...` is not `Decision 11: ...`);
+  `Keep ENUM as VARCHAR`...) and at least half of the words of both subjects together
+  are shared (`base image` is not `image registry`); when both name a subject, nothing
+  else is asked (`Decision 10: ...` is not `Decision 11: ...`);
 - their words, numbers and versions left aside, are the same (`Use Python 3.11` and
   `Use Python 3.12`);
 - they share at least 60% of their words (an extracted copy of the agent's own record).
@@ -85,7 +86,7 @@ def same_topic(
         return bool(mine & theirs)  # the agent named topics: they alone decide
     a, b = subject(new), subject(old)
     if a and b:  # both say what they are about: that alone decides
-        return len(a & b) * 2 >= max(len(a), len(b))
+        return _jaccard(a, b) >= 0.5
     words_a, words_b = content(new), content(old)
     named_a = frozenset(w for w in words_a if not _VALUE.fullmatch(w))
     named_b = frozenset(w for w in words_b if not _VALUE.fullmatch(w))

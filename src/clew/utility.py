@@ -163,9 +163,10 @@ class Utility(Archive, Working):
         """Inside the write that stores a job's entries: fit them to what the task holds
         now, so one fact stays one record. An error from a failed command that another
         error already stands for (the same command or fingerprint) is dropped; one whose
-        command later succeeded is stored resolved. A decision the task has already moved
-        past (a decision on its topic recorded after the message it came from) is dropped;
-        one that is newer than the active decision on its topic replaces it."""
+        command later succeeded is stored resolved. A decision already recorded, or one
+        the task has moved past (a decision on its topic recorded after the message it
+        came from), or on a topic the agent has an active record of, is dropped; one newer
+        than the decisions drawn from earlier messages on its topic replaces them."""
         decisions = self._store.list_entries(EntryFilter(task_id, (EntryType.DECISION,)))
         errors = self._store.list_entries(
             EntryFilter(task_id, (EntryType.ERROR,), (EntryStatus.ACTIVE, EntryStatus.RESOLVED))
@@ -200,13 +201,14 @@ class Utility(Archive, Working):
                         continue
                     if action.fingerprint:
                         entry["fingerprint"] = action.fingerprint
-                    later = self._store.list_actions(task_id, limit=LATER_ACTIONS)
+                    newest = self._store.list_actions(task_id, limit=LATER_ACTIONS)
+                    ids = [a.id for a in newest]
+                    later = newest[: ids.index(action.id)] if action.id in ids else []
                     success = next(
                         (
                             a
                             for a in reversed(later)
-                            if a.created_at > action.created_at
-                            and a.status is ActionStatus.COMPLETED
+                            if a.status is ActionStatus.COMPLETED
                             and linking.same_command(a.command, action.command)
                         ),
                         None,
@@ -232,6 +234,8 @@ class Utility(Archive, Working):
                 if when is not None and any(d.created_at >= when for d in same):
                     continue  # the agent moved past it after saying so
                 live = [d.id for d in same if d.status is EntryStatus.ACTIVE]
+                if any(not _from_message(d) for d in same if d.status is EntryStatus.ACTIVE):
+                    continue  # the agent's own record of the topic stands until it says so
                 if live:
                     entry["supersedes"] = live[0]
                     entry["topic_inferred"] = True
@@ -527,6 +531,11 @@ def _entry(draft: Draft) -> dict[str, Any]:
     if draft.type == EntryType.ERROR.value:
         entry["fingerprint"] = fingerprint(draft.detail or draft.summary, draft.command).key
     return entry
+
+
+def _from_message(entry: Any) -> bool:
+    """Whether an entry was drawn from a task message (not recorded by the agent itself)."""
+    return any(kind == "message" for kind, _ in entry.sources)
 
 
 def _newest_per_topic(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
