@@ -136,7 +136,12 @@ class Archive(Facade):
             if old is not None:
                 previous = self._store.get_entry(old)
                 if previous.status is not EntryStatus.ACTIVE:
-                    raise ValidationError(f"entry {old} is already {previous.status.value}")
+                    kind_ = previous.type.value
+                    raise ValidationError(
+                        f"entry {old} is already {previous.status.value}; supersede the active"
+                        f" {kind_} instead (list them: clew entries --task"
+                        f" {previous.task_id or 'TASK'} --type {kind_} --status active)"
+                    )
                 entry["supersedes"] = old
             entry["sources"] = [self._check_source(kind, ident) for kind, ident in links]
             if tid is not None and kind is EntryType.DECISION and "status" not in entry:

@@ -74,7 +74,8 @@ def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 
 def topic_tags(tags: Sequence[str]) -> frozenset[str]:
     """The `topic:NAME` tags of a record, folded."""
-    return frozenset(t.casefold() for t in tags if t.casefold().startswith(TOPIC_TAG))
+    folded = (t.casefold().strip() for t in tags)
+    return frozenset(t for t in folded if t.startswith(TOPIC_TAG) and t[len(TOPIC_TAG) :].strip())
 
 
 def same_topic(
