@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from clew import checks, linking, search, tasks
+from clew import checks, search, tasks
 from clew.errors import ValidationError
 from clew.facade import Facade
 from clew.fingerprint import Fingerprint, fingerprint, telling_line
@@ -158,6 +158,7 @@ class Archive(Facade):
         """Inside a write: a decision replaces the task's active decisions on its topic (the
         newest of them becomes `supersedes` unless one was named; the others, such as a copy
         extracted from a progress message, `also_supersedes`). Journaled in the event."""
+        from clew import linking  # lazily: not on the hook path
         active = self._store.list_entries(
             EntryFilter(tid, (EntryType.DECISION,), (EntryStatus.ACTIVE,))
         )
@@ -188,6 +189,7 @@ class Archive(Facade):
         same command shape, fingerprint, or telling line), and an active error already
         linked to that command (the copy extraction made) is superseded by it, so one
         failure is one open error."""
+        from clew import linking  # lazily: not on the hook path
         linked = {i for k, i in entry["sources"] if k == SourceKind.ACTION.value}
         if not linked and entry.get("status") != EntryStatus.RESOLVED.value:
             text = _folded("\n".join(filter(None, (entry["summary"], entry["detail"]))))
@@ -333,6 +335,7 @@ class Archive(Facade):
     def _command_succeeded(self, tid: str, command: str, action_id: str, at: str) -> None:
         """Inside a write: a command that succeeded resolves the task's active errors of
         earlier failed runs of the same command (by command shape), journaled as such."""
+        from clew import linking  # lazily: not on the hook path
         for entry in self._store.list_entries(
             EntryFilter(tid, (EntryType.ERROR,), (EntryStatus.ACTIVE,))
         ):

@@ -20,9 +20,11 @@ it degrades in this fixed order, one level at a time, until it fits (`LEVELS`):
 8. the core: id, goal (12 characters), status, step count, current and next step (titles
    12 characters), and one hidden line whose command recalls everything
 
-Goal, status, current step and next step are in every level. Whatever a level leaves
-out is hidden, never lost: the `hidden` section counts it and names the CLI command
-and the tool call that recall it. Budgets below `MIN_BUDGET` are refused, because
+Goal, status, current step and next step are in every level, and so is every other
+active step (`also_active`; at the core level by number, three and a count of the rest).
+A decision that replaced another shows it while texts are wide: "X (was: Y)".
+Whatever a level leaves out is hidden, never lost: the `hidden` section counts it and
+names the CLI command and the tool call that recall it. Budgets below `MIN_BUDGET` are refused, because
 level 8 always fits in that many tokens, whatever the content.
 """
 
@@ -33,7 +35,6 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from clew.brief import clip
-from clew.linking import same_decision
 from clew.models import Entry, EntryStatus, EntryType, FileChanges, PlanItem, StepStatus, Task
 from clew.tokens import TokenCounter
 from clew.yamltext import dump_lines
@@ -422,7 +423,11 @@ class _Render:
         """A decision, with what it replaced while there is room: "X (was: Y)"."""
         text = self.text(entry.summary)
         was = self.snap.previous.get(entry.supersedes or "")
-        if was is None or self.level.text_chars < 120 or same_decision(entry.summary, was):
+        if was is None or self.level.text_chars < 120:
+            return text
+        from clew.linking import same_decision  # lazily: only decisions that replaced one
+
+        if same_decision(entry.summary, was):
             return text
         return f"{text} (was: {clip(was, self.level.text_chars // 2)})"
 

@@ -23,7 +23,7 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, timedelta
 from typing import Any, ClassVar, NamedTuple
 
-from clew import checks, extraction, linking, summaries
+from clew import checks, extraction, summaries
 from clew.archive import Archive, action_hit, entry_hit
 from clew.errors import ClewError, ModelError, ValidationError
 from clew.extraction import Draft, ExtractionError
@@ -167,6 +167,7 @@ class Utility(Archive, Working):
         the task has moved past (a decision on its topic recorded after the message it
         came from), or on a topic the agent has an active record of, is dropped; one newer
         than the decisions drawn from earlier messages on its topic replaces them."""
+        from clew import linking  # lazily: not on the hook path
         decisions = self._store.list_entries(EntryFilter(task_id, (EntryType.DECISION,)))
         errors = self._store.list_entries(
             EntryFilter(task_id, (EntryType.ERROR,), (EntryStatus.ACTIVE, EntryStatus.RESOLVED))
@@ -541,6 +542,7 @@ def _from_message(entry: Any) -> bool:
 def _newest_per_topic(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Of one job's decisions on one topic, keep the one said last (drafts come in any
     order); `said_at` is only for this choice and leaves the entry here."""
+    from clew import linking  # lazily: not on the hook path
     said = [(e, e.pop("said_at")) for e in entries if "said_at" in e]
     out = []
     for entry in entries:
