@@ -159,6 +159,7 @@ class Archive(Facade):
         newest of them becomes `supersedes` unless one was named; the others, such as a copy
         extracted from a progress message, `also_supersedes`). Journaled in the event."""
         from clew import linking  # lazily: not on the hook path
+
         active = self._store.list_entries(
             EntryFilter(tid, (EntryType.DECISION,), (EntryStatus.ACTIVE,))
         )
@@ -190,6 +191,7 @@ class Archive(Facade):
         linked to that command (the copy extraction made) is superseded by it, so one
         failure is one open error."""
         from clew import linking  # lazily: not on the hook path
+
         linked = {i for k, i in entry["sources"] if k == SourceKind.ACTION.value}
         if not linked and entry.get("status") != EntryStatus.RESOLVED.value:
             text = _folded("\n".join(filter(None, (entry["summary"], entry["detail"]))))
@@ -336,6 +338,7 @@ class Archive(Facade):
         """Inside a write: a command that succeeded resolves the task's active errors of
         earlier failed runs of the same command (by command shape), journaled as such."""
         from clew import linking  # lazily: not on the hook path
+
         for entry in self._store.list_entries(
             EntryFilter(tid, (EntryType.ERROR,), (EntryStatus.ACTIVE,))
         ):

@@ -24,8 +24,8 @@ Goal, status, current step and next step are in every level, and so is every oth
 active step (`also_active`; at the core level by number, three and a count of the rest).
 A decision that replaced another shows it while texts are wide: "X (was: Y)".
 Whatever a level leaves out is hidden, never lost: the `hidden` section counts it and
-names the CLI command and the tool call that recall it. Budgets below `MIN_BUDGET` are refused, because
-level 8 always fits in that many tokens, whatever the content.
+names the CLI command and the tool call that recall it. Budgets below `MIN_BUDGET` are
+refused, because level 8 always fits in that many tokens, whatever the content.
 """
 
 from __future__ import annotations

@@ -168,6 +168,7 @@ class Utility(Archive, Working):
         came from), or on a topic the agent has an active record of, is dropped; one newer
         than the decisions drawn from earlier messages on its topic replaces them."""
         from clew import linking  # lazily: not on the hook path
+
         decisions = self._store.list_entries(EntryFilter(task_id, (EntryType.DECISION,)))
         errors = self._store.list_entries(
             EntryFilter(task_id, (EntryType.ERROR,), (EntryStatus.ACTIVE, EntryStatus.RESOLVED))
@@ -543,6 +544,7 @@ def _newest_per_topic(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Of one job's decisions on one topic, keep the one said last (drafts come in any
     order); `said_at` is only for this choice and leaves the entry here."""
     from clew import linking  # lazily: not on the hook path
+
     said = [(e, e.pop("said_at")) for e in entries if "said_at" in e]
     out = []
     for entry in entries:
