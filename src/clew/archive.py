@@ -218,25 +218,34 @@ class Archive(Facade):
 
     def _same_failure(self, entry: Entry) -> list[Entry]:
         """The task's other active errors that are the same failure as `entry`: linked to
-        the same command, or to commands (or errors) with the same fingerprint."""
+        the same command, or to a run of the same command (numbers aside) that failed with
+        the same fingerprint; errors linked to no command, by their fingerprint alone."""
+        from clew import linking  # lazily: not on the hook path
+
         if entry.task_id is None:
             return []
-        mine = {i for k, i in entry.sources if k == SourceKind.ACTION.value}
-        prints = {entry.fingerprint} - {None}
-        for ident in mine:
-            prints.add(self._store.get_action(ident).fingerprint)
-        prints.discard(None)
+
+        def runs(error: Entry) -> list[tuple[str | None, str | None, str]]:
+            linked = [i for k, i in error.sources if k == SourceKind.ACTION.value]
+            if not linked:
+                return [(None, error.fingerprint, "")]
+            return [(a.command, a.fingerprint, a.id) for a in map(self._store.get_action, linked)]
+
+        def alike(
+            a: tuple[str | None, str | None, str], b: tuple[str | None, str | None, str]
+        ) -> bool:
+            if a[2] and a[2] == b[2]:
+                return True  # the same command run
+            if a[1] is None or a[1] != b[1]:
+                return False
+            return a[0] is None or b[0] is None or linking.same_command(a[0], b[0])
+
+        mine = runs(entry)
         found = []
         for other in self._store.list_entries(
             EntryFilter(entry.task_id, (EntryType.ERROR,), (EntryStatus.ACTIVE,))
         ):
-            if other.id == entry.id:
-                continue
-            theirs = {i for k, i in other.sources if k == SourceKind.ACTION.value}
-            their_prints = {other.fingerprint} | {
-                self._store.get_action(i).fingerprint for i in theirs
-            }
-            if mine & theirs or prints & their_prints:
+            if other.id != entry.id and any(alike(a, b) for a in mine for b in runs(other)):
                 found.append(other)
         return found
 

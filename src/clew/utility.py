@@ -162,7 +162,8 @@ class Utility(Archive, Working):
     def _settle(self, task_id: str, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Inside the write that stores a job's entries: fit them to what the task holds
         now, so one fact stays one record. An error from a failed command that another
-        error already stands for (the same command or fingerprint) is dropped; one whose
+        error already stands for (a repeat of its command with the same fingerprint) is
+        dropped; one whose
         command later succeeded is stored resolved. A decision already recorded, or one
         the task has moved past (a decision on its topic recorded after the message it
         came from), or on a topic the agent has an active record of, is dropped; one newer
@@ -174,20 +175,31 @@ class Utility(Archive, Working):
             EntryFilter(task_id, (EntryType.ERROR,), (EntryStatus.ACTIVE, EntryStatus.RESOLVED))
         )
         taken: set[str] = set()
-        prints: set[str | None] = set()
-        # A failure seen again before its error was resolved is that error; after, it is new.
-        ended: list[tuple[set[str | None], str]] = []
+        # Each error's failures: (command, fingerprint) of the commands it is linked to, or
+        # (None, its own fingerprint); with None while it is open, else when it was closed.
+        failures: list[tuple[str | None, str | None, str | None]] = []
         for error in errors:
-            mine = {error.fingerprint}
-            for kind, ident in error.sources:
-                if kind == "action":
-                    taken.add(ident)
-                    mine.add(self._store.get_action(ident).fingerprint)
-            mine.discard(None)
-            if error.status is EntryStatus.ACTIVE:
-                prints |= mine
-            else:
-                ended.append((mine, error.resolved_at or ""))
+            closed = None if error.status is EntryStatus.ACTIVE else error.resolved_at or ""
+            linked = [i for k, i in error.sources if k == "action"]
+            taken.update(linked)
+            for ident in linked:
+                run = self._store.get_action(ident)
+                failures.append((run.command, run.fingerprint, closed))
+            if not linked:
+                failures.append((None, error.fingerprint, closed))
+
+        def stands_for(action: Any) -> bool:
+            """Whether an error stands for this failed command already: a repeat of a
+            command it is linked to (numbers aside) with the same fingerprint, or an
+            unlinked error with its fingerprint; an error closed before the command ran
+            does not (the failure came back)."""
+            return any(
+                print_ == action.fingerprint
+                and (command is None or linking.same_command(command, action.command))
+                and (closed is None or action.created_at <= closed)
+                for command, print_, closed in failures
+            )
+
         kept: list[dict[str, Any]] = []
         for entry in entries:
             sources = [tuple(s) for s in entry["sources"]]
@@ -195,11 +207,7 @@ class Utility(Archive, Working):
                 action_ids = [i for k, i in sources if k == "action"]
                 if action_ids:
                     action = self._store.get_action(action_ids[0])
-                    if action.id in taken or action.fingerprint in prints:
-                        continue
-                    if any(
-                        action.fingerprint in seen and action.created_at <= at for seen, at in ended
-                    ):
+                    if action.id in taken or stands_for(action):
                         continue
                     if action.fingerprint:
                         entry["fingerprint"] = action.fingerprint
@@ -221,7 +229,7 @@ class Utility(Archive, Working):
                             f"a later run of `{success.command}` succeeded (action {success.id})"
                         )
                     else:
-                        prints.add(action.fingerprint)
+                        failures.append((action.command, action.fingerprint, None))
                         taken.add(action.id)
             elif entry["type"] == EntryType.DECISION.value:
                 said = [i for k, i in sources if k == "message"]
