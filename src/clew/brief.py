@@ -35,6 +35,7 @@ from clew.tokens import TokenCounter
 BRIEF_BUDGET = 300
 NEXT_STEPS_SHOWN = 3
 WAITS_SHOWN = 3
+FAILED_SHOWN = 2  # failed steps shown one per line; more share one line
 INFERENCE_MESSAGES = 200  # the newest messages the inference reads
 
 
@@ -225,6 +226,8 @@ def _unfixed_failures(
             if (closed := recorded.get(a.id, "")) != ""
         ):
             continue  # another run of this failure, which its error entry stands for
+        if action.command and any(same_command(a.command, action.command) for a in out):
+            continue  # an earlier run of a failure already listed (newest first)
         out.append(action)
     return tuple(out)
 
@@ -264,8 +267,15 @@ def _lines(task: Task, facts: _Facts, shape: _Shape, now: datetime) -> list[tupl
         out.append((0, f"Completed steps {numbers} of {len(plan)}{more}."))
     else:
         out.append((0, f"No step of {len(plan)} is completed yet."))
-    for n, s in facts.failed:
-        out.append((1, f"Failed: step {n} — {clip(s.title, t)}."))
+    if len(facts.failed) > FAILED_SHOWN:
+        # Many failed steps (each replanned, say) take one line, so they never crowd out
+        # what is open now.
+        n, s = facts.failed[-1]
+        numbers = number_ranges([m for m, _ in facts.failed])
+        out.append((1, f"Failed: steps {numbers} (last: step {n} — {clip(s.title, t)})."))
+    else:
+        for n, s in facts.failed:
+            out.append((1, f"Failed: step {n} — {clip(s.title, t)}."))
     if facts.current and facts.current[1].status is StepStatus.ACTIVE:
         n, s = facts.current
         since = f", started {ago(s.started_at, now)}" if s.started_at else ""
@@ -284,15 +294,15 @@ def _lines(task: Task, facts: _Facts, shape: _Shape, now: datetime) -> list[tupl
     if facts.last:
         m = facts.last
         out.append((2, f'Last update {ago(m.created_at, now)}: "{clip(m.content, q)}"'))
-    for e in facts.open_errors:
-        out.append((2, f"Open error {e.id}: {clip(e.summary, q)}"))
+    for e in facts.open_errors:  # what is open now ranks with the failed steps
+        out.append((1, f"Open error {e.id}: {clip(e.summary, q)}"))
     for a in facts.waits[:WAITS_SHOWN]:
         what = clip(a.summary, q)
         out.append((0, f"Waiting: {what} (since {ago(a.created_at, now)})."))
     if len(facts.waits) > WAITS_SHOWN:
         out.append((0, f"And {len(facts.waits) - WAITS_SHOWN} more open waits."))
     for a in facts.failures:
-        out.append((2, f"Recent failure: {_failure_line(a, now, q)}"))
+        out.append((1, f"Recent failure: {_failure_line(a, now, q)}"))
     for e in facts.decisions:
         out.append((6, f"Decided: {clip(e.summary, q)}"))
     for hint in facts.suggestions:
