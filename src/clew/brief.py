@@ -210,7 +210,7 @@ def _unfixed_failures(
     ends the failure, and a failure already shown as an error is not shown twice."""
     from clew.linking import same_command
 
-    out = []
+    out: list[Action] = []
     for index, action in enumerate(actions):
         if action.status is not ActionStatus.FAILED or action.id in recorded:
             continue
