@@ -12,6 +12,8 @@ import pytest
 import yaml
 from benchmarks.continuity import drive, score
 from benchmarks.continuity.script import INTERRUPTIONS, KINDS, generate
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import clew
 from clew.linking import same_command, same_decision, same_topic
@@ -314,3 +316,12 @@ def test_an_open_wait_older_than_the_newest_actions_stays_in_the_brief(
     assert brief.waits == ("CI on main",) and "Waiting: CI on main" in brief.text
     mem.finish_action(wait.id, status="completed")
     assert mem.where(task).waits == ()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=120), st.text(max_size=120))
+def test_topics_and_commands_are_symmetric_for_any_text(a: str, b: str) -> None:
+    assert same_topic(a, b) is same_topic(b, a)
+    assert same_decision(a, b) is same_decision(b, a)
+    assert same_command(a, b) is same_command(b, a)
+    assert same_command(a, a) is bool(a.strip())

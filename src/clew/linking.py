@@ -112,4 +112,5 @@ def same_command(a: str | None, b: str | None) -> bool:
     `pytest tests/a.py` is not `pytest tests/b.py`)."""
     if not a or not b:
         return False
-    return _DIGITS.sub("0", " ".join(a.split())) == _DIGITS.sub("0", " ".join(b.split()))
+    first, second = (_DIGITS.sub("0", " ".join(c.split())) for c in (a, b))
+    return bool(first) and first == second
