@@ -26,7 +26,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import clew
+from clew import tools
 from clew.cli import main
+from clew.errors import ValidationError
 from clew.ids import ALPHABET
 from clew.models import AddStep, MoveStep, RemoveStep, RenameStep
 from tests.conftest import Result, run_in_lockstep
@@ -2329,3 +2331,60 @@ def test_a_task_context_with_a_bad_tier_or_nothing_to_assemble(
         mem.assemble()
     with pytest.raises(clew.ValidationError, match="reserve must be a whole number"):
         mem.assemble(task=stored.task, reserve="lots")  # type: ignore[arg-type]
+
+
+# -- continuity: linked failures, decisions by topic (issue 11, point 7) ----------------------
+
+
+def test_superseding_a_decision_a_later_one_already_replaced_is_refused_whole(
+    cli: Cli, mem: clew.Memory, stored: Stored
+) -> None:
+    first = mem.add_decision(stored.task, "Use pgloader for bulk data transfer")
+    mem.add_decision(stored.task, "Use COPY batches for bulk data transfer")  # replaces it
+    before = snapshot(mem)
+    with pytest.raises(ValidationError, match="already superseded; supersede the active"):
+        mem.add_entry("decision", "Use dumps", task_id=stored.task, supersedes=first.id)
+    line = error_line(
+        cli("note", stored.task, "--type", "decision", "--summary", "x", "--supersedes", first.id)
+    )
+    assert "already superseded" in line and "--status active" in line
+    result = tools.call(mem, "task_record", {"task_id": stored.task, "resolves": first.id,
+                                             "resolution": "n/a"})  # fmt: skip
+    assert result.is_error and "only errors and questions" in result.text
+    assert_unchanged(mem, before)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["!!!", "for", ": ", "Use  for the ", "topic:", "\x00\x1b[31m", "é" * 5000, "a: b: c: d"],
+)
+def test_odd_decision_texts_and_topic_tags_never_link_by_accident(
+    mem: clew.Memory, stored: Stored, text: str
+) -> None:
+    keep = mem.add_decision(stored.task, "Use Postgres 16 for the database", tags=["topic:db"])
+    odd = mem.add_decision(stored.task, text, tags=["topic:", "topic: "])
+    assert odd.supersedes is None
+    assert mem.get_entry(keep.id).status.value == "active"
+    assert mem.verify().ok
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["", "   ", "x" * 20_000, "rm -rf / \x00", "pytest\ttests/a.py\n--lf"],
+)
+def test_odd_commands_on_errors_and_actions_link_or_stay_apart_cleanly(
+    mem: clew.Memory, stored: Stored, command: str
+) -> None:
+    if not command:  # no command at all: the error stands alone
+        assert mem.add_error(stored.task, "boom", command=command).status.value == "active"
+        return
+    if not command.strip():
+        with pytest.raises(ValidationError):
+            mem.add_error(stored.task, "boom", command=command)
+        return
+    mem.record_action(stored.task, command=command, exit_code=1, stderr="error: boom")
+    mine = mem.add_error(stored.task, "it broke: error: boom", command=command)
+    assert any(kind == "action" for kind, _ in mine.sources)
+    mem.record_action(stored.task, command=command, exit_code=0)
+    assert mem.get_entry(mine.id).status.value == "resolved"
+    assert mem.verify().ok

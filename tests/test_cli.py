@@ -315,8 +315,8 @@ def test_state_prime_and_files(cli: Cli, tmp_path: Path, monkeypatch: pytest.Mon
     assert cli("task", "update", task_id, "--next", "push it", "--progress", "built").code == 0
     state = yaml.safe_load(cli("state", task_id).out)
     assert state["task"]["goal"] == "v1 live" and state["next_objective"] == "push it"
-    as_json = json.loads(cli("state", task_id, "--budget", "600", "--json").out)
-    assert as_json["budget"] == 600 and as_json["tokens"] <= 600
+    as_json = json.loads(cli("state", task_id, "--budget", "800", "--json").out)
+    assert as_json["budget"] == 800 and as_json["tokens"] <= 800
     bad = cli("state", task_id, "--budget", "10")
     assert bad.code == 2 and "out of range" in bad.err
     primed = cli("prime")

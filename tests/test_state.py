@@ -175,6 +175,7 @@ def snapshots(draw: Any) -> Snapshot:
     entries: dict[tuple[EntryType, EntryStatus], list[Entry]] = {}
     counts: dict[tuple[EntryType, EntryStatus], int] = {}
     serial = 0
+    previous: dict[str, str] = {}
     for kind in (
         EntryType.DECISION,
         EntryType.ERROR,
@@ -191,7 +192,12 @@ def snapshots(draw: Any) -> Snapshot:
             for text in texts:
                 serial += 1
                 resolution = draw(any_text) if status is EntryStatus.RESOLVED else None
-                group.append(entry(kind, status, serial, text, resolution))
+                made = entry(kind, status, serial, text, resolution)
+                if kind is EntryType.DECISION and draw(st.booleans()):
+                    # A decision that replaced another: "X (was: Y)" while there is room.
+                    made = made._replace(supersedes=f"p{serial:09d}")
+                    previous[f"p{serial:09d}"] = draw(any_text)
+                group.append(made)
             if total:
                 entries[kind, status] = group
                 counts[kind, status] = total
@@ -202,7 +208,7 @@ def snapshots(draw: Any) -> Snapshot:
         for reason in draw(st.sampled_from([(), (NO_PROGRESS,), (REPEATED_FAILURE, NO_PROGRESS)]))
     )
     record = record_of(draw, task) if draw(st.booleans()) else None
-    return Snapshot(task, entries, counts, files, stuck, record=record)
+    return Snapshot(task, entries, counts, files, stuck, record=record, previous=previous)
 
 
 def check_render(snap: Snapshot, budget: int, text: str) -> dict[str, Any]:
@@ -216,6 +222,12 @@ def check_render(snap: Snapshot, budget: int, text: str) -> dict[str, Any]:
     pending = [n for n, s in enumerate(plan, 1) if s.status is StepStatus.PENDING]
     current = active[0] if active else pending[0] if pending else None
     assert (data["current_step"] or {}).get("n") == current
+    # Every active step is named: as the current step, or among the others also active
+    # (at the core level, the first few by number and a count of the rest).
+    also = data.get("also_active") or []
+    named = {current} | {a["n"] if isinstance(a, dict) else a for a in also}
+    counted = sum(int(a.split()[0]) for a in also if isinstance(a, str))
+    assert len(set(active) - named) == counted
     later = [n for n in pending if n > (current or 0)]
     if later:
         assert data["next_steps"][0]["n"] == later[0]
@@ -386,9 +398,9 @@ def test_an_invalid_budget_is_refused(mem: clew.Memory, budget: object) -> None:
 
 def test_the_budget_can_be_configured(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     db = tmp_path / "c.db"
-    (tmp_path / "config.toml").write_text("[state]\nbudget = 700\n")
+    (tmp_path / "config.toml").write_text("[state]\nbudget = 1000\n")
     with clew.open(db) as mem:
-        assert mem.state_budget == 700
+        assert mem.state_budget == 1000
     monkeypatch.setenv("CLEW_STATE_BUDGET", "900")
     with clew.open(db) as mem:
         assert mem.state_budget == 900

@@ -51,7 +51,7 @@ def test_the_calls_the_state_names_for_hidden_things_exist(mem: clew.Memory) -> 
     task = mem.create_task("Big", [f"step {n}" for n in range(40)])
     for n in range(30):
         mem.add_decision(task.id, f"decision {n}")
-    hidden = mem.state(task.id, budget=500).hidden
+    hidden = mem.state(task.id, budget=800).hidden
     assert hidden
     for item in hidden:
         name, _, rest = item.tool.partition("(")

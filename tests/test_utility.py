@@ -237,7 +237,11 @@ def test_questions_without_a_model(mem: clew.Memory, clock: FakeClock) -> None:
     nxt = mem.ask(task_id, "what is left to do?")
     assert nxt.text.splitlines() == ["No step is in progress; next up is step 2 — Ship it."]
     failed = mem.ask(task_id, "what failed?")
-    assert "Open error" in failed.text or "Recent failure" in failed.text
+    # The failing `make build` ran again and passed: nothing is open, and the answer says
+    # where the resolved error is.
+    assert failed.text.startswith("No open errors or unfixed failures")
+    [error] = mem.list_entries(task_id, type="error")
+    assert error.status.value == "resolved" and "--type error" in failed.text
     other = mem.ask(task_id, "static linking")
     assert other.source == "search" and "decision" in other.text
 

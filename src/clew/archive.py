@@ -26,6 +26,7 @@ from clew.location import DEFAULT_SPACE
 from clew.models import (
     RECORD_KINDS,
     Action,
+    ActionStatus,
     Entry,
     EntryFilter,
     EntryStatus,
@@ -39,6 +40,7 @@ from clew.models import (
 # Entries that can be resolved, and what their resolution is called.
 RESOLVABLE = {EntryType.ERROR: "resolution", EntryType.QUESTION: "answer"}
 RELEVANT_LIMIT = 20
+LINK_ACTIONS = 50  # the newest commands an error the agent records may be about
 SEARCH_LIMIT = 10
 _SOURCE_TABLES = {
     SourceKind.ACTION: "action",
@@ -106,6 +108,7 @@ class Archive(Facade):
             "tags": list(checks.strings(tags, "tags")),
         }
         fix = None
+        failed = None
         if kind is EntryType.ERROR:
             failed = checks.optional_text(command, "command")
             entry["fingerprint"] = fingerprint(entry["detail"] or text, failed).key
@@ -129,17 +132,122 @@ class Archive(Facade):
                 entry["relevance_to"] = list(
                     dict.fromkeys(tasks.find_step(plan, r, tid).id for r in relevance_to)
                 )
+            previous = None
             if old is not None:
                 previous = self._store.get_entry(old)
                 if previous.status is not EntryStatus.ACTIVE:
-                    raise ValidationError(f"entry {old} is already {previous.status.value}")
+                    kind_ = previous.type.value
+                    raise ValidationError(
+                        f"entry {old} is already {previous.status.value}; supersede the active"
+                        f" {kind_} instead (list them: clew entries --task"
+                        f" {previous.task_id or 'TASK'} --type {kind_} --status active)"
+                    )
                 entry["supersedes"] = old
             entry["sources"] = [self._check_source(kind, ident) for kind, ident in links]
+            if tid is not None and kind is EntryType.DECISION and "status" not in entry:
+                self._link_decision(tid, entry, previous)
+            elif tid is not None and kind is EntryType.ERROR:
+                self._link_error(tid, entry, failed)
             data: dict[str, Any] = {"entry": entry}
             if fix is not None:
                 data["fix"] = fix
             self._emit("entry.added", tid, data, at)
         return self._store.get_entry(entry["id"])
+
+    def _link_decision(self, tid: str, entry: dict[str, Any], previous: Entry | None) -> None:
+        """Inside a write: a decision replaces the task's active decisions on its topic (the
+        newest of them becomes `supersedes` unless one was named; the others, such as a copy
+        extracted from a progress message, `also_supersedes`). Journaled in the event."""
+        from clew import linking  # lazily: not on the hook path
+
+        active = self._store.list_entries(
+            EntryFilter(tid, (EntryType.DECISION,), (EntryStatus.ACTIVE,))
+        )
+        tags = entry["tags"]
+        same = [
+            e
+            for e in active
+            if (previous is None or e.id != previous.id)
+            and (
+                linking.same_topic(entry["summary"], e.summary, tags, e.tags)
+                or (
+                    previous is not None
+                    and linking.same_topic(previous.summary, e.summary, previous.tags, e.tags)
+                )
+            )
+        ]
+        if not same:
+            return
+        if previous is None:
+            entry["supersedes"], same = same[0].id, same[1:]
+            entry["topic_inferred"] = True
+        if same:
+            entry["also_supersedes"] = [e.id for e in same]
+
+    def _link_error(self, tid: str, entry: dict[str, Any], command: str | None) -> None:
+        """Inside a write: an error the agent records is linked to the failed command it
+        is about (given as a source, or the newest failed command of the task with the
+        same command shape, fingerprint, or telling line), and an active error already
+        linked to that command (the copy extraction made) is superseded by it, so one
+        failure is one open error."""
+        from clew import linking  # lazily: not on the hook path
+
+        linked = {i for k, i in entry["sources"] if k == SourceKind.ACTION.value}
+        if not linked and entry.get("status") != EntryStatus.RESOLVED.value:
+            text = _folded("\n".join(filter(None, (entry["summary"], entry["detail"]))))
+            for action in self._store.list_actions(tid, limit=LINK_ACTIONS):
+                if action.status not in (ActionStatus.FAILED, ActionStatus.TIMEOUT):
+                    continue
+                line = _folded(telling_line(_output(action.stderr) or _output(action.stdout)))
+                if (
+                    linking.same_command(command, action.command)
+                    or (action.fingerprint and action.fingerprint == entry.get("fingerprint"))
+                    or (len(line) >= 8 and line in text)
+                ):
+                    entry["sources"].append([SourceKind.ACTION.value, action.id])
+                    linked.add(action.id)
+                    break
+        if not linked or "supersedes" in entry:
+            return
+        for other in self._store.list_entries(
+            EntryFilter(tid, (EntryType.ERROR,), (EntryStatus.ACTIVE,))
+        ):
+            if any(k == SourceKind.ACTION.value and i in linked for k, i in other.sources):
+                entry["supersedes"] = other.id
+                return
+
+    def _same_failure(self, entry: Entry) -> list[Entry]:
+        """The task's other active errors that are the same failure as `entry`: linked to
+        the same command, or to a run of the same command (numbers aside) that failed with
+        the same fingerprint; errors linked to no command, by their fingerprint alone."""
+        from clew import linking  # lazily: not on the hook path
+
+        if entry.task_id is None:
+            return []
+
+        def runs(error: Entry) -> list[tuple[str | None, str | None, str]]:
+            linked = [i for k, i in error.sources if k == SourceKind.ACTION.value]
+            if not linked:
+                return [(None, error.fingerprint, "")]
+            return [(a.command, a.fingerprint, a.id) for a in map(self._store.get_action, linked)]
+
+        def alike(
+            a: tuple[str | None, str | None, str], b: tuple[str | None, str | None, str]
+        ) -> bool:
+            if a[2] and a[2] == b[2]:
+                return True  # the same command run
+            if a[1] is None or a[1] != b[1]:
+                return False
+            return a[0] is None or b[0] is None or linking.same_command(a[0], b[0])
+
+        mine = runs(entry)
+        found = []
+        for other in self._store.list_entries(
+            EntryFilter(entry.task_id, (EntryType.ERROR,), (EntryStatus.ACTIVE,))
+        ):
+            if other.id != entry.id and any(alike(a, b) for a in mine for b in runs(other)):
+                found.append(other)
+        return found
 
     def _check_source(self, kind: SourceKind, ident: str) -> list[str]:
         return [kind.value, self._resolve(_SOURCE_TABLES[kind], ident)]
@@ -236,7 +344,30 @@ class Archive(Facade):
             if entry.fingerprint:
                 data["fix"] = _fix(entry.fingerprint, eid, text, worked=True)
             self._emit("entry.resolved", entry.task_id, data, at)
+            if entry.type is EntryType.ERROR:
+                # One failure, one open error: its other records close with it.
+                for other in self._same_failure(entry):
+                    said = {"entry_id": other.id, "resolution": text, "with": eid}
+                    self._emit("entry.resolved", other.task_id, said, at)
         return self._store.get_entry(eid)
+
+    def _command_succeeded(self, tid: str, command: str, action_id: str, at: str) -> None:
+        """Inside a write: a command that succeeded resolves the task's active errors of
+        earlier failed runs of the same command (by command shape), journaled as such."""
+        from clew import linking  # lazily: not on the hook path
+
+        for entry in self._store.list_entries(
+            EntryFilter(tid, (EntryType.ERROR,), (EntryStatus.ACTIVE,))
+        ):
+            failed = [
+                self._store.get_action(i)
+                for k, i in entry.sources
+                if k == SourceKind.ACTION.value and i != action_id
+            ]
+            if any(linking.same_command(a.command, command) for a in failed):
+                said = f"a later run of `{command}` succeeded (action {action_id})"
+                data = {"entry_id": entry.id, "resolution": said, "by_action": action_id}
+                self._emit("entry.resolved", tid, data, at)
 
     def _open_resolvable(self, eid: str, tid: str | None) -> Entry:
         entry = self._store.get_entry(eid)

@@ -15,7 +15,7 @@ so near the top, with the evidence and what to try.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import NamedTuple
 
@@ -53,6 +53,8 @@ __all__ = [
 
 BRIEF_BUDGET = 300
 NEXT_STEPS_SHOWN = 3
+WAITS_SHOWN = 3
+FAILED_SHOWN = 2  # failed steps shown one per line; more share one line
 INFERENCE_MESSAGES = 200  # the newest messages the inference reads
 
 
@@ -156,6 +158,36 @@ def _failure_line(action: Action, now: datetime, quote: int) -> str:
     return f"{what}{code} ({ago(action.created_at, now)}){detail}"
 
 
+def _unfixed_failures(
+    actions: Sequence[Action], recorded: Mapping[str, str | None]
+) -> tuple[Action, ...]:
+    """The failed commands among `actions` (newest first) that no error entry stands for
+    and that no later run of the same command has succeeded since: a retry that worked
+    ends the failure, and a failure already shown as an error is not shown twice."""
+    from clew.linking import same_command
+
+    out: list[Action] = []
+    for index, action in enumerate(actions):
+        if action.status is not ActionStatus.FAILED or action.id in recorded:
+            continue
+        if action.command and any(
+            a.status is ActionStatus.COMPLETED and same_command(a.command, action.command)
+            for a in actions[:index]
+        ):
+            continue
+        if action.command and any(
+            same_command(a.command, action.command)
+            and (closed is None or closed >= action.created_at)
+            for a in actions
+            if (closed := recorded.get(a.id, "")) != ""
+        ):
+            continue  # another run of this failure, which its error entry stands for
+        if action.command and any(same_command(a.command, action.command) for a in out):
+            continue  # an earlier run of a failure already listed (newest first)
+        out.append(action)
+    return tuple(out)
+
+
 class _Facts(NamedTuple):
     """Everything the brief says, before it is put into words."""
 
@@ -224,14 +256,25 @@ def _lines(task: Task, facts: _Facts, shape: _Shape, now: datetime) -> list[tupl
     for condition in facts.stuck:
         out.append((0, f"Stuck: {clip(condition.evidence, q)}."))
         out.append((2, f"Try: {clip(condition.suggestion, q)}."))
-    for n, s in facts.failed:
-        out.append((1, f"Failed: step {n} — {clip(s.title, t)}."))
+    if len(facts.failed) > FAILED_SHOWN:
+        # Many failed steps (each replanned, say) take one line, so they never crowd out
+        # what is open now.
+        n, s = facts.failed[-1]
+        numbers = number_ranges([m for m, _ in facts.failed])
+        out.append((1, f"Failed: steps {numbers} (last: step {n} — {clip(s.title, t)})."))
+    else:
+        for n, s in facts.failed:
+            out.append((1, f"Failed: step {n} — {clip(s.title, t)}."))
     if facts.current and facts.current[1].status is StepStatus.ACTIVE:
         n, s = facts.current
         since = f", started {ago(s.started_at, now)}" if s.started_at else ""
         out.append((0, f"Current: step {n} — {clip(s.title, t)} (active{since})."))
         if s.active_issue:
             out.append((2, f"Its issue: {clip(s.active_issue, q)}"))
+        others = [(m, o) for m, o in enumerate(plan, 1) if o.status is StepStatus.ACTIVE][1:]
+        if others:
+            named = "; ".join(f"step {m} — {clip(o.title, t)}" for m, o in others)
+            out.append((0, f"Also active: {named}."))
     elif facts.current:
         n, s = facts.current
         out.append((0, f"No step is in progress; next up is step {n} — {clip(s.title, t)}."))
@@ -240,8 +283,8 @@ def _lines(task: Task, facts: _Facts, shape: _Shape, now: datetime) -> list[tupl
     if facts.last:
         m = facts.last
         out.append((2, f'Last update {ago(m.created_at, now)}: "{clip(m.content, q)}"'))
-    for e in facts.open_errors:
-        out.append((2, f"Open error {e.id}: {clip(e.summary, q)}"))
+    for e in facts.open_errors:  # what is open now ranks with the failed steps
+        out.append((1, f"Open error {e.id}: {clip(e.summary, q)}"))
     # Open waits are always named, however old: they are what the task is doing. The
     # tersest shape names them by id on one line.
     if shape.keep == 0 and (facts.open_waits or facts.waits):
@@ -267,7 +310,7 @@ def _lines(task: Task, facts: _Facts, shape: _Shape, now: datetime) -> list[tupl
         status = w.status.value.replace("_", " ")
         out.append((1, f"Wait {w.id} {status}: {clip(w.label, q // 2)}: {said}"))
     for a in facts.failures:
-        out.append((4, f"Recent failure: {_failure_line(a, now, q)}"))
+        out.append((1, f"Recent failure: {_failure_line(a, now, q)}"))
     for e in facts.decisions:
         out.append((6, f"Decided: {clip(e.summary, q)}"))
     for hint in facts.suggestions:
@@ -291,6 +334,7 @@ def build_brief(
     *,
     open_errors: Sequence[Entry] = (),
     decisions: Sequence[Entry] = (),
+    recorded_failures: Mapping[str, str | None] | None = None,
     counter: TokenCounter | None = None,
     budget: int = BRIEF_BUDGET,
     stuck: Sequence[Stuck] = (),
@@ -300,8 +344,12 @@ def build_brief(
 ) -> Brief:
     """Answer "where was I?" for `task`; messages, actions, entries and waits come newest
     first. `stuck` are the conditions that make it stuck now; `suggest` shows the steps its
-    messages say are done. Open waits are always named; a wait that ended since the agent's
-    last message is news and is named too."""
+    messages say are done. Open waits are always named (smart `waits`, and the started wait
+    actions among `actions`); a wait that ended since the agent's last message is news and
+    is named too. `recorded_failures` are the failed actions an error entry stands for, each
+    with None while that error is open, else when it was closed: they (and runs of the same
+    command that failed before it closed) are shown as that entry, not again as recent
+    failures."""
     spoke = next((m.created_at for m in messages if m.role is not MessageRole.SYSTEM), "")
     plan = task.plan
     numbered = tuple(enumerate(plan, 1))
@@ -319,12 +367,12 @@ def build_brief(
             and x[1].status is not StepStatus.ACTIVE
         )[:NEXT_STEPS_SHOWN],
         last=messages[0] if messages else None,
-        failures=tuple(a for a in actions if a.status is ActionStatus.FAILED)[:3],
+        failures=_unfixed_failures(actions, recorded_failures or {})[:3],
         open_errors=tuple(open_errors)[:3],
         decisions=tuple(decisions)[:3],
         waits=tuple(
             a for a in actions if a.type is ActionType.WAIT and a.status is ActionStatus.STARTED
-        )[:3],
+        )[:WAITS_SHOWN],
         suggestions=suggestions(plan, messages) if suggest else (),
         record=record,
         stuck=tuple(stuck),

@@ -134,7 +134,7 @@ def _repaired(turns: list[Turn]) -> Group:
     return Group(tuple(turns), tuple(synthetic))
 
 
-MIN_RENDER = 500  # the smallest budget a state render honours
+MIN_RENDER = 800  # the smallest budget a state render honours (state.MIN_BUDGET)
 
 
 def fit_section(

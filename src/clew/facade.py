@@ -183,6 +183,10 @@ class Facade:
         until it wants another, or None when nothing is left."""
         return None
 
+    def _command_succeeded(self, task_id: str, command: str, action_id: str, at: str) -> None:
+        """Called inside the write that records a command as succeeded; the archive extends
+        it (a later successful run ends the failure of earlier runs)."""
+
     def _resolve(self, kind: str, ident: str) -> str:
         """Return the full id of the `kind` record named by `ident` (an id or its prefix)."""
         if not isinstance(ident, str):

@@ -23,15 +23,18 @@ it degrades in this fixed order, one level at a time, until it fits (`LEVELS`):
 A stuck task (stuck.py) shows why under `stuck`: each condition's reason, evidence and
 suggestion; from level 5 without the suggestion, from level 7 its reason alone.
 
-Goal, status, current step and next step are in every level. Whatever a level leaves
-out is hidden, never lost: the `hidden` section counts it and names the CLI command
-and the tool call that recall it. Budgets below `MIN_BUDGET` are refused, because
-level 8 always fits in that many tokens, whatever the content.
+Goal, status, current step and next step are in every level, and so is every other
+active step (`also_active`; at the core level by number, three and a count of the rest).
+A decision that replaced another shows it while texts are wide: "X (was: Y)".
+Whatever a level leaves out is hidden, never lost: the `hidden` section counts it and
+names the CLI command and the tool call that recall it. Budgets below `MIN_BUDGET` are
+refused, because level 8 always fits in that many tokens, whatever the content.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from clew.brief import clip
@@ -52,12 +55,15 @@ from clew.tokens import TokenCounter
 from clew.yamltext import dump_lines
 
 DEFAULT_BUDGET = 1500
-MIN_BUDGET = 500
+# The core level (goal, current, next and other active steps, stuck reasons, the newest
+# wait, one hidden line) always fits this many UTF-8 bytes, so this many tokens.
+MIN_BUDGET = 800
 MAX_BUDGET = 200_000
 SUMMARY_CHARS = 100  # seed 000: subtask summaries at most 100 characters
 WINDOW_AFTER = 15  # seed 000: more than 15 subtasks are shown as a window
 NEXT_PENDING = 3
 ENTITIES_SHOWN = 8  # identified entities in the state, at most
+CORE_ACTIVE = 3  # other active steps the core level names by number
 
 # How many of each kind the store hands the renderer (level 0 shows no more than this).
 SHOWN = {
@@ -138,6 +144,8 @@ class Snapshot(NamedTuple):
     stuck: Sequence[Stuck] = ()  # why the task is stuck now, if it is (stuck.py)
     waits: Sequence[Waiting] = ()  # open waits, newest first: always shown (see `waiting`)
     record: TaskRecord | None = None  # the complete task record (taskrecord.py)
+    # The summaries of the entries the shown ones superseded, by id: "X (was: Y)".
+    previous: Mapping[str, str] = MappingProxyType({})
 
 
 class Hidden(NamedTuple):
@@ -224,6 +232,9 @@ class _Render:
             data["progress_summary"] = clip(task.summary, 2 * level.text_chars)
         current, upcoming = self.current_and_next()
         data["current_step"] = current
+        others = self.also_active(current)
+        if others:
+            data["also_active"] = others
         data["next_steps"] = upcoming
         if self.snap.stuck:
             data["stuck"] = [self.stuck(c) for c in self.snap.stuck]
@@ -365,6 +376,23 @@ class _Render:
             "status": plan[current - 1].status.value,
         }, upcoming
 
+    def also_active(self, current: dict[str, Any] | None) -> list[Any]:
+        """Every active step besides the current one (several may run at once): at the
+        core level their numbers, at most `CORE_ACTIVE` of them and a count of the rest."""
+        if current is None:
+            return []
+        others = [
+            (n, s)
+            for n, s in enumerate(self.task.plan, 1)
+            if s.status is StepStatus.ACTIVE and n != current["n"]
+        ]
+        if not self.level.core_only:
+            return [{"n": n, "title": clip(s.title, self.level.title_chars)} for n, s in others]
+        shown: list[Any] = [n for n, _ in others[:CORE_ACTIVE]]
+        if len(others) > CORE_ACTIVE:
+            shown.append(f"{len(others) - CORE_ACTIVE} more")
+        return shown
+
     def steps(self) -> list[dict[str, Any]]:
         plan, level = self.task.plan, self.level
         if not plan:
@@ -381,7 +409,11 @@ class _Render:
             keep = {s["n"] for s in upcoming[:NEXT_PENDING]}
             if current:
                 keep.add(current["n"])
-            keep |= {n for n, s in enumerate(plan, 1) if s.status is StepStatus.FAILED}
+            keep |= {
+                n
+                for n, s in enumerate(plan, 1)
+                if s.status in (StepStatus.FAILED, StepStatus.ACTIVE)
+            }
             chosen = sorted(keep)
         if len(chosen) < len(plan):
             self.hidden.append(_steps_hidden(self.task.id, len(plan) - len(chosen)))
@@ -518,7 +550,7 @@ class _Render:
 
         decisions = self.entries(EntryType.DECISION, active, level.decisions)
         if decisions:
-            data["decisions_log"] = [self.text(e.summary) for e in decisions]
+            data["decisions_log"] = [self.decision(e) for e in decisions]
         self.hide("older decisions", EntryType.DECISION, total(EntryType.DECISION), len(decisions))
 
         # Seed 000: errors newest 5, unresolved first.
@@ -554,6 +586,18 @@ class _Render:
         if self.level.stuck == "full":
             row["suggestion"] = self.text(condition.suggestion)
         return row
+
+    def decision(self, entry: Entry) -> str:
+        """A decision, with what it replaced while there is room: "X (was: Y)"."""
+        text = self.text(entry.summary)
+        was = self.snap.previous.get(entry.supersedes or "")
+        if was is None or self.level.text_chars < 120:
+            return text
+        from clew.linking import same_decision  # lazily: only decisions that replaced one
+
+        if same_decision(entry.summary, was):
+            return text
+        return f"{text} (was: {clip(was, self.level.text_chars // 2)})"
 
     def error(self, entry: Entry) -> dict[str, Any]:
         row: dict[str, Any] = {"id": entry.id}

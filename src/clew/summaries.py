@@ -158,7 +158,8 @@ def rules_answer(question: str, brief: Brief, note: str) -> Answer:
     if _FAILED.search(question):
         failures = ("Failed:", "Open error", "Recent failure", "Its issue")
         picked += [line for line in lines if line.startswith(failures)] or [
-            "No failures or open errors are recorded."
+            "No open errors or unfixed failures are recorded (resolved ones:"
+            f" clew entries --task {brief.task_id} --type error)."
         ]
     if _NEXT.search(question):
         picked += [line for line in lines if line.startswith("Next:") or "next up is" in line] or [

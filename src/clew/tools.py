@@ -343,7 +343,10 @@ _RECORDS = {
 @tool(
     "Record on a task what you decided, what broke, what you found, a constraint to keep or"
     " an open question. Decisions, errors and constraints stay in the task's state, which is"
-    " always in your prompt. To mark an error fixed, pass resolves (its id) and resolution.",
+    " always in your prompt. To mark an error fixed, pass resolves (its id) and resolution."
+    " A later decision on the same topic replaces the earlier one (name the topic: 'Database:"
+    " Postgres 16' or 'Use Postgres 16 for the database'); an error that quotes a failed"
+    " command is linked to it, and a later successful run of that command resolves it.",
     {
         "task_id": _TASK_ID,
         "decision": _text("A decision and its reason."),
@@ -380,7 +383,11 @@ def task_record(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
             "task_record needs one of: decision, error, finding, constraint, question, or"
             " resolves with a resolution"
         )
-    lines = [f"Recorded {e.type.value} {e.id}: {clip(e.summary, 80)}" for e in recorded]
+    lines = [
+        f"Recorded {e.type.value} {e.id}: {clip(e.summary, 80)}"
+        + (f" (replaces {e.supersedes})" if e.supersedes else "")
+        for e in recorded
+    ]
     return ToolResult("\n".join(lines), {"entries": to_jsonable(recorded)})
 
 
@@ -391,7 +398,7 @@ def task_record(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     {
         "task_id": _TASK_ID,
         "full": _flag("Show everything, not the budgeted view."),
-        "budget": _number("Token budget of the view (default 1500).", 500, 200_000),
+        "budget": _number("Token budget of the view (default 1500).", 800, 200_000),
         "workspace": _text("Without task_id: this folder's active tasks."),
     },
     read_only=True,

@@ -145,6 +145,8 @@ class Ledger(Facade):
                 action["decision_id"] = decision_id
             self._emit("action.recorded", tid, {"action": action}, at)
             self._action_recorded(tid, "fingerprint" in action, at)
+            if command is not None and state is ActionStatus.COMPLETED:
+                self._command_succeeded(tid, command, action_id, at)
         return self._store.get_action(action_id)
 
     def finish_action(
@@ -190,6 +192,8 @@ class Ledger(Facade):
             data = {"action_id": aid, "changes": changes}
             self._emit("action.updated", current.task_id, data, at)
             self._action_recorded(current.task_id, "fingerprint" in changes, at)
+            if current.command is not None and state is ActionStatus.COMPLETED:
+                self._command_succeeded(current.task_id, current.command, aid, at)
         return self._store.get_action(aid)
 
     def get_action(self, action_id: str) -> Action:

@@ -28,7 +28,9 @@ from clew.errors import ClewError, ModelError, ValidationError
 from clew.extraction import Draft, ExtractionError
 from clew.ids import new_id
 from clew.models import (
+    ActionStatus,
     EntryFilter,
+    EntryStatus,
     EntryType,
     Job,
     JobStatus,
@@ -53,6 +55,7 @@ MAX_DAYS = 36_500  # a usage report reaches back at most 100 years
 # A worker watching waits sleeps at least this long between rounds: a round polls every due
 # wait, so "due now" right after one means a check failed (a busy store), to retry calmly.
 MIN_NAP = 1.0
+LATER_ACTIONS = 200  # the newest commands checked for a later successful run
 
 
 class Usage(NamedTuple):
@@ -156,6 +159,7 @@ class Utility(Archive, Working):
         with self._write() as at:
             if not self._still_mine(job):
                 return
+            entries = self._settle(job.task_id, entries)
             for entry in entries:
                 self._emit("entry.added", job.task_id, {"entry": entry}, at)
             named = result.pop("entities", None)
@@ -164,6 +168,102 @@ class Utility(Archive, Working):
                 self._set_record(task, {"entities": named}, at, source="model")
             done = {**result, "entries": [e["id"] for e in entries]}
             self._emit("job.done", job.task_id, {"job_id": job.id, "result": done}, at)
+
+    def _settle(self, task_id: str, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Inside the write that stores a job's entries: fit them to what the task holds
+        now, so one fact stays one record. An error from a failed command that another
+        error already stands for (a repeat of its command with the same fingerprint) is
+        dropped; one whose
+        command later succeeded is stored resolved. A decision already recorded, or one
+        the task has moved past (a decision on its topic recorded after the message it
+        came from), or on a topic the agent has an active record of, is dropped; one newer
+        than the decisions drawn from earlier messages on its topic replaces them."""
+        from clew import linking  # lazily: not on the hook path
+
+        decisions = self._store.list_entries(EntryFilter(task_id, (EntryType.DECISION,)))
+        errors = self._store.list_entries(
+            EntryFilter(task_id, (EntryType.ERROR,), (EntryStatus.ACTIVE, EntryStatus.RESOLVED))
+        )
+        taken: set[str] = set()
+        # Each error's failures: (command, fingerprint) of the commands it is linked to, or
+        # (None, its own fingerprint); with None while it is open, else when it was closed.
+        failures: list[tuple[str | None, str | None, str | None]] = []
+        for error in errors:
+            closed = None if error.status is EntryStatus.ACTIVE else error.resolved_at or ""
+            linked = [i for k, i in error.sources if k == "action"]
+            taken.update(linked)
+            for ident in linked:
+                run = self._store.get_action(ident)
+                failures.append((run.command, run.fingerprint, closed))
+            if not linked:
+                failures.append((None, error.fingerprint, closed))
+
+        def stands_for(action: Any) -> bool:
+            """Whether an error stands for this failed command already: a repeat of a
+            command it is linked to (numbers aside) with the same fingerprint, or an
+            unlinked error with its fingerprint; an error closed before the command ran
+            does not (the failure came back)."""
+            return any(
+                print_ == action.fingerprint
+                and (command is None or linking.same_command(command, action.command))
+                and (closed is None or action.created_at <= closed)
+                for command, print_, closed in failures
+            )
+
+        kept: list[dict[str, Any]] = []
+        for entry in entries:
+            sources = [tuple(s) for s in entry["sources"]]
+            if entry["type"] == EntryType.ERROR.value:
+                action_ids = [i for k, i in sources if k == "action"]
+                if action_ids:
+                    action = self._store.get_action(action_ids[0])
+                    if action.id in taken or stands_for(action):
+                        continue
+                    if action.fingerprint:
+                        entry["fingerprint"] = action.fingerprint
+                    newest = self._store.list_actions(task_id, limit=LATER_ACTIONS)
+                    ids = [a.id for a in newest]
+                    later = newest[: ids.index(action.id)] if action.id in ids else []
+                    success = next(
+                        (
+                            a
+                            for a in reversed(later)
+                            if a.status is ActionStatus.COMPLETED
+                            and linking.same_command(a.command, action.command)
+                        ),
+                        None,
+                    )
+                    if success is not None:
+                        entry["status"] = EntryStatus.RESOLVED.value
+                        entry["resolution"] = (
+                            f"a later run of `{success.command}` succeeded (action {success.id})"
+                        )
+                    else:
+                        failures.append((action.command, action.fingerprint, None))
+                        taken.add(action.id)
+            elif entry["type"] == EntryType.DECISION.value:
+                said = [i for k, i in sources if k == "message"]
+                when = self._store.get_message(said[0]).created_at if said else None
+                same = [
+                    d
+                    for d in decisions
+                    if linking.same_topic(entry["summary"], d.summary, entry["tags"], d.tags)
+                ]
+                if any(linking.same_decision(entry["summary"], d.summary) for d in same):
+                    continue  # already recorded (and perhaps reversed since)
+                if when is not None and any(d.created_at >= when for d in same):
+                    continue  # the agent moved past it after saying so
+                live = [d.id for d in same if d.status is EntryStatus.ACTIVE]
+                if any(not _from_message(d) for d in same if d.status is EntryStatus.ACTIVE):
+                    continue  # the agent's own record of the topic stands until it says so
+                if live:
+                    entry["supersedes"] = live[0]
+                    entry["topic_inferred"] = True
+                    if live[1:]:
+                        entry["also_supersedes"] = live[1:]
+                entry["said_at"] = when or ""
+            kept.append(entry)
+        return _newest_per_topic(kept)
 
     def _start_worker(self) -> None:
         mode = self.settings.worker
@@ -482,6 +582,29 @@ def _entry(draft: Draft) -> dict[str, Any]:
     if draft.type == EntryType.ERROR.value:
         entry["fingerprint"] = fingerprint(draft.detail or draft.summary, draft.command).key
     return entry
+
+
+def _from_message(entry: Any) -> bool:
+    """Whether an entry was drawn from a task message (not recorded by the agent itself)."""
+    return any(kind == "message" for kind, _ in entry.sources)
+
+
+def _newest_per_topic(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Of one job's decisions on one topic, keep the one said last (drafts come in any
+    order); `said_at` is only for this choice and leaves the entry here."""
+    from clew import linking  # lazily: not on the hook path
+
+    said = [(e, e.pop("said_at")) for e in entries if "said_at" in e]
+    out = []
+    for entry in entries:
+        mine = next((at for e, at in said if e is entry), None)
+        if mine is not None and any(
+            at > mine and linking.same_topic(entry["summary"], other["summary"])
+            for other, at in said
+        ):
+            continue
+        out.append(entry)
+    return out
 
 
 def _first(step_id: str, relevance: tuple[str, ...]) -> tuple[str, ...]:

@@ -16,7 +16,16 @@ from clew.brief import INFERENCE_MESSAGES, Brief, build_brief, clip
 from clew.errors import ValidationError
 from clew.lifecycle import Waiting, WaitStatus
 from clew.location import real_path, related
-from clew.models import EntryFilter, EntryStatus, EntryType, Event, FileChanges, Task, TaskStatus
+from clew.models import (
+    ActionStatus,
+    EntryFilter,
+    EntryStatus,
+    EntryType,
+    Event,
+    FileChanges,
+    Task,
+    TaskStatus,
+)
 from clew.semantic import guardrail_lines
 from clew.state import SHOWN, STATE_TYPES, Snapshot, State, render_state
 from clew.taskrecord import TaskRecords
@@ -63,14 +72,21 @@ class Working(TaskRecords, Watch):
         tid = self._task_id(task_id)
         with self._store.transaction():
             task = self._store.get_task(tid)
+            entries = self._store.newest_entries(tid, STATE_TYPES, max(SHOWN.values()))
+            replaced = [
+                e.supersedes
+                for e in entries.get((EntryType.DECISION, EntryStatus.ACTIVE), ())
+                if e.supersedes
+            ]
             return Snapshot(
                 task=task,
-                entries=self._store.newest_entries(tid, STATE_TYPES, max(SHOWN.values())),
+                entries=entries,
                 counts=self._store.count_entries(tid),
                 files=self._store.file_changes(tid),
                 stuck=self._stuck_now(task),
                 waits=self._waiting(tid),
                 record=self._record_of(task),
+                previous={i: self._store.get_entry(i).summary for i in replaced},
             )
 
     def _waiting(self, tid: str) -> list[Waiting]:
@@ -109,6 +125,9 @@ class Working(TaskRecords, Watch):
             seen = {a.id for a in actions}
             actions += [a for a in self._store.open_wait_actions(tid) if a.id not in seen]
             record = self._record_of(task)
+            # A failed command an error entry stands for is shown as that entry, once.
+            failed = [a.id for a in actions if a.status is ActionStatus.FAILED]
+            recorded = self._store.linked_actions(failed)
         return build_brief(
             task,
             messages,
@@ -116,6 +135,7 @@ class Working(TaskRecords, Watch):
             self._clock(),
             open_errors=errors,
             decisions=decisions,
+            recorded_failures=recorded,
             counter=counter(),
             stuck=stuck,
             suggest=self.settings.progress != "off",

@@ -55,10 +55,11 @@ def _entry_added(conn: sqlite3.Connection, event: Event) -> None:
         "created_at": event.created_at, "updated_at": event.created_at,
     })  # fmt: skip
     _entry_children(conn, event, e)
-    if e.get("supersedes"):
+    # `also_supersedes`: other records of the same decision or failure (an extracted copy).
+    for old in filter(None, [e.get("supersedes"), *e.get("also_supersedes", [])]):
         conn.execute(
             "UPDATE entries SET status = 'superseded', updated_at = ? WHERE id = ?",
-            (event.created_at, e["supersedes"]),
+            (event.created_at, old),
         )
     _fix(conn, event, event.data.get("fix"))
 

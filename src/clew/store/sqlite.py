@@ -654,6 +654,22 @@ class SQLiteStore(
         params.append(-1 if limit is None else limit)
         return [action_from_row(r) for r in self._rows(sql, params)]
 
+    def linked_actions(self, action_ids: Sequence[str]) -> dict[str, str | None]:
+        """Which of these actions an error entry names as its source: each with None while
+        such an entry is active, else when the last of them was closed."""
+        if not action_ids:
+            return {}
+        marks = ", ".join("?" * len(action_ids))
+        rows = self._rows(
+            "SELECT s.source_id, MAX(e.status = 'active') AS open,"
+            " MAX(COALESCE(e.resolved_at, e.updated_at)) AS closed_at"
+            " FROM entry_sources s JOIN entries e ON e.id = s.entry_id"
+            " WHERE s.space = ? AND s.kind = 'action' AND e.type = 'error'"
+            f" AND s.source_id IN ({marks}) GROUP BY s.source_id",
+            (self.space, *action_ids),
+        )
+        return {r["source_id"]: None if r["open"] else r["closed_at"] for r in rows}
+
     def list_action_logs(self, action_id: str) -> list[ActionLog]:
         """Return an action's log lines, oldest first."""
         rows = self._rows(

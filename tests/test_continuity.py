@@ -1,0 +1,327 @@
+"""The continuity promise: after a compaction, a restart or a crash, the brief and the state
+say exactly where a task was. A few short scripted tasks of the continuity benchmark run
+here with every kind of interruption (real processes, a real SIGKILL); the fixes it led
+to are tested one by one below: one failure is one open error, a later decision on a
+topic replaces the earlier one, every active step is named, an old open wait stays."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from benchmarks.continuity import drive, score
+from benchmarks.continuity.script import INTERRUPTIONS, KINDS, generate
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import clew
+from clew.linking import same_command, same_decision, same_topic
+from tests.conftest import FakeClock
+
+# -- the benchmark, small -----------------------------------------------------------------
+
+
+def test_the_suite_is_thirty_long_varied_tasks_and_the_same_for_a_seed() -> None:
+    scripts = [generate(11, i) for i in range(30)]
+    assert scripts[4] == generate(11, 4)
+    assert {s.kind for s in scripts} == set(KINDS)
+    assert all(20 <= s.steps <= 200 for s in scripts)
+    assert min(s.steps for s in scripts) < 60 and max(s.steps for s in scripts) > 150
+    kinds = {op.kind for s in scripts for op in s.ops}
+    assert kinds >= {"replan", "fail", "error", "resolve", "decide", "constrain", "ask",
+                     "answer", "wait", "unwait", "run", "message"}  # fmt: skip
+    cuts = {op.args["kind"] for s in scripts for op in s.ops if op.kind == "interrupt"}
+    assert cuts == set(INTERRUPTIONS)
+    decided = [op for s in scripts for op in s.ops if op.kind == "decide"]
+    assert any(op.args["supersedes"] for op in decided)  # reversed explicitly
+    assert any(not op.args["supersedes"] for op in decided)  # and by a later decision
+
+
+def _all_right(outcomes: list[drive.Outcome]) -> None:
+    wrong = [o for o in outcomes if any(v is False for v in o.checks.values())]
+    assert not wrong, "\n\n".join(f"{o.kind} at op {o.at}: {o.detail}" for o in wrong)
+
+
+def test_a_short_task_survives_compaction_restart_and_sigkill(tmp_path: Path) -> None:
+    script = generate(3, 1, steps=22)
+    outcomes = drive.run(script, str(tmp_path / "task.db"))
+    assert {o.kind for o in outcomes} == set(INTERRUPTIONS)
+    kills = [o for o in outcomes if o.kind == "sigkill" and o.acked[1]]
+    assert kills and all(o.acked[0] == o.acked[1] for o in kills)  # nothing acked was lost
+    _all_right(outcomes)
+    with clew.open(tmp_path / "task.db") as mem:
+        assert mem.verify().ok  # everything the fixes derived is rebuilt from the journal
+
+
+@pytest.mark.parametrize("index", [0, 2, 4, 6])
+def test_short_tasks_of_every_kind_come_back_whole(tmp_path: Path, index: int) -> None:
+    script = generate(5, index, steps=20)
+    _all_right(drive.run(script, str(tmp_path / "task.db"), processes=False))
+
+
+def test_the_scorer_fails_what_is_missing_or_wrong(tmp_path: Path) -> None:
+    script = generate(3, 1, steps=22)
+    outcomes = drive.run(script, str(tmp_path / "task.db"), processes=False)
+    last = script.ops[-1].args["expect"]
+    with clew.open(tmp_path / "task.db") as mem:
+        task = mem.list_tasks()[0].id
+        brief, state, tokens = drive.render(mem, task)
+    assert all(v is not False for v in score.check(last, brief, state, tokens).values())
+    assert outcomes[-1].tokens == tokens
+    lines = brief.splitlines()
+    cut = "\n".join(line for line in lines if not line.startswith("Completed"))
+    data = yaml.safe_load(state)
+    data.pop("subtasks", None)
+    assert score.check(last, cut, yaml.safe_dump(data), tokens)["completed"] is False
+    assert score.check(last, brief, state, 1801)["budget"] is False
+    if last.constraints:
+        data = yaml.safe_load(state)
+        data["constraints"] = data["constraints"][1:]
+        assert score.check(last, brief, yaml.safe_dump(data), tokens)["constraints"] is False
+    if last.decisions:
+        subject, _, _ = last.decisions[0]
+        other = f"Use something else for the {subject}"
+        data = yaml.safe_load(state)
+        data["decisions_log"] = [other]
+        quiet = "\n".join(line for line in lines if not line.startswith("Decided"))
+        assert score.check(last, quiet, yaml.safe_dump(data), tokens)["decisions_latest"] is False
+
+
+# -- (a) one failure, one open error ---------------------------------------------------------
+
+
+def _failing_push(mem: clew.Memory, task: str, step: int = 1) -> clew.Action:
+    return mem.record_action(
+        task, command="docker push ghcr.io/acme/api:v1", exit_code=1, step=step,
+        stderr="pushing layers\nerror: connection reset by peer",
+    )  # fmt: skip
+
+
+def _open_errors(mem: clew.Memory, task: str) -> list[str]:
+    return [e.id for e in mem.list_entries(task, type="error", status="active")]
+
+
+def test_the_agents_record_and_the_extracted_copy_are_one_open_error(mem: clew.Memory) -> None:
+    task = mem.create_task("Deploy", ["Push", "Run"]).id
+    mem.update_step(task, 1, status="active")
+    failed = _failing_push(mem, task)
+    mine = mem.add_error(task, "Push failed", command="docker push ghcr.io/acme/api:v1", step=1)
+    assert ("action", failed.id) in mine.sources  # linked by the command
+    mem.update_step(task, 1, status="failed")
+    mem.run_jobs()  # the extraction finds the failed command already recorded
+    assert _open_errors(mem, task) == [mine.id]
+    brief = mem.where(task)
+    state = yaml.safe_load(mem.state(task).text)
+    assert len(brief.open_errors) == 1 and "Recent failure" not in brief.text
+    assert [e["id"] for e in state["errors_encountered"]] == [mine.id]
+
+
+def test_an_error_recorded_after_extraction_replaces_the_extracted_copy(
+    mem: clew.Memory,
+) -> None:
+    task = mem.create_task("Deploy", ["Push", "Run"]).id
+    mem.update_step(task, 1, status="active")
+    failed = _failing_push(mem, task)
+    mem.update_step(task, 1, status="failed")
+    mem.run_jobs()
+    [extracted] = mem.list_entries(task, type="error", status="active")
+    assert ("action", failed.id) in extracted.sources
+    # The agent's text quotes the telling line: that links it to the command.
+    mine = mem.add_error(task, "The push died: error: connection reset by peer")
+    assert mine.supersedes == extracted.id
+    assert _open_errors(mem, task) == [mine.id]
+    mem.resolve(mine.id, "Retried on a stable network")
+    assert _open_errors(mem, task) == []
+    assert mem.verify().ok
+
+
+def test_resolving_one_record_of_a_failure_closes_the_others(mem: clew.Memory) -> None:
+    task = mem.create_task("Debug", ["Look"]).id
+    first = mem.add_error(task, "ValueError: bad header in /tmp/a.json", command="./load")
+    second = mem.add_error(task, "ValueError: bad header in /tmp/b.json", command="./load")
+    other = mem.add_error(task, "KeyError: 'user'")
+    assert first.fingerprint == second.fingerprint != other.fingerprint
+    mem.resolve(second.id, "Strip the BOM before parsing")
+    assert _open_errors(mem, task) == [other.id]
+    assert mem.get_entry(first.id).resolution == "Strip the BOM before parsing"
+
+
+def test_a_later_successful_run_of_the_command_closes_its_errors(mem: clew.Memory) -> None:
+    task = mem.create_task("Deploy", ["Push", "Run"]).id
+    mem.update_step(task, 1, status="active")
+    _failing_push(mem, task)
+    mem.update_step(task, 1, status="completed")
+    mem.run_jobs()
+    mine = mem.add_error(task, "push keeps failing", command="docker push ghcr.io/acme/api:v1")
+    assert len(_open_errors(mem, task)) == 1  # the agent's record replaced the copy
+    mem.update_step(task, 2, status="active")
+    mem.record_action(task, command="docker push ghcr.io/acme/api:v2", exit_code=0, step=2)
+    assert _open_errors(mem, task) == []  # the same command, numbers aside, worked
+    assert "succeeded" in (mem.get_entry(mine.id).resolution or "")
+    assert "Recent failure" not in mem.where(task).text
+    assert mem.verify().ok
+
+
+def test_a_failure_retried_before_extraction_is_stored_resolved(mem: clew.Memory) -> None:
+    task = mem.create_task("Deploy", ["Push"]).id
+    mem.update_step(task, 1, status="active")
+    _failing_push(mem, task)
+    mem.record_action(task, command="docker push ghcr.io/acme/api:v1", exit_code=0, step=1)
+    mem.update_step(task, 1, status="completed")
+    mem.run_jobs()
+    [error] = mem.list_entries(task, type="error")
+    assert error.status.value == "resolved" and "succeeded" in (error.resolution or "")
+
+
+def test_a_different_command_does_not_close_an_error(mem: clew.Memory) -> None:
+    task = mem.create_task("Test", ["Run"]).id
+    mem.record_action(task, command="pytest tests/a.py", exit_code=1, stderr="FAILED a")
+    mine = mem.add_error(task, "a.py fails", command="pytest tests/a.py")
+    mem.record_action(task, command="pytest tests/b.py", exit_code=0)
+    assert _open_errors(mem, task) == [mine.id]
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("docker push img:v1.2.3", "docker push  img:v1.2.4", True),
+        ("deploy --timeout=30", "deploy --timeout=60", True),
+        ("pytest tests/a.py", "pytest tests/b.py", False),
+        ("make build", "make test", False),
+        ("", "make", False),
+    ],
+)
+def test_runs_of_the_same_command(a: str, b: str, same: bool) -> None:
+    assert same_command(a, b) is same
+
+
+# -- (b) decisions: the latest on each topic -----------------------------------------------
+
+TOPIC_PAIRS = [
+    ("Deploy strategy: canary", "Deploy strategy: blue-green", True),
+    ("Use COPY batches for bulk data transfer", "Use pgloader for bulk data transfer", True),
+    ("Going with Postgres 16 for the database", "Use Postgres 14 for the database", True),
+    ("Do not use Redis for caching", "Use Redis for caching", True),
+    ("Use Python 3.12", "Use Python 3.11", True),
+    ("Pin numpy to 2.0.2", "Pin numpy to 1.26.4", True),
+    ("Going with Postgres 14 for the database.", "Use Postgres 14", True),
+    ("Use Redis for caching", "Use Redis for the job queue", False),
+    ("Use ghcr.io for the image registry", "Base image: alpine", False),
+    ("Decision 11: because of reasons", "Decision 10: because of reasons", False),
+    ("Add an index on users.email", "Use Postgres 16", False),
+    ("Pin numpy to 2.0.2", "Pin django to 5.0.9", False),
+    ("Use pytest-xdist for the test run", "Pin numpy to 1.26", False),
+    ("Rollout strategy: canary releases", "Deploy strategy: canary releases", False),
+]
+
+
+@pytest.mark.parametrize(("new", "old", "same"), TOPIC_PAIRS)
+def test_decisions_on_one_topic_labelled_pairs(new: str, old: str, same: bool) -> None:
+    assert same_topic(new, old) is same
+    assert same_topic(old, new) is same
+
+
+def test_topic_tags_decide_when_both_carry_them() -> None:
+    assert same_topic("Use A", "Use B", ["topic:db"], ["topic:db"])
+    assert not same_topic("Use Redis for caching", "Use Redis for caching", ["topic:a"],
+                          ["topic:b"])  # fmt: skip
+    assert same_decision("Going with Postgres 14 for the database", "Use Postgres 14 for database")
+    assert not same_decision("Use Postgres 16 for the database", "Use Postgres 14 for database")
+
+
+def test_a_later_decision_on_the_topic_replaces_the_earlier_and_says_so(
+    mem: clew.Memory,
+) -> None:
+    task = mem.create_task("Migrate", ["Copy"]).id
+    first = mem.add_decision(task, "Use pgloader for bulk data transfer")
+    other = mem.add_decision(task, "Keep ENUM columns as VARCHAR with CHECK")
+    later = mem.add_decision(task, "Use COPY batches for bulk data transfer")
+    assert later.supersedes == first.id
+    assert mem.get_entry(first.id).status.value == "superseded"
+    assert mem.get_entry(other.id).status.value == "active"
+    log = yaml.safe_load(mem.state(task).text)["decisions_log"]
+    assert log == [
+        "Use COPY batches for bulk data transfer (was: Use pgloader for bulk data transfer)",
+        "Keep ENUM columns as VARCHAR with CHECK",
+    ]
+    assert "pgloader" not in "\n".join(mem.where(task).decisions)
+    assert mem.verify().ok
+
+
+def test_an_extracted_decision_goes_when_the_agent_supersedes_its_record(
+    mem: clew.Memory, clock: FakeClock
+) -> None:
+    task = mem.create_task("Deploy", ["Build", "Ship"]).id
+    mem.update_step(task, 1, status="active")
+    clock.advance(60)
+    mem.add_message(task, "Going with ghcr.io for the image registry.")
+    clock.advance(60)
+    mem.update_step(task, 1, status="completed")
+    mem.run_jobs()
+    [extracted] = mem.list_entries(task, type="decision")
+    assert "ghcr.io" in extracted.summary
+    clock.advance(60)
+    mine = mem.add_decision(task, "Use ghcr.io for the image registry")  # the same decision
+    clock.advance(60)
+    mem.add_entry("decision", "Use Amazon ECR for the image registry", task_id=task,
+                  supersedes=mine.id)  # fmt: skip
+    [current] = mem.list_entries(task, type="decision", status="active")
+    assert "ECR" in current.summary
+    state = mem.state(task).text
+    assert all(
+        "ghcr.io" not in d.split(" (was: ")[0] for d in yaml.safe_load(state)["decisions_log"]
+    )
+
+
+def test_a_decision_said_before_a_reversal_is_not_brought_back_by_extraction(
+    mem: clew.Memory, clock: FakeClock
+) -> None:
+    task = mem.create_task("Debug", ["Fix"]).id
+    mem.update_step(task, 1, status="active")
+    mem.add_message(task, "Going with a lock for the fix approach.")
+    clock.advance(60)
+    mem.add_decision(task, "Use idempotent writes for the fix approach")
+    clock.advance(60)
+    mem.update_step(task, 1, status="completed")
+    mem.run_jobs()  # the message's decision is older than the record on its topic
+    [current] = mem.list_entries(task, type="decision", status="active")
+    assert "idempotent" in current.summary
+
+
+# -- (c) every active step, (d) every open wait ---------------------------------------------
+
+
+@pytest.mark.parametrize("budget", [1500, 800])
+def test_every_active_step_is_named(mem: clew.Memory, budget: int) -> None:
+    task = mem.create_task("Pipeline", [f"Stage {n}" for n in range(1, 31)]).id
+    for n in (3, 17, 25):
+        mem.update_step(task, n, status="active")
+    brief = mem.where(task).text
+    assert "step 3 —" in brief and "Also active: step 17 — Stage 17; step 25 — Stage 25" in brief
+    data = yaml.safe_load(mem.state(task, budget=budget).text)
+    named = [data["current_step"]["n"]]
+    named += [a["n"] if isinstance(a, dict) else a for a in data["also_active"]]
+    assert named == [3, 17, 25]
+
+
+def test_an_open_wait_older_than_the_newest_actions_stays_in_the_brief(
+    mem: clew.Memory,
+) -> None:
+    task = mem.create_task("Release", ["Ship"]).id
+    wait = mem.record_action(task, type="wait", summary="CI on main", status="started")
+    for n in range(30):
+        mem.record_action(task, command=f"echo {n}", exit_code=0)
+    brief = mem.where(task)
+    assert brief.waits == ("CI on main",) and "Waiting: CI on main" in brief.text
+    mem.finish_action(wait.id, status="completed")
+    assert mem.where(task).waits == ()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=120), st.text(max_size=120))
+def test_topics_and_commands_are_symmetric_for_any_text(a: str, b: str) -> None:
+    assert same_topic(a, b) is same_topic(b, a)
+    assert same_decision(a, b) is same_decision(b, a)
+    assert same_command(a, b) is same_command(b, a)
+    assert same_command(a, a) is bool(a.strip())
