@@ -79,13 +79,13 @@ def open_store(path: str, clock: Clock) -> clew.Memory:
 
 
 def start_wait(mem: clew.Memory, task_id: str, text: str, step: int) -> str:
-    """Record a wait the agent starts (today: a `wait` action left started)."""
-    return mem.record_action(task_id, type="wait", summary=text, status="started", step=step).id
+    """Record a wait the agent starts: a smart wait on a condition the agent resolves."""
+    return mem.add_wait(task_id, "manual", text, step=step).id
 
 
 def end_wait(mem: clew.Memory, wait_id: str) -> None:
-    """Record that a wait ended (today: its action finished)."""
-    mem.finish_action(wait_id, status="completed")
+    """Record that a wait ended: the agent saw its condition met."""
+    mem.resolve_wait(wait_id)
 
 
 # -- ops ----------------------------------------------------------------------------------
@@ -155,7 +155,9 @@ def present(mem: clew.Memory, key: str, ident: str) -> bool:
     try:
         if key == "task":
             mem.get_task(ident)
-        elif key.startswith(("action", "w")):
+        elif key.startswith("w"):
+            mem.get_wait(ident)
+        elif key.startswith("action"):
             mem.get_action(ident)
         elif key.startswith("message"):
             mem.get_message(ident)

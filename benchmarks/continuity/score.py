@@ -72,11 +72,12 @@ def read(brief: str, state: str) -> Shown:
         elif m := re.match(r"Recent failure: (.*)$", line):
             # A failed command no error entry stands for yet: an open failure too.
             shown.open_errors[f"failure{len(shown.open_errors)}"] = m.group(1)
-        elif m := re.match(r"Waiting: (.*) \(since ", line):
-            shown.waits.append(m.group(1))
+        elif m := re.match(r"Waiting(?: on \w+)?: (.*) \(since ", line):
+            shown.waits.append(m.group(1))  # a wait action, or a smart wait with its id
         elif m := re.match(r"Decided: (.*)$", line):
             shown.decisions.append(m.group(1))
     data = yaml.safe_load(state) or {}
+    shown.waits.extend(str(row.get("on", "")) for row in data.get("waiting_on") or [])
     for row in data.get("subtasks") or []:
         if row.get("status") == "completed":
             shown.completed.add(row["n"])
