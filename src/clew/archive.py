@@ -6,7 +6,7 @@ with tags, the step it belongs to, the steps it is relevant to, links to where i
 from (actions, messages, conversation turns, other entries) and, for an error, its
 fingerprint. The layer-1 state and the brief show views of the newest ones. Entries are
 never edited away: a newer entry supersedes an older one, an error or question is
-resolved, and both texts stay. Queries are exact (seed 000's `query_relevant`, filters
+resolved, and both texts stay. Queries are exact (`query_relevant`, filters
 by task, type, step, tags and time); `search` is bm25 full text over any user text.
 """
 
@@ -489,7 +489,7 @@ class Archive(Facade):
     def query_relevant(
         self, task_id: str, step: int | str, *, limit: int = RELEVANT_LIMIT
     ) -> list[Entry]:
-        """Seed 000's query: the entries that matter for a step (its own, those relevant to
+        """What matters for a step: the entries (its own, those relevant to
         it, and the task's decisions, errors and user instructions), newest first."""
         tid = self._task_id(task_id)
         subtask = tasks.find_step(self._store.get_plan(tid), step, tid).id

@@ -1,5 +1,4 @@
-"""Context assembly on the Memory facade, for a session or for a task alone (seed 002's
-get_relevant_context): `Memory.assemble`.
+"""Context assembly on the Memory facade, for a session or for a task alone: `Memory.assemble`.
 
 A task's context is built from tiers by the same pure assembler as a session's prompt
 (`context.assemble`), without turns: the task state (always, first), its most recent
@@ -30,7 +29,7 @@ from clew.models import EntryFilter, EntryStatus, EntryType, Pattern, Task
 from clew.semantic import evidence, guardrail_lines
 from clew.tokens import counter
 
-TASK_CONTEXT_BUDGET = 2_000  # seed 002's max_tokens
+TASK_CONTEXT_BUDGET = 2_000  # tokens of a task's context, by default
 MIN_TASK_CONTEXT = 600  # the state's smallest render and its heading
 TASK_TIER_BUDGETS = {
     "task_state": 1000,
@@ -39,8 +38,8 @@ TASK_TIER_BUDGETS = {
     "guardrails": 300,
     "entries": 600,
 }
-RECENT_DECISIONS = 5  # seed 002: get_recent_decisions(count=5)
-RELEVANT_PATTERNS = 3  # seed 002: retrieve_similar_patterns(k=3)
+RECENT_DECISIONS = 5  # get_recent_decisions(count=5)
+RELEVANT_PATTERNS = 3  # retrieve_similar_patterns(k=3)
 RELEVANT_ENTRIES = 10
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset(

@@ -6,7 +6,7 @@ and returns values; the same inputs always give the same text. The text stays wi
 that fits is used, so the essentials (status, completed, current and next step) come
 through whatever the content.
 
-Plan-progress inference (seed 001, in progress.py) reads the messages for signs that a
+Plan-progress inference (progress.py) reads the messages for signs that a
 step is done ("Step 4 done", "pushed the image"); its findings are shown as suggestions
 (applying them is the facade's business, by configuration). A stuck task (stuck.py) says
 so near the top, with the evidence and what to try.

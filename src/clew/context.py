@@ -1,4 +1,4 @@
-"""Token-aware context assembly (seed 004 component 4, seed 002's get_relevant_context). Pure.
+"""Token-aware context assembly. Pure.
 
 A prompt is built from tiers, each within its own budget, in this order of priority:
 

@@ -1,4 +1,4 @@
-"""The conversation archive (seed 004): sessions whose every message is kept verbatim as a
+"""The conversation archive: sessions whose every message is kept verbatim as a
 turn, written through before the call returns; the session state folded from the turns;
 `recall`, the conversation_recall tool's engine; token-aware context assembly; resume;
 import and export.

@@ -1,4 +1,4 @@
-"""Identified entities (seed 003's identifiedEntities): the files, URLs, hosts, services,
+"""Identified entities: the files, URLs, hosts, services,
 container images, versions and ticket ids a task touched, extracted deterministically from
 its records. Pure.
 

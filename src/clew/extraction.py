@@ -1,7 +1,7 @@
-"""Write-time extraction (seed 000): when a step completes, what is worth remembering from
+"""Write-time extraction: when a step completes, what is worth remembering from
 it becomes typed archive entries. Pure: records in, drafts out.
 
-With a utility model, the seed's extractor prompt (prompts/extractor.toml) runs over the
+With a utility model, the extractor prompt (prompts/extractor.toml) runs over the
 step's tool calls and messages, and `parse` reads its answer robustly: from a code fence or
 from prose around the JSON, an array or a single object. Anything malformed is refused as
 a whole, so a half-understood answer never stores some entries and not others.

@@ -1,4 +1,4 @@
-"""Dangling references (seed 004, layer B): a user message that points at conversation the
+"""Dangling references: a user message that points at conversation the
 model may no longer see ("like we discussed", "that error", "go back to the previous
 approach"). Pure and cheap, so it runs on every turn; a false alarm costs one needless
 recall, a miss costs a guess, so it leans towards firing.

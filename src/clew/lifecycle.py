@@ -114,7 +114,7 @@ class MaintenanceSettings(NamedTuple):
     interval: float = 3600.0  # at most one run per this many seconds
     pause_after: float | None = 86_400.0  # idle active tasks are paused
     archive_after: float | None = 7 * 86_400.0  # closed tasks are archived
-    prune_patterns: bool = True  # seed 002's rule: under 70% after 10 trials
+    prune_patterns: bool = True  # the pruning rule: under 70% after 10 trials
 
 
 class MaintenanceAction(NamedTuple):

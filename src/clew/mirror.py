@@ -1,4 +1,4 @@
-"""File mirrors of a task (seed 003): `tasks/<id>/state.yaml` and `tasks/<id>/journal.jsonl`
+"""File mirrors of a task: `tasks/<id>/state.yaml` and `tasks/<id>/journal.jsonl`
 beside the store, for tools and people that read files.
 
 The database stays the truth; the files are renderings, written after each committed
@@ -43,7 +43,7 @@ def check_task_id(task_id: str) -> str:
 
 
 def journal_line(event: Event) -> str:
-    """One journal event as a line of JSON (seed 003's journal entry, from the store's event)."""
+    """One journal event as a line of JSON (the journal entry, from the store's event)."""
     record = {
         "seq": event.seq,
         "timestamp": event.created_at,

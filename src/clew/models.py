@@ -197,7 +197,7 @@ class PlanSource(StrEnum):
 
 
 class Phase(StrEnum):
-    """Where a task is in its life (seed 003's phases), derived from its status and plan:
+    """Where a task is in its life (the phases), derived from its status and plan:
     never set on its own, so there is one state machine, the status (see record.phase)."""
 
     RECEIVED = "received"  # no plan yet, nothing done
@@ -223,7 +223,7 @@ class StepRecord(NamedTuple):
 
 
 class TaskRecord(NamedTuple):
-    """The complete record of a task beyond its plan (seed 003, seed 002): the answer and
+    """The complete record of a task beyond its plan: the answer and
     outcome, the error summary, identified entities, confidence, phase timestamps, the plan's
     source, domain, priority and estimate, and each step's record (by step id)."""
 
@@ -297,7 +297,7 @@ class Message(NamedTuple):
 
 
 class EntryType(StrEnum):
-    """What an archive entry records (seed 000's seven types, plus constraints and questions)."""
+    """What an archive entry records (the seven types, plus constraints and questions)."""
 
     DECISION = "decision"
     ERROR = "error"
@@ -415,7 +415,7 @@ class Fix(NamedTuple):
 
 
 class TraceDecision(NamedTuple):
-    """One decision of the episodic trace (seed 002): what the agent did, with what, and how
+    """One decision of the episodic trace: what the agent did, with what, and how
     it turned out."""
 
     id: str

@@ -1,6 +1,6 @@
 """Progress as agents report it: which plan steps a message says are done. Pure.
 
-Seed 001's rule marked a step done when a message held a completion word ("done",
+The original rule marked a step done when a message held a completion word ("done",
 "finished") and half of the step's words. That rule reads "step 2 is not done yet", "will
 finish step 3 next" and "step 2 failed" as completions. This one reads a message the way
 a person does, clause by clause:

@@ -1,4 +1,4 @@
-"""What `conversation_recall` shows: turns in seed 004's compact text, fitted to a budget.
+"""What `conversation_recall` shows: turns in the compact text, fitted to a budget.
 Pure.
 
     [Turn 12] user:

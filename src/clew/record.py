@@ -1,7 +1,7 @@
-"""The complete task record (seed 003, seed 002), as pure functions: validating what an
+"""The complete task record, as pure functions: validating what an
 agent sets, deriving the phase and its timestamps, the error summary of a failed task.
 
-One state machine: a task's status (models.TASK_TRANSITIONS). Seed 003's phases are a view
+One state machine: a task's status (models.TASK_TRANSITIONS). The phases are a view
 of it, derived from the status, the plan and the phase timestamps:
 
     status     plan / timestamps                              phase

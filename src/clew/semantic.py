@@ -1,9 +1,9 @@
-"""Semantic memory (seed 002, seed 000's learned_patterns) on the Memory facade: patterns
+"""Semantic memory on the Memory facade: patterns
 with the evidence for them, and guardrails.
 
 A pattern is a way of doing something in a domain with counts of when it worked and when
 it did not; patterns are ranked by the lower bound of a Wilson interval on their success
-rate (95%), so one lucky success does not outrank fifty steady ones, and the seed's prune
+rate (95%), so one lucky success does not outrank fifty steady ones, and the prune
 rule deprecates those under 70% success after at least 10 trials (deprecated, not
 deleted). A guardrail is a rule for the agent, enforced by `block`, `warn` or `log`; with
 a `pattern` (a regular expression) it can be checked against a command deterministically.
@@ -24,7 +24,7 @@ from clew.facade import Facade
 from clew.ids import new_id
 from clew.models import Enforcement, Guardrail, Pattern
 
-MIN_SUCCESS_RATE = 0.7  # seed 002's prune rule
+MIN_SUCCESS_RATE = 0.7  # the prune rule
 MIN_TRIALS = 10
 _Z = 1.96  # 95% confidence
 
@@ -182,7 +182,7 @@ class Semantic(Facade):
         dry_run: bool = False,
     ) -> list[Pattern]:
         """Deprecate patterns whose success rate is under `min_success_rate` after at least
-        `min_trials` uses (seed 002's rule); return them. They stay, marked deprecated."""
+        `min_trials` uses (the pruning rule); return them. They stay, marked deprecated."""
         rate = checks.duration(min_success_rate, "min success rate")
         if rate is None or rate > 1:
             raise ValidationError("min success rate must be between 0 and 1")

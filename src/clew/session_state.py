@@ -1,4 +1,4 @@
-"""Session state (seed 004, component 2): structured facts about a conversation, extracted
+"""Session state: structured facts about a conversation, extracted
 mechanically from each turn, with no model, and rendered as YAML for the prompt. Pure.
 
 `advance` folds one turn into the state: a write or edit tool call touches a file; a shell
@@ -6,7 +6,7 @@ call that fails opens an error, and a later success of the same command resolves
 `git commit -m` and plain statements of choice ("let's use", "we'll use", "decided", "going
 with") or rules ("always", "never", "don't", "must") are key decisions; the user's latest
 message is the current focus. The projection runs it for every turn, so the state is
-rebuilt exactly when the journal is replayed. `render` keeps seed 004's limits (files 20,
+rebuilt exactly when the journal is replayed. `render` keeps the limits (files 20,
 decisions 10, errors 5) and stays within its budget (about 1,000 tokens) by showing less.
 """
 

@@ -3,7 +3,7 @@
 Pure: a `Snapshot` (the task, the newest entries of each kind, counts, file changes)
 and a budget in; a `State` out. The same inputs always give the same text.
 
-What is shown follows seed 000's pruning rules: decisions newest 10, errors newest 5
+What is shown follows the pruning rules: decisions newest 10, errors newest 5
 with unresolved first, a plan of more than 15 steps shown as counts + current step +
 next 3 pending, summaries cut to 100 characters. If the render is still over budget,
 it degrades in this fixed order, one level at a time, until it fits (`LEVELS`):
@@ -59,8 +59,8 @@ DEFAULT_BUDGET = 1500
 # wait, one hidden line) always fits this many UTF-8 bytes, so this many tokens.
 MIN_BUDGET = 800
 MAX_BUDGET = 200_000
-SUMMARY_CHARS = 100  # seed 000: subtask summaries at most 100 characters
-WINDOW_AFTER = 15  # seed 000: more than 15 subtasks are shown as a window
+SUMMARY_CHARS = 100  # subtask summaries at most 100 characters
+WINDOW_AFTER = 15  # more than 15 subtasks are shown as a window
 NEXT_PENDING = 3
 ENTITIES_SHOWN = 8  # identified entities in the state, at most
 CORE_ACTIVE = 3  # other active steps the core level names by number
@@ -89,7 +89,7 @@ class Level(NamedTuple):
     title_chars: int = 120
     goal_chars: int = 400
     step_summaries: str = "all"  # all | open | none
-    window: str = "auto"  # auto (seed 000's rule) | always | none
+    window: str = "auto"  # auto (past 15 steps) | always | none
     next_steps: int = NEXT_PENDING
     files: bool = True
     progress_summary: bool = True
@@ -403,7 +403,7 @@ class _Render:
         elif not windowed:
             chosen = list(range(1, len(plan) + 1))
         else:
-            # Seed 000: completed count + current + next 3 pending; failed steps too,
+            # completed count + current + next 3 pending; failed steps too,
             # since what broke must stay in view.
             current, upcoming = self.current_and_next()
             keep = {s["n"] for s in upcoming[:NEXT_PENDING]}
@@ -436,7 +436,7 @@ class _Render:
             rows.append(row)
         return rows
 
-    # -- the task record (seed 003) ------------------------------------------------------------
+    # -- the task record ------------------------------------------------------------
 
     def record_hidden(self, what: str, items: int) -> None:
         self.hidden.append(
@@ -553,7 +553,7 @@ class _Render:
             data["decisions_log"] = [self.decision(e) for e in decisions]
         self.hide("older decisions", EntryType.DECISION, total(EntryType.DECISION), len(decisions))
 
-        # Seed 000: errors newest 5, unresolved first.
+        # errors newest 5, unresolved first.
         open_errors = self.entries(EntryType.ERROR, active, level.errors)
         room = level.errors - len(open_errors) if level.resolved_errors else 0
         fixed = self.entries(EntryType.ERROR, resolved, room)
@@ -610,7 +610,7 @@ class _Render:
 
 
 def render_lines(snap: Snapshot, level: int) -> tuple[list[str], tuple[Hidden, ...]]:
-    """Render `snap` at degradation `level` (0 = seed 000's rules only)."""
+    """Render `snap` at degradation `level` (0 = the pruning rules only)."""
     render = _Render(snap, LEVELS[level])
     data = render.build()
     return dump_lines(data), tuple(render.hidden)

@@ -1,4 +1,4 @@
-"""Stuck detection (seed 001): an active task that makes no progress, or that runs the same
+"""Stuck detection: an active task that makes no progress, or that runs the same
 failing command again and again. Pure: records and the time in, conditions out.
 
 Two conditions, each with its evidence and a suggestion:

@@ -1,4 +1,4 @@
-"""Running summaries and live questions (seed 001), with their no-model answers. Pure.
+"""Running summaries and live questions, with their no-model answers. Pure.
 
 A question goes to the small model if it is simple ("what step am I on?") and to the large
 one, when one is configured, if it is complex ("should I change the plan?", "analyze the
@@ -71,8 +71,8 @@ def plan_text(task: Task) -> str:
 
 
 def summary_prompt(task: Task, messages: Sequence[Message]) -> list[Prompt]:
-    """Seed 001's running-summary prompt, which also asks the model to refine the task's
-    progress summary and next objective (seed 003)."""
+    """The running-summary prompt, which also asks the model to refine the task's
+    progress summary and next objective."""
     user = prompt("summary")["user"].format(
         name=task.name,
         plan=plan_text(task),
@@ -114,7 +114,7 @@ def split_summary(answer: str) -> Refined:
 def ask_prompt(
     task: Task, summary: str | None, since: int, recent: Sequence[Message], question: str
 ) -> list[Prompt]:
-    """Seed 001's live-query prompt: the summary, the messages after it, the question."""
+    """The live-query prompt: the summary, the messages after it, the question."""
     user = prompt("ask")["user"].format(
         name=task.name,
         plan=plan_text(task),

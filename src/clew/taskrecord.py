@@ -1,4 +1,4 @@
-"""The complete task record on the Memory facade (seed 003, seed 002): setting a task's
+"""The complete task record on the Memory facade: setting a task's
 answer, outcome, error summary, confidence, domain, priority, estimate, plan source and
 entities, and a step's agent, outcome and artifacts; reading it all back as a `TaskRecord`
 with its phase, phase timestamps and identified entities.

@@ -1,5 +1,5 @@
 """Maintenance that runs by itself, on the Memory facade: pause idle tasks (24 h), archive
-closed ones (7 d), deprecate patterns by seed 002's rule, time out waits past their deadline
+closed ones (7 d), deprecate patterns by the pruning rule, time out waits past their deadline
 and cancel those of closed tasks. And the worker's round: maintenance when due, then the
 waits that are due.
 

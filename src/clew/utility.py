@@ -369,7 +369,7 @@ class Utility(Archive, Working):
         self, job: Job, seen: Task, refined: summaries.Refined, model: str, at: str
     ) -> None:
         """Inside the write of a running summary: let the model's summary refine the task's
-        progress summary and next objective (seed 003), journaled as the model's; a field
+        progress summary and next objective, journaled as the model's; a field
         the agent changed while the model worked keeps the agent's value."""
         now = self._store.get_task(job.task_id)
         changes: dict[str, str] = {}
@@ -474,7 +474,7 @@ class Utility(Archive, Working):
     # -- models and the cost governor ------------------------------------------------------
 
     def _model_for(self, purpose: str, question: str = "") -> tuple[str, Provider] | None:
-        """Route: the small model first (local, per seed 001); a complex question to the
+        """Route: the small model first (local); a complex question to the
         large one when it is configured. None when no model is configured."""
         small, large = self.settings.small, self.settings.large
         complex_ = purpose == "ask" and summaries.is_complex(question)

@@ -1,4 +1,4 @@
-"""Smart waits on the Memory facade (seed 001): a task waits for a command to succeed, a file
+"""Smart waits on the Memory facade: a task waits for a command to succeed, a file
 to appear, a local URL to answer, a time to come, or someone to say so.
 
 A wait is added, polled by the worker (`clew work`, the library's worker thread, or

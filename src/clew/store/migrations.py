@@ -351,7 +351,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX actions_command ON actions(space, command, created_at)",
             "CREATE INDEX actions_fingerprint ON actions(fingerprint)",
             "CREATE INDEX actions_decision ON actions(decision_id) WHERE decision_id IS NOT NULL",
-            # Seed 002's episodic trace: the agent's decisions and their validations.
+            # The episodic trace: the agent's decisions and their validations.
             """
             CREATE TABLE trace_decisions (
                 id                TEXT PRIMARY KEY,
@@ -475,7 +475,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             """,
             "CREATE INDEX model_calls_task ON model_calls(task_id, created_at)",
             "CREATE INDEX model_calls_day ON model_calls(space, created_at)",
-            # Running summaries (seed 001), newest last; the live query reads the newest.
+            # Running summaries, newest last; the live query reads the newest.
             """
             CREATE TABLE task_summaries (
                 id            TEXT PRIMARY KEY,

@@ -1,4 +1,4 @@
-"""Reads of the layer-2 archive: entries with their sources, exact filters, seed 000's
+"""Reads of the layer-2 archive: entries with their sources, exact filters
 `query_relevant`, full-text search, and what an error fingerprint has been seen with.
 
 Tags and `relevance_to` are matched through `entry_labels` (one row per value, indexed),
@@ -120,7 +120,7 @@ class ArchiveReads(RowReader):
         return self._with_sources([_entry(r) for r in rows])
 
     def relevant_entries(self, task_id: str, subtask_id: str, *, limit: int) -> list[Entry]:
-        """Seed 000's query_relevant: the subtask's own entries, entries that name it in
+        """`query_relevant`: the subtask's own entries, entries that name it in
         relevance_to, and the task's decisions, errors and user instructions; newest first."""
         kinds = ("decision", "error", "user_instruction")
         rows = self._rows(
