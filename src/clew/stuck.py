@@ -121,7 +121,7 @@ def repeated_failure(task: Task, actions: Sequence[Action], repeats: int) -> Stu
             f"{what} failed {len(best)} times with the same error since {best[0].created_at[:16]}Z"
         ),
         suggestion=(
-            "try a different approach rather than running it again; read the error with"
+            "a different approach rather than running it again; read the error with"
             f" `clew task output {last.id} --stderr` and look for a fix that worked before with"
             " `clew seen`"
         ),
