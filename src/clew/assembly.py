@@ -18,7 +18,7 @@ from typing import Any
 
 from clew import checks, search
 from clew.brief import clip, current_step
-from clew.context import Context, Section, Tier, assemble
+from clew.context import Context, Section, Tier, assemble, tier_caps
 from clew.conversations import (
     CONTEXT_BUDGET,
     MAX_CONTEXT_BUDGET,
@@ -120,15 +120,7 @@ class Assembly(Conversations):
                 f"budget {total} with reserve {reserve} is out of range: the context needs"
                 f" {MIN_TASK_CONTEXT}-{MAX_CONTEXT_BUDGET} tokens after the reserve"
             )
-        caps = dict(TASK_TIER_BUDGETS)
-        for name, value in (tiers or {}).items():
-            if name not in caps:
-                raise ValidationError(
-                    f"no tier is called {name!r}; the tiers are: {', '.join(caps)}"
-                )
-            caps[name] = checks.integer(value, f"{name} budget")
-            if caps[name] < 0:
-                raise ValidationError(f"the {name} budget cannot be negative ({value})")
+        caps = tier_caps(TASK_TIER_BUDGETS, tiers)
         prompt = checks.optional_text(system_prompt, "system prompt") or ""
         wanted = checks.optional_text(query, "query")
         tid = self._task_id(task_ref)

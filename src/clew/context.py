@@ -21,9 +21,11 @@ tokens it used, what it included and what it left out.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from clew import checks
+from clew.errors import ValidationError
 from clew.models import Turn
 from clew.tokens import TokenCounter
 
@@ -132,6 +134,18 @@ def _repaired(turns: list[Turn]) -> Group:
                         {"role": "tool", "tool_call_id": call_id, "content": NO_RESULT}
                     )
     return Group(tuple(turns), tuple(synthetic))
+
+
+def tier_caps(defaults: Mapping[str, int], overrides: Mapping[str, Any] | None) -> dict[str, int]:
+    """Each tier's token cap: the defaults, with the caller's overrides checked."""
+    caps = dict(defaults)
+    for name, value in (overrides or {}).items():
+        if name not in caps:
+            raise ValidationError(f"no tier is called {name!r}; the tiers are: {', '.join(caps)}")
+        caps[name] = checks.integer(value, f"{name} budget")
+        if caps[name] < 0:
+            raise ValidationError(f"the {name} budget cannot be negative ({value})")
+    return caps
 
 
 MIN_RENDER = 800  # the smallest budget a state render honours (state.MIN_BUDGET)

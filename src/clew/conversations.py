@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 from clew import checks, hints, recall, search, turns
 from clew.archive import Archive
 from clew.brief import clip, current_step
-from clew.context import TIER_BUDGETS, Context, Section, assemble
+from clew.context import TIER_BUDGETS, Context, Section, assemble, tier_caps
 from clew.errors import NotFoundError, ValidationError
 from clew.ids import new_id
 from clew.location import real_path, related
@@ -518,15 +518,7 @@ class Conversations(Archive, Working):
             raise ValidationError(
                 f"budget {budget} is out of range: use {MIN_CONTEXT_BUDGET}-{MAX_CONTEXT_BUDGET}"
             )
-        caps = dict(TIER_BUDGETS)
-        for name, value in (tiers or {}).items():
-            if name not in caps:
-                raise ValidationError(
-                    f"no tier is called {name!r}; the tiers are: {', '.join(caps)}"
-                )
-            caps[name] = checks.integer(value, f"{name} budget")
-            if caps[name] < 0:
-                raise ValidationError(f"the {name} budget cannot be negative ({value})")
+        caps = tier_caps(TIER_BUDGETS, tiers)
         with self._store.transaction():
             current = self._session(session)
             tid = self._task_id(task_id) if task_id is not None else current.task_id
