@@ -32,3 +32,6 @@ class RowReader:
 
     def fts_check(self, index: str = "entries_fts") -> str | None:
         raise NotImplementedError
+
+    def records_check(self, space: str | None = None) -> str | None:
+        raise NotImplementedError

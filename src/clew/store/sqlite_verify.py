@@ -1,0 +1,201 @@
+"""Verification of the SQLite store (a mixin of SQLiteStore): walk each space's hash chain,
+replay the journal into a scratch database, compare every projection row, and check the search
+indexes (on a copy when the store is read-only, since FTS5's check is a write)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from clew.models import Difference, Event, VerifyReport
+from clew.store import chain, codec, projection
+from clew.store.migrations import PROJECTION_TABLES
+from clew.store.rows import RowReader
+
+MAX_DIFFERENCES = 100
+EVENT_COLUMNS = "seq, id, space, task_id, correlation_id, type, data, created_at, hash"
+
+
+class Verification(RowReader):
+    """What `verify` needs of the store; SQLiteStore provides the connection and guards."""
+
+    _conn: sqlite3.Connection
+    _lock: threading.RLock
+    read_only: bool
+    _guard: Callable[..., Any]
+
+    def fts_check(self, index: str = "entries_fts") -> str | None:
+        """Run FTS5's integrity check of a search index; None when it is sound."""
+        if not self.read_only:
+            return super().fts_check(index)
+        import tempfile
+
+        # FTS5 runs its check as a write, which a read-only store refuses: so a read-only
+        # store is checked on a copy, rather than reported as damaged.
+        with tempfile.TemporaryDirectory(prefix="clew-verify-") as scratch_dir:
+            copy = sqlite3.connect(os.path.join(scratch_dir, "copy.db"), isolation_level=None)
+            try:
+                with self._lock:
+                    self._guard(lambda: self._conn.backup(copy))
+                copy.execute(f"INSERT INTO {index} ({index}, rank) VALUES ('integrity-check', 1)")
+            except sqlite3.Error as exc:
+                return f"store error: {exc}"
+            finally:
+                copy.close()
+        return None
+
+    def verify(self, *, all_spaces: bool = False) -> VerifyReport:
+        """Check this space's journal chain, replay its journal into a scratch database and
+        compare every projection row of the space (of the whole file with `all_spaces`)."""
+        import tempfile  # only verify needs it; keep it off the CLI's start-up path
+
+        from clew.store.sqlite import connect, migrate
+
+        scope = None if all_spaces else self.space
+        with tempfile.TemporaryDirectory(prefix="clew-verify-") as scratch_dir:
+            scratch = connect(os.path.join(scratch_dir, "rebuilt.db"))
+            try:
+                scratch.execute("PRAGMA synchronous = OFF")
+                migrate(scratch)
+                with self.transaction():
+                    try:
+                        count, findings, heads = self._replay(scratch, scope, careful=False)
+                    except _Unreplayable:
+                        # An event failed half-applied: replay again, undoing each failure.
+                        count, findings, heads = self._replay(scratch, scope, careful=True)
+                    report = self._compare(scratch, count, scope, findings)
+            finally:
+                scratch.close()
+        report = report._replace(heads=heads)
+        # The search indexes against the rows they index.
+        for index, problem in (("entries_fts", self.fts_check()),
+                               ("records_fts", self.records_check(scope))):  # fmt: skip
+            if problem is not None:
+                found = Difference(index, "*", "*", problem, "a sound index")
+                report = report._replace(differences=(*report.differences, found))
+        return report
+
+    def _replay(
+        self, scratch: sqlite3.Connection, space: str | None, *, careful: bool
+    ) -> tuple[int, list[Difference], dict[str, str]]:
+        """Walk the journal once (streamed, in seq order): check each space's hash chain up
+        to its first break and apply each event to the scratch database. An event that
+        cannot be read is a finding, and the replay goes on without it. So is one that
+        cannot be applied: `careful` wraps each event in a savepoint to undo what it half
+        did; without it (a third faster), such an event raises _Unreplayable instead.
+        Return the events seen, the findings and each space's newest hash."""
+        where, params = ("WHERE space = ?", (space,)) if space is not None else ("", ())
+        rows = self._conn.execute(
+            f"SELECT {EVENT_COLUMNS} FROM events {where} ORDER BY seq", params
+        )
+        findings: list[Difference] = []
+        heads: dict[str, str] = {}
+        count = 0
+        scratch.execute("BEGIN")
+        for link, expected in chain.walk(chain.Link(*row) for row in rows):
+            count += 1
+            if expected is not None:
+                findings.append(_chain_finding(link, expected))
+            heads[link.space] = link.hash or ""
+            try:
+                data = codec.loads(link.data)
+            except (ValueError, TypeError, RecursionError) as exc:
+                data, why = None, f"its data is not valid JSON ({exc})"
+            else:
+                why = "" if isinstance(data, dict) else "its data is not a JSON object"
+            if why:
+                findings.append(_event_finding(link, why))
+                continue
+            event = Event(
+                link.seq, link.id, link.space, link.task_id, link.correlation_id, link.type,
+                data, link.created_at, link.hash,
+            )  # fmt: skip
+            if careful:
+                scratch.execute("SAVEPOINT event")
+            try:
+                projection.apply(scratch, event)
+            except (ValueError, KeyError, TypeError, sqlite3.Error) as exc:
+                if not careful:
+                    scratch.execute("ROLLBACK")
+                    raise _Unreplayable from exc
+                scratch.execute("ROLLBACK TO event")
+                findings.append(_event_finding(link, f"it cannot be replayed ({exc!r})"))
+            if careful:
+                scratch.execute("RELEASE event")
+        scratch.execute("COMMIT")
+        return count, findings, heads
+
+    def _compare(
+        self,
+        scratch: sqlite3.Connection,
+        events: int,
+        space: str | None,
+        findings: list[Difference],
+    ) -> VerifyReport:
+        differences = findings[:MAX_DIFFERENCES]
+        truncated = len(findings) > MAX_DIFFERENCES
+        counts: dict[str, int] = {}
+        where, params = ("WHERE space = ?", (space,)) if space is not None else ("", ())
+        for table in PROJECTION_TABLES:
+            stored = self._conn.execute(f"SELECT * FROM {table} {where} ORDER BY id", params)
+            rebuilt = scratch.execute(f"SELECT * FROM {table} {where} ORDER BY id", params)
+            counts[table] = 0
+            for found in _diff_rows(table, stored, rebuilt, counts):
+                if len(differences) >= MAX_DIFFERENCES:
+                    truncated = True
+                    break
+                differences.append(found)
+        return VerifyReport(events, counts, tuple(differences), truncated)
+
+
+class _Unreplayable(Exception):
+    """An event could not be applied in a replay without savepoints."""
+
+
+def _chain_finding(link: chain.Link, expected: str) -> Difference:
+    return Difference(
+        "events",
+        f"#{link.seq}",
+        "hash",
+        link.hash,
+        expected,
+        f"the journal chain of space {link.space!r} breaks at event #{link.seq} ({link.type}):"
+        " this event or the one before it in the space was changed, removed or inserted"
+        " outside clew",
+    )
+
+
+def _event_finding(link: chain.Link, why: str) -> Difference:
+    data = link.data if len(link.data) <= 80 else link.data[:77] + "..."
+    return Difference(
+        "events",
+        f"#{link.seq}",
+        "data",
+        data,
+        None,
+        f"journal event #{link.seq} ({link.type}) is skipped in the replay: {why}",
+    )
+
+
+def _diff_rows(
+    table: str, stored: sqlite3.Cursor, rebuilt: sqlite3.Cursor, counts: dict[str, int]
+) -> Iterator[Difference]:
+    """Merge-walk two id-ordered cursors and yield every disagreement."""
+    a, b = stored.fetchone(), rebuilt.fetchone()
+    while a is not None or b is not None:
+        if b is None or (a is not None and a["id"] < b["id"]):
+            counts[table] += 1
+            yield Difference(table, a["id"], "*", "present", "missing")
+            a = stored.fetchone()
+        elif a is None or b["id"] < a["id"]:
+            yield Difference(table, b["id"], "*", "missing", "present")
+            b = rebuilt.fetchone()
+        else:
+            counts[table] += 1
+            for column in a.keys():  # noqa: SIM118 - sqlite3.Row is not a mapping
+                if a[column] != b[column]:
+                    yield Difference(table, a["id"], column, a[column], b[column])
+            a, b = stored.fetchone(), rebuilt.fetchone()
