@@ -32,7 +32,8 @@ _correlation: contextvars.ContextVar[str | None] = contextvars.ContextVar(
 
 
 class _Call:
-    """What the current call wrote, for what runs after its commit (mirrors, the worker)."""
+    """What the current call wrote, for what runs after its commit (mirrors, the worker)
+    and for update_task, which builds the task it returns from it."""
 
     __slots__ = ("jobs", "tasks", "types")
 
