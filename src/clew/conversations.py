@@ -134,10 +134,11 @@ class Conversations(Archive, Working):
         is it, holds it or lies within it."""
         if limit is not None:
             limit = checks.count(limit, "limit")
+        if workspace is None:  # nothing to filter here: the store limits in SQL
+            return self._store.list_sessions(active_only=active_only, limit=limit)
+        here = real_path(checks.text(workspace, "workspace"))
         found = self._store.list_sessions(active_only=active_only)
-        if workspace is not None:
-            here = real_path(checks.text(workspace, "workspace"))
-            found = [s for s in found if s.workspace and related(real_path(s.workspace), here)]
+        found = [s for s in found if s.workspace and related(real_path(s.workspace), here)]
         return found[:limit] if limit is not None else found
 
     def update_session(self, session: str, /, **changes: str | None) -> Session:

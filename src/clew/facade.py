@@ -32,13 +32,15 @@ _correlation: contextvars.ContextVar[str | None] = contextvars.ContextVar(
 
 
 class _Call:
-    """What the current call wrote, for what runs after its commit (mirrors, the worker)."""
+    """What the current call wrote, for what runs after its commit (mirrors, the worker)
+    and for update_task, which builds the task it returns from it."""
 
-    __slots__ = ("jobs", "tasks")
+    __slots__ = ("jobs", "tasks", "types")
 
     def __init__(self) -> None:
         self.tasks: set[str] = set()
         self.jobs = 0
+        self.types: dict[str, set[str]] = {}  # task id -> the types of its events
 
 
 _call: contextvars.ContextVar[_Call | None] = contextvars.ContextVar("clew_call", default=None)
@@ -140,6 +142,7 @@ class Facade:
         if call is not None:
             if task_id is not None:
                 call.tasks.add(task_id)
+                call.types.setdefault(task_id, set()).add(type)
             call.jobs += type in _WORK_EVENTS
         return self._store.append(
             type=type, task_id=task_id, correlation_id=cid, data=data, created_at=at
@@ -165,6 +168,15 @@ class Facade:
             _call.reset(token)
         if call.tasks or call.jobs:
             self._after_commit(sorted(call.tasks), call.jobs)
+
+    def _in_call(self) -> bool:
+        """Say whether this runs inside another call's write."""
+        return _call.get() is not None
+
+    def _written(self, task_id: str) -> set[str]:
+        """The types of the events the current call wrote for a task."""
+        call = _call.get()
+        return call.types.get(task_id, set()) if call is not None else set()
 
     def _after_commit(self, task_ids: list[str], jobs: int) -> None:
         """Run after a call's transaction commits, with the tasks it wrote and the number

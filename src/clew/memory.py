@@ -13,6 +13,7 @@ from clew.assembly import Assembly
 from clew.errors import ValidationError
 from clew.ids import new_id
 from clew.models import (
+    CLOSED_TASK_STATUSES,
     Event,
     Message,
     MessageRole,
@@ -27,6 +28,9 @@ from clew.models import (
 from clew.taskrecord import step_changes
 from clew.trace import Ledger
 from clew.upkeep import Upkeep
+
+# Events that change a task's row or plan in ways update_task does not model itself.
+_REWRITES = frozenset({"task.created", "task.archived", "plan.revised"})
 
 
 class Memory(Assembly, Upkeep, Ledger):
@@ -196,6 +200,7 @@ class Memory(Assembly, Upkeep, Ledger):
         if message is not None:
             message = checks.text(message, "message")
             kind = message_type or (MessageType.PROGRESS if step is not None else MessageType.TEXT)
+        nested = self._in_call()
         with self._write() as at:
             task = self._store.get_task(tid)
             if metadata:
@@ -221,7 +226,28 @@ class Memory(Assembly, Upkeep, Ledger):
             if new_status is not None and new_status is not task.status:
                 data = {"task_id": tid, "from": task.status.value, "to": new_status.value}
                 self._emit("task.status_changed", tid, data, at)
-            return self._store.get_task(tid)
+            if nested or metadata:  # an outer call's writes, or JSON: read it back whole
+                return self._store.get_task(tid)
+            return self._as_written(task, at, changes, new_status)
+
+    def _as_written(
+        self, task: Task, at: str, changes: dict[str, Any], status: TaskStatus | None
+    ) -> Task:
+        """The task after update_task's writes, built from the task it read and what it
+        wrote, so a report reads the task once (the plan again only if a step changed)."""
+        written = self._written(task.id)
+        own_status = status is not None and status is not task.status
+        if written & _REWRITES or ("task.status_changed" in written and not own_status):
+            return self._store.get_task(task.id)  # something else changed the task: read it
+        fields: dict[str, Any] = dict(changes)
+        if own_status:
+            fields["status"] = status
+            fields["completed_at"] = at if status in CLOSED_TASK_STATUSES else None
+        if written:  # every event of a task stamps its updated_at
+            fields["updated_at"] = at
+        if "step.updated" in written:
+            fields["plan"] = self._store.get_plan(task.id)
+        return task._replace(**fields)
 
     def archive_task(self, task_id: str, archived: bool = True) -> Task:
         """Hide a task from default listings (or show it again); nothing is deleted."""

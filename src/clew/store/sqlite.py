@@ -333,14 +333,27 @@ def _step(row: sqlite3.Row | tuple[Any, ...]) -> PlanItem:
 
 # Task fields in Task's order (all but the plan), selected by position like steps.
 _TASK_FIELDS = Task._fields[:-1]
-_TASK_COLUMNS = ", ".join(_TASK_FIELDS)
 _TASK_STATUS = {s.value: s for s in TaskStatus}
-_TASK_WITH_PLAN = (
+_TASKS_WITH_PLANS = (
     f"SELECT {', '.join('t.' + c for c in _TASK_FIELDS)},"
     f" {', '.join('p.' + c for c in PlanItem._fields)}"
     " FROM tasks t LEFT JOIN plan_items p ON p.task_id = t.id AND p.removed = 0"
-    " WHERE t.id = ? AND t.space = ? ORDER BY p.ordinal"
 )
+_TASK_WITH_PLAN = f"{_TASKS_WITH_PLANS} WHERE t.id = ? AND t.space = ? ORDER BY p.ordinal"
+
+
+def _tasks_with_plans(rows: Sequence[sqlite3.Row]) -> list[Task]:
+    """Fold rows of tasks joined to their steps (a task's rows together, its steps in
+    order) into tasks with their plans, in the rows' order."""
+    width = len(_TASK_FIELDS)
+    heads: dict[str, sqlite3.Row] = {}
+    plans: dict[str, list[PlanItem]] = {}
+    for row in rows:
+        heads.setdefault(row[0], row)
+        steps = plans.setdefault(row[0], [])
+        if row[width] is not None:
+            steps.append(_step(row[width:]))
+    return [_task(head[:width], tuple(plans[tid])) for tid, head in heads.items()]
 
 
 def _task(row: sqlite3.Row | tuple[Any, ...], plan: tuple[PlanItem, ...]) -> Task:
@@ -591,9 +604,7 @@ class SQLiteStore(
         rows = self._rows(_TASK_WITH_PLAN, (task_id, self.space))
         if not rows:
             raise NotFoundError("task", task_id)
-        width = len(_TASK_FIELDS)
-        plan = tuple(_step(r[width:]) for r in rows if r[width] is not None)
-        return _task(rows[0][:width], plan)
+        return _tasks_with_plans(rows)[0]
 
     def get_task_status(self, task_id: str) -> TaskStatus:
         """Return just a task's status: the hot write path's only check."""
@@ -607,17 +618,17 @@ class SQLiteStore(
     def list_tasks(
         self, statuses: tuple[TaskStatus, ...] = (), *, include_archived: bool = False
     ) -> list[Task]:
-        """Return tasks, most recently updated first, each with its plan."""
-        sql = f"SELECT {_TASK_COLUMNS} FROM tasks WHERE space = ?"
+        """Return tasks, most recently updated first, each with its plan (one query: the
+        tasks joined to their steps, so a listing costs the same at any number of tasks)."""
+        sql = f"{_TASKS_WITH_PLANS} WHERE t.space = ?"
         params: list[Any] = [self.space]
         if statuses:
-            sql += f" AND status IN ({', '.join('?' for _ in statuses)})"
+            sql += f" AND t.status IN ({', '.join('?' for _ in statuses)})"
             params += [s.value for s in statuses]
         if not include_archived:
-            sql += " AND archived = 0"
-        sql += " ORDER BY updated_at DESC, id"
-        with self.transaction():
-            return [_task(r, self.get_plan(r["id"])) for r in self._rows(sql, params)]
+            sql += " AND t.archived = 0"
+        sql += " ORDER BY t.updated_at DESC, t.id, p.ordinal"
+        return _tasks_with_plans(self._rows(sql, params))
 
     def get_step(self, step_id: str) -> PlanItem:
         """Return one plan item by id."""
