@@ -286,16 +286,6 @@ def test_a_write_past_the_busy_timeout_raises_store_busy(
 
 # The CLI opens stores with the default 5 s busy timeout; this runs it in a real process
 # with a short one, so the test does not wait 5 s.
-CLI_SHORT_TIMEOUT = r"""
-import functools, sys
-import clew
-from clew.cli import main
-
-clew.open = functools.partial(clew.open, busy_timeout=0.2)
-sys.exit(main(sys.argv[1:]))
-"""
-
-
 def test_cli_reports_a_busy_store_in_one_line(busy_store: tuple[Path, str, str]) -> None:
     db, task_id, _ = busy_store
     with clew.open(db) as mem:
@@ -307,7 +297,7 @@ def test_cli_reports_a_busy_store_in_one_line(busy_store: tuple[Path, str, str])
             ["task", "new", "blocked"],
         ):
             done = subprocess.run(
-                [sys.executable, "-c", CLI_SHORT_TIMEOUT, "--db", str(db), *args],
+                [sys.executable, "-m", "clew", "--busy-timeout", "0.2", "--db", str(db), *args],
                 capture_output=True,
                 text=True,
                 timeout=30,
