@@ -26,6 +26,8 @@ from clew.models import EntryStatus, Session, Turn
 from clew.recall import RECALL_ACTIONS, RECALL_BUDGET, Fitted
 from clew.semantic import guardrail_lines
 from clew.session_state import STATE_BUDGET as SESSION_STATE_BUDGET
+from clew.session_state import advance as fold_state
+from clew.session_state import change as state_change
 from clew.session_state import render as render_session_state
 from clew.state import MAX_BUDGET
 from clew.tokens import counter
@@ -230,6 +232,7 @@ class Conversations(Archive, Working):
                 )
             # The calls awaiting results, so that a result knows its tool and its call's turn.
             pending: dict[str, Any] = dict(current.state.get("calls", {}))
+            state = current.state
             added = []
             for number, (message, parts) in enumerate(parsed, current.turn_count + 1):
                 call, name = {}, None
@@ -245,9 +248,14 @@ class Conversations(Archive, Working):
                     made, parts.tool_call_id, name, call.get("turn"),
                     turns.estimate_tokens(parts.text, parts.tool_calls), False, at,
                 )  # fmt: skip
+                # The event carries everything derived (parts, tokens, the state's change),
+                # so the projection copies it and a tuned heuristic never alters a replay.
+                folded = fold_state(state, number, parts)
                 data = {"id": turn.id, "number": number, "message": message,
                         "token_count": turn.token_count, "tool_name": name,
-                        "call_turn": turn.call_turn}  # fmt: skip
+                        "call_turn": turn.call_turn, **turns.derived(message, parts),
+                        "state": state_change(state, folded)}  # fmt: skip
+                state = folded
                 self._emit(
                     "turn.appended", current.task_id, {"session_id": current.id, "turn": data}, at
                 )
