@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import clew
 from clew import session_state, turns
 from clew.store import frozen_turns
+from tests.conftest import FakeClock
 
 FIXTURE = Path(__file__).parent / "fixtures" / "turns_v1.json"
 _TURN_COLUMNS = (
@@ -102,7 +103,7 @@ def test_new_turns_replay_the_same_after_a_heuristic_is_tuned(
 
 
 def test_a_turn_event_carries_its_parts_without_its_text_twice(mem: clew.Memory) -> None:
-    sid = _conversation(mem)
+    _conversation(mem)
     events = [e for e in mem.journal() if e.type == "turn.appended"]
     first = events[0].data["turn"]
     assert first["role"] == "user" and first["text_from"] == "content" and "text" not in first
@@ -150,8 +151,8 @@ def _messages(draw: st.DrawFn) -> list[dict[str, Any]]:
         elif kind == "call":
             args = {"command": draw(_TEXT), "path": draw(st.sampled_from(["", "a.py"]))}
             function = {"name": draw(_NAMES), "arguments": json.dumps(args)}
-            out.append({"role": "assistant", "content": None,
-                        "tool_calls": [{"id": f"c{n}", "type": "function", "function": function}]})  # fmt: skip
+            call = {"id": f"c{n}", "type": "function", "function": function}
+            out.append({"role": "assistant", "content": None, "tool_calls": [call]})
         elif kind == "result":
             out.append({"role": "tool", "tool_call_id": f"c{n - 1}", "content": draw(_TEXT)})
         else:
@@ -188,3 +189,27 @@ def test_overlaying_each_turn_s_change_rebuilds_the_fold(messages: list[dict[str
         overlaid = {**overlaid, **session_state.change(state, new)}
         state = new
     assert json.dumps(overlaid) == json.dumps(state)  # key order too: the stored text
+
+
+def test_a_step_s_timing_is_in_its_event_and_older_events_derive_it(
+    mem: clew.Memory, clock: FakeClock
+) -> None:
+    task = mem.create_task("t", ["a", "b"])
+    mem.update_task(task.id, step=1, step_status="active")
+    clock.advance(seconds=30)
+    mem.update_task(task.id, step=1, step_status="completed")
+    timing = [e.data.get("timing") for e in mem.journal() if e.type == "step.updated"]
+    assert timing[0]["started_at"] and timing[1]["duration_seconds"] == 30
+    # As clew wrote a status change before events carried the timing: none in the data.
+    step = task.plan[1].id
+    store = mem._store  # type: ignore[attr-defined]
+    for status, at in (("active", "2030-01-01T00:00:00.000000Z"),
+                       ("failed", "2030-01-01T00:01:05.500000Z")):  # fmt: skip
+        data = {"task_id": task.id, "step_id": step, "changes": {"status": status}}
+        with store.transaction(write=True):
+            store.append(
+                type="step.updated", task_id=task.id, correlation_id="old", data=data, created_at=at
+            )
+    done = mem.get_task(task.id).plan[1]
+    assert (done.started_at, done.duration_seconds) == ("2030-01-01T00:00:00.000000Z", 65.5)
+    assert mem.verify().ok

@@ -323,6 +323,8 @@ class Memory(Assembly, Upkeep, Ledger):
             changes["depends_on"] = deps
         if changes:
             data = {"task_id": task.id, "step_id": target.id, "changes": changes}
+            if "status" in changes:
+                data["timing"] = tasks.step_timing(target, StepStatus(changes["status"]), at)
             self._emit("step.updated", task.id, data, at)
             if "status" in changes:
                 self._step_finished(task.id, target.id, StepStatus(changes["status"]), at)

@@ -24,6 +24,7 @@ from clew.models import (
     TaskStatus,
 )
 from clew.stuck import ACTIONS_READ, NO_PROGRESS, Stuck, alert_due, alert_text, detect
+from clew.tasks import step_timing
 
 MESSAGES_READ = 10  # the newest messages stuck detection reads (alerts are skipped)
 
@@ -163,6 +164,7 @@ class Watch(Facade):
                 "task_id": task_id,
                 "step_id": step.id,
                 "changes": {"status": StepStatus.COMPLETED.value},
+                "timing": step_timing(step, StepStatus.COMPLETED, at),
                 "inferred": True,
                 "message_id": message_id,
                 "how": hit.how,

@@ -40,12 +40,13 @@ def _session_updated(conn: sqlite3.Connection, event: Event) -> None:
 
 
 @upgrades("turn.appended", lambda data: "call_turn" not in data["turn"])
-def _turn_before_call_turn(conn: sqlite3.Connection, data: dict[str, Any]) -> dict[str, Any]:
+def _turn_before_call_turn(conn: sqlite3.Connection, event: Event) -> dict[str, Any]:
     """Derive `call_turn` and `tool_name`, which turns written before the facade put them in
     the event lack (clew's shape up to commit a0ae60a), as the projection then did: from
     the calls the session state keeps until their results arrive. Replayed in order, the
     state is the one the turn was appended to, so the result is exact; read later (for
     display), the turn's row already holds what the replay derived."""
+    data = event.data
     t = data["turn"]
     row = conn.execute("SELECT tool_name, call_turn FROM turns WHERE id = ?", (t["id"],))
     known = row.fetchone()
@@ -58,11 +59,12 @@ def _turn_before_call_turn(conn: sqlite3.Connection, data: dict[str, Any]) -> di
 
 
 @upgrades("turn.appended", lambda data: "role" not in data["turn"])
-def _turn_before_derived(conn: sqlite3.Connection, data: dict[str, Any]) -> dict[str, Any]:
+def _turn_before_derived(conn: sqlite3.Connection, event: Event) -> dict[str, Any]:
     """Derive the parts and the session state's change, which turns written before events
     carried them lack, with the parser and fold of that time (frozen_turns). The change is
     folded from the session's state, which is the one the turn was appended to only while
     replaying in order: a turn read later (its row exists) gets its parts, not a change."""
+    data = event.data
     t = data["turn"]
     parts = frozen_turns.parse(t["message"])
     calls = [list(c) for c in parts.tool_calls] or None
