@@ -327,7 +327,7 @@ class Memory(Assembly, Upkeep, Ledger):
                 data["timing"] = tasks.step_timing(target, StepStatus(changes["status"]), at)
             self._emit("step.updated", task.id, data, at)
             if "status" in changes:
-                self._step_finished(task.id, target.id, StepStatus(changes["status"]), at)
+                self._signal("step.finished", task.id, target.id, StepStatus(changes["status"]), at)
         return target.id
 
     def replan(self, task_id: str, ops: Sequence[PlanOp], *, reason: str | None = None) -> Task:
@@ -403,7 +403,7 @@ class Memory(Assembly, Upkeep, Ledger):
         self._emit("message.added", task_id, {"message": {**data, "content": content}}, at)
         if message.role is not MessageRole.SYSTEM:
             self._apply_progress(task_id, message.id, content, at, exclude=exclude)
-        self._message_added(task_id, at)
+        self._signal("message.added", task_id, at)
         return message
 
     def list_messages(self, task_id: str, *, limit: int | None = None) -> list[Message]:

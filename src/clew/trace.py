@@ -144,9 +144,9 @@ class Ledger(Facade):
                     raise ValidationError(f"decision {decision_id} belongs to another task")
                 action["decision_id"] = decision_id
             self._emit("action.recorded", tid, {"action": action}, at)
-            self._action_recorded(tid, "fingerprint" in action, at)
+            self._signal("action.recorded", tid, "fingerprint" in action, at)
             if command is not None and state is ActionStatus.COMPLETED:
-                self._command_succeeded(tid, command, action_id, at)
+                self._signal("command.succeeded", tid, command, action_id, at)
         return self._store.get_action(action_id)
 
     def finish_action(
@@ -191,9 +191,9 @@ class Ledger(Facade):
                 changes["fingerprint"] = failure_fingerprint(current.command, result)
             data = {"action_id": aid, "changes": changes}
             self._emit("action.updated", current.task_id, data, at)
-            self._action_recorded(current.task_id, "fingerprint" in changes, at)
+            self._signal("action.recorded", current.task_id, "fingerprint" in changes, at)
             if current.command is not None and state is ActionStatus.COMPLETED:
-                self._command_succeeded(current.task_id, current.command, aid, at)
+                self._signal("command.succeeded", current.task_id, current.command, aid, at)
         return self._store.get_action(aid)
 
     def get_action(self, action_id: str) -> Action:

@@ -26,6 +26,7 @@ from clew import checks, extraction, summaries
 from clew.archive import Archive, action_hit, entry_hit
 from clew.errors import ClewError, ModelError, ValidationError
 from clew.extraction import Draft, ExtractionError
+from clew.facade import Committed, after_commit, handles_job, reacts
 from clew.ids import new_id
 from clew.models import (
     ActionStatus,
@@ -81,21 +82,24 @@ class Utility(Archive, Working):
             job["step_id"] = step_id
         self._emit("job.queued", task_id, {"job": job}, at)
 
-    def _step_finished(self, task_id: str, step_id: str, status: StepStatus, at: str) -> None:
-        """Called by the tracker when a step completes or fails: queue its extraction."""
+    @reacts("step.finished")
+    def _queue_extraction(self, task_id: str, step_id: str, status: StepStatus, at: str) -> None:
+        """When a step completes or fails: queue its extraction."""
         if status in (StepStatus.COMPLETED, StepStatus.FAILED):
             self._enqueue("extract", task_id, step_id, at)
 
-    def _message_added(self, task_id: str, at: str) -> None:
-        """Called by the tracker after each message: every Nth queues a running summary."""
+    @reacts("message.added")
+    def _queue_summary(self, task_id: str, at: str) -> None:
+        """After each message the tracker adds: every Nth queues a running summary."""
         if self._model_for("summarize") is None:
             return  # without a model the summary is computed when asked for
         if self._store.count_messages(task_id) % self.settings.summary_every == 0:
             self._enqueue("summarize", task_id, None, at)
 
-    def _after_commit(self, task_ids: list[str], jobs: int) -> None:
-        super()._after_commit(task_ids, jobs)
-        if jobs:
+    @after_commit(20)  # after the mirrors (10): a worker's writes come after the call's
+    def _wake_worker(self, done: Committed) -> None:
+        """After a call that queued work: start the worker (as the settings say)."""
+        if done.jobs:
             self._start_worker()
 
     # -- the worker ---------------------------------------------------------------------------
@@ -133,12 +137,10 @@ class Utility(Archive, Working):
 
     def _run(self, job: Job) -> Job:
         try:
-            if job.kind == "extract":
-                self._extract(job)
-            elif job.kind == "summarize":
-                self._summarize(job)
-            else:
+            handler = self._job_handlers.get(job.kind)
+            if handler is None:
                 raise ValidationError(f"unknown job kind {job.kind!r}")
+            handler(job)
         except ClewError as exc:
             retry = job.attempts < ATTEMPTS
             with self._write() as at:
@@ -274,6 +276,7 @@ class Utility(Archive, Working):
 
     # -- extraction -----------------------------------------------------------------------
 
+    @handles_job("extract")
     def _extract(self, job: Job) -> None:
         if job.step_id is None:
             raise ValidationError("an extraction job needs a step")
@@ -334,6 +337,7 @@ class Utility(Archive, Working):
 
     # -- running summaries and questions --------------------------------------------------
 
+    @handles_job("summarize")
     def _summarize(self, job: Job) -> None:
         model = self._model_for("summarize")
         with self._store.transaction():
