@@ -141,6 +141,11 @@ class Utility(Archive, Working):
             if handler is None:
                 raise ValidationError(f"unknown job kind {job.kind!r}")
             handler(job)
+            # A handler that stored nothing itself (`_finish` does for extraction) is done
+            # when it returns: marked here, so a new kind needs no bookkeeping of its own.
+            with self._write() as at:
+                if self._still_mine(job):
+                    self._emit("job.done", job.task_id, {"job_id": job.id, "result": {}}, at)
         except ClewError as exc:
             retry = job.attempts < ATTEMPTS
             with self._write() as at:
