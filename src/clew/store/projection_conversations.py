@@ -11,7 +11,6 @@ import sqlite3
 from typing import Any
 
 from clew.models import Event
-from clew.store import frozen_turns
 from clew.store.projection import handles, insert, upgrades
 
 _SESSION_FIELDS = ("key", "workspace", "model", "system_prompt", "task_id", "title")
@@ -46,6 +45,8 @@ def _turn_before_call_turn(conn: sqlite3.Connection, event: Event) -> dict[str, 
     the calls the session state keeps until their results arrive. Replayed in order, the
     state is the one the turn was appended to, so the result is exact; read later (for
     display), the turn's row already holds what the replay derived."""
+    from clew.store import frozen_turns  # lazily: only old events need it
+
     data = event.data
     t = data["turn"]
     row = conn.execute("SELECT tool_name, call_turn FROM turns WHERE id = ?", (t["id"],))
@@ -64,6 +65,8 @@ def _turn_before_derived(conn: sqlite3.Connection, event: Event) -> dict[str, An
     carried them lack, with the parser and fold of that time (frozen_turns). The change is
     folded from the session's state, which is the one the turn was appended to only while
     replaying in order: a turn read later (its row exists) gets its parts, not a change."""
+    from clew.store import frozen_turns  # lazily: only old events need it
+
     data = event.data
     t = data["turn"]
     parts = frozen_turns.parse(t["message"])
