@@ -13,13 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from clew import checks, tasks
 from clew.clock import seconds_between
 from clew.errors import ValidationError
 from clew.facade import Facade
-from clew.history import HistoryItem, history
 from clew.ids import new_id
 from clew.models import (
     Action,
@@ -30,6 +29,9 @@ from clew.models import (
     TraceDecision,
     TraceValidation,
 )
+
+if TYPE_CHECKING:
+    from clew.history import HistoryItem
 
 # What a "test run" looks like when no pattern is given: the usual test runners.
 TEST_RUNNERS = (
@@ -417,6 +419,8 @@ class Ledger(Facade):
         with self._store.transaction():
             events = self._store.list_events(task_id=tid)
             plan = self._store.get_plan(tid)
+        from clew.history import history  # lazily: not on the hook path
+
         return history(events, {s.id: n for n, s in enumerate(plan, 1)})
 
 
