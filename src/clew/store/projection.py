@@ -125,8 +125,9 @@ def insert(conn: sqlite3.Connection, table: str, values: dict[str, Any]) -> None
     be a column of the table: a journal event can never name anything else."""
     known = _TABLE_COLUMNS.get(table)
     if known is None:
-        rows = conn.execute(f"PRAGMA table_info({table})").fetchall()
-        known = _TABLE_COLUMNS[table] = frozenset(row[1] for row in rows)
+        # The columns as any DB-API cursor describes them (no PRAGMA: every backend runs this).
+        cursor = conn.execute(f"SELECT * FROM {table} WHERE 1 = 0")
+        known = _TABLE_COLUMNS[table] = frozenset(c[0] for c in cursor.description)
     unknown = set(values) - known
     if unknown:
         raise ValueError(f"event names unknown {table} columns {sorted(unknown)}")
