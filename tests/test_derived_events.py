@@ -213,3 +213,29 @@ def test_a_step_s_timing_is_in_its_event_and_older_events_derive_it(
     done = mem.get_task(task.id).plan[1]
     assert (done.started_at, done.duration_seconds) == ("2030-01-01T00:00:00.000000Z", 65.5)
     assert mem.verify().ok
+
+
+def test_projections_import_no_heuristic() -> None:
+    """Handlers copy what events say: nothing in store/projection*.py may import the pure
+    modules that parse, fold, fingerprint or count (only the frozen copy, for old events)."""
+    import ast
+
+    store = Path(clew.__file__).parent / "store"
+    allowed = {"clew.models", "clew.clock", "clew.store", "clew.store.projection"}
+    for path in sorted(store.glob("projection*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("clew"):
+                names = {a.name for a in node.names}
+                if node.module == "clew.store":
+                    assert names <= {"codec", "frozen_turns", *_PROJECTION_MODULES}, path.name
+                else:
+                    assert node.module in allowed, f"{path.name} imports {node.module}"
+            elif isinstance(node, ast.Import):
+                assert not any(a.name.startswith("clew") for a in node.names), path.name
+
+
+_PROJECTION_MODULES = {
+    "projection_archive", "projection_conversations", "projection_record",
+    "projection_utility", "projection_waits",
+}  # fmt: skip
