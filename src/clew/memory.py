@@ -39,8 +39,10 @@ class Memory(Assembly, Upkeep, Ledger):
     The methods live in mixins by subject: tasks, plans and messages here; archive
     entries, search and error fingerprints in `archive.py`; the command ledger and the
     episodic trace in `trace.py`; patterns and guardrails in `semantic.py`; the layer-1
-    state and "where was I?" in `working.py`; the utility model, its jobs and its caps in
-    `utility.py`; sessions, turns, recall and context assembly in `conversations.py`;
+    state and "where was I?" in `working.py`; queued jobs in `jobs.py` (the worker in
+    `worker.py`), the model's caps in `governor.py` and its extraction and summaries in
+    `utility.py`; sessions and turns in `sessions.py`, recall in `recollection.py` and
+    context assembly in `conversations.py`;
     smart waits in `waits.py`; maintenance and archived tasks by month in `upkeep.py`;
     `assemble` (a session's prompt, or a task's context without one) in `assembly.py`;
     the complete task record (answer, outcome, phases, entities...) in `taskrecord.py`;
