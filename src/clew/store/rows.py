@@ -14,6 +14,15 @@ def json_ids(text: str) -> tuple[str, ...]:
     return () if text == "[]" else tuple(json.loads(text))
 
 
+# Columns that order rows but are no field of the record they hold.
+_STORAGE_COLUMNS = frozenset({"seq", "position"})
+
+
+def fields(row: sqlite3.Row) -> dict[str, Any]:
+    """A row as a dict of its record's fields (ordering columns such as `seq` left out)."""
+    return {k: v for k, v in zip(row.keys(), tuple(row), strict=True) if k not in _STORAGE_COLUMNS}
+
+
 def placeholders(values: Sequence[object]) -> str:
     """`?, ?, ?` for an IN list of `values`."""
     return ", ".join("?" for _ in values)

@@ -528,17 +528,18 @@ class SQLiteStore(
             data=text,
             created_at=created_at,
         )
-        cursor = self._guard(
+        # RETURNING, not the driver's lastrowid: the journal's seq is a column of its own.
+        seq = self._guard(
             lambda: self._conn.execute(
                 "INSERT INTO events"
                 " (id, space, task_id, correlation_id, type, data, created_at, hash)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
                 (event_id, self.space, task_id, correlation_id, type, text, created_at, digest),
-            )
+            ).fetchone()[0]
         )
         self._head = digest
         event = Event(
-            seq=cursor.lastrowid,
+            seq=seq,
             id=event_id,
             space=self.space,
             task_id=task_id,
@@ -658,7 +659,7 @@ class SQLiteStore(
         if plan_item_id is not None:
             sql += " AND plan_item_id = ?"
             params.append(plan_item_id)
-        sql += " ORDER BY created_at DESC, rowid DESC LIMIT ?"
+        sql += " ORDER BY created_at DESC, seq DESC LIMIT ?"
         params.append(-1 if limit is None else limit)
         return [action_from_row(r) for r in self._rows(sql, params)]
 
@@ -681,8 +682,7 @@ class SQLiteStore(
     def list_action_logs(self, action_id: str) -> list[ActionLog]:
         """Return an action's log lines, oldest first."""
         rows = self._rows(
-            "SELECT * FROM action_logs WHERE action_id = ? AND space = ?"
-            " ORDER BY created_at, rowid",
+            "SELECT * FROM action_logs WHERE action_id = ? AND space = ? ORDER BY created_at, seq",
             (action_id, self.space),
         )
         return [_log(r) for r in rows]
@@ -691,7 +691,7 @@ class SQLiteStore(
         """Return a task's messages, newest first."""
         rows = self._rows(
             "SELECT * FROM task_messages WHERE task_id = ? AND space = ?"
-            " ORDER BY created_at DESC, rowid DESC LIMIT ?",
+            " ORDER BY created_at DESC, seq DESC LIMIT ?",
             (task_id, self.space, -1 if limit is None else limit),
         )
         return [_message(r) for r in rows]

@@ -96,7 +96,7 @@ class ArchiveReads(RowReader):
             chunk = ids[start : start + 500]
             for row in self._rows(
                 "SELECT entry_id, kind, source_id FROM entry_sources"
-                f" WHERE entry_id IN ({placeholders(chunk)}) ORDER BY rowid",
+                f" WHERE entry_id IN ({placeholders(chunk)}) ORDER BY position",
                 chunk,
             ):
                 found.setdefault(row[0], []).append((row[1], row[2]))
@@ -200,7 +200,7 @@ class ArchiveReads(RowReader):
         """The fixes tried for a fingerprint, newest first."""
         rows = self._rows(
             "SELECT * FROM fixes WHERE fingerprint = ? AND space = ?"
-            " ORDER BY created_at DESC, rowid DESC",
+            " ORDER BY created_at DESC, seq DESC",
             (key, self.space),
         )
         return [_fix(r) for r in rows]

@@ -83,7 +83,7 @@ class ConversationReads(RowReader):
         sql = "SELECT * FROM sessions WHERE space = ?"
         if active_only:
             sql += " AND active = 1"
-        sql += " ORDER BY last_active_at DESC, rowid DESC LIMIT ?"
+        sql += " ORDER BY last_active_at DESC, seq DESC LIMIT ?"
         rows = self._rows(sql, (self.space, -1 if limit is None else limit))
         return [session_from_row(r) for r in rows]
 

@@ -38,7 +38,7 @@ class RecordReads(RowReader):
 
         rows = self._rows(
             "SELECT * FROM trace_decisions WHERE task_id = ? AND space = ?"
-            " ORDER BY created_at DESC, rowid DESC LIMIT ?",
+            " ORDER BY created_at DESC, seq DESC LIMIT ?",
             (task_id, self.space, limit),
         )
         return [_decision(r) for r in rows]
@@ -63,7 +63,7 @@ class RecordReads(RowReader):
             str(r[0])
             for r in self._rows(
                 "SELECT command FROM actions WHERE task_id = ? AND space = ?"
-                " AND command IS NOT NULL ORDER BY created_at DESC, rowid DESC LIMIT ?",
+                " AND command IS NOT NULL ORDER BY created_at DESC, seq DESC LIMIT ?",
                 params,
             )
         ]

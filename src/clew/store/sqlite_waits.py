@@ -10,7 +10,7 @@ from typing import Any
 from clew.errors import NotFoundError
 from clew.lifecycle import Wait, WaitKind, WaitStatus
 from clew.store import codec
-from clew.store.rows import RowReader, placeholders
+from clew.store.rows import RowReader, fields, placeholders
 
 _SELECT = (
     "SELECT w.*, s.runs AS polls, s.last_at AS polled_at, s.note AS seen FROM waits w"
@@ -19,7 +19,7 @@ _SELECT = (
 
 
 def _wait(row: sqlite3.Row) -> Wait:
-    values = dict(zip(row.keys(), tuple(row), strict=True))
+    values = fields(row)
     values["kind"] = WaitKind(values["kind"])
     values["status"] = WaitStatus(values["status"])
     values["criteria"] = codec.loads(values["criteria"])
@@ -80,7 +80,7 @@ class WaitReads(RowReader):
 
         rows = self._rows(
             "SELECT * FROM actions WHERE task_id = ? AND space = ? AND type = 'wait'"
-            " AND status = 'started' ORDER BY created_at DESC, rowid DESC LIMIT ?",
+            " AND status = 'started' ORDER BY created_at DESC, seq DESC LIMIT ?",
             (task_id, self.space, limit),
         )
         return [action_from_row(r) for r in rows]
