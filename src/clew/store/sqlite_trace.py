@@ -3,7 +3,6 @@ trace, and semantic memory (patterns, guardrails)."""
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 from clew.errors import NotFoundError
@@ -19,7 +18,8 @@ from clew.models import (
     TraceValidation,
 )
 from clew.store import codec
-from clew.store.rows import RowReader, fields, json_ids
+from clew.store.rows import RowReader, fields, json_ids, like_escaped, limited
+from clew.store.sql import Row
 
 
 def _json(text: str | None) -> Any:
@@ -36,7 +36,7 @@ def output(value: str | bytes | None, kind: str | None) -> str | bytes | None:
     return value.decode() if isinstance(value, bytes) else value
 
 
-def action_from_row(row: sqlite3.Row) -> Action:
+def action_from_row(row: Row) -> Action:
     """Build an Action from a row of `actions`."""
     return Action(
         id=row["id"],
@@ -66,14 +66,14 @@ def action_from_row(row: sqlite3.Row) -> Action:
     )
 
 
-def _decision(row: sqlite3.Row) -> TraceDecision:
+def _decision(row: Row) -> TraceDecision:
     values = fields(row)
     values["context"] = _json(values["context"])
     values["artifacts"] = _json(values["artifacts"])
     return TraceDecision(**values)
 
 
-def _validation(row: sqlite3.Row) -> TraceValidation:
+def _validation(row: Row) -> TraceValidation:
     values = fields(row)
     values["passed"] = bool(values["passed"])
     values["requirements"] = _json(values["requirements"])
@@ -81,14 +81,14 @@ def _validation(row: sqlite3.Row) -> TraceValidation:
     return TraceValidation(**values)
 
 
-def _pattern(row: sqlite3.Row) -> Pattern:
+def _pattern(row: Row) -> Pattern:
     values = fields(row)
     values["context"] = _json(values["context"])
     values["deprecated"] = bool(values["deprecated"])
     return Pattern(**values)
 
 
-def _guardrail(row: sqlite3.Row) -> Guardrail:
+def _guardrail(row: Row) -> Guardrail:
     values = fields(row)
     values["enforcement"] = Enforcement(values["enforcement"])
     values["valid_examples"] = json_ids(values["valid_examples"])
@@ -125,12 +125,12 @@ class TraceReads(RowReader):
             sql += f" AND status IN ({', '.join('?' for _ in statuses)})"
             params += [s.value for s in statuses]
         if contains:
-            # instr, not LIKE: no wildcard in a command can widen the match.
-            sql += " AND (" + " OR ".join("instr(lower(command), ?) > 0" for _ in contains) + ")"
-            params += [c.lower() for c in contains]
-        sql += " ORDER BY created_at DESC, seq DESC LIMIT ?"
-        params.append(-1 if limit is None else limit)
-        return [action_from_row(r) for r in self._rows(sql, params)]
+            # LIKE with its wildcards escaped, so no `%` or `_` in a command widens the match.
+            like = "lower(command) LIKE ? ESCAPE '\\'"
+            sql += " AND (" + " OR ".join(like for _ in contains) + ")"
+            params += [f"%{like_escaped(c.lower())}%" for c in contains]
+        sql += " ORDER BY created_at DESC, seq DESC"
+        return [action_from_row(r) for r in self._rows(*limited(sql, params, limit))]
 
     def repeated_failures(
         self, *, task_id: str | None = None, min_failures: int = 2, limit: int = 50

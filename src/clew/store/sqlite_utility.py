@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 from clew.errors import NotFoundError
 from clew.models import Job, JobStatus, ModelCall, RunningSummary
 from clew.store import codec
 from clew.store.rows import RowReader, fields
+from clew.store.sql import Row
 
 
-def _job(row: sqlite3.Row) -> Job:
+def _job(row: Row) -> Job:
     values = fields(row)
     values["status"] = JobStatus(values["status"])
     values["result"] = None if values["result"] is None else codec.loads(values["result"])
     return Job(**values)
 
 
-def _call(row: sqlite3.Row) -> ModelCall:
+def _call(row: Row) -> ModelCall:
     values = fields(row)
     values["ok"] = bool(values["ok"])
     return ModelCall(**values)
