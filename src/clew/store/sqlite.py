@@ -668,7 +668,8 @@ class SQLiteStore(
             return {}
         marks = ", ".join("?" * len(action_ids))
         rows = self._rows(
-            "SELECT s.source_id, MAX(e.status = 'active') AS open,"
+            # CASE, not max() of a comparison: PostgreSQL has no max of booleans.
+            "SELECT s.source_id, MAX(CASE WHEN e.status = 'active' THEN 1 ELSE 0 END) AS open,"
             " MAX(COALESCE(e.resolved_at, e.updated_at)) AS closed_at"
             " FROM entry_sources s JOIN entries e ON e.id = s.entry_id"
             " WHERE s.space = ? AND s.kind = 'action' AND e.type = 'error'"
