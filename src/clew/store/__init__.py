@@ -60,6 +60,18 @@ class Store(Protocol):
         created_at: str,
     ) -> Event: ...
 
+    def adopt(self, event: Event) -> Event:
+        """Journal an event recorded elsewhere and apply it to the projections, as `append`
+        does (inside `transaction(write=True)`): its id, task id, correlation id, type, data
+        and created_at are kept exactly; its seq is this store's, its space this store's, and
+        its hash is chained to this space's newest event. Returns the event as stored."""
+        ...
+
+    def event_ids(self, ids: Sequence[str]) -> set[str]:
+        """Return which of these event ids this store's space already holds (any number of
+        ids; an id of another space is not held)."""
+        ...
+
     def close(self) -> None: ...
 
     def resolve(self, kind: str, ident: str, hint: str = "") -> str: ...
@@ -243,6 +255,7 @@ class Store(Protocol):
         after: int = 0,
         limit: int | None = None,
         types: tuple[str, ...] = (),
+        as_stored: bool = False,
     ) -> list[Event]: ...
 
     def count_events(self) -> int: ...
