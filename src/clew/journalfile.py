@@ -14,10 +14,11 @@ written in place, not quoted, and always the last key, so a reader takes the tex
 link in its space's chain (store/chain.py) and must follow from the line before it: the
 first event's previous hash is `after.hash` when the file continues an earlier export
 (`"after":{"id":I,"hash":H}`, the event just before its first), else empty. The last line
-carries the number of events and the last event's hash and id (null for none), so a file cut at a line break is refused
-as surely as one cut mid-line. `seq` is the event's number in the store it came from, for
-reading only. A newer clew may add keys to the header and the last line, never change
-what these mean; a new version number is a file this version refuses.
+carries the number of events and the last event's hash and id (null for none), so a file
+cut at a line break is refused as surely as one cut mid-line. `seq` is the event's number
+in the store it came from, for reading only. A newer clew may add keys to the header and
+the last line, never change what these mean; a new version number is a file this version
+refuses.
 
 This module does no I/O: it makes lines and reads them back, checking everything a file
 can get wrong before anything is written anywhere.

@@ -27,7 +27,7 @@ in the target or earlier in what is sent.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import IO
 
 from clew import checks, journalfile
@@ -86,7 +86,7 @@ class Transfer(Facade):
         count = 0
         with contextlib.closing(self._stored_events()) as events:
             for event, text in events:
-                if whole or seen or since is not None and event.seq > since:
+                if whole or seen or (since is not None and event.seq > since):
                     if not headed:  # a cut file continues from the event before its first
                         out.write(journalfile.header_line(self.space, LATEST, _after(previous)))
                         out.write("\n")
@@ -150,7 +150,7 @@ class Transfer(Facade):
         finally:
             target.close()
 
-    def _stored_events(self) -> Iterator[tuple[Event, str]]:
+    def _stored_events(self) -> Generator[tuple[Event, str]]:
         """Yield this space's events as stored, each with its data text, in one read
         transaction, checking that each follows from the one before in the hash chain."""
         previous, seq = "", 0
