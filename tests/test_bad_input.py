@@ -2183,7 +2183,7 @@ def test_a_closed_task_takes_no_wait_and_an_ended_wait_takes_no_end(
         (["wait", "check", "MISSING"], "no wait"),
         (["wait", "list", "--status", "done"], "wait status"),
         (["export", "--month", "2026-13"], "YYYY-MM"),
-        (["export"], "--month"),
+        (["export", "--month", "2026-11", "--since-seq", "3"], "give one or the other"),
         (["task", "list", "--month", "2026-11"], "--month goes with --archived"),
         (["task", "list", "--archived", "--month", "11/2026"], "YYYY-MM"),
     ],
