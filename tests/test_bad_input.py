@@ -2518,7 +2518,7 @@ def test_importing_a_file_into_the_same_sqlite_file_under_another_space_is_refus
     # SQLite keeps ids unique across a file's spaces: a space moves to another file.
     text = journal_text(mem)
     with clew.open(mem.path, space="other") as other:
-        with pytest.raises(ValidationError, match="line 2 .* cannot be added to this store"):
+        with pytest.raises(ValidationError, match=r"line 2 .* cannot be added to this store"):
             other.import_events(text)
         assert other.journal() == []
 
@@ -2552,8 +2552,8 @@ def test_cli_bad_export_import_and_push_are_one_line(
     (tmp_path / "latin1.jsonl").write_bytes(HEADER.encode() + b"\n\xe9\n")
     (tmp_path / "big.jsonl").write_bytes(b" " * (2 * 2**20))
     (tmp_path / "garbage.jsonl").write_text("garbage\n")
-    names = {"DIR": str(tmp_path), "LATIN1": str(tmp_path / "latin1.jsonl"),
-             "BIG": str(tmp_path / "big.jsonl"), "GARBAGE": str(tmp_path / "garbage.jsonl")}  # fmt: skip
+    files = {"LATIN1": "latin1.jsonl", "BIG": "big.jsonl", "GARBAGE": "garbage.jsonl"}
+    names = {"DIR": str(tmp_path), **{k: str(tmp_path / v) for k, v in files.items()}}
     line = [names.get(a, a.replace("DIR", str(tmp_path))) for a in args]
     before = snapshot(mem)
     assert re.search(says, error_line(cli(*line)))
