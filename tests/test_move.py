@@ -413,7 +413,7 @@ def apply(mem: clew.Memory, ops: list[tuple[Any, ...]]) -> None:
             pass  # refused as it would be for anyone: nothing was written
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(operations)
 def test_any_work_moves_exactly_through_a_file_and_through_a_push(
     ops: list[tuple[Any, ...]],
