@@ -224,7 +224,14 @@ def _adopt(store: Store, moved: Moved, refuse: _Refusal) -> Event:
     except (StoreBusyError, StoreReadOnlyError):
         raise  # the store's state, not the event's: its own message says what to do
     except (StoreError, ValueError, KeyError, TypeError) as exc:
-        raise refuse(moved, f"({moved.event.type}) cannot be added to this store: {exc}") from None
+        why = f"cannot be added to this store ({exc})"
+        if "UNIQUE" in str(exc):  # the id is taken: by a record of another space, likely
+            why += (
+                ": a record with its id is already there, perhaps in another space of the"
+                " store (a SQLite file keeps ids unique across its spaces: move a space into"
+                " another file)"
+            )
+        raise refuse(moved, why) from None
 
 
 def _pending(
