@@ -167,8 +167,11 @@ def _header(number: int, line: str) -> tuple[str, int, After | None]:
     return space, schema, After(after["id"], after["hash"])
 
 
-def _event(number: int, line: str, row: dict[str, Any], space: str) -> Moved:
-    if list(row) != list(EVENT_KEYS):
+def _event(number: int, line: str, start: int, space: str) -> Moved:
+    """Read one event line whose data starts at `start`: the fields before the data are
+    parsed as JSON, the data once, by the codec, as the text the hash covers."""
+    row = _object(number, line[:start] + "}")
+    if list(row) != list(EVENT_KEYS[:-1]):
         raise _refuse(number, f"does not have the keys of an event line ({', '.join(EVENT_KEYS)})")
     seq, event_id, task_id, type = row["seq"], row["id"], row["task_id"], row["type"]
     if not isinstance(seq, int) or isinstance(seq, bool):
@@ -190,13 +193,16 @@ def _event(number: int, line: str, row: dict[str, Any], space: str) -> Moved:
         )
     if not _is_hash(row["hash"]):
         raise _refuse(number, "has no valid hash")
-    start, text = line.find(_DATA_KEY), line.rstrip()
-    if start < 0 or not text.endswith("}"):
+    text = line.rstrip()
+    if not text.endswith("}"):
+        _object(number, line)  # a line cut short is not JSON: say so
         raise _refuse(number, 'is not written as clew writes it (compact, ending with "data")')
     text = text[start + len(_DATA_KEY) : -1]
     try:
         data = codec.loads(text)
         exact = isinstance(data, dict) and codec.dumps(data) == text
+    except json.JSONDecodeError as exc:
+        raise _refuse(number, f"is not valid JSON ({exc}): the file is damaged or cut") from None
     except (ValueError, TypeError, RecursionError):
         exact = False
     if not exact:
@@ -236,14 +242,23 @@ def parse(text: str) -> JournalFile:
     previous = "" if after is None else after.hash
     events: list[Moved] = []
     for number, line in lines:
-        row = _object(number, line)
-        if "clew" in row:
+        start = line.find(_DATA_KEY)
+        if start < 0:  # the last line, or a line that is not an event as clew writes one
+            row = _object(number, line)
+            if "clew" not in row:
+                keys = list(row) == list(EVENT_KEYS)
+                raise _refuse(
+                    number,
+                    'is not written as clew writes it (compact, ending with "data")'
+                    if keys
+                    else f"does not have the keys of an event line ({', '.join(EVENT_KEYS)})",
+                )
             _end(number, row, events)
             extra = next(lines, None)
             if extra is not None:
                 raise _refuse(extra[0], "comes after the journal's last line")
             return JournalFile(space, schema, after, tuple(events))
-        moved = _event(number, line, row, space)
+        moved = _event(number, line, start, space)
         expected = chain.event_hash(
             previous,
             id=moved.event.id,
