@@ -254,6 +254,32 @@ def test_verify_checks_only_its_own_space_unless_asked_for_all(db: Path, clock: 
         assert set(whole.heads or {}) == {"alpha", "beta"}
 
 
+def test_a_space_verifies_exactly_beside_another_that_wrote_entries_and_turns_first(
+    db: Path, clock: FakeClock
+) -> None:
+    """Entries and turns number themselves across the whole file, so a space's replay (which
+    numbers from 1) must not be compared by those numbers: by their order, which it keeps."""
+    with clew.open(db, space="alpha", clock=clock) as alpha, clew.open(db, space="beta") as beta:
+        for mem in (alpha, beta, alpha, beta):
+            tid = mem.create_task("work", ["One"]).id
+            mem.add_entry("decision", "use the queue", task_id=tid)
+            sid = mem.start_session(task_id=tid).id
+            mem.append_turn(sid, role="user", content="hello there")
+        for mem in (alpha, beta):
+            report = mem.verify()
+            assert report.ok, report.differences
+            assert report.rows["entries"] == 2 and report.rows["turns"] == 2
+        assert alpha.verify(all_spaces=True).ok
+        # The order is still checked: two of beta's turns swapping numbers is drift.
+        con = raw(db)
+        seqs = [r[0] for r in con.execute("SELECT seq FROM turns WHERE space = 'beta'")]
+        con.execute("UPDATE turns SET seq = -seq WHERE space = 'beta'")
+        for old, new in zip(seqs, reversed(seqs), strict=True):
+            con.execute("UPDATE turns SET seq = ? WHERE seq = ?", (new, -old))
+        con.commit()
+        assert [(d.table, d.column) for d in beta.verify().differences] == [("turns", "seq")]
+
+
 def test_cli_verify_all_spaces_is_explicit(db: Path) -> None:
     with clew.open(db, space="beta") as beta:
         beta.create_task("beta's")
