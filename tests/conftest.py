@@ -142,9 +142,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    skipped = [
-        r for r in terminalreporter.stats.get("skipped", []) if SKIPPED in str(r.longrepr)
-    ]
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if SKIPPED in str(r.longrepr)]
     if skipped:
         why = str(skipped[0].longrepr[-1]) if isinstance(skipped[0].longrepr, tuple) else ""
         terminalreporter.write_sep("=", "PostgreSQL half NOT RUN", yellow=True, bold=True)

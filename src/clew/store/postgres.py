@@ -60,7 +60,7 @@ def _numeric_loader(psycopg: Any) -> type:
     """A loader of `numeric` (what sum() of bigints gives) as int when whole, else float, as
     SQLite gives them: callers compare and print these as plain numbers."""
 
-    class NumericLoader(psycopg.adapt.Loader):  # type: ignore[misc, name-defined]
+    class NumericLoader(psycopg.adapt.Loader):  # type: ignore[misc]
         def load(self, data: Any) -> int | float:
             text = bytes(data).decode("ascii")
             return float(text) if any(c in text for c in ".eEN") else int(text)
@@ -87,7 +87,7 @@ class PostgresStore(SQLiteStore):
     the journal core: connections, transactions, append, resolve, errors and verify."""
 
     def __init__(self, url: str, space: str, busy_timeout: float = 5.0, *, max_size: int = 4):
-        psycopg, psycopg_pool = _import_psycopg()
+        psycopg, pool = _import_psycopg()
         self._psycopg = psycopg
         self.url = url
         self.path = shown(url)
@@ -124,7 +124,7 @@ class PostgresStore(SQLiteStore):
         finally:
             first.close()
         logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
-        self._pool: psycopg_pool.ConnectionPool[Any] = psycopg_pool.ConnectionPool(
+        self._pool: psycopg_pool.ConnectionPool[Any] = pool.ConnectionPool(
             url,
             min_size=1,
             max_size=max_size,
@@ -212,7 +212,9 @@ class PostgresStore(SQLiteStore):
         except psycopg.errors.InsufficientPrivilege as exc:
             raise StoreError(f"the store {self.path} refused this: {_why(exc, self.url)}") from exc
         except psycopg.OperationalError as exc:
-            raise StoreError(f"lost the PostgreSQL store {self.path}: {_why(exc, self.url)}") from exc
+            raise StoreError(
+                f"lost the PostgreSQL store {self.path}: {_why(exc, self.url)}"
+            ) from exc
         except psycopg.Error as exc:
             raise StoreError(f"store error: {_why(exc, self.url)}") from exc
         except Exception as exc:
@@ -242,7 +244,9 @@ class PostgresStore(SQLiteStore):
             raise RuntimeError("no transaction in progress")
         return txn.conn
 
-    def transaction(self, *, write: bool = False) -> contextlib.AbstractContextManager[None]:
+    def transaction(  # type: ignore[override]  # the same protocol, another context manager
+        self, *, write: bool = False
+    ) -> contextlib.AbstractContextManager[None]:
         """Run the block in one transaction; writes take the space's lock up front. Nests."""
         return self._transaction(self._begin_write if write else self._begin_read, write)
 
@@ -266,11 +270,9 @@ class PostgresStore(SQLiteStore):
             return
         if write and self.read_only:
             raise self._read_only_error()
-        cm = self._guard(self._pool.connection)
-        raw = self._guard(cm.__enter__)
+        raw = self._guard(lambda: self._begin(begin))
         txn = _Txn(raw)
         try:
-            self._guard(lambda: raw.execute(begin))
             txn.depth, txn.writing = 1, write
             self._local.txn = txn
             try:
@@ -283,7 +285,29 @@ class PostgresStore(SQLiteStore):
                 self._guard(lambda: raw.execute("COMMIT"))
         finally:
             self._local.txn = None
-            cm.__exit__(None, None, None)
+            self._pool.putconn(raw)
+
+    def _begin(self, begin: str) -> psycopg.Connection[Any]:
+        """A pooled connection with `begin` run on it. A connection the server dropped (a
+        restart, an idle timeout) is discarded and another tried: nothing had run on it."""
+        for _ in range(self._pool.max_size):
+            raw: psycopg.Connection[Any] = self._pool.getconn()
+            try:
+                raw.execute(begin)
+            except self._psycopg.OperationalError:
+                dropped = raw.broken
+                self._pool.putconn(raw)  # the pool discards a broken one
+                if dropped:
+                    continue
+                raise
+            return raw
+        raw = self._pool.getconn()  # the last try: its error is the one to report
+        try:
+            raw.execute(begin)
+        except BaseException:
+            self._pool.putconn(raw)
+            raise
+        return raw
 
     def append(
         self,
