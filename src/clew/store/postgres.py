@@ -319,11 +319,31 @@ class PostgresStore(SQLiteStore):
         created_at: str,
     ) -> Event:
         """Journal one event and apply it to the projections (inside a write transaction)."""
+        return self._journal(new_id(), type, task_id, correlation_id, data, created_at)
+
+    def adopt(self, event: Event) -> Event:
+        """Journal an event recorded elsewhere, as `append` does, keeping its id, task id,
+        correlation id, type, data and created_at; its seq is this store's and its hash is
+        chained to this space's newest event (inside a write transaction)."""
+        return self._journal(
+            event.id, event.type, event.task_id, event.correlation_id, event.data, event.created_at
+        )
+
+    def _journal(
+        self,
+        event_id: str,
+        type: str,
+        task_id: str | None,
+        correlation_id: str,
+        data: dict[str, Any],
+        created_at: str,
+    ) -> Event:
+        """Insert one event, chained to the space's head, and project it: the one write path
+        of both `append` and `adopt`."""
         txn = self._txn
         if txn is None or not txn.writing:
-            raise RuntimeError("append must run inside transaction(write=True)")
+            raise RuntimeError("journal writes must run inside transaction(write=True)")
         conn = txn.conn
-        event_id = new_id()
         text = codec.dumps(data)
         if txn.head is None:
             # One read per transaction: the space's lock keeps it the head until commit.
