@@ -399,6 +399,12 @@ class PostgresStore(SQLiteStore):
             rows: list[Any] = self._guard(lambda: conn.execute(sql, params).fetchall())
         return rows
 
+    def list_events(self, **kwargs: Any) -> list[Event]:
+        """As on SQLite, in one transaction: bringing an old event to the current shape may
+        read other rows, on the same connection."""
+        with self.transaction():
+            return super().list_events(**kwargs)
+
     def resolve(self, kind: str, ident: str, hint: str = "") -> str:
         """Return the full id of the `kind` record whose id is `ident` or starts with it."""
         table = KIND_TABLES[kind]
