@@ -3,7 +3,8 @@
 The read modules and the projection handlers write `?` placeholders (and `?N` numbered ones)
 and read rows by column name or by position, as `sqlite3` gives them. This adapter turns
 `?` into psycopg's `%s` (and `?N` into `%(pN)s`), doubles a literal `%`, leaves quoted text
-alone, reads a negative `LIMIT ?` as no limit (as SQLite does), starts an
+alone, reads a negative `LIMIT ?` as no limit (as SQLite does), binds text for a bytea
+column as its UTF-8 bytes, starts an
 `ON CONFLICT (...)` target with `space` (every key here does), and makes
 rows that are tuples also addressable by name. A translation is made once per distinct
 statement and cached: the shared SQL is a fixed set of strings.
@@ -60,6 +61,14 @@ class Statement(NamedTuple):
     text: str
     numbered: tuple[int, ...] | None  # the order of `?N` parameters; None for plain `?`s
     limits: tuple[int, ...]  # positions of plain parameters that are a LIMIT
+    binary: tuple[int, ...]  # positions of plain parameters bound to a bytea column
+
+
+# The bytea columns: command output, text or bytes (its kind in a column beside it). SQLite's
+# BLOB takes either; here text goes in as its UTF-8 bytes, and reads decode it by its kind.
+BYTEA_COLUMNS = frozenset({"stdout", "stderr"})
+_INSERT = re.compile(r"\s*INSERT\s+INTO\s+\w+\s*\(([^)]*)\)\s*VALUES\s*\(", re.I)
+_ASSIGNED_TO = re.compile(r"(\w+)\s*=\s*$")
 
 
 @lru_cache(maxsize=2048)
@@ -67,7 +76,10 @@ def translate(sql: str) -> Statement:
     """Return `sql` with psycopg placeholders."""
     numbered: list[int] = []
     limits: list[int] = []
+    binary: list[int] = []
     plain = 0
+    inserted = _INSERT.match(sql)
+    columns = [c.strip() for c in inserted.group(1).split(",")] if inserted else []
 
     def swap(match: re.Match[str]) -> str:
         nonlocal plain
@@ -75,6 +87,10 @@ def translate(sql: str) -> Statement:
         if token == "%":
             return "%%"
         if token == "?":
+            assigned = _ASSIGNED_TO.search(sql, 0, match.start())
+            column = columns[plain] if plain < len(columns) else assigned and assigned.group(1)
+            if column in BYTEA_COLUMNS:
+                binary.append(plain)
             plain += 1
             return "%s"
         if token[0] in "lL":  # LIMIT ?: SQLite reads a negative limit as none
@@ -84,13 +100,14 @@ def translate(sql: str) -> Statement:
         if match.group(1) is not None:
             numbered.append(int(match.group(1)))
             return f"%(p{match.group(1)})s"
-        return token  # quoted text is left as it is
+        return token.replace("%", "%%")  # quoted text: as it is (the driver halves %%)
 
     # Keys here start with the space (pg_migrations.py): so do the conflict targets.
     text = _TOKEN.sub(swap, _CONFLICT.sub("ON CONFLICT (space, ", sql))
     if plain and numbered:
         raise ValueError("a statement mixes ? and ?N placeholders")
-    return Statement(text, tuple(numbered) if numbered else None, tuple(limits))
+    numbers = tuple(numbered) if numbered else None
+    return Statement(text, numbers, tuple(limits), tuple(binary))
 
 
 def _params(statement: Statement, params: Sequence[Any]) -> Any:
@@ -100,6 +117,9 @@ def _params(statement: Statement, params: Sequence[Any]) -> Any:
     for at in statement.limits:
         if isinstance(values[at], int) and values[at] < 0:
             values[at] = None  # LIMIT NULL: no limit, as SQLite's LIMIT -1
+    for at in statement.binary:
+        if isinstance(values[at], str):
+            values[at] = values[at].encode("utf-8", "surrogateescape")
     return values
 
 
@@ -136,8 +156,8 @@ class Connection:
             return self.execute(_COLUMNS_SQL, (pragma.group(1),))
         statement = translate(sql)
         cursor = self.raw.cursor(row_factory=row_factory)
-        given = params or statement.numbered
-        cursor.execute(statement.text, _params(statement, params) if given else None)
+        # Always with parameters (maybe none), so the driver reads every %% as one %.
+        cursor.execute(statement.text, _params(statement, params))
         return Cursor(cursor)
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:

@@ -31,6 +31,7 @@ from clew.errors import (
     StoreBusyError,
     StoreError,
     StoreReadOnlyError,
+    ValidationError,
 )
 from clew.ids import is_id_prefix, new_id
 from clew.location import shown
@@ -211,6 +212,13 @@ class PostgresStore(SQLiteStore):
             raise self._read_only_error() from exc
         except psycopg.errors.InsufficientPrivilege as exc:
             raise StoreError(f"the store {self.path} refused this: {_why(exc, self.url)}") from exc
+        except psycopg.DataError as exc:
+            if "NUL (0x00)" in str(exc):  # checked by the driver before anything is sent
+                raise ValidationError(
+                    "a PostgreSQL store cannot keep text holding the NUL character (\\x00);"
+                    " remove it, or send that output as bytes"
+                ) from exc
+            raise StoreError(f"store error: {_why(exc, self.url)}") from exc
         except psycopg.OperationalError as exc:
             raise StoreError(
                 f"lost the PostgreSQL store {self.path}: {_why(exc, self.url)}"
