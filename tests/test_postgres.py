@@ -197,16 +197,18 @@ mem.close()
 """
 
 
-def test_writers_of_one_space_serialize_and_keep_the_chain(url: str) -> None:
-    space = new_space()
-    results = run_in_lockstep([[_WRITER, url, space, "15"] for _ in range(4)])
+def test_writers_in_several_processes_and_spaces_keep_every_chain_whole(url: str) -> None:
+    one, two = new_space(), new_space()
+    spaces = [one, one, one, two]
+    results = run_in_lockstep([[_WRITER, url, space, "15"] for space in spaces])
     assert [code for code, _, _ in results] == [0] * 4, results
-    with open_pg(url, space) as mem:
-        report = mem.verify()
-        assert report.ok, report.differences
-        assert report.events == 4 * 16  # each: task.created, then 15 messages
-        seqs = [e.seq for e in mem.journal()]
-        assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    for space, writers in ((one, 3), (two, 1)):
+        with open_pg(url, space) as mem:
+            report = mem.verify()
+            assert report.ok, report.differences
+            assert report.events == writers * 16  # each: task.created, then 15 messages
+            seqs = [e.seq for e in mem.journal()]
+            assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
 
 
 def test_verify_finds_a_changed_row_and_a_changed_event(url: str, admin: Any) -> None:

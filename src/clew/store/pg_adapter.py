@@ -139,6 +139,14 @@ class Cursor:
         return iter(self.fetchall())
 
     @property
+    def description(self) -> tuple[tuple[Any, ...], ...] | None:
+        """DB-API's column descriptions (name first), None for a statement with no rows."""
+        found = self._cursor.description
+        if found is None:
+            return None
+        return tuple((c.name, c.type_code, None, None, None, None, None) for c in found)
+
+    @property
     def rowcount(self) -> int:
         return self._cursor.rowcount
 
