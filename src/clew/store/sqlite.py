@@ -419,9 +419,29 @@ class SQLiteStore(
         created_at: str,
     ) -> Event:
         """Journal one event and apply it to the projections (inside a write transaction)."""
+        return self._journal(new_id(), type, task_id, correlation_id, data, created_at)
+
+    def adopt(self, event: Event) -> Event:
+        """Journal an event recorded elsewhere, as `append` does, keeping its id, task id,
+        correlation id, type, data and created_at; its seq is this store's and its hash is
+        chained to this space's newest event (inside a write transaction)."""
+        return self._journal(
+            event.id, event.type, event.task_id, event.correlation_id, event.data, event.created_at
+        )
+
+    def _journal(
+        self,
+        event_id: str,
+        type: str,
+        task_id: str | None,
+        correlation_id: str,
+        data: dict[str, Any],
+        created_at: str,
+    ) -> Event:
+        """Insert one event, chained to the space's head, and project it: the one write path
+        of both `append` and `adopt`."""
         if not self._writing:
-            raise RuntimeError("append must run inside transaction(write=True)")
-        event_id = new_id()
+            raise RuntimeError("journal writes must run inside transaction(write=True)")
         text = codec.dumps(data)
         if self._head is None:
             # One indexed read per transaction: the lock taken by BEGIN IMMEDIATE keeps
@@ -506,8 +526,11 @@ class SQLiteStore(
         after: int = 0,
         limit: int | None = None,
         types: tuple[str, ...] = (),
+        as_stored: bool = False,
     ) -> list[Event]:
-        """Return journal events in commit order, optionally for one task."""
+        """Return journal events in commit order, optionally for one task; `as_stored` keeps
+        each event's data as it was written (not brought to the current shape), so that the
+        data hashes as the chain says (what moving a journal needs)."""
         sql = f"SELECT {EVENT_COLUMNS} FROM events WHERE space = ? AND seq > ?"
         params: list[Any] = [self.space, after]
         if task_id is not None:
@@ -518,7 +541,10 @@ class SQLiteStore(
             params += list(types)
         sql, params = limited(sql + " ORDER BY seq", params, limit)
         with self._lock:
-            return [self._current(_event(r)) for r in self._rows(sql, params)]
+            rows = self._rows(sql, params)
+            if as_stored:
+                return [_event(r) for r in rows]
+            return [self._current(_event(r)) for r in rows]
 
     def _current(self, event: Event) -> Event:
         """Return an event read for display in the current shape, as far as it can be: the
@@ -531,3 +557,16 @@ class SQLiteStore(
     def count_events(self) -> int:
         """Return the number of journal events in this space."""
         return int(self._rows("SELECT count(*) FROM events WHERE space = ?", (self.space,))[0][0])
+
+    def event_ids(self, ids: Sequence[str]) -> set[str]:
+        """Return which of these event ids this space's journal holds."""
+        wanted = list(dict.fromkeys(ids))
+        found: set[str] = set()
+        for start in range(0, len(wanted), 500):  # under SQLite's limit of bound values
+            chunk = wanted[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            rows = self._rows(
+                f"SELECT id FROM events WHERE id IN ({marks}) AND space = ?", (*chunk, self.space)
+            )
+            found.update(r[0] for r in rows)
+        return found
