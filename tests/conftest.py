@@ -116,7 +116,10 @@ def _make_database() -> tuple[str | None, str]:
             admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
             admin.execute(f"CREATE DATABASE {name}")
     except psycopg.Error as exc:
-        return None, f"no PostgreSQL server answered at {SERVER} ({str(exc).strip()[:120]})"
+        from clew.location import shown
+
+        why = str(exc).strip().splitlines()[0][:160]
+        return None, f"no PostgreSQL server answered at {shown(SERVER)} ({why})"
     url = urlsplit(SERVER)._replace(path=f"/{name}").geturl()
     clew.open(url, space="setup").close()  # the migrations, once
     return url, ""

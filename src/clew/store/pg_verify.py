@@ -10,6 +10,7 @@ path, so it can never write a real table, even through a pooler that changes ses
 
 from __future__ import annotations
 
+import atexit
 import re
 import threading
 from collections.abc import Iterator
@@ -40,6 +41,14 @@ _SCRATCH_SKIPS = re.compile(
 # making them costs more than most replays. One per database, taken while in use.
 _SPARE: dict[str, Any] = {}
 _SPARE_LOCK = threading.Lock()
+
+
+@atexit.register
+def _close_spares() -> None:
+    with _SPARE_LOCK:
+        for raw in _SPARE.values():
+            raw.close()
+        _SPARE.clear()
 
 
 def scratch_schema(raw: Any) -> None:
