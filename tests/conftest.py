@@ -79,6 +79,15 @@ CONFORMANCE = frozenset(
         "test_utility",
         "test_working",
         "test_postgres",
+        "test_async",
+        "test_context",
+        "test_continuity",
+        "test_state",
+        "test_progress",
+        "test_stuck",
+        "test_task_context",
+        "test_maintenance",
+        "test_tools",
     }
 )
 SERVER = os.environ.get("CLEW_TEST_POSTGRES") or "postgresql://root@127.0.0.1:5432/test"
