@@ -2645,3 +2645,65 @@ def test_a_stdin_import_that_is_cut_short_is_refused_by_a_real_process(
     assert done.stderr.count(b"\n") == 1 and b"of the journal file" in done.stderr
     whole = run_clew(target, "import", "-", stdin=text)
     assert whole.returncode == 0, whole.stderr
+
+
+# -- i12-pg: PostgreSQL URLs, spaces and text a team store is given ------------------------
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://[::1",
+        "postgresql://root:pw@127.0.0.1:99999/x",
+        "postgresql://root:pw@127.0.0.1:1/x?sslmode=nonsense",
+        "postgresql://root:pw@127.0.0.1:1/x?options=-c%20search_path%3Dnowhere",
+    ],
+)
+def test_a_bad_or_unreachable_url_is_one_line_without_its_password(
+    url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("psycopg")
+    with pytest.raises(clew.StoreError) as raised:
+        clew.open(url)
+    assert "pw@" not in str(raised.value) and "\n" not in str(raised.value)
+    assert main(["--db", url, "task", "list"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pw@" not in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("space", ["a'b", "x); DROP TABLE tasks; --", "%s %(p1)s ?", "ü 空间"])
+def test_any_space_name_is_one_space_on_postgresql(space: str) -> None:
+    from tests.conftest import postgres_url
+
+    url = postgres_url()
+    marker = space + uuid_suffix()
+    with clew.open(url, space=marker) as mem:
+        task = mem.create_task("quoted", ["a"])
+        assert mem.get_task(task.id).space == marker
+        assert mem.verify().ok
+    with clew.open(url, space=marker + "-other") as other:
+        assert other.list_tasks() == []
+
+
+def uuid_suffix() -> str:
+    import uuid
+
+    return "-" + uuid.uuid4().hex[:8]
+
+
+@pytest.mark.parametrize("text", ["nul\x00inside", "\x00"])
+def test_text_holding_nul_is_refused_by_a_postgresql_store(
+    text: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.conftest import new_space, postgres_url
+
+    url = postgres_url()
+    with clew.open(url, space=new_space()) as mem:
+        task = mem.create_task("t", ["a"])
+        before = len(mem.journal())
+        with pytest.raises(ValidationError, match="NUL"):
+            mem.update_task(task.id, message=text)
+        assert len(mem.journal()) == before  # nothing half-written
+        action = mem.record_action(task.id, command="cat blob", stdout=text)  # output is bytea
+        assert mem.get_action(action.id).stdout == text
+        assert mem.verify().ok

@@ -66,6 +66,7 @@ def run_clew(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
 # -- the chain ------------------------------------------------------------------------------
 
 
+@pytest.mark.sqlite_only("reads the SQLite file")
 def test_each_event_carries_a_hash_chained_within_its_space(db: Path, clock: FakeClock) -> None:
     with clew.open(db, space="alpha", clock=clock) as alpha, clew.open(db, space="beta") as beta:
         work(alpha)
@@ -139,6 +140,7 @@ def test_any_change_to_one_event_breaks_the_chain_there(
     assert breaks and breaks[0] == stored[k].seq
 
 
+@pytest.mark.sqlite_only("tampers with the SQLite file; test_postgres.py tampers on PostgreSQL")
 def test_events_refuse_update_and_delete_in_the_database(mem: clew.Memory, db: Path) -> None:
     work(mem)
     conn = raw(db)
@@ -149,6 +151,7 @@ def test_events_refuse_update_and_delete_in_the_database(mem: clew.Memory, db: P
     assert mem.verify().ok
 
 
+@pytest.mark.sqlite_only("tampers with the SQLite file; test_postgres.py tampers on PostgreSQL")
 def test_verify_catches_an_event_edited_together_with_its_row(mem: clew.Memory, db: Path) -> None:
     task_id = work(mem)
     created = mem.journal(task_id=task_id)[0]
@@ -170,6 +173,7 @@ def test_verify_catches_an_event_edited_together_with_its_row(mem: clew.Memory, 
     assert "(task.created)" in report.differences[0].problem
 
 
+@pytest.mark.sqlite_only("tampers with the SQLite file; test_postgres.py tampers on PostgreSQL")
 def test_verify_catches_an_event_rehashed_after_an_edit_at_the_next_one(
     mem: clew.Memory, db: Path
 ) -> None:
@@ -188,6 +192,7 @@ def test_verify_catches_an_event_rehashed_after_an_edit_at_the_next_one(
     assert [(d.row_id, d.column) for d in problems] == [(f"#{events[1].seq}", "hash")]
 
 
+@pytest.mark.sqlite_only("tampers with the SQLite file; test_postgres.py tampers on PostgreSQL")
 def test_verify_catches_an_event_deleted_in_the_middle(mem: clew.Memory, db: Path) -> None:
     task_id = work(mem)
     message = next(e for e in mem.journal() if e.type == "message.added")
@@ -201,6 +206,7 @@ def test_verify_catches_an_event_deleted_in_the_middle(mem: clew.Memory, db: Pat
     assert f"({after.type})" in report.differences[0].problem
 
 
+@pytest.mark.sqlite_only("tampers with the SQLite file; test_postgres.py tampers on PostgreSQL")
 def test_cli_verify_names_the_first_broken_event(mem: clew.Memory, db: Path, cli: Cli) -> None:
     work(mem)
     conn = raw(db)
@@ -223,6 +229,10 @@ for n in range(30):
 """
 
 
+@pytest.mark.sqlite_only(
+    "verifies every space of the store (the worker's PostgreSQL database holds every test's);"
+    " test_postgres.py runs writers of several spaces there"
+)
 def test_writers_in_several_processes_and_spaces_keep_every_chain_whole(db: Path) -> None:
     clew.open(db).close()
     spaces = ["alpha", "alpha", "beta", "gamma"]
@@ -237,6 +247,7 @@ def test_writers_in_several_processes_and_spaces_keep_every_chain_whole(db: Path
 # -- verify in a space ----------------------------------------------------------------------
 
 
+@pytest.mark.sqlite_only("tampers with the SQLite file; test_postgres.py tampers on PostgreSQL")
 def test_verify_checks_only_its_own_space_unless_asked_for_all(db: Path, clock: FakeClock) -> None:
     with clew.open(db, space="alpha", clock=clock) as alpha, clew.open(db, space="beta") as beta:
         work(alpha)
@@ -254,6 +265,7 @@ def test_verify_checks_only_its_own_space_unless_asked_for_all(db: Path, clock: 
         assert set(whole.heads or {}) == {"alpha", "beta"}
 
 
+@pytest.mark.sqlite_only("tampers with the SQLite file; test_postgres.py tampers on PostgreSQL")
 def test_a_space_verifies_exactly_beside_another_that_wrote_entries_and_turns_first(
     db: Path, clock: FakeClock
 ) -> None:
@@ -280,6 +292,7 @@ def test_a_space_verifies_exactly_beside_another_that_wrote_entries_and_turns_fi
         assert [(d.table, d.column) for d in beta.verify().differences] == [("turns", "seq")]
 
 
+@pytest.mark.sqlite_only("tampers with the SQLite file; test_postgres.py tampers on PostgreSQL")
 def test_cli_verify_all_spaces_is_explicit(db: Path) -> None:
     with clew.open(db, space="beta") as beta:
         beta.create_task("beta's")
@@ -294,6 +307,7 @@ def test_cli_verify_all_spaces_is_explicit(db: Path) -> None:
 # -- damaged events -------------------------------------------------------------------------
 
 
+@pytest.mark.sqlite_only("tampers with the SQLite file; test_postgres.py tampers on PostgreSQL")
 @pytest.mark.parametrize("damage", ["{not json", "[1, 2]", '"text"'])
 def test_event_data_that_is_not_a_json_object_is_a_finding_not_a_crash(
     mem: clew.Memory, db: Path, cli: Cli, damage: str
@@ -322,6 +336,7 @@ def test_event_data_that_is_not_a_json_object_is_a_finding_not_a_crash(
     assert result.code == 0 and "UNREADABLE" in result.out
 
 
+@pytest.mark.sqlite_only("tampers with the SQLite file; test_postgres.py tampers on PostgreSQL")
 def test_event_data_of_an_unknown_shape_is_a_finding_and_history_still_reads(
     mem: clew.Memory, db: Path
 ) -> None:
@@ -339,11 +354,13 @@ def test_event_data_of_an_unknown_shape_is_a_finding_and_history_still_reads(
 # -- migrations -----------------------------------------------------------------------------
 
 
+@pytest.mark.sqlite_only("reads SQLite's migration table; test_postgres.py checks PostgreSQL's")
 def test_every_migration_is_recorded_with_its_fingerprint(mem: clew.Memory, db: Path) -> None:
     rows = raw(db).execute("SELECT number, fingerprint FROM clew_migrations ORDER BY number")
     assert dict(rows.fetchall()) == FINGERPRINTS
 
 
+@pytest.mark.sqlite_only("reads SQLite's migration table; test_postgres.py checks PostgreSQL's")
 def test_a_store_whose_migration_differs_from_the_code_is_refused(db: Path) -> None:
     clew.open(db).close()
     raw(db).execute("UPDATE clew_migrations SET fingerprint = 'f00d' WHERE number = 3")
@@ -445,6 +462,7 @@ def test_migration_six_is_the_chain(db: Path) -> None:
 # -- old events replay ----------------------------------------------------------------------
 
 
+@pytest.mark.sqlite_only("writes an older event into the SQLite file")
 def test_a_turn_of_the_older_shape_replays_with_its_call_derived(
     mem: clew.Memory, db: Path
 ) -> None:
