@@ -5,8 +5,8 @@ Prints markdown tables; it is a script, not a timed test:
     python benchmarks/bench_pg_writers.py            # 400 writes per process
     python benchmarks/bench_pg_writers.py --quick    # smoke run, under 20 s
 
-Needs a PostgreSQL server (see bench_backends.py; it (re)creates the database `clew_bench`,
-owned by an ordinary role, so row-level security is in force).
+Needs a PostgreSQL server (see bench_backends.py); it (re)creates its own database
+`clew_bench_writers`, owned by an ordinary role, so row-level security is in force.
 
 Every writer process runs the same script of mixed writes through the public API: a new task
 (with a plan) every 20 writes, `update_task` with a message and a step status,
@@ -205,7 +205,7 @@ def main() -> int:
     parser.add_argument("--writes", type=int, help="timed writes per process (400)")
     args = parser.parse_args()
     writes = args.writes or (15 if args.quick else 400)
-    url = fresh_database()
+    url = fresh_database("clew_bench_writers")
     header(
         "Concurrent writers: one PostgreSQL store, several spaces, nothing lost",
         ("timed writes per process", writes),

@@ -1,8 +1,8 @@
 """What the PostgreSQL benchmarks share: their own database, server facts, and counters of
 statements and of the server's CPU time.
 
-The benchmarks connect as an ordinary role (`clew_bench`, not a superuser) that owns its own
-database (`clew_bench`), so row-level security is in force as on a real team store (the
+The benchmarks connect as an ordinary role (`clew_bench`, not a superuser) that owns their
+databases (`clew_bench`, `clew_bench_writers`), so row-level security is in force as on a real team store (the
 tables FORCE it, so even their owner is held to it) and a run never collides with the test
 suites using the database `test` at the same time.
 """
@@ -23,16 +23,16 @@ DATABASE = "clew_bench"
 TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")
 
 
-def fresh_database(admin: str = ADMIN) -> str:
-    """Drop and create the benchmark database, owned by the ordinary role; return its URL."""
+def fresh_database(name: str = DATABASE, admin: str = ADMIN) -> str:
+    """Drop and create a benchmark database, owned by the ordinary role; return its URL."""
     with psycopg.connect(admin, autocommit=True) as conn:
         found = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (ROLE,)).fetchone()
         if found is None:
             conn.execute(f"CREATE ROLE {ROLE} LOGIN")
-        conn.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DATABASE} OWNER {ROLE}")
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {name} OWNER {ROLE}")
         host, port = conn.info.host, conn.info.port
-    return f"postgresql://{ROLE}@{host}:{port}/{DATABASE}"
+    return f"postgresql://{ROLE}@{host}:{port}/{name}"
 
 
 def with_options(url: str, application: str, **settings: str) -> str:
