@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from clew.models import Difference, Event, VerifyReport
 from clew.store import chain, codec, pg_adapter, pg_migrations, projection
 from clew.store.migrations import PROJECTION_TABLES
+from clew.store.sqlite_journal import EVENT_COLUMNS
 from clew.store.sqlite_verify import (
-    EVENT_COLUMNS,
     MAX_DIFFERENCES,
     _chain_finding,
     _diff_rows,
@@ -56,7 +56,7 @@ def verify(store: PostgresStore, *, all_spaces: bool = False) -> VerifyReport:
         scratch_raw.execute("COMMIT")
         scratch = pg_adapter.Connection(scratch_raw)
         with store._reading_all() if all_spaces else store.transaction():
-            conn = store._conn
+            conn = store._connection()
             events = conn.execute(
                 f"SELECT {EVENT_COLUMNS} FROM events"
                 + ("" if scope is None else " WHERE space = ?")

@@ -16,6 +16,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 from clew.errors import (
@@ -36,16 +37,16 @@ from clew.store.migrations import (
     LATEST,
     MIGRATIONS,
 )
-from clew.store.rows import limited
 from clew.store.sql import Row
 from clew.store.sqlite_archive import ArchiveReads
 from clew.store.sqlite_conversations import ConversationReads
+from clew.store.sqlite_journal import JournalReads
 from clew.store.sqlite_record import RecordReads
 from clew.store.sqlite_search import SearchReads
 from clew.store.sqlite_tasks import TaskReads
 from clew.store.sqlite_trace import TraceReads
 from clew.store.sqlite_utility import UtilityReads
-from clew.store.sqlite_verify import EVENT_COLUMNS, Verification
+from clew.store.sqlite_verify import Verification
 from clew.store.sqlite_waits import WaitReads
 
 KIND_TABLES = {
@@ -283,29 +284,6 @@ def _json(text: str | None) -> Any:
     return None if text is None else codec.loads(text)
 
 
-def _event(row: Row) -> Event:
-    """Build an Event from its row; data that is not valid JSON is kept as text (`unreadable`)
-    so that reading a damaged journal shows the damage instead of failing."""
-    try:
-        data, unreadable = codec.loads(row["data"]), None
-    except (ValueError, TypeError, RecursionError):
-        data, unreadable = {}, str(row["data"])
-    if not isinstance(data, dict):
-        data, unreadable = {}, str(row["data"])
-    return Event(
-        seq=row["seq"],
-        id=row["id"],
-        space=row["space"],
-        task_id=row["task_id"],
-        correlation_id=row["correlation_id"],
-        type=row["type"],
-        data=data,
-        created_at=row["created_at"],
-        hash=row["hash"],
-        unreadable=unreadable,
-    )
-
-
 class SQLiteStore(
     Verification,  # first: its fts_check wraps ArchiveReads' for read-only stores
     ArchiveReads,
@@ -316,8 +294,11 @@ class SQLiteStore(
     WaitReads,
     RecordReads,
     TaskReads,
+    JournalReads,
 ):
     """The Store interface over one SQLite file, bound to one space."""
+
+    _driver_errors = (sqlite3.Error,)
 
     def __init__(self, path: str | os.PathLike[str], space: str, busy_timeout: float = 5.0):
         self.path = os.fspath(path)
@@ -487,6 +468,13 @@ class SQLiteStore(
         self._guard(lambda: projection.apply(self._conn, event, self._touched))
         return event
 
+    def _connection(self) -> sqlite3.Connection:
+        return self._conn
+
+    def _reading(self) -> AbstractContextManager[Any]:
+        """Hold the connection across a read of several statements (one thread at a time)."""
+        return self._lock
+
     def close(self) -> None:
         """Close the connection (pending WAL pages are checkpointed by SQLite)."""
         with self._lock:
@@ -518,55 +506,3 @@ class SQLiteStore(
         if len(rows) > 1 and rows[0]["id"] != key:
             raise AmbiguousIdError(kind, ident, [r["id"] for r in rows])
         return str(rows[0]["id"])
-
-    def list_events(
-        self,
-        *,
-        task_id: str | None = None,
-        after: int = 0,
-        limit: int | None = None,
-        types: tuple[str, ...] = (),
-        as_stored: bool = False,
-    ) -> list[Event]:
-        """Return journal events in commit order, optionally for one task; `as_stored` keeps
-        each event's data as it was written (not brought to the current shape), so that the
-        data hashes as the chain says (what moving a journal needs)."""
-        sql = f"SELECT {EVENT_COLUMNS} FROM events WHERE space = ? AND seq > ?"
-        params: list[Any] = [self.space, after]
-        if task_id is not None:
-            sql += " AND task_id = ?"
-            params.append(task_id)
-        if types:
-            sql += f" AND type IN ({', '.join('?' for _ in types)})"
-            params += list(types)
-        sql, params = limited(sql + " ORDER BY seq", params, limit)
-        with self._lock:
-            rows = self._rows(sql, params)
-            if as_stored:
-                return [_event(r) for r in rows]
-            return [self._current(_event(r)) for r in rows]
-
-    def _current(self, event: Event) -> Event:
-        """Return an event read for display in the current shape, as far as it can be: the
-        data of a damaged event is shown as stored rather than failing the whole read."""
-        try:
-            return projection.current(self._conn, event)
-        except (KeyError, TypeError, ValueError, AttributeError, sqlite3.Error):
-            return event
-
-    def count_events(self) -> int:
-        """Return the number of journal events in this space."""
-        return int(self._rows("SELECT count(*) FROM events WHERE space = ?", (self.space,))[0][0])
-
-    def event_ids(self, ids: Sequence[str]) -> set[str]:
-        """Return which of these event ids this space's journal holds."""
-        wanted = list(dict.fromkeys(ids))
-        found: set[str] = set()
-        for start in range(0, len(wanted), 500):  # under SQLite's limit of bound values
-            chunk = wanted[start : start + 500]
-            marks = ", ".join("?" * len(chunk))
-            rows = self._rows(
-                f"SELECT id FROM events WHERE id IN ({marks}) AND space = ?", (*chunk, self.space)
-            )
-            found.update(r[0] for r in rows)
-        return found
