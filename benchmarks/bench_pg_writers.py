@@ -41,7 +41,7 @@ from typing import Any
 
 import clew
 from common import header, pct, table
-from pg_common import fresh_database, server_facts
+from pg_common import analyze, fresh_database, server_facts
 
 WORDS = (
     "deploy",
@@ -182,7 +182,11 @@ def check(store: str, done: list[Done], per_script: int | None) -> tuple[str, in
                 problems.append(f"{space}: {missing} acknowledged records missing")
             report = mem.verify()
             if not report.ok:
-                problems.append(f"{space}: verify found {len(report.differences)} differences")
+                kinds = sorted({f"{d.table}.{d.column}" for d in report.differences})
+                problems.append(
+                    f"{space}: verify found {len(report.differences)} differences"
+                    f" ({', '.join(kinds)})"
+                )
     return ("OK" if not problems else "; ".join(problems)), found_script or 0
 
 
@@ -225,6 +229,8 @@ def main() -> int:
             Run("sqlite, 8 processes, 4 spaces (one file)", sqlite, 8, 4),
         ]
         for n, config in enumerate(runs):
+            if config.store == url:
+                analyze(url)  # what autovacuum would have done by now (off on this machine)
             seconds, done = run(config, writes, f"run{n}")
             verdict, per_script = check(config.store, done, per_script)
             ms = [m for d in done for m in d.ms]
