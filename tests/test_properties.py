@@ -191,5 +191,5 @@ def test_tracker_machine_on_postgres() -> None:
     url = postgres_url()
     run_state_machine_as_test(
         lambda: TrackerMachine(url),
-        settings=settings(max_examples=15, stateful_step_count=25, deadline=None),
+        settings=settings(max_examples=10, stateful_step_count=25, deadline=None),
     )

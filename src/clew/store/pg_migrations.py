@@ -13,8 +13,8 @@ What differs, on purpose:
   roles skip these policies: a team store connects as an ordinary role.
 - The search indexes (FTS5 tables, their triggers, `record_docs`) are SQLite's own; the
   PostgreSQL search side adds its own objects.
-- A few SQLite scalar functions the shared read SQL uses (two-argument min/max, instr) are
-  defined once for the database (`SHARED` steps, not repeated in verify's scratch schema).
+- The journal's append-only guard is a trigger function, created once for the database (a
+  `Shared` step, not repeated in verify's temporary tables, which need no guard).
 """
 
 from __future__ import annotations
@@ -60,30 +60,10 @@ def fk(columns: str, target: str) -> str:
     return f"FOREIGN KEY (space, {columns}) REFERENCES {target} (space, id)"
 
 
-_COMPAT = (
-    # SQLite's two-argument min/max are scalar; PostgreSQL spells them LEAST/GREATEST.
-    Shared(
-        "CREATE OR REPLACE FUNCTION max(a anyelement, b anyelement) RETURNS anyelement"
-        " LANGUAGE sql IMMUTABLE AS 'SELECT GREATEST(a, b)'"
-    ),
-    Shared(
-        "CREATE OR REPLACE FUNCTION min(a anyelement, b anyelement) RETURNS anyelement"
-        " LANGUAGE sql IMMUTABLE AS 'SELECT LEAST(a, b)'"
-    ),
-    Shared(
-        "CREATE OR REPLACE FUNCTION instr(haystack text, needle text) RETURNS bigint"
-        " LANGUAGE sql IMMUTABLE AS 'SELECT strpos(haystack, needle)'"
-    ),
-    # max() over a comparison: SQLite's booleans are integers.
-    Shared(
-        "DO $$ BEGIN CREATE AGGREGATE max(boolean) (SFUNC = boolor_statefunc, STYPE = boolean);"
-        " EXCEPTION WHEN duplicate_function THEN NULL; END $$"
-    ),
-    Shared(
-        "CREATE OR REPLACE FUNCTION clew_append_only() RETURNS trigger LANGUAGE plpgsql AS"
-        " $$ BEGIN RAISE EXCEPTION 'the journal is append-only: an event cannot be %',"
-        " CASE TG_OP WHEN 'DELETE' THEN 'deleted' ELSE 'changed' END; END $$"
-    ),
+_APPEND_ONLY = Shared(
+    "CREATE OR REPLACE FUNCTION clew_append_only() RETURNS trigger LANGUAGE plpgsql AS"
+    " $$ BEGIN RAISE EXCEPTION 'the journal is append-only: an event cannot be %',"
+    " CASE TG_OP WHEN 'DELETE' THEN 'deleted' ELSE 'changed' END; END $$"
 )
 
 MIGRATIONS: tuple[PgMigration, ...] = (
@@ -91,7 +71,6 @@ MIGRATIONS: tuple[PgMigration, ...] = (
         1,
         "journal and task tracker",
         (
-            *_COMPAT,
             *table(
                 "events",
                 """
@@ -548,6 +527,7 @@ MIGRATIONS: tuple[PgMigration, ...] = (
         "tamper-evident journal: a hash chain per space, append-only events",
         (
             "ALTER TABLE events ADD COLUMN hash text",
+            _APPEND_ONLY,
             "CREATE TRIGGER events_append_only BEFORE UPDATE OR DELETE ON events"
             " FOR EACH ROW EXECUTE FUNCTION clew_append_only()",
         ),

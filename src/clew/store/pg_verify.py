@@ -4,12 +4,15 @@ compare every projection row, as the SQLite store does with a scratch file.
 
 The temporary tables need no privilege beyond TEMP (granted to every role by default), and
 carry no row-level security: the replay writes only what the journal of the chosen space (or
-of every space) says.
+of every space) says. The replay's transaction has only the temporary schema in its search
+path, so it can never write a real table, even through a pooler that changes sessions.
 """
 
 from __future__ import annotations
 
+import atexit
 import re
+import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -30,31 +33,66 @@ if TYPE_CHECKING:
 # Columns a row gets from a counter of the database rather than from its event: they are
 # compared by the order they give (the rows' ids), not by value.
 ASSIGNED = {"entries": frozenset({"seq"}), "turns": frozenset({"seq"})}
-_SCRATCH_SKIPS = re.compile(r"\s*(ALTER TABLE \w+ (ENABLE|FORCE) ROW LEVEL|CREATE POLICY)")
+# Row-level security and the journal's guard: the temporary copies need neither.
+_SCRATCH_SKIPS = re.compile(
+    r"\s*(ALTER TABLE \w+ (ENABLE|FORCE) ROW LEVEL|CREATE POLICY|CREATE TRIGGER)"
+)
+# A session whose temporary tables are made, kept for the next verify of the same database:
+# making them costs more than most replays. One per database, taken while in use.
+_SPARE: dict[str, Any] = {}
+_SPARE_LOCK = threading.Lock()
+
+
+@atexit.register
+def _close_spares() -> None:
+    with _SPARE_LOCK:
+        for raw in _SPARE.values():
+            raw.close()
+        _SPARE.clear()
 
 
 def scratch_schema(raw: Any) -> None:
-    """Make this session's temporary copies of every clew table (no policies)."""
+    """Make this session's temporary copies of every clew table (no policies, no guard)."""
+    from clew.store.postgres import _collated
+
     for migration in pg_migrations.MIGRATIONS:
         for step in migration.statements:
             if not isinstance(step, str) or _SCRATCH_SKIPS.match(step):
                 continue
-            from clew.store.postgres import _collated
-
             sql = _collated(step).replace("CREATE TABLE ", "CREATE TEMP TABLE ", 1)
             raw.execute(sql.encode())
 
 
+def _begin_scratch(raw: Any) -> None:
+    """Start the replay's transaction with only the temporary schema in the search path, so
+    no statement of the replay can reach a real table; make the temporary tables if this
+    session has none (a new session, or a pooler that handed over another), else empty them."""
+    raw.execute("BEGIN")
+    raw.execute("SET LOCAL search_path = pg_temp")
+    if raw.execute("SELECT to_regclass('pg_temp.tasks')").fetchone()[0] is None:
+        scratch_schema(raw)
+    else:
+        raw.execute("TRUNCATE " + ", ".join(f"pg_temp.{t}" for t in PROJECTION_TABLES))
+
+
 def verify(store: PostgresStore, *, all_spaces: bool = False) -> VerifyReport:
-    """Check the chain, replay the journal into a scratch schema and compare every row."""
+    """Check the chain, replay the journal into temporary tables and compare every row."""
     psycopg = store._psycopg
     scope = None if all_spaces else store.space
-    scratch_raw = psycopg.connect(store.url, autocommit=True)
+    with _SPARE_LOCK:
+        raw = _SPARE.pop(store.url, None)
+    if raw is not None:
+        try:
+            _begin_scratch(raw)
+        except psycopg.Error:  # the server dropped it since: take a new one
+            raw.close()
+            raw = None
+    if raw is None:
+        raw = psycopg.connect(store.url, autocommit=True)
     try:
-        scratch_raw.execute("BEGIN")
-        scratch_schema(scratch_raw)
-        scratch_raw.execute("COMMIT")
-        scratch = pg_adapter.Connection(scratch_raw)
+        if raw.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+            _begin_scratch(raw)
+        scratch = pg_adapter.Connection(raw)
         with store._reading_all() if all_spaces else store.transaction():
             conn = store._connection()
             events = conn.execute(
@@ -63,9 +101,11 @@ def verify(store: PostgresStore, *, all_spaces: bool = False) -> VerifyReport:
                 + " ORDER BY seq",
                 () if scope is None else (scope,),
             ).fetchall()
+            scratch.execute("SAVEPOINT replay")
             try:
                 count, findings, heads = _replay(scratch, events, careful=False)
             except _Unreplayable:
+                scratch.execute("ROLLBACK TO replay")
                 count, findings, heads = _replay(scratch, events, careful=True)
             spaces = (
                 [scope]
@@ -73,8 +113,14 @@ def verify(store: PostgresStore, *, all_spaces: bool = False) -> VerifyReport:
                 else sorted({r[2] for r in events})  # every space that has a journal
             )
             report = _compare(conn, scratch, count, spaces, findings)
-    finally:
-        scratch_raw.close()
+        raw.execute("COMMIT")  # keeps the tables made; their rows go with the next TRUNCATE
+    except BaseException:
+        raw.close()
+        raise
+    with _SPARE_LOCK:
+        spare = _SPARE.setdefault(store.url, raw)
+    if spare is not raw:
+        raw.close()
     return report._replace(heads=heads)
 
 
@@ -85,13 +131,13 @@ class _Unreplayable(Exception):
 def _replay(
     scratch: pg_adapter.Connection, rows: list[Any], *, careful: bool
 ) -> tuple[int, list[Difference], dict[str, str]]:
+    """Walk the journal (in seq order): check each space's chain up to its first break and
+    apply each event to the temporary tables. An event that cannot be read or applied is a
+    finding; `careful` wraps each event in a savepoint to undo what it half did, without it
+    such an event raises _Unreplayable (and the caller replays carefully)."""
     findings: list[Difference] = []
     heads: dict[str, str] = {}
     count = 0
-    if careful:
-        for table in reversed(PROJECTION_TABLES):
-            scratch.execute(f"DELETE FROM {table}")
-    scratch.execute("BEGIN")
     for link, expected in chain.walk(chain.Link(*row) for row in rows):
         count += 1
         if expected is not None:
@@ -116,13 +162,11 @@ def _replay(
             projection.apply(scratch, event)  # type: ignore[arg-type]
         except Exception as exc:
             if not careful:
-                scratch.execute("ROLLBACK")
                 raise _Unreplayable from exc
             scratch.execute("ROLLBACK TO event")
             findings.append(_event_finding(link, f"it cannot be replayed ({_short(exc)})"))
         if careful:
             scratch.execute("RELEASE event")
-    scratch.execute("COMMIT")
     return count, findings, heads
 
 

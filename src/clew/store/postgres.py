@@ -474,7 +474,8 @@ class PostgresStore(
         `all_spaces`)."""
         from clew.store.pg_verify import verify
 
-        return verify(self, all_spaces=all_spaces)
+        report: VerifyReport = self._guard(lambda: verify(self, all_spaces=all_spaces))
+        return report
 
 
 def migrate(raw: psycopg.Connection[Any], *, scratch: bool = False) -> None:
