@@ -138,8 +138,12 @@ def _replay(
     findings: list[Difference] = []
     heads: dict[str, str] = {}
     count = 0
+    space = None
     for link, expected in chain.walk(chain.Link(*row) for row in rows):
         count += 1
+        if link.space != space:  # the projections' changes are held to this (pg_adapter)
+            scratch.execute("SELECT set_config('clew.space', ?, true)", (link.space,))
+            space = link.space
         if expected is not None:
             findings.append(_chain_finding(link, expected))
         heads[link.space] = link.hash or ""
