@@ -2707,3 +2707,26 @@ def test_text_holding_nul_is_refused_by_a_postgresql_store(
         action = mem.record_action(task.id, command="cat blob", stdout=text)  # output is bytea
         assert mem.get_action(action.id).stdout == text
         assert mem.verify().ok
+
+
+# -- i12-bench: what a push to a team store prints -------------------------------------------
+
+
+def test_a_push_to_a_team_store_never_prints_its_password(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.conftest import postgres_url
+
+    url = postgres_url().replace("://root@", "://root:pw-not-shown@", 1)  # trust auth: unused
+    local = str(tmp_path / "clew.db")
+    with clew.open(local, space="push" + uuid_suffix()) as mem:
+        mem.create_task("pushed", ["a"])
+        space = mem.space
+    for _ in range(2):  # the first sends, the second finds it all there
+        assert main(["--db", local, "--space", space, "push", "--to", url]) == 0
+        out = capsys.readouterr().out
+        assert "pushed" in out and "pw-not-shown" not in out and "***" in out
+    unreachable = "postgresql://root:pw-not-shown@127.0.0.1:1/x"
+    assert main(["--db", local, "--space", space, "push", "--to", unreachable]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pw-not-shown" not in err and "Traceback" not in err

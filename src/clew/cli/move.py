@@ -9,6 +9,7 @@ from typing import Any
 
 from clew.cli.common import Commands, input_limit, open_memory, print_json, read_text, whole
 from clew.errors import ValidationError
+from clew.location import shown
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -92,7 +93,7 @@ def cmd_push(args: argparse.Namespace) -> int:
         print_json(report)
         return 0
     print(
-        f"pushed {_events(report.added)} to {target} (space {report.space!r});"
+        f"pushed {_events(report.added)} to {shown(target)} (space {report.space!r});"
         f" {report.skipped} of {report.events} were already there"
     )
     return 0
