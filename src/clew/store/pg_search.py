@@ -1,0 +1,425 @@
+"""Full-text search on PostgreSQL: the index the database keeps, the compiler of a
+structured `search.Query` into a tsquery, and the search reads (a mixin of PostgresStore).
+
+It finds what the SQLite store's FTS5 indexes find. FTS5's `unicode61` tokenizer cuts text
+at every character that is not a letter or a digit (`_` included), folds case and
+diacritics, and the porter tokenizer stems each piece; a query term is the phrase of its
+pieces. PostgreSQL's own parser does not cut like that (it keeps `src/auth.py` as one
+file token and `example.com` as a host, and splits `ERR_CONN_RESET` at `_`), so every
+text is indexed twice, in one `tsvector`:
+
+- **split**: every run of characters that are not letters or digits becomes a space
+  (after folding Latin diacritics), and that text goes through the `clew` configuration
+  (PostgreSQL's parser, then the Snowball English stemmer with no stop words, as FTS5
+  keeps every word). `ERR_CONN_RESET` is indexed as `err conn reset`, `src/auth.py` as
+  `src auth py`; a term is their phrase, so `auth.py` finds `src/auth.py`.
+- **as written**: each white-space separated word with punctuation inside it, trimmed of
+  punctuation around it and lowercased, kept whole as one lexeme without position
+  (`err_conn_reset`, `src/auth.py`, `parse_config.py`, a URL). A term that is such a word
+  matches it as well as its phrase; the whole form adds to the rank, so an identifier
+  written exactly as asked ranks above its pieces spread over the text.
+
+A generated column keeps the vector in the row's own transaction (no trigger to forget),
+weighted like the FTS5 bm25 column weights, under a GIN index. Text past
+`INDEX_HEAD + INDEX_TAIL` characters is indexed by its head and tail, as command output is
+on both backends (a tsvector holds at most 1 MB).
+
+Ranking: `ts_rank` has no inverse document frequency, so a query of one rare and one
+common word would rank by the common word's count. Each included term is ranked alone
+(`ts_rank` with the column weights, normalized by document length) and weighted by its
+BM25 idf, ln(1 + (N - df + 0.5) / (df + 0.5)): df counted from the GIN index (capped at
+DF_CAP: past it every term is common alike), N the span of the space's `seq` numbers
+(exact for a store of one space, an upper bound otherwise, which only flattens the idf a
+little). Scores are negated, lower is better, as bm25's are, so the facade merges kinds
+the same way on both backends; ties go to the newest row (`seq`). As on SQLite, only
+the newest SEARCH_WINDOW matches are ranked, which keeps a common word cheap.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from clew.models import Action, Entry, EntryFilter, RecordHit, SearchHit, Turn
+from clew.search import Query, Term
+from clew.store.rows import RowReader, placeholders
+from clew.store.sqlite_archive import ENTRY_COLUMNS, _entry, _where
+from clew.store.sqlite_conversations import _TURN_COLUMNS, turn_from_row
+from clew.store.sqlite_search import _first_line, _time
+from clew.store.sqlite_trace import action_from_row
+
+SEARCH_WINDOW = 5000
+DF_CAP = 1000
+INDEX_HEAD = 60_000
+INDEX_TAIL = 20_000
+_TITLE_CHARS = 200
+
+# Latin letters with diacritics and their bases, as FTS5's `remove_diacritics 2` folds them:
+# `translate` is built in and immutable, so no extension (unaccent) is needed.
+_ACCENTED = (
+    "ÀÁÂÃÄÅÇÈÉÊËÌÍÎÏÑÒÓÔÕÖÙÚÛÜÝàáâãäåçèéêëìíîïñòóôõöùúûüýÿĀāĂăĄąĆćĈĉĊċČčĎďĒēĔĕĖėĘęĚěĜĝĞğĠġĢģ"
+    "ĤĥĨĩĪīĬĭĮįİĴĵĶķĹĺĻļĽľŃńŅņŇňŌōŎŏŐőŔŕŖŗŘřŚśŜŝŞşŠšŢţŤťŨũŪūŬŭŮůŰűŲųŴŵŶŷŸŹźŻżŽžſƠơƯưǍǎǏǐǑǒǓǔǕǖǗ"
+    "ǘǙǚǛǜǞǟǠǡǦǧǨǩǪǫǬǭǰǴǵǸǹǺǻȀȁȂȃȄȅȆȇȈȉȊȋȌȍȎȏȐȑȒȓȔȕȖȗȘșȚțȞȟȦȧȨȩȪȫȬȭȮȯȰȱȲȳ"
+)
+_BASES = (
+    "AAAAAACEEEEIIIINOOOOOUUUUYaaaaaaceeeeiiiinooooouuuuyyAaAaAaCcCcCcCcDdEeEeEeEeEeGgGgGgGg"
+    "HhIiIiIiIiIJjKkLlLlLlNnNnNnOoOoOoRrRrRrSsSsSsSsTtTtUuUuUuUuUuUuWwYyYZzZzZzsOoUuAaIiOoUuUu"
+    "UuUuUuAaAaGgKkOoOojGgNnAaAaAaEeEeIiIiOoOoRrRrUuUuSsTtHhAaEeOoOoOoOoYy"
+)
+
+# The token types PostgreSQL's parser can make of split text (letters, digits, spaces).
+_WORDS = "asciiword, word"
+_OTHERS = "numword, int, uint, float, sfloat, version"
+
+FUNCTIONS: tuple[str, ...] = (
+    # Words stemmed like FTS5's porter tokenizer (Snowball English), no stop words.
+    "CREATE TEXT SEARCH DICTIONARY clew_stem (TEMPLATE = snowball, Language = english)",
+    "CREATE TEXT SEARCH CONFIGURATION clew (PARSER = default)",
+    f"ALTER TEXT SEARCH CONFIGURATION clew ADD MAPPING FOR {_WORDS} WITH clew_stem",
+    f"ALTER TEXT SEARCH CONFIGURATION clew ADD MAPPING FOR {_OTHERS} WITH simple",
+    # A prefix is not stemmed (FTS5 matches `connecti*` against stems as typed).
+    "CREATE TEXT SEARCH CONFIGURATION clew_prefix (PARSER = default)",
+    f"ALTER TEXT SEARCH CONFIGURATION clew_prefix ADD MAPPING FOR {_WORDS}, {_OTHERS}"
+    " WITH simple",
+    # Text cut to its head and tail, diacritics folded.
+    f"""
+    CREATE FUNCTION clew_fold(doc text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN translate(
+        CASE WHEN length(doc) > {INDEX_HEAD + INDEX_TAIL}
+        THEN left(doc, {INDEX_HEAD}) || ' ' || right(doc, {INDEX_TAIL}) ELSE doc END,
+        '{_ACCENTED}', '{_BASES}')
+    """,
+    # The words with punctuation inside, as written (lowercased, outer punctuation trimmed).
+    """
+    CREATE FUNCTION clew_forms(doc text) RETURNS text[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN ARRAY(SELECT DISTINCT w FROM (
+        SELECT lower(regexp_replace(t, '^[^[:alnum:]]+|[^[:alnum:]]+$', '', 'g')) AS w
+        FROM regexp_split_to_table(clew_fold(doc), '[[:space:]]+') AS t) s
+        WHERE w ~ '[^[:alnum:]]' AND length(w) <= 200 ORDER BY w)
+    """,
+    # The pieces of a text: each run of characters that are not letters or digits a space.
+    """
+    CREATE FUNCTION clew_pieces(doc text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN btrim(regexp_replace(clew_fold(doc), '[^[:alnum:]]+', ' ', 'g'))
+    """,
+    # One column's vector: its pieces stemmed (with positions and weight), and its words
+    # as written.
+    """
+    CREATE FUNCTION clew_vector(doc text, weight "char") RETURNS tsvector
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN setweight(to_tsvector('clew'::regconfig, clew_pieces(coalesce(doc, ''))), weight)
+        || array_to_tsvector(clew_forms(coalesce(doc, '')))
+    """,
+    # The phrase of some pieces, the last one a prefix when asked (not stemmed: FTS5
+    # matches `connecti*` against the stems as typed). The only text read as tsquery
+    # syntax is a quoted piece, which holds letters and digits only.
+    """
+    CREATE FUNCTION clew_phrase(pieces text, prefix boolean) RETURNS tsquery
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE
+        WHEN NOT prefix OR pieces = '' THEN phraseto_tsquery('clew'::regconfig, pieces)
+        WHEN position(' ' IN pieces) = 0
+        THEN to_tsquery('clew_prefix'::regconfig, '''' || pieces || ''':*')
+        ELSE phraseto_tsquery('clew'::regconfig, regexp_replace(pieces, ' [^ ]+$', ''))
+            <-> to_tsquery('clew_prefix'::regconfig,
+                           '''' || substring(pieces FROM '[^ ]+$') || ''':*')
+    END
+    """,
+    # One query term: the phrase of its pieces, or also the term as written when it is one
+    # word with punctuation inside (a quoted tsquery lexeme: quotes doubled, backslashes
+    # escaped). Total on any text.
+    r"""
+    CREATE FUNCTION clew_term(term text, prefix boolean) RETURNS tsquery
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE
+        WHEN cardinality(clew_forms(term)) = 1 AND btrim(term) !~ '[[:space:]]'
+        THEN ('''' || replace(replace((clew_forms(term))[1], '\', '\\'), '''', '''''')
+              || '''' || CASE WHEN prefix THEN ':*' ELSE '' END)::tsquery
+            || clew_phrase(clew_pieces(term), prefix)
+        ELSE clew_phrase(clew_pieces(term), prefix)
+    END
+    """,
+)
+
+
+def index_ddl(table: str, columns: Sequence[tuple[str, str]]) -> tuple[str, ...]:
+    """DDL for a table's search vector (a generated column over (column, weight) pairs)
+    and its GIN index."""
+    vector = " || ".join(f"clew_vector({column}, '{weight}')" for column, weight in columns)
+    return (
+        f"ALTER TABLE {table} ADD COLUMN search tsvector GENERATED ALWAYS AS ({vector}) STORED",
+        f"CREATE INDEX {table}_search ON {table} USING gin (search)",
+    )
+
+
+# The FTS5 bm25 weights, as ts_rank weights {D, C, B, A} (each at most 1): entries'
+# summary 4 (A), tags and resolution 2 (B), detail 1 (C); records' title 3 (A), body and
+# stderr 1 (C, D); a turn's content is one column (A). Whole forms, without position,
+# weigh as D.
+ENTRIES_INDEX = index_ddl(
+    "entries", [("summary", "A"), ("detail", "C"), ("tags", "B"), ("resolution", "B")]
+)
+TURNS_INDEX = index_ddl("turns", [("content", "A")])
+RECORDS_INDEX = index_ddl("record_docs", [("title", "A"), ("body", "C"), ("stderr", "D")])
+_ENTRY_WEIGHTS = "'{0.25, 0.25, 0.5, 1.0}'::float4[]"
+_RECORD_WEIGHTS = "'{0.33, 0.33, 0.5, 1.0}'::float4[]"
+_TURN_WEIGHTS = "'{0.33, 0.33, 0.5, 1.0}'::float4[]"
+
+
+
+def tsquery(query: Query) -> tuple[str, list[Any]]:
+    """Compile a query into a tsquery expression (SQL with `?` parameters): every included
+    term (any one when any_terms), none of the excluded ones. No user text reaches SQL or
+    tsquery syntax: the terms are parameters of `clew_term`."""
+    join = " || " if query.any_terms else " && "
+    sql = "(" + join.join("clew_term(?, ?)" for _ in query.include) + ")"
+    params: list[Any] = [v for t in query.include for v in _term(t)]
+    for term in query.exclude:
+        sql = f"({sql} && !!clew_term(?, ?))"
+        params += _term(term)
+    return sql, params
+
+
+def _term(term: Term) -> list[Any]:
+    return [term.text, term.prefix]
+
+
+def idf(n: int, df: int) -> float:
+    """BM25's inverse document frequency: near 0 for a term in every row, high for a rare one."""
+    n = max(n, df)
+    return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+
+_MARKS = "StartSel=[, StopSel=], MaxWords=16, MinWords=6, ShortWord=0, MaxFragments=1"
+# A zero-width space after each punctuation mark makes PostgreSQL's parser see the pieces
+# the index split (not `src/auth.py` as one file token); it is taken out again after.
+_ZWSP = "\u200b"
+_JOINED = re.compile(r"\]((?:[^\w\s\[\]]|_)+)\[")
+
+
+def _headline(text: str, query_sql: str) -> str:
+    """SQL for a snippet of `text` with the words of a query in [brackets]."""
+    return (
+        f"ts_headline('clew'::regconfig, regexp_replace(clew_fold({text}),"
+        f" '([^[:alnum:][:space:]])', '\\1{_ZWSP}', 'g'), {query_sql}, '{_MARKS}')"
+    )
+
+
+def tidy(snippet: str | None) -> str:
+    """A snippet as FTS5 makes one: an identifier's pieces marked as one ([ERR_CONN_RESET],
+    not [ERR]_[CONN]_[RESET]), and no zero-width spaces."""
+    return _JOINED.sub(r"\1", (snippet or "").replace(_ZWSP, ""))
+
+
+class PostgresSearch(RowReader):
+    """Search over entries, messages, commands and turns (mixed into PostgresStore)."""
+
+    def _with_sources(self, entries: list[Entry]) -> list[Entry]:
+        raise NotImplementedError
+
+    def _ranked(
+        self,
+        table: str,
+        query: Query,
+        *,
+        weights: str,
+        columns: str,
+        limit: int,
+        joins: str = "",
+        where: str = "",
+        params: Sequence[Any] = (),
+        outer_joins: str = "",
+    ) -> list[tuple[float, Any]]:
+        """The best `limit` rows of `table` (alias `t`, with `joins`, narrowed by `where`)
+        among its newest SEARCH_WINDOW matches, as (score, row of `columns`), best first.
+        `columns` may read `t`, `outer_joins` and `m.q`, the query's tsquery: they are
+        read for the rows shown only. Two statements: the terms' document frequencies,
+        then the ranked rows."""
+        match, match_params = tsquery(query)
+        stats = [f"(SELECT coalesce(max(seq) - min(seq) + 1, 0) FROM {table} WHERE space = ?)"]
+        stats_params: list[Any] = [self.space]
+        for term in query.include:
+            stats.append("clew_term(?, ?)::text")
+            stats.append(
+                f"(SELECT count(*) FROM (SELECT 1 FROM {table} WHERE space = ?"
+                f" AND search @@ clew_term(?, ?) LIMIT {DF_CAP}) d)"
+            )
+            stats_params += [*_term(term), self.space, *_term(term)]
+        with self.transaction():
+            got = tuple(self._rows("SELECT " + ", ".join(stats), stats_params)[0])
+            n = int(got[0])
+            parts: list[str] = []
+            score_params: list[Any] = []
+            for i in range(1, len(got), 2):
+                text, weight = str(got[i]), idf(n, int(got[i + 1]))
+                rank = f"ts_rank({weights}, w.search, ?::tsquery, 1)"
+                if query.any_terms:  # a term not in the row adds nothing
+                    rank = f"CASE WHEN w.search @@ ?::tsquery THEN {rank} ELSE 0 END"
+                    score_params.append(text)
+                score_params.append(text)
+                parts.append(f"{weight!r} * {rank}")
+            rows = self._rows(
+                f"SELECT r.score, {columns} FROM ("
+                f" SELECT w.seq, -({' + '.join(parts)}) AS score FROM ("
+                f"  SELECT t.seq, t.search FROM {table} t{joins} WHERE t.search @@ {match}"
+                f"  AND t.space = ?{where} ORDER BY t.seq DESC LIMIT {SEARCH_WINDOW}) w"
+                f" ORDER BY score, w.seq DESC LIMIT ?) r"
+                f" JOIN {table} t ON t.seq = r.seq AND t.space = ?{outer_joins}"
+                f" CROSS JOIN (SELECT {match} AS q) m"
+                " ORDER BY r.score, r.seq DESC",
+                [*score_params, *match_params, self.space, *params, limit, self.space,
+                 *match_params],
+            )  # fmt: skip
+        return [(float(r[0]), r) for r in rows]
+
+    def search_entries(self, query: Query, filters: EntryFilter, *, limit: int) -> list[SearchHit]:
+        """Rank the entries matching a query (rare terms weigh more), newest first on ties."""
+        where, params = _where(filters, "t.")
+        columns = ", ".join(f"t.{c}" for c in ENTRY_COLUMNS)
+        text = "concat_ws(E'\\n', t.summary, t.detail, t.resolution)"
+        rows = self._ranked(
+            "entries", query, weights=_ENTRY_WEIGHTS, where=where, params=params, limit=limit,
+            columns=f"{columns}, {_headline(text, 'm.q')} AS snippet",
+        )  # fmt: skip
+        entries = self._with_sources([_entry(tuple(r)[1:]) for _, r in rows])
+        return [
+            SearchHit(e, score, tidy(r["snippet"]))
+            for e, (score, r) in zip(entries, rows, strict=True)
+        ]
+
+    def search_turns(
+        self, session_id: str | None, query: Query, *, limit: int
+    ) -> list[tuple[Turn, float, str]]:
+        """Rank the turns matching a query (of one session, or of all), as on SQLite."""
+        columns = ", ".join("t." + c.strip() for c in _TURN_COLUMNS.split(","))
+        rows = self._ranked(
+            "turns", query, weights=_TURN_WEIGHTS, limit=limit,
+            where=" AND t.session_id = ?" if session_id is not None else "",
+            params=[session_id] if session_id is not None else [],
+            columns=f"{columns}, {_headline('t.content', 'm.q')} AS snip",
+        )  # fmt: skip
+        return [(turn_from_row(tuple(r)[1:]), score, tidy(r["snip"])) for score, r in rows]
+
+    def search_records(
+        self,
+        query: Query,
+        kinds: Sequence[str],
+        *,
+        task_id: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int,
+    ) -> list[RecordHit]:
+        """Ranked messages, commands and turns matching a query, each kind ranked within
+        its own index."""
+        hits: list[RecordHit] = []
+        task_kinds = [k for k in kinds if k in ("message", "action")]
+        if task_kinds:
+            hits += self._search_task_records(query, task_kinds, task_id, since, until, limit)
+        if "turn" in kinds:
+            hits += self._search_all_turns(query, task_id, since, until, limit)
+        return hits
+
+    def _search_task_records(
+        self,
+        query: Query,
+        kinds: Sequence[str],
+        task_id: str | None,
+        since: str | None,
+        until: str | None,
+        limit: int,
+    ) -> list[RecordHit]:
+        where, params = _time("t.", since, until)
+        where = f" AND t.kind IN ({placeholders(kinds)}){where}"
+        params = [*kinds, *params]
+        if task_id is not None:
+            where += " AND t.task_id = ?"
+            params.append(task_id)
+        # Where it matched: the body (stdout, or the message) weighs C, stderr D.
+        field = (
+            "CASE WHEN ts_filter(t.search, '{c}') @@ m.q THEN 'stdout'"
+            " WHEN ts_filter(t.search, '{d}') @@ m.q THEN 'stderr' ELSE 'command' END"
+        )
+        text = (
+            "CASE WHEN ts_filter(t.search, '{c}') @@ m.q THEN t.body"
+            " WHEN ts_filter(t.search, '{d}') @@ m.q THEN t.stderr ELSE t.title END"
+        )
+        rows = self._ranked(
+            "record_docs", query, weights=_RECORD_WEIGHTS, where=where, params=params,
+            limit=limit,
+            columns=(
+                "t.kind, t.ref_id, t.task_id, t.created_at,"
+                f" {_headline(text, 'm.q')} AS snip, {field} AS field,"
+                " a.summary, a.command, a.status, a.exit_code, g.role,"
+                f" substr(g.content, 1, {_TITLE_CHARS}) AS head"
+            ),
+            outer_joins=(
+                " LEFT JOIN actions a ON t.kind = 'action' AND a.id = t.ref_id"
+                " LEFT JOIN task_messages g ON t.kind = 'message' AND g.id = t.ref_id"
+            ),
+        )  # fmt: skip
+        hits = []
+        for score, r in rows:
+            if r["kind"] == "action":
+                code = "" if r["exit_code"] is None else f" exit {r['exit_code']}"
+                label, title = f"{r['status']}{code}", _first_line(r["command"] or r["summary"])
+                field_name = r["field"]
+            else:
+                label, title, field_name = r["role"], _first_line(r["head"]), "content"
+            hit = RecordHit(
+                r["kind"], r["ref_id"], r["task_id"], None, None, r["created_at"], label,
+                title, tidy(r["snip"]), score, field_name,
+            )  # fmt: skip
+            hits.append(hit)
+        return hits
+
+    def _search_all_turns(
+        self,
+        query: Query,
+        task_id: str | None,
+        since: str | None,
+        until: str | None,
+        limit: int,
+    ) -> list[RecordHit]:
+        where, params = _time("t.", since, until)
+        joins = ""
+        if task_id is not None:
+            joins = " JOIN sessions s ON s.id = t.session_id"
+            where += " AND s.task_id = ?"
+            params.append(task_id)
+        rows = self._ranked(
+            "turns", query, weights=_TURN_WEIGHTS, joins=joins, where=where, params=params,
+            limit=limit,
+            columns=(
+                "t.id, s.task_id, t.session_id, t.turn, t.created_at, t.role, t.tool_name,"
+                f" substr(t.content, 1, {_TITLE_CHARS}) AS head,"
+                f" {_headline('t.content', 'm.q')} AS snip"
+            ),
+            outer_joins=" JOIN sessions s ON s.id = t.session_id",
+        )  # fmt: skip
+        hits = []
+        for score, r in rows:
+            label = r["role"] + (f" ({r['tool_name']})" if r["tool_name"] else "")
+            hit = RecordHit(
+                "turn", r["id"], r["task_id"], r["session_id"], r["turn"], r["created_at"],
+                label, _first_line(r["head"]), tidy(r["snip"]), score, "content",
+            )  # fmt: skip
+            hits.append(hit)
+        return hits
+
+    def failed_actions_matching(self, query: Query, *, limit: int = 50) -> list[Action]:
+        """Failed commands whose command or output matches a query, newest first (the
+        caller confirms the text is there verbatim)."""
+        match, params = tsquery(query)
+        rows = self._rows(
+            "SELECT a.* FROM record_docs k JOIN actions a ON a.id = k.ref_id"
+            f" WHERE k.search @@ {match} AND k.space = ? AND k.kind = 'action'"
+            " AND (a.exit_code <> 0 OR a.status IN ('failed', 'timeout'))"
+            " ORDER BY k.seq DESC LIMIT ?",
+            [*params, self.space, limit],
+        )
+        return [action_from_row(r) for r in rows]
