@@ -1,0 +1,344 @@
+"""Full-text search on PostgreSQL finds what FTS5 finds on SQLite.
+
+One corpus is recorded through the facade into a SQLite store; its rows are copied into
+tables of the same columns on the machine's PostgreSQL (a schema of this module's own),
+where `store.pg_search` adds its index. Both backends then answer the same structured
+queries: identifiers, phrases, prefixes, exclusions, URLs and plain words find the same
+records, and the query of a rare and a common word ranks the same hit first. The compiler
+is total: any text compiles to a tsquery the server accepts.
+
+The PostgreSQL half skips, saying so, when no server answers at CLEW_TEST_PG (default: the
+database `test` on 127.0.0.1:5432, trust auth).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import clew
+from clew import search
+from clew.errors import ValidationError
+from clew.models import Entry, EntryFilter
+from clew.search import Query, Term
+from clew.store import pg_search
+
+psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed: pip install -e .[postgres]")
+
+PG_URL = os.environ.get("CLEW_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+# The tables search reads, copied from the SQLite store as they are.
+TABLES = ("entries", "turns", "sessions", "record_docs", "actions", "task_messages")
+_TYPES = {"INTEGER": "bigint", "REAL": "double precision", "BLOB": "bytea"}
+
+
+class Row(tuple[Any, ...]):
+    """A row read by position or by column name, as sqlite3.Row is."""
+
+    names: dict[str, int]
+
+    def __new__(cls, values: Sequence[Any], names: dict[str, int]) -> Row:
+        row = super().__new__(cls, values)
+        row.names = names
+        return row
+
+    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
+        return super().__getitem__(self.names[key] if isinstance(key, str) else key)
+
+
+class PgReader(pg_search.PostgresSearch):
+    """The search mixin over a bare psycopg connection: `?` parameters, rows by name."""
+
+    def __init__(self, conn: Any, space: str) -> None:
+        self.conn = conn
+        self.space = space
+        self.statements = 0
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        self.statements += 1
+        cursor = self.conn.execute(sql.replace("%", "%%").replace("?", "%s"), list(params))
+        names = {d.name: i for i, d in enumerate(cursor.description or ())}
+        return [Row(r, names) for r in cursor.fetchall()]
+
+    def transaction(self, *, write: bool = False) -> AbstractContextManager[None]:
+        return nullcontext()
+
+    def _with_sources(self, entries: list[Entry]) -> list[Entry]:
+        return entries
+
+
+def _connect() -> Any:
+    try:
+        return psycopg.connect(PG_URL, autocommit=True, connect_timeout=3)
+    except psycopg.OperationalError as exc:
+        pytest.skip(f"no PostgreSQL at {PG_URL} ({exc}): the PostgreSQL half is skipped")
+
+
+@pytest.fixture(scope="module")
+def pg_schema() -> Iterator[Any]:
+    """A connection whose search_path is a fresh schema holding the search functions."""
+    conn = _connect()
+    schema = f"pgsearch_{uuid.uuid4().hex[:12]}"
+    conn.execute(f"CREATE SCHEMA {schema}")
+    conn.execute(f"SET search_path = {schema}")
+    for statement in pg_search.FUNCTIONS:
+        conn.execute(statement)
+    try:
+        yield conn
+    finally:
+        conn.execute(f"DROP SCHEMA {schema} CASCADE")
+        conn.close()
+
+
+def copy_store(sqlite_path: Path, conn: Any) -> None:
+    """Copy the searched tables of a SQLite store into PostgreSQL, then index them."""
+    source = sqlite3.connect(sqlite_path)
+    for table in TABLES:
+        info = source.execute(f"PRAGMA table_info({table})").fetchall()
+        columns = [(c[1], _TYPES.get(c[2].upper(), "text")) for c in info]
+        conn.execute(f"DROP TABLE IF EXISTS {table}")
+        conn.execute(f"CREATE TABLE {table} ({', '.join(f'{n} {t}' for n, t in columns)})")
+        rows = source.execute(f"SELECT {', '.join(n for n, _ in columns)} FROM {table}")
+        with conn.cursor() as cursor:
+            cursor.executemany(
+                f"INSERT INTO {table} VALUES ({', '.join('%s' for _ in columns)})",
+                [tuple(_as(v, t) for v, (_, t) in zip(r, columns, strict=True)) for r in rows],
+            )
+    for statement in (*pg_search.ENTRIES_INDEX, *pg_search.TURNS_INDEX, *pg_search.RECORDS_INDEX):
+        conn.execute(statement)
+    source.close()
+
+
+def _as(value: Any, kind: str) -> Any:
+    if kind == "text" and isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if kind == "bytea" and isinstance(value, str):
+        return value.encode()
+    return value
+
+
+# -- the corpus ---------------------------------------------------------------------------
+
+FILLER = "the build ran on the server and the deploy went on as planned".split()
+
+
+def record_corpus(mem: clew.Memory) -> None:
+    """Entries, messages, commands with output, and turns that hold identifiers, URLs,
+    phrases, stems, accents, one rare word and many common ones."""
+    task = mem.create_task("Ship the release", ["build", "deploy"])
+    texts = [
+        "ERR_CONN_RESET while talking to the database",
+        "err conn reset, written with spaces",
+        "the error was err-conn-reset in the log",
+        "src/auth.py raised on login",
+        "auth.py alone, no folder",
+        "parse_config.py failed to read the file",
+        "parse config is a helper",
+        "read https://example.com/docs/setup?lang=en first",
+        "example.com/docs has the guide",
+        "connection reset by peer",
+        "reset connection pool after deploy",
+        "kubernetes rollout finished",
+        "kubectl apply -f deploy.yaml",
+        "running the tests again",
+        "the runner runs every night",
+        "a café near the naïve office",
+        "Connecticut office called",
+        "connecting to the replica",
+        "v1.2.3 is tagged",
+        "the value 1e5 overflowed",
+    ]
+    for i, text in enumerate(texts):
+        words = " ".join(FILLER[: 3 + i % 9])
+        mem.add_decision(task.id, text, detail=f"{words}; deploy {i}", tags=[f"t{i % 3}"])
+        mem.update_task(task.id, message=f"{text} ({words})")
+        mem.record_action(
+            task.id, command=f"make step{i}", exit_code=i % 2,
+            stdout=f"{words}\n{text}\n" if i % 3 else f"{words}\n",
+            stderr=f"{text}\n" if i % 3 == 0 else "",
+        )  # fmt: skip
+    session = mem.start_session(workspace="/srv/app")
+    for i, text in enumerate(texts):
+        mem.append_turn(session.id, {"role": "user", "content": f"{text}, {FILLER[i % 12]}"})
+        mem.append_turn(session.id, {"role": "assistant", "content": f"noted: {text} server"})
+    # The rare word: thrice in one turn beside the common word once, once in another
+    # beside the common word thrice; the common word alone in many more.
+    mem.append_turn(session.id, {"role": "user", "content": "zephyrine zephyrine zephyrine server"})
+    mem.append_turn(session.id, {"role": "user", "content": "zephyrine server server server"})
+    for i in range(40):
+        mem.append_turn(session.id, {"role": "tool", "content": f"server {i} up", "tool_call_id": "x"})
+
+
+QUERIES = [
+    "ERR_CONN_RESET",
+    "err_conn_reset",
+    "auth.py",
+    "src/auth.py",
+    "parse_config.py",
+    "parse_config",
+    '"connection reset"',
+    '"reset connection"',
+    "kube*",
+    "parse_con*",
+    "connecti*",
+    "connect*",
+    "deploy -server",
+    'reset -"connection reset"',
+    "office -café",
+    "https://example.com/docs/setup?lang=en",
+    "example.com/docs",
+    "running",
+    "runs",
+    "cafe",
+    "naive",
+    "v1.2.3",
+    "1e5",
+    "server deploy",
+    "the",
+]
+
+
+@pytest.fixture(scope="module")
+def stores(
+    pg_schema: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[clew.Memory, PgReader]]:
+    path = tmp_path_factory.mktemp("pgsearch") / "clew.db"
+    with clew.open(path) as mem:
+        record_corpus(mem)
+    copy_store(path, pg_schema)
+    with clew.open(path) as mem:
+        yield mem, PgReader(pg_schema, mem.space)
+
+
+def _ids(hits: Sequence[Any]) -> set[str]:
+    return {h.id if hasattr(h, "id") else h.entry.id for h in hits}
+
+
+@pytest.mark.parametrize("text", QUERIES)
+@pytest.mark.parametrize("any_terms", [False, True])
+def test_both_backends_find_the_same_records(
+    stores: tuple[clew.Memory, PgReader], text: str, any_terms: bool
+) -> None:
+    mem, pg = stores
+    lite = mem._store  # noqa: SLF001 - the stores themselves are what is compared
+    query = search.parse(text, any_terms=any_terms)
+    everything = EntryFilter()
+    entries = _ids([h.entry for h in lite.search_entries(query, everything, limit=500)])
+    assert entries == _ids([h.entry for h in pg.search_entries(query, everything, limit=500)])
+    kinds = ("message", "action", "turn")
+    records = _ids(lite.search_records(query, kinds, limit=500))
+    assert records == _ids(pg.search_records(query, kinds, limit=500))
+    turns = {t.id for t, _, _ in lite.search_turns(None, query, limit=500)}
+    assert turns == {t.id for t, _, _ in pg.search_turns(None, query, limit=500)}
+    failed = {a.id for a in lite.failed_actions_matching(query)}
+    assert failed == {a.id for a in pg.failed_actions_matching(query)}
+    # Not vacuous: most queries find something on both.
+    if text not in ('"reset connection"',):
+        assert entries or records or turns
+
+
+def test_the_rare_word_ranks_the_same_hit_first(stores: tuple[clew.Memory, PgReader]) -> None:
+    mem, pg = stores
+    lite = mem._store  # noqa: SLF001
+    for text, any_terms in (("server zephyrine", False), ("zephyrine server nowhere", True)):
+        query = search.parse(text, any_terms=any_terms)
+        first = lite.search_turns(None, query, limit=5)[0][0]
+        assert "zephyrine zephyrine" in (first.content or "")
+        assert pg.search_turns(None, query, limit=5)[0][0].id == first.id
+
+
+def test_scores_are_lower_for_better_hits_and_ties_go_to_the_newest(
+    stores: tuple[clew.Memory, PgReader],
+) -> None:
+    _, pg = stores
+    hits = pg.search_turns(None, search.parse("server"), limit=100)
+    scores = [score for _, score, _ in hits]
+    assert scores == sorted(scores) and scores[0] < 0
+    for (a, sa, _), (b, sb, _) in zip(hits, hits[1:], strict=False):
+        if sa == sb:
+            assert a.created_at >= b.created_at
+
+
+def test_snippets_mark_the_words_as_fts5_does(stores: tuple[clew.Memory, PgReader]) -> None:
+    _, pg = stores
+    snippets = [s for _, _, s in pg.search_turns(None, search.parse("ERR_CONN_RESET"), limit=9)]
+    assert any("[ERR_CONN_RESET]" in s for s in snippets), snippets
+    snippets = [s for _, _, s in pg.search_turns(None, search.parse("auth.py"), limit=9)]
+    assert any("src/[auth.py]" in s for s in snippets), snippets
+    hits = pg.search_entries(search.parse("deploy"), EntryFilter(), limit=3)
+    assert all("[deploy]" in h.snippet.lower() for h in hits)
+
+
+def test_a_search_costs_two_statements(stores: tuple[clew.Memory, PgReader]) -> None:
+    _, pg = stores
+    before = pg.statements
+    pg.search_turns(None, search.parse("server zephyrine -nothing"), limit=5)
+    assert pg.statements - before == 2
+
+
+def test_the_whole_identifier_ranks_above_its_pieces(stores: tuple[clew.Memory, PgReader]) -> None:
+    _, pg = stores
+    hits = pg.search_turns(None, search.parse("ERR_CONN_RESET"), limit=9)
+    assert "ERR_CONN_RESET" in (hits[0][0].content or "")
+    assert any("err conn reset" in (t.content or "") for t, _, _ in hits)
+
+
+# -- the compiler -------------------------------------------------------------------------
+
+_TERM_TEXT = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40
+) | st.sampled_from(["'", "\\", "''", ":*", "&|!<->()", "a:b", "x'y\\z", "-", "*", " "])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(max_size=80), any_terms=st.booleans())
+def test_any_text_compiles_to_a_tsquery_the_server_runs(
+    pg_schema: Any, text: str, any_terms: bool
+) -> None:
+    try:
+        query = search.parse(text, any_terms=any_terms)
+    except ValidationError:
+        return
+    sql, params = pg_search.tsquery(query)
+    conn = pg_schema
+    conn.execute(
+        f"SELECT to_tsvector('simple', 'x') @@ {sql}".replace("?", "%s"), params
+    ).fetchone()
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    include=st.lists(st.tuples(_TERM_TEXT, st.booleans()), min_size=1, max_size=4),
+    exclude=st.lists(st.tuples(_TERM_TEXT, st.booleans()), max_size=2),
+    any_terms=st.booleans(),
+)
+def test_any_terms_compile_even_those_parse_never_makes(
+    pg_schema: Any,
+    include: list[tuple[str, bool]],
+    exclude: list[tuple[str, bool]],
+    any_terms: bool,
+) -> None:
+    query = Query(
+        tuple(Term(t, p) for t, p in include), tuple(Term(t, p) for t, p in exclude),
+        any_terms, (), tuple(t for t, _ in include),
+    )  # fmt: skip
+    sql, params = pg_search.tsquery(query)
+    pg_schema.execute(f"SELECT ({sql})::text".replace("?", "%s"), params).fetchone()
+
+
+def test_a_prefix_term_is_the_phrase_of_its_pieces_with_the_last_a_prefix(
+    pg_schema: Any,
+) -> None:
+    got = pg_schema.execute("SELECT clew_term('parse_con', true)::text").fetchone()[0]
+    assert got == "'parse_con':* | 'pars' <-> 'con':*"
+    assert re.fullmatch(r"'connecti':\*", pg_schema.execute(
+        "SELECT clew_term('Connecti', true)::text").fetchone()[0])  # fmt: skip
