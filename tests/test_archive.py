@@ -13,6 +13,7 @@ import clew
 from clew import search
 from clew.fingerprint import fingerprint, mask
 from clew.models import EntryStatus, EntryType
+from clew.store.sqlite_search import fts5_match
 from tests.conftest import FakeClock
 
 SEVEN = ["decision", "error", "tool_result", "user_instruction", "discovery", "artifact", "context"]
@@ -186,7 +187,25 @@ def test_any_text_parses_to_a_query_fts5_accepts(text: str) -> None:
             query = search.parse(text, any_terms=any_terms)
         except clew.ValidationError:
             return
-        conn.execute("SELECT * FROM t WHERE t MATCH ?", (query.match,)).fetchall()
+        conn.execute("SELECT * FROM t WHERE t MATCH ?", (fts5_match(query),)).fetchall()
+
+
+def test_a_query_is_structured_and_compiles_to_fts5_phrases() -> None:
+    query = search.parse('ERR_CONN_RESET "connection reset" auth* -flaky OR src/auth.py')
+    assert query.include == (
+        search.Term("ERR_CONN_RESET", False),
+        search.Term("connection reset", False),
+        search.Term("auth", True),
+        search.Term("src/auth.py", False),
+    )
+    assert query.exclude == (search.Term("flaky", False),)
+    assert not query.any_terms
+    assert query.identifiers == ("ERR_CONN_RESET", "src/auth.py")
+    assert query.terms == ("ERR_CONN_RESET", "connection reset", "auth", "src/auth.py")
+    assert fts5_match(query) == (
+        '("ERR_CONN_RESET" AND "connection reset" AND "auth"* AND "src/auth.py") NOT "flaky"'
+    )
+    assert fts5_match(search.parse('say "hi""', any_terms=True)) == '"say" OR "hi"'
 
 
 def test_when_no_entry_has_every_word_any_word_will_do(

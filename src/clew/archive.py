@@ -36,6 +36,7 @@ from clew.models import (
     SearchHit,
     SourceKind,
 )
+from clew.search import Query
 
 # Entries that can be resolved, and what their resolution is called.
 RESOLVABLE = {EntryType.ERROR: "resolution", EntryType.QUESTION: "answer"}
@@ -423,10 +424,10 @@ class Archive(Facade):
         found: list[Action] = []
         for needle in needles:
             try:
-                match = search.parse(needle).match
+                query = search.parse(needle)
             except ValidationError:
                 continue  # no words to look for (only punctuation)
-            for action in self._store.failed_actions_matching(match):
+            for action in self._store.failed_actions_matching(query):
                 said = (action.command, _output(action.stdout), _output(action.stderr))
                 if any(needle in _folded(part or "") for part in said):
                     found.append(action)
@@ -516,10 +517,10 @@ class Archive(Facade):
         filters = self._filter(task_id, type, status, None, tags, since, until)
         parsed = search.parse(query)
         fetch = min(max(3 * wanted, 30), 200)
-        hits = self._store.search_entries(parsed.match, filters, limit=fetch)
+        hits = self._store.search_entries(parsed, filters, limit=fetch)
         if not hits and len(parsed.terms) > 1:
             parsed = search.parse(query, any_terms=True)
-            hits = self._store.search_entries(parsed.match, filters, limit=fetch)
+            hits = self._store.search_entries(parsed, filters, limit=fetch)
         if parsed.identifiers:
             hits.sort(key=lambda h: not search.contains_all(_text_of(h.entry), parsed.identifiers))
         return hits[:wanted]
@@ -555,10 +556,10 @@ class Archive(Facade):
         filters = self._filter(task_id, type, status, None, tags, since, until)
         parsed = search.parse(query)
         with self._store.transaction():
-            hits = self._search_kinds(parsed.match, chosen, filters, wanted)
+            hits = self._search_kinds(parsed, chosen, filters, wanted)
             if not hits and len(parsed.terms) > 1:
                 parsed = search.parse(query, any_terms=True)
-                hits = self._search_kinds(parsed.match, chosen, filters, wanted)
+                hits = self._search_kinds(parsed, chosen, filters, wanted)
         # One list: FTS5's bm25 scores of the indexes are close enough in scale to interleave.
         ranked = sorted(hits, key=lambda h: h[0].score)
         if parsed.identifiers:
@@ -566,7 +567,7 @@ class Archive(Facade):
         return [h._replace(open=self._open_command(h)) for h, _ in ranked[:wanted]]
 
     def _search_kinds(
-        self, match: str, kinds: tuple[str, ...], filters: EntryFilter, limit: int
+        self, query: Query, kinds: tuple[str, ...], filters: EntryFilter, limit: int
     ) -> list[tuple[RecordHit, str]]:
         """Hits of every kind wanted, each with the text its exact identifiers are checked in."""
         found: list[tuple[RecordHit, str]] = []
@@ -574,12 +575,12 @@ class Archive(Facade):
             # Entries as `search` fetches them (more than shown, for exact identifiers to
             # move up); other kinds their best `limit`, as each hit's snippet reads its text.
             fetch = min(max(3 * limit, 30), 200)
-            for hit in self._store.search_entries(match, filters, limit=fetch):
+            for hit in self._store.search_entries(query, filters, limit=fetch):
                 found.append((entry_hit(hit.entry, hit.snippet, hit.score), _text_of(hit.entry)))
         others = [k for k in kinds if k != "entry"]
         if others:
             for record in self._store.search_records(
-                match, others, task_id=filters.task_id, since=filters.since,
+                query, others, task_id=filters.task_id, since=filters.since,
                 until=filters.until, limit=limit,
             ):  # fmt: skip
                 found.append((record, f"{record.title}\n{record.snippet}"))

@@ -197,7 +197,7 @@ class Assembly(Conversations):
             parsed = None
         if parsed is not None:
             for hit in self._store.search_entries(
-                parsed.match, EntryFilter(task.id), limit=RELEVANT_ENTRIES
+                parsed, EntryFilter(task.id), limit=RELEVANT_ENTRIES
             ):
                 chosen.setdefault(hit.entry.id, hit.entry)
         return [

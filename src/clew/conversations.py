@@ -399,10 +399,10 @@ class Conversations(Archive, Working):
     def _recall_search(self, current: Session, query: str, limit: int, budget: int) -> Recall:
         parsed = search.parse(query)
         fetch = min(max(3 * limit, 30), 200)
-        hits = self._store.search_turns(current.id, parsed.match, limit=fetch)
+        hits = self._store.search_turns(current.id, parsed, limit=fetch)
         if not hits and len(parsed.terms) > 1:
             parsed = search.parse(query, any_terms=True)
-            hits = self._store.search_turns(current.id, parsed.match, limit=fetch)
+            hits = self._store.search_turns(current.id, parsed, limit=fetch)
         # Exact matches first: the whole query as typed, then every identifier in it.
         needle = " ".join(query.split()).casefold()
 

@@ -1,11 +1,10 @@
-"""Turning what a person or model types into a safe SQLite FTS5 query. Pure.
+"""Turning what a person or model types into a structured search query. Pure.
 
-FTS5 has its own query language (AND, OR, NOT, NEAR, quotes, `*`, `-`, `:`, parentheses)
-and raises a syntax error on much ordinary text. Here every term becomes an FTS5 string
-(double-quoted, inner quotes doubled), which FTS5 treats as a phrase of the tokens it
-contains; so no user text can be read as an operator, and an identifier that the
-tokenizer splits (`ERR_CONN_RESET` -> err conn reset, `src/auth.py`, `v1.2.3`) is still
-matched as the exact sequence of its pieces.
+The result names no query language: each backend compiles a `Query` into its own (the
+SQLite backend into an FTS5 MATCH expression, `store.sqlite_search.fts5_match`). A term is
+matched as the sequence of the tokens it contains, so no user text can be read as an
+operator, and an identifier that a tokenizer splits (`ERR_CONN_RESET` -> err conn reset,
+`src/auth.py`, `v1.2.3`) is still matched as the exact sequence of its pieces.
 
 What is kept of the syntax people expect: "quoted phrases", a leading `-` to exclude a
 term, and a trailing `*` for a prefix. Terms are joined with AND; callers retry with OR
@@ -29,25 +28,30 @@ _WORD = re.compile(r"[^\W_]")  # a letter or digit: what a tokenizer indexes
 _IDENTIFIER = re.compile(r"[^\W_](?:[^\s]*?)(?:_|[^\w\s])+[^\W_]")
 
 
+class Term(NamedTuple):
+    """One thing to look for: matched as the sequence of the tokens its text contains."""
+
+    text: str  # what the user typed, quotes removed
+    prefix: bool  # a trailing `*`: its last token matches as a prefix
+
+
 class Query(NamedTuple):
-    """A parsed search: the FTS5 expression and the identifier terms to rank first."""
+    """A parsed search, for a backend to compile; never empty of included terms."""
 
-    match: str
-    identifiers: tuple[str, ...]
-    terms: tuple[str, ...]
-
-
-def _quote(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
+    include: tuple[Term, ...]  # all must match (any one when any_terms)
+    exclude: tuple[Term, ...]  # none may match
+    any_terms: bool
+    identifiers: tuple[str, ...]  # included terms a tokenizer would split (rank first)
+    terms: tuple[str, ...]  # the included texts
 
 
 def parse(text: str, *, any_terms: bool = False) -> Query:
-    """Parse user text into a safe FTS5 query, or raise if there is nothing to search for."""
+    """Parse user text into a structured query, or raise if there is nothing to search for."""
     if not isinstance(text, str):
         raise ValidationError(f"a search query must be text, not {type(text).__name__}")
-    text = text.replace("\x00", " ")  # FTS5 reads a NUL as the end of the query
-    include: list[str] = []
-    exclude: list[str] = []
+    text = text.replace("\x00", " ")  # a NUL ends an FTS5 query and is no text to PostgreSQL
+    include: list[Term] = []
+    exclude: list[Term] = []
     identifiers: list[str] = []
     terms: list[str] = []
     for raw in _TOKEN.findall(text):
@@ -64,8 +68,7 @@ def parse(text: str, *, any_terms: bool = False) -> Query:
             term = term.rstrip("*").strip("\"'()[]{},;!?:")
         if not _WORD.search(term):
             continue  # nothing a tokenizer would index: operators, punctuation, quotes
-        expression = _quote(term) + ("*" if prefix else "")
-        (exclude if negative else include).append(expression)
+        (exclude if negative else include).append(Term(term, prefix))
         if not negative:
             terms.append(term)
             if _IDENTIFIER.search(term):
@@ -74,12 +77,13 @@ def parse(text: str, *, any_terms: bool = False) -> Query:
         raise ValidationError(
             "the search query has no words to look for; give at least one word or identifier"
         )
-    include, exclude = include[:MAX_TERMS], exclude[:MAX_TERMS]
-    joined = (" OR " if any_terms else " AND ").join(include)
-    if len(include) > 1 and exclude:
-        joined = f"({joined})"
-    match = " NOT ".join([joined, *exclude])
-    return Query(match, tuple(identifiers), tuple(terms))
+    return Query(
+        tuple(include[:MAX_TERMS]),
+        tuple(exclude[:MAX_TERMS]),
+        any_terms,
+        tuple(identifiers),
+        tuple(terms),
+    )
 
 
 def contains_all(text: str, needles: tuple[str, ...]) -> bool:

@@ -41,6 +41,7 @@ from clew.models import (
     Turn,
     VerifyReport,
 )
+from clew.search import Query
 
 
 class Store(Protocol):
@@ -92,7 +93,7 @@ class Store(Protocol):
 
     def search_records(
         self,
-        match: str,
+        query: Query,
         kinds: Sequence[str],
         *,
         task_id: str | None = None,
@@ -101,7 +102,7 @@ class Store(Protocol):
         limit: int,
     ) -> list[RecordHit]: ...
 
-    def failed_actions_matching(self, match: str, *, limit: int = 50) -> list[Action]: ...
+    def failed_actions_matching(self, query: Query, *, limit: int = 50) -> list[Action]: ...
 
     def get_entry(self, entry_id: str) -> Entry: ...
 
@@ -110,7 +111,7 @@ class Store(Protocol):
     def relevant_entries(self, task_id: str, subtask_id: str, *, limit: int) -> list[Entry]: ...
 
     def search_entries(
-        self, match: str, filters: EntryFilter, *, limit: int
+        self, query: Query, filters: EntryFilter, *, limit: int
     ) -> list[SearchHit]: ...
 
     def entries_with_fingerprint(self, key: str, *, limit: int = 50) -> list[Entry]: ...
@@ -233,7 +234,7 @@ class Store(Protocol):
     def turn_stats(self, session_id: str) -> dict[str, dict[str, int]]: ...
 
     def search_turns(
-        self, session_id: str | None, match: str, *, limit: int
+        self, session_id: str | None, query: Query, *, limit: int
     ) -> list[tuple[Turn, float, str]]: ...
 
     def list_events(

@@ -15,7 +15,9 @@ from typing import Any
 
 from clew.errors import NotFoundError, StoreBusyError, StoreError
 from clew.models import Entry, EntryFilter, EntryStatus, EntryType, Fix, SearchHit
+from clew.search import Query
 from clew.store.rows import RowReader, json_ids, placeholders
+from clew.store.sqlite_search import fts5_match
 
 ENTRY_COLUMNS = Entry._fields[:-1]  # all but `sources`, which come from entry_sources
 _COLUMNS = ", ".join(ENTRY_COLUMNS)
@@ -161,8 +163,9 @@ class ArchiveReads(RowReader):
         )
         return {(_TYPE[r[0]], _STATUS[r[1]]): r[2] for r in rows}
 
-    def search_entries(self, match: str, filters: EntryFilter, *, limit: int) -> list[SearchHit]:
-        """Rank the entries matching an FTS5 expression (built by search.parse) with bm25."""
+    def search_entries(self, query: Query, filters: EntryFilter, *, limit: int) -> list[SearchHit]:
+        """Rank the entries matching a query with bm25."""
+        match = fts5_match(query)
         where, params = _where(filters, "e.")
         base = (
             "FROM entries_fts JOIN entries e ON e.seq = entries_fts.rowid"

@@ -9,7 +9,9 @@ from typing import Any
 from clew import turns
 from clew.errors import NotFoundError
 from clew.models import Session, Turn
+from clew.search import Query
 from clew.store.rows import RowReader
+from clew.store.sqlite_search import fts5_match
 
 SEARCH_WINDOW = 5000  # as for entries: a common word is ranked among its newest matches
 _TURN_COLUMNS = (
@@ -173,9 +175,10 @@ class ConversationReads(RowReader):
         return {"roles": {r[0]: r[1] for r in roles}, "tools": {r[0]: r[1] for r in tools}}
 
     def search_turns(
-        self, session_id: str | None, match: str, *, limit: int
+        self, session_id: str | None, query: Query, *, limit: int
     ) -> list[tuple[Turn, float, str]]:
-        """bm25-ranked turns matching an FTS5 expression, among the newest SEARCH_WINDOW."""
+        """bm25-ranked turns matching a query, among the newest SEARCH_WINDOW."""
+        match = fts5_match(query)
         where = " AND t.session_id = ?" if session_id is not None else ""
         scope = [session_id] if session_id is not None else []
         base = (

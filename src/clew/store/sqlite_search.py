@@ -3,8 +3,10 @@ their output (`records_fts`, over `record_docs`) and conversation turns
 (`turns_fts`). Archive entries are searched by `ArchiveReads.search_entries`; the facade
 merges the kinds.
 
-Each index is ranked with bm25 among its newest SEARCH_WINDOW matches, as entries are: FTS5
-walks matches newest first cheaply, while bm25 costs a little for every match it ranks.
+`fts5_match` compiles a structured `search.Query` into FTS5's query language; no other
+module sees that language. Each index is ranked with bm25 among its newest SEARCH_WINDOW
+matches, as entries are: FTS5 walks matches newest first cheaply, while bm25 costs a little
+for every match it ranks.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from clew.models import Action, RecordHit
+from clew.search import Query, Term
 from clew.store.migrations import record_text
 from clew.store.rows import RowReader, placeholders
 from clew.store.sqlite_trace import action_from_row
@@ -22,6 +25,21 @@ SEARCH_WINDOW = 5000
 # message), stderr.
 _BM25 = "bm25(records_fts, 3.0, 1.0, 1.0)"
 _TITLE_CHARS = 200
+
+
+def fts5_match(query: Query) -> str:
+    """The FTS5 MATCH expression of a query. Every term becomes an FTS5 string
+    (double-quoted, inner quotes doubled), which FTS5 reads as a phrase of the tokens it
+    contains: no user text can be read as an operator."""
+    include = [_phrase(t) for t in query.include]
+    joined = (" OR " if query.any_terms else " AND ").join(include)
+    if len(include) > 1 and query.exclude:
+        joined = f"({joined})"
+    return " NOT ".join([joined, *(_phrase(t) for t in query.exclude)])
+
+
+def _phrase(term: Term) -> str:
+    return '"' + term.text.replace('"', '""') + '"' + ("*" if term.prefix else "")
 
 
 def _first_line(text: str | None) -> str:
@@ -67,7 +85,7 @@ class SearchReads(RowReader):
 
     def search_records(
         self,
-        match: str,
+        query: Query,
         kinds: Sequence[str],
         *,
         task_id: str | None = None,
@@ -75,8 +93,9 @@ class SearchReads(RowReader):
         until: str | None = None,
         limit: int,
     ) -> list[RecordHit]:
-        """bm25-ranked messages, commands and turns matching an FTS5 expression (built by
-        search.parse), each kind ranked within its own index."""
+        """bm25-ranked messages, commands and turns matching a query, each kind ranked
+        within its own index."""
+        match = fts5_match(query)
         hits: list[RecordHit] = []
         task_kinds = [k for k in kinds if k in ("message", "action")]
         if task_kinds:
@@ -184,15 +203,15 @@ class SearchReads(RowReader):
             hits.append(hit)
         return hits
 
-    def failed_actions_matching(self, match: str, *, limit: int = 50) -> list[Action]:
-        """Failed commands whose command or output matches an FTS5 expression, newest
-        first (the caller confirms the text is there verbatim)."""
+    def failed_actions_matching(self, query: Query, *, limit: int = 50) -> list[Action]:
+        """Failed commands whose command or output matches a query, newest first (the
+        caller confirms the text is there verbatim)."""
         rows = self._rows(
             "SELECT a.* FROM records_fts JOIN record_docs k ON k.seq = records_fts.rowid"
             " JOIN actions a ON a.id = k.ref_id WHERE records_fts MATCH ? AND k.space = ?"
             " AND k.kind = 'action' AND (a.exit_code <> 0 OR a.status IN ('failed', 'timeout'))"
             " ORDER BY records_fts.rowid DESC LIMIT ?",
-            (match, self.space, limit),
+            (fts5_match(query), self.space, limit),
         )
         return [action_from_row(r) for r in rows]
 
