@@ -81,8 +81,7 @@ FUNCTIONS: tuple[str, ...] = (
     f"ALTER TEXT SEARCH CONFIGURATION clew ADD MAPPING FOR {_OTHERS} WITH simple",
     # A prefix is not stemmed (FTS5 matches `connecti*` against stems as typed).
     "CREATE TEXT SEARCH CONFIGURATION clew_prefix (PARSER = default)",
-    f"ALTER TEXT SEARCH CONFIGURATION clew_prefix ADD MAPPING FOR {_WORDS}, {_OTHERS}"
-    " WITH simple",
+    f"ALTER TEXT SEARCH CONFIGURATION clew_prefix ADD MAPPING FOR {_WORDS}, {_OTHERS} WITH simple",
     # Text cut to its head and tail, diacritics folded.
     f"""
     CREATE FUNCTION clew_fold(doc text) RETURNS text
@@ -157,18 +156,18 @@ def index_ddl(table: str, columns: Sequence[tuple[str, str]]) -> tuple[str, ...]
 
 
 # The FTS5 bm25 weights, as ts_rank weights {D, C, B, A} (each at most 1): entries'
-# summary 4 (A), tags and resolution 2 (B), detail 1 (C); records' title 3 (A), body and
-# stderr 1 (C, D); a turn's content is one column (A). Whole forms, without position,
-# weigh as D.
+# summary 4 (A), tags and resolution 2 (B), detail 1 (C); records' title 3 (A), stderr 1
+# (B), body 1 (C); a turn's content is one column (A). The whole forms, which have no
+# position, rank as D: as much as the heaviest column, so a row that holds an identifier
+# as written ranks above one that holds its pieces apart.
 ENTRIES_INDEX = index_ddl(
     "entries", [("summary", "A"), ("detail", "C"), ("tags", "B"), ("resolution", "B")]
 )
 TURNS_INDEX = index_ddl("turns", [("content", "A")])
-RECORDS_INDEX = index_ddl("record_docs", [("title", "A"), ("body", "C"), ("stderr", "D")])
-_ENTRY_WEIGHTS = "'{0.25, 0.25, 0.5, 1.0}'::float4[]"
-_RECORD_WEIGHTS = "'{0.33, 0.33, 0.5, 1.0}'::float4[]"
-_TURN_WEIGHTS = "'{0.33, 0.33, 0.5, 1.0}'::float4[]"
-
+RECORDS_INDEX = index_ddl("record_docs", [("title", "A"), ("body", "C"), ("stderr", "B")])
+_ENTRY_WEIGHTS = "'{1.0, 0.25, 0.5, 1.0}'::float4[]"
+_RECORD_WEIGHTS = "'{1.0, 0.33, 0.33, 1.0}'::float4[]"
+_TURN_WEIGHTS = "'{1.0, 1.0, 1.0, 1.0}'::float4[]"
 
 
 def tsquery(query: Query) -> tuple[str, list[Any]]:
@@ -185,7 +184,8 @@ def tsquery(query: Query) -> tuple[str, list[Any]]:
 
 
 def _term(term: Term) -> list[Any]:
-    return [term.text, term.prefix]
+    # PostgreSQL text holds no NUL (search.parse already makes it a space).
+    return [term.text.replace("\x00", " "), term.prefix]
 
 
 def idf(n: int, df: int) -> float:
@@ -339,14 +339,14 @@ class PostgresSearch(RowReader):
         if task_id is not None:
             where += " AND t.task_id = ?"
             params.append(task_id)
-        # Where it matched: the body (stdout, or the message) weighs C, stderr D.
+        # Where it matched: the body (stdout, or the message) weighs C, stderr B.
         field = (
             "CASE WHEN ts_filter(t.search, '{c}') @@ m.q THEN 'stdout'"
-            " WHEN ts_filter(t.search, '{d}') @@ m.q THEN 'stderr' ELSE 'command' END"
+            " WHEN ts_filter(t.search, '{b}') @@ m.q THEN 'stderr' ELSE 'command' END"
         )
         text = (
             "CASE WHEN ts_filter(t.search, '{c}') @@ m.q THEN t.body"
-            " WHEN ts_filter(t.search, '{d}') @@ m.q THEN t.stderr ELSE t.title END"
+            " WHEN ts_filter(t.search, '{b}') @@ m.q THEN t.stderr ELSE t.title END"
         )
         rows = self._ranked(
             "record_docs", query, weights=_RECORD_WEIGHTS, where=where, params=params,
