@@ -346,10 +346,16 @@ def test_any_terms_compile_even_those_parse_never_makes(
     pg_schema.execute(f"SELECT ({sql})::text".replace("?", "%s"), params).fetchone()
 
 
-def test_a_prefix_term_is_the_phrase_of_its_pieces_with_the_last_a_prefix(
+def test_a_term_is_the_phrase_of_its_pieces_and_an_identifier_also_as_written(
     pg_schema: Any,
 ) -> None:
-    got = pg_schema.execute("SELECT clew_term('parse_con', true)::text").fetchone()[0]
-    assert got == "'parse_con':* | 'pars' <-> 'con':*"
-    assert re.fullmatch(r"'connecti':\*", pg_schema.execute(
-        "SELECT clew_term('Connecti', true)::text").fetchone()[0])  # fmt: skip
+    def term(text: str, prefix: bool) -> str:
+        return str(
+            pg_schema.execute("SELECT clew_term(%s, %s)::text", (text, prefix)).fetchone()[0]
+        )
+
+    assert term("ERR_CONN_RESET", False) == "'err_conn_reset' | 'err' <-> 'conn' <-> 'reset'"
+    assert term("parse_con", True) == "'pars' <-> 'con':*"  # a prefix is matched as FTS5 does
+    assert term("Connecti", True) == "'connecti':*"  # not stemmed
+    assert term("Connecting", False) == "'connect'"
+    assert term("it's", False) == "'it''s' | 'it' <-> 's'"

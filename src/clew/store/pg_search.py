@@ -56,54 +56,50 @@ INDEX_HEAD = 60_000
 INDEX_TAIL = 20_000
 _TITLE_CHARS = 200
 
-# Latin letters with diacritics and their bases, as FTS5's `remove_diacritics 2` folds them:
-# `translate` is built in and immutable, so no extension (unaccent) is needed.
-_ACCENTED = (
-    "ÀÁÂÃÄÅÇÈÉÊËÌÍÎÏÑÒÓÔÕÖÙÚÛÜÝàáâãäåçèéêëìíîïñòóôõöùúûüýÿĀāĂăĄąĆćĈĉĊċČčĎďĒēĔĕĖėĘęĚěĜĝĞğĠġĢģ"
-    "ĤĥĨĩĪīĬĭĮįİĴĵĶķĹĺĻļĽľŃńŅņŇňŌōŎŏŐőŔŕŖŗŘřŚśŜŝŞşŠšŢţŤťŨũŪūŬŭŮůŰűŲųŴŵŶŷŸŹźŻżŽžſƠơƯưǍǎǏǐǑǒǓǔǕǖǗ"
-    "ǘǙǚǛǜǞǟǠǡǦǧǨǩǪǫǬǭǰǴǵǸǹǺǻȀȁȂȃȄȅȆȇȈȉȊȋȌȍȎȏȐȑȒȓȔȕȖȗȘșȚțȞȟȦȧȨȩȪȫȬȭȮȯȰȱȲȳ"
-)
-_BASES = (
-    "AAAAAACEEEEIIIINOOOOOUUUUYaaaaaaceeeeiiiinooooouuuuyyAaAaAaCcCcCcCcDdEeEeEeEeEeGgGgGgGg"
-    "HhIiIiIiIiIJjKkLlLlLlNnNnNnOoOoOoRrRrRrSsSsSsSsTtTtUuUuUuUuUuUuWwYyYZzZzZzsOoUuAaIiOoUuUu"
-    "UuUuUuAaAaGgKkOoOojGgNnAaAaAaEeEeIiIiOoOoRrRrUuUuSsTtHhAaEeOoOoOoOoYy"
-)
-
-# The token types PostgreSQL's parser can make of split text (letters, digits, spaces).
-_WORDS = "asciiword, word"
+# The token types PostgreSQL's parser can make of text with no punctuation.
 _OTHERS = "numword, int, uint, float, sfloat, version"
+# A run of ASCII or Unicode punctuation (and symbols): where FTS5's tokenizer cuts and
+# PostgreSQL's parser may not. `[[:punct:]]` rather than `[^[:alnum:]]`: the same cut
+# around words (spaces and control characters are separators to the parser anyway), and
+# a negated Unicode class makes PostgreSQL's regular expressions several times slower.
+_PUNCT = "[[:punct:]]+"
 
 FUNCTIONS: tuple[str, ...] = (
-    # Words stemmed like FTS5's porter tokenizer (Snowball English), no stop words.
+    # Diacritics are folded per token by the unaccent dictionary, as FTS5's
+    # remove_diacritics does; the extension is trusted (no superuser needed) and lives
+    # in `public` so that every schema's configuration uses the one copy.
+    "CREATE EXTENSION IF NOT EXISTS unaccent SCHEMA public",
+    # Words stemmed like FTS5's porter tokenizer (Snowball English), with no stop words.
     "CREATE TEXT SEARCH DICTIONARY clew_stem (TEMPLATE = snowball, Language = english)",
     "CREATE TEXT SEARCH CONFIGURATION clew (PARSER = default)",
-    f"ALTER TEXT SEARCH CONFIGURATION clew ADD MAPPING FOR {_WORDS} WITH clew_stem",
-    f"ALTER TEXT SEARCH CONFIGURATION clew ADD MAPPING FOR {_OTHERS} WITH simple",
-    # A prefix is not stemmed (FTS5 matches `connecti*` against stems as typed).
+    "ALTER TEXT SEARCH CONFIGURATION clew ADD MAPPING FOR asciiword WITH clew_stem",
+    "ALTER TEXT SEARCH CONFIGURATION clew ADD MAPPING FOR word WITH public.unaccent, clew_stem",
+    f"ALTER TEXT SEARCH CONFIGURATION clew ADD MAPPING FOR {_OTHERS} WITH public.unaccent,"
+    " simple",
+    # A prefix is not stemmed (FTS5 matches `connecti*` against the stems as typed).
     "CREATE TEXT SEARCH CONFIGURATION clew_prefix (PARSER = default)",
-    f"ALTER TEXT SEARCH CONFIGURATION clew_prefix ADD MAPPING FOR {_WORDS}, {_OTHERS} WITH simple",
-    # Text cut to its head and tail, diacritics folded.
+    f"ALTER TEXT SEARCH CONFIGURATION clew_prefix ADD MAPPING FOR asciiword, word, {_OTHERS}"
+    " WITH public.unaccent, simple",
+    # Text cut to its head and tail: a tsvector holds at most 1 MB.
     f"""
-    CREATE FUNCTION clew_fold(doc text) RETURNS text
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN translate(
-        CASE WHEN length(doc) > {INDEX_HEAD + INDEX_TAIL}
-        THEN left(doc, {INDEX_HEAD}) || ' ' || right(doc, {INDEX_TAIL}) ELSE doc END,
-        '{_ACCENTED}', '{_BASES}')
+    CREATE FUNCTION clew_bounded(doc text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE WHEN length(doc) > {INDEX_HEAD + INDEX_TAIL}
+        THEN left(doc, {INDEX_HEAD}) || ' ' || right(doc, {INDEX_TAIL}) ELSE doc END
     """,
-    # The words with punctuation inside, as written (lowercased, outer punctuation trimmed).
-    """
+    # The words with punctuation inside, as written: lowercased, each once.
+    f"""
     CREATE FUNCTION clew_forms(doc text) RETURNS text[]
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN ARRAY(SELECT DISTINCT w FROM (
-        SELECT lower(regexp_replace(t, '^[^[:alnum:]]+|[^[:alnum:]]+$', '', 'g')) AS w
-        FROM regexp_split_to_table(clew_fold(doc), '[[:space:]]+') AS t) s
-        WHERE w ~ '[^[:alnum:]]' AND length(w) <= 200 ORDER BY w)
+    RETURN ARRAY(SELECT DISTINCT m[1] FROM regexp_matches(lower(clew_bounded(doc)),
+        '([[:alnum:]]+(?:{_PUNCT}[[:alnum:]]+)+)', 'g') AS m
+        WHERE length(m[1]) <= 200 ORDER BY m[1])
     """,
-    # The pieces of a text: each run of characters that are not letters or digits a space.
-    """
+    # The pieces of a text: each run of punctuation a space.
+    f"""
     CREATE FUNCTION clew_pieces(doc text) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN btrim(regexp_replace(clew_fold(doc), '[^[:alnum:]]+', ' ', 'g'))
+    RETURN btrim(regexp_replace(clew_bounded(doc), '{_PUNCT}', ' ', 'g'))
     """,
     # One column's vector: its pieces stemmed (with positions and weight), and its words
     # as written.
@@ -113,32 +109,33 @@ FUNCTIONS: tuple[str, ...] = (
     RETURN setweight(to_tsvector('clew'::regconfig, clew_pieces(coalesce(doc, ''))), weight)
         || array_to_tsvector(clew_forms(coalesce(doc, '')))
     """,
-    # The phrase of some pieces, the last one a prefix when asked (not stemmed: FTS5
-    # matches `connecti*` against the stems as typed). The only text read as tsquery
-    # syntax is a quoted piece, which holds letters and digits only.
+    # The phrase of some pieces, the last one a prefix when asked. The only text read as
+    # tsquery syntax is a quoted piece, which holds no punctuation, so no quote.
     """
     CREATE FUNCTION clew_phrase(pieces text, prefix boolean) RETURNS tsquery
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE
-        WHEN NOT prefix OR pieces = '' THEN phraseto_tsquery('clew'::regconfig, pieces)
-        WHEN position(' ' IN pieces) = 0
+        WHEN NOT prefix OR pieces !~ '[^[:space:]]'
+        THEN phraseto_tsquery('clew'::regconfig, pieces)
+        WHEN pieces !~ '[[:space:]]'
         THEN to_tsquery('clew_prefix'::regconfig, '''' || pieces || ''':*')
-        ELSE phraseto_tsquery('clew'::regconfig, regexp_replace(pieces, ' [^ ]+$', ''))
+        ELSE phraseto_tsquery('clew'::regconfig,
+                              regexp_replace(pieces, '[[:space:]]+[^[:space:]]+$', ''))
             <-> to_tsquery('clew_prefix'::regconfig,
-                           '''' || substring(pieces FROM '[^ ]+$') || ''':*')
+                           '''' || substring(pieces FROM '[^[:space:]]+$') || ''':*')
     END
     """,
-    # One query term: the phrase of its pieces, or also the term as written when it is one
-    # word with punctuation inside (a quoted tsquery lexeme: quotes doubled, backslashes
-    # escaped). Total on any text.
+    # One query term: the phrase of its pieces; also, for a term that is one word with
+    # punctuation inside, that word as written (a quoted lexeme: quotes doubled,
+    # backslashes escaped), which ranks an exact identifier first. Total on any text.
     r"""
     CREATE FUNCTION clew_term(term text, prefix boolean) RETURNS tsquery
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE
-        WHEN cardinality(clew_forms(term)) = 1 AND btrim(term) !~ '[[:space:]]'
+        WHEN NOT prefix AND cardinality(clew_forms(term)) = 1
+            AND btrim(term) !~ '[[:space:]]'
         THEN ('''' || replace(replace((clew_forms(term))[1], '\', '\\'), '''', '''''')
-              || '''' || CASE WHEN prefix THEN ':*' ELSE '' END)::tsquery
-            || clew_phrase(clew_pieces(term), prefix)
+              || '''')::tsquery || clew_phrase(clew_pieces(term), false)
         ELSE clew_phrase(clew_pieces(term), prefix)
     END
     """,
@@ -204,8 +201,8 @@ _JOINED = re.compile(r"\]((?:[^\w\s\[\]]|_)+)\[")
 def _headline(text: str, query_sql: str) -> str:
     """SQL for a snippet of `text` with the words of a query in [brackets]."""
     return (
-        f"ts_headline('clew'::regconfig, regexp_replace(clew_fold({text}),"
-        f" '([^[:alnum:][:space:]])', '\\1{_ZWSP}', 'g'), {query_sql}, '{_MARKS}')"
+        f"ts_headline('clew'::regconfig, regexp_replace(clew_bounded({text}),"
+        f" '([[:punct:]])', '\\1{_ZWSP}', 'g'), {query_sql}, '{_MARKS}')"
     )
 
 
