@@ -39,11 +39,13 @@ _FALSE = {"0", "false", "no", "off", ""}
 
 def config_files(store_path: str) -> list[str]:
     """The config files that apply to a store, most specific first."""
+    from clew.location import is_url
+
     base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return [
-        os.path.join(os.path.dirname(os.path.abspath(store_path)), "config.toml"),
-        os.path.join(base, "clew", "config.toml"),
-    ]
+    user = os.path.join(base, "clew", "config.toml")
+    if is_url(store_path):  # a team store has no folder of its own: the user's file applies
+        return [user]
+    return [os.path.join(os.path.dirname(os.path.abspath(store_path)), "config.toml"), user]
 
 
 def load(store_path: str) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from clew.clock import Clock, stamp, utcnow
 from clew.errors import ValidationError
 from clew.ids import new_id
 from clew.lifecycle import MaintenanceSettings
+from clew.location import is_url
 from clew.models import Event
 from clew.store import Store
 from clew.stuck import StuckRules
@@ -91,7 +92,8 @@ class Facade:
         self._clock = clock
         self.settings = settings or Settings()
         self.state_budget = checks.budget(self.settings.state_budget)
-        wanted = self.settings.mirror and store.path != ":memory:"
+        # The files mirror a store beside its own file: a team store (a URL) has none.
+        wanted = self.settings.mirror and store.path != ":memory:" and not is_url(store.path)
         self._mirror = _mirror_for(store.path) if wanted else None
 
     # -- lifecycle ------------------------------------------------------------------------

@@ -56,6 +56,31 @@ def resolve_store(explicit: str | os.PathLike[str] | None = None, cwd: str | Non
     return locate_store(explicit, cwd)[0]
 
 
+URL_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_url(location: str) -> bool:
+    """Whether a store location is a PostgreSQL URL (a team store) rather than a file path."""
+    return location.startswith(URL_SCHEMES)
+
+
+def shown(location: str) -> str:
+    """The location as it may be printed: a URL's password replaced by `***`."""
+    if not is_url(location):
+        return location
+    from urllib.parse import urlsplit, urlunsplit  # only for a URL
+
+    try:
+        parts = urlsplit(location)
+        if parts.password is None:
+            return location
+        port = f":{parts.port}" if parts.port else ""
+        netloc = f"{parts.username or ''}:***@{parts.hostname or ''}{port}"
+        return urlunsplit(parts._replace(netloc=netloc))
+    except ValueError:  # a malformed URL: show only its scheme
+        return location.split("://", 1)[0] + "://***"
+
+
 DEFAULT_BUSY_TIMEOUT = 5.0
 MAX_BUSY_TIMEOUT = 86_400.0  # a day: a longer wait is a hung process, not a busy store
 

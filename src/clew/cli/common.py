@@ -78,9 +78,11 @@ def store_path(args: argparse.Namespace, *, create: bool = False) -> tuple[str, 
     nobody reads) unless `create` or --create."""
     import os
 
-    from clew.location import locate_store
+    from clew.location import is_url, locate_store
 
     path, source = locate_store(args.db)
+    if is_url(path):  # a team store: no folder to check, nothing to announce
+        return path, source
     folder = os.path.dirname(os.path.abspath(path))
     if source in ("--db", "CLEW_DB") and not (create or args.create) and not os.path.isdir(folder):
         named = f"--db {path}" if source == "--db" else f"$CLEW_DB={path}"

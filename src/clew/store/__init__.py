@@ -278,11 +278,13 @@ class Store(Protocol):
 
 
 def open_store(location: str, space: str, busy_timeout: float = 5.0) -> Store:
-    """Open the backend for `location` (a file path; PostgreSQL URLs come later)."""
-    if location.startswith(("postgres://", "postgresql://")):
-        from clew.errors import StoreError
+    """Open the backend for `location`: a `postgresql://` URL, else a SQLite file path."""
+    from clew.location import is_url
 
-        raise StoreError("PostgreSQL stores are not supported yet; use a SQLite file path")
+    if is_url(location):
+        from clew.store.postgres import PostgresStore  # imports psycopg: only for a URL
+
+        return PostgresStore(location, space, busy_timeout)
     from clew.store.sqlite import SQLiteStore
 
     return SQLiteStore(location, space, busy_timeout)

@@ -1,0 +1,667 @@
+"""The PostgreSQL schema: the same numbered migrations as SQLite's (store/migrations.py), each
+applied in one transaction and recorded in `clew_migrations` with its fingerprint.
+
+The logical schema is SQLite's: the same tables, columns (in the same order) and nullability,
+with types mapped TEXT -> text, INTEGER -> bigint, REAL -> double precision, BLOB -> bytea.
+What differs, on purpose:
+- Every primary and unique key starts with `space` (an id is unique within its space), and
+  foreign keys carry it, so a Citus cluster can distribute every table by `space`.
+- Every table with a `space` has row-level security, enabled and forced: a row is visible and
+  writable only when `space` equals the transaction's `clew.space` setting, which the store
+  sets in every transaction. `clew.all_spaces = 'on'` (set only by `verify --all-spaces`, in a
+  read-only transaction) lets reads see every space; writes never. Superusers and BYPASSRLS
+  roles skip these policies: a team store connects as an ordinary role.
+- The search indexes (FTS5 tables, their triggers, `record_docs`) are SQLite's own; the
+  PostgreSQL search side adds its own objects.
+- A few SQLite scalar functions the shared read SQL uses (two-argument min/max, instr) are
+  defined once for the database (`SHARED` steps, not repeated in verify's scratch schema).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from clew.store.migrations import Migration, fingerprint
+
+SPACE = "current_setting('clew.space', true)"
+
+
+class Shared(NamedTuple):
+    """A database-wide step (a function, an aggregate): run once per database, never in the
+    temporary schema that `verify` replays into."""
+
+    sql: str
+
+
+PgStep = str | Shared
+
+
+class PgMigration(NamedTuple):
+    number: int
+    name: str
+    statements: tuple[PgStep, ...]
+
+
+def table(name: str, body: str) -> tuple[str, ...]:
+    """CREATE TABLE `name` (`body`) with its row-level security on `space`."""
+    return (
+        f"CREATE TABLE {name} ({body})",
+        f"ALTER TABLE {name} ENABLE ROW LEVEL SECURITY",
+        f"ALTER TABLE {name} FORCE ROW LEVEL SECURITY",
+        f"CREATE POLICY {name}_space ON {name} USING (space = {SPACE})"
+        f" WITH CHECK (space = {SPACE})",
+        f"CREATE POLICY {name}_all_spaces ON {name} FOR SELECT"
+        " USING (current_setting('clew.all_spaces', true) = 'on')",
+    )
+
+
+def fk(columns: str, target: str) -> str:
+    """A foreign key that carries the space: (space, columns) -> target (space, id)."""
+    return f"FOREIGN KEY (space, {columns}) REFERENCES {target} (space, id)"
+
+
+_COMPAT = (
+    # SQLite's two-argument min/max are scalar; PostgreSQL spells them LEAST/GREATEST.
+    Shared(
+        "CREATE OR REPLACE FUNCTION max(a anyelement, b anyelement) RETURNS anyelement"
+        " LANGUAGE sql IMMUTABLE AS 'SELECT GREATEST(a, b)'"
+    ),
+    Shared(
+        "CREATE OR REPLACE FUNCTION min(a anyelement, b anyelement) RETURNS anyelement"
+        " LANGUAGE sql IMMUTABLE AS 'SELECT LEAST(a, b)'"
+    ),
+    Shared(
+        "CREATE OR REPLACE FUNCTION instr(haystack text, needle text) RETURNS bigint"
+        " LANGUAGE sql IMMUTABLE AS 'SELECT strpos(haystack, needle)'"
+    ),
+    # max() over a comparison: SQLite's booleans are integers.
+    Shared(
+        "DO $$ BEGIN CREATE AGGREGATE max(boolean) (SFUNC = boolor_statefunc, STYPE = boolean);"
+        " EXCEPTION WHEN duplicate_function THEN NULL; END $$"
+    ),
+    Shared(
+        "CREATE OR REPLACE FUNCTION clew_append_only() RETURNS trigger LANGUAGE plpgsql AS"
+        " $$ BEGIN RAISE EXCEPTION 'the journal is append-only: an event cannot be %',"
+        " CASE TG_OP WHEN 'DELETE' THEN 'deleted' ELSE 'changed' END; END $$"
+    ),
+)
+
+MIGRATIONS: tuple[PgMigration, ...] = (
+    PgMigration(
+        1,
+        "journal and task tracker",
+        (
+            *_COMPAT,
+            *table(
+                "events",
+                """
+                seq            bigint GENERATED ALWAYS AS IDENTITY,
+                id             text NOT NULL,
+                space          text NOT NULL,
+                task_id        text,
+                correlation_id text NOT NULL,
+                type           text NOT NULL,
+                data           text NOT NULL,
+                created_at     text NOT NULL,
+                PRIMARY KEY (space, seq),
+                UNIQUE (space, id)
+                """,
+            ),
+            "CREATE INDEX events_task ON events(space, task_id, seq)",
+            "CREATE INDEX events_correlation ON events(space, correlation_id)",
+            "CREATE INDEX events_type ON events(space, type)",
+            *table(
+                "tasks",
+                """
+                id                text NOT NULL,
+                space             text NOT NULL,
+                name              text NOT NULL,
+                goal              text,
+                workspace         text,
+                status            text NOT NULL,
+                archived          bigint NOT NULL DEFAULT 0,
+                metadata          text NOT NULL DEFAULT '{}',
+                plan_version      bigint NOT NULL DEFAULT 1,
+                last_replanned_at text,
+                created_at        text NOT NULL,
+                updated_at        text NOT NULL,
+                completed_at      text,
+                PRIMARY KEY (space, id)
+                """,
+            ),
+            "CREATE INDEX tasks_space_status ON tasks(space, status, updated_at)",
+            *table(
+                "plan_items",
+                f"""
+                id               text NOT NULL,
+                space            text NOT NULL,
+                task_id          text NOT NULL,
+                ordinal          bigint,
+                title            text NOT NULL,
+                status           text NOT NULL DEFAULT 'pending',
+                started_at       text,
+                completed_at     text,
+                duration_seconds double precision,
+                summary          text,
+                active_issue     text,
+                depends_on       text NOT NULL DEFAULT '[]',
+                removed          bigint NOT NULL DEFAULT 0,
+                created_at       text NOT NULL,
+                updated_at       text NOT NULL,
+                PRIMARY KEY (space, id),
+                {fk("task_id", "tasks")}
+                """,
+            ),
+            "CREATE INDEX plan_items_task ON plan_items(space, task_id, removed, ordinal)",
+            "CREATE UNIQUE INDEX plan_items_position ON plan_items(space, task_id, ordinal)"
+            " WHERE ordinal IS NOT NULL",
+            *table(
+                "actions",
+                f"""
+                id               text NOT NULL,
+                space            text NOT NULL,
+                task_id          text NOT NULL,
+                plan_item_id     text,
+                type             text NOT NULL,
+                summary          text NOT NULL,
+                status           text NOT NULL,
+                input            text,
+                output           text,
+                command          text,
+                cwd              text,
+                exit_code        bigint,
+                duration_seconds double precision,
+                stdout           bytea,
+                stderr           bytea,
+                created_at       text NOT NULL,
+                updated_at       text NOT NULL,
+                PRIMARY KEY (space, id),
+                {fk("task_id", "tasks")},
+                {fk("plan_item_id", "plan_items")}
+                """,
+            ),
+            "CREATE INDEX actions_task ON actions(space, task_id, created_at)",
+            "CREATE INDEX actions_step ON actions(space, plan_item_id)",
+            *table(
+                "action_logs",
+                f"""
+                id         text NOT NULL,
+                space      text NOT NULL,
+                task_id    text NOT NULL,
+                action_id  text NOT NULL,
+                type       text NOT NULL,
+                content    text NOT NULL,
+                created_at text NOT NULL,
+                PRIMARY KEY (space, id),
+                {fk("task_id", "tasks")},
+                {fk("action_id", "actions")}
+                """,
+            ),
+            "CREATE INDEX action_logs_action ON action_logs(space, action_id, created_at)",
+            *table(
+                "task_messages",
+                f"""
+                id         text NOT NULL,
+                space      text NOT NULL,
+                task_id    text NOT NULL,
+                role       text NOT NULL,
+                type       text NOT NULL,
+                content    text NOT NULL,
+                created_at text NOT NULL,
+                PRIMARY KEY (space, id),
+                {fk("task_id", "tasks")}
+                """,
+            ),
+            "CREATE INDEX task_messages_task ON task_messages(space, task_id, created_at)",
+        ),
+    ),
+    PgMigration(
+        2,
+        "archive entries, workspace changes, working context",
+        (
+            "ALTER TABLE tasks ADD COLUMN next_objective text",
+            "ALTER TABLE tasks ADD COLUMN summary text",
+            *table(
+                "entries",
+                f"""
+                seq          bigint GENERATED BY DEFAULT AS IDENTITY,
+                id           text NOT NULL,
+                space        text NOT NULL,
+                task_id      text,
+                subtask_id   text,
+                type         text NOT NULL,
+                summary      text NOT NULL,
+                detail       text,
+                tags         text NOT NULL DEFAULT '[]',
+                relevance_to text NOT NULL DEFAULT '[]',
+                status       text NOT NULL DEFAULT 'active',
+                resolution   text,
+                resolved_at  text,
+                supersedes   text,
+                fingerprint  text,
+                created_at   text NOT NULL,
+                updated_at   text NOT NULL,
+                PRIMARY KEY (space, id),
+                UNIQUE (space, seq),
+                {fk("task_id", "tasks")},
+                {fk("subtask_id", "plan_items")},
+                {fk("supersedes", "entries")}
+                """,
+            ),
+            "CREATE INDEX entries_task ON entries(space, task_id, type, status, created_at)",
+            "CREATE INDEX entries_space ON entries(space, type, created_at)",
+            "CREATE INDEX entries_fingerprint ON entries(space, fingerprint)",
+            *table(
+                "task_files",
+                f"""
+                id            text NOT NULL,
+                space         text NOT NULL,
+                task_id       text NOT NULL,
+                path          text NOT NULL,
+                created       bigint NOT NULL DEFAULT 0,
+                modifications bigint NOT NULL DEFAULT 0,
+                first_at      text NOT NULL,
+                last_at       text NOT NULL,
+                PRIMARY KEY (space, id),
+                {fk("task_id", "tasks")}
+                """,
+            ),
+            "CREATE INDEX task_files_task ON task_files(space, task_id, last_at)",
+        ),
+    ),
+    PgMigration(
+        3,
+        "archive search and links, command ledger, trace, patterns, guardrails",
+        (
+            *table(
+                "entry_sources",
+                f"""
+                id        text NOT NULL,
+                space     text NOT NULL,
+                entry_id  text NOT NULL,
+                kind      text NOT NULL,
+                source_id text NOT NULL,
+                PRIMARY KEY (space, id),
+                {fk("entry_id", "entries")}
+                """,
+            ),
+            "CREATE INDEX entry_sources_entry ON entry_sources(space, entry_id)",
+            "CREATE INDEX entry_sources_source ON entry_sources(space, kind, source_id)",
+            *table(
+                "entry_labels",
+                f"""
+                id       text NOT NULL,
+                space    text NOT NULL,
+                entry_id text NOT NULL,
+                kind     text NOT NULL,
+                value    text NOT NULL,
+                PRIMARY KEY (space, id),
+                {fk("entry_id", "entries")}
+                """,
+            ),
+            "CREATE INDEX entry_labels_value ON entry_labels(space, kind, value, entry_id)",
+            "CREATE INDEX entry_labels_entry ON entry_labels(space, entry_id)",
+            *table(
+                "fixes",
+                f"""
+                id          text NOT NULL,
+                space       text NOT NULL,
+                fingerprint text NOT NULL,
+                entry_id    text,
+                task_id     text,
+                description text NOT NULL,
+                worked      bigint NOT NULL,
+                created_at  text NOT NULL,
+                PRIMARY KEY (space, id),
+                {fk("entry_id", "entries")},
+                {fk("task_id", "tasks")}
+                """,
+            ),
+            "CREATE INDEX fixes_fingerprint ON fixes(space, fingerprint, created_at)",
+            "ALTER TABLE actions ADD COLUMN tool text",
+            "ALTER TABLE actions ADD COLUMN decision_id text",
+            "ALTER TABLE actions ADD COLUMN started_at text",
+            "ALTER TABLE actions ADD COLUMN ended_at text",
+            "ALTER TABLE actions ADD COLUMN cpu_seconds double precision",
+            "ALTER TABLE actions ADD COLUMN memory_mb double precision",
+            "ALTER TABLE actions ADD COLUMN fingerprint text",
+            "CREATE INDEX actions_command ON actions(space, command, created_at)",
+            "CREATE INDEX actions_fingerprint ON actions(space, fingerprint)",
+            "CREATE INDEX actions_decision ON actions(space, decision_id)"
+            " WHERE decision_id IS NOT NULL",
+            *table(
+                "trace_decisions",
+                f"""
+                id                text NOT NULL,
+                space             text NOT NULL,
+                task_id           text NOT NULL,
+                plan_item_id      text,
+                trace_id          text NOT NULL,
+                parent_id         text,
+                state             text,
+                agent             text,
+                context           text,
+                prompt_tokens     bigint,
+                completion_tokens bigint,
+                model             text,
+                temperature       double precision,
+                action            text NOT NULL,
+                artifacts         text,
+                validation_status text,
+                outcome           text NOT NULL,
+                error             text,
+                created_at        text NOT NULL,
+                PRIMARY KEY (space, id),
+                {fk("task_id", "tasks")},
+                {fk("plan_item_id", "plan_items")},
+                {fk("parent_id", "trace_decisions")}
+                """,
+            ),
+            "CREATE INDEX trace_decisions_task ON trace_decisions(space, task_id, created_at)",
+            "CREATE INDEX trace_decisions_trace ON trace_decisions(space, trace_id)",
+            *table(
+                "trace_validations",
+                f"""
+                id           text NOT NULL,
+                space        text NOT NULL,
+                task_id      text NOT NULL,
+                decision_id  text NOT NULL,
+                validator    text NOT NULL,
+                passed       bigint NOT NULL,
+                requirements text,
+                violations   text,
+                feedback     text,
+                created_at   text NOT NULL,
+                PRIMARY KEY (space, id),
+                {fk("task_id", "tasks")},
+                {fk("decision_id", "trace_decisions")}
+                """,
+            ),
+            "CREATE INDEX trace_validations_decision ON trace_validations(space, decision_id)",
+            *table(
+                "patterns",
+                """
+                id             text NOT NULL,
+                space          text NOT NULL,
+                domain         text NOT NULL,
+                name           text NOT NULL,
+                kind           text,
+                description    text,
+                example        text,
+                context        text,
+                success_count  bigint NOT NULL DEFAULT 0,
+                failure_count  bigint NOT NULL DEFAULT 0,
+                last_validated text,
+                deprecated     bigint NOT NULL DEFAULT 0,
+                version        bigint NOT NULL DEFAULT 1,
+                created_at     text NOT NULL,
+                updated_at     text NOT NULL,
+                PRIMARY KEY (space, id)
+                """,
+            ),
+            "CREATE INDEX patterns_domain ON patterns(space, domain, deprecated)",
+            *table(
+                "guardrails",
+                """
+                id               text NOT NULL,
+                space            text NOT NULL,
+                rule_type        text NOT NULL,
+                text             text NOT NULL,
+                enforcement      text NOT NULL,
+                pattern          text,
+                valid_examples   text NOT NULL DEFAULT '[]',
+                invalid_examples text NOT NULL DEFAULT '[]',
+                enabled          bigint NOT NULL DEFAULT 1,
+                created_at       text NOT NULL,
+                updated_at       text NOT NULL,
+                PRIMARY KEY (space, id)
+                """,
+            ),
+            "CREATE INDEX guardrails_space ON guardrails(space, enabled)",
+        ),
+    ),
+    PgMigration(
+        4,
+        "utility model: job outbox, model calls, running summaries",
+        (
+            *table(
+                "jobs",
+                f"""
+                id          text NOT NULL,
+                space       text NOT NULL,
+                kind        text NOT NULL,
+                task_id     text NOT NULL,
+                step_id     text,
+                status      text NOT NULL DEFAULT 'pending',
+                attempts    bigint NOT NULL DEFAULT 0,
+                lease_until text,
+                result      text,
+                error       text,
+                created_at  text NOT NULL,
+                updated_at  text NOT NULL,
+                PRIMARY KEY (space, id),
+                {fk("task_id", "tasks")},
+                {fk("step_id", "plan_items")}
+                """,
+            ),
+            "CREATE INDEX jobs_pending ON jobs(space, status, created_at)",
+            "CREATE INDEX jobs_task ON jobs(space, task_id, kind, status)",
+            *table(
+                "model_calls",
+                f"""
+                id                text NOT NULL,
+                space             text NOT NULL,
+                task_id           text,
+                purpose           text NOT NULL,
+                role              text NOT NULL,
+                provider          text NOT NULL,
+                model             text NOT NULL,
+                prompt_tokens     bigint NOT NULL DEFAULT 0,
+                completion_tokens bigint NOT NULL DEFAULT 0,
+                seconds           double precision,
+                ok                bigint NOT NULL,
+                error             text,
+                created_at        text NOT NULL,
+                PRIMARY KEY (space, id),
+                {fk("task_id", "tasks")}
+                """,
+            ),
+            "CREATE INDEX model_calls_task ON model_calls(space, task_id, created_at)",
+            "CREATE INDEX model_calls_day ON model_calls(space, created_at)",
+            *table(
+                "task_summaries",
+                f"""
+                id            text NOT NULL,
+                space         text NOT NULL,
+                task_id       text NOT NULL,
+                text          text NOT NULL,
+                message_count bigint NOT NULL,
+                source        text NOT NULL,
+                model         text,
+                created_at    text NOT NULL,
+                PRIMARY KEY (space, id),
+                {fk("task_id", "tasks")}
+                """,
+            ),
+            "CREATE INDEX task_summaries_task ON task_summaries(space, task_id, created_at)",
+        ),
+    ),
+    PgMigration(
+        5,
+        "conversation archive: sessions and verbatim turns",
+        (
+            *table(
+                "sessions",
+                f"""
+                id             text NOT NULL,
+                space          text NOT NULL,
+                key            text,
+                workspace      text,
+                model          text,
+                system_prompt  text,
+                task_id        text,
+                title          text,
+                started_at     text NOT NULL,
+                last_active_at text NOT NULL,
+                total_tokens   bigint NOT NULL DEFAULT 0,
+                turn_count     bigint NOT NULL DEFAULT 0,
+                state          text NOT NULL DEFAULT '{{}}',
+                active         bigint NOT NULL DEFAULT 1,
+                PRIMARY KEY (space, id),
+                {fk("task_id", "tasks")}
+                """,
+            ),
+            "CREATE INDEX sessions_workspace ON sessions(space, workspace, last_active_at)",
+            "CREATE UNIQUE INDEX sessions_key ON sessions(space, key) WHERE key IS NOT NULL",
+            *table(
+                "turns",
+                f"""
+                seq          bigint GENERATED BY DEFAULT AS IDENTITY,
+                id           text NOT NULL,
+                space        text NOT NULL,
+                session_id   text NOT NULL,
+                turn         bigint NOT NULL,
+                role         text NOT NULL,
+                content      text,
+                text_content bigint NOT NULL,
+                tool_calls   text,
+                tool_call_id text,
+                tool_name    text,
+                call_turn    bigint,
+                message      text NOT NULL,
+                token_count  bigint NOT NULL DEFAULT 0,
+                hidden       bigint NOT NULL DEFAULT 0,
+                created_at   text NOT NULL,
+                PRIMARY KEY (space, id),
+                UNIQUE (space, seq),
+                UNIQUE (space, session_id, turn),
+                {fk("session_id", "sessions")}
+                """,
+            ),
+            "CREATE INDEX turns_tool ON turns(space, session_id, tool_name, turn)"
+            " WHERE tool_name IS NOT NULL",
+            "CREATE INDEX turns_hidden ON turns(space, session_id, turn) WHERE hidden = 1",
+        ),
+    ),
+    PgMigration(
+        6,
+        "tamper-evident journal: a hash chain per space, append-only events",
+        (
+            "ALTER TABLE events ADD COLUMN hash text",
+            "CREATE TRIGGER events_append_only BEFORE UPDATE OR DELETE ON events"
+            " FOR EACH ROW EXECUTE FUNCTION clew_append_only()",
+        ),
+    ),
+    PgMigration(
+        7,
+        "search over task messages and commands with their output",
+        (),  # SQLite's record_docs and records_fts: the PostgreSQL search side has its own
+    ),
+    PgMigration(
+        8,
+        "smart waits, the schedule of polls and maintenance, when tasks were archived",
+        (
+            *table(
+                "waits",
+                f"""
+                id              text NOT NULL,
+                space           text NOT NULL,
+                task_id         text NOT NULL,
+                step_id         text,
+                kind            text NOT NULL,
+                target          text NOT NULL,
+                criteria        text NOT NULL DEFAULT '{{}}',
+                description     text,
+                cwd             text,
+                poll_seconds    double precision NOT NULL,
+                timeout_seconds double precision,
+                run_timeout     double precision NOT NULL,
+                deadline        text,
+                status          text NOT NULL DEFAULT 'watching',
+                observation     text,
+                checked_at      text,
+                result          text,
+                ended_at        text,
+                created_at      text NOT NULL,
+                updated_at      text NOT NULL,
+                PRIMARY KEY (space, id),
+                {fk("task_id", "tasks")},
+                {fk("step_id", "plan_items")}
+                """,
+            ),
+            "CREATE INDEX waits_task ON waits(space, task_id, status)",
+            "CREATE INDEX waits_open ON waits(space, status)",
+            *table(
+                "schedule",
+                """
+                space   text NOT NULL,
+                key     text NOT NULL,
+                last_at text NOT NULL,
+                runs    bigint NOT NULL DEFAULT 0,
+                note    text,
+                PRIMARY KEY (space, key)
+                """,
+            ),
+            "ALTER TABLE tasks ADD COLUMN archived_at text",
+            "CREATE INDEX tasks_archived ON tasks(space, archived_at) WHERE archived = 1",
+        ),
+    ),
+    PgMigration(
+        9,
+        "the complete task record: answer, outcome, error summary, entities, confidence, phase"
+        " timestamps, plan source, domain, priority, estimate; and each step's record",
+        (
+            *table(
+                "task_records",
+                f"""
+                id                   text NOT NULL,
+                space                text NOT NULL,
+                answer               text,
+                outcome              text,
+                error_reason         text,
+                error_step_id        text,
+                confidence           double precision,
+                domain               text,
+                priority             text,
+                estimate_seconds     double precision,
+                plan_source          text,
+                entities             text NOT NULL DEFAULT '{{}}',
+                plan_generated_at    text,
+                execution_started_at text,
+                synthesis_started_at text,
+                updated_at           text NOT NULL,
+                PRIMARY KEY (space, id),
+                {fk("id", "tasks")}
+                """,
+            ),
+            "CREATE INDEX task_records_domain ON task_records(space, domain)",
+            *table(
+                "step_records",
+                f"""
+                id         text NOT NULL,
+                space      text NOT NULL,
+                task_id    text NOT NULL,
+                agent      text,
+                outcome    text,
+                artifacts  text NOT NULL DEFAULT '[]',
+                updated_at text NOT NULL,
+                PRIMARY KEY (space, id),
+                {fk("id", "plan_items")},
+                {fk("task_id", "tasks")}
+                """,
+            ),
+            "CREATE INDEX step_records_task ON step_records(space, task_id)",
+        ),
+    ),
+)
+
+LATEST = MIGRATIONS[-1].number
+
+
+def pg_fingerprint(migration: PgMigration) -> str:
+    """Return the fingerprint of a PostgreSQL migration (its number, name and steps)."""
+    steps = tuple(s if isinstance(s, str) else f"shared: {s.sql}" for s in migration.statements)
+    return fingerprint(Migration(migration.number, migration.name, steps))
+
+
+FINGERPRINTS: dict[int, str] = {m.number: pg_fingerprint(m) for m in MIGRATIONS}

@@ -1,0 +1,475 @@
+"""The team store: PostgreSQL through psycopg 3 and a connection pool.
+
+Invariants (the same as the SQLite store's, held the PostgreSQL way):
+- Every mutation is one journal row plus its projection, in one transaction.
+- Writers serialize per space: a write transaction takes `pg_advisory_xact_lock` on a hash of
+  its space before anything else, so a read-validate-write sequence cannot interleave with
+  another writer of that space (SQLite's BEGIN IMMEDIATE, per space instead of per file).
+  The lock is held to commit, so a space's events commit in `seq` order and its hash chain
+  has one head at a time.
+- Every transaction sets `clew.space` (transaction-local), which the row-level security
+  policies of every table compare with each row's `space`: the second wall behind the
+  `space = ?` of every query. Superusers bypass it; a team store connects as an ordinary role.
+- The read SQL and the projection handlers are the SQLite store's, run through a DB-API
+  adapter (pg_adapter.py); only the journal core, connections, errors and verify are here.
+
+psycopg is imported only when a PostgreSQL URL is opened: the CLI on a SQLite store never
+loads it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from clew.errors import (
+    AmbiguousIdError,
+    NotFoundError,
+    StoreBusyError,
+    StoreError,
+    StoreReadOnlyError,
+)
+from clew.ids import is_id_prefix, new_id
+from clew.location import shown
+from clew.models import Event, VerifyReport
+from clew.store import chain, codec, pg_adapter, pg_migrations, projection
+from clew.store.sqlite import KIND_TABLES, SQLiteStore
+
+if TYPE_CHECKING:
+    import psycopg
+    import psycopg_pool
+
+MIGRATION_LOCK = 0x636C6577  # "clew": one migrator at a time per database
+
+
+def _import_psycopg() -> tuple[Any, Any]:
+    try:
+        import psycopg
+        import psycopg_pool
+    except ImportError:
+        raise StoreError(
+            "a PostgreSQL store needs psycopg and psycopg-pool: pip install 'clew[postgres]'"
+        ) from None
+    return psycopg, psycopg_pool
+
+
+def _numeric_loader(psycopg: Any) -> type:
+    """A loader of `numeric` (what sum() of bigints gives) as int when whole, else float, as
+    SQLite gives them: callers compare and print these as plain numbers."""
+
+    class NumericLoader(psycopg.adapt.Loader):  # type: ignore[misc, name-defined]
+        def load(self, data: Any) -> int | float:
+            text = bytes(data).decode("ascii")
+            return float(text) if any(c in text for c in ".eEN") else int(text)
+
+    return NumericLoader
+
+
+class _Txn:
+    """One thread's transaction in progress: its connection and nesting."""
+
+    def __init__(self, raw: psycopg.Connection[Any]) -> None:
+        self.raw = raw
+        self.conn = pg_adapter.Connection(raw)
+        self.depth = 0
+        self.writing = False
+        self.touched: set[tuple[str, str]] = set()
+        self.head: str | None = None
+
+
+class PostgresStore(SQLiteStore):
+    """The Store interface over one PostgreSQL database, bound to one space.
+
+    It shares the SQLite store's reads (portable SQL through pg_adapter); what it replaces is
+    the journal core: connections, transactions, append, resolve, errors and verify."""
+
+    def __init__(self, url: str, space: str, busy_timeout: float = 5.0, *, max_size: int = 4):
+        psycopg, psycopg_pool = _import_psycopg()
+        self._psycopg = psycopg
+        self.url = url
+        self.path = shown(url)
+        self.space = space
+        self.busy_timeout = busy_timeout
+        self._lock = threading.RLock()
+        self._local = threading.local()
+        literal = psycopg.sql.Literal(space).as_string(None)
+        self._begin_read = f"BEGIN; SELECT set_config('clew.space', {literal}, true)"
+        # verify --all-spaces: reads see every space (the policies allow it for SELECT only).
+        self._begin_all = (
+            f"BEGIN READ ONLY; SELECT set_config('clew.space', {literal}, true),"
+            " set_config('clew.all_spaces', 'on', true)"
+        )
+        # The lock first: nothing of this space is read before it is ours (BEGIN IMMEDIATE).
+        self._begin_write = (
+            f"BEGIN; SET LOCAL lock_timeout = {max(1, int(busy_timeout * 1000))};"
+            f" SELECT set_config('clew.space', {literal}, true),"
+            f" pg_advisory_xact_lock(hashtextextended({literal}, 0))"
+        )
+        self._loader = _numeric_loader(psycopg)
+        # One connection first, in this thread: an unreachable server or a refused login is
+        # one clear error now, not a pool retrying in the background.
+        try:
+            first = psycopg.connect(url, autocommit=True, connect_timeout=_seconds(busy_timeout))
+        except psycopg.Error as exc:
+            raise StoreError(
+                f"cannot reach the PostgreSQL store {self.path}: {_why(exc, self.url)}"
+            ) from None
+        try:
+            self.read_only_reason = self._guard(lambda: self._server_read_only(first))
+            self.read_only: bool = self.read_only_reason is not None
+            self._guard(lambda: self._set_up(first))
+        finally:
+            first.close()
+        logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
+        self._pool: psycopg_pool.ConnectionPool[Any] = psycopg_pool.ConnectionPool(
+            url,
+            min_size=1,
+            max_size=max_size,
+            kwargs={"autocommit": True, "connect_timeout": _seconds(busy_timeout)},
+            configure=self._configure,
+            timeout=max(busy_timeout, 1.0),
+            open=True,
+        )
+
+    def _configure(self, conn: psycopg.Connection[Any]) -> None:
+        conn.adapters.register_loader("numeric", self._loader)
+
+    # -- set-up ---------------------------------------------------------------------------
+
+    def _server_read_only(self, raw: psycopg.Connection[Any]) -> str | None:
+        row = raw.execute(
+            "SELECT pg_is_in_recovery(), current_setting('default_transaction_read_only')"
+        ).fetchone()
+        assert row is not None
+        if row[0]:
+            return "it is a read replica"
+        if row[1] == "on":
+            return "the server's default_transaction_read_only is on"
+        return None
+
+    def _recorded(self, raw: psycopg.Connection[Any]) -> dict[int, str | None]:
+        found = raw.execute("SELECT to_regclass('clew_migrations'), to_regclass('events')")
+        row = found.fetchone()
+        assert row is not None
+        if row[0] is None:
+            if row[1] is not None:
+                raise StoreError(
+                    f"the database {self.path} is not a clew store (it has an events table"
+                    " but no clew_migrations)"
+                )
+            return {}
+        rows = raw.execute("SELECT number, fingerprint FROM clew_migrations").fetchall()
+        return {int(r[0]): r[1] for r in rows}
+
+    def _check(self, recorded: dict[int, str | None]) -> int:
+        applied = max(recorded, default=0)
+        if applied > pg_migrations.LATEST:
+            raise StoreError(
+                f"the store has schema version {applied} but this clew knows only"
+                f" {pg_migrations.LATEST}; upgrade clew"
+            )
+        for number, found in recorded.items():
+            if pg_migrations.FINGERPRINTS.get(number) != found:
+                raise StoreError(
+                    f"the store's schema step {number} differs from this clew's; it was made by"
+                    " a different build of clew: open it with that one"
+                )
+        return applied
+
+    def _set_up(self, raw: psycopg.Connection[Any]) -> None:
+        """Check the database is a clew store made by these migrations (or empty) and apply
+        those not yet applied; a read-only server's store must already be current."""
+        applied = self._check(self._recorded(raw))
+        if applied == pg_migrations.LATEST:
+            return
+        if not self.read_only:
+            migrate(raw)
+            return
+        if applied != pg_migrations.LATEST:
+            raise StoreError(
+                f"the store {self.path} needs setting up or upgrading (schema {applied} of"
+                f" {pg_migrations.LATEST}), which writes, but {self.read_only_reason}"
+            )
+
+    # -- transactions ---------------------------------------------------------------------
+
+    def _guard(self, fn: Any) -> Any:
+        psycopg = self._psycopg
+        try:
+            return fn()
+        except psycopg.errors.LockNotAvailable as exc:
+            raise StoreBusyError(
+                f"the store {self.path} is busy: another process held the write lock of space"
+                f" {self.space!r} longer than the busy timeout ({self.busy_timeout:g} s); try"
+                " again, or wait longer with --busy-timeout SECONDS ($CLEW_BUSY_TIMEOUT;"
+                " busy_timeout= in Python)"
+            ) from exc
+        except psycopg.errors.ReadOnlySqlTransaction as exc:
+            raise self._read_only_error() from exc
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise StoreError(f"the store {self.path} refused this: {_why(exc, self.url)}") from exc
+        except psycopg.OperationalError as exc:
+            raise StoreError(f"lost the PostgreSQL store {self.path}: {_why(exc, self.url)}") from exc
+        except psycopg.Error as exc:
+            raise StoreError(f"store error: {_why(exc, self.url)}") from exc
+        except Exception as exc:
+            if type(exc).__name__ == "PoolTimeout":
+                raise StoreBusyError(
+                    f"the store {self.path} is busy: no connection came free within the busy"
+                    f" timeout ({self.busy_timeout:g} s)"
+                ) from exc
+            raise
+
+    def _read_only_error(self) -> StoreReadOnlyError:
+        why = self.read_only_reason or "the server refused to write"
+        return StoreReadOnlyError(
+            f"the store {self.path} is read-only ({why}): reads work, but this would change it;"
+            " to write, connect to the primary"
+        )
+
+    @property
+    def _txn(self) -> _Txn | None:
+        return getattr(self._local, "txn", None)
+
+    @property
+    def _conn(self) -> pg_adapter.Connection:  # type: ignore[override]
+        """The connection of this thread's transaction (the projections run on it)."""
+        txn = self._txn
+        if txn is None:
+            raise RuntimeError("no transaction in progress")
+        return txn.conn
+
+    def transaction(self, *, write: bool = False) -> contextlib.AbstractContextManager[None]:
+        """Run the block in one transaction; writes take the space's lock up front. Nests."""
+        return self._transaction(self._begin_write if write else self._begin_read, write)
+
+    def _reading_all(self) -> contextlib.AbstractContextManager[None]:
+        """A read-only transaction that sees every space (for verify --all-spaces)."""
+        if self._txn is not None:
+            raise RuntimeError("an all-spaces read cannot nest in another transaction")
+        return self._transaction(self._begin_all, False)
+
+    @contextlib.contextmanager
+    def _transaction(self, begin: str, write: bool) -> Iterator[None]:
+        txn = self._txn
+        if txn is not None:
+            if write and not txn.writing:
+                raise RuntimeError("a write cannot start inside a read transaction")
+            txn.depth += 1
+            try:
+                yield
+            finally:
+                txn.depth -= 1
+            return
+        if write and self.read_only:
+            raise self._read_only_error()
+        cm = self._guard(self._pool.connection)
+        raw = self._guard(cm.__enter__)
+        txn = _Txn(raw)
+        try:
+            self._guard(lambda: raw.execute(begin))
+            txn.depth, txn.writing = 1, write
+            self._local.txn = txn
+            try:
+                yield
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    raw.execute("ROLLBACK")
+                raise
+            else:
+                self._guard(lambda: raw.execute("COMMIT"))
+        finally:
+            self._local.txn = None
+            cm.__exit__(None, None, None)
+
+    def append(
+        self,
+        *,
+        type: str,
+        task_id: str | None,
+        correlation_id: str,
+        data: dict[str, Any],
+        created_at: str,
+    ) -> Event:
+        """Journal one event and apply it to the projections (inside a write transaction)."""
+        txn = self._txn
+        if txn is None or not txn.writing:
+            raise RuntimeError("append must run inside transaction(write=True)")
+        conn = txn.conn
+        event_id = new_id()
+        text = codec.dumps(data)
+        if txn.head is None:
+            # One read per transaction: the space's lock keeps it the head until commit.
+            row = self._guard(
+                lambda: conn.execute(
+                    "SELECT hash FROM events WHERE space = ? ORDER BY seq DESC LIMIT 1",
+                    (self.space,),
+                ).fetchone()
+            )
+            txn.head = row[0] if row is not None else ""
+        digest = chain.event_hash(
+            txn.head,
+            id=event_id,
+            space=self.space,
+            task_id=task_id,
+            correlation_id=correlation_id,
+            type=type,
+            data=text,
+            created_at=created_at,
+        )
+        row = self._guard(
+            lambda: conn.execute(
+                "INSERT INTO events"
+                " (id, space, task_id, correlation_id, type, data, created_at, hash)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+                (event_id, self.space, task_id, correlation_id, type, text, created_at, digest),
+            ).fetchone()
+        )
+        txn.head = digest
+        event = Event(
+            seq=row[0],
+            id=event_id,
+            space=self.space,
+            task_id=task_id,
+            correlation_id=correlation_id,
+            type=type,
+            data=data,
+            created_at=created_at,
+            hash=digest,
+        )
+        self._guard(lambda: projection.apply(conn, event, txn.touched))  # type: ignore[arg-type]
+        return event
+
+    def close(self) -> None:
+        """Close the pool and its connections."""
+        self._pool.close()
+
+    # -- lookups --------------------------------------------------------------------------
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        with self.transaction():
+            conn = self._conn
+            rows: list[Any] = self._guard(lambda: conn.execute(sql, params).fetchall())
+        return rows
+
+    def resolve(self, kind: str, ident: str, hint: str = "") -> str:
+        """Return the full id of the `kind` record whose id is `ident` or starts with it."""
+        table = KIND_TABLES[kind]
+        key = ident.strip().lower()
+        if not is_id_prefix(key):
+            raise NotFoundError(kind, ident, hint)
+        # Ids use only [0-9a-z] and text compares bytewise (COLLATE "C"): '~' sorts after
+        # them all, so one range scan of the (space, id) key finds the match and candidates.
+        rows = self._rows(
+            f"SELECT id FROM {table} WHERE space = ? AND id >= ? AND id < ? ORDER BY id LIMIT 51",
+            (self.space, key, key + "~"),
+        )
+        if not rows:
+            raise NotFoundError(kind, ident, hint)
+        if len(rows) > 1 and rows[0]["id"] != key:
+            raise AmbiguousIdError(kind, ident, [r["id"] for r in rows])
+        return str(rows[0]["id"])
+
+    # -- search: the PostgreSQL full-text side is its own module -----------------------------
+
+    def _no_search(self, *args: Any, **kwargs: Any) -> Any:
+        raise StoreError(
+            "full-text search is not available on a PostgreSQL store in this build of clew"
+        )
+
+    search_records = _no_search
+    search_entries = _no_search
+    search_turns = _no_search
+    failed_actions_matching = _no_search
+
+    def fts_check(self, index: str = "entries_fts") -> str | None:
+        """SQLite's FTS5 indexes do not exist here: nothing to check."""
+        return None
+
+    def records_check(self, space: str | None = None) -> str | None:
+        """SQLite's record index does not exist here: nothing to check."""
+        return None
+
+    # -- verify ---------------------------------------------------------------------------
+
+    def verify(self, *, all_spaces: bool = False) -> VerifyReport:
+        """Check the journal chain, replay the journal into a temporary schema made by the
+        same migrations, and compare every projection row of the space (of every space with
+        `all_spaces`)."""
+        from clew.store.pg_verify import verify
+
+        return verify(self, all_spaces=all_spaces)
+
+
+def migrate(raw: psycopg.Connection[Any], *, scratch: bool = False) -> None:
+    """Apply every migration not yet recorded, each in its own transaction, one migrator at
+    a time. `scratch`: build the schema in this session's temporary schema (for verify)."""
+    for migration in pg_migrations.MIGRATIONS:
+        raw.execute("BEGIN")
+        try:
+            if not scratch:
+                raw.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+                raw.execute(
+                    "CREATE TABLE IF NOT EXISTS clew_migrations (number bigint PRIMARY KEY,"
+                    ' name text COLLATE "C" NOT NULL, applied_at text COLLATE "C" NOT NULL,'
+                    ' fingerprint text COLLATE "C")'
+                )
+                done = raw.execute(
+                    "SELECT 1 FROM clew_migrations WHERE number = %s", (migration.number,)
+                ).fetchone()
+                if done is not None:  # another process applied it while we waited
+                    raw.execute("COMMIT")
+                    continue
+            for step in migration.statements:
+                if isinstance(step, str):
+                    raw.execute(_collated(step).encode())
+                elif not scratch:
+                    raw.execute(step.sql.encode())
+            if not scratch:
+                raw.execute(
+                    "INSERT INTO clew_migrations (number, name, applied_at, fingerprint)"
+                    " VALUES (%s, %s, to_char(clock_timestamp() AT TIME ZONE 'UTC',"
+                    ' \'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"\'), %s)',
+                    (
+                        migration.number,
+                        migration.name,
+                        pg_migrations.FINGERPRINTS[migration.number],
+                    ),
+                )
+            raw.execute("COMMIT")
+        except BaseException:
+            raw.execute("ROLLBACK")
+            raise
+
+
+def _collated(sql: str) -> str:
+    """Give every text column SQLite's bytewise ordering (COLLATE "C"), whatever the
+    database's locale: ids, timestamps and names sort as they do on SQLite."""
+    import re
+
+    return re.sub(r"(\b\w+\s+)text\b(?! COLLATE)", r'\1text COLLATE "C"', sql)
+
+
+def _seconds(timeout: float) -> int:
+    """libpq's connect_timeout: whole seconds, at least 2 (it treats 1 as 2 and 0 as never)."""
+    return max(2, int(timeout + 0.999))
+
+
+def _why(exc: BaseException, url: str = "") -> str:
+    """The first line of a driver error, with the URL's password (if it shows) hidden."""
+    text = str(exc).strip().split("\n", 1)[0] or type(exc).__name__
+    password = _password(url)
+    return text.replace(password, "***") if password else text
+
+
+def _password(url: str) -> str | None:
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        found = urlsplit(url).password
+    except ValueError:
+        return None
+    return unquote(found) if found else None
