@@ -27,13 +27,13 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from common import header, pct, table, timed_ms
-from workload import PHRASE, RARE, TRACEBACK, messages
 
 import clew
 from clew import search
 from clew.models import Entry
 from clew.store import pg_search
+from common import header, pct, table, timed_ms
+from workload import PHRASE, RARE, TRACEBACK, messages
 
 QUERIES = (
     ("rare identifier (3 turns)", RARE),

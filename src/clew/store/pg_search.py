@@ -40,10 +40,11 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clew.models import Action, Entry, EntryFilter, RecordHit, SearchHit, Turn
 from clew.search import Query, Term
+from clew.store.migrations import OUTPUT_HEAD, OUTPUT_TAIL
 from clew.store.rows import RowReader, placeholders
 from clew.store.sqlite_archive import ENTRY_COLUMNS, _entry, _where
 from clew.store.sqlite_conversations import _TURN_COLUMNS, turn_from_row
@@ -69,42 +70,50 @@ FUNCTIONS: tuple[str, ...] = (
     # remove_diacritics does; the extension is trusted (no superuser needed) and lives
     # in `public` so that every schema's configuration uses the one copy.
     "CREATE EXTENSION IF NOT EXISTS unaccent SCHEMA public",
-    # Words stemmed like FTS5's porter tokenizer (Snowball English), with no stop words.
-    "CREATE TEXT SEARCH DICTIONARY clew_stem (TEMPLATE = snowball, Language = english)",
-    "CREATE TEXT SEARCH CONFIGURATION clew (PARSER = default)",
-    "ALTER TEXT SEARCH CONFIGURATION clew ADD MAPPING FOR asciiword WITH clew_stem",
-    "ALTER TEXT SEARCH CONFIGURATION clew ADD MAPPING FOR word WITH public.unaccent, clew_stem",
-    f"ALTER TEXT SEARCH CONFIGURATION clew ADD MAPPING FOR {_OTHERS} WITH public.unaccent,"
-    " simple",
-    # A prefix is not stemmed (FTS5 matches `connecti*` against the stems as typed).
-    "CREATE TEXT SEARCH CONFIGURATION clew_prefix (PARSER = default)",
-    f"ALTER TEXT SEARCH CONFIGURATION clew_prefix ADD MAPPING FOR asciiword, word, {_OTHERS}"
-    " WITH public.unaccent, simple",
+    # Words stemmed like FTS5's porter tokenizer (Snowball English), with no stop words;
+    # a prefix is not stemmed (FTS5 matches `connecti*` against the stems as typed).
+    # Made once per database: a second store in it finds them made.
+    f"""
+    DO $$ BEGIN
+        CREATE TEXT SEARCH DICTIONARY clew_stem (TEMPLATE = snowball, Language = english);
+        CREATE TEXT SEARCH CONFIGURATION clew (PARSER = default);
+        ALTER TEXT SEARCH CONFIGURATION clew ADD MAPPING FOR asciiword WITH clew_stem;
+        ALTER TEXT SEARCH CONFIGURATION clew ADD MAPPING FOR word
+            WITH public.unaccent, clew_stem;
+        ALTER TEXT SEARCH CONFIGURATION clew ADD MAPPING FOR {_OTHERS}
+            WITH public.unaccent, simple;
+        CREATE TEXT SEARCH CONFIGURATION clew_prefix (PARSER = default);
+        ALTER TEXT SEARCH CONFIGURATION clew_prefix ADD MAPPING FOR asciiword, word, {_OTHERS}
+            WITH public.unaccent, simple;
+    EXCEPTION WHEN duplicate_object THEN NULL;
+    END $$
+    """,
     # Text cut to its head and tail: a tsvector holds at most 1 MB.
     f"""
-    CREATE FUNCTION clew_bounded(doc text) RETURNS text
+    CREATE OR REPLACE FUNCTION clew_bounded(doc text) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE WHEN length(doc) > {INDEX_HEAD + INDEX_TAIL}
         THEN left(doc, {INDEX_HEAD}) || ' ' || right(doc, {INDEX_TAIL}) ELSE doc END
     """,
     # The words with punctuation inside, as written: lowercased, each once.
     f"""
-    CREATE FUNCTION clew_forms(doc text) RETURNS text[]
+    CREATE OR REPLACE FUNCTION clew_forms(doc text) RETURNS text[]
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN ARRAY(SELECT DISTINCT m[1] FROM regexp_matches(lower(clew_bounded(doc)),
+    RETURN ARRAY(SELECT DISTINCT m[1] FROM regexp_matches(
+        lower(clew_bounded(doc) COLLATE "default"),
         '([[:alnum:]]+(?:{_PUNCT}[[:alnum:]]+)+)', 'g') AS m
         WHERE length(m[1]) <= 200 ORDER BY m[1])
     """,
     # The pieces of a text: each run of punctuation a space.
     f"""
-    CREATE FUNCTION clew_pieces(doc text) RETURNS text
+    CREATE OR REPLACE FUNCTION clew_pieces(doc text) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN btrim(regexp_replace(clew_bounded(doc), '{_PUNCT}', ' ', 'g'))
+    RETURN btrim(regexp_replace(clew_bounded(doc) COLLATE "default", '{_PUNCT}', ' ', 'g'))
     """,
     # One column's vector: its pieces stemmed (with positions and weight), and its words
     # as written.
     """
-    CREATE FUNCTION clew_vector(doc text, weight "char") RETURNS tsvector
+    CREATE OR REPLACE FUNCTION clew_vector(doc text, weight "char") RETURNS tsvector
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN setweight(to_tsvector('clew'::regconfig, clew_pieces(coalesce(doc, ''))), weight)
         || array_to_tsvector(clew_forms(coalesce(doc, '')))
@@ -112,7 +121,7 @@ FUNCTIONS: tuple[str, ...] = (
     # The phrase of some pieces, the last one a prefix when asked. The only text read as
     # tsquery syntax is a quoted piece, which holds no punctuation, so no quote.
     """
-    CREATE FUNCTION clew_phrase(pieces text, prefix boolean) RETURNS tsquery
+    CREATE OR REPLACE FUNCTION clew_phrase(pieces text, prefix boolean) RETURNS tsquery
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE
         WHEN NOT prefix OR pieces !~ '[^[:space:]]'
@@ -129,7 +138,7 @@ FUNCTIONS: tuple[str, ...] = (
     # punctuation inside, that word as written (a quoted lexeme: quotes doubled,
     # backslashes escaped), which ranks an exact identifier first. Total on any text.
     r"""
-    CREATE FUNCTION clew_term(term text, prefix boolean) RETURNS tsquery
+    CREATE OR REPLACE FUNCTION clew_term(term text, prefix boolean) RETURNS tsquery
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE
         WHEN NOT prefix AND cardinality(clew_forms(term)) = 1
@@ -165,6 +174,85 @@ RECORDS_INDEX = index_ddl("record_docs", [("title", "A"), ("body", "C"), ("stder
 _ENTRY_WEIGHTS = "'{1.0, 0.25, 0.5, 1.0}'::float4[]"
 _RECORD_WEIGHTS = "'{1.0, 0.33, 0.33, 1.0}'::float4[]"
 _TURN_WEIGHTS = "'{1.0, 1.0, 1.0, 1.0}'::float4[]"
+
+
+# Task messages and commands are searched through `record_docs`, as on SQLite: one row
+# each, with an order of its own (`seq`) and the searchable text, a command's output cut
+# to its head and tail. A trigger keeps it in the row's transaction.
+RECORD_DOCS = """
+    seq        bigint GENERATED ALWAYS AS IDENTITY,
+    kind       text NOT NULL,
+    ref_id     text NOT NULL,
+    space      text NOT NULL,
+    task_id    text,
+    created_at text NOT NULL,
+    title      text NOT NULL,
+    body       text NOT NULL,
+    stderr     text NOT NULL,
+    PRIMARY KEY (space, seq),
+    UNIQUE (space, kind, ref_id)
+"""
+RECORD_FUNCTIONS: tuple[str, ...] = (
+    # Text cut to its head and tail, as store.migrations.bounded cuts it on SQLite.
+    f"""
+    CREATE OR REPLACE FUNCTION clew_cut(doc text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE WHEN length(doc) > {OUTPUT_HEAD + OUTPUT_TAIL}
+        THEN left(doc, {OUTPUT_HEAD}) || ' … ' || right(doc, {OUTPUT_TAIL})
+        ELSE coalesce(doc, '') END
+    """,
+    # Command output as text: UTF-8 as it is; other bytes escaped (`\\ooo`), which keeps
+    # their ASCII words searchable and never fails the write.
+    """
+    CREATE OR REPLACE FUNCTION clew_output(value bytea) RETURNS text
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+    BEGIN
+        RETURN clew_cut(convert_from(value, 'UTF8'));
+    EXCEPTION WHEN OTHERS THEN
+        RETURN clew_cut(encode(value, 'escape'));
+    END $$
+    """,
+    """
+    CREATE OR REPLACE FUNCTION clew_record_doc() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+    DECLARE
+        k text := CASE TG_TABLE_NAME WHEN 'actions' THEN 'action' ELSE 'message' END;
+        new_title text := '';
+        new_body text;
+        new_stderr text := '';
+    BEGIN
+        IF TG_OP = 'DELETE' THEN
+            DELETE FROM record_docs WHERE space = OLD.space AND kind = k AND ref_id = OLD.id;
+            RETURN NULL;
+        END IF;
+        IF k = 'action' THEN
+            new_title := clew_cut(CASE WHEN NEW.command IS NULL OR NEW.command = NEW.summary
+                THEN NEW.summary ELSE NEW.summary || E'\\n' || NEW.command END);
+            new_body := clew_output(NEW.stdout);
+            new_stderr := clew_output(NEW.stderr);
+        ELSE
+            new_body := clew_cut(NEW.content);
+        END IF;
+        IF TG_OP = 'UPDATE' THEN
+            UPDATE record_docs SET title = new_title, body = new_body,
+                stderr = new_stderr
+            WHERE space = NEW.space AND kind = k AND ref_id = NEW.id;
+        ELSE
+            INSERT INTO record_docs (kind, ref_id, space, task_id, created_at, title, body,
+                                     stderr)
+            VALUES (k, NEW.id, NEW.space, NEW.task_id, NEW.created_at, new_title, new_body,
+                    new_stderr);
+        END IF;
+        RETURN NULL;
+    END $$
+    """,
+)
+RECORD_TRIGGERS: tuple[str, ...] = (
+    "CREATE TRIGGER records_action AFTER INSERT OR DELETE OR UPDATE OF summary, command,"
+    " stdout, stderr ON actions FOR EACH ROW EXECUTE FUNCTION clew_record_doc()",
+    "CREATE TRIGGER records_message AFTER INSERT OR DELETE ON task_messages"
+    " FOR EACH ROW EXECUTE FUNCTION clew_record_doc()",
+)
 
 
 def tsquery(query: Query) -> tuple[str, list[Any]]:
@@ -215,10 +303,11 @@ def tidy(snippet: str | None) -> str:
 class PostgresSearch(RowReader):
     """Search over entries, messages, commands and turns (mixed into PostgresStore)."""
 
-    def _with_sources(self, entries: list[Entry]) -> list[Entry]:
-        raise NotImplementedError
+    if TYPE_CHECKING:  # the archive's reads give it
 
-    def _ranked(
+        def _with_sources(self, entries: list[Entry]) -> list[Entry]: ...
+
+    def _ranked_rows(
         self,
         table: str,
         query: Query,
@@ -234,30 +323,18 @@ class PostgresSearch(RowReader):
         """The best `limit` rows of `table` (alias `t`, with `joins`, narrowed by `where`)
         among its newest SEARCH_WINDOW matches, as (score, row of `columns`), best first.
         `columns` may read `t`, `outer_joins` and `m.q`, the query's tsquery: they are
-        read for the rows shown only. Two statements: the terms' document frequencies,
-        then the ranked rows."""
+        read for the rows shown only. Two statements: the terms' document frequencies
+        (none for one term), then the ranked rows."""
         match, match_params = tsquery(query)
-        stats = [f"(SELECT coalesce(max(seq) - min(seq) + 1, 0) FROM {table} WHERE space = ?)"]
-        stats_params: list[Any] = [self.space]
-        for term in query.include:
-            stats.append("clew_term(?, ?)::text")
-            stats.append(
-                f"(SELECT count(*) FROM (SELECT 1 FROM {table} WHERE space = ?"
-                f" AND search @@ clew_term(?, ?) LIMIT {DF_CAP}) d)"
-            )
-            stats_params += [*_term(term), self.space, *_term(term)]
         with self.transaction():
-            got = tuple(self._rows("SELECT " + ", ".join(stats), stats_params)[0])
-            n = int(got[0])
             parts: list[str] = []
             score_params: list[Any] = []
-            for i in range(1, len(got), 2):
-                text, weight = str(got[i]), idf(n, int(got[i + 1]))
-                rank = f"ts_rank({weights}, w.search, ?::tsquery, 1)"
+            for sql, params_of, weight in self._weighed_terms(table, query):
+                rank = f"ts_rank({weights}, w.search, {sql}, 1)"
                 if query.any_terms:  # a term not in the row adds nothing
-                    rank = f"CASE WHEN w.search @@ ?::tsquery THEN {rank} ELSE 0 END"
-                    score_params.append(text)
-                score_params.append(text)
+                    rank = f"CASE WHEN w.search @@ {sql} THEN {rank} ELSE 0 END"
+                    score_params += params_of
+                score_params += params_of
                 parts.append(f"{weight!r} * {rank}")
             rows = self._rows(
                 f"SELECT r.score, {columns} FROM ("
@@ -273,12 +350,32 @@ class PostgresSearch(RowReader):
             )  # fmt: skip
         return [(float(r[0]), r) for r in rows]
 
+    def _weighed_terms(self, table: str, query: Query) -> list[tuple[str, list[Any], float]]:
+        """Each included term's tsquery (SQL and parameters) and its idf in the space. One
+        statement, or none for a query of one term: its idf would scale every score alike."""
+        if len(query.include) == 1:
+            return [("clew_term(?, ?)", _term(query.include[0]), 1.0)]
+        stats = [f"(SELECT coalesce(max(seq) - min(seq) + 1, 0) FROM {table} WHERE space = ?)"]
+        params: list[Any] = [self.space]
+        for term in query.include:
+            stats.append("clew_term(?, ?)::text")
+            stats.append(
+                f"(SELECT count(*) FROM (SELECT 1 FROM {table} WHERE space = ?"
+                f" AND search @@ clew_term(?, ?) LIMIT {DF_CAP}) d)"
+            )
+            params += [*_term(term), self.space, *_term(term)]
+        got = tuple(self._rows("SELECT " + ", ".join(stats), params)[0])
+        n = int(got[0])
+        return [
+            ("?::tsquery", [str(got[i])], idf(n, int(got[i + 1]))) for i in range(1, len(got), 2)
+        ]
+
     def search_entries(self, query: Query, filters: EntryFilter, *, limit: int) -> list[SearchHit]:
         """Rank the entries matching a query (rare terms weigh more), newest first on ties."""
         where, params = _where(filters, "t.")
         columns = ", ".join(f"t.{c}" for c in ENTRY_COLUMNS)
         text = "concat_ws(E'\\n', t.summary, t.detail, t.resolution)"
-        rows = self._ranked(
+        rows = self._ranked_rows(
             "entries", query, weights=_ENTRY_WEIGHTS, where=where, params=params, limit=limit,
             columns=f"{columns}, {_headline(text, 'm.q')} AS snippet",
         )  # fmt: skip
@@ -293,7 +390,7 @@ class PostgresSearch(RowReader):
     ) -> list[tuple[Turn, float, str]]:
         """Rank the turns matching a query (of one session, or of all), as on SQLite."""
         columns = ", ".join("t." + c.strip() for c in _TURN_COLUMNS.split(","))
-        rows = self._ranked(
+        rows = self._ranked_rows(
             "turns", query, weights=_TURN_WEIGHTS, limit=limit,
             where=" AND t.session_id = ?" if session_id is not None else "",
             params=[session_id] if session_id is not None else [],
@@ -316,12 +413,12 @@ class PostgresSearch(RowReader):
         hits: list[RecordHit] = []
         task_kinds = [k for k in kinds if k in ("message", "action")]
         if task_kinds:
-            hits += self._search_task_records(query, task_kinds, task_id, since, until, limit)
+            hits += self._search_record_docs(query, task_kinds, task_id, since, until, limit)
         if "turn" in kinds:
-            hits += self._search_all_turns(query, task_id, since, until, limit)
+            hits += self._search_turn_records(query, task_id, since, until, limit)
         return hits
 
-    def _search_task_records(
+    def _search_record_docs(
         self,
         query: Query,
         kinds: Sequence[str],
@@ -345,7 +442,7 @@ class PostgresSearch(RowReader):
             "CASE WHEN ts_filter(t.search, '{c}') @@ m.q THEN t.body"
             " WHEN ts_filter(t.search, '{b}') @@ m.q THEN t.stderr ELSE t.title END"
         )
-        rows = self._ranked(
+        rows = self._ranked_rows(
             "record_docs", query, weights=_RECORD_WEIGHTS, where=where, params=params,
             limit=limit,
             columns=(
@@ -374,7 +471,7 @@ class PostgresSearch(RowReader):
             hits.append(hit)
         return hits
 
-    def _search_all_turns(
+    def _search_turn_records(
         self,
         query: Query,
         task_id: str | None,
@@ -388,7 +485,7 @@ class PostgresSearch(RowReader):
             joins = " JOIN sessions s ON s.id = t.session_id"
             where += " AND s.task_id = ?"
             params.append(task_id)
-        rows = self._ranked(
+        rows = self._ranked_rows(
             "turns", query, weights=_TURN_WEIGHTS, joins=joins, where=where, params=params,
             limit=limit,
             columns=(

@@ -36,6 +36,7 @@ from clew.ids import is_id_prefix, new_id
 from clew.location import shown
 from clew.models import Event, VerifyReport
 from clew.store import chain, codec, pg_adapter, pg_migrations, projection
+from clew.store.pg_search import PostgresSearch
 from clew.store.sqlite import KIND_TABLES, SQLiteStore
 
 if TYPE_CHECKING:
@@ -80,11 +81,12 @@ class _Txn:
         self.head: str | None = None
 
 
-class PostgresStore(SQLiteStore):
+class PostgresStore(PostgresSearch, SQLiteStore):
     """The Store interface over one PostgreSQL database, bound to one space.
 
     It shares the SQLite store's reads (portable SQL through pg_adapter); what it replaces is
-    the journal core: connections, transactions, append, resolve, errors and verify."""
+    the journal core: connections, transactions, append, resolve, errors and verify, and
+    full-text search (PostgresSearch, before SQLiteStore's FTS5 reads)."""
 
     def __init__(self, url: str, space: str, busy_timeout: float = 5.0, *, max_size: int = 4):
         psycopg, psycopg_pool = _import_psycopg()
@@ -212,7 +214,9 @@ class PostgresStore(SQLiteStore):
         except psycopg.errors.InsufficientPrivilege as exc:
             raise StoreError(f"the store {self.path} refused this: {_why(exc, self.url)}") from exc
         except psycopg.OperationalError as exc:
-            raise StoreError(f"lost the PostgreSQL store {self.path}: {_why(exc, self.url)}") from exc
+            raise StoreError(
+                f"lost the PostgreSQL store {self.path}: {_why(exc, self.url)}"
+            ) from exc
         except psycopg.Error as exc:
             raise StoreError(f"store error: {_why(exc, self.url)}") from exc
         except Exception as exc:
@@ -373,17 +377,7 @@ class PostgresStore(SQLiteStore):
             raise AmbiguousIdError(kind, ident, [r["id"] for r in rows])
         return str(rows[0]["id"])
 
-    # -- search: the PostgreSQL full-text side is its own module -----------------------------
-
-    def _no_search(self, *args: Any, **kwargs: Any) -> Any:
-        raise StoreError(
-            "full-text search is not available on a PostgreSQL store in this build of clew"
-        )
-
-    search_records = _no_search
-    search_entries = _no_search
-    search_turns = _no_search
-    failed_actions_matching = _no_search
+    # -- search: PostgresSearch (pg_search.py) gives the reads --------------------------
 
     def fts_check(self, index: str = "entries_fts") -> str | None:
         """SQLite's FTS5 indexes do not exist here: nothing to check."""
