@@ -19,7 +19,7 @@ import os
 import sqlite3
 import uuid
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -86,9 +86,9 @@ def _connect() -> Any:
         pytest.skip(f"no PostgreSQL at {PG_URL} ({exc}): the PostgreSQL half is skipped")
 
 
-@pytest.fixture(scope="module")
-def pg_url() -> Iterator[str]:
-    """The URL of a PostgreSQL store in a fresh schema of its own (dropped after)."""
+@contextmanager
+def fresh_store_url() -> Iterator[str]:
+    """The URL of a PostgreSQL store in a fresh schema of its own, dropped after."""
     conn = _connect()
     schema = f"pgsearch_{uuid.uuid4().hex[:12]}"
     conn.execute(f"CREATE SCHEMA {schema}")
@@ -97,6 +97,12 @@ def pg_url() -> Iterator[str]:
     finally:
         conn.execute(f"DROP SCHEMA {schema} CASCADE")
         conn.close()
+
+
+@pytest.fixture(scope="module")
+def pg_url() -> Iterator[str]:
+    with fresh_store_url() as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
