@@ -404,3 +404,27 @@ def test_a_term_is_the_phrase_of_its_pieces_and_an_identifier_also_as_written(
     assert term("Connecti", True) == "'connecti':*"  # not stemmed
     assert term("Connecting", False) == "'connect'"
     assert term("it's", False) == "'it''s' | 'it' <-> 's'"
+
+
+def test_verify_checks_the_search_documents() -> None:
+    with fresh_store_url() as url, clew.open(url) as team:
+        store = team._store
+        assert isinstance(store, PostgresStore)
+        conn = psycopg.connect(url, autocommit=True)
+        conn.execute(
+            "INSERT INTO tasks (id, space, name, status, created_at, updated_at)"
+            " VALUES ('t1', %s, 'x', 'active', '2026', '2026')",
+            (team.space,),
+        )
+        conn.execute(
+            "INSERT INTO actions (id, space, task_id, type, summary, status, command, stdout,"
+            " stderr, created_at, updated_at) VALUES ('a1', %s, 't1', 'cli', 'run', 'failed',"
+            " 'make', %s, %s, '2026', '2026')",
+            (team.space, "ok café\n".encode(), b"\xff\x00 not utf-8"),
+        )
+        assert store.records_check(team.space) is None
+        conn.execute("UPDATE record_docs SET body = 'tampered'")
+        assert "1 differ from their row" in (store.records_check(team.space) or "")
+        conn.execute("DELETE FROM record_docs")
+        assert "1 message(s) or command(s)" in (store.records_check(None) or "")
+        conn.close()

@@ -517,3 +517,41 @@ class PostgresSearch(RowReader):
             [*params, self.space, limit],
         )
         return [action_from_row(r) for r in rows]
+
+    def records_check(self, space: str | None = None) -> str | None:
+        """Check the search documents of one space (of every space without one): one for
+        each message and command, holding the text its trigger makes from the row; None
+        when sound. (The vectors are generated columns: the database keeps them exact.)"""
+        a_in = m_in = d_in = ""
+        params: tuple[str, ...] = ()
+        if space is not None:
+            a_in, m_in, d_in = " AND a.space = ?", " AND m.space = ?", " AND d.space = ?"
+            params = (space,) * 5
+        title = (
+            "clew_cut(CASE WHEN a.command IS NULL OR a.command = a.summary THEN a.summary"
+            " ELSE a.summary || E'\\n' || a.command END)"
+        )
+        unkeyed, stray, stale = self._rows(
+            "SELECT (SELECT count(*) FROM actions a WHERE NOT EXISTS (SELECT 1 FROM record_docs"
+            " d WHERE d.space = a.space AND d.kind = 'action' AND d.ref_id = a.id)"
+            f"{a_in}) + (SELECT count(*) FROM task_messages m WHERE NOT EXISTS (SELECT 1 FROM"
+            " record_docs d WHERE d.space = m.space AND d.kind = 'message' AND d.ref_id = m.id)"
+            f"{m_in}), (SELECT count(*) FROM record_docs d WHERE NOT EXISTS (SELECT 1 FROM"
+            " actions a WHERE d.kind = 'action' AND a.space = d.space AND a.id = d.ref_id)"
+            " AND NOT EXISTS (SELECT 1 FROM task_messages m WHERE d.kind = 'message'"
+            f" AND m.space = d.space AND m.id = d.ref_id){d_in}),"
+            " (SELECT count(*) FROM record_docs d JOIN actions a ON d.kind = 'action'"
+            f" AND a.space = d.space AND a.id = d.ref_id WHERE (d.title IS DISTINCT FROM {title}"
+            " OR d.body IS DISTINCT FROM clew_output(a.stdout)"
+            f" OR d.stderr IS DISTINCT FROM clew_output(a.stderr)){a_in})"
+            " + (SELECT count(*) FROM record_docs d JOIN task_messages m ON d.kind = 'message'"
+            " AND m.space = d.space AND m.id = d.ref_id"
+            f" WHERE d.body IS DISTINCT FROM clew_cut(m.content){m_in})",
+            params,
+        )[0]
+        if unkeyed or stray or stale:
+            return (
+                f"{unkeyed} message(s) or command(s) are not in the search index,"
+                f" {stray} index document(s) name nothing and {stale} differ from their row"
+            )
+        return None

@@ -73,8 +73,13 @@ def verify(store: PostgresStore, *, all_spaces: bool = False) -> VerifyReport:
                 else sorted({r[2] for r in events})  # every space that has a journal
             )
             report = _compare(conn, scratch, count, spaces, findings)
+            # The search documents against the rows they index (pg_search), as on SQLite.
+            problem = store.records_check(scope)
     finally:
         scratch_raw.close()
+    if problem is not None:
+        found = Difference("record_docs", "*", "*", problem, "a sound index")
+        report = report._replace(differences=(*report.differences, found))
     return report._replace(heads=heads)
 
 

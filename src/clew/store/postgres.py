@@ -383,10 +383,6 @@ class PostgresStore(PostgresSearch, SQLiteStore):
         """SQLite's FTS5 indexes do not exist here: nothing to check."""
         return None
 
-    def records_check(self, space: str | None = None) -> str | None:
-        """SQLite's record index does not exist here: nothing to check."""
-        return None
-
     # -- verify ---------------------------------------------------------------------------
 
     def verify(self, *, all_spaces: bool = False) -> VerifyReport:
