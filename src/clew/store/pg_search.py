@@ -8,19 +8,23 @@ pieces. PostgreSQL's own parser does not cut like that (it keeps `src/auth.py` a
 file token and `example.com` as a host, and splits `ERR_CONN_RESET` at `_`), so every
 text is indexed twice, in one `tsvector`:
 
-- **split**: every run of characters that are not letters or digits becomes a space
-  (after folding Latin diacritics), and that text goes through the `clew` configuration
-  (PostgreSQL's parser, then the Snowball English stemmer with no stop words, as FTS5
-  keeps every word). `ERR_CONN_RESET` is indexed as `err conn reset`, `src/auth.py` as
-  `src auth py`; a term is their phrase, so `auth.py` finds `src/auth.py`.
-- **as written**: each white-space separated word with punctuation inside it, trimmed of
-  punctuation around it and lowercased, kept whole as one lexeme without position
-  (`err_conn_reset`, `src/auth.py`, `parse_config.py`, a URL). A term that is such a word
-  matches it as well as its phrase; the whole form adds to the rank, so an identifier
-  written exactly as asked ranks above its pieces spread over the text.
+- **split**: every run of punctuation becomes a space and that text goes through the
+  `clew` configuration: PostgreSQL's parser, the `unaccent` dictionary for letters with
+  diacritics (FTS5's remove_diacritics), the Snowball English stemmer with no stop words
+  (FTS5 keeps every word). `ERR_CONN_RESET` is indexed as `err conn reset`, `src/auth.py`
+  as `src auth py`, with positions; a term is the phrase of its pieces, so `auth.py`
+  finds `src/auth.py`.
+- **as written**: each run of letters and digits joined by punctuation, lowercased, kept
+  whole as one lexeme without position (`err_conn_reset`, `src/auth.py`,
+  `parse_config.py`, a URL). A term that is one such word matches it or its phrase (which
+  finds nothing more: a row holding the word holds its pieces in sequence); the whole
+  form adds to the rank, so an identifier written as asked ranks above its pieces
+  spread over the text. A prefix term is its phrase only, its last piece not stemmed, as
+  FTS5 matches `connecti*`.
 
 A generated column keeps the vector in the row's own transaction (no trigger to forget),
-weighted like the FTS5 bm25 column weights, under a GIN index. Text past
+weighted like the FTS5 bm25 column weights, under a GIN index; `record_docs` holds the
+documents of messages and commands, kept by a trigger, as on SQLite. Text past
 `INDEX_HEAD + INDEX_TAIL` characters is indexed by its head and tail, as command output is
 on both backends (a tsvector holds at most 1 MB).
 
