@@ -1,13 +1,26 @@
-"""Shared fixtures: a store in tmp_path, a clock the test moves, the CLI in-process."""
+"""Shared fixtures: a store in tmp_path, a clock the test moves, the CLI in-process.
+
+The conformance suite: in the modules named in CONFORMANCE, every test that uses the store
+(the `db`, `mem` or `cli` fixtures) runs twice, on SQLite and on PostgreSQL. Each xdist worker
+has one PostgreSQL database, made and migrated once per session; each test gets a fresh random
+space in it (spaces isolate everything), so a PostgreSQL test costs no DDL. The server is
+$CLEW_TEST_POSTGRES, else postgresql://root@127.0.0.1:5432/test. With no server answering, the
+PostgreSQL half is skipped and the summary says so; with CLEW_REQUIRE_POSTGRES=1 (CI) it fails.
+A test that only makes sense on SQLite says why with `@pytest.mark.sqlite_only("why")`.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import os
 import subprocess
 import sys
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,8 +62,108 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
+# -- both backends ---------------------------------------------------------------------------
+
+# The store and facade tests: each of their store-using tests runs on both backends.
+CONFORMANCE = frozenset(
+    {
+        "test_store",
+        "test_tracker",
+        "test_archive",
+        "test_conversations",
+        "test_properties",
+        "test_trace",
+        "test_waits",
+        "test_task_record",
+        "test_journal_integrity",
+        "test_utility",
+        "test_working",
+        "test_postgres",
+    }
+)
+SERVER = os.environ.get("CLEW_TEST_POSTGRES") or "postgresql://root@127.0.0.1:5432/test"
+REQUIRED = os.environ.get("CLEW_REQUIRE_POSTGRES", "") not in ("", "0")
+SKIPPED = "PostgreSQL half skipped"
+_postgres: dict[str, str | None] = {}
+
+
+def postgres_url() -> str:
+    """This worker's migrated PostgreSQL database (made once per session), or skip the test
+    saying why (fail it when CLEW_REQUIRE_POSTGRES is set)."""
+    if "url" not in _postgres:
+        _postgres["url"], _postgres["why"] = _make_database()
+    url = _postgres["url"]
+    if url is None:
+        message = f"{SKIPPED}: {_postgres['why']}"
+        if REQUIRED:
+            pytest.fail(f"{message} (CLEW_REQUIRE_POSTGRES is set)", pytrace=False)
+        pytest.skip(message)
+    return url
+
+
+def _make_database() -> tuple[str | None, str]:
+    try:
+        import psycopg
+    except ImportError:
+        return None, "psycopg is not installed (pip install 'clew[postgres]')"
+    from urllib.parse import urlsplit
+
+    # One database per worker and per checkout: several worktrees may test at once.
+    checkout = hashlib.blake2b(os.path.abspath(__file__).encode(), digest_size=4).hexdigest()
+    name = f"clew_test_{checkout}_{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"
+    try:
+        with psycopg.connect(SERVER, autocommit=True, connect_timeout=3) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+            admin.execute(f"CREATE DATABASE {name}")
+    except psycopg.Error as exc:
+        return None, f"no PostgreSQL server answered at {SERVER} ({str(exc).strip()[:120]})"
+    url = urlsplit(SERVER)._replace(path=f"/{name}").geturl()
+    clew.open(url, space="setup").close()  # the migrations, once
+    return url, ""
+
+
+def new_space() -> str:
+    """A space no other test uses."""
+    return f"t-{uuid.uuid4().hex[:12]}"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "sqlite_only(reason): runs on SQLite only (the reason says why)"
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "backend" not in metafunc.fixturenames:
+        return
+    module = metafunc.module.__name__.rsplit(".", 1)[-1]
+    both = module in CONFORMANCE and metafunc.definition.get_closest_marker("sqlite_only") is None
+    metafunc.parametrize("backend", ["sqlite", "postgres"] if both else ["sqlite"], indirect=True)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if SKIPPED in str(r.longrepr)]
+    if skipped:
+        why = str(skipped[0].longrepr[-1]) if isinstance(skipped[0].longrepr, tuple) else ""
+        terminalreporter.write_sep("=", "PostgreSQL half NOT RUN", yellow=True, bold=True)
+        terminalreporter.write_line(
+            f"{len(skipped)} tests did not run on PostgreSQL: {why.removeprefix('Skipped: ')}"
+        )
+
+
 @pytest.fixture
-def db(tmp_path: Path) -> Path:
+def backend(request: pytest.FixtureRequest) -> str:
+    """Which store the test runs on: "sqlite" or "postgres" (see CONFORMANCE)."""
+    return str(getattr(request, "param", "sqlite"))
+
+
+@pytest.fixture
+def db(tmp_path: Path, backend: str, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The store to open: a file in tmp_path, or (on PostgreSQL) the worker's database URL
+    with $CLEW_SPACE set to a fresh space, so every `clew.open(db)` of the test shares it."""
+    if backend == "postgres":
+        monkeypatch.setenv("CLEW_SPACE", new_space())
+        return postgres_url()  # type: ignore[return-value]  # a URL where a path goes
     # The folder exists, as it would for a real --db: the CLI refuses a missing one.
     (tmp_path / "store").mkdir(exist_ok=True)
     return tmp_path / "store" / "clew.db"

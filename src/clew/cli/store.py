@@ -19,9 +19,17 @@ def cmd_init(args: argparse.Namespace) -> int:
     import sys
 
     import clew
-    from clew.location import STORE_DIR, STORE_FILE, find_project_store, locate_store
+    from clew.location import STORE_DIR, STORE_FILE, find_project_store, is_url, locate_store, shown
 
     named, source = locate_store(args.db)
+    if is_url(named):  # a team store: migrated when opened; its password is never printed
+        with clew.open(named, space=args.space, busy_timeout=args.busy_timeout):
+            pass
+        if args.json:
+            print_json({"path": shown(named), "created": None, "hides": None})
+        else:
+            print(f"the clew store at {shown(named)} is ready")
+        return 0
     here = os.path.realpath(os.getcwd())
     path = named if source in ("--db", "CLEW_DB") else os.path.join(here, STORE_DIR, STORE_FILE)
     existed = os.path.exists(path)

@@ -3,8 +3,9 @@
 The read modules and the projection handlers write `?` placeholders (and `?N` numbered ones)
 and read rows by column name or by position, as `sqlite3` gives them. This adapter turns
 `?` into psycopg's `%s` (and `?N` into `%(pN)s`), doubles a literal `%`, leaves quoted text
-alone, starts an `ON CONFLICT (...)` target with `space` (every key here does), and makes rows that are tuples also addressable by name. A translation is made once
-per distinct statement and cached: the shared SQL is a fixed set of strings.
+alone, starts an `ON CONFLICT (...)` target with `space` (every key here does), and makes
+rows that are tuples also addressable by name. A translation is made once per distinct
+statement and cached: the shared SQL is a fixed set of strings.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     import psycopg
@@ -27,9 +28,9 @@ _CONFLICT = re.compile(r"ON CONFLICT\s*\((?!\s*space\b)\s*", re.IGNORECASE)
 class Row(tuple[Any, ...]):
     """A result row: a tuple that also answers `row["column"]` and `row.keys()`."""
 
-    _index: dict[str, int] = {}
+    _index: ClassVar[dict[str, int]] = {}
 
-    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
+    def __getitem__(self, key: Any) -> Any:
         if isinstance(key, str):
             return tuple.__getitem__(self, self._index[key])
         return tuple.__getitem__(self, key)
@@ -118,14 +119,14 @@ class Connection:
             return self.execute(_COLUMNS_SQL, (pragma.group(1),))
         text, order = translate(sql)
         cursor = self.raw.cursor(row_factory=row_factory)
-        cursor.execute(text, _params(order, params) if params or order else None)  # type: ignore[arg-type]
+        cursor.execute(text, _params(order, params) if params or order else None)
         return Cursor(cursor)
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         """Run one statement for each parameter row."""
         text, order = translate(sql)
         with self.raw.cursor() as cursor:
-            cursor.executemany(text, [_params(order, r) for r in rows])  # type: ignore[arg-type]
+            cursor.executemany(text, [_params(order, r) for r in rows])
 
 
 # The projections learn a table's columns with SQLite's PRAGMA table_info: answer it from

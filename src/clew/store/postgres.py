@@ -61,7 +61,7 @@ def _numeric_loader(psycopg: Any) -> type:
     """A loader of `numeric` (what sum() of bigints gives) as int when whole, else float, as
     SQLite gives them: callers compare and print these as plain numbers."""
 
-    class NumericLoader(psycopg.adapt.Loader):  # type: ignore[misc, name-defined]
+    class NumericLoader(psycopg.adapt.Loader):  # type: ignore[misc]
         def load(self, data: Any) -> int | float:
             text = bytes(data).decode("ascii")
             return float(text) if any(c in text for c in ".eEN") else int(text)
@@ -89,7 +89,7 @@ class PostgresStore(PostgresSearch, SQLiteStore):
     full-text search (PostgresSearch, before SQLiteStore's FTS5 reads)."""
 
     def __init__(self, url: str, space: str, busy_timeout: float = 5.0, *, max_size: int = 4):
-        psycopg, psycopg_pool = _import_psycopg()
+        psycopg, pool = _import_psycopg()
         self._psycopg = psycopg
         self.url = url
         self.path = shown(url)
@@ -126,7 +126,7 @@ class PostgresStore(PostgresSearch, SQLiteStore):
         finally:
             first.close()
         logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
-        self._pool: psycopg_pool.ConnectionPool[Any] = psycopg_pool.ConnectionPool(
+        self._pool: psycopg_pool.ConnectionPool[Any] = pool.ConnectionPool(
             url,
             min_size=1,
             max_size=max_size,
@@ -246,7 +246,9 @@ class PostgresStore(PostgresSearch, SQLiteStore):
             raise RuntimeError("no transaction in progress")
         return txn.conn
 
-    def transaction(self, *, write: bool = False) -> contextlib.AbstractContextManager[None]:
+    def transaction(  # type: ignore[override]  # the same protocol, another context manager
+        self, *, write: bool = False
+    ) -> contextlib.AbstractContextManager[None]:
         """Run the block in one transaction; writes take the space's lock up front. Nests."""
         return self._transaction(self._begin_write if write else self._begin_read, write)
 
@@ -270,11 +272,9 @@ class PostgresStore(PostgresSearch, SQLiteStore):
             return
         if write and self.read_only:
             raise self._read_only_error()
-        cm = self._guard(self._pool.connection)
-        raw = self._guard(cm.__enter__)
+        raw = self._guard(lambda: self._begin(begin))
         txn = _Txn(raw)
         try:
-            self._guard(lambda: raw.execute(begin))
             txn.depth, txn.writing = 1, write
             self._local.txn = txn
             try:
@@ -287,7 +287,29 @@ class PostgresStore(PostgresSearch, SQLiteStore):
                 self._guard(lambda: raw.execute("COMMIT"))
         finally:
             self._local.txn = None
-            cm.__exit__(None, None, None)
+            self._pool.putconn(raw)
+
+    def _begin(self, begin: str) -> psycopg.Connection[Any]:
+        """A pooled connection with `begin` run on it. A connection the server dropped (a
+        restart, an idle timeout) is discarded and another tried: nothing had run on it."""
+        for _ in range(self._pool.max_size):
+            raw: psycopg.Connection[Any] = self._pool.getconn()
+            try:
+                raw.execute(begin)
+            except self._psycopg.OperationalError:
+                dropped = raw.broken
+                self._pool.putconn(raw)  # the pool discards a broken one
+                if dropped:
+                    continue
+                raise
+            return raw
+        raw = self._pool.getconn()  # the last try: its error is the one to report
+        try:
+            raw.execute(begin)
+        except BaseException:
+            self._pool.putconn(raw)
+            raise
+        return raw
 
     def append(
         self,
@@ -299,11 +321,31 @@ class PostgresStore(PostgresSearch, SQLiteStore):
         created_at: str,
     ) -> Event:
         """Journal one event and apply it to the projections (inside a write transaction)."""
+        return self._journal(new_id(), type, task_id, correlation_id, data, created_at)
+
+    def adopt(self, event: Event) -> Event:
+        """Journal an event recorded elsewhere, as `append` does, keeping its id, task id,
+        correlation id, type, data and created_at; its seq is this store's and its hash is
+        chained to this space's newest event (inside a write transaction)."""
+        return self._journal(
+            event.id, event.type, event.task_id, event.correlation_id, event.data, event.created_at
+        )
+
+    def _journal(
+        self,
+        event_id: str,
+        type: str,
+        task_id: str | None,
+        correlation_id: str,
+        data: dict[str, Any],
+        created_at: str,
+    ) -> Event:
+        """Insert one event, chained to the space's head, and project it: the one write path
+        of both `append` and `adopt`."""
         txn = self._txn
         if txn is None or not txn.writing:
-            raise RuntimeError("append must run inside transaction(write=True)")
+            raise RuntimeError("journal writes must run inside transaction(write=True)")
         conn = txn.conn
-        event_id = new_id()
         text = codec.dumps(data)
         if txn.head is None:
             # One read per transaction: the space's lock keeps it the head until commit.

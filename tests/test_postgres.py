@@ -1,0 +1,317 @@
+"""The PostgreSQL store's own guarantees: the same logical schema as SQLite, keys that start
+with the space, row-level security as a second wall, writers serialized per space, verify,
+typed errors, a password never shown, and psycopg never loaded for a SQLite store.
+
+The store and facade behaviour shared with SQLite is tested by the conformance suite (the
+modules in conftest.CONFORMANCE run on both backends)."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import clew
+from clew.store.postgres import PostgresStore
+from tests.conftest import FakeClock, new_space, postgres_url, run_in_lockstep
+
+psycopg = pytest.importorskip("psycopg")
+
+
+@pytest.fixture
+def url() -> str:
+    return postgres_url()
+
+
+@pytest.fixture
+def admin(url: str) -> Iterator[Any]:
+    """A superuser connection to the worker's database (it bypasses row-level security)."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        yield conn
+
+
+def open_pg(url: str, space: str | None = None, **kwargs: Any) -> clew.Memory:
+    return clew.open(url, space=space or new_space(), clock=FakeClock(), **kwargs)
+
+
+# -- the schema ------------------------------------------------------------------------------
+
+# SQLite's full-text side (FTS5 tables, their shadow tables, the documents they index) has no
+# counterpart here: the PostgreSQL search side keeps its own.
+_SQLITE_ONLY = ("record_docs", "sqlite_sequence")
+_TYPES = {"TEXT": "text", "INTEGER": "bigint", "REAL": "double precision", "BLOB": "bytea"}
+
+
+def sqlite_schema(path: Path) -> dict[str, list[tuple[str, str, bool]]]:
+    conn = sqlite3.connect(path)
+    tables = [
+        r[0]
+        for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        if "_fts" not in r[0] and r[0] not in _SQLITE_ONLY
+    ]
+    schema = {}
+    for table in tables:
+        # A PRIMARY KEY column never holds NULL, whatever table_info says of it.
+        schema[table] = [
+            (r[1], _TYPES[r[2]], bool(r[3] or r[5]))
+            for r in conn.execute(f"PRAGMA table_info({table})")
+        ]
+    conn.close()
+    return schema
+
+
+def pg_schema(admin: Any) -> dict[str, list[tuple[str, str, bool]]]:
+    rows = admin.execute(
+        "SELECT table_name, column_name, data_type, is_nullable FROM information_schema.columns"
+        " WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position"
+    ).fetchall()
+    schema: dict[str, list[tuple[str, str, bool]]] = {}
+    for table, column, kind, nullable in rows:
+        schema.setdefault(table, []).append((column, kind, nullable == "NO"))
+    return schema
+
+
+def test_both_backends_reach_the_same_logical_schema(url: str, admin: Any, tmp_path: Path) -> None:
+    clew.open(tmp_path / "s.db").close()
+    sqlite = sqlite_schema(tmp_path / "s.db")
+    postgres = pg_schema(admin)
+    assert sorted(postgres) == sorted(sqlite)
+    for table, columns in sqlite.items():
+        assert postgres[table] == columns, table
+
+
+def test_both_backends_record_the_same_migration_numbers(admin: Any, tmp_path: Path) -> None:
+    clew.open(tmp_path / "s.db").close()
+    conn = sqlite3.connect(tmp_path / "s.db")
+    on_sqlite = [(r[0], r[1]) for r in conn.execute("SELECT number, name FROM clew_migrations")]
+    conn.close()
+    on_pg = admin.execute("SELECT number, name FROM clew_migrations ORDER BY number").fetchall()
+    assert [tuple(r) for r in on_pg] == sorted(on_sqlite)
+
+
+def test_every_key_starts_with_the_space_and_every_table_has_row_security(admin: Any) -> None:
+    keys = admin.execute(
+        "SELECT c.relname, i.relname, a.attname FROM pg_index x"
+        " JOIN pg_class c ON c.oid = x.indrelid JOIN pg_class i ON i.oid = x.indexrelid"
+        " JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = x.indkey[0]"
+        " JOIN pg_namespace n ON n.oid = c.relnamespace"
+        " WHERE (x.indisunique OR x.indisprimary) AND n.nspname = current_schema()"
+        " AND c.relname <> 'clew_migrations'"
+    ).fetchall()
+    assert keys
+    assert [(t, i) for t, i, first in keys if first != "space"] == []
+    tables = admin.execute(
+        "SELECT relname, relrowsecurity, relforcerowsecurity FROM pg_class c"
+        " JOIN pg_namespace n ON n.oid = c.relnamespace"
+        " WHERE c.relkind = 'r' AND n.nspname = current_schema() AND relname <> 'clew_migrations'"
+    ).fetchall()
+    assert [t for t, enabled, forced in tables if not (enabled and forced)] == []
+
+
+def test_a_newer_schema_is_refused(url: str, admin: Any) -> None:
+    # In a database of its own: the worker's database is shared by the other tests.
+    name = f"clew_newer_{uuid.uuid4().hex[:8]}"
+    admin.execute(f"CREATE DATABASE {name}")
+    try:
+        other = url.rsplit("/", 1)[0] + "/" + name
+        clew.open(other).close()
+        with psycopg.connect(other, autocommit=True) as conn:
+            conn.execute("INSERT INTO clew_migrations VALUES (99, 'future', 'x', 'f')")
+        with pytest.raises(clew.StoreError, match="upgrade clew"):
+            clew.open(other)
+    finally:
+        admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
+
+
+# -- row-level security ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def role(url: str, admin: Any) -> Iterator[str]:
+    """An ordinary role (not a superuser, no BYPASSRLS) that may use clew's tables: how a
+    team store should connect. Returns its URL."""
+    name = f"clew_member_{uuid.uuid4().hex[:8]}"
+    admin.execute(f"CREATE ROLE {name} LOGIN")
+    admin.execute(f"GRANT USAGE ON SCHEMA public TO {name}")
+    admin.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {name}")
+    yield url.replace("://root@", f"://{name}@", 1)
+    admin.execute(f"DROP OWNED BY {name}")
+    admin.execute(f"DROP ROLE {name}")
+
+
+def test_a_query_without_a_space_filter_sees_only_its_space(role: str) -> None:
+    here, there = new_space(), new_space()
+    with open_pg(role, there) as other:
+        other.create_task("theirs", ["x"])
+    with open_pg(role, here) as mem:
+        mem.create_task("ours", ["y"])
+        store = mem._store
+        assert isinstance(store, PostgresStore)
+        rows = store._rows("SELECT space, name FROM tasks")  # no WHERE space = ?
+        assert [(r["space"], r["name"]) for r in rows] == [(here, "ours")]
+        assert store._rows("SELECT count(*) FROM events")[0][0] == 1
+
+
+def test_a_write_with_another_space_is_refused(role: str) -> None:
+    with open_pg(role) as mem:
+        store = mem._store
+        assert isinstance(store, PostgresStore)
+        with pytest.raises(clew.StoreError, match="row-level security"):  # noqa: SIM117
+            with store.transaction(write=True):
+                store._rows(
+                    "INSERT INTO tasks (id, space, name, status, created_at, updated_at)"
+                    " VALUES ('tskforged', 'elsewhere', 'x', 'active', 't', 't')"
+                )
+        assert mem.list_tasks() == []
+
+
+def test_an_ordinary_role_verifies_its_space(role: str) -> None:
+    with open_pg(role) as mem:
+        task = mem.create_task("t", ["a", "b"])
+        mem.update_task(task.id, step=1, step_status="completed")
+        report = mem.verify()
+    assert report.ok, report.differences
+    assert report.rows["plan_items"] == 2
+
+
+# -- writers, verify, errors -----------------------------------------------------------------
+
+_WRITER = """
+import sys, clew
+url, space, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+mem = clew.open(url, space=space)
+task = mem.create_task("w", ["a"])
+print("ready", flush=True)
+sys.stdin.readline()
+for i in range(n):
+    mem.update_task(task.id, message=f"note {i}")
+mem.close()
+"""
+
+
+def test_writers_of_one_space_serialize_and_keep_the_chain(url: str) -> None:
+    space = new_space()
+    results = run_in_lockstep([[_WRITER, url, space, "15"] for _ in range(4)])
+    assert [code for code, _, _ in results] == [0] * 4, results
+    with open_pg(url, space) as mem:
+        report = mem.verify()
+        assert report.ok, report.differences
+        assert report.events == 4 * 16  # each: task.created, then 15 messages
+        seqs = [e.seq for e in mem.journal()]
+        assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+
+
+def test_verify_finds_a_changed_row_and_a_changed_event(url: str, admin: Any) -> None:
+    with open_pg(url) as mem:
+        task = mem.create_task("t", ["a"])
+        assert mem.verify().ok
+        space = mem.space
+        admin.execute("UPDATE tasks SET name = 'forged' WHERE space = %s", (space,))
+        found = mem.verify().differences
+        assert [(d.table, d.column) for d in found] == [("tasks", "name")]
+        admin.execute("SET session_replication_role = replica")  # skips the append-only guard
+        admin.execute(
+            "UPDATE events SET created_at = 'x' WHERE space = %s AND task_id = %s",
+            (space, task.id),
+        )
+        admin.execute("SET session_replication_role = DEFAULT")
+        kinds = {(d.table, d.column) for d in mem.verify().differences}
+    assert ("events", "hash") in kinds
+
+
+def test_verify_all_spaces_replays_every_space(url: str) -> None:
+    with open_pg(url) as one, open_pg(url) as two:
+        one.create_task("a", ["x"])
+        two.create_task("b", ["y", "z"])
+        mine = one.verify()
+        every = one.verify(all_spaces=True)
+    assert mine.ok and every.ok, every.differences
+    assert every.events > mine.events and every.rows["plan_items"] >= 3
+
+
+def test_the_journal_is_append_only(url: str) -> None:
+    with open_pg(url) as mem:
+        mem.create_task("t", [])
+        store = mem._store
+        assert isinstance(store, PostgresStore)
+        with pytest.raises(clew.StoreError, match="append-only"):  # noqa: SIM117
+            with store.transaction(write=True):
+                store._rows("DELETE FROM events")
+
+
+def test_a_held_space_lock_is_a_busy_error(url: str, admin: Any) -> None:
+    with open_pg(url, busy_timeout=0.2) as mem:
+        admin.execute("BEGIN")
+        admin.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (mem.space,))
+        try:
+            with pytest.raises(clew.StoreBusyError, match="busy"):
+                mem.create_task("t", [])
+        finally:
+            admin.execute("ROLLBACK")
+        mem.create_task("t", [])  # free again
+
+
+def test_connections_the_server_dropped_are_replaced(url: str, admin: Any) -> None:
+    with open_pg(url) as mem:
+        mem.create_task("t", [])
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            " AND usename = current_user AND application_name = ''"
+        )
+        # Nothing had run on them: the store takes fresh ones instead of failing the call.
+        assert [t.name for t in mem.list_tasks()] == ["t"]
+
+
+def test_an_unreachable_server_is_one_store_error() -> None:
+    with pytest.raises(clew.StoreError, match="cannot reach the PostgreSQL store"):
+        clew.open("postgresql://root@127.0.0.1:1/nowhere")
+
+
+def test_a_read_only_server_opens_for_reading(url: str, admin: Any, role: str) -> None:
+    name = role.split("://", 1)[1].split("@", 1)[0]
+    with open_pg(role) as mem:
+        mem.create_task("t", [])
+        space = mem.space
+    admin.execute(f"ALTER ROLE {name} SET default_transaction_read_only = on")
+    with open_pg(role, space) as mem:
+        assert [t.name for t in mem.list_tasks()] == ["t"]
+        with pytest.raises(clew.StoreReadOnlyError, match="read-only"):
+            mem.create_task("u", [])
+
+
+# -- the doors -------------------------------------------------------------------------------
+
+
+def test_a_password_is_never_shown(url: str, tmp_path: Path) -> None:
+    secret = url.replace("://root@", "://root:hunter2secret@", 1)  # trust auth ignores it
+    with clew.open(secret, space=new_space()) as mem:
+        assert "hunter2secret" not in mem.path and ":***@" in mem.path
+    refused = "postgresql://root:hunter2secret@127.0.0.1:1/nowhere"
+    for location in (secret, refused):
+        done = subprocess.run(
+            [sys.executable, "-m", "clew", "--db", location, "init"],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+        )
+        assert "hunter2secret" not in done.stdout + done.stderr
+        assert "***" in done.stdout + done.stderr
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+
+
+def test_the_cli_on_a_sqlite_store_never_imports_psycopg(tmp_path: Path) -> None:
+    code = (
+        "import sys; from clew.cli import main\n"
+        f"for args in (['init'], ['task', 'add', 'x'], ['task', 'list'], ['where']):\n"
+        f"    main(['--db', {str(tmp_path / 's.db')!r}, *args])\n"
+        "print(sorted(m for m in sys.modules if m.startswith('psycopg')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stderr
