@@ -2396,10 +2396,10 @@ def test_odd_commands_on_errors_and_actions_link_or_stay_apart_cleanly(
 
 @pytest.fixture(scope="module")
 def team() -> Iterator[clew.Memory]:
-    """A PostgreSQL store (the machine's server; skipped, saying so, without one)."""
-    from tests.test_pg_search import fresh_store_url
+    """A PostgreSQL store (conftest: skipped, saying so, without a server)."""
+    from tests.conftest import new_space, postgres_url
 
-    with fresh_store_url() as url, clew.open(url) as mem:
+    with clew.open(postgres_url(), space=new_space()) as mem:
         yield mem
 
 

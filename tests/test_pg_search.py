@@ -8,18 +8,16 @@ exclusions, URLs and plain words find the same records, and the query of a rare 
 common word ranks the same hit first. The compiler
 is total: any text compiles to a tsquery the server accepts.
 
-The PostgreSQL half skips, saying so, when no server answers at CLEW_TEST_PG (default: the
-database `test` on 127.0.0.1:5432, trust auth).
+The PostgreSQL side is the conformance suite's (conftest.postgres_url): this worker's
+migrated database, in a space of this module's own.
 """
 
 from __future__ import annotations
 
 import itertools
-import os
 import sqlite3
-import uuid
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +32,12 @@ from clew.models import Entry, EntryFilter
 from clew.search import Query, Term
 from clew.store import pg_search
 from clew.store.postgres import PostgresStore
+from tests.conftest import new_space, postgres_url
 
 psycopg = pytest.importorskip(
     "psycopg", reason="psycopg is not installed: pip install -e .[postgres]"
 )
 
-PG_URL = os.environ.get("CLEW_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 # The tables search reads, copied from the SQLite store as they are.
 TABLES = ("tasks", "plan_items", "entries", "sessions", "turns", "actions", "task_messages")
 
@@ -79,45 +77,31 @@ class PgReader(pg_search.PostgresSearch):
         return entries
 
 
-def _connect() -> Any:
-    try:
-        return psycopg.connect(PG_URL, autocommit=True, connect_timeout=3)
-    except psycopg.OperationalError as exc:
-        pytest.skip(f"no PostgreSQL at {PG_URL} ({exc}): the PostgreSQL half is skipped")
-
-
-@contextmanager
-def fresh_store_url() -> Iterator[str]:
-    """The URL of a PostgreSQL store in a fresh schema of its own, dropped after."""
-    conn = _connect()
-    schema = f"pgsearch_{uuid.uuid4().hex[:12]}"
-    conn.execute(f"CREATE SCHEMA {schema}")
-    try:
-        yield f"{PG_URL}{'&' if '?' in PG_URL else '?'}options=-csearch_path%3D{schema}"
-    finally:
-        conn.execute(f"DROP SCHEMA {schema} CASCADE")
-        conn.close()
+@pytest.fixture(scope="module")
+def pg_url() -> str:
+    """This worker's migrated PostgreSQL database (conftest: skipped, saying so, without a
+    server; a failure when CLEW_REQUIRE_POSTGRES is set)."""
+    return postgres_url()
 
 
 @pytest.fixture(scope="module")
-def pg_url() -> Iterator[str]:
-    with fresh_store_url() as url:
-        yield url
+def space() -> str:
+    return new_space()
 
 
 @pytest.fixture(scope="module")
-def pg_schema(pg_url: str) -> Iterator[Any]:
-    """A connection to a store made by the PostgreSQL migrations (search included)."""
-    clew.open(pg_url).close()
+def pg_conn(pg_url: str, space: str) -> Iterator[Any]:
+    """A connection to it, in this module's space (for row-level security)."""
     conn = psycopg.connect(pg_url, autocommit=True)
+    conn.execute("SELECT set_config('clew.space', %s, false)", (space,))
     try:
         yield conn
     finally:
         conn.close()
 
 
-def copy_store(sqlite_path: Path, conn: Any) -> None:
-    """Copy the rows search reads from a SQLite store into the PostgreSQL store's tables:
+def copy_store(sqlite_path: Path, conn: Any, space: str) -> None:
+    """Copy the rows search reads from a SQLite store into a space of the PostgreSQL store:
     the index and `record_docs` are made there by PostgreSQL (generated column, trigger).
     Commands and messages go in the order SQLite indexed them, so `seq` agrees."""
     source = sqlite3.connect(sqlite_path)
@@ -141,7 +125,10 @@ def copy_store(sqlite_path: Path, conn: Any) -> None:
             conn.execute(
                 f"INSERT INTO {table} ({', '.join(names)})"
                 f" VALUES ({', '.join('%s' for _ in names)})",
-                [_as(v, kinds[n]) for v, n in zip(row, names, strict=True)],
+                [
+                    space if n == "space" else _as(v, kinds[n])
+                    for v, n in zip(row, names, strict=True)
+                ],
             )
     source.close()
 
@@ -239,14 +226,14 @@ QUERIES = [
 
 @pytest.fixture(scope="module")
 def stores(
-    pg_schema: Any, tmp_path_factory: pytest.TempPathFactory
+    pg_conn: Any, space: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[clew.Memory, PgReader]]:
     path = tmp_path_factory.mktemp("pgsearch") / "clew.db"
     with clew.open(path) as mem:
         record_corpus(mem)
-    copy_store(path, pg_schema)
+    copy_store(path, pg_conn, space)
     with clew.open(path) as mem:
-        yield mem, PgReader(pg_schema, mem.space)
+        yield mem, PgReader(pg_conn, space)
 
 
 def _ids(hits: Sequence[Any]) -> set[str]:
@@ -278,11 +265,11 @@ def test_both_backends_find_the_same_records(
 
 
 def test_the_postgres_store_searches_with_pg_search(
-    stores: tuple[clew.Memory, PgReader], pg_url: str
+    stores: tuple[clew.Memory, PgReader], pg_url: str, space: str
 ) -> None:
     _, pg = stores
     query = search.parse("ERR_CONN_RESET")
-    with clew.open(pg_url) as team:
+    with clew.open(pg_url, space=space) as team:
         store = team._store
         assert isinstance(store, PostgresStore)
         found = {t.id for t, _, _ in store.search_turns(None, query, limit=50)}
@@ -356,14 +343,14 @@ _TERM_TEXT = st.text(
 )
 @given(text=st.text(max_size=80), any_terms=st.booleans())
 def test_any_text_compiles_to_a_tsquery_the_server_runs(
-    pg_schema: Any, text: str, any_terms: bool
+    pg_conn: Any, text: str, any_terms: bool
 ) -> None:
     try:
         query = search.parse(text, any_terms=any_terms)
     except ValidationError:
         return
     sql, params = pg_search.tsquery(query)
-    conn = pg_schema
+    conn = pg_conn
     conn.execute(
         f"SELECT to_tsvector('simple', 'x') @@ {sql}".replace("?", "%s"), params
     ).fetchone()
@@ -378,7 +365,7 @@ def test_any_text_compiles_to_a_tsquery_the_server_runs(
     any_terms=st.booleans(),
 )
 def test_any_terms_compile_even_those_parse_never_makes(
-    pg_schema: Any,
+    pg_conn: Any,
     include: list[tuple[str, bool]],
     exclude: list[tuple[str, bool]],
     any_terms: bool,
@@ -388,16 +375,14 @@ def test_any_terms_compile_even_those_parse_never_makes(
         any_terms, (), tuple(t for t, _ in include),
     )  # fmt: skip
     sql, params = pg_search.tsquery(query)
-    pg_schema.execute(f"SELECT ({sql})::text".replace("?", "%s"), params).fetchone()
+    pg_conn.execute(f"SELECT ({sql})::text".replace("?", "%s"), params).fetchone()
 
 
 def test_a_term_is_the_phrase_of_its_pieces_and_an_identifier_also_as_written(
-    pg_schema: Any,
+    pg_conn: Any,
 ) -> None:
     def term(text: str, prefix: bool) -> str:
-        return str(
-            pg_schema.execute("SELECT clew_term(%s, %s)::text", (text, prefix)).fetchone()[0]
-        )
+        return str(pg_conn.execute("SELECT clew_term(%s, %s)::text", (text, prefix)).fetchone()[0])
 
     assert term("ERR_CONN_RESET", False) == "'err_conn_reset' | 'err' <-> 'conn' <-> 'reset'"
     assert term("parse_con", True) == "'pars' <-> 'con':*"  # a prefix is matched as FTS5 does
@@ -406,11 +391,12 @@ def test_a_term_is_the_phrase_of_its_pieces_and_an_identifier_also_as_written(
     assert term("it's", False) == "'it''s' | 'it' <-> 's'"
 
 
-def test_verify_checks_the_search_documents() -> None:
-    with fresh_store_url() as url, clew.open(url) as team:
+def test_verify_checks_the_search_documents(pg_url: str) -> None:
+    with clew.open(pg_url, space=new_space()) as team, psycopg.connect(pg_url) as conn:
         store = team._store
         assert isinstance(store, PostgresStore)
-        conn = psycopg.connect(url, autocommit=True)
+        conn.autocommit = True
+        conn.execute("SELECT set_config('clew.space', %s, false)", (team.space,))
         conn.execute(
             "INSERT INTO tasks (id, space, name, status, created_at, updated_at)"
             " VALUES ('t1', %s, 'x', 'active', '2026', '2026')",
@@ -423,8 +409,7 @@ def test_verify_checks_the_search_documents() -> None:
             (team.space, "ok café\n".encode(), b"\xff\x00 not utf-8"),
         )
         assert store.records_check(team.space) is None
-        conn.execute("UPDATE record_docs SET body = 'tampered'")
+        conn.execute("UPDATE record_docs SET body = 'tampered' WHERE space = %s", (team.space,))
         assert "1 differ from their row" in (store.records_check(team.space) or "")
-        conn.execute("DELETE FROM record_docs")
-        assert "1 message(s) or command(s)" in (store.records_check(None) or "")
-        conn.close()
+        conn.execute("DELETE FROM record_docs WHERE space = %s", (team.space,))
+        assert "1 message(s) or command(s)" in (store.records_check(team.space) or "")

@@ -42,9 +42,10 @@ def open_pg(url: str, space: str | None = None, **kwargs: Any) -> clew.Memory:
 
 # -- the schema ------------------------------------------------------------------------------
 
-# SQLite's full-text side (FTS5 tables, their shadow tables, the documents they index) has no
-# counterpart here: the PostgreSQL search side keeps its own.
-_SQLITE_ONLY = ("record_docs", "sqlite_sequence")
+# SQLite's FTS5 tables (and their shadow tables) have no counterpart here: PostgreSQL keeps
+# its search vectors in generated `search` columns (store/pg_search.py), left out below.
+# `record_docs`, the documents of messages and commands, is on both.
+_SQLITE_ONLY = ("sqlite_sequence",)
 _TYPES = {"TEXT": "text", "INTEGER": "bigint", "REAL": "double precision", "BLOB": "bytea"}
 
 
@@ -69,7 +70,8 @@ def sqlite_schema(path: Path) -> dict[str, list[tuple[str, str, bool]]]:
 def pg_schema(admin: Any) -> dict[str, list[tuple[str, str, bool]]]:
     rows = admin.execute(
         "SELECT table_name, column_name, data_type, is_nullable FROM information_schema.columns"
-        " WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position"
+        " WHERE table_schema = current_schema() AND is_generated = 'NEVER'"
+        " ORDER BY table_name, ordinal_position"
     ).fetchall()
     schema: dict[str, list[tuple[str, str, bool]]] = {}
     for table, column, kind, nullable in rows:
