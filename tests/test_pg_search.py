@@ -413,3 +413,17 @@ def test_verify_checks_the_search_documents(pg_url: str) -> None:
         assert "1 differ from their row" in (store.records_check(team.space) or "")
         conn.execute("DELETE FROM record_docs WHERE space = %s", (team.space,))
         assert "1 message(s) or command(s)" in (store.records_check(team.space) or "")
+
+
+def test_a_query_with_no_term_is_refused_before_sql() -> None:
+    with pytest.raises(ValidationError, match="at least one term"):
+        pg_search.tsquery(Query((), (Term("x", False),), False, (), ()))
+
+
+@given(
+    n=st.integers(1, 10**7),
+    rare=st.integers(1, 10**7),
+    more=st.integers(1, 10**7),
+)
+def test_a_rarer_term_weighs_more(n: int, rare: int, more: int) -> None:
+    assert pg_search.idf(n, rare) > pg_search.idf(n, rare + more) > 0

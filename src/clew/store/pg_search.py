@@ -46,6 +46,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from clew.errors import ValidationError
 from clew.models import Action, Entry, EntryFilter, RecordHit, SearchHit, Turn
 from clew.search import Query, Term
 from clew.store.migrations import OUTPUT_HEAD, OUTPUT_TAIL
@@ -263,6 +264,8 @@ def tsquery(query: Query) -> tuple[str, list[Any]]:
     """Compile a query into a tsquery expression (SQL with `?` parameters): every included
     term (any one when any_terms), none of the excluded ones. No user text reaches SQL or
     tsquery syntax: the terms are parameters of `clew_term`."""
+    if not query.include:  # search.parse never makes one: nothing to look for
+        raise ValidationError("a search needs at least one term to look for")
     join = " || " if query.any_terms else " && "
     sql = "(" + join.join("clew_term(?, ?)" for _ in query.include) + ")"
     params: list[Any] = [v for t in query.include for v in _term(t)]
