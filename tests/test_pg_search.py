@@ -427,3 +427,10 @@ def test_a_query_with_no_term_is_refused_before_sql() -> None:
 )
 def test_a_rarer_term_weighs_more(n: int, rare: int, more: int) -> None:
     assert pg_search.idf(n, rare) > pg_search.idf(n, rare + more) > 0
+
+
+def test_the_search_functions_can_be_made_again(pg_conn: Any) -> None:
+    """Every statement of FUNCTIONS runs on a database that has them (a migration run
+    again after a failure, another store in the same schema)."""
+    for statement in pg_search.FUNCTIONS:
+        pg_conn.execute(statement)

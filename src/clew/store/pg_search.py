@@ -77,7 +77,8 @@ FUNCTIONS: tuple[str, ...] = (
     "CREATE EXTENSION IF NOT EXISTS unaccent SCHEMA public",
     # Words stemmed like FTS5's porter tokenizer (Snowball English), with no stop words;
     # a prefix is not stemmed (FTS5 matches `connecti*` against the stems as typed).
-    # Made once per database: a second store in it finds them made.
+    # Made once per schema: a migration that finds them made goes on (PostgreSQL reports
+    # an existing dictionary or configuration as a unique violation, not duplicate_object).
     f"""
     DO $$ BEGIN
         CREATE TEXT SEARCH DICTIONARY clew_stem (TEMPLATE = snowball, Language = english);
@@ -90,7 +91,7 @@ FUNCTIONS: tuple[str, ...] = (
         CREATE TEXT SEARCH CONFIGURATION clew_prefix (PARSER = default);
         ALTER TEXT SEARCH CONFIGURATION clew_prefix ADD MAPPING FOR asciiword, word, {_OTHERS}
             WITH public.unaccent, simple;
-    EXCEPTION WHEN duplicate_object THEN NULL;
+    EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
     END $$
     """,
     # Text cut to its head and tail: a tsvector holds at most 1 MB.
