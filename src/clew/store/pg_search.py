@@ -61,6 +61,10 @@ DF_CAP = 1000
 INDEX_HEAD = 60_000
 INDEX_TAIL = 20_000
 _TITLE_CHARS = 200
+# BM25's constants, as FTS5's bm25 has them: how fast a term's count saturates, and how
+# much a row's length discounts it.
+K1 = 1.2
+B = 0.75
 
 # The token types PostgreSQL's parser can make of text with no punctuation.
 _OTHERS = "numword, int, uint, float, sfloat, version"
@@ -116,13 +120,18 @@ FUNCTIONS: tuple[str, ...] = (
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN btrim(regexp_replace(clew_bounded(doc) COLLATE "default", '{_PUNCT}', ' ', 'g'))
     """,
-    # One column's vector: its pieces stemmed (with positions and weight), and its words
-    # as written.
-    """
+    # One column's vector: its pieces stemmed, and its words as written, each once at
+    # position 1 (a position, so that they carry the column's weight and count in
+    # ts_rank_cd; no phrase reads it, as no phrase holds a word with punctuation). A
+    # tsvector lexeme is quoted: quotes doubled, backslashes escaped.
+    r"""
     CREATE OR REPLACE FUNCTION clew_vector(doc text, weight "char") RETURNS tsvector
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN setweight(to_tsvector('clew'::regconfig, clew_pieces(coalesce(doc, ''))), weight)
-        || array_to_tsvector(clew_forms(coalesce(doc, '')))
+    RETURN setweight(to_tsvector('clew'::regconfig, clew_pieces(coalesce(doc, '')))
+        || coalesce((SELECT string_agg('''' || replace(replace(f, '\', '\\'), '''', '''''')
+                                       || ''':1', ' ')
+                     FROM unnest(clew_forms(coalesce(doc, ''))) AS f)::tsvector, ''),
+        weight)
     """,
     # The phrase of some pieces, the last one a prefix when asked. The only text read as
     # tsquery syntax is a quoted piece, which holds no punctuation, so no quote.
@@ -167,18 +176,16 @@ def index_ddl(table: str, columns: Sequence[tuple[str, str]]) -> tuple[str, ...]
     )
 
 
-# The FTS5 bm25 weights, as ts_rank weights {D, C, B, A} (each at most 1): entries'
+# The FTS5 bm25 weights, as ts_rank_cd weights {D, C, B, A} (each at most 1): entries'
 # summary 4 (A), tags and resolution 2 (B), detail 1 (C); records' title 3 (A), stderr 1
-# (B), body 1 (C); a turn's content is one column (A). The whole forms, which have no
-# position, rank as D: as much as the heaviest column, so a row that holds an identifier
-# as written ranks above one that holds its pieces apart.
+# (B), body 1 (C); a turn's content is one column (A).
 ENTRIES_INDEX = index_ddl(
     "entries", [("summary", "A"), ("detail", "C"), ("tags", "B"), ("resolution", "B")]
 )
 TURNS_INDEX = index_ddl("turns", [("content", "A")])
 RECORDS_INDEX = index_ddl("record_docs", [("title", "A"), ("body", "C"), ("stderr", "B")])
-_ENTRY_WEIGHTS = "'{1.0, 0.25, 0.5, 1.0}'::float4[]"
-_RECORD_WEIGHTS = "'{1.0, 0.33, 0.33, 1.0}'::float4[]"
+_ENTRY_WEIGHTS = "'{0.25, 0.25, 0.5, 1.0}'::float4[]"
+_RECORD_WEIGHTS = "'{0.33, 0.33, 0.33, 1.0}'::float4[]"
 _TURN_WEIGHTS = "'{1.0, 1.0, 1.0, 1.0}'::float4[]"
 
 
@@ -338,17 +345,21 @@ class PostgresSearch(RowReader):
             parts: list[str] = []
             score_params: list[Any] = []
             for sql, params_of, weight in self._weighed_terms(table, query):
-                rank = f"ts_rank({weights}, w.search, {sql}, 1)"
-                if query.any_terms:  # a term not in the row adds nothing
-                    rank = f"CASE WHEN w.search @@ {sql} THEN {rank} ELSE 0 END"
-                    score_params += params_of
-                score_params += params_of
-                parts.append(f"{weight!r} * {rank}")
+                # BM25 of the term in the row: its frequency is ts_rank_cd's count of its
+                # occurrences (weighted by column), the row's length its number of lexemes.
+                tf = f"ts_rank_cd({weights}, w.search, {sql}, 0)"
+                parts.append(
+                    f"{weight!r} * {tf} * {K1 + 1} / ({tf} + {K1} * (1 - {B} + {B} * w.dl"
+                    " / w.avgdl))"
+                )
+                score_params += params_of * 2
             rows = self._rows(
                 f"SELECT r.score, {columns} FROM ("
                 f" SELECT w.seq, -({' + '.join(parts)}) AS score FROM ("
-                f"  SELECT t.seq, t.search FROM {table} t{joins} WHERE t.search @@ {match}"
-                f"  AND t.space = ?{where} ORDER BY t.seq DESC LIMIT {SEARCH_WINDOW}) w"
+                "  SELECT v.*, avg(v.dl) OVER () AS avgdl FROM ("
+                f"   SELECT t.seq, t.search, length(t.search) AS dl FROM {table} t{joins}"
+                f"   WHERE t.search @@ {match} AND t.space = ?{where}"
+                f"   ORDER BY t.seq DESC LIMIT {SEARCH_WINDOW}) v) w"
                 f" ORDER BY score, w.seq DESC LIMIT ?) r"
                 f" JOIN {table} t ON t.seq = r.seq AND t.space = ?{outer_joins}"
                 f" CROSS JOIN (SELECT {match} AS q) m"
