@@ -15,12 +15,12 @@ text is indexed twice, in one `tsvector`:
   as `src auth py`, with positions; a term is the phrase of its pieces, so `auth.py`
   finds `src/auth.py`.
 - **as written**: each run of letters and digits joined by punctuation, lowercased, kept
-  whole as one lexeme without position (`err_conn_reset`, `src/auth.py`,
-  `parse_config.py`, a URL). A term that is one such word matches it or its phrase (which
-  finds nothing more: a row holding the word holds its pieces in sequence); the whole
-  form adds to the rank, so an identifier written as asked ranks above its pieces
-  spread over the text. A prefix term is its phrase only, its last piece not stemmed, as
-  FTS5 matches `connecti*`.
+  whole as one lexeme (`err_conn_reset`, `src/auth.py`, `parse_config.py`, a URL), once,
+  at one position past the pieces. A term that is one such word matches it or its phrase
+  (which finds nothing more: a row holding the word holds its pieces in sequence); the
+  whole form counts as one more occurrence, so an identifier written as asked ranks
+  above its pieces spread over the text. A prefix term is its phrase only, its last
+  piece not stemmed, as FTS5 matches `connecti*`.
 
 A generated column keeps the vector in the row's own transaction (no trigger to forget),
 weighted like the FTS5 bm25 column weights, under a GIN index; `record_docs` holds the
@@ -28,15 +28,17 @@ documents of messages and commands, kept by a trigger, as on SQLite. Text past
 `INDEX_HEAD + INDEX_TAIL` characters is indexed by its head and tail, as command output is
 on both backends (a tsvector holds at most 1 MB).
 
-Ranking: `ts_rank` has no inverse document frequency, so a query of one rare and one
-common word would rank by the common word's count. Each included term is ranked alone
-(`ts_rank` with the column weights, normalized by document length) and weighted by its
-BM25 idf, ln(1 + (N - df + 0.5) / (df + 0.5)): df counted from the GIN index (capped at
-DF_CAP: past it every term is common alike), N the span of the space's `seq` numbers
-(exact for a store of one space, an upper bound otherwise, which only flattens the idf a
-little). Scores are negated, lower is better, as bm25's are, so the facade merges kinds
-the same way on both backends; ties go to the newest row (`seq`). As on SQLite, only
-the newest SEARCH_WINDOW matches are ranked, which keeps a common word cheap.
+Ranking is BM25, as FTS5's bm25 (k1 1.2, b 0.75): `ts_rank` has no inverse document
+frequency (a query of one rare and one common word would rank by the common word's count)
+and saturates a term's count much sooner. Per included term: its frequency in the row is
+`ts_rank_cd`'s count of its occurrences, weighted by column; the row's length its number
+of lexemes against their mean over the ranked rows; its idf ln(1 + (N - df + 0.5) /
+(df + 0.5)), df counted from the GIN index (capped at DF_CAP: past it every term is common
+alike), N the span of the space's `seq` numbers (exact for a store of one space, an upper
+bound otherwise, which only flattens the idf a little). Scores are negated, lower is
+better, as bm25's are, so the facade merges kinds the same way on both backends; ties go
+to the newest row (`seq`). As on SQLite, only the newest SEARCH_WINDOW matches are
+ranked, which keeps a common word cheap.
 """
 
 from __future__ import annotations
