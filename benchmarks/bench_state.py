@@ -80,7 +80,7 @@ def seed(mem: clew.Memory, workspace: str) -> str:
 
 _GROUP = (
     "SELECT * FROM (SELECT * FROM entries WHERE task_id = ?1 AND type = '{}' AND status = '{}'"
-    " ORDER BY created_at DESC, rowid DESC LIMIT 10)"
+    " ORDER BY created_at DESC, seq DESC LIMIT 10)"
 )
 FLOOR_SQL = (
     (

@@ -26,7 +26,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import clew
-from clew import tools
+from clew import search, tools
 from clew.cli import main
 from clew.errors import ValidationError
 from clew.ids import ALPHABET
@@ -2387,6 +2387,48 @@ def test_odd_commands_on_errors_and_actions_link_or_stay_apart_cleanly(
     assert any(kind == "action" for kind, _ in mine.sources)
     mem.record_action(stored.task, command=command, exit_code=0)
     assert mem.get_entry(mine.id).status.value == "resolved"
+    assert mem.verify().ok
+
+
+# -- i12-seam: structured search queries, command filters, output kinds ----------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['"', "-", "*", "NOT", "AND OR NEAR", '"unclosed', "a:b", "{stdout} : x", "-only", "\x00"],
+)
+def test_search_text_that_reads_as_query_syntax_is_refused_or_searched(
+    mem: clew.Memory, stored: Stored, text: str
+) -> None:
+    try:
+        query = search.parse(text)
+    except ValidationError:
+        with pytest.raises(ValidationError, match="no words to look for"):
+            search.parse(text)  # nothing to include: said so, as a typed error
+        with pytest.raises(ValidationError):
+            mem.search_all(text)
+        return
+    assert query.include and all(t.text for t in query.include)
+    mem.search_all(text)  # compiled by the backend: never a syntax error
+
+
+@pytest.mark.parametrize("needle", ["%", "_", "\\", "50%", "a_b", "\\%"])
+def test_command_filters_with_like_wildcards_match_only_themselves(
+    mem: clew.Memory, stored: Stored, needle: str
+) -> None:
+    mem.record_action(stored.task, command="grep 50% a_b x\\y", exit_code=0)
+    mem.record_action(stored.task, command="grep 500 axb", exit_code=0)
+    found = {a.command for a in mem.commands(contains=needle, limit=None)}
+    assert all(needle in c for c in found if c)
+    assert "grep 500 axb" not in found
+
+
+@pytest.mark.parametrize("output", [b"", b"\x00\xff", "\udcff".encode("utf-8", "surrogatepass")])
+def test_odd_command_output_keeps_its_kind_through_a_replay(
+    mem: clew.Memory, stored: Stored, output: bytes
+) -> None:
+    action = mem.record_action(stored.task, command="cat blob", exit_code=0, stdout=output)
+    assert mem.get_action(action.id).stdout == action.stdout
     assert mem.verify().ok
 
 

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import clew
 from clew.store import chain, projection
 from clew.store.migrations import FINGERPRINTS, LATEST, MIGRATIONS
+from clew.store.sqlite_backfill import SEQUENCED
 from tests.conftest import FakeClock, Result, run_in_lockstep
 
 Cli = Callable[..., Result]
@@ -346,6 +347,11 @@ def legacy_store(path: Path, events: list[Any]) -> None:
     # scratch table that leaves with the connection.
     conn.execute("CREATE TEMP TABLE task_records (id TEXT PRIMARY KEY, execution_started_at TEXT,"
                  " synthesis_started_at TEXT, plan_generated_at TEXT)")  # fmt: skip
+    # Nor sequence columns or output kinds (migration 10): added for today's projection to
+    # write, and dropped again, so the rows are as that release wrote them.
+    added = [*SEQUENCED, ("actions", "stdout_kind"), ("actions", "stderr_kind")]
+    for table, column in added:
+        conn.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
     for e in events:
         conn.execute(
             "INSERT INTO events (seq, id, space, task_id, correlation_id, type, data, created_at)"
@@ -353,6 +359,8 @@ def legacy_store(path: Path, events: list[Any]) -> None:
             (e.seq, e.id, e.space, e.task_id, e.correlation_id, e.type, e.data, e.created_at),
         )
         projection.apply(conn, e._replace(data=__import__("json").loads(e.data)))
+    for table, column in added:
+        conn.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
     conn.execute("COMMIT")
     conn.close()
 

@@ -14,6 +14,7 @@ import pytest
 import clew
 from clew.store import chain, codec
 from tests.conftest import FakeClock, Result
+from tests.old_stores import undo_migration_10
 
 Cli = Callable[..., Result]
 HOUR = 3600.0
@@ -262,6 +263,7 @@ def test_a_store_from_before_waits_gets_its_archive_months(db: Path, clock: Fake
     # Take the store back to schema 7. (Task records came later; their rows are put back as
     # they were once the schema has them again.)
     conn = sqlite3.connect(db)
+    undo_migration_10(conn)
     kept = conn.execute("SELECT * FROM task_records").fetchall()
     conn.executescript(
         """

@@ -23,6 +23,7 @@ from clew.extraction import rules, sentences
 from clew.models import RECORD_KINDS, Message, MessageRole, MessageType
 from clew.store.migrations import OUTPUT_HEAD, OUTPUT_TAIL
 from tests.conftest import Result
+from tests.old_stores import undo_migration_10
 
 Cli = Callable[..., Result]
 
@@ -166,6 +167,7 @@ def test_an_older_store_gets_its_records_indexed_when_opened(db: Path) -> None:
     # Take the store back to schema 6: no records index, the rows still there. (Task records
     # came later; their rows are put back as they were once the schema has them again.)
     conn = sqlite3.connect(db)
+    undo_migration_10(conn)
     kept = conn.execute("SELECT * FROM task_records").fetchall()
     conn.executescript(
         """

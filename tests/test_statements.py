@@ -24,7 +24,7 @@ BOUNDS = {
     "record_action": 14,
     "finish_action": 10,
     "append_turn": 10,
-    "where": 20,
+    "where": 19,
     "state": 13,
     "prime": 96,
     "list_tasks": 1,
@@ -148,3 +148,19 @@ def test_a_listing_holds_what_reading_each_task_holds(mem: clew.Memory) -> None:
     assert listed == [mem.get_task(t.id) for t in listed]
     assert [s.title for s in mem.get_task(replanned.id).plan] == ["a", "c", "d"]
     assert mem.list_tasks("completed") == [mem.get_task(bare.id)]
+
+
+def test_where_reads_a_tasks_messages_once(mem: clew.Memory) -> None:
+    """The brief's inference and stuck detection share one read of the newest messages."""
+    task = mem.create_task("deploy", ["build"])
+    for i in range(12):
+        mem.update_task(task.id, message=f"note {i}")
+    statements: list[str] = []
+    conn = mem._store._conn  # type: ignore[attr-defined]
+    conn.set_trace_callback(statements.append)
+    try:
+        mem.where(task.id)
+    finally:
+        conn.set_trace_callback(None)
+    # (The task record's entity extraction reads message texts of its own, by its own limit.)
+    assert sum("SELECT * FROM task_messages" in s for s in statements) == 1

@@ -119,7 +119,7 @@ def busy_store(mem: clew.Memory) -> clew.Memory:
         ("UPDATE task_files SET modifications = 9", "task_files", "modifications"),
         (
             "INSERT INTO task_messages SELECT 'zzzzzzzzzz', space, task_id, role, type,"
-            " 'injected', created_at FROM task_messages",
+            " 'injected', created_at, seq FROM task_messages",
             "task_messages",
             "*",
         ),

@@ -11,6 +11,7 @@ said it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from clew import progress
@@ -18,6 +19,7 @@ from clew.facade import Facade
 from clew.ids import new_id
 from clew.models import (
     CLOSED_TASK_STATUSES,
+    Message,
     MessageType,
     StepStatus,
     Task,
@@ -88,12 +90,20 @@ class Watch(Facade):
             alerted, last = True, at
         return StuckReport(task.id, task.name, conditions, alerted, last)
 
-    def _stuck_now(self, task: Task) -> tuple[Stuck, ...]:
-        """Inside a transaction: why an active task is stuck now."""
+    def _stuck_now(
+        self, task: Task, newest_messages: Sequence[Message] | None = None
+    ) -> tuple[Stuck, ...]:
+        """Inside a transaction: why an active task is stuck now. A caller that has read
+        the task's newest messages (newest first, at least MESSAGES_READ) passes them, so
+        they are not read twice."""
         rules = self.settings.stuck
         if not rules.enabled or task.status is not TaskStatus.ACTIVE:
             return ()
-        messages = self._store.list_messages(task.id, limit=MESSAGES_READ)
+        messages = (
+            self._store.list_messages(task.id, limit=MESSAGES_READ)
+            if newest_messages is None
+            else newest_messages[:MESSAGES_READ]
+        )
         actions = self._store.recent_actions(task.id, limit=ACTIONS_READ)
         now = self._clock()
         found = detect(task, messages, actions, now, rules)

@@ -117,7 +117,7 @@ class Working(TaskRecords, Watch):
             decisions = self._store.list_entries(
                 EntryFilter(tid, (EntryType.DECISION,), (EntryStatus.ACTIVE,)), limit=3
             )
-            stuck = self._stuck_now(task)
+            stuck = self._stuck_now(task, messages)  # the messages read once
             watching = self._store.list_waits(task_id=tid, statuses=(WaitStatus.WATCHING,))
             newest = self._store.list_waits(task_id=tid, limit=3)  # maybe ended: news
             waits = list({w.id: w for w in watching + newest}.values())

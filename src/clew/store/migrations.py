@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 from clew.errors import StoreError
 from clew.store import chain
+from clew.store.sqlite_backfill import SEQUENCED, backfill_sequence
 
 
 class Run(NamedTuple):
@@ -831,6 +832,54 @@ _TASK_RECORD_MIGRATION = Migration(
 )
 
 MIGRATIONS += (_TASK_RECORD_MIGRATION,)
+
+
+def _resequenced(table: str, index: str, columns: str) -> tuple[str, str]:
+    return f"DROP INDEX {index}", f"CREATE INDEX {index} ON {table}({columns})"
+
+
+# Rows ordered by the journal, not by rowid: SQLite's rowid is no part of the logical
+# schema (a PostgreSQL table has none, and VACUUM may renumber a table without an integer
+# key). A row's `seq` is the journal seq of the event that created it: free on the write
+# path (the projection has the event), the same on every replay, and so the tie-break of
+# rows written at the same moment. Command output says its kind (text or bytes) in a
+# column of its own instead of in the value's storage class.
+_SEQUENCE_MIGRATION = Migration(
+    10,
+    "explicit sequence columns (the creating event's seq) instead of rowid; an entry"
+    " source's position; the kind of each command output (text or bytes)",
+    (
+        *(
+            f"ALTER TABLE {table} ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0"
+            for table, column in SEQUENCED
+        ),
+        "ALTER TABLE actions ADD COLUMN stdout_kind TEXT CHECK (stdout_kind IN ('text', 'bytes'))",
+        "ALTER TABLE actions ADD COLUMN stderr_kind TEXT CHECK (stderr_kind IN ('text', 'bytes'))",
+        *(
+            f"UPDATE actions SET {name}_kind = CASE WHEN {name} IS NULL THEN NULL"
+            f" WHEN typeof({name}) = 'blob' THEN 'bytes' ELSE 'text' END"
+            for name in ("stdout", "stderr")
+        ),
+        Run(
+            "replay the journal into a scratch store and copy every row's seq (the seq of"
+            " the event that created it) and every entry source's position from it by id",
+            backfill_sequence,
+        ),
+        *_resequenced("actions", "actions_task", "task_id, created_at, seq"),
+        *_resequenced("actions", "actions_command", "space, command, created_at, seq"),
+        *_resequenced("action_logs", "action_logs_action", "action_id, created_at, seq"),
+        *_resequenced("task_messages", "task_messages_task", "task_id, created_at, seq"),
+        *_resequenced("fixes", "fixes_fingerprint", "fingerprint, created_at, seq"),
+        *_resequenced("task_summaries", "task_summaries_task", "task_id, created_at, seq"),
+        *_resequenced("model_calls", "model_calls_task", "task_id, created_at, seq"),
+        *_resequenced("trace_decisions", "trace_decisions_task", "task_id, created_at, seq"),
+        *_resequenced("jobs", "jobs_pending", "space, status, created_at, seq"),
+        *_resequenced("sessions", "sessions_workspace", "space, workspace, last_active_at, seq"),
+        *_resequenced("entry_sources", "entry_sources_entry", "entry_id, position"),
+    ),
+)
+
+MIGRATIONS += (_SEQUENCE_MIGRATION,)
 
 LATEST = MIGRATIONS[-1].number
 FINGERPRINTS: dict[int, str] = {m.number: fingerprint(m) for m in MIGRATIONS}

@@ -89,6 +89,16 @@ def apply(
             touched.add(key)
 
 
+def output_kinds(values: dict[str, Any]) -> dict[str, str | None]:
+    """The kind of each command output among `values`: 'bytes' for output that is not
+    UTF-8 text, 'text' for text, None for none; a backend stores each kind as its own type."""
+    return {
+        f"{name}_kind": None if values[name] is None else
+        "bytes" if isinstance(values[name], bytes) else "text"
+        for name in ("stdout", "stderr") if name in values
+    }  # fmt: skip
+
+
 def _column_value(column: str, value: Any) -> Any:
     return codec.dumps(value) if column in _JSON_COLUMNS and value is not None else value
 
@@ -280,7 +290,9 @@ def _action_recorded(conn: sqlite3.Connection, event: Event) -> None:
     row = {"id": a["id"], "space": event.space, "task_id": event.task_id}
     row.update(type=a["type"], summary=a["summary"], status=a["status"])
     row.update({key: a.get(key) for key in _ACTION_OPTIONAL})
-    insert(conn, "actions", {**row, "created_at": event.created_at, "updated_at": event.created_at})
+    row.update(output_kinds(row))
+    insert(conn, "actions", {**row, "seq": event.seq, "created_at": event.created_at,
+                             "updated_at": event.created_at})  # fmt: skip
     projection_record.acted(conn, row["task_id"], event.created_at)
 
 
@@ -288,15 +300,16 @@ def _action_recorded(conn: sqlite3.Connection, event: Event) -> None:
 def _action_updated(conn: sqlite3.Connection, event: Event) -> None:
     action_id = event.data["action_id"]
     changes = event.data["changes"]
-    _set(conn, "actions", _ACTION_FIELDS, action_id, changes, {"updated_at": event.created_at})
+    derived = {"updated_at": event.created_at, **output_kinds(changes)}
+    _set(conn, "actions", _ACTION_FIELDS, action_id, changes, derived)
 
 
 @handles("action.logged")
 def _action_logged(conn: sqlite3.Connection, event: Event) -> None:
     log = event.data["log"]
     conn.execute(
-        "INSERT INTO action_logs (id, space, task_id, action_id, type, content, created_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO action_logs (id, space, task_id, action_id, type, content, created_at, seq)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (
             log["id"],
             event.space,
@@ -305,6 +318,7 @@ def _action_logged(conn: sqlite3.Connection, event: Event) -> None:
             log["type"],
             log["content"],
             event.created_at,
+            event.seq,
         ),
     )
 
@@ -313,9 +327,18 @@ def _action_logged(conn: sqlite3.Connection, event: Event) -> None:
 def _message_added(conn: sqlite3.Connection, event: Event) -> None:
     m = event.data["message"]
     conn.execute(
-        "INSERT INTO task_messages (id, space, task_id, role, type, content, created_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (m["id"], event.space, event.task_id, m["role"], m["type"], m["content"], event.created_at),
+        "INSERT INTO task_messages (id, space, task_id, role, type, content, created_at, seq)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            m["id"],
+            event.space,
+            event.task_id,
+            m["role"],
+            m["type"],
+            m["content"],
+            event.created_at,
+            event.seq,
+        ),
     )
 
 

@@ -23,10 +23,10 @@ def _entry_children(conn: sqlite3.Connection, event: Event, entry: dict[str, Any
                 "id": f"{entry_id}/{kind}/{value}", "space": event.space, "entry_id": entry_id,
                 "kind": kind, "value": value,
             })  # fmt: skip
-    for kind, source_id in entry.get("sources", []):
+    for position, (kind, source_id) in enumerate(entry.get("sources", [])):
         insert(conn, "entry_sources", {
             "id": f"{entry_id}/{kind}/{source_id}", "space": event.space, "entry_id": entry_id,
-            "kind": kind, "source_id": source_id,
+            "kind": kind, "source_id": source_id, "position": position,
         })  # fmt: skip
 
 
@@ -37,6 +37,7 @@ def _fix(conn: sqlite3.Connection, event: Event, fix: dict[str, Any] | None) -> 
             "entry_id": fix.get("entry_id"), "task_id": event.task_id,
             "description": fix["description"], "worked": int(bool(fix["worked"])),
             "created_at": event.created_at,
+            "seq": event.seq,
         })  # fmt: skip
 
 
@@ -84,6 +85,7 @@ def _decision_recorded(conn: sqlite3.Connection, event: Event) -> None:
     d = dict(event.data["decision"])
     insert(conn, "trace_decisions", {
         **d, "space": event.space, "task_id": event.task_id, "created_at": event.created_at,
+        "seq": event.seq,
     })  # fmt: skip
 
 
@@ -93,6 +95,7 @@ def _validation_recorded(conn: sqlite3.Connection, event: Event) -> None:
     v["passed"] = int(bool(v["passed"]))
     insert(conn, "trace_validations", {
         **v, "space": event.space, "task_id": event.task_id, "created_at": event.created_at,
+        "seq": event.seq,
     })  # fmt: skip
     conn.execute(
         "UPDATE trace_decisions SET validation_status = ? WHERE id = ?",
@@ -105,6 +108,7 @@ def _pattern_added(conn: sqlite3.Connection, event: Event) -> None:
     insert(conn, "patterns", {
         **event.data["pattern"], "space": event.space, "created_at": event.created_at,
         "updated_at": event.created_at,
+        "seq": event.seq,
     })  # fmt: skip
 
 
@@ -132,6 +136,7 @@ def _guardrail_added(conn: sqlite3.Connection, event: Event) -> None:
     insert(conn, "guardrails", {
         **event.data["guardrail"], "space": event.space, "created_at": event.created_at,
         "updated_at": event.created_at,
+        "seq": event.seq,
     })  # fmt: skip
 
 

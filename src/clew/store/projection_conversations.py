@@ -21,6 +21,7 @@ def _session_started(conn: sqlite3.Connection, event: Event) -> None:
     insert(conn, "sessions", {
         "id": s["id"], "space": event.space, **{k: s.get(k) for k in _SESSION_FIELDS},
         "started_at": event.created_at, "last_active_at": event.created_at,
+        "seq": event.seq,
     })  # fmt: skip
 
 

@@ -18,6 +18,7 @@ def _job_queued(conn: sqlite3.Connection, event: Event) -> None:
         "id": job["id"], "space": event.space, "kind": job["kind"], "task_id": event.task_id,
         "step_id": job.get("step_id"), "created_at": event.created_at,
         "updated_at": event.created_at,
+        "seq": event.seq,
     })  # fmt: skip
 
 
@@ -55,6 +56,7 @@ def _model_called(conn: sqlite3.Connection, event: Event) -> None:
     insert(conn, "model_calls", {
         **call, "ok": int(bool(call["ok"])), "space": event.space, "task_id": event.task_id,
         "created_at": event.created_at,
+        "seq": event.seq,
     })  # fmt: skip
 
 
@@ -68,4 +70,5 @@ def _summary_recorded(conn: sqlite3.Connection, event: Event) -> None:
     insert(conn, "task_summaries", {
         **event.data["summary"], "space": event.space, "task_id": event.task_id,
         "created_at": event.created_at,
+        "seq": event.seq,
     })  # fmt: skip

@@ -3,15 +3,38 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
+
+from clew.store.sql import Row
 
 
 def json_ids(text: str) -> tuple[str, ...]:
     """Decode a JSON array of texts; most are empty, and skipping the parse keeps reads cheap."""
     return () if text == "[]" else tuple(json.loads(text))
+
+
+# Columns that order rows but are no field of the record they hold.
+_STORAGE_COLUMNS = frozenset({"seq", "position"})
+
+
+def fields(row: Row) -> dict[str, Any]:
+    """A row as a dict of its record's fields (ordering columns such as `seq` left out)."""
+    return {k: v for k, v in zip(row.keys(), tuple(row), strict=True) if k not in _STORAGE_COLUMNS}
+
+
+def limited(sql: str, params: Sequence[Any], limit: int | None) -> tuple[str, list[Any]]:
+    """`sql` with ` LIMIT ?` when there is a limit: no limit is no clause (not SQLite's
+    `LIMIT -1`, which PostgreSQL refuses)."""
+    if limit is None:
+        return sql, list(params)
+    return f"{sql} LIMIT ?", [*params, limit]
+
+
+def like_escaped(text: str) -> str:
+    """`text` for a LIKE pattern with `ESCAPE '\\'`: its wildcards match only themselves."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def placeholders(values: Sequence[object]) -> str:
@@ -24,7 +47,7 @@ class RowReader:
 
     space: str
 
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         raise NotImplementedError
 
     def transaction(self, *, write: bool = False) -> AbstractContextManager[None]:

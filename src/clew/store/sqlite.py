@@ -46,7 +46,8 @@ from clew.store.migrations import (
     LATEST,
     MIGRATIONS,
 )
-from clew.store.rows import json_ids
+from clew.store.rows import json_ids, limited
+from clew.store.sql import Row
 from clew.store.sqlite_archive import ArchiveReads
 from clew.store.sqlite_conversations import ConversationReads
 from clew.store.sqlite_record import RecordReads
@@ -291,7 +292,7 @@ def _json(text: str | None) -> Any:
     return None if text is None else codec.loads(text)
 
 
-def _event(row: sqlite3.Row) -> Event:
+def _event(row: Row) -> Event:
     """Build an Event from its row; data that is not valid JSON is kept as text (`unreadable`)
     so that reading a damaged journal shows the damage instead of failing."""
     try:
@@ -320,7 +321,7 @@ _STEP_COLUMNS = ", ".join(PlanItem._fields)
 _STEP_STATUS = {s.value: s for s in StepStatus}
 
 
-def _step(row: sqlite3.Row | tuple[Any, ...]) -> PlanItem:
+def _step(row: Row | tuple[Any, ...]) -> PlanItem:
     (
         id, space, task_id, ordinal, title, status, started_at, completed_at,
         duration, summary, issue, depends_on, removed, created_at, updated_at,
@@ -342,21 +343,21 @@ _TASKS_WITH_PLANS = (
 _TASK_WITH_PLAN = f"{_TASKS_WITH_PLANS} WHERE t.id = ? AND t.space = ? ORDER BY p.ordinal"
 
 
-def _tasks_with_plans(rows: Sequence[sqlite3.Row]) -> list[Task]:
+def _tasks_with_plans(rows: Sequence[Row]) -> list[Task]:
     """Fold rows of tasks joined to their steps (a task's rows together, its steps in
     order) into tasks with their plans, in the rows' order."""
     width = len(_TASK_FIELDS)
-    heads: dict[str, sqlite3.Row] = {}
+    heads: dict[str, Row] = {}
     plans: dict[str, list[PlanItem]] = {}
     for row in rows:
         heads.setdefault(row[0], row)
         steps = plans.setdefault(row[0], [])
         if row[width] is not None:
-            steps.append(_step(row[width:]))
-    return [_task(head[:width], tuple(plans[tid])) for tid, head in heads.items()]
+            steps.append(_step(tuple(row)[width:]))
+    return [_task(tuple(head)[:width], tuple(plans[tid])) for tid, head in heads.items()]
 
 
-def _task(row: sqlite3.Row | tuple[Any, ...], plan: tuple[PlanItem, ...]) -> Task:
+def _task(row: Row | tuple[Any, ...], plan: tuple[PlanItem, ...]) -> Task:
     (
         id, space, name, goal, workspace, status, archived, metadata, plan_version,
         last_replanned_at, created_at, updated_at, completed_at, next_objective, summary,
@@ -368,7 +369,7 @@ def _task(row: sqlite3.Row | tuple[Any, ...], plan: tuple[PlanItem, ...]) -> Tas
     )  # fmt: skip
 
 
-def _log(row: sqlite3.Row) -> ActionLog:
+def _log(row: Row) -> ActionLog:
     return ActionLog(
         id=row["id"],
         space=row["space"],
@@ -380,7 +381,7 @@ def _log(row: sqlite3.Row) -> ActionLog:
     )
 
 
-def _message(row: sqlite3.Row) -> Message:
+def _message(row: Row) -> Message:
     return Message(
         id=row["id"],
         space=row["space"],
@@ -528,17 +529,18 @@ class SQLiteStore(
             data=text,
             created_at=created_at,
         )
-        cursor = self._guard(
+        # RETURNING, not the driver's lastrowid: the journal's seq is a column of its own.
+        seq = self._guard(
             lambda: self._conn.execute(
                 "INSERT INTO events"
                 " (id, space, task_id, correlation_id, type, data, created_at, hash)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
                 (event_id, self.space, task_id, correlation_id, type, text, created_at, digest),
-            )
+            ).fetchone()[0]
         )
         self._head = digest
         event = Event(
-            seq=cursor.lastrowid,
+            seq=seq,
             id=event_id,
             space=self.space,
             task_id=task_id,
@@ -558,12 +560,10 @@ class SQLiteStore(
 
     # -- lookups ------------------------------------------------------------------------
 
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         # The lock keeps another thread's statement out of a transaction in progress.
         with self._lock:
-            rows: list[sqlite3.Row] = self._guard(
-                lambda: self._conn.execute(sql, params).fetchall()
-            )
+            rows: list[Row] = self._guard(lambda: self._conn.execute(sql, params).fetchall())
         return rows
 
     def resolve(self, kind: str, ident: str, hint: str = "") -> str:
@@ -658,9 +658,8 @@ class SQLiteStore(
         if plan_item_id is not None:
             sql += " AND plan_item_id = ?"
             params.append(plan_item_id)
-        sql += " ORDER BY created_at DESC, rowid DESC LIMIT ?"
-        params.append(-1 if limit is None else limit)
-        return [action_from_row(r) for r in self._rows(sql, params)]
+        sql += " ORDER BY created_at DESC, seq DESC"
+        return [action_from_row(r) for r in self._rows(*limited(sql, params, limit))]
 
     def linked_actions(self, action_ids: Sequence[str]) -> dict[str, str | None]:
         """Which of these actions an error entry names as its source: each with None while
@@ -669,7 +668,8 @@ class SQLiteStore(
             return {}
         marks = ", ".join("?" * len(action_ids))
         rows = self._rows(
-            "SELECT s.source_id, MAX(e.status = 'active') AS open,"
+            # CASE, not max() of a comparison: PostgreSQL has no max of booleans.
+            "SELECT s.source_id, MAX(CASE WHEN e.status = 'active' THEN 1 ELSE 0 END) AS open,"
             " MAX(COALESCE(e.resolved_at, e.updated_at)) AS closed_at"
             " FROM entry_sources s JOIN entries e ON e.id = s.entry_id"
             " WHERE s.space = ? AND s.kind = 'action' AND e.type = 'error'"
@@ -681,19 +681,18 @@ class SQLiteStore(
     def list_action_logs(self, action_id: str) -> list[ActionLog]:
         """Return an action's log lines, oldest first."""
         rows = self._rows(
-            "SELECT * FROM action_logs WHERE action_id = ? AND space = ?"
-            " ORDER BY created_at, rowid",
+            "SELECT * FROM action_logs WHERE action_id = ? AND space = ? ORDER BY created_at, seq",
             (action_id, self.space),
         )
         return [_log(r) for r in rows]
 
     def list_messages(self, task_id: str, *, limit: int | None = None) -> list[Message]:
         """Return a task's messages, newest first."""
-        rows = self._rows(
+        rows = self._rows(*limited(
             "SELECT * FROM task_messages WHERE task_id = ? AND space = ?"
-            " ORDER BY created_at DESC, rowid DESC LIMIT ?",
-            (task_id, self.space, -1 if limit is None else limit),
-        )
+            " ORDER BY created_at DESC, seq DESC",
+            (task_id, self.space), limit,
+        ))  # fmt: skip
         return [_message(r) for r in rows]
 
     def get_message(self, message_id: str) -> Message:
@@ -713,11 +712,11 @@ class SQLiteStore(
                 " WHERE task_id = ? AND space = ?",
                 (task_id, self.space),
             )[0]
-            paths = self._rows(
+            paths = self._rows(*limited(
                 "SELECT path FROM task_files WHERE task_id = ? AND space = ?"
-                " ORDER BY last_at DESC, path LIMIT ?",
-                (task_id, self.space, -1 if newest is None else newest),
-            )
+                " ORDER BY last_at DESC, path",
+                (task_id, self.space), newest,
+            ))  # fmt: skip
         return FileChanges(
             created=totals[0] or 0,
             modified=totals[1] or 0,
@@ -742,8 +741,7 @@ class SQLiteStore(
         if types:
             sql += f" AND type IN ({', '.join('?' for _ in types)})"
             params += list(types)
-        sql += " ORDER BY seq LIMIT ?"
-        params.append(-1 if limit is None else limit)
+        sql, params = limited(sql + " ORDER BY seq", params, limit)
         with self._lock:
             return [self._current(_event(r)) for r in self._rows(sql, params)]
 

@@ -10,13 +10,13 @@ bm25 costs a little for every match it ranks).
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 from clew.errors import NotFoundError, StoreBusyError, StoreError
 from clew.models import Entry, EntryFilter, EntryStatus, EntryType, Fix, SearchHit
 from clew.search import Query
-from clew.store.rows import RowReader, json_ids, placeholders
+from clew.store.rows import RowReader, json_ids, limited, placeholders
+from clew.store.sql import Row
 from clew.store.sqlite_search import fts5_match
 
 ENTRY_COLUMNS = Entry._fields[:-1]  # all but `sources`, which come from entry_sources
@@ -29,7 +29,7 @@ SEARCH_WINDOW = 5000
 _BM25 = "bm25(entries_fts, 4.0, 1.0, 2.0, 2.0)"
 
 
-def _entry(row: sqlite3.Row | tuple[Any, ...]) -> Entry:
+def _entry(row: Row | tuple[Any, ...]) -> Entry:
     (
         id, space, task_id, subtask_id, type, summary, detail, tags, relevance_to, status,
         resolution, resolved_at, supersedes, fingerprint, created_at, updated_at,
@@ -41,7 +41,7 @@ def _entry(row: sqlite3.Row | tuple[Any, ...]) -> Entry:
     )  # fmt: skip
 
 
-def _fix(row: sqlite3.Row) -> Fix:
+def _fix(row: Row) -> Fix:
     return Fix(
         id=row["id"],
         space=row["space"],
@@ -96,7 +96,7 @@ class ArchiveReads(RowReader):
             chunk = ids[start : start + 500]
             for row in self._rows(
                 "SELECT entry_id, kind, source_id FROM entry_sources"
-                f" WHERE entry_id IN ({placeholders(chunk)}) ORDER BY rowid",
+                f" WHERE entry_id IN ({placeholders(chunk)}) ORDER BY position",
                 chunk,
             ):
                 found.setdefault(row[0], []).append((row[1], row[2]))
@@ -114,11 +114,11 @@ class ArchiveReads(RowReader):
     def list_entries(self, filters: EntryFilter, *, limit: int | None = None) -> list[Entry]:
         """Return archive entries, newest first, filtered exactly."""
         where, params = _where(filters, "e.")
-        rows = self._rows(
+        rows = self._rows(*limited(
             f"SELECT {_E_COLUMNS} FROM entries e WHERE e.space = ?{where}"
-            " ORDER BY e.created_at DESC, e.seq DESC LIMIT ?",
-            [self.space, *params, -1 if limit is None else limit],
-        )
+            " ORDER BY e.created_at DESC, e.seq DESC",
+            [self.space, *params], limit,
+        ))  # fmt: skip
         return self._with_sources([_entry(r) for r in rows])
 
     def relevant_entries(self, task_id: str, subtask_id: str, *, limit: int) -> list[Entry]:
@@ -200,7 +200,7 @@ class ArchiveReads(RowReader):
         """The fixes tried for a fingerprint, newest first."""
         rows = self._rows(
             "SELECT * FROM fixes WHERE fingerprint = ? AND space = ?"
-            " ORDER BY created_at DESC, rowid DESC",
+            " ORDER BY created_at DESC, seq DESC",
             (key, self.space),
         )
         return [_fix(r) for r in rows]

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from typing import Any
 
 from clew import turns
 from clew.errors import NotFoundError
 from clew.models import Session, Turn
 from clew.search import Query
-from clew.store.rows import RowReader
+from clew.store.rows import RowReader, limited
+from clew.store.sql import Row
 from clew.store.sqlite_search import fts5_match
 
 SEARCH_WINDOW = 5000  # as for entries: a common word is ranked among its newest matches
@@ -20,7 +20,7 @@ _TURN_COLUMNS = (
 )
 
 
-def session_from_row(row: sqlite3.Row) -> Session:
+def session_from_row(row: Row) -> Session:
     return Session(
         id=row["id"],
         space=row["space"],
@@ -39,7 +39,7 @@ def session_from_row(row: sqlite3.Row) -> Session:
     )
 
 
-def turn_from_row(row: sqlite3.Row | tuple[Any, ...]) -> Turn:
+def turn_from_row(row: Row | tuple[Any, ...]) -> Turn:
     (
         id, space, session_id, number, role, content, text_content, tool_calls, call_id,
         tool_name, call_turn, message, token_count, hidden, created_at,
@@ -83,8 +83,8 @@ class ConversationReads(RowReader):
         sql = "SELECT * FROM sessions WHERE space = ?"
         if active_only:
             sql += " AND active = 1"
-        sql += " ORDER BY last_active_at DESC, rowid DESC LIMIT ?"
-        rows = self._rows(sql, (self.space, -1 if limit is None else limit))
+        sql += " ORDER BY last_active_at DESC, seq DESC"
+        rows = self._rows(*limited(sql, [self.space], limit))
         return [session_from_row(r) for r in rows]
 
     def get_turns(
@@ -126,11 +126,13 @@ class ConversationReads(RowReader):
         """Visible turns (not hidden), all or those numbered below `before`. Turns are
         numbered 1, 2, 3... with no gaps (none is ever deleted), so that is a subtraction
         and a count over the hidden ones' index, never a scan of the session."""
+        below = before if before is not None else 2**62
+        # CASE, not SQLite's two-argument min(); plain `?` placeholders: portable SQL.
         rows = self._rows(
-            "SELECT min(?2 - 1, s.turn_count) - (SELECT count(*) FROM turns"
-            " WHERE session_id = ?1 AND turn < ?2 AND hidden = 1)"
-            " FROM sessions s WHERE s.id = ?1",
-            (session_id, before if before is not None else 2**62),
+            "SELECT CASE WHEN s.turn_count < ? THEN s.turn_count ELSE ? END - (SELECT count(*)"
+            " FROM turns WHERE session_id = ? AND turn < ? AND hidden = 1)"
+            " FROM sessions s WHERE s.id = ?",
+            (below - 1, below - 1, session_id, below, session_id),
         )
         return int(rows[0][0]) if rows else 0
 

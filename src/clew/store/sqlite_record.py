@@ -38,7 +38,7 @@ class RecordReads(RowReader):
 
         rows = self._rows(
             "SELECT * FROM trace_decisions WHERE task_id = ? AND space = ?"
-            " ORDER BY created_at DESC, rowid DESC LIMIT ?",
+            " ORDER BY created_at DESC, seq DESC LIMIT ?",
             (task_id, self.space, limit),
         )
         return [_decision(r) for r in rows]
@@ -63,18 +63,19 @@ class RecordReads(RowReader):
             str(r[0])
             for r in self._rows(
                 "SELECT command FROM actions WHERE task_id = ? AND space = ?"
-                " AND command IS NOT NULL ORDER BY created_at DESC, rowid DESC LIMIT ?",
+                " AND command IS NOT NULL ORDER BY created_at DESC, seq DESC LIMIT ?",
                 params,
             )
         ]
         texts = [
             str(r[0])
             for r in self._rows(
+                # Plain `?` placeholders (not SQLite's numbered `?1`): one SQL for any backend.
                 "SELECT content FROM (SELECT content, created_at FROM task_messages"
-                " WHERE task_id = ?1 AND space = ?2 ORDER BY created_at DESC LIMIT ?3)"
+                " WHERE task_id = ? AND space = ? ORDER BY created_at DESC, seq DESC LIMIT ?) m"
                 " UNION ALL SELECT summary FROM (SELECT summary, created_at FROM entries"
-                " WHERE task_id = ?1 AND space = ?2 ORDER BY created_at DESC LIMIT ?3)",
-                params,
+                " WHERE task_id = ? AND space = ? ORDER BY created_at DESC, seq DESC LIMIT ?) e",
+                params * 2,
             )
         ]
         paths = [

@@ -3,7 +3,6 @@ trace, and semantic memory (patterns, guardrails)."""
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 from clew.errors import NotFoundError
@@ -19,14 +18,25 @@ from clew.models import (
     TraceValidation,
 )
 from clew.store import codec
-from clew.store.rows import RowReader, json_ids
+from clew.store.rows import RowReader, fields, json_ids, like_escaped, limited
+from clew.store.sql import Row
 
 
 def _json(text: str | None) -> Any:
     return None if text is None else codec.loads(text)
 
 
-def action_from_row(row: sqlite3.Row) -> Action:
+def output(value: str | bytes | None, kind: str | None) -> str | bytes | None:
+    """Command output as it was recorded, by its kind: bytes stay bytes, text is text
+    (a backend may hand either back as the other: PostgreSQL's BYTEA, SQLite's BLOB)."""
+    if value is None:
+        return None
+    if kind == "bytes":
+        return bytes(value.encode() if isinstance(value, str) else value)
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def action_from_row(row: Row) -> Action:
     """Build an Action from a row of `actions`."""
     return Action(
         id=row["id"],
@@ -42,8 +52,8 @@ def action_from_row(row: sqlite3.Row) -> Action:
         cwd=row["cwd"],
         exit_code=row["exit_code"],
         duration_seconds=row["duration_seconds"],
-        stdout=row["stdout"],
-        stderr=row["stderr"],
+        stdout=output(row["stdout"], row["stdout_kind"]),
+        stderr=output(row["stderr"], row["stderr_kind"]),
         created_at=row["created_at"],
         updated_at=row["updated_at"],
         tool=row["tool"],
@@ -56,30 +66,30 @@ def action_from_row(row: sqlite3.Row) -> Action:
     )
 
 
-def _decision(row: sqlite3.Row) -> TraceDecision:
-    values = dict(zip(row.keys(), tuple(row), strict=True))
+def _decision(row: Row) -> TraceDecision:
+    values = fields(row)
     values["context"] = _json(values["context"])
     values["artifacts"] = _json(values["artifacts"])
     return TraceDecision(**values)
 
 
-def _validation(row: sqlite3.Row) -> TraceValidation:
-    values = dict(zip(row.keys(), tuple(row), strict=True))
+def _validation(row: Row) -> TraceValidation:
+    values = fields(row)
     values["passed"] = bool(values["passed"])
     values["requirements"] = _json(values["requirements"])
     values["violations"] = _json(values["violations"])
     return TraceValidation(**values)
 
 
-def _pattern(row: sqlite3.Row) -> Pattern:
-    values = dict(zip(row.keys(), tuple(row), strict=True))
+def _pattern(row: Row) -> Pattern:
+    values = fields(row)
     values["context"] = _json(values["context"])
     values["deprecated"] = bool(values["deprecated"])
     return Pattern(**values)
 
 
-def _guardrail(row: sqlite3.Row) -> Guardrail:
-    values = dict(zip(row.keys(), tuple(row), strict=True))
+def _guardrail(row: Row) -> Guardrail:
+    values = fields(row)
     values["enforcement"] = Enforcement(values["enforcement"])
     values["valid_examples"] = json_ids(values["valid_examples"])
     values["invalid_examples"] = json_ids(values["invalid_examples"])
@@ -115,12 +125,12 @@ class TraceReads(RowReader):
             sql += f" AND status IN ({', '.join('?' for _ in statuses)})"
             params += [s.value for s in statuses]
         if contains:
-            # instr, not LIKE: no wildcard in a command can widen the match.
-            sql += " AND (" + " OR ".join("instr(lower(command), ?) > 0" for _ in contains) + ")"
-            params += [c.lower() for c in contains]
-        sql += " ORDER BY created_at DESC, rowid DESC LIMIT ?"
-        params.append(-1 if limit is None else limit)
-        return [action_from_row(r) for r in self._rows(sql, params)]
+            # LIKE with its wildcards escaped, so no `%` or `_` in a command widens the match.
+            like = "lower(command) LIKE ? ESCAPE '\\'"
+            sql += " AND (" + " OR ".join(like for _ in contains) + ")"
+            params += [f"%{like_escaped(c.lower())}%" for c in contains]
+        sql += " ORDER BY created_at DESC, seq DESC"
+        return [action_from_row(r) for r in self._rows(*limited(sql, params, limit))]
 
     def repeated_failures(
         self, *, task_id: str | None = None, min_failures: int = 2, limit: int = 50
@@ -141,7 +151,7 @@ class TraceReads(RowReader):
             for row in self._rows(sql, params):
                 last = self._rows(
                     "SELECT id, exit_code FROM actions WHERE space = ? AND command = ?"
-                    " AND status IN ('failed', 'timeout') ORDER BY created_at DESC, rowid DESC"
+                    " AND status IN ('failed', 'timeout') ORDER BY created_at DESC, seq DESC"
                     " LIMIT 1",
                     (self.space, row["command"]),
                 )[0]
@@ -158,9 +168,10 @@ class TraceReads(RowReader):
         rows = self._rows(
             "SELECT id, space, task_id, plan_item_id, type, summary, status, NULL AS input,"
             " NULL AS output, command, cwd, exit_code, duration_seconds, NULL AS stdout,"
-            " NULL AS stderr, created_at, updated_at, tool, decision_id, started_at, ended_at,"
+            " NULL AS stderr, NULL AS stdout_kind, NULL AS stderr_kind, created_at, updated_at,"
+            " tool, decision_id, started_at, ended_at,"
             " cpu_seconds, memory_mb, fingerprint FROM actions WHERE task_id = ? AND space = ?"
-            " ORDER BY created_at DESC, rowid DESC LIMIT ?",
+            " ORDER BY created_at DESC, seq DESC LIMIT ?",
             (task_id, self.space, limit),
         )
         return [action_from_row(r) for r in rows]
@@ -198,7 +209,7 @@ class TraceReads(RowReader):
         """Failed commands whose error has this fingerprint, newest first."""
         rows = self._rows(
             "SELECT * FROM actions WHERE fingerprint = ? AND space = ?"
-            " ORDER BY created_at DESC, rowid DESC LIMIT ?",
+            " ORDER BY created_at DESC, seq DESC LIMIT ?",
             (key, self.space, limit),
         )
         return [action_from_row(r) for r in rows]
@@ -218,17 +229,17 @@ class TraceReads(RowReader):
         with self.transaction():
             decisions = self._rows(
                 "SELECT * FROM trace_decisions WHERE task_id = ? AND space = ?"
-                " ORDER BY created_at, rowid",
+                " ORDER BY created_at, seq",
                 (task_id, self.space),
             )
             validations = self._rows(
                 "SELECT * FROM trace_validations WHERE task_id = ? AND space = ?"
-                " ORDER BY created_at, rowid",
+                " ORDER BY created_at, seq",
                 (task_id, self.space),
             )
             calls = self._rows(
                 "SELECT * FROM actions WHERE task_id = ? AND space = ?"
-                " AND (decision_id IS NOT NULL OR type = 'tool') ORDER BY created_at, rowid",
+                " AND (decision_id IS NOT NULL OR type = 'tool') ORDER BY created_at, seq",
                 (task_id, self.space),
             )
         return (
@@ -255,7 +266,7 @@ class TraceReads(RowReader):
             params.append(domain)
         if not include_deprecated:
             sql += " AND deprecated = 0"
-        return [_pattern(r) for r in self._rows(sql + " ORDER BY created_at, rowid", params)]
+        return [_pattern(r) for r in self._rows(sql + " ORDER BY created_at, seq", params)]
 
     def get_guardrail(self, guardrail_id: str) -> Guardrail:
         rows = self._rows(
@@ -269,6 +280,4 @@ class TraceReads(RowReader):
         sql = "SELECT * FROM guardrails WHERE space = ?"
         if enabled_only:
             sql += " AND enabled = 1"
-        return [
-            _guardrail(r) for r in self._rows(sql + " ORDER BY created_at, rowid", [self.space])
-        ]
+        return [_guardrail(r) for r in self._rows(sql + " ORDER BY created_at, seq", [self.space])]

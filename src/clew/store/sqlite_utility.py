@@ -2,24 +2,24 @@
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 from clew.errors import NotFoundError
 from clew.models import Job, JobStatus, ModelCall, RunningSummary
 from clew.store import codec
-from clew.store.rows import RowReader
+from clew.store.rows import RowReader, fields
+from clew.store.sql import Row
 
 
-def _job(row: sqlite3.Row) -> Job:
-    values = dict(zip(row.keys(), tuple(row), strict=True))
+def _job(row: Row) -> Job:
+    values = fields(row)
     values["status"] = JobStatus(values["status"])
     values["result"] = None if values["result"] is None else codec.loads(values["result"])
     return Job(**values)
 
 
-def _call(row: sqlite3.Row) -> ModelCall:
-    values = dict(zip(row.keys(), tuple(row), strict=True))
+def _call(row: Row) -> ModelCall:
+    values = fields(row)
     values["ok"] = bool(values["ok"])
     return ModelCall(**values)
 
@@ -37,7 +37,7 @@ class UtilityReads(RowReader):
         """The oldest job to do: pending, or running with a lease that has run out."""
         rows = self._rows(
             "SELECT * FROM jobs WHERE space = ? AND (status = 'pending' OR (status = 'running'"
-            " AND lease_until < ?)) ORDER BY created_at, rowid LIMIT 1",
+            " AND lease_until < ?)) ORDER BY created_at, seq LIMIT 1",
             (self.space, now),
         )
         return _job(rows[0]) if rows else None
@@ -53,7 +53,7 @@ class UtilityReads(RowReader):
         if task_id is not None:
             sql += " AND task_id = ?"
             params.append(task_id)
-        sql += " ORDER BY created_at DESC, rowid DESC LIMIT ?"
+        sql += " ORDER BY created_at DESC, seq DESC LIMIT ?"
         return [_job(r) for r in self._rows(sql, [*params, limit])]
 
     def count_messages(self, task_id: str) -> int:
@@ -80,7 +80,7 @@ class UtilityReads(RowReader):
         self, *, task_id: str | None = None, since: str | None = None
     ) -> list[ModelCall]:
         where, params = self._calls_where(task_id, since)
-        rows = self._rows(f"SELECT * FROM model_calls {where} ORDER BY created_at, rowid", params)
+        rows = self._rows(f"SELECT * FROM model_calls {where} ORDER BY created_at, seq", params)
         return [_call(r) for r in rows]
 
     def _calls_where(self, task_id: str | None, since: str | None) -> tuple[str, list[Any]]:
@@ -97,11 +97,7 @@ class UtilityReads(RowReader):
     def latest_summary(self, task_id: str) -> RunningSummary | None:
         rows = self._rows(
             "SELECT * FROM task_summaries WHERE task_id = ? AND space = ?"
-            " ORDER BY created_at DESC, rowid DESC LIMIT 1",
+            " ORDER BY created_at DESC, seq DESC LIMIT 1",
             (task_id, self.space),
         )
-        return (
-            RunningSummary(**dict(zip(rows[0].keys(), tuple(rows[0]), strict=True)))
-            if rows
-            else None
-        )
+        return RunningSummary(**fields(rows[0])) if rows else None

@@ -3,14 +3,14 @@ one write outside the journal, the poller's `schedule` (see lifecycle.py for why
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
 from clew.errors import NotFoundError
 from clew.lifecycle import Wait, WaitKind, WaitStatus
 from clew.store import codec
-from clew.store.rows import RowReader, placeholders
+from clew.store.rows import RowReader, fields, limited, placeholders
+from clew.store.sql import Row
 
 _SELECT = (
     "SELECT w.*, s.runs AS polls, s.last_at AS polled_at, s.note AS seen FROM waits w"
@@ -18,8 +18,8 @@ _SELECT = (
 )
 
 
-def _wait(row: sqlite3.Row) -> Wait:
-    values = dict(zip(row.keys(), tuple(row), strict=True))
+def _wait(row: Row) -> Wait:
+    values = fields(row)
     values["kind"] = WaitKind(values["kind"])
     values["status"] = WaitStatus(values["status"])
     values["criteria"] = codec.loads(values["criteria"])
@@ -52,8 +52,8 @@ class WaitReads(RowReader):
         if statuses:
             sql += f" AND w.status IN ({placeholders(statuses)})"
             params += [s.value for s in statuses]
-        sql += " ORDER BY w.created_at DESC, w.id LIMIT ?"
-        return [_wait(r) for r in self._rows(sql, [*params, -1 if limit is None else limit])]
+        sql += " ORDER BY w.created_at DESC, w.id"
+        return [_wait(r) for r in self._rows(*limited(sql, params, limit))]
 
     def has_watching(self) -> bool:
         """Whether any wait of the space is watching something a poller must look at."""
@@ -80,7 +80,7 @@ class WaitReads(RowReader):
 
         rows = self._rows(
             "SELECT * FROM actions WHERE task_id = ? AND space = ? AND type = 'wait'"
-            " AND status = 'started' ORDER BY created_at DESC, rowid DESC LIMIT ?",
+            " AND status = 'started' ORDER BY created_at DESC, seq DESC LIMIT ?",
             (task_id, self.space, limit),
         )
         return [action_from_row(r) for r in rows]
@@ -113,9 +113,9 @@ class WaitReads(RowReader):
         sql += " ORDER BY archived_at DESC, id"
         return [(r[0], r[1]) for r in self._rows(sql, params)]
 
-    def raw_events(self, task_ids: Sequence[str]) -> list[sqlite3.Row]:
+    def raw_events(self, task_ids: Sequence[str]) -> list[Row]:
         """The journal rows of these tasks as stored (data as its text), in seq order."""
-        out: list[sqlite3.Row] = []
+        out: list[Row] = []
         ids = list(task_ids)
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]

@@ -1,0 +1,521 @@
+"""The backend contract: what the facade needs of a store, one protocol per subject.
+
+A backend provides a journal core (`Journal`: transactions, appending events, resolving ids,
+the events themselves, verify) and the reads of each subject: tasks, the archive, the
+ledger (actions, commands, the trace, semantic memory), conversations, jobs and model use,
+the lifecycle (waits, schedules, archived tasks) and the task record. `Store` is their
+union. Nothing here names a SQL dialect or a driver type: search takes a structured
+`search.Query`, which each backend compiles.
+
+Rules every method keeps unless its docstring says otherwise:
+
+- Scope: a store is opened on one space and reads only that space's rows.
+- Not found: a `get_*` of an id the space does not have raises `NotFoundError`; a `find_*`,
+  `*_by_*` or `latest_*` returns None; a listing returns an empty list.
+- Order: newest first is by `created_at`, ties broken by `seq` (the journal seq of the
+  event that made the row), so rows written at one moment keep their write order;
+  oldest first is the reverse. Every listing has a total order.
+- Limits: `limit=None` is no limit; a limit keeps the first `limit` rows of that order.
+- Reads inside `transaction()` see one snapshot; outside, each call is its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
+
+from clew.lifecycle import Wait, WaitStatus
+from clew.models import (
+    Action,
+    ActionLog,
+    ActionStatus,
+    Entry,
+    EntryFilter,
+    EntryStatus,
+    EntryType,
+    Event,
+    FileChanges,
+    Fix,
+    Guardrail,
+    Job,
+    JobStatus,
+    Message,
+    ModelCall,
+    Pattern,
+    PlanItem,
+    RecordHit,
+    RepeatedFailure,
+    RunningSummary,
+    SearchHit,
+    Session,
+    Task,
+    TaskStatus,
+    TraceDecision,
+    TraceValidation,
+    Turn,
+    VerifyReport,
+)
+from clew.search import Query
+
+
+class Journal(Protocol):
+    """The core: the append-only journal of events and the transaction around writes."""
+
+    path: str  # where the store is (a file path, or a URL without its password)
+    space: str  # the namespace every read and write is scoped to
+    read_only: bool  # opened for reading only: every write raises StoreReadOnlyError
+
+    def transaction(self, *, write: bool = False) -> AbstractContextManager[None]:
+        """A block run in one transaction; nests (an inner block joins the outer one). A
+        write transaction takes the space's write lock up front, so a check made inside it
+        still holds when the block writes; a write cannot start inside a read block
+        (RuntimeError). Raises StoreBusyError when the lock is not had in the busy timeout,
+        StoreReadOnlyError for a write on a read-only store. An exception rolls back."""
+        ...
+
+    def append(
+        self,
+        *,
+        type: str,
+        task_id: str | None,
+        correlation_id: str,
+        data: dict[str, Any],
+        created_at: str,
+    ) -> Event:
+        """Journal one event (hash-chained to the space's previous one) and apply it to the
+        projections, in the current write transaction (RuntimeError outside one). Returns
+        the event with its `seq`: increasing in commit order across the whole store."""
+        ...
+
+    def close(self) -> None:
+        """Release the connection; the store is not used after."""
+        ...
+
+    def resolve(self, kind: str, ident: str, hint: str = "") -> str:
+        """The full id of the `kind` record (task, step, action, entry, message, session,
+        ...) whose id is `ident` or starts with it. NotFoundError (with `hint`, what to run
+        to find one) when none does, AmbiguousIdError naming the candidates when several do."""
+        ...
+
+    def list_events(
+        self,
+        *,
+        task_id: str | None = None,
+        after: int = 0,
+        limit: int | None = None,
+        types: tuple[str, ...] = (),
+    ) -> list[Event]:
+        """Events with seq above `after`, in seq (commit) order; of one task, of some types."""
+        ...
+
+    def count_events(self) -> int:
+        """How many events the space's journal holds."""
+        ...
+
+    def raw_events(self, task_ids: Sequence[str]) -> list[Any]:
+        """The journal rows of these tasks as stored (data as its text, so an event that
+        no longer parses is still exported), in seq order; unknown ids add nothing."""
+        ...
+
+    def verify(self, *, all_spaces: bool = False) -> VerifyReport:
+        """Walk the space's hash chain, replay its journal into a scratch store and compare
+        every projection row and the search indexes; `all_spaces` checks every space."""
+        ...
+
+
+class TaskReads(Protocol):
+    """Tasks and their plans, messages and changed files."""
+
+    def get_task(self, task_id: str) -> Task:
+        """One task with its current plan (steps in plan order). NotFoundError if none."""
+        ...
+
+    def get_task_status(self, task_id: str) -> TaskStatus:
+        """Just a task's status (the write path's check). NotFoundError if no such task."""
+        ...
+
+    def list_tasks(
+        self, statuses: tuple[TaskStatus, ...] = (), *, include_archived: bool = False
+    ) -> list[Task]:
+        """Tasks with their plans, most recently updated first (ties by id); of these
+        statuses if any; archived tasks only with `include_archived`. One read, whatever
+        the number of tasks."""
+        ...
+
+    def get_plan(self, task_id: str, *, include_removed: bool = False) -> tuple[PlanItem, ...]:
+        """A task's steps in plan order (empty for an unknown task); removed steps after
+        the others when asked for."""
+        ...
+
+    def get_step(self, step_id: str) -> PlanItem:
+        """One plan step by id. NotFoundError if none."""
+        ...
+
+    def list_messages(self, task_id: str, *, limit: int | None = None) -> list[Message]:
+        """A task's messages, newest first."""
+        ...
+
+    def get_message(self, message_id: str) -> Message:
+        """One task message by id. NotFoundError if none."""
+        ...
+
+    def count_messages(self, task_id: str) -> int:
+        """How many messages a task has."""
+        ...
+
+    def last_message_at(self, task_id: str, type: str) -> str | None:
+        """When the newest message of this type was added to a task; None if none was."""
+        ...
+
+    def last_event_at(self, task_id: str, type: str) -> str | None:
+        """When the newest event of this type was journaled for a task; None if none was."""
+        ...
+
+    def file_changes(self, task_id: str, *, newest: int | None = 5) -> FileChanges:
+        """How many files a task created and modified, and its `newest` changed paths
+        (most recently changed first, ties by path)."""
+        ...
+
+
+class ArchiveReads(Protocol):
+    """The archive: entries (decisions, errors, findings, ...), their fixes and search."""
+
+    def get_entry(self, entry_id: str) -> Entry:
+        """One entry by id, with its sources in the order they were given. NotFoundError."""
+        ...
+
+    def list_entries(self, filters: EntryFilter, *, limit: int | None = None) -> list[Entry]:
+        """Entries matching every filter exactly (a tag matches whole), newest first."""
+        ...
+
+    def relevant_entries(self, task_id: str, subtask_id: str, *, limit: int) -> list[Entry]:
+        """A step's own entries, those naming it in relevance_to, and the task's decisions,
+        errors and user instructions; newest first."""
+        ...
+
+    def newest_entries(
+        self, task_id: str, types: tuple[EntryType, ...], per_group: int
+    ) -> dict[tuple[EntryType, EntryStatus], list[Entry]]:
+        """The newest `per_group` entries of each (type, status) of a task; groups with no
+        entry are absent."""
+        ...
+
+    def count_entries(self, task_id: str) -> dict[tuple[EntryType, EntryStatus], int]:
+        """How many entries a task has of each (type, status); absent means none."""
+        ...
+
+    def search_entries(self, query: Query, filters: EntryFilter, *, limit: int) -> list[SearchHit]:
+        """The best `limit` entries matching the query and the filters, best first (lower
+        score is better; rare terms weigh more), each with a snippet with the matched
+        words in [brackets]. A very common term may be ranked among its newest matches
+        only (SQLite: 5,000), which keeps it fast at any size."""
+        ...
+
+    def entries_with_fingerprint(self, key: str, *, limit: int = 50) -> list[Entry]:
+        """Error entries with this fingerprint, in any task of the space, newest first."""
+        ...
+
+    def fixes_for(self, key: str) -> list[Fix]:
+        """The fixes tried for an error fingerprint, newest first."""
+        ...
+
+    def linked_actions(self, action_ids: Sequence[str]) -> dict[str, str | None]:
+        """Which of these actions an error entry names as a source: each with None while
+        such an entry is active, else when the last of them was closed; others absent."""
+        ...
+
+    def search_records(
+        self,
+        query: Query,
+        kinds: Sequence[str],
+        *,
+        task_id: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int,
+    ) -> list[RecordHit]:
+        """Messages, commands (command line and output) and conversation turns matching
+        the query, of the `kinds` asked for (message, action, turn), in a time range
+        (`since` inclusive, `until` exclusive); each kind's best `limit`, ranked within its
+        own kind with scores comparable across kinds; the caller merges them."""
+        ...
+
+    def fts_check(self) -> str | None:
+        """Check the archive's search index against the entries; None when it is sound,
+        else what is wrong (a backend without a separate index returns None)."""
+        ...
+
+
+class LedgerReads(Protocol):
+    """The ledger: actions and their logs, commands, the trace, patterns and guardrails."""
+
+    def get_action(self, action_id: str) -> Action:
+        """One action by id, its output as recorded (text stays text, bytes stay bytes).
+        NotFoundError if none."""
+        ...
+
+    def list_actions(
+        self, task_id: str, *, plan_item_id: str | None = None, limit: int | None = None
+    ) -> list[Action]:
+        """A task's actions (of one step if given), newest first."""
+        ...
+
+    def recent_actions(self, task_id: str, *, limit: int) -> list[Action]:
+        """A task's newest actions, newest first, without their output (stdout, stderr,
+        input and output None): cheap whatever the output's size."""
+        ...
+
+    def list_action_logs(self, action_id: str) -> list[ActionLog]:
+        """An action's log lines, oldest first."""
+        ...
+
+    def commands(
+        self,
+        *,
+        task_id: str | None = None,
+        plan_item_id: str | None = None,
+        statuses: tuple[ActionStatus, ...] = (),
+        exit_code: int | None = None,
+        contains: tuple[str, ...] = (),
+        limit: int | None = None,
+    ) -> list[Action]:
+        """Actions with a command line, newest first, filtered exactly; `contains`: the
+        command holds any of these texts, ignoring ASCII case (no wildcards)."""
+        ...
+
+    def repeated_failures(
+        self, *, task_id: str | None = None, min_failures: int = 2, limit: int = 50
+    ) -> list[RepeatedFailure]:
+        """Command lines (exact text) that failed at least `min_failures` times, most
+        failures first, then most recently failed."""
+        ...
+
+    def failed_actions_matching(self, query: Query, *, limit: int = 50) -> list[Action]:
+        """Failed commands whose command line or output matches the query, newest first
+        (a candidate set: the caller confirms the text is there verbatim)."""
+        ...
+
+    def actions_with_fingerprint(self, key: str, *, limit: int = 50) -> list[Action]:
+        """Failed commands whose error has this fingerprint, newest first."""
+        ...
+
+    def open_waits(self, task_id: str) -> int:
+        """How many waits of a task are open: smart waits still watching, and wait actions
+        still started."""
+        ...
+
+    def get_trace_decision(self, decision_id: str) -> TraceDecision:
+        """One decision of the trace by id. NotFoundError if none."""
+        ...
+
+    def trace(
+        self, task_id: str
+    ) -> tuple[list[TraceDecision], list[TraceValidation], list[Action]]:
+        """A task's trace, each list oldest first: its decisions, their validations, and
+        its tool calls (actions made by a decision or of type tool)."""
+        ...
+
+    def get_pattern(self, pattern_id: str) -> Pattern:
+        """One pattern of semantic memory by id. NotFoundError if none."""
+        ...
+
+    def list_patterns(
+        self, *, domain: str | None = None, include_deprecated: bool = False
+    ) -> list[Pattern]:
+        """Patterns, oldest first; of one domain; deprecated ones only when asked for."""
+        ...
+
+    def get_guardrail(self, guardrail_id: str) -> Guardrail:
+        """One guardrail by id. NotFoundError if none."""
+        ...
+
+    def list_guardrails(self, *, enabled_only: bool = False) -> list[Guardrail]:
+        """Guardrails, oldest first; only enabled ones when asked for."""
+        ...
+
+
+class ConversationReads(Protocol):
+    """The conversation archive: sessions and their verbatim turns."""
+
+    def get_session(self, session_id: str) -> Session:
+        """One session by its full id. NotFoundError if none."""
+        ...
+
+    def find_session(self, ident: str) -> Session | None:
+        """The session whose id, else whose key, is exactly `ident`; None if none."""
+        ...
+
+    def session_by_key(self, key: str) -> Session | None:
+        """The session with this key (keys are unique in a space); None if none."""
+        ...
+
+    def list_sessions(
+        self, *, active_only: bool = False, limit: int | None = None
+    ) -> list[Session]:
+        """Sessions, most recently active first (ties: the newest made first)."""
+        ...
+
+    def get_turns(
+        self,
+        session_id: str,
+        *,
+        first: int | None = None,
+        last: int | None = None,
+        include_hidden: bool = True,
+        newest: int | None = None,
+    ) -> list[Turn]:
+        """Turns in number order: numbers `first`..`last` (inclusive), or the `newest` N;
+        an unknown session has none."""
+        ...
+
+    def turns_numbered(self, session_id: str, numbers: list[int]) -> list[Turn]:
+        """These turns of a session, in number order; numbers it lacks are skipped."""
+        ...
+
+    def count_turns(self, session_id: str, *, before: int | None = None) -> int:
+        """Visible (not hidden) turns, all or those numbered below `before`; 0 for an
+        unknown session."""
+        ...
+
+    def last_user_turn(self, session_id: str, *, at_most: int) -> int | None:
+        """The number of the newest visible user turn numbered `at_most` or below; None."""
+        ...
+
+    def turns_by_id(self, ids: list[str]) -> list[Turn]:
+        """Turns by id, ordered by session then number; unknown ids are skipped."""
+        ...
+
+    def tool_turns(self, session_id: str, tool_name: str, *, limit: int) -> list[Turn]:
+        """The results of one tool's calls in a session, newest first."""
+        ...
+
+    def turn_stats(self, session_id: str) -> dict[str, dict[str, int]]:
+        """{"roles": turns per role, "tools": tool results per tool name}."""
+        ...
+
+    def search_turns(
+        self, session_id: str | None, query: Query, *, limit: int
+    ) -> list[tuple[Turn, float, str]]:
+        """The best `limit` turns matching the query (of one session, or of all), as
+        (turn, score, snippet), best first (lower score is better)."""
+        ...
+
+
+class JobReads(Protocol):
+    """Background jobs, model calls and their cost, running summaries."""
+
+    def get_job(self, job_id: str) -> Job:
+        """One job by id. NotFoundError if none."""
+        ...
+
+    def next_job(self, now: str) -> Job | None:
+        """The oldest job to do at `now`: pending, or running with a lease that ran out;
+        None when there is none."""
+        ...
+
+    def list_jobs(
+        self, *, statuses: tuple[JobStatus, ...] = (), task_id: str | None = None, limit: int = 50
+    ) -> list[Job]:
+        """Jobs, newest first; of these statuses, of one task."""
+        ...
+
+    def usage_totals(
+        self, *, task_id: str | None = None, since: str | None = None
+    ) -> tuple[int, int]:
+        """(calls, tokens) of model calls: of one task, or since a time in the space."""
+        ...
+
+    def model_calls(
+        self, *, task_id: str | None = None, since: str | None = None
+    ) -> list[ModelCall]:
+        """Model calls, oldest first; of one task, since a time."""
+        ...
+
+    def latest_summary(self, task_id: str) -> RunningSummary | None:
+        """A task's newest running summary; None if it has none."""
+        ...
+
+
+class LifecycleReads(Protocol):
+    """Smart waits, the poller's schedule, archived tasks."""
+
+    def get_wait(self, wait_id: str) -> Wait:
+        """One wait by id. NotFoundError if none."""
+        ...
+
+    def list_waits(
+        self,
+        *,
+        task_id: str | None = None,
+        statuses: tuple[WaitStatus, ...] = (),
+        limit: int | None = None,
+    ) -> list[Wait]:
+        """Waits, newest first (ties by id); of one task, of these statuses."""
+        ...
+
+    def has_watching(self) -> bool:
+        """Whether any wait of the space watches something a poller must look at."""
+        ...
+
+    def waiting_tasks(self) -> set[str]:
+        """Ids of tasks with an open wait (a watching smart wait or a started wait action)."""
+        ...
+
+    def open_wait_actions(self, task_id: str, *, limit: int = 5) -> list[Action]:
+        """A task's wait actions still started, newest first, however old."""
+        ...
+
+    def schedule(self, key: str) -> tuple[str, int, str | None] | None:
+        """(when `key` last ran, how many times, its note); None if it never ran."""
+        ...
+
+    def mark_schedule(self, key: str, at: str, note: str | None = None) -> None:
+        """Record that `key` ran at `at`, in the current write transaction. Bookkeeping, not
+        journaled: the one write outside the journal (a replay does not need it)."""
+        ...
+
+    def archived_task_ids(self, month: str | None = None) -> list[tuple[str, str | None]]:
+        """(task id, archived_at) of archived tasks, newest archived first (ties by id); of
+        one month (YYYY-MM) if given."""
+        ...
+
+
+class RecordReads(Protocol):
+    """The complete task record and what it is derived from."""
+
+    def task_record_row(self, task_id: str) -> dict[str, Any] | None:
+        """A task's record row (entities decoded); None if nothing was ever set."""
+        ...
+
+    def step_record_rows(self, task_id: str) -> list[dict[str, Any]]:
+        """The record rows of a task's steps (artifacts decoded), in no set order."""
+        ...
+
+    def task_head(self, task_id: str) -> int:
+        """The seq of a task's newest event (0 if none): a derived value is reused until it
+        moves."""
+        ...
+
+    def newest_trace_decisions(self, task_id: str, limit: int) -> list[TraceDecision]:
+        """A task's newest `limit` trace decisions, newest first."""
+        ...
+
+    def entity_sources(self, task_id: str, *, limit: int) -> tuple[list[str], list[str], list[str]]:
+        """The newest `limit` command lines, texts (messages, then entry summaries) and
+        changed paths of a task, each newest first."""
+        ...
+
+
+class Store(
+    Journal,
+    TaskReads,
+    ArchiveReads,
+    LedgerReads,
+    ConversationReads,
+    JobReads,
+    LifecycleReads,
+    RecordReads,
+    Protocol,
+):
+    """Everything the facade needs of a backend: the journal core and every subject's reads."""

@@ -1,0 +1,36 @@
+"""Taking a store back to an older schema, to test what opening it with this clew does."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from clew.store.sqlite_backfill import SEQUENCED
+
+# The indexes migration 10 remade with the sequence column, as migrations 1-9 made them.
+_INDEXES_BEFORE_10 = (
+    ("actions_task", "actions(task_id, created_at)"),
+    ("actions_command", "actions(space, command, created_at)"),
+    ("action_logs_action", "action_logs(action_id, created_at)"),
+    ("task_messages_task", "task_messages(task_id, created_at)"),
+    ("fixes_fingerprint", "fixes(fingerprint, created_at)"),
+    ("task_summaries_task", "task_summaries(task_id, created_at)"),
+    ("model_calls_task", "model_calls(task_id, created_at)"),
+    ("trace_decisions_task", "trace_decisions(task_id, created_at)"),
+    ("jobs_pending", "jobs(space, status, created_at)"),
+    ("sessions_workspace", "sessions(space, workspace, last_active_at)"),
+    ("entry_sources_entry", "entry_sources(entry_id)"),
+)
+
+
+def undo_migration_10(conn: sqlite3.Connection) -> None:
+    """Take a store at schema 10 back to 9: no sequence columns, no output kinds; command
+    output keeps the storage class (TEXT or BLOB) that said its kind before."""
+    for index, on in _INDEXES_BEFORE_10:
+        conn.execute(f"DROP INDEX {index}")
+        conn.execute(f"CREATE INDEX {index} ON {on}")
+    for table, column in SEQUENCED:
+        conn.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+    conn.execute("ALTER TABLE actions DROP COLUMN stdout_kind")
+    conn.execute("ALTER TABLE actions DROP COLUMN stderr_kind")
+    conn.execute("DELETE FROM clew_migrations WHERE number = 10")
+    conn.commit()
