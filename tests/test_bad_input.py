@@ -2475,3 +2475,36 @@ def test_a_search_with_no_words_is_refused_on_postgresql_as_on_sqlite(
             store.search(query)
     result = tools.call(team, "memory_search", {"query": query})
     assert result.is_error and "no words to look for" in result.text
+
+
+# -- i12-events -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"role": "user", "content": "hi", "text_from": "output", "state": {"focus": None}},
+        {"role": "user", "content": "", "output": ""},
+        {"type": "function_call_output", "call_id": "zz", "output": {"rows": [1, 2]}},
+        {"type": "function_call_output", "call_id": "zz", "output": "x", "content": "x"},
+        {"role": "assistant", "content": [{"type": "output_text", "text": "never\x00mind"}]},
+        {"role": "tool", "tool_call_id": "nobody", "content": "error: " + "x" * 30_000},
+    ],
+)
+def test_messages_with_keys_like_the_event_s_own_replay_exactly(
+    mem: clew.Memory, message: dict[str, Any]
+) -> None:
+    sid = mem.start_session().id
+    turn = mem.append_turn(sid, message)
+    assert mem.export_session(sid) == [message]  # kept verbatim, whatever keys it has
+    assert mem.list_turns(sid)[0].text == turn.text
+    assert mem.verify().ok
+
+
+def test_a_job_of_a_kind_nobody_handles_fails_with_a_typed_reason(mem: clew.Memory) -> None:
+    task = mem.create_task("t", ["a"])
+    with mem._write() as at:  # type: ignore[attr-defined]
+        mem._enqueue("no-such-kind", task.id, None, at)  # type: ignore[attr-defined]
+    (job,) = mem.run_jobs(limit=1)
+    assert job.error == "unknown job kind 'no-such-kind'"
+    assert mem.verify().ok

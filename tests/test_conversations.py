@@ -82,6 +82,7 @@ def test_turns_are_numbered_kept_verbatim_and_counted(
     assert mem.verify().ok
 
 
+@pytest.mark.sqlite_only("reads the SQLite file directly")
 def test_an_append_is_committed_when_it_returns(mem: clew.Memory, db: Path) -> None:
     started = mem.start_session()
     mem.append_turn(started.id, role="user", content="write-through")
@@ -90,6 +91,7 @@ def test_an_append_is_committed_when_it_returns(mem: clew.Memory, db: Path) -> N
     assert other.execute("SELECT content FROM turns").fetchall() == [("write-through",)]
 
 
+@pytest.mark.sqlite_only("reads the SQLite file directly")
 def test_content_is_stored_once_and_whole(mem: clew.Memory, db: Path) -> None:
     big = "x" * 2_000_000  # no truncation, whatever the size
     started = mem.start_session()

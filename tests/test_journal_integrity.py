@@ -139,6 +139,7 @@ def test_any_change_to_one_event_breaks_the_chain_there(
     assert breaks and breaks[0] == stored[k].seq
 
 
+@pytest.mark.sqlite_only("tampers with the SQLite file; test_postgres.py tampers on PostgreSQL")
 def test_events_refuse_update_and_delete_in_the_database(mem: clew.Memory, db: Path) -> None:
     work(mem)
     conn = raw(db)
@@ -149,6 +150,7 @@ def test_events_refuse_update_and_delete_in_the_database(mem: clew.Memory, db: P
     assert mem.verify().ok
 
 
+@pytest.mark.sqlite_only("tampers with the SQLite file; test_postgres.py tampers on PostgreSQL")
 def test_verify_catches_an_event_edited_together_with_its_row(mem: clew.Memory, db: Path) -> None:
     task_id = work(mem)
     created = mem.journal(task_id=task_id)[0]
@@ -170,6 +172,7 @@ def test_verify_catches_an_event_edited_together_with_its_row(mem: clew.Memory, 
     assert "(task.created)" in report.differences[0].problem
 
 
+@pytest.mark.sqlite_only("tampers with the SQLite file; test_postgres.py tampers on PostgreSQL")
 def test_verify_catches_an_event_rehashed_after_an_edit_at_the_next_one(
     mem: clew.Memory, db: Path
 ) -> None:
@@ -188,6 +191,7 @@ def test_verify_catches_an_event_rehashed_after_an_edit_at_the_next_one(
     assert [(d.row_id, d.column) for d in problems] == [(f"#{events[1].seq}", "hash")]
 
 
+@pytest.mark.sqlite_only("tampers with the SQLite file; test_postgres.py tampers on PostgreSQL")
 def test_verify_catches_an_event_deleted_in_the_middle(mem: clew.Memory, db: Path) -> None:
     task_id = work(mem)
     message = next(e for e in mem.journal() if e.type == "message.added")
@@ -201,6 +205,7 @@ def test_verify_catches_an_event_deleted_in_the_middle(mem: clew.Memory, db: Pat
     assert f"({after.type})" in report.differences[0].problem
 
 
+@pytest.mark.sqlite_only("tampers with the SQLite file; test_postgres.py tampers on PostgreSQL")
 def test_cli_verify_names_the_first_broken_event(mem: clew.Memory, db: Path, cli: Cli) -> None:
     work(mem)
     conn = raw(db)
@@ -237,6 +242,7 @@ def test_writers_in_several_processes_and_spaces_keep_every_chain_whole(db: Path
 # -- verify in a space ----------------------------------------------------------------------
 
 
+@pytest.mark.sqlite_only("tampers with the SQLite file; test_postgres.py tampers on PostgreSQL")
 def test_verify_checks_only_its_own_space_unless_asked_for_all(db: Path, clock: FakeClock) -> None:
     with clew.open(db, space="alpha", clock=clock) as alpha, clew.open(db, space="beta") as beta:
         work(alpha)
@@ -254,6 +260,7 @@ def test_verify_checks_only_its_own_space_unless_asked_for_all(db: Path, clock: 
         assert set(whole.heads or {}) == {"alpha", "beta"}
 
 
+@pytest.mark.sqlite_only("tampers with the SQLite file; test_postgres.py tampers on PostgreSQL")
 def test_cli_verify_all_spaces_is_explicit(db: Path) -> None:
     with clew.open(db, space="beta") as beta:
         beta.create_task("beta's")
@@ -268,6 +275,7 @@ def test_cli_verify_all_spaces_is_explicit(db: Path) -> None:
 # -- damaged events -------------------------------------------------------------------------
 
 
+@pytest.mark.sqlite_only("tampers with the SQLite file; test_postgres.py tampers on PostgreSQL")
 @pytest.mark.parametrize("damage", ["{not json", "[1, 2]", '"text"'])
 def test_event_data_that_is_not_a_json_object_is_a_finding_not_a_crash(
     mem: clew.Memory, db: Path, cli: Cli, damage: str
@@ -296,6 +304,7 @@ def test_event_data_that_is_not_a_json_object_is_a_finding_not_a_crash(
     assert result.code == 0 and "UNREADABLE" in result.out
 
 
+@pytest.mark.sqlite_only("tampers with the SQLite file; test_postgres.py tampers on PostgreSQL")
 def test_event_data_of_an_unknown_shape_is_a_finding_and_history_still_reads(
     mem: clew.Memory, db: Path
 ) -> None:
@@ -313,11 +322,13 @@ def test_event_data_of_an_unknown_shape_is_a_finding_and_history_still_reads(
 # -- migrations -----------------------------------------------------------------------------
 
 
+@pytest.mark.sqlite_only("reads SQLite's migration table; test_postgres.py checks PostgreSQL's")
 def test_every_migration_is_recorded_with_its_fingerprint(mem: clew.Memory, db: Path) -> None:
     rows = raw(db).execute("SELECT number, fingerprint FROM clew_migrations ORDER BY number")
     assert dict(rows.fetchall()) == FINGERPRINTS
 
 
+@pytest.mark.sqlite_only("reads SQLite's migration table; test_postgres.py checks PostgreSQL's")
 def test_a_store_whose_migration_differs_from_the_code_is_refused(db: Path) -> None:
     clew.open(db).close()
     raw(db).execute("UPDATE clew_migrations SET fingerprint = 'f00d' WHERE number = 3")
@@ -419,6 +430,7 @@ def test_migration_six_is_the_chain(db: Path) -> None:
 # -- old events replay ----------------------------------------------------------------------
 
 
+@pytest.mark.sqlite_only("writes an older event into the SQLite file")
 def test_a_turn_of_the_older_shape_replays_with_its_call_derived(
     mem: clew.Memory, db: Path
 ) -> None:

@@ -10,14 +10,20 @@ from typing import TypeVar
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
 
 import clew
 from clew import AddStep, MoveStep, RemoveStep, RenameStep
 from clew.brief import number_ranges
 from clew.models import PlanItem, StepStatus
 from clew.tasks import revise_plan
-from tests.conftest import FakeClock
+from tests.conftest import FakeClock, new_space, postgres_url
 
 T = TypeVar("T")
 titles = st.text(min_size=1, max_size=20).filter(lambda t: t.strip() != "")
@@ -82,11 +88,15 @@ def test_step_ranges_expand_back_to_the_same_numbers(numbers: set[int]) -> None:
 class TrackerMachine(RuleBasedStateMachine):
     """Random sequences of tracker calls; afterwards the journal must rebuild every table."""
 
-    def __init__(self) -> None:
+    def __init__(self, location: str | None = None) -> None:
+        """`location`: the store to use (a fresh space in it); a new SQLite file if None."""
         super().__init__()
         self.dir = tempfile.TemporaryDirectory()
         self.clock = FakeClock()
-        self.mem = clew.open(Path(self.dir.name) / "p.db", clock=self.clock)
+        if location is None:
+            self.mem = clew.open(Path(self.dir.name) / "p.db", clock=self.clock)
+        else:
+            self.mem = clew.open(location, space=new_space(), clock=self.clock)
         self.tasks: list[str] = []
 
     def teardown(self) -> None:
@@ -171,3 +181,12 @@ def _utf8(raw: bytes) -> bool:
 
 TrackerMachine.TestCase.settings = settings(max_examples=25, stateful_step_count=25, deadline=None)
 test_tracker_machine = TrackerMachine.TestCase
+
+
+def test_tracker_machine_on_postgres() -> None:
+    """The same random sequences on the PostgreSQL store (each run in a space of its own)."""
+    url = postgres_url()
+    run_state_machine_as_test(
+        lambda: TrackerMachine(url),
+        settings=settings(max_examples=15, stateful_step_count=25, deadline=None),
+    )

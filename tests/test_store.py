@@ -18,6 +18,7 @@ def raw(db: Path) -> sqlite3.Connection:
     return sqlite3.connect(db, isolation_level=None)
 
 
+@pytest.mark.sqlite_only("SQLite's settings and files")
 def test_store_uses_wal_foreign_keys_and_busy_timeout(mem: clew.Memory, db: Path) -> None:
     conn = mem._store._conn  # type: ignore[attr-defined]
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -26,6 +27,7 @@ def test_store_uses_wal_foreign_keys_and_busy_timeout(mem: clew.Memory, db: Path
     assert (db.parent / (db.name + "-wal")).exists()
 
 
+@pytest.mark.sqlite_only("reads the SQLite file; test_postgres.py checks PostgreSQL's schema")
 def test_migrations_are_recorded_once(db: Path) -> None:
     clew.open(db).close()
     clew.open(db).close()
@@ -37,6 +39,7 @@ def test_migrations_are_recorded_once(db: Path) -> None:
 _FTS_TABLES = tuple(f"_fts{suffix}" for suffix in ("", "_data", "_idx", "_docsize", "_config"))
 
 
+@pytest.mark.sqlite_only("reads the SQLite file; test_postgres.py checks PostgreSQL's schema")
 def test_every_table_carries_a_space(mem: clew.Memory, db: Path) -> None:
     conn = raw(db)
     tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
@@ -49,6 +52,7 @@ def test_every_table_carries_a_space(mem: clew.Memory, db: Path) -> None:
         assert "space" in columns, table
 
 
+@pytest.mark.sqlite_only("reads the SQLite file; test_postgres.py checks PostgreSQL's schema")
 def test_a_newer_schema_is_refused(db: Path) -> None:
     clew.open(db).close()
     raw(db).execute("INSERT INTO clew_migrations VALUES (?, 'future', 'x', 'f')", (LATEST + 1,))
@@ -108,6 +112,7 @@ def busy_store(mem: clew.Memory) -> clew.Memory:
     return mem
 
 
+@pytest.mark.sqlite_only("tampers with the SQLite file; test_postgres.py tampers on PostgreSQL")
 @pytest.mark.parametrize(
     ("tamper", "table", "column"),
     [

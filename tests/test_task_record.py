@@ -65,6 +65,7 @@ def test_every_field_round_trips_through_the_record(mem: clew.Memory) -> None:
     assert mem.verify().ok
 
 
+@pytest.mark.sqlite_only("the file mirror lives beside a SQLite store")
 def test_the_record_is_in_the_state_brief_show_json_tools_and_mirror(
     tmp_path: Path, clock: FakeClock, cli: Cli, db: Path
 ) -> None:

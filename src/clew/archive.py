@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 from clew import checks, search, tasks
 from clew.errors import ValidationError
-from clew.facade import Facade
+from clew.facade import Facade, reacts
 from clew.fingerprint import Fingerprint, fingerprint, telling_line
 from clew.ids import new_id
 from clew.location import DEFAULT_SPACE
@@ -352,7 +352,8 @@ class Archive(Facade):
                     self._emit("entry.resolved", other.task_id, said, at)
         return self._store.get_entry(eid)
 
-    def _command_succeeded(self, tid: str, command: str, action_id: str, at: str) -> None:
+    @reacts("command.succeeded")
+    def _resolve_earlier_failures(self, tid: str, command: str, action_id: str, at: str) -> None:
         """Inside a write: a command that succeeded resolves the task's active errors of
         earlier failed runs of the same command (by command shape), journaled as such."""
         from clew import linking  # lazily: not on the hook path

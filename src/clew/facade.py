@@ -5,14 +5,23 @@ Each public mutating method validates its arguments, then, in one write transact
 (`_write`), reads what it must check and journals one or more events that the store
 applies to its tables. Events from one call share a correlation id (a fresh one per call,
 or the caller's from `correlation()`). Ids may be given as any unambiguous prefix.
+
+Side effects are subscriptions, declared on the methods that do them, never overridden
+hooks: `@reacts(signal)` runs inside the write when the facade signals something (a step
+finished, a message added...), so what it journals commits with the write or not at all;
+`@after_commit(order)` runs once a call's transaction has committed, in ascending order,
+each isolated (a failing subscriber is logged and counted, and the write stays written);
+`@handles_job(kind)` does the queued jobs of one kind. A capability adds a method with a
+decorator; nothing else is edited.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, NamedTuple, Self
+import logging
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, NamedTuple, Self, TypeVar
 
 from clew import checks
 from clew.clock import Clock, stamp, utcnow
@@ -20,7 +29,7 @@ from clew.errors import ValidationError
 from clew.ids import new_id
 from clew.lifecycle import MaintenanceSettings
 from clew.location import is_url
-from clew.models import Event
+from clew.models import Event, Job
 from clew.store import Store
 from clew.stuck import StuckRules
 
@@ -45,6 +54,77 @@ class _Call:
 
 
 _call: contextvars.ContextVar[_Call | None] = contextvars.ContextVar("clew_call", default=None)
+
+
+class Committed(NamedTuple):
+    """What one call's committed transaction wrote: what after-commit subscribers get."""
+
+    tasks: tuple[str, ...]  # the tasks it journaled events of, sorted
+    types: frozenset[str]  # the types of those events
+    jobs: int  # the events that give the worker something to do (a job, a wait)
+
+
+_log = logging.getLogger("clew")
+_F = TypeVar("_F", bound=Callable[..., Any])
+# The attribute a decorator marks a facade method with: (registry, key, order).
+_MARK = "_clew_subscription"
+
+
+def reacts(signal: str, order: int = 100) -> Callable[[_F], _F]:
+    """Mark a facade method to run inside the write whenever `signal` is raised."""
+    return _marked("react", signal, order)
+
+
+def after_commit(order: int) -> Callable[[_F], _F]:
+    """Mark a facade method `(self, Committed)` to run after each call's commit."""
+    return _marked("commit", "", order)
+
+
+def handles_job(kind: str) -> Callable[[_F], _F]:
+    """Mark a facade method `(self, Job)` as what does queued jobs of `kind`."""
+    return _marked("job", kind, 0)
+
+
+def _marked(registry: str, key: str, order: int) -> Callable[[_F], _F]:
+    def mark(fn: _F) -> _F:
+        setattr(fn, _MARK, (registry, key, order))
+        return fn
+
+    return mark
+
+
+class _Registry(NamedTuple):
+    """A facade class's subscriptions, by method name (bound per instance)."""
+
+    reactions: dict[str, tuple[str, ...]]  # signal -> methods, in order
+    commits: tuple[str, ...]  # after-commit methods, in order
+    jobs: dict[str, str]  # job kind -> method
+
+
+_REGISTRIES: dict[type, _Registry] = {}
+
+
+def _registry(cls: type) -> _Registry:
+    """Collect the marked methods of `cls` (once per class): ordered by their order, then
+    by name, so the sequence is documented by the marks alone."""
+    found = _REGISTRIES.get(cls)
+    if found is not None:
+        return found
+    marks: list[tuple[str, str, int, str]] = []
+    for name in dir(cls):
+        mark = getattr(getattr(cls, name, None), _MARK, None)
+        if mark is not None:
+            marks.append((*mark, name))
+    marks.sort(key=lambda m: (m[2], m[3]))
+    reactions: dict[str, list[str]] = {}
+    for registry, key, _, name in marks:
+        if registry == "react":
+            reactions.setdefault(key, []).append(name)
+    commits = tuple(name for registry, _, _, name in marks if registry == "commit")
+    jobs = {key: name for registry, key, _, name in marks if registry == "job"}
+    found = _Registry({k: tuple(v) for k, v in reactions.items()}, commits, jobs)
+    _REGISTRIES[cls] = found
+    return found
 
 
 class Settings(NamedTuple):
@@ -95,6 +175,18 @@ class Facade:
         # The files mirror a store beside its own file: a team store (a URL) has none.
         wanted = self.settings.mirror and store.path != ":memory:" and not is_url(store.path)
         self._mirror = _mirror_for(store.path) if wanted else None
+        registry = _registry(type(self))
+        self._reactions = {
+            signal: [getattr(self, name) for name in names]
+            for signal, names in registry.reactions.items()
+        }
+        self._subscribers: list[Callable[[Committed], None]] = [
+            getattr(self, name) for name in registry.commits
+        ]
+        self._job_handlers: dict[str, Callable[[Job], None]] = {
+            kind: getattr(self, name) for kind, name in registry.jobs.items()
+        }
+        self.subscriber_failures = 0  # after-commit subscribers that raised (each logged)
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -169,7 +261,33 @@ class Facade:
         finally:
             _call.reset(token)
         if call.tasks or call.jobs:
-            self._after_commit(sorted(call.tasks), call.jobs)
+            types = frozenset(t for kinds in call.types.values() for t in kinds)
+            self._publish(Committed(tuple(sorted(call.tasks)), types, call.jobs))
+
+    def _publish(self, committed: Committed) -> None:
+        """Run the after-commit subscribers in order. The write has committed, so a failing
+        one must not fail the call: it is logged and counted, and the next still runs."""
+        for subscriber in self._subscribers:
+            try:
+                subscriber(committed)
+            except Exception:
+                self.subscriber_failures += 1
+                name = getattr(subscriber, "__name__", repr(subscriber))
+                _log.exception("clew: after-commit subscriber %s failed", name)
+
+    def _subscribe(self, subscriber: Callable[[Committed], None]) -> None:
+        """Add an after-commit subscriber to this Memory, after the declared ones."""
+        self._subscribers.append(subscriber)
+
+    def _signal(self, signal: str, *args: Any) -> None:
+        """Inside a write: run the reactions to `signal` in order. One that raises fails
+        the write, like any check: what the reactions journal commits with it or not at all."""
+        for reaction in self._reactions.get(signal, ()):
+            reaction(*args)
+
+    def _register_job(self, kind: str, handler: Callable[[Job], None]) -> None:
+        """Make `handler` do this Memory's queued jobs of `kind`."""
+        self._job_handlers[kind] = handler
 
     def _in_call(self) -> bool:
         """Say whether this runs inside another call's write."""
@@ -180,14 +298,6 @@ class Facade:
         call = _call.get()
         return call.types.get(task_id, set()) if call is not None else set()
 
-    def _after_commit(self, task_ids: list[str], jobs: int) -> None:
-        """Run after a call's transaction commits, with the tasks it wrote and the number
-        of jobs it queued. Mixins extend it (calling super())."""
-
-    def _action_recorded(self, task_id: str, failed: bool, at: str) -> None:
-        """Run inside the write that records or finishes an action (stuck detection
-        extends it)."""
-
     def _lazy(self, trigger: str) -> None:
         """What runs lazily when the store is opened or primed (maintenance when due);
         the lifecycle mixin does it."""
@@ -196,10 +306,6 @@ class Facade:
         """A worker's round besides jobs (polling waits, maintenance); return the seconds
         until it wants another, or None when nothing is left."""
         return None
-
-    def _command_succeeded(self, task_id: str, command: str, action_id: str, at: str) -> None:
-        """Called inside the write that records a command as succeeded; the archive extends
-        it (a later successful run ends the failure of earlier runs)."""
 
     def _resolve(self, kind: str, ident: str) -> str:
         """Return the full id of the `kind` record named by `ident` (an id or its prefix)."""

@@ -39,8 +39,10 @@ class Memory(Assembly, Upkeep, Ledger):
     The methods live in mixins by subject: tasks, plans and messages here; archive
     entries, search and error fingerprints in `archive.py`; the command ledger and the
     episodic trace in `trace.py`; patterns and guardrails in `semantic.py`; the layer-1
-    state and "where was I?" in `working.py`; the utility model, its jobs and its caps in
-    `utility.py`; sessions, turns, recall and context assembly in `conversations.py`;
+    state and "where was I?" in `working.py`; queued jobs in `jobs.py` (the worker in
+    `worker.py`), the model's caps in `governor.py` and its extraction and summaries in
+    `utility.py`; sessions and turns in `sessions.py`, recall in `recollection.py` and
+    context assembly in `conversations.py`;
     smart waits in `waits.py`; maintenance and archived tasks by month in `upkeep.py`;
     `assemble` (a session's prompt, or a task's context without one) in `assembly.py`;
     the complete task record (answer, outcome, phases, entities...) in `taskrecord.py`;
@@ -323,9 +325,11 @@ class Memory(Assembly, Upkeep, Ledger):
             changes["depends_on"] = deps
         if changes:
             data = {"task_id": task.id, "step_id": target.id, "changes": changes}
+            if "status" in changes:
+                data["timing"] = tasks.step_timing(target, StepStatus(changes["status"]), at)
             self._emit("step.updated", task.id, data, at)
             if "status" in changes:
-                self._step_finished(task.id, target.id, StepStatus(changes["status"]), at)
+                self._signal("step.finished", task.id, target.id, StepStatus(changes["status"]), at)
         return target.id
 
     def replan(self, task_id: str, ops: Sequence[PlanOp], *, reason: str | None = None) -> Task:
@@ -401,7 +405,7 @@ class Memory(Assembly, Upkeep, Ledger):
         self._emit("message.added", task_id, {"message": {**data, "content": content}}, at)
         if message.role is not MessageRole.SYSTEM:
             self._apply_progress(task_id, message.id, content, at, exclude=exclude)
-        self._message_added(task_id, at)
+        self._signal("message.added", task_id, at)
         return message
 
     def list_messages(self, task_id: str, *, limit: int | None = None) -> list[Message]:

@@ -5,8 +5,9 @@ mechanically from each turn, with no model, and rendered as YAML for the prompt.
 call that fails opens an error, and a later success of the same command resolves it; a
 `git commit -m` and plain statements of choice ("let's use", "we'll use", "decided", "going
 with") or rules ("always", "never", "don't", "must") are key decisions; the user's latest
-message is the current focus. The projection runs it for every turn, so the state is
-rebuilt exactly when the journal is replayed. `render` keeps the limits (files 20,
+message is the current focus. The facade runs it for every turn it appends and journals
+what changed (`change`), so a replay rebuilds the state exactly whatever this fold
+becomes. `render` keeps the limits (files 20,
 decisions 10, errors 5) and stays within its budget (about 1,000 tokens) by showing less.
 """
 
@@ -184,6 +185,12 @@ def advance(state: dict[str, Any], turn: int, parts: Parts) -> dict[str, Any]:
         "calls": calls,
         "focus": focus,
     }
+
+
+def change(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """The keys of the state that one turn changed (or added), with their new values: what
+    its `turn.appended` event carries, so replay overlays it instead of folding again."""
+    return {k: v for k, v in new.items() if k not in old or old[k] != v}
 
 
 def render(

@@ -8,10 +8,12 @@ from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 from clew import checks
+from clew.clock import seconds_between
 from clew.errors import AmbiguousIdError, InvalidTransitionError, NotFoundError, ValidationError
 from clew.ids import new_id
 from clew.models import (
     CLOSED_TASK_STATUSES,
+    FINISHED_STEP_STATUSES,
     TASK_TRANSITIONS,
     AddStep,
     MoveStep,
@@ -19,6 +21,7 @@ from clew.models import (
     PlanOp,
     RemoveStep,
     RenameStep,
+    StepStatus,
     Task,
     TaskStatus,
 )
@@ -188,3 +191,15 @@ def check_dependencies(steps: Sequence[dict[str, Any]]) -> None:
     for node in graph:
         if node not in state:
             visit(node)
+
+
+def step_timing(step: PlanItem, status: StepStatus, at: str) -> dict[str, Any]:
+    """The timing a status change gives a step, which its `step.updated` event carries:
+    active starts the clock, a finishing status stops it, pending clears both."""
+    if status is StepStatus.ACTIVE:
+        return {"started_at": at, "completed_at": None, "duration_seconds": None}
+    if status in FINISHED_STEP_STATUSES:
+        started = step.started_at
+        duration = seconds_between(started, at) if started else None
+        return {"completed_at": at, "duration_seconds": duration}
+    return {"started_at": None, "completed_at": None, "duration_seconds": None}

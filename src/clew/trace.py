@@ -13,13 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from clew import checks, tasks
 from clew.clock import seconds_between
 from clew.errors import ValidationError
 from clew.facade import Facade
-from clew.history import HistoryItem, history
 from clew.ids import new_id
 from clew.models import (
     Action,
@@ -30,6 +29,9 @@ from clew.models import (
     TraceDecision,
     TraceValidation,
 )
+
+if TYPE_CHECKING:
+    from clew.history import HistoryItem
 
 # What a "test run" looks like when no pattern is given: the usual test runners.
 TEST_RUNNERS = (
@@ -144,9 +146,9 @@ class Ledger(Facade):
                     raise ValidationError(f"decision {decision_id} belongs to another task")
                 action["decision_id"] = decision_id
             self._emit("action.recorded", tid, {"action": action}, at)
-            self._action_recorded(tid, "fingerprint" in action, at)
+            self._signal("action.recorded", tid, "fingerprint" in action, at)
             if command is not None and state is ActionStatus.COMPLETED:
-                self._command_succeeded(tid, command, action_id, at)
+                self._signal("command.succeeded", tid, command, action_id, at)
         return self._store.get_action(action_id)
 
     def finish_action(
@@ -191,9 +193,9 @@ class Ledger(Facade):
                 changes["fingerprint"] = failure_fingerprint(current.command, result)
             data = {"action_id": aid, "changes": changes}
             self._emit("action.updated", current.task_id, data, at)
-            self._action_recorded(current.task_id, "fingerprint" in changes, at)
+            self._signal("action.recorded", current.task_id, "fingerprint" in changes, at)
             if current.command is not None and state is ActionStatus.COMPLETED:
-                self._command_succeeded(current.task_id, current.command, aid, at)
+                self._signal("command.succeeded", current.task_id, current.command, aid, at)
         return self._store.get_action(aid)
 
     def get_action(self, action_id: str) -> Action:
@@ -417,6 +419,8 @@ class Ledger(Facade):
         with self._store.transaction():
             events = self._store.list_events(task_id=tid)
             plan = self._store.get_plan(tid)
+        from clew.history import history  # lazily: not on the hook path
+
         return history(events, {s.id: n for n, s in enumerate(plan, 1)})
 
 

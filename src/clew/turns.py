@@ -112,6 +112,31 @@ def parse(message: object, where: str = "message") -> Parts:
     )
 
 
+def derived(message: dict[str, Any], parts: Parts) -> dict[str, Any]:
+    """What a `turn.appended` event carries besides the message: its parts as parsed now,
+    so the projection copies them instead of parsing again (a parser tuned later never
+    changes what an older turn replays to). The text is named by the message key holding
+    it when it is that key's value verbatim, so a turn's text is not journaled twice."""
+    fields: dict[str, Any] = {
+        "role": parts.role,
+        "tool_calls": [list(c) for c in parts.tool_calls] or None,
+        "tool_call_id": parts.tool_call_id,
+    }
+    source = next(
+        (
+            k
+            for k in ("content", "output")
+            if parts.text is not None and message.get(k) == parts.text
+        ),
+        None,
+    )
+    if source is None:
+        fields["text"] = parts.text
+    else:
+        fields["text_from"] = source
+    return fields
+
+
 def split(message: dict[str, Any]) -> tuple[str, str | None, bool]:
     """(the message to store, the text to store beside it, whether that text is its content)."""
     content = message.get("content")

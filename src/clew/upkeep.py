@@ -16,6 +16,8 @@ paused as idle: waiting is what it is doing.
 
 from __future__ import annotations
 
+import sys
+
 from clew import checks
 from clew.clock import parse
 from clew.errors import ClewError, ValidationError
@@ -28,7 +30,7 @@ from clew.lifecycle import (
 )
 from clew.models import CLOSED_TASK_STATUSES, TaskStatus
 from clew.semantic import MIN_SUCCESS_RATE, MIN_TRIALS, Semantic
-from clew.utility import Utility, _Worker
+from clew.utility import Utility
 from clew.waits import Waits
 
 DAY = 86400.0
@@ -162,7 +164,9 @@ class Upkeep(Utility, Waits, Semantic):
 
     def close(self) -> None:
         """Close the store (and stop this Memory's worker thread, if one is waiting)."""
-        _Worker.stop(self)
+        worker = sys.modules.get("clew.worker")  # imported once work was queued, not before
+        if worker is not None:
+            worker.Worker.stop(self)
         super().close()
 
     # -- archived tasks by month ----------------------------------------------------------

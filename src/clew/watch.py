@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from clew import progress
-from clew.facade import Facade
+from clew.facade import Facade, reacts
 from clew.ids import new_id
 from clew.models import (
     CLOSED_TASK_STATUSES,
@@ -26,6 +26,7 @@ from clew.models import (
     TaskStatus,
 )
 from clew.stuck import ACTIONS_READ, NO_PROGRESS, Stuck, alert_due, alert_text, detect
+from clew.tasks import step_timing
 
 MESSAGES_READ = 10  # the newest messages stuck detection reads (alerts are skipped)
 
@@ -145,17 +146,15 @@ class Watch(Facade):
         }
         self._emit("task.stuck_alerted", task_id, data, at)
 
-    def _action_recorded(self, task_id: str, failed: bool, at: str) -> None:
-        """Called by the ledger inside the write that records (or finishes) an action: a
+    @reacts("action.recorded")
+    def _alert_if_stuck(self, task_id: str, failed: bool, at: str) -> None:
+        """Raised by the ledger inside the write that records (or finishes) an action: a
         failure may make the task stuck, and the alert goes out at once (cooldown allowing)."""
         if not failed or not self.settings.stuck.enabled:
             return
         self._check_one(self._store.get_task(task_id), at)
 
     # -- progress from messages -----------------------------------------------------------
-
-    def _step_finished(self, task_id: str, step_id: str, status: StepStatus, at: str) -> None:
-        """Called when a step completes or fails (the utility model extends it)."""
 
     def _apply_progress(
         self, task_id: str, message_id: str, content: str, at: str, *, exclude: str | None
@@ -173,12 +172,13 @@ class Watch(Facade):
                 "task_id": task_id,
                 "step_id": step.id,
                 "changes": {"status": StepStatus.COMPLETED.value},
+                "timing": step_timing(step, StepStatus.COMPLETED, at),
                 "inferred": True,
                 "message_id": message_id,
                 "how": hit.how,
                 "said": hit.clause[:200],
             }
             self._emit("step.updated", task_id, data, at)
-            self._step_finished(task_id, step.id, StepStatus.COMPLETED, at)
+            self._signal("step.finished", task_id, step.id, StepStatus.COMPLETED, at)
             done.append(step.id)
         return done

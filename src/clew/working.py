@@ -14,6 +14,7 @@ from typing import NamedTuple
 from clew import checks
 from clew.brief import INFERENCE_MESSAGES, Brief, build_brief, clip
 from clew.errors import ValidationError
+from clew.facade import Committed, after_commit
 from clew.lifecycle import Waiting, WaitStatus
 from clew.location import real_path, related
 from clew.models import (
@@ -199,11 +200,12 @@ class Working(TaskRecords, Watch):
         text = "\n".join([head, *parts]) + "\n"
         return Primer(text, tuple(t.id for t in shown), max(0, len(found) - limit))
 
-    def _after_commit(self, task_ids: list[str], jobs: int) -> None:
-        super()._after_commit(task_ids, jobs)
+    @after_commit(10)
+    def _refresh_mirrors(self, done: Committed) -> None:
+        """After a call that wrote tasks: rewrite their mirrored files (when mirroring)."""
         if self._mirror is None:
             return
-        for task_id in task_ids:
+        for task_id in done.tasks:
             self._mirror.write(task_id, lambda after, tid=task_id: self._mirror_content(tid, after))
 
     def _mirror_content(self, task_id: str, after: int) -> tuple[str, list[Event]]:

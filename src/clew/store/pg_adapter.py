@@ -3,7 +3,9 @@
 The read modules and the projection handlers write `?` placeholders (and `?N` numbered ones)
 and read rows by column name or by position, as `sqlite3` gives them. This adapter turns
 `?` into psycopg's `%s` (and `?N` into `%(pN)s`), doubles a literal `%`, leaves quoted text
-alone, starts an `ON CONFLICT (...)` target with `space` (every key here does), and makes
+alone, reads a negative `LIMIT ?` as no limit (as SQLite does), binds text for a bytea
+column as its UTF-8 bytes, starts an
+`ON CONFLICT (...)` target with `space` (every key here does), and makes
 rows that are tuples also addressable by name. A translation is made once per distinct
 statement and cached: the shared SQL is a fixed set of strings.
 """
@@ -13,13 +15,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 if TYPE_CHECKING:
     import psycopg
 
 # A quoted string or identifier, a numbered or plain placeholder, or a literal percent sign.
-_TOKEN = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\?(\d+)|\?|%")
+_TOKEN = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\bLIMIT\s+\?|\?(\d+)|\?|%", re.I)
 
 
 _CONFLICT = re.compile(r"ON CONFLICT\s*\((?!\s*space\b)\s*", re.IGNORECASE)
@@ -53,12 +55,31 @@ def row_factory(cursor: Any) -> Any:
     return lambda values: cls(values)
 
 
+class Statement(NamedTuple):
+    """A statement translated for psycopg."""
+
+    text: str
+    numbered: tuple[int, ...] | None  # the order of `?N` parameters; None for plain `?`s
+    limits: tuple[int, ...]  # positions of plain parameters that are a LIMIT
+    binary: tuple[int, ...]  # positions of plain parameters bound to a bytea column
+
+
+# The bytea columns: command output, text or bytes (its kind in a column beside it). SQLite's
+# BLOB takes either; here text goes in as its UTF-8 bytes, and reads decode it by its kind.
+BYTEA_COLUMNS = frozenset({"stdout", "stderr"})
+_INSERT = re.compile(r"\s*INSERT\s+INTO\s+\w+\s*\(([^)]*)\)\s*VALUES\s*\(", re.I)
+_ASSIGNED_TO = re.compile(r"(\w+)\s*=\s*$")
+
+
 @lru_cache(maxsize=2048)
-def translate(sql: str) -> tuple[str, tuple[int, ...] | None]:
-    """Return `sql` with psycopg placeholders, and the order of numbered parameters (None
-    when it uses plain `?`s)."""
+def translate(sql: str) -> Statement:
+    """Return `sql` with psycopg placeholders."""
     numbered: list[int] = []
-    plain = False
+    limits: list[int] = []
+    binary: list[int] = []
+    plain = 0
+    inserted = _INSERT.match(sql)
+    columns = [c.strip() for c in inserted.group(1).split(",")] if inserted else []
 
     def swap(match: re.Match[str]) -> str:
         nonlocal plain
@@ -66,24 +87,40 @@ def translate(sql: str) -> tuple[str, tuple[int, ...] | None]:
         if token == "%":
             return "%%"
         if token == "?":
-            plain = True
+            assigned = _ASSIGNED_TO.search(sql, 0, match.start())
+            column = columns[plain] if plain < len(columns) else assigned and assigned.group(1)
+            if column in BYTEA_COLUMNS:
+                binary.append(plain)
+            plain += 1
             return "%s"
+        if token[0] in "lL":  # LIMIT ?: SQLite reads a negative limit as none
+            limits.append(plain)
+            plain += 1
+            return "LIMIT %s"
         if match.group(1) is not None:
             numbered.append(int(match.group(1)))
             return f"%(p{match.group(1)})s"
-        return token  # quoted text is left as it is
+        return token.replace("%", "%%")  # quoted text: as it is (the driver halves %%)
 
     # Keys here start with the space (pg_migrations.py): so do the conflict targets.
     text = _TOKEN.sub(swap, _CONFLICT.sub("ON CONFLICT (space, ", sql))
     if plain and numbered:
         raise ValueError("a statement mixes ? and ?N placeholders")
-    return text, (tuple(numbered) if numbered else None)
+    numbers = tuple(numbered) if numbered else None
+    return Statement(text, numbers, tuple(limits), tuple(binary))
 
 
-def _params(order: tuple[int, ...] | None, params: Sequence[Any]) -> Any:
-    if order is None:
-        return tuple(params)
-    return {f"p{n}": params[n - 1] for n in set(order)}
+def _params(statement: Statement, params: Sequence[Any]) -> Any:
+    if statement.numbered is not None:
+        return {f"p{n}": params[n - 1] for n in set(statement.numbered)}
+    values = list(params)
+    for at in statement.limits:
+        if isinstance(values[at], int) and values[at] < 0:
+            values[at] = None  # LIMIT NULL: no limit, as SQLite's LIMIT -1
+    for at in statement.binary:
+        if isinstance(values[at], str):
+            values[at] = values[at].encode("utf-8", "surrogateescape")
+    return values
 
 
 class Cursor:
@@ -117,16 +154,17 @@ class Connection:
         pragma = _PRAGMA_TABLE_INFO.match(sql)
         if pragma:
             return self.execute(_COLUMNS_SQL, (pragma.group(1),))
-        text, order = translate(sql)
+        statement = translate(sql)
         cursor = self.raw.cursor(row_factory=row_factory)
-        cursor.execute(text, _params(order, params) if params or order else None)
+        # Always with parameters (maybe none), so the driver reads every %% as one %.
+        cursor.execute(statement.text, _params(statement, params))
         return Cursor(cursor)
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         """Run one statement for each parameter row."""
-        text, order = translate(sql)
+        statement = translate(sql)
         with self.raw.cursor() as cursor:
-            cursor.executemany(text, [_params(order, r) for r in rows])
+            cursor.executemany(statement.text, [_params(statement, r) for r in rows])
 
 
 # The projections learn a table's columns with SQLite's PRAGMA table_info: answer it from

@@ -668,6 +668,60 @@ MIGRATIONS: tuple[PgMigration, ...] = (
     ),
 )
 
+# The tables with a sequence column (the seq of the event that created the row), and that
+# column: SQLite's migration 10 (store/sqlite_backfill.py), in the same order.
+SEQUENCED: tuple[tuple[str, str], ...] = (
+    ("actions", "seq"),
+    ("action_logs", "seq"),
+    ("task_messages", "seq"),
+    ("sessions", "seq"),
+    ("fixes", "seq"),
+    ("jobs", "seq"),
+    ("task_summaries", "seq"),
+    ("model_calls", "seq"),
+    ("trace_decisions", "seq"),
+    ("trace_validations", "seq"),
+    ("patterns", "seq"),
+    ("guardrails", "seq"),
+    ("entry_sources", "position"),
+)
+
+
+def _resequenced(table: str, index: str, columns: str) -> tuple[str, str]:
+    return f"DROP INDEX {index}", f"CREATE INDEX {index} ON {table}(space, {columns})"
+
+
+MIGRATIONS += (
+    # PostgreSQL stores begin with this release, so there are no rows made before this
+    # migration to backfill (SQLite's backfills its older stores from a replay).
+    PgMigration(
+        10,
+        "explicit sequence columns (the creating event's seq) instead of rowid; an entry"
+        " source's position; the kind of each command output (text or bytes)",
+        (
+            *(
+                f"ALTER TABLE {table} ADD COLUMN {column} bigint NOT NULL DEFAULT 0"
+                for table, column in SEQUENCED
+            ),
+            "ALTER TABLE actions ADD COLUMN stdout_kind text"
+            " CHECK (stdout_kind IN ('text', 'bytes'))",
+            "ALTER TABLE actions ADD COLUMN stderr_kind text"
+            " CHECK (stderr_kind IN ('text', 'bytes'))",
+            *_resequenced("actions", "actions_task", "task_id, created_at, seq"),
+            *_resequenced("actions", "actions_command", "command, created_at, seq"),
+            *_resequenced("action_logs", "action_logs_action", "action_id, created_at, seq"),
+            *_resequenced("task_messages", "task_messages_task", "task_id, created_at, seq"),
+            *_resequenced("fixes", "fixes_fingerprint", "fingerprint, created_at, seq"),
+            *_resequenced("task_summaries", "task_summaries_task", "task_id, created_at, seq"),
+            *_resequenced("model_calls", "model_calls_task", "task_id, created_at, seq"),
+            *_resequenced("trace_decisions", "trace_decisions_task", "task_id, created_at, seq"),
+            *_resequenced("jobs", "jobs_pending", "status, created_at, seq"),
+            *_resequenced("sessions", "sessions_workspace", "workspace, last_active_at, seq"),
+            *_resequenced("entry_sources", "entry_sources_entry", "entry_id, position"),
+        ),
+    ),
+)
+
 LATEST = MIGRATIONS[-1].number
 
 

@@ -31,6 +31,7 @@ from clew.errors import (
     StoreBusyError,
     StoreError,
     StoreReadOnlyError,
+    ValidationError,
 )
 from clew.ids import is_id_prefix, new_id
 from clew.location import shown
@@ -213,6 +214,13 @@ class PostgresStore(PostgresSearch, SQLiteStore):
             raise self._read_only_error() from exc
         except psycopg.errors.InsufficientPrivilege as exc:
             raise StoreError(f"the store {self.path} refused this: {_why(exc, self.url)}") from exc
+        except psycopg.DataError as exc:
+            if "NUL (0x00)" in str(exc):  # checked by the driver before anything is sent
+                raise ValidationError(
+                    "a PostgreSQL store cannot keep text holding the NUL character (\\x00);"
+                    " remove it, or send that output as bytes"
+                ) from exc
+            raise StoreError(f"store error: {_why(exc, self.url)}") from exc
         except psycopg.OperationalError as exc:
             raise StoreError(
                 f"lost the PostgreSQL store {self.path}: {_why(exc, self.url)}"
@@ -400,6 +408,12 @@ class PostgresStore(PostgresSearch, SQLiteStore):
             conn = self._conn
             rows: list[Any] = self._guard(lambda: conn.execute(sql, params).fetchall())
         return rows
+
+    def list_events(self, **kwargs: Any) -> list[Event]:
+        """As on SQLite, in one transaction: bringing an old event to the current shape may
+        read other rows, on the same connection."""
+        with self.transaction():
+            return super().list_events(**kwargs)
 
     def resolve(self, kind: str, ident: str, hint: str = "") -> str:
         """Return the full id of the `kind` record whose id is `ident` or starts with it."""

@@ -23,7 +23,7 @@ _HANDLERS: dict[str, Handler] = {}
 # in an older shape is never rewritten; an upgrade brings its data to the current shape
 # whenever it is read (before projection, and when events are listed). Keyed by event
 # type, each with a test for the older shape it knows, run in registration order.
-Upgrade = Callable[[sqlite3.Connection, dict[str, Any]], dict[str, Any]]
+Upgrade = Callable[[sqlite3.Connection, Event], dict[str, Any]]
 Outdated = Callable[[dict[str, Any]], bool]
 _UPGRADES: dict[str, list[tuple[Outdated, Upgrade]]] = {}
 
@@ -63,7 +63,7 @@ def current(conn: sqlite3.Connection, event: Event) -> Event:
     """Return `event` with its data in the current shape (the event itself if it is)."""
     for outdated, upgrade in _UPGRADES.get(event.type, ()):
         if outdated(event.data):
-            event = event._replace(data=upgrade(conn, event.data))
+            event = event._replace(data=upgrade(conn, event))
     return event
 
 
@@ -135,8 +135,9 @@ def insert(conn: sqlite3.Connection, table: str, values: dict[str, Any]) -> None
     be a column of the table: a journal event can never name anything else."""
     known = _TABLE_COLUMNS.get(table)
     if known is None:
-        rows = conn.execute(f"PRAGMA table_info({table})").fetchall()
-        known = _TABLE_COLUMNS[table] = frozenset(row[1] for row in rows)
+        # The columns as any DB-API cursor describes them (no PRAGMA: every backend runs this).
+        cursor = conn.execute(f"SELECT * FROM {table} WHERE 1 = 0")
+        known = _TABLE_COLUMNS[table] = frozenset(c[0] for c in cursor.description)
     unknown = set(values) - known
     if unknown:
         raise ValueError(f"event names unknown {table} columns {sorted(unknown)}")
@@ -249,26 +250,34 @@ def _plan_revised(conn: sqlite3.Connection, event: Event) -> None:
     projection_record.plan_changed(conn, task_id, event.created_at)
 
 
+@upgrades("step.updated", lambda data: "status" in data["changes"] and "timing" not in data)
+def _step_before_timing(conn: sqlite3.Connection, event: Event) -> dict[str, Any]:
+    """Derive the timing a status change gave a step, which events written before they
+    carried it lack, as the projection then did: a finish reads the step's start from its
+    row, which is the start the step had at this event while the journal replays in order."""
+    at = event.created_at
+    status = StepStatus(event.data["changes"]["status"])
+    timing: dict[str, Any] = {"started_at": None, "completed_at": None, "duration_seconds": None}
+    if status is StepStatus.ACTIVE:
+        timing["started_at"] = at
+    elif status in FINISHED_STEP_STATUSES:
+        row = conn.execute(
+            "SELECT started_at FROM plan_items WHERE id = ?", (event.data["step_id"],)
+        )
+        found = row.fetchone()
+        started = found[0] if found is not None else None
+        del timing["started_at"]
+        timing["completed_at"] = at
+        timing["duration_seconds"] = seconds_between(started, at) if started else None
+    return {**event.data, "timing": timing}
+
+
 @handles("step.updated")
 def _step_updated(conn: sqlite3.Connection, event: Event) -> None:
     step_id = event.data["step_id"]
     changes = event.data["changes"]
-    timing: dict[str, Any] = {"updated_at": event.created_at}
-    if "status" in changes:
-        # A status change also sets the step's timing: active starts the clock, a
-        # finishing status stops it, pending clears both.
-        status = StepStatus(changes["status"])
-        if status is StepStatus.ACTIVE:
-            timing.update(started_at=event.created_at, completed_at=None, duration_seconds=None)
-        elif status in FINISHED_STEP_STATUSES:
-            row = conn.execute("SELECT started_at FROM plan_items WHERE id = ?", (step_id,))
-            started = row.fetchone()[0]
-            timing["completed_at"] = event.created_at
-            timing["duration_seconds"] = (
-                seconds_between(started, event.created_at) if started else None
-            )
-        else:
-            timing.update(started_at=None, completed_at=None, duration_seconds=None)
+    # A status change carries the step's timing (tasks.step_timing).
+    timing = {"updated_at": event.created_at, **event.data.get("timing", {})}
     _set(conn, "plan_items", _STEP_FIELDS, step_id, changes, timing)
     if "status" in changes:
         projection_record.step_changed(
@@ -356,8 +365,10 @@ def _files_changed(conn: sqlite3.Connection, event: Event) -> None:
         conn.execute(
             "INSERT INTO task_files (id, space, task_id, path, created, modifications,"
             " first_at, last_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT(id) DO UPDATE SET created = max(created, excluded.created),"
-            " modifications = modifications + excluded.modifications, last_at = excluded.last_at",
+            " ON CONFLICT(id) DO UPDATE SET created = CASE WHEN excluded.created = 1 THEN 1"
+            " ELSE task_files.created END,"
+            " modifications = task_files.modifications + excluded.modifications,"
+            " last_at = excluded.last_at",
             (
                 f"{event.task_id}/{change['path']}",
                 event.space,

@@ -1,6 +1,8 @@
-"""Apply conversation events: sessions, their verbatim turns, and each session's state,
-folded from its turns by `session_state.advance` (so replaying the journal rebuilds the
-state exactly). Registered with `projection.handles` (see projection.py)."""
+"""Apply conversation events: sessions, their verbatim turns, and each session's state.
+A turn's event carries what was derived from it when it was appended (its role, text,
+tool calls, and what it changed in the session state), so this copies values and never
+parses or folds; events older than that are upgraded on read with the heuristics of their
+time (frozen_turns). Registered with `projection.handles` (see projection.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,6 @@ import json
 import sqlite3
 from typing import Any
 
-from clew import session_state, turns
 from clew.models import Event
 from clew.store.projection import handles, insert, upgrades
 
@@ -39,44 +40,85 @@ def _session_updated(conn: sqlite3.Connection, event: Event) -> None:
 
 
 @upgrades("turn.appended", lambda data: "call_turn" not in data["turn"])
-def _turn_before_call_turn(conn: sqlite3.Connection, data: dict[str, Any]) -> dict[str, Any]:
+def _turn_before_call_turn(conn: sqlite3.Connection, event: Event) -> dict[str, Any]:
     """Derive `call_turn` and `tool_name`, which turns written before the facade put them in
     the event lack (clew's shape up to commit a0ae60a), as the projection then did: from
     the calls the session state keeps until their results arrive. Replayed in order, the
     state is the one the turn was appended to, so the result is exact; read later (for
     display), the turn's row already holds what the replay derived."""
+    from clew.store import frozen_turns  # lazily: only old events need it
+
+    data = event.data
     t = data["turn"]
     row = conn.execute("SELECT tool_name, call_turn FROM turns WHERE id = ?", (t["id"],))
     known = row.fetchone()
     if known is not None:
         return {**data, "turn": {**t, "tool_name": known[0], "call_turn": known[1]}}
-    parts = turns.parse(t["message"])
-    row = conn.execute("SELECT state FROM sessions WHERE id = ?", (data["session_id"],))
-    found = row.fetchone()
-    state = json.loads(found[0]) if found is not None else {}
-    call = state.get("calls", {}).get(parts.tool_call_id or "", {})
+    parts = frozen_turns.parse(t["message"])
+    call = _state(conn, data["session_id"]).get("calls", {}).get(parts.tool_call_id or "", {})
     name = t.get("tool_name") or parts.tool_name or call.get("name")
     return {**data, "turn": {**t, "tool_name": name, "call_turn": call.get("turn")}}
 
 
+@upgrades("turn.appended", lambda data: "role" not in data["turn"])
+def _turn_before_derived(conn: sqlite3.Connection, event: Event) -> dict[str, Any]:
+    """Derive the parts and the session state's change, which turns written before events
+    carried them lack, with the parser and fold of that time (frozen_turns). The change is
+    folded from the session's state, which is the one the turn was appended to only while
+    replaying in order: a turn read later (its row exists) gets its parts, not a change."""
+    from clew.store import frozen_turns  # lazily: only old events need it
+
+    data = event.data
+    t = data["turn"]
+    parts = frozen_turns.parse(t["message"])
+    calls = [list(c) for c in parts.tool_calls] or None
+    turn = {**t, "role": parts.role, "tool_calls": calls, "tool_call_id": parts.tool_call_id}
+    turn["text"] = parts.text
+    row = conn.execute("SELECT 1 FROM turns WHERE id = ?", (t["id"],)).fetchone()
+    if row is None:
+        old = _state(conn, data["session_id"])
+        new = frozen_turns.advance(old, t["number"], parts)
+        turn["state"] = {k: v for k, v in new.items() if k not in old or old[k] != v}
+    return {**data, "turn": turn}
+
+
+def _state(conn: sqlite3.Connection, session_id: str) -> dict[str, Any]:
+    row = conn.execute("SELECT state FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    return json.loads(row[0]) if row is not None else {}
+
+
 @handles("turn.appended")
 def _turn_appended(conn: sqlite3.Connection, event: Event) -> None:
+    """Insert the turn as its event says, and overlay the session state's change on the
+    session's state (a plain read and write: the fold ran when the turn was appended)."""
     t = event.data["turn"]
     session_id = event.data["session_id"]
     message = t["message"]
-    parts = turns.parse(message)
-    stored, _, text_content = turns.split(message)
-    calls = [list(c) for c in parts.tool_calls] or None
+    text = message[t["text_from"]] if "text_from" in t else t["text"]
+    # A text content is stored once, in its own column (turns.restore puts it back).
+    text_content = isinstance(message.get("content"), str)
+    stored = json.dumps(
+        {**message, "content": None} if text_content else message, ensure_ascii=False
+    )
+    calls = t["tool_calls"]
     insert(conn, "turns", {
         "id": t["id"], "space": event.space, "session_id": session_id, "turn": t["number"],
-        "role": parts.role, "content": parts.text, "text_content": int(text_content),
+        "role": t["role"], "content": text,
+        "text_content": int(text_content),
         "tool_calls": None if calls is None else json.dumps(calls, ensure_ascii=False),
-        "tool_call_id": parts.tool_call_id, "tool_name": t["tool_name"],
+        "tool_call_id": t["tool_call_id"], "tool_name": t["tool_name"],
         "call_turn": t["call_turn"], "message": stored, "token_count": t["token_count"],
         "created_at": event.created_at,
     })  # fmt: skip
-    row = conn.execute("SELECT state FROM sessions WHERE id = ?", (session_id,)).fetchone()
-    state = session_state.advance(json.loads(row[0]), t["number"], parts)
+    change = t["state"]
+    if not change:
+        conn.execute(
+            "UPDATE sessions SET turn_count = turn_count + 1, total_tokens = total_tokens + ?,"
+            " last_active_at = ? WHERE id = ?",
+            (t["token_count"], event.created_at, session_id),
+        )
+        return
+    state = {**_state(conn, session_id), **change}
     conn.execute(
         "UPDATE sessions SET turn_count = turn_count + 1, total_tokens = total_tokens + ?,"
         " last_active_at = ?, state = ? WHERE id = ?",

@@ -105,8 +105,8 @@ def synthesis(conn: sqlite3.Connection, task_id: str, at: str) -> None:
     """Synthesis starts when every step is completed or skipped, and stops if one reopens."""
     conn.execute(
         "UPDATE task_records SET synthesis_started_at = CASE WHEN"
-        " EXISTS (SELECT 1 FROM plan_items WHERE task_id = ?1 AND removed = 0) AND NOT EXISTS"
-        f" (SELECT 1 FROM plan_items WHERE task_id = ?1 AND removed = 0 AND status NOT IN {_DONE})"
-        " THEN coalesce(synthesis_started_at, ?2) ELSE NULL END WHERE id = ?1",
-        (task_id, at),
+        " EXISTS (SELECT 1 FROM plan_items WHERE task_id = ? AND removed = 0) AND NOT EXISTS"
+        f" (SELECT 1 FROM plan_items WHERE task_id = ? AND removed = 0 AND status NOT IN {_DONE})"
+        " THEN coalesce(synthesis_started_at, ?) ELSE NULL END WHERE id = ?",
+        (task_id, task_id, at, task_id),
     )

@@ -1,0 +1,320 @@
+"""Sessions and their turns on the Memory facade: every message kept verbatim as a turn,
+written through before the call returns; the session state folded from the turns as they
+are appended (each turn's event carries what it changed); import and export.
+
+Nothing is ever deleted: popping or clearing a session (the Agents SDK's `pop_item`,
+`clear_session`) hides turns from the session's view, and recall still finds them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
+
+from clew import checks, turns
+from clew.archive import Archive
+from clew.errors import ValidationError
+from clew.ids import new_id
+from clew.location import real_path, related
+from clew.models import Session, Turn
+from clew.session_state import STATE_BUDGET as SESSION_STATE_BUDGET
+from clew.session_state import advance as fold_state
+from clew.session_state import change as state_change
+from clew.session_state import render as render_session_state
+from clew.tokens import counter
+from clew.working import Working
+
+_SESSION_FIELDS = ("workspace", "model", "system_prompt", "task_id", "title")
+
+
+class SessionState(NamedTuple):
+    """The session state as YAML for the prompt, and the facts it shows."""
+
+    session_id: str
+    text: str
+    tokens: int
+    state: dict[str, Any]
+
+
+class Sessions(Archive, Working):
+    """Sessions, their turns and their state (mixed into Memory through Conversations)."""
+
+    # -- sessions -------------------------------------------------------------------------
+
+    def start_session(
+        self,
+        *,
+        workspace: str | None = None,
+        model: str | None = None,
+        system_prompt: str | None = None,
+        task_id: str | None = None,
+        title: str | None = None,
+        key: str | None = None,
+    ) -> Session:
+        """Start a conversation. `key` is the caller's own unique name for it (an Agents
+        SDK session_id); `task_id` links it to a task, whose state then joins its prompt."""
+        session_id = new_id()
+        data = {
+            "id": session_id,
+            "key": checks.optional_text(key, "session key", max_chars=checks.MAX_NAME_CHARS),
+            "workspace": checks.optional_text(workspace, "workspace"),
+            "model": checks.optional_text(model, "model", max_chars=checks.MAX_NAME_CHARS),
+            "system_prompt": checks.optional_text(system_prompt, "system prompt"),
+            "title": checks.optional_text(title, "title", max_chars=checks.MAX_NAME_CHARS),
+            "task_id": None,
+        }
+        with self._write() as at:
+            if task_id is not None:
+                data["task_id"] = self._task_id(task_id)
+            if data["key"] is not None and self._store.session_by_key(data["key"]) is not None:
+                raise ValidationError(
+                    f"a session with key {data['key']!r} already exists; open it with"
+                    f" `clew session show {data['key']}`"
+                )
+            self._emit("session.started", data["task_id"], {"session": data}, at)
+            return self._store.get_session(session_id)
+
+    def open_session(self, key: str, /, **fields: str | None) -> Session:
+        """The session with this key, started (with `fields`, as for start_session) if
+        there is none, and made active again if it had ended: for adapters whose sessions
+        are named by the caller."""
+        checks.text(key, "session key")
+        with self._write():
+            found = self._store.session_by_key(key)
+            if found is None:
+                return self.start_session(key=key, **fields)
+            return found if found.active else self._set_active(found.id, True)
+
+    def get_session(self, session: str) -> Session:
+        """A session by its id (or an unambiguous prefix) or its key."""
+        return self._session(session)
+
+    def list_sessions(
+        self, workspace: str | None = None, *, active_only: bool = False, limit: int | None = None
+    ) -> list[Session]:
+        """Sessions, the most recently active first; with a workspace, those whose workspace
+        is it, holds it or lies within it."""
+        if limit is not None:
+            limit = checks.count(limit, "limit")
+        if workspace is None:  # nothing to filter here: the store limits in SQL
+            return self._store.list_sessions(active_only=active_only, limit=limit)
+        here = real_path(checks.text(workspace, "workspace"))
+        found = self._store.list_sessions(active_only=active_only)
+        found = [s for s in found if s.workspace and related(real_path(s.workspace), here)]
+        return found[:limit] if limit is not None else found
+
+    def update_session(self, session: str, /, **changes: str | None) -> Session:
+        """Change a session's workspace, model, system prompt, task or title."""
+        unknown = set(changes) - set(_SESSION_FIELDS)
+        if unknown:
+            raise ValidationError(
+                f"cannot change {', '.join(sorted(unknown))} of a session; one can change:"
+                f" {', '.join(_SESSION_FIELDS)}"
+            )
+        clean = {k: checks.optional_text(v, k.replace("_", " ")) for k, v in changes.items()}
+        with self._write() as at:
+            sid = self._session_id(session)
+            if clean.get("task_id") is not None:
+                clean["task_id"] = self._task_id(clean["task_id"])  # type: ignore[arg-type]
+            if clean:
+                task = self._store.get_session(sid).task_id
+                self._emit("session.updated", task, {"session_id": sid, "changes": clean}, at)
+            return self._store.get_session(sid)
+
+    def end_session(self, session: str) -> Session:
+        """Mark a session inactive; resuming it makes it active again."""
+        return self._set_active(session, False)
+
+    def _set_active(self, session: str, active: bool) -> Session:
+        with self._write() as at:
+            current = self._session(session)
+            if current.active != active:
+                data = {"session_id": current.id, "changes": {"active": active}}
+                self._emit("session.updated", current.task_id, data, at)
+            return self._store.get_session(current.id)
+
+    def _session(self, ident: str) -> Session:
+        """A session by its exact id or key (one query), else by an id prefix."""
+        if not isinstance(ident, str) or not ident.strip():
+            raise ValidationError("session must be a session id or key, as text")
+        found = self._store.find_session(ident)
+        if found is not None:
+            return found
+        return self._store.get_session(self._resolve("session", ident))
+
+    def _session_id(self, ident: str) -> str:
+        return self._session(ident).id
+
+    # -- turns ----------------------------------------------------------------------------
+
+    def append_turn(
+        self,
+        session: str,
+        message: dict[str, Any] | None = None,
+        /,
+        *,
+        role: str | None = None,
+        content: Any = None,
+        tool_calls: list[dict[str, Any]] | None = None,
+        tool_call_id: str | None = None,
+        name: str | None = None,
+        tool_name: str | None = None,
+    ) -> Turn:
+        """Archive one message verbatim; it is committed when this returns.
+
+        Give the message as the agent sends it (an OpenAI chat message or a Responses /
+        Agents SDK item), or its fields (`role`, `content`, ...). `tool_name` names the
+        tool a result came from when the message does not (found from its call if it can
+        be)."""
+        if message is None:
+            fields = {"role": role, "content": content, "tool_calls": tool_calls,
+                      "tool_call_id": tool_call_id, "name": name}  # fmt: skip
+            message = {k: v for k, v in fields.items() if v is not None or k == "content"}
+        elif any(v is not None for v in (role, content, tool_calls, tool_call_id, name)):
+            raise ValidationError("give a message, or its fields (role, content...), not both")
+        return self.append_turns(session, [message], tool_name=tool_name)[0]
+
+    def append_turns(
+        self, session: str, messages: Iterable[dict[str, Any]], *, tool_name: str | None = None
+    ) -> list[Turn]:
+        """Archive messages in order, all or none, in one transaction."""
+        if isinstance(messages, str | bytes | dict):
+            raise ValidationError("messages must be a list of messages, not one")
+        items = list(messages)
+        parsed = [self._checked(m, f"message {n}") for n, m in enumerate(items, 1)]
+        tool = checks.optional_text(tool_name, "tool name", max_chars=checks.MAX_NAME_CHARS)
+        with self._write() as at:
+            current = self._session(session)
+            if not current.active:
+                raise ValidationError(
+                    f"session {current.id} has ended; resume it first with"
+                    f" `clew session resume {current.id}`"
+                )
+            # The calls awaiting results, so that a result knows its tool and its call's turn.
+            pending: dict[str, Any] = dict(current.state.get("calls", {}))
+            state = current.state
+            added = []
+            for number, (message, parts) in enumerate(parsed, current.turn_count + 1):
+                call, name = {}, None
+                if parts.role == "tool":
+                    call = pending.pop(parts.tool_call_id or "", {})
+                    name = tool or parts.tool_name or call.get("name")
+                for c in parts.tool_calls:
+                    if c.id:
+                        pending[c.id] = {"name": c.name, "turn": number}
+                made = tuple((c.id, c.name, c.arguments) for c in parts.tool_calls)
+                turn = Turn(
+                    new_id(), current.space, current.id, number, parts.role, parts.text, message,
+                    made, parts.tool_call_id, name, call.get("turn"),
+                    turns.estimate_tokens(parts.text, parts.tool_calls), False, at,
+                )  # fmt: skip
+                # The event carries everything derived (parts, tokens, the state's change),
+                # so the projection copies it and a tuned heuristic never alters a replay.
+                folded = fold_state(state, number, parts)
+                data = {"id": turn.id, "number": number, "message": message,
+                        "token_count": turn.token_count, "tool_name": name,
+                        "call_turn": turn.call_turn, **turns.derived(message, parts),
+                        "state": state_change(state, folded)}  # fmt: skip
+                state = folded
+                self._emit(
+                    "turn.appended", current.task_id, {"session_id": current.id, "turn": data}, at
+                )
+                added.append(turn)
+            return added
+
+    @staticmethod
+    def _checked(message: object, where: str) -> tuple[dict[str, Any], turns.Parts]:
+        normalized = checks.json_object(message, where)
+        return normalized, turns.parse(normalized, where)
+
+    def list_turns(
+        self,
+        session: str,
+        *,
+        first: int | None = None,
+        last: int | None = None,
+        newest: int | None = None,
+        include_hidden: bool = False,
+    ) -> list[Turn]:
+        """A session's turns in order: numbers `first`..`last`, or the `newest` N; hidden
+        turns only when asked for."""
+        sid = self._session_id(session)
+        if newest is not None:
+            newest = checks.count(newest, "newest")
+        for value, field in ((first, "first"), (last, "last")):
+            if value is not None:
+                checks.count(value, f"{field} turn")
+        return self._store.get_turns(
+            sid, first=first, last=last, newest=newest, include_hidden=include_hidden
+        )
+
+    def pop_turn(self, session: str) -> Turn | None:
+        """Hide the newest visible turn from the session's view and return it (None if
+        there is none); the archive keeps it."""
+        with self._write() as at:
+            current = self._session(session)
+            newest = self._store.get_turns(current.id, newest=1, include_hidden=False)
+            if not newest:
+                return None
+            data = {"session_id": current.id, "turn": newest[0].number}
+            self._emit("turns.hidden", current.task_id, data, at)
+            return self._store.turns_numbered(current.id, [newest[0].number])[0]
+
+    def clear_session(self, session: str) -> int:
+        """Hide every turn from the session's view (the archive keeps them); return how
+        many were visible."""
+        with self._write() as at:
+            current = self._session(session)
+            visible = self._store.count_turns(current.id)
+            if visible:
+                data = {"session_id": current.id, "through": current.turn_count}
+                self._emit("turns.hidden", current.task_id, data, at)
+            return visible
+
+    # -- session state --------------------------------------------------------------------
+
+    def session_state(self, session: str, *, budget: int = SESSION_STATE_BUDGET) -> SessionState:
+        """The session state (files touched, key decisions, errors resolved, current focus)
+        as YAML within `budget` tokens."""
+        current = self._session(session)
+        limit = checks.budget(budget)
+        header = {
+            "id": current.id,
+            "workspace": current.workspace,
+            "model": current.model,
+            "turn_count": current.turn_count,
+            "total_tokens": current.total_tokens,
+        }
+        text = render_session_state(
+            {k: v for k, v in header.items() if v is not None}, current.state, counter(), limit
+        )
+        public = {k: v for k, v in current.state.items() if k != "calls"}
+        return SessionState(current.id, text, counter().text(text), public)
+
+    def import_session(
+        self,
+        messages: Sequence[dict[str, Any]],
+        *,
+        workspace: str | None = None,
+        model: str | None = None,
+        title: str | None = None,
+        task_id: str | None = None,
+        system_prompt: str | None = None,
+    ) -> Session:
+        """A new session holding `messages` (OpenAI chat messages or Responses items) as
+        its turns, exactly; all or nothing."""
+        items = checks.sequence(messages, "messages")
+        with self._write():
+            created = self.start_session(
+                workspace=workspace, model=model, title=title, task_id=task_id,
+                system_prompt=system_prompt,
+            )  # fmt: skip
+            if items:
+                self.append_turns(created.id, items)  # type: ignore[arg-type]
+            return self._store.get_session(created.id)
+
+    def export_session(self, session: str, *, include_hidden: bool = True) -> list[dict[str, Any]]:
+        """A session's messages exactly as they were given, in order (import_session takes
+        them back)."""
+        sid = self._session_id(session)
+        return [t.message for t in self._store.get_turns(sid, include_hidden=include_hidden)]
