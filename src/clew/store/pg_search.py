@@ -344,21 +344,22 @@ class PostgresSearch(RowReader):
         (none for one term), then the ranked rows."""
         match, match_params = tsquery(query)
         with self.transaction():
+            counts: list[str] = []
             parts: list[str] = []
-            score_params: list[Any] = []
-            for sql, params_of, weight in self._weighed_terms(table, query):
+            count_params: list[Any] = []
+            for i, (sql, params_of, weight) in enumerate(self._weighed_terms(table, query)):
                 # BM25 of the term in the row: its frequency is ts_rank_cd's count of its
                 # occurrences (weighted by column), the row's length its number of lexemes.
-                tf = f"ts_rank_cd({weights}, w.search, {sql}, 0)"
+                counts.append(f"ts_rank_cd({weights}, v.search, {sql}, 0) AS tf{i}")
+                count_params += params_of
                 parts.append(
-                    f"{weight!r} * {tf} * {K1 + 1} / ({tf} + {K1} * (1 - {B} + {B} * w.dl"
+                    f"{weight!r} * w.tf{i} * {K1 + 1} / (w.tf{i} + {K1} * (1 - {B} + {B} * w.dl"
                     " / w.avgdl))"
                 )
-                score_params += params_of * 2
             rows = self._rows(
                 f"SELECT r.score, {columns} FROM ("
                 f" SELECT w.seq, -({' + '.join(parts)}) AS score FROM ("
-                "  SELECT v.*, avg(v.dl) OVER () AS avgdl FROM ("
+                f"  SELECT v.seq, v.dl, avg(v.dl) OVER () AS avgdl, {', '.join(counts)} FROM ("
                 f"   SELECT t.seq, t.search, length(t.search) AS dl FROM {table} t{joins}"
                 f"   WHERE t.search @@ {match} AND t.space = ?{where}"
                 f"   ORDER BY t.seq DESC LIMIT {SEARCH_WINDOW}) v) w"
@@ -366,7 +367,7 @@ class PostgresSearch(RowReader):
                 f" JOIN {table} t ON t.seq = r.seq AND t.space = ?{outer_joins}"
                 f" CROSS JOIN (SELECT {match} AS q) m"
                 " ORDER BY r.score, r.seq DESC",
-                [*score_params, *match_params, self.space, *params, limit, self.space,
+                [*count_params, *match_params, self.space, *params, limit, self.space,
                  *match_params],
             )  # fmt: skip
         return [(float(r[0]), r) for r in rows]
