@@ -31,8 +31,8 @@ on both backends (a tsvector holds at most 1 MB).
 Ranking is BM25, as FTS5's bm25 (k1 1.2, b 0.75): `ts_rank` has no inverse document
 frequency (a query of one rare and one common word would rank by the common word's count)
 and saturates a term's count much sooner. Per included term: its frequency in the row is
-`ts_rank_cd`'s count of its occurrences, weighted by column; the row's length its number
-of lexemes against their mean over the ranked rows; its idf ln(1 + (N - df + 0.5) /
+`ts_rank_cd`'s count of its occurrences, weighted by column; the row's length the bytes
+of its indexed text against their mean over the ranked rows; its idf ln(1 + (N - df + 0.5) /
 (df + 0.5)), df counted from the GIN index (capped at DF_CAP: past it every term is common
 alike), N the span of the space's `seq` numbers (exact for a store of one space, an upper
 bound otherwise, which only flattens the idf a little). Scores are negated, lower is
@@ -46,7 +46,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from clew.errors import ValidationError
 from clew.models import Action, Entry, EntryFilter, RecordHit, SearchHit, Turn
@@ -186,9 +186,32 @@ ENTRIES_INDEX = index_ddl(
 )
 TURNS_INDEX = index_ddl("turns", [("content", "A")])
 RECORDS_INDEX = index_ddl("record_docs", [("title", "A"), ("body", "C"), ("stderr", "B")])
-_ENTRY_WEIGHTS = "'{0.25, 0.25, 0.5, 1.0}'::float4[]"
-_RECORD_WEIGHTS = "'{0.33, 0.33, 0.33, 1.0}'::float4[]"
-_TURN_WEIGHTS = "'{1.0, 1.0, 1.0, 1.0}'::float4[]"
+
+
+class _Index(NamedTuple):
+    """What ranking needs of one searched table: its name, the ts_rank_cd weights of its
+    columns, and SQL for a row's length (alias `t`)."""
+
+    table: str
+    weights: str
+    length: str
+
+
+# A row's length for BM25 is the bytes of its indexed text: octet_length reads a large
+# value's size from its TOAST pointer, where counting the vector's lexemes would read (and
+# decompress) every ranked row's vector a second time.
+_ENTRIES = _Index(
+    "entries",
+    "'{0.25, 0.25, 0.5, 1.0}'::float4[]",
+    "octet_length(t.summary) + coalesce(octet_length(t.detail), 0) + octet_length(t.tags)"
+    " + coalesce(octet_length(t.resolution), 0)",
+)
+_RECORDS = _Index(
+    "record_docs",
+    "'{0.33, 0.33, 0.33, 1.0}'::float4[]",
+    "octet_length(t.title) + octet_length(t.body) + octet_length(t.stderr)",
+)
+_TURNS = _Index("turns", "'{1.0, 1.0, 1.0, 1.0}'::float4[]", "octet_length(t.content)")
 
 
 # Task messages and commands are searched through `record_docs`, as on SQLite: one row
@@ -326,10 +349,9 @@ class PostgresSearch(RowReader):
 
     def _ranked_rows(
         self,
-        table: str,
+        index: _Index,
         query: Query,
         *,
-        weights: str,
         columns: str,
         limit: int,
         joins: str = "",
@@ -337,12 +359,14 @@ class PostgresSearch(RowReader):
         params: Sequence[Any] = (),
         outer_joins: str = "",
     ) -> list[tuple[float, Any]]:
-        """The best `limit` rows of `table` (alias `t`, with `joins`, narrowed by `where`)
+        """The best `limit` rows of an index's table (alias `t`, with `joins`, narrowed by
+        `where`)
         among its newest SEARCH_WINDOW matches, as (score, row of `columns`), best first.
         `columns` may read `t`, `outer_joins` and `m.q`, the query's tsquery: they are
         read for the rows shown only. Two statements: the terms' document frequencies
         (none for one term), then the ranked rows."""
         match, match_params = tsquery(query)
+        table, weights, length = index
         with self.transaction():
             counts: list[str] = []
             parts: list[str] = []
@@ -360,7 +384,7 @@ class PostgresSearch(RowReader):
                 f"SELECT r.score, {columns} FROM ("
                 f" SELECT w.seq, -({' + '.join(parts)}) AS score FROM ("
                 f"  SELECT v.seq, v.dl, avg(v.dl) OVER () AS avgdl, {', '.join(counts)} FROM ("
-                f"   SELECT t.seq, t.search, length(t.search) AS dl FROM {table} t{joins}"
+                f"   SELECT t.seq, t.search, {length} AS dl FROM {table} t{joins}"
                 f"   WHERE t.search @@ {match} AND t.space = ?{where}"
                 f"   ORDER BY t.seq DESC LIMIT {SEARCH_WINDOW}) v) w"
                 f" ORDER BY score, w.seq DESC LIMIT ?) r"
@@ -398,7 +422,7 @@ class PostgresSearch(RowReader):
         columns = ", ".join(f"t.{c}" for c in ENTRY_COLUMNS)
         text = "concat_ws(E'\\n', t.summary, t.detail, t.resolution)"
         rows = self._ranked_rows(
-            "entries", query, weights=_ENTRY_WEIGHTS, where=where, params=params, limit=limit,
+            _ENTRIES, query, where=where, params=params, limit=limit,
             columns=f"{columns}, {_headline(text, 'm.q')} AS snippet",
         )  # fmt: skip
         entries = self._with_sources([_entry(tuple(r)[1:]) for _, r in rows])
@@ -413,7 +437,7 @@ class PostgresSearch(RowReader):
         """Rank the turns matching a query (of one session, or of all), as on SQLite."""
         columns = ", ".join("t." + c.strip() for c in _TURN_COLUMNS.split(","))
         rows = self._ranked_rows(
-            "turns", query, weights=_TURN_WEIGHTS, limit=limit,
+            _TURNS, query, limit=limit,
             where=" AND t.session_id = ?" if session_id is not None else "",
             params=[session_id] if session_id is not None else [],
             columns=f"{columns}, {_headline('t.content', 'm.q')} AS snip",
@@ -465,7 +489,7 @@ class PostgresSearch(RowReader):
             " WHEN ts_filter(t.search, '{b}') @@ m.q THEN t.stderr ELSE t.title END"
         )
         rows = self._ranked_rows(
-            "record_docs", query, weights=_RECORD_WEIGHTS, where=where, params=params,
+            _RECORDS, query, where=where, params=params,
             limit=limit,
             columns=(
                 "t.kind, t.ref_id, t.task_id, t.created_at,"
@@ -508,7 +532,7 @@ class PostgresSearch(RowReader):
             where += " AND s.task_id = ?"
             params.append(task_id)
         rows = self._ranked_rows(
-            "turns", query, weights=_TURN_WEIGHTS, joins=joins, where=where, params=params,
+            _TURNS, query, joins=joins, where=where, params=params,
             limit=limit,
             columns=(
                 "t.id, s.task_id, t.session_id, t.turn, t.created_at, t.role, t.tool_name,"
