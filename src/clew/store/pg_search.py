@@ -360,8 +360,8 @@ class PostgresSearch(RowReader):
         outer_joins: str = "",
     ) -> list[tuple[float, Any]]:
         """The best `limit` rows of an index's table (alias `t`, with `joins`, narrowed by
-        `where`)
-        among its newest SEARCH_WINDOW matches, as (score, row of `columns`), best first.
+        `where`) among its newest SEARCH_WINDOW matches, as (score, row of `columns`), best
+        first.
         `columns` may read `t`, `outer_joins` and `m.q`, the query's tsquery: they are
         read for the rows shown only. Two statements: the terms' document frequencies
         (none for one term), then the ranked rows."""
@@ -373,7 +373,7 @@ class PostgresSearch(RowReader):
             count_params: list[Any] = []
             for i, (sql, params_of, weight) in enumerate(self._weighed_terms(table, query)):
                 # BM25 of the term in the row: its frequency is ts_rank_cd's count of its
-                # occurrences (weighted by column), the row's length its number of lexemes.
+                # occurrences (weighted by column), against the row's length in bytes.
                 counts.append(f"ts_rank_cd({weights}, v.search, {sql}, 0) AS tf{i}")
                 count_params += params_of
                 parts.append(
@@ -398,7 +398,8 @@ class PostgresSearch(RowReader):
 
     def _weighed_terms(self, table: str, query: Query) -> list[tuple[str, list[Any], float]]:
         """Each included term's tsquery (SQL and parameters) and its idf in the space. One
-        statement, or none for a query of one term: its idf would scale every score alike."""
+        statement, or none for a query of one term: its idf would scale every score of the
+        index alike (so kinds merged by the facade interleave by the term's count alone)."""
         if len(query.include) == 1:
             return [("clew_term(?, ?)", _term(query.include[0]), 1.0)]
         stats = [f"(SELECT coalesce(max(seq) - min(seq) + 1, 0) FROM {table} WHERE space = ?)"]
