@@ -62,6 +62,11 @@ def copy(path: Path, conn: psycopg.Connection[Any]) -> float:
     return took
 
 
+def _one_statement(store: Any) -> None:
+    with store.transaction():
+        store._rows("SELECT 1")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--turns", type=int, default=20_000)
@@ -112,6 +117,14 @@ def main() -> None:
                         f"{pct(lite_ms, 50):.2f}", f"{pct(lite_ms, 95):.2f}",
                         f"{pct(pg_ms, 50):.2f}", f"{pct(pg_ms, 95):.2f}",
                     ])  # fmt: skip
+                # The floor: one statement in one read transaction, what any read pays.
+                lite_ms = timed_ms(lambda: lite._rows("SELECT 1"), args.runs)
+                pg_ms = timed_ms(lambda: _one_statement(pg), args.runs)
+                rows.append([
+                    "floor: SELECT 1 in a read", "", "", "",
+                    f"{pct(lite_ms, 50):.2f}", f"{pct(lite_ms, 95):.2f}",
+                    f"{pct(pg_ms, 50):.2f}", f"{pct(pg_ms, 95):.2f}",
+                ])  # fmt: skip
             headers = ["query", "text", "hits", "same best 10", "SQLite p50", "p95",
                        "PostgreSQL p50", "p95"]  # fmt: skip
             print(table(headers, rows))
