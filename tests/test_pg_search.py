@@ -1,15 +1,12 @@
 """Full-text search on PostgreSQL finds what FTS5 finds on SQLite.
 
 One corpus is recorded through the facade into a SQLite store; its rows are copied into a
-PostgreSQL store made by the PostgreSQL migrations (a schema of this module's own), where
-the database itself indexes them (generated columns; `record_docs` by its trigger). Both
-backends then answer the same structured queries: identifiers, phrases, prefixes,
-exclusions, URLs and plain words find the same records, and the query of a rare and a
-common word ranks the same hit first. The compiler
-is total: any text compiles to a tsquery the server accepts.
-
-The PostgreSQL side is the conformance suite's (conftest.postgres_url): this worker's
-migrated database, in a space of this module's own.
+space of its own in a PostgreSQL store made by the PostgreSQL migrations (the conformance
+suite's database, conftest.postgres_url), where the database itself indexes them
+(generated columns; `record_docs` by its trigger). Both backends then answer the same
+structured queries: identifiers, phrases, prefixes, exclusions, URLs and plain words find
+the same records, and the query of a rare and a common word ranks the same hit first. The
+compiler is total: any text compiles to a tsquery the server accepts.
 """
 
 from __future__ import annotations
@@ -30,7 +27,7 @@ from clew import search
 from clew.errors import ValidationError
 from clew.models import Entry, EntryFilter
 from clew.search import Query, Term
-from clew.store import pg_search
+from clew.store import pg_adapter, pg_search
 from clew.store.postgres import PostgresStore
 from tests.conftest import new_space, postgres_url
 
@@ -42,33 +39,17 @@ psycopg = pytest.importorskip(
 TABLES = ("tasks", "plan_items", "entries", "sessions", "turns", "actions", "task_messages")
 
 
-class Row(tuple[Any, ...]):
-    """A row read by position or by column name, as sqlite3.Row is."""
-
-    names: dict[str, int]
-
-    def __new__(cls, values: Sequence[Any], names: dict[str, int]) -> Row:
-        row = super().__new__(cls, values)
-        row.names = names
-        return row
-
-    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
-        return super().__getitem__(self.names[key] if isinstance(key, str) else key)
-
-
 class PgReader(pg_search.PostgresSearch):
-    """The search mixin over a bare psycopg connection: `?` parameters, rows by name."""
+    """The search mixin alone, over one connection (through the store's `?` adapter)."""
 
     def __init__(self, conn: Any, space: str) -> None:
-        self.conn = conn
+        self.conn = pg_adapter.Connection(conn)
         self.space = space
         self.statements = 0
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         self.statements += 1
-        cursor = self.conn.execute(sql.replace("%", "%%").replace("?", "%s"), list(params))
-        names = {d.name: i for i, d in enumerate(cursor.description or ())}
-        return [Row(r, names) for r in cursor.fetchall()]
+        return self.conn.execute(sql, params).fetchall()
 
     def transaction(self, *, write: bool = False) -> AbstractContextManager[None]:
         return nullcontext()
