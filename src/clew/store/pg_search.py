@@ -326,7 +326,10 @@ def idf(n: int, df: int) -> float:
     return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
 
-_MARKS = "StartSel=[, StopSel=], MaxWords=16, MinWords=6, ShortWord=0, MaxFragments=1"
+# Where the best match is, with the words around it: a fragment of a long text (16 words,
+# as FTS5's snippet), a short text whole (a fragment would drop the words before it).
+_MARKS = "StartSel=[, StopSel=], MaxWords=16, MinWords=6, ShortWord=0"
+_SHORT = 120
 # A zero-width space after each punctuation mark makes PostgreSQL's parser see the pieces
 # the index split (not `src/auth.py` as one file token); it is taken out again after.
 _ZWSP = "\u200b"
@@ -335,9 +338,12 @@ _JOINED = re.compile(r"\]((?:[^\w\s\[\]]|_)+)\[")
 
 def _headline(text: str, query_sql: str) -> str:
     """SQL for a snippet of `text` with the words of a query in [brackets]."""
+    marked = f"regexp_replace(clew_bounded({text}), '([[:punct:]])', '\\1{_ZWSP}', 'g')"
     return (
-        f"ts_headline('clew'::regconfig, regexp_replace(clew_bounded({text}),"
-        f" '([[:punct:]])', '\\1{_ZWSP}', 'g'), {query_sql}, '{_MARKS}')"
+        f"CASE WHEN length({text}) <= {_SHORT}"
+        f" THEN ts_headline('clew'::regconfig, {marked}, {query_sql}, '{_MARKS}')"
+        f" ELSE ts_headline('clew'::regconfig, {marked}, {query_sql},"
+        f" '{_MARKS}, MaxFragments=1') END"
     )
 
 
