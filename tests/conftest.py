@@ -133,13 +133,28 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "sqlite_only(reason): runs on SQLite only (the reason says why)"
     )
+    config.addinivalue_line(
+        "markers", "search: uses full-text search; on PostgreSQL once its store has search"
+    )
+
+
+def _postgres_searches() -> bool:
+    """Whether the PostgreSQL store has full-text search (its own search module) yet."""
+    from clew.store.postgres import PostgresStore
+
+    return PostgresStore.search_entries is not PostgresStore._no_search
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "backend" not in metafunc.fixturenames:
         return
     module = metafunc.module.__name__.rsplit(".", 1)[-1]
-    both = module in CONFORMANCE and metafunc.definition.get_closest_marker("sqlite_only") is None
+    marked = metafunc.definition.get_closest_marker
+    both = (
+        module in CONFORMANCE
+        and marked("sqlite_only") is None
+        and (marked("search") is None or _postgres_searches())
+    )
     metafunc.parametrize("backend", ["sqlite", "postgres"] if both else ["sqlite"], indirect=True)
 
 

@@ -134,6 +134,7 @@ def corpus(mem: clew.Memory, clock: FakeClock) -> dict[str, str]:
     return ids
 
 
+@pytest.mark.search
 def test_search_ranks_with_bm25_stems_and_snippets(
     mem: clew.Memory, corpus: dict[str, str]
 ) -> None:
@@ -148,6 +149,7 @@ def test_search_ranks_with_bm25_stems_and_snippets(
     assert mem.search("deploy", type="decision") == []
 
 
+@pytest.mark.search
 @pytest.mark.parametrize(
     ("query", "key"),
     [("ERR_CONN_RESET", "reset"), ("src/auth.py", "auth"), ("v1.2.3", "version")],
@@ -158,6 +160,7 @@ def test_identifiers_are_found_exactly_first(
     assert mem.search(query)[0].entry.id == corpus[key]
 
 
+@pytest.mark.search
 @pytest.mark.parametrize(
     "query",
     [
@@ -208,6 +211,7 @@ def test_a_query_is_structured_and_compiles_to_fts5_phrases() -> None:
     assert fts5_match(search.parse('say "hi""', any_terms=True)) == '"say" OR "hi"'
 
 
+@pytest.mark.search
 def test_when_no_entry_has_every_word_any_word_will_do(
     mem: clew.Memory, corpus: dict[str, str]
 ) -> None:
@@ -239,6 +243,7 @@ def test_fingerprints_mask_what_varies() -> None:
     ) == ("id <id> uuid <uuid> sha <hex> in <path>")
 
 
+@pytest.mark.search
 def test_have_i_seen_this_and_what_worked(mem: clew.Memory, clock: FakeClock) -> None:
     first = mem.create_task("Monday", ["install"])
     timeout = "ReadTimeoutError: HTTPSConnectionPool(host='pypi.org', port=443): Read timed out."

@@ -2183,7 +2183,7 @@ def test_a_closed_task_takes_no_wait_and_an_ended_wait_takes_no_end(
         (["wait", "check", "MISSING"], "no wait"),
         (["wait", "list", "--status", "done"], "wait status"),
         (["export", "--month", "2026-13"], "YYYY-MM"),
-        (["export"], "--month"),
+        (["export", "--month", "2026-11", "--since-seq", "3"], "give one or the other"),
         (["task", "list", "--month", "2026-11"], "--month goes with --archived"),
         (["task", "list", "--archived", "--month", "11/2026"], "YYYY-MM"),
     ],
@@ -2390,6 +2390,38 @@ def test_odd_commands_on_errors_and_actions_link_or_stay_apart_cleanly(
     assert mem.verify().ok
 
 
+# -- i12-events -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"role": "user", "content": "hi", "text_from": "output", "state": {"focus": None}},
+        {"role": "user", "content": "", "output": ""},
+        {"type": "function_call_output", "call_id": "zz", "output": {"rows": [1, 2]}},
+        {"type": "function_call_output", "call_id": "zz", "output": "x", "content": "x"},
+        {"role": "assistant", "content": [{"type": "output_text", "text": "never\x00mind"}]},
+        {"role": "tool", "tool_call_id": "nobody", "content": "error: " + "x" * 30_000},
+    ],
+)
+def test_messages_with_keys_like_the_event_s_own_replay_exactly(
+    mem: clew.Memory, message: dict[str, Any]
+) -> None:
+    sid = mem.start_session().id
+    turn = mem.append_turn(sid, message)
+    assert mem.export_session(sid) == [message]  # kept verbatim, whatever keys it has
+    assert mem.list_turns(sid)[0].text == turn.text
+    assert mem.verify().ok
+
+
+def test_a_job_of_a_kind_nobody_handles_fails_with_a_typed_reason(mem: clew.Memory) -> None:
+    task = mem.create_task("t", ["a"])
+    with mem._write() as at:  # type: ignore[attr-defined]
+        mem._enqueue("no-such-kind", task.id, None, at)  # type: ignore[attr-defined]
+    (job,) = mem.run_jobs(limit=1)
+    assert job.error == "unknown job kind 'no-such-kind'"
+
+
 # -- i12-seam: structured search queries, command filters, output kinds ----------------------
 
 
@@ -2430,6 +2462,251 @@ def test_odd_command_output_keeps_its_kind_through_a_replay(
     action = mem.record_action(stored.task, command="cat blob", exit_code=0, stdout=output)
     assert mem.get_action(action.id).stdout == action.stdout
     assert mem.verify().ok
+
+
+# -- i12-move: export, import and push of the journal (issue 12, point 6) ---------------------
+
+
+def journal_text(mem: clew.Memory) -> str:
+    out = io.StringIO()
+    mem.export_events(out)
+    return out.getvalue()
+
+
+HEADER = '{"clew":"journal","version":1,"space":"default","schema":1,"after":null}'
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        (b"{}", "is text, not bytes"),
+        (None, "is text, not NoneType"),
+        ("", "line 1 .* is empty"),
+        ("\n\n", "line 1 .* is empty"),
+        ("garbage", "line 1 .* not valid JSON"),
+        ("[1, 2]", "line 1 .* not a JSON object"),
+        ("[" * 100_000, "line 1 .* (nested too deep|not valid JSON)"),
+        ('{"clew":"journal"}', "line 1 .* no valid format version"),
+        ('{"clew":"journal","version":true}', "line 1 .* no valid format version"),
+        ('{"clew":"journal","version":1,"space":" ","schema":1}', "line 1 .* names no space"),
+        ('{"clew":"journal","version":1,"space":"d","schema":-1}', "no valid schema"),
+        (HEADER.replace("null", '{"id":"x"}'), 'line 1 .* "after"'),
+        (HEADER, "line 2 .* cut short"),
+        (HEADER + "\n" + '{"clew":"end","events":1,"head":null}', "line 2 .* says 1 events"),
+        (HEADER + "\n" + '{"clew":"nope"}', "line 2 .* neither an event nor the last line"),
+        (HEADER + "\n" + '{"seq":1}', "line 2 .* keys of an event line"),
+        (HEADER + "\n" + "1" * 5000, "line 2 .* not valid JSON"),
+        (HEADER + "\n" + '{"a":NaN}', "line 2 .* not valid JSON"),
+        (HEADER + "\n\n", "line 2 .* not valid JSON"),
+        ('{"seq":1,"id":"x","data":{}}', "line 1 .*`clew export --month` listing"),
+    ],
+)
+def test_bad_journal_files_are_refused_whole_before_anything_is_written(
+    mem: clew.Memory, stored: Stored, text: Any, says: str
+) -> None:
+    before = snapshot(mem)
+    with pytest.raises(ValidationError, match=says):
+        mem.import_events(text)
+    assert_unchanged(mem, before)
+
+
+def event_row(**changes: Any) -> str:
+    row = {"seq": 1, "id": "a" * 10, "space": "default", "task_id": None,
+           "correlation_id": "c", "type": "task.created", "created_at": "2026-11-22T09:00:00Z",
+           "hash": "0" * 64}  # fmt: skip
+    row.update(changes)
+    data = row.pop("data", "{}")
+    return json.dumps(row, separators=(",", ":"))[:-1] + ',"data":' + data + "}"
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        (event_row(seq="1"), "seq that is not a whole number"),
+        (event_row(id="NOT-AN-ID!"), "event id that is not a clew id"),
+        (event_row(space="other"), "belongs to space 'other'"),
+        (event_row(task_id=7), "task id that is not a clew id"),
+        (event_row(correlation_id=""), "no correlation_id"),
+        (event_row(created_at=None), "no created_at"),
+        (event_row(type="task.exploded"), "event type 'task.exploded', which this clew does not"),
+        (event_row(hash="xyz"), "no valid hash"),
+        (event_row(data="[]"), "not a JSON object in the form clew stores"),
+        (event_row(data='{"a": 1}'), "not a JSON object in the form clew stores"),
+        (event_row(data='{"a":"\\ud800"}'), "not a JSON object in the form clew stores"),
+        (event_row(data='{"$bytes":"!!"}'), "not a JSON object in the form clew stores"),
+        (event_row().replace(',"data":', ', "data":'), "not written as clew writes it"),
+        (event_row(), "hash that does not follow"),
+    ],
+)
+def test_bad_event_lines_are_refused_naming_the_line(
+    mem: clew.Memory, stored: Stored, line: str, says: str
+) -> None:
+    before = snapshot(mem)
+    with pytest.raises(ValidationError, match=f"line 2 of the journal file .*{says}"):
+        mem.import_events(f"{HEADER}\n{line}\n")
+    assert_unchanged(mem, before)
+
+
+@pytest.mark.parametrize(
+    ("call", "says"),
+    [
+        (lambda m: m.export_events(io.StringIO(), after="x", since_seq=1), "not both"),
+        (lambda m: m.export_events(io.StringIO(), since_seq=-1), "since_seq"),
+        (lambda m: m.export_events(io.StringIO(), since_seq="3"), "since_seq"),
+        (lambda m: m.export_events(io.StringIO(), after=""), "after is empty"),
+        (lambda m: m.export_events(io.StringIO(), after="zzzzzzzzzz"), "no event 'zzzzzzzzzz'"),
+        (lambda m: m.push(123), "to must be text"),
+        (lambda m: m.push("  "), "to is empty"),
+        (lambda m: m.push("x.db", batch=0), "batch must be at least 1"),
+        (lambda m: m.push("x.db", batch=True), "batch"),
+        (lambda m: m.push("x.db", space="a\nb"), "control character"),
+        (lambda m: m.push("x.db", busy_timeout=-1), "busy timeout"),
+        (lambda m: m.push("postgresql://db.example/team"), "PostgreSQL"),
+    ],
+)
+def test_bad_export_and_push_arguments_are_typed_errors(
+    mem: clew.Memory, stored: Stored, call: Callable[[clew.Memory], Any], says: str
+) -> None:
+    before = snapshot(mem)
+    with pytest.raises(clew.ClewError, match=says):
+        call(mem)
+    assert_unchanged(mem, before)
+
+
+def test_push_to_what_is_not_a_store_is_one_error_and_writes_nothing(
+    mem: clew.Memory, stored: Stored, tmp_path: Path
+) -> None:
+    before = snapshot(mem)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a database, just notes\n" * 100)
+    for target, says in ((tmp_path, "is a folder"), (notes, "not a clew store")):
+        with pytest.raises(clew.StoreError, match=says):
+            mem.push(str(target))
+    assert notes.read_text() == "not a database, just notes\n" * 100
+    assert_unchanged(mem, before)
+
+
+def test_importing_a_file_into_the_same_sqlite_file_under_another_space_is_refused_whole(
+    mem: clew.Memory, stored: Stored
+) -> None:
+    # SQLite keeps ids unique across a file's spaces: a space moves to another file.
+    text = journal_text(mem)
+    with clew.open(mem.path, space="other") as other:
+        with pytest.raises(ValidationError, match=r"line 2 .* cannot be added to this store"):
+            other.import_events(text)
+        assert other.journal() == []
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["import", "/dev/zero"], "not a regular file"),
+        (["import", "DIR"], "it is a folder"),
+        (["import", "DIR/missing.jsonl"], "cannot read the journal file"),
+        (["import", "LATIN1"], "not UTF-8 text"),
+        (["import", "BIG", "--max-input-mb", "1"], "larger than 1 MB"),
+        (["import", "GARBAGE"], "line 1 of the journal file"),
+        (["import"], "the following arguments are required: FILE"),
+        (["export", "--since-seq", "abc"], "not a whole number"),
+        (["export", "--since-seq", "-1"], "since_seq"),
+        (["export", "--after", "zzzzzzzzzz"], "no event 'zzzzzzzzzz'"),
+        (["export", "--after", "x", "--since-seq", "2"], "not both"),
+        (["export", "-o", "DIR/no/x.jsonl"], "cannot write"),
+        (["push"], "the following arguments are required: --to"),
+        (["push", "--to", "DIR"], "is a folder"),
+        (["push", "--to", "DIR/no/team.db"], "does not exist; make it, or add --create"),
+        (["push", "--to", "postgresql://db.example/team"], "PostgreSQL"),
+        (["push", "--to", "DIR/t.db", "--batch", "0"], "batch size of at least 1"),
+        (["push", "--to", "DIR/t.db", "--to-space", " "], "space is empty"),
+    ],
+)
+def test_cli_bad_export_import_and_push_are_one_line(
+    cli: Cli, mem: clew.Memory, stored: Stored, tmp_path: Path, args: list[str], says: str
+) -> None:
+    (tmp_path / "latin1.jsonl").write_bytes(HEADER.encode() + b"\n\xe9\n")
+    (tmp_path / "big.jsonl").write_bytes(b" " * (2 * 2**20))
+    (tmp_path / "garbage.jsonl").write_text("garbage\n")
+    files = {"LATIN1": "latin1.jsonl", "BIG": "big.jsonl", "GARBAGE": "garbage.jsonl"}
+    names = {"DIR": str(tmp_path), **{k: str(tmp_path / v) for k, v in files.items()}}
+    line = [names.get(a, a.replace("DIR", str(tmp_path))) for a in args]
+    before = snapshot(mem)
+    assert re.search(says, error_line(cli(*line)))
+    assert_unchanged(mem, before)
+    assert not (tmp_path / "t.db").exists()
+
+
+def test_a_stdin_import_that_is_cut_short_is_refused_by_a_real_process(
+    mem: clew.Memory, stored: Stored, tmp_path: Path
+) -> None:
+    text = journal_text(mem).encode("utf-8")
+    target = tmp_path / "store" / "target.db"
+    done = run_clew(target, "--create", "import", "-", stdin=text[: len(text) // 2])
+    assert done.returncode == 2 and b"Traceback" not in done.stderr
+    assert done.stderr.count(b"\n") == 1 and b"of the journal file" in done.stderr
+    whole = run_clew(target, "import", "-", stdin=text)
+    assert whole.returncode == 0, whole.stderr
+
+
+# -- i12-pg: PostgreSQL URLs, spaces and text a team store is given ------------------------
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://[::1",
+        "postgresql://root:pw@127.0.0.1:99999/x",
+        "postgresql://root:pw@127.0.0.1:1/x?sslmode=nonsense",
+        "postgresql://root:pw@127.0.0.1:1/x?options=-c%20search_path%3Dnowhere",
+    ],
+)
+def test_a_bad_or_unreachable_url_is_one_line_without_its_password(
+    url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("psycopg")
+    with pytest.raises(clew.StoreError) as raised:
+        clew.open(url)
+    assert "pw@" not in str(raised.value) and "\n" not in str(raised.value)
+    assert main(["--db", url, "task", "list"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pw@" not in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("space", ["a'b", "x); DROP TABLE tasks; --", "%s %(p1)s ?", "ü 空间"])
+def test_any_space_name_is_one_space_on_postgresql(space: str) -> None:
+    from tests.conftest import postgres_url
+
+    url = postgres_url()
+    marker = space + uuid_suffix()
+    with clew.open(url, space=marker) as mem:
+        task = mem.create_task("quoted", ["a"])
+        assert mem.get_task(task.id).space == marker
+        assert mem.verify().ok
+    with clew.open(url, space=marker + "-other") as other:
+        assert other.list_tasks() == []
+
+
+def uuid_suffix() -> str:
+    import uuid
+
+    return "-" + uuid.uuid4().hex[:8]
+
+
+@pytest.mark.parametrize("text", ["nul\x00inside", "\x00"])
+def test_text_holding_nul_is_refused_by_a_postgresql_store(
+    text: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.conftest import new_space, postgres_url
+
+    url = postgres_url()
+    with clew.open(url, space=new_space()) as mem:
+        task = mem.create_task("t", ["a"])
+        before = len(mem.journal())
+        with pytest.raises(ValidationError, match="NUL"):
+            mem.update_task(task.id, message=text)
+        assert len(mem.journal()) == before  # nothing half-written
+        action = mem.record_action(task.id, command="cat blob", stdout=text)  # output is bytea
+        assert mem.get_action(action.id).stdout == text
+        assert mem.verify().ok
 
 
 # -- i12-pgsearch -------------------------------------------------------------------------
@@ -2475,36 +2752,3 @@ def test_a_search_with_no_words_is_refused_on_postgresql_as_on_sqlite(
             store.search(query)
     result = tools.call(team, "memory_search", {"query": query})
     assert result.is_error and "no words to look for" in result.text
-
-
-# -- i12-events -------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "message",
-    [
-        {"role": "user", "content": "hi", "text_from": "output", "state": {"focus": None}},
-        {"role": "user", "content": "", "output": ""},
-        {"type": "function_call_output", "call_id": "zz", "output": {"rows": [1, 2]}},
-        {"type": "function_call_output", "call_id": "zz", "output": "x", "content": "x"},
-        {"role": "assistant", "content": [{"type": "output_text", "text": "never\x00mind"}]},
-        {"role": "tool", "tool_call_id": "nobody", "content": "error: " + "x" * 30_000},
-    ],
-)
-def test_messages_with_keys_like_the_event_s_own_replay_exactly(
-    mem: clew.Memory, message: dict[str, Any]
-) -> None:
-    sid = mem.start_session().id
-    turn = mem.append_turn(sid, message)
-    assert mem.export_session(sid) == [message]  # kept verbatim, whatever keys it has
-    assert mem.list_turns(sid)[0].text == turn.text
-    assert mem.verify().ok
-
-
-def test_a_job_of_a_kind_nobody_handles_fails_with_a_typed_reason(mem: clew.Memory) -> None:
-    task = mem.create_task("t", ["a"])
-    with mem._write() as at:  # type: ignore[attr-defined]
-        mem._enqueue("no-such-kind", task.id, None, at)  # type: ignore[attr-defined]
-    (job,) = mem.run_jobs(limit=1)
-    assert job.error == "unknown job kind 'no-such-kind'"
-    assert mem.verify().ok

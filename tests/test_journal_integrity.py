@@ -66,6 +66,7 @@ def run_clew(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
 # -- the chain ------------------------------------------------------------------------------
 
 
+@pytest.mark.sqlite_only("reads the SQLite file")
 def test_each_event_carries_a_hash_chained_within_its_space(db: Path, clock: FakeClock) -> None:
     with clew.open(db, space="alpha", clock=clock) as alpha, clew.open(db, space="beta") as beta:
         work(alpha)
@@ -228,6 +229,10 @@ for n in range(30):
 """
 
 
+@pytest.mark.sqlite_only(
+    "verifies every space of the store (the worker's PostgreSQL database holds every test's);"
+    " test_postgres.py runs writers of several spaces there"
+)
 def test_writers_in_several_processes_and_spaces_keep_every_chain_whole(db: Path) -> None:
     clew.open(db).close()
     spaces = ["alpha", "alpha", "beta", "gamma"]

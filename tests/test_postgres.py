@@ -7,6 +7,7 @@ modules in conftest.CONFORMANCE run on both backends)."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import subprocess
 import sys
@@ -199,16 +200,18 @@ mem.close()
 """
 
 
-def test_writers_of_one_space_serialize_and_keep_the_chain(url: str) -> None:
-    space = new_space()
-    results = run_in_lockstep([[_WRITER, url, space, "15"] for _ in range(4)])
+def test_writers_in_several_processes_and_spaces_keep_every_chain_whole(url: str) -> None:
+    one, two = new_space(), new_space()
+    spaces = [one, one, one, two]
+    results = run_in_lockstep([[_WRITER, url, space, "15"] for space in spaces])
     assert [code for code, _, _ in results] == [0] * 4, results
-    with open_pg(url, space) as mem:
-        report = mem.verify()
-        assert report.ok, report.differences
-        assert report.events == 4 * 16  # each: task.created, then 15 messages
-        seqs = [e.seq for e in mem.journal()]
-        assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    for space, writers in ((one, 3), (two, 1)):
+        with open_pg(url, space) as mem:
+            report = mem.verify()
+            assert report.ok, report.differences
+            assert report.events == writers * 16  # each: task.created, then 15 messages
+            seqs = [e.seq for e in mem.journal()]
+            assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
 
 
 def test_verify_finds_a_changed_row_and_a_changed_event(url: str, admin: Any) -> None:
@@ -320,3 +323,48 @@ def test_the_cli_on_a_sqlite_store_never_imports_psycopg(tmp_path: Path) -> None
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stderr
+
+
+# -- moving a store ---------------------------------------------------------------------------
+
+
+def unsequenced(journal: str) -> str:
+    """A journal file without each event's `seq` (a store numbers its own events)."""
+    return re.sub(r'^\{"seq":\d+,', "{", journal, flags=re.M)
+
+
+def test_a_store_moves_sqlite_to_postgresql_to_sqlite_exactly(url: str, tmp_path: Path) -> None:
+    from tests.roundtrip import assert_same_store
+    from tests.test_move import exported, work
+
+    space = new_space()  # the same space all the way: then the hashes are the same too
+    with clew.open(tmp_path / "a.db", space=space, clock=FakeClock()) as local:
+        work(local)
+        text = exported(local)
+        head = local.verify().heads
+    with clew.open(url, space=space) as team:
+        report = team.import_events(text)
+        assert report.skipped == 0 and report.added == text.count("\n") - 2
+        checked = team.verify()
+        assert checked.ok, checked.differences
+        assert checked.heads == head
+        # The team store writes the same file, but for each event's seq, which is the store's.
+        assert unsequenced(exported(team)) == unsequenced(text)
+    with clew.open(tmp_path / "b.db", space=space) as back:
+        back.import_events(text)
+    assert_same_store(str(tmp_path / "a.db"), str(tmp_path / "b.db"), space)
+
+
+def test_a_push_to_a_team_store_sends_each_event_once(url: str, tmp_path: Path) -> None:
+    from tests.test_move import exported, work
+
+    space = new_space()
+    with clew.open(tmp_path / "a.db", space=space, clock=FakeClock()) as local:
+        work(local)
+        first = local.push(url)
+        assert first.added == len(local.journal()) and local.push(url).added == 0
+        local.create_task("later", ["x"])
+        assert local.push(url).added == 1
+        with clew.open(url, space=space) as team:
+            assert unsequenced(exported(team)) == unsequenced(exported(local))
+            assert team.verify().ok

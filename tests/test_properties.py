@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -91,6 +91,7 @@ class TrackerMachine(RuleBasedStateMachine):
     def __init__(self, location: str | None = None) -> None:
         """`location`: the store to use (a fresh space in it); a new SQLite file if None."""
         super().__init__()
+        self.location = location
         self.dir = tempfile.TemporaryDirectory()
         self.clock = FakeClock()
         if location is None:
@@ -116,6 +117,8 @@ class TrackerMachine(RuleBasedStateMachine):
 
     @rule(steps=st.lists(titles, max_size=6))
     def create(self, steps: list[str]) -> None:
+        # PostgreSQL's text cannot hold NUL: such a title is refused there (test_postgres.py).
+        assume(self.location is None or not any("\x00" in s for s in steps))
         self.tasks.append(self.mem.create_task("task", steps).id)
 
     @precondition(lambda self: self.tasks)
@@ -188,5 +191,5 @@ def test_tracker_machine_on_postgres() -> None:
     url = postgres_url()
     run_state_machine_as_test(
         lambda: TrackerMachine(url),
-        settings=settings(max_examples=15, stateful_step_count=25, deadline=None),
+        settings=settings(max_examples=10, stateful_step_count=25, deadline=None),
     )

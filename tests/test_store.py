@@ -78,7 +78,7 @@ def test_every_event_has_the_journal_fields(mem: clew.Memory) -> None:
     events = mem.journal()
     assert [e.seq for e in events] == sorted(e.seq for e in events)
     for event in events:
-        assert event.id and event.space == "default" and event.task_id == task.id
+        assert event.id and event.space == mem.space and event.task_id == task.id
         assert event.correlation_id and event.type and isinstance(event.data, dict)
         assert event.created_at.endswith("Z")
 

@@ -19,7 +19,7 @@ from clew import (
     ValidationError,
 )
 from clew.models import TASK_TRANSITIONS
-from tests.conftest import FakeClock
+from tests.conftest import FakeClock, new_space
 
 
 def test_create_task_stores_fields_and_numbered_plan(mem: clew.Memory) -> None:
@@ -310,16 +310,19 @@ def test_ids_resolve_from_any_unambiguous_prefix(mem: clew.Memory) -> None:
     assert mem.get_task(task.id.upper()).id == task.id
 
 
-def test_spaces_share_a_file_but_not_records(db: Path, clock: FakeClock) -> None:
-    with clew.open(db, space="alpha", clock=clock) as alpha, clew.open(db, space="beta") as beta:
+def test_spaces_share_a_file_but_not_records(db: Path, clock: FakeClock, backend: str) -> None:
+    one, two = new_space(), new_space()
+    with clew.open(db, space=one, clock=clock) as alpha, clew.open(db, space=two) as beta:
         task = alpha.create_task("alpha's")
         beta.create_task("beta's")
         assert [t.name for t in alpha.list_tasks()] == ["alpha's"]
         with pytest.raises(clew.NotFoundError):
             beta.get_task(task.id)
-        assert {e.space for e in alpha.journal()} == {"alpha"}
+        assert {e.space for e in alpha.journal()} == {one}
         assert alpha.verify().ok and alpha.verify().rows["tasks"] == 1  # verify checks its space
-        assert alpha.verify(all_spaces=True).rows["tasks"] == 2  # or, asked, the whole file
+        whole = alpha.verify(all_spaces=True).rows["tasks"]  # or, asked, the whole store
+        # (on PostgreSQL the worker's database also holds the other tests' spaces)
+        assert whole == 2 if backend == "sqlite" else whole >= 2
 
 
 def test_where_answers_from_the_records(mem: clew.Memory, clock: FakeClock) -> None:

@@ -228,6 +228,7 @@ def test_without_a_model_the_summary_comes_from_the_records(
     assert "v1.4.2" in summary.text and "https://staging.example.com/app" in summary.text
 
 
+@pytest.mark.search
 def test_questions_without_a_model(mem: clew.Memory, clock: FakeClock) -> None:
     task_id = finished_step(mem, clock)
     mem.run_jobs()

@@ -19,7 +19,7 @@ import contextlib
 import json
 import os
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import BinaryIO
 
 from clew.errors import ValidationError
@@ -56,10 +56,18 @@ def journal_line(event: Event) -> str:
 
 def write_atomically(path: str, data: bytes) -> None:
     """Replace `path` with `data`, atomically: a temporary file, fsynced, renamed over it."""
+    with replacing(path) as handle:
+        handle.write(data)
+
+
+@contextlib.contextmanager
+def replacing(path: str) -> Iterator[BinaryIO]:
+    """Write a new `path` through the handle yielded, atomically: into a temporary file,
+    fsynced and renamed over `path` when the block ends; if it fails, `path` is untouched."""
     temporary = f"{path}.{os.getpid()}.tmp"
     try:
         with open(temporary, "wb") as handle:
-            handle.write(data)
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, path)

@@ -682,3 +682,32 @@ class VerifyReport(NamedTuple):
     @property
     def ok(self) -> bool:
         return not self.differences
+
+
+# Every event type a journal may hold; a store's projection handles each (a test checks
+# that the two agree). A journal file naming any other type is refused on import.
+EVENT_TYPES = frozenset(
+    {"task.created", "task.updated", "task.status_changed", "task.archived", "task.stuck_alerted"}
+    | {"task.files_changed", "task.record_set", "plan.revised", "step.updated", "step.record_set"}
+    | {"action.recorded", "action.updated", "action.logged", "message.added"}
+    | {"entry.added", "entry.resolved", "fix.recorded"}
+    | {"trace.decision_recorded", "trace.validation_recorded"}
+    | {"pattern.added", "pattern.observed", "pattern.deprecated"}
+    | {"guardrail.added", "guardrail.changed"}
+    | {"job.queued", "job.claimed", "job.done", "job.failed", "model.called"}
+    | {"model.output_rejected", "summary.recorded"}
+    | {"session.started", "session.updated", "turn.appended", "turns.hidden"}
+    | {"wait.added", "wait.checked", "wait.resolved", "wait.timed_out", "wait.failed"}
+    | {"wait.cancelled", "maintenance.ran"}
+)
+
+
+class MoveReport(NamedTuple):
+    """What moving a journal did (`import_events`, `push`): the events read, those added
+    to the target and those it already held, the target's space and its newest hash."""
+
+    events: int
+    added: int
+    skipped: int
+    space: str
+    head: str | None

@@ -81,6 +81,16 @@ def _lock_path(store_path: str, space: str) -> str:
     import hashlib  # only the worker's lock needs it; keep it off the hook path
 
     tag = hashlib.blake2b(space.encode("utf-8"), digest_size=6).hexdigest()
+    from clew.location import is_url
+
+    if is_url(store_path):
+        # A team store has no folder: the lock is this user's, one worker per machine (jobs
+        # are leased in the store, so workers on several machines never do one job twice).
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        folder = os.path.join(base, "clew", "workers")
+        os.makedirs(folder, exist_ok=True)
+        store = hashlib.blake2b(store_path.encode("utf-8"), digest_size=8).hexdigest()
+        return os.path.join(folder, f"{store}.worker-{tag}.lock")
     return f"{store_path}.worker-{tag}.lock"
 
 

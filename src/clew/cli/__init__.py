@@ -74,7 +74,8 @@ MODULES: dict[str, tuple[str, ...]] = {
     "conversations": ("session", "recall"),
     "agent": ("tools", "prompt", "mcp"),
     "watch": ("stuck",),
-    "lifecycle": ("wait", "maintain", "export"),
+    "lifecycle": ("wait", "maintain"),
+    "move": ("export", "import", "push"),
 }
 _VALUED = ("--db", "--space", "--busy-timeout", "--max-input-mb")  # global options with a value
 

@@ -1,13 +1,11 @@
-"""`clew wait ...`, `maintain`, `export`: smart waits, maintenance, archived months."""
+"""`clew wait ...`, `maintain`: smart waits and maintenance."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from clew.cli.common import Commands, Parser, current_time, open_memory, print_json, show, step_ref
-from clew.errors import ValidationError
 
 _KINDS = ("command", "file", "url", "time", "manual")
 
@@ -109,25 +107,8 @@ def cmd_maintain(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_export(args: argparse.Namespace) -> int:
-    with open_memory(args) as mem:
-        lines = mem.export_month(args.month)
-    text = "".join(f"{line}\n" for line in lines)
-    if args.output in (None, "-"):
-        sys.stdout.write(text)
-        return 0
-    from clew.mirror import write_atomically
-
-    try:
-        write_atomically(args.output, text.encode("utf-8"))
-    except OSError as exc:
-        raise ValidationError(f"cannot write {args.output}: {exc.strerror or exc}") from None
-    print(f"{len(lines)} events written to {args.output}", file=sys.stderr)
-    return 0
-
-
 def register(commands: Any, command: Commands) -> None:
-    """Add `clew wait`, `clew maintain` and `clew export`."""
+    """Add `clew wait` and `clew maintain`."""
     wait_parser = commands.add_parser(
         "wait",
         help="smart waits: wait for a command, file, local URL, time or condition",
@@ -202,14 +183,3 @@ def register(commands: Any, command: Commands) -> None:
         " Settings: [maintenance] in config.toml.",
     )
     p.add_argument("--dry-run", action="store_true", help="say what would change, change nothing")
-
-    p = command(
-        commands,
-        "export",
-        cmd_export,
-        "write the journal events of the tasks archived in a month as JSON lines",
-        "Write the journal events of the tasks archived in --month, one JSON object a line as"
-        " stored (seq, id, space, task_id, correlation_id, type, data, created_at, hash).",
-    )
-    p.add_argument("--month", required=True, metavar="YYYY-MM", help="the month of archiving")
-    p.add_argument("--output", "-o", metavar="FILE", help="write to FILE (default: stdout)")

@@ -88,6 +88,18 @@ class Journal(Protocol):
         the event with its `seq`: increasing in commit order across the whole store."""
         ...
 
+    def adopt(self, event: Event) -> Event:
+        """Journal an event recorded elsewhere and apply it to the projections, as `append`
+        does (inside `transaction(write=True)`): its id, task id, correlation id, type, data
+        and created_at are kept exactly; its seq is this store's, its space this store's, and
+        its hash is chained to this space's newest event. Returns the event as stored."""
+        ...
+
+    def event_ids(self, ids: Sequence[str]) -> set[str]:
+        """Return which of these event ids this store's space already holds (any number of
+        ids; an id of another space is not held)."""
+        ...
+
     def close(self) -> None:
         """Release the connection; the store is not used after."""
         ...
@@ -105,8 +117,11 @@ class Journal(Protocol):
         after: int = 0,
         limit: int | None = None,
         types: tuple[str, ...] = (),
+        as_stored: bool = False,
     ) -> list[Event]:
-        """Events with seq above `after`, in seq (commit) order; of one task, of some types."""
+        """Events with seq above `after`, in seq (commit) order; of one task, of some types.
+        Their data is upgraded to the current shape unless `as_stored` (the data as
+        journalled, which is what its hash covers: export and push use it)."""
         ...
 
     def count_events(self) -> int:

@@ -1,13 +1,12 @@
 """A DB-API face for a psycopg 3 connection, so the SQL shared with SQLite runs unchanged.
 
-The read modules and the projection handlers write `?` placeholders (and `?N` numbered ones)
-and read rows by column name or by position, as `sqlite3` gives them. This adapter turns
-`?` into psycopg's `%s` (and `?N` into `%(pN)s`), doubles a literal `%`, leaves quoted text
-alone, reads a negative `LIMIT ?` as no limit (as SQLite does), binds text for a bytea
-column as its UTF-8 bytes, starts an
-`ON CONFLICT (...)` target with `space` (every key here does), and makes
-rows that are tuples also addressable by name. A translation is made once per distinct
-statement and cached: the shared SQL is a fixed set of strings.
+The read modules and the projection handlers write `?` placeholders and read rows by column
+name or by position, as `sqlite3` gives them. This adapter turns `?` into psycopg's `%s`,
+doubles a literal `%`, leaves quoted text alone, reads a negative `LIMIT ?` as no limit (as
+SQLite does), binds text for a bytea column as its UTF-8 bytes, starts an `ON CONFLICT (...)`
+target with `space` (every key here does), and makes rows that are tuples also addressable
+by name. A translation is made once per distinct statement and cached: the shared SQL is a
+fixed set of strings.
 """
 
 from __future__ import annotations
@@ -20,8 +19,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 if TYPE_CHECKING:
     import psycopg
 
-# A quoted string or identifier, a numbered or plain placeholder, or a literal percent sign.
-_TOKEN = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\bLIMIT\s+\?|\?(\d+)|\?|%", re.I)
+# A quoted string or identifier, `LIMIT ?`, a placeholder, or a literal percent sign.
+_TOKEN = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\bLIMIT\s+\?|\?|%", re.I)
 
 
 _CONFLICT = re.compile(r"ON CONFLICT\s*\((?!\s*space\b)\s*", re.IGNORECASE)
@@ -59,7 +58,6 @@ class Statement(NamedTuple):
     """A statement translated for psycopg."""
 
     text: str
-    numbered: tuple[int, ...] | None  # the order of `?N` parameters; None for plain `?`s
     limits: tuple[int, ...]  # positions of plain parameters that are a LIMIT
     binary: tuple[int, ...]  # positions of plain parameters bound to a bytea column
 
@@ -74,7 +72,6 @@ _ASSIGNED_TO = re.compile(r"(\w+)\s*=\s*$")
 @lru_cache(maxsize=2048)
 def translate(sql: str) -> Statement:
     """Return `sql` with psycopg placeholders."""
-    numbered: list[int] = []
     limits: list[int] = []
     binary: list[int] = []
     plain = 0
@@ -97,22 +94,14 @@ def translate(sql: str) -> Statement:
             limits.append(plain)
             plain += 1
             return "LIMIT %s"
-        if match.group(1) is not None:
-            numbered.append(int(match.group(1)))
-            return f"%(p{match.group(1)})s"
         return token.replace("%", "%%")  # quoted text: as it is (the driver halves %%)
 
     # Keys here start with the space (pg_migrations.py): so do the conflict targets.
     text = _TOKEN.sub(swap, _CONFLICT.sub("ON CONFLICT (space, ", sql))
-    if plain and numbered:
-        raise ValueError("a statement mixes ? and ?N placeholders")
-    numbers = tuple(numbered) if numbered else None
-    return Statement(text, numbers, tuple(limits), tuple(binary))
+    return Statement(text, tuple(limits), tuple(binary))
 
 
 def _params(statement: Statement, params: Sequence[Any]) -> Any:
-    if statement.numbered is not None:
-        return {f"p{n}": params[n - 1] for n in set(statement.numbered)}
     values = list(params)
     for at in statement.limits:
         if isinstance(values[at], int) and values[at] < 0:
@@ -137,6 +126,14 @@ class Cursor:
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self.fetchall())
+
+    @property
+    def description(self) -> tuple[tuple[Any, ...], ...] | None:
+        """DB-API's column descriptions (name first), None for a statement with no rows."""
+        found = self._cursor.description
+        if found is None:
+            return None
+        return tuple((c.name, c.type_code, None, None, None, None, None) for c in found)
 
     @property
     def rowcount(self) -> int:

@@ -14,8 +14,10 @@ What differs, on purpose:
 - The search indexes are each backend's own: FTS5 tables and triggers on SQLite; here a
   generated `search` tsvector column with a GIN index on entries, turns and `record_docs`
   (kept by a trigger, as on SQLite), and the functions that make them (store/pg_search.py).
-- A few SQLite scalar functions the shared read SQL uses (two-argument min/max, instr) are
-  defined once for the database (`SHARED` steps, not repeated in verify's scratch schema).
+  They are `Shared` steps: verify's temporary tables, which it compares without `search`,
+  need none of them.
+- The journal's append-only guard is a trigger function, created once for the database (a
+  `Shared` step, not repeated in verify's temporary tables, which need no guard).
 """
 
 from __future__ import annotations
@@ -62,30 +64,10 @@ def fk(columns: str, target: str) -> str:
     return f"FOREIGN KEY (space, {columns}) REFERENCES {target} (space, id)"
 
 
-_COMPAT = (
-    # SQLite's two-argument min/max are scalar; PostgreSQL spells them LEAST/GREATEST.
-    Shared(
-        "CREATE OR REPLACE FUNCTION max(a anyelement, b anyelement) RETURNS anyelement"
-        " LANGUAGE sql IMMUTABLE AS 'SELECT GREATEST(a, b)'"
-    ),
-    Shared(
-        "CREATE OR REPLACE FUNCTION min(a anyelement, b anyelement) RETURNS anyelement"
-        " LANGUAGE sql IMMUTABLE AS 'SELECT LEAST(a, b)'"
-    ),
-    Shared(
-        "CREATE OR REPLACE FUNCTION instr(haystack text, needle text) RETURNS bigint"
-        " LANGUAGE sql IMMUTABLE AS 'SELECT strpos(haystack, needle)'"
-    ),
-    # max() over a comparison: SQLite's booleans are integers.
-    Shared(
-        "DO $$ BEGIN CREATE AGGREGATE max(boolean) (SFUNC = boolor_statefunc, STYPE = boolean);"
-        " EXCEPTION WHEN duplicate_function THEN NULL; END $$"
-    ),
-    Shared(
-        "CREATE OR REPLACE FUNCTION clew_append_only() RETURNS trigger LANGUAGE plpgsql AS"
-        " $$ BEGIN RAISE EXCEPTION 'the journal is append-only: an event cannot be %',"
-        " CASE TG_OP WHEN 'DELETE' THEN 'deleted' ELSE 'changed' END; END $$"
-    ),
+_APPEND_ONLY = Shared(
+    "CREATE OR REPLACE FUNCTION clew_append_only() RETURNS trigger LANGUAGE plpgsql AS"
+    " $$ BEGIN RAISE EXCEPTION 'the journal is append-only: an event cannot be %',"
+    " CASE TG_OP WHEN 'DELETE' THEN 'deleted' ELSE 'changed' END; END $$"
 )
 
 MIGRATIONS: tuple[PgMigration, ...] = (
@@ -93,7 +75,6 @@ MIGRATIONS: tuple[PgMigration, ...] = (
         1,
         "journal and task tracker",
         (
-            *_COMPAT,
             *table(
                 "events",
                 """
@@ -256,7 +237,7 @@ MIGRATIONS: tuple[PgMigration, ...] = (
             # Full-text search (SQLite's entries_fts): pg_search's functions, once per
             # database, and the entries' search vector.
             *(Shared(statement) for statement in pg_search.FUNCTIONS),
-            *pg_search.ENTRIES_INDEX,
+            *(Shared(statement) for statement in pg_search.ENTRIES_INDEX),
             *table(
                 "task_files",
                 f"""
@@ -547,7 +528,7 @@ MIGRATIONS: tuple[PgMigration, ...] = (
             "CREATE INDEX turns_tool ON turns(space, session_id, tool_name, turn)"
             " WHERE tool_name IS NOT NULL",
             "CREATE INDEX turns_hidden ON turns(space, session_id, turn) WHERE hidden = 1",
-            *pg_search.TURNS_INDEX,  # SQLite's turns_fts
+            *(Shared(statement) for statement in pg_search.TURNS_INDEX),  # SQLite's turns_fts
         ),
     ),
     PgMigration(
@@ -555,6 +536,7 @@ MIGRATIONS: tuple[PgMigration, ...] = (
         "tamper-evident journal: a hash chain per space, append-only events",
         (
             "ALTER TABLE events ADD COLUMN hash text",
+            _APPEND_ONLY,
             "CREATE TRIGGER events_append_only BEFORE UPDATE OR DELETE ON events"
             " FOR EACH ROW EXECUTE FUNCTION clew_append_only()",
         ),
@@ -566,8 +548,8 @@ MIGRATIONS: tuple[PgMigration, ...] = (
             # SQLite's record_docs and records_fts: the same documents, kept by a trigger.
             *table("record_docs", pg_search.RECORD_DOCS),
             *(Shared(statement) for statement in pg_search.RECORD_FUNCTIONS),
-            *pg_search.RECORD_TRIGGERS,
-            *pg_search.RECORDS_INDEX,
+            *(Shared(statement) for statement in pg_search.RECORD_TRIGGERS),
+            *(Shared(statement) for statement in pg_search.RECORDS_INDEX),
         ),
     ),
     PgMigration(

@@ -38,7 +38,16 @@ from clew.location import shown
 from clew.models import Event, VerifyReport
 from clew.store import chain, codec, pg_adapter, pg_migrations, projection
 from clew.store.pg_search import PostgresSearch
-from clew.store.sqlite import KIND_TABLES, SQLiteStore
+from clew.store.sql import Row
+from clew.store.sqlite import KIND_TABLES
+from clew.store.sqlite_archive import ArchiveReads
+from clew.store.sqlite_conversations import ConversationReads
+from clew.store.sqlite_journal import JournalReads
+from clew.store.sqlite_record import RecordReads
+from clew.store.sqlite_tasks import TaskReads
+from clew.store.sqlite_trace import TraceReads
+from clew.store.sqlite_utility import UtilityReads
+from clew.store.sqlite_waits import WaitReads
 
 if TYPE_CHECKING:
     import psycopg
@@ -82,16 +91,27 @@ class _Txn:
         self.head: str | None = None
 
 
-class PostgresStore(PostgresSearch, SQLiteStore):
+class PostgresStore(
+    PostgresSearch,  # first: its search replaces the FTS5 reads of the modules below
+    ArchiveReads,
+    TraceReads,
+    UtilityReads,
+    ConversationReads,
+    WaitReads,
+    RecordReads,
+    TaskReads,
+    JournalReads,
+):
     """The Store interface over one PostgreSQL database, bound to one space.
 
-    It shares the SQLite store's reads (portable SQL through pg_adapter); what it replaces is
-    the journal core: connections, transactions, append, resolve, errors and verify, and
-    full-text search (PostgresSearch, before SQLiteStore's FTS5 reads)."""
+    Its reads are the portable read modules SQLite's store mixes in too (run through
+    pg_adapter); its own are the journal core: connections, transactions, the journal write,
+    resolve, errors and verify; and full-text search (PostgresSearch, store/pg_search.py)."""
 
     def __init__(self, url: str, space: str, busy_timeout: float = 5.0, *, max_size: int = 4):
         psycopg, pool = _import_psycopg()
         self._psycopg = psycopg
+        self._driver_errors = (psycopg.Error,)
         self.url = url
         self.path = shown(url)
         self.space = space
@@ -246,17 +266,18 @@ class PostgresStore(PostgresSearch, SQLiteStore):
     def _txn(self) -> _Txn | None:
         return getattr(self._local, "txn", None)
 
-    @property
-    def _conn(self) -> pg_adapter.Connection:  # type: ignore[override]
+    def _connection(self) -> pg_adapter.Connection:
         """The connection of this thread's transaction (the projections run on it)."""
         txn = self._txn
         if txn is None:
             raise RuntimeError("no transaction in progress")
         return txn.conn
 
-    def transaction(  # type: ignore[override]  # the same protocol, another context manager
-        self, *, write: bool = False
-    ) -> contextlib.AbstractContextManager[None]:
+    def _reading(self) -> contextlib.AbstractContextManager[None]:
+        """A read of several statements: one transaction, one connection."""
+        return self.transaction()
+
+    def transaction(self, *, write: bool = False) -> contextlib.AbstractContextManager[None]:
         """Run the block in one transaction; writes take the space's lock up front. Nests."""
         return self._transaction(self._begin_write if write else self._begin_read, write)
 
@@ -403,17 +424,11 @@ class PostgresStore(PostgresSearch, SQLiteStore):
 
     # -- lookups --------------------------------------------------------------------------
 
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         with self.transaction():
-            conn = self._conn
-            rows: list[Any] = self._guard(lambda: conn.execute(sql, params).fetchall())
+            conn = self._connection()
+            rows: list[Row] = self._guard(lambda: conn.execute(sql, params).fetchall())
         return rows
-
-    def list_events(self, **kwargs: Any) -> list[Event]:
-        """As on SQLite, in one transaction: bringing an old event to the current shape may
-        read other rows, on the same connection."""
-        with self.transaction():
-            return super().list_events(**kwargs)
 
     def resolve(self, kind: str, ident: str, hint: str = "") -> str:
         """Return the full id of the `kind` record whose id is `ident` or starts with it."""
@@ -447,7 +462,8 @@ class PostgresStore(PostgresSearch, SQLiteStore):
         `all_spaces`)."""
         from clew.store.pg_verify import verify
 
-        return verify(self, all_spaces=all_spaces)
+        report: VerifyReport = self._guard(lambda: verify(self, all_spaces=all_spaces))
+        return report
 
 
 def migrate(raw: psycopg.Connection[Any], *, scratch: bool = False) -> None:

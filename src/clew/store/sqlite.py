@@ -16,6 +16,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 from clew.errors import (
@@ -27,17 +28,7 @@ from clew.errors import (
 )
 from clew.ids import is_id_prefix, new_id
 from clew.models import (
-    Action,
-    ActionLog,
     Event,
-    FileChanges,
-    Message,
-    MessageRole,
-    MessageType,
-    PlanItem,
-    StepStatus,
-    Task,
-    TaskStatus,
 )
 from clew.store import chain, codec, projection
 from clew.store.migrations import (
@@ -46,15 +37,16 @@ from clew.store.migrations import (
     LATEST,
     MIGRATIONS,
 )
-from clew.store.rows import json_ids, limited
 from clew.store.sql import Row
 from clew.store.sqlite_archive import ArchiveReads
 from clew.store.sqlite_conversations import ConversationReads
+from clew.store.sqlite_journal import JournalReads
 from clew.store.sqlite_record import RecordReads
 from clew.store.sqlite_search import SearchReads
-from clew.store.sqlite_trace import TraceReads, action_from_row
+from clew.store.sqlite_tasks import TaskReads
+from clew.store.sqlite_trace import TraceReads
 from clew.store.sqlite_utility import UtilityReads
-from clew.store.sqlite_verify import EVENT_COLUMNS, Verification
+from clew.store.sqlite_verify import Verification
 from clew.store.sqlite_waits import WaitReads
 
 KIND_TABLES = {
@@ -292,107 +284,6 @@ def _json(text: str | None) -> Any:
     return None if text is None else codec.loads(text)
 
 
-def _event(row: Row) -> Event:
-    """Build an Event from its row; data that is not valid JSON is kept as text (`unreadable`)
-    so that reading a damaged journal shows the damage instead of failing."""
-    try:
-        data, unreadable = codec.loads(row["data"]), None
-    except (ValueError, TypeError, RecursionError):
-        data, unreadable = {}, str(row["data"])
-    if not isinstance(data, dict):
-        data, unreadable = {}, str(row["data"])
-    return Event(
-        seq=row["seq"],
-        id=row["id"],
-        space=row["space"],
-        task_id=row["task_id"],
-        correlation_id=row["correlation_id"],
-        type=row["type"],
-        data=data,
-        created_at=row["created_at"],
-        hash=row["hash"],
-        unreadable=unreadable,
-    )
-
-
-# Plan rows are read on every task read, so they are selected in PlanItem's field order
-# and unpacked by position: several times faster than building them by column name.
-_STEP_COLUMNS = ", ".join(PlanItem._fields)
-_STEP_STATUS = {s.value: s for s in StepStatus}
-
-
-def _step(row: Row | tuple[Any, ...]) -> PlanItem:
-    (
-        id, space, task_id, ordinal, title, status, started_at, completed_at,
-        duration, summary, issue, depends_on, removed, created_at, updated_at,
-    ) = row  # fmt: skip
-    return PlanItem(
-        id, space, task_id, ordinal, title, _STEP_STATUS[status], started_at, completed_at,
-        duration, summary, issue, json_ids(depends_on), bool(removed), created_at, updated_at,
-    )  # fmt: skip
-
-
-# Task fields in Task's order (all but the plan), selected by position like steps.
-_TASK_FIELDS = Task._fields[:-1]
-_TASK_STATUS = {s.value: s for s in TaskStatus}
-_TASKS_WITH_PLANS = (
-    f"SELECT {', '.join('t.' + c for c in _TASK_FIELDS)},"
-    f" {', '.join('p.' + c for c in PlanItem._fields)}"
-    " FROM tasks t LEFT JOIN plan_items p ON p.task_id = t.id AND p.removed = 0"
-)
-_TASK_WITH_PLAN = f"{_TASKS_WITH_PLANS} WHERE t.id = ? AND t.space = ? ORDER BY p.ordinal"
-
-
-def _tasks_with_plans(rows: Sequence[Row]) -> list[Task]:
-    """Fold rows of tasks joined to their steps (a task's rows together, its steps in
-    order) into tasks with their plans, in the rows' order."""
-    width = len(_TASK_FIELDS)
-    heads: dict[str, Row] = {}
-    plans: dict[str, list[PlanItem]] = {}
-    for row in rows:
-        heads.setdefault(row[0], row)
-        steps = plans.setdefault(row[0], [])
-        if row[width] is not None:
-            steps.append(_step(tuple(row)[width:]))
-    return [_task(tuple(head)[:width], tuple(plans[tid])) for tid, head in heads.items()]
-
-
-def _task(row: Row | tuple[Any, ...], plan: tuple[PlanItem, ...]) -> Task:
-    (
-        id, space, name, goal, workspace, status, archived, metadata, plan_version,
-        last_replanned_at, created_at, updated_at, completed_at, next_objective, summary,
-    ) = row  # fmt: skip
-    return Task(
-        id, space, name, goal, workspace, _TASK_STATUS[status], bool(archived),
-        {} if metadata == "{}" else codec.loads(metadata), plan_version, last_replanned_at,
-        created_at, updated_at, completed_at, next_objective, summary, plan,
-    )  # fmt: skip
-
-
-def _log(row: Row) -> ActionLog:
-    return ActionLog(
-        id=row["id"],
-        space=row["space"],
-        task_id=row["task_id"],
-        action_id=row["action_id"],
-        type=row["type"],
-        content=row["content"],
-        created_at=row["created_at"],
-    )
-
-
-def _message(row: Row) -> Message:
-    return Message(
-        id=row["id"],
-        space=row["space"],
-        task_id=row["task_id"],
-        role=MessageRole(row["role"]),
-        type=MessageType(row["type"]),
-        content=row["content"],
-        created_at=row["created_at"],
-    )
-
-
 class SQLiteStore(
     Verification,  # first: its fts_check wraps ArchiveReads' for read-only stores
     ArchiveReads,
@@ -402,8 +293,12 @@ class SQLiteStore(
     SearchReads,
     WaitReads,
     RecordReads,
+    TaskReads,
+    JournalReads,
 ):
     """The Store interface over one SQLite file, bound to one space."""
+
+    _driver_errors = (sqlite3.Error,)
 
     def __init__(self, path: str | os.PathLike[str], space: str, busy_timeout: float = 5.0):
         self.path = os.fspath(path)
@@ -505,9 +400,29 @@ class SQLiteStore(
         created_at: str,
     ) -> Event:
         """Journal one event and apply it to the projections (inside a write transaction)."""
+        return self._journal(new_id(), type, task_id, correlation_id, data, created_at)
+
+    def adopt(self, event: Event) -> Event:
+        """Journal an event recorded elsewhere, as `append` does, keeping its id, task id,
+        correlation id, type, data and created_at; its seq is this store's and its hash is
+        chained to this space's newest event (inside a write transaction)."""
+        return self._journal(
+            event.id, event.type, event.task_id, event.correlation_id, event.data, event.created_at
+        )
+
+    def _journal(
+        self,
+        event_id: str,
+        type: str,
+        task_id: str | None,
+        correlation_id: str,
+        data: dict[str, Any],
+        created_at: str,
+    ) -> Event:
+        """Insert one event, chained to the space's head, and project it: the one write path
+        of both `append` and `adopt`."""
         if not self._writing:
-            raise RuntimeError("append must run inside transaction(write=True)")
-        event_id = new_id()
+            raise RuntimeError("journal writes must run inside transaction(write=True)")
         text = codec.dumps(data)
         if self._head is None:
             # One indexed read per transaction: the lock taken by BEGIN IMMEDIATE keeps
@@ -553,6 +468,13 @@ class SQLiteStore(
         self._guard(lambda: projection.apply(self._conn, event, self._touched))
         return event
 
+    def _connection(self) -> sqlite3.Connection:
+        return self._conn
+
+    def _reading(self) -> AbstractContextManager[Any]:
+        """Hold the connection across a read of several statements (one thread at a time)."""
+        return self._lock
+
     def close(self) -> None:
         """Close the connection (pending WAL pages are checkpointed by SQLite)."""
         with self._lock:
@@ -584,175 +506,3 @@ class SQLiteStore(
         if len(rows) > 1 and rows[0]["id"] != key:
             raise AmbiguousIdError(kind, ident, [r["id"] for r in rows])
         return str(rows[0]["id"])
-
-    def get_plan(self, task_id: str, *, include_removed: bool = False) -> tuple[PlanItem, ...]:
-        """Return a task's steps in plan order; removed steps last when asked for."""
-        # Current steps have unique ordinals; removed ones (ordinal NULL) follow by time.
-        where = (
-            " ORDER BY removed, ordinal, updated_at"
-            if include_removed
-            else (" AND removed = 0 ORDER BY ordinal")
-        )
-        rows = self._rows(
-            f"SELECT {_STEP_COLUMNS} FROM plan_items WHERE task_id = ? AND space = ?{where}",
-            (task_id, self.space),
-        )
-        return tuple(_step(r) for r in rows)
-
-    def get_task(self, task_id: str) -> Task:
-        """Return one task with its current plan (one query: the task joined to its steps)."""
-        rows = self._rows(_TASK_WITH_PLAN, (task_id, self.space))
-        if not rows:
-            raise NotFoundError("task", task_id)
-        return _tasks_with_plans(rows)[0]
-
-    def get_task_status(self, task_id: str) -> TaskStatus:
-        """Return just a task's status: the hot write path's only check."""
-        rows = self._rows(
-            "SELECT status FROM tasks WHERE id = ? AND space = ?", (task_id, self.space)
-        )
-        if not rows:
-            raise NotFoundError("task", task_id)
-        return TaskStatus(rows[0]["status"])
-
-    def list_tasks(
-        self, statuses: tuple[TaskStatus, ...] = (), *, include_archived: bool = False
-    ) -> list[Task]:
-        """Return tasks, most recently updated first, each with its plan (one query: the
-        tasks joined to their steps, so a listing costs the same at any number of tasks)."""
-        sql = f"{_TASKS_WITH_PLANS} WHERE t.space = ?"
-        params: list[Any] = [self.space]
-        if statuses:
-            sql += f" AND t.status IN ({', '.join('?' for _ in statuses)})"
-            params += [s.value for s in statuses]
-        if not include_archived:
-            sql += " AND t.archived = 0"
-        sql += " ORDER BY t.updated_at DESC, t.id, p.ordinal"
-        return _tasks_with_plans(self._rows(sql, params))
-
-    def get_step(self, step_id: str) -> PlanItem:
-        """Return one plan item by id."""
-        rows = self._rows(
-            f"SELECT {_STEP_COLUMNS} FROM plan_items WHERE id = ? AND space = ?",
-            (step_id, self.space),
-        )
-        if not rows:
-            raise NotFoundError("step", step_id)
-        return _step(rows[0])
-
-    def get_action(self, action_id: str) -> Action:
-        """Return one action by id."""
-        rows = self._rows(
-            "SELECT * FROM actions WHERE id = ? AND space = ?", (action_id, self.space)
-        )
-        if not rows:
-            raise NotFoundError("action", action_id)
-        return action_from_row(rows[0])
-
-    def list_actions(
-        self, task_id: str, *, plan_item_id: str | None = None, limit: int | None = None
-    ) -> list[Action]:
-        """Return a task's actions, newest first."""
-        sql = "SELECT * FROM actions WHERE task_id = ? AND space = ?"
-        params: list[Any] = [task_id, self.space]
-        if plan_item_id is not None:
-            sql += " AND plan_item_id = ?"
-            params.append(plan_item_id)
-        sql += " ORDER BY created_at DESC, seq DESC"
-        return [action_from_row(r) for r in self._rows(*limited(sql, params, limit))]
-
-    def linked_actions(self, action_ids: Sequence[str]) -> dict[str, str | None]:
-        """Which of these actions an error entry names as its source: each with None while
-        such an entry is active, else when the last of them was closed."""
-        if not action_ids:
-            return {}
-        marks = ", ".join("?" * len(action_ids))
-        rows = self._rows(
-            # CASE, not max() of a comparison: PostgreSQL has no max of booleans.
-            "SELECT s.source_id, MAX(CASE WHEN e.status = 'active' THEN 1 ELSE 0 END) AS open,"
-            " MAX(COALESCE(e.resolved_at, e.updated_at)) AS closed_at"
-            " FROM entry_sources s JOIN entries e ON e.id = s.entry_id"
-            " WHERE s.space = ? AND s.kind = 'action' AND e.type = 'error'"
-            f" AND s.source_id IN ({marks}) GROUP BY s.source_id",
-            (self.space, *action_ids),
-        )
-        return {r["source_id"]: None if r["open"] else r["closed_at"] for r in rows}
-
-    def list_action_logs(self, action_id: str) -> list[ActionLog]:
-        """Return an action's log lines, oldest first."""
-        rows = self._rows(
-            "SELECT * FROM action_logs WHERE action_id = ? AND space = ? ORDER BY created_at, seq",
-            (action_id, self.space),
-        )
-        return [_log(r) for r in rows]
-
-    def list_messages(self, task_id: str, *, limit: int | None = None) -> list[Message]:
-        """Return a task's messages, newest first."""
-        rows = self._rows(*limited(
-            "SELECT * FROM task_messages WHERE task_id = ? AND space = ?"
-            " ORDER BY created_at DESC, seq DESC",
-            (task_id, self.space), limit,
-        ))  # fmt: skip
-        return [_message(r) for r in rows]
-
-    def get_message(self, message_id: str) -> Message:
-        """Return one task message by id."""
-        rows = self._rows(
-            "SELECT * FROM task_messages WHERE id = ? AND space = ?", (message_id, self.space)
-        )
-        if not rows:
-            raise NotFoundError("message", message_id)
-        return _message(rows[0])
-
-    def file_changes(self, task_id: str, *, newest: int | None = 5) -> FileChanges:
-        """Summarise the files a task created or modified."""
-        with self.transaction():
-            totals = self._rows(
-                "SELECT sum(created), count(*) - sum(created), max(last_at) FROM task_files"
-                " WHERE task_id = ? AND space = ?",
-                (task_id, self.space),
-            )[0]
-            paths = self._rows(*limited(
-                "SELECT path FROM task_files WHERE task_id = ? AND space = ?"
-                " ORDER BY last_at DESC, path",
-                (task_id, self.space), newest,
-            ))  # fmt: skip
-        return FileChanges(
-            created=totals[0] or 0,
-            modified=totals[1] or 0,
-            last_change=totals[2],
-            newest=tuple(r[0] for r in paths),
-        )
-
-    def list_events(
-        self,
-        *,
-        task_id: str | None = None,
-        after: int = 0,
-        limit: int | None = None,
-        types: tuple[str, ...] = (),
-    ) -> list[Event]:
-        """Return journal events in commit order, optionally for one task."""
-        sql = f"SELECT {EVENT_COLUMNS} FROM events WHERE space = ? AND seq > ?"
-        params: list[Any] = [self.space, after]
-        if task_id is not None:
-            sql += " AND task_id = ?"
-            params.append(task_id)
-        if types:
-            sql += f" AND type IN ({', '.join('?' for _ in types)})"
-            params += list(types)
-        sql, params = limited(sql + " ORDER BY seq", params, limit)
-        with self._lock:
-            return [self._current(_event(r)) for r in self._rows(sql, params)]
-
-    def _current(self, event: Event) -> Event:
-        """Return an event read for display in the current shape, as far as it can be: the
-        data of a damaged event is shown as stored rather than failing the whole read."""
-        try:
-            return projection.current(self._conn, event)
-        except (KeyError, TypeError, ValueError, AttributeError, sqlite3.Error):
-            return event
-
-    def count_events(self) -> int:
-        """Return the number of journal events in this space."""
-        return int(self._rows("SELECT count(*) FROM events WHERE space = ?", (self.space,))[0][0])

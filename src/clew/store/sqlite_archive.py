@@ -142,7 +142,7 @@ class ArchiveReads(RowReader):
         # statement: far cheaper than ranking every entry of the task with a window.
         part = (
             f"SELECT * FROM (SELECT {_COLUMNS} FROM entries WHERE task_id = ? AND space = ?"
-            " AND type = ? AND status = ? ORDER BY created_at DESC, seq DESC LIMIT ?)"
+            " AND type = ? AND status = ? ORDER BY created_at DESC, seq DESC LIMIT ?) AS g"
         )
         groups_wanted = [(t, s) for t in types for s in EntryStatus]
         params: list[Any] = []

@@ -14,9 +14,9 @@ from clew.models import Difference, Event, VerifyReport
 from clew.store import chain, codec, projection
 from clew.store.migrations import PROJECTION_TABLES
 from clew.store.rows import RowReader
+from clew.store.sqlite_journal import EVENT_COLUMNS
 
 MAX_DIFFERENCES = 100
-EVENT_COLUMNS = "seq, id, space, task_id, correlation_id, type, data, created_at, hash"
 
 
 class Verification(RowReader):

@@ -98,7 +98,7 @@ class WaitReads(RowReader):
         self._rows(
             "INSERT INTO schedule (space, key, last_at, runs, note) VALUES (?, ?, ?, 1, ?)"
             " ON CONFLICT(space, key) DO UPDATE SET last_at = excluded.last_at,"
-            " runs = runs + 1, note = excluded.note",
+            " runs = schedule.runs + 1, note = excluded.note",
             (self.space, key, at, note),
         )
 

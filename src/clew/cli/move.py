@@ -1,0 +1,164 @@
+"""`clew export`, `import`, `push`: move a space's journal to a file or another store."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+from typing import Any
+
+from clew.cli.common import Commands, input_limit, open_memory, print_json, read_text, whole
+from clew.errors import ValidationError
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    if args.month is not None and (args.after is not None or args.since_seq is not None):
+        raise ValidationError(
+            "--month lists a month's archived tasks; --after and --since-seq cut the whole"
+            " journal: give one or the other"
+        )
+    with open_memory(args) as mem:
+        if args.month is not None:
+            lines = mem.export_month(args.month)
+            _write(args.output, "".join(f"{line}\n" for line in lines))
+            count = len(lines)
+        elif args.output in (None, "-"):
+            count = mem.export_events(sys.stdout, after=args.after, since_seq=args.since_seq)
+        else:
+            count = _export_to(mem, args)
+    if args.output not in (None, "-"):
+        print(f"{_events(count)} written to {args.output}", file=sys.stderr)
+    return 0
+
+
+def _export_to(mem: Any, args: argparse.Namespace) -> int:
+    """Export into --output atomically: the file appears whole, or not at all."""
+    from clew.mirror import replacing
+
+    try:
+        with replacing(args.output) as handle:
+            text = io.TextIOWrapper(handle, encoding="utf-8", newline="\n")
+            count: int = mem.export_events(text, after=args.after, since_seq=args.since_seq)
+            text.flush()
+            text.detach()  # the file is the mirror's to close
+    except OSError as exc:
+        raise ValidationError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    return count
+
+
+def _write(output: str | None, text: str) -> None:
+    if output in (None, "-"):
+        sys.stdout.write(text)
+        return
+    from clew.mirror import write_atomically
+
+    try:
+        write_atomically(output, text.encode("utf-8"))
+    except OSError as exc:
+        raise ValidationError(f"cannot write {output}: {exc.strerror or exc}") from None
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    text = read_text(args.file, "the journal file", input_limit(args))
+    with open_memory(args) as mem:
+        report = mem.import_events(text)
+    if args.json:
+        print_json(report)
+        return 0
+    print(
+        f"imported {_events(report.added)} into space {report.space!r}"
+        f" ({report.skipped} of the file's {report.events} were already there)"
+    )
+    return 0
+
+
+def cmd_push(args: argparse.Namespace) -> int:
+    import os
+
+    target = args.to
+    if "://" not in target:
+        folder = os.path.dirname(os.path.abspath(target))
+        if os.path.isdir(target):
+            raise ValidationError(f"--to {target} is a folder; give the store file in it")
+        if not os.path.isdir(folder) and not args.create:
+            raise ValidationError(
+                f"the folder {folder} of the target store does not exist; make it, or add --create"
+            )
+    with open_memory(args) as mem:
+        report = mem.push(
+            target, space=args.to_space, batch=args.batch, busy_timeout=args.busy_timeout
+        )
+    if args.json:
+        print_json(report)
+        return 0
+    print(
+        f"pushed {_events(report.added)} to {target} (space {report.space!r});"
+        f" {report.skipped} of {report.events} were already there"
+    )
+    return 0
+
+
+def _events(count: int) -> str:
+    return "1 event" if count == 1 else f"{count} events"
+
+
+def _batch(text: str) -> int:
+    size = whole(text)
+    if size < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a batch size of at least 1")
+    return size
+
+
+def register(commands: Any, command: Commands) -> None:
+    """Add `clew export`, `clew import` and `clew push`."""
+    p = command(
+        commands,
+        "export",
+        cmd_export,
+        "write this space's journal as JSON lines, each event with its hash",
+        "Write this space's journal as a journal file: a header line, one JSON line per"
+        " event with its data exactly as stored and its hash, and a last line with the count"
+        " (docs/cli.md describes the format). `clew import` replays it into any store."
+        " --after or --since-seq write only the newer events; --month instead lists the"
+        " journal events of the tasks archived in a month.",
+    )
+    p.add_argument("--output", "-o", metavar="FILE", help="write to FILE (default: stdout)")
+    p.add_argument(
+        "--after", metavar="EVENT_ID", help="only the events after this one (its whole id)"
+    )
+    p.add_argument(
+        "--since-seq", type=whole, metavar="SEQ", help="only the events numbered above SEQ"
+    )
+    p.add_argument(
+        "--month", metavar="YYYY-MM", help="instead: the events of the tasks archived that month"
+    )
+
+    p = command(
+        commands,
+        "import",
+        cmd_import,
+        "replay a journal file (from `clew export`) into this space",
+        "Replay a journal file into this space: the whole file is checked first (its hash"
+        " chain, every line, its last line), then each event this space does not hold is"
+        " added, all in one transaction. Importing the same file twice adds nothing.",
+    )
+    p.add_argument("file", metavar="FILE", help="the journal file, or - for stdin")
+
+    p = command(
+        commands,
+        "push",
+        cmd_push,
+        "send this space's new events to another store (a team store)",
+        "Send the events of this space that the store at --to does not hold, in order and in"
+        " batches (each one transaction): a second push sends nothing, and a push that"
+        " stopped resumes where it stopped.",
+    )
+    p.add_argument(
+        "--to", required=True, metavar="STORE", help="the target store: a file path (or URL)"
+    )
+    p.add_argument(
+        "--to-space", metavar="SPACE", help="the target's space (default: this one's name)"
+    )
+    p.add_argument(
+        "--batch", type=_batch, default=500, metavar="N", help="events per transaction (500)"
+    )

@@ -1,0 +1,284 @@
+"""The journal file: one space's journal as JSON lines, to move it to another store.
+
+Format version 1, written by `clew export` and read by `clew import`; one JSON object a
+line, lines separated by "\\n" (only: other line breaks may occur inside the data):
+
+    {"clew":"journal","version":1,"space":S,"schema":N,"after":null}      the header
+    {"seq":Q,"id":I,"space":S,"task_id":T,"correlation_id":C,"type":Y,
+     "created_at":A,"hash":H,"data":D}                                    one per event
+    {"clew":"end","events":COUNT,"head":H,"last":I}                       the last line
+
+`D` is the event's data exactly as the store keeps it (the JSON text its hash covers),
+written in place, not quoted, and always the last key, so a reader takes the text between
+`,"data":` and the closing brace without re-encoding anything. Each `hash` is the event's
+link in its space's chain (store/chain.py) and must follow from the line before it: the
+first event's previous hash is `after.hash` when the file continues an earlier export
+(`"after":{"id":I,"hash":H}`, the event just before its first), else empty. The last line
+carries the number of events and the last event's hash and id (null for none), so a file
+cut at a line break is refused as surely as one cut mid-line. `seq` is the event's number
+in the store it came from, for reading only. A newer clew may add keys to the header and
+the last line, never change what these mean; a new version number is a file this version
+refuses.
+
+This module does no I/O: it makes lines and reads them back, checking everything a file
+can get wrong before anything is written anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+from clew.errors import ValidationError
+from clew.ids import ALPHABET, ID_LENGTH
+from clew.models import EVENT_TYPES, Event
+from clew.store import chain, codec
+
+FORMAT = "journal"
+VERSION = 1
+EVENT_KEYS = (
+    "seq", "id", "space", "task_id", "correlation_id", "type", "created_at", "hash", "data",
+)  # fmt: skip
+_DATA_KEY = ',"data":'
+_HEX = frozenset("0123456789abcdef")
+
+
+class After(NamedTuple):
+    """The event a file continues from: the one just before its first event."""
+
+    id: str
+    hash: str
+
+
+class Moved(NamedTuple):
+    """One event read from a journal file, with the line it came from and its data text."""
+
+    line: int
+    event: Event
+    text: str  # the data exactly as stored, which the hash covers
+
+
+class JournalFile(NamedTuple):
+    """A journal file read and checked: its space, its schema, what it continues, its events."""
+
+    space: str
+    schema: int
+    after: After | None
+    events: tuple[Moved, ...]
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def header_line(space: str, schema: int, after: After | None) -> str:
+    """Return the first line of a journal file."""
+    continues = None if after is None else after._asdict()
+    return _compact(
+        {"clew": FORMAT, "version": VERSION, "space": space, "schema": schema, "after": continues}
+    )
+
+
+def event_line(event: Event, text: str) -> str:
+    """Return one event's line; `text` is its data as stored."""
+    head = _compact({key: getattr(event, key) for key in EVENT_KEYS[:-1]})
+    return f"{head[:-1]}{_DATA_KEY}{text}}}"
+
+
+def end_line(count: int, head: str | None, last: str | None) -> str:
+    """Return the last line of a journal file: how many events, the last one's hash and
+    its id (what a later `export --after` continues from)."""
+    return _compact({"clew": "end", "events": count, "head": head, "last": last})
+
+
+def stored_text(event: Event) -> str:
+    """Return the data text a store keeps for `event` (the one `adopt` would write)."""
+    return codec.dumps(event.data)
+
+
+# -- reading ------------------------------------------------------------------------------
+
+
+def _refuse(number: int, why: str) -> ValidationError:
+    return ValidationError(f"line {number} of the journal file {why}; nothing was imported")
+
+
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    # Only "\n" ends a line: U+2028, form feeds and the like may stand inside the data.
+    pieces = text.split("\n")
+    if pieces and pieces[-1] == "":
+        pieces.pop()  # the newline that ends the last line
+    for number, piece in enumerate(pieces, 1):
+        yield number, piece.removesuffix("\r")
+
+
+def _object(number: int, line: str) -> dict[str, Any]:
+    def constant(name: str) -> Any:
+        raise ValueError(f"{name} is not a JSON number")
+
+    try:
+        value = json.loads(line, parse_constant=constant)
+    except RecursionError:
+        raise _refuse(number, "is nested too deep to be a clew journal line") from None
+    except ValueError as exc:  # JSONDecodeError, or a number too long to read
+        raise _refuse(number, f"is not valid JSON ({exc}): the file is damaged or cut") from None
+    if not isinstance(value, dict):
+        raise _refuse(number, "is not a JSON object")
+    return value
+
+
+def _is_id(value: object) -> bool:
+    return isinstance(value, str) and len(value) == ID_LENGTH and set(value) <= set(ALPHABET)
+
+
+def _is_hash(value: object) -> bool:
+    return isinstance(value, str) and len(value) == 64 and set(value) <= _HEX
+
+
+def _header(number: int, line: str) -> tuple[str, int, After | None]:
+    first = _object(number, line)
+    if first.get("clew") != FORMAT:
+        if "seq" in first and "data" in first:
+            raise _refuse(
+                number,
+                "is an event, not a journal header: this looks like a `clew export --month`"
+                " listing, which cannot be imported; write the journal with `clew export`",
+            )
+        raise _refuse(number, 'is not a clew journal header ({"clew":"journal",...})')
+    version = first.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise _refuse(number, "has no valid format version")
+    if version > VERSION:
+        raise _refuse(
+            number,
+            f"says format version {version}, which a newer clew wrote; this clew reads"
+            f" version {VERSION}: upgrade clew",
+        )
+    space, schema, after = first.get("space"), first.get("schema"), first.get("after")
+    if not isinstance(space, str) or not space.strip():
+        raise _refuse(number, "names no space")
+    if not isinstance(schema, int) or isinstance(schema, bool) or schema < 0:
+        raise _refuse(number, "has no valid schema number")
+    if after is None:
+        return space, schema, None
+    if not (isinstance(after, dict) and _is_id(after.get("id")) and _is_hash(after.get("hash"))):
+        raise _refuse(number, 'has an "after" that is not {"id": EVENT_ID, "hash": HASH}')
+    return space, schema, After(after["id"], after["hash"])
+
+
+def _event(number: int, line: str, start: int, space: str) -> Moved:
+    """Read one event line whose data starts at `start`: the fields before the data are
+    parsed as JSON, the data once, by the codec, as the text the hash covers."""
+    row = _object(number, line[:start] + "}")
+    if list(row) != list(EVENT_KEYS[:-1]):
+        raise _refuse(number, f"does not have the keys of an event line ({', '.join(EVENT_KEYS)})")
+    seq, event_id, task_id, type = row["seq"], row["id"], row["task_id"], row["type"]
+    if not isinstance(seq, int) or isinstance(seq, bool):
+        raise _refuse(number, "has a seq that is not a whole number")
+    if not _is_id(event_id):
+        raise _refuse(number, "has an event id that is not a clew id")
+    if row["space"] != space:
+        raise _refuse(number, f"belongs to space {row['space']!r}, not the file's {space!r}")
+    if task_id is not None and not _is_id(task_id):
+        raise _refuse(number, "has a task id that is not a clew id")
+    for key in ("correlation_id", "created_at"):
+        if not isinstance(row[key], str) or not row[key]:
+            raise _refuse(number, f"has no {key}")
+    if type not in EVENT_TYPES:
+        raise _refuse(
+            number,
+            f"has the event type {type!r}, which this clew does not know (a newer clew's"
+            " file, or a damaged one): upgrade clew",
+        )
+    if not _is_hash(row["hash"]):
+        raise _refuse(number, "has no valid hash")
+    text = line.rstrip()
+    if not text.endswith("}"):
+        _object(number, line)  # a line cut short is not JSON: say so
+        raise _refuse(number, 'is not written as clew writes it (compact, ending with "data")')
+    text = text[start + len(_DATA_KEY) : -1]
+    try:
+        data = codec.loads(text)
+        exact = isinstance(data, dict) and codec.dumps(data) == text
+    except json.JSONDecodeError as exc:
+        raise _refuse(number, f"is not valid JSON ({exc}): the file is damaged or cut") from None
+    except (ValueError, TypeError, RecursionError):
+        exact = False
+    if not exact:
+        raise _refuse(
+            number,
+            "has data that is not a JSON object in the form clew stores, so it could not be"
+            " stored exactly as written",
+        )
+    event = Event(
+        seq, event_id, space, task_id, row["correlation_id"], type, data, row["created_at"],
+        row["hash"],
+    )  # fmt: skip
+    return Moved(number, event, text)
+
+
+def _end(number: int, last: dict[str, Any], events: list[Moved]) -> None:
+    if last.get("clew") != "end":
+        raise _refuse(number, 'is neither an event nor the last line ({"clew":"end",...})')
+    count, head = len(events), events[-1].event.hash if events else None
+    if last.get("events") != count or last.get("head") != head:
+        raise _refuse(
+            number,
+            f"says {last.get('events')!r} events ending at {last.get('head')!r}, but the file"
+            f" holds {count} ending at {head!r}: lines were removed or added",
+        )
+
+
+def parse(text: str) -> JournalFile:
+    """Read a journal file and check it whole: its header, every line's shape and data, the
+    hash chain from line to line, and the last line's count; raise ValidationError naming
+    the first line that is wrong."""
+    lines = _lines(text)
+    number, line = next(lines, (1, ""))
+    if not line.strip():
+        raise _refuse(1, "is empty: this is not a file written by `clew export`")
+    space, schema, after = _header(number, line)
+    previous = "" if after is None else after.hash
+    events: list[Moved] = []
+    for number, line in lines:
+        start = line.find(_DATA_KEY)
+        if start < 0:  # the last line, or a line that is not an event as clew writes one
+            row = _object(number, line)
+            if "clew" not in row:
+                keys = list(row) == list(EVENT_KEYS)
+                raise _refuse(
+                    number,
+                    'is not written as clew writes it (compact, ending with "data")'
+                    if keys
+                    else f"does not have the keys of an event line ({', '.join(EVENT_KEYS)})",
+                )
+            _end(number, row, events)
+            extra = next(lines, None)
+            if extra is not None:
+                raise _refuse(extra[0], "comes after the journal's last line")
+            return JournalFile(space, schema, after, tuple(events))
+        moved = _event(number, line, start, space)
+        expected = chain.event_hash(
+            previous,
+            id=moved.event.id,
+            space=space,
+            task_id=moved.event.task_id,
+            correlation_id=moved.event.correlation_id,
+            type=moved.event.type,
+            data=moved.text,
+            created_at=moved.event.created_at,
+        )
+        if moved.event.hash != expected:
+            raise _refuse(
+                number,
+                "has a hash that does not follow from the lines before it: the file was"
+                " changed, reordered or had lines removed",
+            )
+        previous = expected
+        events.append(moved)
+    raise _refuse(
+        number + 1,
+        'is missing: the journal\'s last line ({"clew":"end",...}) never came, so the file'
+        " was cut short",
+    )

@@ -1,0 +1,106 @@
+"""Reads of the journal: events in commit order, how many, which ids a space holds. Portable
+SQL (store/sql.py), mixed into both stores."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+from clew.models import Event
+from clew.store import codec, projection
+from clew.store.rows import RowReader, limited
+from clew.store.sql import Connection, Row
+
+EVENT_COLUMNS = "seq, id, space, task_id, correlation_id, type, data, created_at, hash"
+
+
+def _event(row: Row) -> Event:
+    """Build an Event from its row; data that is not valid JSON is kept as text (`unreadable`)
+    so that reading a damaged journal shows the damage instead of failing."""
+    try:
+        data, unreadable = codec.loads(row["data"]), None
+    except (ValueError, TypeError, RecursionError):
+        data, unreadable = {}, str(row["data"])
+    if not isinstance(data, dict):
+        data, unreadable = {}, str(row["data"])
+    return Event(
+        seq=row["seq"],
+        id=row["id"],
+        space=row["space"],
+        task_id=row["task_id"],
+        correlation_id=row["correlation_id"],
+        type=row["type"],
+        data=data,
+        created_at=row["created_at"],
+        hash=row["hash"],
+        unreadable=unreadable,
+    )
+
+
+class JournalReads(RowReader):
+    """The journal's reads (mixed into SQLiteStore and PostgresStore)."""
+
+    # What the store's driver raises: an upgrade that fails on one is shown as stored.
+    _driver_errors: tuple[type[Exception], ...] = ()
+
+    def _connection(self) -> Connection:
+        """The connection reads run on now (an upgrade of an old event may read rows)."""
+        raise NotImplementedError
+
+    def _reading(self) -> AbstractContextManager[Any]:
+        """Keep one connection for a read of several statements."""
+        raise NotImplementedError
+
+    def list_events(
+        self,
+        *,
+        task_id: str | None = None,
+        after: int = 0,
+        limit: int | None = None,
+        types: tuple[str, ...] = (),
+        as_stored: bool = False,
+    ) -> list[Event]:
+        """Return journal events in commit order, optionally for one task; `as_stored` keeps
+        each event's data as it was written (not brought to the current shape), so that the
+        data hashes as the chain says (what moving a journal needs)."""
+        sql = f"SELECT {EVENT_COLUMNS} FROM events WHERE space = ? AND seq > ?"
+        params: list[Any] = [self.space, after]
+        if task_id is not None:
+            sql += " AND task_id = ?"
+            params.append(task_id)
+        if types:
+            sql += f" AND type IN ({', '.join('?' for _ in types)})"
+            params += list(types)
+        sql, params = limited(sql + " ORDER BY seq", params, limit)
+        with self._reading():  # an upgrade may read rows: on the same connection
+            rows = self._rows(sql, params)
+            if as_stored:
+                return [_event(r) for r in rows]
+            return [self._current(_event(r)) for r in rows]
+
+    def _current(self, event: Event) -> Event:
+        """Return an event read for display in the current shape, as far as it can be: the
+        data of a damaged event is shown as stored rather than failing the whole read."""
+        damaged: tuple[type[Exception], ...] = (KeyError, TypeError, ValueError, AttributeError)
+        try:
+            return projection.current(self._connection(), event)  # type: ignore[arg-type]
+        except damaged + self._driver_errors:
+            return event
+
+    def count_events(self) -> int:
+        """Return the number of journal events in this space."""
+        return int(self._rows("SELECT count(*) FROM events WHERE space = ?", (self.space,))[0][0])
+
+    def event_ids(self, ids: Sequence[str]) -> set[str]:
+        """Return which of these event ids this space's journal holds."""
+        wanted = list(dict.fromkeys(ids))
+        found: set[str] = set()
+        for start in range(0, len(wanted), 500):  # under SQLite's limit of bound values
+            chunk = wanted[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            rows = self._rows(
+                f"SELECT id FROM events WHERE id IN ({marks}) AND space = ?", (*chunk, self.space)
+            )
+            found.update(r[0] for r in rows)
+        return found

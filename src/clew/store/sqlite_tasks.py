@@ -1,0 +1,245 @@
+"""Reads of the task tracker: tasks with their plans, steps, actions and their logs, task
+messages, a task's changed files. Portable SQL (store/sql.py), mixed into both stores."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from clew.errors import NotFoundError
+from clew.models import (
+    Action,
+    ActionLog,
+    FileChanges,
+    Message,
+    MessageRole,
+    MessageType,
+    PlanItem,
+    StepStatus,
+    Task,
+    TaskStatus,
+)
+from clew.store import codec
+from clew.store.rows import RowReader, json_ids, limited
+from clew.store.sql import Row
+from clew.store.sqlite_trace import action_from_row
+
+# Plan rows are read on every task read, so they are selected in PlanItem's field order
+# and unpacked by position: several times faster than building them by column name.
+_STEP_COLUMNS = ", ".join(PlanItem._fields)
+_STEP_STATUS = {s.value: s for s in StepStatus}
+
+
+def _step(row: Row | tuple[Any, ...]) -> PlanItem:
+    (
+        id, space, task_id, ordinal, title, status, started_at, completed_at,
+        duration, summary, issue, depends_on, removed, created_at, updated_at,
+    ) = row  # fmt: skip
+    return PlanItem(
+        id, space, task_id, ordinal, title, _STEP_STATUS[status], started_at, completed_at,
+        duration, summary, issue, json_ids(depends_on), bool(removed), created_at, updated_at,
+    )  # fmt: skip
+
+
+# Task fields in Task's order (all but the plan), selected by position like steps.
+_TASK_FIELDS = Task._fields[:-1]
+_TASK_STATUS = {s.value: s for s in TaskStatus}
+_TASKS_WITH_PLANS = (
+    f"SELECT {', '.join('t.' + c for c in _TASK_FIELDS)},"
+    f" {', '.join('p.' + c for c in PlanItem._fields)}"
+    " FROM tasks t LEFT JOIN plan_items p ON p.task_id = t.id AND p.removed = 0"
+)
+_TASK_WITH_PLAN = f"{_TASKS_WITH_PLANS} WHERE t.id = ? AND t.space = ? ORDER BY p.ordinal"
+
+
+def _tasks_with_plans(rows: Sequence[Row]) -> list[Task]:
+    """Fold rows of tasks joined to their steps (a task's rows together, its steps in
+    order) into tasks with their plans, in the rows' order."""
+    width = len(_TASK_FIELDS)
+    heads: dict[str, Row] = {}
+    plans: dict[str, list[PlanItem]] = {}
+    for row in rows:
+        heads.setdefault(row[0], row)
+        steps = plans.setdefault(row[0], [])
+        if row[width] is not None:
+            steps.append(_step(tuple(row)[width:]))
+    return [_task(tuple(head)[:width], tuple(plans[tid])) for tid, head in heads.items()]
+
+
+def _task(row: Row | tuple[Any, ...], plan: tuple[PlanItem, ...]) -> Task:
+    (
+        id, space, name, goal, workspace, status, archived, metadata, plan_version,
+        last_replanned_at, created_at, updated_at, completed_at, next_objective, summary,
+    ) = row  # fmt: skip
+    return Task(
+        id, space, name, goal, workspace, _TASK_STATUS[status], bool(archived),
+        {} if metadata == "{}" else codec.loads(metadata), plan_version, last_replanned_at,
+        created_at, updated_at, completed_at, next_objective, summary, plan,
+    )  # fmt: skip
+
+
+def _log(row: Row) -> ActionLog:
+    return ActionLog(
+        id=row["id"],
+        space=row["space"],
+        task_id=row["task_id"],
+        action_id=row["action_id"],
+        type=row["type"],
+        content=row["content"],
+        created_at=row["created_at"],
+    )
+
+
+def _message(row: Row) -> Message:
+    return Message(
+        id=row["id"],
+        space=row["space"],
+        task_id=row["task_id"],
+        role=MessageRole(row["role"]),
+        type=MessageType(row["type"]),
+        content=row["content"],
+        created_at=row["created_at"],
+    )
+
+
+class TaskReads(RowReader):
+    """The task tracker's reads (mixed into SQLiteStore and PostgresStore)."""
+
+    def get_plan(self, task_id: str, *, include_removed: bool = False) -> tuple[PlanItem, ...]:
+        """Return a task's steps in plan order; removed steps last when asked for."""
+        # Current steps have unique ordinals; removed ones (ordinal NULL) follow by time.
+        where = (
+            " ORDER BY removed, ordinal, updated_at"
+            if include_removed
+            else (" AND removed = 0 ORDER BY ordinal")
+        )
+        rows = self._rows(
+            f"SELECT {_STEP_COLUMNS} FROM plan_items WHERE task_id = ? AND space = ?{where}",
+            (task_id, self.space),
+        )
+        return tuple(_step(r) for r in rows)
+
+    def get_task(self, task_id: str) -> Task:
+        """Return one task with its current plan (one query: the task joined to its steps)."""
+        rows = self._rows(_TASK_WITH_PLAN, (task_id, self.space))
+        if not rows:
+            raise NotFoundError("task", task_id)
+        return _tasks_with_plans(rows)[0]
+
+    def get_task_status(self, task_id: str) -> TaskStatus:
+        """Return just a task's status: the hot write path's only check."""
+        rows = self._rows(
+            "SELECT status FROM tasks WHERE id = ? AND space = ?", (task_id, self.space)
+        )
+        if not rows:
+            raise NotFoundError("task", task_id)
+        return TaskStatus(rows[0]["status"])
+
+    def list_tasks(
+        self, statuses: tuple[TaskStatus, ...] = (), *, include_archived: bool = False
+    ) -> list[Task]:
+        """Return tasks, most recently updated first, each with its plan (one query: the
+        tasks joined to their steps, so a listing costs the same at any number of tasks)."""
+        sql = f"{_TASKS_WITH_PLANS} WHERE t.space = ?"
+        params: list[Any] = [self.space]
+        if statuses:
+            sql += f" AND t.status IN ({', '.join('?' for _ in statuses)})"
+            params += [s.value for s in statuses]
+        if not include_archived:
+            sql += " AND t.archived = 0"
+        sql += " ORDER BY t.updated_at DESC, t.id, p.ordinal"
+        return _tasks_with_plans(self._rows(sql, params))
+
+    def get_step(self, step_id: str) -> PlanItem:
+        """Return one plan item by id."""
+        rows = self._rows(
+            f"SELECT {_STEP_COLUMNS} FROM plan_items WHERE id = ? AND space = ?",
+            (step_id, self.space),
+        )
+        if not rows:
+            raise NotFoundError("step", step_id)
+        return _step(rows[0])
+
+    def get_action(self, action_id: str) -> Action:
+        """Return one action by id."""
+        rows = self._rows(
+            "SELECT * FROM actions WHERE id = ? AND space = ?", (action_id, self.space)
+        )
+        if not rows:
+            raise NotFoundError("action", action_id)
+        return action_from_row(rows[0])
+
+    def list_actions(
+        self, task_id: str, *, plan_item_id: str | None = None, limit: int | None = None
+    ) -> list[Action]:
+        """Return a task's actions, newest first."""
+        sql = "SELECT * FROM actions WHERE task_id = ? AND space = ?"
+        params: list[Any] = [task_id, self.space]
+        if plan_item_id is not None:
+            sql += " AND plan_item_id = ?"
+            params.append(plan_item_id)
+        sql += " ORDER BY created_at DESC, seq DESC"
+        return [action_from_row(r) for r in self._rows(*limited(sql, params, limit))]
+
+    def linked_actions(self, action_ids: Sequence[str]) -> dict[str, str | None]:
+        """Which of these actions an error entry names as its source: each with None while
+        such an entry is active, else when the last of them was closed."""
+        if not action_ids:
+            return {}
+        marks = ", ".join("?" * len(action_ids))
+        rows = self._rows(
+            # CASE, not max() of a comparison: PostgreSQL has no max of booleans.
+            "SELECT s.source_id, MAX(CASE WHEN e.status = 'active' THEN 1 ELSE 0 END) AS open,"
+            " MAX(COALESCE(e.resolved_at, e.updated_at)) AS closed_at"
+            " FROM entry_sources s JOIN entries e ON e.id = s.entry_id"
+            " WHERE s.space = ? AND s.kind = 'action' AND e.type = 'error'"
+            f" AND s.source_id IN ({marks}) GROUP BY s.source_id",
+            (self.space, *action_ids),
+        )
+        return {r["source_id"]: None if r["open"] else r["closed_at"] for r in rows}
+
+    def list_action_logs(self, action_id: str) -> list[ActionLog]:
+        """Return an action's log lines, oldest first."""
+        rows = self._rows(
+            "SELECT * FROM action_logs WHERE action_id = ? AND space = ? ORDER BY created_at, seq",
+            (action_id, self.space),
+        )
+        return [_log(r) for r in rows]
+
+    def list_messages(self, task_id: str, *, limit: int | None = None) -> list[Message]:
+        """Return a task's messages, newest first."""
+        rows = self._rows(*limited(
+            "SELECT * FROM task_messages WHERE task_id = ? AND space = ?"
+            " ORDER BY created_at DESC, seq DESC",
+            (task_id, self.space), limit,
+        ))  # fmt: skip
+        return [_message(r) for r in rows]
+
+    def get_message(self, message_id: str) -> Message:
+        """Return one task message by id."""
+        rows = self._rows(
+            "SELECT * FROM task_messages WHERE id = ? AND space = ?", (message_id, self.space)
+        )
+        if not rows:
+            raise NotFoundError("message", message_id)
+        return _message(rows[0])
+
+    def file_changes(self, task_id: str, *, newest: int | None = 5) -> FileChanges:
+        """Summarise the files a task created or modified."""
+        with self.transaction():
+            totals = self._rows(
+                "SELECT sum(created), count(*) - sum(created), max(last_at) FROM task_files"
+                " WHERE task_id = ? AND space = ?",
+                (task_id, self.space),
+            )[0]
+            paths = self._rows(*limited(
+                "SELECT path FROM task_files WHERE task_id = ? AND space = ?"
+                " ORDER BY last_at DESC, path",
+                (task_id, self.space), newest,
+            ))  # fmt: skip
+        return FileChanges(
+            created=totals[0] or 0,
+            modified=totals[1] or 0,
+            last_change=totals[2],
+            newest=tuple(r[0] for r in paths),
+        )

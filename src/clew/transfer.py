@@ -1,0 +1,296 @@
+"""Moving a journal: export a space's journal to a file, import one, push to another store.
+
+A store is moved by its journal alone: the events, as stored, replayed into the target
+through the store contract (`Store.event_ids`, `Store.adopt`), whose projection rebuilds
+every row. So any backend can take any other's journal, and the target's `verify` holds.
+
+- **Export** reads the space's events as stored (never upgraded: the hash covers the
+  stored data), checks the hash chain as it reads, and writes `journalfile` lines. A
+  journal whose chain is broken is not exported (`clew verify` says where).
+- **Import** checks the whole file first (`journalfile.parse`: shape, data, chain, count),
+  then, in ONE write transaction, checks it against the store and adopts every event the
+  store does not hold. All or nothing: a file is bounded by the input limit, and a refusal
+  or a crash half-way must leave the store as it was.
+- **Push** is an import without a file, in batches of events, each batch one transaction:
+  the target always holds a prefix of the journal, so a push that stops (interrupted, or
+  refused at an event) resumes where it stopped the next time. Every check runs once
+  over all events before the first batch is written, so a refusal normally writes nothing.
+
+Events are matched by id: an event the target already holds is skipped, so importing or
+pushing twice adds nothing. The events it holds must be a prefix of the ones sent (a gap
+would put them out of order), and a file that continues an earlier export needs the event
+it continues from. A task created by a sent event must not exist in the target already
+(that would be another task with the same id), and an event of a task must find its task
+in the target or earlier in what is sent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Generator, Sequence
+from typing import IO
+
+from clew import checks, journalfile
+from clew.errors import (
+    NotFoundError,
+    StoreBusyError,
+    StoreError,
+    StoreReadOnlyError,
+    ValidationError,
+)
+from clew.facade import Facade
+from clew.journalfile import After, Moved
+from clew.models import Event, MoveReport
+from clew.store import Store, chain
+
+_PAGE = 1000  # events read from the store at a time
+PUSH_BATCH = 500  # events written to a target per transaction
+
+
+class _Refusal:
+    """How a refusal names an event and what it says happened: a file's line, or a
+    store's event."""
+
+    def __init__(self, where: Callable[[Moved], str], outcome: str) -> None:
+        self.where = where
+        self.outcome = outcome
+
+    def __call__(self, moved: Moved, why: str) -> ValidationError:
+        return ValidationError(f"{self.where(moved)} {why}; {self.outcome}")
+
+
+_FILE = _Refusal(lambda m: f"line {m.line} of the journal file", "nothing was imported")
+
+
+def _pushed(outcome: str) -> _Refusal:
+    return _Refusal(lambda m: f"event #{m.line} ({m.event.type} {m.event.id})", outcome)
+
+
+class Transfer(Facade):
+    """Export, import and push of a space's journal (see the module docstring)."""
+
+    def export_events(
+        self, out: IO[str], *, after: str | None = None, since_seq: int | None = None
+    ) -> int:
+        """Write this space's journal to `out` as a journal file (JSON lines, each event
+        with its hash); only the events after event `after` (an id) or after seq
+        `since_seq` when given. Return the number of events written."""
+        if after is not None and since_seq is not None:
+            raise ValidationError("give after (an event id) or since_seq, not both")
+        cut = None if after is None else checks.text(after, "after").strip().lower()
+        since = None if since_seq is None else checks.count(since_seq, "since_seq")
+        from clew.store.migrations import LATEST
+
+        whole, seen, headed = cut is None and since is None, False, False
+        previous: Event | None = None
+        count = 0
+        with contextlib.closing(self._stored_events()) as events:
+            for event, text in events:
+                if whole or seen or (since is not None and event.seq > since):
+                    if not headed:  # a cut file continues from the event before its first
+                        out.write(journalfile.header_line(self.space, LATEST, _after(previous)))
+                        out.write("\n")
+                        headed = True
+                    out.write(journalfile.event_line(event, text) + "\n")
+                    count += 1
+                seen = seen or event.id == cut
+                previous = event
+        if cut is not None and not seen:
+            raise ValidationError(
+                f"no event {cut!r} in space {self.space!r}'s journal; give a whole event id"
+                " (`clew journal --json` lists them; an export's last line names its last)"
+            )
+        if not headed:  # no events to write: the file continues from the newest one
+            start = None if whole else _after(previous)
+            out.write(journalfile.header_line(self.space, LATEST, start) + "\n")
+        last = previous if count else None
+        out.write(journalfile.end_line(count, last and last.hash, last and last.id) + "\n")
+        return count
+
+    def import_events(self, text: str) -> MoveReport:
+        """Replay a journal file (the text `export_events` writes) into this space: the
+        whole file is checked first, then every event this space does not hold is added,
+        all in one transaction; events it holds are skipped."""
+        if not isinstance(text, str):
+            raise ValidationError(f"a journal file is text, not {type(text).__name__}")
+        from clew.store.migrations import LATEST
+
+        moved = journalfile.parse(text)
+        if moved.schema > LATEST:
+            raise ValidationError(
+                f"the journal file was written by a newer clew (schema {moved.schema}; this"
+                f" clew knows {LATEST}): upgrade clew; nothing was imported"
+            )
+        return replay(self._store, moved.after, moved.events, refuse=_FILE)
+
+    def push(
+        self,
+        to: str,
+        *,
+        space: str | None = None,
+        batch: int = PUSH_BATCH,
+        busy_timeout: float | None = None,
+    ) -> MoveReport:
+        """Send this space's events that the store at `to` (a location `clew.open` takes)
+        does not hold to its space `space` (this one's name by default), in order, `batch`
+        events per transaction; a second push sends nothing, a stopped one resumes."""
+        location = checks.text(to, "to").strip()
+        chosen = self.space if space is None else checks.space(space)
+        size = checks.count(batch, "batch")
+        if size < 1:
+            raise ValidationError("batch must be at least 1")
+        from clew.location import resolve_busy_timeout
+        from clew.store import open_store
+
+        with contextlib.closing(self._stored_events()) as stored:
+            events = tuple(Moved(event.seq, event, text) for event, text in stored)
+        target = open_store(location, chosen, resolve_busy_timeout(busy_timeout))
+        try:
+            return replay(target, None, events, refuse=_pushed("nothing was pushed"), batch=size)
+        finally:
+            target.close()
+
+    def _stored_events(self) -> Generator[tuple[Event, str]]:
+        """Yield this space's events as stored, each with its data text, in one read
+        transaction, checking that each follows from the one before in the hash chain."""
+        previous, seq = "", 0
+        with self._store.transaction():
+            while True:
+                page = self._store.list_events(after=seq, limit=_PAGE, as_stored=True)
+                for event in page:
+                    text = journalfile.stored_text(event)
+                    if event.unreadable is not None or event.hash != chain.event_hash(
+                        previous,
+                        id=event.id,
+                        space=event.space,
+                        task_id=event.task_id,
+                        correlation_id=event.correlation_id,
+                        type=event.type,
+                        data=text,
+                        created_at=event.created_at,
+                    ):
+                        raise StoreError(
+                            f"event #{event.seq} ({event.type}) of space {self.space!r} does"
+                            " not follow from the journal before it, so the journal cannot be"
+                            " moved exactly; `clew verify` says what is wrong"
+                        )
+                    previous = event.hash
+                    yield event, text
+                if len(page) < _PAGE:
+                    return
+                seq = page[-1].seq
+
+
+def _after(event: Event | None) -> After | None:
+    return None if event is None or event.hash is None else After(event.id, event.hash)
+
+
+def replay(
+    store: Store,
+    after: After | None,
+    events: Sequence[Moved],
+    *,
+    refuse: _Refusal,
+    batch: int | None = None,
+) -> MoveReport:
+    """Adopt into `store` the `events` (a journal in order, continuing from `after`) that
+    it does not hold: all in one transaction, or `batch` at a time after checking them all
+    first. Return what was added and skipped."""
+    if batch is not None and events:
+        with store.transaction():  # every check once, before anything is written
+            _pending(store, after, events, refuse)
+    size = batch or max(len(events), 1)
+    added, head = 0, None
+    resumed = _pushed("the push stopped there; what came before it is in the target, and"
+                      " pushing again resumes") if batch else refuse  # fmt: skip
+    for start in range(0, len(events), size):
+        part = events[start : start + size]
+        prior = after if start == 0 else _moved_after(events[start - 1])
+        with store.transaction(write=True):
+            todo = _pending(store, prior, part, resumed if start else refuse)
+            for moved in todo:
+                head = _adopt(store, moved, resumed if start else refuse).hash
+        added += len(todo)
+    return MoveReport(len(events), added, len(events) - added, store.space, head)
+
+
+def _moved_after(moved: Moved) -> After:
+    return After(moved.event.id, moved.event.hash or "")
+
+
+def _adopt(store: Store, moved: Moved, refuse: _Refusal) -> Event:
+    try:
+        return store.adopt(moved.event)
+    except (StoreBusyError, StoreReadOnlyError):
+        raise  # the store's state, not the event's: its own message says what to do
+    except (StoreError, ValueError, KeyError, TypeError) as exc:
+        why = f"cannot be added to this store ({exc})"
+        if "UNIQUE" in str(exc):  # the id is taken: by a record of another space, likely
+            why += (
+                ": a record with its id is already there, perhaps in another space of the"
+                " store (a SQLite file keeps ids unique across its spaces: move a space into"
+                " another file)"
+            )
+        raise refuse(moved, why) from None
+
+
+def _pending(
+    store: Store, after: After | None, events: Sequence[Moved], refuse: _Refusal
+) -> list[Moved]:
+    """Return the events the store does not hold, after checking they can follow what it
+    holds: the held ones a prefix, the event continued from held, no task clash."""
+    held = store.event_ids([m.event.id for m in events])
+    todo = [m for m in events if m.event.id not in held]
+    if not todo:
+        return []
+    first = next(i for i, m in enumerate(events) if m.event.id not in held)
+    gap = next((m for m in events[first:] if m.event.id in held), None)
+    if gap is not None:
+        raise refuse(
+            gap,
+            f"is already in the store but {refuse.where(todo[0])} before it is not: the store"
+            " holds this journal with a gap, so it cannot be continued in order",
+        )
+    if first == 0 and after is not None and not store.event_ids([after.id]):
+        raise refuse(
+            todo[0],
+            f"continues after event {after.id}, which this store does not hold: import the"
+            " journal up to that event first (or export the whole journal)",
+        )
+    _check_tasks(store, todo, refuse)
+    return todo
+
+
+def _check_tasks(store: Store, todo: Sequence[Moved], refuse: _Refusal) -> None:
+    """Refuse an event that creates a task the store already holds (another task with the
+    same id), or that belongs to a task neither the store nor an earlier event creates."""
+    created: set[str] = set()
+    known: dict[str, bool] = {}
+
+    def holds(task_id: str) -> bool:
+        if task_id not in known:
+            try:
+                store.get_task_status(task_id)
+                known[task_id] = True
+            except NotFoundError:
+                known[task_id] = False
+        return known[task_id]
+
+    for moved in todo:
+        task_id = moved.event.task_id
+        if task_id is None:
+            continue
+        if moved.event.type == "task.created":
+            if task_id in created or holds(task_id):
+                raise refuse(
+                    moved,
+                    f"creates task {task_id}, but this store already holds a different task"
+                    " with that id",
+                )
+            created.add(task_id)
+        elif task_id not in created and not holds(task_id):
+            raise refuse(
+                moved,
+                f"belongs to task {task_id}, which this store does not hold and no earlier"
+                " event creates: move the journal that creates it first",
+            )
