@@ -327,7 +327,8 @@ def idf(n: int, df: int) -> float:
 
 
 # Where the best match is, with the words around it: a fragment of a long text (16 words,
-# as FTS5's snippet), a short text whole (a fragment would drop the words before it).
+# as FTS5's snippet), a short text whole, as FTS5 shows it (a fragment, or a cover, of it
+# drops the words before the match).
 _MARKS = "StartSel=[, StopSel=], MaxWords=16, MinWords=6, ShortWord=0"
 _SHORT = 120
 # A zero-width space after each punctuation mark makes PostgreSQL's parser see the pieces
@@ -341,7 +342,8 @@ def _headline(text: str, query_sql: str) -> str:
     marked = f"regexp_replace(clew_bounded({text}), '([[:punct:]])', '\\1{_ZWSP}', 'g')"
     return (
         f"CASE WHEN length({text}) <= {_SHORT}"
-        f" THEN ts_headline('clew'::regconfig, {marked}, {query_sql}, '{_MARKS}')"
+        f" THEN ts_headline('clew'::regconfig, {marked}, {query_sql},"
+        f" '{_MARKS}, HighlightAll=true')"
         f" ELSE ts_headline('clew'::regconfig, {marked}, {query_sql},"
         f" '{_MARKS}, MaxFragments=1') END"
     )
