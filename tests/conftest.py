@@ -79,6 +79,15 @@ CONFORMANCE = frozenset(
         "test_utility",
         "test_working",
         "test_postgres",
+        "test_async",
+        "test_context",
+        "test_continuity",
+        "test_state",
+        "test_progress",
+        "test_stuck",
+        "test_task_context",
+        "test_maintenance",
+        "test_tools",
         "test_search_all",
         "test_ask",
     }
@@ -118,7 +127,10 @@ def _make_database() -> tuple[str | None, str]:
             admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
             admin.execute(f"CREATE DATABASE {name}")
     except psycopg.Error as exc:
-        return None, f"no PostgreSQL server answered at {SERVER} ({str(exc).strip()[:120]})"
+        from clew.location import shown
+
+        why = str(exc).strip().splitlines()[0][:160]
+        return None, f"no PostgreSQL server answered at {shown(SERVER)} ({why})"
     url = urlsplit(SERVER)._replace(path=f"/{name}").geturl()
     clew.open(url, space="setup").close()  # the migrations, once
     return url, ""

@@ -133,6 +133,7 @@ def test_prime_runs_it_too(db: Path, clock: FakeClock) -> None:
         assert ran.data["trigger"] == "prime"
 
 
+@pytest.mark.sqlite_only("reads config.toml beside the store file (a team store has none)")
 def test_the_off_switch_and_the_settings(
     db: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -255,6 +256,7 @@ def test_archiving_again_moves_a_task_to_the_new_month(mem: clew.Memory, clock: 
     assert mem.verify().ok
 
 
+@pytest.mark.sqlite_only("builds an older SQLite store")
 def test_a_store_from_before_waits_gets_its_archive_months(db: Path, clock: FakeClock) -> None:
     import sqlite3
 

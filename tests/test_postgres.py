@@ -368,3 +368,21 @@ def test_a_push_to_a_team_store_sends_each_event_once(url: str, tmp_path: Path) 
         with clew.open(url, space=space) as team:
             assert unsequenced(exported(team)) == unsequenced(exported(local))
             assert team.verify().ok
+
+
+def test_one_journal_in_two_spaces_stays_two_even_for_a_superuser(url: str, tmp_path: Path) -> None:
+    # The test connects as a superuser, which row-level security lets through: the first wall
+    # (every change held to its space) must keep the spaces apart by itself.
+    from tests.test_move import exported
+
+    with clew.open(tmp_path / "a.db", clock=FakeClock()) as local:
+        task = local.create_task("shared", ["a", "b"])
+        text = exported(local)
+    one, two = open_pg(url), open_pg(url)
+    with one, two:
+        one.import_events(text)
+        two.import_events(text)  # the same ids, in another space
+        one.update_task(task.id, step=1, step_status="completed", status="paused")
+        assert two.get_task(task.id).status.value == "active"
+        assert [s.status.value for s in two.get_task(task.id).plan] == ["pending", "pending"]
+        assert one.verify().ok and two.verify().ok

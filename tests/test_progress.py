@@ -187,6 +187,7 @@ def test_off_neither_suggests_nor_applies(mem: clew.Memory) -> None:
     assert mem.get_task(task.id).step(1).status is clew.StepStatus.PENDING
 
 
+@pytest.mark.sqlite_only("reads config.toml beside the store file (a team store has none)")
 def test_the_mode_comes_from_the_environment_or_config(
     db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -183,6 +183,7 @@ def test_check_stuck_reports_and_alerts_respecting_the_cooldown(
     assert len(alerts(mem, idle.id)) == 1
 
 
+@pytest.mark.sqlite_only("reads config.toml beside the store file (a team store has none)")
 def test_settings_come_from_the_environment_or_config(
     db: Path, monkeypatch: pytest.MonkeyPatch, clock: FakeClock
 ) -> None:

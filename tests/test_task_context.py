@@ -72,6 +72,7 @@ def deploy(mem: clew.Memory, clock: FakeClock) -> str:
     return task.id
 
 
+@pytest.mark.search
 def test_a_tasks_context_has_every_tier_in_order(mem: clew.Memory, clock: FakeClock) -> None:
     tid = deploy(mem, clock)
     context = mem.assemble(task=tid)
@@ -98,6 +99,7 @@ def test_a_tasks_context_has_every_tier_in_order(mem: clew.Memory, clock: FakeCl
     assert context.turns == () and exact(context) <= context.tokens
 
 
+@pytest.mark.search
 def test_the_output_reserve_is_kept_free(mem: clew.Memory, clock: FakeClock) -> None:
     tid = deploy(mem, clock)
     for n in range(40):
@@ -109,6 +111,7 @@ def test_the_output_reserve_is_kept_free(mem: clew.Memory, clock: FakeClock) -> 
     assert entries.left_out > 0 and "left out for the budget" in entries.note
 
 
+@pytest.mark.search
 def test_a_query_steers_the_memory_tier(mem: clew.Memory, clock: FakeClock) -> None:
     tid = deploy(mem, clock)
     text = mem.assemble(task=tid, query="database replicas").messages[0]["content"]
@@ -126,6 +129,7 @@ def test_a_session_and_a_task_assemble_through_the_same_door(
     assert context.turns == (1,) and "## Task state" in context.messages[0]["content"]
 
 
+@pytest.mark.search
 def test_the_cli_prints_the_context_or_explains_it(cli: Cli, mem: clew.Memory) -> None:
     task = mem.create_task("Tiny", ["one"])
     mem.add_decision(task.id, "keep it small")

@@ -4,7 +4,8 @@ The read modules and the projection handlers write `?` placeholders and read row
 name or by position, as `sqlite3` gives them. This adapter turns `?` into psycopg's `%s`,
 doubles a literal `%`, leaves quoted text alone, reads a negative `LIMIT ?` as no limit (as
 SQLite does), binds text for a bytea column as its UTF-8 bytes, starts an `ON CONFLICT (...)`
-target with `space` (every key here does), and makes rows that are tuples also addressable
+target with `space` (every key here does), holds every UPDATE and DELETE to the transaction's
+space, and makes rows that are tuples also addressable
 by name. A translation is made once per distinct statement and cached: the shared SQL is a
 fixed set of strings.
 """
@@ -24,6 +25,33 @@ _TOKEN = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\bLIMIT\s+\?|\?|%", re.
 
 
 _CONFLICT = re.compile(r"ON CONFLICT\s*\((?!\s*space\b)\s*", re.IGNORECASE)
+
+
+# An UPDATE or DELETE of the projections names its row by id alone (ids are unique within a
+# space, and on SQLite across the file): here it is also held to the transaction's space, so
+# that even a role that bypasses row-level security cannot touch another space's row that
+# shares an id (the same journal imported into two spaces).
+_CHANGE = re.compile(r"\s*(UPDATE\s+\w+\s+SET|DELETE\s+FROM\s+\w+)\b", re.IGNORECASE)
+IN_SPACE = "space = current_setting('clew.space')"
+
+
+def _in_space(sql: str) -> str:
+    """`sql` (an UPDATE or DELETE) with its top-level WHERE held to the transaction's space."""
+    depth, quote, where = 0, "", -1
+    for i, char in enumerate(sql):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif depth == 0 and sql[i : i + 7].upper() == " WHERE ":
+            where = i
+    if where < 0:
+        return f"{sql} WHERE {IN_SPACE}"
+    return f"{sql[:where]} WHERE ({sql[where + 7 :]}) AND {IN_SPACE}"
 
 
 class Row(tuple[Any, ...]):
@@ -72,6 +100,10 @@ _ASSIGNED_TO = re.compile(r"(\w+)\s*=\s*$")
 @lru_cache(maxsize=2048)
 def translate(sql: str) -> Statement:
     """Return `sql` with psycopg placeholders."""
+    # Keys here start with the space (pg_migrations.py): so do the conflict targets.
+    sql = _CONFLICT.sub("ON CONFLICT (space, ", sql)
+    if _CHANGE.match(sql):
+        sql = _in_space(sql)
     limits: list[int] = []
     binary: list[int] = []
     plain = 0
@@ -96,8 +128,7 @@ def translate(sql: str) -> Statement:
             return "LIMIT %s"
         return token.replace("%", "%%")  # quoted text: as it is (the driver halves %%)
 
-    # Keys here start with the space (pg_migrations.py): so do the conflict targets.
-    text = _TOKEN.sub(swap, _CONFLICT.sub("ON CONFLICT (space, ", sql))
+    text = _TOKEN.sub(swap, sql)
     return Statement(text, tuple(limits), tuple(binary))
 
 

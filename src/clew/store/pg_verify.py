@@ -10,6 +10,7 @@ path, so it can never write a real table, even through a pooler that changes ses
 
 from __future__ import annotations
 
+import atexit
 import re
 import threading
 from collections.abc import Iterator
@@ -43,6 +44,14 @@ _SCRATCH_SKIPS = re.compile(
 # making them costs more than most replays. One per database, taken while in use.
 _SPARE: dict[str, Any] = {}
 _SPARE_LOCK = threading.Lock()
+
+
+@atexit.register
+def _close_spares() -> None:
+    with _SPARE_LOCK:
+        for raw in _SPARE.values():
+            raw.close()
+        _SPARE.clear()
 
 
 def scratch_schema(raw: Any) -> None:
@@ -137,8 +146,12 @@ def _replay(
     findings: list[Difference] = []
     heads: dict[str, str] = {}
     count = 0
+    space = None
     for link, expected in chain.walk(chain.Link(*row) for row in rows):
         count += 1
+        if link.space != space:  # the projections' changes are held to this (pg_adapter)
+            scratch.execute("SELECT set_config('clew.space', ?, true)", (link.space,))
+            space = link.space
         if expected is not None:
             findings.append(_chain_finding(link, expected))
         heads[link.space] = link.hash or ""

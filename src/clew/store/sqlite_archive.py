@@ -78,7 +78,7 @@ def _where(filters: EntryFilter, alias: str) -> tuple[str, list[Any]]:
     for tag in filters.tags:
         sql += (
             f" AND EXISTS (SELECT 1 FROM entry_labels l WHERE l.kind = 'tag' AND l.value = ?"
-            f" AND l.entry_id = {a}id)"
+            f" AND l.entry_id = {a}id AND l.space = {a}space)"
         )
         params.append(tag)
     return sql, params
@@ -96,8 +96,8 @@ class ArchiveReads(RowReader):
             chunk = ids[start : start + 500]
             for row in self._rows(
                 "SELECT entry_id, kind, source_id FROM entry_sources"
-                f" WHERE entry_id IN ({placeholders(chunk)}) ORDER BY position",
-                chunk,
+                f" WHERE space = ? AND entry_id IN ({placeholders(chunk)}) ORDER BY position",
+                [self.space, *chunk],
             ):
                 found.setdefault(row[0], []).append((row[1], row[2]))
         return [e._replace(sources=tuple(found[e.id])) if e.id in found else e for e in entries]
@@ -128,9 +128,9 @@ class ArchiveReads(RowReader):
         rows = self._rows(
             f"SELECT {_COLUMNS} FROM entries WHERE task_id = ? AND space = ? AND ("
             " subtask_id = ? OR type IN (?, ?, ?) OR id IN (SELECT entry_id FROM entry_labels"
-            " WHERE kind = 'relevance' AND value = ?))"
+            " WHERE kind = 'relevance' AND value = ? AND space = ?))"
             " ORDER BY created_at DESC, seq DESC LIMIT ?",
-            (task_id, self.space, subtask_id, *kinds, subtask_id, limit),
+            (task_id, self.space, subtask_id, *kinds, subtask_id, self.space, limit),
         )
         return self._with_sources([_entry(r) for r in rows])
 

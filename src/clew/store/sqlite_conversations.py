@@ -130,18 +130,18 @@ class ConversationReads(RowReader):
         # CASE, not SQLite's two-argument min(); plain `?` placeholders: portable SQL.
         rows = self._rows(
             "SELECT CASE WHEN s.turn_count < ? THEN s.turn_count ELSE ? END - (SELECT count(*)"
-            " FROM turns WHERE session_id = ? AND turn < ? AND hidden = 1)"
-            " FROM sessions s WHERE s.id = ?",
-            (below - 1, below - 1, session_id, below, session_id),
+            " FROM turns WHERE session_id = ? AND space = ? AND turn < ? AND hidden = 1)"
+            " FROM sessions s WHERE s.id = ? AND s.space = ?",
+            (below - 1, below - 1, session_id, self.space, below, session_id, self.space),
         )
         return int(rows[0][0]) if rows else 0
 
     def last_user_turn(self, session_id: str, *, at_most: int) -> int | None:
         """The newest visible user turn numbered `at_most` or below."""
         rows = self._rows(
-            "SELECT turn FROM turns WHERE session_id = ? AND turn <= ? AND role = 'user'"
-            " AND hidden = 0 ORDER BY turn DESC LIMIT 1",
-            (session_id, at_most),
+            "SELECT turn FROM turns WHERE session_id = ? AND space = ? AND turn <= ?"
+            " AND role = 'user' AND hidden = 0 ORDER BY turn DESC LIMIT 1",
+            (session_id, self.space, at_most),
         )
         return int(rows[0][0]) if rows else None
 
@@ -167,12 +167,13 @@ class ConversationReads(RowReader):
     def turn_stats(self, session_id: str) -> dict[str, dict[str, int]]:
         """Turns per role and tool results per tool name."""
         roles = self._rows(
-            "SELECT role, count(*) FROM turns WHERE session_id = ? GROUP BY role", (session_id,)
+            "SELECT role, count(*) FROM turns WHERE session_id = ? AND space = ? GROUP BY role",
+            (session_id, self.space),
         )
         tools = self._rows(
-            "SELECT tool_name, count(*) FROM turns WHERE session_id = ? AND tool_name IS NOT NULL"
-            " GROUP BY tool_name ORDER BY count(*) DESC, tool_name",
-            (session_id,),
+            "SELECT tool_name, count(*) FROM turns WHERE session_id = ? AND space = ?"
+            " AND tool_name IS NOT NULL GROUP BY tool_name ORDER BY count(*) DESC, tool_name",
+            (session_id, self.space),
         )
         return {"roles": {r[0]: r[1] for r in roles}, "tools": {r[0]: r[1] for r in tools}}
 

@@ -47,7 +47,8 @@ _TASK_STATUS = {s.value: s for s in TaskStatus}
 _TASKS_WITH_PLANS = (
     f"SELECT {', '.join('t.' + c for c in _TASK_FIELDS)},"
     f" {', '.join('p.' + c for c in PlanItem._fields)}"
-    " FROM tasks t LEFT JOIN plan_items p ON p.task_id = t.id AND p.removed = 0"
+    " FROM tasks t LEFT JOIN plan_items p"
+    " ON p.task_id = t.id AND p.space = t.space AND p.removed = 0"
 )
 _TASK_WITH_PLAN = f"{_TASKS_WITH_PLANS} WHERE t.id = ? AND t.space = ? ORDER BY p.ordinal"
 
@@ -191,7 +192,7 @@ class TaskReads(RowReader):
             # CASE, not max() of a comparison: PostgreSQL has no max of booleans.
             "SELECT s.source_id, MAX(CASE WHEN e.status = 'active' THEN 1 ELSE 0 END) AS open,"
             " MAX(COALESCE(e.resolved_at, e.updated_at)) AS closed_at"
-            " FROM entry_sources s JOIN entries e ON e.id = s.entry_id"
+            " FROM entry_sources s JOIN entries e ON e.id = s.entry_id AND e.space = s.space"
             " WHERE s.space = ? AND s.kind = 'action' AND e.type = 'error'"
             f" AND s.source_id IN ({marks}) GROUP BY s.source_id",
             (self.space, *action_ids),
