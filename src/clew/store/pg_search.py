@@ -514,8 +514,9 @@ class PostgresSearch(RowReader):
                 f" substr(g.content, 1, {_TITLE_CHARS}) AS head"
             ),
             outer_joins=(
-                " LEFT JOIN actions a ON t.kind = 'action' AND a.id = t.ref_id"
-                " LEFT JOIN task_messages g ON t.kind = 'message' AND g.id = t.ref_id"
+                " LEFT JOIN actions a ON t.kind = 'action' AND a.space = t.space"
+                " AND a.id = t.ref_id LEFT JOIN task_messages g ON t.kind = 'message'"
+                " AND g.space = t.space AND g.id = t.ref_id"
             ),
         )  # fmt: skip
         hits = []
@@ -544,7 +545,7 @@ class PostgresSearch(RowReader):
         where, params = _time("t.", since, until)
         joins = ""
         if task_id is not None:
-            joins = " JOIN sessions s ON s.id = t.session_id"
+            joins = " JOIN sessions s ON s.space = t.space AND s.id = t.session_id"
             where += " AND s.task_id = ?"
             params.append(task_id)
         rows = self._ranked_rows(
@@ -555,7 +556,7 @@ class PostgresSearch(RowReader):
                 f" substr(t.content, 1, {_TITLE_CHARS}) AS head,"
                 f" {_headline('t.content', 'm.q')} AS snip"
             ),
-            outer_joins=" JOIN sessions s ON s.id = t.session_id",
+            outer_joins=" JOIN sessions s ON s.space = t.space AND s.id = t.session_id",
         )  # fmt: skip
         hits = []
         for score, r in rows:
@@ -572,7 +573,7 @@ class PostgresSearch(RowReader):
         caller confirms the text is there verbatim)."""
         match, params = tsquery(query)
         rows = self._rows(
-            "SELECT a.* FROM record_docs k JOIN actions a ON a.id = k.ref_id"
+            "SELECT a.* FROM record_docs k JOIN actions a ON a.space = k.space AND a.id = k.ref_id"
             f" WHERE k.search @@ {match} AND k.space = ? AND k.kind = 'action'"
             " AND (a.exit_code <> 0 OR a.status IN ('failed', 'timeout'))"
             " ORDER BY k.seq DESC LIMIT ?",
