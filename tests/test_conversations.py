@@ -289,8 +289,9 @@ def test_recall_stays_within_budget_trimming_tool_results_first(mem: clew.Memory
     text=st.text(min_size=1, max_size=30),
 )
 def test_recall_is_always_within_its_budget(
-    mem: clew.Memory, sizes: list[int], budget: int, text: str
+    mem: clew.Memory, backend: str, sizes: list[int], budget: int, text: str
 ) -> None:
+    assume(backend == "sqlite" or "\x00" not in text)  # PostgreSQL's text cannot hold NUL
     started = mem.start_session()
     messages: list[dict[str, Any]] = []
     for n, size in enumerate(sizes):

@@ -132,7 +132,8 @@ def translate(sql: str) -> Statement:
     return Statement(text, tuple(limits), tuple(binary))
 
 
-def _params(statement: Statement, params: Sequence[Any]) -> Any:
+def bound(statement: Statement, params: Sequence[Any]) -> list[Any]:
+    """The parameters of `statement` as psycopg takes them."""
     values = list(params)
     for at in statement.limits:
         if isinstance(values[at], int) and values[at] < 0:
@@ -185,14 +186,14 @@ class Connection:
         statement = translate(sql)
         cursor = self.raw.cursor(row_factory=row_factory)
         # Always with parameters (maybe none), so the driver reads every %% as one %.
-        cursor.execute(statement.text, _params(statement, params))
+        cursor.execute(statement.text, bound(statement, params))
         return Cursor(cursor)
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         """Run one statement for each parameter row."""
         statement = translate(sql)
         with self.raw.cursor() as cursor:
-            cursor.executemany(statement.text, [_params(statement, r) for r in rows])
+            cursor.executemany(statement.text, [bound(statement, r) for r in rows])
 
 
 # The projections learn a table's columns with SQLite's PRAGMA table_info: answer it from
