@@ -88,6 +88,8 @@ CONFORMANCE = frozenset(
         "test_task_context",
         "test_maintenance",
         "test_tools",
+        "test_search_all",
+        "test_ask",
     }
 )
 SERVER = os.environ.get("CLEW_TEST_POSTGRES") or "postgresql://root@127.0.0.1:5432/test"
@@ -152,7 +154,8 @@ def _postgres_searches() -> bool:
     """Whether the PostgreSQL store has full-text search (its own search module) yet."""
     from clew.store.postgres import PostgresStore
 
-    return PostgresStore.search_entries is not PostgresStore._no_search
+    # The stub that refused is gone once PostgresSearch (store/pg_search.py) is mixed in.
+    return getattr(PostgresStore, "_no_search", None) is None
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

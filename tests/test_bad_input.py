@@ -16,7 +16,7 @@ import re
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -2730,3 +2730,48 @@ def test_a_push_to_a_team_store_never_prints_its_password(
     assert main(["--db", local, "--space", space, "push", "--to", unreachable]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "pw-not-shown" not in err and "Traceback" not in err
+
+
+# -- i12-pgsearch -------------------------------------------------------------------------
+# Search on a PostgreSQL store: no text is tsquery syntax, SQL or an error of the server.
+
+
+@pytest.fixture(scope="module")
+def team() -> Iterator[clew.Memory]:
+    """A PostgreSQL store (conftest: skipped, saying so, without a server)."""
+    from tests.conftest import new_space, postgres_url
+
+    with clew.open(postgres_url(), space=new_space()) as mem:
+        yield mem
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "a:b & c | !d <-> 'e' \\f",
+        "'it''s' \\' :* :A <2> (x)",
+        "x" * 5000,
+        "é" * 3000,
+        " ".join(f"w{i}_x" for i in range(60)),
+        "\x00abc\x00",
+        '"unterminated phrase',
+        '🔥 fix* -🔥 -"a b"',
+        "https://example.com/a?b='1'&c=\"2\"#x",
+        "%s %(p1)s ?1 ? $1",
+    ],
+)
+def test_any_search_text_runs_on_postgresql(team: clew.Memory, query: str) -> None:
+    assert team.search(query) == []
+    assert team.search_all(query) == []
+    assert not tools.call(team, "memory_search", {"query": query}).is_error
+
+
+@pytest.mark.parametrize("query", ["'&|!<->():*", "-only -excluded", "   ", "\x00"])
+def test_a_search_with_no_words_is_refused_on_postgresql_as_on_sqlite(
+    team: clew.Memory, mem: clew.Memory, query: str
+) -> None:
+    for store in (team, mem):
+        with pytest.raises(ValidationError, match="no words to look for"):
+            store.search(query)
+    result = tools.call(team, "memory_search", {"query": query})
+    assert result.is_error and "no words to look for" in result.text

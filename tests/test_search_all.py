@@ -57,13 +57,15 @@ def record_one_of_each(mem: clew.Memory, word: str) -> dict[str, str]:
 def test_search_finds_every_kind_and_each_open_command_shows_it(db: Path) -> None:
     with clew.open(db) as mem:
         ids = record_one_of_each(mem, "kestrel")
+        # A store's other spaces (the PostgreSQL half runs in one) are named in the command.
+        space = "" if mem.space == "default" else f" --space {mem.space}"
     done = clew_process(db, "search", "kestrel", "--json")
     assert done.returncode == 0, done.stderr
     hits = json.loads(done.stdout)
     assert {h["kind"]: h["id"] for h in hits} == {k: ids[k] for k in RECORD_KINDS}
     by_kind = {h["kind"]: h for h in hits}
-    assert by_kind["action"]["open"] == f"clew task output {ids['action']} --stderr"
-    assert by_kind["turn"]["open"] == f"clew recall {ids['session']} --around 2"
+    assert by_kind["action"]["open"] == f"clew task output {ids['action']} --stderr{space}"
+    assert by_kind["turn"]["open"] == f"clew recall {ids['session']} --around 2{space}"
     assert by_kind["action"]["label"] == "failed exit 1"
     for hit in hits:
         # The printed command really works, and shows the record with the word in it.
@@ -126,8 +128,9 @@ def test_a_huge_output_is_indexed_by_its_head_and_tail(mem: clew.Memory, db: Pat
     assert [h.id for h in mem.search_all("omegatail")] == [action.id]
     assert mem.search_all("middleword") == []  # the middle of 10 MB is not indexed
     assert mem.get_action(action.id).stdout == output  # the row keeps it all
-    conn = sqlite3.connect(db)
-    (size,) = conn.execute("SELECT max(length(body)) FROM record_docs").fetchone()
+    ((size,),) = mem._store._rows(
+        "SELECT max(length(body)) FROM record_docs WHERE space = ?", (mem.space,)
+    )
     assert size <= OUTPUT_HEAD + OUTPUT_TAIL + 3
     assert mem.verify().ok
 
@@ -161,6 +164,7 @@ def test_the_records_index_follows_any_output_and_any_update(
         assert [h.id for h in mem.search_all("quokka", kinds="action")] == [started.id]
 
 
+@pytest.mark.sqlite_only("takes a SQLite file back to schema 6 by hand")
 def test_an_older_store_gets_its_records_indexed_when_opened(db: Path) -> None:
     with clew.open(db) as mem:
         ids = record_one_of_each(mem, "kestrel")
@@ -194,6 +198,7 @@ def test_an_older_store_gets_its_records_indexed_when_opened(db: Path) -> None:
         assert mem.verify().ok
 
 
+@pytest.mark.sqlite_only("damages the SQLite file; test_pg_search checks PostgreSQL's")
 def test_verify_reports_a_damaged_records_index(mem: clew.Memory, db: Path) -> None:
     ids = record_one_of_each(mem, "kestrel")
     assert mem.verify().ok

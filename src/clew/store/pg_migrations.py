@@ -11,8 +11,11 @@ What differs, on purpose:
   sets in every transaction. `clew.all_spaces = 'on'` (set only by `verify --all-spaces`, in a
   read-only transaction) lets reads see every space; writes never. Superusers and BYPASSRLS
   roles skip these policies: a team store connects as an ordinary role.
-- The search indexes (FTS5 tables, their triggers, `record_docs`) are SQLite's own; the
-  PostgreSQL search side adds its own objects.
+- The search indexes are each backend's own: FTS5 tables and triggers on SQLite; here a
+  generated `search` tsvector column with a GIN index on entries, turns and `record_docs`
+  (kept by a trigger, as on SQLite), and the functions that make them (store/pg_search.py).
+  They are `Shared` steps: verify's temporary tables, which it compares without `search`,
+  need none of them.
 - The journal's append-only guard is a trigger function, created once for the database (a
   `Shared` step, not repeated in verify's temporary tables, which need no guard).
 """
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from clew.store import pg_search
 from clew.store.migrations import Migration, fingerprint
 
 SPACE = "current_setting('clew.space', true)"
@@ -230,6 +234,10 @@ MIGRATIONS: tuple[PgMigration, ...] = (
             "CREATE INDEX entries_task ON entries(space, task_id, type, status, created_at)",
             "CREATE INDEX entries_space ON entries(space, type, created_at)",
             "CREATE INDEX entries_fingerprint ON entries(space, fingerprint)",
+            # Full-text search (SQLite's entries_fts): pg_search's functions, once per
+            # database, and the entries' search vector.
+            *(Shared(statement) for statement in pg_search.FUNCTIONS),
+            *(Shared(statement) for statement in pg_search.ENTRIES_INDEX),
             *table(
                 "task_files",
                 f"""
@@ -520,6 +528,7 @@ MIGRATIONS: tuple[PgMigration, ...] = (
             "CREATE INDEX turns_tool ON turns(space, session_id, tool_name, turn)"
             " WHERE tool_name IS NOT NULL",
             "CREATE INDEX turns_hidden ON turns(space, session_id, turn) WHERE hidden = 1",
+            *(Shared(statement) for statement in pg_search.TURNS_INDEX),  # SQLite's turns_fts
         ),
     ),
     PgMigration(
@@ -535,7 +544,13 @@ MIGRATIONS: tuple[PgMigration, ...] = (
     PgMigration(
         7,
         "search over task messages and commands with their output",
-        (),  # SQLite's record_docs and records_fts: the PostgreSQL search side has its own
+        (
+            # SQLite's record_docs and records_fts: the same documents, kept by a trigger.
+            *table("record_docs", pg_search.RECORD_DOCS),
+            *(Shared(statement) for statement in pg_search.RECORD_FUNCTIONS),
+            *(Shared(statement) for statement in pg_search.RECORD_TRIGGERS),
+            *(Shared(statement) for statement in pg_search.RECORDS_INDEX),
+        ),
     ),
     PgMigration(
         8,

@@ -37,6 +37,7 @@ from clew.ids import is_id_prefix, new_id
 from clew.location import shown
 from clew.models import Event, VerifyReport
 from clew.store import chain, codec, pg_adapter, pg_migrations, projection
+from clew.store.pg_search import PostgresSearch
 from clew.store.sql import Row
 from clew.store.sqlite import KIND_TABLES
 from clew.store.sqlite_archive import ArchiveReads
@@ -91,6 +92,7 @@ class _Txn:
 
 
 class PostgresStore(
+    PostgresSearch,  # first: its search replaces the FTS5 reads of the modules below
     ArchiveReads,
     TraceReads,
     UtilityReads,
@@ -104,7 +106,7 @@ class PostgresStore(
 
     Its reads are the portable read modules SQLite's store mixes in too (run through
     pg_adapter); its own are the journal core: connections, transactions, the journal write,
-    resolve, errors and verify. Search over FTS5 is SQLite's: these methods are replaced."""
+    resolve, errors and verify; and full-text search (PostgresSearch, store/pg_search.py)."""
 
     def __init__(self, url: str, space: str, busy_timeout: float = 5.0, *, max_size: int = 4):
         psycopg, pool = _import_psycopg()
@@ -471,24 +473,10 @@ class PostgresStore(
             raise AmbiguousIdError(kind, ident, [r["id"] for r in rows])
         return str(rows[0]["id"])
 
-    # -- search: the PostgreSQL full-text side is its own module -----------------------------
-
-    def _no_search(self, *args: Any, **kwargs: Any) -> Any:
-        raise StoreError(
-            "full-text search is not available on a PostgreSQL store in this build of clew"
-        )
-
-    search_records = _no_search
-    search_entries = _no_search
-    search_turns = _no_search
-    failed_actions_matching = _no_search
+    # -- search: PostgresSearch (pg_search.py) gives the reads --------------------------
 
     def fts_check(self, index: str = "entries_fts") -> str | None:
         """SQLite's FTS5 indexes do not exist here: nothing to check."""
-        return None
-
-    def records_check(self, space: str | None = None) -> str | None:
-        """SQLite's record index does not exist here: nothing to check."""
         return None
 
     # -- verify ---------------------------------------------------------------------------

@@ -1,0 +1,620 @@
+"""Full-text search on PostgreSQL: the index the database keeps, the compiler of a
+structured `search.Query` into a tsquery, and the search reads (a mixin of PostgresStore).
+
+It finds what the SQLite store's FTS5 indexes find. FTS5's `unicode61` tokenizer cuts text
+at every character that is not a letter or a digit (`_` included), folds case and
+diacritics, and the porter tokenizer stems each piece; a query term is the phrase of its
+pieces. PostgreSQL's own parser does not cut like that (it keeps `src/auth.py` as one
+file token and `example.com` as a host, and splits `ERR_CONN_RESET` at `_`), so every
+text is indexed twice, in one `tsvector`:
+
+- **split**: every run of punctuation becomes a space and that text goes through the
+  `clew` configuration: PostgreSQL's parser, the `unaccent` dictionary for letters with
+  diacritics (FTS5's remove_diacritics), the Snowball English stemmer with no stop words
+  (FTS5 keeps every word). `ERR_CONN_RESET` is indexed as `err conn reset`, `src/auth.py`
+  as `src auth py`, with positions; a term is the phrase of its pieces, so `auth.py`
+  finds `src/auth.py`.
+- **as written**: each run of letters and digits joined by punctuation, lowercased, kept
+  whole as one lexeme (`err_conn_reset`, `src/auth.py`, `parse_config.py`, a URL), once,
+  at one position past the pieces. A term that is one such word matches it or its phrase
+  (which finds nothing more: a row holding the word holds its pieces in sequence); the
+  whole form counts as one more occurrence, so an identifier written as asked ranks
+  above its pieces spread over the text. A prefix term is its phrase only, its last
+  piece not stemmed, as FTS5 matches `connecti*`.
+
+A generated column keeps the vector in the row's own transaction (no trigger to forget),
+weighted like the FTS5 bm25 column weights, under a GIN index; `record_docs` holds the
+documents of messages and commands, kept by a trigger, as on SQLite. Text past
+`INDEX_HEAD + INDEX_TAIL` characters is indexed by its head and tail, as command output is
+on both backends (a tsvector holds at most 1 MB).
+
+Ranking is BM25, as FTS5's bm25 (k1 1.2, b 0.75): `ts_rank` has no inverse document
+frequency (a query of one rare and one common word would rank by the common word's count)
+and saturates a term's count much sooner. Per included term: its frequency in the row is
+`ts_rank_cd`'s count of its occurrences, weighted by column; the row's length the bytes
+of its indexed text against their mean over the ranked rows; its idf ln(1 + (N - df + 0.5) /
+(df + 0.5)), df counted from the GIN index (capped at DF_CAP: past it every term is common
+alike), N the span of the space's `seq` numbers (exact for a store of one space, an upper
+bound otherwise, which only flattens the idf a little). Scores are negated, lower is
+better, as bm25's are, so the facade merges kinds the same way on both backends; ties go
+to the newest row (`seq`). As on SQLite, only the newest SEARCH_WINDOW matches are
+ranked, which keeps a common word cheap.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from clew.errors import ValidationError
+from clew.models import Action, Entry, EntryFilter, RecordHit, SearchHit, Turn
+from clew.search import Query, Term
+from clew.store.migrations import OUTPUT_HEAD, OUTPUT_TAIL
+from clew.store.rows import RowReader, placeholders
+from clew.store.sqlite_archive import ENTRY_COLUMNS, _entry, _where
+from clew.store.sqlite_conversations import _TURN_COLUMNS, turn_from_row
+from clew.store.sqlite_search import _first_line, _time
+from clew.store.sqlite_trace import action_from_row
+
+SEARCH_WINDOW = 5000
+DF_CAP = 1000
+INDEX_HEAD = 60_000
+INDEX_TAIL = 20_000
+_TITLE_CHARS = 200
+# BM25's constants, as FTS5's bm25 has them: how fast a term's count saturates, and how
+# much a row's length discounts it.
+K1 = 1.2
+B = 0.75
+
+# The token types PostgreSQL's parser can make of text with no punctuation.
+_OTHERS = "numword, int, uint, float, sfloat, version"
+# A run of ASCII or Unicode punctuation (and symbols): where FTS5's tokenizer cuts and
+# PostgreSQL's parser may not. `[[:punct:]]` rather than `[^[:alnum:]]`: the same cut
+# around words (spaces and control characters are separators to the parser anyway), and
+# a negated Unicode class makes PostgreSQL's regular expressions several times slower.
+_PUNCT = "[[:punct:]]+"
+
+FUNCTIONS: tuple[str, ...] = (
+    # Diacritics are folded per token by the unaccent dictionary, as FTS5's
+    # remove_diacritics does; the extension is trusted (no superuser needed) and lives
+    # in `public` so that every schema's configuration uses the one copy.
+    "CREATE EXTENSION IF NOT EXISTS unaccent SCHEMA public",
+    # Words stemmed like FTS5's porter tokenizer (Snowball English), with no stop words;
+    # a prefix is not stemmed (FTS5 matches `connecti*` against the stems as typed).
+    # Made once per schema: a migration that finds them made goes on (PostgreSQL reports
+    # an existing dictionary or configuration as a unique violation, not duplicate_object).
+    f"""
+    DO $$ BEGIN
+        CREATE TEXT SEARCH DICTIONARY clew_stem (TEMPLATE = snowball, Language = english);
+        CREATE TEXT SEARCH CONFIGURATION clew (PARSER = default);
+        ALTER TEXT SEARCH CONFIGURATION clew ADD MAPPING FOR asciiword WITH clew_stem;
+        ALTER TEXT SEARCH CONFIGURATION clew ADD MAPPING FOR word
+            WITH public.unaccent, clew_stem;
+        ALTER TEXT SEARCH CONFIGURATION clew ADD MAPPING FOR {_OTHERS}
+            WITH public.unaccent, simple;
+        CREATE TEXT SEARCH CONFIGURATION clew_prefix (PARSER = default);
+        ALTER TEXT SEARCH CONFIGURATION clew_prefix ADD MAPPING FOR asciiword, word, {_OTHERS}
+            WITH public.unaccent, simple;
+    EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
+    END $$
+    """,
+    # Text cut to its head and tail: a tsvector holds at most 1 MB.
+    f"""
+    CREATE OR REPLACE FUNCTION clew_bounded(doc text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE WHEN length(doc) > {INDEX_HEAD + INDEX_TAIL}
+        THEN left(doc, {INDEX_HEAD}) || ' ' || right(doc, {INDEX_TAIL}) ELSE doc END
+    """,
+    # The words with punctuation inside, as written: lowercased, each once.
+    f"""
+    CREATE OR REPLACE FUNCTION clew_forms(doc text) RETURNS text[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN ARRAY(SELECT DISTINCT m[1] FROM regexp_matches(
+        lower(clew_bounded(doc) COLLATE "default"),
+        '([[:alnum:]]+(?:{_PUNCT}[[:alnum:]]+)+)', 'g') AS m
+        WHERE length(m[1]) <= 200 ORDER BY m[1])
+    """,
+    # The pieces of a text: each run of punctuation a space.
+    f"""
+    CREATE OR REPLACE FUNCTION clew_pieces(doc text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN btrim(regexp_replace(clew_bounded(doc) COLLATE "default", '{_PUNCT}', ' ', 'g'))
+    """,
+    # One column's vector: its pieces stemmed, and its words as written, each once at
+    # position 1 (a position, so that they carry the column's weight and count in
+    # ts_rank_cd; no phrase reads it, as no phrase holds a word with punctuation). A
+    # tsvector lexeme is quoted: quotes doubled, backslashes escaped. PL/pgSQL, here and
+    # in clew_term, so the planner calls it rather than inlining its subqueries into
+    # every statement (a SQL body cost a search 0.7 ms of planning per call, and a write
+    # about as much).
+    r"""
+    CREATE OR REPLACE FUNCTION clew_vector(doc text, weight "char") RETURNS tsvector
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path FROM CURRENT AS $$
+    BEGIN
+        RETURN setweight(to_tsvector('clew'::regconfig, clew_pieces(coalesce(doc, '')))
+            || coalesce((SELECT string_agg('''' || replace(replace(f, '\', '\\'), '''', '''''')
+                                           || ''':1', ' ')
+                         FROM unnest(clew_forms(coalesce(doc, ''))) AS f)::tsvector, ''),
+            weight);
+    END $$
+    """,
+    # The phrase of some pieces, the last one a prefix when asked. The only text read as
+    # tsquery syntax is a quoted piece, which holds no punctuation, so no quote.
+    """
+    CREATE OR REPLACE FUNCTION clew_phrase(pieces text, prefix boolean) RETURNS tsquery
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE
+        WHEN NOT prefix OR pieces !~ '[^[:space:]]'
+        THEN phraseto_tsquery('clew'::regconfig, pieces)
+        WHEN pieces !~ '[[:space:]]'
+        THEN to_tsquery('clew_prefix'::regconfig, '''' || pieces || ''':*')
+        ELSE phraseto_tsquery('clew'::regconfig,
+                              regexp_replace(pieces, '[[:space:]]+[^[:space:]]+$', ''))
+            <-> to_tsquery('clew_prefix'::regconfig,
+                           '''' || substring(pieces FROM '[^[:space:]]+$') || ''':*')
+    END
+    """,
+    # One query term: the phrase of its pieces; also, for a term that is one word with
+    # punctuation inside, that word as written (a quoted lexeme: quotes doubled,
+    # backslashes escaped), which ranks an exact identifier first. Total on any text.
+    r"""
+    CREATE OR REPLACE FUNCTION clew_term(term text, prefix boolean) RETURNS tsquery
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path FROM CURRENT AS $$
+    DECLARE
+        forms text[] := clew_forms(term);
+    BEGIN
+        IF NOT prefix AND cardinality(forms) = 1 AND btrim(term) !~ '[[:space:]]' THEN
+            RETURN ('''' || replace(replace(forms[1], '\', '\\'), '''', '''''') || '''')::tsquery
+                || clew_phrase(clew_pieces(term), false);
+        END IF;
+        RETURN clew_phrase(clew_pieces(term), prefix);
+    END $$
+    """,
+)
+
+
+def index_ddl(table: str, columns: Sequence[tuple[str, str]]) -> tuple[str, ...]:
+    """DDL for a table's search vector (a generated column over (column, weight) pairs)
+    and its GIN index."""
+    vector = " || ".join(f"clew_vector({column}, '{weight}')" for column, weight in columns)
+    return (
+        f"ALTER TABLE {table} ADD COLUMN search tsvector GENERATED ALWAYS AS ({vector}) STORED",
+        f"CREATE INDEX {table}_search ON {table} USING gin (search)",
+    )
+
+
+# The FTS5 bm25 weights, as ts_rank_cd weights {D, C, B, A} (each at most 1): entries'
+# summary 4 (A), tags and resolution 2 (B), detail 1 (C); records' title 3 (A), stderr 1
+# (B), body 1 (C); a turn's content is one column (A).
+ENTRIES_INDEX = index_ddl(
+    "entries", [("summary", "A"), ("detail", "C"), ("tags", "B"), ("resolution", "B")]
+)
+TURNS_INDEX = index_ddl("turns", [("content", "A")])
+RECORDS_INDEX = index_ddl("record_docs", [("title", "A"), ("body", "C"), ("stderr", "B")])
+
+
+class _Index(NamedTuple):
+    """What ranking needs of one searched table: its name, the ts_rank_cd weights of its
+    columns, and SQL for a row's length (alias `t`)."""
+
+    table: str
+    weights: str
+    length: str
+
+
+# A row's length for BM25 is the bytes of its indexed text: octet_length reads a large
+# value's size from its TOAST pointer, where counting the vector's lexemes would read (and
+# decompress) every ranked row's vector a second time.
+_ENTRIES = _Index(
+    "entries",
+    "'{0.25, 0.25, 0.5, 1.0}'::float4[]",
+    "octet_length(t.summary) + coalesce(octet_length(t.detail), 0) + octet_length(t.tags)"
+    " + coalesce(octet_length(t.resolution), 0)",
+)
+_RECORDS = _Index(
+    "record_docs",
+    "'{0.33, 0.33, 0.33, 1.0}'::float4[]",
+    "octet_length(t.title) + octet_length(t.body) + octet_length(t.stderr)",
+)
+_TURNS = _Index("turns", "'{1.0, 1.0, 1.0, 1.0}'::float4[]", "octet_length(t.content)")
+
+
+# Task messages and commands are searched through `record_docs`, as on SQLite: one row
+# each, with an order of its own (`seq`) and the searchable text, a command's output cut
+# to its head and tail. A trigger keeps it in the row's transaction.
+RECORD_DOCS = """
+    seq        bigint GENERATED ALWAYS AS IDENTITY,
+    kind       text NOT NULL,
+    ref_id     text NOT NULL,
+    space      text NOT NULL,
+    task_id    text,
+    created_at text NOT NULL,
+    title      text NOT NULL,
+    body       text NOT NULL,
+    stderr     text NOT NULL,
+    PRIMARY KEY (space, seq),
+    UNIQUE (space, kind, ref_id)
+"""
+RECORD_FUNCTIONS: tuple[str, ...] = (
+    # Text cut to its head and tail, as store.migrations.bounded cuts it on SQLite.
+    f"""
+    CREATE OR REPLACE FUNCTION clew_cut(doc text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE WHEN length(doc) > {OUTPUT_HEAD + OUTPUT_TAIL}
+        THEN left(doc, {OUTPUT_HEAD}) || ' … ' || right(doc, {OUTPUT_TAIL})
+        ELSE coalesce(doc, '') END
+    """,
+    # Command output as text: UTF-8 as it is; other bytes escaped (`\\ooo`), which keeps
+    # their ASCII words searchable and never fails the write.
+    """
+    CREATE OR REPLACE FUNCTION clew_output(value bytea) RETURNS text
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+    BEGIN
+        RETURN clew_cut(convert_from(value, 'UTF8'));
+    EXCEPTION WHEN OTHERS THEN
+        RETURN clew_cut(encode(value, 'escape'));
+    END $$
+    """,
+    """
+    CREATE OR REPLACE FUNCTION clew_record_doc() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+    DECLARE
+        k text := CASE TG_TABLE_NAME WHEN 'actions' THEN 'action' ELSE 'message' END;
+        new_title text := '';
+        new_body text;
+        new_stderr text := '';
+    BEGIN
+        IF TG_OP = 'DELETE' THEN
+            DELETE FROM record_docs WHERE space = OLD.space AND kind = k AND ref_id = OLD.id;
+            RETURN NULL;
+        END IF;
+        IF k = 'action' THEN
+            new_title := clew_cut(CASE WHEN NEW.command IS NULL OR NEW.command = NEW.summary
+                THEN NEW.summary ELSE NEW.summary || E'\\n' || NEW.command END);
+            new_body := clew_output(NEW.stdout);
+            new_stderr := clew_output(NEW.stderr);
+        ELSE
+            new_body := clew_cut(NEW.content);
+        END IF;
+        IF TG_OP = 'UPDATE' THEN
+            UPDATE record_docs SET title = new_title, body = new_body,
+                stderr = new_stderr
+            WHERE space = NEW.space AND kind = k AND ref_id = NEW.id;
+        ELSE
+            INSERT INTO record_docs (kind, ref_id, space, task_id, created_at, title, body,
+                                     stderr)
+            VALUES (k, NEW.id, NEW.space, NEW.task_id, NEW.created_at, new_title, new_body,
+                    new_stderr);
+        END IF;
+        RETURN NULL;
+    END $$
+    """,
+)
+RECORD_TRIGGERS: tuple[str, ...] = (
+    "CREATE TRIGGER records_action AFTER INSERT OR DELETE OR UPDATE OF summary, command,"
+    " stdout, stderr ON actions FOR EACH ROW EXECUTE FUNCTION clew_record_doc()",
+    "CREATE TRIGGER records_message AFTER INSERT OR DELETE ON task_messages"
+    " FOR EACH ROW EXECUTE FUNCTION clew_record_doc()",
+)
+
+
+def tsquery(query: Query) -> tuple[str, list[Any]]:
+    """Compile a query into a tsquery expression (SQL with `?` parameters): every included
+    term (any one when any_terms), none of the excluded ones. No user text reaches SQL or
+    tsquery syntax: the terms are parameters of `clew_term`."""
+    if not query.include:  # search.parse never makes one: nothing to look for
+        raise ValidationError("a search needs at least one term to look for")
+    join = " || " if query.any_terms else " && "
+    sql = "(" + join.join("clew_term(?, ?)" for _ in query.include) + ")"
+    params: list[Any] = [v for t in query.include for v in _term(t)]
+    for term in query.exclude:
+        sql = f"({sql} && !!clew_term(?, ?))"
+        params += _term(term)
+    return sql, params
+
+
+def _term(term: Term) -> list[Any]:
+    # PostgreSQL text holds no NUL (search.parse already makes it a space).
+    return [term.text.replace("\x00", " "), term.prefix]
+
+
+def idf(n: int, df: int) -> float:
+    """BM25's inverse document frequency: near 0 for a term in every row, high for a rare one."""
+    n = max(n, df)
+    return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+
+# Where the best match is, with the words around it: a fragment of a long text (16 words,
+# as FTS5's snippet), a short text whole, as FTS5 shows it (a fragment, or a cover, of it
+# drops the words before the match).
+_MARKS = "StartSel=[, StopSel=], MaxWords=16, MinWords=6, ShortWord=0"
+_SHORT = 120
+# A zero-width space after each punctuation mark makes PostgreSQL's parser see the pieces
+# the index split (not `src/auth.py` as one file token); it is taken out again after.
+_ZWSP = "\u200b"
+_JOINED = re.compile(r"\]((?:[^\w\s\[\]]|_)+)\[")
+
+
+def _headline(text: str, query_sql: str) -> str:
+    """SQL for a snippet of `text` with the words of a query in [brackets]."""
+    marked = f"regexp_replace(clew_bounded({text}), '([[:punct:]])', '\\1{_ZWSP}', 'g')"
+    return (
+        f"CASE WHEN length({text}) <= {_SHORT}"
+        f" THEN ts_headline('clew'::regconfig, {marked}, {query_sql},"
+        f" '{_MARKS}, HighlightAll=true')"
+        f" ELSE ts_headline('clew'::regconfig, {marked}, {query_sql},"
+        f" '{_MARKS}, MaxFragments=1') END"
+    )
+
+
+def tidy(snippet: str | None) -> str:
+    """A snippet as FTS5 makes one: an identifier's pieces marked as one ([ERR_CONN_RESET],
+    not [ERR]_[CONN]_[RESET]), and no zero-width spaces."""
+    return _JOINED.sub(r"\1", (snippet or "").replace(_ZWSP, ""))
+
+
+class PostgresSearch(RowReader):
+    """Search over entries, messages, commands and turns (mixed into PostgresStore)."""
+
+    if TYPE_CHECKING:  # the archive's reads give it
+
+        def _with_sources(self, entries: list[Entry]) -> list[Entry]: ...
+
+    def _ranked_rows(
+        self,
+        index: _Index,
+        query: Query,
+        *,
+        columns: str,
+        limit: int,
+        joins: str = "",
+        where: str = "",
+        params: Sequence[Any] = (),
+        outer_joins: str = "",
+    ) -> list[tuple[float, Any]]:
+        """The best `limit` rows of an index's table (alias `t`, with `joins`, narrowed by
+        `where`) among its newest SEARCH_WINDOW matches, as (score, row of `columns`), best
+        first.
+        `columns` may read `t`, `outer_joins` and `m.q`, the query's tsquery: they are
+        read for the rows shown only. Two statements: the terms' document frequencies
+        (none for one term), then the ranked rows."""
+        match, match_params = tsquery(query)
+        table, weights, length = index
+        with self.transaction():
+            counts: list[str] = []
+            parts: list[str] = []
+            count_params: list[Any] = []
+            for i, (sql, params_of, weight) in enumerate(self._weighed_terms(table, query)):
+                # BM25 of the term in the row: its frequency is ts_rank_cd's count of its
+                # occurrences (weighted by column), against the row's length in bytes.
+                counts.append(f"ts_rank_cd({weights}, v.search, {sql}, 0) AS tf{i}")
+                count_params += params_of
+                parts.append(
+                    f"{weight!r} * w.tf{i} * {K1 + 1} / (w.tf{i} + {K1} * (1 - {B} + {B} * w.dl"
+                    " / w.avgdl))"
+                )
+            rows = self._rows(
+                f"SELECT r.score, {columns} FROM ("
+                f" SELECT w.seq, -({' + '.join(parts)}) AS score FROM ("
+                f"  SELECT v.seq, v.dl, avg(v.dl) OVER () AS avgdl, {', '.join(counts)} FROM ("
+                f"   SELECT t.seq, t.search, {length} AS dl FROM {table} t{joins}"
+                f"   WHERE t.search @@ {match} AND t.space = ?{where}"
+                f"   ORDER BY t.seq DESC LIMIT {SEARCH_WINDOW}) v) w"
+                f" ORDER BY score, w.seq DESC LIMIT ?) r"
+                f" JOIN {table} t ON t.seq = r.seq AND t.space = ?{outer_joins}"
+                f" CROSS JOIN (SELECT {match} AS q) m"
+                " ORDER BY r.score, r.seq DESC",
+                [*count_params, *match_params, self.space, *params, limit, self.space,
+                 *match_params],
+            )  # fmt: skip
+        return [(float(r[0]), r) for r in rows]
+
+    def _weighed_terms(self, table: str, query: Query) -> list[tuple[str, list[Any], float]]:
+        """Each included term's tsquery (SQL and parameters) and its idf in the space. One
+        statement, or none for a query of one term: its idf would scale every score of the
+        index alike (so kinds merged by the facade interleave by the term's count alone)."""
+        if len(query.include) == 1:
+            return [("clew_term(?, ?)", _term(query.include[0]), 1.0)]
+        stats = [f"(SELECT coalesce(max(seq) - min(seq) + 1, 0) FROM {table} WHERE space = ?)"]
+        params: list[Any] = [self.space]
+        for term in query.include:
+            stats.append("clew_term(?, ?)::text")
+            stats.append(
+                f"(SELECT count(*) FROM (SELECT 1 FROM {table} WHERE space = ?"
+                f" AND search @@ clew_term(?, ?) LIMIT {DF_CAP}) d)"
+            )
+            params += [*_term(term), self.space, *_term(term)]
+        got = tuple(self._rows("SELECT " + ", ".join(stats), params)[0])
+        n = int(got[0])
+        return [
+            ("?::tsquery", [str(got[i])], idf(n, int(got[i + 1]))) for i in range(1, len(got), 2)
+        ]
+
+    def search_entries(self, query: Query, filters: EntryFilter, *, limit: int) -> list[SearchHit]:
+        """Rank the entries matching a query (rare terms weigh more), newest first on ties."""
+        where, params = _where(filters, "t.")
+        columns = ", ".join(f"t.{c}" for c in ENTRY_COLUMNS)
+        text = "concat_ws(E'\\n', t.summary, t.detail, t.resolution)"
+        rows = self._ranked_rows(
+            _ENTRIES, query, where=where, params=params, limit=limit,
+            columns=f"{columns}, {_headline(text, 'm.q')} AS snippet",
+        )  # fmt: skip
+        entries = self._with_sources([_entry(tuple(r)[1:]) for _, r in rows])
+        return [
+            SearchHit(e, score, tidy(r["snippet"]))
+            for e, (score, r) in zip(entries, rows, strict=True)
+        ]
+
+    def search_turns(
+        self, session_id: str | None, query: Query, *, limit: int
+    ) -> list[tuple[Turn, float, str]]:
+        """Rank the turns matching a query (of one session, or of all), as on SQLite."""
+        columns = ", ".join("t." + c.strip() for c in _TURN_COLUMNS.split(","))
+        rows = self._ranked_rows(
+            _TURNS, query, limit=limit,
+            where=" AND t.session_id = ?" if session_id is not None else "",
+            params=[session_id] if session_id is not None else [],
+            columns=f"{columns}, {_headline('t.content', 'm.q')} AS snip",
+        )  # fmt: skip
+        return [(turn_from_row(tuple(r)[1:]), score, tidy(r["snip"])) for score, r in rows]
+
+    def search_records(
+        self,
+        query: Query,
+        kinds: Sequence[str],
+        *,
+        task_id: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int,
+    ) -> list[RecordHit]:
+        """Ranked messages, commands and turns matching a query, each kind ranked within
+        its own index."""
+        hits: list[RecordHit] = []
+        task_kinds = [k for k in kinds if k in ("message", "action")]
+        if task_kinds:
+            hits += self._search_record_docs(query, task_kinds, task_id, since, until, limit)
+        if "turn" in kinds:
+            hits += self._search_turn_records(query, task_id, since, until, limit)
+        return hits
+
+    def _search_record_docs(
+        self,
+        query: Query,
+        kinds: Sequence[str],
+        task_id: str | None,
+        since: str | None,
+        until: str | None,
+        limit: int,
+    ) -> list[RecordHit]:
+        where, params = _time("t.", since, until)
+        where = f" AND t.kind IN ({placeholders(kinds)}){where}"
+        params = [*kinds, *params]
+        if task_id is not None:
+            where += " AND t.task_id = ?"
+            params.append(task_id)
+        # Where it matched: the body (stdout, or the message) weighs C, stderr B.
+        field = (
+            "CASE WHEN ts_filter(t.search, '{c}') @@ m.q THEN 'stdout'"
+            " WHEN ts_filter(t.search, '{b}') @@ m.q THEN 'stderr' ELSE 'command' END"
+        )
+        text = (
+            "CASE WHEN ts_filter(t.search, '{c}') @@ m.q THEN t.body"
+            " WHEN ts_filter(t.search, '{b}') @@ m.q THEN t.stderr ELSE t.title END"
+        )
+        rows = self._ranked_rows(
+            _RECORDS, query, where=where, params=params,
+            limit=limit,
+            columns=(
+                "t.kind, t.ref_id, t.task_id, t.created_at,"
+                f" {_headline(text, 'm.q')} AS snip, {field} AS field,"
+                " a.summary, a.command, a.status, a.exit_code, g.role,"
+                f" substr(g.content, 1, {_TITLE_CHARS}) AS head"
+            ),
+            outer_joins=(
+                " LEFT JOIN actions a ON t.kind = 'action' AND a.space = t.space"
+                " AND a.id = t.ref_id LEFT JOIN task_messages g ON t.kind = 'message'"
+                " AND g.space = t.space AND g.id = t.ref_id"
+            ),
+        )  # fmt: skip
+        hits = []
+        for score, r in rows:
+            if r["kind"] == "action":
+                code = "" if r["exit_code"] is None else f" exit {r['exit_code']}"
+                label, title = f"{r['status']}{code}", _first_line(r["command"] or r["summary"])
+                field_name = r["field"]
+            else:
+                label, title, field_name = r["role"], _first_line(r["head"]), "content"
+            hit = RecordHit(
+                r["kind"], r["ref_id"], r["task_id"], None, None, r["created_at"], label,
+                title, tidy(r["snip"]), score, field_name,
+            )  # fmt: skip
+            hits.append(hit)
+        return hits
+
+    def _search_turn_records(
+        self,
+        query: Query,
+        task_id: str | None,
+        since: str | None,
+        until: str | None,
+        limit: int,
+    ) -> list[RecordHit]:
+        where, params = _time("t.", since, until)
+        joins = ""
+        if task_id is not None:
+            joins = " JOIN sessions s ON s.space = t.space AND s.id = t.session_id"
+            where += " AND s.task_id = ?"
+            params.append(task_id)
+        rows = self._ranked_rows(
+            _TURNS, query, joins=joins, where=where, params=params,
+            limit=limit,
+            columns=(
+                "t.id, s.task_id, t.session_id, t.turn, t.created_at, t.role, t.tool_name,"
+                f" substr(t.content, 1, {_TITLE_CHARS}) AS head,"
+                f" {_headline('t.content', 'm.q')} AS snip"
+            ),
+            outer_joins=" JOIN sessions s ON s.space = t.space AND s.id = t.session_id",
+        )  # fmt: skip
+        hits = []
+        for score, r in rows:
+            label = r["role"] + (f" ({r['tool_name']})" if r["tool_name"] else "")
+            hit = RecordHit(
+                "turn", r["id"], r["task_id"], r["session_id"], r["turn"], r["created_at"],
+                label, _first_line(r["head"]), tidy(r["snip"]), score, "content",
+            )  # fmt: skip
+            hits.append(hit)
+        return hits
+
+    def failed_actions_matching(self, query: Query, *, limit: int = 50) -> list[Action]:
+        """Failed commands whose command or output matches a query, newest first (the
+        caller confirms the text is there verbatim)."""
+        match, params = tsquery(query)
+        rows = self._rows(
+            "SELECT a.* FROM record_docs k JOIN actions a ON a.space = k.space AND a.id = k.ref_id"
+            f" WHERE k.search @@ {match} AND k.space = ? AND k.kind = 'action'"
+            " AND (a.exit_code <> 0 OR a.status IN ('failed', 'timeout'))"
+            " ORDER BY k.seq DESC LIMIT ?",
+            [*params, self.space, limit],
+        )
+        return [action_from_row(r) for r in rows]
+
+    def records_check(self, space: str | None = None) -> str | None:
+        """Check the search documents of one space (of every space without one): one for
+        each message and command, holding the text its trigger makes from the row; None
+        when sound. (The vectors are generated columns: the database keeps them exact.)"""
+        a_in = m_in = d_in = ""
+        params: tuple[str, ...] = ()
+        if space is not None:
+            a_in, m_in, d_in = " AND a.space = ?", " AND m.space = ?", " AND d.space = ?"
+            params = (space,) * 5
+        title = (
+            "clew_cut(CASE WHEN a.command IS NULL OR a.command = a.summary THEN a.summary"
+            " ELSE a.summary || E'\\n' || a.command END)"
+        )
+        unkeyed, stray, stale = self._rows(
+            "SELECT (SELECT count(*) FROM actions a WHERE NOT EXISTS (SELECT 1 FROM record_docs"
+            " d WHERE d.space = a.space AND d.kind = 'action' AND d.ref_id = a.id)"
+            f"{a_in}) + (SELECT count(*) FROM task_messages m WHERE NOT EXISTS (SELECT 1 FROM"
+            " record_docs d WHERE d.space = m.space AND d.kind = 'message' AND d.ref_id = m.id)"
+            f"{m_in}), (SELECT count(*) FROM record_docs d WHERE NOT EXISTS (SELECT 1 FROM"
+            " actions a WHERE d.kind = 'action' AND a.space = d.space AND a.id = d.ref_id)"
+            " AND NOT EXISTS (SELECT 1 FROM task_messages m WHERE d.kind = 'message'"
+            f" AND m.space = d.space AND m.id = d.ref_id){d_in}),"
+            " (SELECT count(*) FROM record_docs d JOIN actions a ON d.kind = 'action'"
+            f" AND a.space = d.space AND a.id = d.ref_id WHERE (d.title IS DISTINCT FROM {title}"
+            " OR d.body IS DISTINCT FROM clew_output(a.stdout)"
+            f" OR d.stderr IS DISTINCT FROM clew_output(a.stderr)){a_in})"
+            " + (SELECT count(*) FROM record_docs d JOIN task_messages m ON d.kind = 'message'"
+            " AND m.space = d.space AND m.id = d.ref_id"
+            f" WHERE d.body IS DISTINCT FROM clew_cut(m.content){m_in})",
+            params,
+        )[0]
+        if unkeyed or stray or stale:
+            return (
+                f"{unkeyed} message(s) or command(s) are not in the search index,"
+                f" {stray} index document(s) name nothing and {stale} differ from their row"
+            )
+        return None
