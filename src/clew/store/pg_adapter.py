@@ -180,9 +180,6 @@ class Connection:
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
         """Run one statement with `?` placeholders and return its cursor."""
-        pragma = _PRAGMA_TABLE_INFO.match(sql)
-        if pragma:
-            return self.execute(_COLUMNS_SQL, (pragma.group(1),))
         statement = translate(sql)
         cursor = self.raw.cursor(row_factory=row_factory)
         # Always with parameters (maybe none), so the driver reads every %% as one %.
@@ -194,12 +191,3 @@ class Connection:
         statement = translate(sql)
         with self.raw.cursor() as cursor:
             cursor.executemany(statement.text, [bound(statement, r) for r in rows])
-
-
-# The projections learn a table's columns with SQLite's PRAGMA table_info: answer it from
-# the catalog in the same shape (the column name is the second field).
-_PRAGMA_TABLE_INFO = re.compile(r"\s*PRAGMA\s+table_info\((\w+)\)\s*$", re.IGNORECASE)
-_COLUMNS_SQL = (
-    "SELECT ordinal_position - 1 AS cid, column_name AS name FROM information_schema.columns"
-    " WHERE table_name = ? AND table_schema = current_schema() ORDER BY ordinal_position"
-)

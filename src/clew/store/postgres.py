@@ -491,41 +491,32 @@ class PostgresStore(
         return report
 
 
-def migrate(raw: psycopg.Connection[Any], *, scratch: bool = False) -> None:
+def migrate(raw: psycopg.Connection[Any]) -> None:
     """Apply every migration not yet recorded, each in its own transaction, one migrator at
-    a time. `scratch`: build the schema in this session's temporary schema (for verify)."""
+    a time."""
     for migration in pg_migrations.MIGRATIONS:
         raw.execute("BEGIN")
         try:
-            if not scratch:
-                raw.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
-                raw.execute(
-                    "CREATE TABLE IF NOT EXISTS clew_migrations (number bigint PRIMARY KEY,"
-                    ' name text COLLATE "C" NOT NULL, applied_at text COLLATE "C" NOT NULL,'
-                    ' fingerprint text COLLATE "C")'
-                )
-                done = raw.execute(
-                    "SELECT 1 FROM clew_migrations WHERE number = %s", (migration.number,)
-                ).fetchone()
-                if done is not None:  # another process applied it while we waited
-                    raw.execute("COMMIT")
-                    continue
+            raw.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+            raw.execute(
+                "CREATE TABLE IF NOT EXISTS clew_migrations (number bigint PRIMARY KEY,"
+                ' name text COLLATE "C" NOT NULL, applied_at text COLLATE "C" NOT NULL,'
+                ' fingerprint text COLLATE "C")'
+            )
+            done = raw.execute(
+                "SELECT 1 FROM clew_migrations WHERE number = %s", (migration.number,)
+            ).fetchone()
+            if done is not None:  # another process applied it while we waited
+                raw.execute("COMMIT")
+                continue
             for step in migration.statements:
-                if isinstance(step, str):
-                    raw.execute(_collated(step).encode())
-                elif not scratch:
-                    raw.execute(step.sql.encode())
-            if not scratch:
-                raw.execute(
-                    "INSERT INTO clew_migrations (number, name, applied_at, fingerprint)"
-                    " VALUES (%s, %s, to_char(clock_timestamp() AT TIME ZONE 'UTC',"
-                    ' \'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"\'), %s)',
-                    (
-                        migration.number,
-                        migration.name,
-                        pg_migrations.FINGERPRINTS[migration.number],
-                    ),
-                )
+                raw.execute((_collated(step) if isinstance(step, str) else step.sql).encode())
+            raw.execute(
+                "INSERT INTO clew_migrations (number, name, applied_at, fingerprint)"
+                " VALUES (%s, %s, to_char(clock_timestamp() AT TIME ZONE 'UTC',"
+                ' \'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"\'), %s)',
+                (migration.number, migration.name, pg_migrations.FINGERPRINTS[migration.number]),
+            )
             raw.execute("COMMIT")
         except BaseException:
             raw.execute("ROLLBACK")
