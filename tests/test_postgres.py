@@ -279,13 +279,14 @@ def test_a_held_space_lock_is_a_busy_error(url: str, admin: Any) -> None:
 
 
 def test_connections_the_server_dropped_are_replaced(url: str, admin: Any) -> None:
-    with open_pg(url) as mem:
+    # Named, so that only this store's connections are dropped (not another test's).
+    with open_pg(url + "?application_name=clew_dropped") as mem:
         mem.create_task("t", [])
-        admin.execute(
+        dropped = admin.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
-            " AND usename = current_user AND application_name = ''"
-        )
+            " WHERE datname = current_database() AND application_name = 'clew_dropped'"
+        ).fetchall()
+        assert dropped and all(ok for (ok,) in dropped)
         # Nothing had run on them: the store takes fresh ones instead of failing the call.
         assert [t.name for t in mem.list_tasks()] == ["t"]
 

@@ -29,6 +29,7 @@ BOUNDS = {
     "prime": 96,
     "list_tasks": 1,
     "list_sessions": 1,
+    "list_sessions_of_workspace": 3,  # one page, in a read transaction (BEGIN, COMMIT)
 }
 
 
@@ -39,6 +40,8 @@ def _store(path: Path, n: int) -> tuple[clew.Memory, str, str]:
     tid = ""
     for i in range(n):
         tid = mem.create_task(f"task {i}", [f"step {j}" for j in range(5)], workspace=ws).id
+    for i in range(n):  # sessions of another workspace, older than this one's
+        mem.start_session(workspace=f"{ws}-elsewhere-{i}")
     sid = mem.start_session(workspace=ws).id
     for i in range(n):
         mem.update_task(tid, message=f"note {i}")
@@ -60,6 +63,7 @@ def _counts(mem: clew.Memory, tid: str, sid: str) -> dict[str, int]:
         "prime": lambda: mem.prime(ws),
         "list_tasks": lambda: mem.list_tasks(),
         "list_sessions": lambda: mem.list_sessions(limit=1),
+        "list_sessions_of_workspace": lambda: mem.list_sessions(ws, limit=1),
     }
     started = mem.record_action(tid, command="sleep 1", status="started").id
     conn = mem._store._conn  # type: ignore[attr-defined]
@@ -164,3 +168,21 @@ def test_where_reads_a_tasks_messages_once(mem: clew.Memory) -> None:
         conn.set_trace_callback(None)
     # (The task record's entity extraction reads message texts of its own, by its own limit.)
     assert sum("SELECT * FROM task_messages" in s for s in statements) == 1
+
+
+def test_sessions_of_a_workspace_are_found_across_pages(tmp_path: Path) -> None:
+    """A workspace is matched by its real path a page of sessions at a time: every match,
+    newest first, wherever the pages split them."""
+    here = tmp_path / "project"
+    (here / "sub").mkdir(parents=True)
+    with clew.open(tmp_path / "clew.db") as mem:
+        mine = []
+        for i in range(130):
+            if i % 7 == 0:
+                mine.append(mem.start_session(workspace=str(here / "sub" if i % 2 else here)).id)
+            else:
+                mem.start_session(workspace=str(tmp_path / f"other{i}"))
+        mine.reverse()  # newest first
+        assert [s.id for s in mem.list_sessions(str(here))] == mine
+        for limit in (1, 3, 19, 200):
+            assert [s.id for s in mem.list_sessions(str(here), limit=limit)] == mine[:limit]

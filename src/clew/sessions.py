@@ -8,6 +8,7 @@ Nothing is ever deleted: popping or clearing a session (the Agents SDK's `pop_it
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
@@ -99,8 +100,20 @@ class Sessions(Archive, Working):
         if workspace is None:  # nothing to filter here: the store limits in SQL
             return self._store.list_sessions(active_only=active_only, limit=limit)
         here = real_path(checks.text(workspace, "workspace"))
-        found = self._store.list_sessions(active_only=active_only)
-        found = [s for s in found if s.workspace and related(real_path(s.workspace), here)]
+        # A workspace matches by its real path, which only the file system knows: read the
+        # newest sessions a page at a time until `limit` match (`resume` asks for one).
+        page = 200 if limit is None else max(4 * limit, 50)
+        found: list[Session] = []
+        seen: set[str] = set()
+        with self._store.transaction():
+            for offset in itertools.count(0, page):
+                rows = self._store.list_sessions(active_only=active_only, limit=page, offset=offset)
+                for s in rows:
+                    if s.id not in seen and s.workspace and related(real_path(s.workspace), here):
+                        found.append(s)
+                    seen.add(s.id)
+                if len(rows) < page or (limit is not None and len(found) >= limit):
+                    break
         return found[:limit] if limit is not None else found
 
     def update_session(self, session: str, /, **changes: str | None) -> Session:

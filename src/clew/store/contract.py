@@ -366,9 +366,10 @@ class ConversationReads(Protocol):
         ...
 
     def list_sessions(
-        self, *, active_only: bool = False, limit: int | None = None
+        self, *, active_only: bool = False, limit: int | None = None, offset: int = 0
     ) -> list[Session]:
-        """Sessions, most recently active first (ties: the newest made first)."""
+        """Sessions, most recently active first (ties: the newest made first); `offset`
+        skips that many first (given only with a limit)."""
         ...
 
     def get_turns(

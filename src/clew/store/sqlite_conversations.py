@@ -77,14 +77,16 @@ class ConversationReads(RowReader):
         return session_from_row(rows[0]) if rows else None
 
     def list_sessions(
-        self, *, active_only: bool = False, limit: int | None = None
+        self, *, active_only: bool = False, limit: int | None = None, offset: int = 0
     ) -> list[Session]:
         """Sessions, the most recently active first."""
         sql = "SELECT * FROM sessions WHERE space = ?"
         if active_only:
             sql += " AND active = 1"
-        sql += " ORDER BY last_active_at DESC, seq DESC"
-        rows = self._rows(*limited(sql, [self.space], limit))
+        sql, params = limited(sql + " ORDER BY last_active_at DESC, seq DESC", [self.space], limit)
+        if offset:  # after a LIMIT only: SQLite has no OFFSET without one
+            sql, params = sql + " OFFSET ?", [*params, offset]
+        rows = self._rows(sql, params)
         return [session_from_row(r) for r in rows]
 
     def get_turns(
