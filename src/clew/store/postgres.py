@@ -33,16 +33,16 @@ from clew.errors import (
     StoreReadOnlyError,
     ValidationError,
 )
-from clew.ids import is_id_prefix, new_id
+from clew.ids import is_id_prefix
 from clew.location import shown
-from clew.models import Event, VerifyReport
-from clew.store import chain, codec, pg_adapter, pg_migrations, projection
+from clew.models import VerifyReport
+from clew.store import pg_adapter, pg_migrations
 from clew.store.pg_search import PostgresSearch
 from clew.store.sql import Row
 from clew.store.sqlite import KIND_TABLES
 from clew.store.sqlite_archive import ArchiveReads
 from clew.store.sqlite_conversations import ConversationReads
-from clew.store.sqlite_journal import JournalReads
+from clew.store.sqlite_journal import JournalReads, JournalWrites
 from clew.store.sqlite_record import RecordReads
 from clew.store.sqlite_tasks import TaskReads
 from clew.store.sqlite_trace import TraceReads
@@ -101,6 +101,7 @@ class PostgresStore(
     RecordReads,
     TaskReads,
     JournalReads,
+    JournalWrites,
 ):
     """The Store interface over one PostgreSQL database, bound to one space.
 
@@ -340,83 +341,11 @@ class PostgresStore(
             raise
         return raw
 
-    def append(
-        self,
-        *,
-        type: str,
-        task_id: str | None,
-        correlation_id: str,
-        data: dict[str, Any],
-        created_at: str,
-    ) -> Event:
-        """Journal one event and apply it to the projections (inside a write transaction)."""
-        return self._journal(new_id(), type, task_id, correlation_id, data, created_at)
-
-    def adopt(self, event: Event) -> Event:
-        """Journal an event recorded elsewhere, as `append` does, keeping its id, task id,
-        correlation id, type, data and created_at; its seq is this store's and its hash is
-        chained to this space's newest event (inside a write transaction)."""
-        return self._journal(
-            event.id, event.type, event.task_id, event.correlation_id, event.data, event.created_at
-        )
-
-    def _journal(
-        self,
-        event_id: str,
-        type: str,
-        task_id: str | None,
-        correlation_id: str,
-        data: dict[str, Any],
-        created_at: str,
-    ) -> Event:
-        """Insert one event, chained to the space's head, and project it: the one write path
-        of both `append` and `adopt`."""
+    def _writer(self) -> tuple[pg_adapter.Connection, _Txn]:
         txn = self._txn
         if txn is None or not txn.writing:
             raise RuntimeError("journal writes must run inside transaction(write=True)")
-        conn = txn.conn
-        text = codec.dumps(data)
-        if txn.head is None:
-            # One read per transaction: the space's lock keeps it the head until commit.
-            row = self._guard(
-                lambda: conn.execute(
-                    "SELECT hash FROM events WHERE space = ? ORDER BY seq DESC LIMIT 1",
-                    (self.space,),
-                ).fetchone()
-            )
-            txn.head = row[0] if row is not None else ""
-        digest = chain.event_hash(
-            txn.head,
-            id=event_id,
-            space=self.space,
-            task_id=task_id,
-            correlation_id=correlation_id,
-            type=type,
-            data=text,
-            created_at=created_at,
-        )
-        row = self._guard(
-            lambda: conn.execute(
-                "INSERT INTO events"
-                " (id, space, task_id, correlation_id, type, data, created_at, hash)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
-                (event_id, self.space, task_id, correlation_id, type, text, created_at, digest),
-            ).fetchone()
-        )
-        txn.head = digest
-        event = Event(
-            seq=row[0],
-            id=event_id,
-            space=self.space,
-            task_id=task_id,
-            correlation_id=correlation_id,
-            type=type,
-            data=data,
-            created_at=created_at,
-            hash=digest,
-        )
-        self._guard(lambda: projection.apply(conn, event, txn.touched))  # type: ignore[arg-type]
-        return event
+        return txn.conn, txn
 
     def close(self) -> None:
         """Close the pool and its connections."""

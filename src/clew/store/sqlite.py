@@ -26,21 +26,18 @@ from clew.errors import (
     StoreError,
     StoreReadOnlyError,
 )
-from clew.ids import is_id_prefix, new_id
-from clew.models import (
-    Event,
-)
-from clew.store import chain, codec, projection
+from clew.ids import is_id_prefix
+from clew.store import codec
 from clew.store.migrations import (
     FINGERPRINTED_FROM,
     FINGERPRINTS,
     LATEST,
     MIGRATIONS,
 )
-from clew.store.sql import Row
+from clew.store.sql import Connection, Row
 from clew.store.sqlite_archive import ArchiveReads
 from clew.store.sqlite_conversations import ConversationReads
-from clew.store.sqlite_journal import JournalReads
+from clew.store.sqlite_journal import JournalReads, JournalWrites
 from clew.store.sqlite_record import RecordReads
 from clew.store.sqlite_search import SearchReads
 from clew.store.sqlite_tasks import TaskReads
@@ -284,6 +281,14 @@ def _json(text: str | None) -> Any:
     return None if text is None else codec.loads(text)
 
 
+class _WriteState:
+    """The head and the projection's bookkeeping of the write transaction in progress."""
+
+    def __init__(self) -> None:
+        self.head: str | None = None
+        self.touched: set[tuple[str, str]] = set()
+
+
 class SQLiteStore(
     Verification,  # first: its fts_check wraps ArchiveReads' for read-only stores
     ArchiveReads,
@@ -295,6 +300,7 @@ class SQLiteStore(
     RecordReads,
     TaskReads,
     JournalReads,
+    JournalWrites,
 ):
     """The Store interface over one SQLite file, bound to one space."""
 
@@ -311,8 +317,7 @@ class SQLiteStore(
         self._lock = threading.RLock()
         self._depth = 0
         self._writing = False
-        self._touched: set[tuple[str, str]] = set()
-        self._head: str | None = None  # this space's last event hash, within a write
+        self._state = _WriteState()  # of the write transaction in progress
         try:
             self._guard(self._check_readable if self.read_only else lambda: migrate(self._conn))
         except BaseException:
@@ -378,8 +383,7 @@ class SQLiteStore(
                 raise self._read_only_error()  # before anything runs, so nothing half-happens
             self._guard(lambda: self._conn.execute("BEGIN IMMEDIATE" if write else "BEGIN"))
             self._depth, self._writing = 1, write
-            self._touched.clear()
-            self._head = None
+            self._state = _WriteState()
             try:
                 yield
             except BaseException:
@@ -390,83 +394,10 @@ class SQLiteStore(
             finally:
                 self._depth, self._writing = 0, False
 
-    def append(
-        self,
-        *,
-        type: str,
-        task_id: str | None,
-        correlation_id: str,
-        data: dict[str, Any],
-        created_at: str,
-    ) -> Event:
-        """Journal one event and apply it to the projections (inside a write transaction)."""
-        return self._journal(new_id(), type, task_id, correlation_id, data, created_at)
-
-    def adopt(self, event: Event) -> Event:
-        """Journal an event recorded elsewhere, as `append` does, keeping its id, task id,
-        correlation id, type, data and created_at; its seq is this store's and its hash is
-        chained to this space's newest event (inside a write transaction)."""
-        return self._journal(
-            event.id, event.type, event.task_id, event.correlation_id, event.data, event.created_at
-        )
-
-    def _journal(
-        self,
-        event_id: str,
-        type: str,
-        task_id: str | None,
-        correlation_id: str,
-        data: dict[str, Any],
-        created_at: str,
-    ) -> Event:
-        """Insert one event, chained to the space's head, and project it: the one write path
-        of both `append` and `adopt`."""
+    def _writer(self) -> tuple[Connection, _WriteState]:
         if not self._writing:
             raise RuntimeError("journal writes must run inside transaction(write=True)")
-        text = codec.dumps(data)
-        if self._head is None:
-            # One indexed read per transaction: the lock taken by BEGIN IMMEDIATE keeps
-            # it the head until commit, and this store's own appends move it on.
-            row = self._guard(
-                lambda: self._conn.execute(
-                    "SELECT hash FROM events WHERE space = ? ORDER BY seq DESC LIMIT 1",
-                    (self.space,),
-                ).fetchone()
-            )
-            self._head = row[0] if row is not None else ""
-        digest = chain.event_hash(
-            self._head,
-            id=event_id,
-            space=self.space,
-            task_id=task_id,
-            correlation_id=correlation_id,
-            type=type,
-            data=text,
-            created_at=created_at,
-        )
-        # RETURNING, not the driver's lastrowid: the journal's seq is a column of its own.
-        seq = self._guard(
-            lambda: self._conn.execute(
-                "INSERT INTO events"
-                " (id, space, task_id, correlation_id, type, data, created_at, hash)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
-                (event_id, self.space, task_id, correlation_id, type, text, created_at, digest),
-            ).fetchone()[0]
-        )
-        self._head = digest
-        event = Event(
-            seq=seq,
-            id=event_id,
-            space=self.space,
-            task_id=task_id,
-            correlation_id=correlation_id,
-            type=type,
-            data=data,
-            created_at=created_at,
-            hash=digest,
-        )
-        self._guard(lambda: projection.apply(self._conn, event, self._touched))
-        return event
+        return self._conn, self._state
 
     def _connection(self) -> sqlite3.Connection:
         return self._conn

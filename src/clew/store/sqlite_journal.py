@@ -1,18 +1,113 @@
-"""Reads of the journal: events in commit order, how many, which ids a space holds. Portable
-SQL (store/sql.py), mixed into both stores."""
+"""The journal's one write path (append and adopt) and its reads: events in commit order, how
+many, which ids a space holds. Portable SQL (store/sql.py), mixed into both stores."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, Protocol
 
+from clew.ids import new_id
 from clew.models import Event
-from clew.store import codec, projection
+from clew.store import chain, codec, projection
 from clew.store.rows import RowReader, limited
 from clew.store.sql import Connection, Row
 
 EVENT_COLUMNS = "seq, id, space, task_id, correlation_id, type, data, created_at, hash"
+
+
+class WriteState(Protocol):
+    """What a store keeps for its write transaction in progress."""
+
+    head: str | None  # the space's newest event hash, once read (None: not yet)
+    touched: set[tuple[str, str]]  # the projection's per-transaction bookkeeping
+
+
+class JournalWrites:
+    """`append` and `adopt` on one write path: the event chained to its space's head,
+    inserted and projected in the store's write transaction. A store provides `_writer`:
+    its connection and state in the current write transaction (RuntimeError outside one)."""
+
+    space: str
+    _guard: Callable[..., Any]
+
+    def _writer(self) -> tuple[Connection, WriteState]:
+        raise NotImplementedError
+
+    def append(
+        self,
+        *,
+        type: str,
+        task_id: str | None,
+        correlation_id: str,
+        data: dict[str, Any],
+        created_at: str,
+    ) -> Event:
+        """Journal one event and apply it to the projections (inside a write transaction)."""
+        return self._journal(new_id(), type, task_id, correlation_id, data, created_at)
+
+    def adopt(self, event: Event) -> Event:
+        """Journal an event recorded elsewhere, as `append` does, keeping its id, task id,
+        correlation id, type, data and created_at; its seq is this store's and its hash is
+        chained to this space's newest event (inside a write transaction)."""
+        return self._journal(
+            event.id, event.type, event.task_id, event.correlation_id, event.data, event.created_at
+        )
+
+    def _journal(
+        self,
+        event_id: str,
+        type: str,
+        task_id: str | None,
+        correlation_id: str,
+        data: dict[str, Any],
+        created_at: str,
+    ) -> Event:
+        conn, state = self._writer()
+        text = codec.dumps(data)
+        if state.head is None:
+            # One indexed read per transaction: the write lock (BEGIN IMMEDIATE on SQLite,
+            # the space's advisory lock on PostgreSQL) keeps it the head until commit.
+            row = self._guard(
+                lambda: conn.execute(
+                    "SELECT hash FROM events WHERE space = ? ORDER BY seq DESC LIMIT 1",
+                    (self.space,),
+                ).fetchone()
+            )
+            state.head = row[0] if row is not None else ""
+        digest = chain.event_hash(
+            state.head,
+            id=event_id,
+            space=self.space,
+            task_id=task_id,
+            correlation_id=correlation_id,
+            type=type,
+            data=text,
+            created_at=created_at,
+        )
+        # RETURNING, not the driver's lastrowid: the journal's seq is a column of its own.
+        seq = self._guard(
+            lambda: conn.execute(
+                "INSERT INTO events"
+                " (id, space, task_id, correlation_id, type, data, created_at, hash)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+                (event_id, self.space, task_id, correlation_id, type, text, created_at, digest),
+            ).fetchone()[0]
+        )
+        state.head = digest
+        event = Event(
+            seq=seq,
+            id=event_id,
+            space=self.space,
+            task_id=task_id,
+            correlation_id=correlation_id,
+            type=type,
+            data=data,
+            created_at=created_at,
+            hash=digest,
+        )
+        self._guard(lambda: projection.apply(conn, event, state.touched))  # type: ignore[arg-type]
+        return event
 
 
 def _event(row: Row) -> Event:
