@@ -19,7 +19,7 @@ import clew
 from clew.store import chain, projection
 from clew.store.migrations import FINGERPRINTS, LATEST, MIGRATIONS
 from clew.store.sqlite_backfill import SEQUENCED
-from tests.conftest import FakeClock, Result, run_in_lockstep
+from tests.conftest import FakeClock, Result, new_space, run_in_lockstep
 
 Cli = Callable[..., Result]
 
@@ -265,24 +265,34 @@ def test_verify_checks_only_its_own_space_unless_asked_for_all(db: Path, clock: 
         assert set(whole.heads or {}) == {"alpha", "beta"}
 
 
-@pytest.mark.sqlite_only("tampers with the SQLite file; test_postgres.py tampers on PostgreSQL")
 def test_a_space_verifies_exactly_beside_another_that_wrote_entries_and_turns_first(
     db: Path, clock: FakeClock
 ) -> None:
-    """Entries and turns number themselves across the whole file, so a space's replay (which
+    """Entries and turns number themselves across the whole store, so a space's replay (which
     numbers from 1) must not be compared by those numbers: by their order, which it keeps."""
-    with clew.open(db, space="alpha", clock=clock) as alpha, clew.open(db, space="beta") as beta:
-        for mem in (alpha, beta, alpha, beta):
-            tid = mem.create_task("work", ["One"]).id
-            mem.add_entry("decision", "use the queue", task_id=tid)
-            sid = mem.start_session(task_id=tid).id
-            mem.append_turn(sid, role="user", content="hello there")
+    one, two = new_space(), new_space()
+    with clew.open(db, space=one, clock=clock) as alpha, clew.open(db, space=two) as beta:
+        _entries_and_turns_in_turn(alpha, beta)
         for mem in (alpha, beta):
             report = mem.verify()
             assert report.ok, report.differences
             assert report.rows["entries"] == 2 and report.rows["turns"] == 2
+
+
+def _entries_and_turns_in_turn(alpha: clew.Memory, beta: clew.Memory) -> None:
+    for mem in (alpha, beta, alpha, beta):
+        tid = mem.create_task("work", ["One"]).id
+        mem.add_entry("decision", "use the queue", task_id=tid)
+        sid = mem.start_session(task_id=tid).id
+        mem.append_turn(sid, role="user", content="hello there")
+
+
+@pytest.mark.sqlite_only("tampers with the SQLite file; test_postgres.py tampers on PostgreSQL")
+def test_self_numbered_rows_out_of_order_are_drift(db: Path, clock: FakeClock) -> None:
+    with clew.open(db, space="alpha", clock=clock) as alpha, clew.open(db, space="beta") as beta:
+        _entries_and_turns_in_turn(alpha, beta)
         assert alpha.verify(all_spaces=True).ok
-        # The order is still checked: two of beta's turns swapping numbers is drift.
+        # Two of beta's turns swapping numbers is drift.
         con = raw(db)
         seqs = [r[0] for r in con.execute("SELECT seq FROM turns WHERE space = 'beta'")]
         con.execute("UPDATE turns SET seq = -seq WHERE space = 'beta'")

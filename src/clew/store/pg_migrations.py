@@ -26,6 +26,7 @@ from typing import NamedTuple
 
 from clew.store import pg_search
 from clew.store.migrations import Migration, fingerprint
+from clew.store.sqlite_backfill import SEQUENCED
 
 SPACE = "current_setting('clew.space', true)"
 
@@ -650,23 +651,7 @@ MIGRATIONS: tuple[PgMigration, ...] = (
     ),
 )
 
-# The tables with a sequence column (the seq of the event that created the row), and that
-# column: SQLite's migration 10 (store/sqlite_backfill.py), in the same order.
-SEQUENCED: tuple[tuple[str, str], ...] = (
-    ("actions", "seq"),
-    ("action_logs", "seq"),
-    ("task_messages", "seq"),
-    ("sessions", "seq"),
-    ("fixes", "seq"),
-    ("jobs", "seq"),
-    ("task_summaries", "seq"),
-    ("model_calls", "seq"),
-    ("trace_decisions", "seq"),
-    ("trace_validations", "seq"),
-    ("patterns", "seq"),
-    ("guardrails", "seq"),
-    ("entry_sources", "position"),
-)
+# The tables with a sequence column: SQLite's migration 10's (SEQUENCED, imported above).
 
 
 def _resequenced(table: str, index: str, columns: str) -> tuple[str, str]:

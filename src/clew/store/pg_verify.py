@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from clew.errors import StoreError, StoreReadOnlyError
-from clew.models import Difference, Event, VerifyReport
-from clew.store import chain, codec, pg_adapter, pg_migrations, projection
+from clew.models import Difference, VerifyReport
+from clew.store import chain, pg_adapter, pg_migrations, projection
 from clew.store.migrations import PROJECTION_TABLES
 from clew.store.sqlite_journal import EVENT_COLUMNS
 from clew.store.sqlite_verify import (
@@ -26,6 +26,7 @@ from clew.store.sqlite_verify import (
     _chain_finding,
     _diff_rows,
     _event_finding,
+    replayable,
 )
 
 if TYPE_CHECKING:
@@ -134,19 +135,10 @@ def _replay(
         if expected is not None:
             findings.append(_chain_finding(link, expected))
         heads[link.space] = link.hash or ""
-        try:
-            data = codec.loads(link.data)
-        except (ValueError, TypeError, RecursionError) as exc:
-            data, why = None, f"its data is not valid JSON ({exc})"
-        else:
-            why = "" if isinstance(data, dict) else "its data is not a JSON object"
-        if why:
+        event, why = replayable(link)
+        if event is None:
             findings.append(_event_finding(link, why))
             continue
-        event = Event(
-            link.seq, link.id, link.space, link.task_id, link.correlation_id, link.type,
-            data, link.created_at, link.hash,
-        )  # fmt: skip
         if careful:
             scratch.execute("SAVEPOINT event")
         try:

@@ -43,13 +43,11 @@ class JournalWrites:
         data: dict[str, Any],
         created_at: str,
     ) -> Event:
-        """Journal one event and apply it to the projections (inside a write transaction)."""
+        """`Journal.append`: a new event, with a new id."""
         return self._journal(new_id(), type, task_id, correlation_id, data, created_at)
 
     def adopt(self, event: Event) -> Event:
-        """Journal an event recorded elsewhere, as `append` does, keeping its id, task id,
-        correlation id, type, data and created_at; its seq is this store's and its hash is
-        chained to this space's newest event (inside a write transaction)."""
+        """`Journal.adopt`: an event recorded elsewhere, its fields kept."""
         return self._journal(
             event.id, event.type, event.task_id, event.correlation_id, event.data, event.created_at
         )

@@ -104,19 +104,10 @@ class Verification(RowReader):
             if expected is not None:
                 findings.append(_chain_finding(link, expected))
             heads[link.space] = link.hash or ""
-            try:
-                data = codec.loads(link.data)
-            except (ValueError, TypeError, RecursionError) as exc:
-                data, why = None, f"its data is not valid JSON ({exc})"
-            else:
-                why = "" if isinstance(data, dict) else "its data is not a JSON object"
-            if why:
+            event, why = replayable(link)
+            if event is None:
                 findings.append(_event_finding(link, why))
                 continue
-            event = Event(
-                link.seq, link.id, link.space, link.task_id, link.correlation_id, link.type,
-                data, link.created_at, link.hash,
-            )  # fmt: skip
             if careful:
                 scratch.execute("SAVEPOINT event")
             try:
@@ -170,6 +161,20 @@ class Verification(RowReader):
                 if a is not None and b is not None:
                     yield Difference(table, a[0], "seq", "out of order", f"before {b[0]}")
                 return
+
+
+def replayable(link: chain.Link) -> tuple[Event | None, str]:
+    """The event a journal row holds, or None and why it cannot be replayed."""
+    try:
+        data = codec.loads(link.data)
+    except (ValueError, TypeError, RecursionError) as exc:
+        return None, f"its data is not valid JSON ({exc})"
+    if not isinstance(data, dict):
+        return None, "its data is not a JSON object"
+    return Event(
+        link.seq, link.id, link.space, link.task_id, link.correlation_id, link.type,
+        data, link.created_at, link.hash,
+    ), ""  # fmt: skip
 
 
 class _Unreplayable(Exception):
