@@ -334,7 +334,8 @@ def _parts(identifier: str) -> list[str]:
 def _normalised(text: str) -> list[str]:
     """Lower-case content words of a text, each piece a tokenizer makes, singular."""
     if text.isalpha() and text.islower():  # one plain word, the common case
-        return [] if text in STOP_WORDS or len(text) == 1 else [_singular(text)]
+        folded = text.casefold()
+        return [] if folded in STOP_WORDS or len(folded) == 1 else [_singular(folded)]
     out: list[str] = []
     previous = ""
     for piece in _PIECE.findall(text):
@@ -431,6 +432,9 @@ Window = tuple[datetime, datetime, bool]
 _Rule = Callable[[re.Match[str], datetime], Window | None]
 
 
+# Times are looked for in a question's head: a text longer than this is no question, and a
+# time expression in it costs a resolve each.
+_TIME_SCAN = 2000
 _DIGIT = "0"  # the cue of rules that need a digit in the text
 
 
@@ -459,6 +463,7 @@ _UNIT_WORDS = frozenset({*_UNITS, *(f"{u}s" for u in _UNITS)})
 def _times(text: str, now: datetime) -> tuple[TimeHint | None, list[tuple[int, int]]]:
     """The time a text speaks of, and the spans of every time expression in it."""
     found: list[tuple[int, int, Window]] = []
+    text = text[:_TIME_SCAN]
     words = set(_PIECE.findall(text.casefold()))
     if _HAS_DIGIT.search(text):
         words.add(_DIGIT)
@@ -563,7 +568,10 @@ def _month_year(match: re.Match[str], now: datetime) -> Window | None:
 
 
 @_rule(
-    r"(?P<which>in|during|back\s+in|early\s+in|late\s+in|last|this|since)\s+" + _MONTH, _MONTH_WORDS
+    r"(?P<which>in|during|back\s+in|early\s+in|late\s+in|last|this|since)\s+"
+    + _MONTH
+    + r"(?!,?\s+\d)",  # a day or year after the month is another rule's
+    _MONTH_WORDS,
 )
 def _named_month(match: re.Match[str], now: datetime) -> Window | None:
     month = _month_number(match["month"])
