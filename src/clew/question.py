@@ -37,6 +37,9 @@ __all__ = ["STOP_WORDS", "Question", "TimeHint", "content_words", "understand"]
 # apart: pronouns, auxiliaries, prepositions, question words, and the verbs of asking.
 STOP_WORDS = frozenset(
     {
+        # The pieces a tokenizer makes of negations ("didn't" -> didn + t).
+        "ain", "aren", "couldn", "didn", "doesn", "don", "hadn", "hasn", "haven", "isn",
+        "mightn", "mustn", "needn", "shan", "shouldn", "wasn", "weren", "wouldn",
         "a", "about", "above", "actually", "after", "again", "against", "ago", "all", "also",
         "always", "am", "an", "and", "any", "anybody", "anyone", "anything", "are", "aren't",
         "around", "as", "ask", "asked", "at", "back", "be", "been", "before", "being", "below",
@@ -111,7 +114,7 @@ def understand(
     parsed = _Parsed()
     for raw in _TOKEN.findall(rest):
         parsed.read(raw)
-    pieces = " " + " ".join(_PIECE.findall(rest.casefold())) + " "
+    pieces = " " + " ".join(_PIECE.findall(rest.casefold())) + " " if speakers or tools else ""
     return Question(
         parsed.query(),
         tuple(dict.fromkeys(parsed.words)),
@@ -142,6 +145,9 @@ _WORD = re.compile(r"[^\W_]")  # a letter or digit: what a tokenizer indexes
 _PIECE = re.compile(r"[^\W_]+")  # what a tokenizer indexes as one token
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
 _CAMEL_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+# What a tokenizer leaves of a contraction's tail ("we'll" -> we + ll, "didn't" -> didn + t;
+# the one-letter tails are dropped as single letters, the negated verbs are stop words).
+_TAILS = frozenset({"re", "ve", "ll"})
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)")
 _HAS_DIGIT = re.compile(r"\d")
 _HAS_LETTER = re.compile(r"[^\W\d_]")
@@ -337,20 +343,15 @@ def _normalised(text: str) -> list[str]:
         folded = text.casefold()
         return [] if folded in STOP_WORDS or len(folded) == 1 else [_singular(folded)]
     out: list[str] = []
-    previous = ""
-    for piece in _PIECE.findall(text):
+    for piece in dict.fromkeys(_PIECE.findall(text)):
         folded = piece.casefold()
-        # "caroline's" is cut into caroline + s, "didn't" into didn + t: the tail is no word.
-        if folded in ("s", "t", "re", "ve", "ll", "d", "m") and previous:
-            previous = ""
+        # "caroline's" is cut into caroline + s, "we'll" into we + ll: a tail is no word.
+        if folded in STOP_WORDS or folded in _TAILS or (len(folded) == 1 and not folded.isdigit()):
             continue
-        previous = folded
-        if folded in STOP_WORDS or (len(folded) == 1 and not folded.isdigit()):
-            continue
-        if not piece.islower() and _CAMEL.search(piece):
+        if not piece.islower() and not piece.isupper() and _CAMEL.search(piece):
             out += [p.casefold() for p in _CAMEL_PARTS.findall(piece) if len(p) > 1]
         out.append(_singular(folded))
-    return [w for w in out if w not in STOP_WORDS]
+    return [w for w in dict.fromkeys(out) if w not in STOP_WORDS]
 
 
 def _singular(word: str) -> str:
