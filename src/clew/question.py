@@ -189,8 +189,11 @@ class _Parsed:
                 self.identifier(flag, prefix=False)
             else:
                 self.exclude.append(Term(flag[1:], False))
-        if raw in STOP_WORDS or raw.casefold() in STOP_WORDS:  # most words of a question
-            self.end_run()
+        if raw.isalpha():  # a plain word, the common case
+            self.plain(raw, ends_run=False)
+            return
+        if raw[-1] in _BREAK and raw[:-1].isalpha():  # one that ends a clause
+            self.plain(raw[:-1], ends_run=True)
             return
         if raw.startswith(('"', '-"')) and raw.endswith('"') and len(raw) >= 2 + (raw[0] == "-"):
             self.quoted(raw)
@@ -230,6 +233,19 @@ class _Parsed:
             self.word(core, prefix)
             if possessive or ends_run:
                 self.end_run()
+        if ends_run:
+            self.end_run()
+
+    def plain(self, core: str, *, ends_run: bool) -> None:
+        """A run of letters: a stop word, a CamelCase identifier, or a content word."""
+        folded = core.casefold()
+        if folded in STOP_WORDS or len(core) == 1:
+            self.end_run()
+        elif _is_identifier(core):
+            self.end_run()
+            self.identifier(core, prefix=False)
+        else:
+            self.word(core, prefix=False)
         if ends_run:
             self.end_run()
 
@@ -468,8 +484,11 @@ def _times(text: str, now: datetime) -> tuple[TimeHint | None, list[tuple[int, i
     words = set(_PIECE.findall(text.casefold()))
     if _HAS_DIGIT.search(text):
         words.add(_DIGIT)
+    cued = words & _CUE_WORDS
+    if not cued:
+        return None, []  # most questions: no word that could say a time
     for cues, pattern, resolve in _RULES:
-        if cues.isdisjoint(words):
+        if cues.isdisjoint(cued):
             continue
         for match in pattern.finditer(text):
             try:
@@ -695,3 +714,7 @@ def _count(text: str) -> tuple[int, int]:
     if words[-1].isdigit():
         return int(words[-1]), int(words[-1])
     return _COUNTS[words[-1]]
+
+
+# Every word that can start looking for a time (made once every rule above is registered).
+_CUE_WORDS: frozenset[str] = frozenset().union(*(cues for cues, _, _ in _RULES))
