@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 from clew import checks, turns
-from clew.archive import Archive
+from clew.retrieval import Retrieval
 from clew.errors import ValidationError
 from clew.ids import new_id
 from clew.location import real_path, related
@@ -37,7 +37,7 @@ class SessionState(NamedTuple):
     state: dict[str, Any]
 
 
-class Sessions(Archive, Working):
+class Sessions(Retrieval, Working):
     """Sessions, their turns and their state (mixed into Memory through Conversations)."""
 
     # -- sessions -------------------------------------------------------------------------

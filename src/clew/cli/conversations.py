@@ -195,9 +195,19 @@ def cmd_recall(args: argparse.Namespace) -> int:
     elif action in _KEYWORDS:
         options = {_KEYWORDS[action]: value}
     with open_memory(args) as mem:
+        session, workspace = args.session, None
+        if session is None:
+            workspace = os.getcwd()
+            if action != "search":
+                newest = mem.list_sessions(workspace, limit=1)
+                if not newest:
+                    raise ValidationError(
+                        f"no session belongs to {workspace}: name one (clew sessions --all)"
+                    )
+                session = newest[0].id
         try:
-            found = mem.recall(args.session, action, limit=args.limit, budget=args.budget,
-                               **options)  # fmt: skip
+            found = mem.recall(session, action, workspace=workspace, limit=args.limit,
+                               budget=args.budget, **options)  # fmt: skip
         except ValidationError as exc:
             raise ValidationError(_in_cli_terms(str(exc))) from None
     found = found._replace(text=for_cli(found.text, found.session_id))
@@ -332,8 +342,14 @@ def register(commands: Any, command: Commands) -> None:
         " tool results are shortened first, then the oldest hits, and the output says how"
         " to fetch the rest.",
     )
-    p.add_argument("session", metavar="SESSION", help="session id, prefix or key")
-    p.add_argument("--search", metavar="QUERY", help="full-text search (exact matches first)")
+    p.add_argument(
+        "session",
+        nargs="?",
+        metavar="SESSION",
+        help="session id, prefix or key (default: --search looks through every session of"
+        " this folder; the others take its newest session)",
+    )
+    p.add_argument("--search", metavar="QUERY", help="search: the best turns first, ranked")
     p.add_argument(
         "--range",
         nargs="+",
