@@ -397,6 +397,7 @@ class RecordHit(NamedTuple):
     open: str = ""  # the clew command that shows it in full
     confident: bool = False  # the search believes this hit answers the question
     explain: Explain | None = None  # why it ranked here (asked for with explain=True)
+    step_id: str | None = None  # the plan step an entry or a command belongs to
 
 
 class RepeatedFailure(NamedTuple):

@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 from clew.models import Explain, RecordHit
 
-FLOOR = 0.35  # the keyword score kept by a record that holds none but the rarest words
+FLOOR = 0.25  # the keyword score kept by a record that holds none but the rarest words
 NEIGHBOUR = 0.35  # the share of a neighbouring turn's score a turn takes
 DENSE = 0.35  # the weight of meaning in a hybrid score
 EXACT_TEXT = 0.5  # the whole question, as written

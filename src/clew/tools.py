@@ -481,11 +481,16 @@ def memory_search(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult
         return ToolResult(f"Nothing recorded matches {args['query']!r}.", [])
     lines = []
     for h in hits:
-        where = f" session {h.session_id} turn {h.turn}" if h.session_id else ""
+        where = f" task {h.task_id}" if h.task_id else ""
+        where += f" session {h.session_id} turn {h.turn}" if h.session_id else ""
         sure = " (confident)" if h.confident else ""
+        opener = h.open
+        if h.kind == "turn":  # a model opens a turn with the tool it already has
+            opener = (f'conversation_recall(action="around", session="{h.session_id}",'
+                      f" turn={h.turn})")  # fmt: skip
         line = (
             f"{h.score:.2f} {h.kind} {h.id} [{h.label}]{where} {h.created_at[:16]}{sure}"
-            f" {clip(h.title, 120)}\n   {clip(' '.join(h.snippet.split()), 160)}\n   open: {h.open}"
+            f" {clip(h.title, 120)}\n   {clip(' '.join(h.snippet.split()), 160)}\n   open: {opener}"
         )
         if h.explain is not None:
             line += f"\n   why: {explain_line(h.explain)}"

@@ -297,6 +297,8 @@ def verify_view(report: VerifyReport) -> str:
 def record_hit_line(hit: RecordHit, now: datetime) -> str:
     """One search hit: its kind, what it is, where it matched, and how to open it."""
     where = f" task {hit.task_id}" if hit.task_id else ""
+    if hit.step_id:
+        where += f" step {hit.step_id}"
     if hit.session_id:
         where += f" session {hit.session_id} turn {hit.turn}"
     sure = " (confident)" if hit.confident else ""

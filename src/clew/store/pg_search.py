@@ -522,7 +522,7 @@ class PostgresSearch(RowReader):
             columns=(
                 "t.kind, t.ref_id, t.task_id, t.created_at,"
                 f" {_headline(text, 'm.q')} AS snip, {field} AS field,"
-                " a.summary, a.command, a.status, a.exit_code, g.role,"
+                " a.summary, a.command, a.status, a.exit_code, a.plan_item_id, g.role,"
                 f" substr(g.content, 1, {_TITLE_CHARS}) AS head"
             ),
             outer_joins=(
@@ -541,7 +541,7 @@ class PostgresSearch(RowReader):
                 label, title, field_name = r["role"], _first_line(r["head"]), "content"
             hit = RecordHit(
                 r["kind"], r["ref_id"], r["task_id"], None, None, r["created_at"], label,
-                title, tidy(r["snip"]), score, field_name,
+                title, tidy(r["snip"]), score, field_name, step_id=r["plan_item_id"],
             )  # fmt: skip
             hits.append(hit)
         return hits

@@ -137,7 +137,7 @@ class SearchReads(RowReader):
             "k.kind, k.ref_id, k.task_id, k.created_at,"
             # Output that is not UTF-8 is indexed as it is: read the snippet as bytes.
             " CAST(snippet(records_fts, -1, '[', ']', '…', 16) AS BLOB) AS snip,"
-            " a.summary, a.command, a.status, a.exit_code, m.role,"
+            " a.summary, a.command, a.status, a.exit_code, a.plan_item_id, m.role,"
             f" substr(m.content, 1, {_TITLE_CHARS}) AS head"
         )
         rows = self._ranked("records_fts", base, [match, self.space, *kinds, *params], _BM25,
@@ -160,7 +160,7 @@ class SearchReads(RowReader):
                 label, title, field = r["role"], _first_line(r["head"]), "content"
             hit = RecordHit(
                 r["kind"], r["ref_id"], r["task_id"], None, None, r["created_at"], label,
-                title, _decoded(r["snip"]), score, field,
+                title, _decoded(r["snip"]), score, field, step_id=r["plan_item_id"],
             )  # fmt: skip
             hits.append(hit)
         return hits
