@@ -36,7 +36,6 @@ from clew.models import (
     SearchHit,
     SourceKind,
 )
-from clew.search import Query
 
 # Entries that can be resolved, and what their resolution is called.
 RESOLVABLE = {EntryType.ERROR: "resolution", EntryType.QUESTION: "answer"}

@@ -444,8 +444,8 @@ def task_list(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
 @tool(
     "Search everything recorded, best first: decisions, errors, findings and other entries,"
     " task messages, commands with their output, and conversation turns, each hit with its"
-    " score, kind, id and the clew command that opens it. Ask in plain words (\"which"
-    " registry did we pick, and why?\"); exact phrases, identifiers like ERR_CONN_RESET or"
+    ' score, kind, id and the clew command that opens it. Ask in plain words ("which'
+    ' registry did we pick, and why?"); exact phrases, identifiers like ERR_CONN_RESET or'
     " src/auth.py, a speaker, a tool or a time named in the question count too. kinds,"
     " task_id, session, step and since/until narrow it.",
     {
