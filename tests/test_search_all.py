@@ -48,10 +48,10 @@ def record_one_of_each(mem: clew.Memory, word: str) -> dict[str, str]:
         task.id, command="docker push app", exit_code=1, stderr=f"denied by {word}\n"
     )
     session = mem.start_session(workspace="/srv/app")
-    mem.append_turn(session.id, {"role": "user", "content": "hello"})
+    hello = mem.append_turn(session.id, {"role": "user", "content": "hello"})
     turn = mem.append_turn(session.id, {"role": "user", "content": f"please use {word}"})
     return {"entry": entry.id, "message": message.id, "action": action.id, "turn": turn.id,
-            "task": task.id, "session": session.id}  # fmt: skip
+            "task": task.id, "session": session.id, "hello": hello.id}  # fmt: skip
 
 
 def test_search_finds_every_kind_and_each_open_command_shows_it(db: Path) -> None:
@@ -61,7 +61,10 @@ def test_search_finds_every_kind_and_each_open_command_shows_it(db: Path) -> Non
         space = "" if mem.space == "default" else f" --space {mem.space}"
     done = clew_process(db, "search", "kestrel", "--json")
     assert done.returncode == 0, done.stderr
-    hits = json.loads(done.stdout)
+    found = json.loads(done.stdout)
+    # The turn before the one that matches ranks too (as its neighbour), below every match.
+    hits = [h for h in found if h["id"] != ids["hello"]]
+    assert found[-1]["id"] == ids["hello"]
     assert {h["kind"]: h["id"] for h in hits} == {k: ids[k] for k in RECORD_KINDS}
     by_kind = {h["kind"]: h for h in hits}
     assert by_kind["action"]["open"] == f"clew task output {ids['action']} --stderr{space}"
@@ -75,16 +78,20 @@ def test_search_finds_every_kind_and_each_open_command_shows_it(db: Path) -> Non
         assert opened.returncode == 0, (hit["open"], opened.stderr)
         assert "kestrel" in opened.stdout, hit["open"]
     text = clew_process(db, "search", "kestrel").stdout
-    assert text.count("open: clew ") == 4 and "[failed exit 1]" in text
+    assert text.count("open: clew ") == 5 and "[failed exit 1]" in text
 
 
 def test_kind_narrows_and_filters_keep_working(mem: clew.Memory) -> None:
     ids = record_one_of_each(mem, "kestrel")
-    assert [h.kind for h in mem.search_all("kestrel", kinds="turn")] == ["turn"]
+    # The turn that matches, then the turn before it (its neighbour).
+    turns = mem.search_all("kestrel", kinds="turn")
+    assert [h.id for h in turns] == [ids["turn"], ids["hello"]]
+    assert turns[0].score > turns[1].score
     two = mem.search_all("kestrel", kinds=["message", "action"])
     assert sorted(h.kind for h in two) == ["action", "message"]
     assert sorted(h.kind for h in mem.search_all("kestrel", kinds="entry, turn")) == [
         "entry",
+        "turn",
         "turn",
     ]
     # --task keeps the task's records; turns count when their session belongs to the task.
@@ -238,7 +245,7 @@ def test_seen_finds_the_failed_make_by_its_output(db: Path) -> None:
     assert "not seen before" in clew_process(db, "seen", "make: *** [Makefile:9: x] Error 1").stdout
 
 
-def test_conversation_recall_without_a_session_uses_the_workspace_newest(
+def test_conversation_recall_without_a_session_searches_the_whole_workspace(
     mem: clew.Memory,
 ) -> None:
     older = mem.start_session(workspace="/srv/app", title="first")
@@ -250,8 +257,13 @@ def test_conversation_recall_without_a_session_uses_the_workspace_newest(
     here = tools.Context(workspace="/srv/app")
     found = tools.call(mem, "conversation_recall", {"action": "search", "query": "port"}, here)
     assert not found.is_error
-    assert found.text.startswith(f"(Session {newer.id}: the newest of workspace /srv/app.)")
-    assert "9090" in found.text and "8080" not in found.text
+    # Search looks through every session of the workspace, and no other.
+    assert found.text.startswith("2 turn(s) of the 2 session(s) of /srv/app match 'port'")
+    assert "9090" in found.text and "8080" in found.text and "7070" not in found.text
+    assert {h["session_id"] for h in found.data["hits"]} == {older.id, newer.id}
+    # The other actions take the workspace's newest session, and say so.
+    summary = tools.call(mem, "conversation_recall", {"action": "summary"}, here)
+    assert summary.text.startswith(f"(Session {newer.id}: the newest of workspace /srv/app.)")
     listed = tools.call(mem, "session_list", {}, here)
     assert listed.text.index(newer.id) < listed.text.index(older.id)
     assert elsewhere.id not in listed.text and "'second'" in listed.text

@@ -36,7 +36,6 @@ from clew.models import (
     SearchHit,
     SourceKind,
 )
-from clew.search import Query
 
 # Entries that can be resolved, and what their resolution is called.
 RESOLVABLE = {EntryType.ERROR: "resolution", EntryType.QUESTION: "answer"}
@@ -59,6 +58,9 @@ class ErrorHistory(NamedTuple):
     errors: tuple[Entry, ...]  # error entries with this fingerprint, newest first
     failed_commands: tuple[Action, ...]  # failed commands with this fingerprint
     fixes: tuple[Fix, ...]  # fixes tried, newest first
+    # Errors and failed commands like it whose text differs (another fingerprint): found
+    # by meaning with the vectors extra, else by the words they share; best first.
+    similar: tuple[RecordHit, ...] = ()
 
     @property
     def seen(self) -> bool:
@@ -526,67 +528,6 @@ class Archive(Facade):
             hits.sort(key=lambda h: not search.contains_all(_text_of(h.entry), parsed.identifiers))
         return hits[:wanted]
 
-    def search_all(
-        self,
-        query: str,
-        *,
-        kinds: str | Sequence[str] | None = None,
-        task_id: str | None = None,
-        type: str | EntryType | Sequence[str | EntryType] | None = None,
-        status: str | EntryStatus | None = None,
-        tags: Sequence[str] = (),
-        since: str | datetime | None = None,
-        until: str | datetime | None = None,
-        limit: int = SEARCH_LIMIT,
-    ) -> list[RecordHit]:
-        """Full-text search of everything recorded: archive entries, task messages, commands
-        with their output, and conversation turns; one list ranked by bm25.
-
-        `kinds` narrows it (entry, message, action, turn: one, a list or "a,b"); `type`,
-        `status` and `tags` filter entries and, without `kinds`, mean entries only. Each hit
-        says its kind and the clew command that shows it in full (`open`). Any text is a
-        valid query: all words must match, else any; exact identifiers rank first.
-        """
-        wanted = checks.count(limit, "limit")
-        chosen = _kinds(kinds)
-        entry_filters = type is not None or status is not None or bool(tags)
-        if entry_filters and kinds is None:
-            chosen = ("entry",)
-        elif entry_filters and "entry" not in chosen:
-            raise ValidationError("type, status and tags filter entries: add the kind entry")
-        filters = self._filter(task_id, type, status, None, tags, since, until)
-        parsed = search.parse(query)
-        with self._store.transaction():
-            hits = self._search_kinds(parsed, chosen, filters, wanted)
-            if not hits and len(parsed.terms) > 1:
-                parsed = search.parse(query, any_terms=True)
-                hits = self._search_kinds(parsed, chosen, filters, wanted)
-        # One list: FTS5's bm25 scores of the indexes are close enough in scale to interleave.
-        ranked = sorted(hits, key=lambda h: h[0].score)
-        if parsed.identifiers:
-            ranked.sort(key=lambda h: not search.contains_all(h[1], parsed.identifiers))
-        return [h._replace(open=self._open_command(h)) for h, _ in ranked[:wanted]]
-
-    def _search_kinds(
-        self, query: Query, kinds: tuple[str, ...], filters: EntryFilter, limit: int
-    ) -> list[tuple[RecordHit, str]]:
-        """Hits of every kind wanted, each with the text its exact identifiers are checked in."""
-        found: list[tuple[RecordHit, str]] = []
-        if "entry" in kinds:
-            # Entries as `search` fetches them (more than shown, for exact identifiers to
-            # move up); other kinds their best `limit`, as each hit's snippet reads its text.
-            fetch = min(max(3 * limit, 30), 200)
-            for hit in self._store.search_entries(query, filters, limit=fetch):
-                found.append((entry_hit(hit.entry, hit.snippet, hit.score), _text_of(hit.entry)))
-        others = [k for k in kinds if k != "entry"]
-        if others:
-            for record in self._store.search_records(
-                query, others, task_id=filters.task_id, since=filters.since,
-                until=filters.until, limit=limit,
-            ):  # fmt: skip
-                found.append((record, f"{record.title}\n{record.snippet}"))
-        return found
-
     def _open_command(self, hit: RecordHit) -> str:
         """The clew command line that shows a hit in full."""
         if hit.kind == "entry":
@@ -607,7 +548,8 @@ def entry_hit(entry: Entry, snippet: str = "", score: float = 0.0) -> RecordHit:
     """An entry as a hit of search over everything."""
     state = "" if entry.status is EntryStatus.ACTIVE else f", {entry.status.value}"
     return RecordHit("entry", entry.id, entry.task_id, None, None, entry.created_at,
-                     entry.type.value + state, entry.summary, snippet, score, "entry")  # fmt: skip
+                     entry.type.value + state, entry.summary, snippet, score, "entry",
+                     step_id=entry.subtask_id)  # fmt: skip
 
 
 def action_hit(action: Action, snippet: str = "", score: float = 0.0) -> RecordHit:
@@ -615,7 +557,8 @@ def action_hit(action: Action, snippet: str = "", score: float = 0.0) -> RecordH
     code = "" if action.exit_code is None else f" exit {action.exit_code}"
     title = (action.command or action.summary).strip().split("\n", 1)[0]
     return RecordHit("action", action.id, action.task_id, None, None, action.created_at,
-                     f"{action.status.value}{code}", title, snippet, score, "command")  # fmt: skip
+                     f"{action.status.value}{code}", title, snippet, score, "command",
+                     step_id=action.plan_item_id)  # fmt: skip
 
 
 def _kinds(kinds: str | Sequence[str] | None) -> tuple[str, ...]:

@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from clew import checks, search
+from clew import checks
 from clew.brief import clip, current_step
 from clew.context import Context, Section, Tier, assemble, tier_caps
 from clew.conversations import (
@@ -190,16 +190,16 @@ class Assembly(Conversations):
         if step_id is not None:
             for e in self._store.relevant_entries(task.id, step_id, limit=RELEVANT_ENTRIES):
                 chosen.setdefault(e.id, e)
+        # Then the entries most relevant to the step's words, by meaning too with vectors.
         words = " ".join(sorted(_words(query or step_title or task.goal or task.name)))
         try:
-            parsed = search.parse(words, any_terms=True) if words else None
+            hits = self._search(words, ("entry",), EntryFilter(task.id), None, "auto",
+                                RELEVANT_ENTRIES, False) if words else []  # fmt: skip
         except ValidationError:
-            parsed = None
-        if parsed is not None:
-            for hit in self._store.search_entries(
-                parsed, EntryFilter(task.id), limit=RELEVANT_ENTRIES
-            ):
-                chosen.setdefault(hit.entry.id, hit.entry)
+            hits = []
+        for hit in hits:
+            if hit.id not in chosen:
+                chosen[hit.id] = self._store.get_entry(hit.id)
         return [
             e
             for e in chosen.values()

@@ -17,7 +17,6 @@ from datetime import UTC, timedelta
 from typing import TYPE_CHECKING, Any
 
 from clew import checks
-from clew.archive import Archive
 from clew.errors import ClewError, ValidationError
 from clew.facade import Committed, after_commit, reacts
 from clew.governor import Governor
@@ -31,6 +30,7 @@ from clew.models import (
     JobStatus,
     StepStatus,
 )
+from clew.retrieval import Retrieval
 from clew.working import Working
 
 if TYPE_CHECKING:  # the extraction rules load with the first extraction job
@@ -41,7 +41,7 @@ ATTEMPTS = 3
 LATER_ACTIONS = 200  # the newest commands checked for a later successful run
 
 
-class Jobs(Governor, Archive, Working):
+class Jobs(Governor, Retrieval, Working):
     """Queued jobs (mixed into `Memory`): queueing on the write path, and the worker's
     claim, run and finish; the utility model's handlers stand on it (utility.py)."""
 

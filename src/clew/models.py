@@ -364,6 +364,19 @@ class SearchHit(NamedTuple):
 RECORD_KINDS = ("entry", "message", "action", "turn")
 
 
+class Explain(NamedTuple):
+    """Why a hit ranked where it did: its place and score in each ranking, the boosts it
+    got, and the fused score."""
+
+    keyword_rank: int | None  # 1-based among the keyword matches; None if no word matched
+    keyword: float  # its bm25 score against the best keyword match's (0-1)
+    coverage: float  # the share of the question's words it holds (0-1)
+    dense_rank: int | None  # 1-based among the nearest by meaning; None without vectors
+    cosine: float | None  # its similarity to the question, by meaning
+    boosts: tuple[str, ...]  # why, and how much: "identifier as written +0.30", "said by Ann x1.20"
+    score: float  # the fused score the hits are ordered by
+
+
 class RecordHit(NamedTuple):
     """Anything recorded that a search found: an archive entry, a task message, a command
     (with its output) or a conversation turn; `open` is the clew command that shows it."""
@@ -377,9 +390,14 @@ class RecordHit(NamedTuple):
     label: str  # entry type, message role, action status (and exit code), turn role
     title: str  # entry summary, command, or the text's first line
     snippet: str  # where it matched, matched words in [brackets]
-    score: float  # bm25, lower is better
+    # Relevance, higher is better (search_all's fused score); a store's own reads give
+    # the raw bm25 here, lower is better, before the ranking replaces it.
+    score: float
     field: str  # where it matched: summary, content, command, stdout or stderr
     open: str = ""  # the clew command that shows it in full
+    confident: bool = False  # the search believes this hit answers the question
+    explain: Explain | None = None  # why it ranked here (asked for with explain=True)
+    step_id: str | None = None  # the plan step an entry or a command belongs to
 
 
 class RepeatedFailure(NamedTuple):

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from clew import checks, recall, search
+from clew import checks, recall
 from clew.brief import clip
 from clew.errors import ValidationError
-from clew.models import Session, Turn
+from clew.models import EntryFilter, RecordHit, Session, Turn
 from clew.recall import RECALL_ACTIONS, RECALL_BUDGET, Fitted
 from clew.sessions import Sessions
 from clew.tokens import counter
@@ -30,6 +30,9 @@ class Recall(NamedTuple):
     matches: tuple[int, ...]  # turn numbers that matched (search, tool_calls, around, source)
     omitted: tuple[int, ...]  # turn numbers left out for the budget
     clipped: tuple[int, ...]  # turn numbers shown shortened
+    # For search: the turns found, best first, with their scores (each names its session:
+    # a search with no session named looks through all of the workspace's sessions).
+    hits: tuple[RecordHit, ...] = ()
 
 
 class Recollection(Sessions):
@@ -39,9 +42,10 @@ class Recollection(Sessions):
 
     def recall(
         self,
-        session: str,
+        session: str | None = None,
         action: str = "search",
         *,
+        workspace: str | None = None,
         query: str | None = None,
         tool_name: str | None = None,
         start_turn: int | None = None,
@@ -51,10 +55,13 @@ class Recollection(Sessions):
         limit: int = RECALL_LIMIT,
         budget: int = RECALL_BUDGET,
     ) -> Recall:
-        """conversation_recall: search the session's archive (each hit with the turn before
-        and after, exact matches first), a `range` of turns, the results of a tool's past
-        calls (`tool_calls`), a `summary`, the turns `around` one, or the verbatim turns an
-        entry came from (`source`); compact text within `budget` tokens (8,000)."""
+        """conversation_recall: search the archive (the best turns first, each with the turn
+        before and after), a `range` of turns, the results of a tool's past calls
+        (`tool_calls`), a `summary`, the turns `around` one, or the verbatim turns an
+        entry came from (`source`); compact text within `budget` tokens (8,000).
+
+        Search looks through one session, or with none named every session of `workspace`
+        (every session of the space without one). The other actions need a session."""
         if action not in RECALL_ACTIONS:
             raise ValidationError(
                 f"recall action {action!r} is not one of: {', '.join(RECALL_ACTIONS)}"
@@ -64,11 +71,18 @@ class Recollection(Sessions):
         if budget < MIN_RECALL_BUDGET:
             raise ValidationError(f"budget must be at least {MIN_RECALL_BUDGET} tokens")
         with self._store.transaction():
-            current = self._session(session)
+            if action == "search" and session is None:
+                sessions = self.list_sessions(workspace)
+                if not sessions:
+                    where = f"the workspace {workspace}" if workspace else "this store"
+                    raise ValidationError(f"no session belongs to {where}: record some turns first")
+                return self._recall_search(sessions, _required(query, "query", action), limit,
+                                           budget, workspace=workspace)  # fmt: skip
+            current = self._session(_required(session, "session", action))
             if action == "summary":
                 return self._recall_summary(current, budget)
             if action == "search":
-                return self._recall_search(current, _required(query, "query", action), limit,
+                return self._recall_search([current], _required(query, "query", action), limit,
                                            budget)  # fmt: skip
             if action == "range":
                 return self._recall_range(current, start_turn, end_turn, budget)
@@ -108,39 +122,60 @@ class Recollection(Sessions):
             tuple(sorted(matches)), fitted.omitted, fitted.clipped,
         )  # fmt: skip
 
-    def _recall_search(self, current: Session, query: str, limit: int, budget: int) -> Recall:
-        parsed = search.parse(query)
-        fetch = min(max(3 * limit, 30), 200)
-        hits = self._store.search_turns(current.id, parsed, limit=fetch)
-        if not hits and len(parsed.terms) > 1:
-            parsed = search.parse(query, any_terms=True)
-            hits = self._store.search_turns(current.id, parsed, limit=fetch)
-        # Exact matches first: the whole query as typed, then every identifier in it.
-        needle = " ".join(query.split()).casefold()
-
-        def exactness(hit: tuple[Turn, float, str]) -> int:
-            text = " ".join((hit[0].text or "").split()).casefold()
-            if needle and needle in text:
-                return 0
-            return 1 if parsed.identifiers and search.contains_all(text, parsed.identifiers) else 2
-
-        hits.sort(key=exactness)  # stable: bm25 order within each kind
-        found = sorted(h[0].number for h in hits[:limit])
-        if not found:
+    def _recall_search(
+        self,
+        sessions: Sequence[Session],
+        query: str,
+        limit: int,
+        budget: int,
+        *,
+        workspace: str | None = None,
+    ) -> Recall:
+        """The best turns of these sessions for a query, each with its neighbours: one
+        section per session, the session of the best hit first."""
+        # Every session of the store: no list of them to send to the store.
+        ids = None if workspace is None and len(sessions) > 1 else [s.id for s in sessions]
+        hits = self._search(query, ("turn",), EntryFilter(), ids, "auto", limit, False)
+        scope = (
+            f"session {sessions[0].id}" if len(sessions) == 1 and workspace is None
+            else f"the {len(sessions)} session(s) of {workspace or 'this store'}"
+        )  # fmt: skip
+        first = sessions[0].id if len(sessions) == 1 else hits[0].session_id if hits else ""
+        if not hits:
             text = (
-                f"No turn of session {current.id} matches {query!r}. Try other words, or"
-                f" {recall.SUMMARY_HINT} for what the session did.\n"
+                f"No turn of {scope} matches {query!r}. Try other words, or"
+                f" {recall.SUMMARY_HINT} for what a session did.\n"
             )
-            return Recall(current.id, "search", text, counter().text(text), (), (), (), ())
-        wanted = sorted({n + d for n in found for d in (-1, 0, 1) if n + d >= 1})
-        by_number = {t.number: t for t in self._store.turns_numbered(current.id, wanted)}
-        groups = _runs([by_number[n] for n in wanted if n in by_number])
-        head = (
-            f"{len(found)} turn(s) of session {current.id} match {query!r}"
-            f"{' (the best ' + str(limit) + ')' if len(hits) > limit else ''},"
-            " each with the turn before and after:"
-        )
-        return self._recall(current, "search", groups, set(found), head, budget)
+            return Recall(first or "", "search", text, counter().text(text), (), (), (), ())
+        by_session: dict[str, list[RecordHit]] = {}
+        for h in hits:
+            by_session.setdefault(h.session_id or "", []).append(h)
+        places = ", ".join(f"{h.session_id}#{h.turn} ({h.score:.2f})" for h in hits)
+        parts = [f"{len(hits)} turn(s) of {scope} match {query!r}, best first: {places}."]
+        shown: list[Turn] = []
+        omitted: list[int] = []
+        clipped: list[int] = []
+        for sid, found in by_session.items():
+            current = self._store.get_session(sid)
+            rank = {h.turn: i for i, h in enumerate(found)}
+            wanted = sorted({n + d for n in rank for d in (-1, 0, 1) if n is not None
+                             and n + d >= 1})  # fmt: skip
+            by_number = {t.number: t for t in self._store.turns_numbered(sid, wanted)}
+            runs = _runs([by_number[n] for n in wanted if n in by_number])
+            runs.sort(key=lambda run: min(rank.get(t.number, len(rank)) for t in run))
+            share = max(MIN_RECALL_BUDGET // 2, budget * len(found) // len(hits))
+            title = f" '{clip(current.title, 60)}'" if current.title else ""
+            head = f"Session {sid}{title}, {current.started_at[:16]}:"
+            part = self._recall(current, "search", runs, {n for n in rank if n}, head,
+                                share, keep_oldest=True)  # fmt: skip
+            parts.append(part.text.rstrip("\n"))
+            shown += part.turns
+            omitted += part.omitted
+            clipped += part.clipped
+        text = clip_lines("\n\n".join(parts) + "\n", budget)
+        matches = tuple(h.turn for h in hits if h.turn is not None)
+        return Recall(first or "", "search", text, counter().text(text), tuple(shown),
+                      matches, tuple(omitted), tuple(clipped), tuple(hits))  # fmt: skip
 
     def _recall_range(
         self, current: Session, start: int | None, end: int | None, budget: int

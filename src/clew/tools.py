@@ -31,6 +31,7 @@ from clew.models import (
 )
 from clew.recall import RECALL_ACTIONS
 from clew.schema import check_arguments
+from clew.views import explain_line
 
 if TYPE_CHECKING:
     from clew.memory import Memory
@@ -441,21 +442,28 @@ def task_list(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
 
 
 @tool(
-    "Full-text search of everything recorded: decisions, errors, findings and other entries,"
-    " task messages, commands with their output, and conversation turns; one list ranked by"
-    " relevance, each hit with its kind, id and the clew command that opens it. kinds narrows"
-    " it. Any text is a valid query; identifiers like ERR_CONN_RESET or src/auth.py are found"
-    " as written.",
+    "Search everything recorded, best first: decisions, errors, findings and other entries,"
+    " task messages, commands with their output, and conversation turns, each hit with its"
+    ' score, kind, id and the clew command that opens it. Ask in plain words ("which'
+    ' registry did we pick, and why?"); exact phrases, identifiers like ERR_CONN_RESET or'
+    " src/auth.py, a speaker, a tool or a time named in the question count too. kinds,"
+    " task_id, session, step and since/until narrow it.",
     {
-        "query": _text("What to look for."),
+        "query": _text("What to look for: a question or words."),
         "kinds": {
             "type": "array",
             "items": {"type": "string", "enum": list(RECORD_KINDS)},
             "description": "Only these kinds: entry, message, action (commands), turn.",
         },
         "task_id": _TASK_ID,
+        "session": _text("Only the turns of this session (id or key)."),
+        "step": _STEP,
         "type": _choice(ENTRY_TYPES, "Only entries of this type (implies kinds=[entry])."),
         "tags": _strings("Only entries with all these tags (implies kinds=[entry])."),
+        "since": _text("Created at or after: 2026-11-22, 2026-11-22T09:30, or 2h, 7d."),
+        "until": _text("Created before: a date, a time or an age."),
+        "mode": _choice(["auto", "keyword", "dense", "hybrid"], "How to rank (auto)."),
+        "explain": _flag("Say why each hit ranked where it did."),
         "limit": _number("At most this many hits (10).", 1, 100),
     },
     ("query",),
@@ -464,17 +472,29 @@ def task_list(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
 def memory_search(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     hits = mem.search_all(
         args["query"], kinds=args.get("kinds"), task_id=args.get("task_id"),
-        type=args.get("type"), tags=args.get("tags", ()), limit=args.get("limit", 10),
+        session_id=args.get("session"), step=args.get("step"), type=args.get("type"),
+        tags=args.get("tags", ()), since=args.get("since"), until=args.get("until"),
+        mode=args.get("mode", "auto"), limit=args.get("limit", 10),
+        explain=bool(args.get("explain")),
     )  # fmt: skip
     if not hits:
         return ToolResult(f"Nothing recorded matches {args['query']!r}.", [])
     lines = []
     for h in hits:
-        where = f" session {h.session_id} turn {h.turn}" if h.session_id else ""
-        lines.append(
-            f"{h.kind} {h.id} [{h.label}]{where} {clip(h.title, 120)}\n"
-            f"   {clip(' '.join(h.snippet.split()), 160)}\n   open: {h.open}"
+        where = f" task {h.task_id}" if h.task_id else ""
+        where += f" session {h.session_id} turn {h.turn}" if h.session_id else ""
+        sure = " (confident)" if h.confident else ""
+        opener = h.open
+        if h.kind == "turn":  # a model opens a turn with the tool it already has
+            opener = (f'conversation_recall(action="around", session="{h.session_id}",'
+                      f" turn={h.turn})")  # fmt: skip
+        line = (
+            f"{h.score:.2f} {h.kind} {h.id} [{h.label}]{where} {h.created_at[:16]}{sure}"
+            f" {clip(h.title, 120)}\n   {clip(' '.join(h.snippet.split()), 160)}\n   open: {opener}"
         )
+        if h.explain is not None:
+            line += f"\n   why: {explain_line(h.explain)}"
+        lines.append(line)
     return ToolResult("\n".join(lines), to_jsonable(hits))
 
 
@@ -531,8 +551,8 @@ def memory_query(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     {
         "action": _choice(RECALL_ACTIONS, "What to fetch."),
         "session": _text(
-            "The session's id or key (default: this server's, else the workspace's newest;"
-            " session_list lists them)."
+            "The session's id or key (search default: every session of this workspace; other"
+            " actions: this server's, else the workspace's newest; session_list lists them)."
         ),
         "query": _text("For search: what to look for."),
         "tool_name": _text("For tool_calls: the tool's name."),
@@ -546,11 +566,17 @@ def memory_query(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     read_only=True,
 )
 def conversation_recall(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
-    session = args.get("session") or ctx.session
+    session = args.get("session")
+    where = ctx.workspace or os.getcwd()
+    options = {k: v for k, v in args.items() if k not in ("session", "action")}
+    if session is None and args["action"] == "search":
+        # Search looks through every session of the workspace unless one is named.
+        found = mem.recall(None, "search", workspace=where, **options)
+        return ToolResult(found.text, to_jsonable(found._replace(turns=())))
+    session = session or ctx.session
     chosen = ""
     if session is None:
         # No session named and no server default: the workspace's newest, said so.
-        where = ctx.workspace or os.getcwd()
         newest = mem.list_sessions(where, limit=1)
         if not newest:
             raise ValidationError(
@@ -559,7 +585,6 @@ def conversation_recall(mem: Memory, args: dict[str, Any], ctx: Context) -> Tool
             )
         session = newest[0].id
         chosen = f"(Session {session}: the newest of workspace {where}.)\n"
-    options = {k: v for k, v in args.items() if k not in ("session", "action")}
     found = mem.recall(session, args["action"], **options)
     return ToolResult(chosen + found.text, to_jsonable(found._replace(turns=())))
 

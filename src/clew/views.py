@@ -13,6 +13,7 @@ from clew.models import (
     ActionLog,
     Entry,
     Event,
+    Explain,
     FileChanges,
     Guardrail,
     Message,
@@ -296,14 +297,36 @@ def verify_view(report: VerifyReport) -> str:
 def record_hit_line(hit: RecordHit, now: datetime) -> str:
     """One search hit: its kind, what it is, where it matched, and how to open it."""
     where = f" task {hit.task_id}" if hit.task_id else ""
+    if hit.step_id:
+        where += f" step {hit.step_id}"
     if hit.session_id:
         where += f" session {hit.session_id} turn {hit.turn}"
-    return (
-        f"  {hit.kind:<7} {hit.id}  [{hit.label}]{where}  ({ago(hit.created_at, now)})"
-        f"\n      {clip(hit.title, 110)}"
-        f"\n      {clip(' '.join(hit.snippet.split()), 140)}"
-        f"\n      open: {hit.open}"
-    )
+    sure = " (confident)" if hit.confident else ""
+    lines = [
+        f"{hit.score:5.2f} {hit.kind:<7} {hit.id}  [{hit.label}]{where}"
+        f"  ({ago(hit.created_at, now)}){sure}",
+        f"      {clip(hit.title, 110)}",
+    ]
+    snippet = " ".join(hit.snippet.split())
+    if snippet and snippet != hit.title:
+        lines.append(f"      {clip(snippet, 140)}")
+    lines.append(f"      open: {hit.open}")
+    if hit.explain is not None:
+        lines.append(f"      why: {explain_line(hit.explain)}")
+    return "\n".join(lines)
+
+
+def explain_line(e: Explain) -> str:
+    """Why a hit ranked where it did, in one line."""
+    keyword = (
+        "no keyword match" if e.keyword_rank is None
+        else f"keyword #{e.keyword_rank} (bm25 {e.keyword:.2f} of the best, words {e.coverage:.0%})"
+    )  # fmt: skip
+    dense = "" if e.cosine is None else f"; meaning #{e.dense_rank} (cosine {e.cosine:.2f})"
+    if e.cosine is None and e.dense_rank is None:
+        dense = "; meaning: off"
+    boosts = "".join(f"; {b}" for b in e.boosts)
+    return f"{keyword}{dense}{boosts}; score {e.score:.2f}"
 
 
 def entry_view(entry: Entry, now: datetime) -> str:

@@ -99,12 +99,16 @@ def cmd_search(args: argparse.Namespace) -> int:
             args.query,
             kinds=args.kind,
             task_id=args.task,
+            session_id=args.session,
+            step=step_ref(args.step),
             type=args.type or None,
             status=args.status,
             tags=args.tag or (),
             since=args.since,
             until=args.until,
+            mode=args.mode,
             limit=args.limit,
+            explain=args.explain,
         )
     now = current_time()
     return show_lines(args, hits, lambda h: record_hit_line(h, now), "nothing found")
@@ -186,11 +190,13 @@ def register(commands: Any, command: Commands) -> None:
         commands,
         "search",
         cmd_search,
-        "full-text search of everything recorded (bm25, stemmed); any text is a valid query",
+        "search everything recorded, best first; ask in plain words",
         "Search archive entries, task messages, commands with their output, and conversation"
-        " turns; each hit says its kind and the command that opens it. Words must all match"
-        ' (else any); "quoted phrase", -exclude and prefix* work; identifiers like'
-        " ERR_CONN_RESET, src/auth.py and v1.2.3 are found as written.",
+        " turns in one list, best first, each hit with its score, its kind and the command"
+        " that opens it. A question in plain words works: records holding more of its words"
+        " rank higher; exact phrases, identifiers (ERR_CONN_RESET, src/auth.py, v1.2.3), a"
+        " speaker, a tool or a time it names count too; with the vectors extra, meaning too."
+        ' "quoted phrase", -exclude and prefix* work.',
     )
     p.add_argument("query", help="what to look for")
     p.add_argument(
@@ -200,12 +206,21 @@ def register(commands: Any, command: Commands) -> None:
         help="only entry, message, action or turn (repeatable, or a comma list)",
     )
     p.add_argument("--task", help="only this task's records (turns: of its sessions)")
+    p.add_argument("--session", help="only the turns of this session (id, prefix or key)")
+    p.add_argument("--step", help="with --task: only that step's entries and commands")
     p.add_argument("--type", action="append", help=f"entries only: {ENTRY_TYPES} (repeatable)")
     p.add_argument("--status", help="entries only: active, superseded or resolved")
     p.add_argument("--tag", action="append", help="entries only: with this tag (repeatable: all)")
     p.add_argument("--since", help="created at or after: 2026-11-22, 2026-11-22T09:30, or 2h, 7d")
     p.add_argument("--until", help="created before: a date, a time or an age")
     p.add_argument("--limit", type=whole, default=10, help="at most this many hits (default 10)")
+    p.add_argument(
+        "--mode",
+        choices=("auto", "keyword", "dense", "hybrid"),
+        default="auto",
+        help="keyword, dense (by meaning), hybrid; auto: hybrid with the vectors extra",
+    )
+    p.add_argument("--explain", action="store_true", help="show why each hit ranked there")
 
     p = command(
         commands,

@@ -246,6 +246,8 @@ class ArchiveReads(Protocol):
         kinds: Sequence[str],
         *,
         task_id: str | None = None,
+        step_id: str | None = None,
+        session_ids: Sequence[str] | None = None,
         since: str | None = None,
         until: str | None = None,
         limit: int,
@@ -253,7 +255,9 @@ class ArchiveReads(Protocol):
         """Messages, commands (command line and output) and conversation turns matching
         the query, of the `kinds` asked for (message, action, turn), in a time range
         (`since` inclusive, `until` exclusive); each kind's best `limit`, ranked within its
-        own kind with scores comparable across kinds; the caller merges them."""
+        own kind with scores comparable across kinds (raw bm25, lower is better); the
+        caller merges them. A `step_id` keeps the commands of that step (and no messages
+        or turns); `session_ids` keeps the turns of those sessions (and nothing else)."""
         ...
 
     def fts_check(self) -> str | None:

@@ -466,6 +466,8 @@ class PostgresSearch(RowReader):
         kinds: Sequence[str],
         *,
         task_id: str | None = None,
+        step_id: str | None = None,
+        session_ids: Sequence[str] | None = None,
         since: str | None = None,
         until: str | None = None,
         limit: int,
@@ -473,11 +475,14 @@ class PostgresSearch(RowReader):
         """Ranked messages, commands and turns matching a query, each kind ranked within
         its own index."""
         hits: list[RecordHit] = []
-        task_kinds = [k for k in kinds if k in ("message", "action")]
+        task_kinds = [k for k, on in (("message", step_id is None), ("action", True))
+                      if k in kinds and on and session_ids is None]  # fmt: skip
         if task_kinds:
-            hits += self._search_record_docs(query, task_kinds, task_id, since, until, limit)
-        if "turn" in kinds:
-            hits += self._search_turn_records(query, task_id, since, until, limit)
+            hits += self._search_record_docs(
+                query, task_kinds, task_id, step_id, since, until, limit
+            )
+        if "turn" in kinds and step_id is None and session_ids != []:
+            hits += self._search_turn_records(query, task_id, session_ids, since, until, limit)
         return hits
 
     def _search_record_docs(
@@ -485,6 +490,7 @@ class PostgresSearch(RowReader):
         query: Query,
         kinds: Sequence[str],
         task_id: str | None,
+        step_id: str | None,
         since: str | None,
         until: str | None,
         limit: int,
@@ -495,6 +501,12 @@ class PostgresSearch(RowReader):
         if task_id is not None:
             where += " AND t.task_id = ?"
             params.append(task_id)
+        if step_id is not None:
+            where += (
+                " AND EXISTS (SELECT 1 FROM actions x WHERE x.space = t.space"
+                " AND x.id = t.ref_id AND x.plan_item_id = ?)"
+            )
+            params.append(step_id)
         # Where it matched: the body (stdout, or the message) weighs C, stderr B.
         field = (
             "CASE WHEN ts_filter(t.search, '{c}') @@ m.q THEN 'stdout'"
@@ -510,7 +522,7 @@ class PostgresSearch(RowReader):
             columns=(
                 "t.kind, t.ref_id, t.task_id, t.created_at,"
                 f" {_headline(text, 'm.q')} AS snip, {field} AS field,"
-                " a.summary, a.command, a.status, a.exit_code, g.role,"
+                " a.summary, a.command, a.status, a.exit_code, a.plan_item_id, g.role,"
                 f" substr(g.content, 1, {_TITLE_CHARS}) AS head"
             ),
             outer_joins=(
@@ -529,7 +541,7 @@ class PostgresSearch(RowReader):
                 label, title, field_name = r["role"], _first_line(r["head"]), "content"
             hit = RecordHit(
                 r["kind"], r["ref_id"], r["task_id"], None, None, r["created_at"], label,
-                title, tidy(r["snip"]), score, field_name,
+                title, tidy(r["snip"]), score, field_name, step_id=r["plan_item_id"],
             )  # fmt: skip
             hits.append(hit)
         return hits
@@ -538,6 +550,7 @@ class PostgresSearch(RowReader):
         self,
         query: Query,
         task_id: str | None,
+        session_ids: Sequence[str] | None,
         since: str | None,
         until: str | None,
         limit: int,
@@ -548,6 +561,9 @@ class PostgresSearch(RowReader):
             joins = " JOIN sessions s ON s.space = t.space AND s.id = t.session_id"
             where += " AND s.task_id = ?"
             params.append(task_id)
+        if session_ids is not None:
+            where += f" AND t.session_id IN ({placeholders(session_ids)})"
+            params += session_ids
         rows = self._ranked_rows(
             _TURNS, query, joins=joins, where=where, params=params,
             limit=limit,

@@ -89,6 +89,8 @@ class SearchReads(RowReader):
         kinds: Sequence[str],
         *,
         task_id: str | None = None,
+        step_id: str | None = None,
+        session_ids: Sequence[str] | None = None,
         since: str | None = None,
         until: str | None = None,
         limit: int,
@@ -97,11 +99,14 @@ class SearchReads(RowReader):
         within its own index."""
         match = fts5_match(query)
         hits: list[RecordHit] = []
-        task_kinds = [k for k in kinds if k in ("message", "action")]
+        task_kinds = [k for k, on in (("message", step_id is None), ("action", True))
+                      if k in kinds and on and session_ids is None]  # fmt: skip
         if task_kinds:
-            hits += self._search_task_records(match, task_kinds, task_id, since, until, limit)
-        if "turn" in kinds:
-            hits += self._search_turns(match, task_id, since, until, limit)
+            hits += self._search_task_records(
+                match, task_kinds, task_id, step_id, since, until, limit
+            )
+        if "turn" in kinds and step_id is None and session_ids != []:
+            hits += self._search_turns(match, task_id, session_ids, since, until, limit)
         return hits
 
     def _search_task_records(
@@ -109,6 +114,7 @@ class SearchReads(RowReader):
         match: str,
         kinds: Sequence[str],
         task_id: str | None,
+        step_id: str | None,
         since: str | None,
         until: str | None,
         limit: int,
@@ -117,6 +123,9 @@ class SearchReads(RowReader):
         if task_id is not None:
             where += " AND k.task_id = ?"
             params.append(task_id)
+        if step_id is not None:
+            where += " AND a.plan_item_id = ?"
+            params.append(step_id)
         base = (
             "FROM records_fts JOIN record_docs k ON k.seq = records_fts.rowid"
             " LEFT JOIN actions a ON k.kind = 'action' AND a.id = k.ref_id"
@@ -128,7 +137,7 @@ class SearchReads(RowReader):
             "k.kind, k.ref_id, k.task_id, k.created_at,"
             # Output that is not UTF-8 is indexed as it is: read the snippet as bytes.
             " CAST(snippet(records_fts, -1, '[', ']', '…', 16) AS BLOB) AS snip,"
-            " a.summary, a.command, a.status, a.exit_code, m.role,"
+            " a.summary, a.command, a.status, a.exit_code, a.plan_item_id, m.role,"
             f" substr(m.content, 1, {_TITLE_CHARS}) AS head"
         )
         rows = self._ranked("records_fts", base, [match, self.space, *kinds, *params], _BM25,
@@ -151,7 +160,7 @@ class SearchReads(RowReader):
                 label, title, field = r["role"], _first_line(r["head"]), "content"
             hit = RecordHit(
                 r["kind"], r["ref_id"], r["task_id"], None, None, r["created_at"], label,
-                title, _decoded(r["snip"]), score, field,
+                title, _decoded(r["snip"]), score, field, step_id=r["plan_item_id"],
             )  # fmt: skip
             hits.append(hit)
         return hits
@@ -172,6 +181,7 @@ class SearchReads(RowReader):
         self,
         match: str,
         task_id: str | None,
+        session_ids: Sequence[str] | None,
         since: str | None,
         until: str | None,
         limit: int,
@@ -180,6 +190,9 @@ class SearchReads(RowReader):
         if task_id is not None:
             where += " AND s.task_id = ?"
             params.append(task_id)
+        if session_ids is not None:
+            where += f" AND t.session_id IN ({placeholders(session_ids)})"
+            params += session_ids
         base = (
             "FROM turns_fts JOIN turns t ON t.seq = turns_fts.rowid"
             " JOIN sessions s ON s.id = t.session_id"

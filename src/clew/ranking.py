@@ -1,0 +1,279 @@
+"""Ranking what a search found into one list, best first. Pure.
+
+Each index ranks its own matches by bm25 over the question's content words combined with
+OR; this module turns those per-index scores, the nearest records by meaning (when
+vectors are on) and what the question says (its exact phrases and identifiers, a speaker,
+a tool, a time) into one score per record:
+
+    keyword  = bm25 / best bm25 of the search, times (FLOOR + (1 - FLOOR) * coverage),
+               coverage being the share of the question's words the record holds: a
+               record that holds every word ranks above one that repeats a single word
+               (what AND did, without ever returning fewer hits than OR finds)
+    boosts   = an exact phrase or identifier as written, the question whole, a turn by
+               the speaker or a call of the tool the question names, a time it names
+    turns    = a turn also takes NEIGHBOUR of its best neighbour's keyword score: the
+               answer is often the reply to the turn whose words match
+    fused    = (1 - DENSE) * keyword / best keyword + DENSE * closeness by meaning
+
+The weights are measured on the labelled set in benchmarks/retrieval (docs/benchmarks.md
+has the figures with and without each part).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import NamedTuple
+
+from clew.models import Explain, RecordHit
+
+FLOOR = 0.25  # the keyword score kept by a record that holds none but the rarest words
+NEIGHBOUR = 0.35  # the share of a neighbouring turn's score a turn takes
+DENSE = 0.35  # the weight of meaning in a hybrid score
+EXACT_TEXT = 0.5  # the whole question, as written
+EXACT_PHRASE = 0.15  # each phrase written in the question (two at most)
+EXACT_IDENTIFIER = 1.0  # every identifier of the question, as written
+SPEAKER = 1.2  # a turn said by the person the question names
+TOOL = 1.2  # a call of the tool the question names
+IN_TIME = 1.5  # a record from the time the question names
+ASKED_KIND = 1.25  # the kind of record the question asks for (decisions, errors, commands)
+OUT_OF_TIME = 0.8  # one from outside an exact date the question names
+# A top hit is "confident" when it holds most of the question's words, has them as
+# written, or is close in meaning.
+CONFIDENT_COVERAGE = 0.6
+CONFIDENT_COSINE = 0.62
+
+Key = tuple[str, str]  # (kind, id)
+
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+_SUFFIXES = ("ingly", "edly", "ies", "ing", "ied", "ed", "es", "ly", "s")
+
+
+class Asked(NamedTuple):
+    """What the ranking needs to know of a question."""
+
+    words: tuple[str, ...]  # content words, lower-case
+    phrases: tuple[str, ...]  # phrases written in it (quoted, or names of several words)
+    identifiers: tuple[str, ...]  # identifiers written in it
+    exact_text: str  # the question, white space folded
+    speakers_or_tools: frozenset[str]  # the question's words, for speaker and tool names
+    when: tuple[datetime, datetime, bool] | None  # (start, end, exact) of a time it names
+    kinds: tuple[str, ...] = ()  # the kinds of record it asks for ("decision", "error"...)
+
+
+class Found(NamedTuple):
+    """A record found by keyword search, by meaning, or as a neighbour of a turn found."""
+
+    hit: RecordHit  # hit.score is the index's raw bm25 (lower is better; 0 if not matched)
+    text: str  # what coverage and exact matches are checked in
+    speaker: str | None = None  # a turn's speaker, when it names one
+    tool: str | None = None  # the tool a turn called or answers for
+
+
+def stem(word: str) -> str:
+    """A light suffix stripping for comparing words (the indexes stem with porter; this
+    only needs "registries" and "registry", "failed" and "fail" to meet)."""
+    word = word.casefold()
+    if word.endswith("'s"):
+        word = word[:-2]
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 4 else word
+
+
+def words_of(text: str) -> set[str]:
+    """The stems of a text's words."""
+    return {stem(w) for w in _TOKEN.findall(text)}
+
+
+def coverage(asked: Asked, text: str) -> float:
+    """The share of the question's distinct content words the text holds."""
+    wanted = {stem(w) for w in asked.words}
+    if not wanted:
+        return 0.0
+    return len(wanted & words_of(text)) / len(wanted)
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def boosts(asked: Asked, found: Found) -> tuple[float, float, list[str]]:
+    """What a record gets for matching the question exactly: (added, factor, why)."""
+    added, factor = 0.0, 1.0
+    why: list[str] = []
+    text = _folded(found.text)
+    if len(asked.exact_text.split()) >= 2 and asked.exact_text.casefold() in text:
+        added += EXACT_TEXT
+        why.append(f"the whole question as written +{EXACT_TEXT:.2f}")
+    phrases = [p for p in asked.phrases if _folded(p) in text][:2]
+    if phrases:
+        added += EXACT_PHRASE * len(phrases)
+        why.append(f"phrase {', '.join(phrases)} +{EXACT_PHRASE * len(phrases):.2f}")
+    if asked.identifiers:
+        held = sum(1 for i in asked.identifiers if i.casefold() in text)
+        if held:
+            bonus = EXACT_IDENTIFIER * held / len(asked.identifiers)
+            added += bonus
+            why.append(f"identifier as written +{bonus:.2f}")
+    names = asked.speakers_or_tools
+    if found.speaker and found.speaker.casefold() in names:
+        factor *= SPEAKER
+        why.append(f"said by {found.speaker} x{SPEAKER:.2f}")
+    if found.tool and found.tool.casefold() in names:
+        factor *= TOOL
+        why.append(f"tool {found.tool} x{TOOL:.2f}")
+    asked_for = next((k for k in asked.kinds if _is_kind(k, found.hit)), None)
+    if asked_for is not None:
+        factor *= ASKED_KIND
+        why.append(f"a {asked_for} as asked x{ASKED_KIND:.2f}")
+    if asked.when is not None:
+        start, end, exact = asked.when
+        at = _when(found.hit.created_at)
+        if at is not None and start <= at < end:
+            factor *= IN_TIME
+            why.append(f"in the time asked about x{IN_TIME:.2f}")
+        elif at is not None and exact:
+            factor *= OUT_OF_TIME
+            why.append(f"outside the date asked about x{OUT_OF_TIME:.2f}")
+    return added, factor, why
+
+
+# What each kind of record a question can ask for is, by a hit's kind and label.
+_KIND_LABELS = {
+    "decision": (("entry", "decision"), ("decision", "")),
+    "error": (("entry", "error"), ("action", "failed"), ("action", "timeout")),
+    "constraint": (("entry", "constraint"), ("entry", "user_instruction")),
+    "question": (("entry", "question"),),
+    "command": (("action", ""),),
+}
+
+
+KINDS_ASKED = frozenset(_KIND_LABELS)
+
+
+def _is_kind(asked_for: str, hit: RecordHit) -> bool:
+    """Whether a hit is a record of the kind a question asks for: an entry of that type,
+    a failed command for an error, any command for a command."""
+    return any(hit.kind == kind and hit.label.startswith(label)
+               for kind, label in _KIND_LABELS.get(asked_for, ()))  # fmt: skip
+
+
+def _when(stamp: str) -> datetime | None:
+    try:
+        at = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return at if at.tzinfo is not None else None
+
+
+class Ranked(NamedTuple):
+    key: Key
+    score: float
+    keyword: float
+    explain: Explain
+
+
+def rank(
+    asked: Asked,
+    found: Mapping[Key, Found],
+    nearest: Sequence[tuple[Key, float]] = (),
+    *,
+    dense_weight: float = DENSE,
+    neighbours: bool = True,
+) -> list[Ranked]:
+    """Every record found, best first, with why. `found` holds the keyword matches
+    (raw bm25 in hit.score, lower is better) and any other record to rank (score 0);
+    `nearest` the records closest in meaning, best first, with their cosines."""
+    best = min((f.hit.score for f in found.values()), default=0.0)
+    order = sorted(
+        (k for k, f in found.items() if f.hit.score < 0), key=lambda k: found[k].hit.score
+    )
+    keyword_rank = {k: i + 1 for i, k in enumerate(order)}
+    plain: dict[Key, float] = {}
+    covered: dict[Key, float] = {}
+    why: dict[Key, list[str]] = {}
+    for key, f in found.items():
+        share = f.hit.score / best if best < 0 and f.hit.score < 0 else 0.0
+        cov = coverage(asked, f.text)
+        covered[key] = cov
+        added, factor, reasons = boosts(asked, f)
+        base = share * (FLOOR + (1 - FLOOR) * cov) if share else 0.0
+        plain[key] = (base + added) * factor
+        why[key] = reasons
+    keyword = dict(plain)
+    if neighbours:
+        for key, lift in _neighbour_lifts(found, plain).items():
+            keyword[key] += lift
+            why[key].append(f"a neighbouring turn matches +{lift:.2f}")
+    top_keyword = max(keyword.values(), default=0.0) or 1.0
+    cosines = dict(nearest)
+    dense_rank = {k: i + 1 for i, (k, _) in enumerate(nearest)}
+    closeness = _closeness(cosines)
+    weight = dense_weight if cosines else 0.0
+    ranked = []
+    for key in found.keys() | cosines.keys():
+        kw = keyword.get(key, 0.0) / top_keyword
+        score = (1 - weight) * kw + weight * closeness.get(key, 0.0)
+        explain = Explain(
+            keyword_rank.get(key), round(found[key].hit.score / best, 4)
+            if key in found and best < 0 and found[key].hit.score < 0 else 0.0,
+            round(covered.get(key, 0.0), 4), dense_rank.get(key),
+            None if key not in cosines else round(cosines[key], 4),
+            tuple(why.get(key, ())), round(score, 4),
+        )  # fmt: skip
+        ranked.append(Ranked(key, score, kw, explain))
+    ranked.sort(key=lambda r: (-r.score, r.key))
+    return ranked
+
+
+def _closeness(cosines: Mapping[Key, float]) -> dict[Key, float]:
+    """Cosines spread over 0-1 among the records found by meaning: the nearest 1, the
+    farthest of them 0 (a cosine means little on its own; its place among them does)."""
+    if not cosines:
+        return {}
+    high, low = max(cosines.values()), min(cosines.values())
+    span = high - low
+    return {k: (c - low) / span if span > 0 else 1.0 for k, c in cosines.items()}
+
+
+def _neighbour_lifts(found: Mapping[Key, Found], plain: Mapping[Key, float]) -> dict[Key, float]:
+    """What each turn takes from the turns either side of it in its session."""
+    place: dict[tuple[str, int], Key] = {}
+    for key, f in found.items():
+        if f.hit.kind == "turn" and f.hit.session_id is not None and f.hit.turn is not None:
+            place[(f.hit.session_id, f.hit.turn)] = key
+    lifts: dict[Key, float] = {}
+    for (session, number), key in place.items():
+        sides = [plain.get(place[(session, n)], 0.0) for n in (number - 1, number + 1)
+                 if (session, n) in place]  # fmt: skip
+        best = max(sides, default=0.0)
+        if best > 0:
+            lifts[key] = NEIGHBOUR * best
+    return lifts
+
+
+def confident(ranked: Ranked) -> bool:
+    """Whether a hit is likely to answer: it holds most of the question's words (or has
+    them as written), or is close to it in meaning."""
+    e = ranked.explain
+    exact = any(b.startswith(("the whole question", "identifier", "phrase")) for b in e.boosts)
+    close = e.cosine is not None and e.cosine >= CONFIDENT_COSINE
+    return (e.keyword_rank is not None and e.coverage >= CONFIDENT_COVERAGE) or exact or close
+
+
+def neighbour_places(found: Iterable[Found], top: int) -> dict[str, set[int]]:
+    """The turns either side of the best `top` turns found, by session: the neighbours to
+    fetch so that a reply can rank by the question its turn answers."""
+    turns = sorted((f for f in found if f.hit.kind == "turn" and f.hit.score < 0),
+                   key=lambda f: f.hit.score)[:top]  # fmt: skip
+    places: dict[str, set[int]] = {}
+    for f in turns:
+        assert f.hit.session_id is not None and f.hit.turn is not None
+        places.setdefault(f.hit.session_id, set()).update(
+            n for n in (f.hit.turn - 1, f.hit.turn + 1) if n >= 1
+        )
+    return places

@@ -1,0 +1,323 @@
+"""Search over everything recorded, on the Memory facade: one ranked list of archive
+entries, task messages, commands with their output and conversation turns.
+
+`search_all` is the one engine; `clew search`, the memory_search tool and
+conversation_recall's search are views of it. A question in plain words is reduced to its
+content words (question.py), each index ranks its matches by bm25 over them combined with
+OR, the turns either side of the best turns are fetched, and ranking.py makes one list of
+it all: the share of the question's words each record holds, exact phrases and
+identifiers, a speaker, tool or time the question names, and, with the `vectors` extra,
+closeness in meaning (vectors.py), mixed into one score. Keyword search never waits for
+vectors: a hybrid search embeds at most CATCH_UP records first and says how far behind
+the index is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import datetime
+
+from clew import checks, ranking, search, summaries
+from clew.archive import (
+    SEARCH_LIMIT,
+    Archive,
+    ErrorHistory,
+    _kinds,
+    _text_of,
+    action_hit,
+    entry_hit,
+)
+from clew.brief import clip
+from clew.clock import stamp
+from clew.errors import ValidationError
+from clew.fingerprint import telling_line
+from clew.models import EntryFilter, EntryStatus, EntryType, RecordHit, Turn
+from clew.question import Question, understand
+from clew.ranking import Asked, Found, Key
+
+MODES = ("auto", "keyword", "dense", "hybrid")
+POOL = 60  # keyword matches ranked per index, at least
+NEIGHBOURS = 12  # the best turns whose neighbours are fetched
+_TEXT_CHARS = 4000  # of a record's text checked for coverage and exact matches
+_MARKS = re.compile(r"\[([^\[\]]*)\]")
+SIMILAR = 5  # similar errors `seen_before` names
+SIMILAR_CHARS = 400  # of an error's text they are looked up by
+
+
+class Retrieval(Archive):
+    """Search over everything (mixed into Memory)."""
+
+    def search_all(
+        self,
+        query: str,
+        *,
+        kinds: str | Sequence[str] | None = None,
+        task_id: str | None = None,
+        session_id: str | None = None,
+        step: int | str | None = None,
+        type: str | EntryType | Sequence[str | EntryType] | None = None,
+        status: str | EntryStatus | None = None,
+        tags: Sequence[str] = (),
+        since: str | datetime | None = None,
+        until: str | datetime | None = None,
+        mode: str = "auto",
+        limit: int = SEARCH_LIMIT,
+        explain: bool = False,
+    ) -> list[RecordHit]:
+        """Search everything recorded: archive entries, task messages, commands with their
+        output, and conversation turns; one list, best first, each hit with its score
+        (higher is better), whether it is `confident`, and the clew command that opens it.
+
+        A question in plain words works: its content words are searched for, records
+        holding more of them rank higher, and exact phrases, identifiers (ERR_CONN_RESET,
+        src/auth.py), a speaker, a tool or a time it names count too. `kinds` narrows it
+        (entry, message, action, turn); `type`, `status` and `tags` filter entries and,
+        without `kinds`, mean entries only; `session_id` means turns of that session,
+        `step` (with `task_id`) the entries and commands of that step. `mode`: keyword,
+        dense (by meaning), hybrid, or auto (hybrid when the `vectors` extra is installed).
+        `explain=True` fills each hit's `explain` with why it ranked there.
+        """
+        wanted = checks.count(limit, "limit")
+        chosen = _kinds(kinds)
+        entry_filters = type is not None or status is not None or bool(tags)
+        if entry_filters and kinds is None:
+            chosen = ("entry",)
+        elif entry_filters and "entry" not in chosen:
+            raise ValidationError("type, status and tags filter entries: add the kind entry")
+        sessions: list[str] | None = None
+        if session_id is not None:
+            ident = checks.text(session_id, "session_id")
+            named = self._store.find_session(ident)  # an id or a key, else an id's prefix
+            sessions = [named.id if named else self._resolve("session", ident)]
+            if kinds is None:
+                chosen = ("turn",)
+        filters = self._filter(task_id, type, status, step, tags, since, until)
+        return self._search(query, chosen, filters, sessions, mode, wanted, explain)
+
+    def _search(
+        self,
+        query: str,
+        kinds: Sequence[str],
+        filters: EntryFilter,
+        sessions: Sequence[str] | None,
+        mode: str,
+        limit: int,
+        explain: bool,
+    ) -> list[RecordHit]:
+        """The engine: every view of search comes here."""
+        if mode not in MODES:
+            raise ValidationError(f"search mode {mode!r} is not one of: {', '.join(MODES)}")
+        question = understand(query, now=self._clock())
+        dense = self._dense_mode(mode)
+        if question.query is None:  # only question words: search for them, as written
+            question = question._replace(query=search.parse(query, any_terms=True))
+        asked = _asked(question, query)
+        pool = max(POOL, 3 * limit)
+        with self._store.transaction():
+            found = {} if mode == "dense" else self._keyword(question, kinds, filters,
+                                                              sessions, pool)  # fmt: skip
+            nearest: list[tuple[Key, float]] = []
+            if dense:
+                nearest = self._nearest(query, kinds, filters, sessions, pool)
+            if not found and not nearest:
+                return []
+            ranked = ranking.rank(asked, found, nearest)[:limit]
+            missing = [r.key for r in ranked if r.key not in found]
+            described = self._describe(missing)
+        hits = []
+        for i, r in enumerate(ranked):
+            hit = found[r.key].hit if r.key in found else described.get(r.key)
+            if hit is None:
+                continue  # embedded, then deleted: the vectors lag behind
+            hit = hit._replace(
+                score=round(r.score, 4), open=self._open_command(hit),
+                confident=i == 0 and ranking.confident(r),
+                explain=r.explain if explain else None,
+            )  # fmt: skip
+            hits.append(hit)
+        return hits
+
+    def _keyword(
+        self,
+        question: Question,
+        kinds: Sequence[str],
+        filters: EntryFilter,
+        sessions: Sequence[str] | None,
+        pool: int,
+    ) -> dict[Key, Found]:
+        """The keyword matches of every kind asked for, with the turns next to the best; a
+        question that names a time also gets the best matches of that time (a common word
+        can bury them among all the others)."""
+        found: dict[Key, Found] = {}
+        if question.query is None:
+            return found
+        scopes = [filters]
+        window = _window(question, filters)
+        if window is not None:
+            scopes.append(window)
+        for scope in scopes:
+            for key, f in self._matches(question.query, kinds, scope, sessions, pool).items():
+                found.setdefault(key, f)
+        for session, numbers in ranking.neighbour_places(found.values(), NEIGHBOURS).items():
+            for t in self._store.turns_numbered(session, sorted(numbers)):
+                found.setdefault(("turn", t.id), _found(_turn_hit(t), t))
+        return found
+
+    def _matches(
+        self,
+        query: search.Query,
+        kinds: Sequence[str],
+        filters: EntryFilter,
+        sessions: Sequence[str] | None,
+        pool: int,
+    ) -> dict[Key, Found]:
+        """Each index's best `pool` matches (bm25 in hit.score)."""
+        found: dict[Key, Found] = {}
+        if "entry" in kinds and sessions is None:
+            for h in self._store.search_entries(query, filters, limit=pool):
+                found[("entry", h.entry.id)] = Found(
+                    entry_hit(h.entry, h.snippet, h.score), _text_of(h.entry)
+                )
+        others = [k for k in kinds if k != "entry"]
+        if others and not (filters.types or filters.statuses or filters.tags):
+            records = self._store.search_records(
+                query, others, task_id=filters.task_id, step_id=filters.subtask_id,
+                session_ids=sessions, since=filters.since, until=filters.until, limit=pool,
+            )  # fmt: skip
+            turns = {t.id: t for t in self._store.turns_by_id(
+                [r.id for r in records if r.kind == "turn"])}  # fmt: skip
+            for r in records:
+                turn = turns.get(r.id) if r.kind == "turn" else None
+                found[(r.kind, r.id)] = _found(r, turn)
+        return found
+
+    def seen_before(self, error: str, *, command: str | None = None) -> ErrorHistory:
+        """Look an error up by its fingerprint: where it was seen and which fixes worked;
+        and, in `similar`, errors and failed commands like it whose text differs."""
+        found = super().seen_before(error, command=command)
+        known = {e.id for e in found.errors} | {a.id for a in found.failed_commands}
+        probe = telling_line(error) or error[:SIMILAR_CHARS]
+        try:
+            hits = self._search(probe[:SIMILAR_CHARS], ("entry", "action"),
+                                EntryFilter(), None, "auto", 3 * SIMILAR, False)  # fmt: skip
+        except ValidationError:  # no words to look for
+            return found
+        alike = [h for h in hits if h.id not in known and _failure(h)]
+        return found._replace(similar=tuple(alike[:SIMILAR]))
+
+    # -- meaning (the vectors extra) ------------------------------------------------------
+
+    def _dense_mode(self, mode: str) -> bool:
+        """Whether this search ranks by meaning too: always for dense and hybrid (an error
+        without the extra), for auto when the extra is installed."""
+        if mode == "keyword":
+            return False
+        from clew import embedding
+
+        if mode == "auto":
+            return embedding.available()
+        embedding.load()  # raises VectorsUnavailable, with what to install
+        return True
+
+    def _nearest(
+        self,
+        query: str,
+        kinds: Sequence[str],
+        filters: EntryFilter,
+        sessions: Sequence[str] | None,
+        pool: int,
+    ) -> list[tuple[Key, float]]:
+        """The records nearest the question in meaning, best first (none by default: the
+        vector index overrides this)."""
+        return []
+
+    def _describe(self, keys: Sequence[Key]) -> dict[Key, RecordHit]:
+        """Hits for records found by meaning alone."""
+        described: dict[Key, RecordHit] = {}
+        turn_ids = [ident for kind, ident in keys if kind == "turn"]
+        for t in self._store.turns_by_id(turn_ids):
+            described[("turn", t.id)] = _turn_hit(t)
+        for kind, ident in keys:
+            try:
+                if kind == "entry":
+                    described[(kind, ident)] = entry_hit(self._store.get_entry(ident))
+                elif kind == "action":
+                    described[(kind, ident)] = action_hit(self._store.get_action(ident))
+                elif kind == "message":
+                    m = self._store.get_message(ident)
+                    described[(kind, ident)] = RecordHit(
+                        "message", m.id, m.task_id, None, None, m.created_at, m.role.value,
+                        _first_line(m.content), "", 0.0, "content",
+                    )  # fmt: skip
+            except ValidationError:
+                continue
+        return described
+
+
+def _window(question: Question, filters: EntryFilter) -> EntryFilter | None:
+    """The filters narrowed to the time a question names, if it names one that leaves
+    anything of them."""
+    if question.when is None:
+        return None
+    since, until = stamp(question.when.start), stamp(question.when.end)
+    if filters.since is not None:
+        since = max(since, filters.since)
+    if filters.until is not None:
+        until = min(until, filters.until)
+    return filters._replace(since=since, until=until) if since < until else None
+
+
+def _failure(hit: RecordHit) -> bool:
+    """Whether a hit is an error entry or a command that failed."""
+    if hit.kind == "entry":
+        return hit.label.split(",")[0] == EntryType.ERROR.value
+    status, _, code = hit.label.partition(" exit ")
+    return status in ("failed", "timeout") or (code not in ("", "0"))
+
+
+def _asked(question: Question, text: str) -> Asked:
+    when = None
+    if question.when is not None:
+        when = (question.when.start, question.when.end, question.when.exact)
+    names = frozenset(w.casefold() for w in (*question.words, *question.identifiers))
+    asked_for = summaries.intent(text).name
+    kinds = (asked_for,) if asked_for in ranking.KINDS_ASKED else ()
+    return Asked(question.words, question.phrases, question.identifiers,
+                 question.exact_text, names, when, kinds)  # fmt: skip
+
+
+def _found(hit: RecordHit, turn: Turn | None) -> Found:
+    if turn is None:  # the snippet without the brackets round each matched word
+        return Found(hit, hit.title + "\n" + _MARKS.sub(r"\1", hit.snippet))
+    return Found(
+        hit, (turn.text or "")[:_TEXT_CHARS], speaker(turn), turn.tool_name or _called(turn)
+    )
+
+
+def _called(turn: Turn) -> str | None:
+    return turn.tool_calls[0][1] if turn.tool_calls else None
+
+
+def speaker(turn: Turn) -> str | None:
+    """Who said a turn, when it says: the message's `name`, else a "Name: " its text
+    begins with (how multi-party chats are often written)."""
+    name = turn.message.get("name") if isinstance(turn.message, dict) else None
+    if isinstance(name, str) and name.strip():
+        return name.strip()
+    text = turn.text or ""
+    head, sep, _ = text[:40].partition(":")
+    if sep and head.strip() and len(head.split()) <= 2 and head.strip()[0].isupper():
+        return head.strip()
+    return None
+
+
+def _turn_hit(t: Turn) -> RecordHit:
+    label = t.role + (f" ({t.tool_name})" if t.tool_name else "")
+    return RecordHit("turn", t.id, None, t.session_id, t.number, t.created_at, label,
+                     _first_line(t.text), clip(" ".join((t.text or "").split()), 200), 0.0,
+                     "content")  # fmt: skip
+
+
+def _first_line(text: str | None) -> str:
+    return (text or "").strip().split("\n", 1)[0][:200]

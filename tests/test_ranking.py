@@ -1,0 +1,123 @@
+"""The ranking of search hits, a pure function: coverage, exact matches, neighbours, fusion."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from clew import ranking
+from clew.models import RecordHit
+from clew.ranking import Asked, Found
+
+NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)
+
+
+def asked(words: str, *, exact: str = "", identifiers: tuple[str, ...] = (),
+          when: tuple[datetime, datetime, bool] | None = None) -> Asked:  # fmt: skip
+    split = tuple(words.split())
+    return Asked(split, (), identifiers, exact or words, frozenset(split), when)
+
+
+def found(ident: str, text: str, bm25: float, *, kind: str = "entry", session: str | None = None,
+          turn: int | None = None, at: str = "2026-11-20T10:00:00+00:00",
+          speaker: str | None = None) -> tuple[tuple[str, str], Found]:  # fmt: skip
+    hit = RecordHit(kind, ident, None, session, turn, at, "", text, text, bm25, "content")
+    return (kind, ident), Found(hit, text, speaker)
+
+
+def test_a_record_holding_every_word_outranks_one_repeating_the_rarest() -> None:
+    both = found("both", "we picked ghcr as the registry", -2.0)
+    one = found("one", "registry registry registry mirror", -3.0)
+    ranked = ranking.rank(asked("picked registry"), dict([both, one]))
+    assert [r.key[1] for r in ranked] == ["both", "one"]
+    assert ranked[0].explain.coverage == 1.0 and ranked[1].explain.coverage == 0.5
+    assert ranked[1].explain.keyword_rank == 1  # bm25 alone put it first
+
+
+def test_an_identifier_written_exactly_is_a_bonus() -> None:
+    exact = found("exact", "failed with ERR_CONN_RESET", -1.0)
+    pieces = found("pieces", "err conn reset in the pool", -2.0)
+    ranked = ranking.rank(asked("err_conn_reset", identifiers=("ERR_CONN_RESET",)),
+                          dict([exact, pieces]))  # fmt: skip
+    assert ranked[0].key[1] == "exact"
+    assert any(b.startswith("identifier as written") for b in ranked[0].explain.boosts)
+
+
+def test_a_reply_next_to_the_matching_turn_ranks_as_its_neighbour() -> None:
+    question = found("q", "which port should the dev server use?", -3.0, kind="turn",
+                     session="s", turn=4)  # fmt: skip
+    reply = found("a", "use 8080, 3000 is taken", 0.0, kind="turn", session="s", turn=5)
+    far = found("far", "ports are configured in env", -0.5, kind="turn", session="s", turn=9)
+    found_ = dict([question, reply, far])
+    ranked = {r.key[1]: r for r in ranking.rank(asked("port dev server"), found_)}
+    assert ranked["a"].score > 0 and ranked["a"].explain.keyword_rank is None
+    assert ranked["a"].score > ranked["far"].score
+    off = {r.key[1]: r for r in ranking.rank(asked("port dev server"), found_, neighbours=False)}
+    assert off["a"].score == 0
+
+
+def test_a_speaker_named_in_the_question_boosts_their_turns() -> None:
+    hers = found("hers", "pottery class on tuesday", -1.0, kind="turn", session="s", turn=1,
+                 speaker="Melanie")  # fmt: skip
+    his = found("his", "pottery class on tuesday", -1.0, kind="turn", session="s", turn=8,
+                speaker="Dan")  # fmt: skip
+    ranked = ranking.rank(asked("melanie pottery class"), dict([hers, his]))
+    assert ranked[0].key[1] == "hers"
+
+
+def test_a_time_named_in_the_question_boosts_records_from_then() -> None:
+    may = found("may", "deploy rolled back", -1.0, at="2026-05-12T09:00:00+00:00")
+    june = found("june", "deploy rolled back", -1.0, at="2026-06-12T09:00:00+00:00")
+    window = (datetime(2026, 5, 1, tzinfo=UTC), datetime(2026, 6, 1, tzinfo=UTC), False)
+    ranked = ranking.rank(asked("deploy rolled back", when=window), dict([may, june]))
+    assert ranked[0].key[1] == "may"
+
+
+def test_meaning_ranks_a_record_with_no_shared_word() -> None:
+    word = found("word", "the registry is slow today", -1.0)
+    nearest = [(("entry", "meaning"), 0.8), (("entry", "word"), 0.3)]
+    ranked = ranking.rank(asked("registry"), dict([word]), nearest, dense_weight=0.5)
+    keys = [r.key[1] for r in ranked]
+    assert set(keys) == {"word", "meaning"}
+    meaning = next(r for r in ranked if r.key[1] == "meaning")
+    assert meaning.explain.dense_rank == 1 and meaning.explain.keyword_rank is None
+
+
+def test_confident_needs_most_words_an_exact_match_or_close_meaning() -> None:
+    half = found("half", "registry mirror", -1.0)
+    ranked = ranking.rank(asked("registry credentials expired"), dict([half]))
+    assert not ranking.confident(ranked[0])
+    whole = found("whole", "registry credentials expired yesterday", -1.0)
+    assert ranking.confident(ranking.rank(asked("registry credentials expired"),
+                                          dict([whole]))[0])  # fmt: skip
+
+
+@given(
+    st.lists(
+        st.tuples(st.text(min_size=0, max_size=40), st.floats(-50, 0), st.booleans()),
+        min_size=0,
+        max_size=12,
+    ),
+    st.text(max_size=30),
+)
+def test_rank_keeps_every_record_once_best_first(records: list[tuple[str, float, bool]],
+                                                  words: str) -> None:  # fmt: skip
+    pool = dict(
+        found(str(i), text, bm25, kind="turn" if is_turn else "entry", session="s", turn=i + 1)
+        for i, (text, bm25, is_turn) in enumerate(records)
+    )
+    ranked = ranking.rank(asked(words), pool)
+    assert sorted(r.key for r in ranked) == sorted(pool)
+    scores = [r.score for r in ranked]
+    assert scores == sorted(scores, reverse=True)
+    assert all(s >= 0 for s in scores)
+
+
+@given(st.text(max_size=60))
+def test_stem_is_idempotent_enough_and_never_empty_for_words(word: str) -> None:
+    stemmed = ranking.stem(word)
+    assert isinstance(stemmed, str)
+    if len(word.strip()) >= 3 and word.isalpha():
+        assert stemmed
