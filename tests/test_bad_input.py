@@ -2860,3 +2860,14 @@ def test_any_text_is_understood_without_error(text: str) -> None:
         db = sqlite3.connect(":memory:")
         db.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
         db.execute("SELECT * FROM t WHERE t MATCH ?", (fts5_match(found.query),))
+
+
+# -- i13-engine
+
+
+def test_one_long_token_is_parsed_in_linear_time() -> None:
+    # A regular expression once backtracked over such a token for minutes.
+    from clew import search
+
+    assert search.parse("a" * 100_000 + "_b").identifiers == ("a" * 100_000 + "_b",)
+    assert search.parse("a" * 100_000).identifiers == ()

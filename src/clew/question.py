@@ -138,8 +138,8 @@ def content_words(text: str) -> tuple[str, ...]:
 
 # A token: a quoted phrase (maybe excluded), a `code span`, or a run of non-space.
 _TOKEN = re.compile(r'-?"[^"]*"|`[^`]*`|\S+')
-# Punctuation or `_` between word parts: a tokenizer cuts the term into pieces. (Written
-# without search._IDENTIFIER's lazy run, which costs quadratic time on one long token.)
+# Punctuation or `_` between word parts: a tokenizer cuts the term into pieces (linear: no
+# lazy run to backtrack over one long token).
 _SPLIT_BY_TOKENIZER = re.compile(r"[^\W_](?:_|[^\w\s])+[^\W_]")
 _WORD = re.compile(r"[^\W_]")  # a letter or digit: what a tokenizer indexes
 _PIECE = re.compile(r"[^\W_]+")  # what a tokenizer indexes as one token
