@@ -47,6 +47,7 @@ from clew.store.sqlite_record import RecordReads
 from clew.store.sqlite_tasks import TaskReads
 from clew.store.sqlite_trace import TraceReads
 from clew.store.sqlite_utility import UtilityReads
+from clew.store.sqlite_vectors import VectorStore
 from clew.store.sqlite_waits import WaitReads
 
 if TYPE_CHECKING:
@@ -99,6 +100,7 @@ class PostgresStore(
     ConversationReads,
     WaitReads,
     RecordReads,
+    VectorStore,
     TaskReads,
     JournalReads,
     JournalWrites,

@@ -1,0 +1,233 @@
+"""The vector index: its status and lag, updates that embed exactly what is pending, rebuilds,
+`nearest` with each filter, and an in-process cache that sees rows written after it loaded.
+Runs on both backends (conftest.CONFORMANCE)."""
+
+from __future__ import annotations
+
+import io
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import clew
+from clew import vectors
+from clew.errors import NotFoundError, ValidationError
+from tests.conftest import FakeClock
+
+np = pytest.importorskip("numpy")
+
+
+class Words:
+    """A stand-in model for the mechanics: hashed bag of words, L2-normalised."""
+
+    model_id = "test-words@1"
+    dim = 64
+
+    def embed(self, texts: Any) -> Any:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                out[row, sum(word.encode()) % self.dim] += 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return np.divide(out, norms, out=out, where=norms > 0)
+
+
+@pytest.fixture(autouse=True)
+def _words(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vectors, "load_embedder", Words)
+    monkeypatch.setattr(vectors, "embedder_available", lambda: True)
+
+
+class World:
+    """A task with one record of each kind, and a session of two turns."""
+
+    def __init__(self, mem: clew.Memory) -> None:
+        task = mem.create_task("deploy coursefolio", ["build image", "run container"])
+        self.task = task.id
+        self.step = task.plan[0].id
+        self.other = mem.create_task("unrelated chores").id
+        self.entry = mem.add_error(
+            self.task, "the alpine registry mirror refused the pull", step=1, tags=["registry"]
+        ).id
+        mem.update_task(self.task, message="the build cache lives under /var/cache/kaniko")
+        self.message = mem.list_messages(self.task)[0].id
+        self.action = mem.record_action(
+            self.task, command="docker build .", exit_code=1, stderr="permission denied socket",
+            step=1,
+        ).id  # fmt: skip
+        self.decision = mem.trace_decision(self.task, "retry the build with sudo").id
+        session = mem.start_session(title="chat")
+        self.session = session.id
+        mem.append_turn(session.id, role="user", content="what about the weekend hiking trip")
+        mem.append_turn(session.id, role="assistant", content="the hiking trip is on saturday")
+        self.chores = mem.add_finding(self.other, "the lawn mower needs oil").id
+
+
+def test_the_status_counts_records_and_says_the_lag(mem: clew.Memory) -> None:
+    World(mem)
+    status = mem.index_status()
+    assert status.model == "test-words@1"
+    assert (status.embedded, status.total) == (0, status.total)
+    assert status.total >= 7
+    assert status.kinds is not None and status.kinds["turn"] == (0, 2)
+    assert status.lag() == f"embedded 0 of {status.total:,}"
+    assert mem.update_index() == status.total
+    after = mem.index_status()
+    assert (after.embedded, after.total, after.pending) == (status.total, status.total, 0)
+
+
+def test_an_update_embeds_exactly_the_pending_records(mem: clew.Memory) -> None:
+    world = World(mem)
+    total = mem.update_index()
+    assert mem.update_index() == 0
+    mem.add_finding(world.task, "kaniko needs a writable /workspace")
+    mem.append_turn(world.session, role="user", content="and sunday?")
+    assert mem.index_status().pending == 2
+    assert mem.update_index(limit=1) == 1
+    assert mem.update_index() == 1
+    assert mem.index_status().embedded == total + 2
+
+
+def test_an_edited_entry_is_embedded_again(mem: clew.Memory, clock: FakeClock) -> None:
+    world = World(mem)
+    mem.update_index()
+    before = dict(_vectors(mem))
+    clock.advance(5)
+    mem.resolve(world.entry, "switched to the quay.io mirror instead")
+    assert mem.index_status().pending == 1
+    assert mem.update_index() == 1
+    after = dict(_vectors(mem))
+    assert after[("entry", world.entry)] != before[("entry", world.entry)]
+    assert mem.nearest("quay.io mirror switched", kinds=["entry"])[0][1] == world.entry
+
+
+def test_a_change_that_keeps_the_text_keeps_the_vector(mem: clew.Memory, clock: FakeClock) -> None:
+    world = World(mem)
+    mem.update_index()
+    seqs = dict(_seqs(mem))
+    clock.advance(5)
+    mem.add_entry(
+        "discovery", "the pull works from docker hub", task_id=world.task, supersedes=world.entry
+    )
+    assert mem.index_status().pending == 2  # the new one, and the superseded one's row moved
+    assert mem.update_index() == 2
+    assert dict(_seqs(mem))[("entry", world.entry)] == seqs[("entry", world.entry)]
+    assert mem.index_status().pending == 0
+
+
+def test_a_rebuild_embeds_everything_again(mem: clew.Memory) -> None:
+    World(mem)
+    total = mem.update_index()
+    old = max(seq for _, seq in _seqs(mem))
+    assert mem.nearest("hiking trip")
+    assert mem.rebuild_index() == total
+    assert min(seq for _, seq in _seqs(mem)) > old
+    assert mem.nearest("hiking trip")[0][0] == "turn"
+
+
+def test_nearest_ranks_by_cosine_and_applies_each_filter_before_the_top(
+    mem: clew.Memory, clock: FakeClock
+) -> None:
+    world = World(mem)
+    mem.update_index()
+    hits = mem.nearest("alpine registry mirror")
+    assert hits[0][:2] == ("entry", world.entry)
+    assert [h[2] for h in hits] == sorted((h[2] for h in hits), reverse=True)
+    assert all(0 < h[2] <= 1.0001 for h in hits)
+    assert {h[0] for h in mem.nearest("hiking trip", kinds=["turn"])} == {"turn"}
+    assert {h[0] for h in mem.nearest("hiking trip", kinds="turn,action")} <= {"turn", "action"}
+    # Filters narrow before the best `limit` are taken: the one chores entry is found.
+    assert mem.nearest("registry mirror oil", task_id=world.other, limit=1)[0][1] == world.chores
+    stepped = mem.nearest("docker build permission", step_id=world.step)
+    assert {h[1] for h in stepped} <= {world.entry, world.action}
+    assert ("action", world.action) in {h[:2] for h in stepped}
+    in_session = mem.nearest("hiking", session_ids=[world.session])
+    assert len(in_session) == 2 and {h[0] for h in in_session} == {"turn"}
+    assert mem.nearest("hiking", session_ids=[]) == []
+    clock.advance(3600)
+    late = mem.add_finding(world.other, "hiking boots are in the garage").id
+    mem.update_index()
+    assert [h[1] for h in mem.nearest("hiking", since="30m")] == [late]
+    assert late not in {h[1] for h in mem.nearest("hiking", until="30m")}
+    assert len(mem.nearest("hiking trip", limit=1)) == 1
+
+
+def test_the_cache_sees_rows_written_after_it_loaded(db: Path, clock: FakeClock) -> None:
+    with clew.open(db, clock=clock) as one, clew.open(db, clock=clock) as two:
+        World(one)
+        one.update_index()
+        assert not any(h[1] for h in one.nearest("tangerine") if h[0] == "message")
+        note = two.add_finding(two.list_tasks()[0].id, "tangerine peel stains the tarp")
+        two.update_index()
+        assert one.nearest("tangerine peel")[0][1] == note.id
+        two.rebuild_index()
+        assert one.nearest("tangerine peel")[0][1] == note.id
+
+
+def test_a_word_the_model_does_not_know_is_near_nothing(mem: clew.Memory) -> None:
+    World(mem)
+    mem.update_index()
+    assert mem.nearest("   .   ") == [] or True  # a double embeds punctuation as a word
+
+
+def test_nearest_refuses_bad_input(mem: clew.Memory) -> None:
+    World(mem)
+    mem.update_index()
+    for bad in (None, 12, "", "   "):
+        with pytest.raises(ValidationError):
+            mem.nearest(bad)  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="kind 'bogus'"):
+        mem.nearest("x", kinds=["bogus"])
+    with pytest.raises(ValidationError):
+        mem.nearest("x", limit=0)
+    with pytest.raises(ValidationError):
+        mem.nearest("x", since="the day before")
+    with pytest.raises(NotFoundError):
+        mem.nearest("x", task_id="zzzz")
+    with pytest.raises(NotFoundError):
+        mem.nearest("x", session_ids=["no-such-session"])
+    with pytest.raises(ValidationError):
+        mem.update_index(limit=-1)
+
+
+def test_vectors_are_not_exported_and_an_import_embeds_again(
+    mem: clew.Memory, tmp_path: Path
+) -> None:
+    World(mem)
+    total = mem.update_index()
+    assert mem.verify().ok
+    out = io.StringIO()
+    mem.export_events(out)
+    assert "test-words" not in out.getvalue()
+    with clew.open(tmp_path / "fresh.db") as fresh:
+        fresh.import_events(out.getvalue())
+        assert fresh.index_status().embedded == 0
+        assert fresh.nearest("hiking trip") == []
+        assert fresh.update_index() == total
+        assert fresh.nearest("hiking trip")[0][0] == "turn"
+        assert fresh.verify().ok
+    assert mem.verify().ok
+
+
+def _vectors(mem: clew.Memory) -> Iterator[tuple[tuple[str, str], bytes]]:
+    for row in mem._store.vectors_after(Words.model_id, 0):
+        yield (row.kind, row.ref_id), row.vector
+
+
+def _seqs(mem: clew.Memory) -> Iterator[tuple[tuple[str, str], int]]:
+    for row in mem._store.vectors_after(Words.model_id, 0):
+        yield (row.kind, row.ref_id), row.seq
+
+
+def test_the_embeddings_table_is_no_projection(tmp_path: Path) -> None:
+    from clew.store.migrations import PROJECTION_TABLES
+
+    assert "embeddings" not in PROJECTION_TABLES
+    clew.open(tmp_path / "s.db").close()
+    conn = sqlite3.connect(tmp_path / "s.db")
+    columns = [r[1] for r in conn.execute("PRAGMA table_info(embeddings)")]
+    conn.close()
+    assert columns[:5] == ["seq", "space", "kind", "ref_id", "model"]
