@@ -4,8 +4,9 @@ A backend provides a journal core (`Journal`: transactions, appending events, re
 the events themselves, verify) and the reads of each subject: tasks, the archive, the
 ledger (actions, commands, the trace, semantic memory), conversations, jobs and model use,
 the lifecycle (waits, schedules, archived tasks), the task record and the vector index
-(its writes too: derived rows, outside the journal). `Store` is their union. Nothing here names a SQL dialect or a driver type: search takes a structured
-`search.Query`, which each backend compiles.
+(its writes too: derived rows, outside the journal). `Store` is their union. Nothing here
+names a SQL dialect or a driver type: search takes a structured `search.Query`, which each
+backend compiles.
 
 Rules every method keeps unless its docstring says otherwise:
 
