@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from clew import checks
-from clew.errors import ValidationError
+from clew.errors import ClewError, ValidationError
 from clew.facade import Facade
 from clew.models import VECTOR_KINDS, IndexStatus, NewVector, PendingText, StoredVector
 
@@ -39,10 +39,17 @@ _LOAD_PAGE = 20_000  # stored vectors read per query when the cache loads
 _GATHER_BELOW = 0.25  # a filter keeping fewer rows than this share: score only those rows
 
 
+UNAVAILABLE = "vectors need the optional extra: pip install 'clew[vectors]'"
+
+
 def load_embedder() -> Any:
     """The default embedding model (clew.embedding.load); VectorsUnavailable without the
     `vectors` extra. A module function, so a test can put its own model in its place."""
-    return importlib.import_module("clew.embedding").load()
+    try:
+        module = importlib.import_module("clew.embedding")
+    except ImportError:
+        raise ClewError(UNAVAILABLE) from None
+    return module.load()
 
 
 def embedder_available() -> bool:
@@ -273,8 +280,6 @@ class Vectors(Facade):
         these kinds, task, step, sessions and time range (`since` inclusive, `until`
         exclusive), applied before the best `limit` are taken. Only records already
         embedded are found (see `update_index`)."""
-        import numpy as np
-
         query = checks.text(text, "query")
         wanted = checks.count(limit, "limit")
         chosen = _vector_kinds(kinds)
@@ -285,6 +290,8 @@ class Vectors(Facade):
         start = None if since is None else checks.moment(since, "since", now)
         end = None if until is None else checks.moment(until, "until", now)
         embedder = self._embedder()
+        import numpy as np  # after the model: without the extra, its one-line error
+
         q = np.asarray(embedder.embed([query])[0], dtype=np.float32)
         if not q.any():
             return []  # a text with no word the model knows is near nothing
