@@ -231,3 +231,21 @@ def test_the_embeddings_table_is_no_projection(tmp_path: Path) -> None:
     columns = [r[1] for r in conn.execute("PRAGMA table_info(embeddings)")]
     conn.close()
     assert columns[:5] == ["seq", "space", "kind", "ref_id", "model"]
+
+
+def test_the_core_cli_never_imports_numpy_or_a_model(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, contextlib, io\n"
+        "from clew.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    main(['--db', {str(tmp_path / 'c.db')!r}, '--create', 'task', 'list'])\n"
+        f"    main(['--db', {str(tmp_path / 'c.db')!r}, 'search', 'registry'])\n"
+        "heavy = {'numpy', 'tokenizers', 'clew.embedding'} & set(sys.modules)\n"
+        "print(sorted(heavy))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
