@@ -2847,3 +2847,22 @@ def test_index_commands_without_the_extra_say_so_in_one_line(
     for bad in (["update", "--limit", "0"], ["update", "--limit", "x"], ["nonsense"], []):
         result = cli("index", *bad)
         assert result.code == 2 and len(result.err.strip().splitlines()) <= 3
+
+
+# -- i13-model ------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "texts", ["a single text", ["fine", 7], [None], [b"raw bytes"], 3.5, [["nested"]]]
+)
+def test_the_embedding_model_refuses_what_is_not_a_list_of_texts(texts: Any) -> None:
+    from clew import embedding
+
+    with pytest.raises(ValidationError, match="embed takes"):
+        embedding.load().embed(texts)
+
+
+@pytest.mark.parametrize("name", ["", "minilm", "../../etc/passwd", "MINILM-STATIC-256"])
+def test_an_unknown_embedding_model_is_refused_with_the_known_names(name: str) -> None:
+    from clew import embedding
+
+    with pytest.raises(ValidationError, match="the models are: minilm-static-256"):
+        embedding.load(name)
