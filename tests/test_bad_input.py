@@ -2834,7 +2834,9 @@ def test_index_commands_without_the_extra_say_so_in_one_line(
     from clew import vectors
 
     def missing() -> None:
-        raise clew.ClewError(vectors.UNAVAILABLE)
+        from clew.errors import VectorsUnavailable
+
+        raise VectorsUnavailable(vectors.UNAVAILABLE)
 
     monkeypatch.setattr(vectors, "load_embedder", missing)
     monkeypatch.setattr(vectors, "embedder_available", lambda: False)

@@ -20,25 +20,13 @@ from tests.conftest import FakeClock
 np = pytest.importorskip("numpy")
 
 
-class Words:
-    """A stand-in model for the mechanics: hashed bag of words, L2-normalised."""
-
-    model_id = "test-words@1"
-    dim = 64
-
-    def embed(self, texts: Any) -> Any:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in text.lower().split():
-                out[row, sum(word.encode()) % self.dim] += 1.0
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return np.divide(out, norms, out=out, where=norms > 0)
-
-
 @pytest.fixture(autouse=True)
-def _words(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(vectors, "load_embedder", Words)
-    monkeypatch.setattr(vectors, "embedder_available", lambda: True)
+def _model() -> None:
+    """The packaged model: these tests need the `vectors` extra (part of `dev`)."""
+    from clew import embedding
+
+    if not embedding.available():
+        pytest.skip("the vectors extra is not installed (pip install 'clew[vectors]')")
 
 
 class World:
@@ -69,7 +57,7 @@ class World:
 def test_the_status_counts_records_and_says_the_lag(mem: clew.Memory) -> None:
     World(mem)
     status = mem.index_status()
-    assert status.model == "test-words@1"
+    assert status.model is not None and status.model.startswith("minilm-static-256@")
     assert (status.embedded, status.total) == (0, status.total)
     assert status.total >= 7
     assert status.kinds is not None and status.kinds["turn"] == (0, 2)
@@ -167,10 +155,20 @@ def test_the_cache_sees_rows_written_after_it_loaded(db: Path, clock: FakeClock)
         assert one.nearest("tangerine peel")[0][1] == note.id
 
 
-def test_a_word_the_model_does_not_know_is_near_nothing(mem: clew.Memory) -> None:
+def test_a_text_with_no_words_is_near_nothing(mem: clew.Memory) -> None:
     World(mem)
     mem.update_index()
-    assert mem.nearest("   .   ") == [] or True  # a double embeds punctuation as a word
+    assert mem.nearest(" ... !!! ") == []
+
+
+def test_a_paraphrase_finds_its_record(mem: clew.Memory) -> None:
+    world = World(mem)
+    mem.update_index()
+    # No word in common with any record.
+    found = mem.nearest("mountain walk scheduled", limit=3)
+    assert found[0][0] == "turn", found
+    error = mem.nearest("container image download failure", kinds=["entry"], limit=1)
+    assert error[0][1] == world.entry
 
 
 def test_nearest_refuses_bad_input(mem: clew.Memory) -> None:
@@ -201,7 +199,7 @@ def test_vectors_are_not_exported_and_an_import_embeds_again(
     assert mem.verify().ok
     out = io.StringIO()
     mem.export_events(out)
-    assert "test-words" not in out.getvalue()
+    assert "minilm" not in out.getvalue()
     with clew.open(tmp_path / "fresh.db") as fresh:
         fresh.import_events(out.getvalue())
         assert fresh.index_status().embedded == 0
@@ -213,12 +211,12 @@ def test_vectors_are_not_exported_and_an_import_embeds_again(
 
 
 def _vectors(mem: clew.Memory) -> Iterator[tuple[tuple[str, str], bytes]]:
-    for row in mem._store.vectors_after(Words.model_id, 0):
+    for row in mem._store.vectors_after(mem._embedder().model_id, 0):
         yield (row.kind, row.ref_id), row.vector
 
 
 def _seqs(mem: clew.Memory) -> Iterator[tuple[tuple[str, str], int]]:
-    for row in mem._store.vectors_after(Words.model_id, 0):
+    for row in mem._store.vectors_after(mem._embedder().model_id, 0):
         yield (row.kind, row.ref_id), row.seq
 
 

