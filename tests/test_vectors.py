@@ -8,16 +8,12 @@ import io
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import clew
-from clew import vectors
 from clew.errors import NotFoundError, ValidationError
 from tests.conftest import FakeClock
-
-np = pytest.importorskip("numpy")
 
 
 @pytest.fixture(autouse=True)
