@@ -187,6 +187,19 @@ def test_nearest_refuses_bad_input(mem: clew.Memory) -> None:
         mem.update_index(limit=-1)
 
 
+def test_odd_records_are_embedded_all_the_same(mem: clew.Memory) -> None:
+    task = mem.create_task("odd records").id
+    mem.record_action(task, command="cat blob", stdout=b"\xff\xfe\x00 \x80", stderr=b"\xc3\x28")
+    tail = mem.record_action(task, command="big", stdout="é" * 40_000 + " ZEBRA stripes at the end")
+    mem.add_finding(task, "🔥" * 500, detail="\u202e reversed \ufeff text")
+    session = mem.start_session().id
+    mem.append_turn(session, role="assistant", content=" ")
+    assert mem.update_index() == mem.index_status().total
+    assert mem.index_status().pending == 0
+    # A command's text is its tail, however long its output.
+    assert mem.nearest("zebra stripes", kinds=["action"], limit=1)[0][1] == tail.id
+
+
 def test_vectors_are_not_exported_and_an_import_embeds_again(
     mem: clew.Memory, tmp_path: Path
 ) -> None:

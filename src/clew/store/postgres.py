@@ -111,6 +111,9 @@ class PostgresStore(
     pg_adapter); its own are the journal core: connections, transactions, the journal write,
     resolve, errors and verify; and full-text search (PostgresSearch, store/pg_search.py)."""
 
+    # The vector index reads a command's text as it is: a PostgreSQL text is valid UTF-8.
+    _raw_open, _raw_close = "((", "))"
+
     def __init__(self, url: str, space: str, busy_timeout: float = 5.0, *, max_size: int = 4):
         psycopg, pool = _import_psycopg()
         self._psycopg = psycopg

@@ -44,8 +44,14 @@ def _entry_text(row: Row) -> str:
     return "\n".join(p for p in parts if p)
 
 
+def _decoded(value: bytes | str | None) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value or ""
+
+
 def _action_text(row: Row) -> str:
-    parts = [row["title"], row["err"], row["out"]]
+    parts = [_decoded(row["title"]), _decoded(row["err"]), _decoded(row["out"])]
     return "\n".join(p for p in parts if p)
 
 
@@ -84,9 +90,13 @@ _KINDS: dict[str, tuple[str, str, Callable[[Row], str]]] = {
         _content,
     ),
     "action": (
-        f"SELECT r.id, substr(d.title, 1, {TAIL}) AS title, {_tail('d.stderr')} AS err,"
-        f" {_tail('d.body')} AS out, r.task_id, r.plan_item_id AS step_id, NULL AS session_id,"
-        " r.created_at, r.updated_at AS source_at, v.content_hash FROM actions r"
+        # RAW(...)RAW: a command's output may be bytes that are not UTF-8, which SQLite keeps as
+        # they are in a text column (and sqlite3 cannot decode): read as bytes, decoded here.
+        f"SELECT r.id, RAW(substr(d.title, 1, {TAIL}))RAW AS title,"
+        f" RAW({_tail('d.stderr')})RAW AS err, RAW({_tail('d.body')})RAW AS out, r.task_id,"
+        " r.plan_item_id AS step_id,"
+        " NULL AS session_id, r.created_at, r.updated_at AS source_at, v.content_hash"
+        " FROM actions r"
         " JOIN record_docs d ON d.space = r.space AND d.kind = 'action' AND d.ref_id = r.id"
         f" {_joined('action')}",
         "r.updated_at",
@@ -125,6 +135,10 @@ class VectorStore(RowReader):
     """The vector index's reads and writes (mixed into both stores). A store provides
     `_writer`: its connection in the current write transaction (RuntimeError outside one)."""
 
+    # How a text column is read as its bytes: SQLite keeps what it was given; a PostgreSQL
+    # text is always valid UTF-8, so it reads as it is (postgres.py says so).
+    _raw_open, _raw_close = "CAST((", ") AS BLOB)"
+
     def _writer(self) -> tuple[Connection, Any]:
         raise NotImplementedError
 
@@ -137,6 +151,7 @@ class VectorStore(RowReader):
         """Records of `kind` with no vector of `model`, or whose record changed since its
         vector was made; by id, those with an id above `after` (a page's last id)."""
         select, marker, text = _KINDS[kind]
+        select = select.replace("RAW(", self._raw_open).replace(")RAW", self._raw_close)
         sql = (
             f"{select} WHERE r.space = ? AND r.id > ?"
             f" AND (v.seq IS NULL OR v.source_at <> {marker}) ORDER BY r.id"
