@@ -256,3 +256,18 @@ def test_the_core_cli_never_imports_numpy_or_a_model(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.sqlite_only("an older SQLite store is upgraded by its migrations")
+def test_a_store_from_before_the_vector_index_gets_it_when_opened(db: Path) -> None:
+    from tests.old_stores import undo_migration_11
+
+    with clew.open(db) as mem:
+        World(mem)
+    conn = sqlite3.connect(db)
+    undo_migration_11(conn)
+    conn.close()
+    with clew.open(db) as mem:
+        assert mem.index_status().embedded == 0
+        assert mem.update_index() == mem.index_status().total
+        assert mem.verify().ok

@@ -37,7 +37,9 @@ if TYPE_CHECKING:
 
 BATCH = 512  # records embedded and written per transaction
 _LOAD_PAGE = 20_000  # stored vectors read per query when the cache loads
-_GATHER_BELOW = 0.25  # a filter keeping fewer rows than this share: score only those rows
+# A filter keeping fewer rows than this share scores only those rows (copying them costs
+# about as much as scoring every row when a fifth of them are kept).
+_GATHER_BELOW = 0.05
 
 
 # What a command says when the extra is missing (clew.embedding raises it as VectorsUnavailable).
