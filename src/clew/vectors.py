@@ -84,6 +84,7 @@ class _Matrix:
 
         self.lock = threading.Lock()
         self.seen = 0
+        self.generation = 0  # how many times the store's vectors of the model were dropped
         self.n = 0
         self.dim = 0
         self.vectors = np.zeros((0, 0), dtype=np.float32)
@@ -213,6 +214,9 @@ class Vectors(Facade):
         embedder = self._embedder()
         with self._store.transaction(write=True):
             self._store.drop_vectors(embedder.model_id)
+            # Counted where every process's cache looks: a drop is the one change that does
+            # not show as newer rows (bookkeeping beside the journal, like the poller's).
+            self._store.mark_schedule(_dropped(embedder.model_id), self._now())
         with _CACHES_LOCK:
             _CACHES.pop(self._cache_key(embedder.model_id), None)
         return self.update_index()
@@ -340,18 +344,23 @@ class Vectors(Facade):
         return cache
 
     def _refresh(self, cache: _Matrix, model: str) -> bool:
-        """Load the rows written since the cache last looked; False when rows it holds were
-        deleted (a rebuild, another model's index): then it must be loaded again."""
+        """Load the rows written since the cache last looked; False when it must be loaded
+        afresh: rows it holds were dropped (a rebuild, here or in another process), the
+        store is not the one it loaded, or it is mostly replaced rows."""
+        drops = self._store.schedule(_dropped(model))
+        generation = 0 if drops is None else drops[1]
+        if cache.n and generation != cache.generation:
+            return False
+        cache.generation = generation
         while True:
             rows = self._store.vectors_after(model, cache.seen, limit=_LOAD_PAGE)
             cache.add(rows)
             if len(rows) < _LOAD_PAGE:
                 break
         if cache.n > 2 * cache.live + 1024:
-            return False  # mostly replaced rows: a fresh load is smaller
-        count, top = self._store.vector_extent(model)
-        # Rows written after the read above make `top` pass `seen`: the next call checks.
-        return not (top == cache.seen and count != cache.live) and top >= cache.seen
+            return False
+        # A store made again at the same place starts its seqs over.
+        return self._store.newest_vector(model) >= cache.seen
 
     def _cache_key(self, model: str) -> tuple[str, str, str]:
         path = self._store.path
@@ -374,6 +383,11 @@ class Vectors(Facade):
             session = self._store.find_session(ident)
             found.append(session.id if session is not None else self._resolve("session", ident))
         return found
+
+
+def _dropped(model: str) -> str:
+    """The schedule key that counts the drops of a model's vectors."""
+    return f"vectors.dropped:{model}"
 
 
 def _vector_kinds(kinds: str | Sequence[str] | None) -> tuple[str, ...]:

@@ -547,9 +547,10 @@ class VectorReads(Protocol):
         """For every kind: (records with a current vector of `model`, all its records)."""
         ...
 
-    def vector_extent(self, model: str) -> tuple[int, int]:
-        """(how many vectors of `model` the space holds, the highest seq among them or 0):
-        a cache that has seen that many up to that seq is current."""
+    def newest_vector(self, model: str) -> int:
+        """The highest seq among the space's vectors of `model`, or 0: a cache that has
+        loaded up to it has every row (rows are only ever replaced by newer ones, except
+        by `drop_vectors`)."""
         ...
 
     def vectors_after(

@@ -188,13 +188,13 @@ class VectorStore(RowReader):
                 counts[kind] = (int(row[1]), int(row[0]))
         return counts
 
-    def vector_extent(self, model: str) -> tuple[int, int]:
-        """(how many vectors of `model` the space holds, the newest one's seq or 0)."""
+    def newest_vector(self, model: str) -> int:
+        """The highest seq among the space's vectors of `model`, or 0."""
         row = self._rows(
-            "SELECT count(*), coalesce(max(seq), 0) FROM embeddings WHERE space = ? AND model = ?",
+            "SELECT coalesce(max(seq), 0) FROM embeddings WHERE space = ? AND model = ?",
             (self.space, model),
         )[0]
-        return int(row[0]), int(row[1])
+        return int(row[0])
 
     def vectors_after(
         self, model: str, after: int, *, limit: int | None = None
