@@ -5,9 +5,11 @@ Runs on both backends (conftest.CONFORMANCE)."""
 from __future__ import annotations
 
 import io
+import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -271,3 +273,18 @@ def test_a_store_from_before_the_vector_index_gets_it_when_opened(db: Path) -> N
         assert mem.index_status().embedded == 0
         assert mem.update_index() == mem.index_status().total
         assert mem.verify().ok
+
+
+def test_clew_index_updates_rebuilds_and_says_how_far(db: Path, cli: Any) -> None:
+    with clew.open(db) as mem:
+        World(mem)
+        total = mem.index_status().total
+    status = json.loads(cli("index", "status", "--json").out)
+    assert (status["embedded"], status["total"], status["pending"]) == (0, total, total)
+    assert status["kinds"]["turn"] == {"embedded": 0, "total": 2}
+    assert cli("index", "update", "--limit", "1").out.startswith("updated 1 record;")
+    done = cli("index", "update")
+    assert done.code == 0 and done.out.strip().endswith(f"embedded {total:,} of {total:,}")
+    again = json.loads(cli("index", "rebuild", "--json").out)
+    assert (again["updated"], again["pending"]) == (total, 0)
+    assert cli("verify").code == 0

@@ -22,6 +22,10 @@ def _status_json(status: Any) -> dict[str, Any]:
     }
 
 
+def _records(count: int) -> str:
+    return f"{count:,} record" + ("" if count == 1 else "s")
+
+
 def _print_status(status: Any) -> None:
     from clew.vectors import UNAVAILABLE
 
@@ -48,7 +52,7 @@ def cmd_index_update(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"updated": done, **_status_json(status)})
     else:
-        print(f"updated {done:,} records; {status.lag()}")
+        print(f"updated {_records(done)}; {status.lag()}")
     return 0
 
 
@@ -59,7 +63,7 @@ def cmd_index_rebuild(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"updated": done, **_status_json(status)})
     else:
-        print(f"embedded {done:,} records again; {status.lag()}")
+        print(f"embedded {_records(done)} again; {status.lag()}")
     return 0
 
 
