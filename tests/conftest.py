@@ -90,6 +90,7 @@ CONFORMANCE = frozenset(
         "test_tools",
         "test_search_all",
         "test_ask",
+        "test_vectors",
     }
 )
 SERVER = os.environ.get("CLEW_TEST_POSTGRES") or "postgresql://root@127.0.0.1:5432/test"

@@ -22,9 +22,18 @@ _INDEXES_BEFORE_10 = (
 )
 
 
+def undo_migration_11(conn: sqlite3.Connection) -> None:
+    """Take a store at schema 11 back to 10: no vector index (its rows were derived)."""
+    conn.execute("DROP TABLE IF EXISTS embeddings")
+    conn.execute("DELETE FROM sqlite_sequence WHERE name = 'embeddings'")
+    conn.execute("DELETE FROM clew_migrations WHERE number = 11")
+    conn.commit()
+
+
 def undo_migration_10(conn: sqlite3.Connection) -> None:
-    """Take a store at schema 10 back to 9: no sequence columns, no output kinds; command
-    output keeps the storage class (TEXT or BLOB) that said its kind before."""
+    """Take a store at schema 10 or 11 back to 9: no sequence columns, no output kinds;
+    command output keeps the storage class (TEXT or BLOB) that said its kind before."""
+    undo_migration_11(conn)
     for index, on in _INDEXES_BEFORE_10:
         conn.execute(f"DROP INDEX {index}")
         conn.execute(f"CREATE INDEX {index} ON {on}")

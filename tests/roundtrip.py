@@ -12,9 +12,10 @@ from typing import Any
 
 import clew
 
-# Not moved by the journal: which migrations ran when, the poller's own schedule, and the
-# full-text indexes (derived from rows; `verify` checks them against the rows).
-_NOT_JOURNALED = ("clew_migrations", "schedule")
+# Not moved by the journal: which migrations ran when, the poller's own schedule, the
+# full-text indexes (derived from rows; `verify` checks them against the rows) and the
+# vector index (derived, rebuilt by `update_index`).
+_NOT_JOURNALED = ("clew_migrations", "schedule", "embeddings")
 
 
 def rows(location: str, space: str = "default") -> dict[str, list[tuple[Any, ...]]]:

@@ -2777,6 +2777,80 @@ def test_a_search_with_no_words_is_refused_on_postgresql_as_on_sqlite(
     assert result.is_error and "no words to look for" in result.text
 
 
+# -- i13-vectors: the vector index's arguments; its commands without the extra ----------------
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"text": None}, "query must be text"),
+        ({"text": b"bytes"}, "query must be text"),
+        ({"text": " \n\t"}, "query is empty"),
+        ({"kinds": 5}, "kinds"),
+        ({"kinds": []}, "at least one kind"),
+        ({"kinds": ["entry", "turns"]}, "kind 'turns' is not one of"),
+        ({"kinds": ","}, "at least one kind"),
+        ({"limit": 0}, "limit must be at least 1"),
+        ({"limit": "10"}, "limit"),
+        ({"limit": True}, "limit"),
+        ({"since": "last tuesday-ish"}, "since"),
+        ({"until": 12}, "until"),
+        ({"step_id": 3}, "step id must be text"),
+        ({"session_ids": [None]}, "session"),
+        ({"session_ids": 7}, "session_ids"),
+    ],
+)
+def test_nearest_refuses_bad_arguments_before_loading_a_model(
+    mem: clew.Memory, monkeypatch: pytest.MonkeyPatch, arguments: dict[str, Any], message: str
+) -> None:
+    from clew import vectors
+
+    def no_model() -> None:
+        raise AssertionError("a bad argument must be refused before the model loads")
+
+    monkeypatch.setattr(vectors, "load_embedder", no_model)
+    given = {"text": "where is the registry", **arguments}
+    with pytest.raises(ValidationError, match=message):
+        mem.nearest(given.pop("text"), **given)
+
+
+def test_nearest_names_what_it_cannot_find(mem: clew.Memory) -> None:
+    from clew.errors import NotFoundError
+
+    for arguments in ({"task_id": "zzzz"}, {"step_id": "zzzz"}, {"session_ids": ["nope"]}):
+        with pytest.raises(NotFoundError):
+            mem.nearest("registry", **arguments)
+
+
+def test_update_index_refuses_a_bad_limit(mem: clew.Memory) -> None:
+    for bad in (0, -5, "all", 2.5):
+        with pytest.raises(ValidationError, match="limit"):
+            mem.update_index(limit=bad)  # type: ignore[arg-type]
+
+
+def test_index_commands_without_the_extra_say_so_in_one_line(
+    cli: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from clew import vectors
+
+    def missing() -> None:
+        from clew.errors import VectorsUnavailable
+
+        raise VectorsUnavailable(vectors.UNAVAILABLE)
+
+    monkeypatch.setattr(vectors, "load_embedder", missing)
+    monkeypatch.setattr(vectors, "embedder_available", lambda: False)
+    for command in (["update"], ["rebuild"], ["update", "--limit", "5"]):
+        result = cli("index", *command)
+        assert result.code == 2
+        assert result.err.strip().splitlines() == [f"clew: error: {vectors.UNAVAILABLE}"]
+    status = cli("index", "status")
+    assert status.code == 0 and "model: none" in status.out
+    for bad in (["update", "--limit", "0"], ["update", "--limit", "x"], ["nonsense"], []):
+        result = cli("index", *bad)
+        assert result.code == 2 and len(result.err.strip().splitlines()) <= 3
+
+
 # -- i13-model ------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "texts", ["a single text", ["fine", 7], [None], [b"raw bytes"], 3.5, [["nested"]]]

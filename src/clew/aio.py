@@ -179,3 +179,7 @@ class AsyncMemory:
     export_session = _off_loop(Memory.export_session)
     journal = _off_loop(Memory.journal)
     verify = _off_loop(Memory.verify)
+    index_status = _off_loop(Memory.index_status)
+    update_index = _off_loop(Memory.update_index)
+    rebuild_index = _off_loop(Memory.rebuild_index)
+    nearest = _off_loop(Memory.nearest)

@@ -29,12 +29,13 @@ from clew.taskrecord import step_changes
 from clew.trace import Ledger
 from clew.transfer import Transfer
 from clew.upkeep import Upkeep
+from clew.vectors import Vectors
 
 # Events that change a task's row or plan in ways update_task does not model itself.
 _REWRITES = frozenset({"task.created", "task.archived", "plan.revised"})
 
 
-class Memory(Assembly, Upkeep, Ledger, Transfer):
+class Memory(Assembly, Upkeep, Ledger, Transfer, Vectors):
     """A task memory over one store, in one space. Open it with `clew.open()`.
 
     The methods live in mixins by subject: tasks, plans and messages here; archive
@@ -47,6 +48,7 @@ class Memory(Assembly, Upkeep, Ledger, Transfer):
     smart waits in `waits.py`; maintenance and archived tasks by month in `upkeep.py`;
     `assemble` (a session's prompt, or a task's context without one) in `assembly.py`;
     export, import and push of the journal in `transfer.py`;
+    the vector index (embeddings, `nearest`) in `vectors.py`;
     the complete task record (answer, outcome, phases, entities...) in `taskrecord.py`;
     the shared plumbing (transactions, ids, correlation) in `facade.py`.
     """

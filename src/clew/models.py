@@ -729,3 +729,71 @@ class MoveReport(NamedTuple):
     skipped: int
     space: str
     head: str | None
+
+
+# -- the vector index (vectors.py, store/sqlite_vectors.py) -----------------------------------
+
+# The kinds of record the vector index embeds, in the order an update goes through them.
+VECTOR_KINDS: tuple[str, ...] = ("entry", "message", "action", "turn", "decision")
+
+
+class PendingText(NamedTuple):
+    """A record whose vector for a model is missing or may be stale: its text as embedded,
+    where it belongs, and the `content_hash` of the vector it has (None if it has none)."""
+
+    kind: str
+    ref_id: str
+    text: str
+    source_at: str  # the record's updated_at (created_at if its text never changes)
+    content_hash: str | None
+    task_id: str | None
+    step_id: str | None
+    session_id: str | None
+    created_at: str
+
+
+class NewVector(NamedTuple):
+    """A vector to store for a record (float16 bytes, little-endian, `dim` values)."""
+
+    kind: str
+    ref_id: str
+    content_hash: str
+    source_at: str
+    task_id: str | None
+    step_id: str | None
+    session_id: str | None
+    created_at: str
+    dim: int
+    vector: bytes
+
+
+class StoredVector(NamedTuple):
+    """A stored vector as the in-process index loads it, `seq` its place in write order."""
+
+    seq: int
+    kind: str
+    ref_id: str
+    task_id: str | None
+    step_id: str | None
+    session_id: str | None
+    created_at: str
+    dim: int
+    vector: bytes
+
+
+class IndexStatus(NamedTuple):
+    """How far the vector index is: records with a current vector of `model` of all of
+    them (`model` None when no embedding model is installed: nothing can be embedded)."""
+
+    model: str | None
+    embedded: int
+    total: int
+    kinds: dict[str, tuple[int, int]] | None = None  # kind -> (embedded, total)
+
+    @property
+    def pending(self) -> int:
+        return self.total - self.embedded
+
+    def lag(self) -> str:
+        """Say how far the index is, e.g. "embedded 9,812 of 9,820"."""
+        return f"embedded {self.embedded:,} of {self.total:,}"

@@ -76,6 +76,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "watch": ("stuck",),
     "lifecycle": ("wait", "maintain"),
     "move": ("export", "import", "push"),
+    "index": ("index",),
 }
 _VALUED = ("--db", "--space", "--busy-timeout", "--max-input-mb")  # global options with a value
 

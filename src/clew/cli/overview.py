@@ -56,6 +56,7 @@ GROUPS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("export", "write this space's journal as JSONL, each event with its hash"),
             ("import", "replay a journal file into this space (twice adds nothing)"),
             ("push", "send this space's new events to another store, e.g. a team store"),
+            ("index", "the vector index: its lag, update it, rebuild it (extra `vectors`)"),
             ("jobs", "list queued, running, done and failed jobs"),
             ("usage", "what the utility model cost: calls and tokens"),
             ("demo", "a walkthrough on a temporary store"),

@@ -3,9 +3,10 @@
 A backend provides a journal core (`Journal`: transactions, appending events, resolving ids,
 the events themselves, verify) and the reads of each subject: tasks, the archive, the
 ledger (actions, commands, the trace, semantic memory), conversations, jobs and model use,
-the lifecycle (waits, schedules, archived tasks) and the task record. `Store` is their
-union. Nothing here names a SQL dialect or a driver type: search takes a structured
-`search.Query`, which each backend compiles.
+the lifecycle (waits, schedules, archived tasks), the task record and the vector index
+(its writes too: derived rows, outside the journal). `Store` is their union. Nothing here
+names a SQL dialect or a driver type: search takes a structured `search.Query`, which each
+backend compiles.
 
 Rules every method keeps unless its docstring says otherwise:
 
@@ -42,13 +43,16 @@ from clew.models import (
     JobStatus,
     Message,
     ModelCall,
+    NewVector,
     Pattern,
+    PendingText,
     PlanItem,
     RecordHit,
     RepeatedFailure,
     RunningSummary,
     SearchHit,
     Session,
+    StoredVector,
     Task,
     TaskStatus,
     TraceDecision,
@@ -527,6 +531,68 @@ class RecordReads(Protocol):
         ...
 
 
+class VectorReads(Protocol):
+    """The vector index: which records need a vector of a model, and the vectors stored.
+
+    Kinds are those of `models.VECTOR_KINDS`. A record's text as embedded is made by the
+    store (the same on every backend): an entry's summary, detail, tags and resolution; a
+    message's or a turn's content; a command's summary or command line with the tails of
+    its stderr and stdout; a trace decision's action, outcome and error."""
+
+    def pending_vectors(
+        self, kind: str, model: str, *, after: str = "", limit: int
+    ) -> list[PendingText]:
+        """The first `limit` records of `kind` (by id, ids above `after`: a page's last id)
+        that have no vector of `model`, or whose record changed (its updated_at) since the
+        vector was made; each with its text and the content hash of the vector it has."""
+        ...
+
+    def vector_counts(self, model: str) -> dict[str, tuple[int, int]]:
+        """For every kind: (records with a current vector of `model`, all its records)."""
+        ...
+
+    def newest_vector(self, model: str) -> int:
+        """The highest seq among the space's vectors of `model`, or 0: a cache that has
+        loaded up to it has every row (rows are only ever replaced by newer ones, except
+        by `drop_vectors`)."""
+        ...
+
+    def vectors_after(
+        self, model: str, after: int, *, limit: int | None = None
+    ) -> list[StoredVector]:
+        """Vectors of `model` with a seq above `after`, in seq order. A seq is never reused
+        and grows in commit order within a space; a record embedded again gets a new one."""
+        ...
+
+    def models_indexed(self) -> list[str]:
+        """The models the space holds vectors of, by name."""
+        ...
+
+
+class VectorWrites(Protocol):
+    """Writes of the vector index, inside `transaction(write=True)` (RuntimeError outside).
+
+    Not journaled, unlike every other write: vectors are derived from records the journal
+    already holds, like the full-text index, and are rebuilt from them at any time (a new
+    model, an import, `clew index rebuild`). Journaling them would put megabytes of floats
+    into every export and push and make replay depend on a model. So no event is written,
+    `verify` does not compare them, and export, import and push do not carry them."""
+
+    def put_vectors(self, model: str, vectors: Sequence[NewVector]) -> None:
+        """Store vectors of `model`, each replacing its record's previous one (the new row
+        gets a new seq)."""
+        ...
+
+    def touch_vectors(self, model: str, kind: str, marks: Sequence[tuple[str, str]]) -> None:
+        """Mark these vectors of `model` current at a new source_at ((ref_id, source_at)
+        pairs) when the record changed but its text did not."""
+        ...
+
+    def drop_vectors(self, model: str) -> int:
+        """Delete every vector of `model` in the space; return how many there were."""
+        ...
+
+
 class Store(
     Journal,
     TaskReads,
@@ -536,6 +602,8 @@ class Store(
     JobReads,
     LifecycleReads,
     RecordReads,
+    VectorReads,
+    VectorWrites,
     Protocol,
 ):
     """Everything the facade needs of a backend: the journal core and every subject's reads."""

@@ -881,6 +881,43 @@ _SEQUENCE_MIGRATION = Migration(
 
 MIGRATIONS += (_SEQUENCE_MIGRATION,)
 
+# The vector index: one row per (record, model) with the embedding of the record's text.
+# Derived and rebuildable, like the search indexes, and never journaled: no event makes a
+# row, so `verify` does not compare it, export does not carry it, and losing it loses
+# nothing (`clew index rebuild`). `seq` only grows (AUTOINCREMENT: a deleted row's number is
+# never reused), so an in-process cache loads just the rows past the last one it saw; a
+# record embedded again gets a new row and so a new seq. `source_at` is the record's
+# updated_at (created_at for kinds whose text never changes) when its text was read: a
+# record whose updated_at moved is read again, and re-embedded if `content_hash` (of its
+# text and the model) changed. `vector` is float16, `dim` values, little-endian.
+_VECTORS_MIGRATION = Migration(
+    11,
+    "the vector index: embeddings of records' text per model, derived and never journaled",
+    (
+        """
+        CREATE TABLE embeddings (
+            seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+            space        TEXT NOT NULL,
+            kind         TEXT NOT NULL,
+            ref_id       TEXT NOT NULL,
+            model        TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            source_at    TEXT NOT NULL,
+            task_id      TEXT,
+            step_id      TEXT,
+            session_id   TEXT,
+            created_at   TEXT NOT NULL,
+            dim          INTEGER NOT NULL,
+            vector       BLOB NOT NULL,
+            UNIQUE (space, model, kind, ref_id)
+        )
+        """,
+        "CREATE INDEX embeddings_seq ON embeddings(space, model, seq)",
+    ),
+)
+
+MIGRATIONS += (_VECTORS_MIGRATION,)
+
 LATEST = MIGRATIONS[-1].number
 FINGERPRINTS: dict[int, str] = {m.number: fingerprint(m) for m in MIGRATIONS}
 # The migration that began recording fingerprints (and records those of the ones before it).

@@ -689,6 +689,40 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    # SQLite's migration 11: derived rows, never journaled (see there). The vectors are
+    # float16 bytes here too, searched in process; `seq` is an identity, which never reuses
+    # a number, and a space's rows are written under its write lock, so they commit in seq
+    # order and a cache's cursor misses none.
+    PgMigration(
+        11,
+        "the vector index: embeddings of records' text per model, derived and never journaled",
+        (
+            *table(
+                "embeddings",
+                """
+                seq          bigint GENERATED ALWAYS AS IDENTITY,
+                space        text NOT NULL,
+                kind         text NOT NULL,
+                ref_id       text NOT NULL,
+                model        text NOT NULL,
+                content_hash text NOT NULL,
+                source_at    text NOT NULL,
+                task_id      text,
+                step_id      text,
+                session_id   text,
+                created_at   text NOT NULL,
+                dim          bigint NOT NULL,
+                vector       bytea NOT NULL,
+                PRIMARY KEY (space, seq),
+                UNIQUE (space, model, kind, ref_id)
+                """,
+            ),
+            "CREATE INDEX embeddings_seq ON embeddings(space, model, seq)",
+        ),
+    ),
+)
+
 LATEST = MIGRATIONS[-1].number
 
 

@@ -47,6 +47,7 @@ from clew.store.sqlite_record import RecordReads
 from clew.store.sqlite_tasks import TaskReads
 from clew.store.sqlite_trace import TraceReads
 from clew.store.sqlite_utility import UtilityReads
+from clew.store.sqlite_vectors import VectorStore
 from clew.store.sqlite_waits import WaitReads
 
 if TYPE_CHECKING:
@@ -99,6 +100,7 @@ class PostgresStore(
     ConversationReads,
     WaitReads,
     RecordReads,
+    VectorStore,
     TaskReads,
     JournalReads,
     JournalWrites,
@@ -108,6 +110,9 @@ class PostgresStore(
     Its reads are the portable read modules SQLite's store mixes in too (run through
     pg_adapter); its own are the journal core: connections, transactions, the journal write,
     resolve, errors and verify; and full-text search (PostgresSearch, store/pg_search.py)."""
+
+    # The vector index reads a command's text as it is: a PostgreSQL text is valid UTF-8.
+    _raw_open, _raw_close = "((", "))"
 
     def __init__(self, url: str, space: str, busy_timeout: float = 5.0, *, max_size: int = 4):
         psycopg, pool = _import_psycopg()

@@ -43,6 +43,7 @@ from clew.store.sqlite_search import SearchReads
 from clew.store.sqlite_tasks import TaskReads
 from clew.store.sqlite_trace import TraceReads
 from clew.store.sqlite_utility import UtilityReads
+from clew.store.sqlite_vectors import VectorStore
 from clew.store.sqlite_verify import Verification
 from clew.store.sqlite_waits import WaitReads
 
@@ -298,6 +299,7 @@ class SQLiteStore(
     SearchReads,
     WaitReads,
     RecordReads,
+    VectorStore,
     TaskReads,
     JournalReads,
     JournalWrites,

@@ -1,0 +1,413 @@
+"""The vector index (layer 3): embeddings of what was recorded, and the nearest records to a text.
+
+Invariants:
+- Vectors are a derived cache, never the truth: rows of `embeddings` keyed by (record, model)
+  with the content hash of the text they embed, written outside the journal, rebuilt from
+  the records at any time (`rebuild_index`). Nothing on the write path waits for them: they
+  are made by `update_index` (`clew index update`), or a few at a time by `_catch_up`.
+- A record is pending when it has no vector of the current model or changed since (its
+  updated_at moved); a changed record whose text is the same (a status change) keeps its
+  vector, only marked current.
+- `nearest` searches an in-process matrix per (store, space, model), loaded once and then
+  only the rows written since (a seq cursor); a record embedded again replaces its slot, and
+  rows that vanished (a rebuild elsewhere) make it load again. Filters are masks applied
+  before the top-k, so a narrow filter still gets its best `limit`.
+
+numpy and the model are imported only here, and only when a method needs them: clew without
+the `vectors` extra never loads them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from clew import checks
+from clew.errors import ValidationError
+from clew.facade import Facade
+from clew.models import VECTOR_KINDS, IndexStatus, NewVector, PendingText, StoredVector
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from clew.embedding import Embedder
+
+BATCH = 512  # records embedded and written per transaction
+_LOAD_PAGE = 20_000  # stored vectors read per query when the cache loads
+# A filter keeping fewer rows than this share scores only those rows (copying them costs
+# about as much as scoring every row when a fifth of them are kept).
+_GATHER_BELOW = 0.05
+
+
+# What a command says when the extra is missing (clew.embedding raises it as VectorsUnavailable).
+UNAVAILABLE = "vectors need the optional extra: pip install 'clew[vectors]'"
+
+
+def load_embedder() -> Embedder:
+    """The default embedding model; VectorsUnavailable without the `vectors` extra. A module
+    function, so a benchmark or test can put another model in its place."""
+    from clew import embedding
+
+    return embedding.load()
+
+
+def embedder_available() -> bool:
+    """Whether the default embedding model can be loaded (the extra and its table)."""
+    from clew import embedding
+
+    return embedding.available()
+
+
+def content_hash(model: str, text: str) -> str:
+    """The short hash a vector is keyed by: of the model and the text it embedded."""
+    return hashlib.sha256(f"{model}\n{text}".encode()).hexdigest()[:16]
+
+
+def _micros(stamps: Sequence[str]) -> np.ndarray:
+    """Store timestamps as int64 microseconds (no 'Z': numpy warns on a zone)."""
+    import numpy as np
+
+    return np.array([s.rstrip("Z") for s in stamps], dtype="datetime64[us]").astype(np.int64)
+
+
+class _Matrix:
+    """The vectors of one (store, space, model) in memory, with what the filters need.
+
+    Rows are slots that grow by doubling; a record embedded again takes a new slot and its
+    old one is marked dead. `seen` is the highest seq loaded."""
+
+    def __init__(self) -> None:
+        import numpy as np
+
+        self.lock = threading.Lock()
+        self.seen = 0
+        self.generation = 0  # how many times the store's vectors of the model were dropped
+        self.n = 0
+        self.dim = 0
+        self.vectors = np.zeros((0, 0), dtype=np.float32)
+        self.alive = np.zeros(0, dtype=bool)
+        self.kind = np.zeros(0, dtype=np.int8)
+        self.task = np.zeros(0, dtype=np.int32)
+        self.step = np.zeros(0, dtype=np.int32)
+        self.session = np.zeros(0, dtype=np.int32)
+        self.at = np.zeros(0, dtype=np.int64)
+        self.keys: list[tuple[str, str]] = []
+        self.slot: dict[tuple[str, str], int] = {}
+        self.codes: dict[str, int] = {}  # task, step and session ids -> small ints
+
+    @property
+    def live(self) -> int:
+        return len(self.slot)
+
+    def code(self, ident: str | None) -> int:
+        if ident is None:
+            return -1
+        return self.codes.setdefault(ident, len(self.codes))
+
+    def _grow(self, need: int, dim: int) -> None:
+        import numpy as np
+
+        if self.dim and dim != self.dim:
+            raise ValidationError(f"vectors of {dim} values among vectors of {self.dim}")
+        self.dim = dim
+        if need <= len(self.alive) and self.vectors.shape[1] == dim:
+            return
+        size = max(need, 2 * len(self.alive), 1024)
+
+        def grown(old: np.ndarray, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+            new = np.zeros(shape, dtype=dtype)
+            if self.n:
+                new[: self.n] = old[: self.n]
+            return new
+
+        self.vectors = grown(self.vectors, (size, dim), np.float32)
+        self.alive = grown(self.alive, (size,), bool)
+        self.kind = grown(self.kind, (size,), np.int8)
+        self.task = grown(self.task, (size,), np.int32)
+        self.step = grown(self.step, (size,), np.int32)
+        self.session = grown(self.session, (size,), np.int32)
+        self.at = grown(self.at, (size,), np.int64)
+
+    def add(self, rows: Sequence[StoredVector]) -> None:
+        """Take rows loaded in seq order; a record's newer row replaces its older one."""
+        import numpy as np
+
+        if not rows:
+            return
+        self._grow(self.n + len(rows), rows[0].dim)
+        start, end = self.n, self.n + len(rows)
+        raw = np.frombuffer(b"".join(r.vector for r in rows), dtype="<f2")
+        block = raw.reshape(len(rows), self.dim).astype(np.float32)
+        norms = np.linalg.norm(block, axis=1, keepdims=True)
+        np.divide(block, norms, out=block, where=norms > 0)  # float16 rounding, undone
+        self.vectors[start:end] = block
+        self.kind[start:end] = [VECTOR_KINDS.index(r.kind) for r in rows]
+        self.task[start:end] = [self.code(r.task_id) for r in rows]
+        self.step[start:end] = [self.code(r.step_id) for r in rows]
+        self.session[start:end] = [self.code(r.session_id) for r in rows]
+        self.at[start:end] = _micros([r.created_at for r in rows])
+        self.alive[start:end] = True
+        for i, r in enumerate(rows, start):
+            key = (r.kind, r.ref_id)
+            old = self.slot.get(key)
+            if old is not None:
+                self.alive[old] = False
+            self.slot[key] = i
+            self.keys.append(key)
+        self.n = end
+        self.seen = rows[-1].seq
+
+
+_CACHES: dict[tuple[str, str, str], _Matrix] = {}
+_CACHES_LOCK = threading.Lock()
+
+
+class Vectors(Facade):
+    """The vector index's part of Memory: its status, updates, rebuilds and `nearest`."""
+
+    _vector_model: Embedder | None = None  # the embedding model, once loaded
+
+    def _embedder(self) -> Embedder:
+        if self._vector_model is None:
+            self._vector_model = load_embedder()
+        return self._vector_model
+
+    def index_status(self) -> IndexStatus:
+        """Say how far the vector index is: records with a current vector of all of them."""
+        model = self._embedder().model_id if embedder_available() else None
+        counts = self._store.vector_counts(model or "")
+        if model is None:
+            counts = {kind: (0, total) for kind, (_, total) in counts.items()}
+        embedded = sum(done for done, _ in counts.values())
+        total = sum(total for _, total in counts.values())
+        return IndexStatus(model, embedded, total, counts)
+
+    def update_index(self, *, limit: int | None = None) -> int:
+        """Embed the records that have no current vector, `BATCH` per transaction (at most
+        `limit` records); return how many were brought up to date. VectorsUnavailable
+        without the `vectors` extra."""
+        most = None if limit is None else checks.count(limit, "limit")
+        embedder = self._embedder()
+        done = 0
+        for kind in VECTOR_KINDS:
+            after = ""
+            while most is None or done < most:
+                page = BATCH if most is None else min(BATCH, most - done)
+                pending = self._store.pending_vectors(
+                    kind, embedder.model_id, after=after, limit=page
+                )
+                if not pending:
+                    break
+                self._embed(embedder, pending)
+                done += len(pending)
+                after = pending[-1].ref_id
+                if len(pending) < page:
+                    break
+        return done
+
+    def rebuild_index(self) -> int:
+        """Drop this space's vectors of the current model and embed every record again;
+        return how many were embedded."""
+        embedder = self._embedder()
+        with self._store.transaction(write=True):
+            self._store.drop_vectors(embedder.model_id)
+            # Counted where every process's cache looks: a drop is the one change that does
+            # not show as newer rows (bookkeeping beside the journal, like the poller's).
+            self._store.mark_schedule(_dropped(embedder.model_id), self._now())
+        with _CACHES_LOCK:
+            _CACHES.pop(self._cache_key(embedder.model_id), None)
+        return self.update_index()
+
+    def _catch_up(self, max_records: int) -> tuple[int, int]:
+        """Embed at most `max_records` pending records now (none on a read-only store, or
+        without the extra); return (records with a current vector, all records)."""
+        if embedder_available() and not self.read_only:
+            self.update_index(limit=max_records)
+        status = self.index_status()
+        return status.embedded, status.total
+
+    def _embed(self, embedder: Embedder, pending: Sequence[PendingText]) -> None:
+        """Embed the records whose text changed and write them, and mark the others
+        current, in one write transaction."""
+        model = embedder.model_id
+        fresh: list[PendingText] = []
+        same: dict[str, list[tuple[str, str]]] = {}
+        for record in pending:
+            digest = content_hash(model, record.text)
+            if record.content_hash == digest:
+                same.setdefault(record.kind, []).append((record.ref_id, record.source_at))
+            else:
+                fresh.append(record)
+        rows: list[NewVector] = []
+        if fresh:
+            matrix = embedder.embed([r.text for r in fresh])
+            half = matrix.astype("<f2")
+            for record, vector in zip(fresh, half, strict=True):
+                rows.append(
+                    NewVector(
+                        record.kind,
+                        record.ref_id,
+                        content_hash(model, record.text),
+                        record.source_at,
+                        record.task_id,
+                        record.step_id,
+                        record.session_id,
+                        record.created_at,
+                        int(vector.shape[0]),
+                        vector.tobytes(),
+                    )
+                )
+        with self._store.transaction(write=True):
+            if rows:
+                self._store.put_vectors(model, rows)
+            for kind, marks in same.items():
+                self._store.touch_vectors(model, kind, marks)
+
+    # -- nearest --------------------------------------------------------------------------
+
+    def nearest(
+        self,
+        text: str,
+        *,
+        kinds: Sequence[str] | None = None,
+        task_id: str | None = None,
+        step_id: str | None = None,
+        session_ids: Sequence[str] | None = None,
+        since: str | datetime | None = None,
+        until: str | datetime | None = None,
+        limit: int = 100,
+    ) -> list[tuple[str, str, float]]:
+        """The records nearest in meaning to `text`, as (kind, id, cosine), best first; of
+        these kinds, task, step, sessions and time range (`since` inclusive, `until`
+        exclusive), applied before the best `limit` are taken. Only records already
+        embedded are found (see `update_index`)."""
+        query = checks.text(text, "query")
+        wanted = checks.count(limit, "limit")
+        chosen = _vector_kinds(kinds)
+        now = self._clock()
+        task = None if task_id is None else self._task_id(task_id)
+        step = None if step_id is None else self._step_id(step_id)
+        sessions = None if session_ids is None else self._session_ids(session_ids)
+        start = None if since is None else checks.moment(since, "since", now)
+        end = None if until is None else checks.moment(until, "until", now)
+        embedder = self._embedder()
+        import numpy as np  # after the model: without the extra, its one-line error
+
+        q = np.asarray(embedder.embed([query])[0], dtype=np.float32)
+        if not q.any():
+            return []  # a text with no word the model knows is near nothing
+        cache = self._matrix(embedder.model_id)
+        with cache.lock:
+            n = cache.n
+            mask = cache.alive[:n].copy()
+            if len(chosen) < len(VECTOR_KINDS):
+                mask &= np.isin(cache.kind[:n], [VECTOR_KINDS.index(k) for k in chosen])
+            for column, ident in ((cache.task, task), (cache.step, step)):
+                if ident is not None:
+                    mask &= column[:n] == cache.codes.get(ident, -2)
+            if sessions is not None:
+                codes = [cache.codes[s] for s in sessions if s in cache.codes]
+                mask &= np.isin(cache.session[:n], codes)
+            if start is not None:
+                mask &= cache.at[:n] >= _micros([start])[0]
+            if end is not None:
+                mask &= cache.at[:n] < _micros([end])[0]
+            picked = np.flatnonzero(mask)
+            if not len(picked):
+                return []
+            if len(picked) < _GATHER_BELOW * n:
+                scores = cache.vectors[picked] @ q
+            else:
+                everything = cache.vectors[:n] @ q
+                scores = everything[picked]
+            best = _top(scores, wanted)
+            keys = cache.keys
+            return [(*keys[picked[i]], float(scores[i])) for i in best if scores[i] > 0]
+
+    def _matrix(self, model: str) -> _Matrix:
+        """This store's vectors of `model` in memory, brought up to date."""
+        key = self._cache_key(model)
+        with _CACHES_LOCK:
+            cache = _CACHES.get(key)
+            if cache is None:
+                cache = _CACHES[key] = _Matrix()
+        with cache.lock:
+            if not self._refresh(cache, model):
+                fresh = _Matrix()
+                self._refresh(fresh, model)
+                with _CACHES_LOCK:
+                    _CACHES[key] = fresh
+                return fresh
+        return cache
+
+    def _refresh(self, cache: _Matrix, model: str) -> bool:
+        """Load the rows written since the cache last looked; False when it must be loaded
+        afresh: rows it holds were dropped (a rebuild, here or in another process), the
+        store is not the one it loaded, or it is mostly replaced rows."""
+        drops = self._store.schedule(_dropped(model))
+        generation = 0 if drops is None else drops[1]
+        if cache.n and generation != cache.generation:
+            return False
+        cache.generation = generation
+        while True:
+            rows = self._store.vectors_after(model, cache.seen, limit=_LOAD_PAGE)
+            cache.add(rows)
+            if len(rows) < _LOAD_PAGE:
+                break
+        if cache.n > 2 * cache.live + 1024:
+            return False
+        # A store made again at the same place starts its seqs over.
+        return self._store.newest_vector(model) >= cache.seen
+
+    def _cache_key(self, model: str) -> tuple[str, str, str]:
+        path = self._store.path
+        if path == ":memory:":
+            path = f":memory:{id(self._store)}"  # each in-memory store is its own
+        return (path, self.space, model)
+
+    def _step_id(self, ident: str) -> str:
+        if not isinstance(ident, str):
+            raise ValidationError(f"step id must be text, not {type(ident).__name__}")
+        return self._store.resolve("step", ident, "see a task's steps with `clew task show TASK`")
+
+    def _session_ids(self, idents: Sequence[str]) -> list[str]:
+        if isinstance(idents, str):
+            idents = [idents]
+        found: list[str] = []
+        for ident in checks.sequence(idents, "session_ids"):
+            if not isinstance(ident, str) or not ident.strip():
+                raise ValidationError("a session must be a session id or key, as text")
+            session = self._store.find_session(ident)
+            found.append(session.id if session is not None else self._resolve("session", ident))
+        return found
+
+
+def _dropped(model: str) -> str:
+    """The schedule key that counts the drops of a model's vectors."""
+    return f"vectors.dropped:{model}"
+
+
+def _vector_kinds(kinds: str | Sequence[str] | None) -> tuple[str, ...]:
+    """The kinds asked for: None is all; a text may list several, comma-separated."""
+    if kinds is None:
+        return VECTOR_KINDS
+    given = [kinds] if isinstance(kinds, str) else checks.sequence(kinds, "kinds")
+    names = [n.strip() for k in given for n in checks.text(k, "kind").split(",") if n.strip()]
+    for name in names:
+        if name not in VECTOR_KINDS:
+            raise ValidationError(f"kind {name!r} is not one of: {', '.join(VECTOR_KINDS)}")
+    if not names:
+        raise ValidationError(f"give at least one kind: {', '.join(VECTOR_KINDS)}")
+    return tuple(dict.fromkeys(names))
+
+
+def _top(scores: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the `k` highest scores, highest first (ties: the earlier row first)."""
+    import numpy as np
+
+    part = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+    order = np.lexsort((part, -scores[part]))
+    return np.asarray(part[order])
