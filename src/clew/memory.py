@@ -29,13 +29,12 @@ from clew.taskrecord import step_changes
 from clew.trace import Ledger
 from clew.transfer import Transfer
 from clew.upkeep import Upkeep
-from clew.vectors import Vectors
 
 # Events that change a task's row or plan in ways update_task does not model itself.
 _REWRITES = frozenset({"task.created", "task.archived", "plan.revised"})
 
 
-class Memory(Assembly, Upkeep, Ledger, Transfer, Vectors):
+class Memory(Assembly, Upkeep, Ledger, Transfer):
     """A task memory over one store, in one space. Open it with `clew.open()`.
 
     The methods live in mixins by subject: tasks, plans and messages here; archive

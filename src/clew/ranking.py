@@ -31,6 +31,9 @@ from clew.models import Explain, RecordHit
 FLOOR = 0.25  # the keyword score kept by a record that holds none but the rarest words
 NEIGHBOUR = 0.35  # the share of a neighbouring turn's score a turn takes
 DENSE = 0.35  # the weight of meaning in a hybrid score
+FUSION = "mix"  # or "rrf": reciprocal rank fusion (measured worse: docs/benchmarks.md)
+RRF_K = 60
+NEIGHBOURS = True  # whether turns take their neighbours' scores (measured both ways)
 EXACT_TEXT = 0.5  # the whole question, as written
 EXACT_PHRASE = 0.15  # each phrase written in the question (two at most)
 EXACT_IDENTIFIER = 1.0  # every identifier of the question, as written
@@ -182,8 +185,9 @@ def rank(
     found: Mapping[Key, Found],
     nearest: Sequence[tuple[Key, float]] = (),
     *,
-    dense_weight: float = DENSE,
-    neighbours: bool = True,
+    dense_weight: float | None = None,
+    neighbours: bool | None = None,
+    fusion: str | None = None,
 ) -> list[Ranked]:
     """Every record found, best first, with why. `found` holds the keyword matches
     (raw bm25 in hit.score, lower is better) and any other record to rank (score 0);
@@ -205,7 +209,7 @@ def rank(
         plain[key] = (base + added) * factor
         why[key] = reasons
     keyword = dict(plain)
-    if neighbours:
+    if NEIGHBOURS if neighbours is None else neighbours:
         for key, lift in _neighbour_lifts(found, plain).items():
             keyword[key] += lift
             why[key].append(f"a neighbouring turn matches +{lift:.2f}")
@@ -213,11 +217,18 @@ def rank(
     cosines = dict(nearest)
     dense_rank = {k: i + 1 for i, (k, _) in enumerate(nearest)}
     closeness = _closeness(cosines)
-    weight = dense_weight if cosines else 0.0
+    weight = (DENSE if dense_weight is None else dense_weight) if cosines else 0.0
+    by_keyword = sorted((k for k in keyword if keyword[k] > 0), key=lambda k: -keyword[k])
+    fused_rank = {k: i + 1 for i, k in enumerate(by_keyword)}
+    rrf = (FUSION if fusion is None else fusion) == "rrf"
     ranked = []
     for key in found.keys() | cosines.keys():
         kw = keyword.get(key, 0.0) / top_keyword
-        score = (1 - weight) * kw + weight * closeness.get(key, 0.0)
+        if rrf:  # reciprocal rank fusion, the comparator the mix is measured against
+            score = sum(w / (RRF_K + r) for w, r in ((1 - weight, fused_rank.get(key)),
+                        (weight, dense_rank.get(key))) if r is not None)  # fmt: skip
+        else:
+            score = (1 - weight) * kw + weight * closeness.get(key, 0.0)
         explain = Explain(
             keyword_rank.get(key), round(found[key].hit.score / best, 4)
             if key in found and best < 0 and found[key].hit.score < 0 else 0.0,

@@ -32,20 +32,22 @@ from clew.brief import clip
 from clew.clock import stamp
 from clew.errors import ValidationError
 from clew.fingerprint import telling_line
-from clew.models import EntryFilter, EntryStatus, EntryType, RecordHit, Turn
+from clew.models import Entry, EntryFilter, EntryStatus, EntryType, RecordHit, Turn
 from clew.question import Question, understand
 from clew.ranking import Asked, Found, Key
+from clew.vectors import Vectors, embedder_available, load_embedder
 
 MODES = ("auto", "keyword", "dense", "hybrid")
 POOL = 60  # keyword matches ranked per index, at least
 NEIGHBOURS = 12  # the best turns whose neighbours are fetched
 _TEXT_CHARS = 4000  # of a record's text checked for coverage and exact matches
 _MARKS = re.compile(r"\[([^\[\]]*)\]")
+CATCH_UP = 2000  # records a hybrid search embeds before it ranks (about 0.2 s at most)
 SIMILAR = 5  # similar errors `seen_before` names
 SIMILAR_CHARS = 400  # of an error's text they are looked up by
 
 
-class Retrieval(Archive):
+class Retrieval(Vectors, Archive):
     """Search over everything (mixed into Memory)."""
 
     def search_all(
@@ -114,6 +116,8 @@ class Retrieval(Archive):
             question = question._replace(query=search.parse(query, any_terms=True))
         asked = _asked(question, query)
         pool = max(POOL, 3 * limit)
+        if dense and not (self._store.in_transaction or self._store.read_only):
+            self._catch_up(CATCH_UP)  # inside a caller's transaction: later
         with self._store.transaction():
             found = {} if mode == "dense" else self._keyword(question, kinds, filters,
                                                               sessions, pool)  # fmt: skip
@@ -122,7 +126,8 @@ class Retrieval(Archive):
                 nearest = self._nearest(query, kinds, filters, sessions, pool)
             if not found and not nearest:
                 return []
-            ranked = ranking.rank(asked, found, nearest)[:limit]
+            # A record nothing ranks above zero (the farthest of the nearest) is no hit.
+            ranked = [r for r in ranking.rank(asked, found, nearest) if r.score > 0][:limit]
             missing = [r.key for r in ranked if r.key not in found]
             described = self._describe(missing)
         hits = []
@@ -213,11 +218,9 @@ class Retrieval(Archive):
         without the extra), for auto when the extra is installed."""
         if mode == "keyword":
             return False
-        from clew import embedding
-
         if mode == "auto":
-            return embedding.available()
-        embedding.load()  # raises VectorsUnavailable, with what to install
+            return embedder_available()
+        load_embedder()  # raises VectorsUnavailable, with what to install
         return True
 
     def _nearest(
@@ -228,9 +231,22 @@ class Retrieval(Archive):
         sessions: Sequence[str] | None,
         pool: int,
     ) -> list[tuple[Key, float]]:
-        """The records nearest the question in meaning, best first (none by default: the
-        vector index overrides this)."""
-        return []
+        """The records nearest the question in meaning, best first, of the kinds and in the
+        scope asked for (of the records embedded: `_search` catches up on at most CATCH_UP
+        first, the rest later, so that keyword search never waits for them)."""
+        kinds = [k for k in kinds if k != "entry" or sessions is None]
+        if filters.types or filters.statuses or filters.tags:
+            kinds = [k for k in kinds if k == "entry"]
+        if not kinds:
+            return []
+        found = self.nearest(
+            query, kinds=kinds, task_id=filters.task_id, step_id=filters.subtask_id,
+            session_ids=sessions, since=filters.since, until=filters.until,
+            limit=pool if not (filters.types or filters.statuses or filters.tags) else 2 * pool,
+        )  # fmt: skip
+        if filters.types or filters.statuses or filters.tags:
+            found = [f for f in found if _kept(self._store.get_entry(f[1]), filters)][:pool]
+        return [((kind, ident), cosine) for kind, ident, cosine in found]
 
     def _describe(self, keys: Sequence[Key]) -> dict[Key, RecordHit]:
         """Hits for records found by meaning alone."""
@@ -266,6 +282,15 @@ def _window(question: Question, filters: EntryFilter) -> EntryFilter | None:
     if filters.until is not None:
         until = min(until, filters.until)
     return filters._replace(since=since, until=until) if since < until else None
+
+
+def _kept(entry: Entry, filters: EntryFilter) -> bool:
+    """Whether an entry passes the entry filters (type, status, tags) of a search."""
+    return (
+        (not filters.types or entry.type in filters.types)
+        and (not filters.statuses or entry.status in filters.statuses)
+        and set(filters.tags) <= set(entry.tags)
+    )
 
 
 def _failure(hit: RecordHit) -> bool:

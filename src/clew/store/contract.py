@@ -78,6 +78,12 @@ class Journal(Protocol):
         StoreReadOnlyError for a write on a read-only store. An exception rolls back."""
         ...
 
+    @property
+    def in_transaction(self) -> bool:
+        """Whether a transaction is open on this store now (so a write would have to join
+        it): work that may be put off, like embedding, is then left for later."""
+        ...
+
     def append(
         self,
         *,

@@ -283,6 +283,10 @@ class PostgresStore(
         """A read of several statements: one transaction, one connection."""
         return self.transaction()
 
+    @property
+    def in_transaction(self) -> bool:
+        return self._txn is not None
+
     def transaction(self, *, write: bool = False) -> contextlib.AbstractContextManager[None]:
         """Run the block in one transaction; writes take the space's lock up front. Nests."""
         return self._transaction(self._begin_write if write else self._begin_read, write)

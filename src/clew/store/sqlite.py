@@ -368,6 +368,10 @@ class SQLiteStore(
             f" it; to write, {fix}"
         )
 
+    @property
+    def in_transaction(self) -> bool:
+        return self._depth > 0
+
     @contextlib.contextmanager
     def transaction(self, *, write: bool = False) -> Iterator[None]:
         """Run the block in one transaction; writes take the lock up front. Nests."""
