@@ -174,8 +174,16 @@ def oncall(b: Book) -> None:
                     detail=f"{code} in the {service} service.", resolution=f"Fix: {fix}.",
                     tags=(service,))  # fmt: skip
             keys.append(key)
+            # A look-alike code of the same service on another day, answering nothing.
+            near = code.rsplit("_", 1)[0] + "_" + rng.choice(("TIMEOUT", "RETRY", "INVALID"))
+            other = day + timedelta(days=rng.randrange(3, 9))
+            b.command(f"{key}.near", t, f"{other.isoformat()} 09:40",
+                      f"kubectl logs deploy/{service} --since=2h | grep ERROR",
+                      stdout=f"{other.isoformat()}T04:12:55Z ERROR {service}-2 {near}: retried",
+                      labelled=False)  # fmt: skip
             if m == 0 or n % 2:
-                b.ask("identifier", code, key, f"{key}.log")
+                asked = code if (n + m) % 2 else f"have we seen {code} before, and what fixed it?"
+                b.ask("identifier", asked, key, f"{key}.log")
             if (n + m) % 3 == 0:
                 b.ask("single-fact", f"how did we fix the {service} issue where {symptom}?", key)
         b.ask("multi-fact", f"what errors has the {service} service had, and their fixes?", *keys)
