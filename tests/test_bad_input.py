@@ -2775,3 +2775,21 @@ def test_a_search_with_no_words_is_refused_on_postgresql_as_on_sqlite(
             store.search(query)
     result = tools.call(team, "memory_search", {"query": query})
     assert result.is_error and "no words to look for" in result.text
+
+
+# -- i13-bench
+
+
+def test_the_retrieval_harness_refuses_unknown_systems_and_categories_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from benchmarks.retrieval import run
+
+    assert run.main(["--systems", "bm25,floor"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "bm25" in err and "floor, keyword" in err
+    assert run.main(["--categories", "trivia"]) == 2
+    assert "unknown category trivia" in capsys.readouterr().err
+    assert run.main(["--systems", " , "]) == 2
+    assert run.main(["--limit", "0"]) == 2
+    assert "--limit" in capsys.readouterr().err

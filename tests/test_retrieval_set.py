@@ -9,7 +9,6 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-
 from benchmarks.retrieval import words
 from benchmarks.retrieval.build import floor_index, write
 from benchmarks.retrieval.corpus import CATEGORIES, Book

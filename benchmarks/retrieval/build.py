@@ -10,6 +10,7 @@ stored is exactly the set (no derived entries that copy a labelled record's text
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -22,13 +23,17 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import clew
 from benchmarks.retrieval.corpus import Book, Record
+
+import clew
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE / ".cache"
 _QUIET = {"CLEW_WORKER": "off", "CLEW_MAINTENANCE": "0", "CLEW_STUCK": "0",
           "CLEW_PROGRESS": "off", "CLEW_MIRROR": "0"}  # fmt: skip
+
+
+_NOT_DATA = ("run.py", "build.py", "words.py", "__init__.py")
 
 
 class Clock:
@@ -57,9 +62,9 @@ def quiet() -> Iterator[None]:
 
 
 def generator_hash(size: int) -> str:
-    """What the cached store depends on: the generator's sources and the size."""
+    """What the cached store depends on: the sources of the set's data and the size."""
     digest = hashlib.sha256(f"size={size}".encode())
-    for name in sorted(p.name for p in HERE.glob("*.py") if p.name not in ("run.py",)):
+    for name in sorted(p.name for p in HERE.glob("*.py") if p.name not in _NOT_DATA):
         digest.update((HERE / name).read_bytes())
     return digest.hexdigest()[:16]
 
@@ -193,9 +198,7 @@ def floor_index(store: Path, floor: Path) -> None:
     try:
         db.execute("ATTACH DATABASE ? AS clew", (f"file:{store}?mode=ro",))
         db.execute("CREATE TABLE docs (id INTEGER PRIMARY KEY, kind TEXT, ref_id TEXT)")
-        db.execute(
-            "CREATE VIRTUAL TABLE docs_fts USING fts5(body, tokenize='porter unicode61')"
-        )
+        db.execute("CREATE VIRTUAL TABLE docs_fts USING fts5(body, tokenize='porter unicode61')")
         for select in _FLOOR_DOCS:
             rows = db.execute(select)
             while batch := rows.fetchmany(5000):
@@ -213,30 +216,45 @@ def floor_index(store: Path, floor: Path) -> None:
         db.close()
 
 
-def cached(book_for: Any, size: int, records: int | None = None) -> tuple[Path, Path, dict[str, Any]]:
+def cached(
+    book_for: Any, size: int, records: int | None = None
+) -> tuple[Path, Path, dict[str, Any]]:
     """The built store for this generator (building it if needed), padded to `records`
     when given: (store path, floor path, key references)."""
     base = CACHE / f"set-{generator_hash(size)}"
     store, refs_file = base / "store.db", base / "refs.json"
-    if not refs_file.exists():
-        shutil.rmtree(base, ignore_errors=True)
-        base.mkdir(parents=True)
-        started = time.perf_counter()
-        refs = write(book_for(size=size), store)
-        refs_file.write_text(json.dumps(refs))
-        print(f"built the set's store in {time.perf_counter() - started:.1f}s", flush=True)
+    with _locked(base):  # two runs at once build it once
+        if not refs_file.exists():
+            shutil.rmtree(base, ignore_errors=True)
+            base.mkdir(parents=True)
+            started = time.perf_counter()
+            refs = write(book_for(size=size), store)
+            refs_file.write_text(json.dumps(refs))
+            print(f"built the set's store in {time.perf_counter() - started:.1f}s", flush=True)
     refs = json.loads(refs_file.read_text())
     if records is not None:
         padded = CACHE / f"set-{generator_hash(size)}-{records}"
-        if not (padded / "done").exists():
-            shutil.rmtree(padded, ignore_errors=True)
-            padded.mkdir(parents=True)
-            for name in ("store.db", "refs.json"):  # the floor is made again from the padded store
-                shutil.copy2(base / name, padded / name)
-            pad(padded / "store.db", records)
-            (padded / "done").write_text("")
+        with _locked(padded):
+            if not (padded / "done").exists():
+                shutil.rmtree(padded, ignore_errors=True)
+                padded.mkdir(parents=True)
+                for name in ("store.db", "refs.json"):  # the floor is made from the padded store
+                    shutil.copy2(base / name, padded / name)
+                pad(padded / "store.db", records)
+                (padded / "done").write_text("")
         base, store = padded, padded / "store.db"
     floor = base / "floor.db"
-    if not floor.exists():
-        floor_index(store, floor)
+    with _locked(base):
+        if not floor.exists():
+            floor_index(store, floor.with_suffix(".tmp"))
+            floor.with_suffix(".tmp").rename(floor)
     return store, floor, refs
+
+
+@contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the cache entry `folder` (a file beside it)."""
+    CACHE.mkdir(exist_ok=True)
+    with folder.with_name(folder.name + ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield

@@ -54,7 +54,7 @@ successfully: exit code: 1
  > [builder 4/7] RUN pip install --no-cache-dir -r requirements.txt:
 failed to solve: process "/bin/sh -c pip install --no-cache-dir -r requirements.txt" did not
 complete successfully: exit code: 1
-"""
+"""  # noqa: RUF001 (docker prints these signs)
 
 NPM_ERESOLVE = """\
 npm ERR! code ERESOLVE
@@ -172,9 +172,14 @@ def _billing(b: Book) -> None:
     b.decision("billing.dualwrite", t, "2026-05-15 10:00",
                "Enable dual writes behind the BILLING_DUAL_WRITE flag for 10% of tenants",
                agent="planner")  # fmt: skip
-    b.entry("billing.lag", t, "2026-05-19 08:30", "discovery",
-            "Dual-write lag peaks at 1.8 s during the nightly invoice run at 01:00 UTC",
-            detail="Measured from the outbox timestamps; it stays under 200 ms the rest of the day.")
+    b.entry(
+        "billing.lag",
+        t,
+        "2026-05-19 08:30",
+        "discovery",
+        "Dual-write lag peaks at 1.8 s during the nightly invoice run at 01:00 UTC",
+        detail="Measured from the outbox timestamps; it stays under 200 ms the rest of the day.",
+    )
     b.chat("billing.c1", s, "2026-05-04 09:20", [
         ("user", "Before you touch anything: how big is the billing database right now?"),
         ("assistant", "I'll check the table sizes on the replica first."),
@@ -185,39 +190,78 @@ def _billing(b: Book) -> None:
                     " BY data_length DESC LIMIT 3\"",
                     "table_name\tmb\ninvoice_lines\t18342\ninvoices\t6120\npayments\t2877",
                     why="Checking table sizes on the replica")  # fmt: skip
-    b.turn("billing.sizesummary", s, "2026-05-04 09:24", "assistant",
-           "The billing schema is about 27 GB: invoice_lines 18.3 GB, invoices 6.1 GB and"
-           " payments 2.9 GB. A pgloader copy should fit in one maintenance window.")
+    b.turn(
+        "billing.sizesummary",
+        s,
+        "2026-05-04 09:24",
+        "assistant",
+        "The billing schema is about 27 GB: invoice_lines 18.3 GB, invoices 6.1 GB and"
+        " payments 2.9 GB. A pgloader copy should fit in one maintenance window.",
+    )
 
-    b.ask("single-fact", "which tool did we choose to convert the billing schema to postgres?",
-          "billing.pgloader")
-    b.ask("single-fact", "why did we revert the numeric(12,4) money columns?",
-          "billing.numeric_revert")
+    b.ask(
+        "single-fact",
+        "which tool did we choose to convert the billing schema to postgres?",
+        "billing.pgloader",
+    )
+    b.ask(
+        "single-fact",
+        "why did we revert the numeric(12,4) money columns?",
+        "billing.numeric_revert",
+    )
     b.ask("single-fact", "when is the billing cutover window?", "billing.window")
     b.ask("single-fact", "how did we fix the partial refund rounding bug?", "billing.rounding")
-    b.ask("single-fact", "how big is the invoice_lines table?", "billing.sizesummary",
-          "billing.size")
+    b.ask(
+        "single-fact", "how big is the invoice_lines table?", "billing.sizesummary", "billing.size"
+    )
     b.ask("single-fact", "what pooling mode did we pick for pgbouncer?", "billing.pgbouncer")
     b.ask("identifier", "what does commit 5e08aa3 do?", "billing.numeric_revert", "billing.gitlog")
-    b.ask("identifier", "type \"mediumtext\" does not exist", "billing.mediumtext",
-          "billing.restore")
-    b.ask("identifier", "tests/billing/test_refunds.py::test_partial_refund_rounding",
-          "billing.pytest")
+    b.ask("identifier", 'type "mediumtext" does not exist', "billing.mediumtext", "billing.restore")
+    b.ask(
+        "identifier",
+        "tests/billing/test_refunds.py::test_partial_refund_rounding",
+        "billing.pytest",
+    )
     b.ask("identifier", "what was the BILLING_DUAL_WRITE flag rolled out to?", "billing.dualwrite")
     b.ask("identifier", "ledgerly-2026-05-07.dump restore output", "billing.restore")
-    b.ask("paraphrase", "how many simultaneous database links do the background job processes"
-          " need at the busiest moment?", "billing.pgbouncer")
-    b.ask("paraphrase", "what did they request about leaving the previous database copy accessible"
-          " till accounting approves?", "billing.scope")
+    b.ask(
+        "paraphrase",
+        "how many simultaneous database links do the background job processes"
+        " need at the busiest moment?",
+        "billing.pgbouncer",
+    )
+    b.ask(
+        "paraphrase",
+        "what did they request about leaving the previous database copy accessible"
+        " till accounting approves?",
+        "billing.scope",
+    )
     b.ask("paraphrase", "how long does replication trail behind overnight?", "billing.lag")
-    b.ask("multi-fact", "what went wrong restoring the billing dump and how was it fixed?",
-          "billing.restore", "billing.mediumtext")
-    b.ask("multi-fact", "list the decisions made for the billing migration",
-          "billing.pgloader", "billing.numeric_revert", "billing.pgbouncer")
-    b.ask("temporal", "what did the refund tests fail on in mid May?", "billing.pytest",
-          "billing.rounding")
-    b.ask("temporal", "what did we find out about dual-write lag last month?", "billing.lag",
-          asked_at="2026-06-10 09:00")
+    b.ask(
+        "multi-fact",
+        "what went wrong restoring the billing dump and how was it fixed?",
+        "billing.restore",
+        "billing.mediumtext",
+    )
+    b.ask(
+        "multi-fact",
+        "list the decisions made for the billing migration",
+        "billing.pgloader",
+        "billing.numeric_revert",
+        "billing.pgbouncer",
+    )
+    b.ask(
+        "temporal",
+        "what did the refund tests fail on in mid May?",
+        "billing.pytest",
+        "billing.rounding",
+    )
+    b.ask(
+        "temporal",
+        "what did we find out about dual-write lag last month?",
+        "billing.lag",
+        asked_at="2026-06-10 09:00",
+    )
 
 
 def _auth(b: Book) -> None:
@@ -262,20 +306,29 @@ def _auth(b: Book) -> None:
     ])  # fmt: skip
 
     b.ask("single-fact", "why is the refresh race test flaky on CI?", "auth.race", "auth.c1.2")
-    b.ask("single-fact", "why did we not use redis to lock token rotation?",
-          "auth.redis_rejected")
+    b.ask("single-fact", "why did we not use redis to lock token rotation?", "auth.redis_rejected")
     b.ask("single-fact", "who owns the token rotation code?", "auth.c1.4")
     b.ask("single-fact", "did the auth soak run pass?", "auth.ci50")
     b.ask("identifier", "ERR_TOKEN_REUSED", "auth.trace")
     b.ask("identifier", "TokenReuseError in rotate_refresh_token", "auth.trace")
     b.ask("identifier", "auth-soak.yml results", "auth.ci50")
-    b.ask("paraphrase", "which colleague wrote most of that module, per the annotate history?",
-          "auth.c1.4")
-    b.ask("paraphrase", "what temporary measure kept the unreliable check from blocking"
-          " merges?", "auth.quarantine")
+    b.ask(
+        "paraphrase",
+        "which colleague wrote most of that module, per the annotate history?",
+        "auth.c1.4",
+    )
+    b.ask(
+        "paraphrase",
+        "what temporary measure kept the unreliable check from blocking merges?",
+        "auth.quarantine",
+    )
     b.ask("paraphrase", "how long may a superseded credential still be accepted?", "auth.fix")
-    b.ask("multi-fact", "what options did we consider for fixing the token race and which won?",
-          "auth.fix", "auth.redis_rejected")
+    b.ask(
+        "multi-fact",
+        "what options did we consider for fixing the token race and which won?",
+        "auth.fix",
+        "auth.redis_rejected",
+    )
     b.ask("temporal", "what did the user ask me to do on May 18?", "auth.ask")
 
 
@@ -287,10 +340,16 @@ def _checkout(b: Book) -> None:
     s = b.session("checkout.s1", "2026-05-26 09:00", "checkout card form", task=t)
     b.command("checkout.eresolve", t, "2026-05-26 09:30", "npm install react-credit-cards@0.8.3",
               exit_code=1, stderr=NPM_ERESOLVE)  # fmt: skip
-    b.entry("checkout.cards_lib", t, "2026-05-26 10:15", "decision",
-            "Drop react-credit-cards and build the card form on Stripe Elements",
-            detail="react-credit-cards is unmaintained and wants react 17; --legacy-peer-deps"
-            " would hide the conflict instead of fixing it.", tags=("frontend", "payments"))
+    b.entry(
+        "checkout.cards_lib",
+        t,
+        "2026-05-26 10:15",
+        "decision",
+        "Drop react-credit-cards and build the card form on Stripe Elements",
+        detail="react-credit-cards is unmaintained and wants react 17; --legacy-peer-deps"
+        " would hide the conflict instead of fixing it.",
+        tags=("frontend", "payments"),
+    )
     b.message("checkout.budget", t, "2026-05-25 10:05",
               "The checkout bundle must stay under 180 KB gzipped; marketing pages already eat"
               " the rest of the budget.")  # fmt: skip
@@ -301,13 +360,18 @@ def _checkout(b: Book) -> None:
             "-domain-association with application/octet-stream from the CDN rule.")  # fmt: skip
     b.command("checkout.playwright", t, "2026-06-04 16:45",
               "npx playwright test e2e/checkout.spec.ts --project=webkit",
-              exit_code=1, stdout="Running 14 tests using 2 workers\n  ✘ 9 [webkit] › checkout"
-              ".spec.ts:88:3 › pays with saved card (31.2s)\n    Error: Timed out 30000ms waiting"
+              exit_code=1, stdout="Running 14 tests using 2 workers\n  ✘ 9 [webkit] › checkout"  # noqa: RUF001
+              ".spec.ts:88:3 › pays with saved card (31.2s)\n    Error: Timed out 30000ms waiting"  # noqa: RUF001
               " for expect(locator).toBeVisible()\n    Locator: getByRole('button', { name:"
               " 'Pay €42.00' })\n  13 passed, 1 failed")  # fmt: skip
-    b.entry("checkout.flag", t, "2026-06-08 11:00", "decision",
-            "Release checkout v2 behind the LaunchDarkly flag checkout-v2 at 5% of mobile"
-            " traffic", detail="Payments wants a week of conversion data before 50%.")
+    b.entry(
+        "checkout.flag",
+        t,
+        "2026-06-08 11:00",
+        "decision",
+        "Release checkout v2 behind the LaunchDarkly flag checkout-v2 at 5% of mobile traffic",
+        detail="Payments wants a week of conversion data before 50%.",
+    )
     b.chat("checkout.c1", s, "2026-05-26 09:00", [
         ("user", "Can we keep the old card library? The designers like its animated card."),
         ("assistant", "Not safely: it pins react 17 as a peer and has had no release since 2021."
@@ -322,14 +386,23 @@ def _checkout(b: Book) -> None:
     b.ask("identifier", "npm ERR! code ERESOLVE react-credit-cards", "checkout.eresolve")
     b.ask("identifier", "checkout.spec.ts:88 pays with saved card", "checkout.playwright")
     b.ask("identifier", "what rollout percentage is checkout-v2 at?", "checkout.flag")
-    b.ask("identifier", "apple-developer-merchantid-domain-association content type",
-          "checkout.safari")
-    b.ask("paraphrase", "what did the visual team want to retain from the previous widget?",
-          "checkout.c1.1")
-    b.ask("paraphrase", "how heavy may the compressed javascript for paying be?",
-          "checkout.budget")
-    b.ask("multi-fact", "why did we abandon the old card library: what broke and what did we"
-          " decide?", "checkout.eresolve", "checkout.cards_lib")
+    b.ask(
+        "identifier",
+        "apple-developer-merchantid-domain-association content type",
+        "checkout.safari",
+    )
+    b.ask(
+        "paraphrase",
+        "what did the visual team want to retain from the previous widget?",
+        "checkout.c1.1",
+    )
+    b.ask("paraphrase", "how heavy may the compressed javascript for paying be?", "checkout.budget")
+    b.ask(
+        "multi-fact",
+        "why did we abandon the old card library: what broke and what did we decide?",
+        "checkout.eresolve",
+        "checkout.cards_lib",
+    )
     b.ask("temporal", "which e2e test failed on June 4?", "checkout.playwright")
 
 
@@ -350,8 +423,13 @@ def _worker(b: Book) -> None:
             "Base the worker image on python:3.11-slim-bookworm, not alpine",
             detail="WeasyPrint needs glibc builds of pango and cairo; musl wheels are missing"
             " and compiling them doubled the build time.", tags=("docker",))  # fmt: skip
-    b.entry("worker.size", t, "2026-06-03 15:00", "discovery",
-            "Multi-stage build cut the report-worker image from 1.21 GB to 412 MB")
+    b.entry(
+        "worker.size",
+        t,
+        "2026-06-03 15:00",
+        "discovery",
+        "Multi-stage build cut the report-worker image from 1.21 GB to 412 MB",
+    )
     b.command("worker.health", t, "2026-06-05 12:10",
               "aws ecs describe-services --cluster staging --services report-worker",
               stdout='{"services": [{"serviceName": "report-worker", "runningCount": 0,'
@@ -378,15 +456,23 @@ def _worker(b: Book) -> None:
     b.ask("single-fact", "how much memory should the report worker get?", "worker.memory")
     b.ask("single-fact", "how did we fix the ECS health check?", "worker.healthfix")
     b.ask("single-fact", "which report is the slowest?", "worker.c1.2")
-    b.ask("identifier", "fatal error: ffi.h: No such file or directory", "worker.build",
-          "worker.ffi")
+    b.ask(
+        "identifier", "fatal error: ffi.h: No such file or directory", "worker.build", "worker.ffi"
+    )
     b.ask("identifier", "python:3.11-slim-bookworm", "worker.base")
     b.ask("identifier", "report-worker 0.3.2", "worker.deploy_prod")
-    b.ask("paraphrase", "how much smaller did the container get after splitting compilation"
-          " into phases?", "worker.size")
+    b.ask(
+        "paraphrase",
+        "how much smaller did the container get after splitting compilation into phases?",
+        "worker.size",
+    )
     b.ask("paraphrase", "should huge documents simply be given extra capacity?", "worker.memory")
-    b.ask("multi-fact", "what problems did the worker container hit on staging and in the build,"
-          " and their fixes?", "worker.ffi", "worker.healthfix")
+    b.ask(
+        "multi-fact",
+        "what problems did the worker container hit on staging and in the build, and their fixes?",
+        "worker.ffi",
+        "worker.healthfix",
+    )
     b.ask("temporal", "what did the describe-services output say on June 5?", "worker.health")
 
 
@@ -427,33 +513,58 @@ def _django(b: Book) -> None:
 
     b.ask("single-fact", "what did we do about the USE_L10N setting?", "django.l10n")
     b.ask("single-fact", "why are we not going to django 5.1 yet?", "django.postpone")
-    b.ask("single-fact", "where did invoice pdfs end up on staging after the upgrade?",
-          "django.storages")
+    b.ask(
+        "single-fact",
+        "where did invoice pdfs end up on staging after the upgrade?",
+        "django.storages",
+    )
     b.ask("single-fact", "when does the code freeze for the upgrade start?", "django.freeze")
     b.ask("identifier", "cannot import name 'ugettext_lazy'", "django.check", "django.ugettext")
     b.ask("identifier", "which version of djangorestframework did we install?", "django.pipbump")
     b.ask("identifier", "DEFAULT_FILE_STORAGE", "django.storages")
     b.ask("identifier", "urls.W005", "django.check")
     b.ask("paraphrase", "should source rewrites be done manually or automatically?", "django.c1.1")
-    b.ask("multi-fact", "what broke when moving ledgerly to django 5.0?", "django.ugettext",
-          "django.storages")
-    b.ask("temporal", "what did the user say about the freeze last week?", "django.freeze",
-          asked_at="2026-06-24 10:00")
-    b.ask("temporal", "which packages did we install yesterday?", "django.pipbump",
-          asked_at="2026-06-17 09:00")
+    b.ask(
+        "multi-fact",
+        "what broke when moving ledgerly to django 5.0?",
+        "django.ugettext",
+        "django.storages",
+    )
+    b.ask(
+        "temporal",
+        "what did the user say about the freeze last week?",
+        "django.freeze",
+        asked_at="2026-06-24 10:00",
+    )
+    b.ask(
+        "temporal",
+        "which packages did we install yesterday?",
+        "django.pipbump",
+        asked_at="2026-06-17 09:00",
+    )
 
 
 def _release(b: Book) -> None:
-    t = b.task("release", "2026-06-22 09:00", "Set up package registry and release pipeline",
-               goal="ledgerly-client releases publish from CI to an internal registry",
-               plan=["Pick a registry", "CI publish job", "Signed tags", "Document the flow"])
+    t = b.task(
+        "release",
+        "2026-06-22 09:00",
+        "Set up package registry and release pipeline",
+        goal="ledgerly-client releases publish from CI to an internal registry",
+        plan=["Pick a registry", "CI publish job", "Signed tags", "Document the flow"],
+    )
     s = b.session("release.s1", "2026-06-22 09:05", "release pipeline", task=t)
     b.entry("release.registry", t, "2026-06-22 11:30", "decision",
             "Use GitHub Packages as the internal registry, not a self-hosted devpi",
             detail="SSO and audit logs come with the org plan; devpi would need backups and"
             " patching by us.", tags=("registry", "release"))  # fmt: skip
-    b.command("release.twine", t, "2026-06-23 15:10",
-              "twine upload --repository ledgerly dist/*", exit_code=1, stdout=TWINE)
+    b.command(
+        "release.twine",
+        t,
+        "2026-06-23 15:10",
+        "twine upload --repository ledgerly dist/*",
+        exit_code=1,
+        stdout=TWINE,
+    )
     b.entry("release.token", t, "2026-06-23 15:40", "error",
             "Upload forbidden: CI token lacks packages:write",
             resolution="Use the workflow's GITHUB_TOKEN with permissions: packages: write in"
@@ -475,13 +586,23 @@ def _release(b: Book) -> None:
     b.ask("single-fact", "which registry did we pick, and why?", "release.registry")
     b.ask("single-fact", "how are release tags signed?", "release.sigstore")
     b.ask("single-fact", "who has to approve a release?", "release.c1.2")
-    b.ask("identifier", "403 Forbidden from https://pkgs.internal.ledgerly.io/simple/",
-          "release.twine")
+    b.ask(
+        "identifier",
+        "403 Forbidden from https://pkgs.internal.ledgerly.io/simple/",
+        "release.twine",
+    )
     b.ask("identifier", "ledgerly_client-2.4.0-py3-none-any.whl", "release.twine")
     b.ask("identifier", "v2.4.1", "release.tag")
-    b.ask("paraphrase", "does a tiny incompatible interface tweak still need a big version"
-          " increment?", "release.semver")
+    b.ask(
+        "paraphrase",
+        "does a tiny incompatible interface tweak still need a big version increment?",
+        "release.semver",
+    )
     b.ask("paraphrase", "why not run our own python index server?", "release.registry")
-    b.ask("multi-fact", "why did publishing fail and what permission fixed it?",
-          "release.twine", "release.token")
+    b.ask(
+        "multi-fact",
+        "why did publishing fail and what permission fixed it?",
+        "release.twine",
+        "release.token",
+    )
     b.ask("temporal", "what did we release yesterday?", "release.tag")

@@ -67,13 +67,17 @@ def write(b: Book) -> None:
     for text in UNANSWERABLE:
         b.ask("unanswerable", text)
     para = (
-        ("how did we get past the unrecognised field kind when loading the backup?",
-         "billing.mediumtext"),
+        (
+            "how did we get past the unrecognised field kind when loading the backup?",
+            "billing.mediumtext",
+        ),
         ("what was the root cause of the intermittent sign-in suite breakage?", "auth.race"),
         ("why was a quick option to ignore dependency clashes avoided?", "checkout.cards_lib"),
         ("which libc drawbacks pushed us to a debian flavour?", "worker.base"),
-        ("what replaced the old setting for where uploaded documents get saved?",
-         "django.storages"),
+        (
+            "what replaced the old setting for where uploaded documents get saved?",
+            "django.storages",
+        ),
         ("why don't we keep private credentials around for ages?", "release.sigstore"),
         ("what made the pipeline's network middleman worsen things?", "auth.race"),
         ("when did the engaged couple choose to marry?", "lena2.1"),
@@ -81,18 +85,26 @@ def write(b: Book) -> None:
         ("how quick was my earliest under-sixty-minutes race?", "run2.1"),
         ("what promotion did my partner receive at work?", "sam1.1"),
         ("which seafood dish was the highlight of that holiday?", "lisbon2.1"),
-        ("what does the production rollout look like after two spotless days?",
-         "worker.deploy_prod"),
+        (
+            "what does the production rollout look like after two spotless days?",
+            "worker.deploy_prod",
+        ),
     )
     for question, key in para:
         b.ask("paraphrase", question, key)
     multi = (
         ("who are Dana Whitfield and what do they own or approve?", "auth.c1.4", "release.c1.2"),
         ("what do I need to organise for September?", "lena2.1", "porto1.1", "lena2.3"),
-        ("what did the user tell me to keep or not drop during the migrations?",
-         "billing.scope", "django.freeze"),
-        ("which flags gate rollouts in billing and checkout?", "billing.dualwrite",
-         "checkout.flag"),
+        (
+            "what did the user tell me to keep or not drop during the migrations?",
+            "billing.scope",
+            "django.freeze",
+        ),
+        (
+            "which flags gate rollouts in billing and checkout?",
+            "billing.dualwrite",
+            "checkout.flag",
+        ),
         ("what has Sam been up to this year?", "sam1.1", "lisbon1.1"),
         ("summarise the release pipeline decisions", "release.registry", "release.sigstore"),
         ("what happened with Jonah, from the news to the send-off?", "jonah1.1", "jonah1.3"),
@@ -107,8 +119,11 @@ def write(b: Book) -> None:
         ("what did we decide about signing tags on 25 June?", None, "release.sigstore"),
         ("what went wrong with the docker build on June 1?", None, "worker.build", "worker.ffi"),
         ("what did I say about Jonah's move back in February?", None, "jonah1.1"),
-        ("what was decided for the billing migration in the first week of May?", None,
-         "billing.pgloader"),
+        (
+            "what was decided for the billing migration in the first week of May?",
+            None,
+            "billing.pgloader",
+        ),
     )
     for question, asked, *keys in when:
         b.ask("temporal", question, *keys, asked_at=asked)

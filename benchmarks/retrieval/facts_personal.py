@@ -77,23 +77,30 @@ def _people(b: Book) -> None:
     b.ask("single-fact", "where is mum's knee operation?", "mom1.1")
     b.ask("paraphrase", "who is my brother-in-law to be?", "lena2.1")
     b.ask("paraphrase", "which doctor treats our pet?", "biscuit1.3")
-    b.ask("paraphrase", "what present might suit my sibling's hobby of writing tools?",
-          "lena1.3")
-    b.ask("paraphrase", "how often does my partner have evening meetings with families?",
-          "sam1.3")
+    b.ask("paraphrase", "what present might suit my sibling's hobby of writing tools?", "lena1.3")
+    b.ask("paraphrase", "how often does my partner have evening meetings with families?", "sam1.3")
     b.ask("paraphrase", "when should my mother manage steps unaided?", "mom2.1")
     b.ask("paraphrase", "what treatment plan was suggested for the injured hound?", "biscuit2.1")
-    b.ask("multi-fact", "what has happened with Biscuit's leg so far?", "biscuit1.1",
-          "biscuit2.1")
-    b.ask("multi-fact", "what do I know about Lena's new job and her wedding?", "lena1.1",
-          "lena2.1")
-    b.ask("multi-fact", "how did mum's knee surgery go and what's the recovery plan?",
-          "mom1.1", "mom2.1")
+    b.ask("multi-fact", "what has happened with Biscuit's leg so far?", "biscuit1.1", "biscuit2.1")
+    b.ask(
+        "multi-fact", "what do I know about Lena's new job and her wedding?", "lena1.1", "lena2.1"
+    )
+    b.ask(
+        "multi-fact",
+        "how did mum's knee surgery go and what's the recovery plan?",
+        "mom1.1",
+        "mom2.1",
+    )
     b.ask("temporal", "what did I tell you about my sister in January?", "lena1.1", "lena1.3")
-    b.ask("temporal", "what happened with the dog last week?", "biscuit2.1",
-          asked_at="2026-03-24 09:00")
-    b.ask("temporal", "what news did I share two days ago?", "jonah1.1",
-          asked_at="2026-02-04 09:00")
+    b.ask(
+        "temporal",
+        "what happened with the dog last week?",
+        "biscuit2.1",
+        asked_at="2026-03-24 09:00",
+    )
+    b.ask(
+        "temporal", "what news did I share two days ago?", "jonah1.1", asked_at="2026-02-04 09:00"
+    )
 
 
 def _running(b: Book) -> None:
@@ -120,8 +127,11 @@ def _running(b: Book) -> None:
     b.ask("temporal", "what did I say about my running shoes ten days ago?", "run4.1")
     b.ask("single-fact", "what was my half marathon time?", "run3.1")
     b.ask("single-fact", "which running shoes did you suggest?", "run4.2")
-    b.ask("paraphrase", "what caused trouble near the end of that long event, and the advice?",
-          "run3.2")
+    b.ask(
+        "paraphrase",
+        "what caused trouble near the end of that long event, and the advice?",
+        "run3.2",
+    )
     b.ask("multi-fact", "list all my race results this year", "run1.1", "run2.1", "run3.1")
 
 
@@ -149,12 +159,21 @@ def _work(b: Book) -> None:
     b.ask("single-fact", "who is my manager at Fernhill?", "job3.1")
     b.ask("single-fact", "what is the new deadline for the sensor pipeline?", "job4.1")
     b.ask("temporal", "how did the interview in early March go?", "job1.1")
-    b.ask("temporal", "what did I say about work two weeks ago?", "job4.1",
-          asked_at="2026-06-26 09:00")
+    b.ask(
+        "temporal",
+        "what did I say about work two weeks ago?",
+        "job4.1",
+        asked_at="2026-06-26 09:00",
+    )
     b.ask("paraphrase", "how much was the yearly pay proposed by the new employer?", "job2.1")
     b.ask("paraphrase", "which people sat across the table questioning me?", "job1.1")
-    b.ask("multi-fact", "walk me through how the Fernhill hiring went, from interview to"
-          " starting", "job1.1", "job2.1", "job3.1")
+    b.ask(
+        "multi-fact",
+        "walk me through how the Fernhill hiring went, from interview to starting",
+        "job1.1",
+        "job2.1",
+        "job3.1",
+    )
 
 
 def _home(b: Book) -> None:
@@ -199,14 +218,23 @@ def _home(b: Book) -> None:
     b.ask("paraphrase", "which herb should dishes leave out for me?", "food1.1")
     b.ask("paraphrase", "what medicine makes me react badly?", "allergy.1")
     b.ask("paraphrase", "who teaches me the language of my future in-laws?", "lang1.1")
-    b.ask("paraphrase", "by what date must we tell the property owner whether we're moving?",
-          "flat1.1")
-    b.ask("paraphrase", "how much do I set aside every four weeks, and for what purchase?", "bike1.1")
+    b.ask(
+        "paraphrase",
+        "by what date must we tell the property owner whether we're moving?",
+        "flat1.1",
+    )
+    b.ask(
+        "paraphrase", "how much do I set aside every four weeks, and for what purchase?", "bike1.1"
+    )
     b.ask("paraphrase", "what happened to the houseplant near the heater?", "plant.1")
     b.ask("temporal", "what did I say about my plant a few days ago?", "plant.1")
     b.ask("temporal", "what was I planning to cook in late February?", "food2.1")
-    b.ask("multi-fact", "what should you keep in mind about my health and food when suggesting"
-          " meals or medicine?", "food1.1", "allergy.1")
+    b.ask(
+        "multi-fact",
+        "what should you keep in mind about my health and food when suggesting meals or medicine?",
+        "food1.1",
+        "allergy.1",
+    )
 
 
 def _travel(b: Book) -> None:
@@ -230,18 +258,29 @@ def _travel(b: Book) -> None:
     b.ask("single-fact", "when do I fly to Porto for the wedding?", "porto1.1")
     b.ask("single-fact", "what seat do I prefer on planes?", "lisbon1.3")
     b.ask("temporal", "what did I say about the trip in May?", "lisbon2.1")
-    b.ask("temporal", "what travel did I book three weeks ago?", "porto1.1",
-          asked_at="2026-06-29 10:00")
+    b.ask(
+        "temporal",
+        "what travel did I book three weeks ago?",
+        "porto1.1",
+        asked_at="2026-06-29 10:00",
+    )
     b.ask("paraphrase", "which famous line did we find too crowded to ride?", "lisbon2.1")
-    b.ask("multi-fact", "what are my travel plans for Lena's wedding, and when does Sam join?",
-          "porto1.1", "lena2.1")
+    b.ask(
+        "multi-fact",
+        "what are my travel plans for Lena's wedding, and when does Sam join?",
+        "porto1.1",
+        "lena2.1",
+    )
 
 
 def _group_chat(b: Book) -> None:
     s = b.session("p.cabin", "2026-05-20 19:00", "cabin trip group chat")
     lines = [
-        ("Priya", "I found a cabin near Loch Tay for the 10-12 July weekend, sleeps six, 540"
-         " pounds total."),
+        (
+            "Priya",
+            "I found a cabin near Loch Tay for the 10-12 July weekend, sleeps six, 540"
+            " pounds total.",
+        ),
         ("Jonas", "Looks great. I can pay the 150 deposit tonight if everyone sends me 25."),
         ("Ana", "I'm in but I can only arrive Saturday morning, I work Friday."),
         ("Wei", "I'll drive, my car fits five with luggage. Leaving Glasgow at 5pm Friday."),
@@ -262,7 +301,18 @@ def _group_chat(b: Book) -> None:
     b.ask("identifier", "CB-77314", "cabin.6")
     b.ask("paraphrase", "who will collect someone at the railway station?", "cabin.5")
     b.ask("paraphrase", "which boat is somebody taking along?", "cabin.8")
-    b.ask("multi-fact", "what is everyone bringing or doing for the cabin weekend?",
-          "cabin.2", "cabin.4", "cabin.5", "cabin.8")
-    b.ask("temporal", "what did the group chat decide about the cabin last month?", "cabin.1",
-          "cabin.6", asked_at="2026-06-15 10:00")
+    b.ask(
+        "multi-fact",
+        "what is everyone bringing or doing for the cabin weekend?",
+        "cabin.2",
+        "cabin.4",
+        "cabin.5",
+        "cabin.8",
+    )
+    b.ask(
+        "temporal",
+        "what did the group chat decide about the cabin last month?",
+        "cabin.1",
+        "cabin.6",
+        asked_at="2026-06-15 10:00",
+    )

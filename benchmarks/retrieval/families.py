@@ -71,12 +71,12 @@ def nightly(b: Book) -> None:
             b.command(f"ci.{day.isoformat()}", t, stamp, command, stdout=out, labelled=False)
         day += timedelta(days=1)
 
-    for day, key, test in failures[::2]:
+    for day, key, _ in failures[::2]:
         b.ask("temporal", f"which test failed in the nightly run on {_said(day)}?", key)
-    for day, key, test in failures[1::4]:
+    for day, key, _ in failures[1::4]:
         morning = (day).isoformat() + " 08:30"
         b.ask("temporal", "what broke in last night's CI run?", key, asked_at=morning)
-    for day, key, test in failures[3::5]:
+    for day, key, _ in failures[3::5]:
         later = (day + timedelta(days=1)).isoformat() + " 09:00"
         b.ask("temporal", "why was the nightly red yesterday?", key, asked_at=later)
     weeks: dict[int, list[str]] = {}
@@ -168,8 +168,13 @@ def oncall(b: Book) -> None:
                 f" {service}-{rng.randrange(1, 9)} {code}: {symptom}\n"
                 f"  request_id=req_{rng.getrandbits(40):010x} tenant=t_{rng.randrange(100, 999)}"
             )
-            b.command(f"{key}.log", t, f"{day.isoformat()} 09:10",
-                      f"kubectl logs deploy/{service} --since=2h | grep ERROR", stdout=log)
+            b.command(
+                f"{key}.log",
+                t,
+                f"{day.isoformat()} 09:10",
+                f"kubectl logs deploy/{service} --since=2h | grep ERROR",
+                stdout=log,
+            )
             b.entry(key, t, f"{day.isoformat()} 11:30", "error", f"{service}: {symptom}",
                     detail=f"{code} in the {service} service.", resolution=f"Fix: {fix}.",
                     tags=(service,))  # fmt: skip

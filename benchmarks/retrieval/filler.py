@@ -107,7 +107,9 @@ def _hash(rng: random.Random) -> str:
 
 def _coding(b: Book, rng: random.Random, size: int) -> None:
     tasks = [c for c in b.containers if c.kind == "task"]
-    sessions = {c.args["task"]: c.key for c in b.containers if c.kind == "session" and c.args["task"]}
+    sessions = {
+        c.args["task"]: c.key for c in b.containers if c.kind == "session" and c.args["task"]
+    }
     n = 0
     for task in tasks:
         session = sessions.get(task.key) or b.session(
@@ -136,7 +138,8 @@ def _coding(b: Book, rng: random.Random, size: int) -> None:
                 files = rng.sample(MODULES, 3)
                 diff = "\n".join(
                     f" ledgerly/{f}/{rng.choice(('models', 'views', 'tasks', 'api'))}.py |"
-                    f" {rng.randrange(1, 80)} {'+' * rng.randrange(1, 9)}{'-' * rng.randrange(0, 5)}"
+                    f" {rng.randrange(1, 80)} {'+' * rng.randrange(1, 9)}"
+                    f"{'-' * rng.randrange(0, 5)}"
                     for f in files
                 )
                 b.command(key, task.key, at, "git diff --stat", stdout=diff, labelled=False)
@@ -158,7 +161,8 @@ def _coding(b: Book, rng: random.Random, size: int) -> None:
                 call_id = f"call_fill{n}"
                 cmd = f"grep -rn '{m}_' ledgerly/{m} | head"
                 out = "\n".join(
-                    f"ledgerly/{m}/{rng.choice(('models', 'views', 'tasks'))}.py:{rng.randrange(1, 400)}:"
+                    f"ledgerly/{m}/{rng.choice(('models', 'views', 'tasks'))}.py:"
+                    f"{rng.randrange(1, 400)}:"
                     f"    {m}_{rng.choice(('id', 'status', 'total', 'owner'))} = ..."
                     for _ in range(min(count, 8))
                 )

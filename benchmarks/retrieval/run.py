@@ -32,10 +32,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks.retrieval import words  # noqa: E402
-from benchmarks.retrieval.build import Clock, cached, open_store  # noqa: E402
-from benchmarks.retrieval.corpus import CATEGORIES, NOW, Question  # noqa: E402
-from benchmarks.retrieval.facts_extra import book  # noqa: E402
+from benchmarks.retrieval import words
+from benchmarks.retrieval.build import Clock, cached, open_store
+from benchmarks.retrieval.corpus import CATEGORIES, NOW, Question
+from benchmarks.retrieval.facts_extra import book
 
 SYSTEMS = ("floor", "keyword", "dense", "hybrid")
 SCALES = {"10k": 10_000, "100k": 100_000, "1m": 1_000_000}
@@ -172,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for n, q in enumerate(questions):
         clock.now = _moment(q.asked_at) if q.asked_at else NOW
         answers = {(refs[k]["kind"], refs[k]["id"]) for k in q.answers}
-        order = systems[n % len(systems):] + systems[: n % len(systems)]  # alternate
+        order = systems[n % len(systems) :] + systems[: n % len(systems)]  # alternate
         for system in order:
             if system in missing:
                 continue
