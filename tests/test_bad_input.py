@@ -2945,3 +2945,21 @@ def test_one_long_token_is_parsed_in_linear_time() -> None:
 
     assert search.parse("a" * 100_000 + "_b").identifiers == ("a" * 100_000 + "_b",)
     assert search.parse("a" * 100_000).identifiers == ()
+
+
+# -- i13-bench
+
+
+def test_the_retrieval_harness_refuses_unknown_systems_and_categories_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from benchmarks.retrieval import run
+
+    assert run.main(["--systems", "bm25,floor"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "bm25" in err and "floor, keyword" in err
+    assert run.main(["--categories", "trivia"]) == 2
+    assert "unknown category trivia" in capsys.readouterr().err
+    assert run.main(["--systems", " , "]) == 2
+    assert run.main(["--limit", "0"]) == 2
+    assert "--limit" in capsys.readouterr().err
