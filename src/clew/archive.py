@@ -36,7 +36,6 @@ from clew.models import (
     SearchHit,
     SourceKind,
 )
-from clew.search import Query
 
 # Entries that can be resolved, and what their resolution is called.
 RESOLVABLE = {EntryType.ERROR: "resolution", EntryType.QUESTION: "answer"}
@@ -538,6 +537,8 @@ class Archive(Facade):
         elif hit.kind == "action":
             option = {"stderr": " --stderr", "command": " --info"}.get(hit.field, "")
             line = f"clew task output {hit.id}{option}"
+        elif hit.kind == "decision":
+            line = f"clew trace show {hit.task_id}"
         else:
             line = f"clew recall {hit.session_id} --around {hit.turn}"
         if self.space == DEFAULT_SPACE:

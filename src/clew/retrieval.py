@@ -1,5 +1,6 @@
 """Search over everything recorded, on the Memory facade: one ranked list of archive
-entries, task messages, commands with their output and conversation turns.
+entries, task messages, commands with their output, conversation turns and the decisions
+of the episodic trace.
 
 `search_all` is the one engine; `clew search`, the memory_search tool and
 conversation_recall's search are views of it. A question in plain words is reduced to its
@@ -16,14 +17,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from clew import checks, ranking, search
+from clew.archive import (
+    SEARCH_LIMIT,
+    Archive,
+    ErrorHistory,
+    _kinds,
+    _text_of,
+    action_hit,
+    entry_hit,
+)
 from clew.brief import clip
-from clew.archive import SEARCH_LIMIT, Archive, ErrorHistory, _kinds, _text_of, action_hit, entry_hit
 from clew.errors import ValidationError
 from clew.fingerprint import telling_line
-from clew.models import EntryFilter, EntryType, EntryStatus, RecordHit, Turn
+from clew.models import EntryFilter, EntryStatus, EntryType, RecordHit, TraceDecision, Turn
 from clew.question import Question, understand
 from clew.ranking import Asked, Found, Key
 
@@ -56,16 +64,18 @@ class Retrieval(Archive):
         explain: bool = False,
     ) -> list[RecordHit]:
         """Search everything recorded: archive entries, task messages, commands with their
-        output, and conversation turns; one list, best first, each hit with its score
-        (higher is better), whether it is `confident`, and the clew command that opens it.
+        output, conversation turns and the trace's decisions; one list, best first, each
+        hit with its score (higher is better), whether it is `confident`, and the clew
+        command that opens it.
 
         A question in plain words works: its content words are searched for, records
         holding more of them rank higher, and exact phrases, identifiers (ERR_CONN_RESET,
         src/auth.py), a speaker, a tool or a time it names count too. `kinds` narrows it
-        (entry, message, action, turn); `type`, `status` and `tags` filter entries and,
-        without `kinds`, mean entries only; `session_id` means turns of that session,
-        `step` (with `task_id`) the entries and commands of that step. `mode`: keyword,
-        dense (by meaning), hybrid, or auto (hybrid when the `vectors` extra is installed).
+        (entry, message, action, turn, decision); `type`, `status` and `tags` filter
+        entries and, without `kinds`, mean entries only; `session_id` means turns of that
+        session, `step` (with `task_id`) the entries, commands and decisions of that step.
+        `mode`: keyword, dense (by meaning), hybrid, or auto (hybrid when the `vectors`
+        extra is installed).
         `explain=True` fills each hit's `explain` with why it ranked there.
         """
         wanted = checks.count(limit, "limit")
@@ -221,9 +231,19 @@ class Retrieval(Archive):
                         "message", m.id, m.task_id, None, None, m.created_at, m.role.value,
                         _first_line(m.content), "", 0.0, "content",
                     )  # fmt: skip
+                elif kind == "decision":
+                    described[(kind, ident)] = decision_hit(self._store.get_trace_decision(ident))
             except ValidationError:
                 continue
         return described
+
+
+def decision_hit(decision: TraceDecision) -> RecordHit:
+    """A decision of the trace as a hit of search over everything."""
+    return RecordHit("decision", decision.id, decision.task_id, None, None,
+                     decision.created_at, f"decision {decision.outcome}",
+                     _first_line(decision.action), "", 0.0, "action",
+                     step_id=decision.plan_item_id)  # fmt: skip
 
 
 def _failure(hit: RecordHit) -> bool:
@@ -246,7 +266,9 @@ def _asked(question: Question) -> Asked:
 def _found(hit: RecordHit, turn: Turn | None) -> Found:
     if turn is None:
         return Found(hit, f"{hit.title}\n{hit.snippet}")
-    return Found(hit, (turn.text or "")[:_TEXT_CHARS], speaker(turn), turn.tool_name or _called(turn))
+    return Found(
+        hit, (turn.text or "")[:_TEXT_CHARS], speaker(turn), turn.tool_name or _called(turn)
+    )
 
 
 def _called(turn: Turn) -> str | None:
@@ -275,4 +297,3 @@ def _turn_hit(t: Turn) -> RecordHit:
 
 def _first_line(text: str | None) -> str:
     return (text or "").strip().split("\n", 1)[0][:200]
-
