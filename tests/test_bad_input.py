@@ -2775,3 +2775,22 @@ def test_a_search_with_no_words_is_refused_on_postgresql_as_on_sqlite(
             store.search(query)
     result = tools.call(team, "memory_search", {"query": query})
     assert result.is_error and "no words to look for" in result.text
+
+
+# -- i13-model ------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "texts", ["a single text", ["fine", 7], [None], [b"raw bytes"], 3.5, [["nested"]]]
+)
+def test_the_embedding_model_refuses_what_is_not_a_list_of_texts(texts: Any) -> None:
+    from clew import embedding
+
+    with pytest.raises(ValidationError, match="embed takes"):
+        embedding.load().embed(texts)
+
+
+@pytest.mark.parametrize("name", ["", "minilm", "../../etc/passwd", "MINILM-STATIC-256"])
+def test_an_unknown_embedding_model_is_refused_with_the_known_names(name: str) -> None:
+    from clew import embedding
+
+    with pytest.raises(ValidationError, match="the models are: minilm-static-256"):
+        embedding.load(name)

@@ -457,3 +457,28 @@ def test_cli_recall_list_show_resume(cli: Callable[..., Result], tmp_path: Path)
     assert "turns" in cli("session", "context", session_id, "--budget", "2000").out
     out_of_range = cli("recall", session_id, "--range", "5", "99")
     assert out_of_range.code != 0 and "has turns 1-16" in out_of_range.err
+
+
+def test_a_conversation_recorded_later_keeps_when_it_was_said(mem: clew.Memory) -> None:
+    started = mem.start_session(title="trip", at="2026-05-03T10:00")
+    said = mem.append_turns(
+        started.id,
+        [{"role": "user", "content": "I booked a pottery class"}, {"role": "assistant",
+                                                                   "content": "Enjoy it"}],
+        at=["2026-05-03T10:00", "2026-05-03T10:01"],
+    )  # fmt: skip
+    later = mem.append_turn(started.id, role="user", content="back again", at="2026-05-20")
+    assert [t.created_at[:16] for t in (*said, later)] == [
+        "2026-05-03T10:00", "2026-05-03T10:01", "2026-05-20T00:00",
+    ]  # fmt: skip
+    session = mem.get_session(started.id)
+    assert session.started_at.startswith("2026-05-03T10:00")
+    assert session.last_active_at.startswith("2026-05-20")
+    imported = mem.import_session([{"role": "user", "content": "a"}], at="2025-01-02")
+    assert imported.started_at.startswith("2025-01-02")
+    assert mem.verify().ok  # the times are in the journal: a replay makes the same rows
+    with pytest.raises(clew.ValidationError, match="2 time"):
+        mem.append_turns(started.id, [{"role": "user", "content": "x"}], at=["2026-01-01"] * 2)
+    with pytest.raises(clew.ValidationError, match="not a date"):
+        mem.append_turn(started.id, role="user", content="x", at="someday")
+    assert mem.get_session(started.id).turn_count == 3  # nothing half-written

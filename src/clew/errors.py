@@ -21,6 +21,7 @@ __all__ = [
     "StoreError",
     "StoreReadOnlyError",
     "ValidationError",
+    "VectorsUnavailable",
 ]
 
 
@@ -87,3 +88,7 @@ class ModelNotFoundError(ModelError):
 
 class ModelUnavailableError(ModelError):
     """The model did not answer in time, or kept failing (429, 5xx, network) past the retries."""
+
+
+class VectorsUnavailable(ClewError):
+    """Vectors were asked for, but the `vectors` extra (numpy, tokenizers) is not installed."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from typing import Any, NamedTuple
 
 from clew import checks, turns
@@ -51,9 +52,12 @@ class Sessions(Retrieval, Working):
         task_id: str | None = None,
         title: str | None = None,
         key: str | None = None,
+        at: str | datetime | None = None,
     ) -> Session:
         """Start a conversation. `key` is the caller's own unique name for it (an Agents
-        SDK session_id); `task_id` links it to a task, whose state then joins its prompt."""
+        SDK session_id); `task_id` links it to a task, whose state then joins its prompt;
+        `at` is when it started, for a conversation recorded after it happened (default:
+        now)."""
         session_id = new_id()
         data = {
             "id": session_id,
@@ -64,7 +68,9 @@ class Sessions(Retrieval, Working):
             "title": checks.optional_text(title, "title", max_chars=checks.MAX_NAME_CHARS),
             "task_id": None,
         }
-        with self._write() as at:
+        if at is not None:
+            data["started_at"] = checks.moment(at, "at", self._clock())
+        with self._write() as now:
             if task_id is not None:
                 data["task_id"] = self._task_id(task_id)
             if data["key"] is not None and self._store.session_by_key(data["key"]) is not None:
@@ -72,7 +78,7 @@ class Sessions(Retrieval, Working):
                     f"a session with key {data['key']!r} already exists; open it with"
                     f" `clew session show {data['key']}`"
                 )
-            self._emit("session.started", data["task_id"], {"session": data}, at)
+            self._emit("session.started", data["task_id"], {"session": data}, now)
             return self._store.get_session(session_id)
 
     def open_session(self, key: str, /, **fields: str | None) -> Session:
@@ -172,31 +178,40 @@ class Sessions(Retrieval, Working):
         tool_call_id: str | None = None,
         name: str | None = None,
         tool_name: str | None = None,
+        at: str | datetime | None = None,
     ) -> Turn:
         """Archive one message verbatim; it is committed when this returns.
 
         Give the message as the agent sends it (an OpenAI chat message or a Responses /
         Agents SDK item), or its fields (`role`, `content`, ...). `tool_name` names the
         tool a result came from when the message does not (found from its call if it can
-        be)."""
+        be); `at` when it was said, for a conversation recorded after it happened."""
         if message is None:
             fields = {"role": role, "content": content, "tool_calls": tool_calls,
                       "tool_call_id": tool_call_id, "name": name}  # fmt: skip
             message = {k: v for k, v in fields.items() if v is not None or k == "content"}
         elif any(v is not None for v in (role, content, tool_calls, tool_call_id, name)):
             raise ValidationError("give a message, or its fields (role, content...), not both")
-        return self.append_turns(session, [message], tool_name=tool_name)[0]
+        return self.append_turns(session, [message], tool_name=tool_name, at=at)[0]
 
     def append_turns(
-        self, session: str, messages: Iterable[dict[str, Any]], *, tool_name: str | None = None
+        self,
+        session: str,
+        messages: Iterable[dict[str, Any]],
+        *,
+        tool_name: str | None = None,
+        at: str | datetime | Sequence[str | datetime] | None = None,
     ) -> list[Turn]:
-        """Archive messages in order, all or none, in one transaction."""
+        """Archive messages in order, all or none, in one transaction. `at` is when they
+        were said (one time for all, or one per message), for a conversation recorded
+        after it happened; search's time boosts and filters use it (default: now)."""
         if isinstance(messages, str | bytes | dict):
             raise ValidationError("messages must be a list of messages, not one")
         items = list(messages)
         parsed = [self._checked(m, f"message {n}") for n, m in enumerate(items, 1)]
         tool = checks.optional_text(tool_name, "tool name", max_chars=checks.MAX_NAME_CHARS)
-        with self._write() as at:
+        said = self._said(at, len(parsed))
+        with self._write() as now:
             current = self._session(session)
             if not current.active:
                 raise ValidationError(
@@ -219,7 +234,8 @@ class Sessions(Retrieval, Working):
                 turn = Turn(
                     new_id(), current.space, current.id, number, parts.role, parts.text, message,
                     made, parts.tool_call_id, name, call.get("turn"),
-                    turns.estimate_tokens(parts.text, parts.tool_calls), False, at,
+                    turns.estimate_tokens(parts.text, parts.tool_calls), False,
+                    said[number - current.turn_count - 1] or now,
                 )  # fmt: skip
                 # The event carries everything derived (parts, tokens, the state's change),
                 # so the projection copies it and a tuned heuristic never alters a replay.
@@ -228,12 +244,27 @@ class Sessions(Retrieval, Working):
                         "token_count": turn.token_count, "tool_name": name,
                         "call_turn": turn.call_turn, **turns.derived(message, parts),
                         "state": state_change(state, folded)}  # fmt: skip
+                if said[number - current.turn_count - 1] is not None:
+                    data["said_at"] = turn.created_at
                 state = folded
                 self._emit(
-                    "turn.appended", current.task_id, {"session_id": current.id, "turn": data}, at
+                    "turn.appended", current.task_id, {"session_id": current.id, "turn": data}, now
                 )
                 added.append(turn)
             return added
+
+    def _said(
+        self, at: str | datetime | Sequence[str | datetime] | None, count: int
+    ) -> list[str | None]:
+        """When each of `count` messages was said: None for now."""
+        if at is None:
+            return [None] * count
+        if isinstance(at, str | datetime):
+            return [checks.moment(at, "at", self._clock())] * count
+        times = checks.sequence(at, "at")
+        if len(times) != count:
+            raise ValidationError(f"at gives {len(times)} time(s) for {count} message(s)")
+        return [checks.moment(t, f"at[{i}]", self._clock()) for i, t in enumerate(times)]
 
     @staticmethod
     def _checked(message: object, where: str) -> tuple[dict[str, Any], turns.Parts]:
@@ -313,17 +344,20 @@ class Sessions(Retrieval, Working):
         title: str | None = None,
         task_id: str | None = None,
         system_prompt: str | None = None,
+        at: str | datetime | Sequence[str | datetime] | None = None,
     ) -> Session:
         """A new session holding `messages` (OpenAI chat messages or Responses items) as
-        its turns, exactly; all or nothing."""
+        its turns, exactly; all or nothing. `at`: when they were said (one time for all,
+        or one per message); the session starts at the first."""
         items = checks.sequence(messages, "messages")
+        said = self._said(at, len(items))
         with self._write():
             created = self.start_session(
                 workspace=workspace, model=model, title=title, task_id=task_id,
-                system_prompt=system_prompt,
+                system_prompt=system_prompt, at=said[0] if said else None,
             )  # fmt: skip
             if items:
-                self.append_turns(created.id, items)  # type: ignore[arg-type]
+                self.append_turns(created.id, items, at=said if at is not None else None)  # type: ignore[arg-type]
             return self._store.get_session(created.id)
 
     def export_session(self, session: str, *, include_hidden: bool = True) -> list[dict[str, Any]]:

@@ -40,6 +40,7 @@ def _session_fields(args: argparse.Namespace) -> dict[str, Any]:
         "title": args.title,
         "task_id": args.task,
         "system_prompt": prompt,
+        "at": args.at,
     }
 
 
@@ -52,7 +53,7 @@ def cmd_new(args: argparse.Namespace) -> int:
 def cmd_append(args: argparse.Namespace) -> int:
     messages = _messages(args, args.file)
     with open_memory(args) as mem:
-        added = mem.append_turns(args.session, messages)
+        added = mem.append_turns(args.session, messages, at=args.at)
     numbers = f"{added[0].number}-{added[-1].number}" if added else "none"
     return show(args, added, f"{len(added)} turn(s) added: {numbers}")
 
@@ -264,6 +265,16 @@ def _new_session_options(p: Any) -> None:
     p.add_argument("--title", help="a title to list it by")
     p.add_argument("--task", metavar="TASK_ID", help="its task (whose state joins its prompt)")
     p.add_argument("--system-prompt-file", metavar="FILE", help="its system prompt ('-': stdin)")
+    _at_option(p)
+
+
+def _at_option(p: Any) -> None:
+    p.add_argument(
+        "--at",
+        metavar="TIME",
+        help="when it was said, for a conversation recorded after it happened:"
+        " 2026-05-03, 2026-05-03T14:20 or an age like 3d (default: now)",
+    )
 
 
 def register(commands: Any, command: Commands) -> None:
@@ -285,6 +296,7 @@ def register(commands: Any, command: Commands) -> None:
     p = command(sub, "append", cmd_append, "add messages to a session (JSON or JSONL), all or none")
     p.add_argument("session", metavar="SESSION", help="session id, prefix or key")
     p.add_argument("file", metavar="FILE", help="the messages ('-': stdin)")
+    _at_option(p)
 
     p = command(sub, "list", cmd_list, "list this workspace's sessions, most recent first")
     p.add_argument("--all", action="store_true", help="every session, of any workspace")

@@ -21,7 +21,9 @@ def _session_started(conn: sqlite3.Connection, event: Event) -> None:
     s = event.data["session"]
     insert(conn, "sessions", {
         "id": s["id"], "space": event.space, **{k: s.get(k) for k in _SESSION_FIELDS},
-        "started_at": event.created_at, "last_active_at": event.created_at,
+        # A conversation recorded after it happened says when it started.
+        "started_at": s.get("started_at", event.created_at),
+        "last_active_at": s.get("started_at", event.created_at),
         "seq": event.seq,
     })  # fmt: skip
 
@@ -108,21 +110,22 @@ def _turn_appended(conn: sqlite3.Connection, event: Event) -> None:
         "tool_calls": None if calls is None else json.dumps(calls, ensure_ascii=False),
         "tool_call_id": t["tool_call_id"], "tool_name": t["tool_name"],
         "call_turn": t["call_turn"], "message": stored, "token_count": t["token_count"],
-        "created_at": event.created_at,
+        "created_at": t.get("said_at", event.created_at),
     })  # fmt: skip
+    said = t.get("said_at", event.created_at)
     change = t["state"]
     if not change:
         conn.execute(
             "UPDATE sessions SET turn_count = turn_count + 1, total_tokens = total_tokens + ?,"
             " last_active_at = ? WHERE id = ?",
-            (t["token_count"], event.created_at, session_id),
+            (t["token_count"], said, session_id),
         )
         return
     state = {**_state(conn, session_id), **change}
     conn.execute(
         "UPDATE sessions SET turn_count = turn_count + 1, total_tokens = total_tokens + ?,"
         " last_active_at = ?, state = ? WHERE id = ?",
-        (t["token_count"], event.created_at, json.dumps(state, ensure_ascii=False), session_id),
+        (t["token_count"], said, json.dumps(state, ensure_ascii=False), session_id),
     )
 
 
