@@ -29,7 +29,7 @@ from clew.archive import (
     entry_hit,
 )
 from clew.brief import clip
-from clew.errors import ValidationError
+from clew.errors import NotFoundError, ValidationError
 from clew.fingerprint import telling_line
 from clew.models import EntryFilter, EntryStatus, EntryType, RecordHit, TraceDecision, Turn
 from clew.question import Question, understand
@@ -233,7 +233,7 @@ class Retrieval(Archive):
                     )  # fmt: skip
                 elif kind == "decision":
                     described[(kind, ident)] = decision_hit(self._store.get_trace_decision(ident))
-            except ValidationError:
+            except (ValidationError, NotFoundError):  # embedded, then deleted
                 continue
         return described
 
