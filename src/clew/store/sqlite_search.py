@@ -270,7 +270,7 @@ class SearchReads(RowReader):
         kinds = ", ".join(f"'{k}'" for k in RECORD_TABLES)
         counts.append(f"(SELECT count(*) FROM record_docs d WHERE d.kind NOT IN ({kinds}){d_in})")
         params += [space] if space is not None else []
-        found = self._rows(f"SELECT {', '.join(counts)}", params)[0]
+        found = tuple(self._rows(f"SELECT {', '.join(counts)}", params)[0])
         unkeyed, stray, stale = (sum(found[i:-1:3]) for i in range(3))
         stray += found[-1]
         if unkeyed or stray or stale:
