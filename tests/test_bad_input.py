@@ -2830,10 +2830,10 @@ def test_any_decision_text_is_indexed_and_searchable(mem: clew.Memory, text: str
                               context={text: text}, artifacts={"k": [text]})  # fmt: skip
     assert [h.id for h in mem.search_all("zanderfish", kinds="decision")] == [made.id]
     # The text itself, as a query: it finds the decision (or has no words to look for).
+    refused = ""
     try:
         found = [h.id for h in mem.search_all(text, kinds="decision")]
     except ValidationError as exc:
-        assert "no words to look for" in str(exc)
-    else:
-        assert found == [made.id]
+        found, refused = [], str(exc)
+    assert found == [made.id] or "no words to look for" in refused
     assert mem.verify().ok

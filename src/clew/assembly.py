@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from clew import checks, search
+from clew import checks
 from clew.brief import clip, current_step
 from clew.context import Context, Section, Tier, assemble, tier_caps
 from clew.conversations import (

@@ -17,7 +17,6 @@ from datetime import UTC, timedelta
 from typing import TYPE_CHECKING, Any
 
 from clew import checks
-from clew.retrieval import Retrieval
 from clew.errors import ClewError, ValidationError
 from clew.facade import Committed, after_commit, reacts
 from clew.governor import Governor
@@ -31,6 +30,7 @@ from clew.models import (
     JobStatus,
     StepStatus,
 )
+from clew.retrieval import Retrieval
 from clew.working import Working
 
 if TYPE_CHECKING:  # the extraction rules load with the first extraction job

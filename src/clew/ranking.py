@@ -33,10 +33,11 @@ NEIGHBOUR = 0.35  # the share of a neighbouring turn's score a turn takes
 DENSE = 0.35  # the weight of meaning in a hybrid score
 EXACT_TEXT = 0.5  # the whole question, as written
 EXACT_PHRASE = 0.15  # each phrase written in the question (two at most)
-EXACT_IDENTIFIER = 0.3  # every identifier of the question, as written
+EXACT_IDENTIFIER = 1.0  # every identifier of the question, as written
 SPEAKER = 1.2  # a turn said by the person the question names
 TOOL = 1.2  # a call of the tool the question names
-IN_TIME = 1.3  # a record from the time the question names
+IN_TIME = 1.5  # a record from the time the question names
+ASKED_KIND = 1.25  # the kind of record the question asks for (decisions, errors, commands)
 OUT_OF_TIME = 0.8  # one from outside an exact date the question names
 # A top hit is "confident" when it holds most of the question's words, has them as
 # written, or is close in meaning.
@@ -58,6 +59,7 @@ class Asked(NamedTuple):
     exact_text: str  # the question, white space folded
     speakers_or_tools: frozenset[str]  # the question's words, for speaker and tool names
     when: tuple[datetime, datetime, bool] | None  # (start, end, exact) of a time it names
+    kinds: tuple[str, ...] = ()  # the kinds of record it asks for ("decision", "error"...)
 
 
 class Found(NamedTuple):
@@ -124,6 +126,10 @@ def boosts(asked: Asked, found: Found) -> tuple[float, float, list[str]]:
     if found.tool and found.tool.casefold() in names:
         factor *= TOOL
         why.append(f"tool {found.tool} x{TOOL:.2f}")
+    asked_for = next((k for k in asked.kinds if _is_kind(k, found.hit)), None)
+    if asked_for is not None:
+        factor *= ASKED_KIND
+        why.append(f"a {asked_for} as asked x{ASKED_KIND:.2f}")
     if asked.when is not None:
         start, end, exact = asked.when
         at = _when(found.hit.created_at)
@@ -134,6 +140,26 @@ def boosts(asked: Asked, found: Found) -> tuple[float, float, list[str]]:
             factor *= OUT_OF_TIME
             why.append(f"outside the date asked about x{OUT_OF_TIME:.2f}")
     return added, factor, why
+
+
+# What each kind of record a question can ask for is, by a hit's kind and label.
+_KIND_LABELS = {
+    "decision": (("entry", "decision"), ("decision", "")),
+    "error": (("entry", "error"), ("action", "failed"), ("action", "timeout")),
+    "constraint": (("entry", "constraint"), ("entry", "user_instruction")),
+    "question": (("entry", "question"),),
+    "command": (("action", ""),),
+}
+
+
+KINDS_ASKED = frozenset(_KIND_LABELS)
+
+
+def _is_kind(asked_for: str, hit: RecordHit) -> bool:
+    """Whether a hit is a record of the kind a question asks for: an entry of that type,
+    a failed command for an error, any command for a command."""
+    return any(hit.kind == kind and hit.label.startswith(label)
+               for kind, label in _KIND_LABELS.get(asked_for, ()))  # fmt: skip
 
 
 def _when(stamp: str) -> datetime | None:
@@ -163,7 +189,9 @@ def rank(
     (raw bm25 in hit.score, lower is better) and any other record to rank (score 0);
     `nearest` the records closest in meaning, best first, with their cosines."""
     best = min((f.hit.score for f in found.values()), default=0.0)
-    order = sorted((k for k, f in found.items() if f.hit.score < 0), key=lambda k: found[k].hit.score)
+    order = sorted(
+        (k for k, f in found.items() if f.hit.score < 0), key=lambda k: found[k].hit.score
+    )
     keyword_rank = {k: i + 1 for i, k in enumerate(order)}
     plain: dict[Key, float] = {}
     covered: dict[Key, float] = {}

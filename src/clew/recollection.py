@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from clew import checks, recall, search
+from clew import checks, recall
 from clew.brief import clip
 from clew.errors import ValidationError
 from clew.models import EntryFilter, RecordHit, Session, Turn

@@ -15,10 +15,11 @@ the index is.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import datetime
 
-from clew import checks, ranking, search
+from clew import checks, ranking, search, summaries
 from clew.archive import (
     SEARCH_LIMIT,
     Archive,
@@ -29,6 +30,7 @@ from clew.archive import (
     entry_hit,
 )
 from clew.brief import clip
+from clew.clock import stamp
 from clew.errors import NotFoundError, ValidationError
 from clew.fingerprint import telling_line
 from clew.models import EntryFilter, EntryStatus, EntryType, RecordHit, TraceDecision, Turn
@@ -39,6 +41,7 @@ MODES = ("auto", "keyword", "dense", "hybrid")
 POOL = 60  # keyword matches ranked per index, at least
 NEIGHBOURS = 12  # the best turns whose neighbours are fetched
 _TEXT_CHARS = 4000  # of a record's text checked for coverage and exact matches
+_MARKS = re.compile(r"\[([^\[\]]*)\]")
 SIMILAR = 5  # similar errors `seen_before` names
 SIMILAR_CHARS = 400  # of an error's text they are looked up by
 
@@ -87,7 +90,9 @@ class Retrieval(Archive):
             raise ValidationError("type, status and tags filter entries: add the kind entry")
         sessions: list[str] | None = None
         if session_id is not None:
-            sessions = [self._store.find_session(checks.text(session_id, "session_id")).id]
+            ident = checks.text(session_id, "session_id")
+            named = self._store.find_session(ident)  # an id or a key, else an id's prefix
+            sessions = [named.id if named else self._resolve("session", ident)]
             if kinds is None:
                 chosen = ("turn",)
         filters = self._filter(task_id, type, status, step, tags, since, until)
@@ -109,12 +114,8 @@ class Retrieval(Archive):
         question = understand(query, now=self._clock())
         dense = self._dense_mode(mode)
         if question.query is None:  # only question words: search for them, as written
-            try:
-                question = question._replace(query=search.parse(query, any_terms=True))
-            except ValidationError:
-                if not dense:
-                    raise
-        asked = _asked(question)
+            question = question._replace(query=search.parse(query, any_terms=True))
+        asked = _asked(question, query)
         pool = max(POOL, 3 * limit)
         with self._store.transaction():
             found = {} if mode == "dense" else self._keyword(question, kinds, filters,
@@ -148,19 +149,43 @@ class Retrieval(Archive):
         sessions: Sequence[str] | None,
         pool: int,
     ) -> dict[Key, Found]:
-        """The keyword matches of every kind asked for, with the turns next to the best."""
+        """The keyword matches of every kind asked for, with the turns next to the best; a
+        question that names a time also gets the best matches of that time (a common word
+        can bury them among all the others)."""
         found: dict[Key, Found] = {}
         if question.query is None:
             return found
+        scopes = [filters]
+        window = _window(question, filters)
+        if window is not None:
+            scopes.append(window)
+        for scope in scopes:
+            for key, f in self._matches(question.query, kinds, scope, sessions, pool).items():
+                found.setdefault(key, f)
+        for session, numbers in ranking.neighbour_places(found.values(), NEIGHBOURS).items():
+            for t in self._store.turns_numbered(session, sorted(numbers)):
+                found.setdefault(("turn", t.id), _found(_turn_hit(t), t))
+        return found
+
+    def _matches(
+        self,
+        query: search.Query,
+        kinds: Sequence[str],
+        filters: EntryFilter,
+        sessions: Sequence[str] | None,
+        pool: int,
+    ) -> dict[Key, Found]:
+        """Each index's best `pool` matches (bm25 in hit.score)."""
+        found: dict[Key, Found] = {}
         if "entry" in kinds and sessions is None:
-            for h in self._store.search_entries(question.query, filters, limit=pool):
+            for h in self._store.search_entries(query, filters, limit=pool):
                 found[("entry", h.entry.id)] = Found(
                     entry_hit(h.entry, h.snippet, h.score), _text_of(h.entry)
                 )
         others = [k for k in kinds if k != "entry"]
         if others and not (filters.types or filters.statuses or filters.tags):
             records = self._store.search_records(
-                question.query, others, task_id=filters.task_id, step_id=filters.subtask_id,
+                query, others, task_id=filters.task_id, step_id=filters.subtask_id,
                 session_ids=sessions, since=filters.since, until=filters.until, limit=pool,
             )  # fmt: skip
             turns = {t.id: t for t in self._store.turns_by_id(
@@ -168,9 +193,6 @@ class Retrieval(Archive):
             for r in records:
                 turn = turns.get(r.id) if r.kind == "turn" else None
                 found[(r.kind, r.id)] = _found(r, turn)
-            for session, numbers in ranking.neighbour_places(found.values(), NEIGHBOURS).items():
-                for t in self._store.turns_numbered(session, sorted(numbers)):
-                    found.setdefault(("turn", t.id), _found(_turn_hit(t), t))
         return found
 
     def seen_before(self, error: str, *, command: str | None = None) -> ErrorHistory:
@@ -246,6 +268,19 @@ def decision_hit(decision: TraceDecision) -> RecordHit:
                      step_id=decision.plan_item_id)  # fmt: skip
 
 
+def _window(question: Question, filters: EntryFilter) -> EntryFilter | None:
+    """The filters narrowed to the time a question names, if it names one that leaves
+    anything of them."""
+    if question.when is None:
+        return None
+    since, until = stamp(question.when.start), stamp(question.when.end)
+    if filters.since is not None:
+        since = max(since, filters.since)
+    if filters.until is not None:
+        until = min(until, filters.until)
+    return filters._replace(since=since, until=until) if since < until else None
+
+
 def _failure(hit: RecordHit) -> bool:
     """Whether a hit is an error entry or a command that failed."""
     if hit.kind == "entry":
@@ -254,18 +289,20 @@ def _failure(hit: RecordHit) -> bool:
     return status in ("failed", "timeout") or (code not in ("", "0"))
 
 
-def _asked(question: Question) -> Asked:
+def _asked(question: Question, text: str) -> Asked:
     when = None
     if question.when is not None:
         when = (question.when.start, question.when.end, question.when.exact)
     names = frozenset(w.casefold() for w in (*question.words, *question.identifiers))
+    asked_for = summaries.intent(text).name
+    kinds = (asked_for,) if asked_for in ranking.KINDS_ASKED else ()
     return Asked(question.words, question.phrases, question.identifiers,
-                 question.exact_text, names, when)  # fmt: skip
+                 question.exact_text, names, when, kinds)  # fmt: skip
 
 
 def _found(hit: RecordHit, turn: Turn | None) -> Found:
-    if turn is None:
-        return Found(hit, f"{hit.title}\n{hit.snippet}")
+    if turn is None:  # the snippet without the brackets round each matched word
+        return Found(hit, hit.title + "\n" + _MARKS.sub(r"\1", hit.snippet))
     return Found(
         hit, (turn.text or "")[:_TEXT_CHARS], speaker(turn), turn.tool_name or _called(turn)
     )

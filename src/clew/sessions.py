@@ -14,11 +14,11 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from clew import checks, turns
-from clew.retrieval import Retrieval
 from clew.errors import ValidationError
 from clew.ids import new_id
 from clew.location import real_path, related
 from clew.models import Session, Turn
+from clew.retrieval import Retrieval
 from clew.session_state import STATE_BUDGET as SESSION_STATE_BUDGET
 from clew.session_state import advance as fold_state
 from clew.session_state import change as state_change
