@@ -2796,6 +2796,83 @@ def test_an_unknown_embedding_model_is_refused_with_the_known_names(name: str) -
         embedding.load(name)
 
 
+# -- i13-question -----------------------------------------------------------------------------
+# Query understanding is given text from anyone: what is not text is refused with a typed
+# error naming what was wrong; any text at all is understood (maybe as nothing to look for).
+
+
+@pytest.mark.parametrize("text", [None, 42, b"bytes", ["a list"], {"q": "x"}])
+def test_a_question_that_is_not_text_is_refused(text: Any) -> None:
+    from datetime import UTC, datetime
+
+    from clew.question import content_words, understand
+
+    with pytest.raises(ValidationError, match="must be text"):
+        understand(text, now=datetime.now(UTC))
+    with pytest.raises(ValidationError, match="must be text"):
+        content_words(text)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"now": "2026-05-20"}, "`now` must be a datetime"),
+        ({"now": None}, "`now` must be a datetime"),
+        ({"speakers": "Melanie"}, "collection of names, not one text"),
+        ({"speakers": ["Melanie", 7]}, "a speaker name must be text"),
+        ({"tools": [None]}, "a tool name must be text"),
+        ({"tools": "bash"}, "collection of names, not one text"),
+    ],
+)
+def test_bad_arguments_to_understand_are_refused(arguments: dict[str, Any], message: str) -> None:
+    from datetime import UTC, datetime
+
+    from clew.question import understand
+
+    given_ = {"now": datetime.now(UTC), **arguments}
+    with pytest.raises(ValidationError, match=message):
+        understand("what did Melanie run with bash?", **given_)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\x00\x00\x00",
+        "'&|!<->():*",
+        "-only -excluded",
+        '"unterminated phrase',
+        "`unterminated code",
+        "on 9999-99-99 and 0000-01-01 and Feb 30 and 99999 years ago",
+        "in 10000 and in 0001 and 29 Feb 2025",
+        "\u202e\u200b\ufeff" * 50,
+        "🔥" * 1000,
+        "NEAR(a b) AND OR NOT *",
+    ],
+)
+def test_any_text_is_understood_without_error(text: str) -> None:
+    from datetime import UTC, datetime
+
+    from clew.question import understand
+    from clew.store.sqlite_search import fts5_match
+
+    found = understand(text, now=datetime(2026, 5, 20, tzinfo=UTC), speakers=["a"], tools=["b"])
+    if found.query is not None:
+        db = sqlite3.connect(":memory:")
+        db.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+        db.execute("SELECT * FROM t WHERE t MATCH ?", (fts5_match(found.query),))
+
+
+# -- i13-engine
+
+
+def test_one_long_token_is_parsed_in_linear_time() -> None:
+    # A regular expression once backtracked over such a token for minutes.
+    from clew import search
+
+    assert search.parse("a" * 100_000 + "_b").identifiers == ("a" * 100_000 + "_b",)
+    assert search.parse("a" * 100_000).identifiers == ()
+
+
 # -- i13-decisions: trace decisions in search over everything ---------------------------------
 @pytest.mark.parametrize("kinds", ["decisions", "Decision", ["decision", "trace"], "decision,,x"])
 def test_a_wrong_record_kind_is_refused_naming_decision(mem: clew.Memory, kinds: Any) -> None:

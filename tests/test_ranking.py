@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from clew import ranking
@@ -94,6 +94,7 @@ def test_confident_needs_most_words_an_exact_match_or_close_meaning() -> None:
                                           dict([whole]))[0])  # fmt: skip
 
 
+@settings(deadline=None)  # no timing in the suite: a loaded machine is slow
 @given(
     st.lists(
         st.tuples(st.text(min_size=0, max_size=40), st.floats(-50, 0), st.booleans()),
@@ -115,6 +116,7 @@ def test_rank_keeps_every_record_once_best_first(records: list[tuple[str, float,
     assert all(s >= 0 for s in scores)
 
 
+@settings(deadline=None)
 @given(st.text(max_size=60))
 def test_stem_is_idempotent_enough_and_never_empty_for_words(word: str) -> None:
     stemmed = ranking.stem(word)

@@ -37,6 +37,9 @@ __all__ = ["STOP_WORDS", "Question", "TimeHint", "content_words", "understand"]
 # apart: pronouns, auxiliaries, prepositions, question words, and the verbs of asking.
 STOP_WORDS = frozenset(
     {
+        # The pieces a tokenizer makes of negations ("didn't" -> didn + t).
+        "ain", "aren", "couldn", "didn", "doesn", "don", "hadn", "hasn", "haven", "isn",
+        "mightn", "mustn", "needn", "shan", "shouldn", "wasn", "weren", "wouldn",
         "a", "about", "above", "actually", "after", "again", "against", "ago", "all", "also",
         "always", "am", "an", "and", "any", "anybody", "anyone", "anything", "are", "aren't",
         "around", "as", "ask", "asked", "at", "back", "be", "been", "before", "being", "below",
@@ -111,7 +114,7 @@ def understand(
     parsed = _Parsed()
     for raw in _TOKEN.findall(rest):
         parsed.read(raw)
-    pieces = " " + " ".join(_PIECE.findall(rest.casefold())) + " "
+    pieces = " " + " ".join(_PIECE.findall(rest.casefold())) + " " if speakers or tools else ""
     return Question(
         parsed.query(),
         tuple(dict.fromkeys(parsed.words)),
@@ -135,13 +138,16 @@ def content_words(text: str) -> tuple[str, ...]:
 
 # A token: a quoted phrase (maybe excluded), a `code span`, or a run of non-space.
 _TOKEN = re.compile(r'-?"[^"]*"|`[^`]*`|\S+')
-# Punctuation or `_` between word parts: a tokenizer cuts the term into pieces. (Written
-# without search._IDENTIFIER's lazy run, which costs quadratic time on one long token.)
+# Punctuation or `_` between word parts: a tokenizer cuts the term into pieces (linear: no
+# lazy run to backtrack over one long token).
 _SPLIT_BY_TOKENIZER = re.compile(r"[^\W_](?:_|[^\w\s])+[^\W_]")
 _WORD = re.compile(r"[^\W_]")  # a letter or digit: what a tokenizer indexes
 _PIECE = re.compile(r"[^\W_]+")  # what a tokenizer indexes as one token
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
 _CAMEL_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+# What a tokenizer leaves of a contraction's tail ("we'll" -> we + ll, "didn't" -> didn + t;
+# the one-letter tails are dropped as single letters, the negated verbs are stop words).
+_TAILS = frozenset({"re", "ve", "ll"})
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)")
 _HAS_DIGIT = re.compile(r"\d")
 _HAS_LETTER = re.compile(r"[^\W\d_]")
@@ -183,8 +189,11 @@ class _Parsed:
                 self.identifier(flag, prefix=False)
             else:
                 self.exclude.append(Term(flag[1:], False))
-        if raw in STOP_WORDS or raw.casefold() in STOP_WORDS:  # most words of a question
-            self.end_run()
+        if raw.isalpha():  # a plain word, the common case
+            self.plain(raw, ends_run=False)
+            return
+        if raw[-1] in _BREAK and raw[:-1].isalpha():  # one that ends a clause
+            self.plain(raw[:-1], ends_run=True)
             return
         if raw.startswith(('"', '-"')) and raw.endswith('"') and len(raw) >= 2 + (raw[0] == "-"):
             self.quoted(raw)
@@ -224,6 +233,19 @@ class _Parsed:
             self.word(core, prefix)
             if possessive or ends_run:
                 self.end_run()
+        if ends_run:
+            self.end_run()
+
+    def plain(self, core: str, *, ends_run: bool) -> None:
+        """A run of letters: a stop word, a CamelCase identifier, or a content word."""
+        folded = core.casefold()
+        if folded in STOP_WORDS or len(core) == 1:
+            self.end_run()
+        elif _is_identifier(core):
+            self.end_run()
+            self.identifier(core, prefix=False)
+        else:
+            self.word(core, prefix=False)
         if ends_run:
             self.end_run()
 
@@ -334,22 +356,18 @@ def _parts(identifier: str) -> list[str]:
 def _normalised(text: str) -> list[str]:
     """Lower-case content words of a text, each piece a tokenizer makes, singular."""
     if text.isalpha() and text.islower():  # one plain word, the common case
-        return [] if text in STOP_WORDS or len(text) == 1 else [_singular(text)]
+        folded = text.casefold()
+        return [] if folded in STOP_WORDS or len(folded) == 1 else [_singular(folded)]
     out: list[str] = []
-    previous = ""
-    for piece in _PIECE.findall(text):
+    for piece in dict.fromkeys(_PIECE.findall(text)):
         folded = piece.casefold()
-        # "caroline's" is cut into caroline + s, "didn't" into didn + t: the tail is no word.
-        if folded in ("s", "t", "re", "ve", "ll", "d", "m") and previous:
-            previous = ""
+        # "caroline's" is cut into caroline + s, "we'll" into we + ll: a tail is no word.
+        if folded in STOP_WORDS or folded in _TAILS or (len(folded) == 1 and not folded.isdigit()):
             continue
-        previous = folded
-        if folded in STOP_WORDS or (len(folded) == 1 and not folded.isdigit()):
-            continue
-        if not piece.islower() and _CAMEL.search(piece):
+        if not piece.islower() and not piece.isupper() and _CAMEL.search(piece):
             out += [p.casefold() for p in _CAMEL_PARTS.findall(piece) if len(p) > 1]
         out.append(_singular(folded))
-    return [w for w in out if w not in STOP_WORDS]
+    return [w for w in dict.fromkeys(out) if w not in STOP_WORDS]
 
 
 def _singular(word: str) -> str:
@@ -431,6 +449,9 @@ Window = tuple[datetime, datetime, bool]
 _Rule = Callable[[re.Match[str], datetime], Window | None]
 
 
+# Times are looked for in a question's head: a text longer than this is no question, and a
+# time expression in it costs a resolve each.
+_TIME_SCAN = 2000
 _DIGIT = "0"  # the cue of rules that need a digit in the text
 
 
@@ -459,11 +480,15 @@ _UNIT_WORDS = frozenset({*_UNITS, *(f"{u}s" for u in _UNITS)})
 def _times(text: str, now: datetime) -> tuple[TimeHint | None, list[tuple[int, int]]]:
     """The time a text speaks of, and the spans of every time expression in it."""
     found: list[tuple[int, int, Window]] = []
+    text = text[:_TIME_SCAN]
     words = set(_PIECE.findall(text.casefold()))
     if _HAS_DIGIT.search(text):
         words.add(_DIGIT)
+    cued = words & _CUE_WORDS
+    if not cued:
+        return None, []  # most questions: no word that could say a time
     for cues, pattern, resolve in _RULES:
-        if cues.isdisjoint(words):
+        if cues.isdisjoint(cued):
             continue
         for match in pattern.finditer(text):
             try:
@@ -563,7 +588,10 @@ def _month_year(match: re.Match[str], now: datetime) -> Window | None:
 
 
 @_rule(
-    r"(?P<which>in|during|back\s+in|early\s+in|late\s+in|last|this|since)\s+" + _MONTH, _MONTH_WORDS
+    r"(?P<which>in|during|back\s+in|early\s+in|late\s+in|last|this|since)\s+"
+    + _MONTH
+    + r"(?!,?\s+\d)",  # a day or year after the month is another rule's
+    _MONTH_WORDS,
 )
 def _named_month(match: re.Match[str], now: datetime) -> Window | None:
     month = _month_number(match["month"])
@@ -686,3 +714,7 @@ def _count(text: str) -> tuple[int, int]:
     if words[-1].isdigit():
         return int(words[-1]), int(words[-1])
     return _COUNTS[words[-1]]
+
+
+# Every word that can start looking for a time (made once every rule above is registered).
+_CUE_WORDS: frozenset[str] = frozenset().union(*(cues for cues, _, _ in _RULES))

@@ -24,8 +24,17 @@ MAX_TERMS = 32
 _OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
 _TOKEN = re.compile(r'-?"[^"]*"|\S+')
 _WORD = re.compile(r"[^\W_]")  # a letter or digit: what a tokenizer indexes
-# A term an FTS tokenizer would cut into pieces: punctuation or `_` between word parts.
-_IDENTIFIER = re.compile(r"[^\W_](?:[^\s]*?)(?:_|[^\w\s])+[^\W_]")
+
+
+def _is_identifier(term: str) -> bool:
+    """Whether a tokenizer would cut a term into pieces: punctuation or `_` between word
+    parts of one run without spaces (`ERR_CONN_RESET`, `src/auth.py`, `v1.2.3`). Linear in
+    the term's length (a regular expression for it backtracks on one long token)."""
+    for chunk in term.split():
+        word = [i for i, c in enumerate(chunk) if c.isalnum()]
+        if len(word) >= 2 and any(not c.isalnum() for c in chunk[word[0] : word[-1]]):
+            return True
+    return False
 
 
 class Term(NamedTuple):
@@ -71,7 +80,7 @@ def parse(text: str, *, any_terms: bool = False) -> Query:
         (exclude if negative else include).append(Term(term, prefix))
         if not negative:
             terms.append(term)
-            if _IDENTIFIER.search(term):
+            if _is_identifier(term):
                 identifiers.append(term)
     if not include:
         raise ValidationError(
