@@ -1,5 +1,5 @@
-"""What the search index of task messages and commands costs on the write path, and what
-search over everything costs to read.
+"""What the search index of task messages, commands and trace decisions costs on the write
+path, and what search over everything costs to read.
 
 Prints markdown tables; it is a script, not a timed test:
 
@@ -9,8 +9,9 @@ Prints markdown tables; it is a script, not a timed test:
 Two fresh stores get the same writes, taking turns sample by sample so machine noise hits
 both alike: one as clew makes it, the other with the index's triggers dropped (the write
 path as it was before the index). Operations: `record_action` with 1.5 KB of output,
-`record_action` with 1 MB of output, and a progress message (`update_task(message=...)`).
-Then `search_all` against `search` (entries only) on the indexed store.
+`record_action` with 1 MB of output, a progress message (`update_task(message=...)`) and a
+trace decision with an error, a context and artifacts (`trace_decision`). Then `search_all`
+against `search` (entries only), and `search_all` of decisions only, on the indexed store.
 Stdlib and clew only.
 """
 
@@ -33,6 +34,8 @@ TRIGGERS = (
     "records_action_delete",
     "records_message_insert",
     "records_message_delete",
+    "records_decision_insert",
+    "records_decision_delete",
 )
 WORDS = ("build", "deploy", "cache", "token", "image", "nginx", "timeout", "retry", "docker",
          "kestrel", "worker", "queue")  # fmt: skip
@@ -94,12 +97,26 @@ def main() -> None:
             warm=5,
         )
         rows.append(_row("progress message", with_index, without))
+
+        def decide(mem: clew.Memory, task: str, i: int) -> None:
+            mem.trace_decision(task, f"retry the {WORDS[i % len(WORDS)]} step {i}",
+                               outcome="failure", error=small[i % len(small)][:200],
+                               agent="executor", state="EXECUTING",
+                               context={"notes": small[i % len(small)][:600]},
+                               artifacts={"file": f"out/{i}.log"})  # fmt: skip
+
+        with_index, without = alternating_ms(
+            lambda i: decide(indexed, tasks[0], i), lambda i: decide(plain, tasks[1], i),
+            runs, warm=5,
+        )  # fmt: skip
+        rows.append(_row("trace_decision, 0.8 KB", with_index, without))
         print("\n## Write path, median and p95 ms\n")
         print(table(["operation", "indexed", "p95", "no index", "p95", "ratio"], rows))
         for n in range(200):
             indexed.add_decision(tasks[0], f"use {rng.choice(WORDS)} {n} for the build")
         everything = timed_ms(lambda: indexed.search_all("docker kestrel"), 50)
         entries = timed_ms(lambda: indexed.search("docker kestrel"), 50)
+        decisions = timed_ms(lambda: indexed.search_all("docker kestrel", kinds="decision"), 50)
         print(
             f"\n## Search at {len(indexed.journal()):,} events, median ms\n\n"
             + table(
@@ -107,6 +124,7 @@ def main() -> None:
                 [
                     ["search_all (every kind)", _ms(everything), _ms95(everything)],
                     ["search (entries)", _ms(entries), _ms95(entries)],
+                    ["search_all (decisions)", _ms(decisions), _ms95(decisions)],
                 ],
             )
         )

@@ -31,8 +31,11 @@ def undo_migration_11(conn: sqlite3.Connection) -> None:
 
 
 def undo_migration_10(conn: sqlite3.Connection) -> None:
-    """Take a store at schema 10 or 11 back to 9: no sequence columns, no output kinds;
-    command output keeps the storage class (TEXT or BLOB) that said its kind before."""
+    """Take a store at schema 10, 11 or 12 back to 9: no sequence columns, no output kinds;
+    command output keeps the storage class (TEXT or BLOB) that said its kind before.
+    Migrations after 10 are undone first (the schema version is the highest one applied)."""
+    if conn.execute("SELECT 1 FROM clew_migrations WHERE number = 12").fetchone():
+        undo_migration_12(conn)
     undo_migration_11(conn)
     for index, on in _INDEXES_BEFORE_10:
         conn.execute(f"DROP INDEX {index}")
@@ -42,4 +45,18 @@ def undo_migration_10(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE actions DROP COLUMN stdout_kind")
     conn.execute("ALTER TABLE actions DROP COLUMN stderr_kind")
     conn.execute("DELETE FROM clew_migrations WHERE number = 10")
+    conn.commit()
+
+
+def undo_migration_12(conn: sqlite3.Connection) -> None:
+    """Take a store at schema 12 back to 11: trace decisions have no search documents and
+    no triggers that make them."""
+    conn.execute("DROP TRIGGER records_decision_insert")
+    conn.execute("DROP TRIGGER records_decision_delete")
+    conn.execute(
+        "INSERT INTO records_fts (records_fts, rowid, title, body, stderr)"
+        " SELECT 'delete', seq, title, body, stderr FROM record_docs WHERE kind = 'decision'"
+    )
+    conn.execute("DELETE FROM record_docs WHERE kind = 'decision'")
+    conn.execute("DELETE FROM clew_migrations WHERE number = 12")
     conn.commit()

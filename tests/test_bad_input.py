@@ -2963,3 +2963,46 @@ def test_the_retrieval_harness_refuses_unknown_systems_and_categories_in_one_lin
     assert run.main(["--systems", " , "]) == 2
     assert run.main(["--limit", "0"]) == 2
     assert "--limit" in capsys.readouterr().err
+
+
+# -- i13-decisions: trace decisions in search over everything ---------------------------------
+@pytest.mark.parametrize("kinds", ["decisions", "Decision", ["decision", "trace"], "decision,,x"])
+def test_a_wrong_record_kind_is_refused_naming_decision(mem: clew.Memory, kinds: Any) -> None:
+    with pytest.raises(ValidationError, match="entry, message, action, turn, decision"):
+        mem.search_all("registry", kinds=kinds)
+    listed = [kinds] if isinstance(kinds, str) else kinds
+    result = tools.call(mem, "memory_search", {"query": "registry", "kinds": listed})
+    assert result.is_error and "decision" in result.text
+
+
+def test_the_cli_refuses_a_wrong_kind_in_one_line(
+    db: Path, mem: clew.Memory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--db", str(db), "search", "registry", "--kind", "decisions"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "decision" in err
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x'); DROP TABLE record_docs; --",
+        '"unbalanced NEAR(a b) AND OR NOT *',
+        "nul\x00byte",
+        "🔥 émoji ünïcode",
+        "\\ backslash \\\\ E'\\n' $$ dollar $$",
+    ],
+)
+def test_any_decision_text_is_indexed_and_searchable(mem: clew.Memory, text: str) -> None:
+    task = mem.create_task("Hostile", ["one"])
+    made = mem.trace_decision(task.id, f"{text} zanderfish", error=text,
+                              context={text: text}, artifacts={"k": [text]})  # fmt: skip
+    assert [h.id for h in mem.search_all("zanderfish", kinds="decision")] == [made.id]
+    # The text itself, as a query: it finds the decision (or has no words to look for).
+    refused = ""
+    try:
+        found = [h.id for h in mem.search_all(text, kinds="decision")]
+    except ValidationError as exc:
+        found, refused = [], str(exc)
+    assert found == [made.id] or "no words to look for" in refused
+    assert mem.verify().ok

@@ -401,7 +401,7 @@ def test_verify_checks_the_search_documents(pg_url: str) -> None:
         conn.execute("UPDATE record_docs SET body = 'tampered' WHERE space = %s", (team.space,))
         assert "1 differ from their row" in (store.records_check(team.space) or "")
         conn.execute("DELETE FROM record_docs WHERE space = %s", (team.space,))
-        assert "1 message(s) or command(s)" in (store.records_check(team.space) or "")
+        assert "1 message(s), command(s) or decision(s)" in (store.records_check(team.space) or "")
 
 
 def test_a_query_with_no_term_is_refused_before_sql() -> None:

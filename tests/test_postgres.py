@@ -401,3 +401,54 @@ def test_one_journal_in_two_spaces_stays_two_even_for_a_superuser(url: str, tmp_
         assert two.get_task(task.id).status.value == "active"
         assert [s.status.value for s in two.get_task(task.id).plan] == ["pending", "pending"]
         assert one.verify().ok and two.verify().ok
+
+
+# -- decisions in the search index (migration 12) ---------------------------------------------
+
+
+def test_migration_12_indexes_every_space_s_decisions_even_for_an_ordinary_role(
+    own_database: str,
+) -> None:
+    """A store made before migration 12: its decisions of every space get their documents
+    when it opens; the backfill writes space by space, which row-level security needs
+    (checked by running it as a role that is subject to it)."""
+    from clew.store import pg_search
+
+    made: dict[str, tuple[str, str]] = {}
+    for space in (new_space(), new_space()):
+        with open_pg(own_database, space) as mem:
+            task = mem.create_task("Deploy", ["one"])
+            made[space] = (
+                mem.trace_decision(task.id, "pin the registry", error="denied by osprey").id,
+                mem.trace_decision(task.id, "retry the push", step=1).id,
+            )
+
+    def undo(conn: Any) -> None:
+        conn.execute("DELETE FROM record_docs WHERE kind = 'decision'")
+        assert conn.execute("SELECT count(*) FROM record_docs").fetchone() == (0,)
+
+    def indexed(*, verify: bool = False) -> None:
+        for space, (pin, retry) in made.items():
+            with open_pg(own_database, space) as mem:
+                assert [h.id for h in mem.search_all("osprey")] == [pin]
+                assert [h.id for h in mem.search_all("retry", kinds="decision")] == [retry]
+                assert not verify or mem.verify().ok
+
+    with psycopg.connect(own_database, autocommit=True) as conn:
+        undo(conn)
+        conn.execute("DROP TRIGGER records_decision ON trace_decisions")
+        conn.execute("DELETE FROM clew_migrations WHERE number = 12")
+    indexed()  # opening applied migration 12 again
+    member = f"clew_member_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(own_database, autocommit=True) as conn:
+        undo(conn)
+        conn.execute(f"CREATE ROLE {member} LOGIN")
+        conn.execute(f"GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA public TO {member}")
+        try:
+            with psycopg.connect(own_database.replace("://root@", f"://{member}@", 1),
+                                 autocommit=True) as as_member:  # fmt: skip
+                as_member.execute(pg_search.DECISION_FUNCTIONS[-1])
+        finally:
+            conn.execute(f"DROP OWNED BY {member}")
+            conn.execute(f"DROP ROLE {member}")
+    indexed(verify=True)

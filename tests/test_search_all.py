@@ -1,7 +1,7 @@
-"""Search over everything recorded: entries, task messages, commands with their output and
-conversation turns; the index of messages and commands (kept by triggers, bounded, filled
-for older stores, checked by verify); `seen` over failed commands' output; the recall tools'
-default session; sentences that keep their dots."""
+"""Search over everything recorded: entries, task messages, commands with their output,
+conversation turns and the trace's decisions; the index of messages, commands and decisions
+(kept by triggers, bounded, filled for older stores, checked by verify); `seen` over failed
+commands' output; the recall tools' default session; sentences that keep their dots."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from clew.extraction import rules, sentences
 from clew.models import RECORD_KINDS, Message, MessageRole, MessageType
 from clew.store.migrations import OUTPUT_HEAD, OUTPUT_TAIL
 from tests.conftest import Result
-from tests.old_stores import undo_migration_10
+from tests.old_stores import undo_migration_10, undo_migration_12
 
 Cli = Callable[..., Result]
 
@@ -39,7 +39,8 @@ def clew_process(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def record_one_of_each(mem: clew.Memory, word: str) -> dict[str, str]:
-    """An entry, a message, a failed command (the word in its stderr), a turn: their ids."""
+    """An entry, a message, a failed command (the word in its stderr), a turn, a trace
+    decision (the word in its error): their ids."""
     task = mem.create_task("Deploy", ["build", "ship"])
     entry = mem.add_decision(task.id, f"Use {word} for the images")
     mem.update_task(task.id, message=f"pushed to {word} at last")
@@ -47,11 +48,14 @@ def record_one_of_each(mem: clew.Memory, word: str) -> dict[str, str]:
     action = mem.record_action(
         task.id, command="docker push app", exit_code=1, stderr=f"denied by {word}\n"
     )
+    decision = mem.trace_decision(task.id, "retry the push with a token", outcome="failure",
+                                  error=f"still refused by {word}")  # fmt: skip
     session = mem.start_session(workspace="/srv/app")
     hello = mem.append_turn(session.id, {"role": "user", "content": "hello"})
     turn = mem.append_turn(session.id, {"role": "user", "content": f"please use {word}"})
     return {"entry": entry.id, "message": message.id, "action": action.id, "turn": turn.id,
-            "task": task.id, "session": session.id, "hello": hello.id}  # fmt: skip
+            "decision": decision.id, "task": task.id, "session": session.id,
+            "hello": hello.id}  # fmt: skip
 
 
 def test_search_finds_every_kind_and_each_open_command_shows_it(db: Path) -> None:
@@ -69,6 +73,8 @@ def test_search_finds_every_kind_and_each_open_command_shows_it(db: Path) -> Non
     by_kind = {h["kind"]: h for h in hits}
     assert by_kind["action"]["open"] == f"clew task output {ids['action']} --stderr{space}"
     assert by_kind["turn"]["open"] == f"clew recall {ids['session']} --around 2{space}"
+    assert by_kind["decision"]["open"] == f"clew trace show {ids['task']}{space}"
+    assert by_kind["decision"]["label"] == "decision failure"
     assert by_kind["action"]["label"] == "failed exit 1"
     for hit in hits:
         # The printed command really works, and shows the record with the word in it.
@@ -78,7 +84,7 @@ def test_search_finds_every_kind_and_each_open_command_shows_it(db: Path) -> Non
         assert opened.returncode == 0, (hit["open"], opened.stderr)
         assert "kestrel" in opened.stdout, hit["open"]
     text = clew_process(db, "search", "kestrel").stdout
-    assert text.count("open: clew ") == 5 and "[failed exit 1]" in text
+    assert text.count("open: clew ") == 6 and "[failed exit 1]" in text
 
 
 def test_kind_narrows_and_filters_keep_working(mem: clew.Memory) -> None:
@@ -98,7 +104,7 @@ def test_kind_narrows_and_filters_keep_working(mem: clew.Memory) -> None:
     other = mem.create_task("Other", ["one"])
     mem.update_task(other.id, message="kestrel elsewhere")
     mine = mem.search_all("kestrel", task_id=ids["task"])
-    assert {h.kind for h in mine} == {"entry", "message", "action"}
+    assert {h.kind for h in mine} == {"entry", "message", "action", "decision"}
     mem.update_session(ids["session"], task_id=ids["task"])
     assert "turn" in {h.kind for h in mem.search_all("kestrel", task_id=ids["task"])}
     # Entry filters mean entries only; time filters apply to every kind.
@@ -202,6 +208,7 @@ def test_an_older_store_gets_its_records_indexed_when_opened(db: Path) -> None:
     with clew.open(db) as mem:
         found = {h.kind: h.id for h in mem.search_all("kestrel")}
         assert found["action"] == ids["action"] and found["message"] == ids["message"]
+        assert found["decision"] == ids["decision"]
         assert mem.verify().ok
 
 
@@ -213,7 +220,9 @@ def test_verify_reports_a_damaged_records_index(mem: clew.Memory, db: Path) -> N
     conn.execute("DELETE FROM record_docs WHERE ref_id = ?", (ids["message"],))
     conn.commit()
     found = [d for d in mem.verify().differences if d.table == "records_fts"]
-    assert found and "1 message(s) or command(s) are not in the search index" in found[0].stored
+    assert found and "1 message(s), command(s) or decision(s) are not in the search index" in (
+        found[0].stored
+    )
     # A document whose text was edited (the index then disagrees with it) is caught too.
     conn.execute("INSERT INTO records_fts (records_fts) VALUES ('rebuild')")
     conn.execute("UPDATE record_docs SET body = 'edited' WHERE ref_id = ?", (ids["action"],))
@@ -221,6 +230,154 @@ def test_verify_reports_a_damaged_records_index(mem: clew.Memory, db: Path) -> N
     conn.close()
     found = [d for d in mem.verify().differences if d.table == "records_fts"]
     assert found and "1 differ from their row" in found[0].stored
+
+
+# -- decisions of the trace ----------------------------------------------------------------
+
+
+def test_a_decision_is_found_by_its_action_and_its_error_and_filtered(mem: clew.Memory) -> None:
+    task = mem.create_task("Deploy", ["build", "ship"])
+    ship = mem.trace_decision(
+        task.id, "Switch the image registry to ghcr.io\nthe hub throttles pulls",
+        outcome="failure", error="quota exceeded on the mirror", agent="planner",
+        state="EXECUTING", context={"why": "rate limited"}, artifacts={"file": "deploy.yaml"},
+        step=2,
+    )  # fmt: skip
+    build = mem.trace_decision(task.id, "Pin the registry digest", step=1)
+    other = mem.create_task("Other", ["one"])
+    elsewhere = mem.trace_decision(other.id, "Use the registry cache", error="mirror offline")
+    # By its action: the hit says what it is, where it belongs and how it turned out.
+    (hit,) = mem.search_all("ghcr.io", kinds="decision")
+    assert (hit.kind, hit.id, hit.task_id, hit.step_id) == ("decision", ship.id, task.id,
+                                                            ship.plan_item_id)  # fmt: skip
+    assert hit.label == "decision failure" and hit.field == "action"
+    assert hit.title == "Switch the image registry to ghcr.io"  # its first line
+    assert "[ghcr.io]" in hit.snippet or "[ghcr]" in hit.snippet
+    assert hit.created_at == ship.created_at and hit.score > 0
+    space = "" if mem.space == "default" else f" --space {mem.space}"
+    assert hit.open == f"clew trace show {task.id}{space}"
+    # By its error words, and by its agent and artifacts: found in how it turned out.
+    (by_error,) = mem.search_all("quota exceeded", kinds="decision")
+    assert by_error.id == ship.id and by_error.field == "outcome"
+    assert "[quota]" in by_error.snippet
+    assert [h.id for h in mem.search_all("deploy.yaml", kinds="decision")] == [ship.id]
+    # Without kinds, search over everything finds it too.
+    assert ship.id in [h.id for h in mem.search_all("quota exceeded")]
+    # Task and step filters keep a decision of that task and step, and no other.
+    found = {h.id for h in mem.search_all("registry", kinds="decision")}
+    assert found == {ship.id, build.id, elsewhere.id}
+    assert {h.id for h in mem.search_all("registry", task_id=task.id)} == {ship.id, build.id}
+    assert [h.id for h in mem.search_all("registry", task_id=task.id, step=2)] == [ship.id]
+    assert [h.id for h in mem.search_all("registry", task_id=task.id, step=1)] == [build.id]
+    assert [h.id for h in mem.search_all("mirror", task_id=other.id)] == [elsewhere.id]
+    # Validating a decision changes nothing searchable: the index stays sound.
+    mem.trace_validation(ship.id, passed=False, feedback="still throttled")
+    assert mem.verify().ok
+
+
+def test_a_decision_found_by_meaning_alone_is_described(mem: clew.Memory) -> None:
+    task = mem.create_task("Deploy", ["build"])
+    decision = mem.trace_decision(task.id, "Roll back the release\nthen page", step=1)
+    described = mem._describe([("decision", decision.id), ("decision", "gone")])
+    hit = described[("decision", decision.id)]
+    assert (hit.kind, hit.title, hit.label) == ("decision", "Roll back the release",
+                                                "decision success")  # fmt: skip
+    assert hit.task_id == task.id and hit.step_id == decision.plan_item_id
+    assert ("decision", "gone") not in described  # deleted since it was embedded
+
+
+def test_the_decision_open_command_shows_its_error(db: Path) -> None:
+    with clew.open(db) as mem:
+        task = mem.create_task("Deploy", ["build"])
+        mem.trace_decision(task.id, "push again", outcome="retry", error="refused by kestrel")
+        (hit,) = mem.search_all("kestrel", kinds="decision")
+    opened = clew_process(db, *shlex.split(hit.open)[1:])
+    assert opened.returncode == 0, opened.stderr
+    assert "push again -> retry" in opened.stdout and "error: refused by kestrel" in opened.stdout
+
+
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    action=st.text(min_size=1, max_size=200).filter(str.strip),
+    error=st.one_of(st.none(), st.text(max_size=200).filter(str.strip)),
+    context=st.one_of(st.none(), st.dictionaries(st.text(max_size=8), st.text(max_size=40),
+                                                 max_size=3)),
+)  # fmt: skip
+def test_the_records_index_follows_any_decision(
+    tmp_path_factory: pytest.TempPathFactory,
+    action: str,
+    error: str | None,
+    context: dict[str, str] | None,
+) -> None:
+    with clew.open(tmp_path_factory.mktemp("prop") / "clew.db") as mem:
+        task = mem.create_task("Prop", ["one"])
+        made = mem.trace_decision(task.id, action, error=error, context=context,
+                                  artifacts={"marker": "wombat"})  # fmt: skip
+        assert mem.verify().ok
+        assert [h.id for h in mem.search_all("wombat", kinds="decision")] == [made.id]
+
+
+def test_a_huge_decision_is_indexed_by_its_head_and_tail(mem: clew.Memory) -> None:
+    task = mem.create_task("Big", ["one"])
+    filler = "filler " * 20_000
+    log = f"{filler} middleword {filler} omegatail"
+    made = mem.trace_decision(task.id, "load the dump", error="alphahead failed",
+                              context={"log": log})  # fmt: skip
+    assert [h.id for h in mem.search_all("alphahead", kinds="decision")] == [made.id]
+    assert [h.id for h in mem.search_all("omegatail", kinds="decision")] == [made.id]
+    assert mem.search_all("middleword", kinds="decision") == []
+    assert mem.verify().ok
+
+
+@pytest.mark.sqlite_only("takes a SQLite file back to schema 10 by hand")
+def test_an_older_store_gets_its_decisions_indexed_at_migration_12(db: Path) -> None:
+    with clew.open(db) as mem:
+        task = mem.create_task("Old", ["one", "two"])
+        made = [mem.trace_decision(task.id, f"decision {n} about the gannet", step=n % 2 + 1,
+                                   error=f"reason {n}") for n in range(4)]  # fmt: skip
+        action = mem.record_action(task.id, command="echo gannet", exit_code=0)
+    conn = sqlite3.connect(db)
+    undo_migration_12(conn)
+    assert conn.execute("SELECT count(*) FROM record_docs WHERE kind = 'decision'").fetchone()
+    assert conn.execute("SELECT max(number) FROM clew_migrations").fetchone() == (11,)
+    conn.close()
+    with clew.open(db) as mem:
+        assert mem.verify().ok
+        found = mem.search_all("gannet", kinds=["decision", "action"], limit=10)
+        assert {h.id for h in found} == {d.id for d in made} | {action.id}
+        assert mem.search_all("reason 3", kinds="decision")[0].id == made[3].id
+    conn = sqlite3.connect(db)
+    # Their documents follow the decisions' order, after the documents made before.
+    order = [r[0] for r in conn.execute("SELECT ref_id FROM record_docs ORDER BY seq")]
+    assert order == [action.id, *(d.id for d in made)]
+    conn.close()
+
+
+@pytest.mark.sqlite_only("edits the SQLite file by hand; test_pg_search checks PostgreSQL's")
+def test_verify_reports_a_decision_missing_from_the_index(mem: clew.Memory, db: Path) -> None:
+    task = mem.create_task("Deploy", ["one"])
+    made = mem.trace_decision(task.id, "retry the push", error="denied by kestrel")
+    conn = sqlite3.connect(db)
+    conn.execute(
+        "INSERT INTO records_fts (records_fts, rowid, title, body, stderr) SELECT 'delete', seq,"
+        " title, body, stderr FROM record_docs WHERE ref_id = ?",
+        (made.id,),
+    )
+    conn.execute("DELETE FROM record_docs WHERE ref_id = ?", (made.id,))
+    conn.commit()
+    found = [d for d in mem.verify().differences if d.table == "records_fts"]
+    assert found and found[0].stored.startswith("1 message(s), command(s) or decision(s)")
+    # A decision deleted by hand takes its document with it.
+    conn.execute("INSERT INTO record_docs (kind, ref_id, space, task_id, created_at, title, body,"
+                 " stderr) VALUES ('decision', ?, ?, ?, '2026', 'x', 'y', '')",
+                 (made.id, mem.space, task.id))  # fmt: skip
+    conn.execute("INSERT INTO records_fts (records_fts) VALUES ('rebuild')")
+    conn.execute("DELETE FROM trace_decisions WHERE id = ?", (made.id,))
+    conn.commit()
+    assert conn.execute("SELECT count(*) FROM record_docs").fetchone() == (0,)
+    conn.close()
 
 
 def test_seen_finds_the_failed_make_by_its_output(db: Path) -> None:

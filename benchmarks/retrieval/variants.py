@@ -22,6 +22,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.retrieval import run
+
 from clew import ranking
 
 # name: (system, the ranking constants it sets)

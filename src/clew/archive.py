@@ -537,6 +537,8 @@ class Archive(Facade):
         elif hit.kind == "action":
             option = {"stderr": " --stderr", "command": " --info"}.get(hit.field, "")
             line = f"clew task output {hit.id}{option}"
+        elif hit.kind == "decision":
+            line = f"clew trace show {hit.task_id}"
         else:
             line = f"clew recall {hit.session_id} --around {hit.turn}"
         if self.space == DEFAULT_SPACE:

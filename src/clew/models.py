@@ -360,8 +360,8 @@ class SearchHit(NamedTuple):
 
 
 # What search over everything finds: archive entries, task messages, commands with their
-# output, and conversation turns.
-RECORD_KINDS = ("entry", "message", "action", "turn")
+# output, conversation turns, and the decisions of the episodic trace.
+RECORD_KINDS = ("entry", "message", "action", "turn", "decision")
 
 
 class Explain(NamedTuple):
@@ -379,25 +379,30 @@ class Explain(NamedTuple):
 
 class RecordHit(NamedTuple):
     """Anything recorded that a search found: an archive entry, a task message, a command
-    (with its output) or a conversation turn; `open` is the clew command that shows it."""
+    (with its output), a conversation turn or a decision of the trace; `open` is the clew
+    command that shows it."""
 
-    kind: str  # entry, message, action or turn
+    kind: str  # entry, message, action, turn or decision
     id: str
     task_id: str | None
     session_id: str | None  # for a turn
     turn: int | None  # for a turn: its number in the session
     created_at: str
-    label: str  # entry type, message role, action status (and exit code), turn role
-    title: str  # entry summary, command, or the text's first line
+    # entry type, message role, action status (and exit code), turn role, "decision" and
+    # its outcome
+    label: str
+    title: str  # entry summary, command, a decision's action, or the text's first line
     snippet: str  # where it matched, matched words in [brackets]
     # Relevance, higher is better (search_all's fused score); a store's own reads give
     # the raw bm25 here, lower is better, before the ranking replaces it.
     score: float
-    field: str  # where it matched: summary, content, command, stdout or stderr
+    # where it matched: summary, content, command, stdout, stderr; a decision's action or
+    # outcome (how it turned out: its outcome, error, state, agent, context, artifacts)
+    field: str
     open: str = ""  # the clew command that shows it in full
     confident: bool = False  # the search believes this hit answers the question
     explain: Explain | None = None  # why it ranked here (asked for with explain=True)
-    step_id: str | None = None  # the plan step an entry or a command belongs to
+    step_id: str | None = None  # the plan step an entry, a command or a decision belongs to
 
 
 class RepeatedFailure(NamedTuple):

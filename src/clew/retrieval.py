@@ -1,5 +1,6 @@
 """Search over everything recorded, on the Memory facade: one ranked list of archive
-entries, task messages, commands with their output and conversation turns.
+entries, task messages, commands with their output, conversation turns and the decisions
+of the episodic trace.
 
 `search_all` is the one engine; `clew search`, the memory_search tool and
 conversation_recall's search are views of it. A question in plain words is reduced to its
@@ -30,9 +31,9 @@ from clew.archive import (
 )
 from clew.brief import clip
 from clew.clock import stamp
-from clew.errors import ValidationError
+from clew.errors import NotFoundError, ValidationError
 from clew.fingerprint import telling_line
-from clew.models import Entry, EntryFilter, EntryStatus, EntryType, RecordHit, Turn
+from clew.models import Entry, EntryFilter, EntryStatus, EntryType, RecordHit, TraceDecision, Turn
 from clew.question import Question, understand
 from clew.ranking import Asked, Found, Key
 from clew.vectors import Vectors, embedder_available, load_embedder
@@ -68,16 +69,18 @@ class Retrieval(Vectors, Archive):
         explain: bool = False,
     ) -> list[RecordHit]:
         """Search everything recorded: archive entries, task messages, commands with their
-        output, and conversation turns; one list, best first, each hit with its score
-        (higher is better), whether it is `confident`, and the clew command that opens it.
+        output, conversation turns and the trace's decisions; one list, best first, each
+        hit with its score (higher is better), whether it is `confident`, and the clew
+        command that opens it.
 
         A question in plain words works: its content words are searched for, records
         holding more of them rank higher, and exact phrases, identifiers (ERR_CONN_RESET,
         src/auth.py), a speaker, a tool or a time it names count too. `kinds` narrows it
-        (entry, message, action, turn); `type`, `status` and `tags` filter entries and,
-        without `kinds`, mean entries only; `session_id` means turns of that session,
-        `step` (with `task_id`) the entries and commands of that step. `mode`: keyword,
-        dense (by meaning), hybrid, or auto (hybrid when the `vectors` extra is installed).
+        (entry, message, action, turn, decision); `type`, `status` and `tags` filter
+        entries and, without `kinds`, mean entries only; `session_id` means turns of that
+        session, `step` (with `task_id`) the entries, commands and decisions of that step.
+        `mode`: keyword, dense (by meaning), hybrid, or auto (hybrid when the `vectors`
+        extra is installed).
         `explain=True` fills each hit's `explain` with why it ranked there.
         """
         wanted = checks.count(limit, "limit")
@@ -266,9 +269,19 @@ class Retrieval(Vectors, Archive):
                         "message", m.id, m.task_id, None, None, m.created_at, m.role.value,
                         _first_line(m.content), "", 0.0, "content",
                     )  # fmt: skip
-            except ValidationError:
+                elif kind == "decision":
+                    described[(kind, ident)] = decision_hit(self._store.get_trace_decision(ident))
+            except (ValidationError, NotFoundError):  # embedded, then deleted
                 continue
         return described
+
+
+def decision_hit(decision: TraceDecision) -> RecordHit:
+    """A decision of the trace as a hit of search over everything."""
+    return RecordHit("decision", decision.id, decision.task_id, None, None,
+                     decision.created_at, f"decision {decision.outcome}",
+                     _first_line(decision.action), "", 0.0, "action",
+                     step_id=decision.plan_item_id)  # fmt: skip
 
 
 def _window(question: Question, filters: EntryFilter) -> EntryFilter | None:

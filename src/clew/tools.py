@@ -443,9 +443,10 @@ def task_list(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
 
 @tool(
     "Search everything recorded, best first: decisions, errors, findings and other entries,"
-    " task messages, commands with their output, and conversation turns, each hit with its"
-    ' score, kind, id and the clew command that opens it. Ask in plain words ("which'
-    ' registry did we pick, and why?"); exact phrases, identifiers like ERR_CONN_RESET or'
+    " task messages, commands with their output, conversation turns and the trace's"
+    " decisions (what the agent did, how it turned out), each hit with its score, kind, id"
+    ' and the clew command that opens it. Ask in plain words ("which registry did we'
+    ' pick, and why?"); exact phrases, identifiers like ERR_CONN_RESET or'
     " src/auth.py, a speaker, a tool or a time named in the question count too. kinds,"
     " task_id, session, step and since/until narrow it.",
     {
@@ -453,7 +454,8 @@ def task_list(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
         "kinds": {
             "type": "array",
             "items": {"type": "string", "enum": list(RECORD_KINDS)},
-            "description": "Only these kinds: entry, message, action (commands), turn.",
+            "description": "Only these kinds: entry, message, action (commands), turn,"
+            " decision (the trace's decisions).",
         },
         "task_id": _TASK_ID,
         "session": _text("Only the turns of this session (id or key)."),

@@ -423,6 +423,8 @@ def trace_view(trace: Trace) -> str:
             f"  {d.id}  {d.created_at[:19]}  [{who or 'agent'}]{model}  {clip(d.action, 80)}"
             f" -> {d.outcome}{tokens}"
         )
+        if d.error:  # what search found it by, often: say it where the search sends you
+            lines.append(f"      error: {clip(' '.join(d.error.split()), 200)}")
         lines += checks.get(d.id, []) + calls.get(d.id, [])
     lines += calls.get(None, [])
     return "\n".join(lines)

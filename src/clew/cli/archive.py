@@ -191,11 +191,12 @@ def register(commands: Any, command: Commands) -> None:
         "search",
         cmd_search,
         "search everything recorded, best first; ask in plain words",
-        "Search archive entries, task messages, commands with their output, and conversation"
-        " turns in one list, best first, each hit with its score, its kind and the command"
-        " that opens it. A question in plain words works: records holding more of its words"
-        " rank higher; exact phrases, identifiers (ERR_CONN_RESET, src/auth.py, v1.2.3), a"
-        " speaker, a tool or a time it names count too; with the vectors extra, meaning too."
+        "Search archive entries, task messages, commands with their output, conversation"
+        " turns and the trace's decisions in one list, best first, each hit with its score,"
+        " its kind and the command that opens it. A question in plain words works: records"
+        " holding more of its words rank higher; exact phrases, identifiers (ERR_CONN_RESET,"
+        " src/auth.py, v1.2.3), a speaker, a tool or a time it names count too; with the"
+        " vectors extra, meaning too."
         ' "quoted phrase", -exclude and prefix* work.',
     )
     p.add_argument("query", help="what to look for")
@@ -203,11 +204,11 @@ def register(commands: Any, command: Commands) -> None:
         "--kind",
         action="append",
         metavar="KIND",
-        help="only entry, message, action or turn (repeatable, or a comma list)",
+        help="only entry, message, action, turn or decision (repeatable, or a comma list)",
     )
     p.add_argument("--task", help="only this task's records (turns: of its sessions)")
     p.add_argument("--session", help="only the turns of this session (id, prefix or key)")
-    p.add_argument("--step", help="with --task: only that step's entries and commands")
+    p.add_argument("--step", help="with --task: only that step's entries, commands and decisions")
     p.add_argument("--type", action="append", help=f"entries only: {ENTRY_TYPES} (repeatable)")
     p.add_argument("--status", help="entries only: active, superseded or resolved")
     p.add_argument("--tag", action="append", help="entries only: with this tag (repeatable: all)")

@@ -262,12 +262,14 @@ class ArchiveReads(Protocol):
         until: str | None = None,
         limit: int,
     ) -> list[RecordHit]:
-        """Messages, commands (command line and output) and conversation turns matching
-        the query, of the `kinds` asked for (message, action, turn), in a time range
+        """Messages, commands (command line and output), trace decisions (action, and
+        outcome, error, state, agent, context, artifacts) and conversation turns matching
+        the query, of the `kinds` asked for (message, action, decision, turn), in a time range
         (`since` inclusive, `until` exclusive); each kind's best `limit`, ranked within its
         own kind with scores comparable across kinds (raw bm25, lower is better); the
-        caller merges them. A `step_id` keeps the commands of that step (and no messages
-        or turns); `session_ids` keeps the turns of those sessions (and nothing else)."""
+        caller merges them. A `step_id` keeps the commands and decisions of that step
+        (and no messages or turns); `session_ids` keeps the turns of those sessions (and
+        nothing else)."""
         ...
 
     def fts_check(self) -> str | None:

@@ -616,10 +616,26 @@ def bounded(value: str) -> str:
     )
 
 
+# The fields of a trace decision searched beside its action, in the order its document
+# holds them: how it turned out first, so a long context cannot push them out of the head.
+DECISION_FIELDS = ("outcome", "error", "state", "agent", "context", "artifacts")
+
+
+def decision_body(row: str, newline: str = "char(10)") -> str:
+    """SQL for a trace decision's searchable body, uncut: its outcome, then each of its
+    other fields that has a value, one a line (`||` with NULL is NULL on both backends, so
+    the same expression serves SQLite and PostgreSQL)."""
+    first, *rest = DECISION_FIELDS
+    return " || ".join([f"{row}{first}", *(f"coalesce({newline} || {row}{f}, '')" for f in rest)])
+
+
 def record_text(kind: str, row: str) -> tuple[str, str, str]:
-    """SQL for the searchable text (title, body, stderr) of an action or a message, from a
-    row alias (`new.`, `a.`): a command's summary and command line, its stdout and stderr;
-    a message's text."""
+    """SQL for the searchable text (title, body, stderr) of an action, a message or a trace
+    decision, from a row alias (`new.`, `a.`): a command's summary and command line, its
+    stdout and stderr; a message's text; a decision's action, and its outcome, error, state,
+    agent, context and artifacts."""
+    if kind == "decision":
+        return bounded(f"{row}action"), bounded(decision_body(row)), "''"
     if kind == "action":
         # The summary defaults to the command line: then it is said once.
         title = (
@@ -917,6 +933,30 @@ _VECTORS_MIGRATION = Migration(
 )
 
 MIGRATIONS += (_VECTORS_MIGRATION,)
+
+# Trace decisions join the records index: what the agent did (its action, the title) and
+# how it turned out (the body). A decision is never edited but for its validation status,
+# which is not searched, so only inserts and deletes are kept.
+_DECISIONS_MIGRATION = Migration(
+    12,
+    "search over the trace's decisions: their action, outcome, error, state, agent, context"
+    " and artifacts",
+    (
+        *_keep("decision", "trace_decisions", ""),
+        # A store made before this migration: its decisions in the order they were made,
+        # then only their documents added to the index (a rebuild would read every other).
+        f"""
+        INSERT INTO record_docs (kind, ref_id, space, task_id, created_at, title, body, stderr)
+        SELECT 'decision', d.id, d.space, d.task_id, d.created_at,
+               {", ".join(record_text("decision", "d."))}
+        FROM trace_decisions d ORDER BY d.seq, d.created_at, d.id
+        """,
+        "INSERT INTO records_fts (rowid, title, body, stderr)"
+        " SELECT seq, title, body, stderr FROM record_docs WHERE kind = 'decision' ORDER BY seq",
+    ),
+)
+
+MIGRATIONS += (_DECISIONS_MIGRATION,)
 
 LATEST = MIGRATIONS[-1].number
 FINGERPRINTS: dict[int, str] = {m.number: fingerprint(m) for m in MIGRATIONS}

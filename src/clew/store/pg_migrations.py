@@ -721,6 +721,14 @@ MIGRATIONS += (
             "CREATE INDEX embeddings_seq ON embeddings(space, model, seq)",
         ),
     ),
+    # SQLite's migration 12: trace decisions get documents in record_docs, kept by a
+    # trigger; the generated `search` column indexes them as it does the others.
+    PgMigration(
+        12,
+        "search over the trace's decisions: their action, outcome, error, state, agent, context"
+        " and artifacts",
+        tuple(Shared(statement) for statement in pg_search.DECISION_FUNCTIONS),
+    ),
 )
 
 LATEST = MIGRATIONS[-1].number

@@ -51,11 +51,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from clew.errors import ValidationError
 from clew.models import Action, Entry, EntryFilter, RecordHit, SearchHit, Turn
 from clew.search import Query, Term
-from clew.store.migrations import OUTPUT_HEAD, OUTPUT_TAIL
+from clew.store.migrations import OUTPUT_HEAD, OUTPUT_TAIL, decision_body
 from clew.store.rows import RowReader, placeholders
 from clew.store.sqlite_archive import ENTRY_COLUMNS, _entry, _where
 from clew.store.sqlite_conversations import _TURN_COLUMNS, turn_from_row
-from clew.store.sqlite_search import _first_line, _time
+from clew.store.sqlite_search import RECORD_TABLES, _first_line, _time, task_record_kinds
 from clew.store.sqlite_trace import action_from_row
 
 SEARCH_WINDOW = 5000
@@ -292,6 +292,50 @@ RECORD_FUNCTIONS: tuple[str, ...] = (
     END $$
     """,
 )
+# A trace decision's document, made by the SQL of SQLite's: its action, and its outcome
+# with the other fields that have a value, one a line, each cut to its head and tail.
+DECISION_TITLE = "clew_cut({row}action)"
+DECISION_BODY = "clew_cut(" + decision_body("{row}", "E'\\n'") + ")"
+DECISION_FUNCTIONS: tuple[str, ...] = (
+    f"""
+    CREATE OR REPLACE FUNCTION clew_decision_doc() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP = 'DELETE' THEN
+            DELETE FROM record_docs
+            WHERE space = OLD.space AND kind = 'decision' AND ref_id = OLD.id;
+            RETURN NULL;
+        END IF;
+        INSERT INTO record_docs (kind, ref_id, space, task_id, created_at, title, body, stderr)
+        VALUES ('decision', NEW.id, NEW.space, NEW.task_id, NEW.created_at,
+                {DECISION_TITLE.format(row="NEW.")}, {DECISION_BODY.format(row="NEW.")}, '');
+        RETURN NULL;
+    END $$
+    """,
+    # Decisions are never edited but for their validation status, which is not searched.
+    "CREATE TRIGGER records_decision AFTER INSERT OR DELETE ON trace_decisions"
+    " FOR EACH ROW EXECUTE FUNCTION clew_decision_doc()",
+    # A store made before: its decisions' documents, in the order they were made, space by
+    # space (row-level security lets a row be written only into the transaction's space).
+    f"""
+    DO $$
+    DECLARE
+        s text;
+    BEGIN
+        PERFORM set_config('clew.all_spaces', 'on', true);
+        FOR s IN SELECT DISTINCT space FROM trace_decisions ORDER BY space LOOP
+            PERFORM set_config('clew.space', s, true);
+            INSERT INTO record_docs (kind, ref_id, space, task_id, created_at, title, body,
+                                     stderr)
+            SELECT 'decision', d.id, d.space, d.task_id, d.created_at,
+                   {DECISION_TITLE.format(row="d.")}, {DECISION_BODY.format(row="d.")}, ''
+            FROM trace_decisions d WHERE d.space = s ORDER BY d.seq, d.created_at, d.id;
+        END LOOP;
+        PERFORM set_config('clew.all_spaces', '', true);
+        PERFORM set_config('clew.space', '', true);
+    END $$
+    """,
+)
 RECORD_TRIGGERS: tuple[str, ...] = (
     "CREATE TRIGGER records_action AFTER INSERT OR DELETE OR UPDATE OF summary, command,"
     " stdout, stderr ON actions FOR EACH ROW EXECUTE FUNCTION clew_record_doc()",
@@ -472,11 +516,10 @@ class PostgresSearch(RowReader):
         until: str | None = None,
         limit: int,
     ) -> list[RecordHit]:
-        """Ranked messages, commands and turns matching a query, each kind ranked within
-        its own index."""
+        """Ranked messages, commands, trace decisions and turns matching a query, each
+        kind ranked within its own index."""
         hits: list[RecordHit] = []
-        task_kinds = [k for k, on in (("message", step_id is None), ("action", True))
-                      if k in kinds and on and session_ids is None]  # fmt: skip
+        task_kinds = task_record_kinds(kinds, step_id, session_ids)
         if task_kinds:
             hits += self._search_record_docs(
                 query, task_kinds, task_id, step_id, since, until, limit
@@ -503,10 +546,12 @@ class PostgresSearch(RowReader):
             params.append(task_id)
         if step_id is not None:
             where += (
-                " AND EXISTS (SELECT 1 FROM actions x WHERE x.space = t.space"
-                " AND x.id = t.ref_id AND x.plan_item_id = ?)"
+                " AND (EXISTS (SELECT 1 FROM actions x WHERE t.kind = 'action'"
+                " AND x.space = t.space AND x.id = t.ref_id AND x.plan_item_id = ?)"
+                " OR EXISTS (SELECT 1 FROM trace_decisions x WHERE t.kind = 'decision'"
+                " AND x.space = t.space AND x.id = t.ref_id AND x.plan_item_id = ?))"
             )
-            params.append(step_id)
+            params += [step_id, step_id]
         # Where it matched: the body (stdout, or the message) weighs C, stderr B.
         field = (
             "CASE WHEN ts_filter(t.search, '{c}') @@ m.q THEN 'stdout'"
@@ -522,13 +567,16 @@ class PostgresSearch(RowReader):
             columns=(
                 "t.kind, t.ref_id, t.task_id, t.created_at,"
                 f" {_headline(text, 'm.q')} AS snip, {field} AS field,"
-                " a.summary, a.command, a.status, a.exit_code, a.plan_item_id, g.role,"
-                f" substr(g.content, 1, {_TITLE_CHARS}) AS head"
+                " a.summary, a.command, a.status, a.exit_code,"
+                " coalesce(a.plan_item_id, d.plan_item_id) AS plan_item_id, g.role, d.outcome,"
+                f" substr(coalesce(g.content, d.action), 1, {_TITLE_CHARS}) AS head"
             ),
             outer_joins=(
                 " LEFT JOIN actions a ON t.kind = 'action' AND a.space = t.space"
                 " AND a.id = t.ref_id LEFT JOIN task_messages g ON t.kind = 'message'"
                 " AND g.space = t.space AND g.id = t.ref_id"
+                " LEFT JOIN trace_decisions d ON t.kind = 'decision' AND d.space = t.space"
+                " AND d.id = t.ref_id"
             ),
         )  # fmt: skip
         hits = []
@@ -537,6 +585,9 @@ class PostgresSearch(RowReader):
                 code = "" if r["exit_code"] is None else f" exit {r['exit_code']}"
                 label, title = f"{r['status']}{code}", _first_line(r["command"] or r["summary"])
                 field_name = r["field"]
+            elif r["kind"] == "decision":
+                label, title = f"decision {r['outcome']}", _first_line(r["head"])
+                field_name = "outcome" if r["field"] == "stdout" else "action"
             else:
                 label, title, field_name = r["role"], _first_line(r["head"]), "content"
             hit = RecordHit(
@@ -599,38 +650,47 @@ class PostgresSearch(RowReader):
 
     def records_check(self, space: str | None = None) -> str | None:
         """Check the search documents of one space (of every space without one): one for
-        each message and command, holding the text its trigger makes from the row; None
-        when sound. (The vectors are generated columns: the database keeps them exact.)"""
-        a_in = m_in = d_in = ""
-        params: tuple[str, ...] = ()
-        if space is not None:
-            a_in, m_in, d_in = " AND a.space = ?", " AND m.space = ?", " AND d.space = ?"
-            params = (space,) * 5
-        title = (
-            "clew_cut(CASE WHEN a.command IS NULL OR a.command = a.summary THEN a.summary"
-            " ELSE a.summary || E'\\n' || a.command END)"
-        )
-        unkeyed, stray, stale = self._rows(
-            "SELECT (SELECT count(*) FROM actions a WHERE NOT EXISTS (SELECT 1 FROM record_docs"
-            " d WHERE d.space = a.space AND d.kind = 'action' AND d.ref_id = a.id)"
-            f"{a_in}) + (SELECT count(*) FROM task_messages m WHERE NOT EXISTS (SELECT 1 FROM"
-            " record_docs d WHERE d.space = m.space AND d.kind = 'message' AND d.ref_id = m.id)"
-            f"{m_in}), (SELECT count(*) FROM record_docs d WHERE NOT EXISTS (SELECT 1 FROM"
-            " actions a WHERE d.kind = 'action' AND a.space = d.space AND a.id = d.ref_id)"
-            " AND NOT EXISTS (SELECT 1 FROM task_messages m WHERE d.kind = 'message'"
-            f" AND m.space = d.space AND m.id = d.ref_id){d_in}),"
-            " (SELECT count(*) FROM record_docs d JOIN actions a ON d.kind = 'action'"
-            f" AND a.space = d.space AND a.id = d.ref_id WHERE (d.title IS DISTINCT FROM {title}"
-            " OR d.body IS DISTINCT FROM clew_output(a.stdout)"
-            f" OR d.stderr IS DISTINCT FROM clew_output(a.stderr)){a_in})"
-            " + (SELECT count(*) FROM record_docs d JOIN task_messages m ON d.kind = 'message'"
-            " AND m.space = d.space AND m.id = d.ref_id"
-            f" WHERE d.body IS DISTINCT FROM clew_cut(m.content){m_in})",
-            params,
-        )[0]
+        each message, command and trace decision, holding the text its trigger makes from
+        the row; None when sound. (The vectors are generated columns: the database keeps
+        them exact.)"""
+        d_in = " AND d.space = ?" if space is not None else ""
+        r_in = " AND r.space = ?" if space is not None else ""
+        texts = {
+            "action": (
+                "clew_cut(CASE WHEN r.command IS NULL OR r.command = r.summary THEN r.summary"
+                " ELSE r.summary || E'\\n' || r.command END)",
+                "clew_output(r.stdout)",
+                "clew_output(r.stderr)",
+            ),
+            "message": ("''", "clew_cut(r.content)", "''"),
+            "decision": (
+                DECISION_TITLE.format(row="r."), DECISION_BODY.format(row="r."), "''"
+            ),
+        }  # fmt: skip
+        counts: list[str] = []
+        params: list[str] = []
+        for kind, table in RECORD_TABLES.items():
+            title, body, stderr = texts[kind]
+            on = f"d.kind = '{kind}' AND d.space = r.space AND d.ref_id = r.id"
+            counts += [
+                f"(SELECT count(*) FROM {table} r WHERE NOT EXISTS"
+                f" (SELECT 1 FROM record_docs d WHERE {on}){r_in})",
+                f"(SELECT count(*) FROM record_docs d WHERE d.kind = '{kind}' AND NOT EXISTS"
+                f" (SELECT 1 FROM {table} r WHERE {on}){d_in})",
+                f"(SELECT count(*) FROM record_docs d JOIN {table} r ON {on}"
+                f" WHERE (d.title IS DISTINCT FROM {title} OR d.body IS DISTINCT FROM {body}"
+                f" OR d.stderr IS DISTINCT FROM {stderr}){d_in})",
+            ]
+            params += [space] * 3 if space is not None else []
+        kinds = ", ".join(f"'{k}'" for k in RECORD_TABLES)
+        counts.append(f"(SELECT count(*) FROM record_docs d WHERE d.kind NOT IN ({kinds}){d_in})")
+        params += [space] if space is not None else []
+        found = tuple(self._rows(f"SELECT {', '.join(counts)}", params)[0])
+        unkeyed, stray, stale = (sum(found[i:-1:3]) for i in range(3))
+        stray += found[-1]
         if unkeyed or stray or stale:
             return (
-                f"{unkeyed} message(s) or command(s) are not in the search index,"
+                f"{unkeyed} message(s), command(s) or decision(s) are not in the search index,"
                 f" {stray} index document(s) name nothing and {stale} differ from their row"
             )
         return None

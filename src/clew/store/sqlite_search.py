@@ -25,6 +25,8 @@ SEARCH_WINDOW = 5000
 # message), stderr.
 _BM25 = "bm25(records_fts, 3.0, 1.0, 1.0)"
 _TITLE_CHARS = 200
+# What `record_docs` holds a document of: each kind and its table.
+RECORD_TABLES = {"action": "actions", "message": "task_messages", "decision": "trace_decisions"}
 
 
 def fts5_match(query: Query) -> str:
@@ -40,6 +42,17 @@ def fts5_match(query: Query) -> str:
 
 def _phrase(term: Term) -> str:
     return '"' + term.text.replace('"', '""') + '"' + ("*" if term.prefix else "")
+
+
+def task_record_kinds(
+    kinds: Sequence[str], step_id: str | None, session_ids: Sequence[str] | None
+) -> list[str]:
+    """The kinds asked for that `record_docs` holds and the filters leave: none within
+    sessions (turns only), and no messages within a step (a message has none)."""
+    if session_ids is not None:
+        return []
+    return [k for k in ("message", "action", "decision")
+            if k in kinds and not (k == "message" and step_id is not None)]  # fmt: skip
 
 
 def _first_line(text: str | None) -> str:
@@ -95,12 +108,11 @@ class SearchReads(RowReader):
         until: str | None = None,
         limit: int,
     ) -> list[RecordHit]:
-        """bm25-ranked messages, commands and turns matching a query, each kind ranked
-        within its own index."""
+        """bm25-ranked messages, commands, trace decisions and turns matching a query,
+        each kind ranked within its own index."""
         match = fts5_match(query)
         hits: list[RecordHit] = []
-        task_kinds = [k for k, on in (("message", step_id is None), ("action", True))
-                      if k in kinds and on and session_ids is None]  # fmt: skip
+        task_kinds = task_record_kinds(kinds, step_id, session_ids)
         if task_kinds:
             hits += self._search_task_records(
                 match, task_kinds, task_id, step_id, since, until, limit
@@ -124,12 +136,13 @@ class SearchReads(RowReader):
             where += " AND k.task_id = ?"
             params.append(task_id)
         if step_id is not None:
-            where += " AND a.plan_item_id = ?"
+            where += " AND coalesce(a.plan_item_id, d.plan_item_id) = ?"
             params.append(step_id)
         base = (
             "FROM records_fts JOIN record_docs k ON k.seq = records_fts.rowid"
             " LEFT JOIN actions a ON k.kind = 'action' AND a.id = k.ref_id"
             " LEFT JOIN task_messages m ON k.kind = 'message' AND m.id = k.ref_id"
+            " LEFT JOIN trace_decisions d ON k.kind = 'decision' AND d.id = k.ref_id"
             f" WHERE records_fts MATCH ? AND k.space = ? AND k.kind IN ({placeholders(kinds)})"
             f"{where}"
         )
@@ -137,12 +150,13 @@ class SearchReads(RowReader):
             "k.kind, k.ref_id, k.task_id, k.created_at,"
             # Output that is not UTF-8 is indexed as it is: read the snippet as bytes.
             " CAST(snippet(records_fts, -1, '[', ']', '…', 16) AS BLOB) AS snip,"
-            " a.summary, a.command, a.status, a.exit_code, a.plan_item_id, m.role,"
-            f" substr(m.content, 1, {_TITLE_CHARS}) AS head"
+            " a.summary, a.command, a.status, a.exit_code,"
+            " coalesce(a.plan_item_id, d.plan_item_id) AS plan_item_id, m.role, d.outcome,"
+            f" substr(coalesce(m.content, d.action), 1, {_TITLE_CHARS}) AS head"
         )
         rows = self._ranked("records_fts", base, [match, self.space, *kinds, *params], _BM25,
                             columns, limit)  # fmt: skip
-        seqs = [r["seq"] for _, r in rows if r["kind"] == "action"]
+        seqs = [r["seq"] for _, r in rows if r["kind"] in ("action", "decision")]
         in_stdout, in_stderr = (
             self._matching(match, column, seqs) for column in ("body", "stderr")
         )
@@ -156,6 +170,9 @@ class SearchReads(RowReader):
                     "stdout" if r["seq"] in in_stdout else
                     "stderr" if r["seq"] in in_stderr else "command"
                 )  # fmt: skip
+            elif r["kind"] == "decision":
+                label, title = f"decision {r['outcome']}", _first_line(r["head"])
+                field = "outcome" if r["seq"] in in_stdout else "action"
             else:
                 label, title, field = r["role"], _first_line(r["head"]), "content"
             hit = RecordHit(
@@ -230,32 +247,35 @@ class SearchReads(RowReader):
 
     def records_check(self, space: str | None = None) -> str | None:
         """Check the records index of one space (of the whole file without one): one
-        document for each message and command, holding its text as the triggers make it,
-        then FTS5's integrity check of the index against the documents; None when sound."""
-        title, body, stderr = record_text("action", "a.")
-        a_in = m_in = d_in = ""
-        params: tuple[str, ...] = ()
-        if space is not None:
-            a_in, m_in, d_in = " AND a.space = ?", " AND m.space = ?", " AND d.space = ?"
-            params = (space,) * 5
-        unkeyed, stray, stale = self._rows(
-            "SELECT (SELECT count(*) FROM actions a WHERE NOT EXISTS (SELECT 1 FROM record_docs"
-            f" d WHERE d.kind = 'action' AND d.ref_id = a.id){a_in}) + (SELECT count(*) FROM"
-            " task_messages m WHERE NOT EXISTS (SELECT 1 FROM record_docs d WHERE"
-            f" d.kind = 'message' AND d.ref_id = m.id){m_in}),"
-            " (SELECT count(*) FROM record_docs d WHERE NOT EXISTS (SELECT 1 FROM actions a"
-            " WHERE d.kind = 'action' AND a.id = d.ref_id) AND NOT EXISTS (SELECT 1 FROM"
-            f" task_messages m WHERE d.kind = 'message' AND m.id = d.ref_id){d_in}),"
-            " (SELECT count(*) FROM record_docs d JOIN actions a ON d.kind = 'action'"
-            f" AND a.id = d.ref_id WHERE (d.title IS NOT {title} OR d.body IS NOT {body}"
-            f" OR d.stderr IS NOT {stderr}){a_in}) + (SELECT count(*) FROM record_docs d JOIN"
-            " task_messages m ON d.kind = 'message' AND m.id = d.ref_id"
-            f" WHERE d.body IS NOT {record_text('message', 'm.')[1]}{m_in})",
-            params,
-        )[0]
+        document for each message, command and trace decision, holding its text as the
+        triggers make it, then FTS5's integrity check of the index against the documents;
+        None when sound."""
+        d_in = " AND d.space = ?" if space is not None else ""
+        r_in = " AND r.space = ?" if space is not None else ""
+        counts: list[str] = []
+        params: list[str] = []
+        for kind, table in RECORD_TABLES.items():
+            title, body, stderr = record_text(kind, "r.")
+            on = f"d.kind = '{kind}' AND d.ref_id = r.id"
+            counts += [
+                f"(SELECT count(*) FROM {table} r WHERE NOT EXISTS"
+                f" (SELECT 1 FROM record_docs d WHERE {on}){r_in})",
+                f"(SELECT count(*) FROM record_docs d WHERE d.kind = '{kind}' AND NOT EXISTS"
+                f" (SELECT 1 FROM {table} r WHERE {on}){d_in})",
+                f"(SELECT count(*) FROM record_docs d JOIN {table} r ON {on}"
+                f" WHERE (d.title IS NOT {title} OR d.body IS NOT {body}"
+                f" OR d.stderr IS NOT {stderr}){d_in})",
+            ]
+            params += [space] * 3 if space is not None else []
+        kinds = ", ".join(f"'{k}'" for k in RECORD_TABLES)
+        counts.append(f"(SELECT count(*) FROM record_docs d WHERE d.kind NOT IN ({kinds}){d_in})")
+        params += [space] if space is not None else []
+        found = tuple(self._rows(f"SELECT {', '.join(counts)}", params)[0])
+        unkeyed, stray, stale = (sum(found[i:-1:3]) for i in range(3))
+        stray += found[-1]
         if unkeyed or stray or stale:
             return (
-                f"{unkeyed} message(s) or command(s) are not in the search index,"
+                f"{unkeyed} message(s), command(s) or decision(s) are not in the search index,"
                 f" {stray} index document(s) name nothing and {stale} differ from their row"
             )
         return self.fts_check("records_fts")
