@@ -29,7 +29,7 @@ from datetime import datetime, timedelta
 from typing import NamedTuple
 
 from clew.errors import ValidationError
-from clew.search import MAX_TERMS, Query, Term
+from clew.search import MAX_TERMS, OPERATORS, Query, Term
 
 __all__ = ["STOP_WORDS", "Question", "TimeHint", "content_words", "understand"]
 
@@ -113,7 +113,8 @@ def understand(
     rest = _cut(_typographic(exact_text), spans)
     parsed = _Parsed()
     for raw in _TOKEN.findall(rest):
-        parsed.read(raw)
+        if raw not in OPERATORS:  # FTS5's operators typed as words: no terms
+            parsed.read(raw)
     pieces = " " + " ".join(_PIECE.findall(rest.casefold())) + " " if speakers or tools else ""
     return Question(
         parsed.query(),

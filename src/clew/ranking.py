@@ -148,7 +148,12 @@ def boosts(asked: Asked, found: Found) -> tuple[float, float, list[str]]:
 # What each kind of record a question can ask for is, by a hit's kind and label.
 _KIND_LABELS = {
     "decision": (("entry", "decision"), ("decision", "")),
-    "error": (("entry", "error"), ("action", "failed"), ("action", "timeout")),
+    "error": (
+        ("entry", "error"),
+        ("action", "failed"),
+        ("action", "timeout"),
+        ("decision", "decision failure"),
+    ),
     "constraint": (("entry", "constraint"), ("entry", "user_instruction")),
     "question": (("entry", "question"),),
     "command": (("action", ""),),

@@ -21,7 +21,7 @@ from clew.errors import ValidationError
 MAX_TERMS = 32
 # FTS5's operators, typed as words: read as the words' intent (every term must match
 # anyway), not as terms to look for.
-_OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
+OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
 _TOKEN = re.compile(r'-?"[^"]*"|\S+')
 _WORD = re.compile(r"[^\W_]")  # a letter or digit: what a tokenizer indexes
 
@@ -64,7 +64,7 @@ def parse(text: str, *, any_terms: bool = False) -> Query:
     identifiers: list[str] = []
     terms: list[str] = []
     for raw in _TOKEN.findall(text):
-        if raw in _OPERATORS:
+        if raw in OPERATORS:
             continue
         negative = raw.startswith("-") and len(raw) > 1
         term = raw[1:] if negative else raw
