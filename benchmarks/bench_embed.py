@@ -16,8 +16,9 @@ Models, each on the same texts:
   a stand-in for what keyword search can see.
 
 Speed: a fixed mix of agent-session and conversation texts (commands, errors, decisions,
-chat turns of 5-60 words), embedded as one batch per sample; samples alternate between the
-models; wall time and CPU time (all threads of the process) beside each other. Load: a fresh
+chat turns), short (5-15 words) and mixed (5-60 words), embedded as one batch per sample;
+samples alternate between the models; wall time and CPU time (all threads of the process)
+beside each other. Load: a fresh
 process importing clew.embedding and loading the model, numpy's import included.
 
 Quality: benchmarks/data/embed_triples.json, hand-written items in coding-agent and
@@ -76,8 +77,9 @@ def words(text: str) -> set[str]:
     return out
 
 
-def speed_texts(n: int) -> list[str]:
-    """A deterministic mix of agent-session and conversation texts, 5-60 words each."""
+def speed_texts(n: int, most_extra: int = 50) -> list[str]:
+    """A deterministic mix of agent-session and conversation texts, 5 to 10 + most_extra words
+    each."""
     rnd = random.Random(13)
     agent = [
         "pytest -q tests/test_auth.py -k refresh",
@@ -105,7 +107,7 @@ def speed_texts(n: int) -> list[str]:
     texts = []
     for i in range(n):
         base = rnd.choice(agent if i % 2 else chat)
-        extra = " ".join(rnd.choice(pool) for _ in range(rnd.randint(0, 50)))
+        extra = " ".join(rnd.choice(pool) for _ in range(rnd.randint(0, most_extra)))
         texts.append(f"{base} {extra}".strip())
     return texts
 
@@ -244,11 +246,14 @@ def main() -> None:
     models: dict[str, Embed] = {"static": static.embed}
     if full is not None:
         models["MiniLM"] = full
-    texts = speed_texts(n)
-    mean_words = statistics.mean(len(t.split()) for t in texts)
-    print(f"## Speed: {n} texts, {mean_words:.0f} words on average, median of {samples}\n")
-    print(table(["model", "texts", "wall s", "cpu s", "texts/s wall", "texts/cpu-s"],
-                measure_speed(models, texts, samples)))  # fmt: skip
+    for label, most_extra in (("short", 5), ("mixed", 50)):
+        texts = speed_texts(n, most_extra)
+        mean_words = statistics.mean(len(t.split()) for t in texts)
+        print(f"## Speed, {label} texts: {n} of {mean_words:.0f} words on average, "
+              f"median of {samples}\n")  # fmt: skip
+        print(table(["model", "texts", "wall s", "cpu s", "texts/s wall", "texts/cpu-s"],
+                    measure_speed(models, texts, samples)))  # fmt: skip
+        print()
     if full is None:
         print(f"\nMiniLM {note}")
 
