@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -479,3 +480,75 @@ def test_extraction_keeps_a_decision_about_a_host_whole() -> None:
                       "2026-11-22T09:00:00Z")  # fmt: skip
     (draft,) = rules(None, [], [message], [])
     assert draft.summary == "Going with ghcr.io instead of docker hub."
+
+
+# -- the engine: ranked, explained, by meaning ----------------------------------------------
+
+
+def test_a_question_in_plain_words_ranks_the_record_holding_its_words_first(
+    mem: clew.Memory,
+) -> None:
+    task = mem.create_task("Ship", ["pick a registry"])
+    mem.add_decision(task.id, "Use GHCR as the container registry; Docker Hub rate limits bit us")
+    mem.add_finding(task.id, "the registry mirror in the office is slow")
+    mem.update_task(task.id, message="what about the registry?")
+    hits = mem.search_all("which registry did we pick, and why?", explain=True, mode="keyword")
+    assert hits[0].label == "decision" and "GHCR" in hits[0].title
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    top = hits[0].explain
+    assert top is not None and top.keyword_rank is not None and top.dense_rank is None
+    assert any(b.startswith("a decision as asked") for b in top.boosts)
+    assert all(h.explain is None for h in mem.search_all("registry", mode="keyword"))
+
+
+def test_hybrid_finds_by_meaning_what_shares_no_word(mem: clew.Memory) -> None:
+    task = mem.create_task("Home", ["one"])
+    dog = mem.add_finding(task.id, "The vet says the puppy needs six weeks of short lead walks")
+    mem.add_finding(task.id, "The quarterly tax return is due on the 31st")
+    assert mem.search_all("how is my dog doing", mode="keyword") == []
+    hits = mem.search_all("how is my dog doing", mode="hybrid", explain=True)
+    assert hits and hits[0].id == dog.id
+    assert hits[0].explain is not None and hits[0].explain.dense_rank == 1
+    assert mem.index_status().pending == 0  # the first hybrid search embedded what it needed
+
+
+def test_a_hybrid_search_inside_a_read_transaction_does_not_write(mem: clew.Memory) -> None:
+    task = mem.create_task("Home", ["one"])
+    mem.add_finding(task.id, "the puppy needs short walks")
+    with mem._store.transaction():
+        mem.search_all("dog", mode="hybrid")  # nothing embedded yet: no vector to find
+    assert mem.index_status().embedded == 0
+
+
+def test_a_mode_that_is_not_one_is_refused(mem: clew.Memory, cli: Cli) -> None:
+    with pytest.raises(clew.ValidationError, match="search mode 'fuzzy'"):
+        mem.search_all("x", mode="fuzzy")
+    assert tools.call(mem, "memory_search", {"query": "x", "mode": "fuzzy"}).is_error
+    done = cli("search", "x", "--mode", "fuzzy")
+    assert done.code == 2 and "--mode" in done.err and "Traceback" not in done.err
+
+
+def test_seen_before_names_errors_like_it_whose_text_differs(mem: clew.Memory) -> None:
+    task = mem.create_task("Net", ["one"])
+    mem.add_error(task.id, "upload to s3 failed: connection reset by peer after 30s")
+    found = mem.seen_before("TimeoutError: the s3 upload connection was reset by the peer")
+    assert not found.seen  # another fingerprint
+    assert [h.kind for h in found.similar][:1] == ["entry"]
+    assert "connection reset" in found.similar[0].title
+    from clew.views import error_history_view
+
+    assert "like it (another fingerprint):" in error_history_view(found, datetime.now(UTC))
+
+
+def test_recall_search_across_sessions_ranks_best_first(mem: clew.Memory) -> None:
+    one = mem.start_session(workspace="/srv/home", title="spring", at="2026-04-02")
+    mem.append_turns(one.id, [
+        {"role": "user", "content": "Melanie signed up for a pottery class on Tuesdays"},
+        {"role": "assistant", "content": "Lovely, she will enjoy the wheel"},
+    ], at="2026-04-02")  # fmt: skip
+    two = mem.start_session(workspace="/srv/home", title="summer", at="2026-06-10")
+    mem.append_turns(two.id, [{"role": "user", "content": "the garden needs water"}])
+    found = mem.recall(None, "search", workspace="/srv/home", query="Melanie's pottery class")
+    assert found.hits and found.hits[0].session_id == one.id and found.hits[0].turn == 1
+    assert "Session " + one.id in found.text and "pottery" in found.text
+    assert found.hits[0].score >= max(h.score for h in found.hits)

@@ -368,7 +368,7 @@ def error_history_view(found: ErrorHistory, now: datetime) -> str:
         lines[0] += f" | {clip(fp.command, 60)}"
     if not found.seen and not found.fixes:
         lines.append("not seen before")
-        return "\n".join(lines)
+        return "\n".join(lines + _similar_lines(found))
     places = len(found.errors) + len(found.failed_commands)
     tasks = {e.task_id for e in found.errors} | {a.task_id for a in found.failed_commands}
     times = "once" if places == 1 else f"{places} times"
@@ -386,7 +386,17 @@ def error_history_view(found: ErrorHistory, now: datetime) -> str:
         lines.append(f"  fix {verdict} ({ago(fix.created_at, now)}): {clip(fix.description, 120)}")
     if not found.fixes:
         lines.append("no fix recorded yet")
-    return "\n".join(lines)
+    return "\n".join(lines + _similar_lines(found))
+
+
+def _similar_lines(found: ErrorHistory) -> list[str]:
+    """Errors and failed commands like this one, whose text differs."""
+    if not found.similar:
+        return []
+    lines = ["like it (another fingerprint):"]
+    for h in found.similar:
+        lines.append(f"  {h.kind} {h.id} [{h.label}] {clip(h.title, 90)}  open: {h.open}")
+    return lines
 
 
 def repeated_line(failure: RepeatedFailure) -> str:
