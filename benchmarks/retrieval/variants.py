@@ -35,6 +35,9 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "mix-0.35": ("hybrid", {"DENSE": 0.35}),
     "mix-0.5": ("hybrid", {"DENSE": 0.5}),
     "rrf": ("hybrid", {"FUSION": "rrf", "DENSE": 0.5}),
+    "adaptive-0.2+0.3": ("hybrid", {"DENSE": 0.2, "ADAPT": 0.3}),
+    "adaptive-0.2+0.5": ("hybrid", {"DENSE": 0.2, "ADAPT": 0.5}),
+    "adaptive-0.35+0.35": ("hybrid", {"DENSE": 0.35, "ADAPT": 0.35}),
 }
 
 
@@ -50,7 +53,8 @@ def measure(system: str, settings: dict[str, Any]) -> dict[str, Any]:
     finally:
         for name, value in saved.items():
             setattr(ranking, name, value)
-    report: dict[str, Any] = json.loads(out.getvalue())
+    text = out.getvalue()  # the store's first build prints its progress before the JSON
+    report: dict[str, Any] = json.loads(text[text.index("\n{") + 1 :] if text[:1] != "{" else text)
     return report["systems"][system]
 
 

@@ -31,6 +31,8 @@ from clew.models import Explain, RecordHit
 FLOOR = 0.25  # the keyword score kept by a record that holds none but the rarest words
 NEIGHBOUR = 0.35  # the share of a neighbouring turn's score a turn takes
 DENSE = 0.35  # the weight of meaning in a hybrid score
+ADAPT = 0.0  # how much more meaning weighs when no record holds the question's words
+MAX_DENSE = 0.7
 FUSION = "mix"  # or "rrf": reciprocal rank fusion (measured worse: docs/benchmarks.md)
 RRF_K = 60
 NEIGHBOURS = True  # whether turns take their neighbours' scores (measured both ways)
@@ -133,16 +135,19 @@ def boosts(asked: Asked, found: Found) -> tuple[float, float, list[str]]:
     if asked_for is not None:
         factor *= ASKED_KIND
         why.append(f"a {asked_for} as asked x{ASKED_KIND:.2f}")
-    if asked.when is not None:
-        start, end, exact = asked.when
-        at = _when(found.hit.created_at)
-        if at is not None and start <= at < end:
-            factor *= IN_TIME
-            why.append(f"in the time asked about x{IN_TIME:.2f}")
-        elif at is not None and exact:
-            factor *= OUT_OF_TIME
-            why.append(f"outside the date asked about x{OUT_OF_TIME:.2f}")
     return added, factor, why
+
+
+def timing(asked: Asked, created_at: str | None, in_window: bool = False) -> float:
+    """A record's factor for the time the question names: up inside it, down outside an
+    exact date, 1 when it names none (or the record's time is not known)."""
+    if asked.when is None:
+        return 1.0
+    start, end, exact = asked.when
+    at = _when(created_at) if created_at else None
+    if in_window or (at is not None and start <= at < end):
+        return IN_TIME
+    return OUT_OF_TIME if at is not None and exact else 1.0
 
 
 # What each kind of record a question can ask for is, by a hit's kind and label.
@@ -190,13 +195,15 @@ def rank(
     found: Mapping[Key, Found],
     nearest: Sequence[tuple[Key, float]] = (),
     *,
+    timely: frozenset[Key] = frozenset(),
     dense_weight: float | None = None,
     neighbours: bool | None = None,
     fusion: str | None = None,
 ) -> list[Ranked]:
     """Every record found, best first, with why. `found` holds the keyword matches
     (raw bm25 in hit.score, lower is better) and any other record to rank (score 0);
-    `nearest` the records closest in meaning, best first, with their cosines."""
+    `nearest` the records closest in meaning, best first, with their cosines; `timely`
+    those of them known to be from the time the question names."""
     best = min((f.hit.score for f in found.values()), default=0.0)
     order = sorted(
         (k for k, f in found.items() if f.hit.score < 0), key=lambda k: found[k].hit.score
@@ -223,6 +230,11 @@ def rank(
     dense_rank = {k: i + 1 for i, (k, _) in enumerate(nearest)}
     closeness = _closeness(cosines)
     weight = (DENSE if dense_weight is None else dense_weight) if cosines else 0.0
+    if cosines and ADAPT:
+        # Meaning weighs more when no record holds most of the question's words: then the
+        # keyword matches are as likely as not to be about something else.
+        best_cover = max((covered[k] for k in keyword_rank), default=0.0)
+        weight = min(MAX_DENSE, weight + ADAPT * (1 - best_cover))
     by_keyword = sorted((k for k in keyword if keyword[k] > 0), key=lambda k: -keyword[k])
     fused_rank = {k: i + 1 for i, k in enumerate(by_keyword)}
     rrf = (FUSION if fusion is None else fusion) == "rrf"
@@ -234,6 +246,12 @@ def rank(
                         (weight, dense_rank.get(key))) if r is not None)  # fmt: skip
         else:
             score = (1 - weight) * kw + weight * closeness.get(key, 0.0)
+        when = timing(asked, found[key].hit.created_at if key in found else None, key in timely)
+        if when != 1.0:
+            score *= when
+            why.setdefault(key, []).append(
+                f"{'in' if when > 1 else 'outside'} the time asked about x{when:.2f}"
+            )
         explain = Explain(
             keyword_rank.get(key), round(found[key].hit.score / best, 4)
             if key in found and best < 0 and found[key].hit.score < 0 else 0.0,

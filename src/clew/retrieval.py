@@ -125,12 +125,19 @@ class Retrieval(Vectors, Archive):
             found = {} if mode == "dense" else self._keyword(question, kinds, filters,
                                                               sessions, pool)  # fmt: skip
             nearest: list[tuple[Key, float]] = []
+            timely: frozenset[Key] = frozenset()
             if dense:
                 nearest = self._nearest(query, kinds, filters, sessions, pool)
+                window = _window(question, filters)
+                if window is not None:  # the nearest of the time it names, too
+                    then = self._nearest(query, kinds, window, sessions, pool)
+                    timely = frozenset(k for k, _ in then)
+                    nearest = sorted(dict(nearest + then).items(), key=lambda n: -n[1])
             if not found and not nearest:
                 return []
             # A record nothing ranks above zero (the farthest of the nearest) is no hit.
-            ranked = [r for r in ranking.rank(asked, found, nearest) if r.score > 0][:limit]
+            ranked = [r for r in ranking.rank(asked, found, nearest, timely=timely)
+                      if r.score > 0][:limit]  # fmt: skip
             missing = [r.key for r in ranked if r.key not in found]
             described = self._describe(missing)
         hits = []
