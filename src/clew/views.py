@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -308,7 +310,7 @@ def record_hit_line(hit: RecordHit, now: datetime) -> str:
         f"      {clip(hit.title, 110)}",
     ]
     snippet = " ".join(hit.snippet.split())
-    if snippet and snippet != hit.title:
+    if snippet and re.sub(r"\[([^\[\]]*)\]", r"\1", snippet) != " ".join(hit.title.split()):
         lines.append(f"      {clip(snippet, 140)}")
     lines.append(f"      open: {hit.open}")
     if hit.explain is not None:
