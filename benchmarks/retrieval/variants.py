@@ -27,14 +27,15 @@ from clew import ranking
 
 # name: (system, the ranking constants it sets)
 VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "shipped": ("hybrid", {}),
     "keyword": ("keyword", {}),
     "keyword-no-neighbours": ("keyword", {"NEIGHBOURS": False}),
     "keyword-no-coverage": ("keyword", {"FLOOR": 1.0}),
     "dense": ("dense", {}),
-    "mix-0.2": ("hybrid", {"DENSE": 0.2}),
-    "mix-0.35": ("hybrid", {"DENSE": 0.35}),
-    "mix-0.5": ("hybrid", {"DENSE": 0.5}),
-    "rrf": ("hybrid", {"FUSION": "rrf", "DENSE": 0.5}),
+    "mix-0.2": ("hybrid", {"DENSE": 0.2, "ADAPT": 0.0}),
+    "mix-0.35": ("hybrid", {"DENSE": 0.35, "ADAPT": 0.0}),
+    "mix-0.5": ("hybrid", {"DENSE": 0.5, "ADAPT": 0.0}),
+    "rrf": ("hybrid", {"FUSION": "rrf", "DENSE": 0.5, "ADAPT": 0.0}),
     "adaptive-0.2+0.3": ("hybrid", {"DENSE": 0.2, "ADAPT": 0.3}),
     "adaptive-0.2+0.5": ("hybrid", {"DENSE": 0.2, "ADAPT": 0.5}),
     "adaptive-0.35+0.35": ("hybrid", {"DENSE": 0.35, "ADAPT": 0.35}),

@@ -30,8 +30,8 @@ from clew.models import Explain, RecordHit
 
 FLOOR = 0.25  # the keyword score kept by a record that holds none but the rarest words
 NEIGHBOUR = 0.35  # the share of a neighbouring turn's score a turn takes
-DENSE = 0.35  # the weight of meaning in a hybrid score
-ADAPT = 0.0  # how much more meaning weighs when no record holds the question's words
+DENSE = 0.2  # the weight of meaning in a hybrid score (measured: variants.py)
+ADAPT = 0.3  # how much more meaning weighs when no record holds the question's words
 MAX_DENSE = 0.7
 FUSION = "mix"  # or "rrf": reciprocal rank fusion (measured worse: docs/benchmarks.md)
 RRF_K = 60

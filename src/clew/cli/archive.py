@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from clew.cli.common import (
@@ -110,8 +111,26 @@ def cmd_search(args: argparse.Namespace) -> int:
             limit=args.limit,
             explain=args.explain,
         )
+        behind = _meaning_behind(mem, args.mode)
     now = current_time()
+    if behind:  # on stderr: stdout stays the hits (or their JSON)
+        print(behind, file=sys.stderr)
     return show_lines(args, hits, lambda h: record_hit_line(h, now), "nothing found")
+
+
+def _meaning_behind(mem: Any, mode: str) -> str | None:
+    """A note when a search ranked by meaning while the vector index is behind."""
+    from clew.vectors import embedder_available
+
+    if mode == "keyword" or mem.read_only or not embedder_available():
+        return None  # a read-only store cannot catch up: nothing to suggest
+    status = mem.index_status()
+    if not status.pending:
+        return None
+    return (
+        f"meaning: {status.lag()} records (each search embeds some first);"
+        " `clew index update` embeds the rest now"
+    )
 
 
 def cmd_seen(args: argparse.Namespace) -> int:
