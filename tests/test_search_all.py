@@ -237,6 +237,7 @@ def test_verify_reports_a_damaged_records_index(mem: clew.Memory, db: Path) -> N
 
 
 def test_a_decision_is_found_by_its_action_and_its_error_and_filtered(mem: clew.Memory) -> None:
+    # Keyword search: by meaning, the other decisions about a registry would rank too.
     task = mem.create_task("Deploy", ["build", "ship"])
     ship = mem.trace_decision(
         task.id, "Switch the image registry to ghcr.io\nthe hub throttles pulls",
@@ -248,7 +249,7 @@ def test_a_decision_is_found_by_its_action_and_its_error_and_filtered(mem: clew.
     other = mem.create_task("Other", ["one"])
     elsewhere = mem.trace_decision(other.id, "Use the registry cache", error="mirror offline")
     # By its action: the hit says what it is, where it belongs and how it turned out.
-    (hit,) = mem.search_all("ghcr.io", kinds="decision")
+    (hit,) = mem.search_all("ghcr.io", mode="keyword", kinds="decision")
     assert (hit.kind, hit.id, hit.task_id, hit.step_id) == ("decision", ship.id, task.id,
                                                             ship.plan_item_id)  # fmt: skip
     assert hit.label == "decision failure" and hit.field == "action"
@@ -258,19 +259,30 @@ def test_a_decision_is_found_by_its_action_and_its_error_and_filtered(mem: clew.
     space = "" if mem.space == "default" else f" --space {mem.space}"
     assert hit.open == f"clew trace show {task.id}{space}"
     # By its error words, and by its agent and artifacts: found in how it turned out.
-    (by_error,) = mem.search_all("quota exceeded", kinds="decision")
+    (by_error,) = mem.search_all("quota exceeded", mode="keyword", kinds="decision")
     assert by_error.id == ship.id and by_error.field == "outcome"
     assert "[quota]" in by_error.snippet
-    assert [h.id for h in mem.search_all("deploy.yaml", kinds="decision")] == [ship.id]
+    assert [h.id for h in mem.search_all("deploy.yaml", mode="keyword", kinds="decision")] == [
+        ship.id
+    ]
     # Without kinds, search over everything finds it too.
-    assert ship.id in [h.id for h in mem.search_all("quota exceeded")]
+    assert ship.id in [h.id for h in mem.search_all("quota exceeded", mode="keyword")]
     # Task and step filters keep a decision of that task and step, and no other.
-    found = {h.id for h in mem.search_all("registry", kinds="decision")}
+    found = {h.id for h in mem.search_all("registry", mode="keyword", kinds="decision")}
     assert found == {ship.id, build.id, elsewhere.id}
-    assert {h.id for h in mem.search_all("registry", task_id=task.id)} == {ship.id, build.id}
-    assert [h.id for h in mem.search_all("registry", task_id=task.id, step=2)] == [ship.id]
-    assert [h.id for h in mem.search_all("registry", task_id=task.id, step=1)] == [build.id]
-    assert [h.id for h in mem.search_all("mirror", task_id=other.id)] == [elsewhere.id]
+    assert {h.id for h in mem.search_all("registry", mode="keyword", task_id=task.id)} == {
+        ship.id,
+        build.id,
+    }
+    assert [h.id for h in mem.search_all("registry", mode="keyword", task_id=task.id, step=2)] == [
+        ship.id
+    ]
+    assert [h.id for h in mem.search_all("registry", mode="keyword", task_id=task.id, step=1)] == [
+        build.id
+    ]
+    assert [h.id for h in mem.search_all("mirror", mode="keyword", task_id=other.id)] == [
+        elsewhere.id
+    ]
     # Validating a decision changes nothing searchable: the index stays sound.
     mem.trace_validation(ship.id, passed=False, feedback="still throttled")
     assert mem.verify().ok

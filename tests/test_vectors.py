@@ -251,7 +251,9 @@ def test_the_core_cli_never_imports_numpy_or_a_model(tmp_path: Path) -> None:
         "from clew.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         f"    main(['--db', {str(tmp_path / 'c.db')!r}, '--create', 'task', 'list'])\n"
-        f"    main(['--db', {str(tmp_path / 'c.db')!r}, 'search', 'registry'])\n"
+        # With the extra, a search ranks by meaning by default: a keyword one needs no model.
+        f"    main(['--db', {str(tmp_path / 'c.db')!r}, 'search', 'registry', '--mode',"
+        " 'keyword'])\n"
         "heavy = {'numpy', 'tokenizers', 'clew.embedding'} & set(sys.modules)\n"
         "print(sorted(heavy))\n"
     )
@@ -262,11 +264,12 @@ def test_the_core_cli_never_imports_numpy_or_a_model(tmp_path: Path) -> None:
 
 @pytest.mark.sqlite_only("an older SQLite store is upgraded by its migrations")
 def test_a_store_from_before_the_vector_index_gets_it_when_opened(db: Path) -> None:
-    from tests.old_stores import undo_migration_11
+    from tests.old_stores import undo_migration_11, undo_migration_12
 
     with clew.open(db) as mem:
         World(mem)
     conn = sqlite3.connect(db)
+    undo_migration_12(conn)  # the schema's version is its newest migration
     undo_migration_11(conn)
     conn.close()
     with clew.open(db) as mem:

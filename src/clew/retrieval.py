@@ -43,6 +43,7 @@ POOL = 60  # keyword matches ranked per index, at least
 NEIGHBOURS = 12  # the best turns whose neighbours are fetched
 _TEXT_CHARS = 4000  # of a record's text checked for coverage and exact matches
 _MARKS = re.compile(r"\[([^\[\]]*)\]")
+MIN_COSINE = 0.2
 CATCH_UP = 2000  # records a hybrid search embeds before it ranks (about 0.2 s at most)
 SIMILAR = 5  # similar errors `seen_before` names
 SIMILAR_CHARS = 400  # of an error's text they are looked up by
@@ -256,7 +257,9 @@ class Retrieval(Vectors, Archive):
         )  # fmt: skip
         if filters.types or filters.statuses or filters.tags:
             found = [f for f in found if _kept(self._store.get_entry(f[1]), filters)][:pool]
-        return [((kind, ident), cosine) for kind, ident, cosine in found]
+        # Below MIN_COSINE a record is about something else (a floor measured on the packaged
+        # model: unrelated texts score about 0.25 and under, related ones 0.3 and over).
+        return [((kind, ident), cosine) for kind, ident, cosine in found if cosine >= MIN_COSINE]
 
     def _describe(self, keys: Sequence[Key]) -> dict[Key, RecordHit]:
         """Hits for records found by meaning alone."""
