@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
