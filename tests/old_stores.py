@@ -22,8 +22,25 @@ _INDEXES_BEFORE_10 = (
 )
 
 
+def _applied(conn: sqlite3.Connection, number: int) -> bool:
+    return (
+        conn.execute("SELECT 1 FROM clew_migrations WHERE number = ?", (number,)).fetchone()
+        is not None
+    )
+
+
+def undo_migration_13(conn: sqlite3.Connection) -> None:
+    """Take a store at schema 13 back to 12: no index of turns by time."""
+    conn.execute("DROP INDEX IF EXISTS turns_time")
+    conn.execute("DELETE FROM clew_migrations WHERE number = 13")
+    conn.commit()
+
+
 def undo_migration_11(conn: sqlite3.Connection) -> None:
-    """Take a store at schema 11 back to 10: no vector index (its rows were derived)."""
+    """Take a store at schema 11 (or later) back to 10: no vector index (its rows were
+    derived); the migrations after it are undone first."""
+    if _applied(conn, 12):
+        undo_migration_12(conn)
     conn.execute("DROP TABLE IF EXISTS embeddings")
     conn.execute("DELETE FROM sqlite_sequence WHERE name = 'embeddings'")
     conn.execute("DELETE FROM clew_migrations WHERE number = 11")
@@ -34,8 +51,6 @@ def undo_migration_10(conn: sqlite3.Connection) -> None:
     """Take a store at schema 10, 11 or 12 back to 9: no sequence columns, no output kinds;
     command output keeps the storage class (TEXT or BLOB) that said its kind before.
     Migrations after 10 are undone first (the schema version is the highest one applied)."""
-    if conn.execute("SELECT 1 FROM clew_migrations WHERE number = 12").fetchone():
-        undo_migration_12(conn)
     undo_migration_11(conn)
     for index, on in _INDEXES_BEFORE_10:
         conn.execute(f"DROP INDEX {index}")
@@ -50,7 +65,9 @@ def undo_migration_10(conn: sqlite3.Connection) -> None:
 
 def undo_migration_12(conn: sqlite3.Connection) -> None:
     """Take a store at schema 12 back to 11: trace decisions have no search documents and
-    no triggers that make them."""
+    no triggers that make them (migration 13 undone first)."""
+    if _applied(conn, 13):
+        undo_migration_13(conn)
     conn.execute("DROP TRIGGER records_decision_insert")
     conn.execute("DROP TRIGGER records_decision_delete")
     conn.execute(

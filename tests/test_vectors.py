@@ -264,13 +264,12 @@ def test_the_core_cli_never_imports_numpy_or_a_model(tmp_path: Path) -> None:
 
 @pytest.mark.sqlite_only("an older SQLite store is upgraded by its migrations")
 def test_a_store_from_before_the_vector_index_gets_it_when_opened(db: Path) -> None:
-    from tests.old_stores import undo_migration_11, undo_migration_12
+    from tests.old_stores import undo_migration_11
 
     with clew.open(db) as mem:
         World(mem)
     conn = sqlite3.connect(db)
-    undo_migration_12(conn)  # the schema's version is its newest migration
-    undo_migration_11(conn)
+    undo_migration_11(conn)  # and the migrations after it
     conn.close()
     with clew.open(db) as mem:
         assert mem.index_status().embedded == 0

@@ -958,6 +958,17 @@ _DECISIONS_MIGRATION = Migration(
 
 MIGRATIONS += (_DECISIONS_MIGRATION,)
 
+# A search that names a time ("on May 14") ranks that time's turns apart: the range of their
+# numbers, read from this index, bounds the full-text walk (else it would read every turn
+# holding a common word to test its time).
+MIGRATIONS += (
+    Migration(
+        13,
+        "turns by time, for a search of the turns of a time",
+        ("CREATE INDEX turns_time ON turns(space, created_at)",),
+    ),
+)
+
 LATEST = MIGRATIONS[-1].number
 FINGERPRINTS: dict[int, str] = {m.number: fingerprint(m) for m in MIGRATIONS}
 # The migration that began recording fingerprints (and records those of the ones before it).

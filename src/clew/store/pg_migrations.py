@@ -731,6 +731,15 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    # SQLite's migration 13: the turns of a time, found by their index.
+    PgMigration(
+        13,
+        "turns by time, for a search of the turns of a time",
+        ("CREATE INDEX turns_time ON turns(space, created_at)",),
+    ),
+)
+
 LATEST = MIGRATIONS[-1].number
 
 

@@ -203,13 +203,25 @@ class SearchReads(RowReader):
         until: str | None,
         limit: int,
     ) -> list[RecordHit]:
-        where, params = _time("t.", since, until)
+        where, params = _time("+t.", since, until)  # `+`: walk the index, not turns_time
         if task_id is not None:
             where += " AND s.task_id = ?"
             params.append(task_id)
         if session_ids is not None:
             where += f" AND t.session_id IN ({placeholders(session_ids)})"
             params += session_ids
+        if since is not None or until is not None:
+            # The numbers of the time's turns bound the walk (turns_time): FTS5 seeks to
+            # them, instead of testing the time of every turn that holds a common word.
+            ((low, high),) = self._rows(
+                "SELECT min(seq), max(seq) FROM turns WHERE space = ?"
+                " AND created_at >= ? AND created_at < ?",
+                (self.space, since or "", until or "\uffff"),
+            )
+            if low is None:
+                return []
+            where += " AND turns_fts.rowid BETWEEN ? AND ?"
+            params += [low, high]
         base = (
             "FROM turns_fts JOIN turns t ON t.seq = turns_fts.rowid"
             " JOIN sessions s ON s.id = t.session_id"
