@@ -243,6 +243,8 @@ def cached(
                 pad(padded / "store.db", records)
                 (padded / "done").write_text("")
         base, store = padded, padded / "store.db"
+        # The padded store's own references: the set's store may have been built again since.
+        refs = json.loads((padded / "refs.json").read_text())
     floor = base / "floor.db"
     with _locked(base):
         if not floor.exists():
