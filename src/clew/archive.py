@@ -564,17 +564,8 @@ def action_hit(action: Action, snippet: str = "", score: float = 0.0) -> RecordH
 
 
 def _kinds(kinds: str | Sequence[str] | None) -> tuple[str, ...]:
-    """The record kinds asked for: None is all; a text may list several, comma-separated."""
-    if kinds is None:
-        return RECORD_KINDS
-    given = [kinds] if isinstance(kinds, str) else checks.sequence(kinds, "kinds")
-    names = [n.strip() for k in given for n in checks.text(k, "kind").split(",") if n.strip()]
-    for name in names:
-        if name not in RECORD_KINDS:
-            raise ValidationError(f"kind {name!r} is not one of: {', '.join(RECORD_KINDS)}")
-    if not names:
-        raise ValidationError(f"give at least one kind: {', '.join(RECORD_KINDS)}")
-    return tuple(dict.fromkeys(names))
+    """The kinds asked for: None is all; a text may list several, comma-separated."""
+    return checks.kinds(kinds, RECORD_KINDS)
 
 
 def _folded(text: str) -> str:

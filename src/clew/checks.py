@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -338,3 +339,18 @@ def moment(value: object, field: str, now: datetime) -> str:
             " or an age (90m, 2h, 7d)"
         ) from None
     return stamp(parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC))
+
+
+def kinds(value: object, allowed: Sequence[str]) -> tuple[str, ...]:
+    """Record kinds asked for: None is all of `allowed`; one kind, a list, or a text listing
+    several, comma-separated."""
+    if value is None:
+        return tuple(allowed)
+    given = [value] if isinstance(value, str) else sequence(value, "kinds")
+    names = [n.strip() for k in given for n in text(k, "kind").split(",") if n.strip()]
+    for name in names:
+        if name not in allowed:
+            raise ValidationError(f"kind {name!r} is not one of: {', '.join(allowed)}")
+    if not names:
+        raise ValidationError(f"give at least one kind: {', '.join(allowed)}")
+    return tuple(dict.fromkeys(names))

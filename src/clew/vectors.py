@@ -392,16 +392,7 @@ def _dropped(model: str) -> str:
 
 def _vector_kinds(kinds: str | Sequence[str] | None) -> tuple[str, ...]:
     """The kinds asked for: None is all; a text may list several, comma-separated."""
-    if kinds is None:
-        return VECTOR_KINDS
-    given = [kinds] if isinstance(kinds, str) else checks.sequence(kinds, "kinds")
-    names = [n.strip() for k in given for n in checks.text(k, "kind").split(",") if n.strip()]
-    for name in names:
-        if name not in VECTOR_KINDS:
-            raise ValidationError(f"kind {name!r} is not one of: {', '.join(VECTOR_KINDS)}")
-    if not names:
-        raise ValidationError(f"give at least one kind: {', '.join(VECTOR_KINDS)}")
-    return tuple(dict.fromkeys(names))
+    return checks.kinds(kinds, VECTOR_KINDS)
 
 
 def _top(scores: np.ndarray, k: int) -> np.ndarray:

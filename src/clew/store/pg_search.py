@@ -55,7 +55,13 @@ from clew.store.migrations import OUTPUT_HEAD, OUTPUT_TAIL, decision_body
 from clew.store.rows import RowReader, placeholders
 from clew.store.sqlite_archive import ENTRY_COLUMNS, _entry, _where
 from clew.store.sqlite_conversations import _TURN_COLUMNS, turn_from_row
-from clew.store.sqlite_search import RECORD_TABLES, _first_line, _time, task_record_kinds
+from clew.store.sqlite_search import (
+    _first_line,
+    _time,
+    records_check_sql,
+    records_fault,
+    task_record_kinds,
+)
 from clew.store.sqlite_trace import action_from_row
 
 SEARCH_WINDOW = 5000
@@ -653,8 +659,6 @@ class PostgresSearch(RowReader):
         each message, command and trace decision, holding the text its trigger makes from
         the row; None when sound. (The vectors are generated columns: the database keeps
         them exact.)"""
-        d_in = " AND d.space = ?" if space is not None else ""
-        r_in = " AND r.space = ?" if space is not None else ""
         texts = {
             "action": (
                 "clew_cut(CASE WHEN r.command IS NULL OR r.command = r.summary THEN r.summary"
@@ -667,30 +671,6 @@ class PostgresSearch(RowReader):
                 DECISION_TITLE.format(row="r."), DECISION_BODY.format(row="r."), "''"
             ),
         }  # fmt: skip
-        counts: list[str] = []
-        params: list[str] = []
-        for kind, table in RECORD_TABLES.items():
-            title, body, stderr = texts[kind]
-            on = f"d.kind = '{kind}' AND d.space = r.space AND d.ref_id = r.id"
-            counts += [
-                f"(SELECT count(*) FROM {table} r WHERE NOT EXISTS"
-                f" (SELECT 1 FROM record_docs d WHERE {on}){r_in})",
-                f"(SELECT count(*) FROM record_docs d WHERE d.kind = '{kind}' AND NOT EXISTS"
-                f" (SELECT 1 FROM {table} r WHERE {on}){d_in})",
-                f"(SELECT count(*) FROM record_docs d JOIN {table} r ON {on}"
-                f" WHERE (d.title IS DISTINCT FROM {title} OR d.body IS DISTINCT FROM {body}"
-                f" OR d.stderr IS DISTINCT FROM {stderr}){d_in})",
-            ]
-            params += [space] * 3 if space is not None else []
-        kinds = ", ".join(f"'{k}'" for k in RECORD_TABLES)
-        counts.append(f"(SELECT count(*) FROM record_docs d WHERE d.kind NOT IN ({kinds}){d_in})")
-        params += [space] if space is not None else []
-        found = tuple(self._rows(f"SELECT {', '.join(counts)}", params)[0])
-        unkeyed, stray, stale = (sum(found[i:-1:3]) for i in range(3))
-        stray += found[-1]
-        if unkeyed or stray or stale:
-            return (
-                f"{unkeyed} message(s), command(s) or decision(s) are not in the search index,"
-                f" {stray} index document(s) name nothing and {stale} differ from their row"
-            )
-        return None
+        sql, params = records_check_sql(texts, space, differs="IS DISTINCT FROM",
+                                        same_space=" AND d.space = r.space")  # fmt: skip
+        return records_fault(tuple(self._rows(sql, params)[0]))

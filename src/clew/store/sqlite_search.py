@@ -262,35 +262,55 @@ class SearchReads(RowReader):
         document for each message, command and trace decision, holding its text as the
         triggers make it, then FTS5's integrity check of the index against the documents;
         None when sound."""
-        d_in = " AND d.space = ?" if space is not None else ""
-        r_in = " AND r.space = ?" if space is not None else ""
-        counts: list[str] = []
-        params: list[str] = []
-        for kind, table in RECORD_TABLES.items():
-            title, body, stderr = record_text(kind, "r.")
-            on = f"d.kind = '{kind}' AND d.ref_id = r.id"
-            counts += [
-                f"(SELECT count(*) FROM {table} r WHERE NOT EXISTS"
-                f" (SELECT 1 FROM record_docs d WHERE {on}){r_in})",
-                f"(SELECT count(*) FROM record_docs d WHERE d.kind = '{kind}' AND NOT EXISTS"
-                f" (SELECT 1 FROM {table} r WHERE {on}){d_in})",
-                f"(SELECT count(*) FROM record_docs d JOIN {table} r ON {on}"
-                f" WHERE (d.title IS NOT {title} OR d.body IS NOT {body}"
-                f" OR d.stderr IS NOT {stderr}){d_in})",
-            ]
-            params += [space] * 3 if space is not None else []
-        kinds = ", ".join(f"'{k}'" for k in RECORD_TABLES)
-        counts.append(f"(SELECT count(*) FROM record_docs d WHERE d.kind NOT IN ({kinds}){d_in})")
-        params += [space] if space is not None else []
-        found = tuple(self._rows(f"SELECT {', '.join(counts)}", params)[0])
-        unkeyed, stray, stale = (sum(found[i:-1:3]) for i in range(3))
-        stray += found[-1]
-        if unkeyed or stray or stale:
-            return (
-                f"{unkeyed} message(s), command(s) or decision(s) are not in the search index,"
-                f" {stray} index document(s) name nothing and {stale} differ from their row"
-            )
+        texts = {kind: record_text(kind, "r.") for kind in RECORD_TABLES}
+        sql, params = records_check_sql(texts, space, differs="IS NOT", same_space="")
+        fault = records_fault(tuple(self._rows(sql, params)[0]))
+        if fault is not None:
+            return fault
         return self.fts_check("records_fts")
+
+
+def records_check_sql(
+    texts: dict[str, tuple[str, str, str]], space: str | None, *, differs: str, same_space: str
+) -> tuple[str, list[str]]:
+    """The statement counting, per kind of record with documents, the records without one
+    (unkeyed), the documents without their record (stray) and those whose text is not what
+    the row makes (stale), then documents of no known kind: both backends' check, each
+    with its SQL for a row's texts (`texts`, of alias `r.`), its "is not" operator and its
+    join condition on the space (PostgreSQL's keys start with it)."""
+    d_in = " AND d.space = ?" if space is not None else ""
+    r_in = " AND r.space = ?" if space is not None else ""
+    counts: list[str] = []
+    params: list[str] = []
+    for kind, table in RECORD_TABLES.items():
+        title, body, stderr = texts[kind]
+        on = f"d.kind = '{kind}'{same_space} AND d.ref_id = r.id"
+        counts += [
+            f"(SELECT count(*) FROM {table} r WHERE NOT EXISTS"
+            f" (SELECT 1 FROM record_docs d WHERE {on}){r_in})",
+            f"(SELECT count(*) FROM record_docs d WHERE d.kind = '{kind}' AND NOT EXISTS"
+            f" (SELECT 1 FROM {table} r WHERE {on}){d_in})",
+            f"(SELECT count(*) FROM record_docs d JOIN {table} r ON {on}"
+            f" WHERE (d.title {differs} {title} OR d.body {differs} {body}"
+            f" OR d.stderr {differs} {stderr}){d_in})",
+        ]
+        params += [space] * 3 if space is not None else []
+    kinds = ", ".join(f"'{k}'" for k in RECORD_TABLES)
+    counts.append(f"(SELECT count(*) FROM record_docs d WHERE d.kind NOT IN ({kinds}){d_in})")
+    params += [space] if space is not None else []
+    return f"SELECT {', '.join(counts)}", params
+
+
+def records_fault(found: tuple[int, ...]) -> str | None:
+    """What the counts of `records_check_sql` say is wrong, or None."""
+    unkeyed, stray, stale = (sum(found[i:-1:3]) for i in range(3))
+    stray += found[-1]
+    if unkeyed or stray or stale:
+        return (
+            f"{unkeyed} message(s), command(s) or decision(s) are not in the search index,"
+            f" {stray} index document(s) name nothing and {stale} differ from their row"
+        )
+    return None
 
 
 def _decoded(value: bytes | str | None) -> str:
