@@ -21,6 +21,7 @@ has the figures with and without each part).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
@@ -51,7 +52,6 @@ CONFIDENT_COSINE = 0.62
 
 Key = tuple[str, str]  # (kind, id)
 
-_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _SUFFIXES = ("ingly", "edly", "ies", "ing", "ied", "ed", "es", "ly", "s")
 
 
@@ -89,17 +89,29 @@ def stem(word: str) -> str:
     return word[:-1] if word.endswith("e") and len(word) > 4 else word
 
 
-def words_of(text: str) -> set[str]:
-    """The stems of a text's words."""
-    return {stem(w) for w in _TOKEN.findall(text)}
-
-
 def coverage(asked: Asked, text: str) -> float:
-    """The share of the question's distinct content words the text holds."""
-    wanted = {stem(w) for w in asked.words}
+    """The share of the question's distinct content words the text holds: each word's
+    stem found at the start of a word of the text ("registr" in "registries"), one regular
+    expression over the text (stemming every word of every record found cost more than the
+    search)."""
+    wanted = {_prefix(stem(w)) for w in asked.words}
     if not wanted:
         return 0.0
-    return len(wanted & words_of(text)) / len(wanted)
+    held = {m.casefold() for m in _prefixes(tuple(sorted(wanted))).findall(text)}
+    return len(held) / len(wanted)
+
+
+def _prefix(stemmed: str) -> str:
+    """What a stem is matched by: all of a short one, a long one less its last letter
+    (so "registry" meets "registries")."""
+    return stemmed if len(stemmed) <= 4 else stemmed[:-1]
+
+
+@functools.lru_cache(maxsize=256)
+def _prefixes(prefixes: tuple[str, ...]) -> re.Pattern[str]:
+    """One expression finding any of the prefixes at the start of a word."""
+    alternatives = "|".join(re.escape(p) for p in sorted(prefixes, key=len, reverse=True))
+    return re.compile(rf"(?<![^\W_])({alternatives})", re.IGNORECASE)
 
 
 def _folded(text: str) -> str:
