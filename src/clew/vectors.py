@@ -299,6 +299,19 @@ class Vectors(Facade):
         q = np.asarray(embedder.embed([query])[0], dtype=np.float32)
         if not q.any():
             return []  # a text with no word the model knows is near nothing
+        if self._store.vector_search_native():
+            # pgvector: the database filters and ranks; no vector comes into the process.
+            return self._store.nearest_vectors(
+                embedder.model_id,
+                q.tolist(),
+                kinds=chosen,
+                task_id=task,
+                step_id=step,
+                session_ids=sessions,
+                since=start,
+                until=end,
+                limit=wanted,
+            )
         cache = self._matrix(embedder.model_id)
         with cache.lock:
             n = cache.n
