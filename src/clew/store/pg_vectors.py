@@ -163,15 +163,19 @@ class PgVectorSearch:
                 return done
             for dim in {int(r[7]) for r in rows} - self._indexed:
                 self._index(conn, dim)
-            params: list[Any] = []
-            for r in rows:
-                params += [self.space, r[0], model, *r[1:7], int(r[7])]
-                params.append(half_literal(bytes(r[8]), int(r[7])))
-            values = ", ".join("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::vector)" for _ in rows)
+            # Two arrays, not a VALUES list: a statement's text stays short whatever the page.
             conn.execute(
                 f"INSERT INTO {TABLE} (space, seq, model, kind, ref_id, task_id, step_id,"
-                f" session_id, created_at, dim, vector) VALUES {values}",
-                params,
+                " session_id, created_at, dim, vector)"
+                " SELECT e.space, e.seq, e.model, e.kind, e.ref_id, e.task_id, e.step_id,"
+                " e.session_id, e.created_at, e.dim, x.v::vector"
+                " FROM unnest(?::bigint[], ?::text[]) AS x(seq, v)"
+                " JOIN embeddings e ON e.space = ? AND e.seq = x.seq",
+                (
+                    [int(r[0]) for r in rows],
+                    [half_literal(bytes(r[8]), int(r[7])) for r in rows],
+                    self.space,
+                ),
             )
             done += len(rows)
 
@@ -180,10 +184,18 @@ class PgVectorSearch:
         needs one dimension, and each model has its own (a partial index per dimension)."""
         name = f"{TABLE}_hnsw_{dim}"
         if conn.execute("SELECT to_regclass(?)", (name,)).fetchone()[0] is None:
-            conn.execute(
-                f"CREATE INDEX IF NOT EXISTS {name} ON {TABLE}"
-                f" USING hnsw ((vector::vector({dim})) vector_cosine_ops) WHERE dim = {dim}"
-            )
+            # A role that does not own the table (a team's agents' role) may not make an
+            # index: the search then scans, still in the database, and the write goes on.
+            conn.execute("SAVEPOINT clew_hnsw")
+            try:
+                conn.execute(
+                    f"CREATE INDEX IF NOT EXISTS {name} ON {TABLE}"
+                    f" USING hnsw ((vector::vector({dim})) vector_cosine_ops) WHERE dim = {dim}"
+                )
+            except Exception as exc:
+                conn.execute("ROLLBACK TO SAVEPOINT clew_hnsw")
+                _log.info("cannot make the HNSW index %s (%s): searches scan", name, exc)
+            conn.execute("RELEASE SAVEPOINT clew_hnsw")
         self._indexed.add(dim)
 
     def nearest_vectors(
