@@ -318,7 +318,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.pgvector:
-        sizes = (2_000,) if args.quick else (10_000, 100_000)
+        sizes = (2_000,) if args.quick else (10_000, 50_000)
         header("clew vector index on pgvector", ("numpy", np.__version__), ("pid", os.getpid()))
         print("\n## nearest: pgvector (HNSW) against in process, same store (ms)\n")
         rows = [r for size in sizes for r in bench_pgvector(size, 20 if args.quick else 200)]

