@@ -198,3 +198,24 @@ def test_row_level_security_keeps_spaces_apart(server_url: str, clock: FakeClock
         assert raw.execute("SELECT count(*) FROM embedding_vectors").fetchone() == (0,)
         raw.execute("SELECT set_config('clew.space', %s, false)", (first,))
         assert raw.execute("SELECT count(*) FROM embedding_vectors").fetchone() == (1,)
+
+
+def test_a_role_not_granted_the_copies_searches_in_process(
+    server_url: str, clock: FakeClock
+) -> None:
+    import psycopg
+
+    clew.open(server_url, space=new_space()).close()  # the owner makes the tables
+    with psycopg.connect(server_url.replace("clew_app@", "postgres@", 1), autocommit=True) as su:
+        su.execute("CREATE ROLE clew_member LOGIN")
+        su.execute(
+            "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO clew_member"
+        )
+        su.execute("REVOKE ALL ON embedding_vectors FROM clew_member")
+    member = server_url.replace("clew_app@", "clew_member@", 1)
+    with clew.open(member, space=new_space(), clock=clock) as mem:
+        assert not mem._store.vector_search_native()
+        task = mem.create_task("t")
+        made = mem.add_finding(task.id, "kaniko cache under /var/cache")
+        assert mem.update_index() == 1
+        assert mem.nearest("kaniko cache")[0][:2] == ("entry", made.id)

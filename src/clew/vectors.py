@@ -12,6 +12,9 @@ Invariants:
   only the rows written since (a seq cursor); a record embedded again replaces its slot, and
   rows that vanished (a rebuild elsewhere) make it load again. Filters are masks applied
   before the top-k, so a narrow filter still gets its best `limit`.
+- On a PostgreSQL store whose server has pgvector (`store.vector_search_native()`), `nearest`
+  asks the store instead (`nearest_vectors`: the same filters, in SQL; store/pg_vectors.py)
+  and no matrix is loaded.
 
 numpy and the model are imported only here, and only when a method needs them: clew without
 the `vectors` extra never loads them.
