@@ -14,9 +14,10 @@ Invariants:
   must be the same on every server (a store moved to a server without the extension must
   still open, and search in process).
 - Row-level security on `space`, as on every other table (pg_migrations.table).
-- The filters are SQL in the same query as the ORDER BY, and pgvector's iterative index scan
-  (0.8) keeps going until `limit` rows pass them, so a narrow filter still gets its best
-  `limit`, as in process.
+- The filters are SQL in the same query as the ORDER BY. Unfiltered or by kind, the HNSW index
+  ranks (approximate; pgvector 0.8's iterative scan goes on until `limit` rows pass the
+  filter); by task, step, session or time, the rows kept are scored exactly, so a narrow
+  filter gets its true best `limit`, as in process.
 """
 
 from __future__ import annotations
@@ -60,6 +61,11 @@ _TABLE_SQL = (
         """,
     ),
     f"CREATE INDEX {TABLE}_model ON {TABLE}(space, model, seq)",
+    # The narrow filters find their rows by these, then score them all (exact).
+    f"CREATE INDEX {TABLE}_task ON {TABLE}(space, task_id)",
+    f"CREATE INDEX {TABLE}_step ON {TABLE}(space, step_id)",
+    f"CREATE INDEX {TABLE}_session ON {TABLE}(space, session_id)",
+    f"CREATE INDEX {TABLE}_time ON {TABLE}(space, model, created_at)",
 )
 
 
@@ -242,6 +248,12 @@ class PgVectorSearch:
             where.append("created_at < ?")
             params.append(until)
         ef = max(40, min(limit, _EF_MAX))
+        # A task, step, session or time filter keeps few rows of many, which an HNSW scan
+        # finds only in part (measured: 0.79 of the exact top 10 for one task of 100 at 50,000
+        # vectors): those rows are scored exactly instead (`+ 0` hides the ORDER BY from the
+        # HNSW index), as in process. Kinds keep a large share, which HNSW serves.
+        narrow = any(f is not None for f in (task_id, step_id, session_ids, since, until))
+        order = f"(vector::vector({dim}) <=> ?::vector({dim})){' + 0' if narrow else ''}"
         with self.transaction():
             self._rows(
                 "SELECT set_config('hnsw.ef_search', ?, true),"
@@ -251,7 +263,7 @@ class PgVectorSearch:
             rows = self._rows(
                 f"SELECT kind, ref_id, 1 - (vector::vector({dim}) <=> ?::vector({dim}))"
                 f" FROM {TABLE} WHERE {' AND '.join(where)}"
-                f" ORDER BY vector::vector({dim}) <=> ?::vector({dim}), seq LIMIT ?",
+                f" ORDER BY {order}, seq LIMIT ?",
                 [literal(query), *params, literal(query), limit],
             )
         return [(str(r[0]), str(r[1]), float(r[2])) for r in rows if float(r[2]) > 0]
