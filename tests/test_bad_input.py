@@ -31,7 +31,7 @@ from clew.cli import main
 from clew.errors import ValidationError
 from clew.ids import ALPHABET
 from clew.models import AddStep, MoveStep, RemoveStep, RenameStep
-from tests.conftest import Result, run_in_lockstep
+from tests.conftest import FakeClock, Result, new_space, run_in_lockstep
 
 Cli = Callable[..., Result]
 TEN_MB = 10 * 1024 * 1024
@@ -3006,3 +3006,35 @@ def test_any_decision_text_is_indexed_and_searchable(mem: clew.Memory, text: str
         found, refused = [], str(exc)
     assert found == [made.id] or "no words to look for" in refused
     assert mem.verify().ok
+
+
+# -- i13-pgvector: hostile filters and texts reach pgvector's SQL only as parameters ---------
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["x' OR '1'='1", "x'); DROP TABLE embedding_vectors; --", "[1,2,3]::vector", "🔥 ünïcode"],
+)
+def test_hostile_text_and_ids_are_parameters_to_pgvector(
+    pgvector_url: str, clock: FakeClock, text: str
+) -> None:
+    from clew import embedding
+    from clew.errors import NotFoundError
+
+    if not embedding.available():
+        pytest.skip("the vectors extra is not installed (pip install 'clew[vectors]')")
+    with clew.open(pgvector_url, space=new_space(), clock=clock) as mem:
+        assert mem._store.vector_search_native()
+        task = mem.create_task("hostile")
+        made = mem.add_finding(task.id, f"{text} zanderfish")
+        mem.update_index()
+        assert mem.nearest(f"{text} zanderfish")[0][:2] == ("entry", made.id)
+        for bad in ({"task_id": text}, {"step_id": text}, {"session_ids": [text]}):
+            with pytest.raises((NotFoundError, ValidationError)):
+                mem.nearest("zanderfish", **bad)  # type: ignore[arg-type]
+        with pytest.raises(ValidationError):
+            mem.nearest("zanderfish", since=text)
+        assert mem.nearest("zanderfish", kinds=["turn"]) == []
+        assert mem.nearest("zanderfish", since="2999-01-01") == []
+    with clew.open(pgvector_url, space=new_space(), clock=clock) as other:
+        assert other.nearest("zanderfish") == []  # another space sees none of it

@@ -12,6 +12,9 @@ Invariants:
   only the rows written since (a seq cursor); a record embedded again replaces its slot, and
   rows that vanished (a rebuild elsewhere) make it load again. Filters are masks applied
   before the top-k, so a narrow filter still gets its best `limit`.
+- On a PostgreSQL store whose server has pgvector (`store.vector_search_native()`), `nearest`
+  asks the store instead (`nearest_vectors`: the same filters, in SQL; store/pg_vectors.py)
+  and no matrix is loaded.
 
 numpy and the model are imported only here, and only when a method needs them: clew without
 the `vectors` extra never loads them.
@@ -299,6 +302,19 @@ class Vectors(Facade):
         q = np.asarray(embedder.embed([query])[0], dtype=np.float32)
         if not q.any():
             return []  # a text with no word the model knows is near nothing
+        if self._store.vector_search_native():
+            # pgvector: the database filters and ranks; no vector comes into the process.
+            return self._store.nearest_vectors(
+                embedder.model_id,
+                q.tolist(),
+                kinds=chosen,
+                task_id=task,
+                step_id=step,
+                session_ids=sessions,
+                since=start,
+                until=end,
+                limit=wanted,
+            )
         cache = self._matrix(embedder.model_id)
         with cache.lock:
             n = cache.n

@@ -576,6 +576,30 @@ class VectorReads(Protocol):
         """The models the space holds vectors of, by name."""
         ...
 
+    def vector_search_native(self) -> bool:
+        """Whether the store searches its vectors itself (`nearest_vectors`): a PostgreSQL
+        store whose server has pgvector. Otherwise `Memory.nearest` searches in process."""
+        ...
+
+    def nearest_vectors(
+        self,
+        model: str,
+        query: Sequence[float],
+        *,
+        kinds: Sequence[str],
+        task_id: str | None = None,
+        step_id: str | None = None,
+        session_ids: Sequence[str] | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int,
+    ) -> list[tuple[str, str, float]]:
+        """The `limit` vectors of `model` nearest to `query` (a unit vector) by cosine, as
+        (kind, ref_id, cosine), best first; filters applied before the best are taken
+        (`since` inclusive, `until` exclusive, store timestamps); only cosines above 0.
+        Only where `vector_search_native()` is true (NotImplementedError elsewhere)."""
+        ...
+
 
 class VectorWrites(Protocol):
     """Writes of the vector index, inside `transaction(write=True)` (RuntimeError outside).

@@ -36,8 +36,9 @@ from clew.errors import (
 from clew.ids import is_id_prefix
 from clew.location import shown
 from clew.models import VerifyReport
-from clew.store import pg_adapter, pg_migrations
+from clew.store import pg_adapter, pg_migrations, pg_vectors
 from clew.store.pg_search import PostgresSearch
+from clew.store.pg_vectors import PgVectorSearch
 from clew.store.sql import Row
 from clew.store.sqlite import KIND_TABLES
 from clew.store.sqlite_archive import ArchiveReads
@@ -100,6 +101,7 @@ class PostgresStore(
     ConversationReads,
     WaitReads,
     RecordReads,
+    PgVectorSearch,  # before VectorStore: it keeps pgvector copies of the rows written
     VectorStore,
     TaskReads,
     JournalReads,
@@ -150,6 +152,9 @@ class PostgresStore(
             self.read_only_reason = self._guard(lambda: self._server_read_only(first))
             self.read_only: bool = self.read_only_reason is not None
             self._guard(lambda: self._set_up(first))
+            self._native = pg_vectors.set_up(first)
+            self._copied: set[str] = set()
+            self._indexed: set[int] = set()
         finally:
             first.close()
         logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())

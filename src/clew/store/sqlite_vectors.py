@@ -217,6 +217,26 @@ class VectorStore(RowReader):
         )
         return [str(r[0]) for r in rows]
 
+    def vector_search_native(self) -> bool:
+        """Whether `nearest_vectors` runs in the database: not here (see pg_vectors.py)."""
+        return False
+
+    def nearest_vectors(
+        self,
+        model: str,
+        query: Sequence[float],
+        *,
+        kinds: Sequence[str],
+        task_id: str | None = None,
+        step_id: str | None = None,
+        session_ids: Sequence[str] | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int,
+    ) -> list[tuple[str, str, float]]:
+        """Search in the database; only where `vector_search_native()` says so."""
+        raise NotImplementedError("this store searches its vectors in process")
+
     # -- writes: derived rows, outside the journal ----------------------------------------
 
     def put_vectors(self, model: str, vectors: Sequence[NewVector]) -> None:
