@@ -21,7 +21,6 @@ from clew.store.rows import RowReader, placeholders
 from clew.store.sqlite_trace import action_from_row
 
 SEARCH_WINDOW = 5000
-FIELDS = 12  # the best commands told apart by the column they matched in
 # bm25 weights of records_fts's columns: title (summary and command), body (stdout or the
 # message), stderr.
 _BM25 = "bm25(records_fts, 3.0, 1.0, 1.0)"
@@ -157,9 +156,7 @@ class SearchReads(RowReader):
         )
         rows = self._ranked("records_fts", base, [match, self.space, *kinds, *params], _BM25,
                             columns, limit)  # fmt: skip
-        # Where each matched (output or error) for the best FIELDS only: the index walks
-        # every match of the query's words per column asked, and the rest are seldom shown.
-        seqs = [r["seq"] for _, r in rows if r["kind"] in ("action", "decision")][:FIELDS]
+        seqs = [r["seq"] for _, r in rows if r["kind"] in ("action", "decision")]
         in_stdout, in_stderr = (
             self._matching(match, column, seqs) for column in ("body", "stderr")
         )
