@@ -188,7 +188,7 @@ class ConversationReads(RowReader):
         scope = [session_id] if session_id is not None else []
         base = (
             "FROM turns_fts JOIN turns t ON t.seq = turns_fts.rowid"
-            f" WHERE turns_fts MATCH ? AND t.space = ?{where}"
+            f" WHERE turns_fts MATCH ? AND +t.space = ?{where}"
         )
         with self.transaction():
             floor = self._rows(

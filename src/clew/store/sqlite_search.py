@@ -225,7 +225,7 @@ class SearchReads(RowReader):
         base = (
             "FROM turns_fts JOIN turns t ON t.seq = turns_fts.rowid"
             " JOIN sessions s ON s.id = t.session_id"
-            f" WHERE turns_fts MATCH ? AND t.space = ?{where}"
+            f" WHERE turns_fts MATCH ? AND +t.space = ?{where}"
         )
         columns = (
             "t.id, s.task_id, t.session_id, t.turn, t.created_at, t.role, t.tool_name,"
