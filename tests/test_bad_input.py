@@ -2947,6 +2947,22 @@ def test_one_long_token_is_parsed_in_linear_time() -> None:
     assert search.parse("a" * 100_000).identifiers == ()
 
 
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["search", "registry", "--mode", "fuzzy"], "--mode"),
+        (["session", "new", "--at", "someday"], "not a date"),
+        (["recall", "--search", "x", "--budget", "10"], "budget"),
+    ],
+)
+def test_cli_bad_search_and_time_input_is_one_line(
+    cli: Cli, mem: clew.Memory, args: list[str], says: str
+) -> None:
+    before = snapshot(mem)
+    assert says in error_line(cli(*args))
+    assert snapshot(mem) == before
+
+
 # -- i13-bench
 
 
