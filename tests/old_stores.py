@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from clew.store.migrations import _keep, record_text
 from clew.store.sqlite_backfill import SEQUENCED
 
 # The indexes migration 10 remade with the sequence column, as migrations 1-9 made them.
@@ -29,8 +30,36 @@ def _applied(conn: sqlite3.Connection, number: int) -> bool:
     )
 
 
+def undo_migration_14(conn: sqlite3.Connection) -> None:
+    """Take a store at schema 14 back to 13: a command output is indexed by its head and
+    tail alone, by the triggers of migration 7; no columns of error lines."""
+    conn.execute(
+        "INSERT INTO records_fts (records_fts, rowid, title, body, stderr)"
+        " SELECT 'delete', seq, title, body, stderr FROM record_docs WHERE kind = 'action'"
+    )
+    for trigger in ("insert", "delete", "update"):
+        conn.execute(f"DROP TRIGGER records_action_{trigger}")
+    conn.execute("ALTER TABLE actions DROP COLUMN stdout_errors")
+    conn.execute("ALTER TABLE actions DROP COLUMN stderr_errors")
+    for statement in _keep("action", "actions", "summary, command, stdout, stderr"):
+        conn.execute(statement)
+    title, body, stderr = record_text("action", "a.")
+    conn.execute(
+        f"UPDATE record_docs SET (title, body, stderr) = (SELECT {title}, {body}, {stderr}"
+        " FROM actions a WHERE a.id = record_docs.ref_id) WHERE kind = 'action'"
+    )
+    conn.execute(
+        "INSERT INTO records_fts (rowid, title, body, stderr)"
+        " SELECT seq, title, body, stderr FROM record_docs WHERE kind = 'action'"
+    )
+    conn.execute("DELETE FROM clew_migrations WHERE number = 14")
+    conn.commit()
+
+
 def undo_migration_13(conn: sqlite3.Connection) -> None:
-    """Take a store at schema 13 back to 12: no index of turns by time."""
+    """Take a store at schema 13 (or 14) back to 12: no index of turns by time."""
+    if _applied(conn, 14):
+        undo_migration_14(conn)
     conn.execute("DROP INDEX IF EXISTS turns_time")
     conn.execute("DELETE FROM clew_migrations WHERE number = 13")
     conn.commit()

@@ -3054,3 +3054,223 @@ def test_hostile_text_and_ids_are_parameters_to_pgvector(
         assert mem.nearest("zanderfish", since="2999-01-01") == []
     with clew.open(pgvector_url, space=new_space(), clock=clock) as other:
         assert other.nearest("zanderfish") == []  # another space sees none of it
+
+
+# -- i14-hooks: what an assistant's hook hands `clew prime --hook`, and stamps of any shape ----
+
+_HOSTILE_HOOK_INPUT = [
+    b"not json at all",
+    b"[1, 2, 3]",
+    b'{"cwd": 7}',
+    b'{"cwd": "/no/such/folder"}',
+    b'{"cwd": "bad\\u0000path"}',
+    b'{"cwd": "' + b"a" * 200_000 + b'"}',
+    b"\xff\xfe\x00 not utf-8",
+    b"",
+]
+
+
+@pytest.mark.parametrize("stdin", _HOSTILE_HOOK_INPUT, ids=range(len(_HOSTILE_HOOK_INPUT)))
+def test_a_hook_given_hostile_input_never_fails_the_session(tmp_path: Path, stdin: bytes) -> None:
+    # The hook runs in the project (its store is found from the process's folder when the
+    # event names no usable one); whatever arrives on stdin, the session must not break:
+    # exit 0, no traceback, and the store is unchanged.
+    project = tmp_path / "project"
+    (project / ".clew").mkdir(parents=True)
+    db = project / ".clew" / "clew.db"
+    with clew.open(db) as mem:
+        mem.create_task("Deploy", ["Build"], workspace=str(project))
+        before = len(mem.journal())
+    env = {k: v for k, v in os.environ.items() if k != "CLEW_DB"}
+    done = subprocess.run(
+        [sys.executable, "-m", "clew", "prime", "--hook"],
+        cwd=project, input=stdin, capture_output=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0
+    assert b"Traceback" not in done.stderr and done.stderr.count(b"\n") <= 1
+    assert b"Deploy" in done.stdout  # the project's task, found from the process's folder
+    with clew.open(db) as mem:
+        assert len(mem.journal()) == before
+        assert mem.verify().ok
+
+
+@settings(max_examples=200)
+@given(st.text(max_size=40))
+def test_a_stamp_of_any_shape_parses_or_is_refused_as_before(text: str) -> None:
+    # clock.parse takes a fast path for the store's own stamps; anything else must be met
+    # exactly as strptime meets it: the same datetime, or a ValueError.
+    from datetime import UTC, datetime
+
+    from clew import clock
+
+    try:
+        expected: datetime | None = datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ")
+    except ValueError:
+        expected = None
+    try:
+        got: datetime | None = clock.parse(text)
+    except ValueError:
+        got = None
+    assert got == (expected.replace(tzinfo=UTC) if expected else None)
+
+
+# -- i13-ann: a damaged approximate index is rebuilt, never an error; run.py's --store ------
+
+
+@pytest.mark.parametrize(
+    "sidecar",
+    ['{"count": "many"}', "[]", "not json", '{"format": 1, "count": 5, "covered": 1e99}', ""],
+)
+def test_a_damaged_index_sidecar_is_rebuilt_and_never_an_error(
+    tmp_path: Path,
+    clock: FakeClock,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    sidecar: str,
+) -> None:
+    from clew import ann, embedding, vectors
+
+    if not embedding.available() or not ann.available():
+        pytest.skip("needs the vectors and ann extras")
+    monkeypatch.setattr(ann, "THRESHOLD", 1)
+    monkeypatch.setattr(vectors, "EXACT_BELOW", 0)
+    db = tmp_path / "clew.db"
+    with clew.open(db, clock=clock) as mem:
+        task = mem.create_task("hostile").id
+        made = [mem.add_finding(task, f"zanderfish number {i} swims").id for i in range(5)]
+        mem.update_index()
+        mem.nearest("zanderfish")
+        index = vectors._CACHES[mem._cache_key(mem._embedder().model_id)].ann
+        assert index is not None and index.meta_path is not None
+        index.meta_path.write_text(sidecar)
+    vectors._CACHES.clear()
+    shown = run_main("--db", str(db), "index", "status", capsys=capsys)
+    assert shown.code == 0 and "approximate index:" in shown.out, shown
+    with clew.open(db, clock=clock) as mem:
+        assert {h[1] for h in mem.nearest("zanderfish")} == set(made)
+    vectors._CACHES.clear()
+
+
+@pytest.mark.parametrize("store", ["/nonexistent/folder", "", "store.db"])
+def test_the_retrieval_benchmark_refuses_a_store_folder_that_is_not_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], store: str
+) -> None:
+    from benchmarks.retrieval import run
+
+    (tmp_path / "store.db").write_bytes(b"")
+    code = run.main(["--store", str(tmp_path / store) if store else str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1 and "not a built set's folder" in err
+
+
+# -- i13-keyword: hostile command output and questions for the error lines and related words
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "x ERROR " * 400_000,  # one 3 MB line that says ERROR everywhere
+        ("ERROR: same\n" * 300_000),  # one error said 300,000 times
+        b"\xff\xfe" * 10_000 + b"\nfatal: \xc3(bad utf-8)\n" + b"\x00" * 20_000,  # not UTF-8
+        "a" * 5_000 + "\n" + "E   " + "\u202e" * 20_000 + "\n" + "b" * 9_000,  # a huge line
+    ],
+)
+def test_hostile_output_is_kept_whole_and_its_error_lines_bounded(
+    tmp_path: Path, output: str | bytes
+) -> None:
+    with clew.open(tmp_path / "c.db") as mem:
+        task = mem.create_task("hostile")
+        action = mem.record_action(task.id, command="make", exit_code=2, stdout=output)
+        assert mem.get_action(action.id).stdout == output  # nothing lost
+        kept = mem._store._conn.execute(
+            "SELECT stdout_errors FROM actions WHERE id = ?", (action.id,)
+        ).fetchone()[0]
+        assert kept is None or len(kept) <= 4000
+        mem.search_all("fatal ERROR same", mode="keyword")  # answers, whatever it finds
+        assert mem.verify().ok
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["doctor " * 500, "pet dog animal canine " * 40, '"doctor" OR pet*', "\x00pet"],
+)
+def test_questions_of_related_words_search_without_error(tmp_path: Path, question: str) -> None:
+    with clew.open(tmp_path / "c.db") as mem:
+        task = mem.create_task("hostile")
+        found = mem.add_finding(task.id, "the physician saw the dog")
+        hits = mem.search_all(question, mode="keyword")
+        assert [h.id for h in hits] == [found.id]
+        with pytest.raises(ValidationError, match="no words to look for"):
+            mem.search_all("-doctor -pet", mode="keyword")  # only exclusions: nothing related
+
+
+# -- i13-onnx: a wrong embedding model name, bad texts for the ONNX model ---------------------
+
+
+@pytest.mark.parametrize("name", ["minilm-onnx", "MINILM-ONNX-INT8", "../models_data", "x@y", "🔥"])
+def test_a_wrong_embedding_model_is_one_line_and_loses_nothing(
+    cli: Cli, mem: clew.Memory, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    from clew import embedding
+
+    if not embedding.available():
+        pytest.skip("the vectors extra is not installed (pip install 'clew[vectors]')")
+    task = mem.create_task("registry choice")
+    mem.add_finding(task.id, "we picked the harbor registry")
+    before = snapshot(mem)
+    monkeypatch.setenv(embedding.ENV, name)
+    with pytest.raises(ValidationError, match="minilm-onnx-int8"):
+        embedding.load()
+    for mode in ("hybrid", "dense", "auto"):
+        assert "no embedding model named" in error_line(cli("search", "registry", "--mode", mode))
+    assert snapshot(mem) == before
+    monkeypatch.delenv(embedding.ENV)
+    assert cli("search", "registry", "--mode", "keyword").code == 0
+
+
+@settings(max_examples=10, deadline=None)
+@given(
+    st.one_of(
+        st.text(max_size=30),
+        st.binary(max_size=10),
+        st.integers(),
+        st.none(),
+        st.lists(st.one_of(st.none(), st.integers(), st.binary()), min_size=1),
+    )
+)
+def test_the_onnx_model_refuses_what_is_not_a_list_of_texts(texts: Any) -> None:
+    pytest.importorskip("onnxruntime")
+    from clew import embedding
+
+    with pytest.raises(ValidationError, match="embed takes"):
+        embedding.load(embedding.ONNX_MODEL).embed(texts)
+
+
+def test_the_retrieval_harness_refuses_an_unknown_model_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from benchmarks.retrieval import run
+
+    assert run.main(["--model", "text-embedding-3"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "minilm-onnx-int8" in err
+
+
+# -- i13-fast: the probes for common words and a time's ranges take any text as a term -----
+
+
+@pytest.mark.parametrize("text", ['alpha "OR" NEAR(x', "alpha * ^ -kestrel", 'alpha ")" AND'])
+def test_common_word_probes_take_hostile_terms_as_text(
+    db: Path, clock: FakeClock, text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from clew.store import sqlite_search
+
+    monkeypatch.setattr(sqlite_search, "COMMON_PROBE", 2)
+    with clew.open(db, clock=clock) as mem:
+        session = mem.start_session(title="chatter").id
+        for n in range(5):
+            mem.append_turn(session, {"role": "user", "content": f"alpha note {n}"})
+        hits = mem.search_all(text, kinds="turn", since="2000-01-01", until="2999-01-01")
+        assert all(h.kind == "turn" for h in hits)
+        assert mem.search_all(text, kinds="turn", since="2999-01-01", until="2999-02-01") == []

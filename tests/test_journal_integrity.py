@@ -402,7 +402,13 @@ def legacy_store(path: Path, events: list[Any]) -> None:
                  " synthesis_started_at TEXT, plan_generated_at TEXT)")  # fmt: skip
     # Nor sequence columns or output kinds (migration 10): added for today's projection to
     # write, and dropped again, so the rows are as that release wrote them.
-    added = [*SEQUENCED, ("actions", "stdout_kind"), ("actions", "stderr_kind")]
+    added = [
+        *SEQUENCED,
+        ("actions", "stdout_kind"),
+        ("actions", "stderr_kind"),
+        ("actions", "stdout_errors"),
+        ("actions", "stderr_errors"),
+    ]  # and migration 14
     for table, column in added:
         conn.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
     for e in events:

@@ -517,7 +517,8 @@ def test_hybrid_finds_by_meaning_what_shares_no_word(mem: clew.Memory) -> None:
     task = mem.create_task("Home", ["one"])
     dog = mem.add_finding(task.id, "The vet says the puppy needs six weeks of short lead walks")
     mem.add_finding(task.id, "The quarterly tax return is due on the 31st")
-    assert mem.search_all("how is my dog doing", mode="keyword") == []
+    # No word shared: keyword search finds it by related words at most, never confidently.
+    assert not any(h.confident for h in mem.search_all("how is my dog doing", mode="keyword"))
     hits = mem.search_all("how is my dog doing", mode="hybrid", explain=True)
     assert hits and hits[0].id == dog.id
     assert hits[0].explain is not None and hits[0].explain.dense_rank == 1
@@ -564,3 +565,53 @@ def test_recall_search_across_sessions_ranks_best_first(mem: clew.Memory) -> Non
     assert found.hits and found.hits[0].session_id == one.id and found.hits[0].turn == 1
     assert "Session " + one.id in found.text and "pottery" in found.text
     assert found.hits[0].score >= max(h.score for h in found.hits)
+
+
+def test_a_time_finds_its_turns_written_out_of_time_order(
+    mem: clew.Memory, clock: Callable[[], datetime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Turns of one day written at three moments, between turns of other days: SQLite
+    # walks the index in ranges of turn numbers (blocks of 1 here, joined to 2 ranges at
+    # most), so every range must be walked and the best of all of them kept.
+    from clew.store import sqlite_search
+
+    monkeypatch.setattr(sqlite_search, "SPAN_BLOCK", 1)
+    monkeypatch.setattr(sqlite_search, "MAX_SPANS", 2)
+    session = mem.start_session(title="imported").id
+    days = ["2026-05-02", "2026-01-05", "2026-05-03", "2026-01-05", "2026-05-04", "2026-01-05"]
+    written = []
+    for n, day in enumerate(days):
+        clock.now = datetime.fromisoformat(f"{day}T10:00:00+00:00")  # type: ignore[attr-defined]
+        words = "kestrel nest " * (n + 1)  # each a different score
+        written.append(mem.append_turn(session, {"role": "user", "content": words}).id)
+    found = mem.search_all("kestrel nest", kinds="turn", since="2026-01-05",
+                           until="2026-01-06")  # fmt: skip
+    # The day's three first (then their neighbours, which may be of other days).
+    assert {h.id for h in found[:3]} == {written[1], written[3], written[5]}
+    assert mem.search_all("kestrel", kinds="turn", since="2026-02-01", until="2026-03-01") == []
+
+
+def test_a_word_in_most_turns_is_left_to_the_ranking(
+    mem: clew.Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A word that fills the newest turns (3 matches within 10 turns here) is not looked
+    # for in the turns index when a rarer word is left: the turn with both still ranks
+    # first, and a turn holding only the common word is no match of its own.
+    from clew.search import parse
+    from clew.store import sqlite_search
+
+    monkeypatch.setattr(sqlite_search, "COMMON_PROBE", 3)
+    session = mem.start_session(title="chatter").id
+    plain = [mem.append_turn(session, {"role": "user", "content": f"alpha note {n}"}).id
+             for n in range(10)]  # fmt: skip
+    rare = mem.append_turn(session, {"role": "user", "content": "alpha kestrel"}).id
+    found = mem.search_all("alpha kestrel", kinds="turn")
+    assert found[0].id == rare
+    matched = {h.id for h in mem._store.search_records(parse("alpha kestrel", any_terms=True),
+                                                       ["turn"], limit=20)}  # fmt: skip
+    if isinstance(mem._store, sqlite_search.SearchReads):
+        assert matched == {rare}
+    else:  # PostgreSQL ranks every match (its idf is capped instead)
+        assert matched == {rare, *plain}
+    # One word alone is always looked for, however common.
+    assert len(mem.search_all("alpha", kinds="turn", limit=20)) == 11

@@ -36,6 +36,33 @@ def test_migrations_are_recorded_once(db: Path) -> None:
     assert rows[-1][0] == LATEST
 
 
+@pytest.mark.sqlite_only("compares SQLite files")
+def test_a_store_from_the_suites_template_is_one_migrated_step_by_step(
+    db: Path, tmp_path: Path
+) -> None:
+    """The suite fills new stores from a template (conftest.py): it must be exact."""
+    from clew.store.sqlite import connect
+    from tests.conftest import migrate_step_by_step
+
+    clew.open(db).close()  # the suite's way
+    stepwise = connect(str(tmp_path / "stepwise.db"))
+    migrate_step_by_step(stepwise)
+    filled = connect(str(db))
+
+    def shape(conn: sqlite3.Connection) -> tuple[list[tuple[object, ...]], list[object], str]:
+        schema = "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name"
+        steps = "SELECT number, name, fingerprint FROM clew_migrations ORDER BY number"
+        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+        return (
+            [tuple(r) for r in conn.execute(schema)],
+            [tuple(r) for r in conn.execute(steps)],
+            mode,
+        )
+
+    assert shape(filled) == shape(stepwise)
+    assert shape(filled)[2] == "wal" and len(shape(filled)[1]) == LATEST
+
+
 _FTS_TABLES = tuple(f"_fts{suffix}" for suffix in ("", "_data", "_idx", "_docsize", "_config"))
 
 

@@ -4,6 +4,8 @@ agent's question, and how fast?
     python benchmarks/retrieval/run.py                      # every system, every question
     python benchmarks/retrieval/run.py --systems floor,keyword --explain-failures 5
     python benchmarks/retrieval/run.py --scale 1m           # latency (and quality) at 1M
+    python benchmarks/retrieval/run.py --store DIR          # a copy of a built set, as it is
+    python benchmarks/retrieval/run.py --model minilm-onnx-int8   # dense/hybrid with that model
 
 Builds the labelled set's store once (cached under benchmarks/retrieval/.cache/ by a hash
 of the generator), then asks every question of every system and prints, per category and
@@ -14,14 +16,17 @@ Systems: `floor` is raw FTS5 bm25 over a separate SQLite table with one document
 record (porter unicode61), the question's content words OR-ed; `keyword`, `dense` and
 `hybrid` are `Memory.search_all(question, mode=..., limit=10)`. Before the engine takes
 `mode`, `keyword` is the current `search_all(question, limit=10)` and the other two are
-n/a. Each question is asked with the store's clock at its `asked_at`, so "yesterday"
-means the day before it.
+n/a. `--model` names the embedding model of dense and hybrid (CLEW_EMBED_MODEL; default
+clew's default); the store's records are embedded with it before the first question (vectors
+are keyed by model, so each model's live side by side in the cached store). Each question
+is asked with the store's clock at its `asked_at`, so "yesterday" means the day before it.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sqlite3
 import statistics
 import sys
@@ -135,8 +140,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="questions per category")
     parser.add_argument("--scale", choices=sorted(SCALES), default=None,
                         help="pad the store to this many records first")  # fmt: skip
+    parser.add_argument("--store", type=Path, default=None, metavar="DIR",
+                        help="a built set's folder (store.db, floor.db, refs.json) to use as"
+                        " it is, e.g. a copy of a padded one with its vectors")  # fmt: skip
     parser.add_argument("--explain-failures", type=int, default=0, metavar="N")
     parser.add_argument("--json", action="store_true", help="print JSON, not tables")
+    parser.add_argument("--model", default=None, help="the embedding model of dense and hybrid")
     args = parser.parse_args(argv)
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     categories = [c.strip() for c in args.categories.split(",") if c.strip()]
@@ -147,15 +156,35 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"unknown {name} {', '.join(bad) or '(none given)'}; choose from:"
                   f" {', '.join(known)}", file=sys.stderr)  # fmt: skip
             return 2
+    if args.model is not None:
+        from clew import embedding
+        from clew.errors import ValidationError
+
+        try:
+            embedding.chosen(args.model)
+        except ValidationError as exc:
+            print(exc, file=sys.stderr)
+            return 2
+        os.environ[embedding.ENV] = args.model
     if args.limit is not None and args.limit < 1:
         print("--limit must be a positive number of questions per category", file=sys.stderr)
         return 2
 
     the_book = book()
     questions = select(the_book.questions, categories, args.limit)
-    store, floor_path, refs = cached(book, 1, SCALES.get(args.scale or ""))
+    if args.store is not None:
+        store, floor_path = args.store / "store.db", args.store / "floor.db"
+        if not (store.exists() and floor_path.exists() and (args.store / "refs.json").exists()):
+            print(f"--store {args.store}: not a built set's folder (store.db, floor.db and"
+                  " refs.json)", file=sys.stderr)  # fmt: skip
+            return 2
+        refs = json.loads((args.store / "refs.json").read_text())
+    else:
+        store, floor_path, refs = cached(book, 1, SCALES.get(args.scale or ""))
     clock = Clock(NOW)
     mem = open_store(store, clock)
+    if {"dense", "hybrid"} & set(systems):
+        embed_all(mem)
     runners: dict[str, Callable[[str], list[Hit]]] = {}
     engines: dict[str, Engine] = {}
     for system in systems:
@@ -197,6 +226,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     report = {
         "store": str(store),
+        "model": os.environ.get("CLEW_EMBED_MODEL") or "default",
         "records": _records(store),
         "questions": len(questions),
         "systems": {},
@@ -222,6 +252,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.explain_failures:
         explain(report, texts, args.explain_failures)
     return 0
+
+
+def embed_all(mem: Any) -> None:
+    """Embed every record with the chosen model now, not a few per search (the slower
+    models would otherwise spend the first questions' latency on it); progress on stderr."""
+    from clew.errors import VectorsUnavailable
+
+    try:
+        status = mem.index_status()
+    except VectorsUnavailable:
+        return
+    if not status.pending:
+        return
+    w0, c0 = time.perf_counter(), time.process_time()
+    done = mem.update_index()
+    print(f"embedded {done} records with {status.model} in {time.perf_counter() - w0:.0f}s"
+          f" ({time.process_time() - c0:.0f} CPU-s)", file=sys.stderr)  # fmt: skip
 
 
 def select(questions: list[Question], categories: list[str], limit: int | None) -> list[Question]:

@@ -183,3 +183,5 @@ class AsyncMemory:
     update_index = _off_loop(Memory.update_index)
     rebuild_index = _off_loop(Memory.rebuild_index)
     nearest = _off_loop(Memory.nearest)
+    prepare_nearest = _off_loop(Memory.prepare_nearest)
+    ann_status = _off_loop(Memory.ann_status)

@@ -12,8 +12,6 @@ step is done ("Step 4 done", "pushed the image"); its findings are shown as sugg
 so near the top, with the evidence and what to try.
 """
 
-from __future__ import annotations
-
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime

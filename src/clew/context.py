@@ -19,8 +19,6 @@ inputs always give the same prompt, and `tiers` explains it: each tier's budget,
 tokens it used, what it included and what it left out.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 

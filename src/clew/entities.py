@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from urllib.parse import urlsplit
+
+from clew.pattern import lazy
 
 KINDS = ("files", "urls", "hosts", "services", "images", "versions", "tickets")
 PER_KIND = 10
 
-_URL = re.compile(r"\bhttps?://[^\s'\"<>`()\[\]{}]+", re.IGNORECASE)
-_IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.])")
+_URL = lazy(r"\bhttps?://[^\s'\"<>`()\[\]{}]+", re.IGNORECASE)
+_IPV4 = lazy(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.])")
 # Patterns stay small (they compile at import, on the hook's path); the known top-level
 # names and file extensions are sets the matches are checked against.
 _TLDS = frozenset(
@@ -54,7 +55,7 @@ _TLDS = frozenset(
         "svc",
     ]
 )
-_DOMAIN = re.compile(r"(?<![\w.@/-])(?:[a-z0-9][a-z0-9-]*\.)+[a-z]{2,8}(?![\w.-]*\w)", re.I)
+_DOMAIN = lazy(r"(?<![\w.@/-])(?:[a-z0-9][a-z0-9-]*\.)+[a-z]{2,8}(?![\w.-]*\w)", re.I)
 _EXTENSIONS = frozenset(
     [
         "py",
@@ -119,7 +120,7 @@ _EXTENSIONS = frozenset(
     ]
 )
 # A path: with a folder (a/b, ./a, ~/a, /a/b) or a bare name with an extension.
-_PATH = re.compile(
+_PATH = lazy(
     r"(?<![\w:/.@-])(?:(?:~|\.{1,2})?/)?(?:[\w.@+-]+/)+[\w.@+-]+"
     r"|(?<![\w:/.@-])[\w@+-][\w.@+-]*\.[a-z0-9]{1,10}(?![\w-])",
     re.I,
@@ -127,13 +128,13 @@ _PATH = re.compile(
 _KNOWN_FILES = frozenset(
     {"Dockerfile", "Makefile", "Procfile", "Gemfile", "Jenkinsfile", "Vagrantfile", "Caddyfile"}
 )
-_VERSION = re.compile(r"(?<![\w.])v\d+\.\d+(?:\.\d+)?(?:[-+][\w.]+)?(?![\w])")
-_TICKET = re.compile(r"(?<![\w-])[A-Z][A-Z0-9]{1,9}-[1-9]\d{0,6}(?![\w-])")
-_PR = re.compile(r"\b(?:PR|pr|issue|Issue|pull request|ticket)\s*#(\d{1,7})\b")
+_VERSION = lazy(r"(?<![\w.])v\d+\.\d+(?:\.\d+)?(?:[-+][\w.]+)?(?![\w])")
+_TICKET = lazy(r"(?<![\w-])[A-Z][A-Z0-9]{1,9}-[1-9]\d{0,6}(?![\w-])")
+_PR = lazy(r"\b(?:PR|pr|issue|Issue|pull request|ticket)\s*#(\d{1,7})\b")
 _SERVICE_VERBS = frozenset(
     {"start", "stop", "restart", "reload", "status", "enable", "disable", "try-restart"}
 )
-_IMAGE = re.compile(r"^(?:[\w.-]+(?::\d+)?/)*[\w.-]+:[\w][\w.-]{0,127}$|^(?:[\w.-]+/)+[\w.-]+$")
+_IMAGE = lazy(r"^(?:[\w.-]+(?::\d+)?/)*[\w.-]+:[\w][\w.-]{0,127}$|^(?:[\w.-]+/)+[\w.-]+$")
 _CONTAINER_TOOLS = frozenset({"docker", "podman", "nerdctl"})
 _VALUE_OPTIONS = frozenset(
     {"-p", "--publish", "-v", "--volume", "-e", "--env", "--name", "-w", "--workdir"}
@@ -176,7 +177,7 @@ def _valid_ip(text: str) -> bool:
 
 
 # Every entity's shape holds one of these; prose without any is skipped at once.
-_HINT = re.compile(r"[./:#@]\w|-\d")
+_HINT = lazy(r"[./:#@]\w|-\d")
 
 
 def _text(found: _Found, text: str, *, command: bool) -> None:
@@ -184,6 +185,8 @@ def _text(found: _Found, text: str, *, command: bool) -> None:
     tickets; paths only from commands or when they hold a folder and a known extension."""
     if _HINT.search(text) is None:
         return
+    from urllib.parse import urlsplit  # lazily: urllib costs every start ~5 ms
+
     urls = [_clean(u) for u in _URL.findall(text)]
     rest = _URL.sub(" ", text)
     for url in urls:
@@ -236,7 +239,7 @@ def _is_path(path: str, *, strict: bool) -> bool:
     return True
 
 
-_SHELL_WORD = re.compile(r"'([^']*)'|\"([^\"]*)\"|(\S+)")
+_SHELL_WORD = lazy(r"'([^']*)'|\"([^\"]*)\"|(\S+)")
 
 
 def _words(command: str) -> list[str]:

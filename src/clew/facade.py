@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import logging
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple, Self, TypeVar
 
@@ -64,7 +63,6 @@ class Committed(NamedTuple):
     jobs: int  # the events that give the worker something to do (a job, a wait)
 
 
-_log = logging.getLogger("clew")
 _F = TypeVar("_F", bound=Callable[..., Any])
 # The attribute a decorator marks a facade method with: (registry, key, order).
 _MARK = "_clew_subscription"
@@ -271,9 +269,11 @@ class Facade:
             try:
                 subscriber(committed)
             except Exception:
+                import logging  # lazily: ~10 ms of imports a hook never needs
+
                 self.subscriber_failures += 1
                 name = getattr(subscriber, "__name__", repr(subscriber))
-                _log.exception("clew: after-commit subscriber %s failed", name)
+                logging.getLogger("clew").exception("clew: after-commit subscriber %s failed", name)
 
     def _subscribe(self, subscriber: Callable[[Committed], None]) -> None:
         """Add an after-commit subscriber to this Memory, after the declared ones."""

@@ -13,13 +13,15 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from clew.pattern import LazyPattern, lazy
+
 MAX_CHARS = 300  # of the masked message kept in the signature
 
-_ERROR_LINE = re.compile(
+_ERROR_LINE = lazy(
     r"\b(?:[A-Z][A-Za-z0-9]*(?:Error|Exception|Fault|Failure|Warning)|error|ERROR|Error|"
     r"fatal|FATAL|failed|FAILED|denied|E[A-Z]{3,})\b"
 )
-_KIND = re.compile(
+_KIND = lazy(
     r"\b([A-Z][A-Za-z0-9]*(?:Error|Exception|Fault|Failure|Warning)|E[A-Z]{3,}|"
     r"[A-Z]+(?:_[A-Z0-9]+)+|[A-Z]{1,3}\d{2,5})\b"
 )
@@ -28,19 +30,19 @@ _TIMESTAMP = r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\
 _UUID = r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"
 _PATH = r"(?:[A-Za-z]:)?(?:~|\.{1,2})?(?:[/\\][\w.@+-]+)+[/\\]?|\b[\w.-]+(?:/[\w.@+-]+)+"
 _FILE = r"\b[\w-]+\.(?:py|js|ts|tsx|jsx|go|rs|rb|java|c|h|cpp|json|ya?ml|toml|txt|md|sh|sql|log)\b"
-_MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.I), "<url>"),
-    (re.compile(_TIMESTAMP), "<time>"),
-    (re.compile(r"\b\d{2}:\d{2}:\d{2}(?:\.\d+)?\b"), "<time>"),
-    (re.compile(_UUID, re.I), "<uuid>"),
-    (re.compile(_PATH), "<path>"),
-    (re.compile(_FILE), "<path>"),
-    (re.compile(r"\b0x[0-9a-f]+\b", re.I), "<hex>"),
-    (re.compile(r"\b[0-9a-f]{7,}\b"), "<hex>"),
-    (re.compile(r"\b(?=[a-z]*\d)(?=\d*[a-z])[0-9a-z]{8,}\b"), "<id>"),
-    (re.compile(r"\d+(?:\.\d+)*"), "<n>"),
+_MASKS: tuple[tuple[LazyPattern, str], ...] = (
+    (lazy(r"\b[a-z][a-z0-9+.-]*://\S+", re.I), "<url>"),
+    (lazy(_TIMESTAMP), "<time>"),
+    (lazy(r"\b\d{2}:\d{2}:\d{2}(?:\.\d+)?\b"), "<time>"),
+    (lazy(_UUID, re.I), "<uuid>"),
+    (lazy(_PATH), "<path>"),
+    (lazy(_FILE), "<path>"),
+    (lazy(r"\b0x[0-9a-f]+\b", re.I), "<hex>"),
+    (lazy(r"\b[0-9a-f]{7,}\b"), "<hex>"),
+    (lazy(r"\b(?=[a-z]*\d)(?=\d*[a-z])[0-9a-z]{8,}\b"), "<id>"),
+    (lazy(r"\d+(?:\.\d+)*"), "<n>"),
 )
-_SPACES = re.compile(r"\s+")
+_SPACES = lazy(r"\s+")
 
 
 class Fingerprint(NamedTuple):
@@ -59,7 +61,7 @@ def mask(text: str) -> str:
     return _SPACES.sub(" ", text).strip()
 
 
-_STRONG = re.compile(
+_STRONG = lazy(
     r"\b[A-Z][A-Za-z0-9]*(?:Error|Exception|Fault)\b:|\berror(?:\[\w+\])?:|\bE[A-Z]{3,}\b|"
     r"\bfatal:"
 )
@@ -79,7 +81,7 @@ def telling_line(text: str) -> str:
     return lines[-1]
 
 
-_WORD = re.compile(r"[A-Za-z][A-Za-z-]*\Z")
+_WORD = lazy(r"[A-Za-z][A-Za-z-]*\Z")
 
 
 def command_shape(command: str) -> str:

@@ -11,8 +11,6 @@ indexes, a cache: losing it only makes the next poll come sooner). A poll journa
 handful of events, not 8,640.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from enum import StrEnum

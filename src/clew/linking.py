@@ -21,12 +21,13 @@ a later successful run of the same command (the same words, numbers aside) ends 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
+from clew.pattern import lazy
+
 TOPIC_TAG = "topic:"
-_WORD = re.compile(r"[a-z0-9][a-z0-9_.+#-]*[a-z0-9+#]|[a-z0-9]")
-_VALUE = re.compile(r"v?\d+(?:[._-]\d+)*[a-z]?")
+_WORD = lazy(r"[a-z0-9][a-z0-9_.+#-]*[a-z0-9+#]|[a-z0-9]")
+_VALUE = lazy(r"v?\d+(?:[._-]\d+)*[a-z]?")
 # Words that say a decision is being made, not what about.
 _VERBS = frozenset(
     {"use", "uses", "using", "used", "go", "going", "goes", "with", "decided", "decide",
@@ -103,7 +104,7 @@ def same_decision(a: str, b: str) -> bool:
     return bool(words_a) and _jaccard(words_a, words_b) >= 0.75
 
 
-_DIGITS = re.compile(r"\d+")
+_DIGITS = lazy(r"\d+")
 
 
 def same_command(a: str | None, b: str | None) -> bool:

@@ -28,8 +28,6 @@ with `progress = "apply"`, applies those made by number or by a title that alone
 journaled as inferred with the message that caused them.
 """
 
-from __future__ import annotations
-
 import functools
 import math
 import re

@@ -23,6 +23,8 @@ Invariants:
 
 from __future__ import annotations
 
+import functools
+import os
 import re
 from collections.abc import Callable, Collection, Iterable
 from datetime import datetime, timedelta
@@ -31,7 +33,7 @@ from typing import NamedTuple
 from clew.errors import ValidationError
 from clew.search import MAX_TERMS, OPERATORS, Query, Term
 
-__all__ = ["STOP_WORDS", "Question", "TimeHint", "content_words", "understand"]
+__all__ = ["STOP_WORDS", "Question", "TimeHint", "content_words", "related", "understand"]
 
 # Words that only make text a question or a request, or are too common to tell records
 # apart: pronouns, auxiliaries, prepositions, question words, and the verbs of asking.
@@ -126,6 +128,40 @@ def understand(
         when,
         exact_text,
     )
+
+
+def related(words: Iterable[str]) -> tuple[tuple[str, ...], ...]:
+    """For each content word, the words closest to it in meaning that are not among the
+    words themselves (from the packaged table tools/build_related_words.py made; empty
+    for a word it does not hold): what a search may also look for, at a lower weight, when
+    no record holds the question's own words."""
+    table = _related_table()
+    words = tuple(words)
+    own = set(words)
+    return tuple(tuple(r for r in table.get(w, ()) if r not in own) for w in words)
+
+
+# A path string (os.path, not pathlib: the hook path imports this module and not pathlib).
+RELATED_WORDS = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "words_data", "related.tsv"
+)
+
+
+@functools.lru_cache(maxsize=1)
+def _related_table() -> dict[str, tuple[str, ...]]:
+    """The packaged related words, read at their first use (a search that needs none of
+    them never reads the file): `word<TAB>related related`, `#` lines aside."""
+    try:
+        with open(RELATED_WORDS, encoding="utf-8") as f:
+            text = f.read()
+    except OSError:  # an install without the data: no expansion, nothing else changes
+        return {}
+    table: dict[str, tuple[str, ...]] = {}
+    for line in text.splitlines():
+        word, tab, rest = line.partition("\t")
+        if tab and not word.startswith("#"):
+            table[word] = tuple(rest.split())
+    return table
 
 
 def content_words(text: str) -> tuple[str, ...]:

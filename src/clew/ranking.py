@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import NamedTuple
 
@@ -32,6 +32,10 @@ from clew.models import Explain, RecordHit
 FLOOR = 0.25  # the keyword score kept by a record that holds none but the rarest words
 NEIGHBOUR = 0.35  # the share of a neighbouring turn's score a turn takes
 DENSE = 0.2  # the weight of meaning in a hybrid score (measured: variants.py)
+# The weight for each model that has its own (the static table takes DENSE). Measured for the
+# ONNX MiniLM (variants.py --replay --model): 0.2-0.4 are within a question of each other at
+# hit@5; more weight trades multi-fact and temporal answers for paraphrases, so it stays 0.2.
+DENSE_BY_MODEL: dict[str, float] = {"minilm-onnx-int8": 0.2}
 ADAPT = 0.3  # how much more meaning weighs when no record holds the question's words
 MAX_DENSE = 0.7
 FUSION = "mix"  # or "rrf": reciprocal rank fusion (measured worse: docs/benchmarks.md)
@@ -43,6 +47,7 @@ EXACT_IDENTIFIER = 1.0  # every identifier of the question, as written
 SPEAKER = 1.2  # a turn said by the person the question names
 TOOL = 1.2  # a call of the tool the question names
 IN_TIME = 1.5  # a record from the time the question names
+RELATED = 0.5  # what a word related to a question's word counts for, of the word itself
 ASKED_KIND = 1.25  # the kind of record the question asks for (decisions, errors, commands)
 OUT_OF_TIME = 0.8  # one from outside an exact date the question names
 # A top hit is "confident" when it holds most of the question's words, has them as
@@ -65,6 +70,9 @@ class Asked(NamedTuple):
     speakers_or_tools: frozenset[str]  # the question's words, for speaker and tool names
     when: tuple[datetime, datetime, bool] | None  # (start, end, exact) of a time it names
     kinds: tuple[str, ...] = ()  # the kinds of record it asks for ("decision", "error"...)
+    # Words related in meaning to each of `words` (question.related), when the search
+    # looked for them: a record holding one instead of the word counts RELATED of it.
+    related: tuple[tuple[str, ...], ...] = ()
 
 
 class Found(NamedTuple):
@@ -94,11 +102,24 @@ def coverage(asked: Asked, text: str) -> float:
     stem found at the start of a word of the text ("registr" in "registries"), one regular
     expression over the text (stemming every word of every record found cost more than the
     search)."""
-    wanted = {_prefix(stem(w)) for w in asked.words}
+    return coverages(asked, text)[0]
+
+
+def coverages(asked: Asked, text: str) -> tuple[float, float]:
+    """The share of the question's words the text holds, and the same counting a word
+    RELATED when the text holds only a word related to it (asked.related)."""
+    wanted = {_prefix(stem(w)): i for i, w in enumerate(asked.words)}
     if not wanted:
-        return 0.0
-    held = {m.casefold() for m in _prefixes(tuple(sorted(wanted))).findall(text)}
-    return len(held) / len(wanted)
+        return 0.0, 0.0
+    alike: dict[str, set[str]] = {}  # a word's prefix -> its related words' prefixes
+    for word, related in zip(asked.words, asked.related, strict=False):
+        if related:
+            alike.setdefault(_prefix(stem(word)), set()).update(_prefix(stem(r)) for r in related)
+    every = set(wanted).union(*alike.values())
+    held = {m.casefold() for m in _prefixes(tuple(sorted(every))).findall(text)}
+    exact = sum(1 for p in wanted if p in held)
+    near = sum(1 for p in wanted if p not in held and alike.get(p, set()) & held)
+    return exact / len(wanted), (exact + RELATED * near) / len(wanted)
 
 
 def _prefix(stemmed: str) -> str:
@@ -200,6 +221,10 @@ class Ranked(NamedTuple):
     score: float
     keyword: float
     explain: Explain
+    # Whether the record holds the question's rarest word (of the records found, the one
+    # fewest hold): a record missing it is about the rest of the question, not about what
+    # it asks ("what is the sentry DSN for the mobile app?" and a record on the mobile app).
+    rarest: bool = True
 
 
 def rank(
@@ -226,8 +251,8 @@ def rank(
     why: dict[Key, list[str]] = {}
     for key, f in found.items():
         share = f.hit.score / best if best < 0 and f.hit.score < 0 else 0.0
-        cov = coverage(asked, f.text)
-        covered[key] = cov
+        # The exact share says whether a hit is confident; related words only rank.
+        covered[key], cov = coverages(asked, f.text)
         added, factor, reasons = boosts(asked, f)
         base = share * (FLOOR + (1 - FLOOR) * cov) if share else 0.0
         plain[key] = (base + added) * factor
@@ -250,6 +275,7 @@ def rank(
     by_keyword = sorted((k for k in keyword if keyword[k] > 0), key=lambda k: -keyword[k])
     fused_rank = {k: i + 1 for i, k in enumerate(by_keyword)}
     rrf = (FUSION if fusion is None else fusion) == "rrf"
+    holds_rarest = _rarest_holders(asked, found)
     ranked = []
     for key in found.keys() | cosines.keys():
         kw = keyword.get(key, 0.0) / top_keyword
@@ -271,9 +297,16 @@ def rank(
             None if key not in cosines else round(cosines[key], 4),
             tuple(why.get(key, ())), round(score, 4),
         )  # fmt: skip
-        ranked.append(Ranked(key, score, kw, explain))
+        ranked.append(Ranked(key, score, kw, explain, holds_rarest(key)))
     ranked.sort(key=lambda r: (-r.score, r.key))
     return ranked
+
+
+def dense_weight(model: str | None) -> float:
+    """The weight of meaning for an embedding model, named or by its id ("name@hash")."""
+    if model is None:
+        return DENSE
+    return DENSE_BY_MODEL.get(model.partition("@")[0], DENSE)
 
 
 def _closeness(cosines: Mapping[Key, float]) -> dict[Key, float]:
@@ -303,12 +336,32 @@ def _neighbour_lifts(found: Mapping[Key, Found], plain: Mapping[Key, float]) -> 
 
 
 def confident(ranked: Ranked) -> bool:
-    """Whether a hit is likely to answer: it holds most of the question's words (or has
-    them as written), or is close to it in meaning."""
+    """Whether a hit is likely to answer: it holds most of the question's words and the
+    rarest of them (or has them as written: the whole question, a phrase with the rarest
+    word, every identifier), or is close to it in meaning."""
     e = ranked.explain
-    exact = any(b.startswith(("the whole question", "identifier", "phrase")) for b in e.boosts)
+    exact = any(b.startswith("the whole question") for b in e.boosts) or any(
+        b == f"identifier as written +{EXACT_IDENTIFIER:.2f}" for b in e.boosts
+    )
+    phrase = ranked.rarest and any(b.startswith("phrase") for b in e.boosts)
     close = e.cosine is not None and e.cosine >= CONFIDENT_COSINE
-    return (e.keyword_rank is not None and e.coverage >= CONFIDENT_COVERAGE) or exact or close
+    covers = e.keyword_rank is not None and e.coverage >= CONFIDENT_COVERAGE and ranked.rarest
+    return covers or exact or phrase or close
+
+
+def _rarest_holders(asked: Asked, found: Mapping[Key, Found]) -> Callable[[Key], bool]:
+    """Which records hold the question's rarest word: of its words, the one the fewest
+    keyword matches hold (none, when the question asks for something nothing recorded
+    names). Every record when it has fewer than two words (then coverage says it all)."""
+    words = {_prefix(stem(w)) for w in asked.words}
+    if len(words) < 2:
+        return lambda key: True
+    pattern = _prefixes(tuple(sorted(words)))
+    held = {k: {m.casefold() for m in pattern.findall(f.text)}
+            for k, f in found.items() if f.hit.score < 0}  # fmt: skip
+    counts = {w: sum(1 for h in held.values() if w in h) for w in words}
+    rarest = min(sorted(words), key=lambda w: counts[w])
+    return lambda key: rarest in held.get(key, ())
 
 
 def neighbour_places(found: Iterable[Found], top: int) -> dict[str, set[int]]:

@@ -34,8 +34,9 @@ from clew.clock import stamp
 from clew.errors import NotFoundError, ValidationError
 from clew.fingerprint import telling_line
 from clew.models import Entry, EntryFilter, EntryStatus, EntryType, RecordHit, TraceDecision, Turn
-from clew.question import Question, understand
+from clew.question import Question, related, understand
 from clew.ranking import Asked, Found, Key
+from clew.search import MAX_TERMS, Term
 from clew.vectors import Vectors, embedder_available, load_embedder
 
 MODES = ("auto", "keyword", "dense", "hybrid")
@@ -44,7 +45,12 @@ NEIGHBOURS = 12  # the best turns whose neighbours are fetched
 _TEXT_CHARS = 4000  # of a record's text checked for coverage and exact matches
 _MARKS = re.compile(r"\[([^\[\]]*)\]")
 MIN_COSINE = 0.2
+# What a record's bm25 for the words related to a question's counts, of its own words'.
+EXPANDED = 0.5
+EXPAND = True  # whether a weakly matched question looks for related words (measured both ways)
 CATCH_UP = 2000  # records a hybrid search embeds before it ranks (about 0.2 s at most)
+# ... of a model that embeds tens, not thousands, of texts per CPU-second: about as long
+CATCH_UP_BY_MODEL = {"minilm-onnx-int8": 8}
 SIMILAR = 5  # similar errors `seen_before` names
 SIMILAR_CHARS = 400  # of an error's text they are looked up by
 
@@ -121,10 +127,12 @@ class Retrieval(Vectors, Archive):
         asked = _asked(question, query)
         pool = max(POOL, 3 * limit)
         if dense and not (self._store.in_transaction or self._store.read_only):
-            self._catch_up(CATCH_UP)  # inside a caller's transaction: later
+            self._catch_up(self._catch_up_size())  # inside a caller's transaction: later
         with self._store.transaction():
             found = {} if mode == "dense" else self._keyword(question, kinds, filters,
                                                               sessions, pool)  # fmt: skip
+            if mode != "dense":
+                asked = self._expand(question, asked, found, kinds, filters, sessions, pool)
             nearest: list[tuple[Key, float]] = []
             timely: frozenset[Key] = frozenset()
             if dense:
@@ -137,7 +145,9 @@ class Retrieval(Vectors, Archive):
             if not found and not nearest:
                 return []
             # A record nothing ranks above zero (the farthest of the nearest) is no hit.
-            ranked = [r for r in ranking.rank(asked, found, nearest, timely=timely)
+            weight = ranking.dense_weight(self._embedder().model_id if dense else None)
+            ranked = [r for r in ranking.rank(asked, found, nearest, timely=timely,
+                                              dense_weight=weight)
                       if r.score > 0][:limit]  # fmt: skip
             missing = [r.key for r in ranked if r.key not in found]
             described = self._describe(missing)
@@ -179,6 +189,40 @@ class Retrieval(Vectors, Archive):
             for t in self._store.turns_numbered(session, sorted(numbers)):
                 found.setdefault(("turn", t.id), _found(_turn_hit(t), t))
         return found
+
+    def _expand(
+        self,
+        question: Question,
+        asked: Asked,
+        found: dict[Key, Found],
+        kinds: Sequence[str],
+        filters: EntryFilter,
+        sessions: Sequence[str] | None,
+        pool: int,
+    ) -> Asked:
+        """When no record found holds most of the question's words, look for the words
+        related to them in meaning too (question.related), at a lower weight: a record
+        found only by them ranks by EXPANDED of its bm25 for them. Returns what the ranking
+        needs to count them (coverage counts a related word at ranking.RELATED of the word)."""
+        if not EXPAND or question.query is None or not asked.words:
+            return asked
+        matched = (ranking.coverage(asked, f.text) for f in found.values() if f.hit.score < 0)
+        if max(matched, default=0.0) >= ranking.CONFIDENT_COVERAGE:
+            return asked  # the question's own words found what it asks: nothing to bridge
+        near = related(asked.words)
+        extra = list(dict.fromkeys(w for words in near for w in words))[:MAX_TERMS]
+        if not extra:
+            return asked
+        query = search.Query(tuple(Term(w, False) for w in extra), question.query.exclude,
+                             True, (), tuple(extra))  # fmt: skip
+        # Only the records the question's own words did not find: one they did keeps its
+        # own bm25 (adding the related words' to it measured worse: a word's nearest words
+        # include its opposites, "fail" and "succeed", which then rank up the records of
+        # the other outcome).
+        for key, f in self._matches(query, kinds, filters, sessions, pool).items():
+            if key not in found:
+                found[key] = f._replace(hit=f.hit._replace(score=EXPANDED * f.hit.score))
+        return asked._replace(related=near)
 
     def _matches(
         self,
@@ -233,6 +277,10 @@ class Retrieval(Vectors, Archive):
             return embedder_available()
         load_embedder()  # raises VectorsUnavailable, with what to install
         return True
+
+    def _catch_up_size(self) -> int:
+        """How many pending records a search embeds before it ranks, for this model."""
+        return CATCH_UP_BY_MODEL.get(self._embedder().model_id.partition("@")[0], CATCH_UP)
 
     def _nearest(
         self,

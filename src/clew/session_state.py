@@ -20,6 +20,7 @@ from typing import Any
 
 from clew.brief import clip
 from clew.fingerprint import telling_line
+from clew.pattern import lazy
 from clew.tokens import TokenCounter
 from clew.turns import Parts
 from clew.yamltext import dump_lines
@@ -29,9 +30,9 @@ STATE_BUDGET = 1000
 _PENDING_CALLS = 64  # tool calls remembered until their results arrive
 _OPEN_ERRORS = 10  # open errors remembered (5 shown), awaiting a success
 
-_WRITE = re.compile(r"write|create|save|new_file", re.I)
-_EDIT = re.compile(r"edit|replace|patch|modify|update_file|insert|append", re.I)
-_SHELL = re.compile(r"bash|shell|exec|run|terminal|command|cmd|sh$", re.I)
+_WRITE = lazy(r"write|create|save|new_file", re.I)
+_EDIT = lazy(r"edit|replace|patch|modify|update_file|insert|append", re.I)
+_SHELL = lazy(r"bash|shell|exec|run|terminal|command|cmd|sh$", re.I)
 # Phrases that state a choice, and words that state a rule, matched as whole words in the
 # lower-cased text. Found with `str.find`, edges checked by hand, because a regex
 # alternation that starts at a word boundary costs tens of µs on every turn.
@@ -43,8 +44,8 @@ _RULE = ("always", "never", "don't", "do not", "must")
 _FAILED_TEXT = ("Traceback (most recent call last)", "command not found", "returned non-zero",
                 "No such file or directory")  # fmt: skip
 _FAILED_WORD = ("Error:", "Exception:", "error:", "FAILED")  # after a letter / at a word start
-_EXIT = re.compile(r"[Ee]xit (?:code|status)[: =]*[1-9]")
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+_EXIT = lazy(r"[Ee]xit (?:code|status)[: =]*[1-9]")
+_SENTENCE = lazy(r"[^.!?\n]+[.!?]?")
 
 
 def _arguments(text: str) -> dict[str, Any]:

@@ -31,8 +31,6 @@ names the CLI command and the tool call that recall it. Budgets below `MIN_BUDGE
 refused, because level 8 always fits in that many tokens, whatever the content.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, NamedTuple

@@ -17,8 +17,6 @@ message of type `stuck`, posted by the facade) is rate-limited by `StuckRules.co
 `alert_due` says whether one may be posted now.
 """
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from datetime import datetime
 from typing import NamedTuple

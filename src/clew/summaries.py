@@ -14,25 +14,24 @@ is, what comes next or what failed is answered from the brief (`rules_answer`).
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from functools import cache
-from importlib import resources
 from typing import NamedTuple
 
 from clew.brief import Brief, clip
 from clew.models import RECORD_KINDS, Entry, Message, RecordHit, Task
+from clew.pattern import LazyPattern, lazy
 from clew.providers import Message as Prompt
 
-_COMPLEX = re.compile(
+_COMPLEX = lazy(
     r"\b(?:should|why|how|analy[sz]e|compare|recommend|suggest|plan|risk|alternative|explain|"
     r"evaluate|trade-?offs?|better|worse|improve)\b",
     re.I,
 )
-_WHERE = re.compile(r"\b(?:where|status|progress|what step|which step|current|done|so far)\b", re.I)
-_NEXT = re.compile(r"\b(?:next|remaining|left|to do|todo|then)\b", re.I)
-_FAILED = re.compile(r"\b(?:fail\w*|error\w*|broke\w*|wrong|blocker\w*|blocked|issues?)\b", re.I)
-_DETAIL = re.compile(
+_WHERE = lazy(r"\b(?:where|status|progress|what step|which step|current|done|so far)\b", re.I)
+_NEXT = lazy(r"\b(?:next|remaining|left|to do|todo|then)\b", re.I)
+_FAILED = lazy(r"\b(?:fail\w*|error\w*|broke\w*|wrong|blocker\w*|blocked|issues?)\b", re.I)
+_DETAIL = lazy(
     r"(?:https?://\S+|\bv?\d+\.\d+(?:\.\d+)+\b|(?:[\w.-]+/)+[\w.-]+|\b[\w-]+\.(?:py|js|ts|go|rs|"
     r"json|ya?ml|toml|sql|md|sh)\b)"
 )
@@ -50,6 +49,9 @@ class Answer(NamedTuple):
 @cache
 def prompt(name: str) -> dict[str, str]:
     """A prompt template shipped in clew/prompts/<name>.toml."""
+    import tomllib  # lazily, with importlib.resources: ~15 ms of imports on every start
+    from importlib import resources
+
     text = resources.files("clew").joinpath(f"prompts/{name}.toml").read_text("utf-8")
     return {k: str(v).strip() for k, v in tomllib.loads(text).items()}
 
@@ -91,7 +93,7 @@ class Refined(NamedTuple):
     next_objective: str | None
 
 
-_REFINED = re.compile(r"^\W*(PROGRESS|NEXT)\W*:\s*(.*)$", re.IGNORECASE)
+_REFINED = lazy(r"^\W*(PROGRESS|NEXT)\W*:\s*(.*)$", re.IGNORECASE)
 
 
 def split_summary(answer: str) -> Refined:
@@ -181,8 +183,8 @@ class Intent(NamedTuple):
 
 # In order: the first that matches a question decides its intent. Each pattern's words are
 # also dropped from the words searched for, since records rarely say them.
-_INTENTS: tuple[tuple[Intent, re.Pattern[str]], ...] = tuple(
-    (Intent(name, kinds, types, noun), re.compile(pattern, re.I))
+_INTENTS: tuple[tuple[Intent, LazyPattern], ...] = tuple(
+    (Intent(name, kinds, types, noun), lazy(pattern, re.I))
     for name, kinds, types, noun, pattern in (
         ("question", ("entry",), ("question",), "open questions",
          r"\b(?:questions?|unanswered|open|pending|outstanding|unresolved)\b"),
@@ -217,12 +219,12 @@ _STOP = frozenset(
 )  # fmt: skip
 # Words of questions about where the task is (answered from the brief when nothing else is
 # asked): they are not searched for either.
-_BRIEF_WORDS = re.compile(
+_BRIEF_WORDS = lazy(
     r"\b(?:where|status|progress|step|steps|current\w*|doing|done|so far|next|remaining|left|"
     r"to ?do|then|now|working on|up to|was i|am i)\b",
     re.I,
 )
-_WORD = re.compile(r"[^\s?!,;()\"]+")
+_WORD = lazy(r"[^\s?!,;()\"]+")
 
 
 def intent(question: str) -> Intent:
@@ -289,4 +291,4 @@ def _record_line(hit: RecordHit, entries: Mapping[str, Entry]) -> str:
     return line
 
 
-_MATCHED = re.compile(r"\[([^\[\]]+)\]")
+_MATCHED = lazy(r"\[([^\[\]]+)\]")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from clew import checks, tasks
 from clew.clock import seconds_between
+from clew.error_lines import error_lines
 from clew.errors import ValidationError
 from clew.facade import Facade
 from clew.ids import new_id
@@ -122,6 +123,9 @@ class Ledger(Facade):
             "cpu_seconds": checks.duration(cpu_seconds, "cpu seconds"),
             "memory_mb": checks.duration(memory_mb, "memory (MB)"),
         }
+        # What search keeps of the middle of a long output, derived once, here.
+        for name in ("stdout", "stderr"):
+            action[f"{name}_errors"] = error_lines(action[name])
         now = self._clock()
         for key, value in (("started_at", started_at), ("ended_at", ended_at)):
             if value is not None:
@@ -181,6 +185,9 @@ class Ledger(Facade):
         ):
             if value is not None:
                 changes[key] = value
+        for name in ("stdout", "stderr"):
+            if name in changes:
+                changes[f"{name}_errors"] = error_lines(changes[name])
         with self._write() as at:
             current = self._store.get_action(aid)
             if current.status is not ActionStatus.STARTED:

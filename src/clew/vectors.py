@@ -22,7 +22,6 @@ the `vectors` extra never loads them.
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections.abc import Sequence
 from datetime import datetime
@@ -36,6 +35,7 @@ from clew.models import VECTOR_KINDS, IndexStatus, NewVector, PendingText, Store
 if TYPE_CHECKING:
     import numpy as np
 
+    from clew.ann import AnnIndex, AnnStatus
     from clew.embedding import Embedder
 
 BATCH = 512  # records embedded and written per transaction
@@ -43,6 +43,11 @@ _LOAD_PAGE = 20_000  # stored vectors read per query when the cache loads
 # A filter keeping fewer rows than this share scores only those rows (copying them costs
 # about as much as scoring every row when a fifth of them are kept).
 _GATHER_BELOW = 0.05
+# With the approximate index: a filter keeping at most this many rows is searched exactly
+# (scoring so few costs less than asking the index for enough to survive the filter).
+EXACT_BELOW = 20_000
+OVERFETCH = 2  # candidates asked of the index per result wanted, before the filters
+_FETCH_MAX = 20_000  # candidates asked at most; a filter dropping more is searched exactly
 
 
 # What a command says when the extra is missing (clew.embedding raises it as VectorsUnavailable).
@@ -66,6 +71,8 @@ def embedder_available() -> bool:
 
 def content_hash(model: str, text: str) -> str:
     """The short hash a vector is keyed by: of the model and the text it embedded."""
+    import hashlib  # here, not at the top: the hook path imports this module, never hashes
+
     return hashlib.sha256(f"{model}\n{text}".encode()).hexdigest()[:16]
 
 
@@ -97,6 +104,8 @@ class _Matrix:
         self.step = np.zeros(0, dtype=np.int32)
         self.session = np.zeros(0, dtype=np.int32)
         self.at = np.zeros(0, dtype=np.int64)
+        self.seqs = np.zeros(0, dtype=np.int64)  # ascending: rows load in seq order
+        self.ann: AnnIndex | None = None  # the approximate index over these rows, once used
         self.keys: list[tuple[str, str]] = []
         self.slot: dict[tuple[str, str], int] = {}
         self.codes: dict[str, int] = {}  # task, step and session ids -> small ints
@@ -133,6 +142,7 @@ class _Matrix:
         self.step = grown(self.step, (size,), np.int32)
         self.session = grown(self.session, (size,), np.int32)
         self.at = grown(self.at, (size,), np.int64)
+        self.seqs = grown(self.seqs, (size,), np.int64)
 
     def add(self, rows: Sequence[StoredVector]) -> None:
         """Take rows loaded in seq order; a record's newer row replaces its older one."""
@@ -152,6 +162,7 @@ class _Matrix:
         self.step[start:end] = [self.code(r.step_id) for r in rows]
         self.session[start:end] = [self.code(r.session_id) for r in rows]
         self.at[start:end] = _micros([r.created_at for r in rows])
+        self.seqs[start:end] = [r.seq for r in rows]
         self.alive[start:end] = True
         for i, r in enumerate(rows, start):
             key = (r.kind, r.ref_id)
@@ -166,6 +177,9 @@ class _Matrix:
 
 _CACHES: dict[tuple[str, str, str], _Matrix] = {}
 _CACHES_LOCK = threading.Lock()
+# Per (store, space, model): the (journal head, drops) at which nothing was pending, and the
+# counts then (see `_catch_up`).
+_CAUGHT_UP: dict[tuple[str, str, str], tuple[tuple[int, int], tuple[int, int]]] = {}
 
 
 class Vectors(Facade):
@@ -222,14 +236,29 @@ class Vectors(Facade):
             self._store.mark_schedule(_dropped(embedder.model_id), self._now())
         with _CACHES_LOCK:
             _CACHES.pop(self._cache_key(embedder.model_id), None)
+        _CAUGHT_UP.pop(self._cache_key(embedder.model_id), None)
         return self.update_index()
 
     def _catch_up(self, max_records: int) -> tuple[int, int]:
         """Embed at most `max_records` pending records now (none on a read-only store, or
-        without the extra); return (records with a current vector, all records)."""
-        if embedder_available() and not self.read_only:
+        without the extra); return (records with a current vector, all records). Once
+        nothing is pending, later calls cost one lookup until the journal or the vectors'
+        drops move: finding the pending records of a million is a scan."""
+        if not embedder_available():
+            status = self.index_status()
+            return status.embedded, status.total
+        model = self._embedder().model_id
+        key = self._cache_key(model)
+        drops = self._store.schedule(_dropped(model))
+        mark = (self._store.journal_head(), 0 if drops is None else drops[1])
+        clean = _CAUGHT_UP.get(key)
+        if clean is not None and clean[0] == mark:
+            return clean[1]
+        if not self.read_only:
             self.update_index(limit=max_records)
         status = self.index_status()
+        if status.pending == 0:
+            _CAUGHT_UP[key] = (mark, (status.embedded, status.total))
         return status.embedded, status.total
 
     def _embed(self, embedder: Embedder, pending: Sequence[PendingText]) -> None:
@@ -331,17 +360,95 @@ class Vectors(Facade):
                 mask &= cache.at[:n] >= _micros([start])[0]
             if end is not None:
                 mask &= cache.at[:n] < _micros([end])[0]
-            picked = np.flatnonzero(mask)
-            if not len(picked):
+            kept = int(np.count_nonzero(mask))
+            if not kept:
                 return []
-            if len(picked) < _GATHER_BELOW * n:
-                scores = cache.vectors[picked] @ q
+            index = self._ann(cache, embedder.model_id) if kept > EXACT_BELOW else None
+            found = None if index is None else _approximate(cache, index, mask, q, wanted)
+            if found is not None:
+                picked, scores = found
             else:
-                everything = cache.vectors[:n] @ q
-                scores = everything[picked]
+                picked = np.flatnonzero(mask)
+                if len(picked) < _GATHER_BELOW * n:
+                    scores = cache.vectors[picked] @ q
+                else:
+                    everything = cache.vectors[:n] @ q
+                    scores = everything[picked]
             best = _top(scores, wanted)
             keys = cache.keys
             return [(*keys[picked[i]], float(scores[i])) for i in best if scores[i] > 0]
+
+    def prepare_nearest(self) -> AnnStatus:
+        """Load the vectors of the current model and build, top up or load the approximate
+        index where the space needs one (`clew index update` does, so a search need not);
+        return its status."""
+        from clew import ann  # the approximate index's module only when used
+
+        model = self._embedder().model_id
+        native = self._store.vector_search_native()
+        # Counted first: a space below the threshold need not load its matrix for this.
+        if not native and ann.available() and self._store.vector_count(model) >= ann.THRESHOLD:
+            cache = self._matrix(model)
+            with cache.lock:
+                if cache.live >= ann.THRESHOLD:
+                    index = self._ann(cache, model)
+                    if index is not None:
+                        index.save()
+        return self.ann_status()
+
+    def ann_status(self) -> AnnStatus:
+        """Say whether the approximate index is used here, what it covers and how far
+        behind the vectors it is, without loading it."""
+        from clew import ann  # the approximate index's module only when used
+
+        model = self._embedder().model_id if embedder_available() else ""
+        where = ann.folder(self._cache_key(model)[0], self.space)
+        index = ann.AnnIndex(where, model)
+        total = self._store.vector_count(model) if model else 0
+        native = self._store.vector_search_native()
+        state = index.described()
+        lag = self._store.vector_count(model, after=state.covered) if state.count else total
+        cached = _CACHES.get(self._cache_key(model))
+        if where is None and cached is not None and cached.ann is not None:  # in memory
+            state = cached.ann.state
+            lag = self._store.vector_count(model, after=state.covered)
+        return ann.AnnStatus(
+            used=not native and total >= ann.THRESHOLD,
+            installed=ann.available(),
+            native=native,
+            path=None if index.path is None else str(index.path),
+            exists=state.count > 0,
+            count=state.count,
+            covered=state.covered,
+            lag=lag,
+            bytes=index.size(),
+        )
+
+    def _ann(self, cache: _Matrix, model: str) -> AnnIndex | None:
+        """The approximate index over `cache` (whose lock is held), loaded, built or topped
+        up as needed; None below the threshold or without the `ann` extra."""
+        from clew import ann  # the approximate index's module only when used
+
+        if cache.live < ann.THRESHOLD or not ann.available():
+            return None
+        import numpy as np
+
+        index = cache.ann
+        n = cache.n
+        if index is None:
+            index = ann.AnnIndex(ann.folder(self._cache_key(model)[0], self.space), model)
+            if not index.load(cache.generation, cache.seen, cache.dim):
+                index.build(*_rows_to_index(cache, 0), cache.generation)
+                index.save()
+            cache.ann = index
+        covered = int(np.searchsorted(cache.seqs[:n], index.state.covered, side="right"))
+        if index.too_dead(int(np.count_nonzero(cache.alive[:covered]))):
+            index.build(*_rows_to_index(cache, 0), cache.generation)
+            index.save()
+        elif index.tail_too_long(n - covered):
+            index.add(*_rows_to_index(cache, covered))
+            index.save()
+        return index
 
     def _matrix(self, model: str) -> _Matrix:
         """This store's vectors of `model` in memory, brought up to date."""
@@ -409,6 +516,47 @@ def _dropped(model: str) -> str:
 def _vector_kinds(kinds: str | Sequence[str] | None) -> tuple[str, ...]:
     """The kinds asked for: None is all; a text may list several, comma-separated."""
     return checks.kinds(kinds, VECTOR_KINDS)
+
+
+def _rows_to_index(cache: _Matrix, start: int) -> tuple[np.ndarray, np.ndarray]:
+    """The live rows of `cache` from slot `start` on, as (labels, unit vectors)."""
+    import numpy as np
+
+    slots = start + np.flatnonzero(cache.alive[start : cache.n])
+    return cache.seqs[slots], cache.vectors[slots]
+
+
+def _approximate(
+    cache: _Matrix, index: AnnIndex, mask: np.ndarray, q: np.ndarray, wanted: int
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Candidates for the best `wanted` rows `mask` keeps, and their exact scores: those
+    the index proposes that pass the filters, and every kept row written since it was built
+    (by brute force). It asks for more in proportion to what the filters drop, and again
+    (four times as many) while too few pass; None when even `_FETCH_MAX` are not enough
+    (the caller searches exactly)."""
+    import numpy as np
+
+    n = cache.n
+    seqs = cache.seqs[:n]
+    start = int(np.searchsorted(seqs, index.state.covered, side="right"))
+    tail = start + np.flatnonzero(mask[start:n])
+    kept = int(np.count_nonzero(mask[:start]))
+    need = min(wanted, kept)
+    count = int(OVERFETCH * wanted * min(start / max(kept, 1), 1_000)) + 16
+    while True:
+        labels = index.search(q, count).astype(np.int64)
+        slots = np.searchsorted(seqs, labels)
+        inside = slots < n
+        slots, labels = slots[inside], labels[inside]
+        slots = slots[seqs[slots] == labels]  # a label whose vector is gone has no slot
+        slots = slots[mask[slots]]
+        if len(slots) >= need or count >= index.state.count:
+            break
+        if count >= _FETCH_MAX:
+            return None
+        count = min(count * 4, _FETCH_MAX)
+    picked = np.unique(np.concatenate([slots, tail]))  # sorted: ties go to the earlier row
+    return picked, cache.vectors[picked] @ q
 
 
 def _top(scores: np.ndarray, k: int) -> np.ndarray:

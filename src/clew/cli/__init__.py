@@ -24,7 +24,7 @@ __all__ = ["build_parser", "main"]
 
 def _common() -> argparse.ArgumentParser:
     # SUPPRESS lets these options appear before or after the command without clobbering.
-    common = argparse.ArgumentParser(add_help=False)
+    common = Parser(add_help=False)
     common.add_argument(
         "--db",
         default=argparse.SUPPRESS,

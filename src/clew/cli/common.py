@@ -18,12 +18,33 @@ if TYPE_CHECKING:
 Handler = Callable[[argparse.Namespace], int]
 
 
+def _help_width() -> int:
+    """The width argparse gives help: the terminal's columns (as shutil finds them) less 2."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return (columns or 80) - 2
+
+
 class UsageError(ClewError):
     """The command line itself is wrong."""
 
 
 class Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line naming the --help to read."""
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse makes a formatter for every add_argument, and its own imports shutil (with
+        # bz2, lzma and zlib) for the terminal's width: milliseconds a hook never uses.
+        if self.formatter_class is argparse.HelpFormatter:
+            return argparse.HelpFormatter(self.prog, width=_help_width())
+        return super()._get_formatter()
 
     def error(self, message: str) -> NoReturn:
         import re

@@ -22,6 +22,21 @@ def _status_json(status: Any) -> dict[str, Any]:
     }
 
 
+def _ann_json(status: Any) -> dict[str, Any]:
+    return {
+        "used": status.used,
+        "native": status.native,
+        "installed": status.installed,
+        "path": status.path,
+        "exists": status.exists,
+        "vectors": status.count,
+        "covered_seq": status.covered,
+        "lag": status.lag,
+        "bytes": status.bytes,
+        "says": status.describe(),
+    }
+
+
 def _records(count: int) -> str:
     return f"{count:,} record" + ("" if count == 1 else "s")
 
@@ -38,10 +53,12 @@ def _print_status(status: Any) -> None:
 def cmd_index_status(args: argparse.Namespace) -> int:
     with open_memory(args) as mem:
         status = mem.index_status()
+        approximate = mem.ann_status()
     if args.json:
-        print_json(_status_json(status))
+        print_json({**_status_json(status), "approximate": _ann_json(approximate)})
     else:
         _print_status(status)
+        print(approximate.describe())
     return 0
 
 
@@ -49,10 +66,13 @@ def cmd_index_update(args: argparse.Namespace) -> int:
     with open_memory(args) as mem:
         done = mem.update_index(limit=args.limit)
         status = mem.index_status()
+        approximate = mem.prepare_nearest()
     if args.json:
-        print_json({"updated": done, **_status_json(status)})
+        print_json({"updated": done, **_status_json(status), "approximate": _ann_json(approximate)})
     else:
         print(f"updated {_records(done)}; {status.lag()}")
+        if approximate.used:
+            print(approximate.describe())
     return 0
 
 
@@ -60,10 +80,13 @@ def cmd_index_rebuild(args: argparse.Namespace) -> int:
     with open_memory(args) as mem:
         done = mem.rebuild_index()
         status = mem.index_status()
+        approximate = mem.prepare_nearest()
     if args.json:
-        print_json({"updated": done, **_status_json(status)})
+        print_json({"updated": done, **_status_json(status), "approximate": _ann_json(approximate)})
     else:
         print(f"embedded {_records(done)} again; {status.lag()}")
+        if approximate.used:
+            print(approximate.describe())
     return 0
 
 
@@ -85,7 +108,8 @@ def register(commands: Any, command: Commands) -> None:
         "status",
         cmd_index_status,
         "how many records have a current vector, of how many",
-        "Print the model and how far its index is ('embedded 9,812 of 9,820'), per kind.",
+        "Print the model and how far its index is ('embedded 9,812 of 9,820'), per kind, and"
+        " the approximate index above 200,000 vectors: its file, what it holds, how far behind.",
     )
     p = command(
         index,
@@ -94,7 +118,7 @@ def register(commands: Any, command: Commands) -> None:
         "embed the records that have no current vector",
         "Embed the records with no vector of the current model, or changed since theirs was"
         " made, in batches (each its own transaction); a record whose text did not change keeps"
-        " its vector.",
+        " its vector; then builds or tops up the approximate index where one is needed.",
     )
     p.add_argument("--limit", type=whole, metavar="N", help="embed at most N records")
     command(

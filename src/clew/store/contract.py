@@ -565,6 +565,14 @@ class VectorReads(Protocol):
         by `drop_vectors`)."""
         ...
 
+    def journal_head(self) -> int:
+        """The highest event seq of the space, or 0 (the journal's end, cheap)."""
+        ...
+
+    def vector_count(self, model: str, *, after: int = 0) -> int:
+        """How many vectors of `model` the space holds with a seq above `after`."""
+        ...
+
     def vectors_after(
         self, model: str, after: int, *, limit: int | None = None
     ) -> list[StoredVector]:

@@ -19,7 +19,9 @@ from typing import NamedTuple
 
 from clew.errors import StoreError
 from clew.store import chain
-from clew.store.sqlite_backfill import SEQUENCED, backfill_sequence
+from clew.store.frozen_error_lines import OUTPUT_HEAD as OUTPUT_HEAD
+from clew.store.frozen_error_lines import OUTPUT_TAIL as OUTPUT_TAIL
+from clew.store.sqlite_backfill import SEQUENCED, backfill_error_lines, backfill_sequence
 
 
 class Run(NamedTuple):
@@ -602,17 +604,20 @@ MIGRATIONS: tuple[Migration, ...] = (
 
 
 # Command output can be megabytes: the search index keeps a bounded copy of each output,
-# its head and its tail (where a command says what it is doing, and how it failed).
-OUTPUT_HEAD = 4000
-OUTPUT_TAIL = 8000
+# its head and its tail (where a command says what it is doing, and how it failed):
+# OUTPUT_HEAD and OUTPUT_TAIL characters (store/error_lines.py).
 
 
-def bounded(value: str) -> str:
-    """SQL for a text or BLOB value cut to its head and tail, as text ('' for NULL)."""
+def bounded(value: str, middle: str | None = None) -> str:
+    """SQL for a text or BLOB value cut to its head and tail, as text ('' for NULL); with
+    `middle`, the SQL of what of the middle to keep between them (the error lines of a
+    command's output, store/error_lines.py), when it is not NULL."""
     whole = OUTPUT_HEAD + OUTPUT_TAIL
+    between = "' … '" if middle is None else f"' … ' || coalesce({middle} || ' … ', '')"
     return (
         f"CAST(CASE WHEN length({value}) > {whole} THEN substr({value}, 1, {OUTPUT_HEAD})"
-        f" || ' … ' || substr({value}, -{OUTPUT_TAIL}) ELSE coalesce({value}, '') END AS TEXT)"
+        f" || {between} || substr({value}, -{OUTPUT_TAIL}) ELSE coalesce({value}, '') END"
+        " AS TEXT)"
     )
 
 
@@ -629,10 +634,11 @@ def decision_body(row: str, newline: str = "char(10)") -> str:
     return " || ".join([f"{row}{first}", *(f"coalesce({newline} || {row}{f}, '')" for f in rest)])
 
 
-def record_text(kind: str, row: str) -> tuple[str, str, str]:
+def record_text(kind: str, row: str, errors: bool = False) -> tuple[str, str, str]:
     """SQL for the searchable text (title, body, stderr) of an action, a message or a trace
     decision, from a row alias (`new.`, `a.`): a command's summary and command line, its
-    stdout and stderr; a message's text; a decision's action, and its outcome, error, state,
+    stdout and stderr (with `errors`, each with the error lines of its middle, as migration
+    14 indexes them); a message's text; a decision's action, and its outcome, error, state,
     agent, context and artifacts."""
     if kind == "decision":
         return bounded(f"{row}action"), bounded(decision_body(row)), "''"
@@ -642,13 +648,19 @@ def record_text(kind: str, row: str) -> tuple[str, str, str]:
             f"CASE WHEN {row}command IS NULL OR {row}command = {row}summary THEN {row}summary"
             f" ELSE {row}summary || char(10) || {row}command END"
         )
+        if errors:
+            return (
+                bounded(title),
+                bounded(f"{row}stdout", f"{row}stdout_errors"),
+                bounded(f"{row}stderr", f"{row}stderr_errors"),
+            )
         return bounded(title), bounded(f"{row}stdout"), bounded(f"{row}stderr")
     return "''", bounded(f"{row}content"), "''"
 
 
-def _keep(kind: str, table: str, columns: str) -> tuple[str, ...]:
+def _keep(kind: str, table: str, columns: str, errors: bool = False) -> tuple[str, ...]:
     """Triggers that keep `record_docs` and `records_fts` in step with a table's rows."""
-    title, body, stderr = record_text(kind, "new.")
+    title, body, stderr = record_text(kind, "new.", errors)
     key = f"kind = '{kind}' AND ref_id"
     insert_doc = (
         "INSERT INTO record_docs (kind, ref_id, space, task_id, created_at, title, body, stderr)"
@@ -966,6 +978,37 @@ MIGRATIONS += (
         13,
         "turns by time, for a search of the turns of a time",
         ("CREATE INDEX turns_time ON turns(space, created_at)",),
+    ),
+)
+
+# A command's output is indexed by its head and tail, and now by the error lines of its
+# middle too (store/error_lines.py): a build log that failed in its middle and went on is
+# found by its error. The projection computes them from the output on the write path (and on
+# every replay), into two columns the triggers index between the head and the tail; the
+# outputs written before are computed here, and each update re-indexes its document.
+MIGRATIONS += (
+    Migration(
+        14,
+        "the error lines of the middle of long command output, kept and searched",
+        (
+            "ALTER TABLE actions ADD COLUMN stdout_errors TEXT",
+            "ALTER TABLE actions ADD COLUMN stderr_errors TEXT",
+            "DROP TRIGGER records_action_insert",
+            "DROP TRIGGER records_action_delete",
+            "DROP TRIGGER records_action_update",
+            *_keep(
+                "action",
+                "actions",
+                "summary, command, stdout, stderr, stdout_errors, stderr_errors",
+                errors=True,
+            ),
+            Run(
+                "compute the error lines of the middle of every command output longer than"
+                " the index's head and tail into stdout_errors and stderr_errors (the update"
+                " trigger indexes them)",
+                backfill_error_lines,
+            ),
+        ),
     ),
 )
 

@@ -22,9 +22,11 @@ What differs, on purpose:
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from clew.store import pg_search
+from clew.store.frozen_error_lines import OUTPUT_HEAD, OUTPUT_TAIL, error_lines
 from clew.store.migrations import Migration, fingerprint
 from clew.store.sqlite_backfill import SEQUENCED
 
@@ -38,7 +40,16 @@ class Shared(NamedTuple):
     sql: str
 
 
-PgStep = str | Shared
+class PgRun(NamedTuple):
+    """A Python step, like SQLite's `Run`: what it does, in words, and the function of the
+    raw connection (in the migration's transaction) that does it. Never run in verify's
+    temporary tables, which begin empty."""
+
+    does: str
+    fn: Callable[[Any], None]
+
+
+PgStep = str | Shared | PgRun
 
 
 class PgMigration(NamedTuple):
@@ -740,12 +751,61 @@ MIGRATIONS += (
     ),
 )
 
+
+def _backfill_error_lines(raw: Any) -> None:
+    """SQLite's backfill_error_lines: the error lines of the middle of each long command
+    output written before migration 14, space by space (row-level security lets a row be
+    changed only in the transaction's space), one output read at a time."""
+    whole = OUTPUT_HEAD + OUTPUT_TAIL
+    long_output = f"(octet_length(stdout) > {whole} OR octet_length(stderr) > {whole})"
+    raw.execute("SELECT set_config('clew.all_spaces', 'on', true)")
+    found = raw.execute(f"SELECT space, id FROM actions WHERE {long_output} ORDER BY space, id")
+    for space, action_id in found.fetchall():
+        raw.execute("SELECT set_config('clew.space', %s, true)", (space,))
+        row = raw.execute(
+            "SELECT stdout, stderr FROM actions WHERE space = %s AND id = %s", (space, action_id)
+        ).fetchone()
+        lines = tuple(error_lines(None if v is None else bytes(v)) for v in row)
+        if lines != (None, None):
+            raw.execute(
+                "UPDATE actions SET stdout_errors = %s, stderr_errors = %s"
+                " WHERE space = %s AND id = %s",
+                (*lines, space, action_id),
+            )
+    raw.execute("SELECT set_config('clew.all_spaces', '', true)")
+    raw.execute("SELECT set_config('clew.space', '', true)")
+
+
+MIGRATIONS += (
+    # SQLite's migration 14: the error lines of the middle of long command output.
+    PgMigration(
+        14,
+        "the error lines of the middle of long command output, kept and searched",
+        (
+            "ALTER TABLE actions ADD COLUMN stdout_errors text",
+            "ALTER TABLE actions ADD COLUMN stderr_errors text",
+            *(Shared(statement) for statement in pg_search.ERROR_LINE_FUNCTIONS),
+            PgRun(
+                "compute the error lines of the middle of every command output longer than"
+                " the index's head and tail into stdout_errors and stderr_errors (the update"
+                " trigger indexes them)",
+                _backfill_error_lines,
+            ),
+        ),
+    ),
+)
+
 LATEST = MIGRATIONS[-1].number
 
 
 def pg_fingerprint(migration: PgMigration) -> str:
     """Return the fingerprint of a PostgreSQL migration (its number, name and steps)."""
-    steps = tuple(s if isinstance(s, str) else f"shared: {s.sql}" for s in migration.statements)
+    steps = tuple(
+        s if isinstance(s, str)
+        else f"python {s.fn.__qualname__}: {s.does}" if isinstance(s, PgRun)
+        else f"shared: {s.sql}"
+        for s in migration.statements
+    )  # fmt: skip
     return fingerprint(Migration(migration.number, migration.name, steps))
 
 

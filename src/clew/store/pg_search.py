@@ -51,7 +51,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from clew.errors import ValidationError
 from clew.models import Action, Entry, EntryFilter, RecordHit, SearchHit, Turn
 from clew.search import Query, Term
-from clew.store.migrations import OUTPUT_HEAD, OUTPUT_TAIL, decision_body
+from clew.store.frozen_error_lines import OUTPUT_HEAD, OUTPUT_TAIL
+from clew.store.migrations import decision_body
 from clew.store.rows import RowReader, placeholders
 from clew.store.sqlite_archive import ENTRY_COLUMNS, _entry, _where
 from clew.store.sqlite_conversations import _TURN_COLUMNS, turn_from_row
@@ -342,6 +343,37 @@ DECISION_FUNCTIONS: tuple[str, ...] = (
     END $$
     """,
 )
+_RECORD_DOC = RECORD_FUNCTIONS[2]
+assert "clew_output(NEW.stdout)" in _RECORD_DOC and "clew_output(NEW.stderr)" in _RECORD_DOC
+# SQLite's migration 14: a command output's document holds the error lines of its middle
+# (computed by the projection into stdout_errors and stderr_errors) between its head and
+# tail; the trigger fires on a change of them too.
+ERROR_LINE_FUNCTIONS: tuple[str, ...] = (
+    f"""
+    CREATE OR REPLACE FUNCTION clew_cut(doc text, middle text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE WHEN length(doc) > {OUTPUT_HEAD + OUTPUT_TAIL}
+        THEN left(doc, {OUTPUT_HEAD}) || ' … ' || coalesce(middle || ' … ', '')
+            || right(doc, {OUTPUT_TAIL})
+        ELSE coalesce(doc, '') END
+    """,
+    """
+    CREATE OR REPLACE FUNCTION clew_output(value bytea, middle text) RETURNS text
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+    BEGIN
+        RETURN clew_cut(convert_from(value, 'UTF8'), middle);
+    EXCEPTION WHEN OTHERS THEN
+        RETURN clew_cut(encode(value, 'escape'), middle);
+    END $$
+    """,
+    _RECORD_DOC.replace(
+        "clew_output(NEW.stdout)", "clew_output(NEW.stdout, NEW.stdout_errors)"
+    ).replace("clew_output(NEW.stderr)", "clew_output(NEW.stderr, NEW.stderr_errors)"),
+    "DROP TRIGGER records_action ON actions",
+    "CREATE TRIGGER records_action AFTER INSERT OR DELETE OR UPDATE OF summary, command,"
+    " stdout, stderr, stdout_errors, stderr_errors ON actions"
+    " FOR EACH ROW EXECUTE FUNCTION clew_record_doc()",
+)
 RECORD_TRIGGERS: tuple[str, ...] = (
     "CREATE TRIGGER records_action AFTER INSERT OR DELETE OR UPDATE OF summary, command,"
     " stdout, stderr ON actions FOR EACH ROW EXECUTE FUNCTION clew_record_doc()",
@@ -481,6 +513,17 @@ class PostgresSearch(RowReader):
         return [
             ("?::tsquery", [str(got[i])], idf(n, int(got[i + 1]))) for i in range(1, len(got), 2)
         ]
+
+    def turns_by_id(self, ids: list[str]) -> list[Turn]:
+        """Turns by id (SQLite's statement writes `+space`, which PostgreSQL does not take)."""
+        if not ids:
+            return []
+        rows = self._rows(
+            f"SELECT {_TURN_COLUMNS} FROM turns WHERE space = ? AND id IN ({placeholders(ids)})"
+            " ORDER BY session_id, turn",
+            [self.space, *ids],
+        )
+        return [turn_from_row(r) for r in rows]
 
     def search_entries(self, query: Query, filters: EntryFilter, *, limit: int) -> list[SearchHit]:
         """Rank the entries matching a query (rare terms weigh more), newest first on ties."""
@@ -663,8 +706,8 @@ class PostgresSearch(RowReader):
             "action": (
                 "clew_cut(CASE WHEN r.command IS NULL OR r.command = r.summary THEN r.summary"
                 " ELSE r.summary || E'\\n' || r.command END)",
-                "clew_output(r.stdout)",
-                "clew_output(r.stderr)",
+                "clew_output(r.stdout, r.stdout_errors)",
+                "clew_output(r.stderr, r.stderr_errors)",
             ),
             "message": ("''", "clew_cut(r.content)", "''"),
             "decision": (

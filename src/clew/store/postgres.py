@@ -453,7 +453,10 @@ def migrate(raw: psycopg.Connection[Any]) -> None:
                 raw.execute("COMMIT")
                 continue
             for step in migration.statements:
-                raw.execute((_collated(step) if isinstance(step, str) else step.sql).encode())
+                if isinstance(step, pg_migrations.PgRun):
+                    step.fn(raw)
+                else:
+                    raw.execute((_collated(step) if isinstance(step, str) else step.sql).encode())
             raw.execute(
                 "INSERT INTO clew_migrations (number, name, applied_at, fingerprint)"
                 " VALUES (%s, %s, to_char(clock_timestamp() AT TIME ZONE 'UTC',"

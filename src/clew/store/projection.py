@@ -15,7 +15,7 @@ from typing import Any
 
 from clew.clock import seconds_between
 from clew.models import FINISHED_STEP_STATUSES, Event, StepStatus, TaskStatus
-from clew.store import codec
+from clew.store import codec, frozen_error_lines
 
 Handler = Callable[[sqlite3.Connection, Event], None]
 _HANDLERS: dict[str, Handler] = {}
@@ -32,7 +32,7 @@ _TASK_FIELDS = frozenset({"name", "goal", "workspace", "metadata", "next_objecti
 _STEP_FIELDS = frozenset({"title", "status", "summary", "active_issue", "depends_on"})
 _ACTION_FIELDS = frozenset(
     {"summary", "status", "output", "exit_code", "duration_seconds", "stdout", "stderr"}
-    | {"ended_at", "cpu_seconds", "memory_mb", "fingerprint"}
+    | {"ended_at", "cpu_seconds", "memory_mb", "fingerprint", "stdout_errors", "stderr_errors"}
 )
 _JSON_COLUMNS = frozenset(
     {"metadata", "depends_on", "input", "output", "tags", "relevance_to", "context", "result"}
@@ -289,7 +289,7 @@ def _step_updated(conn: sqlite3.Connection, event: Event) -> None:
 _ACTION_OPTIONAL = (
     "plan_item_id", "input", "output", "command", "cwd", "exit_code", "duration_seconds",
     "stdout", "stderr", "tool", "decision_id", "started_at", "ended_at", "cpu_seconds",
-    "memory_mb", "fingerprint",
+    "memory_mb", "fingerprint", "stdout_errors", "stderr_errors",
 )  # fmt: skip
 
 
@@ -303,6 +303,33 @@ def _action_recorded(conn: sqlite3.Connection, event: Event) -> None:
     insert(conn, "actions", {**row, "seq": event.seq, "created_at": event.created_at,
                              "updated_at": event.created_at})  # fmt: skip
     projection_record.acted(conn, row["task_id"], event.created_at)
+
+
+_STREAMS = ("stdout", "stderr")
+
+
+@upgrades("action.recorded", lambda data: "stdout_errors" not in data["action"])
+def _action_before_error_lines(conn: sqlite3.Connection, event: Event) -> dict[str, Any]:
+    """The error lines of the middle of each output, which events written before they
+    carried them lack: derived by the frozen copy migration 14 filled their rows with."""
+    action = dict(event.data["action"])
+    for name in _STREAMS:
+        action[f"{name}_errors"] = frozen_error_lines.error_lines(action.get(name))
+    return {**event.data, "action": action}
+
+
+def _output_without_error_lines(data: dict[str, Any]) -> bool:
+    return any(n in data["changes"] and f"{n}_errors" not in data["changes"] for n in _STREAMS)
+
+
+@upgrades("action.updated", _output_without_error_lines)
+def _update_before_error_lines(conn: sqlite3.Connection, event: Event) -> dict[str, Any]:
+    """The same for an output given when a command finished."""
+    changes = dict(event.data["changes"])
+    for name in _STREAMS:
+        if name in changes:
+            changes[f"{name}_errors"] = frozen_error_lines.error_lines(changes[name])
+    return {**event.data, "changes": changes}
 
 
 @handles("action.updated")

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import tempfile
+
+from clew.store.frozen_error_lines import OUTPUT_HEAD, OUTPUT_TAIL, error_lines
 
 # The tables with a sequence column, and that column.
 SEQUENCED: tuple[tuple[str, str], ...] = (
@@ -36,7 +37,9 @@ def backfill_sequence(conn: sqlite3.Connection) -> None:
     source's position) from it by id; a row the replay does not make keeps 0."""
     if conn.execute("SELECT 1 FROM events LIMIT 1").fetchone() is None:
         return  # a new store: nothing to backfill
-    # Imported here: the projection is not needed to open a store that is up to date.
+    # Imported here: neither is needed to open a store that is up to date.
+    import tempfile
+
     from clew.store.sqlite import connect, migrate
 
     with tempfile.TemporaryDirectory(prefix="clew-migrate-") as scratch_dir:
@@ -75,3 +78,24 @@ def _replay(conn: sqlite3.Connection, scratch: sqlite3.Connection) -> None:
             scratch.execute("ROLLBACK TO event")
         scratch.execute("RELEASE event")
     scratch.execute("COMMIT")
+
+
+def backfill_error_lines(conn: sqlite3.Connection) -> None:
+    """Compute the error lines of the middle of each long command output written before
+    migration 14, as the projection computes them for the ones written after."""
+    whole = OUTPUT_HEAD + OUTPUT_TAIL
+    ids = conn.execute(
+        f"SELECT id FROM actions WHERE length(stdout) > {whole} OR length(stderr) > {whole}"
+    ).fetchall()
+    for (action_id,) in ids:  # one output in memory at a time: each may be megabytes
+        # As bytes: a command's output that is not UTF-8 may sit in a text column as it came.
+        stdout, stderr = conn.execute(
+            "SELECT CAST(stdout AS BLOB), CAST(stderr AS BLOB) FROM actions WHERE id = ?",
+            (action_id,),
+        ).fetchone()
+        found = (error_lines(stdout), error_lines(stderr))
+        if found != (None, None):
+            conn.execute(
+                "UPDATE actions SET stdout_errors = ?, stderr_errors = ? WHERE id = ?",
+                (*found, action_id),
+            )

@@ -150,8 +150,10 @@ class ConversationReads(RowReader):
     def turns_by_id(self, ids: list[str]) -> list[Turn]:
         if not ids:
             return []
+        # `+space`: look each id up (its unique index), never walk the space's turns by
+        # time (turns_time: 1.4 s at a million turns).
         rows = self._rows(
-            f"SELECT {_TURN_COLUMNS} FROM turns WHERE space = ? AND id IN"
+            f"SELECT {_TURN_COLUMNS} FROM turns WHERE +space = ? AND id IN"
             f" ({', '.join('?' for _ in ids)}) ORDER BY session_id, turn",
             [self.space, *ids],
         )

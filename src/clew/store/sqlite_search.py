@@ -21,6 +21,11 @@ from clew.store.rows import RowReader, placeholders
 from clew.store.sqlite_trace import action_from_row
 
 SEARCH_WINDOW = 5000
+COMMON_PROBE = 1000  # matches of a word among the newest turns that tell it is common
+COMMON_SHARE = 0.15  # the share of the newest turns holding a word that makes it common
+SPAN_BLOCK = 1024  # turn numbers per block of a time's ranges (_time_spans)
+MAX_SPANS = 8
+SPAN_TURNS = 10_000  # a time's turns read to find their ranges, at most
 # bm25 weights of records_fts's columns: title (summary and command), body (stdout or the
 # message), stderr.
 _BM25 = "bm25(records_fts, 3.0, 1.0, 1.0)"
@@ -89,9 +94,8 @@ class SearchReads(RowReader):
                 return []
             seqs = [r[0] for r in best]
             rows = self._rows(
-                f"SELECT {index}.rowid AS seq, {columns} {base}"
-                f" AND {index}.rowid IN ({placeholders(seqs)})",
-                [*params, *seqs],
+                f"SELECT {index}.rowid AS seq, {columns} {base}{_among(index, seqs)}",
+                [*params, *seqs, min(seqs), max(seqs)],
             )
         found = {r["seq"]: r for r in rows}
         return [(r[1], found[r[0]]) for r in best if r[0] in found]
@@ -118,8 +122,35 @@ class SearchReads(RowReader):
                 match, task_kinds, task_id, step_id, since, until, limit
             )
         if "turn" in kinds and step_id is None and session_ids != []:
-            hits += self._search_turns(match, task_id, session_ids, since, until, limit)
+            turn_match = fts5_match(self._uncommon(query))
+            hits += self._search_turns(turn_match, task_id, session_ids, since, until, limit)
         return hits
+
+    def _uncommon(self, query: Query) -> Query:
+        """An OR query without the terms that fill the newest turns (COMMON_PROBE matches
+        within COMMON_PROBE / COMMON_SHARE turns), when a rarer term is left. In a large
+        store such a word matches most turns: ranking its matches costs most of a search,
+        fills the window of newest matches with turns that only say that word, and bm25
+        gives it next to no weight anyway. The ranking still counts it (coverage). A store
+        with fewer than COMMON_PROBE turns holding a word never drops it."""
+        if not query.any_terms or query.exclude or len(query.include) < 2:
+            return query
+        ((newest,),) = self._rows("SELECT max(seq) FROM turns")
+        if newest is None or newest < COMMON_PROBE:
+            return query
+        common = set()
+        for term in query.include:
+            probe = self._rows(
+                "SELECT rowid FROM turns_fts WHERE turns_fts MATCH ?"
+                " ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+                (_phrase(term), COMMON_PROBE - 1),
+            )
+            if probe and COMMON_SHARE * (newest - probe[0][0] + 1) <= COMMON_PROBE:
+                common.add(term)
+        kept = tuple(t for t in query.include if t not in common)
+        if not common or not kept:
+            return query
+        return query._replace(include=kept, terms=tuple(t.text for t in kept))
 
     def _search_task_records(
         self,
@@ -188,9 +219,8 @@ class SearchReads(RowReader):
         if not seqs:
             return set()
         rows = self._rows(
-            f"SELECT rowid FROM records_fts WHERE records_fts MATCH ?"
-            f" AND rowid IN ({placeholders(seqs)})",
-            [f"{{{column}}} : ({match})", *seqs],
+            f"SELECT rowid FROM records_fts WHERE records_fts MATCH ?{_among('records_fts', seqs)}",
+            [f"{{{column}}} : ({match})", *seqs, min(seqs), max(seqs)],
         )
         return {r[0] for r in rows}
 
@@ -210,31 +240,29 @@ class SearchReads(RowReader):
         if session_ids is not None:
             where += f" AND t.session_id IN ({placeholders(session_ids)})"
             params += session_ids
+        spans: list[tuple[int, int]] = [(0, 2**62)]
         if since is not None or until is not None:
             # The numbers of the time's turns bound the walk (turns_time): FTS5 seeks to
             # them, instead of testing the time of every turn that holds a common word.
-            ((low, high),) = self._rows(
-                "SELECT min(seq), max(seq) FROM turns WHERE space = ?"
-                " AND created_at >= ? AND created_at < ?",
-                (self.space, since or "", until or "\uffff"),
-            )
-            if low is None:
-                return []
-            where += " AND turns_fts.rowid BETWEEN ? AND ?"
-            params += [low, high]
+            spans = self._time_spans(since, until)
         base = (
             "FROM turns_fts JOIN turns t ON t.seq = turns_fts.rowid"
             " JOIN sessions s ON s.id = t.session_id"
             f" WHERE turns_fts MATCH ? AND +t.space = ?{where}"
+            " AND turns_fts.rowid BETWEEN ? AND ?"
         )
         columns = (
             "t.id, s.task_id, t.session_id, t.turn, t.created_at, t.role, t.tool_name,"
             f" substr(t.content, 1, {_TITLE_CHARS}) AS head,"
             " snippet(turns_fts, 0, '[', ']', '…', 16) AS snip"
         )
-        rows = self._ranked(
-            "turns_fts", base, [match, self.space, *params], "bm25(turns_fts)", columns, limit
-        )
+        rows = []
+        with self.transaction():
+            for low, high in spans:
+                rows += self._ranked("turns_fts", base, [match, self.space, *params, low, high],
+                                     "bm25(turns_fts)", columns, limit)  # fmt: skip
+        if len(spans) > 1:
+            rows = sorted(rows, key=lambda r: (r[0], -r[1]["seq"]))[:limit]
         hits = []
         for score, r in rows:
             label = r["role"] + (f" ({r['tool_name']})" if r["tool_name"] else "")
@@ -244,6 +272,34 @@ class SearchReads(RowReader):
             )  # fmt: skip
             hits.append(hit)
         return hits
+
+    def _time_spans(self, since: str | None, until: str | None) -> list[tuple[int, int]]:
+        """The ranges of turn numbers (`seq`) that hold the turns of a time, at most
+        MAX_SPANS. Turns appended as they happen make one narrow range; turns written out
+        of time order (an import, a late copy) would make min..max span most of the index,
+        and each match in it costs a test of its time: the time's turns in blocks of
+        SPAN_BLOCK numbers, neighbouring blocks joined, cut that to the blocks that hold
+        any (one read of the time index)."""
+        rows = self._rows(
+            f"SELECT seq / {SPAN_BLOCK} AS block, min(seq), max(seq), count(*) FROM (SELECT seq"
+            " FROM turns WHERE space = ? AND created_at >= ? AND created_at < ? LIMIT ?)"
+            " GROUP BY block ORDER BY block",
+            (self.space, since or "", until or "\uffff", SPAN_TURNS + 1),
+        )
+        if sum(r[3] for r in rows) > SPAN_TURNS:
+            # A long time: reading its turns would cost more than testing each match's
+            # time (32 ms for a week of a million turns against 3 ms for a day).
+            return [(0, 2**62)]
+        spans: list[list[int]] = []
+        for block, low, high, _ in rows:
+            if spans and block - spans[-1][2] <= 1:
+                spans[-1][1:] = [high, block]
+            else:
+                spans.append([low, high, block])
+        while len(spans) > MAX_SPANS:  # join the two nearest
+            i = min(range(len(spans) - 1), key=lambda n: spans[n + 1][0] - spans[n][1])
+            spans[i : i + 2] = [[spans[i][0], spans[i + 1][1], spans[i + 1][2]]]
+        return [(low, high) for low, high, _ in spans]
 
     def failed_actions_matching(self, query: Query, *, limit: int = 50) -> list[Action]:
         """Failed commands whose command or output matches a query, newest first (the
@@ -262,7 +318,7 @@ class SearchReads(RowReader):
         document for each message, command and trace decision, holding its text as the
         triggers make it, then FTS5's integrity check of the index against the documents;
         None when sound."""
-        texts = {kind: record_text(kind, "r.") for kind in RECORD_TABLES}
+        texts = {kind: record_text(kind, "r.", errors=True) for kind in RECORD_TABLES}
         sql, params = records_check_sql(texts, space, differs="IS NOT", same_space="")
         fault = records_fault(tuple(self._rows(sql, params)[0]))
         if fault is not None:
@@ -311,6 +367,14 @@ def records_fault(found: tuple[int, ...]) -> str | None:
             f" {stray} index document(s) name nothing and {stale} differ from their row"
         )
     return None
+
+
+def _among(index: str, seqs: Sequence[int]) -> str:
+    """SQL keeping an index's matches to these rows (parameters: the rows, then their least
+    and greatest). FTS5 takes `rowid IN (...)` as one lookup per row, each opening the
+    query's terms again (60 rows cost 30 ms on a small store); `+` leaves the list a filter
+    and the range bounds the walk instead (1 ms)."""
+    return f" AND +{index}.rowid IN ({placeholders(seqs)}) AND {index}.rowid BETWEEN ? AND ?"
 
 
 def _decoded(value: bytes | str | None) -> str:

@@ -9,8 +9,9 @@ record's columns, so every backend embeds the same text:
 
 - entry: summary, detail, tags, resolution;
 - message: its content;
-- action: its summary (or command line), the tail of its stderr, the tail of its stdout
-  (from `record_docs`, which already holds a bounded copy of each output);
+- action: its summary (or command line), the first error lines of the middle of its stderr
+  and the tail of its stderr, the same of its stdout (the tails from `record_docs`, which
+  already holds a bounded copy of each output);
 - turn: its content;
 - decision (of the trace): its action, outcome and error.
 """
@@ -51,7 +52,8 @@ def _decoded(value: bytes | str | None) -> str:
 
 
 def _action_text(row: Row) -> str:
-    parts = [_decoded(row["title"]), _decoded(row["err"]), _decoded(row["out"])]
+    parts = [_decoded(row["title"]), row["err_lines"], _decoded(row["err"]),
+             row["out_lines"], _decoded(row["out"])]  # fmt: skip
     return "\n".join(p for p in parts if p)
 
 
@@ -93,7 +95,9 @@ _KINDS: dict[str, tuple[str, str, Callable[[Row], str]]] = {
         # RAW(...)RAW: a command's output may be bytes that are not UTF-8, which SQLite keeps as
         # they are in a text column (and sqlite3 cannot decode): read as bytes, decoded here.
         f"SELECT r.id, RAW(substr(d.title, 1, {TAIL}))RAW AS title,"
-        f" RAW({_tail('d.stderr')})RAW AS err, RAW({_tail('d.body')})RAW AS out, r.task_id,"
+        f" RAW({_tail('d.stderr')})RAW AS err, RAW({_tail('d.body')})RAW AS out,"
+        f" substr(r.stderr_errors, 1, {TAIL}) AS err_lines,"
+        f" substr(r.stdout_errors, 1, {TAIL}) AS out_lines, r.task_id,"
         " r.plan_item_id AS step_id,"
         " NULL AS session_id, r.created_at, r.updated_at AS source_at, v.content_hash"
         " FROM actions r"
@@ -193,6 +197,20 @@ class VectorStore(RowReader):
         row = self._rows(
             "SELECT coalesce(max(seq), 0) FROM embeddings WHERE space = ? AND model = ?",
             (self.space, model),
+        )[0]
+        return int(row[0])
+
+    def journal_head(self) -> int:
+        """The highest event seq of the space, or 0: every record comes from an event, so
+        while it stays the same no record is pending that was not before."""
+        row = self._rows("SELECT coalesce(max(seq), 0) FROM events WHERE space = ?", (self.space,))
+        return int(row[0][0])
+
+    def vector_count(self, model: str, *, after: int = 0) -> int:
+        """How many vectors of `model` the space holds with a seq above `after`."""
+        row = self._rows(
+            "SELECT count(*) FROM embeddings WHERE space = ? AND model = ? AND seq > ?",
+            (self.space, model, after),
         )[0]
         return int(row[0])
 

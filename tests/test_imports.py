@@ -1,0 +1,288 @@
+"""What the hook path imports: `clew prime`, `clew prime --hook`, `clew task show` and
+`clew task update` run as a coding assistant's hooks run them, on every session start and
+after every compaction, so what they import is what every hook pays for.
+
+Each command runs in a fresh interpreter that lists the modules it imported beyond the
+interpreter's own start; a module outside the allowed lists fails the test. Nothing is timed
+(benchmarks/bench_tracker.py measures the processes' CPU time). A module that must join the
+hook path goes into the lists below, with a reason; one a hook never runs (the MCP server,
+the HTTP API, tools, embeddings, model providers, views, YAML mirrors, PostgreSQL, third-party
+packages) belongs behind a lazy import in the function that needs it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import clew
+from clew import clock
+from clew.tokens import Vocabulary
+
+# The interpreter's own modules before clew starts count as free; the harness writes what
+# the command added to the file named by its first argument.
+HARNESS = """
+import sys
+before = set(sys.modules)
+from clew.cli import main
+code = main(sys.argv[2:])
+with open(sys.argv[1], "w", encoding="utf-8") as out:
+    out.write("\\n".join(sorted(set(sys.modules) - before)))
+sys.exit(code)
+"""
+
+# The clew modules the hook path may import. Memory is one class built from its subjects'
+# mixins, so every mixin module is here; what those modules need only for work a hook does
+# not do (search ranking, model prompts, embeddings, exports...) is imported where it is used.
+ALLOWED_CLEW = frozenset(
+    {
+        "clew",
+        "clew.archive",
+        "clew.assembly",
+        "clew.brief",
+        "clew.checks",
+        "clew.cli",
+        "clew.cli.common",
+        "clew.cli.state",  # prime
+        "clew.cli.tasks",  # task show, task update
+        "clew.clock",
+        "clew.config",
+        "clew.context",
+        "clew.conversations",
+        "clew.entities",
+        "clew.error_lines",  # a command's error lines, on the ledger's write path (re only)
+        "clew.errors",
+        "clew.facade",
+        "clew.fingerprint",
+        "clew.governor",
+        "clew.ids",
+        "clew.jobs",
+        "clew.journalfile",
+        "clew.lifecycle",
+        "clew.linking",
+        "clew.location",
+        "clew.memory",
+        "clew.models",
+        "clew.pattern",
+        "clew.progress",
+        "clew.providers",  # the provider protocol only; no provider module
+        "clew.question",
+        "clew.ranking",
+        "clew.recall",
+        "clew.recollection",
+        "clew.record",
+        "clew.retrieval",
+        "clew.search",
+        "clew.semantic",
+        "clew.session_state",
+        "clew.sessions",
+        "clew.state",
+        "clew.stuck",
+        "clew.summaries",
+        "clew.taskrecord",
+        "clew.tasks",
+        "clew.tokens",
+        "clew.trace",
+        "clew.transfer",
+        "clew.turns",
+        "clew.upkeep",
+        "clew.utility",
+        "clew.vectors",
+        "clew.views",  # `task show` prints with it
+        "clew.waits",
+        "clew.watch",
+        "clew.worker",  # `task update` wakes the worker when it queued a job
+        "clew.working",
+        "clew.yamltext",
+        # the SQLite store and its parts
+        "clew.store",
+        "clew.store.chain",
+        "clew.store.codec",
+        "clew.store.contract",
+        "clew.store.frozen_error_lines",  # the projection's upgrade of older events (re only)
+        "clew.store.migrations",
+        "clew.store.projection",
+        "clew.store.projection_archive",
+        "clew.store.projection_conversations",
+        "clew.store.projection_record",
+        "clew.store.projection_utility",
+        "clew.store.projection_waits",
+        "clew.store.rows",
+        "clew.store.sql",
+        "clew.store.sqlite",
+        "clew.store.sqlite_archive",
+        "clew.store.sqlite_backfill",
+        "clew.store.sqlite_conversations",
+        "clew.store.sqlite_journal",
+        "clew.store.sqlite_record",
+        "clew.store.sqlite_search",
+        "clew.store.sqlite_tasks",
+        "clew.store.sqlite_trace",
+        "clew.store.sqlite_utility",
+        "clew.store.sqlite_vectors",
+        "clew.store.sqlite_verify",
+        "clew.store.sqlite_waits",
+    }
+)
+
+# Standard-library packages the hook path may import (any of their submodules).
+ALLOWED_STDLIB = frozenset(
+    {
+        "argparse", "base64", "binascii", "bisect", "calendar", "collections", "contextlib",
+        "contextvars", "copyreg", "datetime", "enum", "errno", "fcntl", "functools", "gettext",
+        "hashlib", "itertools", "json", "keyword", "locale", "marshal", "math", "operator",
+        "random", "re", "reprlib", "select", "selectors", "shlex", "signal", "sqlite3",
+        "string", "struct", "subprocess", "threading", "time", "types", "typing", "warnings",
+        "weakref",
+        # what those import, or the interpreter loads lazily, on some Python versions
+        "__future__", "_strptime", "importlib", "sre_compile", "sre_constants", "sre_parse",
+        "token",
+    }
+)  # fmt: skip
+
+# The C parts of those (a module named _x is allowed with x, and these besides).
+ALLOWED_PRIVATE = frozenset(
+    {"_blake2", "_hashlib", "_posixsubprocess", "_sha512", "_sre", "_typing", "_weakrefset"}
+)
+
+# Never on the hook path: each costs milliseconds to import and a hook never uses it.
+HEAVY = ("logging", "tomllib", "urllib", "pathlib", "tempfile", "shutil", "asyncio",
+         "importlib.resources", "inspect", "dataclasses", "traceback", "textwrap")  # fmt: skip
+
+
+def allowed(module: str) -> bool:
+    """Whether the hook path may import `module` (a name from sys.modules)."""
+    if module.startswith("clew"):
+        return module in ALLOWED_CLEW
+    top = module.split(".")[0]
+    if top not in sys.stdlib_module_names:
+        return False  # no third-party package on the hook path
+    return top in ALLOWED_STDLIB or top in ALLOWED_PRIVATE or top.lstrip("_") in ALLOWED_STDLIB
+
+
+def imported(cwd: Path, *argv: str, stdin: str = "") -> set[str]:
+    """The modules `clew ARGV` imports, run as its own process in `cwd`."""
+    listing = cwd / "modules.txt"
+    done = subprocess.run(
+        [sys.executable, "-c", HARNESS, str(listing), *argv],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return set(listing.read_text(encoding="utf-8").split("\n"))
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> tuple[Path, str]:
+    """A project folder with its store, one active task with a plan, a command and notes."""
+    folder = tmp_path / "project"
+    (folder / ".clew").mkdir(parents=True)
+    with clew.open(folder / ".clew" / "clew.db") as mem:
+        task = mem.create_task("Deploy", ["Build", "Push", "Run"], workspace=str(folder))
+        mem.update_task(task.id, step=1, step_status="active", message="building the image")
+        mem.record_action(task.id, command="make build", exit_code=2, stderr="Error: no disk")
+        mem.add_entry("decision", "Use the slim base image", task_id=task.id)
+    return folder, task.id
+
+
+def hook_paths(folder: Path, task_id: str) -> dict[str, tuple[list[str], str]]:
+    event = json.dumps({"hook_event_name": "SessionStart", "cwd": str(folder)})
+    update = ["task", "update", task_id, "-m", "built", "--step", "1", "--step-status", "completed"]
+    return {
+        "prime": (["prime"], ""),
+        "prime --hook": (["prime", "--hook"], event),
+        "task show": (["task", "show", task_id], ""),
+        "task update": (update, ""),
+    }
+
+
+@pytest.mark.parametrize("path", ["prime", "prime --hook", "task show", "task update"])
+def test_the_hook_path_imports_only_what_it_uses(project: tuple[Path, str], path: str) -> None:
+    folder, task_id = project
+    argv, stdin = hook_paths(folder, task_id)[path]
+    # --hook finds the store from the event's folder; run it from elsewhere, as hooks do.
+    cwd = folder.parent if path == "prime --hook" else folder
+    modules = imported(cwd, *argv, stdin=stdin)
+    assert "clew.memory" in modules  # the harness saw the command do its work
+    outside = sorted(m for m in modules if not allowed(m))
+    assert outside == [], f"`clew {path}` imports modules outside the allowed list: {outside}"
+    heavy = sorted(m for m in modules if m in HEAVY or m.split(".")[0] in HEAVY)
+    assert heavy == []
+
+
+def test_the_allowed_list_is_not_vacuous(project: tuple[Path, str]) -> None:
+    # What the lists keep out is what the other commands import: if `clew mcp`'s tools or
+    # search's question parser stopped being caught, the test above would prove nothing.
+    assert not allowed("clew.tools")
+    assert not allowed("clew.mcp_server")
+    assert not allowed("clew.embedding")
+    assert not allowed("clew.store.postgres")
+    assert not allowed("logging")
+    assert not allowed("tiktoken")
+    assert not allowed("urllib.parse")
+    assert allowed("_sqlite3") and allowed("json.decoder") and allowed("clew.models")
+    folder, _ = project
+    modules = imported(folder, "tools", "--json")
+    assert any(not allowed(m) for m in modules)  # the tool registry is not on the hook path
+
+
+def test_version_and_import_clew_stay_small(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys, clew; print('\\n'.join(sorted(sys.modules)))"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    modules = {m for m in done.stdout.split("\n") if m.startswith("clew")}
+    assert modules == {"clew"}  # `import clew` loads the rest on first use
+
+
+def _strptime_parse(text: str) -> datetime | None:
+    try:
+        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+def _fast_parse(text: str) -> datetime | None:
+    try:
+        return clock.parse(text)
+    except ValueError:
+        return None
+
+
+@settings(max_examples=300)
+@given(
+    st.datetimes(min_value=datetime(1000, 1, 1)),
+    st.lists(st.tuples(st.integers(0, 26), st.sampled_from("07-T:.Z +x,\u0663")), max_size=2),
+)
+def test_timestamps_parse_as_strptime_parses_them(moment: datetime, edits: list[Any]) -> None:
+    # The hook path parses stamps without strptime (its first call costs ~10 ms); what it
+    # accepts, and what it makes of it, must be exactly what strptime accepts and makes.
+    text = clock.stamp(moment.replace(tzinfo=UTC))
+    assert clock.parse(text) == _strptime_parse(text)
+    for place, char in edits:
+        text = text[:place] + char + text[place + 1 :]
+    assert _fast_parse(text) == _strptime_parse(text)
+
+
+@settings(max_examples=200)
+@given(st.sets(st.text(max_size=4)), st.lists(st.text(max_size=4), max_size=40))
+def test_the_vocabulary_answers_as_a_set_does(tokens: set[str], probes: list[str]) -> None:
+    # The hook path loads cl100k's vocabulary as a sorted list (a set costs 3x to unmarshal);
+    # by bisection or, after many lookups, as a set, it must answer exactly as the set.
+    vocabulary = Vocabulary(sorted(tokens), set_after=len(probes) // 2)
+    for probe in [*probes, *tokens]:
+        assert (probe in vocabulary) == (probe in tokens)
