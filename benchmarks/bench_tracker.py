@@ -71,7 +71,8 @@ SPACE = "default"
 ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
 LIVE_TASKS = 4  # tasks the measured operations report on
 LIVE_STEPS = 12
-AIM_RATIO = 0.8
+AIM_RATIO = 0.8  # a write's throughput against its floor
+AIM_READ_FACTOR = 1.5  # a read's time against the same statements run raw
 LIVE_TASK = "Ship the billing fix"  # the task the hook path reports on
 AIM_HOOK_CPU_MS = 100.0  # CPU of a whole hook-path process
 
@@ -546,16 +547,10 @@ class Schedule:
         return task, (turn // 2) % LIVE_STEPS + 1, "active" if turn % 2 == 0 else "completed"
 
 
-def measure_writes(
-    mem: clew.Memory,
-    seeder: ClewSeeder,
-    floor: Floor,
-    live: list[int],
-    schedule: Schedule,
-    samples: int,
-    warmup: int,
-) -> dict[tuple[str, str], list[int]]:
-    """Alternate clew and floor, sample by sample, for both operations."""
+def write_pairs(
+    mem: clew.Memory, seeder: ClewSeeder, floor: Floor, live: list[int], schedule: Schedule
+) -> dict[str, tuple[Callable[[int], None], Callable[[int], None]]]:
+    """The measured operations: clew's call and the floor's transaction for sample i."""
     pool = len(schedule.messages)
 
     def clew_update(i: int) -> None:
@@ -589,28 +584,162 @@ def measure_writes(
             lambda: floor.action(live[task], k, -i - 1, cmd, code, out, err or None, secs, state)
         )
 
-    pairs = {
+    return {
         "task update": (clew_update, floor_update),
         "recorded action": (clew_action, floor_action),
     }
-    results: dict[tuple[str, str], list[int]] = {
-        (op, side): [] for op in pairs for side in ("clew", "floor")
+
+
+def measure_writes(
+    pairs: dict[str, tuple[Callable[[int], None], Callable[[int], None]]],
+    samples: int,
+    warmup: int,
+) -> dict[tuple[str, str], tuple[list[int], list[int]]]:
+    """Alternate clew and floor, sample by sample, for both operations: (wall ns, CPU ns)
+    of each sample (CPU: this process's, which runs nothing else while it measures)."""
+    results: dict[tuple[str, str], tuple[list[int], list[int]]] = {
+        (op, side): ([], []) for op in pairs for side in ("clew", "floor")
     }
-    clock = time.perf_counter_ns
     gc.collect()
     for i in range(warmup + samples):
         for op, (clew_fn, floor_fn) in pairs.items():
-            first, second = (clew_fn, floor_fn) if i % 2 else (floor_fn, clew_fn)
-            t0 = clock()
-            first(i)
-            t1 = clock()
-            second(i)
-            t2 = clock()
-            if i >= warmup:
-                clew_ns, floor_ns = (t1 - t0, t2 - t1) if i % 2 else (t2 - t1, t1 - t0)
-                results[op, "clew"].append(clew_ns)
-                results[op, "floor"].append(floor_ns)
+            alternate(results, op, clew_fn, floor_fn, i, keep=i >= warmup)
     return results
+
+
+def alternate(
+    results: dict[tuple[str, str], tuple[list[int], list[int]]],
+    op: str,
+    clew_fn: Callable[[int], object],
+    floor_fn: Callable[[int], object],
+    i: int,
+    *,
+    keep: bool,
+) -> None:
+    """Run sample i of both sides, clew first on odd samples, and keep their wall and CPU ns."""
+    wall, cpu = time.perf_counter_ns, time.process_time_ns
+    order = (
+        (("clew", clew_fn), ("floor", floor_fn))
+        if i % 2
+        else (("floor", floor_fn), ("clew", clew_fn))
+    )
+    for side, fn in order:
+        c0, t0 = cpu(), wall()
+        fn(i)
+        t1, c1 = wall(), cpu()
+        if keep:
+            results[op, side][0].append(t1 - t0)
+            results[op, side][1].append(c1 - c0)
+
+
+def captured(mem: clew.Memory, call: Callable[[], object]) -> list[str]:
+    """The statements one clew call runs against SQLite, with their values in (SQLite's
+    trace), minus the transaction's BEGIN and COMMIT and FTS5's internal statements: what
+    the read floor runs raw."""
+    conn = mem._store._conn  # type: ignore[attr-defined]  # the SQLite store's connection
+    seen: list[str] = []
+    conn.set_trace_callback(seen.append)
+    try:
+        call()
+    finally:
+        conn.set_trace_callback(None)
+    return [q for q in seen if not q.startswith("--") and q not in ("BEGIN", "COMMIT")]
+
+
+def read_pairs(
+    mem: clew.Memory, db: str, task_ids: Sequence[str]
+) -> tuple[dict[str, tuple[Callable[[int], None], Callable[[int], None]]], sqlite3.Connection]:
+    """`where` and `state` on each task in turn, against a floor that runs the very statements
+    clew ran for that task (captured once) on a raw connection in one read transaction,
+    fetching every row and building nothing: the cost of the reads themselves."""
+    raw = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+    raw.row_factory = None
+
+    def floor_of(statements: list[str]) -> Callable[[], None]:
+        def run() -> None:
+            raw.execute("BEGIN")
+            for sql in statements:
+                raw.execute(sql).fetchall()
+            raw.execute("COMMIT")
+
+        return run
+
+    pairs: dict[str, tuple[Callable[[int], None], Callable[[int], None]]] = {}
+    for name in ("where", "state"):
+        method = getattr(mem, name)
+        floors = [floor_of(captured(mem, lambda t=t, m=method: m(t))) for t in task_ids]
+
+        def clew_read(i: int, method: Callable[[str], object] = method) -> None:
+            method(task_ids[i % len(task_ids)])
+
+        def floor_read(i: int, floors: list[Callable[[], None]] = floors) -> None:
+            floors[i % len(floors)]()
+
+        pairs[name] = (clew_read, floor_read)
+    return pairs, raw
+
+
+def top_costs(call: Callable[[int], object], runs: int, shown: int = 8) -> list[str]:
+    """Where a clew call's time goes: cProfile's functions by own time over `runs` calls,
+    as lines of µs per call (the profiler's overhead included, so read the shares)."""
+    import cProfile
+    import pstats
+
+    profile = cProfile.Profile()
+    profile.enable()
+    for i in range(runs):
+        call(i)
+    profile.disable()
+    stats = pstats.Stats(profile)
+    rows = sorted(stats.stats.items(), key=lambda kv: kv[1][2], reverse=True)  # type: ignore[attr-defined]
+    total = sum(v[2] for _, v in rows) or 1.0
+    lines = []
+    for (file, line, func), (_, calls, own, _cum, _) in rows[:shown]:
+        where = f"{os.path.basename(file)}:{line}" if line else file
+        share = f"{own / runs * 1e6:7.1f} µs/call ({own / total:4.0%}) {calls / runs:5.1f}x"
+        lines.append(f"{share} {func} ({where})")
+    return lines
+
+
+def ratio_rows(
+    size: int,
+    results: dict[tuple[str, str], tuple[list[int], list[int]]],
+    ops: Sequence[str],
+    *,
+    reads: bool,
+) -> tuple[list[list[object]], list[str]]:
+    """Table rows (wall and CPU p50/p99 µs, ops/s, and the ratio of the means on wall and
+    on CPU) and the operations whose aim, on the CPU ratio, was not met. Writes: clew's
+    throughput over the floor's, aim >= 0.8; reads: clew's time over the floor's, <= 1.5."""
+    rows: list[list[object]] = []
+    missed: list[str] = []
+    for name in ops:
+        means = {
+            side: (
+                statistics.fmean(results[name, side][0]),
+                statistics.fmean(results[name, side][1]),
+            )
+            for side in ("clew", "floor")
+        }
+        wall_ratio = means["floor"][0] / means["clew"][0]
+        cpu_ratio = means["floor"][1] / means["clew"][1]
+        if reads:
+            wall_ratio, cpu_ratio = 1 / wall_ratio, 1 / cpu_ratio
+        met = cpu_ratio <= AIM_READ_FACTOR if reads else cpu_ratio >= AIM_RATIO
+        if not met:
+            missed.append(name)
+        for side in ("clew", "floor"):
+            wall, cpu = results[name, side]
+            mine = side == "clew"
+            rows.append([
+                f"{size:,}", name, side,
+                f"{statistics.median(wall) / 1000:.0f}", f"{pct(wall, 99) / 1000:.0f}",
+                f"{statistics.median(cpu) / 1000:.0f}", f"{pct(cpu, 99) / 1000:.0f}",
+                f"{1e9 / means[side][0]:,.0f}",
+                f"{wall_ratio:.2f}" if mine else "", f"{cpu_ratio:.2f}" if mine else "",
+                ("yes" if met else "no") if mine else "",
+            ])  # fmt: skip
+    return rows, missed
 
 
 def child_cpu_ms() -> float:
@@ -784,7 +913,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--store", metavar="DB", help="time the hook path on this store (PROJECT/.clew/clew.db, "
         "kept by an earlier --keep run) instead of seeding one",
     )  # fmt: skip
-    parser.add_argument("--keep", metavar="DIR", help="seed the stores in DIR and keep them")
+    parser.add_argument(
+        "--keep",
+        metavar="DIR",
+        help="seed the stores in DIR and keep them (a later run reuses them)",
+    )
+    parser.add_argument(
+        "--seed-only",
+        action="store_true",
+        help="with --keep: seed the stores of --sizes, measure nothing",
+    )
     parser.add_argument(
         "--installed", metavar="PYTHON", help="also time a non-editable install: its python "
         "(python -m venv V && V/bin/pip install .)",
@@ -815,6 +953,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ["CLEW_WORKER"] = "off"
     with contextlib.ExitStack() as stack:
         tmp = args.keep or stack.enter_context(tempfile.TemporaryDirectory(prefix="clew-bench-"))
+        if args.seed_only:
+            seed_and_measure(tmp, sizes, samples, warmup, writes=True, measure=False)
+            return 0
         if args.store:
             db, events = args.store, _count_events(args.store)
         else:
@@ -834,89 +975,133 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def reopen(mem: clew.Memory, floor: Floor) -> tuple[ClewSeeder, list[int]]:
+    """Pick up kept stores: their live tasks, found by name on both sides, as keys 0-3."""
+    seeder = ClewSeeder(mem)
+    by_name = {t.name: t.id for t in mem.list_tasks("active")}
+    for key in range(LIVE_TASKS):
+        name = f"Live task {key}"
+        seeder.tasks[key] = by_name[name]
+        (tid,) = floor.conn.execute("SELECT id FROM tasks WHERE name = ?", (name,)).fetchone()
+        steps = floor.conn.execute(
+            "SELECT id FROM plan_items WHERE task_id = ? AND removed = 0 ORDER BY ordinal", (tid,)
+        ).fetchall()
+        floor.tasks[key] = (tid, [r[0] for r in steps])
+    return seeder, list(range(LIVE_TASKS))
+
+
 def seed_and_measure(
-    tmp: str, sizes: Sequence[int], samples: int, warmup: int, *, writes: bool
+    tmp: str, sizes: Sequence[int], samples: int, warmup: int, *, writes: bool, measure: bool = True
 ) -> str:
     """Seed a store per size (in PROJECT/.clew/clew.db, as a project holds it), and with
-    `writes` a floor store beside it, and print the seeding and write tables; return the
-    biggest store's path."""
+    `writes` a floor store beside it (or reuse both, kept by an earlier --keep run), and print
+    the seeding, write and read tables; return the biggest store's path."""
     seed_rows: list[list[object]] = []
     write_rows: list[list[object]] = []
+    read_rows: list[list[object]] = []
+    costs: list[str] = []
     clew_path = ""
     for size in sizes:
         os.makedirs(os.path.join(tmp, f"project-{size}", ".clew"), exist_ok=True)
         clew_path = os.path.join(tmp, f"project-{size}", ".clew", "clew.db")
         floor_path = os.path.join(tmp, f"floor-{size}.db")
+        kept = writes and os.path.exists(clew_path) and os.path.exists(floor_path)
         mem = clew.open(clew_path, space=SPACE)
-        seeder = ClewSeeder(mem)
-        t0 = time.perf_counter()
-        for op in seed_ops(size):
-            seeder.apply(op)
-        clew_seed = time.perf_counter() - t0
-        if not writes:
+        if kept:
+            floor = Floor(floor_path)
+            seeder, live = reopen(mem, floor)
+            _progress(f"{size:,} events: reusing the kept stores")
+        else:
+            seeder = ClewSeeder(mem)
+            t0 = time.perf_counter()
+            for op in seed_ops(size):
+                seeder.apply(op)
+            clew_seed = time.perf_counter() - t0
+            if not writes:
+                mem.close()
+                _progress(f"{size:,} events: seeded in {clew_seed:.1f} s")
+                continue
+            floor = Floor(floor_path)
+            t0 = time.perf_counter()
+            floor.seed(seed_ops(size))
+            floor_seed = time.perf_counter() - t0
+            counts = (_count_events(clew_path), _count_events(floor_path))
+            if counts != (size, size):
+                raise SystemExit(f"seeding went wrong: {counts} events, wanted {size}")
+            seed_rows.append(
+                [
+                    f"{size:,}",
+                    f"{len(seeder.tasks):,}",
+                    f"{clew_seed:.1f}",
+                    f"{size / clew_seed:,.0f}",
+                    f"{floor_seed:.1f}",
+                    f"{_size_mb(clew_path):.0f}",
+                    f"{_size_mb(floor_path):.0f}",
+                ]
+            )
+            live = sorted(seeder.tasks)[-LIVE_TASKS:]
+        if not measure:
             mem.close()
-            _progress(f"{size:,} events: seeded in {clew_seed:.1f} s")
+            floor.close()
+            _progress(f"{size:,} events: seeded in {clew_seed:.1f} s (floor {floor_seed:.1f} s)")
             continue
-
-        floor = Floor(floor_path)
-        t0 = time.perf_counter()
-        floor.seed(seed_ops(size))
-        floor_seed = time.perf_counter() - t0
-        counts = (_count_events(clew_path), _count_events(floor_path))
-        if counts != (size, size):
-            raise SystemExit(f"seeding went wrong: {counts} events, wanted {size}")
-        seed_rows.append(
-            [
-                f"{size:,}",
-                f"{len(seeder.tasks):,}",
-                f"{clew_seed:.1f}",
-                f"{size / clew_seed:,.0f}",
-                f"{floor_seed:.1f}",
-                f"{_size_mb(clew_path):.0f}",
-                f"{_size_mb(floor_path):.0f}",
-            ]
-        )
-
-        live = sorted(seeder.tasks)[-LIVE_TASKS:]
-        schedule = Schedule(random.Random(size))
-        results = measure_writes(mem, seeder, floor, live, schedule, samples, warmup)
-        for name in ("task update", "recorded action"):
-            clew_ns, floor_ns = results[name, "clew"], results[name, "floor"]
-            clew_rate = 1e9 / statistics.fmean(clew_ns)
-            floor_rate = 1e9 / statistics.fmean(floor_ns)
-            for side, ns, rate in (
-                ("clew", clew_ns, clew_rate),
-                ("floor", floor_ns, floor_rate),
-            ):
-                write_rows.append(
-                    [
-                        f"{size:,}",
-                        name,
-                        side,
-                        f"{statistics.median(ns) / 1000:.0f}",
-                        f"{pct(ns, 99) / 1000:.0f}",
-                        f"{rate:,.0f}",
-                        f"{clew_rate / floor_rate:.2f}" if side == "clew" else "",
-                    ]
-                )
+        _progress(f"{size:,} events: measuring writes")
+        pairs = write_pairs(mem, seeder, floor, live, Schedule(random.Random(size)))
+        results = measure_writes(pairs, samples, warmup)
+        rows, missed = ratio_rows(size, results, list(pairs), reads=False)
+        write_rows += rows
+        for name in missed:
+            costs.append(f"{size:,} events, {name}: clew's top costs")
+            costs += top_costs(pairs[name][0], max(200, samples // 5))
+        _progress(f"{size:,} events: measuring reads")
+        readers, raw = read_pairs(mem, clew_path, [seeder.tasks[k] for k in live])
+        results = {}
+        gc.collect()
+        for i in range(warmup + samples):
+            for name, (clew_fn, floor_fn) in readers.items():
+                if not results:
+                    results = {(n, side): ([], []) for n in readers for side in ("clew", "floor")}
+                alternate(results, name, clew_fn, floor_fn, i, keep=i >= warmup)
+        rows, missed = ratio_rows(size, results, list(readers), reads=True)
+        read_rows += rows
+        for name in missed:
+            costs.append(f"{size:,} events, {name}: clew's top costs")
+            costs += top_costs(readers[name][0], max(200, samples // 5))
+        raw.close()
         mem.close()
         floor.close()
-        _progress(f"{size:,} events: seeded in {clew_seed:.1f} s, measured")
+        _progress(f"{size:,} events: measured")
     if writes:
-        print("\n## Seeding (not measured below)\n")
-        print(
-            table(
-                ["events", "tasks", "clew s", "clew events/s", "floor s", "clew MB", "floor MB"],
-                seed_rows,
+        if seed_rows:
+            print("\n## Seeding (not measured below)\n")
+            print(
+                table(
+                    [
+                        "events",
+                        "tasks",
+                        "clew s",
+                        "clew events/s",
+                        "floor s",
+                        "clew MB",
+                        "floor MB",
+                    ],
+                    seed_rows,
+                )
             )
-        )
-        print(f"\n## Write latency (µs) and throughput; aim: clew/floor >= {AIM_RATIO}\n")
+        headers = ["events", "operation", "side", "wall p50 µs", "wall p99 µs", "CPU p50 µs",
+                   "CPU p99 µs", "ops/s (wall)"]  # fmt: skip
         print(
-            table(
-                ["events", "operation", "side", "p50 µs", "p99 µs", "ops/s", "clew/floor"],
-                write_rows,
-            )
+            f"\n## Writes: clew/floor throughput (means), wall and CPU; aim: CPU >= {AIM_RATIO}\n"
         )
+        print(table([*headers, "clew/floor wall", "clew/floor CPU", "aim met"], write_rows))
+        print(
+            f"\n## Reads: clew's time over the same statements run raw, wall and CPU; aim: CPU"
+            f" <= {AIM_READ_FACTOR}x\n"
+        )
+        print(table([*headers, "clew x floor wall", "clew x floor CPU", "aim met"], read_rows))
+        if costs:
+            print("\n## Where an aim is not met: the profile's top costs (own time)\n")
+            print("```\n" + "\n".join(costs) + "\n```")
         sys.stdout.flush()
     return clew_path
 
