@@ -19,14 +19,14 @@ from clew.models import AddStep, RemoveStep
 # index runs again for each, and the index's own statements ("--") are not counted. Prime
 # shows three tasks (its default limit): a state and a brief for each.
 BOUNDS = {
-    "update_task": 11,
-    "update_task_step": 11,
-    "record_action": 14,
+    "update_task": 10,
+    "update_task_step": 9,  # the plan is not read again
+    "record_action": 13,  # a whole id is not resolved again
     "finish_action": 10,
     "append_turn": 10,
-    "where": 19,
-    "state": 13,
-    "prime": 96,
+    "where": 18,
+    "state": 12,
+    "prime": 87,
     "list_tasks": 1,
     "list_sessions": 1,
     "list_sessions_of_workspace": 3,  # one page, in a read transaction (BEGIN, COMMIT)
@@ -109,6 +109,8 @@ _UPDATES = st.fixed_dictionaries(
         "step": st.integers(1, 3),
         "step_status": st.sampled_from(["pending", "active", "completed", "failed", "skipped"]),
         "step_summary": st.sampled_from(["half way", ""]),
+        "active_issue": st.sampled_from(["the registry is down", ""]),
+        "depends_on": st.sampled_from([[], [1], [1, 2]]),
         "status": st.sampled_from(["active", "paused", "completed", "failed", "cancelled"]),
         "name": st.sampled_from(["renamed", "deploy"]),
         "next_objective": st.sampled_from(["check the logs"]),

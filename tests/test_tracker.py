@@ -369,3 +369,21 @@ def test_tidy_pauses_idle_tasks_and_archives_long_closed_ones(
     assert mem.tidy() == []
     assert mem.tidy(pause_idle_after=None, archive_closed_after=None) == []
     assert mem.verify().ok
+
+
+def test_a_whole_id_of_no_task_is_reported_as_a_prefix_is(mem: clew.Memory) -> None:
+    # update_task, record_action, where and state take a whole id without resolving it;
+    # a task that is not there reads as it did when the id was resolved first.
+    with pytest.raises(clew.NotFoundError) as whole:
+        mem.update_task("0123456789", message="hello")
+    with pytest.raises(clew.NotFoundError) as prefix:
+        mem.update_task("012345678", message="hello")
+    assert str(whole.value) == str(prefix.value).replace("012345678", "0123456789")
+    assert "clew task list" in str(whole.value)
+    for call in (
+        lambda: mem.record_action("0123456789", command="ls", exit_code=0),
+        lambda: mem.where("0123456789"),
+        lambda: mem.state("0123456789"),
+    ):
+        with pytest.raises(clew.NotFoundError, match="no task matches '0123456789'; list"):
+            call()

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Self, TypeVar
 
 from clew import checks
 from clew.clock import Clock, stamp, utcnow
-from clew.errors import ValidationError
-from clew.ids import new_id
+from clew.errors import NotFoundError, ValidationError
+from clew.ids import ID_LENGTH, is_id_prefix, new_id
 from clew.lifecycle import MaintenanceSettings
 from clew.location import is_url
 from clew.models import Event, Job
@@ -315,6 +315,25 @@ class Facade:
 
     def _task_id(self, ident: str) -> str:
         return self._resolve("task", ident)
+
+    def _whole_task_id(self, ident: str) -> str:
+        """A task id as given when it is a whole id, else resolved: for a call whose first
+        read is of the task itself (through `_known_task`), which proves it exists, so the
+        id is not looked up twice."""
+        if isinstance(ident, str) and len(ident) == ID_LENGTH and is_id_prefix(ident):
+            return ident
+        return self._task_id(ident)
+
+    @contextlib.contextmanager
+    def _known_task(self, ident: str) -> Iterator[None]:
+        """Around the first read of a task named by `_whole_task_id`: a task that is not
+        there is reported as resolving its id would have reported it."""
+        try:
+            yield
+        except NotFoundError as exc:
+            if exc.kind != "task" or exc.ident != ident:
+                raise
+            raise NotFoundError("task", ident, _HINTS["task"]) from None
 
 
 def _mirror_for(path: str) -> Any:

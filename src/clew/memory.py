@@ -161,7 +161,7 @@ class Memory(Assembly, Upkeep, Ledger, Transfer):
         `progress = "apply"`, steps the message says are done are completed too
         (journaled as inferred), except the step this call changes itself.
         """
-        tid = self._task_id(task_id)
+        tid = self._whole_task_id(task_id)
         facts = record.task_changes(
             answer=answer, outcome=outcome, error=error, confidence_score=confidence,
             domain=domain, priority=priority, estimate_value=estimate, entity_map=entities,
@@ -207,7 +207,8 @@ class Memory(Assembly, Upkeep, Ledger, Transfer):
             kind = message_type or (MessageType.PROGRESS if step is not None else MessageType.TEXT)
         nested = self._in_call()
         with self._write() as at:
-            task = self._store.get_task(tid)
+            with self._known_task(tid):
+                task = self._store.get_task(tid)
             if metadata:
                 changes["metadata"] = {**task.metadata, **checks.json_object(metadata, "metadata")}
             if new_status is not None and new_status is not task.status:
@@ -218,10 +219,11 @@ class Memory(Assembly, Upkeep, Ledger, Transfer):
             explicit = tasks.find_step(task.plan, step, tid).id if step is not None else None
             if message is not None and kind is not None:
                 self._add_message(tid, message, role, kind, at, exclude=explicit)
+            steps: dict[str, PlanItem] = {}
             if step is not None:
                 step_id = self._change_step(
                     task, step, at, status=step_status, summary=step_summary, issue=active_issue,
-                    depends_on=depends_on,
+                    depends_on=depends_on, written=steps,
                 )  # fmt: skip
                 self._set_step_record(task, step_id, step_facts, at)
             if recorded:
@@ -233,13 +235,20 @@ class Memory(Assembly, Upkeep, Ledger, Transfer):
                 self._emit("task.status_changed", tid, data, at)
             if nested or metadata:  # an outer call's writes, or JSON: read it back whole
                 return self._store.get_task(tid)
-            return self._as_written(task, at, changes, new_status)
+            return self._as_written(task, at, changes, new_status, steps)
 
     def _as_written(
-        self, task: Task, at: str, changes: dict[str, Any], status: TaskStatus | None
+        self,
+        task: Task,
+        at: str,
+        changes: dict[str, Any],
+        status: TaskStatus | None,
+        steps: dict[str, PlanItem],
     ) -> Task:
         """The task after update_task's writes, built from the task it read and what it
-        wrote, so a report reads the task once (the plan again only if a step changed)."""
+        wrote (`steps`: the steps it changed, as written), so a report reads the task once;
+        the plan is read again only when a step changed in a way not in `steps` (progress
+        applied from the message)."""
         written = self._written(task.id)
         own_status = status is not None and status is not task.status
         if written & _REWRITES or ("task.status_changed" in written and not own_status):
@@ -251,7 +260,10 @@ class Memory(Assembly, Upkeep, Ledger, Transfer):
         if written:  # every event of a task stamps its updated_at
             fields["updated_at"] = at
         if "step.updated" in written:
-            fields["plan"] = self._store.get_plan(task.id)
+            if steps and self.settings.progress != "apply":
+                fields["plan"] = tuple(steps.get(s.id, s) for s in task.plan)
+            else:
+                fields["plan"] = self._store.get_plan(task.id)
         return task._replace(**fields)
 
     def archive_task(self, task_id: str, archived: bool = True) -> Task:
@@ -304,7 +316,10 @@ class Memory(Assembly, Upkeep, Ledger, Transfer):
         issue: str | None = None,
         title: str | None = None,
         depends_on: Sequence[int | str] | None = None,
+        written: dict[str, PlanItem] | None = None,
     ) -> str:
+        """Journal a change of one step; return its id. With `written`, the step as the
+        change leaves it goes in there (by id), for a caller that returns it unread."""
         target = tasks.find_step(task.plan, ref, task.id)
         changes: dict[str, Any] = {}
         if status is not None:
@@ -327,10 +342,14 @@ class Memory(Assembly, Upkeep, Ledger, Transfer):
             tasks.check_dependencies(plan)
             changes["depends_on"] = deps
         if changes:
-            data = {"task_id": task.id, "step_id": target.id, "changes": changes}
+            data: dict[str, Any] = {"task_id": task.id, "step_id": target.id, "changes": changes}
+            timing = None
             if "status" in changes:
-                data["timing"] = tasks.step_timing(target, StepStatus(changes["status"]), at)
+                timing = tasks.step_timing(target, StepStatus(changes["status"]), at)
+                data["timing"] = timing
             self._emit("step.updated", task.id, data, at)
+            if written is not None:
+                written[target.id] = tasks.changed_step(target, changes, timing, at)
             if "status" in changes:
                 self._signal("step.finished", task.id, target.id, StepStatus(changes["status"]), at)
         return target.id

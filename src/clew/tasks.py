@@ -193,6 +193,19 @@ def check_dependencies(steps: Sequence[dict[str, Any]]) -> None:
             visit(node)
 
 
+def changed_step(
+    step: PlanItem, changes: dict[str, Any], timing: dict[str, Any] | None, at: str
+) -> PlanItem:
+    """The step as a `step.updated` event of `changes` (and `timing`) at `at` leaves it:
+    what the projection writes to its row, without reading it back."""
+    fields: dict[str, Any] = {**changes, **(timing or {}), "updated_at": at}
+    if "status" in fields:
+        fields["status"] = StepStatus(fields["status"])
+    if "depends_on" in fields:
+        fields["depends_on"] = tuple(fields["depends_on"])
+    return step._replace(**fields)
+
+
 def step_timing(step: PlanItem, status: StepStatus, at: str) -> dict[str, Any]:
     """The timing a status change gives a step, which its `step.updated` event carries:
     active starts the clock, a finishing status stops it, pending clears both."""

@@ -93,7 +93,7 @@ class Ledger(Facade):
         stuck (the same error again and again) posts a stuck alert in the same write,
         unless one was posted within the cooldown.
         """
-        tid = self._task_id(task_id)
+        tid = self._whole_task_id(task_id)
         kind = checks.choice(type, ActionType, "action type")
         command = checks.optional_text(command, "command")
         if summary is None and command is None:
@@ -141,7 +141,8 @@ class Ledger(Facade):
             action["fingerprint"] = failure_fingerprint(command, action)
         decision_id = None if decision is None else self._resolve("decision", decision)
         with self._write() as at:
-            task_status = self._store.get_task_status(tid)
+            with self._known_task(tid):
+                task_status = self._store.get_task_status(tid)
             tasks.check_open(task_status, tid)
             if step is not None:
                 action["plan_item_id"] = tasks.find_step(self._store.get_plan(tid), step, tid).id

@@ -70,9 +70,10 @@ class Working(TaskRecords, Watch):
 
     def snapshot(self, task_id: str) -> Snapshot:
         """Read everything the state render needs, consistently."""
-        tid = self._task_id(task_id)
+        tid = self._whole_task_id(task_id)
         with self._store.transaction():
-            task = self._store.get_task(tid)
+            with self._known_task(tid):
+                task = self._store.get_task(tid)
             entries = self._store.newest_entries(tid, STATE_TYPES, max(SHOWN.values()))
             replaced = [
                 e.supersedes
@@ -107,9 +108,10 @@ class Working(TaskRecords, Watch):
 
     def where(self, task_id: str) -> Brief:
         """Answer "where was I?" for a task: deterministic, at most 300 tokens."""
-        tid = self._task_id(task_id)
+        tid = self._whole_task_id(task_id)
         with self._store.transaction():
-            task = self._store.get_task(tid)
+            with self._known_task(tid):
+                task = self._store.get_task(tid)
             messages = self._store.list_messages(tid, limit=INFERENCE_MESSAGES)
             actions = self._store.list_actions(tid, limit=BRIEF_ACTIONS)
             errors = self._store.list_entries(

@@ -3,7 +3,8 @@ messages, a task's changed files. Portable SQL (store/sql.py), mixed into both s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from operator import itemgetter
 from typing import Any
 
 from clew.errors import NotFoundError
@@ -91,16 +92,20 @@ def _log(row: Row) -> ActionLog:
     )
 
 
+_ROLE = {r.value: r for r in MessageRole}
+_MESSAGE_TYPE = {t.value: t for t in MessageType}
+# A query's column names -> a picker of Message's fields by position (see action_from_row).
+_MESSAGE_PICKERS: dict[tuple[str, ...], Callable[[tuple[Any, ...]], tuple[Any, ...]]] = {}
+
+
 def _message(row: Row) -> Message:
-    return Message(
-        id=row["id"],
-        space=row["space"],
-        task_id=row["task_id"],
-        role=MessageRole(row["role"]),
-        type=MessageType(row["type"]),
-        content=row["content"],
-        created_at=row["created_at"],
-    )
+    names = tuple(row.keys())
+    pick = _MESSAGE_PICKERS.get(names)
+    if pick is None:
+        index = {name: i for i, name in enumerate(names)}
+        pick = _MESSAGE_PICKERS[names] = itemgetter(*(index[f] for f in Message._fields))
+    id, space, task_id, role, type, content, created_at = pick(tuple(row))
+    return Message(id, space, task_id, _ROLE[role], _MESSAGE_TYPE[type], content, created_at)
 
 
 class TaskReads(RowReader):

@@ -3,6 +3,8 @@ trace, and semantic memory (patterns, guardrails)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from operator import itemgetter
 from typing import Any
 
 from clew.errors import NotFoundError
@@ -36,34 +38,38 @@ def output(value: str | bytes | None, kind: str | None) -> str | bytes | None:
     return value.decode() if isinstance(value, bytes) else value
 
 
+_ACTION_TYPE = {t.value: t for t in ActionType}
+_ACTION_STATUS = {s.value: s for s in ActionStatus}
+# Action's fields, then the two output kinds: what a row is read as.
+_ACTION_COLUMNS = (*Action._fields, "stdout_kind", "stderr_kind")
+# A query's column names -> the position of each of _ACTION_COLUMNS in its rows. Rows are
+# read by position: by name, sqlite3.Row compares every column's name (case-insensitively)
+# on each lookup, which cost more than the rest of a listing.
+_PICKERS: dict[tuple[str, ...], Callable[[tuple[Any, ...]], tuple[Any, ...]]] = {}
+
+
+def _picker(row: Row) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
+    names = tuple(row.keys())
+    found = _PICKERS.get(names)
+    if found is None:
+        index = {name: i for i, name in enumerate(names)}
+        found = _PICKERS[names] = itemgetter(*(index[c] for c in _ACTION_COLUMNS))
+    return found
+
+
 def action_from_row(row: Row) -> Action:
     """Build an Action from a row of `actions`."""
+    (
+        id, space, task_id, plan_item_id, type, summary, status, input, output_value, command,
+        cwd, exit_code, duration, stdout, stderr, created_at, updated_at, tool, decision_id,
+        started_at, ended_at, cpu_seconds, memory_mb, fingerprint, stdout_kind, stderr_kind,
+    ) = _picker(row)(tuple(row))  # fmt: skip
     return Action(
-        id=row["id"],
-        space=row["space"],
-        task_id=row["task_id"],
-        plan_item_id=row["plan_item_id"],
-        type=ActionType(row["type"]),
-        summary=row["summary"],
-        status=ActionStatus(row["status"]),
-        input=_json(row["input"]),
-        output=_json(row["output"]),
-        command=row["command"],
-        cwd=row["cwd"],
-        exit_code=row["exit_code"],
-        duration_seconds=row["duration_seconds"],
-        stdout=output(row["stdout"], row["stdout_kind"]),
-        stderr=output(row["stderr"], row["stderr_kind"]),
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        tool=row["tool"],
-        decision_id=row["decision_id"],
-        started_at=row["started_at"],
-        ended_at=row["ended_at"],
-        cpu_seconds=row["cpu_seconds"],
-        memory_mb=row["memory_mb"],
-        fingerprint=row["fingerprint"],
-    )
+        id, space, task_id, plan_item_id, _ACTION_TYPE[type], summary, _ACTION_STATUS[status],
+        _json(input), _json(output_value), command, cwd, exit_code, duration,
+        output(stdout, stdout_kind), output(stderr, stderr_kind), created_at, updated_at, tool,
+        decision_id, started_at, ended_at, cpu_seconds, memory_mb, fingerprint,
+    )  # fmt: skip
 
 
 def _decision(row: Row) -> TraceDecision:
