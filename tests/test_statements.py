@@ -21,7 +21,7 @@ from clew.models import AddStep, RemoveStep
 BOUNDS = {
     "update_task": 10,
     "update_task_step": 9,  # the plan is not read again
-    "record_action": 13,  # a whole id is not resolved again
+    "record_action": 12,  # a whole id not resolved again, the action not read back
     "finish_action": 10,
     "append_turn": 10,
     "where": 18,

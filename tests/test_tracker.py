@@ -387,3 +387,26 @@ def test_a_whole_id_of_no_task_is_reported_as_a_prefix_is(mem: clew.Memory) -> N
     ):
         with pytest.raises(clew.NotFoundError, match="no task matches '0123456789'; list"):
             call()
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"command": "pytest -q", "exit_code": 1, "stdout": "1 failed", "stderr": "E boom"},
+        {"command": "make", "exit_code": 0, "duration_seconds": 3, "cwd": "/srv", "step": 2},
+        {"summary": "read the docs", "status": "started", "tool": "browser"},
+        {"command": "cat x", "exit_code": 0, "stdout": b"\xff\xfe raw", "stderr": b"ok"},
+        {"command": "du", "exit_code": 0, "started_at": "2026-11-20T10:00",
+         "ended_at": "2026-11-20T10:00:02.5", "cpu_seconds": 1, "memory_mb": 12.5},
+        {"command": "api", "exit_code": 0, "input": {"q": [1, 2]}, "output": {"ok": True}},
+    ],
+)  # fmt: skip
+def test_record_action_returns_what_a_fresh_read_returns(
+    mem: clew.Memory, fields: dict[str, object]
+) -> None:
+    # record_action builds the action it returns from what it wrote (no read back).
+    task = mem.create_task("Deploy", ["Build", "Push"])
+    returned = mem.record_action(task.id, **fields)  # type: ignore[arg-type]
+    fresh = mem.get_action(returned.id)
+    assert returned == fresh
+    assert [type(v) for v in returned] == [type(v) for v in fresh]

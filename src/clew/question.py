@@ -31,6 +31,7 @@ from datetime import datetime, timedelta
 from typing import NamedTuple
 
 from clew.errors import ValidationError
+from clew.pattern import LazyPattern, lazy
 from clew.search import MAX_TERMS, OPERATORS, Query, Term
 
 __all__ = ["STOP_WORDS", "Question", "TimeHint", "content_words", "related", "understand"]
@@ -174,20 +175,20 @@ def content_words(text: str) -> tuple[str, ...]:
 # -- words --------------------------------------------------------------------------------
 
 # A token: a quoted phrase (maybe excluded), a `code span`, or a run of non-space.
-_TOKEN = re.compile(r'-?"[^"]*"|`[^`]*`|\S+')
+_TOKEN = lazy(r'-?"[^"]*"|`[^`]*`|\S+')
 # Punctuation or `_` between word parts: a tokenizer cuts the term into pieces (linear: no
 # lazy run to backtrack over one long token).
-_SPLIT_BY_TOKENIZER = re.compile(r"[^\W_](?:_|[^\w\s])+[^\W_]")
-_WORD = re.compile(r"[^\W_]")  # a letter or digit: what a tokenizer indexes
-_PIECE = re.compile(r"[^\W_]+")  # what a tokenizer indexes as one token
-_CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
-_CAMEL_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_SPLIT_BY_TOKENIZER = lazy(r"[^\W_](?:_|[^\w\s])+[^\W_]")
+_WORD = lazy(r"[^\W_]")  # a letter or digit: what a tokenizer indexes
+_PIECE = lazy(r"[^\W_]+")  # what a tokenizer indexes as one token
+_CAMEL = lazy(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
+_CAMEL_PARTS = lazy(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 # What a tokenizer leaves of a contraction's tail ("we'll" -> we + ll, "didn't" -> didn + t;
 # the one-letter tails are dropped as single letters, the negated verbs are stop words).
 _TAILS = frozenset({"re", "ve", "ll"})
-_ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)")
-_HAS_DIGIT = re.compile(r"\d")
-_HAS_LETTER = re.compile(r"[^\W\d_]")
+_ORDINAL = lazy(r"\d+(?:st|nd|rd|th)")
+_HAS_DIGIT = lazy(r"\d")
+_HAS_LETTER = lazy(r"[^\W\d_]")
 _FLAG_NOUNS = frozenset({"flag", "flags", "option", "options", "switch", "argument", "arg"})
 _EDGE = "\"'()[]{}<>,;!?"  # taken from a token's ends; `.` and `:` only from its end
 _BREAK = frozenset(",;!?.:")  # a token ending in one ends a run of words (a phrase)
@@ -497,13 +498,13 @@ def _rule(pattern: str, cues: Iterable[str]) -> Callable[[_Rule], _Rule]:
     words (most questions hold none, and a question should cost microseconds)."""
 
     def register(resolve: _Rule) -> _Rule:
-        _RULES.append((frozenset(cues), re.compile(r"(?<![\w-])" + pattern, re.I), resolve))
+        _RULES.append((frozenset(cues), lazy(r"(?<![\w-])" + pattern, re.I), resolve))
         return resolve
 
     return register
 
 
-_RULES: list[tuple[frozenset[str], re.Pattern[str], _Rule]] = []
+_RULES: list[tuple[frozenset[str], LazyPattern, _Rule]] = []
 _MONTH_WORDS = frozenset(
     {"january", "february", "march", "april", "june", "july", "august", "sept", "september",
      "october", "november", "december", *_MONTHS}

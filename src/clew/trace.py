@@ -154,7 +154,9 @@ class Ledger(Facade):
             self._signal("action.recorded", tid, "fingerprint" in action, at)
             if command is not None and state is ActionStatus.COMPLETED:
                 self._signal("command.succeeded", tid, command, action_id, at)
-        return self._store.get_action(action_id)
+        if action["input"] is not None or action["output"] is not None:
+            return self._store.get_action(action_id)  # JSON: as the store gives it back
+        return as_recorded(action, kind, state, self.space, tid, at)
 
     def finish_action(
         self,
@@ -454,6 +456,27 @@ def _needles(contains: str | Sequence[str] | None) -> tuple[str, ...]:
     if isinstance(contains, str):
         contains = (contains,)
     return tuple(checks.name(c, "contains") for c in contains)
+
+
+def as_recorded(
+    action: Mapping[str, Any],
+    kind: ActionType,
+    state: ActionStatus,
+    space: str,
+    task_id: str,
+    at: str,
+) -> Action:
+    """The action an `action.recorded` event of `action` writes, without reading it back:
+    each field is the value the projection stores (text and numbers come back as they went
+    in; JSON input and output are read back instead)."""
+    get = action.get
+    return Action(
+        action["id"], space, task_id, get("plan_item_id"), kind, action["summary"], state,
+        None, None, action["command"], action["cwd"], action["exit_code"],
+        action["duration_seconds"], action["stdout"], action["stderr"], at, at, action["tool"],
+        get("decision_id"), get("started_at"), get("ended_at"), action["cpu_seconds"],
+        action["memory_mb"], get("fingerprint"),
+    )  # fmt: skip
 
 
 def failure_fingerprint(command: str | None, action: Mapping[str, Any]) -> str:
