@@ -63,7 +63,7 @@ from clew.store.sqlite_search import (
     records_fault,
     task_record_kinds,
 )
-from clew.store.sqlite_trace import action_from_row
+from clew.store.sqlite_trace import actions_from_rows
 
 SEARCH_WINDOW = 5000
 DF_CAP = 1000
@@ -695,7 +695,7 @@ class PostgresSearch(RowReader):
             " ORDER BY k.seq DESC LIMIT ?",
             [*params, self.space, limit],
         )
-        return [action_from_row(r) for r in rows]
+        return actions_from_rows(rows)
 
     def records_check(self, space: str | None = None) -> str | None:
         """Check the search documents of one space (of every space without one): one for

@@ -18,7 +18,7 @@ from clew.models import Action, RecordHit
 from clew.search import Query, Term
 from clew.store.migrations import record_text
 from clew.store.rows import RowReader, placeholders
-from clew.store.sqlite_trace import action_from_row
+from clew.store.sqlite_trace import actions_from_rows
 
 SEARCH_WINDOW = 5000
 COMMON_PROBE = 1000  # matches of a word among the newest turns that tell it is common
@@ -311,7 +311,7 @@ class SearchReads(RowReader):
             " ORDER BY records_fts.rowid DESC LIMIT ?",
             (fts5_match(query), self.space, limit),
         )
-        return [action_from_row(r) for r in rows]
+        return actions_from_rows(rows)
 
     def records_check(self, space: str | None = None) -> str | None:
         """Check the records index of one space (of the whole file without one): one

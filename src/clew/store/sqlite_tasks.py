@@ -23,7 +23,7 @@ from clew.models import (
 from clew.store import codec
 from clew.store.rows import RowReader, json_ids, limited
 from clew.store.sql import Row
-from clew.store.sqlite_trace import action_from_row
+from clew.store.sqlite_trace import action_from_row, actions_from_rows
 
 # Plan rows are read on every task read, so they are selected in PlanItem's field order
 # and unpacked by position: several times faster than building them by column name.
@@ -98,14 +98,21 @@ _MESSAGE_TYPE = {t.value: t for t in MessageType}
 _MESSAGE_PICKERS: dict[tuple[str, ...], Callable[[tuple[Any, ...]], tuple[Any, ...]]] = {}
 
 
-def _message(row: Row) -> Message:
-    names = tuple(row.keys())
+def _messages(rows: Sequence[Row]) -> list[Message]:
+    """Messages from rows of one query (their columns named once, read by position)."""
+    if not rows:
+        return []
+    names = tuple(rows[0].keys())
     pick = _MESSAGE_PICKERS.get(names)
     if pick is None:
         index = {name: i for i, name in enumerate(names)}
         pick = _MESSAGE_PICKERS[names] = itemgetter(*(index[f] for f in Message._fields))
-    id, space, task_id, role, type, content, created_at = pick(tuple(row))
-    return Message(id, space, task_id, _ROLE[role], _MESSAGE_TYPE[type], content, created_at)
+    roles, types = _ROLE, _MESSAGE_TYPE
+    out = []
+    for row in rows:
+        id, space, task_id, role, type, content, created_at = pick(tuple(row))
+        out.append(Message(id, space, task_id, roles[role], types[type], content, created_at))
+    return out
 
 
 class TaskReads(RowReader):
@@ -185,7 +192,7 @@ class TaskReads(RowReader):
             sql += " AND plan_item_id = ?"
             params.append(plan_item_id)
         sql += " ORDER BY created_at DESC, seq DESC"
-        return [action_from_row(r) for r in self._rows(*limited(sql, params, limit))]
+        return actions_from_rows(self._rows(*limited(sql, params, limit)))
 
     def linked_actions(self, action_ids: Sequence[str]) -> dict[str, str | None]:
         """Which of these actions an error entry names as its source: each with None while
@@ -219,7 +226,7 @@ class TaskReads(RowReader):
             " ORDER BY created_at DESC, seq DESC",
             (task_id, self.space), limit,
         ))  # fmt: skip
-        return [_message(r) for r in rows]
+        return _messages(rows)
 
     def get_message(self, message_id: str) -> Message:
         """Return one task message by id."""
@@ -228,7 +235,7 @@ class TaskReads(RowReader):
         )
         if not rows:
             raise NotFoundError("message", message_id)
-        return _message(rows[0])
+        return _messages(rows[:1])[0]
 
     def file_changes(self, task_id: str, *, newest: int | None = 5) -> FileChanges:
         """Summarise the files a task created or modified."""

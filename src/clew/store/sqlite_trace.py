@@ -3,7 +3,7 @@ trace, and semantic memory (patterns, guardrails)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import Any
 
@@ -48,8 +48,7 @@ _ACTION_COLUMNS = (*Action._fields, "stdout_kind", "stderr_kind")
 _PICKERS: dict[tuple[str, ...], Callable[[tuple[Any, ...]], tuple[Any, ...]]] = {}
 
 
-def _picker(row: Row) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
-    names = tuple(row.keys())
+def _picker(names: tuple[str, ...]) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
     found = _PICKERS.get(names)
     if found is None:
         index = {name: i for i, name in enumerate(names)}
@@ -59,11 +58,46 @@ def _picker(row: Row) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
 
 def action_from_row(row: Row) -> Action:
     """Build an Action from a row of `actions`."""
+    return _action(_picker(tuple(row.keys()))(tuple(row)))
+
+
+def actions_from_rows(rows: Sequence[Row]) -> list[Action]:
+    """Build the Actions of rows of one query (their columns named once)."""
+    if not rows:
+        return []
+    pick = _picker(tuple(rows[0].keys()))
+    return [_action(pick(tuple(row))) for row in rows]
+
+
+def _action(values: tuple[Any, ...]) -> Action:
     (
-        id, space, task_id, plan_item_id, type, summary, status, input, output_value, command,
-        cwd, exit_code, duration, stdout, stderr, created_at, updated_at, tool, decision_id,
-        started_at, ended_at, cpu_seconds, memory_mb, fingerprint, stdout_kind, stderr_kind,
-    ) = _picker(row)(tuple(row))  # fmt: skip
+        id,
+        space,
+        task_id,
+        plan_item_id,
+        type,
+        summary,
+        status,
+        input,
+        output_value,
+        command,
+        cwd,
+        exit_code,
+        duration,
+        stdout,
+        stderr,
+        created_at,
+        updated_at,
+        tool,
+        decision_id,
+        started_at,
+        ended_at,
+        cpu_seconds,
+        memory_mb,
+        fingerprint,
+        stdout_kind,
+        stderr_kind,
+    ) = values
     return Action(
         id, space, task_id, plan_item_id, _ACTION_TYPE[type], summary, _ACTION_STATUS[status],
         _json(input), _json(output_value), command, cwd, exit_code, duration,
@@ -136,7 +170,7 @@ class TraceReads(RowReader):
             sql += " AND (" + " OR ".join(like for _ in contains) + ")"
             params += [f"%{like_escaped(c.lower())}%" for c in contains]
         sql += " ORDER BY created_at DESC, seq DESC"
-        return [action_from_row(r) for r in self._rows(*limited(sql, params, limit))]
+        return actions_from_rows(self._rows(*limited(sql, params, limit)))
 
     def repeated_failures(
         self, *, task_id: str | None = None, min_failures: int = 2, limit: int = 50
@@ -180,7 +214,7 @@ class TraceReads(RowReader):
             " ORDER BY created_at DESC, seq DESC LIMIT ?",
             (task_id, self.space, limit),
         )
-        return [action_from_row(r) for r in rows]
+        return actions_from_rows(rows)
 
     def open_waits(self, task_id: str) -> int:
         """How many waits of a task are open: smart waits still watching, and wait actions
@@ -218,7 +252,7 @@ class TraceReads(RowReader):
             " ORDER BY created_at DESC, seq DESC LIMIT ?",
             (key, self.space, limit),
         )
-        return [action_from_row(r) for r in rows]
+        return actions_from_rows(rows)
 
     def get_trace_decision(self, decision_id: str) -> TraceDecision:
         rows = self._rows(
@@ -251,7 +285,7 @@ class TraceReads(RowReader):
         return (
             [_decision(r) for r in decisions],
             [_validation(r) for r in validations],
-            [action_from_row(r) for r in calls],
+            actions_from_rows(calls),
         )
 
     def get_pattern(self, pattern_id: str) -> Pattern:

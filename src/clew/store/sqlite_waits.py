@@ -76,14 +76,14 @@ class WaitReads(RowReader):
 
     def open_wait_actions(self, task_id: str, *, limit: int = 5) -> list[Any]:
         """A task's wait actions still started, newest first, however old."""
-        from clew.store.sqlite_trace import action_from_row
+        from clew.store.sqlite_trace import actions_from_rows
 
         rows = self._rows(
             "SELECT * FROM actions WHERE task_id = ? AND space = ? AND type = 'wait'"
             " AND status = 'started' ORDER BY created_at DESC, seq DESC LIMIT ?",
             (task_id, self.space, limit),
         )
-        return [action_from_row(r) for r in rows]
+        return actions_from_rows(rows)
 
     def schedule(self, key: str) -> tuple[str, int, str | None] | None:
         """When `key` last ran, how often, and its note."""
