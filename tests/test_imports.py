@@ -286,3 +286,22 @@ def test_the_vocabulary_answers_as_a_set_does(tokens: set[str], probes: list[str
     vocabulary = Vocabulary(sorted(tokens), set_after=len(probes) // 2)
     for probe in [*probes, *tokens]:
         assert (probe in vocabulary) == (probe in tokens)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["task", "show", "abc", "--json"],
+        ["task", "update", "abc", "-m", "built", "--step", "2", "--step-status", "completed"],
+        ["--db", "task", "task", "show", "abc"],  # a global option's value that names a group
+        ["session", "list", "--all"],
+        ["where", "abc"],
+        ["prime", "--hook"],
+    ],
+)
+def test_a_command_line_parses_as_the_whole_parser_parses_it(argv: list[str]) -> None:
+    # A hook's command line builds only its subcommand's parser (`task show`, not the other
+    # 19 task commands); what it parses must be exactly what the whole parser makes of it.
+    from clew.cli import build_parser
+
+    assert vars(build_parser(argv).parse_args(argv)) == vars(build_parser().parse_args(argv))

@@ -102,6 +102,21 @@ def _wants_overview(argv: Sequence[str]) -> bool:
 
 def build_parser(argv: Sequence[str] | None = None) -> Parser:
     """Build the `clew` argument parser: whole, or only what `argv`'s command needs."""
+    name = None if argv is None else command_name(argv)
+    # The subcommand of a group (`show` in `clew task show`): only its parser is built.
+    # (Group parsers' dest is the command's name with `_command`; see Commands.)
+    only = None
+    if argv is not None and name is not None and not {"-h", "--help"} & set(argv):
+        only = command_name(list(argv)[list(argv).index(name) + 1 :])
+    root, command = _parser(argv, name, only)
+    if command.skipped and not command.found:  # not one of the group's: argparse says so
+        root, _ = _parser(argv, name, None)
+    return root
+
+
+def _parser(
+    argv: Sequence[str] | None, name: str | None, only: str | None
+) -> tuple[Parser, Commands]:
     common = _common()
     root = Parser(
         prog="clew",
@@ -111,14 +126,13 @@ def build_parser(argv: Sequence[str] | None = None) -> Parser:
     root.add_argument("--version", action="version", version=f"clew {__version__}")
     commands = root.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     commands.required = True
-    command = Commands(common)
-    name = None if argv is None else command_name(argv)
+    command = Commands(common, f"{name}_command", only)
     wanted = [m for m, names in MODULES.items() if name in names] or list(MODULES)
     if name is None and argv is not None and "--version" in argv:
         wanted = []  # argparse prints the version before it needs any command
     for module in wanted:
         importlib.import_module(f"clew.cli.{module}").register(commands, command)
-    return root
+    return root, command
 
 
 def _fill_defaults(args: argparse.Namespace) -> None:
