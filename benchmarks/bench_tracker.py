@@ -978,6 +978,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def reopen(mem: clew.Memory, floor: Floor) -> tuple[ClewSeeder, list[int]]:
     """Pick up kept stores: their live tasks, found by name on both sides, as keys 0-3."""
     seeder = ClewSeeder(mem)
+    floor._rng = random.Random()  # not the seeding's ids again: they are in the journal
     by_name = {t.name: t.id for t in mem.list_tasks("active")}
     for key in range(LIVE_TASKS):
         name = f"Live task {key}"

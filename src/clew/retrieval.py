@@ -15,11 +15,11 @@ the index is.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from clew import checks, ranking, search, summaries
+from clew import checks, search
 from clew.archive import (
     SEARCH_LIMIT,
     Archive,
@@ -34,16 +34,22 @@ from clew.clock import stamp
 from clew.errors import NotFoundError, ValidationError
 from clew.fingerprint import telling_line
 from clew.models import Entry, EntryFilter, EntryStatus, EntryType, RecordHit, TraceDecision, Turn
-from clew.question import Question, related, understand
-from clew.ranking import Asked, Found, Key
+from clew.pattern import lazy
 from clew.search import MAX_TERMS, Term
 from clew.vectors import Vectors, embedder_available, load_embedder
+
+if TYPE_CHECKING:
+    from clew.question import Question
+    from clew.ranking import Asked, Found, Key
+
+# question.py, ranking.py and summaries.py (~60 KB of source) are imported by the searches
+# that use them: Memory holds this mixin, and every hook would load them for nothing.
 
 MODES = ("auto", "keyword", "dense", "hybrid")
 POOL = 60  # keyword matches ranked per index, at least
 NEIGHBOURS = 12  # the best turns whose neighbours are fetched
 _TEXT_CHARS = 4000  # of a record's text checked for coverage and exact matches
-_MARKS = re.compile(r"\[([^\[\]]*)\]")
+_MARKS = lazy(r"\[([^\[\]]*)\]")
 MIN_COSINE = 0.2
 # What a record's bm25 for the words related to a question's counts, of its own words'.
 EXPANDED = 0.5
@@ -118,6 +124,9 @@ class Retrieval(Vectors, Archive):
         explain: bool,
     ) -> list[RecordHit]:
         """The engine: every view of search comes here."""
+        from clew import ranking
+        from clew.question import understand
+
         if mode not in MODES:
             raise ValidationError(f"search mode {mode!r} is not one of: {', '.join(MODES)}")
         question = understand(query, now=self._clock())
@@ -175,6 +184,8 @@ class Retrieval(Vectors, Archive):
         """The keyword matches of every kind asked for, with the turns next to the best; a
         question that names a time also gets the best matches of that time (a common word
         can bury them among all the others)."""
+        from clew import ranking
+
         found: dict[Key, Found] = {}
         if question.query is None:
             return found
@@ -204,6 +215,9 @@ class Retrieval(Vectors, Archive):
         related to them in meaning too (question.related), at a lower weight: a record
         found only by them ranks by EXPANDED of its bm25 for them. Returns what the ranking
         needs to count them (coverage counts a related word at ranking.RELATED of the word)."""
+        from clew import ranking
+        from clew.question import related
+
         if not EXPAND or question.query is None or not asked.words:
             return asked
         matched = (ranking.coverage(asked, f.text) for f in found.values() if f.hit.score < 0)
@@ -233,6 +247,8 @@ class Retrieval(Vectors, Archive):
         pool: int,
     ) -> dict[Key, Found]:
         """Each index's best `pool` matches (bm25 in hit.score)."""
+        from clew.ranking import Found
+
         found: dict[Key, Found] = {}
         if "entry" in kinds and sessions is None:
             for h in self._store.search_entries(query, filters, limit=pool):
@@ -373,6 +389,9 @@ def _failure(hit: RecordHit) -> bool:
 
 
 def _asked(question: Question, text: str) -> Asked:
+    from clew import ranking, summaries
+    from clew.ranking import Asked
+
     when = None
     if question.when is not None:
         when = (question.when.start, question.when.end, question.when.exact)
@@ -384,6 +403,8 @@ def _asked(question: Question, text: str) -> Asked:
 
 
 def _found(hit: RecordHit, turn: Turn | None) -> Found:
+    from clew.ranking import Found
+
     if turn is None:  # the snippet without the brackets round each matched word
         return Found(hit, hit.title + "\n" + _MARKS.sub(r"\1", hit.snippet))
     return Found(
