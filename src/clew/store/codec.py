@@ -38,14 +38,19 @@ def _no_bytes(value: Any) -> Any:
     raise _HasBytes
 
 
+# What json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False,
+# default=_no_bytes) builds on each call, built once (every event is encoded with it).
+_ENCODER = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_no_bytes
+)
+
+
 def dumps(value: Any) -> str:
     """Serialize journal data to compact JSON text."""
     # Most data has no bytes and no text starting with "$": then it needs no wrapping,
     # and one pass of the encoder is enough.
     try:
-        text = json.dumps(
-            value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_no_bytes
-        )
+        text = _ENCODER.encode(value)
     except _HasBytes:
         text = '"$'
     if '"$' not in text:
