@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import gc
 import json
 import os
@@ -341,7 +342,8 @@ class Floor:
     ) -> None:
         at, tid, cid = _stamp(), self.new_id(), self.new_id()
         steps = [{"id": self.new_id(), "title": t} for t in plan]
-        task = {"id": tid, "name": name, "goal": goal, "workspace": workspace, "metadata": {}}
+        task: dict[str, Any] = {"id": tid, "name": name, "goal": goal, "workspace": workspace}
+        task["metadata"] = {}
         self._event("task.created", tid, cid, {"task": task, "plan": steps}, at)
         self.conn.execute(
             "INSERT INTO tasks (id, space, name, goal, workspace, status, metadata, plan_version,"
@@ -453,6 +455,7 @@ class Floor:
             self._touch(tid[0], at)
             return
         tid, steps = self.tasks[op[1]]
+        data: dict[str, Any]
         if kind == "message":
             self._add_message(tid, cid, op[2], "text", at)
         elif kind == "log":
@@ -667,7 +670,7 @@ def read_pairs(
     pairs: dict[str, tuple[Callable[[int], None], Callable[[int], None]]] = {}
     for name in ("where", "state"):
         method = getattr(mem, name)
-        floors = [floor_of(captured(mem, lambda t=t, m=method: m(t))) for t in task_ids]
+        floors = [floor_of(captured(mem, functools.partial(method, t))) for t in task_ids]
 
         def clew_read(i: int, method: Callable[[str], object] = method) -> None:
             method(task_ids[i % len(task_ids)])
@@ -1072,23 +1075,23 @@ def seed_and_measure(
         mem.close()
         floor.close()
         _progress(f"{size:,} events: measured")
-    if writes:
-        if seed_rows:
-            print("\n## Seeding (not measured below)\n")
-            print(
-                table(
-                    [
-                        "events",
-                        "tasks",
-                        "clew s",
-                        "clew events/s",
-                        "floor s",
-                        "clew MB",
-                        "floor MB",
-                    ],
-                    seed_rows,
-                )
+    if writes and seed_rows:
+        print("\n## Seeding (not measured below)\n")
+        print(
+            table(
+                [
+                    "events",
+                    "tasks",
+                    "clew s",
+                    "clew events/s",
+                    "floor s",
+                    "clew MB",
+                    "floor MB",
+                ],
+                seed_rows,
             )
+        )
+    if write_rows:  # (a --seed-only run measures nothing)
         headers = ["events", "operation", "side", "wall p50 µs", "wall p99 µs", "CPU p50 µs",
                    "CPU p99 µs", "ops/s (wall)"]  # fmt: skip
         print(
