@@ -922,7 +922,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="seed the stores in DIR and keep them (a later run reuses them)",
     )
     parser.add_argument(
-        "--seed-only",
+        "--fill-only",
         action="store_true",
         help="with --keep: seed the stores of --sizes, measure nothing",
     )
@@ -956,7 +956,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ["CLEW_WORKER"] = "off"
     with contextlib.ExitStack() as stack:
         tmp = args.keep or stack.enter_context(tempfile.TemporaryDirectory(prefix="clew-bench-"))
-        if args.seed_only:
+        if args.fill_only:
             seed_and_measure(tmp, sizes, samples, warmup, writes=True, measure=False)
             return 0
         if args.store:
@@ -1091,7 +1091,7 @@ def seed_and_measure(
                 seed_rows,
             )
         )
-    if write_rows:  # (a --seed-only run measures nothing)
+    if write_rows:  # (a --fill-only run measures nothing)
         headers = ["events", "operation", "side", "wall p50 µs", "wall p99 µs", "CPU p50 µs",
                    "CPU p99 µs", "ops/s (wall)"]  # fmt: skip
         print(
