@@ -162,27 +162,32 @@ def _unfixed_failures(
     """The failed commands among `actions` (newest first) that no error entry stands for
     and that no later run of the same command has succeeded since: a retry that worked
     ends the failure, and a failure already shown as an error is not shown twice."""
-    from clew.linking import same_command
+    from clew.linking import command_key
 
+    # Each command's key once (linking.same_command: equal keys, not None), not per pair.
+    keys = [command_key(a.command) for a in actions]
     out: list[Action] = []
+    listed: set[str] = set()
     for index, action in enumerate(actions):
         if action.status is not ActionStatus.FAILED or action.id in recorded:
             continue
-        if action.command and any(
-            a.status is ActionStatus.COMPLETED and same_command(a.command, action.command)
-            for a in actions[:index]
+        key = keys[index]
+        if key is not None and any(
+            a.status is ActionStatus.COMPLETED and keys[i] == key
+            for i, a in enumerate(actions[:index])
         ):
             continue
-        if action.command and any(
-            same_command(a.command, action.command)
-            and (closed is None or closed >= action.created_at)
-            for a in actions
+        if key is not None and any(
+            keys[i] == key and (closed is None or closed >= action.created_at)
+            for i, a in enumerate(actions)
             if (closed := recorded.get(a.id, "")) != ""
         ):
             continue  # another run of this failure, which its error entry stands for
-        if action.command and any(same_command(a.command, action.command) for a in out):
+        if key is not None and key in listed:
             continue  # an earlier run of a failure already listed (newest first)
         out.append(action)
+        if key is not None:
+            listed.add(key)
     return tuple(out)
 
 

@@ -111,7 +111,13 @@ def same_command(a: str | None, b: str | None) -> bool:
     """Whether two command lines are runs of the same command: the same words, numbers
     aside (`deploy --tag v1.2.3 --timeout=30` is `deploy --tag v1.2.4 --timeout=60`, but
     `pytest tests/a.py` is not `pytest tests/b.py`)."""
-    if not a or not b:
-        return False
-    first, second = (_DIGITS.sub("0", " ".join(c.split())) for c in (a, b))
-    return bool(first) and first == second
+    key = command_key(a)
+    return key is not None and key == command_key(b)
+
+
+def command_key(command: str | None) -> str | None:
+    """What `same_command` compares: two commands are runs of one when their keys are equal
+    and not None. A caller comparing many pairs computes each key once."""
+    if not command:
+        return None
+    return _DIGITS.sub("0", " ".join(command.split())) or None
