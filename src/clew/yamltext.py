@@ -27,6 +27,8 @@ _INDENT = "  "
 
 def scalar(value: object) -> str:
     """Return `value` (str, int, float, bool or None) as a one-line YAML scalar."""
+    if type(value) is str:  # most values: plain text, checked first (the state's render)
+        return _text(value)
     if value is None:
         return "null"
     if value is True:
@@ -37,18 +39,26 @@ def scalar(value: object) -> str:
         return json.dumps(value)
     if not isinstance(value, str):
         raise TypeError(f"cannot write {type(value).__name__} as a YAML scalar")
+    return _text(value)
+
+
+def _text(value: str) -> str:
     if _PLAIN.match(value) and value.lower() not in _KEYWORDS and "  " not in value:
         return value
     quoted = json.dumps(value, ensure_ascii=False)
     return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def _is_scalar(value: object) -> bool:
-    return value is None or isinstance(value, str | int | float | bool)
+    # The exact types by one set lookup; their subclasses (a StrEnum) by isinstance.
+    return type(value) in _SCALARS or isinstance(value, str | int | float | bool)
 
 
 def _lines(value: Any, indent: str, out: list[str]) -> None:
-    if isinstance(value, Mapping):
+    if type(value) is dict or isinstance(value, Mapping):  # a dict without the ABC's check
         for key, item in value.items():
             head = f"{indent}{key}:"
             if _is_scalar(item):
