@@ -105,6 +105,14 @@ class Journal(Protocol):
         its hash is chained to this space's newest event. Returns the event as stored."""
         ...
 
+    def bulk_turns(self) -> AbstractContextManager[None]:
+        """A block of many turn writes inside `transaction(write=True)` (RuntimeError
+        outside one), for a bulk import: the backend may index the block's turns for search
+        at its end rather than one by one. Whatever it does, the rows and the search index
+        after the block are those the writes one by one would make. Nests (an inner block
+        joins the outer one)."""
+        ...
+
     def event_ids(self, ids: Sequence[str]) -> set[str]:
         """Return which of these event ids this store's space already holds (any number of
         ids; an id of another space is not held)."""

@@ -18,6 +18,13 @@ from clew.store.rows import RowReader
 from clew.store.sqlite_journal import EVENT_COLUMNS
 
 MAX_DIFFERENCES = 100
+# The triggers that keep only a search index (not compared) in step with its rows, and the
+# indexes that only reads use (no projection looks turns up by time or by tool).
+_SCRATCH_UNINDEXED = (
+    "TRIGGER turns_fts_insert", "TRIGGER turns_fts_delete",
+    "TRIGGER entries_fts_insert", "TRIGGER entries_fts_update", "TRIGGER entries_fts_delete",
+    "INDEX turns_time", "INDEX turns_tool",
+)  # fmt: skip
 # Tables whose `seq` is their own integer key, numbered across the file's spaces (the other
 # tables' `seq` is the journal seq of the event that made the row, the same in a replay).
 SELF_NUMBERED = frozenset({"entries", "turns"})
@@ -64,6 +71,12 @@ class Verification(RowReader):
             try:
                 scratch.execute("PRAGMA synchronous = OFF")
                 migrate(scratch)
+                # Nothing reads the scratch's full-text indexes (the rows are compared; the
+                # store's own indexes are checked below), and keeping them would cost the
+                # replay more than all the rows do: their triggers go, with read-only indexes.
+                for kind_name in _SCRATCH_UNINDEXED:
+                    kind, name = kind_name.split()
+                    scratch.execute(f"DROP {kind} IF EXISTS {name}")
                 with self.transaction():
                     try:
                         count, findings, heads = self._replay(scratch, scope, careful=False)
