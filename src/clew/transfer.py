@@ -79,13 +79,17 @@ class Transfer(Facade):
             raise ValidationError("give after (an event id) or since_seq, not both")
         cut = None if after is None else checks.text(after, "after").strip().lower()
         since = None if since_seq is None else checks.count(since_seq, "since_seq")
+        from clew import meter  # here: the hook path imports this module, not meter
         from clew.store.migrations import LATEST
 
         whole, seen, headed = cut is None and since is None, False, False
         previous: Event | None = None
         count = 0
+        total = self._store.count_events()
         with contextlib.closing(self._stored_events()) as events:
-            for event, text in events:
+            for read, (event, text) in enumerate(events, 1):
+                if read % _PAGE == 0:
+                    meter.report("exporting", read, total)
                 if whole or seen or (since is not None and event.seq > since):
                     if not headed:  # a cut file continues from the event before its first
                         out.write(journalfile.header_line(self.space, LATEST, _after(previous)))
@@ -196,6 +200,8 @@ def replay(
     """Adopt into `store` the `events` (a journal in order, continuing from `after`) that
     it does not hold: all in one transaction, or `batch` at a time after checking them all
     first. Return what was added and skipped."""
+    from clew import meter  # here: the hook path imports this module, not meter
+
     if batch is not None and events:
         with store.transaction():  # every check once, before anything is written
             _pending(store, after, events, refuse)
@@ -208,8 +214,10 @@ def replay(
         prior = after if start == 0 else _moved_after(events[start - 1])
         with store.transaction(write=True):
             todo = _pending(store, prior, part, resumed if start else refuse)
-            for moved in todo:
+            for n, moved in enumerate(todo, 1):
                 head = _adopt(store, moved, resumed if start else refuse).hash
+                if n % _PAGE == 0:
+                    meter.report("pushing" if batch else "importing", start + n, len(events))
         added += len(todo)
     return MoveReport(len(events), added, len(events) - added, store.space, head)
 

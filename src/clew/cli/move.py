@@ -7,6 +7,7 @@ import io
 import sys
 from typing import Any
 
+from clew.cli.bar import shown as bar
 from clew.cli.common import Commands, input_limit, open_memory, print_json, read_text, whole
 from clew.errors import ValidationError
 from clew.location import shown
@@ -24,9 +25,11 @@ def cmd_export(args: argparse.Namespace) -> int:
             _write(args.output, "".join(f"{line}\n" for line in lines))
             count = len(lines)
         elif args.output in (None, "-"):
-            count = mem.export_events(sys.stdout, after=args.after, since_seq=args.since_seq)
+            with bar():
+                count = mem.export_events(sys.stdout, after=args.after, since_seq=args.since_seq)
         else:
-            count = _export_to(mem, args)
+            with bar():
+                count = _export_to(mem, args)
     if args.output not in (None, "-"):
         print(f"{_events(count)} written to {args.output}", file=sys.stderr)
     return 0
@@ -61,7 +64,7 @@ def _write(output: str | None, text: str) -> None:
 
 def cmd_import(args: argparse.Namespace) -> int:
     text = read_text(args.file, "the journal file", input_limit(args))
-    with open_memory(args) as mem:
+    with open_memory(args) as mem, bar():
         report = mem.import_events(text)
     if args.json:
         print_json(report)
@@ -85,7 +88,7 @@ def cmd_push(args: argparse.Namespace) -> int:
             raise ValidationError(
                 f"the folder {folder} of the target store does not exist; make it, or add --create"
             )
-    with open_memory(args) as mem:
+    with open_memory(args) as mem, bar():
         report = mem.push(
             target, space=args.to_space, batch=args.batch, busy_timeout=args.busy_timeout
         )

@@ -70,9 +70,10 @@ def cmd_journal(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    from clew.cli.bar import shown as bar
     from clew.views import verify_view
 
-    with open_memory(args) as mem:
+    with open_memory(args) as mem, bar():
         report = mem.verify(all_spaces=args.all_spaces)
     if args.json:
         print_json({"ok": report.ok, **as_dict(report)})

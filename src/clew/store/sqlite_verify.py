@@ -110,10 +110,15 @@ class Verification(RowReader):
         )
         findings: list[Difference] = []
         heads: dict[str, str] = {}
+        from clew import meter
+
         count = 0
+        total = self._conn.execute(f"SELECT count(*) FROM events {where}", params).fetchone()[0]
         scratch.execute("BEGIN")
         for link, expected in chain.walk(chain.Link(*row) for row in rows):
             count += 1
+            if count % 1000 == 0:
+                meter.report("verifying", count, total)
             if expected is not None:
                 findings.append(_chain_finding(link, expected))
             heads[link.space] = link.hash or ""
