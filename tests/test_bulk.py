@@ -180,3 +180,47 @@ def test_a_piped_long_command_prints_no_bar(tmp_path: Path) -> None:
     assert done.returncode == 0 and done.stderr == b""
     done = subprocess.run([*base, "verify"], capture_output=True, env=env)
     assert done.returncode == 0 and b"\r" not in done.stderr + done.stdout
+
+
+def test_index_statements_leave_any_trigger_and_come_back_exactly() -> None:
+    """Whether the turns' index is kept by a trigger of its own or inside another (an
+    INSTEAD OF trigger writing a view's table), the bulk path finds it, and restores the
+    schema byte for byte."""
+    from clew.store import sqlite_bulk
+
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    conn.executescript("""
+        CREATE TABLE rows (seq INTEGER PRIMARY KEY, content TEXT);
+        CREATE VIEW turns AS SELECT seq, content FROM rows;
+        CREATE VIRTUAL TABLE turns_fts USING fts5(content, content='turns', content_rowid='seq');
+        CREATE TRIGGER turns_insert INSTEAD OF INSERT ON turns BEGIN
+            INSERT INTO rows (content) VALUES (new.content);
+            INSERT INTO turns_fts (rowid, content) VALUES (last_insert_rowid(), new.content);
+        END;
+        CREATE TRIGGER turns_fts_delete AFTER DELETE ON rows BEGIN
+            INSERT INTO turns_fts (turns_fts, rowid, content)
+            VALUES ('delete', old.seq, old.content);
+        END;
+    """)  # fmt: skip
+    schema = conn.execute("SELECT name, sql FROM sqlite_master ORDER BY name").fetchall()
+    conn.execute("BEGIN")
+    saved = sqlite_bulk.strip(conn, ("turns_fts",), inserts_only=True)
+    assert [name for name, _ in saved] == ["turns_insert"]  # the delete one is kept
+    conn.execute("INSERT INTO turns (content) VALUES ('alpha beta')")
+    assert conn.execute("SELECT count(*) FROM rows").fetchone() == (1,)  # rows still written
+    assert conn.execute(
+        "SELECT count(*) FROM turns_fts WHERE turns_fts MATCH 'alpha'"
+    ).fetchone() == (0,)
+    conn.execute("INSERT INTO turns_fts (rowid, content) SELECT seq, content FROM turns")
+    sqlite_bulk.restore(conn, saved)
+    conn.execute("COMMIT")
+    assert conn.execute("SELECT name, sql FROM sqlite_master ORDER BY name").fetchall() == schema
+    conn.execute("INSERT INTO turns (content) VALUES ('gamma')")
+    for word in ("alpha", "gamma"):
+        hits = conn.execute("SELECT rowid FROM turns_fts WHERE turns_fts MATCH ?", (word,))
+        assert len(hits.fetchall()) == 1
+    conn.execute("INSERT INTO turns_fts (turns_fts, rank) VALUES ('integrity-check', 1)")
+    saved = sqlite_bulk.strip(conn, ("turns_fts",), inserts_only=False)  # as verify's scratch
+    assert sorted(name for name, _ in saved) == ["turns_fts_delete", "turns_insert"]
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    assert names == {"turns_insert"}  # left with no statement, the delete trigger went

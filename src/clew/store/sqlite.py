@@ -288,6 +288,7 @@ class _WriteState:
     def __init__(self) -> None:
         self.head: str | None = None
         self.touched: set[tuple[str, str]] = set()
+        self.bulk = False  # inside bulk_turns: the turns' search index is written at its end
 
 
 class SQLiteStore(
@@ -402,33 +403,33 @@ class SQLiteStore(
 
     @contextlib.contextmanager
     def bulk_turns(self) -> Iterator[None]:
-        """`Journal.bulk_turns`: the turns inserted in the block get their full-text rows
-        in one statement at its end instead of one by one from the insert trigger (which
-        costs ~2.5x: FTS5 flushes its pending terms at each trigger's statement savepoint).
-        The trigger is dropped and made again from its own SQL inside the transaction, so
-        the schema is the same after, and a rollback restores it with everything else."""
-        conn, _ = self._writer()
-        found = conn.execute(
-            "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'turns_fts_insert'"
-        ).fetchone()
-        if found is None:  # an enclosing block holds it
+        """`Journal.bulk_turns`: the turns written in the block get their full-text entries
+        in one statement at its end instead of one by one from a trigger, which costs ~2.5x
+        (store/sqlite_bulk.py says why and how the schema is kept)."""
+        from clew.store import sqlite_bulk
+
+        conn, state = self._conn, self._writer()[1]
+        if state.bulk:  # an enclosing block indexes them
             yield
             return
         start = conn.execute("SELECT coalesce(max(seq), 0) FROM turns").fetchone()[0]
-        self._guard(lambda: conn.execute("DROP TRIGGER turns_fts_insert"))
+        saved = self._guard(lambda: sqlite_bulk.strip(conn, ("turns_fts",), inserts_only=True))
+        state.bulk = True
         try:
             yield
         finally:
             # Also after an error: a caller that goes on in the same transaction must find
             # the index whole (an error that leaves it rolls all of this back anyway).
-            self._guard(
-                lambda: conn.execute(
-                    "INSERT INTO turns_fts (rowid, content) SELECT seq, content FROM turns"
-                    " WHERE seq > ? ORDER BY seq",
-                    (start,),
+            state.bulk = False
+            if saved:
+                self._guard(
+                    lambda: conn.execute(
+                        "INSERT INTO turns_fts (rowid, content) SELECT seq, content FROM turns"
+                        " WHERE seq > ? ORDER BY seq",
+                        (start,),
+                    )
                 )
-            )
-            self._guard(lambda: conn.execute(found[0]))
+                self._guard(lambda: sqlite_bulk.restore(conn, saved))
 
     def _writer(self) -> tuple[Connection, _WriteState]:
         if not self._writing:

@@ -18,13 +18,8 @@ from clew.store.rows import RowReader
 from clew.store.sqlite_journal import EVENT_COLUMNS
 
 MAX_DIFFERENCES = 100
-# The triggers that keep only a search index (not compared) in step with its rows, and the
-# indexes that only reads use (no projection looks turns up by time or by tool).
-_SCRATCH_UNINDEXED = (
-    "TRIGGER turns_fts_insert", "TRIGGER turns_fts_delete",
-    "TRIGGER entries_fts_insert", "TRIGGER entries_fts_update", "TRIGGER entries_fts_delete",
-    "INDEX turns_time", "INDEX turns_tool",
-)  # fmt: skip
+# Indexes that only reads use: no projection looks turns up by time or by tool.
+_SCRATCH_UNUSED = ("turns_time", "turns_tool")
 # Tables whose `seq` is their own integer key, numbered across the file's spaces (the other
 # tables' `seq` is the journal seq of the event that made the row, the same in a replay).
 SELF_NUMBERED = frozenset({"entries", "turns"})
@@ -63,6 +58,7 @@ class Verification(RowReader):
         compare every projection row of the space (of the whole file with `all_spaces`)."""
         import tempfile  # only verify needs it; keep it off the CLI's start-up path
 
+        from clew.store import sqlite_bulk
         from clew.store.sqlite import connect, migrate
 
         scope = None if all_spaces else self.space
@@ -73,10 +69,10 @@ class Verification(RowReader):
                 migrate(scratch)
                 # Nothing reads the scratch's full-text indexes (the rows are compared; the
                 # store's own indexes are checked below), and keeping them would cost the
-                # replay more than all the rows do: their triggers go, with read-only indexes.
-                for kind_name in _SCRATCH_UNINDEXED:
-                    kind, name = kind_name.split()
-                    scratch.execute(f"DROP {kind} IF EXISTS {name}")
+                # replay more than all the rows do: their statements leave the triggers.
+                sqlite_bulk.strip(scratch, ("turns_fts", "entries_fts"), inserts_only=False)
+                for index in _SCRATCH_UNUSED:
+                    scratch.execute(f"DROP INDEX IF EXISTS {index}")
                 with self.transaction():
                     try:
                         count, findings, heads = self._replay(scratch, scope, careful=False)
