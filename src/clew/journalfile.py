@@ -80,7 +80,7 @@ def header_line(space: str, schema: int, after: After | None) -> str:
     )
 
 
-def event_line(event: Event, text: str) -> str:
+def event_line(event: Event | chain.Link, text: str) -> str:
     """Return one event's line; `text` is its data as stored."""
     head = _compact({key: getattr(event, key) for key in EVENT_KEYS[:-1]})
     return f"{head[:-1]}{_DATA_KEY}{text}}}"
@@ -90,11 +90,6 @@ def end_line(count: int, head: str | None, last: str | None) -> str:
     """Return the last line of a journal file: how many events, the last one's hash and
     its id (what a later `export --after` continues from)."""
     return _compact({"clew": "end", "events": count, "head": head, "last": last})
-
-
-def stored_text(event: Event) -> str:
-    """Return the data text a store keeps for `event` (the one `adopt` would write)."""
-    return codec.dumps(event.data)
 
 
 # -- reading ------------------------------------------------------------------------------

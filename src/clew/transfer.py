@@ -41,7 +41,8 @@ from clew.errors import (
 from clew.facade import Facade
 from clew.journalfile import After, Moved
 from clew.models import Event, MoveReport
-from clew.store import Store, chain
+from clew.store import Store, chain, codec
+from clew.store.chain import Link
 
 _PAGE = 1000  # events read from the store at a time
 PUSH_BATCH = 500  # events written to a target per transaction
@@ -83,11 +84,11 @@ class Transfer(Facade):
         from clew.store.migrations import LATEST
 
         whole, seen, headed = cut is None and since is None, False, False
-        previous: Event | None = None
+        previous: Link | None = None
         count = 0
         total = self._store.count_events()
-        with contextlib.closing(self._stored_events()) as events:
-            for read, (event, text) in enumerate(events, 1):
+        with contextlib.closing(self._stored_links()) as links:
+            for read, event in enumerate(links, 1):
                 if read % _PAGE == 0:
                     meter.report("exporting", read, total)
                 if whole or seen or (since is not None and event.seq > since):
@@ -95,7 +96,8 @@ class Transfer(Facade):
                         out.write(journalfile.header_line(self.space, LATEST, _after(previous)))
                         out.write("\n")
                         headed = True
-                    out.write(journalfile.event_line(event, text) + "\n")
+                    # The data as stored, never decoded: the text the hash was checked over.
+                    out.write(journalfile.event_line(event, event.data) + "\n")
                     count += 1
                 seen = seen or event.id == cut
                 previous = event
@@ -146,46 +148,54 @@ class Transfer(Facade):
         from clew.location import resolve_busy_timeout
         from clew.store import open_store
 
-        with contextlib.closing(self._stored_events()) as stored:
-            events = tuple(Moved(event.seq, event, text) for event, text in stored)
+        with contextlib.closing(self._stored_links()) as stored:
+            events = tuple(Moved(link.seq, _event(link), link.data) for link in stored)
         target = open_store(location, chosen, resolve_busy_timeout(busy_timeout))
         try:
             return replay(target, None, events, refuse=_pushed("nothing was pushed"), batch=size)
         finally:
             target.close()
 
-    def _stored_events(self) -> Generator[tuple[Event, str]]:
-        """Yield this space's events as stored, each with its data text, in one read
-        transaction, checking that each follows from the one before in the hash chain."""
+    def _stored_links(self) -> Generator[Link]:
+        """Yield this space's events as stored (their data as text, never decoded), a page
+        at a time in one read transaction, checking that each follows from the one before
+        in the hash chain."""
         previous, seq = "", 0
         with self._store.transaction():
             while True:
-                page = self._store.list_events(after=seq, limit=_PAGE, as_stored=True)
-                for event in page:
-                    text = journalfile.stored_text(event)
-                    if event.unreadable is not None or event.hash != chain.event_hash(
-                        previous,
-                        id=event.id,
-                        space=event.space,
-                        task_id=event.task_id,
-                        correlation_id=event.correlation_id,
-                        type=event.type,
-                        data=text,
-                        created_at=event.created_at,
-                    ):
+                page = self._store.stored_links(after=seq, limit=_PAGE)
+                for link in page:
+                    if link.hash != chain.row_hash(previous, link):
                         raise StoreError(
-                            f"event #{event.seq} ({event.type}) of space {self.space!r} does"
+                            f"event #{link.seq} ({link.type}) of space {self.space!r} does"
                             " not follow from the journal before it, so the journal cannot be"
                             " moved exactly; `clew verify` says what is wrong"
                         )
-                    previous = event.hash
-                    yield event, text
+                    previous = str(link.hash)
+                    yield link
                 if len(page) < _PAGE:
                     return
                 seq = page[-1].seq
 
 
-def _after(event: Event | None) -> After | None:
+def _event(link: Link) -> Event:
+    """The event a stored link holds (its data decoded), for a replay elsewhere."""
+    try:
+        data = codec.loads(link.data)
+    except (ValueError, TypeError, RecursionError):
+        data = None
+    if not isinstance(data, dict):
+        raise StoreError(
+            f"event #{link.seq} ({link.type}) of space {link.space!r} holds data that is not"
+            " a JSON object, so it cannot be moved; `clew verify` says what is wrong"
+        )
+    return Event(
+        link.seq, link.id, link.space, link.task_id, link.correlation_id, link.type,
+        data, link.created_at, link.hash,
+    )  # fmt: skip
+
+
+def _after(event: Link | Event | None) -> After | None:
     return None if event is None or event.hash is None else After(event.id, event.hash)
 
 

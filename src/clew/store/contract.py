@@ -61,6 +61,7 @@ from clew.models import (
     VerifyReport,
 )
 from clew.search import Query
+from clew.store.chain import Link
 
 
 class Journal(Protocol):
@@ -140,6 +141,12 @@ class Journal(Protocol):
         """Events with seq above `after`, in seq (commit) order; of one task, of some types.
         Their data is upgraded to the current shape unless `as_stored` (the data as
         journalled, which is what its hash covers: export and push use it)."""
+        ...
+
+    def stored_links(self, *, after: int = 0, limit: int = 1000) -> list[Link]:
+        """Return up to `limit` of this space's events after seq `after`, in commit order,
+        exactly as stored: their data as the JSON text the hash covers, never decoded (what
+        moving a journal reads, a page at a time)."""
         ...
 
     def count_events(self) -> int:
