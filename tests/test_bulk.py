@@ -224,3 +224,36 @@ def test_index_statements_leave_any_trigger_and_come_back_exactly() -> None:
     assert sorted(name for name, _ in saved) == ["turns_fts_delete", "turns_insert"]
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
     assert names == {"turns_insert"}  # left with no statement, the delete trigger went
+
+
+# -- push: read twice, a page at a time ------------------------------------------------------
+
+
+def test_a_push_checks_and_sends_a_page_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A push reads the journal in pages (here of 2 events) for its checks and again for its
+    batches, and each page is checked with what the pages before it showed: a task created
+    on one page and updated on the next moves; a gap found on a later page refuses it all."""
+    from clew import transfer
+    from tests.test_move import work
+
+    monkeypatch.setattr(transfer, "_PAGE", 2)
+    with clew.open(tmp_path / "local.db") as mem:
+        work(mem)
+        team = str(tmp_path / "team.db")
+        sent = mem.push(team, batch=3)
+        assert (sent.added, sent.skipped) == (len(mem.journal()), 0)
+        with clew.open(team) as target:
+            assert target.verify().ok
+            assert [e.id for e in target.journal()] == [e.id for e in mem.journal()]
+    with clew.open(tmp_path / "talk.db") as mem:
+        for n in range(5):
+            mem.start_session(title=f"chat {n}")
+        last = mem.journal()[-1]
+        with clew.open(tmp_path / "gap.db") as target:
+            with target._store.transaction(write=True):  # the target holds only the last
+                target._store.adopt(last)
+            with pytest.raises(ValidationError, match="already in the store but event #1"):
+                mem.push(str(tmp_path / "gap.db"), batch=1)
+            assert len(target.journal()) == 1  # refused before anything was written

@@ -27,7 +27,8 @@ in the target or earlier in what is sent.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Generator, Sequence
+import itertools
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence, Sized
 from typing import IO
 
 from clew import checks, journalfile
@@ -148,11 +149,10 @@ class Transfer(Facade):
         from clew.location import resolve_busy_timeout
         from clew.store import open_store
 
-        with contextlib.closing(self._stored_links()) as stored:
-            events = tuple(Moved(link.seq, _event(link), link.data) for link in stored)
+        journal = _Journal(self)  # read twice (checks, then writes), a page at a time
         target = open_store(location, chosen, resolve_busy_timeout(busy_timeout))
         try:
-            return replay(target, None, events, refuse=_pushed("nothing was pushed"), batch=size)
+            return replay(target, None, journal, refuse=_pushed("nothing was pushed"), batch=size)
         finally:
             target.close()
 
@@ -202,34 +202,63 @@ def _after(event: Link | Event | None) -> After | None:
 def replay(
     store: Store,
     after: After | None,
-    events: Sequence[Moved],
+    events: Iterable[Moved],
     *,
     refuse: _Refusal,
     batch: int | None = None,
 ) -> MoveReport:
     """Adopt into `store` the `events` (a journal in order, continuing from `after`) that
     it does not hold: all in one transaction, or `batch` at a time after checking them all
-    first. Return what was added and skipped."""
+    first (then `events` is read twice, a part at a time: it need not fit in memory).
+    Return what was added and skipped."""
     from clew import meter  # here: the hook path imports this module, not meter
 
-    if batch is not None and events:
+    total = len(events) if isinstance(events, Sized) else None
+    if batch is not None:
         with store.transaction():  # every check once, before anything is written
-            _pending(store, after, events, refuse)
-    size = batch or max(len(events), 1)
-    added, head = 0, None
+            checks = _Checks(store, after, refuse)
+            for part in _parts(events, _PAGE):
+                checks.part(part)
+    parts = _parts(events, batch) if batch is not None else _parts(events, None)
+    added, head, count, prior = 0, None, 0, after
     resumed = _pushed("the push stopped there; what came before it is in the target, and"
                       " pushing again resumes") if batch else refuse  # fmt: skip
-    for start in range(0, len(events), size):
-        part = events[start : start + size]
-        prior = after if start == 0 else _moved_after(events[start - 1])
+    for part in parts:
         with store.transaction(write=True):
-            todo = _pending(store, prior, part, resumed if start else refuse)
+            todo = _pending(store, prior, part, resumed if count else refuse)
             for n, moved in enumerate(todo, 1):
-                head = _adopt(store, moved, resumed if start else refuse).hash
+                head = _adopt(store, moved, resumed if count else refuse).hash
                 if n % _PAGE == 0:
-                    meter.report("pushing" if batch else "importing", start + n, len(events))
+                    meter.report("pushing" if batch else "importing", count + n, total)
         added += len(todo)
-    return MoveReport(len(events), added, len(events) - added, store.space, head)
+        count += len(part)
+        prior = _moved_after(part[-1])
+    return MoveReport(count, added, count - added, store.space, head)
+
+
+def _parts(events: Iterable[Moved], size: int | None) -> Iterator[list[Moved]]:
+    """The events in lists of `size` (None: one list of all, if there are any)."""
+    if size is None:
+        whole = list(events)
+        if whole:
+            yield whole
+        return
+    items = iter(events)
+    while part := list(itertools.islice(items, size)):
+        yield part
+
+
+class _Journal:
+    """This space's journal as moved events, read again (a page at a time, the chain
+    checked) each time it is iterated."""
+
+    def __init__(self, source: Transfer) -> None:
+        self.source = source
+
+    def __iter__(self) -> Iterator[Moved]:
+        with contextlib.closing(self.source._stored_links()) as links:
+            for link in links:
+                yield Moved(link.seq, _event(link), link.data)
 
 
 def _moved_after(moved: Moved) -> After:
@@ -257,57 +286,82 @@ def _pending(
 ) -> list[Moved]:
     """Return the events the store does not hold, after checking they can follow what it
     holds: the held ones a prefix, the event continued from held, no task clash."""
-    held = store.event_ids([m.event.id for m in events])
-    todo = [m for m in events if m.event.id not in held]
-    if not todo:
-        return []
-    first = next(i for i, m in enumerate(events) if m.event.id not in held)
-    gap = next((m for m in events[first:] if m.event.id in held), None)
-    if gap is not None:
-        raise refuse(
-            gap,
-            f"is already in the store but {refuse.where(todo[0])} before it is not: the store"
-            " holds this journal with a gap, so it cannot be continued in order",
-        )
-    if first == 0 and after is not None and not store.event_ids([after.id]):
-        raise refuse(
-            todo[0],
-            f"continues after event {after.id}, which this store does not hold: import the"
-            " journal up to that event first (or export the whole journal)",
-        )
-    _check_tasks(store, todo, refuse)
-    return todo
+    return _Checks(store, after, refuse).part(events)
 
 
-def _check_tasks(store: Store, todo: Sequence[Moved], refuse: _Refusal) -> None:
-    """Refuse an event that creates a task the store already holds (another task with the
-    same id), or that belongs to a task neither the store nor an earlier event creates."""
-    created: set[str] = set()
-    known: dict[str, bool] = {}
+class _Checks:
+    """The checks of a journal against a store, run over the journal in parts (in order),
+    each part checked with what the parts before it showed: the events the store holds a
+    prefix of the journal, the event it continues from held, no task clash."""
 
-    def holds(task_id: str) -> bool:
-        if task_id not in known:
+    def __init__(self, store: Store, after: After | None, refuse: _Refusal) -> None:
+        self.store, self.after, self.refuse = store, after, refuse
+        self.first_todo: Moved | None = None  # the first event the store does not hold
+        self.started = False
+        self.created: set[str] = set()  # tasks created by the events checked so far
+        self.known: dict[str, bool] = {}  # tasks the store holds, or not, as looked up
+
+    def part(self, events: Sequence[Moved]) -> list[Moved]:
+        """Check the next events of the journal; return those the store does not hold."""
+        held = self.store.event_ids([m.event.id for m in events])
+        todo: list[Moved] = []
+        continues = False
+        for moved in events:
+            if moved.event.id in held:
+                if self.first_todo is not None:
+                    raise self.refuse(
+                        moved,
+                        f"is already in the store but {self.refuse.where(self.first_todo)}"
+                        " before it is not: the store holds this journal with a gap, so it"
+                        " cannot be continued in order",
+                    )
+            else:
+                if self.first_todo is None:
+                    self.first_todo = moved
+                    continues = not self.started and self.after is not None
+                todo.append(moved)
+            self.started = True
+        if continues:  # after the gap check, as a whole journal checked at once would be
+            self._continues(todo[0])
+        for moved in todo:
+            self._check_task(moved)
+        return todo
+
+    def _continues(self, moved: Moved) -> None:
+        assert self.after is not None
+        if not self.store.event_ids([self.after.id]):
+            raise self.refuse(
+                moved,
+                f"continues after event {self.after.id}, which this store does not hold:"
+                " import the journal up to that event first (or export the whole journal)",
+            )
+
+    def _holds(self, task_id: str) -> bool:
+        if task_id not in self.known:
             try:
-                store.get_task_status(task_id)
-                known[task_id] = True
+                self.store.get_task_status(task_id)
+                self.known[task_id] = True
             except NotFoundError:
-                known[task_id] = False
-        return known[task_id]
+                self.known[task_id] = False
+        return self.known[task_id]
 
-    for moved in todo:
+    def _check_task(self, moved: Moved) -> None:
+        """Refuse an event that creates a task the store already holds (another task with
+        the same id), or that belongs to a task neither the store nor an earlier event
+        creates."""
         task_id = moved.event.task_id
         if task_id is None:
-            continue
+            return
         if moved.event.type == "task.created":
-            if task_id in created or holds(task_id):
-                raise refuse(
+            if task_id in self.created or self._holds(task_id):
+                raise self.refuse(
                     moved,
                     f"creates task {task_id}, but this store already holds a different task"
                     " with that id",
                 )
-            created.add(task_id)
-        elif task_id not in created and not holds(task_id):
-            raise refuse(
+            self.created.add(task_id)
+        elif task_id not in self.created and not self._holds(task_id):
+            raise self.refuse(
                 moved,
                 f"belongs to task {task_id}, which this store does not hold and no earlier"
                 " event creates: move the journal that creates it first",
