@@ -112,7 +112,7 @@ def test_a_killed_import_leaves_nothing_and_a_rerun_completes(tmp_path: Path) ->
     source = tmp_path / "big.jsonl"
     filler = "x" * 300
     with source.open("w") as out:
-        for m in _messages(30_000):
+        for m in _messages(10_000):
             out.write(json.dumps({**m, "content": f"{m['content']} {filler}"}) + "\n")
     argv = [sys.executable, "-m", "clew", "--db", str(store), "--create", "session", "import"]
     child = subprocess.Popen([*argv, str(source)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -133,7 +133,7 @@ def test_a_killed_import_leaves_nothing_and_a_rerun_completes(tmp_path: Path) ->
         assert done.returncode == 0, done.stderr
     with clew.open(store) as mem:
         [session] = mem.list_sessions()
-        assert session.turn_count == 30_000
+        assert session.turn_count == 10_000
         assert mem.verify().ok
 
 
