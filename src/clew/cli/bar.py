@@ -24,11 +24,15 @@ class Bar:
         self.started = time.monotonic()
         self.drawn_at = 0.0
         self.shown = False
+        self.phase = ""  # what is being done now, and since when (for the time left)
+        self.phase_at = self.started
 
     def __call__(self, what: str, done: int, total: int | None) -> None:
         now = time.monotonic()
-        elapsed = now - self.started
-        if elapsed < _DELAY or now - self.drawn_at < _EVERY:
+        if what != self.phase:
+            self.phase, self.phase_at = what, now
+        elapsed = now - self.phase_at
+        if now - self.started < _DELAY or now - self.drawn_at < _EVERY:
             return
         self.drawn_at = now
         if total:
@@ -39,8 +43,8 @@ class Bar:
                 f"{what} [{'#' * filled}{'-' * (_WIDTH - filled)}] {share:4.0%}"
                 f" {done:,}/{total:,}" + (f" {_clock(left)} left" if left is not None else "")
             )
-        else:
-            line = f"{what} {done:,} {_clock(elapsed)}"
+        else:  # how many when there is a count, and for how long
+            line = f"{what} {done:,} {_clock(elapsed)}" if done else f"{what} {_clock(elapsed)}"
         self.stream.write("\r" + line + "\x1b[K")
         self.stream.flush()
         self.shown = True

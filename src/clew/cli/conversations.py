@@ -92,8 +92,8 @@ def _message_lines(
             except checks.NotJson as exc:
                 raise ValidationError(f"{where} is not valid JSON: {exc.reason}") from None
             parse(message, where)
-            if number % 1000 == 0:
-                meter.report("importing", done, size)
+            if number % 1000 == 0:  # in MB read of the file (the messages are not counted)
+                meter.report("importing (MB)", done >> 20, None if size is None else size >> 20)
             yield message
 
 

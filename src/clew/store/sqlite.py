@@ -422,6 +422,9 @@ class SQLiteStore(
             # the index whole (an error that leaves it rolls all of this back anyway).
             state.bulk = False
             if saved:
+                from clew import meter
+
+                meter.report("indexing for search", 0, None)  # one statement: no steps to tell
                 self._guard(
                     lambda: conn.execute(
                         "INSERT INTO turns_fts (rowid, content) SELECT seq, content FROM turns"

@@ -58,6 +58,7 @@ class Verification(RowReader):
         compare every projection row of the space (of the whole file with `all_spaces`)."""
         import tempfile  # only verify needs it; keep it off the CLI's start-up path
 
+        from clew import meter
         from clew.store import sqlite_bulk
         from clew.store.sqlite import connect, migrate
 
@@ -83,6 +84,7 @@ class Verification(RowReader):
             finally:
                 scratch.close()
         report = report._replace(heads=heads)
+        meter.report("checking the search indexes", 0, None)
         # The search indexes against the rows they index.
         for index, problem in (("entries_fts", self.fts_check()),
                                ("records_fts", self.records_check(scope))):  # fmt: skip
@@ -148,7 +150,10 @@ class Verification(RowReader):
         truncated = len(findings) > MAX_DIFFERENCES
         counts: dict[str, int] = {}
         where, params = ("WHERE space = ?", (space,)) if space is not None else ("", ())
-        for table in PROJECTION_TABLES:
+        from clew import meter
+
+        for done, table in enumerate(PROJECTION_TABLES):
+            meter.report("comparing tables", done, len(PROJECTION_TABLES))
             stored = self._conn.execute(f"SELECT * FROM {table} {where} ORDER BY id", params)
             rebuilt = scratch.execute(f"SELECT * FROM {table} {where} ORDER BY id", params)
             counts[table] = 0
