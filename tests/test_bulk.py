@@ -257,3 +257,61 @@ def test_a_push_checks_and_sends_a_page_at_a_time(
             with pytest.raises(ValidationError, match="already in the store but event #1"):
                 mem.push(str(tmp_path / "gap.db"), batch=1)
             assert len(target.journal()) == 1  # refused before anything was written
+
+
+# -- a journal file imported a line at a time --------------------------------------------
+
+
+def test_a_journal_file_imports_a_line_at_a_time_all_or_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from clew import transfer
+    from tests.roundtrip import assert_same_store
+    from tests.test_move import work
+
+    monkeypatch.setattr(transfer, "_PAGE", 3)
+    with clew.open(tmp_path / "source.db") as mem:
+        work(mem)
+        mem.import_session(_messages(12))
+        out = io.StringIO()
+        mem.export_events(out)
+    # Only "\n" ends a line (the data holds a U+2028, which splitlines would split at).
+    lines = [line + "\n" for line in out.getvalue().split("\n")[:-1]]
+    # A fault late in the file (here the last line's count) leaves nothing.
+    cut = [*lines[:-1], lines[-1].replace('"events":', '"events":1')]
+    with clew.open(tmp_path / "target.db") as target:
+        with pytest.raises(ValidationError, match=f"line {len(lines)} .* nothing was imported"):
+            target.import_events(iter(cut))
+        assert target.journal() == []
+        with pytest.raises(ValidationError, match="never came"):
+            target.import_events(iter(lines[:-1]))
+        assert target.journal() == []
+        report = target.import_events(iter(lines))
+        assert (report.added, report.skipped) == (len(lines) - 2, 0)
+        assert target.import_events(iter(lines)).added == 0  # twice adds nothing
+    assert_same_store(str(tmp_path / "source.db"), str(tmp_path / "target.db"))
+
+
+def test_cli_imports_a_journal_file_larger_than_the_input_limit(tmp_path: Path) -> None:
+    """Streamed, a journal file is bounded line by line: a file over --max-input-mb whose
+    lines are each under it imports; a line over it is refused naming it."""
+    source = tmp_path / "source.db"
+    with clew.open(source) as mem:
+        mem.import_session({"role": "user", "content": f"{n} " + "w" * 300_000} for n in range(6))
+    base = [sys.executable, "-m", "clew", "--max-input-mb", "1"]
+    exported = tmp_path / "journal.jsonl"
+    done = subprocess.run([*base, "--db", str(source), "export", "-o", str(exported)])
+    assert done.returncode == 0 and exported.stat().st_size > 1_800_000
+    target = tmp_path / "target.db"
+    done = subprocess.run(
+        [*base, "--db", str(target), "--create", "import", str(exported)], capture_output=True
+    )
+    assert done.returncode == 0, done.stderr
+    with clew.open(target) as mem:
+        assert mem.verify().ok and mem.list_sessions()[0].turn_count == 6
+    exported.write_text(exported.read_text().replace("w" * 300_000, "w" * 1_100_000, 1))
+    done = subprocess.run(
+        [*base, "--db", str(tmp_path / "other.db"), "--create", "import", str(exported)],
+        capture_output=True,
+    )
+    assert done.returncode == 2 and b"line 3 of the journal file is larger than 1 MB" in done.stderr

@@ -114,21 +114,22 @@ class Transfer(Facade):
         out.write(journalfile.end_line(count, last and last.hash, last and last.id) + "\n")
         return count
 
-    def import_events(self, text: str) -> MoveReport:
+    def import_events(self, text: str | Iterable[str]) -> MoveReport:
         """Replay a journal file (the text `export_events` writes) into this space: the
         whole file is checked first, then every event this space does not hold is added,
-        all in one transaction; events it holds are skipped."""
-        if not isinstance(text, str):
+        all in one transaction; events it holds are skipped. Given its lines instead (any
+        iterable of text lines, an open file included), it is read a line at a time, each
+        line checked as it is replayed, still in one transaction: a file of any length
+        imports in constant memory, and a fault anywhere in it leaves nothing."""
+        if isinstance(text, str):
+            moved = journalfile.parse(text)
+            _known_schema(moved.schema)
+            return replay(self._store, moved.after, moved.events, refuse=_FILE)
+        if isinstance(text, bytes | bytearray | dict) or not isinstance(text, Iterable):
             raise ValidationError(f"a journal file is text, not {type(text).__name__}")
-        from clew.store.migrations import LATEST
-
-        moved = journalfile.parse(text)
-        if moved.schema > LATEST:
-            raise ValidationError(
-                f"the journal file was written by a newer clew (schema {moved.schema}; this"
-                f" clew knows {LATEST}): upgrade clew; nothing was imported"
-            )
-        return replay(self._store, moved.after, moved.events, refuse=_FILE)
+        _space, schema, after, events = journalfile.stream(_numbered(text))
+        _known_schema(schema)
+        return replay(self._store, after, events, refuse=_FILE, streamed=True)
 
     def push(
         self,
@@ -195,6 +196,24 @@ def _event(link: Link) -> Event:
     )  # fmt: skip
 
 
+def _known_schema(schema: int) -> None:
+    from clew.store.migrations import LATEST
+
+    if schema > LATEST:
+        raise ValidationError(
+            f"the journal file was written by a newer clew (schema {schema}; this"
+            f" clew knows {LATEST}): upgrade clew; nothing was imported"
+        )
+
+
+def _numbered(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """A journal file's lines numbered from 1, without their ends ("\n", or "\r\n")."""
+    for number, line in enumerate(lines, 1):
+        if not isinstance(line, str):
+            raise ValidationError(f"line {number} of the journal file is not text")
+        yield number, line.removesuffix("\n").removesuffix("\r")
+
+
 def _after(event: Link | Event | None) -> After | None:
     return None if event is None or event.hash is None else After(event.id, event.hash)
 
@@ -206,13 +225,17 @@ def replay(
     *,
     refuse: _Refusal,
     batch: int | None = None,
+    streamed: bool = False,
 ) -> MoveReport:
     """Adopt into `store` the `events` (a journal in order, continuing from `after`) that
     it does not hold: all in one transaction, or `batch` at a time after checking them all
-    first (then `events` is read twice, a part at a time: it need not fit in memory).
-    Return what was added and skipped."""
+    first (then `events` is read twice, a part at a time: it need not fit in memory), or,
+    `streamed`, all in one transaction read once a part at a time, each part checked with
+    what the parts before it showed. Return what was added and skipped."""
     from clew import meter  # here: the hook path imports this module, not meter
 
+    if streamed:
+        return _replay_streamed(store, after, events, refuse)
     total = len(events) if isinstance(events, Sized) else None
     if batch is not None:
         with store.transaction():  # every check once, before anything is written
@@ -233,6 +256,23 @@ def replay(
         added += len(todo)
         count += len(part)
         prior = _moved_after(part[-1])
+    return MoveReport(count, added, count - added, store.space, head)
+
+
+def _replay_streamed(
+    store: Store, after: After | None, events: Iterable[Moved], refuse: _Refusal
+) -> MoveReport:
+    from clew import meter
+
+    added, count, head = 0, 0, None
+    with store.transaction(write=True):
+        checks = _Checks(store, after, refuse)
+        for part in _parts(events, _PAGE):
+            for moved in checks.part(part):
+                head = _adopt(store, moved, refuse).hash
+                added += 1
+            count += len(part)
+            meter.report("importing", count, None)
     return MoveReport(count, added, count - added, store.space, head)
 
 
