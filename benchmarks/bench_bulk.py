@@ -177,6 +177,12 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="20,000 messages")
     parser.add_argument("--messages", type=int, default=100_000, help="messages (100,000)")
     parser.add_argument("--keep", metavar="FOLDER", help="work in FOLDER (default: a temp one)")
+    parser.add_argument(
+        "--moves",
+        action="store_true",
+        help="also time `clew import` of the exported journal and `clew push` (no floor:"
+        " their peak RSS is the point)",
+    )
     args = parser.parse_args()
     total = 20_000 if args.quick else args.messages
     folder = args.keep or tempfile.mkdtemp(prefix="clew-bulk-")
@@ -227,6 +233,15 @@ def main() -> None:
         c = run_measured(ours, out)
         f = run_measured(theirs)
         rows.append([name, *c.cells(), *f.cells(), f"{f.cpu / c.cpu:.2f}"])
+    if args.moves:
+        journal = os.path.join(folder, "journal.jsonl")
+        run_measured(clew(stores["clew"], "export", "-o", journal))
+        moved = [
+            ("clew import (journal file)", clew(fresh("imported.db"), "import", journal)),
+            ("clew push (to a new file)", clew(stores["clew"], "push", "--to", fresh("team.db"))),
+        ]
+        for name, argv in moved:
+            rows.append([name, *run_measured(argv).cells(), "", "", "", ""])
 
     header(
         "Bulk commands as whole processes",

@@ -247,7 +247,7 @@ def replay(
     resumed = _pushed("the push stopped there; what came before it is in the target, and"
                       " pushing again resumes") if batch else refuse  # fmt: skip
     for part in parts:
-        with store.transaction(write=True):
+        with store.transaction(write=True), store.bulk_turns():
             todo = _pending(store, prior, part, resumed if count else refuse)
             for n, moved in enumerate(todo, 1):
                 head = _adopt(store, moved, resumed if count else refuse).hash
@@ -265,7 +265,7 @@ def _replay_streamed(
     from clew import meter
 
     added, count, head = 0, 0, None
-    with store.transaction(write=True):
+    with store.transaction(write=True), store.bulk_turns():
         checks = _Checks(store, after, refuse)
         for part in _parts(events, _PAGE):
             for moved in checks.part(part):
