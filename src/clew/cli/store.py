@@ -33,8 +33,10 @@ def cmd_init(args: argparse.Namespace) -> int:
     here = os.path.realpath(os.getcwd())
     path = named if source in ("--db", "CLEW_DB") else os.path.join(here, STORE_DIR, STORE_FILE)
     existed = os.path.exists(path)
-    with clew.open(path, space=args.space, busy_timeout=args.busy_timeout):
-        pass
+    from clew.cli.bar import shown as bar
+
+    with bar(), clew.open(path, space=args.space, busy_timeout=args.busy_timeout):
+        pass  # opening migrates: an old, large store may take a while
     # A new project store below another one hides that one's tasks from this folder down.
     above: str | None = None
     if not existed and source not in ("--db", "CLEW_DB"):

@@ -253,7 +253,11 @@ def migrate(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA journal_mode = WAL")  # persistent; a no-op once set
     if applied == LATEST:
         return
-    for migration in (m for m in MIGRATIONS if m.number > applied):
+    from clew import meter  # here: a store that is up to date (the hook path's) needs none
+
+    pending = [m for m in MIGRATIONS if m.number > applied]
+    for done, migration in enumerate(pending):
+        meter.report(f"upgrading the store: {migration.name}", done, len(pending))
         conn.execute("BEGIN IMMEDIATE")
         try:
             # Another process may have migrated while we waited for the lock.
