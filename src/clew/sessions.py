@@ -363,7 +363,8 @@ class Sessions(Retrieval, Working):
         elif at is not None:
             start = self._said(at, 1)[0]
         batches = _batches(iter(items), _IMPORT_BATCH)
-        first = next(batches, [])  # the first bad message refuses before anything is written
+        # Read before the write lock is taken: a file that fails at once never takes it.
+        first = next(batches, [])
         with self._write(), self._store.bulk_turns():
             created = self.start_session(
                 workspace=workspace, model=model, title=title, task_id=task_id,
@@ -393,10 +394,10 @@ class Sessions(Retrieval, Working):
 
     def _session_messages(self, session: str, include_hidden: bool) -> Iterator[dict[str, Any]]:
         """A session's messages, read a page at a time in one read transaction."""
+        from clew import meter  # here: the hook path imports this module, not meter
+
         with self._store.transaction():
             current = self._session(session)
-            from clew import meter
-
             for first in range(1, current.turn_count + 1, _EXPORT_PAGE):
                 page = self._store.get_turns(
                     current.id, first=first, last=first + _EXPORT_PAGE - 1,
@@ -408,7 +409,7 @@ class Sessions(Retrieval, Working):
 
 
 _IMPORT_BATCH = 1000  # messages parsed and appended at a time by import_session
-_EXPORT_PAGE = 1000  # turns read at a time by session_messages
+_EXPORT_PAGE = 1000  # turns read at a time by _session_messages
 
 
 def _batches(items: Iterator[Any], size: int) -> Iterator[list[Any]]:

@@ -39,7 +39,8 @@ def _messages(args: argparse.Namespace, source: str) -> Iterable[dict[str, Any]]
             if not line:
                 break
             head.append(line)
-        first = _message_line(head[-1], name, len(head), limit) if head else None
+        last = head[-1].removesuffix(b"\n") if head else b""
+        first = _message_line(last, name, len(head), limit) if head else None
     except BaseException:
         handle.close()
         raise
@@ -79,16 +80,18 @@ def _message_lines(
     with handle:
         parse(first, f"{name} line {number}")
         yield first
-        for raw in handle:
+        # At most one byte over the limit a read: a line with no end must not fill memory.
+        for raw in iter(lambda: handle.readline(limit + 1), b""):
             number += 1
             done += len(raw)
-            if len(raw) > limit:
-                _decoded(raw, name, limit)  # says it is too large
-            if not raw.strip():
+            line = raw.removesuffix(b"\n")
+            if len(line) > limit:
+                _decoded(line, name, limit)  # says it is too large
+            if not line.strip():
                 continue
             where = f"{name} line {number}"
             try:
-                message = checks.json_value(_decoded(raw, name, limit), where)
+                message = checks.json_value(_decoded(line, name, limit), where)
             except checks.NotJson as exc:
                 raise ValidationError(f"{where} is not valid JSON: {exc.reason}") from None
             parse(message, where)
