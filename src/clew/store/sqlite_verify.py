@@ -150,17 +150,17 @@ class Verification(RowReader):
         space: str | None,
         findings: list[Difference],
     ) -> VerifyReport:
+        from clew import meter
+
         differences = findings[:MAX_DIFFERENCES]
         truncated = len(findings) > MAX_DIFFERENCES
         counts: dict[str, int] = {}
         where, params = ("WHERE space = ?", (space,)) if space is not None else ("", ())
-        from clew import meter
-
-        for done, table in enumerate(PROJECTION_TABLES):
-            meter.report("comparing tables", done, len(PROJECTION_TABLES))
+        for table in PROJECTION_TABLES:
             stored = self._conn.execute(f"SELECT * FROM {table} {where} ORDER BY id", params)
             rebuilt = scratch.execute(f"SELECT * FROM {table} {where} ORDER BY id", params)
             counts[table] = 0
+            meter.report("comparing tables", len(counts) - 1, len(PROJECTION_TABLES))
             found = _diff_rows(table, stored, rebuilt, counts, skip=table in SELF_NUMBERED)
             if table in SELF_NUMBERED:
                 found = itertools.chain(found, self._diff_order(scratch, table, where, params))
