@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Iterator
 from typing import Any
 
 RARE = "ERR_LEDGER_4417"  # exactly 3 turns
@@ -61,19 +62,24 @@ def _lines(rng: random.Random, shapes: tuple[str, ...], size: int) -> str:
 
 def messages(total: int, seed: int = 7) -> list[dict[str, Any]]:
     """`total` messages of the workload, in order: user, assistant calling tools, results."""
+    return list(stream(total, seed))
+
+
+def stream(total: int, seed: int = 7) -> Iterator[dict[str, Any]]:
+    """`messages(total, seed)` one at a time, holding only the last (for a million)."""
     rng = random.Random(seed)
     rare_at = {total // 7, total // 2, total - 5}
-    out: list[dict[str, Any]] = []
+    last: dict[str, Any] | None = None
     call = 0
-    while len(out) < total:
-        n = len(out)
-        pending = out and out[-1]["role"] == "assistant" and out[-1].get("tool_calls")
+    for n in range(total):
+        pending = last is not None and last["role"] == "assistant" and last.get("tool_calls")
         if pending:  # a call's result always follows it
+            assert last is not None
             size = rng.randint(200, 4000)
             shapes = _CODE if rng.random() < 0.5 else _OUTPUT
             message: dict[str, Any] = {
                 "role": "tool",
-                "tool_call_id": out[-1]["tool_calls"][0]["id"],
+                "tool_call_id": last["tool_calls"][0]["id"],
                 "content": _lines(rng, shapes, size),
             }
         elif rng.random() < 1 / 6:  # user : assistant = 10 : 50
@@ -106,5 +112,5 @@ def messages(total: int, seed: int = 7) -> list[dict[str, Any]]:
             )
         if n in rare_at:
             message["content"] = f"{message.get('content') or ''} quota hit: {RARE}"
-        out.append(message)
-    return out
+        yield message
+        last = message

@@ -3274,3 +3274,51 @@ def test_common_word_probes_take_hostile_terms_as_text(
         hits = mem.search_all(text, kinds="turn", since="2000-01-01", until="2999-01-01")
         assert all(h.kind == "turn" for h in hits)
         assert mem.search_all(text, kinds="turn", since="2999-01-01", until="2999-02-01") == []
+
+
+# -- i14-bulk: a streamed session import, a paged export, write_session ---------------------
+
+
+@pytest.mark.parametrize(
+    ("lines", "says"),
+    [
+        (['{"role": "user", "content": "ok"}', "x" * 1_100_000],
+         "hold a line (or document) larger than 1 MB"),
+        (['{"role": "user", "content": "ok"}', '{"role": "user", "content": "\\ud800"}'],
+         "message 2 holds text that is not valid UTF-8"),
+        (['{"role": "user", "content": "ok"}', "[1, 2]"], "line 2"),
+        (['{"role": "user", "content": "ok"}', '{"role": "tool"}'], "line 2"),
+    ],
+)  # fmt: skip
+def test_a_streamed_session_import_refuses_a_bad_line_in_one_line(
+    tmp_path: Path, lines: list[str], says: str
+) -> None:
+    store = tmp_path / "s.db"
+    source = tmp_path / "m.jsonl"
+    source.write_text("\n".join(lines) + "\n")
+    done = run_clew(store, "--create", "--max-input-mb", "1", "session", "import", str(source))
+    assert says in process_error_line(done)
+    if store.exists():
+        with sqlite3.connect(store) as conn:
+            assert conn.execute("SELECT count(*) FROM events").fetchone() == (0,)
+
+
+def test_a_streamed_session_import_refuses_bytes_that_are_not_utf8(tmp_path: Path) -> None:
+    source = tmp_path / "m.jsonl"
+    source.write_bytes(b'{"role": "user", "content": "ok"}\n{"role": "user", "content": "\xff"}\n')
+    done = run_clew(tmp_path / "s.db", "--create", "session", "import", str(source))
+    assert "not UTF-8 text" in process_error_line(done)
+
+
+def test_session_export_refuses_an_unknown_session_before_making_the_file(
+    cli: Callable[..., Result], tmp_path: Path
+) -> None:
+    target = tmp_path / "out.jsonl"
+    line = error_line(cli("session", "export", "nosuchsession", "-o", str(target)))
+    assert "session" in line and not target.exists()
+
+
+def test_write_session_refuses_what_is_not_a_session(mem: clew.Memory) -> None:
+    for bad in ("", "   ", 7):
+        with pytest.raises(ValidationError, match="session must be"):
+            mem.write_session(bad, io.StringIO())  # type: ignore[arg-type]

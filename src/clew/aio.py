@@ -177,6 +177,7 @@ class AsyncMemory:
     resume = _off_loop(Memory.resume)
     import_session = _off_loop(Memory.import_session)
     export_session = _off_loop(Memory.export_session)
+    write_session = _off_loop(Memory.write_session)
     journal = _off_loop(Memory.journal)
     verify = _off_loop(Memory.verify)
     index_status = _off_loop(Memory.index_status)

@@ -77,6 +77,8 @@ class Jobs(Governor, Retrieval, Working):
 
     def run_jobs(self, *, limit: int | None = None) -> list[Job]:
         """Do queued jobs (oldest first) until none is left or `limit` are done; return them."""
+        from clew import meter  # here: the hook path imports this module, not meter
+
         limit = checks.optional_count(limit, "limit")
         done: list[Job] = []
         while limit is None or len(done) < limit:
@@ -84,6 +86,7 @@ class Jobs(Governor, Retrieval, Working):
             if job is None:
                 break
             done.append(self._run(job))
+            meter.report("doing jobs", len(done), limit)
         return done
 
     def list_jobs(

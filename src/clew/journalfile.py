@@ -80,7 +80,7 @@ def header_line(space: str, schema: int, after: After | None) -> str:
     )
 
 
-def event_line(event: Event, text: str) -> str:
+def event_line(event: Event | chain.Link, text: str) -> str:
     """Return one event's line; `text` is its data as stored."""
     head = _compact({key: getattr(event, key) for key in EVENT_KEYS[:-1]})
     return f"{head[:-1]}{_DATA_KEY}{text}}}"
@@ -90,11 +90,6 @@ def end_line(count: int, head: str | None, last: str | None) -> str:
     """Return the last line of a journal file: how many events, the last one's hash and
     its id (what a later `export --after` continues from)."""
     return _compact({"clew": "end", "events": count, "head": head, "last": last})
-
-
-def stored_text(event: Event) -> str:
-    """Return the data text a store keeps for `event` (the one `adopt` would write)."""
-    return codec.dumps(event.data)
 
 
 # -- reading ------------------------------------------------------------------------------
@@ -218,10 +213,9 @@ def _event(number: int, line: str, start: int, space: str) -> Moved:
     return Moved(number, event, text)
 
 
-def _end(number: int, last: dict[str, Any], events: list[Moved]) -> None:
+def _end(number: int, last: dict[str, Any], count: int, head: str | None) -> None:
     if last.get("clew") != "end":
         raise _refuse(number, 'is neither an event nor the last line ({"clew":"end",...})')
-    count, head = len(events), events[-1].event.hash if events else None
     if last.get("events") != count or last.get("head") != head:
         raise _refuse(
             number,
@@ -234,13 +228,25 @@ def parse(text: str) -> JournalFile:
     """Read a journal file and check it whole: its header, every line's shape and data, the
     hash chain from line to line, and the last line's count; raise ValidationError naming
     the first line that is wrong."""
-    lines = _lines(text)
+    space, schema, after, events = stream(_lines(text))
+    return JournalFile(space, schema, after, tuple(events))
+
+
+def stream(lines: Iterator[tuple[int, str]]) -> tuple[str, int, After | None, Iterator[Moved]]:
+    """Read a journal file's header from `lines` (numbered, without their line ends) and
+    return it with its events, read and checked one by one as they are taken (as `parse`
+    checks them); the iterator raises ValidationError at the first line that is wrong,
+    the last line's count included, so a file is known sound only once it is exhausted."""
     number, line = next(lines, (1, ""))
     if not line.strip():
         raise _refuse(1, "is empty: this is not a file written by `clew export`")
     space, schema, after = _header(number, line)
+    return space, schema, after, _events(lines, space, after)
+
+
+def _events(lines: Iterator[tuple[int, str]], space: str, after: After | None) -> Iterator[Moved]:
     previous = "" if after is None else after.hash
-    events: list[Moved] = []
+    count, head, number = 0, None, 1
     for number, line in lines:
         start = line.find(_DATA_KEY)
         if start < 0:  # the last line, or a line that is not an event as clew writes one
@@ -253,11 +259,11 @@ def parse(text: str) -> JournalFile:
                     if keys
                     else f"does not have the keys of an event line ({', '.join(EVENT_KEYS)})",
                 )
-            _end(number, row, events)
+            _end(number, row, count, head)
             extra = next(lines, None)
             if extra is not None:
                 raise _refuse(extra[0], "comes after the journal's last line")
-            return JournalFile(space, schema, after, tuple(events))
+            return
         moved = _event(number, line, start, space)
         expected = chain.event_hash(
             previous,
@@ -275,8 +281,9 @@ def parse(text: str) -> JournalFile:
                 "has a hash that does not follow from the lines before it: the file was"
                 " changed, reordered or had lines removed",
             )
-        previous = expected
-        events.append(moved)
+        previous = head = expected
+        count += 1  # noqa: SIM113 - events, not lines: the last line is not one
+        yield moved
     raise _refuse(
         number + 1,
         'is missing: the journal\'s last line ({"clew":"end",...}) never came, so the file'

@@ -9,9 +9,10 @@ Nothing is ever deleted: popping or clearing a session (the Agents SDK's `pop_it
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Sequence
+import json
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import IO, Any, NamedTuple
 
 from clew import checks, turns
 from clew.errors import ValidationError
@@ -337,7 +338,7 @@ class Sessions(Retrieval, Working):
 
     def import_session(
         self,
-        messages: Sequence[dict[str, Any]],
+        messages: Iterable[dict[str, Any]],
         *,
         workspace: str | None = None,
         model: str | None = None,
@@ -347,21 +348,70 @@ class Sessions(Retrieval, Working):
         at: str | datetime | Sequence[str | datetime] | None = None,
     ) -> Session:
         """A new session holding `messages` (OpenAI chat messages or Responses items) as
-        its turns, exactly; all or nothing. `at`: when they were said (one time for all,
-        or one per message); the session starts at the first."""
-        items = checks.sequence(messages, "messages")
-        said = self._said(at, len(items))
-        with self._write():
+        its turns, exactly; all or nothing, in one transaction. `messages` may be any
+        iterable (a generator reading a file, say): it is read in batches, so a million
+        messages never sit in memory at once. `at`: when they were said (one time for all,
+        or one per message, which needs them all); the session starts at the first."""
+        if isinstance(messages, str | bytes | dict) or not isinstance(messages, Iterable):
+            raise ValidationError(f"messages must be a list, not {type(messages).__name__}")
+        said: list[str | None] | None = None  # one time per message, when given so
+        start: str | None = None  # else one time for all (None: now)
+        items: Iterable[Any] = messages
+        if at is not None and not isinstance(at, str | datetime):
+            items = checks.sequence(messages, "messages")
+            said = self._said(at, len(items))
+        elif at is not None:
+            start = self._said(at, 1)[0]
+        batches = _batches(iter(items), _IMPORT_BATCH)
+        # Read before the write lock is taken: a file that fails at once never takes it.
+        first = next(batches, [])
+        with self._write(), self._store.bulk_turns():
             created = self.start_session(
                 workspace=workspace, model=model, title=title, task_id=task_id,
-                system_prompt=system_prompt, at=said[0] if said else None,
+                system_prompt=system_prompt, at=said[0] if said else start,
             )  # fmt: skip
-            if items:
-                self.append_turns(created.id, items, at=said if at is not None else None)  # type: ignore[arg-type]
+            done = 0
+            for batch in itertools.chain([first] if first else [], batches):
+                when = said[done : done + len(batch)] if said is not None else start
+                self.append_turns(created.id, batch, at=when)  # type: ignore[arg-type]
+                done += len(batch)
             return self._store.get_session(created.id)
 
     def export_session(self, session: str, *, include_hidden: bool = True) -> list[dict[str, Any]]:
         """A session's messages exactly as they were given, in order (import_session takes
         them back)."""
-        sid = self._session_id(session)
-        return [t.message for t in self._store.get_turns(sid, include_hidden=include_hidden)]
+        return list(self._session_messages(session, include_hidden))
+
+    def write_session(self, session: str, out: IO[str], *, include_hidden: bool = True) -> int:
+        """Write a session's messages to `out` as JSON Lines (what export_session returns,
+        one per line), a page at a time, so a session of any length is written in constant
+        memory; return how many were written."""
+        written = 0
+        for message in self._session_messages(session, include_hidden):
+            out.write(json.dumps(message, ensure_ascii=False) + "\n")
+            written += 1
+        return written
+
+    def _session_messages(self, session: str, include_hidden: bool) -> Iterator[dict[str, Any]]:
+        """A session's messages, read a page at a time in one read transaction."""
+        from clew import meter  # here: the hook path imports this module, not meter
+
+        with self._store.transaction():
+            current = self._session(session)
+            for first in range(1, current.turn_count + 1, _EXPORT_PAGE):
+                page = self._store.get_turns(
+                    current.id, first=first, last=first + _EXPORT_PAGE - 1,
+                    include_hidden=include_hidden,
+                )  # fmt: skip
+                yield from (t.message for t in page)
+                meter.report("exporting", min(first + _EXPORT_PAGE - 1, current.turn_count),
+                             current.turn_count)  # fmt: skip
+
+
+_IMPORT_BATCH = 1000  # messages parsed and appended at a time by import_session
+_EXPORT_PAGE = 1000  # turns read at a time by _session_messages
+
+
+def _batches(items: Iterator[Any], size: int) -> Iterator[list[Any]]:
+    while batch := list(itertools.islice(items, size)):
+        yield batch

@@ -27,7 +27,8 @@ in the target or earlier in what is sent.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Generator, Sequence
+import itertools
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence, Sized
 from typing import IO
 
 from clew import checks, journalfile
@@ -41,7 +42,8 @@ from clew.errors import (
 from clew.facade import Facade
 from clew.journalfile import After, Moved
 from clew.models import Event, MoveReport
-from clew.store import Store, chain
+from clew.store import Store, chain, codec
+from clew.store.chain import Link
 
 _PAGE = 1000  # events read from the store at a time
 PUSH_BATCH = 500  # events written to a target per transaction
@@ -79,19 +81,24 @@ class Transfer(Facade):
             raise ValidationError("give after (an event id) or since_seq, not both")
         cut = None if after is None else checks.text(after, "after").strip().lower()
         since = None if since_seq is None else checks.count(since_seq, "since_seq")
+        from clew import meter  # here: the hook path imports this module, not meter
         from clew.store.migrations import LATEST
 
         whole, seen, headed = cut is None and since is None, False, False
-        previous: Event | None = None
+        previous: Link | None = None
         count = 0
-        with contextlib.closing(self._stored_events()) as events:
-            for event, text in events:
+        total = self._store.count_events()
+        with contextlib.closing(self._stored_links()) as links:
+            for read, event in enumerate(links, 1):
+                if read % _PAGE == 0:
+                    meter.report("exporting", read, total)
                 if whole or seen or (since is not None and event.seq > since):
                     if not headed:  # a cut file continues from the event before its first
                         out.write(journalfile.header_line(self.space, LATEST, _after(previous)))
                         out.write("\n")
                         headed = True
-                    out.write(journalfile.event_line(event, text) + "\n")
+                    # The data as stored, never decoded: the text the hash was checked over.
+                    out.write(journalfile.event_line(event, event.data) + "\n")
                     count += 1
                 seen = seen or event.id == cut
                 previous = event
@@ -107,21 +114,22 @@ class Transfer(Facade):
         out.write(journalfile.end_line(count, last and last.hash, last and last.id) + "\n")
         return count
 
-    def import_events(self, text: str) -> MoveReport:
+    def import_events(self, text: str | Iterable[str]) -> MoveReport:
         """Replay a journal file (the text `export_events` writes) into this space: the
         whole file is checked first, then every event this space does not hold is added,
-        all in one transaction; events it holds are skipped."""
-        if not isinstance(text, str):
+        all in one transaction; events it holds are skipped. Given its lines instead (any
+        iterable of text lines, an open file included), it is read a line at a time, each
+        line checked as it is replayed, still in one transaction: a file of any length
+        imports in constant memory, and a fault anywhere in it leaves nothing."""
+        if isinstance(text, str):
+            moved = journalfile.parse(text)
+            _known_schema(moved.schema)
+            return replay(self._store, moved.after, moved.events, refuse=_FILE)
+        if isinstance(text, bytes | bytearray | dict) or not isinstance(text, Iterable):
             raise ValidationError(f"a journal file is text, not {type(text).__name__}")
-        from clew.store.migrations import LATEST
-
-        moved = journalfile.parse(text)
-        if moved.schema > LATEST:
-            raise ValidationError(
-                f"the journal file was written by a newer clew (schema {moved.schema}; this"
-                f" clew knows {LATEST}): upgrade clew; nothing was imported"
-            )
-        return replay(self._store, moved.after, moved.events, refuse=_FILE)
+        _space, schema, after, events = journalfile.stream(_numbered(text))
+        _known_schema(schema)
+        return replay(self._store, after, events, refuse=_FILE, streamed=True)
 
     def push(
         self,
@@ -142,76 +150,155 @@ class Transfer(Facade):
         from clew.location import resolve_busy_timeout
         from clew.store import open_store
 
-        with contextlib.closing(self._stored_events()) as stored:
-            events = tuple(Moved(event.seq, event, text) for event, text in stored)
+        journal = _Journal(self)  # read twice (checks, then writes), a page at a time
         target = open_store(location, chosen, resolve_busy_timeout(busy_timeout))
         try:
-            return replay(target, None, events, refuse=_pushed("nothing was pushed"), batch=size)
+            return replay(target, None, journal, refuse=_pushed("nothing was pushed"), batch=size)
         finally:
             target.close()
 
-    def _stored_events(self) -> Generator[tuple[Event, str]]:
-        """Yield this space's events as stored, each with its data text, in one read
-        transaction, checking that each follows from the one before in the hash chain."""
+    def _stored_links(self) -> Generator[Link]:
+        """Yield this space's events as stored (their data as text, never decoded), a page
+        at a time in one read transaction, checking that each follows from the one before
+        in the hash chain."""
         previous, seq = "", 0
         with self._store.transaction():
             while True:
-                page = self._store.list_events(after=seq, limit=_PAGE, as_stored=True)
-                for event in page:
-                    text = journalfile.stored_text(event)
-                    if event.unreadable is not None or event.hash != chain.event_hash(
-                        previous,
-                        id=event.id,
-                        space=event.space,
-                        task_id=event.task_id,
-                        correlation_id=event.correlation_id,
-                        type=event.type,
-                        data=text,
-                        created_at=event.created_at,
-                    ):
+                page = self._store.stored_links(after=seq, limit=_PAGE)
+                for link in page:
+                    if link.hash != chain.row_hash(previous, link):
                         raise StoreError(
-                            f"event #{event.seq} ({event.type}) of space {self.space!r} does"
+                            f"event #{link.seq} ({link.type}) of space {self.space!r} does"
                             " not follow from the journal before it, so the journal cannot be"
                             " moved exactly; `clew verify` says what is wrong"
                         )
-                    previous = event.hash
-                    yield event, text
+                    previous = str(link.hash)
+                    yield link
                 if len(page) < _PAGE:
                     return
                 seq = page[-1].seq
 
 
-def _after(event: Event | None) -> After | None:
+def _event(link: Link) -> Event:
+    """The event a stored link holds (its data decoded), for a replay elsewhere."""
+    try:
+        data = codec.loads(link.data)
+    except (ValueError, TypeError, RecursionError):
+        data = None
+    if not isinstance(data, dict):
+        raise StoreError(
+            f"event #{link.seq} ({link.type}) of space {link.space!r} holds data that is not"
+            " a JSON object, so it cannot be moved; `clew verify` says what is wrong"
+        )
+    return Event(
+        link.seq, link.id, link.space, link.task_id, link.correlation_id, link.type,
+        data, link.created_at, link.hash,
+    )  # fmt: skip
+
+
+def _known_schema(schema: int) -> None:
+    from clew.store.migrations import LATEST
+
+    if schema > LATEST:
+        raise ValidationError(
+            f"the journal file was written by a newer clew (schema {schema}; this"
+            f" clew knows {LATEST}): upgrade clew; nothing was imported"
+        )
+
+
+def _numbered(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """A journal file's lines numbered from 1, without their ends ("\n", or "\r\n")."""
+    for number, line in enumerate(lines, 1):
+        if not isinstance(line, str):
+            raise ValidationError(f"line {number} of the journal file is not text")
+        yield number, line.removesuffix("\n").removesuffix("\r")
+
+
+def _after(event: Link | Event | None) -> After | None:
     return None if event is None or event.hash is None else After(event.id, event.hash)
 
 
 def replay(
     store: Store,
     after: After | None,
-    events: Sequence[Moved],
+    events: Iterable[Moved],
     *,
     refuse: _Refusal,
     batch: int | None = None,
+    streamed: bool = False,
 ) -> MoveReport:
     """Adopt into `store` the `events` (a journal in order, continuing from `after`) that
     it does not hold: all in one transaction, or `batch` at a time after checking them all
-    first. Return what was added and skipped."""
-    if batch is not None and events:
+    first (then `events` is read twice, a part at a time: it need not fit in memory), or,
+    `streamed`, all in one transaction read once a part at a time, each part checked with
+    what the parts before it showed. Return what was added and skipped."""
+    from clew import meter  # here: the hook path imports this module, not meter
+
+    if streamed:
+        return _replay_streamed(store, after, events, refuse)
+    total = len(events) if isinstance(events, Sized) else None
+    if batch is not None:
         with store.transaction():  # every check once, before anything is written
-            _pending(store, after, events, refuse)
-    size = batch or max(len(events), 1)
-    added, head = 0, None
+            checks = _Checks(store, after, refuse)
+            for part in _parts(events, _PAGE):
+                checks.part(part)
+    parts = _parts(events, batch) if batch is not None else _parts(events, None)
+    added, head, count, prior = 0, None, 0, after
     resumed = _pushed("the push stopped there; what came before it is in the target, and"
                       " pushing again resumes") if batch else refuse  # fmt: skip
-    for start in range(0, len(events), size):
-        part = events[start : start + size]
-        prior = after if start == 0 else _moved_after(events[start - 1])
-        with store.transaction(write=True):
-            todo = _pending(store, prior, part, resumed if start else refuse)
-            for moved in todo:
-                head = _adopt(store, moved, resumed if start else refuse).hash
+    for part in parts:
+        with store.transaction(write=True), store.bulk_turns():
+            todo = _pending(store, prior, part, resumed if count else refuse)
+            for n, moved in enumerate(todo, 1):
+                head = _adopt(store, moved, resumed if count else refuse).hash
+                if n % _PAGE == 0:
+                    meter.report("pushing" if batch else "importing", count + n, total)
         added += len(todo)
-    return MoveReport(len(events), added, len(events) - added, store.space, head)
+        count += len(part)
+        prior = _moved_after(part[-1])
+    return MoveReport(count, added, count - added, store.space, head)
+
+
+def _replay_streamed(
+    store: Store, after: After | None, events: Iterable[Moved], refuse: _Refusal
+) -> MoveReport:
+    from clew import meter
+
+    added, count, head = 0, 0, None
+    with store.transaction(write=True), store.bulk_turns():
+        checks = _Checks(store, after, refuse)
+        for part in _parts(events, _PAGE):
+            for moved in checks.part(part):
+                head = _adopt(store, moved, refuse).hash
+                added += 1
+            count += len(part)
+            meter.report("importing", count, None)
+    return MoveReport(count, added, count - added, store.space, head)
+
+
+def _parts(events: Iterable[Moved], size: int | None) -> Iterator[list[Moved]]:
+    """The events in lists of `size` (None: one list of all, if there are any)."""
+    if size is None:
+        whole = list(events)
+        if whole:
+            yield whole
+        return
+    items = iter(events)
+    while part := list(itertools.islice(items, size)):
+        yield part
+
+
+class _Journal:
+    """This space's journal as moved events, read again (a page at a time, the chain
+    checked) each time it is iterated."""
+
+    def __init__(self, source: Transfer) -> None:
+        self.source = source
+
+    def __iter__(self) -> Iterator[Moved]:
+        with contextlib.closing(self.source._stored_links()) as links:
+            for link in links:
+                yield Moved(link.seq, _event(link), link.data)
 
 
 def _moved_after(moved: Moved) -> After:
@@ -239,57 +326,82 @@ def _pending(
 ) -> list[Moved]:
     """Return the events the store does not hold, after checking they can follow what it
     holds: the held ones a prefix, the event continued from held, no task clash."""
-    held = store.event_ids([m.event.id for m in events])
-    todo = [m for m in events if m.event.id not in held]
-    if not todo:
-        return []
-    first = next(i for i, m in enumerate(events) if m.event.id not in held)
-    gap = next((m for m in events[first:] if m.event.id in held), None)
-    if gap is not None:
-        raise refuse(
-            gap,
-            f"is already in the store but {refuse.where(todo[0])} before it is not: the store"
-            " holds this journal with a gap, so it cannot be continued in order",
-        )
-    if first == 0 and after is not None and not store.event_ids([after.id]):
-        raise refuse(
-            todo[0],
-            f"continues after event {after.id}, which this store does not hold: import the"
-            " journal up to that event first (or export the whole journal)",
-        )
-    _check_tasks(store, todo, refuse)
-    return todo
+    return _Checks(store, after, refuse).part(events)
 
 
-def _check_tasks(store: Store, todo: Sequence[Moved], refuse: _Refusal) -> None:
-    """Refuse an event that creates a task the store already holds (another task with the
-    same id), or that belongs to a task neither the store nor an earlier event creates."""
-    created: set[str] = set()
-    known: dict[str, bool] = {}
+class _Checks:
+    """The checks of a journal against a store, run over the journal in parts (in order),
+    each part checked with what the parts before it showed: the events the store holds a
+    prefix of the journal, the event it continues from held, no task clash."""
 
-    def holds(task_id: str) -> bool:
-        if task_id not in known:
+    def __init__(self, store: Store, after: After | None, refuse: _Refusal) -> None:
+        self.store, self.after, self.refuse = store, after, refuse
+        self.first_todo: Moved | None = None  # the first event the store does not hold
+        self.started = False
+        self.created: set[str] = set()  # tasks created by the events checked so far
+        self.known: dict[str, bool] = {}  # tasks the store holds, or not, as looked up
+
+    def part(self, events: Sequence[Moved]) -> list[Moved]:
+        """Check the next events of the journal; return those the store does not hold."""
+        held = self.store.event_ids([m.event.id for m in events])
+        todo: list[Moved] = []
+        continues = False
+        for moved in events:
+            if moved.event.id in held:
+                if self.first_todo is not None:
+                    raise self.refuse(
+                        moved,
+                        f"is already in the store but {self.refuse.where(self.first_todo)}"
+                        " before it is not: the store holds this journal with a gap, so it"
+                        " cannot be continued in order",
+                    )
+            else:
+                if self.first_todo is None:
+                    self.first_todo = moved
+                    continues = not self.started and self.after is not None
+                todo.append(moved)
+            self.started = True
+        if continues:  # after the gap check, as a whole journal checked at once would be
+            self._continues(todo[0])
+        for moved in todo:
+            self._check_task(moved)
+        return todo
+
+    def _continues(self, moved: Moved) -> None:
+        assert self.after is not None
+        if not self.store.event_ids([self.after.id]):
+            raise self.refuse(
+                moved,
+                f"continues after event {self.after.id}, which this store does not hold:"
+                " import the journal up to that event first (or export the whole journal)",
+            )
+
+    def _holds(self, task_id: str) -> bool:
+        if task_id not in self.known:
             try:
-                store.get_task_status(task_id)
-                known[task_id] = True
+                self.store.get_task_status(task_id)
+                self.known[task_id] = True
             except NotFoundError:
-                known[task_id] = False
-        return known[task_id]
+                self.known[task_id] = False
+        return self.known[task_id]
 
-    for moved in todo:
+    def _check_task(self, moved: Moved) -> None:
+        """Refuse an event that creates a task the store already holds (another task with
+        the same id), or that belongs to a task neither the store nor an earlier event
+        creates."""
         task_id = moved.event.task_id
         if task_id is None:
-            continue
+            return
         if moved.event.type == "task.created":
-            if task_id in created or holds(task_id):
-                raise refuse(
+            if task_id in self.created or self._holds(task_id):
+                raise self.refuse(
                     moved,
                     f"creates task {task_id}, but this store already holds a different task"
                     " with that id",
                 )
-            created.add(task_id)
-        elif task_id not in created and not holds(task_id):
-            raise refuse(
+            self.created.add(task_id)
+        elif task_id not in self.created and not self._holds(task_id):
+            raise self.refuse(
                 moved,
                 f"belongs to task {task_id}, which this store does not hold and no earlier"
                 " event creates: move the journal that creates it first",

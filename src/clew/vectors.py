@@ -206,6 +206,8 @@ class Vectors(Facade):
         """Embed the records that have no current vector, `BATCH` per transaction (at most
         `limit` records); return how many were brought up to date. VectorsUnavailable
         without the `vectors` extra."""
+        from clew import meter  # here: the hook path imports this module, not meter
+
         most = None if limit is None else checks.count(limit, "limit")
         embedder = self._embedder()
         done = 0
@@ -220,6 +222,7 @@ class Vectors(Facade):
                     break
                 self._embed(embedder, pending)
                 done += len(pending)
+                meter.report("embedding", done, most)
                 after = pending[-1].ref_id
                 if len(pending) < page:
                     break

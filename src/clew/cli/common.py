@@ -8,7 +8,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn
 
 from clew.errors import ClewError, ValidationError
 
@@ -316,10 +316,7 @@ def _shown(text: str) -> str:
 
 def read_output(source: str | None, field: str, stdin_used: list[bool], limit: int) -> bytes | None:
     """Read a command's output from a regular file, or from stdin for '-', as exact bytes;
-    at most `limit` bytes. Devices, FIFOs and folders are refused rather than read: a
-    stream with no end would hang or fill memory (stdin is the way to pass a stream)."""
-    import stat
-
+    at most `limit` bytes (see `open_input`)."""
     if source is None:
         return None
     if source == "-":
@@ -327,6 +324,21 @@ def read_output(source: str | None, field: str, stdin_used: list[bool], limit: i
             raise ValidationError("only one of --stdout-file and --stderr-file can read stdin")
         stdin_used.append(True)
         return _capped(sys.stdin.buffer.read(limit + 1), field, "stdin", limit)
+    with open_input(source, field) as handle:
+        try:
+            return _capped(handle.read(limit + 1), field, source, limit)
+        except OSError as exc:
+            raise ValidationError(f"cannot read {field} from {source}: {exc.strerror}") from None
+
+
+def open_input(source: str, field: str) -> BinaryIO:
+    """Open a regular file (or stdin for '-') to read `field` from, in binary. Devices,
+    FIFOs and folders are refused rather than read: a stream with no end would hang or fill
+    memory (stdin is the way to pass a stream)."""
+    import stat
+
+    if source == "-":
+        return sys.stdin.buffer
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer before we can refuse it.
         fd = os.open(source, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -340,11 +352,7 @@ def read_output(source: str | None, field: str, stdin_used: list[bool], limit: i
             f"cannot read {field} from {source}: it is {kind}; give a file, or pipe a"
             " stream to stdin and give '-'"
         )
-    with os.fdopen(fd, "rb") as handle:
-        try:
-            return _capped(handle.read(limit + 1), field, source, limit)
-        except OSError as exc:
-            raise ValidationError(f"cannot read {field} from {source}: {exc.strerror}") from None
+    return os.fdopen(fd, "rb")
 
 
 def _capped(data: bytes, field: str, source: str, limit: int) -> bytes:

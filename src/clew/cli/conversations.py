@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from collections.abc import Iterable, Iterator
+from typing import Any, BinaryIO
 
 from clew.cli.common import (
     Commands,
     current_time,
     input_limit,
+    open_input,
     open_memory,
     print_json,
     read_text,
@@ -21,11 +23,103 @@ from clew.cli.common import (
 from clew.errors import ValidationError
 
 
-def _messages(args: argparse.Namespace, source: str) -> list[dict[str, Any]]:
+def _messages(args: argparse.Namespace, source: str) -> Iterable[dict[str, Any]]:
+    """The messages of a file (or stdin): JSON Lines are read a line at a time as the
+    import takes them (each line at most the input limit), so a file of any length imports
+    in constant memory; a JSON document is read whole, within the input limit."""
     from clew.turns import read_messages
 
-    text = read_text(source, "messages", input_limit(args))
-    return read_messages(text, "stdin" if source == "-" else source)
+    limit = input_limit(args)
+    handle = open_input(source, "messages")
+    name = "stdin" if source == "-" else source
+    try:
+        head: list[bytes] = []
+        while not head or not head[-1].strip():  # up to the first line that holds something
+            line = handle.readline(limit + 1)
+            if not line:
+                break
+            head.append(line)
+        last = head[-1].removesuffix(b"\n") if head else b""
+        first = _message_line(last, name, len(head), limit) if head else None
+    except BaseException:
+        handle.close()
+        raise
+    if first is None:  # not one message a line: the whole document, within the limit
+        with handle:
+            rest = handle.read(limit + 1 - sum(len(h) for h in head))
+        text = _decoded(b"".join(head) + rest, name, limit)
+        return read_messages(text, name)
+    return _message_lines(handle, first, name, len(head), limit)
+
+
+def _message_line(raw: bytes, name: str, number: int, limit: int) -> dict[str, Any] | None:
+    """The first line's message when the file is JSON Lines (the line is one message by
+    itself), else None."""
+    from clew import checks
+
+    text = _decoded(raw, name, limit).removeprefix("\ufeff")
+    try:
+        value = checks.json_value(text, f"{name} line {number}")
+    except (checks.NotJson, ValidationError):  # the whole document says what is wrong
+        return None
+    if not isinstance(value, dict) or isinstance(value.get("messages"), list):
+        return None
+    return value
+
+
+def _message_lines(
+    handle: BinaryIO, first: dict[str, Any], name: str, number: int, limit: int
+) -> Iterator[dict[str, Any]]:
+    """Each message of a JSON Lines file, checked as `read_messages` checks them (an error
+    names its line); the file's share read so far reported to the progress bar."""
+    from clew import checks, meter
+    from clew.turns import parse
+
+    size = _size(handle)
+    done = 0
+    with handle:
+        parse(first, f"{name} line {number}")
+        yield first
+        # At most one byte over the limit a read: a line with no end must not fill memory.
+        for raw in iter(lambda: handle.readline(limit + 1), b""):
+            number += 1
+            done += len(raw)
+            line = raw.removesuffix(b"\n")
+            if len(line) > limit:
+                _decoded(line, name, limit)  # says it is too large
+            if not line.strip():
+                continue
+            where = f"{name} line {number}"
+            try:
+                message = checks.json_value(_decoded(line, name, limit), where)
+            except checks.NotJson as exc:
+                raise ValidationError(f"{where} is not valid JSON: {exc.reason}") from None
+            parse(message, where)
+            if number % 1000 == 0:  # in MB read of the file (the messages are not counted)
+                meter.report("importing (MB)", done >> 20, None if size is None else size >> 20)
+            yield message
+
+
+def _decoded(data: bytes, name: str, limit: int) -> str:
+    if len(data) > limit:
+        raise ValidationError(
+            f"messages from {name} hold a line (or document) larger than {limit // 2**20} MB;"
+            " raise the limit with --max-input-mb (or $CLEW_MAX_INPUT_MB)"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValidationError(f"messages from {name} is not UTF-8 text") from None
+
+
+def _size(handle: BinaryIO) -> int | None:
+    import stat
+
+    try:
+        info = os.fstat(handle.fileno())
+    except (OSError, ValueError):
+        return None
+    return info.st_size if stat.S_ISREG(info.st_mode) else None
 
 
 def _session_fields(args: argparse.Namespace) -> dict[str, Any]:
@@ -137,29 +231,38 @@ def cmd_context(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    from clew.cli.bar import shown as bar
+
     messages = _messages(args, args.file)
-    with open_memory(args) as mem:
+    with open_memory(args) as mem, bar():
         session = mem.import_session(messages, **_session_fields(args))
     return show(args, session, session.id)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from clew.turns import write_messages
+    from clew.cli.bar import shown as bar
 
     with open_memory(args) as mem:
-        messages = mem.export_session(args.session, include_hidden=not args.visible)
-    text = write_messages(messages)
-    if args.output is None or args.output == "-":
-        sys.stdout.write(text)
-        return 0
-    try:
-        with open(args.output, "x", encoding="utf-8") as handle:
-            handle.write(text)
-    except FileExistsError:
-        raise ValidationError(f"{args.output} exists; choose a new file name") from None
-    except OSError as exc:
-        raise ValidationError(f"cannot write {args.output}: {exc.strerror}") from None
-    print(f"{len(messages)} message(s) written to {args.output}", file=sys.stderr)
+        session = mem.get_session(args.session).id  # before the file: an unknown one makes none
+        if args.output is None or args.output == "-":
+            with bar():
+                mem.write_session(session, sys.stdout, include_hidden=not args.visible)
+            return 0
+        try:
+            handle = open(args.output, "x", encoding="utf-8")  # noqa: SIM115 - closed below
+        except FileExistsError:
+            raise ValidationError(f"{args.output} exists; choose a new file name") from None
+        except OSError as exc:
+            raise ValidationError(f"cannot write {args.output}: {exc.strerror}") from None
+        try:
+            with handle, bar():
+                count = mem.write_session(session, handle, include_hidden=not args.visible)
+        except BaseException as exc:
+            os.remove(args.output)  # the file was new: no half of an export stays behind
+            if isinstance(exc, OSError):
+                raise ValidationError(f"cannot write {args.output}: {exc.strerror}") from None
+            raise
+    print(f"{count} message(s) written to {args.output}", file=sys.stderr)
     return 0
 
 

@@ -63,8 +63,11 @@ def cmd_index_status(args: argparse.Namespace) -> int:
 
 
 def cmd_index_update(args: argparse.Namespace) -> int:
+    from clew.cli.bar import shown as bar
+
     with open_memory(args) as mem:
-        done = mem.update_index(limit=args.limit)
+        with bar():
+            done = mem.update_index(limit=args.limit)
         status = mem.index_status()
         approximate = mem.prepare_nearest()
     if args.json:
@@ -77,8 +80,11 @@ def cmd_index_update(args: argparse.Namespace) -> int:
 
 
 def cmd_index_rebuild(args: argparse.Namespace) -> int:
+    from clew.cli.bar import shown as bar
+
     with open_memory(args) as mem:
-        done = mem.rebuild_index()
+        with bar():
+            done = mem.rebuild_index()
         status = mem.index_status()
         approximate = mem.prepare_nearest()
     if args.json:

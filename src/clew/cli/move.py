@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import io
 import sys
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, BinaryIO
 
-from clew.cli.common import Commands, input_limit, open_memory, print_json, read_text, whole
+from clew.cli.bar import shown as bar
+from clew.cli.common import Commands, input_limit, open_input, open_memory, print_json, whole
 from clew.errors import ValidationError
 from clew.location import shown
 
@@ -24,9 +26,11 @@ def cmd_export(args: argparse.Namespace) -> int:
             _write(args.output, "".join(f"{line}\n" for line in lines))
             count = len(lines)
         elif args.output in (None, "-"):
-            count = mem.export_events(sys.stdout, after=args.after, since_seq=args.since_seq)
+            with bar():
+                count = mem.export_events(sys.stdout, after=args.after, since_seq=args.since_seq)
         else:
-            count = _export_to(mem, args)
+            with bar():
+                count = _export_to(mem, args)
     if args.output not in (None, "-"):
         print(f"{_events(count)} written to {args.output}", file=sys.stderr)
     return 0
@@ -60,9 +64,10 @@ def _write(output: str | None, text: str) -> None:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    text = read_text(args.file, "the journal file", input_limit(args))
-    with open_memory(args) as mem:
-        report = mem.import_events(text)
+    limit = input_limit(args)
+    handle = open_input(args.file, "the journal file")
+    with handle, open_memory(args) as mem, bar():
+        report = mem.import_events(_lines(handle, limit))
     if args.json:
         print_json(report)
         return 0
@@ -71,6 +76,23 @@ def cmd_import(args: argparse.Namespace) -> int:
         f" ({report.skipped} of the file's {report.events} were already there)"
     )
     return 0
+
+
+def _lines(handle: BinaryIO, limit: int) -> Iterator[str]:
+    """A journal file's lines as text, read one at a time (only "\n" ends one: the data may
+    hold other line breaks), each at most `limit` bytes."""
+    for number, raw in enumerate(iter(lambda: handle.readline(limit + 1), b""), 1):
+        if len(raw) > limit and not raw.endswith(b"\n"):
+            raise ValidationError(
+                f"line {number} of the journal file is larger than {limit // 2**20} MB; raise"
+                f" the limit with --max-input-mb (or $CLEW_MAX_INPUT_MB); nothing was imported"
+            )
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValidationError(
+                f"the journal file is not UTF-8 text (line {number}); nothing was imported"
+            ) from None
 
 
 def cmd_push(args: argparse.Namespace) -> int:
@@ -85,7 +107,7 @@ def cmd_push(args: argparse.Namespace) -> int:
             raise ValidationError(
                 f"the folder {folder} of the target store does not exist; make it, or add --create"
             )
-    with open_memory(args) as mem:
+    with open_memory(args) as mem, bar():
         report = mem.push(
             target, space=args.to_space, batch=args.batch, busy_timeout=args.busy_timeout
         )
@@ -139,9 +161,10 @@ def register(commands: Any, command: Commands) -> None:
         "import",
         cmd_import,
         "replay a journal file (from `clew export`) into this space",
-        "Replay a journal file into this space: the whole file is checked first (its hash"
-        " chain, every line, its last line), then each event this space does not hold is"
-        " added, all in one transaction. Importing the same file twice adds nothing.",
+        "Replay a journal file into this space, a line at a time: every line is checked (its"
+        " hash chain, its fields, the last line's count) and each event this space does not"
+        " hold is added, all in one transaction, so a fault anywhere leaves nothing."
+        " Importing the same file twice adds nothing.",
     )
     p.add_argument("file", metavar="FILE", help="the journal file, or - for stdin")
 

@@ -33,8 +33,10 @@ def cmd_init(args: argparse.Namespace) -> int:
     here = os.path.realpath(os.getcwd())
     path = named if source in ("--db", "CLEW_DB") else os.path.join(here, STORE_DIR, STORE_FILE)
     existed = os.path.exists(path)
-    with clew.open(path, space=args.space, busy_timeout=args.busy_timeout):
-        pass
+    from clew.cli.bar import shown as bar
+
+    with bar(), clew.open(path, space=args.space, busy_timeout=args.busy_timeout):
+        pass  # opening migrates: an old, large store may take a while
     # A new project store below another one hides that one's tasks from this folder down.
     above: str | None = None
     if not existed and source not in ("--db", "CLEW_DB"):
@@ -70,9 +72,10 @@ def cmd_journal(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    from clew.cli.bar import shown as bar
     from clew.views import verify_view
 
-    with open_memory(args) as mem:
+    with open_memory(args) as mem, bar():
         report = mem.verify(all_spaces=args.all_spaces)
     if args.json:
         print_json({"ok": report.ok, **as_dict(report)})

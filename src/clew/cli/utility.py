@@ -35,7 +35,10 @@ def cmd_work(args: argparse.Namespace) -> int:
         if args.background:
             done = drain(mem)  # polls the waits too, while any is watched
         else:
-            done = mem.run_jobs(limit=args.limit)
+            from clew.cli.bar import shown as bar
+
+            with bar():
+                done = mem.run_jobs(limit=args.limit)
             if mem.maintenance_due():
                 upkeep = mem.maintain(trigger="worker")
             checked = mem.check_waits()

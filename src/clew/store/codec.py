@@ -60,4 +60,6 @@ def dumps(value: Any) -> str:
 
 def loads(text: str) -> Any:
     """Parse JSON text written by `dumps`, restoring bytes."""
+    if '"$' not in text:  # no key or marker that `dumps` wrapped: nothing to unwrap
+        return json.loads(text)
     return json.loads(text, object_hook=_unwrap)

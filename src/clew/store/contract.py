@@ -61,6 +61,7 @@ from clew.models import (
     VerifyReport,
 )
 from clew.search import Query
+from clew.store.chain import Link
 
 
 class Journal(Protocol):
@@ -105,6 +106,14 @@ class Journal(Protocol):
         its hash is chained to this space's newest event. Returns the event as stored."""
         ...
 
+    def bulk_turns(self) -> AbstractContextManager[None]:
+        """A block of many turn writes inside `transaction(write=True)` (RuntimeError
+        outside one), for a bulk import: the backend may index the block's turns for search
+        at its end rather than one by one. Whatever it does, the rows and the search index
+        after the block are those the writes one by one would make. Nests (an inner block
+        joins the outer one)."""
+        ...
+
     def event_ids(self, ids: Sequence[str]) -> set[str]:
         """Return which of these event ids this store's space already holds (any number of
         ids; an id of another space is not held)."""
@@ -132,6 +141,12 @@ class Journal(Protocol):
         """Events with seq above `after`, in seq (commit) order; of one task, of some types.
         Their data is upgraded to the current shape unless `as_stored` (the data as
         journalled, which is what its hash covers: export and push use it)."""
+        ...
+
+    def stored_links(self, *, after: int = 0, limit: int = 1000) -> list[Link]:
+        """Return up to `limit` of this space's events after seq `after`, in commit order,
+        exactly as stored: their data as the JSON text the hash covers, never decoded (what
+        moving a journal reads, a page at a time)."""
         ...
 
     def count_events(self) -> int:

@@ -12,9 +12,10 @@ path, so it can never write a real table, even through a pooler that changes ses
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from clew import meter
 from clew.errors import StoreError, StoreReadOnlyError
 from clew.models import Difference, VerifyReport
 from clew.store import chain, pg_adapter, pg_migrations, projection
@@ -89,27 +90,42 @@ def _verify(store: PostgresStore, raw: Any, scope: str | None) -> VerifyReport:
         scratch = pg_adapter.Connection(raw)
         with store._reading_all() if scope is None else store.transaction():
             conn = store._connection()
-            events = conn.execute(
-                f"SELECT {EVENT_COLUMNS} FROM events"
-                + ("" if scope is None else " WHERE space = ?")
-                + " ORDER BY seq",
+            total = conn.execute(
+                "SELECT count(*) FROM events" + ("" if scope is None else " WHERE space = ?"),
                 () if scope is None else (scope,),
-            ).fetchall()
+            ).fetchone()[0]
             scratch.execute("SAVEPOINT replay")
             try:
-                count, findings, heads = _replay(scratch, events, careful=False)
+                count, findings, heads = _replay(
+                    scratch, _events(conn, scope), total, careful=False
+                )
             except _Unreplayable:
                 scratch.execute("ROLLBACK TO replay")
-                count, findings, heads = _replay(scratch, events, careful=True)
-            spaces = (
-                [scope]
-                if scope is not None
-                else sorted({r[2] for r in events})  # every space that has a journal
-            )
+                count, findings, heads = _replay(scratch, _events(conn, scope), total, careful=True)
+            spaces = [scope] if scope is not None else sorted(heads)  # every space with a journal
             report = _compare(conn, scratch, count, spaces, findings)
     finally:
         raw.execute("ROLLBACK")  # and the temporary tables are gone with it
     return report._replace(heads=heads)
+
+
+def _events(conn: Any, scope: str | None) -> Iterator[Any]:
+    """The journal's rows in seq order, a page at a time (a million never sit in memory)."""
+    seq = 0
+    while True:
+        rows = conn.execute(
+            f"SELECT {EVENT_COLUMNS} FROM events WHERE seq > ?"
+            + ("" if scope is None else " AND space = ?")
+            + f" ORDER BY seq LIMIT {_PAGE}",
+            (seq,) if scope is None else (seq, scope),
+        ).fetchall()
+        yield from rows
+        if len(rows) < _PAGE:
+            return
+        seq = rows[-1][0]
+
+
+_PAGE = 1000
 
 
 class _Unreplayable(Exception):
@@ -117,7 +133,7 @@ class _Unreplayable(Exception):
 
 
 def _replay(
-    scratch: pg_adapter.Connection, rows: list[Any], *, careful: bool
+    scratch: pg_adapter.Connection, rows: Iterable[Any], total: int, *, careful: bool
 ) -> tuple[int, list[Difference], dict[str, str]]:
     """Walk the journal (in seq order): check each space's chain up to its first break and
     apply each event to the temporary tables. An event that cannot be read or applied is a
@@ -129,6 +145,8 @@ def _replay(
     space = None
     for link, expected in chain.walk(chain.Link(*row) for row in rows):
         count += 1
+        if count % 1000 == 0:
+            meter.report("verifying", count, total)
         if link.space != space:  # the projections' changes are held to this (pg_adapter)
             scratch.execute("SELECT set_config('clew.space', ?, true)", (link.space,))
             space = link.space

@@ -355,6 +355,13 @@ class PostgresStore(
             raise
         return raw
 
+    @contextlib.contextmanager
+    def bulk_turns(self) -> Iterator[None]:
+        """`Journal.bulk_turns`: nothing to put off here (a turn's tsvector is a generated
+        column, made with its row)."""
+        self._writer()  # inside a write transaction, as on every backend
+        yield
+
     def _writer(self) -> tuple[pg_adapter.Connection, _Txn]:
         txn = self._txn
         if txn is None or not txn.writing:

@@ -181,6 +181,12 @@ class JournalReads(RowReader):
         except damaged + self._driver_errors:
             return event
 
+    def stored_links(self, *, after: int = 0, limit: int = 1000) -> list[chain.Link]:
+        """`Journal.stored_links`: events after seq `after` as stored, `limit` of them."""
+        sql = f"SELECT {EVENT_COLUMNS} FROM events WHERE space = ? AND seq > ? ORDER BY seq"
+        sql, params = limited(sql, [self.space, after], limit)
+        return [chain.Link(*row) for row in self._rows(sql, params)]
+
     def count_events(self) -> int:
         """Return the number of journal events in this space."""
         return int(self._rows("SELECT count(*) FROM events WHERE space = ?", (self.space,))[0][0])

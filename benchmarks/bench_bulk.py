@@ -1,0 +1,281 @@
+"""Benchmark the bulk commands as whole processes against floors measured in the same run.
+
+Prints markdown tables; a script, not a timed test:
+
+    python benchmarks/bench_bulk.py --quick        # 20,000 messages, about a minute
+    python benchmarks/bench_bulk.py --messages 100000
+    python benchmarks/bench_bulk.py --messages 1000000 --keep /big/folder   # a million
+
+The input is the design's conversation workload (benchmarks/workload.py) written as one JSONL
+file. Each command runs as a real process (`python -m clew ...`); its wall time, its CPU time
+(user + system, the child's own rusage from `os.wait4`) and its peak RSS are measured.
+Each has a floor doing the same work with the standard library alone, also as a process, on
+the same input, at the same durability (WAL, synchronous=NORMAL, the whole import one
+transaction), the two taking turns at going first:
+
+- `session import FILE`: floor = read the same JSONL line by line, and in one transaction
+  insert one journal event per message (JSON data holding the message, chained by BLAKE2b
+  as clew's are) and its turn row (same columns and indexes), then the FTS5 index of the
+  turns in one statement (what clew's import does too; a trigger per row costs ~2.5x);
+- `session export ID` and `clew export`: floor = one SELECT streaming the same rows (the
+  messages; the events) to a file;
+- `verify`: floor = one full scan of the events reading every column and re-hashing the
+  chain (what any verify must at least do).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any, NamedTuple
+
+import workload
+from common import header, table
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# The floors run as scripts of their own in a child process, like clew does.
+FLOOR_IMPORT = r"""
+import hashlib, json, sqlite3, sys, uuid
+db, path = sys.argv[1], sys.argv[2]
+conn = sqlite3.connect(db, isolation_level=None)
+conn.execute("PRAGMA journal_mode = WAL")
+conn.execute("PRAGMA synchronous = NORMAL")
+conn.executescript('''
+CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE,
+  space TEXT NOT NULL, task_id TEXT, correlation_id TEXT NOT NULL, type TEXT NOT NULL,
+  data TEXT NOT NULL, created_at TEXT NOT NULL, hash TEXT);
+CREATE INDEX IF NOT EXISTS events_task ON events(task_id, seq);
+CREATE INDEX IF NOT EXISTS events_correlation ON events(correlation_id);
+CREATE INDEX IF NOT EXISTS events_type ON events(type);
+CREATE INDEX IF NOT EXISTS events_space ON events(space, seq);
+CREATE TABLE IF NOT EXISTS turns (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE,
+  space TEXT NOT NULL, session_id TEXT NOT NULL, turn INTEGER NOT NULL, role TEXT NOT NULL,
+  content TEXT, text_content INTEGER NOT NULL, tool_calls TEXT, tool_call_id TEXT,
+  tool_name TEXT, call_turn INTEGER, message TEXT NOT NULL, token_count INTEGER NOT NULL,
+  hidden INTEGER NOT NULL DEFAULT 0, created_at TEXT NOT NULL, UNIQUE (session_id, turn));
+CREATE INDEX IF NOT EXISTS turns_tool ON turns(session_id, tool_name, turn)
+  WHERE tool_name IS NOT NULL;
+CREATE INDEX IF NOT EXISTS turns_time ON turns(space, created_at);
+CREATE VIRTUAL TABLE IF NOT EXISTS turns_fts USING fts5(content, content='turns',
+  content_rowid='seq', tokenize='porter unicode61 remove_diacritics 2');
+''')
+session, now, corr = uuid.uuid4().hex, "2026-01-01T00:00:00.000000Z", uuid.uuid4().hex
+head = ""
+
+def rows():
+    global head
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            m = json.loads(line)
+            text = m.get("content") if isinstance(m.get("content"), str) else None
+            calls = m.get("tool_calls")
+            tid, eid = uuid.uuid4().hex, uuid.uuid4().hex
+            data = json.dumps({"session_id": session, "turn": {"id": tid, "number": n,
+                               "message": m, "role": m["role"]}}, ensure_ascii=False)
+            h = hashlib.blake2b(digest_size=32)
+            for part in (head, eid, "s", corr, "turn.appended", data, now):
+                b = part.encode()
+                h.update(len(b).to_bytes(8, "big")); h.update(b)
+            head = h.hexdigest()
+            stored = json.dumps({**m, "content": None}, ensure_ascii=False)
+            yield (eid, "s", corr, "turn.appended", data, now, head, tid, session, n,
+                   m["role"], text, None if calls is None else json.dumps(calls),
+                   m.get("tool_call_id"), stored, len(text or "") // 4, now)
+
+conn.execute("BEGIN IMMEDIATE")
+for r in rows():
+    conn.execute("INSERT INTO events (id, space, correlation_id, type, data, created_at, hash)"
+                 " VALUES (?, ?, ?, ?, ?, ?, ?)", r[:7])
+    conn.execute("INSERT INTO turns (id, space, session_id, turn, role, content, text_content,"
+                 " tool_calls, tool_call_id, message, token_count, created_at)"
+                 " VALUES (?, 's', ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)", r[7:])
+# The search index in one statement at the end (an insert trigger costs ~2.5x as much).
+conn.execute("INSERT INTO turns_fts (rowid, content) SELECT seq, content FROM turns")
+conn.execute("COMMIT")
+"""
+
+FLOOR_EXPORT_TURNS = r"""
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1])
+with open(sys.argv[2], "w", encoding="utf-8") as out:
+    for message, content in conn.execute("SELECT message, content FROM turns ORDER BY seq"):
+        out.write(message); out.write(content or ""); out.write("\n")
+"""
+
+FLOOR_EXPORT_EVENTS = r"""
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1])
+with open(sys.argv[2], "w", encoding="utf-8") as out:
+    for row in conn.execute("SELECT id, type, data, created_at, hash FROM events ORDER BY seq"):
+        out.write("\t".join(str(c) for c in row)); out.write("\n")
+"""
+
+FLOOR_SCAN = r"""
+import hashlib, sqlite3, sys
+conn = sqlite3.connect(sys.argv[1])
+head = ""
+for row in conn.execute("SELECT id, space, task_id, correlation_id, type, data, created_at"
+                        " FROM events ORDER BY seq"):
+    h = hashlib.blake2b(digest_size=32)
+    for part in (head, *row):
+        b = (part or "").encode()
+        h.update(len(b).to_bytes(8, "big")); h.update(b)
+    head = h.hexdigest()
+"""
+
+
+def write_input(path: str, total: int) -> int:
+    """Write `total` messages of the workload as JSONL; return its size in bytes."""
+    with open(path, "w", encoding="utf-8") as out:
+        for message in workload.stream(total):
+            out.write(json.dumps(message, ensure_ascii=False) + "\n")
+    return os.path.getsize(path)
+
+
+class Run(NamedTuple):
+    """One process's wall seconds, CPU seconds (user + system) and peak RSS (MB)."""
+
+    wall: float
+    cpu: float
+    rss: float
+
+    def cells(self) -> list[str]:
+        return [f"{self.wall:.1f}", f"{self.cpu:.1f}", f"{self.rss:.0f}"]
+
+
+def run_measured(argv: list[str], stdout: str | None = None) -> Run:
+    """Run `argv` as a child and measure it alone (its own rusage from wait4)."""
+    t0 = time.perf_counter()
+    with open(stdout or os.devnull, "w") as sink:
+        proc = subprocess.Popen(argv, stdout=sink, stderr=subprocess.PIPE)
+        assert proc.stderr is not None
+        err = proc.stderr.read()
+        _, status, usage = os.wait4(proc.pid, 0)  # this child's own rusage, not all children's
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        sys.exit(f"{' '.join(argv[:6])} failed ({proc.returncode}): {err[-2000:].decode()}")
+    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
+
+
+def clew(db: str, *args: str) -> list[str]:
+    return [sys.executable, "-m", "clew", "--db", db, *args]
+
+
+def floor(script: str, *args: str) -> list[str]:
+    return [sys.executable, "-c", script, *args]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="20,000 messages")
+    parser.add_argument("--messages", type=int, default=100_000, help="messages (100,000)")
+    parser.add_argument("--keep", metavar="FOLDER", help="work in FOLDER (default: a temp one)")
+    parser.add_argument(
+        "--moves",
+        action="store_true",
+        help="also time `clew import` of the exported journal and `clew push` (no floor:"
+        " their peak RSS is the point)",
+    )
+    args = parser.parse_args()
+    total = 20_000 if args.quick else args.messages
+    folder = args.keep or tempfile.mkdtemp(prefix="clew-bulk-")
+    os.makedirs(folder, exist_ok=True)
+    source = os.path.join(folder, f"messages-{total}.jsonl")
+    if not os.path.exists(source):
+        write_input(source, total)
+    size = os.path.getsize(source)
+    limit = str(min(2047, max(64, size // 2**20 + 1)))
+    rows: list[list[Any]] = []
+    stores: dict[str, str] = {}
+
+    def fresh(name: str) -> str:
+        path = os.path.join(folder, name)
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(path + suffix):
+                os.remove(path + suffix)
+        return path
+
+    # Import: clew and its floor alternate going first (twice in a quick run, once else).
+    rounds = 2 if total <= 20_000 else 1
+    imports: dict[str, list[Run]] = {"clew": [], "floor": []}
+    for r in range(rounds):
+        order = ["clew", "floor"] if r % 2 == 0 else ["floor", "clew"]
+        for side in order:
+            if side == "clew":
+                db = fresh("clew.db")
+                argv = clew(db, "--max-input-mb", limit, "session", "import", source)
+                imports["clew"].append(run_measured(argv))
+                stores["clew"] = db
+            else:
+                db = fresh("floor.db")
+                imports["floor"].append(run_measured(floor(FLOOR_IMPORT, db, source)))
+                stores["floor"] = db
+    c, f = min(imports["clew"], key=lambda x: x.wall), min(imports["floor"], key=lambda x: x.wall)
+    rows.append(["session import", *c.cells(), *f.cells(), f"{f.cpu / c.cpu:.2f}"])
+
+    session = _only_session(stores["clew"])
+    out = os.path.join(folder, "out")
+    pairs = [
+        ("session export", clew(stores["clew"], "session", "export", session),
+         floor(FLOOR_EXPORT_TURNS, stores["floor"], out)),
+        ("clew export", clew(stores["clew"], "export"),
+         floor(FLOOR_EXPORT_EVENTS, stores["floor"], out)),
+        ("verify", clew(stores["clew"], "verify"), floor(FLOOR_SCAN, stores["floor"])),
+    ]  # fmt: skip
+    for name, ours, theirs in pairs:
+        c = run_measured(ours, out)
+        f = run_measured(theirs)
+        rows.append([name, *c.cells(), *f.cells(), f"{f.cpu / c.cpu:.2f}"])
+    if args.moves:
+        journal = os.path.join(folder, "journal.jsonl")
+        run_measured(clew(stores["clew"], "export", "-o", journal))
+        moved = [
+            ("clew import (journal file)", clew(fresh("imported.db"), "import", journal)),
+            ("clew push (to a new file)", clew(stores["clew"], "push", "--to", fresh("team.db"))),
+        ]
+        for name, argv in moved:
+            rows.append([name, *run_measured(argv).cells(), "", "", "", ""])
+
+    header(
+        "Bulk commands as whole processes",
+        ("messages", f"{total:,}"),
+        ("input", f"{size / 2**20:,.0f} MB of JSONL"),
+        ("durability", "both: WAL, synchronous=NORMAL, the import one transaction"),
+    )
+    print()
+    print(
+        table(
+            [
+                "command",
+                "wall s",
+                "CPU s",
+                "peak RSS MB",
+                "floor wall s",
+                "floor CPU s",
+                "floor RSS MB",
+                "floor/clew CPU",
+            ],
+            rows,
+        )
+    )
+
+
+def _only_session(db: str) -> str:
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    try:
+        return str(conn.execute("SELECT id FROM sessions").fetchone()[0])
+    finally:
+        conn.close()
+
+
+if __name__ == "__main__":
+    main()
