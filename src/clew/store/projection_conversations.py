@@ -75,7 +75,8 @@ def _turn_before_derived(conn: sqlite3.Connection, event: Event) -> dict[str, An
     parts = frozen_turns.parse(t["message"])
     calls = [list(c) for c in parts.tool_calls] or None
     turn = {**t, "role": parts.role, "tool_calls": calls, "tool_call_id": parts.tool_call_id}
-    turn["text"] = parts.text
+    # Derived here, not journaled: the row keeps this text itself (see _text_in).
+    turn["text"], turn["text_derived"] = parts.text, True
     row = conn.execute("SELECT 1 FROM turns WHERE id = ?", (t["id"],)).fetchone()
     if row is None:
         old = _state(conn, data["session_id"])
@@ -84,9 +85,48 @@ def _turn_before_derived(conn: sqlite3.Connection, event: Event) -> dict[str, An
     return {**data, "turn": turn}
 
 
+# The session states last read or written, by their JSON text: appending a turn reads its
+# session (decoding the state) and overlays the turn's change on the stored state (decoding
+# it again, encoding the result), a few KB twice a turn, most of the Python cost of a turn.
+# Keyed by the text itself, so a state another process wrote is never mistaken for one seen
+# here. The values are shared: never mutated (the fold and the overlay build new dicts).
+_DECODED: dict[str, dict[str, Any]] = {}
+_DECODED_MAX = 64
+
+
+def decoded_state(text: str) -> dict[str, Any]:
+    """The session state stored as `text`, decoded once while it stays current."""
+    found = _DECODED.get(text)
+    if found is None:
+        found = json.loads(text)
+        _remember(text, found)
+    return found
+
+
+def _remember(text: str, state: dict[str, Any]) -> None:
+    if len(_DECODED) >= _DECODED_MAX:
+        _DECODED.clear()  # sessions written in turn are few; a plain bound, thread-safe
+    _DECODED[text] = state
+
+
 def _state(conn: sqlite3.Connection, session_id: str) -> dict[str, Any]:
     row = conn.execute("SELECT state FROM sessions WHERE id = ?", (session_id,)).fetchone()
-    return json.loads(row[0]) if row is not None else {}
+    return decoded_state(row[0]) if row is not None else {}
+
+
+# Where the journal holds a turn's text, so that a store may keep it there only (SQLite's
+# turn_rows, migration 15): 1 the event's message.content, 2 its message.output, 3 the
+# event's turn.text; None when the row must keep it (a text derived when read from an event
+# older than derived fields; a text with a NUL, which SQLite's JSON functions cut short).
+_TEXT_KEYS = {"content": 1, "output": 2}
+
+
+def _text_in(t: dict[str, Any], text: str | None) -> int | None:
+    if text is None or "text_derived" in t or "\x00" in text:
+        return None
+    if "text_from" in t:
+        return _TEXT_KEYS.get(t["text_from"])
+    return 3
 
 
 @handles("turn.appended")
@@ -111,6 +151,8 @@ def _turn_appended(conn: sqlite3.Connection, event: Event) -> None:
         "tool_call_id": t["tool_call_id"], "tool_name": t["tool_name"],
         "call_turn": t["call_turn"], "message": stored, "token_count": t["token_count"],
         "created_at": t.get("said_at", event.created_at),
+        # The event the row's message and text can be read from (see _text_in).
+        "event_seq": event.seq, "text_in": _text_in(t, text),
     })  # fmt: skip
     said = t.get("said_at", event.created_at)
     change = t["state"]
@@ -122,11 +164,13 @@ def _turn_appended(conn: sqlite3.Connection, event: Event) -> None:
         )
         return
     state = {**_state(conn, session_id), **change}
+    text = json.dumps(state, ensure_ascii=False)
     conn.execute(
         "UPDATE sessions SET turn_count = turn_count + 1, total_tokens = total_tokens + ?,"
         " last_active_at = ?, state = ? WHERE id = ?",
-        (t["token_count"], said, json.dumps(state, ensure_ascii=False), session_id),
+        (t["token_count"], said, text, session_id),
     )
+    _remember(text, state)
 
 
 @handles("turns.hidden")
