@@ -109,6 +109,29 @@ def _remember(text: str, state: dict[str, Any]) -> None:
     _DECODED[text] = state
 
 
+# Each cached state's JSON by key: a turn changes a key or two of the state (the calls
+# awaiting results, most often), so the others' text is reused, not encoded again. Keyed by
+# the state's id, holding the state itself so that the id stays its own.
+_ENCODED: dict[int, tuple[dict[str, Any], dict[str, str]]] = {}
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps's, made once
+
+
+def _encoded(old: dict[str, Any], change: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """`old` overlaid with `change`, and its JSON text: exactly json.dumps(state,
+    ensure_ascii=False), built from the text of each key's value."""
+    state = {**old, **change}
+    known = _ENCODED.get(id(old))
+    reuse = known[1] if known is not None and known[0] is old else {}
+    parts = {
+        k: reuse[k] if k in reuse and k not in change else _ENCODE(v) for k, v in state.items()
+    }
+    text = "{" + ", ".join(f"{_ENCODE(k)}: {v}" for k, v in parts.items())
+    if len(_ENCODED) >= _DECODED_MAX:
+        _ENCODED.clear()
+    _ENCODED[id(state)] = (state, parts)
+    return state, text + "}"
+
+
 def _state(conn: sqlite3.Connection, session_id: str) -> dict[str, Any]:
     row = conn.execute("SELECT state FROM sessions WHERE id = ?", (session_id,)).fetchone()
     return decoded_state(row[0]) if row is not None else {}
@@ -163,8 +186,7 @@ def _turn_appended(conn: sqlite3.Connection, event: Event) -> None:
             (t["token_count"], said, session_id),
         )
         return
-    state = {**_state(conn, session_id), **change}
-    text = json.dumps(state, ensure_ascii=False)
+    state, text = _encoded(_state(conn, session_id), change)
     conn.execute(
         "UPDATE sessions SET turn_count = turn_count + 1, total_tokens = total_tokens + ?,"
         " last_active_at = ?, state = ? WHERE id = ?",
