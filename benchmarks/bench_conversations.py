@@ -91,8 +91,8 @@ def prepared(work: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str,
 class Floor:
     """Raw sqlite3 doing what clew's schema requires of one turn, in one transaction: the
     journal event (the same data as clew's, chained to the space's last hash, read under
-    the write lock), the turn's row (turn_rows: its event's seq, and its text and message
-    only where the event does not hold them) with its search index entry, and the
+    the write lock), the turn's row (turn_rows: its event's seq, the message's envelope,
+    its text only where the event does not hold it) with its search index entry, and the
     session's counters and state. The values clew derives from a message are computed
     before the clock starts (`prepared`); encoding what is stored is timed."""
 
@@ -116,7 +116,10 @@ class Floor:
         message = t["message"]
         text = message[t["text_from"]] if "text_from" in t else t["text"]
         text_in = None if text is None else {"content": 1, "output": 2}.get(t.get("text_from"), 3)
-        escaped = any(k.startswith("$") for k in message)  # the journal renames such keys
+        # The message's envelope (a text content taken out), as the row keeps it.
+        text_content = isinstance(message.get("content"), str)
+        envelope = json.dumps({**message, "content": None} if text_content else message,
+                              ensure_ascii=False)  # fmt: skip
         c = self.conn
         c.execute("BEGIN IMMEDIATE")
         head = c.execute(
@@ -132,17 +135,14 @@ class Floor:
             (event_id, event_id, data, at, digest),
         ).fetchone()
         if not self.rows:
-            stored = (
-                {**message, "content": None} if isinstance(message.get("content"), str) else message
-            )
             c.execute(
                 "INSERT INTO turns (id, space, session_id, turn, role, content, text_content,"
                 " tool_calls, tool_call_id, tool_name, call_turn, message, token_count,"
                 " created_at) VALUES (?, 'default', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (turn_id, self.session_id, t["number"], t["role"], text,
-                 int(isinstance(message.get("content"), str)),
+                 int(text_content),
                  json.dumps(t["tool_calls"]) if t["tool_calls"] else None, t["tool_call_id"],
-                 t["tool_name"], t["call_turn"], json.dumps(stored, ensure_ascii=False),
+                 t["tool_name"], t["call_turn"], envelope,
                  t["token_count"], at),
             )  # fmt: skip
             self._session(c, t, state, at)
@@ -152,9 +152,9 @@ class Floor:
             " tool_calls, tool_call_id, tool_name, call_turn, message, token_count, created_at,"
             " event_seq, text_in) VALUES (?, 'default', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (turn_id, self.session_id, t["number"], t["role"],
-             text if text_in is None else None, int(isinstance(message.get("content"), str)),
+             text if text_in is None else None, int(text_content),
              json.dumps(t["tool_calls"]) if t["tool_calls"] else None, t["tool_call_id"],
-             t["tool_name"], t["call_turn"], json.dumps(message) if escaped else None,
+             t["tool_name"], t["call_turn"], envelope,
              t["token_count"], at, seq, text_in),
         ).lastrowid  # fmt: skip
         c.execute("INSERT INTO turns_fts (rowid, content) VALUES (?, ?)", (row, text))
@@ -298,6 +298,42 @@ def measure_storage(tmp: str, count: int) -> list[list[object]]:
     return rows
 
 
+def measure_pages(tmp: str, count: int = 40) -> list[list[object]]:
+    """Pages each side writes to the WAL per turn (what a commit costs in I/O): `count` turns
+    appended after a checkpoint that empties the WAL, each side in a store of its own."""
+    work = messages(count + 20, seed=13)
+
+    def frames(path: str, append: Callable[[int], object]) -> float:
+        for i in range(20):
+            append(i)
+        conn = sqlite3.connect(path)
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        for i in range(20, 20 + count):
+            append(i)
+        size = os.path.getsize(path + "-wal")
+        page = conn.execute("PRAGMA page_size").fetchone()[0]
+        conn.close()
+        return (size - 32) / (page + 24) / count  # a WAL header, then a header per frame
+
+    rows: list[list[object]] = []
+    path = os.path.join(tmp, "pages-clew.db")
+    with clew.open(path) as mem:
+        sid = mem.start_session().id
+        rows.append(
+            ["clew append_turn", f"{frames(path, lambda i: mem.append_turn(sid, work[i])):.1f}"]
+        )
+    path = os.path.join(tmp, "pages-floor.db")
+    with clew.open(path) as mem:
+        floor = Floor(path, mem.start_session().id, work)
+        rows.append(["floor", f"{frames(path, floor.append):.1f}"])
+        floor.conn.close()
+    path = os.path.join(tmp, "pages-sdk.db")
+    sdk = SDK(path, work, "NORMAL")
+    rows.append(["Agents SDK SQLiteSession.add_items", f"{frames(path, sdk.append):.1f}"])
+    sdk.close()
+    return rows
+
+
 def _sizes(path: str) -> dict[str, int]:
     """Bytes of pages by what they hold (_GROUPS; the rest is "other")."""
     conn = sqlite3.connect(path)
@@ -423,6 +459,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         print(table(["what", "bytes per turn", "bytes per event"],
                     measure_storage(tmp, args.storage)))  # fmt: skip
+        print("\n## Pages written to the WAL per turn (4 KB each; 40 turns after a checkpoint)\n")
+        print(table(["side", "pages per turn"], measure_pages(tmp)))
         floor_ratio = ratios["floor: raw sqlite3 + FTS5, same rows and event"]
         sdk_ratio = ratios["Agents SDK SQLiteSession.add_items, at clew's durability"]
         if floor_ratio < 0.8 or sdk_ratio < 1.0:

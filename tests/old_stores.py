@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 
 from clew.store.migrations import MIGRATIONS, _keep, record_text
@@ -32,36 +31,17 @@ def _applied(conn: sqlite3.Connection, number: int) -> bool:
 
 
 def undo_migration_15(conn: sqlite3.Connection) -> None:
-    """Take a store at schema 15 back to 14: `turns` a table holding each turn's message
-    (a text content moved to its own column, as migration 5 made it) and text, kept in the
-    search index by triggers; no turn_rows, no view."""
-    conn.execute("ALTER TABLE turn_rows RENAME TO turn_rows_15")  # the view reads it: still
+    """Take a store at schema 15 back to 14: `turns` a table holding each turn's text (as
+    migration 5 made it, kept in the search index by triggers); no turn_rows, no view."""
     conn.execute(
         "CREATE TEMP TABLE turns_14 AS SELECT seq, id, space, session_id, turn, role, content,"
-        " text_content, tool_calls, tool_call_id, tool_name, call_turn,"
-        " message, token_count, hidden, created_at FROM ("
-        " SELECT r.seq, r.id, r.space, r.session_id, r.turn, r.role, r.text_content,"
-        " r.tool_calls, r.tool_call_id, r.tool_name, r.call_turn, r.token_count, r.hidden,"
-        " r.created_at, coalesce(r.message, json_extract(e.data, '$.turn.message')) AS message,"
-        " CASE r.text_in WHEN 1 THEN json_extract(e.data, '$.turn.message.content')"
-        " WHEN 2 THEN json_extract(e.data, '$.turn.message.output')"
-        " WHEN 3 THEN json_extract(e.data, '$.turn.text') ELSE r.content END AS content"
-        " FROM turn_rows_15 r LEFT JOIN events e ON e.seq = r.event_seq)"
+        " text_content, tool_calls, tool_call_id, tool_name, call_turn, message, token_count,"
+        " hidden, created_at FROM turns"
     )
-    # The message as migration 5's projection wrote it: Python's JSON text.
-    messages = conn.execute("SELECT seq, message, text_content FROM temp.turns_14").fetchall()
-    for seq, message, text_content in messages:
-        given = json.loads(message)
-        if text_content:
-            given["content"] = None
-        conn.execute(
-            "UPDATE temp.turns_14 SET message = ? WHERE seq = ?",
-            (json.dumps(given, ensure_ascii=False), seq),
-        )
     conn.execute("DROP VIEW turns")
-    conn.execute("DROP TABLE turn_rows_15")
+    conn.execute("DROP TABLE turn_rows")
     made = MIGRATIONS[4].statements  # migration 5: the table, its indexes, the search index
-    for statement in (*made[3:6],):
+    for statement in made[3:6]:
         conn.execute(str(statement))
     # The search index keeps its rows (by seq, the same text): only its triggers come back.
     conn.execute("INSERT INTO turns SELECT * FROM temp.turns_14 ORDER BY seq")

@@ -37,22 +37,9 @@ def _replay_fixture(mem: clew.Memory) -> dict[str, Any]:
     return fixture
 
 
-def _as_given(rows: list[list[Any]]) -> list[list[Any]]:
-    """Rows with their message as given: since migration 15 the view reads it from the
-    event (whole, in SQLite's JSON text), before from the row (a text content moved out)."""
-    out = []
-    for row in rows:
-        message = json.loads(row[8])
-        if row[3]:
-            message["content"] = row[2]
-        out.append([*row[:8], message, *row[9:]])
-    return out
-
-
 def _rows(db: Path) -> tuple[list[list[Any]], dict[str, Any]]:
     conn = sqlite3.connect(db)
     rows = [list(r) for r in conn.execute(f"SELECT {_TURN_COLUMNS} FROM turns ORDER BY turn")]
-    rows = _as_given(rows)
     (state,) = conn.execute("SELECT state FROM sessions").fetchone()
     conn.close()
     return rows, json.loads(state)
@@ -65,7 +52,7 @@ def test_turns_of_the_older_shape_project_and_verify_exactly(tmp_path: Path) -> 
         assert mem.verify().ok
         state = mem.session_state("v1").state
     rows, stored = _rows(db)
-    assert rows == _as_given(fixture["turns"])
+    assert rows == fixture["turns"]
     assert stored == fixture["state"]
     assert state["decisions"][-1]["text"] == "Going with JWT next sprint."
 
@@ -80,7 +67,7 @@ def test_tuning_today_s_heuristics_never_changes_an_old_turn_s_replay(
     with clew.open(db) as mem:
         fixture = _replay_fixture(mem)
         assert mem.verify().ok
-    assert _rows(db) == (_as_given(fixture["turns"]), fixture["state"])
+    assert _rows(db) == (fixture["turns"], fixture["state"])
 
 
 def _conversation(mem: clew.Memory) -> str:
@@ -284,15 +271,13 @@ def test_a_store_before_migration_15_keeps_each_text_once_and_reads_the_same(
         assert {s: mem.list_turns(s, include_hidden=True) for s in sessions} == before
         assert mem.recall(sid, "search", query="tox").text == found
     stored = sqlite3.connect(db).execute(
-        "SELECT r.turn, r.content IS NULL, r.message IS NULL FROM turn_rows r"
-        " WHERE r.session_id = ? ORDER BY r.turn",
+        "SELECT r.turn, r.content IS NULL, r.text_in FROM turn_rows r WHERE r.session_id = ?"
+        " ORDER BY r.turn",
         (sid,),
     )
-    # The text of each new-shape turn is read from its event; the call has none; the turn
-    # with a "$" key keeps its message (the journal escapes that key).
-    assert stored.fetchall() == [
-        (1, True, True), (2, True, True), (3, True, True), (4, True, False), (5, True, True)
-    ]  # fmt: skip
+    # The text of each new-shape turn is read from its event; the call has none.
+    assert stored.fetchall() == [(1, True, 1), (2, True, None), (3, True, 1), (4, True, 1),
+                                 (5, True, 2)]  # fmt: skip
     old_shape = sqlite3.connect(db).execute(
         "SELECT count(*) FROM turn_rows WHERE session_id != ? AND content IS NULL AND text_in"
         " IS NULL AND role != 'assistant'",

@@ -1012,13 +1012,14 @@ MIGRATIONS += (
     ),
 )
 
-# A turn's message and text were stored twice, in its event and in its row: 4,350 bytes a
-# turn for 1,360 of message JSON. The row now keeps a reference to its event (`event_seq`)
+# A turn's text was stored twice, in its event and in its row (the row's half of 4,350 bytes a
+# turn for 1,360 of message JSON). The row now keeps a reference to its event (`event_seq`)
 # and where in the event its text is (`text_in`: projection_conversations._text_in), and
-# `turns` becomes a view that reads them from there; the row keeps the text only where the
-# journal does not hold it verbatim, and the message only where the journal's encoding of
-# it differs (a key starting with "$", which store/codec.py escapes). The full-text index
-# is unchanged: its rows keep their rowid (seq), and its content table is the view.
+# `turns` becomes a view that reads the text from there; the row keeps the text only where
+# the journal does not hold it verbatim. The row keeps the message's envelope as before (the
+# message with a text content taken out: role, ids, tool calls), small and read without
+# parsing the event. The full-text index is unchanged: its rows keep their rowid (seq), and
+# its content table is the view.
 _TURN_ROWS = """
 CREATE TABLE turn_rows (
     seq          INTEGER PRIMARY KEY,
@@ -1033,7 +1034,7 @@ CREATE TABLE turn_rows (
     tool_call_id TEXT,
     tool_name    TEXT,
     call_turn    INTEGER,
-    message      TEXT,
+    message      TEXT NOT NULL,
     token_count  INTEGER NOT NULL DEFAULT 0,
     hidden       INTEGER NOT NULL DEFAULT 0,
     created_at   TEXT NOT NULL,
@@ -1062,8 +1063,8 @@ _TEXT_AT = (
 MIGRATIONS += (
     Migration(
         15,
-        "a turn's message and text stored once, in its event: turn_rows refer to it, and"
-        " turns is a view of them",
+        "a turn's text stored once, in its event: turn_rows refer to it, and turns is a"
+        " view of them",
         (
             _TURN_ROWS,
             "CREATE TEMP TABLE turn_events (id TEXT PRIMARY KEY, event_seq INTEGER,"
@@ -1079,9 +1080,7 @@ MIGRATIONS += (
                         OR ({_TEXT_AT.format(r="x", e="e")}) IS NOT t.content
                         THEN t.content END,
                    t.text_content, t.tool_calls, t.tool_call_id, t.tool_name, t.call_turn,
-                   CASE WHEN x.event_seq IS NULL OR instr(t.message, '"$') > 0
-                        THEN t.message END,
-                   t.token_count, t.hidden, t.created_at, x.event_seq,
+                   t.message, t.token_count, t.hidden, t.created_at, x.event_seq,
                    CASE WHEN instr(t.content, char(0)) > 0
                         OR ({_TEXT_AT.format(r="x", e="e")}) IS NOT t.content
                         THEN NULL ELSE x.text_in END
@@ -1095,19 +1094,19 @@ MIGRATIONS += (
             " WHERE tool_name IS NOT NULL",
             "CREATE INDEX turns_hidden ON turn_rows(session_id, turn) WHERE hidden = 1",
             "CREATE INDEX turns_time ON turn_rows(space, created_at)",
-            # LEFT JOIN: the planner always drives from turn_rows, and drops the join when
-            # a query reads no column of the event.
+            # LEFT JOIN: the planner always drives from turn_rows, and looks the event up
+            # only for a row whose text it reads.
             f"""
             CREATE VIEW turns AS
             SELECT r.seq, r.id, r.space, r.session_id, r.turn, r.role,
                    CASE WHEN r.text_in IS NULL THEN r.content
                         ELSE {_TEXT_AT.format(r="r", e="e")} END AS content,
                    r.text_content, r.tool_calls, r.tool_call_id, r.tool_name, r.call_turn,
-                   coalesce(r.message, json_extract(e.data, '$.turn.message')) AS message,
-                   r.token_count, r.hidden, r.created_at, r.event_seq, r.text_in
+                   r.message, r.token_count, r.hidden, r.created_at, r.event_seq, r.text_in
             FROM turn_rows r LEFT JOIN events e ON e.seq = r.event_seq
             """,
-            # The projection writes the view; the row keeps what the event does not hold.
+            # The projection writes the view; the row keeps the text only where the event
+            # does not hold it (text_in is NULL).
             """
             CREATE TRIGGER turns_insert INSTEAD OF INSERT ON turns BEGIN
                 INSERT INTO turn_rows (id, space, session_id, turn, role, content,
@@ -1116,11 +1115,8 @@ MIGRATIONS += (
                 VALUES (new.id, new.space, new.session_id, new.turn, new.role,
                     CASE WHEN new.text_in IS NULL THEN new.content END,
                     new.text_content, new.tool_calls, new.tool_call_id, new.tool_name,
-                    new.call_turn,
-                    CASE WHEN new.event_seq IS NULL OR instr(new.message, '"$') > 0
-                         THEN new.message END,
-                    coalesce(new.token_count, 0), coalesce(new.hidden, 0), new.created_at,
-                    new.event_seq, new.text_in);
+                    new.call_turn, new.message, coalesce(new.token_count, 0),
+                    coalesce(new.hidden, 0), new.created_at, new.event_seq, new.text_in);
                 INSERT INTO turns_fts (rowid, content) VALUES (last_insert_rowid(), new.content);
             END
             """,

@@ -799,8 +799,8 @@ MIGRATIONS += (
 def _backfill_turn_events(raw: Any) -> None:
     """SQLite's migration 15 reads the same from each turn's event: the event's seq, and
     where in it the turn's text is (projection_conversations._text_in), for the turns
-    written before. PostgreSQL keeps the message and text in the row as well (its search
-    column is generated from the text), so only the reference is added here."""
+    written before. PostgreSQL keeps the text in the row as well (its search column is
+    generated from it), so only the reference is added here."""
     raw.execute("SELECT set_config('clew.all_spaces', 'on', true)")
     raw.execute(
         """
@@ -822,8 +822,8 @@ MIGRATIONS += (
     # SQLite's migration 15: each turn refers to its event.
     PgMigration(
         15,
-        "a turn's message and text stored once, in its event: turn_rows refer to it, and"
-        " turns is a view of them",
+        "a turn's text stored once, in its event: turn_rows refer to it, and turns is a"
+        " view of them",
         (
             "ALTER TABLE turns ADD COLUMN event_seq bigint",
             "ALTER TABLE turns ADD COLUMN text_in bigint",

@@ -174,7 +174,7 @@ def _turn_appended(conn: sqlite3.Connection, event: Event) -> None:
         "tool_call_id": t["tool_call_id"], "tool_name": t["tool_name"],
         "call_turn": t["call_turn"], "message": stored, "token_count": t["token_count"],
         "created_at": t.get("said_at", event.created_at),
-        # The event the row's message and text can be read from (see _text_in).
+        # The event the row's text can be read from (see _text_in).
         "event_seq": event.seq, "text_in": _text_in(t, text),
     })  # fmt: skip
     said = t.get("said_at", event.created_at)
