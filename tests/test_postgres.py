@@ -467,15 +467,16 @@ def test_migration_15_gives_older_turns_the_reference_the_projection_writes(url:
         sid = _conversation(mem)
         mem.append_turn(sid, {"type": "function_call_output", "call_id": "x", "output": "ok"})
         mem.append_turn(sid, role="assistant", content=[{"type": "text", "text": "parts"}])
+        select = "SELECT id, event_seq, text_in FROM turns WHERE space = %s ORDER BY id"
         with psycopg.connect(url) as raw:
-            raw.execute("SELECT set_config('clew.space', %s, true)", (mem.space,))
-            select = "SELECT id, event_seq, text_in FROM turns ORDER BY id"
-            written = raw.execute(select).fetchall()
-            raw.execute("UPDATE turns SET event_seq = NULL, text_in = NULL")
-        with psycopg.connect(url) as raw:  # as a store made before migration 15 holds it
+            written = raw.execute(select, (mem.space,)).fetchall()
+            # As a store made before migration 15 holds them.
+            raw.execute(
+                "UPDATE turns SET event_seq = NULL, text_in = NULL WHERE space = %s", (mem.space,)
+            )
+        with psycopg.connect(url) as raw:
             _backfill_turn_events(raw)
         with psycopg.connect(url) as raw:
-            raw.execute("SELECT set_config('clew.space', %s, true)", (mem.space,))
-            assert raw.execute(select).fetchall() == written
+            assert raw.execute(select, (mem.space,)).fetchall() == written
         assert sorted({w[2] for w in written}, key=str) == [1, 2, 3, None]
         assert mem.verify().ok
