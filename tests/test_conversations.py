@@ -107,6 +107,19 @@ def test_content_is_stored_once_and_whole(mem: clew.Memory, db: Path) -> None:
     assert mem.list_turns(started.id)[0].message["content"] == big
 
 
+def test_changing_a_returned_state_changes_nothing_stored(mem: clew.Memory) -> None:
+    started = mem.start_session()
+    mem.append_turn(started.id, role="user", content="We decided to use tox. Fix a.py")
+    given = mem.get_session(started.id).state
+    given.setdefault("decisions", []).append({"text": "planted", "turn": 99})
+    given["focus"] = {"text": "planted", "turn": 99}
+    mem.session_state(started.id).state.setdefault("decisions", []).append({"text": "planted"})
+    mem.append_turn(started.id, role="user", content="We decided to keep pytest too.")
+    stored = mem.get_session(started.id).state
+    assert "planted" not in str(stored)
+    assert mem.verify().ok
+
+
 @pytest.mark.sqlite_only("reads the SQLite file directly")
 def test_a_row_keeps_what_its_event_does_not_hold_verbatim(mem: clew.Memory, db: Path) -> None:
     started = mem.start_session()

@@ -85,11 +85,11 @@ def _turn_before_derived(conn: sqlite3.Connection, event: Event) -> dict[str, An
     return {**data, "turn": turn}
 
 
-# The session states last read or written, by their JSON text: appending a turn reads its
-# session (decoding the state) and overlays the turn's change on the stored state (decoding
-# it again, encoding the result), a few KB twice a turn, most of the Python cost of a turn.
-# Keyed by the text itself, so a state another process wrote is never mistaken for one seen
-# here. The values are shared: never mutated (the fold and the overlay build new dicts).
+# The session states last read or written here, by their JSON text: the overlay of a turn's
+# change read the stored state (decoding a few KB) and wrote the result (encoding it) on
+# every turn. Keyed by the text itself, so a state another process wrote is never mistaken
+# for one seen here. Never handed out (a caller could change it): the overlay builds a new
+# dict, and reads decode their own copy (sqlite_conversations.session_from_row).
 _DECODED: dict[str, dict[str, Any]] = {}
 _DECODED_MAX = 64
 
@@ -152,6 +152,13 @@ def _text_in(t: dict[str, Any], text: str | None) -> int | None:
     return 3
 
 
+_INSERT_TURN = (
+    "INSERT INTO turns (id, space, session_id, turn, role, content, text_content, tool_calls,"
+    " tool_call_id, tool_name, call_turn, message, token_count, created_at, event_seq,"
+    " text_in) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
 @handles("turn.appended")
 def _turn_appended(conn: sqlite3.Connection, event: Event) -> None:
     """Insert the turn as its event says, and overlay the session state's change on the
@@ -162,21 +169,16 @@ def _turn_appended(conn: sqlite3.Connection, event: Event) -> None:
     text = message[t["text_from"]] if "text_from" in t else t["text"]
     # A text content is stored once, in its own column (turns.restore puts it back).
     text_content = isinstance(message.get("content"), str)
-    stored = json.dumps(
-        {**message, "content": None} if text_content else message, ensure_ascii=False
-    )
+    stored = _ENCODE({**message, "content": None} if text_content else message)
     calls = t["tool_calls"]
-    insert(conn, "turns", {
-        "id": t["id"], "space": event.space, "session_id": session_id, "turn": t["number"],
-        "role": t["role"], "content": text,
-        "text_content": int(text_content),
-        "tool_calls": None if calls is None else json.dumps(calls, ensure_ascii=False),
-        "tool_call_id": t["tool_call_id"], "tool_name": t["tool_name"],
-        "call_turn": t["call_turn"], "message": stored, "token_count": t["token_count"],
-        "created_at": t.get("said_at", event.created_at),
+    # The columns are this handler's, not the event's: one fixed statement (no `insert`).
+    conn.execute(_INSERT_TURN, (
+        t["id"], event.space, session_id, t["number"], t["role"], text, int(text_content),
+        None if calls is None else _ENCODE(calls), t["tool_call_id"], t["tool_name"],
+        t["call_turn"], stored, t["token_count"], t.get("said_at", event.created_at),
         # The event the row's text can be read from (see _text_in).
-        "event_seq": event.seq, "text_in": _text_in(t, text),
-    })  # fmt: skip
+        event.seq, _text_in(t, text),
+    ))  # fmt: skip
     said = t.get("said_at", event.created_at)
     change = t["state"]
     if not change:

@@ -9,7 +9,6 @@ from clew import turns
 from clew.errors import NotFoundError
 from clew.models import Session, Turn
 from clew.search import Query
-from clew.store.projection_conversations import decoded_state
 from clew.store.rows import RowReader, limited
 from clew.store.sql import Row
 from clew.store.sqlite_search import fts5_match
@@ -35,7 +34,9 @@ def session_from_row(row: Row) -> Session:
         last_active_at=row["last_active_at"],
         total_tokens=row["total_tokens"],
         turn_count=row["turn_count"],
-        state=dict(decoded_state(row["state"])),  # a copy: the decoded state is shared
+        # Decoded here every time: a caller may change what it is given (the projection's
+        # decoded states are shared, never handed out).
+        state=json.loads(row["state"]),
         active=bool(row["active"]),
     )
 
