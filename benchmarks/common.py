@@ -80,3 +80,23 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
 def _numeric(text: str) -> bool:
     """Right-align columns of numbers (blank cells allowed)."""
     return not text or text.lstrip("+-").replace(",", "").replace(".", "").isdigit()
+
+
+def alternating_cpu(
+    sides: Sequence[Callable[[int], object]], runs: int, warm: int = 0
+) -> tuple[list[list[float]], list[list[float]]]:
+    """Wall and process CPU milliseconds of each side(i) for i in range(warm + runs), every
+    side once a step, the order rotating each step so that machine noise hits all alike; the
+    first `warm` steps are dropped. CPU time is the process's (threads included)."""
+    wall: list[list[float]] = [[] for _ in sides]
+    cpu: list[list[float]] = [[] for _ in sides]
+    order = list(range(len(sides)))
+    for i in range(warm + runs):
+        for k in order[i % len(order) :] + order[: i % len(order)]:
+            c0, t0 = time.process_time(), time.perf_counter()
+            sides[k](i)
+            t1, c1 = time.perf_counter(), time.process_time()
+            if i >= warm:
+                wall[k].append((t1 - t0) * 1000)
+                cpu[k].append((c1 - c0) * 1000)
+    return wall, cpu

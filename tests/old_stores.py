@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from clew.store.migrations import _keep, record_text
+from clew.store.migrations import MIGRATIONS, _keep, record_text
 from clew.store.sqlite_backfill import SEQUENCED
 
 # The indexes migration 10 remade with the sequence column, as migrations 1-9 made them.
@@ -30,9 +30,34 @@ def _applied(conn: sqlite3.Connection, number: int) -> bool:
     )
 
 
+def undo_migration_15(conn: sqlite3.Connection) -> None:
+    """Take a store at schema 15 back to 14: `turns` a table holding each turn's text (as
+    migration 5 made it, kept in the search index by triggers); no turn_rows, no view."""
+    conn.execute(
+        "CREATE TEMP TABLE turns_14 AS SELECT seq, id, space, session_id, turn, role, content,"
+        " text_content, tool_calls, tool_call_id, tool_name, call_turn, message, token_count,"
+        " hidden, created_at FROM turns"
+    )
+    conn.execute("DROP VIEW turns")
+    conn.execute("DROP TABLE turn_rows")
+    made = MIGRATIONS[4].statements  # migration 5: the table, its indexes, the search index
+    for statement in made[3:6]:
+        conn.execute(str(statement))
+    # The search index keeps its rows (by seq, the same text): only its triggers come back.
+    conn.execute("INSERT INTO turns SELECT * FROM temp.turns_14 ORDER BY seq")
+    conn.execute("DROP TABLE temp.turns_14")
+    for statement in made[7:9]:
+        conn.execute(str(statement))
+    conn.execute("CREATE INDEX turns_time ON turns(space, created_at)")
+    conn.execute("DELETE FROM clew_migrations WHERE number = 15")
+    conn.commit()
+
+
 def undo_migration_14(conn: sqlite3.Connection) -> None:
-    """Take a store at schema 14 back to 13: a command output is indexed by its head and
-    tail alone, by the triggers of migration 7; no columns of error lines."""
+    """Take a store at schema 14 (or 15) back to 13: a command output is indexed by its head
+    and tail alone, by the triggers of migration 7; no columns of error lines."""
+    if _applied(conn, 15):
+        undo_migration_15(conn)
     conn.execute(
         "INSERT INTO records_fts (records_fts, rowid, title, body, stderr)"
         " SELECT 'delete', seq, title, body, stderr FROM record_docs WHERE kind = 'action'"

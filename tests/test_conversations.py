@@ -96,9 +96,48 @@ def test_content_is_stored_once_and_whole(mem: clew.Memory, db: Path) -> None:
     big = "x" * 2_000_000  # no truncation, whatever the size
     started = mem.start_session()
     mem.append_turn(started.id, role="tool", content=big, tool_call_id="c9", tool_name="dump")
-    row = sqlite3.connect(db).execute("SELECT content, message FROM turns").fetchone()
+    conn = sqlite3.connect(db)
+    row = conn.execute("SELECT content, message FROM turns").fetchone()
     assert row[0] == big and big not in row[1]
+    # Stored once: in the journal; the row refers to its event (migration 15).
+    row = conn.execute("SELECT content, message FROM turn_rows").fetchone()
+    assert row[0] is None and big not in row[1]
+    (data,) = conn.execute("SELECT data FROM events WHERE type = 'turn.appended'").fetchone()
+    assert data.count(big) == 1
     assert mem.list_turns(started.id)[0].message["content"] == big
+
+
+def test_changing_a_returned_state_changes_nothing_stored(mem: clew.Memory) -> None:
+    started = mem.start_session()
+    mem.append_turn(started.id, role="user", content="We decided to use tox. Fix a.py")
+    given = mem.get_session(started.id).state
+    given.setdefault("decisions", []).append({"text": "planted", "turn": 99})
+    given["focus"] = {"text": "planted", "turn": 99}
+    mem.session_state(started.id).state.setdefault("decisions", []).append({"text": "planted"})
+    mem.append_turn(started.id, role="user", content="We decided to keep pytest too.")
+    stored = mem.get_session(started.id).state
+    assert "planted" not in str(stored)
+    assert mem.verify().ok
+
+
+@pytest.mark.sqlite_only("reads the SQLite file directly")
+def test_a_row_keeps_what_its_event_does_not_hold_verbatim(mem: clew.Memory, db: Path) -> None:
+    started = mem.start_session()
+    given = [
+        {"role": "user", "content": "a NUL \x00 in the text"},  # SQLite's JSON cuts it short
+        {"role": "user", "content": "plain", "$key": {"$bytes": "not bytes"}},
+        {"role": "assistant", "content": [{"type": "text", "text": "parts"}]},  # derived text
+    ]
+    mem.append_turns(started.id, given)
+    rows = sqlite3.connect(db).execute("SELECT content, text_in FROM turn_rows ORDER BY turn")
+    assert rows.fetchall() == [("a NUL \x00 in the text", None), (None, 1), (None, 3)]
+    assert mem.export_session(started.id) == given
+    assert [t.text for t in mem.list_turns(started.id)] == [
+        "a NUL \x00 in the text",
+        "plain",
+        "parts",
+    ]
+    assert mem.verify().ok
 
 
 _text = st.text(max_size=40)

@@ -244,3 +244,43 @@ _PROJECTION_MODULES = {
     "projection_archive", "projection_conversations", "projection_record",
     "projection_utility", "projection_waits",
 }  # fmt: skip
+
+
+def test_a_store_before_migration_15_keeps_each_text_once_and_reads_the_same(
+    tmp_path: Path,
+) -> None:
+    from tests.old_stores import undo_migration_15
+
+    db = tmp_path / "old.db"
+    with clew.open(db) as mem:
+        _replay_fixture(mem)  # turns of the older shape: their text is derived when read
+        sid = _conversation(mem)
+        mem.append_turn(sid, {"role": "user", "content": "$ ls", "$ref": 1})  # escaped key
+        mem.append_turn(sid, {"type": "function_call_output", "call_id": "x", "output": "ok"})
+        sessions = [s.id for s in mem.list_sessions()]
+        before = {s: mem.list_turns(s, include_hidden=True) for s in sessions}
+        found = mem.recall(sid, "search", query="tox").text
+    conn = sqlite3.connect(db)
+    undo_migration_15(conn)
+    assert conn.execute("SELECT type FROM sqlite_master WHERE name = 'turns'").fetchone() == (
+        "table",
+    )
+    conn.close()
+    with clew.open(db) as mem:
+        assert mem.verify().differences == ()
+        assert {s: mem.list_turns(s, include_hidden=True) for s in sessions} == before
+        assert mem.recall(sid, "search", query="tox").text == found
+    stored = sqlite3.connect(db).execute(
+        "SELECT r.turn, r.content IS NULL, r.text_in FROM turn_rows r WHERE r.session_id = ?"
+        " ORDER BY r.turn",
+        (sid,),
+    )
+    # The text of each new-shape turn is read from its event; the call has none.
+    assert stored.fetchall() == [(1, True, 1), (2, True, None), (3, True, 1), (4, True, 1),
+                                 (5, True, 2)]  # fmt: skip
+    old_shape = sqlite3.connect(db).execute(
+        "SELECT count(*) FROM turn_rows WHERE session_id != ? AND content IS NULL AND text_in"
+        " IS NULL AND role != 'assistant'",
+        (sid,),
+    )
+    assert old_shape.fetchone() == (0,)  # their text stays in the row

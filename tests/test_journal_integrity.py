@@ -294,10 +294,11 @@ def test_self_numbered_rows_out_of_order_are_drift(db: Path, clock: FakeClock) -
         assert alpha.verify(all_spaces=True).ok
         # Two of beta's turns swapping numbers is drift.
         con = raw(db)
-        seqs = [r[0] for r in con.execute("SELECT seq FROM turns WHERE space = 'beta'")]
-        con.execute("UPDATE turns SET seq = -seq WHERE space = 'beta'")
+        # (turns is a view of turn_rows since migration 15.)
+        seqs = [r[0] for r in con.execute("SELECT seq FROM turn_rows WHERE space = 'beta'")]
+        con.execute("UPDATE turn_rows SET seq = -seq WHERE space = 'beta'")
         for old, new in zip(seqs, reversed(seqs), strict=True):
-            con.execute("UPDATE turns SET seq = ? WHERE seq = ?", (new, -old))
+            con.execute("UPDATE turn_rows SET seq = ? WHERE seq = ?", (new, -old))
         con.commit()
         assert [(d.table, d.column) for d in beta.verify().differences] == [("turns", "seq")]
 
@@ -408,7 +409,9 @@ def legacy_store(path: Path, events: list[Any]) -> None:
         ("actions", "stderr_kind"),
         ("actions", "stdout_errors"),
         ("actions", "stderr_errors"),
-    ]  # and migration 14
+        ("turns", "event_seq"),
+        ("turns", "text_in"),
+    ]  # and migrations 14 and 15
     for table, column in added:
         conn.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
     for e in events:

@@ -64,6 +64,10 @@ def sqlite_schema(path: Path) -> dict[str, list[tuple[str, str, bool]]]:
             (r[1], _TYPES[r[2]], bool(r[3] or r[5]))
             for r in conn.execute(f"PRAGMA table_info({table})")
         ]
+    # `turns` is a view of turn_rows there (migration 15): its rows keep a turn's message only
+    # where the journal's text of it differs, and the view always gives one.
+    rows = schema.pop("turn_rows")
+    schema["turns"] = [(n, t, nn or n == "message") for n, t, nn in rows]
     conn.close()
     return schema
 
@@ -452,3 +456,27 @@ def test_migration_12_indexes_every_space_s_decisions_even_for_an_ordinary_role(
             conn.execute(f"DROP OWNED BY {member}")
             conn.execute(f"DROP ROLE {member}")
     indexed(verify=True)
+
+
+def test_migration_15_gives_older_turns_the_reference_the_projection_writes(url: str) -> None:
+    from clew.store.pg_migrations import _backfill_turn_events
+    from tests.test_derived_events import _conversation, _replay_fixture
+
+    with open_pg(url) as mem:
+        _replay_fixture(mem)  # turns of the older shape: their text is derived when read
+        sid = _conversation(mem)
+        mem.append_turn(sid, {"type": "function_call_output", "call_id": "x", "output": "ok"})
+        mem.append_turn(sid, role="assistant", content=[{"type": "text", "text": "parts"}])
+        select = "SELECT id, event_seq, text_in FROM turns WHERE space = %s ORDER BY id"
+        with psycopg.connect(url) as raw:
+            written = raw.execute(select, (mem.space,)).fetchall()
+            # As a store made before migration 15 holds them.
+            raw.execute(
+                "UPDATE turns SET event_seq = NULL, text_in = NULL WHERE space = %s", (mem.space,)
+            )
+        with psycopg.connect(url) as raw:
+            _backfill_turn_events(raw)
+        with psycopg.connect(url) as raw:
+            assert raw.execute(select, (mem.space,)).fetchall() == written
+        assert sorted({w[2] for w in written}, key=str) == [1, 2, 3, None]
+        assert mem.verify().ok

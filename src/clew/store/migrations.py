@@ -1012,6 +1012,131 @@ MIGRATIONS += (
     ),
 )
 
+# A turn's text was stored twice, in its event and in its row (the row's half of 4,350 bytes a
+# turn for 1,360 of message JSON). The row now keeps a reference to its event (`event_seq`)
+# and where in the event its text is (`text_in`: projection_conversations._text_in), and
+# `turns` becomes a view that reads the text from there; the row keeps the text only where
+# the journal does not hold it verbatim. The row keeps the message's envelope as before (the
+# message with a text content taken out: role, ids, tool calls), small and read without
+# parsing the event. The full-text index is unchanged: its rows keep their rowid (seq), and
+# its content table is the view.
+_TURN_ROWS = """
+CREATE TABLE turn_rows (
+    seq          INTEGER PRIMARY KEY,
+    id           TEXT NOT NULL UNIQUE,
+    space        TEXT NOT NULL,
+    session_id   TEXT NOT NULL REFERENCES sessions(id),
+    turn         INTEGER NOT NULL,
+    role         TEXT NOT NULL,
+    content      TEXT,
+    text_content INTEGER NOT NULL,
+    tool_calls   TEXT,
+    tool_call_id TEXT,
+    tool_name    TEXT,
+    call_turn    INTEGER,
+    message      TEXT NOT NULL,
+    token_count  INTEGER NOT NULL DEFAULT 0,
+    hidden       INTEGER NOT NULL DEFAULT 0,
+    created_at   TEXT NOT NULL,
+    event_seq    INTEGER,
+    text_in      INTEGER,
+    UNIQUE (session_id, turn)
+)
+"""
+# What the projection's _text_in decides, read from each turn's event as it is stored (an
+# event older than derived fields has no `role`, and its text was derived when read).
+_TURN_EVENTS = """
+INSERT INTO temp.turn_events (id, event_seq, text_in)
+SELECT json_extract(data, '$.turn.id'), seq,
+       CASE WHEN json_type(data, '$.turn.role') IS NULL THEN NULL
+            WHEN json_type(data, '$.turn.text_from') IS NOT NULL THEN
+                 CASE json_extract(data, '$.turn.text_from')
+                      WHEN 'content' THEN 1 WHEN 'output' THEN 2 END
+            WHEN json_type(data, '$.turn.text') = 'text' THEN 3 END
+FROM events WHERE type = 'turn.appended'
+"""
+_TEXT_AT = (
+    "CASE {r}.text_in WHEN 1 THEN json_extract({e}.data, '$.turn.message.content')"
+    " WHEN 2 THEN json_extract({e}.data, '$.turn.message.output')"
+    " WHEN 3 THEN json_extract({e}.data, '$.turn.text') END"
+)
+MIGRATIONS += (
+    Migration(
+        15,
+        "a turn's text stored once, in its event: turn_rows refer to it, and turns is a"
+        " view of them",
+        (
+            _TURN_ROWS,
+            "CREATE TEMP TABLE turn_events (id TEXT PRIMARY KEY, event_seq INTEGER,"
+            " text_in INTEGER)",
+            _TURN_EVENTS,
+            # A text with a NUL, or one the event does not hold verbatim, stays in the row.
+            f"""
+            INSERT INTO turn_rows (seq, id, space, session_id, turn, role, content,
+                text_content, tool_calls, tool_call_id, tool_name, call_turn, message,
+                token_count, hidden, created_at, event_seq, text_in)
+            SELECT t.seq, t.id, t.space, t.session_id, t.turn, t.role,
+                   CASE WHEN x.text_in IS NULL OR instr(t.content, char(0)) > 0
+                        OR ({_TEXT_AT.format(r="x", e="e")}) IS NOT t.content
+                        THEN t.content END,
+                   t.text_content, t.tool_calls, t.tool_call_id, t.tool_name, t.call_turn,
+                   t.message, t.token_count, t.hidden, t.created_at, x.event_seq,
+                   CASE WHEN instr(t.content, char(0)) > 0
+                        OR ({_TEXT_AT.format(r="x", e="e")}) IS NOT t.content
+                        THEN NULL ELSE x.text_in END
+            FROM turns t LEFT JOIN temp.turn_events x ON x.id = t.id
+            LEFT JOIN events e ON e.seq = x.event_seq
+            ORDER BY t.seq
+            """,
+            "DROP TABLE temp.turn_events",
+            "DROP TABLE turns",
+            "CREATE INDEX turns_tool ON turn_rows(session_id, tool_name, turn)"
+            " WHERE tool_name IS NOT NULL",
+            "CREATE INDEX turns_hidden ON turn_rows(session_id, turn) WHERE hidden = 1",
+            "CREATE INDEX turns_time ON turn_rows(space, created_at)",
+            # LEFT JOIN: the planner always drives from turn_rows, and looks the event up
+            # only for a row whose text it reads.
+            f"""
+            CREATE VIEW turns AS
+            SELECT r.seq, r.id, r.space, r.session_id, r.turn, r.role,
+                   CASE WHEN r.text_in IS NULL THEN r.content
+                        ELSE {_TEXT_AT.format(r="r", e="e")} END AS content,
+                   r.text_content, r.tool_calls, r.tool_call_id, r.tool_name, r.call_turn,
+                   r.message, r.token_count, r.hidden, r.created_at, r.event_seq, r.text_in
+            FROM turn_rows r LEFT JOIN events e ON e.seq = r.event_seq
+            """,
+            # The projection writes the view; the row keeps the text only where the event
+            # does not hold it (text_in is NULL).
+            """
+            CREATE TRIGGER turns_insert INSTEAD OF INSERT ON turns BEGIN
+                INSERT INTO turn_rows (id, space, session_id, turn, role, content,
+                    text_content, tool_calls, tool_call_id, tool_name, call_turn, message,
+                    token_count, hidden, created_at, event_seq, text_in)
+                VALUES (new.id, new.space, new.session_id, new.turn, new.role,
+                    CASE WHEN new.text_in IS NULL THEN new.content END,
+                    new.text_content, new.tool_calls, new.tool_call_id, new.tool_name,
+                    new.call_turn, new.message, coalesce(new.token_count, 0),
+                    coalesce(new.hidden, 0), new.created_at, new.event_seq, new.text_in);
+                INSERT INTO turns_fts (rowid, content) VALUES (last_insert_rowid(), new.content);
+            END
+            """,
+            """
+            CREATE TRIGGER turns_update INSTEAD OF UPDATE OF hidden ON turns BEGIN
+                UPDATE turn_rows SET hidden = new.hidden WHERE seq = old.seq;
+            END
+            """,
+            f"""
+            CREATE TRIGGER turns_fts_delete AFTER DELETE ON turn_rows BEGIN
+                INSERT INTO turns_fts (turns_fts, rowid, content)
+                SELECT 'delete', old.seq, CASE WHEN old.text_in IS NULL THEN old.content
+                       ELSE {_TEXT_AT.format(r="old", e="e")} END
+                FROM (SELECT 1) LEFT JOIN events e ON e.seq = old.event_seq;
+            END
+            """,
+        ),
+    ),
+)
+
 LATEST = MIGRATIONS[-1].number
 FINGERPRINTS: dict[int, str] = {m.number: fingerprint(m) for m in MIGRATIONS}
 # The migration that began recording fingerprints (and records those of the ones before it).

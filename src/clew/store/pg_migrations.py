@@ -795,6 +795,54 @@ MIGRATIONS += (
     ),
 )
 
+
+def _backfill_turn_events(raw: Any) -> None:
+    """SQLite's migration 15 reads the same from each turn's event: the event's seq, and
+    where in it the turn's text is (projection_conversations._text_in), for the turns
+    written before; space by space (row-level security lets a row be changed only in the
+    transaction's space). PostgreSQL keeps the text in the row as well (its search column is
+    generated from it), so only the reference is added here."""
+    raw.execute("SELECT set_config('clew.all_spaces', 'on', true)")
+    spaces = raw.execute("SELECT DISTINCT space FROM turns ORDER BY space").fetchall()
+    raw.execute("SELECT set_config('clew.all_spaces', '', true)")
+    for (space,) in spaces:
+        raw.execute("SELECT set_config('clew.space', %s, true)", (space,))
+        raw.execute(
+            """
+            UPDATE turns t SET event_seq = e.seq, text_in = CASE
+                WHEN t.content IS NULL OR e.data::json -> 'turn' -> 'role' IS NULL THEN NULL
+                WHEN e.data::json -> 'turn' ->> 'text_from' = 'content' THEN 1
+                WHEN e.data::json -> 'turn' ->> 'text_from' = 'output' THEN 2
+                WHEN e.data::json -> 'turn' -> 'text_from' IS NOT NULL THEN NULL
+                WHEN json_typeof(e.data::json -> 'turn' -> 'text') = 'string' THEN 3 END
+            FROM events e
+            WHERE t.space = %s AND e.space = t.space AND e.type = 'turn.appended'
+              AND e.data::json -> 'turn' ->> 'id' = t.id
+            """,
+            (space,),
+        )
+    raw.execute("SELECT set_config('clew.space', '', true)")
+
+
+MIGRATIONS += (
+    # SQLite's migration 15: each turn refers to its event.
+    PgMigration(
+        15,
+        "a turn's text stored once, in its event: turn_rows refer to it, and turns is a"
+        " view of them",
+        (
+            "ALTER TABLE turns ADD COLUMN event_seq bigint",
+            "ALTER TABLE turns ADD COLUMN text_in bigint",
+            PgRun(
+                "record each turn's event seq and where in the event its text is (1 the"
+                " message's content, 2 its output, 3 the turn's text; none when the event"
+                " holds no text verbatim)",
+                _backfill_turn_events,
+            ),
+        ),
+    ),
+)
+
 LATEST = MIGRATIONS[-1].number
 
 

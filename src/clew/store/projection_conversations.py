@@ -75,7 +75,8 @@ def _turn_before_derived(conn: sqlite3.Connection, event: Event) -> dict[str, An
     parts = frozen_turns.parse(t["message"])
     calls = [list(c) for c in parts.tool_calls] or None
     turn = {**t, "role": parts.role, "tool_calls": calls, "tool_call_id": parts.tool_call_id}
-    turn["text"] = parts.text
+    # Derived here, not journaled: the row keeps this text itself (see _text_in).
+    turn["text"], turn["text_derived"] = parts.text, True
     row = conn.execute("SELECT 1 FROM turns WHERE id = ?", (t["id"],)).fetchone()
     if row is None:
         old = _state(conn, data["session_id"])
@@ -84,9 +85,78 @@ def _turn_before_derived(conn: sqlite3.Connection, event: Event) -> dict[str, An
     return {**data, "turn": turn}
 
 
+# The session states last read or written here, by their JSON text: the overlay of a turn's
+# change read the stored state (decoding a few KB) and wrote the result (encoding it) on
+# every turn. Keyed by the text itself, so a state another process wrote is never mistaken
+# for one seen here. Never handed out (a caller could change it): the overlay builds a new
+# dict, and reads decode their own copy (sqlite_conversations.session_from_row).
+_DECODED: dict[str, dict[str, Any]] = {}
+_DECODED_MAX = 64
+
+
+def decoded_state(text: str) -> dict[str, Any]:
+    """The session state stored as `text`, decoded once while it stays current."""
+    found = _DECODED.get(text)
+    if found is None:
+        found = json.loads(text)
+        _remember(text, found)
+    return found
+
+
+def _remember(text: str, state: dict[str, Any]) -> None:
+    if len(_DECODED) >= _DECODED_MAX:
+        _DECODED.clear()  # sessions written in turn are few; a plain bound, thread-safe
+    _DECODED[text] = state
+
+
+# Each cached state's JSON by key: a turn changes a key or two of the state (the calls
+# awaiting results, most often), so the others' text is reused, not encoded again. Keyed by
+# the state's id, holding the state itself so that the id stays its own.
+_ENCODED: dict[int, tuple[dict[str, Any], dict[str, str]]] = {}
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps's, made once
+
+
+def _encoded(old: dict[str, Any], change: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """`old` overlaid with `change`, and its JSON text: exactly json.dumps(state,
+    ensure_ascii=False), built from the text of each key's value."""
+    state = {**old, **change}
+    known = _ENCODED.get(id(old))
+    reuse = known[1] if known is not None and known[0] is old else {}
+    parts = {
+        k: reuse[k] if k in reuse and k not in change else _ENCODE(v) for k, v in state.items()
+    }
+    text = "{" + ", ".join(f"{_ENCODE(k)}: {v}" for k, v in parts.items())
+    if len(_ENCODED) >= _DECODED_MAX:
+        _ENCODED.clear()
+    _ENCODED[id(state)] = (state, parts)
+    return state, text + "}"
+
+
 def _state(conn: sqlite3.Connection, session_id: str) -> dict[str, Any]:
     row = conn.execute("SELECT state FROM sessions WHERE id = ?", (session_id,)).fetchone()
-    return json.loads(row[0]) if row is not None else {}
+    return decoded_state(row[0]) if row is not None else {}
+
+
+# Where the journal holds a turn's text, so that a store may keep it there only (SQLite's
+# turn_rows, migration 15): 1 the event's message.content, 2 its message.output, 3 the
+# event's turn.text; None when the row must keep it (a text derived when read from an event
+# older than derived fields; a text with a NUL, which SQLite's JSON functions cut short).
+_TEXT_KEYS = {"content": 1, "output": 2}
+
+
+def _text_in(t: dict[str, Any], text: str | None) -> int | None:
+    if text is None or "text_derived" in t or "\x00" in text:
+        return None
+    if "text_from" in t:
+        return _TEXT_KEYS.get(t["text_from"])
+    return 3
+
+
+_INSERT_TURN = (
+    "INSERT INTO turns (id, space, session_id, turn, role, content, text_content, tool_calls,"
+    " tool_call_id, tool_name, call_turn, message, token_count, created_at, event_seq,"
+    " text_in) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
 
 
 @handles("turn.appended")
@@ -99,19 +169,16 @@ def _turn_appended(conn: sqlite3.Connection, event: Event) -> None:
     text = message[t["text_from"]] if "text_from" in t else t["text"]
     # A text content is stored once, in its own column (turns.restore puts it back).
     text_content = isinstance(message.get("content"), str)
-    stored = json.dumps(
-        {**message, "content": None} if text_content else message, ensure_ascii=False
-    )
+    stored = _ENCODE({**message, "content": None} if text_content else message)
     calls = t["tool_calls"]
-    insert(conn, "turns", {
-        "id": t["id"], "space": event.space, "session_id": session_id, "turn": t["number"],
-        "role": t["role"], "content": text,
-        "text_content": int(text_content),
-        "tool_calls": None if calls is None else json.dumps(calls, ensure_ascii=False),
-        "tool_call_id": t["tool_call_id"], "tool_name": t["tool_name"],
-        "call_turn": t["call_turn"], "message": stored, "token_count": t["token_count"],
-        "created_at": t.get("said_at", event.created_at),
-    })  # fmt: skip
+    # The columns are this handler's, not the event's: one fixed statement (no `insert`).
+    conn.execute(_INSERT_TURN, (
+        t["id"], event.space, session_id, t["number"], t["role"], text, int(text_content),
+        None if calls is None else _ENCODE(calls), t["tool_call_id"], t["tool_name"],
+        t["call_turn"], stored, t["token_count"], t.get("said_at", event.created_at),
+        # The event the row's text can be read from (see _text_in).
+        event.seq, _text_in(t, text),
+    ))  # fmt: skip
     said = t.get("said_at", event.created_at)
     change = t["state"]
     if not change:
@@ -121,12 +188,13 @@ def _turn_appended(conn: sqlite3.Connection, event: Event) -> None:
             (t["token_count"], said, session_id),
         )
         return
-    state = {**_state(conn, session_id), **change}
+    state, text = _encoded(_state(conn, session_id), change)
     conn.execute(
         "UPDATE sessions SET turn_count = turn_count + 1, total_tokens = total_tokens + ?,"
         " last_active_at = ?, state = ? WHERE id = ?",
-        (t["token_count"], said, json.dumps(state, ensure_ascii=False), session_id),
+        (t["token_count"], said, text, session_id),
     )
+    _remember(text, state)
 
 
 @handles("turns.hidden")

@@ -34,6 +34,8 @@ def session_from_row(row: Row) -> Session:
         last_active_at=row["last_active_at"],
         total_tokens=row["total_tokens"],
         turn_count=row["turn_count"],
+        # Decoded here every time: a caller may change what it is given (the projection's
+        # decoded states are shared, never handed out).
         state=json.loads(row["state"]),
         active=bool(row["active"]),
     )
