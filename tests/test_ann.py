@@ -72,23 +72,25 @@ def exact(mem: clew.Memory, text: str, **filters: Any) -> Hits:
         ann.THRESHOLD = saved
 
 
-def same(got: Hits, want: Hits, tolerance: float = 1e-4) -> bool:
-    """The same hits with the same scores, to float32 rounding (the index's candidates are
-    scored by another matrix product than the whole matrix's): scores equal rank by rank
-    within `tolerance`, and the same records apart from those tied (within `tolerance`)
-    with the last one kept, where either side's cut may fall."""
+def same(got: Hits, want: Hits, tolerance: float = 1e-4, missing: int = 1) -> bool:
+    """What brute force gives, as far as an approximate index promises: as many hits; each
+    scored as brute force scores it (to float32 rounding: another matrix product); none
+    better than brute force's last unless brute force has it; and at most `missing` of
+    brute force's hits (those not tied with its last, where either cut may fall) absent. HNSW
+    is approximate even over a few hundred vectors: a node its threaded build left hard to
+    reach is missed now and then (docs/benchmarks.md: recall@60 0.953 on real vectors)."""
     if len(got) != len(want):
-        return False
-    if any(abs(g[2] - w[2]) > tolerance for g, w in zip(got, want, strict=True)):
         return False
     if not got:
         return True
-    cut = min(w[2] for w in want) + tolerance
-
-    def clear(hits: Hits) -> set[tuple[str, str]]:
-        return {(h[0], h[1]) for h in hits if h[2] > cut}
-
-    return clear(got) == clear(want)
+    scores = {(w[0], w[1]): w[2] for w in want}
+    cut = min(scores.values()) + tolerance
+    for kind, ident, score in got:
+        known = scores.get((kind, ident))
+        if known is None and score > cut or known is not None and abs(score - known) > tolerance:
+            return False
+    clear = {key for key, score in scores.items() if score > cut}
+    return len(clear - {(g[0], g[1]) for g in got}) <= missing
 
 
 def index_of(mem: clew.Memory) -> ann.AnnIndex | None:
@@ -104,8 +106,13 @@ def test_the_index_gives_what_brute_force_gives(mem: clew.Memory) -> None:
     fill(mem, 300)
     if mem._store.vector_search_native():
         pytest.skip("pgvector searches in the database")
+    found = wanted = 0
     for text in [*TOPICS, "weekend walk", "registry"]:
-        assert same(mem.nearest(text, limit=20), exact(mem, text, limit=20))
+        got, want = mem.nearest(text, limit=20), exact(mem, text, limit=20)
+        assert same(got, want)
+        found += len({g[1] for g in got} & {w[1] for w in want})
+        wanted += len(want)
+    assert found >= 0.95 * wanted
     index = index_of(mem)
     assert index is not None and index.state.count == 300
 

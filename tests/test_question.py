@@ -376,3 +376,9 @@ def test_a_long_hostile_text_returns(text: str) -> None:
 def test_a_time_hint_is_a_plain_value() -> None:
     hint = TimeHint(day(5, 1), day(5, 2), True, "on May 1")
     assert hint._replace(exact=False).exact is False
+
+
+def test_a_plural_whose_singular_is_a_stop_word_is_no_word() -> None:
+    # One plain word took a shorter road than a sentence: "looks" kept "look" (a stop word).
+    for text in ("looks", "it looks fine"):
+        assert "look" not in understand(text, now=datetime(2000, 1, 1, tzinfo=UTC)).words

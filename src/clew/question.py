@@ -395,7 +395,10 @@ def _normalised(text: str) -> list[str]:
     """Lower-case content words of a text, each piece a tokenizer makes, singular."""
     if text.isalpha() and text.islower():  # one plain word, the common case
         folded = text.casefold()
-        return [] if folded in STOP_WORDS or len(folded) == 1 else [_singular(folded)]
+        if folded in STOP_WORDS or len(folded) == 1:
+            return []
+        single = _singular(folded)  # "looks" is "look", a stop word, as the loop below finds
+        return [] if single in STOP_WORDS else [single]
     out: list[str] = []
     for piece in dict.fromkeys(_PIECE.findall(text)):
         folded = piece.casefold()
