@@ -48,6 +48,7 @@ MIN_COSINE = 0.2
 # What a record's bm25 for the words related to a question's counts, of its own words'.
 EXPANDED = 0.5
 EXPAND = True  # whether a weakly matched question looks for related words (measured both ways)
+PER_INDEX = True  # whether each index's bm25 is read against its own best (measured both ways)
 CATCH_UP = 2000  # records a hybrid search embeds before it ranks (about 0.2 s at most)
 # ... of a model that embeds tens, not thousands, of texts per CPU-second: about as long
 CATCH_UP_BY_MODEL = {"minilm-onnx-int8": 8}
@@ -250,7 +251,7 @@ class Retrieval(Vectors, Archive):
             for r in records:
                 turn = turns.get(r.id) if r.kind == "turn" else None
                 found[(r.kind, r.id)] = _found(r, turn)
-        return found
+        return _per_index(found) if PER_INDEX else found
 
     def seen_before(self, error: str, *, command: str | None = None) -> ErrorHistory:
         """Look an error up by its fingerprint: where it was seen and which fixes worked;
@@ -340,6 +341,23 @@ def decision_hit(decision: TraceDecision) -> RecordHit:
                      decision.created_at, f"decision {decision.outcome}",
                      _first_line(decision.action), "", 0.0, "action",
                      step_id=decision.plan_item_id)  # fmt: skip
+
+
+def _per_index(found: dict[Key, Found]) -> dict[Key, Found]:
+    """Each index's bm25 scores over its own best (the best of each is -1). bm25's weight
+    for a word grows with the log of the number of documents its index holds, so a word
+    that few records hold weighs more in a million turns than in a few thousand commands:
+    read against one best, the larger index buries the smaller one's matches as it grows."""
+    best: dict[str, float] = {}
+    for (kind, _), f in found.items():
+        index = "turn" if kind == "turn" else "entry" if kind == "entry" else "record"
+        best[index] = min(best.get(index, 0.0), f.hit.score)
+    out = {}
+    for key, f in found.items():
+        index = "turn" if key[0] == "turn" else "entry" if key[0] == "entry" else "record"
+        low = best[index]
+        out[key] = f._replace(hit=f.hit._replace(score=f.hit.score / -low)) if low < 0 else f
+    return out
 
 
 def _window(question: Question, filters: EntryFilter) -> EntryFilter | None:
