@@ -47,6 +47,7 @@ _MARKS = re.compile(r"\[([^\[\]]*)\]")
 MIN_COSINE = 0.2
 # What a record's bm25 for the words related to a question's counts, of its own words'.
 EXPANDED = 0.5
+RELATED_PER_WORD = 4  # the nearest related words looked for, of each word of the question
 EXPAND = True  # whether a weakly matched question looks for related words (measured both ways)
 PER_INDEX = True  # whether each index's bm25 is read against its own best (measured both ways)
 CATCH_UP = 2000  # records a hybrid search embeds before it ranks (about 0.2 s at most)
@@ -210,7 +211,7 @@ class Retrieval(Vectors, Archive):
         matched = (ranking.coverage(asked, f.text) for f in found.values() if f.hit.score < 0)
         if max(matched, default=0.0) >= ranking.CONFIDENT_COVERAGE:
             return asked  # the question's own words found what it asks: nothing to bridge
-        near = related(asked.words)
+        near = tuple(words[:RELATED_PER_WORD] for words in related(asked.words))
         extra = list(dict.fromkeys(w for words in near for w in words))[:MAX_TERMS]
         if not extra:
             return asked
