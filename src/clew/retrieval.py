@@ -135,6 +135,7 @@ class Retrieval(Vectors, Archive):
                                                               sessions, pool)  # fmt: skip
             if mode != "dense":
                 asked = self._expand(question, asked, found, kinds, filters, sessions, pool)
+                found = _per_index(found) if PER_INDEX else found
             nearest: list[tuple[Key, float]] = []
             timely: frozenset[Key] = frozenset()
             if dense:
@@ -252,7 +253,7 @@ class Retrieval(Vectors, Archive):
             for r in records:
                 turn = turns.get(r.id) if r.kind == "turn" else None
                 found[(r.kind, r.id)] = _found(r, turn)
-        return _per_index(found) if PER_INDEX else found
+        return found
 
     def seen_before(self, error: str, *, command: str | None = None) -> ErrorHistory:
         """Look an error up by its fingerprint: where it was seen and which fixes worked;
@@ -345,20 +346,25 @@ def decision_hit(decision: TraceDecision) -> RecordHit:
 
 
 def _per_index(found: dict[Key, Found]) -> dict[Key, Found]:
-    """Each index's bm25 scores over its own best (the best of each is -1). bm25's weight
+    """Each index's bm25 scores over its own best (the best of each is -1), once every
+    match is found (the time's, the related words' at their lower weight). bm25's weight
     for a word grows with the log of the number of documents its index holds, so a word
     that few records hold weighs more in a million turns than in a few thousand commands:
     read against one best, the larger index buries the smaller one's matches as it grows."""
     best: dict[str, float] = {}
     for (kind, _), f in found.items():
-        index = "turn" if kind == "turn" else "entry" if kind == "entry" else "record"
+        index = _index_of(kind)
         best[index] = min(best.get(index, 0.0), f.hit.score)
     out = {}
     for key, f in found.items():
-        index = "turn" if key[0] == "turn" else "entry" if key[0] == "entry" else "record"
-        low = best[index]
+        low = best[_index_of(key[0])]
         out[key] = f._replace(hit=f.hit._replace(score=f.hit.score / -low)) if low < 0 else f
     return out
+
+
+def _index_of(kind: str) -> str:
+    """The full-text index a kind of record is found in."""
+    return kind if kind in ("turn", "entry") else "record"
 
 
 def _window(question: Question, filters: EntryFilter) -> EntryFilter | None:
