@@ -227,6 +227,14 @@ def test_a_speaker_named_stays_in_the_query() -> None:
         ("what did she say the other day", day(5, 13), day(5, 20), False),
         ("what failed in the past week", day(5, 13), day(5, 21), True),
         ("what changed since May 3?", day(5, 3), day(5, 21), True),
+        ("which runs failed in the week of May 4?", day(5, 4), day(5, 11), True),
+        ("what failed the week of 6 May", day(5, 4), day(5, 11), True),  # Monday to Sunday
+        ("what broke in the week starting May 7", day(5, 7), day(5, 14), True),
+        ("what happened in early May", day(5, 1), day(5, 11), False),
+        ("the plans for mid-April", day(4, 11), day(4, 21), False),
+        ("what did we ship in late April?", day(4, 21), day(5, 1), False),
+        ("at the end of March 2025", day(3, 21, 2025), day(4, 1, 2025), False),
+        ("what was said at the start of February", day(2, 1), day(2, 11), False),
     ],
 )
 def test_a_time_is_resolved_against_now(
@@ -243,6 +251,10 @@ def test_the_words_of_a_time_leave_the_query() -> None:
     assert found.query is not None
     assert not {"last", "month"} & {t.casefold() for t in found.query.terms}
     assert "2026-05-03" not in ask("deploy on 2026-05-03").identifiers
+    for question in ("which runs failed in the week of May 4?", "what did we ship in mid-April"):
+        found = ask(question)
+        assert found.query is not None
+        assert not {"week", "mid", "april", "may"} & {t.casefold() for t in found.query.terms}
 
 
 @pytest.mark.parametrize(
@@ -255,6 +267,7 @@ def test_the_words_of_a_time_leave_the_query() -> None:
         "what is due next week",
         "what is 12 months",
         "bump to 1.2026",
+        "what is planned for late May",  # still to come
     ],
 )
 def test_text_that_names_no_past_time_has_no_time(question: str) -> None:

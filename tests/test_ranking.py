@@ -123,3 +123,19 @@ def test_stem_is_idempotent_enough_and_never_empty_for_words(word: str) -> None:
     assert isinstance(stemmed, str)
     if len(word.strip()) >= 3 and word.isalpha():
         assert stemmed
+
+
+def test_each_index_is_read_against_its_own_best() -> None:
+    """bm25 grows with the log of its index's size: a big index's best must not make a
+    small index's best look weak (the million-turn store buried the entry that answers)."""
+    from clew.retrieval import _per_index
+
+    entry = found("e", "the checkout bundle must stay under 180 KB", -4.0)
+    turn = found("t", "checkout logs on staging", -12.0, kind="turn", session="s", turn=1)
+    weak = found("w", "checkout", -6.0, kind="turn", session="s", turn=3)
+    command = found("c", "du -sh checkout", -2.0, kind="action")
+    read = _per_index(dict([entry, turn, weak, command]))
+    scores = {key[1]: f.hit.score for key, f in read.items()}
+    assert scores == {"e": -1.0, "t": -1.0, "w": -0.5, "c": -1.0}
+    ranked = ranking.rank(asked("checkout bundle"), read)
+    assert ranked[0].key == ("entry", "e")  # it holds both words; the turns one

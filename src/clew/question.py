@@ -645,6 +645,65 @@ def _named_month(match: re.Match[str], now: datetime) -> Window | None:
     return _month(year, month, now)
 
 
+@_rule(
+    r"(?:(?:in|during)\s+)?(?:the\s+)?(?P<part>early|mid|late|start\s+of|beginning\s+of"
+    r"|middle\s+of|end\s+of)(?:\s+|-)(?:the\s+month\s+of\s+)?"
+    + _MONTH
+    + r"(?:,?\s+"
+    + _YEAR
+    + r")?(?!,?\s+\d{1,2}\b)",  # "late May 3" is a day: another rule's
+    _MONTH_WORDS,
+)
+def _part_of_month(match: re.Match[str], now: datetime) -> Window | None:
+    """`early May`, `mid-May`, `late May`, `the end of May`: a third of the month, loosely
+    (the days either side are not out of it)."""
+    month = _month_number(match["month"])
+    year = int(match["year"]) if match["year"] else (
+        now.year if month <= now.month else now.year - 1
+    )  # fmt: skip
+    whole = _month(year, month, now)
+    if whole is None:
+        return None
+    start, end, _ = whole
+    part = match["part"].split()[0].casefold()
+    first, last = {"early": (1, 11), "start": (1, 11), "beginning": (1, 11),
+                   "mid": (11, 21), "middle": (11, 21)}.get(part, (21, 0))  # fmt: skip
+    return (
+        start.replace(day=first),
+        end if last == 0 else start.replace(day=last),
+        False,
+    )
+
+
+@_rule(
+    r"(?:(?:in|during)\s+)?(?:the\s+)?week\s+(?P<from>of|starting|beginning)\s+(?:on\s+)?(?:the\s+)?"
+    r"(?:"
+    + _MONTH
+    + r"\s+"
+    + _DATE_DAY
+    + r"|(?P<day2>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?"
+    + _MONTH.replace("?P<month>", "?P<month2>")
+    + r")(?:,?\s+"
+    + _YEAR
+    + ")?",
+    ["week"],
+)
+def _week_of(match: re.Match[str], now: datetime) -> Window | None:
+    """`the week of May 11`: Monday to Sunday of the week holding that day; `the week
+    starting May 14`: seven days from it."""
+    month = _month_number(match["month"] or match["month2"])
+    day = int(match["day"] or match["day2"])
+    if match["year"]:
+        start = _day(int(match["year"]), month, day, now)[0]
+    else:
+        start = _last_dated(month, day, now)[0]
+    if start > now:
+        return None
+    if match["from"].casefold() == "of":
+        start -= timedelta(days=start.weekday())
+    return start, start + timedelta(days=7), True
+
+
 @_rule(r"(?:in|during|since|back\s+in)\s+" + _YEAR, [_DIGIT])
 def _in_year(match: re.Match[str], now: datetime) -> Window | None:
     year = int(match["year"])

@@ -108,18 +108,40 @@ def coverage(asked: Asked, text: str) -> float:
 def coverages(asked: Asked, text: str) -> tuple[float, float]:
     """The share of the question's words the text holds, and the same counting a word
     RELATED when the text holds only a word related to it (asked.related)."""
-    wanted = {_prefix(stem(w)): i for i, w in enumerate(asked.words)}
+    wanted, alike, pattern = _looked_for(asked.words, asked.related)
     if not wanted:
         return 0.0, 0.0
-    alike: dict[str, set[str]] = {}  # a word's prefix -> its related words' prefixes
-    for word, related in zip(asked.words, asked.related, strict=False):
-        if related:
-            alike.setdefault(_prefix(stem(word)), set()).update(_prefix(stem(r)) for r in related)
-    every = set(wanted).union(*alike.values())
-    held = {m.casefold() for m in _prefixes(tuple(sorted(every))).findall(text)}
+    held = _held(pattern, text)
     exact = sum(1 for p in wanted if p in held)
-    near = sum(1 for p in wanted if p not in held and alike.get(p, set()) & held)
+    near = sum(1 for p in wanted if p not in held and alike.get(p, frozenset()) & held)
     return exact / len(wanted), (exact + RELATED * near) / len(wanted)
+
+
+@functools.lru_cache(maxsize=512)
+def _held(pattern: re.Pattern[str], text: str) -> frozenset[str]:
+    """The prefixes of `pattern` a text holds. A search asks this of each record up to
+    three times with one expression (whether to look for related words, coverage, the
+    rarest word), and a record's text is one string object throughout: remembered, not
+    searched again."""
+    return frozenset(m.casefold() for m in pattern.findall(text))
+
+
+@functools.lru_cache(maxsize=64)
+def _looked_for(
+    words: tuple[str, ...], related: tuple[tuple[str, ...], ...]
+) -> tuple[tuple[str, ...], dict[str, frozenset[str]], re.Pattern[str]]:
+    """What coverage looks for, once per question (not once per record: stemming every
+    related word for each of a few hundred records cost more than the search): the
+    words' distinct prefixes, each one's related words' prefixes, and one expression
+    finding any of them."""
+    wanted = tuple(dict.fromkeys(_prefix(stem(w)) for w in words))
+    alike: dict[str, set[str]] = {}  # a word's prefix -> its related words' prefixes
+    for word, near in zip(words, related, strict=False):
+        if near:
+            alike.setdefault(_prefix(stem(word)), set()).update(_prefix(stem(r)) for r in near)
+    every = set(wanted).union(*alike.values())
+    frozen = {p: frozenset(a) for p, a in alike.items()}
+    return wanted, frozen, _prefixes(tuple(sorted(every)))
 
 
 def _prefix(stemmed: str) -> str:
@@ -357,8 +379,7 @@ def _rarest_holders(asked: Asked, found: Mapping[Key, Found]) -> Callable[[Key],
     if len(words) < 2:
         return lambda key: True
     pattern = _prefixes(tuple(sorted(words)))
-    held = {k: {m.casefold() for m in pattern.findall(f.text)}
-            for k, f in found.items() if f.hit.score < 0}  # fmt: skip
+    held = {k: _held(pattern, f.text) for k, f in found.items() if f.hit.score < 0}
     counts = {w: sum(1 for h in held.values() if w in h) for w in words}
     rarest = min(sorted(words), key=lambda w: counts[w])
     return lambda key: rarest in held.get(key, ())

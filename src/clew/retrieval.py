@@ -53,7 +53,9 @@ _MARKS = lazy(r"\[([^\[\]]*)\]")
 MIN_COSINE = 0.2
 # What a record's bm25 for the words related to a question's counts, of its own words'.
 EXPANDED = 0.5
+RELATED_PER_WORD = 4  # the nearest related words looked for, of each word of the question
 EXPAND = True  # whether a weakly matched question looks for related words (measured both ways)
+PER_INDEX = True  # whether each index's bm25 is read against its own best (measured both ways)
 CATCH_UP = 2000  # records a hybrid search embeds before it ranks (about 0.2 s at most)
 # ... of a model that embeds tens, not thousands, of texts per CPU-second: about as long
 CATCH_UP_BY_MODEL = {"minilm-onnx-int8": 8}
@@ -142,6 +144,7 @@ class Retrieval(Vectors, Archive):
                                                               sessions, pool)  # fmt: skip
             if mode != "dense":
                 asked = self._expand(question, asked, found, kinds, filters, sessions, pool)
+                found = _per_index(found) if PER_INDEX else found
             nearest: list[tuple[Key, float]] = []
             timely: frozenset[Key] = frozenset()
             if dense:
@@ -223,7 +226,7 @@ class Retrieval(Vectors, Archive):
         matched = (ranking.coverage(asked, f.text) for f in found.values() if f.hit.score < 0)
         if max(matched, default=0.0) >= ranking.CONFIDENT_COVERAGE:
             return asked  # the question's own words found what it asks: nothing to bridge
-        near = related(asked.words)
+        near = tuple(words[:RELATED_PER_WORD] for words in related(asked.words))
         extra = list(dict.fromkeys(w for words in near for w in words))[:MAX_TERMS]
         if not extra:
             return asked
@@ -356,6 +359,28 @@ def decision_hit(decision: TraceDecision) -> RecordHit:
                      decision.created_at, f"decision {decision.outcome}",
                      _first_line(decision.action), "", 0.0, "action",
                      step_id=decision.plan_item_id)  # fmt: skip
+
+
+def _per_index(found: dict[Key, Found]) -> dict[Key, Found]:
+    """Each index's bm25 scores over its own best (the best of each is -1), once every
+    match is found (the time's, the related words' at their lower weight). bm25's weight
+    for a word grows with the log of the number of documents its index holds, so a word
+    that few records hold weighs more in a million turns than in a few thousand commands:
+    read against one best, the larger index buries the smaller one's matches as it grows."""
+    best: dict[str, float] = {}
+    for (kind, _), f in found.items():
+        index = _index_of(kind)
+        best[index] = min(best.get(index, 0.0), f.hit.score)
+    out = {}
+    for key, f in found.items():
+        low = best[_index_of(key[0])]
+        out[key] = f._replace(hit=f.hit._replace(score=f.hit.score / -low)) if low < 0 else f
+    return out
+
+
+def _index_of(kind: str) -> str:
+    """The full-text index a kind of record is found in."""
+    return kind if kind in ("turn", "entry") else "record"
 
 
 def _window(question: Question, filters: EntryFilter) -> EntryFilter | None:

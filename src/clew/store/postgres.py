@@ -115,6 +115,7 @@ class PostgresStore(
 
     # The vector index reads a command's text as it is: a PostgreSQL text is valid UTF-8.
     _raw_open, _raw_close = "((", "))"
+    _no_index = ""  # SQLite's `+` before a term: PostgreSQL's planner needs no such hint
 
     def __init__(self, url: str, space: str, busy_timeout: float = 5.0, *, max_size: int = 4):
         psycopg, pool = _import_psycopg()
