@@ -87,7 +87,7 @@ def same(got: Hits, want: Hits, tolerance: float = 1e-4, missing: int = 1) -> bo
     cut = min(scores.values()) + tolerance
     for kind, ident, score in got:
         known = scores.get((kind, ident))
-        if (known is None and score > cut) or (known is not None and abs(score - known) > tolerance):
+        if score > cut if known is None else abs(score - known) > tolerance:
             return False
     clear = {key for key, score in scores.items() if score > cut}
     return len(clear - {(g[0], g[1]) for g in got}) <= missing
