@@ -73,15 +73,16 @@ def exact(mem: clew.Memory, text: str, **filters: Any) -> Hits:
 
 
 def same(got: Hits, want: Hits, tolerance: float = 1e-4, missing: int = 1) -> bool:
-    """What brute force gives, as far as an approximate index promises: as many hits; each
-    scored as brute force scores it (to float32 rounding: another matrix product); none
-    better than brute force's last unless brute force has it; and at most `missing` of
-    brute force's hits (those not tied with its last, where either cut may fall) absent. HNSW
-    is approximate even over a few hundred vectors: a node its threaded build left hard to
-    reach is missed now and then (docs/benchmarks.md: recall@60 0.953 on real vectors)."""
-    if len(got) != len(want):
+    """What brute force gives, as far as an approximate index promises: as many hits, or
+    `missing` fewer (it found too few); each scored as brute force scores it (to float32
+    rounding: another matrix product); none better than brute force's last unless brute
+    force has it; and at most `missing` of brute force's hits (those not tied with its last,
+    where either cut may fall) absent. HNSW is approximate even over a few hundred vectors:
+    a node its threaded build left hard to reach is missed now and then (docs/benchmarks.md:
+    recall@60 0.953 on real vectors)."""
+    if not len(want) - missing <= len(got) <= len(want):
         return False
-    if not got:
+    if not want:
         return True
     scores = {(w[0], w[1]): w[2] for w in want}
     cut = min(scores.values()) + tolerance
@@ -178,7 +179,7 @@ def test_a_deleted_index_file_is_built_again(db: Path, clock: FakeClock) -> None
     vectors._CACHES.clear()
     path.unlink()
     with clew.open(db, clock=clock) as mem:
-        assert mem.nearest("registry mirror") == before
+        assert same(mem.nearest("registry mirror"), before)  # another build: as close
         assert path.exists()
 
 
@@ -198,7 +199,7 @@ def test_a_corrupt_index_file_is_built_again_with_a_warning(
         path.write_bytes(damage)
         caplog.clear()
         with caplog.at_level(logging.WARNING, logger="clew.ann"), clew.open(db, clock=clock) as mem:
-            assert mem.nearest("nginx timeout") == before
+            assert same(mem.nearest("nginx timeout"), before)
         assert any("cannot be read" in r.getMessage() for r in caplog.records)
         assert path.stat().st_size > 1000  # written again, whole
 
