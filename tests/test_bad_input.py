@@ -3285,7 +3285,7 @@ def test_common_word_probes_take_hostile_terms_as_text(
         (['{"role": "user", "content": "ok"}', "x" * 1_100_000],
          "hold a line (or document) larger than 1 MB"),
         (['{"role": "user", "content": "ok"}', '{"role": "user", "content": "\\ud800"}'],
-         "message 2 holds text that is not valid UTF-8"),
+         "line 2 holds text that is not valid UTF-8"),  # checked once, as it is read
         (['{"role": "user", "content": "ok"}', "[1, 2]"], "line 2"),
         (['{"role": "user", "content": "ok"}', '{"role": "tool"}'], "line 2"),
     ],

@@ -113,10 +113,11 @@ def shown(value: object) -> str:
     return text if len(text) <= 40 else f"{text[:16]}… ({len(text):,} characters)"
 
 
-def json_value(text: str, field: str) -> Any:
+def json_value(text: str, field: str, *, bound: bool = True) -> Any:
     """Parse JSON text into data clew can keep (no NaN, nesting and numbers within bounds),
     or raise: NotJson when it is not JSON at all, ValidationError when it is JSON too deep
-    or with too long a number."""
+    or with too long a number. `bound=False` leaves the bounds to a check that follows at
+    once and makes them itself (`json_object`), so the value is not walked twice."""
 
     def constant(name: str) -> Any:
         raise ValidationError(f"{field} holds {name}, which is not a JSON number")
@@ -137,7 +138,8 @@ def json_value(text: str, field: str) -> Any:
         if isinstance(exc, ValidationError):
             raise
         raise ValidationError(f"{field} holds a number with too many digits") from None
-    bounded(value, field)
+    if bound:
+        bounded(value, field)
     return value
 
 
@@ -205,8 +207,10 @@ def _bounded_plain(value: object, field: str) -> bool:
         children: Any = ()
         if isinstance(item, dict):
             children = item.values()
-            plain = plain and type(item) is dict and all(
-                isinstance(k, str) and (k.isascii() or _utf8(k)) for k in item
+            plain = (
+                plain
+                and type(item) is dict
+                and all(isinstance(k, str) and (k.isascii() or _utf8(k)) for k in item)
             )
         elif isinstance(item, list | tuple):
             children = item

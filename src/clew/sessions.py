@@ -275,8 +275,9 @@ class Sessions(Retrieval, Working):
 
     @staticmethod
     def _checked(message: object, where: str) -> tuple[dict[str, Any], turns.Parts]:
-        normalized = checks.json_object(message, where)
-        return normalized, turns.parse(normalized, where)
+        if type(message) is turns.Checked:  # checked by this process already (import)
+            return message
+        return turns.checked(message, where)
 
     def list_turns(
         self,
