@@ -3285,7 +3285,7 @@ def test_common_word_probes_take_hostile_terms_as_text(
         (['{"role": "user", "content": "ok"}', "x" * 1_100_000],
          "hold a line (or document) larger than 1 MB"),
         (['{"role": "user", "content": "ok"}', '{"role": "user", "content": "\\ud800"}'],
-         "message 2 holds text that is not valid UTF-8"),
+         "line 2 holds text that is not valid UTF-8"),  # checked once, as it is read
         (['{"role": "user", "content": "ok"}', "[1, 2]"], "line 2"),
         (['{"role": "user", "content": "ok"}', '{"role": "tool"}'], "line 2"),
     ],
@@ -3322,3 +3322,30 @@ def test_write_session_refuses_what_is_not_a_session(mem: clew.Memory) -> None:
     for bad in ("", "   ", 7):
         with pytest.raises(ValidationError, match="session must be"):
             mem.write_session(bad, io.StringIO())  # type: ignore[arg-type]
+
+
+# -- i14-turns2: messages checked once (turns.Checked), the session read for an append
+
+
+def test_only_a_message_checked_by_clew_skips_the_check(mem: clew.Memory) -> None:
+    from clew import turns
+
+    session = mem.start_session().id
+    good = {"role": "user", "content": "hello"}
+    # A plain pair of what a check makes is still a message to check, and refused.
+    with pytest.raises(ValidationError, match="message 1 must be a JSON object"):
+        mem.append_turns(session, [(good, turns.parse(good))])  # type: ignore[list-item]
+    with pytest.raises(ValidationError, match="line 3 holds text that is not valid UTF-8"):
+        turns.checked({"role": "user", "content": "\ud800"}, "m.jsonl line 3")
+    with pytest.raises(ValidationError, match="line 4 has no role"):
+        turns.checked({"content": "x"}, "m.jsonl line 4")
+    added = mem.import_session([turns.checked(good, "line 1"), good])  # type: ignore[list-item]
+    assert mem.export_session(added.id) == [good, good]
+
+
+def test_an_append_to_a_session_refuses_an_ident_that_is_no_session(mem: clew.Memory) -> None:
+    for bad in ("", "  ", 7, None):
+        with pytest.raises(ValidationError, match="session must be"):
+            mem.append_turn(bad, {"role": "user", "content": "x"})  # type: ignore[arg-type]
+    with pytest.raises(clew.NotFoundError):
+        mem.append_turn("nosuchsession", {"role": "user", "content": "x"})

@@ -193,3 +193,25 @@ def test_tracker_machine_on_postgres() -> None:
         lambda: TrackerMachine(url),
         settings=settings(max_examples=10, stateful_step_count=25, deadline=None),
     )
+
+
+# Pieces an error output is made of: error words of each kind, line breaks of every kind
+# str.splitlines knows, whitespace, word characters.
+_ERROR_PIECES = st.sampled_from([
+    "Error", "error:", "error[E1]:", "ValueError: x", "ValueError", "fatal:", "fatal", "EACCES",
+    "EAC", "SegFault:", "Warning", "ERROR", "FAILED", "failed", "denied", "make: *** Error 1",
+    " ", "\t", "\u00a0", "\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85",
+    "\u2028", "\u2029", "a", "E", "x:", "_", "é", "1", ":",
+])  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_ERROR_PIECES, max_size=40).map("".join))
+def test_the_telling_line_is_the_last_line_naming_an_error(text: str) -> None:
+    from clew.fingerprint import _ERROR_LINE, _STRONG, telling_line
+
+    # The definition, line by line (telling_line skips a text's lines that cannot match).
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    strong = [line for line in lines if _STRONG.search(line)]
+    named = [line for line in lines if _ERROR_LINE.search(line)]
+    assert telling_line(text) == (strong or named or lines or [""])[-1]

@@ -113,10 +113,11 @@ def shown(value: object) -> str:
     return text if len(text) <= 40 else f"{text[:16]}… ({len(text):,} characters)"
 
 
-def json_value(text: str, field: str) -> Any:
+def json_value(text: str, field: str, *, bound: bool = True) -> Any:
     """Parse JSON text into data clew can keep (no NaN, nesting and numbers within bounds),
     or raise: NotJson when it is not JSON at all, ValidationError when it is JSON too deep
-    or with too long a number."""
+    or with too long a number. `bound=False` leaves the bounds to a check that follows at
+    once and makes them itself (`json_object`), so the value is not walked twice."""
 
     def constant(name: str) -> Any:
         raise ValidationError(f"{field} holds {name}, which is not a JSON number")
@@ -137,7 +138,8 @@ def json_value(text: str, field: str) -> Any:
         if isinstance(exc, ValidationError):
             raise
         raise ValidationError(f"{field} holds a number with too many digits") from None
-    bounded(value, field)
+    if bound:
+        bounded(value, field)
     return value
 
 
@@ -168,8 +170,7 @@ def json_object(value: object, field: str) -> dict[str, Any]:
     a normalised copy), or raise."""
     if not isinstance(value, dict):
         raise ValidationError(f"{field} must be a JSON object (a dict), not {type(value).__name__}")
-    bounded(value, field)
-    if _plain(value):  # already JSON data: no copy needed (the common case, and cheaper)
+    if _bounded_plain(value, field):  # already JSON data: no copy (the common case)
         return value
     try:
         encoded = json.dumps(value, allow_nan=False, ensure_ascii=False)
@@ -184,23 +185,49 @@ def json_object(value: object, field: str) -> dict[str, Any]:
     return normalized
 
 
-def _plain(value: object, depth: int = 0) -> bool:
-    """Whether `value` is JSON data as it is: dicts with text keys, lists, text that is
-    valid UTF-8, finite numbers, booleans and None."""
-    if value is None or isinstance(value, bool | int):
-        return True
-    if isinstance(value, str):
-        return value.isascii() or _utf8(value)
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if depth > 100:
-        return False
-    if type(value) is dict:
-        items = value.items()
-        return all(isinstance(k, str) and _plain(k) and _plain(v, depth + 1) for k, v in items)
-    if type(value) is list:
-        return all(_plain(v, depth + 1) for v in value)
-    return False
+def _bounded_plain(value: object, field: str) -> bool:
+    """`bounded(value, field)` (raising as it does, in the same order), then whether
+    `value` is JSON data as it is: dicts with text keys and lists, at most 100 deep, of
+    text that is valid UTF-8, finite numbers, booleans and None. One walk for both: a
+    message is checked on every append."""
+    plain = True
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if item is None or isinstance(item, int):  # bool too
+            if isinstance(item, int) and item.bit_length() > _MAX_JSON_INT_BITS:
+                raise ValidationError(f"{field} holds a number with too many digits")
+            continue
+        if isinstance(item, str):
+            plain = plain and (item.isascii() or _utf8(item))
+            continue
+        if isinstance(item, float):
+            plain = plain and math.isfinite(item)
+            continue
+        children: Any = ()
+        if isinstance(item, dict):
+            children = item.values()
+            plain = (
+                plain
+                and type(item) is dict
+                and all(isinstance(k, str) and (k.isascii() or _utf8(k)) for k in item)
+            )
+        elif isinstance(item, list | tuple):
+            children = item
+            plain = plain and type(item) is list
+        else:
+            plain = False
+        if depth > 100:  # data this deep is normalised (a copy), and bounded below
+            plain = False
+        if children and depth >= MAX_JSON_DEPTH:
+            raise ValidationError(_too_deep(field))
+        # Text cannot fail a bound: checked here, it is not pushed (most values are text).
+        for child in children:
+            if type(child) is str:
+                plain = plain and (child.isascii() or _utf8(child))
+            else:
+                stack.append((child, depth + 1))
+    return plain
 
 
 def _finite(value: int | float) -> bool:

@@ -250,13 +250,15 @@ class Facade:
             return
         call = _Call()
         token = _call.set(call)
+        # The call's own correlation id unless a `correlation()` block gives one; set here,
+        # not through that context manager and an ExitStack (every write runs this).
+        own = _correlation.set(new_id()) if _correlation.get() is None else None
         try:
-            with contextlib.ExitStack() as stack:
-                if _correlation.get() is None:
-                    stack.enter_context(self.correlation())
-                stack.enter_context(self._store.transaction(write=True))
+            with self._store.transaction(write=True):
                 yield self._now()
         finally:
+            if own is not None:
+                _correlation.reset(own)
             _call.reset(token)
         if call.tasks or call.jobs:
             types = frozenset(t for kinds in call.types.values() for t in kinds)

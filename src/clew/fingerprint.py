@@ -67,6 +67,17 @@ _STRONG = lazy(
 )
 
 
+# What any match of _STRONG holds: one of these, or an E and three capitals. Most failed
+# commands' output holds none, and searching each of its lines for _STRONG in vain was
+# most of the cost of a turn's session-state fold when a command failed.
+_STRONG_PARTS = ("Error:", "Exception:", "Fault:", "error", "fatal:")
+_STRONG_E = lazy(r"E[A-Z]{3}")
+
+
+def _may_be_strong(text: str) -> bool:
+    return any(part in text for part in _STRONG_PARTS) or _STRONG_E.search(text) is not None
+
+
 def telling_line(text: str) -> str:
     """The line of an error text that says what went wrong: the last one that names an error
     plainly ("ValueError: ...", "error: ...") over wrappers' lines ("make: *** Error 1"),
@@ -74,7 +85,7 @@ def telling_line(text: str) -> str:
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     if not lines:
         return ""
-    for pattern in (_STRONG, _ERROR_LINE):
+    for pattern in (_STRONG, _ERROR_LINE) if _may_be_strong(text) else (_ERROR_LINE,):
         for line in reversed(lines):
             if pattern.search(line):
                 return line

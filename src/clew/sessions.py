@@ -162,6 +162,12 @@ class Sessions(Retrieval, Working):
             return found
         return self._store.get_session(self._resolve("session", ident))
 
+    def _session_to_append(self, ident: str) -> Session:
+        """`_session` for append_turns, whose state is the store's shared copy: read, never
+        changed (the fold builds a new state) nor handed out."""
+        found = self._store.session_to_append(ident) if isinstance(ident, str) else None
+        return found if found is not None else self._session(ident)
+
     def _session_id(self, ident: str) -> str:
         return self._session(ident).id
 
@@ -213,7 +219,7 @@ class Sessions(Retrieval, Working):
         tool = checks.optional_text(tool_name, "tool name", max_chars=checks.MAX_NAME_CHARS)
         said = self._said(at, len(parsed))
         with self._write() as now:
-            current = self._session(session)
+            current = self._session_to_append(session)
             if not current.active:
                 raise ValidationError(
                     f"session {current.id} has ended; resume it first with"
@@ -269,8 +275,9 @@ class Sessions(Retrieval, Working):
 
     @staticmethod
     def _checked(message: object, where: str) -> tuple[dict[str, Any], turns.Parts]:
-        normalized = checks.json_object(message, where)
-        return normalized, turns.parse(normalized, where)
+        if type(message) is turns.Checked:  # checked by this process already (import)
+            return message
+        return turns.checked(message, where)
 
     def list_turns(
         self,

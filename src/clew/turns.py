@@ -160,6 +160,24 @@ def estimate_tokens(text: str | None, calls: tuple[ToolCall, ...] = ()) -> int:
     return (size + 3) // 4 + 4
 
 
+class Checked(NamedTuple):
+    """A message checked as append_turns checks one (`checked`), with its parts: what a
+    reader of a file that checks each message to name its line hands to import_session,
+    so that the message is not checked twice. Made only by `checked`."""
+
+    message: dict[str, Any]
+    parts: Parts
+
+
+def checked(message: object, where: str) -> Checked:
+    """Check a message as append_turns does (JSON data, then its shape), naming `where` in
+    an error; return it with its parts."""
+    from clew import checks  # here: turns is pure and imported where checks is not needed
+
+    normalized = checks.json_object(message, where)
+    return Checked(normalized, parse(normalized, where))
+
+
 def read_messages(text: str, source: str) -> list[dict[str, Any]]:
     """Messages from a file's text: a JSON list, a JSON object with a `messages` list, one
     message, or JSON Lines (one message per line; blank lines skipped). Every message is

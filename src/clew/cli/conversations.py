@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Iterable, Iterator
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from clew.cli.common import (
     Commands,
@@ -22,11 +22,15 @@ from clew.cli.common import (
 )
 from clew.errors import ValidationError
 
+if TYPE_CHECKING:
+    from clew.turns import Checked
+
 
 def _messages(args: argparse.Namespace, source: str) -> Iterable[dict[str, Any]]:
     """The messages of a file (or stdin): JSON Lines are read a line at a time as the
     import takes them (each line at most the input limit), so a file of any length imports
-    in constant memory; a JSON document is read whole, within the input limit."""
+    in constant memory; a JSON document is read whole, within the input limit. Each line
+    comes checked (a turns.Checked, which append_turns and import_session take as it is)."""
     from clew.turns import read_messages
 
     limit = input_limit(args)
@@ -49,7 +53,8 @@ def _messages(args: argparse.Namespace, source: str) -> Iterable[dict[str, Any]]
             rest = handle.read(limit + 1 - sum(len(h) for h in head))
         text = _decoded(b"".join(head) + rest, name, limit)
         return read_messages(text, name)
-    return _message_lines(handle, first, name, len(head), limit)
+    # Checked messages stand for the messages themselves: the library takes them as such.
+    return cast("Iterator[dict[str, Any]]", _message_lines(handle, first, name, len(head), limit))
 
 
 def _message_line(raw: bytes, name: str, number: int, limit: int) -> dict[str, Any] | None:
@@ -69,17 +74,18 @@ def _message_line(raw: bytes, name: str, number: int, limit: int) -> dict[str, A
 
 def _message_lines(
     handle: BinaryIO, first: dict[str, Any], name: str, number: int, limit: int
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[Checked]:
     """Each message of a JSON Lines file, checked as `read_messages` checks them (an error
     names its line); the file's share read so far reported to the progress bar."""
     from clew import checks, meter
-    from clew.turns import parse
+    from clew.turns import checked
 
     size = _size(handle)
     done = 0
     with handle:
-        parse(first, f"{name} line {number}")
-        yield first
+        # Checked here as import_session checks them, which then takes them as they are
+        # (turns.Checked): an error names its line, and no message is checked twice.
+        yield checked(first, f"{name} line {number}")
         # At most one byte over the limit a read: a line with no end must not fill memory.
         for raw in iter(lambda: handle.readline(limit + 1), b""):
             number += 1
@@ -91,13 +97,13 @@ def _message_lines(
                 continue
             where = f"{name} line {number}"
             try:
-                message = checks.json_value(_decoded(line, name, limit), where)
+                # Bounded by `checked`, below, with the same errors.
+                message = checks.json_value(_decoded(line, name, limit), where, bound=False)
             except checks.NotJson as exc:
                 raise ValidationError(f"{where} is not valid JSON: {exc.reason}") from None
-            parse(message, where)
             if number % 1000 == 0:  # in MB read of the file (the messages are not counted)
                 meter.report("importing (MB)", done >> 20, None if size is None else size >> 20)
-            yield message
+            yield checked(message, where)
 
 
 def _decoded(data: bytes, name: str, limit: int) -> str:

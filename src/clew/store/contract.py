@@ -396,6 +396,11 @@ class ConversationReads(Protocol):
         """The session with this key (keys are unique in a space); None if none."""
         ...
 
+    def session_to_append(self, ident: str) -> Session | None:
+        """As find_session, for the write that appends to it: its `state` may be shared
+        with the store's own cache, so the caller must never change it (or hand it out)."""
+        ...
+
     def list_sessions(
         self, *, active_only: bool = False, limit: int | None = None, offset: int = 0
     ) -> list[Session]:

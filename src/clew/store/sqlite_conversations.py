@@ -9,6 +9,7 @@ from clew import turns
 from clew.errors import NotFoundError
 from clew.models import Session, Turn
 from clew.search import Query
+from clew.store.projection_conversations import decoded_state
 from clew.store.rows import RowReader, limited
 from clew.store.sql import Row
 from clew.store.sqlite_search import fts5_match
@@ -73,6 +74,25 @@ class ConversationReads(RowReader):
             (ident, self.space, ident, self.space),
         )
         return session_from_row(rows[0]) if rows else None
+
+    def session_to_append(self, ident: str) -> Session | None:
+        """`find_session` with its state decoded once while it stays current: the state is
+        the projection's cached copy (a few KB of JSON not decoded on every turn), which the
+        append path reads and never changes."""
+        rows = self._rows(
+            "SELECT * FROM sessions WHERE id = ? AND space = ? UNION ALL"
+            " SELECT * FROM sessions WHERE key = ? AND space = ? LIMIT 1",
+            (ident, self.space, ident, self.space),
+        )
+        if not rows:
+            return None
+        row = rows[0]
+        return Session(
+            row["id"], row["space"], row["key"], row["workspace"], row["model"],
+            row["system_prompt"], row["task_id"], row["title"], row["started_at"],
+            row["last_active_at"], row["total_tokens"], row["turn_count"],
+            decoded_state(row["state"]), bool(row["active"]),
+        )  # fmt: skip
 
     def session_by_key(self, key: str) -> Session | None:
         rows = self._rows("SELECT * FROM sessions WHERE space = ? AND key = ?", (self.space, key))
