@@ -30,9 +30,19 @@ def _applied(conn: sqlite3.Connection, number: int) -> bool:
     )
 
 
+def undo_migration_16(conn: sqlite3.Connection) -> None:
+    """Take a store at schema 16 back to 15: no index of open wait actions."""
+    conn.execute("DROP INDEX IF EXISTS actions_open_wait")
+    conn.execute("DELETE FROM clew_migrations WHERE number = 16")
+    conn.commit()
+
+
 def undo_migration_15(conn: sqlite3.Connection) -> None:
-    """Take a store at schema 15 back to 14: `turns` a table holding each turn's text (as
-    migration 5 made it, kept in the search index by triggers); no turn_rows, no view."""
+    """Take a store at schema 15 (or 16) back to 14: `turns` a table holding each turn's
+    text (as migration 5 made it, kept in the search index by triggers); no turn_rows, no
+    view."""
+    if _applied(conn, 16):
+        undo_migration_16(conn)
     conn.execute(
         "CREATE TEMP TABLE turns_14 AS SELECT seq, id, space, session_id, turn, role, content,"
         " text_content, tool_calls, tool_call_id, tool_name, call_turn, message, token_count,"

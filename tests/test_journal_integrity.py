@@ -244,6 +244,26 @@ def test_writers_in_several_processes_and_spaces_keep_every_chain_whole(db: Path
     assert report.events == 4 * 30 * 3 and set(report.heads or {}) == {"alpha", "beta", "gamma"}
 
 
+def test_writers_of_one_space_taking_turns_on_two_connections_chain_each_event_to_the_last(
+    db: Path,
+) -> None:
+    """A store keeps the head its last write committed (SQLite: while data_version says no
+    other connection committed); a write of the other connection in between must be seen."""
+    with clew.open(db) as one, clew.open(db) as two:
+        tid = one.create_task("shared", ["step"]).id
+        for n in range(6):
+            writer = (one, two, two, one, one, two)[n]
+            writer.update_task(tid, message=f"note {n}")
+            writer.record_action(tid, command=f"echo {n}", exit_code=0)
+        with pytest.raises(clew.ClewError):  # a write that fails leaves the head as it was
+            one.update_task(tid, step=9, step_status="done")
+        two.update_task(tid, message="after")
+        one.update_task(tid, message="last")
+        report = one.verify()
+    assert report.ok, report.differences
+    assert report.events == 1 + 6 * 2 + 2
+
+
 # -- verify in a space ----------------------------------------------------------------------
 
 

@@ -30,6 +30,7 @@ journaled as inferred with the message that caused them.
 
 import functools
 import math
+import operator
 import re
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -357,21 +358,30 @@ def _inferences(
     return found
 
 
+_written = operator.attrgetter("created_at")
+
+
 def suggestions(plan: Sequence[PlanItem], messages: Sequence[Message]) -> tuple[Suggestion, ...]:
     """Steps the messages suggest are done but whose status is not finished: only from
     messages written since the step last changed (a later change of the step answers an
     older message)."""
-    titles = [s.title for s in plan]
+    finished = (StepStatus.COMPLETED, StepStatus.SKIPPED)
+    if all(step.status in finished for step in plan):
+        return ()
+    titles = tuple(s.title for s in plan)
     # Each message is read once, oldest first; each step takes the first that says it is
-    # done among those written since the step last changed.
-    said = [
-        (m, infer(titles, m.content))
-        for m in sorted(messages, key=lambda m: m.created_at)
-        if m.role.value != "system"
-    ]
+    # done among those written since the step last changed. A brief reads some 200 messages
+    # of which few say anything is done: only those are kept (`_infer` is cached; the
+    # message's role is compared as the string it is, not through the enum's `value`).
+    said = []
+    for m in sorted(messages, key=_written):
+        if m.role != "system":
+            hits = _infer(titles, m.content)
+            if hits:
+                said.append((m, dict(hits)))
     out = []
     for n, step in enumerate(plan, 1):
-        if step.status in (StepStatus.COMPLETED, StepStatus.SKIPPED):
+        if step.status in finished:
             continue
         for message, found in said:
             if n in found and message.created_at >= step.updated_at:

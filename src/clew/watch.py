@@ -19,6 +19,7 @@ from clew.facade import Facade, reacts
 from clew.ids import new_id
 from clew.models import (
     CLOSED_TASK_STATUSES,
+    Action,
     Message,
     MessageType,
     StepStatus,
@@ -92,11 +93,15 @@ class Watch(Facade):
         return StuckReport(task.id, task.name, conditions, alerted, last)
 
     def _stuck_now(
-        self, task: Task, newest_messages: Sequence[Message] | None = None
+        self,
+        task: Task,
+        newest_messages: Sequence[Message] | None = None,
+        newest_actions: Sequence[Action] | None = None,
     ) -> tuple[Stuck, ...]:
         """Inside a transaction: why an active task is stuck now. A caller that has read
-        the task's newest messages (newest first, at least MESSAGES_READ) passes them, so
-        they are not read twice."""
+        the task's newest messages (newest first, at least MESSAGES_READ) or its newest
+        actions (`recent_actions`, at least ACTIONS_READ) passes them, so they are not read
+        twice."""
         rules = self.settings.stuck
         if not rules.enabled or task.status is not TaskStatus.ACTIVE:
             return ()
@@ -105,7 +110,11 @@ class Watch(Facade):
             if newest_messages is None
             else newest_messages[:MESSAGES_READ]
         )
-        actions = self._store.recent_actions(task.id, limit=ACTIONS_READ)
+        actions = (
+            self._store.recent_actions(task.id, limit=ACTIONS_READ)
+            if newest_actions is None
+            else list(newest_actions[:ACTIONS_READ])
+        )
         now = self._clock()
         found = detect(task, messages, actions, now, rules)
         if any(c.reason == NO_PROGRESS for c in found):

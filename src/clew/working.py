@@ -29,6 +29,7 @@ from clew.models import (
 )
 from clew.semantic import guardrail_lines
 from clew.state import SHOWN, STATE_TYPES, Snapshot, State, render_state
+from clew.stuck import ACTIONS_READ
 from clew.taskrecord import TaskRecords
 from clew.tokens import counter
 from clew.watch import Watch
@@ -113,24 +114,31 @@ class Working(TaskRecords, Watch):
             with self._known_task(tid):
                 task = self._store.get_task(tid)
             messages = self._store.list_messages(tid, limit=INFERENCE_MESSAGES)
-            actions = self._store.list_actions(tid, limit=BRIEF_ACTIONS)
+            # The newest actions without their output, read once for the brief and stuck
+            # detection; the output (up to megabytes a command) only if the brief quotes a
+            # failure's last line, below.
+            recent = self._store.recent_actions(tid, limit=max(ACTIONS_READ, BRIEF_ACTIONS))
+            actions = recent[:BRIEF_ACTIONS]
             errors = self._store.list_entries(
                 EntryFilter(tid, (EntryType.ERROR,), (EntryStatus.ACTIVE,)), limit=3
             )
             decisions = self._store.list_entries(
                 EntryFilter(tid, (EntryType.DECISION,), (EntryStatus.ACTIVE,)), limit=3
             )
-            stuck = self._stuck_now(task, messages)  # the messages read once
+            stuck = self._stuck_now(task, messages, recent)  # both read once
             watching = self._store.list_waits(task_id=tid, statuses=(WaitStatus.WATCHING,))
             newest = self._store.list_waits(task_id=tid, limit=3)  # maybe ended: news
             waits = list({w.id: w for w in watching + newest}.values())
+            # A failed command an error entry stands for is shown as that entry, once; one
+            # that none stands for is quoted with its output's last line.
+            failed = [a.id for a in actions if a.status is ActionStatus.FAILED]
+            recorded = self._store.linked_actions(failed)
+            if any(i not in recorded for i in failed):
+                actions = self._store.list_actions(tid, limit=BRIEF_ACTIONS)
             # Wait actions still started, however many actions came after them.
             seen = {a.id for a in actions}
             actions += [a for a in self._store.open_wait_actions(tid) if a.id not in seen]
             record = self._record_of(task)
-            # A failed command an error entry stands for is shown as that entry, once.
-            failed = [a.id for a in actions if a.status is ActionStatus.FAILED]
-            recorded = self._store.linked_actions(failed)
         return build_brief(
             task,
             messages,

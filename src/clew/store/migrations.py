@@ -1137,6 +1137,23 @@ MIGRATIONS += (
     ),
 )
 
+# A task's open waits (wait actions still started) were found by reading every action of
+# the task (and the space's waiting tasks by every action of the space): `where`, `state`
+# and the brief slowed down as a task grew. A partial index holds only the open ones, so it
+# stays tiny and costs the other actions' writes nothing; the reads (sqlite_trace.open_waits,
+# sqlite_waits.open_wait_actions and waiting_tasks) name its condition word for word, as they
+# must for SQLite to use it.
+MIGRATIONS += (
+    Migration(
+        16,
+        "a task's open wait actions found by an index of them alone",
+        (
+            "CREATE INDEX actions_open_wait ON actions(space, task_id, created_at, seq)"
+            " WHERE type = 'wait' AND status = 'started'",
+        ),
+    ),
+)
+
 LATEST = MIGRATIONS[-1].number
 FINGERPRINTS: dict[int, str] = {m.number: fingerprint(m) for m in MIGRATIONS}
 # The migration that began recording fingerprints (and records those of the ones before it).

@@ -843,6 +843,18 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    # SQLite's migration 16: a task's open wait actions by an index of them alone.
+    PgMigration(
+        16,
+        "a task's open wait actions found by an index of them alone",
+        (
+            "CREATE INDEX actions_open_wait ON actions(space, task_id, created_at, seq)"
+            " WHERE type = 'wait' AND status = 'started'",
+        ),
+    ),
+)
+
 LATEST = MIGRATIONS[-1].number
 
 

@@ -293,6 +293,7 @@ class _WriteState:
         self.head: str | None = None
         self.touched: set[tuple[str, str]] = set()
         self.bulk = False  # inside bulk_turns: the turns' search index is written at its end
+        self.version: int | None = None  # SQLite's data_version, once read (_known_head)
 
 
 class SQLiteStore(
@@ -325,6 +326,10 @@ class SQLiteStore(
         self._depth = 0
         self._writing = False
         self._state = _WriteState()  # of the write transaction in progress
+        # The space's newest event hash as this connection's last write committed it, and
+        # SQLite's data_version then: while that has not changed, no other connection has
+        # committed, so the head is still the newest (see _known_head).
+        self._head: tuple[int, str] | None = None
         try:
             self._guard(self._check_readable if self.read_only else lambda: migrate(self._conn))
         except BaseException:
@@ -402,6 +407,9 @@ class SQLiteStore(
                 raise
             else:
                 self._guard(lambda: self._conn.execute("COMMIT"))
+                state = self._state
+                if state.version is not None and state.head is not None:
+                    self._head = (state.version, state.head)
             finally:
                 self._depth, self._writing = 0, False
 
@@ -437,6 +445,17 @@ class SQLiteStore(
                     )
                 )
                 self._guard(lambda: sqlite_bulk.restore(conn, saved))
+
+    def _known_head(self, conn: Connection) -> str | None:
+        """The head this connection's last write committed, unless another connection has
+        committed since: SQLite's data_version (read under the write lock, so no one can
+        commit until ours does) changes only on another connection's commit, never on this
+        one's. One pragma that reads no page instead of a read of the journal's index; every
+        event this connection writes goes through `_journal`, which keeps the head."""
+        version = int(self._guard(lambda: conn.execute("PRAGMA data_version").fetchone()[0]))
+        self._state.version = version
+        cached = self._head
+        return cached[1] if cached is not None and cached[0] == version else None
 
     def _writer(self) -> tuple[Connection, _WriteState]:
         if not self._writing:

@@ -34,6 +34,11 @@ class JournalWrites:
     def _writer(self) -> tuple[Connection, WriteState]:
         raise NotImplementedError
 
+    def _known_head(self, conn: Connection) -> str | None:
+        """The space's newest event hash if the store knows it without reading the journal
+        (None: read it). PostgreSQL always reads it: other writers may have added events."""
+        return None
+
     def append(
         self,
         *,
@@ -63,6 +68,8 @@ class JournalWrites:
     ) -> Event:
         conn, state = self._writer()
         text = codec.dumps(data)
+        if state.head is None:
+            state.head = self._known_head(conn)
         if state.head is None:
             # One indexed read per transaction: the write lock (BEGIN IMMEDIATE on SQLite,
             # the space's advisory lock on PostgreSQL) keeps it the head until commit.
