@@ -20,7 +20,7 @@ from clew.models import AddStep, RemoveStep
 # shows three tasks (its default limit): a state and a brief for each.
 BOUNDS = {
     "update_task": 10,
-    "update_task_step": 9,  # the plan is not read again
+    "update_task_step": 8,  # the plan is not read again; one record update
     "record_action": 12,  # a whole id not resolved again, the action not read back
     "finish_action": 10,
     "append_turn": 10,

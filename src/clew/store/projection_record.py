@@ -19,6 +19,13 @@ from clew.store import codec
 from clew.store.projection import handles
 
 _DONE = "('completed', 'skipped')"
+# The synthesis timestamp's new value (parameters: task id, task id, time): set while the
+# plan has steps and all are done, kept if already set, cleared otherwise.
+_SYNTHESIS = (
+    "CASE WHEN EXISTS (SELECT 1 FROM plan_items WHERE task_id = ? AND removed = 0) AND NOT"
+    f" EXISTS (SELECT 1 FROM plan_items WHERE task_id = ? AND removed = 0 AND status NOT IN"
+    f" {_DONE}) THEN coalesce(synthesis_started_at, ?) ELSE NULL END"
+)
 
 TASK_RECORD_FIELDS = frozenset(
     {"answer", "outcome", "error_reason", "error_step_id", "confidence", "domain", "priority"}
@@ -87,9 +94,16 @@ def plan_changed(conn: sqlite3.Connection, task_id: str, at: str) -> None:
 
 def step_changed(conn: sqlite3.Connection, task_id: str, status: str, at: str) -> None:
     """After a step's status changed: execution may start, synthesis start or stop."""
-    if status != "pending":
-        acted(conn, task_id, at)
-    synthesis(conn, task_id, at)
+    if status == "pending":
+        synthesis(conn, task_id, at)
+        return
+    # One statement for both (a step begun is the usual change): `acted`'s condition as a
+    # coalesce, so the row is found and written once instead of twice.
+    conn.execute(
+        "UPDATE task_records SET execution_started_at = coalesce(execution_started_at, ?),"
+        f" synthesis_started_at = {_SYNTHESIS} WHERE id = ?",
+        (at, task_id, task_id, at, task_id),
+    )
 
 
 def acted(conn: sqlite3.Connection, task_id: str, at: str) -> None:
@@ -104,9 +118,6 @@ def acted(conn: sqlite3.Connection, task_id: str, at: str) -> None:
 def synthesis(conn: sqlite3.Connection, task_id: str, at: str) -> None:
     """Synthesis starts when every step is completed or skipped, and stops if one reopens."""
     conn.execute(
-        "UPDATE task_records SET synthesis_started_at = CASE WHEN"
-        " EXISTS (SELECT 1 FROM plan_items WHERE task_id = ? AND removed = 0) AND NOT EXISTS"
-        f" (SELECT 1 FROM plan_items WHERE task_id = ? AND removed = 0 AND status NOT IN {_DONE})"
-        " THEN coalesce(synthesis_started_at, ?) ELSE NULL END WHERE id = ?",
+        f"UPDATE task_records SET synthesis_started_at = {_SYNTHESIS} WHERE id = ?",
         (task_id, task_id, at, task_id),
     )
