@@ -360,15 +360,22 @@ class Archive(Facade):
         earlier failed runs of the same command (by command shape), journaled as such."""
         from clew import linking  # lazily: not on the hook path
 
-        for entry in self._store.list_entries(
+        entries = self._store.list_entries(
             EntryFilter(tid, (EntryType.ERROR,), (EntryStatus.ACTIVE,))
-        ):
-            failed = [
-                self._store.get_action(i)
-                for k, i in entry.sources
-                if k == SourceKind.ACTION.value and i != action_id
+        )
+        failed_by = {
+            entry.id: [
+                i for k, i in entry.sources if k == SourceKind.ACTION.value and i != action_id
             ]
-            if any(linking.same_command(a.command, command) for a in failed):
+            for entry in entries
+        }
+        # The failed runs' commands in one read, not an action (with its output) per source.
+        commands = self._store.action_commands(
+            sorted({i for ids in failed_by.values() for i in ids})
+        )
+        for entry in entries:
+            failed = [commands[i] for i in failed_by[entry.id] if i in commands]
+            if any(linking.same_command(c, command) for c in failed):
                 said = f"a later run of `{command}` succeeded (action {action_id})"
                 data = {"entry_id": entry.id, "resolution": said, "by_action": action_id}
                 self._emit("entry.resolved", tid, data, at)

@@ -301,6 +301,10 @@ class LedgerReads(Protocol):
         NotFoundError if none."""
         ...
 
+    def action_commands(self, action_ids: Sequence[str]) -> dict[str, str | None]:
+        """The command of each action named that exists, by id, in one read."""
+        ...
+
     def list_actions(
         self, task_id: str, *, plan_item_id: str | None = None, limit: int | None = None
     ) -> list[Action]:

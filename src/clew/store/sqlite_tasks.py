@@ -182,6 +182,17 @@ class TaskReads(RowReader):
             raise NotFoundError("action", action_id)
         return action_from_row(rows[0])
 
+    def action_commands(self, action_ids: Sequence[str]) -> dict[str, str | None]:
+        """Return the command of each action named that exists, by id (one read)."""
+        if not action_ids:
+            return {}
+        marks = ", ".join("?" for _ in action_ids)
+        rows = self._rows(
+            f"SELECT id, command FROM actions WHERE space = ? AND id IN ({marks})",
+            (self.space, *action_ids),
+        )
+        return {r["id"]: r["command"] for r in rows}
+
     def list_actions(
         self, task_id: str, *, plan_item_id: str | None = None, limit: int | None = None
     ) -> list[Action]:
