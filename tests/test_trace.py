@@ -201,3 +201,13 @@ def test_prime_carries_the_guardrails(mem: clew.Memory) -> None:
     mem.create_task("T", ["a"])
     primer = mem.prime("/")
     assert "<clew-guardrails>\n- [block] Never delete the filesystem root" in primer.text
+
+
+def test_action_commands_reads_the_named_actions_at_once(mem: clew.Memory) -> None:
+    task = mem.create_task("T", ["a"]).id
+    failed = mem.record_action(task, command="make test", exit_code=1).id
+    noted = mem.record_action(task, summary="read the logs").id
+    store = mem._store  # type: ignore[attr-defined]
+    found = store.action_commands([failed, noted, "nosuchaction"])
+    assert found == {failed: "make test", noted: None}
+    assert store.action_commands([]) == {}
