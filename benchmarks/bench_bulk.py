@@ -183,6 +183,12 @@ def main() -> None:
         help="also time `clew import` of the exported journal and `clew push` (no floor:"
         " their peak RSS is the point)",
     )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="then run clew's session import once more under cProfile and print its top"
+        " costs (own time; the run is slower than the timed one)",
+    )
     args = parser.parse_args()
     total = 20_000 if args.quick else args.messages
     folder = args.keep or tempfile.mkdtemp(prefix="clew-bulk-")
@@ -265,6 +271,31 @@ def main() -> None:
             rows,
         )
     )
+    if args.profile:
+        print()
+        print(profile_import(fresh("profiled.db"), limit, source, folder))
+
+
+def profile_import(db: str, limit: str, source: str, folder: str, top: int = 15) -> str:
+    """clew's session import of `source` under cProfile: the functions with the most own
+    time, as a share of the whole process, so that what is left is named, not guessed."""
+    import io
+    import pstats
+
+    stats_file = os.path.join(folder, "import.prof")
+    argv = [sys.executable, "-m", "cProfile", "-o", stats_file, "-m", "clew", "--db", db,
+            "--max-input-mb", limit, "session", "import", source]  # fmt: skip
+    run_measured(argv)
+    out = io.StringIO()
+    stats = pstats.Stats(stats_file, stream=out)
+    total = stats.total_tt  # type: ignore[attr-defined]
+    entries = sorted(stats.stats.items(), key=lambda kv: -kv[1][2])[:top]  # type: ignore[attr-defined]
+    lines = [f"session import under cProfile: {total:.1f} s; top {top} by own time", ""]
+    lines.append(f"{'own s':>7} {'share':>6} {'calls':>9}  function")
+    for (path, line, name), (_, calls, own, _cum, _callers) in entries:
+        where = f"{os.path.basename(path)}:{line}" if line else path
+        lines.append(f"{own:7.2f} {own / total:6.1%} {calls:9,}  {name} ({where})")
+    return "\n".join(lines)
 
 
 def _only_session(db: str) -> str:

@@ -315,3 +315,50 @@ def test_cli_imports_a_journal_file_larger_than_the_input_limit(tmp_path: Path) 
         capture_output=True,
     )
     assert done.returncode == 2 and b"line 3 of the journal file is larger than 1 MB" in done.stderr
+
+
+def _stateful(count: int) -> Iterator[dict[str, Any]]:
+    """Messages that move the session state: files touched, errors raised and fixed."""
+    for n, message in enumerate(_messages(count)):
+        if message["role"] == "tool" and n % 4 == 1:
+            message = {**message, "content": f"Traceback\nValueError: bad value {n % 5}\n"}
+        elif message["role"] == "tool":
+            message = {**message, "content": f"wrote src/mod{n % 6}.py\nall good"}
+        yield message
+
+
+def test_an_import_stores_what_appending_one_by_one_stores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An import puts off writing the session state to the end of its block (and before any
+    # read): every table must still end as the appends one at a time leave it.
+    monkeypatch.setattr(sessions, "_IMPORT_BATCH", 7)
+    bulk, single = tmp_path / "bulk.db", tmp_path / "single.db"
+    with clew.open(bulk) as mem:
+        mem.import_session(_stateful(60))
+        assert mem.verify().ok
+    with clew.open(single) as mem:
+        session = mem.start_session()
+        for message in _stateful(60):
+            mem.append_turn(session.id, message)
+
+    def tables(path: Path) -> dict[str, list[Any]]:
+        conn = sqlite3.connect(path)
+        try:
+            sql = {
+                "sessions": "SELECT turn_count, total_tokens, state, active FROM sessions",
+                "turn_rows": "SELECT turn, role, content, text_content, tool_calls,"
+                " tool_call_id, tool_name, call_turn, message, token_count, hidden, text_in"
+                " FROM turn_rows ORDER BY seq",
+                "events": "SELECT type, json_remove(data, '$.turn.id', '$.session.id',"
+                " '$.session_id') FROM events ORDER BY seq",
+                "search": "SELECT rowid, content FROM turns_fts ORDER BY rowid",
+            }
+            return {name: conn.execute(q).fetchall() for name, q in sql.items()}
+        finally:
+            conn.close()
+
+    got, want = tables(bulk), tables(single)
+    assert got["sessions"][0][2] != "{}"  # the state moved
+    for name in want:
+        assert got[name] == want[name], name

@@ -132,7 +132,36 @@ def _encoded(old: dict[str, Any], change: dict[str, Any]) -> tuple[dict[str, Any
     return state, text + "}"
 
 
+# Session states put off to the end of a bulk block (SQLite's bulk_turns), by connection:
+# the state's JSON (a few KB) was encoded and written on every turn of an import, and only
+# the last one of a run of turns is ever read. The turn's row, count and tokens are written
+# as one by one; the state column is written by `settle`, which the store runs before any
+# read of its own and at the block's end, so no reader sees a state behind its turns.
+PUT_OFF: dict[int, dict[str, dict[str, Any]]] = {}
+
+
+def put_off(conn: sqlite3.Connection) -> None:
+    """Put off writing session states on `conn` until `settle` (a bulk block's start)."""
+    PUT_OFF.setdefault(id(conn), {})
+
+
+def settle(conn: sqlite3.Connection, *, end: bool = False) -> None:
+    """Write the session states put off on `conn`, exactly as the turns one by one would
+    have (json.dumps(state, ensure_ascii=False)); `end` stops putting them off."""
+    pending = PUT_OFF.pop(id(conn), None) if end else PUT_OFF.get(id(conn))
+    if not pending:
+        return
+    for session_id, state in pending.items():
+        text = _ENCODE(state)
+        conn.execute("UPDATE sessions SET state = ? WHERE id = ?", (text, session_id))
+        _remember(text, state)
+    pending.clear()
+
+
 def _state(conn: sqlite3.Connection, session_id: str) -> dict[str, Any]:
+    pending = PUT_OFF.get(id(conn)) if PUT_OFF else None
+    if pending and session_id in pending:
+        return pending[session_id]
     row = conn.execute("SELECT state FROM sessions WHERE id = ?", (session_id,)).fetchone()
     return decoded_state(row[0]) if row is not None else {}
 
@@ -182,6 +211,15 @@ def _turn_appended(conn: sqlite3.Connection, event: Event) -> None:
     said = t.get("said_at", event.created_at)
     change = t["state"]
     if not change:
+        conn.execute(
+            "UPDATE sessions SET turn_count = turn_count + 1, total_tokens = total_tokens + ?,"
+            " last_active_at = ? WHERE id = ?",
+            (t["token_count"], said, session_id),
+        )
+        return
+    pending = PUT_OFF.get(id(conn)) if PUT_OFF else None
+    if pending is not None:  # a bulk block: the state is written once, by `settle`
+        pending[session_id] = {**_state(conn, session_id), **change}
         conn.execute(
             "UPDATE sessions SET turn_count = turn_count + 1, total_tokens = total_tokens + ?,"
             " last_active_at = ? WHERE id = ?",

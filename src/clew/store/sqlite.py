@@ -27,7 +27,7 @@ from clew.errors import (
     StoreReadOnlyError,
 )
 from clew.ids import is_id_prefix
-from clew.store import codec
+from clew.store import codec, projection_conversations
 from clew.store.migrations import (
     FINGERPRINTED_FROM,
     FINGERPRINTS,
@@ -427,12 +427,14 @@ class SQLiteStore(
         start = conn.execute("SELECT coalesce(max(seq), 0) FROM turns").fetchone()[0]
         saved = self._guard(lambda: sqlite_bulk.strip(conn, ("turns_fts",), inserts_only=True))
         state.bulk = True
+        projection_conversations.put_off(conn)
         try:
             yield
         finally:
             # Also after an error: a caller that goes on in the same transaction must find
             # the index whole (an error that leaves it rolls all of this back anyway).
             state.bulk = False
+            self._guard(lambda: projection_conversations.settle(conn, end=True))
             if saved:
                 from clew import meter
 
@@ -479,6 +481,8 @@ class SQLiteStore(
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         # The lock keeps another thread's statement out of a transaction in progress.
         with self._lock:
+            if projection_conversations.PUT_OFF:  # a bulk block's session states, first
+                self._guard(lambda: projection_conversations.settle(self._conn))
             rows: list[Row] = self._guard(lambda: self._conn.execute(sql, params).fetchall())
         return rows
 
