@@ -13,8 +13,6 @@ from clew.store.rows import RowReader
 class RecordReads(RowReader):
     """The task record's reads (mixed into SQLiteStore)."""
 
-    _no_index = "+"  # what keeps SQLite's planner off an index (sqlite_vectors.py says why)
-
     def task_record_row(self, task_id: str) -> dict[str, Any] | None:
         """A task's record row as a dict (entities decoded), or None if nothing was set."""
         rows = self._rows(
