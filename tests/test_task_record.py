@@ -365,3 +365,36 @@ def test_a_configured_model_names_entities_through_its_extraction(
     mem.run_jobs()  # entities the model got wrong are left out; its entries still count
     assert mem.task_record(task_id).entities["people"] == ("Dana",)
     assert mem.verify().ok
+
+
+def test_a_tasks_head_is_its_newest_event_read_through_its_own_index(mem: clew.Memory) -> None:
+    """`task_head` (every `where` and `state`): SQLite's planner took the space's index on
+    (space, seq) for `space = ?` and walked the space's events back from the newest until one
+    of the task's appeared, all of them for an old task; it reads the task's index, as do the
+    other reads of one task's events."""
+    old = mem.create_task("Old task", ["One"])
+    mem.update_task(old.id, step=1, step_status="active")
+    new = mem.create_task("New task", ["One", "Two"])
+    for n in range(3):
+        mem.update_task(new.id, message=f"note {n}")
+    store: Any = mem._store
+    newest = {t: max(e.seq for e in mem.journal(task_id=t)) for t in (old.id, new.id)}
+    assert {t: store.task_head(t) for t in newest} == newest
+    assert store.task_head("0" * 10) == 0
+    if not hasattr(store, "_conn"):
+        return  # PostgreSQL: its events_task index leads with space
+    seen: list[str] = []
+    store._conn.set_trace_callback(seen.append)
+    try:
+        store.task_head(old.id)
+        store.last_event_at(old.id, "task.status_changed")
+        store.list_events(task_id=old.id)
+        store.list_events(task_id=old.id, after=1, types=("task.created",))
+        store.raw_events([old.id, new.id])
+    finally:
+        store._conn.set_trace_callback(None)
+    reads = [s for s in seen if "FROM events" in s]
+    assert len(reads) == 5
+    for sql in reads:
+        plan = " ".join(str(tuple(r)) for r in store._conn.execute("EXPLAIN QUERY PLAN " + sql))
+        assert "events_task" in plan, (sql, plan)

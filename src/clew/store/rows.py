@@ -46,6 +46,10 @@ class RowReader:
     """The part of SQLiteStore the read mixins use (SQLiteStore defines it)."""
 
     space: str
+    # What keeps SQLite's planner off an index for a term (`+`): with `task_id = ? AND
+    # space = ?` it takes events(space, seq) and walks the whole space's history; PostgreSQL
+    # has no such operator on text and needs no hint (postgres.py sets it empty).
+    _no_index = "+"
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         raise NotImplementedError

@@ -164,13 +164,16 @@ class JournalReads(RowReader):
         """Return journal events in commit order, optionally for one task; `as_stored` keeps
         each event's data as it was written (not brought to the current shape), so that the
         data hashes as the chain says (what moving a journal needs)."""
-        sql = f"SELECT {EVENT_COLUMNS} FROM events WHERE space = ? AND seq > ?"
+        # One task's: read through events(task_id, seq), not the space's or the type's, which
+        # hold every task's (rows.py says why).
+        off = "" if task_id is None else self._no_index
+        sql = f"SELECT {EVENT_COLUMNS} FROM events WHERE {off}space = ? AND seq > ?"
         params: list[Any] = [self.space, after]
         if task_id is not None:
             sql += " AND task_id = ?"
             params.append(task_id)
         if types:
-            sql += f" AND type IN ({', '.join('?' for _ in types)})"
+            sql += f" AND {off}type IN ({', '.join('?' for _ in types)})"
             params += list(types)
         sql, params = limited(sql + " ORDER BY seq", params, limit)
         with self._reading():  # an upgrade may read rows: on the same connection

@@ -240,7 +240,8 @@ class TraceReads(RowReader):
     def last_event_at(self, task_id: str, type: str) -> str | None:
         """When the newest event of one type was journaled for a task, if any was."""
         rows = self._rows(
-            "SELECT max(created_at) FROM events WHERE task_id = ? AND space = ? AND type = ?",
+            "SELECT max(created_at) FROM events WHERE task_id = ?"
+            f" AND {self._no_index}space = ? AND {self._no_index}type = ?",
             (task_id, self.space, type),
         )
         return rows[0][0] if rows else None

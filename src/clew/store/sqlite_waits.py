@@ -121,7 +121,8 @@ class WaitReads(RowReader):
             chunk = ids[start : start + 500]
             out += self._rows(
                 "SELECT seq, id, space, task_id, correlation_id, type, data, created_at, hash"
-                f" FROM events WHERE space = ? AND task_id IN ({placeholders(chunk)})",
+                f" FROM events WHERE {self._no_index}space = ?"
+                f" AND task_id IN ({placeholders(chunk)})",
                 (self.space, *chunk),
             )
         out.sort(key=lambda r: r[0])
