@@ -99,6 +99,18 @@ def index_of(mem: clew.Memory) -> ann.AnnIndex | None:
     return None if cache is None else cache.ann
 
 
+def built(mem: clew.Memory, count: int, text: str) -> ann.AnnIndex:
+    """The index made by a first search for `text` over `count` filled turns (skipped where
+    pgvector searches in the database)."""
+    if mem._store.vector_search_native():
+        pytest.skip("pgvector searches in the database")
+    fill(mem, count)
+    mem.nearest(text)
+    index = index_of(mem)
+    assert index is not None
+    return index
+
+
 def ids(hits: list[tuple[str, str, float]]) -> list[str]:
     return [h[1] for h in hits]
 
@@ -169,12 +181,8 @@ def test_a_long_tail_is_added_to_the_index_and_saved(
 
 def test_a_deleted_index_file_is_built_again(db: Path, clock: FakeClock) -> None:
     with clew.open(db, clock=clock) as mem:
-        if mem._store.vector_search_native():
-            pytest.skip("pgvector searches in the database")
-        fill(mem, 80)
-        mem.nearest("registry mirror")
-        index = index_of(mem)
-        assert index is not None and index.path is not None and index.path.exists()
+        index = built(mem, 80, "registry mirror")
+        assert index.path is not None and index.path.exists()
         path = index.path
     vectors._CACHES.clear()
     path.unlink()
@@ -187,12 +195,8 @@ def test_a_corrupt_index_file_is_built_again_with_a_warning(
     db: Path, clock: FakeClock, caplog: pytest.LogCaptureFixture
 ) -> None:
     with clew.open(db, clock=clock) as mem:
-        if mem._store.vector_search_native():
-            pytest.skip("pgvector searches in the database")
-        fill(mem, 80)
-        mem.nearest("nginx timeout")
-        index = index_of(mem)
-        assert index is not None and index.path is not None
+        index = built(mem, 80, "nginx timeout")
+        assert index.path is not None
         path = index.path
     for damage in (b"not an index at all", path.read_bytes()[:100]):
         vectors._CACHES.clear()
@@ -206,12 +210,7 @@ def test_a_corrupt_index_file_is_built_again_with_a_warning(
 
 def test_a_rebuild_of_the_vectors_makes_the_index_again(db: Path, clock: FakeClock) -> None:
     with clew.open(db, clock=clock) as mem:
-        if mem._store.vector_search_native():
-            pytest.skip("pgvector searches in the database")
-        fill(mem, 60)
-        mem.nearest("registry")
-        old = index_of(mem)
-        assert old is not None
+        old = built(mem, 60, "registry")
         mem.rebuild_index()
         assert same(mem.nearest("registry", limit=10), exact(mem, "registry", limit=10))
         new = index_of(mem)
