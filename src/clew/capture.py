@@ -1,0 +1,230 @@
+"""Coding assistants' transcript files archived as sessions, on the Memory facade.
+
+`capture_transcript` appends to the session keyed by the transcript's own session id only the
+lines it does not hold yet, so a hook can run it after every prompt and tool call:
+
+- **Idempotent and safe when hooks race**: which lines are new is decided inside the write
+  transaction, whose lock (SQLite's, PostgreSQL's per space) makes a second process wait and
+  then find them archived. Claude Code's lines are told apart by their uuid: the newest
+  archived one is looked for from the end of the file, and what follows it is new.
+- **Fast on a long transcript**: that look from the end reads only what was written since the
+  last capture (in doubling windows), not the file; only a transcript rewritten under it (the
+  newest archived line gone) is read whole, each line checked against the archived ids.
+- A line not complete yet (no newline) waits for the next capture; a line that is not JSON
+  is skipped and counted.
+
+Codex rollouts carry no ids; they only grow, so the n-th kept item is the n-th turn.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+from clew import checks, transcripts
+from clew.errors import ValidationError
+from clew.models import Session
+from clew.sessions import Sessions
+
+__all__ = ["Captured", "Capture"]
+
+_WINDOW = 64 * 1024  # the first look back from a transcript's end; doubled while needed
+_BATCH = 1000  # turns appended at a time
+
+
+class Captured(NamedTuple):
+    """What one capture did."""
+
+    session: Session
+    added: int  # turns appended now
+    skipped: int  # lines that are not messages, or not JSON
+    bad: int  # of those, lines that are not JSON
+
+
+class Capture(Sessions):
+    """Transcript capture (mixed into Memory through Conversations)."""
+
+    def capture_transcript(
+        self,
+        path: str,
+        *,
+        format: str = "claude-code",
+        key: str | None = None,
+        workspace: str | None = None,
+        end: bool = False,
+    ) -> Captured:
+        """Archive the messages of an assistant's transcript file (`claude-code`: a Claude
+        Code session's JSONL; `codex`: a Codex CLI rollout) that the session keyed `key`
+        does not hold yet (default key: the transcript's session id), verbatim, in one
+        transaction. Run it again at any time: it appends only what is new. `end` marks
+        the session ended afterwards (a later capture resumes it)."""
+        if format not in transcripts.FORMATS:
+            raise ValidationError(
+                f"transcript format {format!r} is not one of: {', '.join(transcripts.FORMATS)}"
+            )
+        where = checks.text(path, "transcript path")
+        if workspace is not None:
+            workspace = checks.text(workspace, "workspace")
+        try:
+            handle = open(where, "rb")  # noqa: SIM115 (closed below, whatever happens)
+        except OSError as exc:
+            raise ValidationError(
+                f"cannot read the transcript {where}: {exc.strerror or exc}"
+            ) from None
+        with handle:
+            if format == "codex":
+                return self._capture_codex(handle, where, key, workspace, end)
+            return self._capture_claude(handle, where, key, workspace, end)
+
+    # -- Claude Code -----------------------------------------------------------------------
+
+    def _capture_claude(
+        self, handle: Any, where: str, key: str | None, workspace: str | None, end: bool
+    ) -> Captured:
+        name = key or _claude_session_id(where)
+        with self._write():
+            session = self.open_session(name, workspace=workspace)
+            start, known = 0, None
+            if session.turn_count:
+                newest = self._store.get_turns(session.id, newest=1)[0].message
+                ident = transcripts.claude_id(newest)
+                found = _after(handle, ident) if ident is not None else None
+                if found is None:  # rewritten under us: every line checked by its id
+                    known = self._claude_ids(session.id)
+                else:
+                    start = found
+            messages, bad, lines = [], 0, 0
+            for line in _complete_lines(handle, start):
+                lines += 1
+                try:
+                    message = transcripts.claude_message(json.loads(line))
+                except ValueError:
+                    bad += 1
+                    continue
+                if message is None:
+                    continue
+                if known is not None:
+                    ident = transcripts.claude_id(message)
+                    if ident in known:
+                        continue
+                    known.add(ident)
+                messages.append(message)
+            added = self._append_captured(session, messages, [m.get("timestamp") for m in messages])
+            if end:
+                self.end_session(session.id)
+            return Captured(self._store.get_session(session.id), added, lines - added, bad)
+
+    def _claude_ids(self, session_id: str) -> set[str | None]:
+        ids: set[str | None] = set()
+        for turn in self._store.get_turns(session_id, include_hidden=True):
+            ids.add(transcripts.claude_id(turn.message))
+        return ids
+
+    # -- Codex -----------------------------------------------------------------------------
+
+    def _capture_codex(
+        self, handle: Any, where: str, key: str | None, workspace: str | None, end: bool
+    ) -> Captured:
+        lines = _complete_lines(handle, 0)
+        first = next(lines, None)
+        try:
+            meta = transcripts.codex_meta(json.loads(first) if first else None, where)
+        except ValueError:
+            meta = transcripts.codex_meta(None, where)  # raises: not a rollout
+        items, times, model, bad, count = [], [], None, 0, 1
+        for line in lines:
+            count += 1
+            try:
+                value = json.loads(line)
+            except ValueError:
+                bad += 1
+                continue
+            model = model or transcripts.codex_model(value)
+            item = transcripts.codex_item(value)
+            if item is not None:
+                items.append(item)
+                times.append(value.get("timestamp"))
+        with self._write():
+            session = self.open_session(
+                key or meta.id, workspace=workspace or meta.cwd, model=model
+            )
+            held = session.turn_count  # a rollout only grows: these are its first items
+            added = self._append_captured(session, items[held:], times[held:])
+            if end:
+                self.end_session(session.id)
+            return Captured(self._store.get_session(session.id), added, count - added, bad)
+
+    # -- both ------------------------------------------------------------------------------
+
+    def _append_captured(
+        self, session: Session, messages: list[dict[str, Any]], times: list[Any]
+    ) -> int:
+        """Append messages said at `times` (a transcript's stamps; one it lacks, or that is
+        not a time, is taken as the one before it, or the first one after it, or now)."""
+        if not messages:
+            return 0
+        said: list[str | None] = []
+        for value in times:
+            try:
+                said.append(checks.moment(value, "timestamp", self._clock()) if value else None)
+            except ValidationError:
+                said.append(None)
+        last = next((s for s in said if s is not None), None) or self._now()
+        for n, value in enumerate(said):
+            last = said[n] = value or last
+        with self._store.bulk_turns() if len(messages) >= _BATCH else contextlib.nullcontext():
+            for first in range(0, len(messages), _BATCH):
+                batch = messages[first : first + _BATCH]
+                self.append_turns(session.id, batch, at=said[first : first + _BATCH])
+        return len(messages)
+
+
+def _claude_session_id(path: str) -> str:
+    """A Claude Code transcript's session id: its file's name (`<session id>.jsonl`)."""
+    name = os.path.basename(path)
+    return name[: -len(".jsonl")] if name.endswith(".jsonl") else name
+
+
+def _after(handle: Any, ident: str) -> int | None:
+    """Where the line named `ident` ends in the transcript (the offset of what follows
+    it), looked for from the end in doubling windows; None if no line is it."""
+    needle = (ident.removeprefix("summary:")).encode()
+    size = handle.seek(0, os.SEEK_END)
+    window = _WINDOW
+    searched = size  # the window's part not searched yet ends here
+    while True:
+        start = max(0, size - window)
+        handle.seek(start)
+        block = handle.read(size - start)
+        # Only lines that end inside the part not searched yet are new to this window.
+        at = block.rfind(needle, 0, searched - start)
+        while at != -1:
+            head = block.rfind(b"\n", 0, at) + 1
+            tail = block.find(b"\n", at)
+            if head == 0 and start > 0:
+                break  # the line begins before the window: the next, wider one has it
+            if tail != -1:
+                try:
+                    line = transcripts.claude_message(json.loads(block[head:tail]))
+                except ValueError:
+                    line = None
+                if line is not None and transcripts.claude_id(line) == ident:
+                    return start + tail + 1
+            at = block.rfind(needle, 0, head)
+        if start == 0:
+            return None
+        # Search the next window up to where a line cut by this one's edge could end.
+        first_newline = block.find(b"\n")
+        searched = start + (first_newline + 1 if first_newline != -1 else len(block))
+        window *= 2
+
+
+def _complete_lines(handle: Any, start: int) -> Iterator[bytes]:
+    """The file's complete lines (ended by a newline) from `start`; blank ones skipped."""
+    handle.seek(start)
+    for raw in handle:
+        if raw.endswith(b"\n") and raw.strip():
+            yield raw
