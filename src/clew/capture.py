@@ -68,6 +68,8 @@ class Capture(Sessions):
         where = checks.text(path, "transcript path")
         if workspace is not None:
             workspace = checks.text(workspace, "workspace")
+        if os.path.exists(where) and not os.path.isfile(where):  # a FIFO would never end
+            raise ValidationError(f"the transcript {where} is not a regular file")
         try:
             handle = open(where, "rb")  # noqa: SIM115 (closed below, whatever happens)
         except OSError as exc:
@@ -86,14 +88,14 @@ class Capture(Sessions):
     ) -> Captured:
         name = key or _claude_session_id(where)
         with self._write():
-            session = self.open_session(name, workspace=workspace)
+            held = self._store.session_by_key(name)
             start, known = 0, None
-            if session.turn_count:
-                newest = self._store.get_turns(session.id, newest=1)[0].message
+            if held is not None and held.turn_count:
+                newest = self._store.get_turns(held.id, newest=1)[0].message
                 ident = transcripts.claude_id(newest)
                 found = _after(handle, ident) if ident is not None else None
                 if found is None:  # rewritten under us: every line checked by its id
-                    known = self._claude_ids(session.id)
+                    known = self._claude_ids(held.id)
                 else:
                     start = found
             messages, bad, lines = [], 0, 0
@@ -112,7 +114,9 @@ class Capture(Sessions):
                         continue
                     known.add(ident)
                 messages.append(message)
-            added = self._append_captured(session, messages, [m.get("timestamp") for m in messages])
+            times = [m.get("timestamp") for m in messages]
+            session = self._open_captured(name, workspace, times)
+            added = self._append_captured(session, messages, times)
             if end:
                 self.end_session(session.id)
             return Captured(self._store.get_session(session.id), added, lines - added, bad)
@@ -148,8 +152,8 @@ class Capture(Sessions):
                 items.append(item)
                 times.append(value.get("timestamp"))
         with self._write():
-            session = self.open_session(
-                key or meta.id, workspace=workspace or meta.cwd, model=model
+            session = self._open_captured(
+                key or meta.id, workspace or meta.cwd, [meta.started, *times], model=model
             )
             held = session.turn_count  # a rollout only grows: these are its first items
             added = self._append_captured(session, items[held:], times[held:])
@@ -159,6 +163,25 @@ class Capture(Sessions):
 
     # -- both ------------------------------------------------------------------------------
 
+    def _open_captured(
+        self, key: str, workspace: str | None, times: list[Any], model: str | None = None
+    ) -> Session:
+        """The session keyed `key`: started, if it is new, when its transcript began."""
+        if self._store.session_by_key(key) is None:
+            started = next((t for t in self._said_at(times) if t is not None), None)
+            return self.start_session(key=key, workspace=workspace, model=model, at=started)
+        return self.open_session(key)
+
+    def _said_at(self, times: list[Any]) -> list[str | None]:
+        """A transcript's stamps as store times (None where one is missing or not a time)."""
+        said: list[str | None] = []
+        for value in times:
+            try:
+                said.append(checks.moment(value, "timestamp", self._clock()) if value else None)
+            except ValidationError:
+                said.append(None)
+        return said
+
     def _append_captured(
         self, session: Session, messages: list[dict[str, Any]], times: list[Any]
     ) -> int:
@@ -166,12 +189,7 @@ class Capture(Sessions):
         not a time, is taken as the one before it, or the first one after it, or now)."""
         if not messages:
             return 0
-        said: list[str | None] = []
-        for value in times:
-            try:
-                said.append(checks.moment(value, "timestamp", self._clock()) if value else None)
-            except ValidationError:
-                said.append(None)
+        said = self._said_at(times)
         last = next((s for s in said if s is not None), None) or self._now()
         for n, value in enumerate(said):
             last = said[n] = value or last

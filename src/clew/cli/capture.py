@@ -1,0 +1,109 @@
+"""`clew capture`: archive a coding assistant's transcript, as its hooks run it.
+
+As a hook (`--hook`) it reads the assistant's JSON event on stdin (`session_id`,
+`transcript_path`, `cwd`, `hook_event_name`), finds the store from the event's folder as
+`clew prime --hook` does, and appends the transcript's new lines to the session keyed by the
+assistant's session id. A hook must never block the agent: whatever goes wrong is one line on
+stderr and exit status 0, and nothing is printed on stdout (a hook's stdout can enter the
+prompt; only `clew prime` means to put something there).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from clew.cli.common import Commands, open_memory, print_json
+from clew.errors import ValidationError
+
+HOOK_INPUT_CHARS = 1_000_000  # a hook's event is small; never read a stream without end
+FORMATS = ("claude-code", "codex")
+
+
+def cmd_capture(args: argparse.Namespace) -> int:
+    if args.hook:
+        return _capture_for_hook(args)
+    if args.transcript is None:
+        raise ValidationError(
+            "give the transcript file to capture (or --hook, to read a hook's event on stdin)"
+        )
+    with open_memory(args) as mem:
+        done = mem.capture_transcript(
+            args.transcript, format=args.format, key=args.session, workspace=args.workspace
+        )
+    report(done, args.json)
+    return 0
+
+
+def report(done: Any, as_json: bool) -> None:
+    """Print what a capture did: one line, or JSON."""
+    if as_json:
+        print_json({"session": done.session.id, "key": done.session.key, "added": done.added,
+                    "skipped": done.skipped, "not_json": done.bad,
+                    "turns": done.session.turn_count})  # fmt: skip
+        return
+    bad = f", {done.bad} not JSON" if done.bad else ""
+    print(
+        f"session {done.session.key or done.session.id}: {done.added} new turn(s),"
+        f" {done.session.turn_count} in all ({done.skipped} line(s) skipped{bad})"
+    )
+
+
+def _capture_for_hook(args: argparse.Namespace) -> int:
+    """Capture as a hook: never fail the session, never print on stdout."""
+    import os
+
+    try:
+        from clew.checks import json_value
+
+        raw = "" if sys.stdin.isatty() else sys.stdin.read(HOOK_INPUT_CHARS)
+        event = json_value(raw or "{}", "the hook's input")
+        if not isinstance(event, dict):
+            raise ValidationError("the hook's input is not a JSON object")
+        path = event.get("transcript_path")
+        if not isinstance(path, str) or not path:
+            raise ValidationError("the hook's event names no transcript_path")
+        folder = event.get("cwd")
+        if isinstance(folder, str) and os.path.isdir(folder):
+            os.chdir(folder)
+        else:
+            folder = None
+        session = event.get("session_id")
+        with open_memory(args) as mem:
+            mem.capture_transcript(
+                path,
+                format=args.format,
+                key=session if isinstance(session, str) and session else None,
+                workspace=args.workspace or folder,
+                end=event.get("hook_event_name") == "SessionEnd",
+            )
+    except Exception as exc:  # noqa: BLE001  (a hook must not block the agent, whatever fails)
+        message = str(exc).replace("\n", " ") or type(exc).__name__
+        print(f"clew capture: {message}", file=sys.stderr)
+    return 0
+
+
+def register(commands: Any, command: Commands) -> None:
+    """Add `clew capture`."""
+    p = command(
+        commands,
+        "capture",
+        cmd_capture,
+        "archive a coding assistant's transcript (new lines only; for hooks: --hook)",
+        "Archive the messages of a Claude Code transcript (or, with --format codex, a Codex"
+        " CLI rollout) into the session keyed by its session id, verbatim: only the lines the"
+        " session does not hold yet, so it can run after every prompt and tool call. With"
+        " --hook it reads the hook's JSON event on stdin (transcript_path, session_id, cwd),"
+        " finds the store from the event's folder, prints nothing, and never fails: an error"
+        " is one line on stderr and exit status 0. `clew integrate claude-code` installs it.",
+    )
+    p.add_argument("transcript", nargs="?", metavar="FILE", help="the transcript (JSONL) file")
+    p.add_argument(
+        "--hook",
+        action="store_true",
+        help="run as an assistant's hook: read its JSON event from stdin, never fail",
+    )
+    p.add_argument("--format", choices=FORMATS, default="claude-code", help="the file's format")
+    p.add_argument("--session", metavar="KEY", help="the session's key (default: its session id)")
+    p.add_argument("--workspace", metavar="DIR", help="the session's folder (default: the event's)")
