@@ -66,7 +66,10 @@ def test_a_claude_code_transcript_is_kept_verbatim_with_its_kinds(mem: clew.Memo
         by_kind.setdefault(turn.role, []).append(turn)
     # The summary line and the compaction's boundary are system turns, as they are.
     summary, boundary = by_kind["system"]
-    assert summary.message["type"] == "summary" and summary.text == "JWT refresh tokens for the auth API"
+    assert (
+        summary.message["type"] == "summary"
+        and summary.text == "JWT refresh tokens for the auth API"
+    )
     assert boundary.message["subtype"] == "compact_boundary"
     assert boundary.message["compactMetadata"] == {"trigger": "manual", "preTokens": 48213}
     # Thinking is kept (and searchable), with its signature.
@@ -177,7 +180,9 @@ def test_finding_the_newest_archived_line_reads_only_the_end() -> None:
     assert _after(Counting(filler), "no-such-uuid") is None
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(st.lists(st.integers(0, 31), max_size=6))
 def test_any_sequence_of_captures_archives_the_transcript_once(
     tmp_path_factory: pytest.TempPathFactory, cuts: list[int]
@@ -238,7 +243,9 @@ def project(tmp_path: Path) -> Path:
     folder = tmp_path / "project"
     (folder / ".clew").mkdir(parents=True)
     with clew.open(folder / ".clew" / "clew.db") as mem:
-        task = mem.create_task("Refresh tokens", ["Issue", "Refresh", "Test"], workspace=str(folder))
+        task = mem.create_task(
+            "Refresh tokens", ["Issue", "Refresh", "Test"], workspace=str(folder)
+        )
         mem.update_task(task.id, step=1, step_status="active", message="issuing tokens")
     return folder
 

@@ -22,14 +22,14 @@ import contextlib
 import json
 import os
 from collections.abc import Iterator
-from typing import Any, NamedTuple
+from typing import IO, Any, NamedTuple
 
 from clew import checks, transcripts
 from clew.errors import ValidationError
 from clew.models import Session
 from clew.sessions import Sessions
 
-__all__ = ["Captured", "Capture"]
+__all__ = ["Capture", "Captured"]
 
 _WINDOW = 64 * 1024  # the first look back from a transcript's end; doubled while needed
 _BATCH = 1000  # turns appended at a time
@@ -84,7 +84,7 @@ class Capture(Sessions):
     # -- Claude Code -----------------------------------------------------------------------
 
     def _capture_claude(
-        self, handle: Any, where: str, key: str | None, workspace: str | None, end: bool
+        self, handle: IO[bytes], where: str, key: str | None, workspace: str | None, end: bool
     ) -> Captured:
         name = key or _claude_session_id(where)
         with self._write():
@@ -130,7 +130,7 @@ class Capture(Sessions):
     # -- Codex -----------------------------------------------------------------------------
 
     def _capture_codex(
-        self, handle: Any, where: str, key: str | None, workspace: str | None, end: bool
+        self, handle: IO[bytes], where: str, key: str | None, workspace: str | None, end: bool
     ) -> Captured:
         lines = _complete_lines(handle, 0)
         first = next(lines, None)
@@ -189,10 +189,12 @@ class Capture(Sessions):
         not a time, is taken as the one before it, or the first one after it, or now)."""
         if not messages:
             return 0
-        said = self._said_at(times)
-        last = next((s for s in said if s is not None), None) or self._now()
-        for n, value in enumerate(said):
-            last = said[n] = value or last
+        found = self._said_at(times)
+        last = next((s for s in found if s is not None), None) or self._now()
+        said: list[str] = []
+        for value in found:
+            last = value or last
+            said.append(last)
         with self._store.bulk_turns() if len(messages) >= _BATCH else contextlib.nullcontext():
             for first in range(0, len(messages), _BATCH):
                 batch = messages[first : first + _BATCH]
@@ -206,7 +208,7 @@ def _claude_session_id(path: str) -> str:
     return name[: -len(".jsonl")] if name.endswith(".jsonl") else name
 
 
-def _after(handle: Any, ident: str) -> int | None:
+def _after(handle: IO[bytes], ident: str) -> int | None:
     """Where the line named `ident` ends in the transcript (the offset of what follows
     it), looked for from the end in doubling windows; None if no line is it."""
     needle = (ident.removeprefix("summary:")).encode()
@@ -240,7 +242,7 @@ def _after(handle: Any, ident: str) -> int | None:
         window *= 2
 
 
-def _complete_lines(handle: Any, start: int) -> Iterator[bytes]:
+def _complete_lines(handle: IO[bytes], start: int) -> Iterator[bytes]:
     """The file's complete lines (ended by a newline) from `start`; blank ones skipped."""
     handle.seek(start)
     for raw in handle:

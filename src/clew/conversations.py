@@ -10,8 +10,8 @@ from collections import OrderedDict
 from typing import Any, NamedTuple
 
 from clew import checks
-from clew.capture import Capture
 from clew.brief import clip, current_step
+from clew.capture import Capture
 from clew.context import TIER_BUDGETS, Context, Section, assemble, tier_caps
 from clew.errors import NotFoundError, ValidationError
 from clew.models import EntryStatus, Session, Turn

@@ -7,10 +7,11 @@ reasoning items and the rest); Anthropic messages, whose content blocks carry th
 (`tool_use`), their results (`tool_result`, in a user message: a tool turn) and `thinking`;
 and the lines of a Claude Code transcript (`{"type": "user" | "assistant", "message": {...},
 "uuid": ...}`, whose message is read as an Anthropic one; `system` and `summary` lines are
-system turns; transcripts.py says which lines are kept). A turn keeps the message exactly as given; what clew needs
-to search and assemble (its role, its text, its tool calls, the call a result answers) is
-derived from it. A text `content` is stored once, in its own column, and put back in place
-on the way out, so `restore(split(m)) == m`, key order included.
+system turns; transcripts.py says which lines are kept). A turn keeps the message exactly
+as given; what clew needs to search and assemble (its role, its text, its tool calls, the
+call a result answers) is derived from it. A text `content` is stored once, in its own
+column, and put back in place on the way out, so `restore(split(m)) == m`, key order
+included.
 """
 
 from __future__ import annotations
@@ -151,7 +152,11 @@ def _tool_uses(content: list[Any]) -> list[ToolCall]:
         if isinstance(block, dict) and block.get("type") == "tool_use":
             name, arguments = block.get("name"), block.get("input", {})
             if isinstance(name, str):
-                text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+                text = (
+                    arguments
+                    if isinstance(arguments, str)
+                    else json.dumps(arguments, ensure_ascii=False)
+                )
                 calls.append(ToolCall(block.get("id"), name, text))
     return calls
 

@@ -78,7 +78,7 @@ def _capture_for_hook(args: argparse.Namespace) -> int:
                 workspace=args.workspace or folder,
                 end=event.get("hook_event_name") == "SessionEnd",
             )
-    except Exception as exc:  # noqa: BLE001  (a hook must not block the agent, whatever fails)
+    except Exception as exc:
         message = str(exc).replace("\n", " ") or type(exc).__name__
         print(f"clew capture: {message}", file=sys.stderr)
     return 0

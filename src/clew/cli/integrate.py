@@ -8,6 +8,7 @@ atomically, only when it changes.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -84,9 +85,14 @@ def cmd_integrate(args: argparse.Namespace) -> int:
             continue
         if args.uninstall and not after:
             os.remove(path)  # clew's entries were all it held
+            if path == settings_path and not args.user:
+                with contextlib.suppress(OSError):  # unless it holds other files
+                    os.rmdir(os.path.dirname(path))  # .claude/, if clew made it
         else:
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            write_atomically(path, (json.dumps(after, indent=2, ensure_ascii=False) + "\n").encode())
+            write_atomically(
+                path, (json.dumps(after, indent=2, ensure_ascii=False) + "\n").encode()
+            )
         changed.append(path)
     _report(args, clew, changed, settings_path, mcp_path)
     return 0
