@@ -30,9 +30,8 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from common import header, pct, table
-
 import clew
+from common import header, pct, table
 
 SAMPLE = (
     Path(__file__).resolve().parent.parent
@@ -119,10 +118,12 @@ def processes(folder: Path, transcript: Path, runs: int) -> list[list[object]]:
     commands = {
         "floor: python -c pass": ([sys.executable, "-c", "pass"], b""),
         "clew prime --hook": (
-            [sys.executable, "-m", "clew", "prime", "--hook"], json.dumps(start).encode()
+            [sys.executable, "-m", "clew", "prime", "--hook"],
+            json.dumps(start).encode(),
         ),
         "clew capture --hook (3 new lines)": (
-            [sys.executable, "-m", "clew", "capture", "--hook"], json.dumps(event).encode()
+            [sys.executable, "-m", "clew", "capture", "--hook"],
+            json.dumps(event).encode(),
         ),
     }
     out: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
@@ -163,9 +164,9 @@ def main() -> None:
                 first.append([f"{size:,} lines ({megabytes:.1f} MB)", f"{done.added:,}",
                               f"{seconds:.2f}", f"{done.added / seconds:,.0f}"])  # fmt: skip
                 mine, floor = alternating(
-                    lambda: mem.capture_transcript(str(transcript), key=SESSION),
-                    lambda: read_and_parse(transcript),
-                    lambda: append_three(transcript),
+                    lambda t=transcript, m=mem: m.capture_transcript(str(t), key=SESSION),
+                    lambda t=transcript: read_and_parse(t),
+                    lambda t=transcript: append_three(t),
                     args.runs,
                 )
                 label = f"{size:,} lines"

@@ -100,6 +100,9 @@ def test_capturing_again_adds_only_the_new_lines(mem: clew.Memory, tmp_path: Pat
     transcript = tmp_path / f"{CLAUDE_ID}.jsonl"
     transcript.write_text("".join(lines[:12]), encoding="utf-8")
     first = mem.capture_transcript(str(transcript))
+    # The session is keyed and placed by what the transcript's lines say.
+    assert first.session.key == CLAUDE_ID
+    assert first.session.workspace == "/home/dev/coursefolio"
     assert mem.capture_transcript(str(transcript)).added == 0
     with transcript.open("a", encoding="utf-8") as out:
         out.write("".join(lines[12:]))

@@ -33,6 +33,7 @@ __all__ = ["Capture", "Captured"]
 
 _WINDOW = 64 * 1024  # the first look back from a transcript's end; doubled while needed
 _BATCH = 1000  # turns appended at a time
+_ORIGIN_LINES = 20  # the first lines looked at for the transcript's session id and folder
 
 
 class Captured(NamedTuple):
@@ -58,8 +59,8 @@ class Capture(Sessions):
     ) -> Captured:
         """Archive the messages of an assistant's transcript file (`claude-code`: a Claude
         Code session's JSONL; `codex`: a Codex CLI rollout) that the session keyed `key`
-        does not hold yet (default key: the transcript's session id), verbatim, in one
-        transaction. Run it again at any time: it appends only what is new. `end` marks
+        does not hold yet (default key: the transcript's session id; default workspace:
+        the folder it names), verbatim, in one transaction. Run it again at any time: it appends only what is new. `end` marks
         the session ended afterwards (a later capture resumes it)."""
         if format not in transcripts.FORMATS:
             raise ValidationError(
@@ -86,7 +87,9 @@ class Capture(Sessions):
     def _capture_claude(
         self, handle: IO[bytes], where: str, key: str | None, workspace: str | None, end: bool
     ) -> Captured:
-        name = key or _claude_session_id(where)
+        said_id, said_cwd = _claude_origin(handle)
+        name = key or said_id or _claude_session_id(where)
+        workspace = workspace or said_cwd
         with self._write():
             held = self._store.session_by_key(name)
             start, known = 0, None
@@ -200,6 +203,24 @@ class Capture(Sessions):
                 batch = messages[first : first + _BATCH]
                 self.append_turns(session.id, batch, at=said[first : first + _BATCH])
         return len(messages)
+
+
+def _claude_origin(handle: IO[bytes]) -> tuple[str | None, str | None]:
+    """The session id and folder a Claude Code transcript's first lines name (its summary
+    and snapshot lines name neither), if they do."""
+    handle.seek(0)
+    for _ in range(_ORIGIN_LINES):
+        raw = handle.readline()
+        if not raw.endswith(b"\n"):
+            break
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(line, dict) and isinstance(line.get("sessionId"), str):
+            cwd = line.get("cwd")
+            return line["sessionId"], cwd if isinstance(cwd, str) else None
+    return None, None
 
 
 def _claude_session_id(path: str) -> str:
