@@ -2,7 +2,7 @@
 
 A hook runs `clew capture --hook` after every prompt and tool call, so its cost must not grow
 with the transcript. A transcript of N lines (the realistic sample in tests/data/ repeated,
-each copy with fresh uuids: ~2.3 KB a line) is archived once; then each sample appends three
+each copy with fresh uuids: ~0.75 KB a line) is archived once; then each sample appends three
 lines (a tool call, its result, a reply) and captures them.
 
 1. **In process**, alternating samples: clew's capture (the newest archived uuid looked for

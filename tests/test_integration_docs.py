@@ -83,8 +83,13 @@ def test_the_claude_code_recipe_runs_as_written(tmp_path: Path) -> None:
         shell, DATA / "claude-code" / f"{CLAUDE_ID}.jsonl", folder / f"{CLAUDE_ID}.jsonl"
     )
     for name in ("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"):
-        event = {"session_id": CLAUDE_ID, "transcript_path": str(transcript),
-                 "cwd": str(shell.project), "hook_event_name": name, "source": "startup"}  # fmt: skip
+        event = {
+            "session_id": CLAUDE_ID,
+            "transcript_path": str(transcript),
+            "cwd": str(shell.project),
+            "hook_event_name": name,
+            "source": "startup",
+        }
         for group in settings["hooks"][name]:
             for hook in group["hooks"]:
                 shell.run(hook["command"], json.dumps(event))
@@ -111,7 +116,9 @@ def test_the_claude_code_recipe_runs_as_written(tmp_path: Path) -> None:
 def test_the_codex_recipe_runs_as_written(tmp_path: Path) -> None:
     (recipe,) = blocks("codex.md")
     shell = Shell(tmp_path)
-    transcript_in(shell, CODEX, shell.home / ".codex" / "sessions" / "2026" / "11" / "21" / CODEX.name)
+    transcript_in(
+        shell, CODEX, shell.home / ".codex" / "sessions" / "2026" / "11" / "21" / CODEX.name
+    )
     shown = shell.run(recipe)
     assert "session 0199a1c2-7d3e-7b41-9f0a-5c2e8d4b1a67: 16 new turn(s)" in shown
     assert "requirements.txt" in shown and "(match)" in shown

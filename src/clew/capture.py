@@ -60,8 +60,9 @@ class Capture(Sessions):
         """Archive the messages of an assistant's transcript file (`claude-code`: a Claude
         Code session's JSONL; `codex`: a Codex CLI rollout) that the session keyed `key`
         does not hold yet (default key: the transcript's session id; default workspace:
-        the folder it names), verbatim, in one transaction. Run it again at any time: it appends only what is new. `end` marks
-        the session ended afterwards (a later capture resumes it)."""
+        the folder it names), verbatim, in one transaction. Run it again at any time: it
+        appends only what is new. `end` marks the session ended afterwards (a later
+        capture resumes it)."""
         if format not in transcripts.FORMATS:
             raise ValidationError(
                 f"transcript format {format!r} is not one of: {', '.join(transcripts.FORMATS)}"
