@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import clew
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -124,3 +126,29 @@ def test_the_codex_recipe_runs_as_written(tmp_path: Path) -> None:
     assert "requirements.txt" in shown and "(match)" in shown
     again = shell.run(recipe)
     assert ": 0 new turn(s)" in again
+
+
+def test_the_claude_agent_sdk_recipe_runs_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The SDK starts Claude Code as a subprocess; here Claude Code is scripted
+    # (tests/test_claude_agent_sdk.py), and the recipe runs unchanged in a project.
+    from claude_agent_sdk._internal.transport import subprocess_cli
+
+    from tests.test_claude_agent_sdk import SESSION, FakeClaudeCode
+
+    page = (ROOT / "docs" / "integrations" / "claude-agent-sdk.md").read_text()
+    (recipe,) = re.findall(r"```python\n(.*?)```", page, re.S)
+    project = tmp_path / "project"
+    (project / ".clew").mkdir(parents=True)
+    with clew.open(project / ".clew" / "clew.db") as mem:
+        mem.create_task("Billing export", ["Query", "Upload"], workspace=str(project))
+    fake = FakeClaudeCode(project, tmp_path / f"{SESSION}.jsonl")
+    monkeypatch.setattr(subprocess_cli, "SubprocessCLITransport", lambda **_: fake)
+    monkeypatch.chdir(project)
+    exec(compile(recipe, "claude-agent-sdk.md", "exec"), {"__name__": "__main__"})
+    printed = capsys.readouterr().out
+    assert "AssistantMessage" in printed and "ResultMessage" in printed
+    assert any("Billing export" in str(answer) for _, answer in fake.hook_answers)
+    with clew.open(project / ".clew" / "clew.db") as mem:
+        assert mem.get_session(SESSION).turn_count == 4
