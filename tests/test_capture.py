@@ -186,25 +186,34 @@ def test_finding_the_newest_archived_line_reads_only_the_end() -> None:
 @settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(st.lists(st.integers(0, 31), max_size=6))
+@given(st.lists(st.integers(0, 31), max_size=6), st.sampled_from([1000, 3]))
 def test_any_sequence_of_captures_archives_the_transcript_once(
-    tmp_path_factory: pytest.TempPathFactory, cuts: list[int]
+    tmp_path_factory: pytest.TempPathFactory, cuts: list[int], batch: int
 ) -> None:
-    # However the hooks fall (after any line, several times at the same point), the
-    # session ends with every message of the transcript once, in order.
+    # However the hooks fall (after any line, several times at the same point), and
+    # whatever the size of a capture's transactions, the session ends with every message of
+    # the transcript once, in order.
+    import clew.capture
+
     folder = tmp_path_factory.mktemp("cuts")
     lines = lines_of(CLAUDE)
     transcript = folder / f"{CLAUDE_ID}.jsonl"
-    with clew.open(folder / "clew.db") as mem:
-        for cut in [*sorted(cuts), len(lines)]:
-            transcript.write_text("".join(lines[:cut]), encoding="utf-8")
-            mem.capture_transcript(str(transcript))
-        assert [t.message for t in mem.list_turns(CLAUDE_ID)] == kept(CLAUDE)
+    default, clew.capture._BATCH = clew.capture._BATCH, batch
+    try:
+        with clew.open(folder / "clew.db") as mem:
+            for cut in [*sorted(cuts), len(lines)]:
+                transcript.write_text("".join(lines[:cut]), encoding="utf-8")
+                mem.capture_transcript(str(transcript))
+            assert [t.message for t in mem.list_turns(CLAUDE_ID)] == kept(CLAUDE)
+    finally:
+        clew.capture._BATCH = default
 
 
 CAPTURE = """
 import sys
 import clew
+import clew.capture
+clew.capture._BATCH = int(sys.argv[3])
 mem = clew.open(sys.argv[1])
 print("ready", flush=True)
 sys.stdin.readline()
@@ -213,18 +222,48 @@ print(done.added)
 """
 
 
-def test_two_hooks_racing_archive_each_line_once(db: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("batch", [1000, 4])
+def test_hooks_racing_archive_each_line_once(db: Path, tmp_path: Path, batch: int) -> None:
+    # Three captures at once: with one transaction for the whole transcript, one process
+    # archives it and the others find nothing new; with transactions of 4 messages they
+    # interleave, each batch deciding under the lock what is still new.
     transcript = tmp_path / f"{CLAUDE_ID}.jsonl"
     shutil.copy(CLAUDE, transcript)
     with clew.open(db) as mem:  # the store made before the race, as a project's is
         mem.list_sessions()
-    results = run_in_lockstep([[CAPTURE, str(db), str(transcript)] for _ in range(3)])
+    results = run_in_lockstep([[CAPTURE, str(db), str(transcript), str(batch)] for _ in range(3)])
     assert all(code == 0 for code, _, _ in results), results
     added = sorted(int(out) for _, out, _ in results)
-    assert added == [0, 0, len(kept(CLAUDE))]  # one process archived it; the others waited
+    assert sum(added) == len(kept(CLAUDE))
+    if batch == 1000:
+        assert added == [0, 0, len(kept(CLAUDE))]  # one archived it; the others waited
     with clew.open(db) as mem:
         assert [t.message for t in mem.list_turns(CLAUDE_ID)] == kept(CLAUDE)
         assert mem.verify().ok
+
+
+def test_a_capture_stopped_midway_keeps_its_batches_and_the_next_completes_it(
+    mem: clew.Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import clew.capture
+
+    monkeypatch.setattr(clew.capture, "_BATCH", 5)
+    appended = clew.capture.Capture._append_captured
+    calls = []
+
+    def failing(self: Any, *args: Any) -> int:
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt  # the hook's timeout, in the third batch
+        return appended(self, *args)
+
+    monkeypatch.setattr(clew.capture.Capture, "_append_captured", failing)
+    with pytest.raises(KeyboardInterrupt):
+        mem.capture_transcript(str(CLAUDE))
+    assert [t.message for t in mem.list_turns(CLAUDE_ID)] == kept(CLAUDE)[:10]
+    done = mem.capture_transcript(str(CLAUDE))
+    assert done.added == len(kept(CLAUDE)) - 10
+    assert [t.message for t in mem.list_turns(CLAUDE_ID)] == kept(CLAUDE)
 
 
 # -- the hook ------------------------------------------------------------------------------
@@ -298,7 +337,6 @@ def test_after_a_compaction_prime_still_puts_the_state_back(project: Path, tmp_p
         "not json",
         "[1, 2]",
         json.dumps({"cwd": "/", "session_id": "x"}),  # no transcript_path
-        json.dumps({"transcript_path": "/no/such/file.jsonl", "session_id": "x"}),
         json.dumps({"transcript_path": "/dev/zero", "session_id": "x"}),  # never ends
     ],
 )
@@ -306,6 +344,14 @@ def test_the_hook_fails_open(project: Path, stdin: str) -> None:
     done = hook(project, stdin)
     assert done.returncode == 0 and done.stdout == ""
     assert done.stderr.startswith("clew capture: ") and done.stderr.count("\n") == 1
+
+
+def test_a_transcript_not_written_yet_is_nothing_to_capture(project: Path) -> None:
+    # At a session's start Claude Code may not have made its transcript yet.
+    missing = {"transcript_path": str(project / "none.jsonl"), "session_id": "x",
+               "cwd": str(project), "hook_event_name": "SessionStart"}  # fmt: skip
+    done = hook(project, missing)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
 
 
 def test_the_hook_fails_open_on_a_broken_store(project: Path, tmp_path: Path) -> None:

@@ -287,7 +287,15 @@ def test_a_failing_hook_never_fails_the_agent(
         made = options(mem)
         assert made.hooks is not None
         callback = made.hooks["Stop"][0].hooks[0]
-        event = {"session_id": SESSION, "transcript_path": str(tmp_path / "missing.jsonl"),
-                 "cwd": str(project), "hook_event_name": "Stop"}  # fmt: skip
-        assert asyncio.run(callback(event, None, {"signal": None})) == {}  # type: ignore[arg-type]
-    assert capsys.readouterr().err.startswith("clew hook: cannot read the transcript")
+        event = {"session_id": SESSION, "transcript_path": str(tmp_path),  # a folder
+                 "cwd": str(project), "hook_event_name": "UserPromptSubmit"}  # fmt: skip
+        answer = asyncio.run(callback(event, None, {"signal": None}))  # type: ignore[arg-type]
+        # The capture failed, said so, and the state still came with the first prompt.
+        assert capsys.readouterr().err.startswith("clew hook: the transcript ")
+        assert "Ship the billing export" in answer["hookSpecificOutput"]["additionalContext"]
+        missing = {**event, "transcript_path": str(tmp_path / "none.jsonl"), "session_id": "s2",
+                   "hook_event_name": "Stop"}  # fmt: skip
+        assert asyncio.run(callback(missing, None, {"signal": None})) == {}  # type: ignore[arg-type]
+        assert capsys.readouterr().err == ""
+        broken = {**event, "session_id": "s3", "cwd": 7}
+        assert asyncio.run(callback(broken, None, {"signal": None})) is not None  # type: ignore[arg-type]

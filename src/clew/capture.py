@@ -60,8 +60,9 @@ class Capture(Sessions):
         """Archive the messages of an assistant's transcript file (`claude-code`: a Claude
         Code session's JSONL; `codex`: a Codex CLI rollout) that the session keyed `key`
         does not hold yet (default key: the transcript's session id; default workspace:
-        the folder it names), verbatim, in one transaction. Run it again at any time: it
-        appends only what is new. `end` marks the session ended afterwards (a later
+        the folder it names), verbatim, in transactions of 1,000 messages (a capture
+        stopped midway keeps what it committed). Run it again at any time: it appends only
+        what is new. `end` marks the session ended afterwards (a later
         capture resumes it)."""
         if format not in transcripts.FORMATS:
             raise ValidationError(
@@ -91,39 +92,38 @@ class Capture(Sessions):
         said_id, said_cwd = _claude_origin(handle)
         name = key or said_id or _claude_session_id(where)
         workspace = workspace or said_cwd
-        with self._write():
-            held = self._store.session_by_key(name)
-            start, known = 0, None
-            if held is not None and held.turn_count:
-                newest = self._store.get_turns(held.id, newest=1)[0].message
-                ident = transcripts.claude_id(newest)
-                found = _after(handle, ident) if ident is not None else None
-                if found is None:  # rewritten under us: every line checked by its id
-                    known = self._claude_ids(held.id)
-                else:
-                    start = found
-            messages, bad, lines = [], 0, 0
-            for line in _complete_lines(handle, start):
-                lines += 1
-                try:
-                    message = transcripts.claude_message(json.loads(line))
-                except ValueError:
-                    bad += 1
-                    continue
-                if message is None:
-                    continue
-                if known is not None:
-                    ident = transcripts.claude_id(message)
-                    if ident in known:
-                        continue
-                    known.add(ident)
-                messages.append(message)
-            times = [m.get("timestamp") for m in messages]
-            session = self._open_captured(name, workspace, times)
-            added = self._append_captured(session, messages, times)
-            if end:
-                self.end_session(session.id)
-            return Captured(self._store.get_session(session.id), added, lines - added, bad)
+        added = consumed = bad = 0
+        # Where this call's last batch ended (the offset after its newest line, that line's
+        # id) and, once a rewritten file made every line be checked, the ids archived.
+        mark: tuple[int, str | None] | None = None
+        known: set[str | None] | None = None
+        while True:
+            with self._write():
+                held = self._store.session_by_key(name)
+                start = 0
+                if held is not None and held.turn_count:
+                    newest = self._store.get_turns(held.id, newest=1)[0].message
+                    ident = transcripts.claude_id(newest)
+                    if mark is not None and mark[1] == ident:
+                        start = mark[0]  # nobody wrote since our last batch: go on from it
+                    else:
+                        known = None
+                        found = _after(handle, ident) if ident is not None else None
+                        if found is None:  # rewritten under us: every line checked by its id
+                            known = self._claude_ids(held.id)
+                        else:
+                            start = found
+                batch = _claude_batch(handle, start, known)
+                times = [m.get("timestamp") for m in batch.messages]
+                session = self._open_captured(name, workspace, times)
+                added += self._append_captured(session, batch.messages, times)
+                consumed, bad = consumed + batch.lines, bad + batch.bad
+                if end and not batch.more:
+                    self.end_session(session.id)
+                if not batch.more:
+                    final = self._store.get_session(session.id)
+                    return Captured(final, added, consumed - added, bad)
+            mark = (batch.end, transcripts.claude_id(batch.messages[-1]))
 
     def _claude_ids(self, session_id: str) -> set[str | None]:
         ids: set[str | None] = set()
@@ -136,7 +136,7 @@ class Capture(Sessions):
     def _capture_codex(
         self, handle: IO[bytes], where: str, key: str | None, workspace: str | None, end: bool
     ) -> Captured:
-        lines = _complete_lines(handle, 0)
+        lines = (raw for raw in _complete_lines(handle, 0) if raw.strip())
         first = next(lines, None)
         try:
             meta = transcripts.codex_meta(json.loads(first) if first else None, where)
@@ -264,9 +264,49 @@ def _after(handle: IO[bytes], ident: str) -> int | None:
         window *= 2
 
 
+class _Batch(NamedTuple):
+    messages: list[dict[str, Any]]
+    lines: int  # lines read (messages, others, not JSON)
+    bad: int  # lines that are not JSON
+    end: int  # the offset after the last line read
+    more: bool  # whether the batch stopped full, before the file's end
+
+
+def _claude_batch(handle: IO[bytes], start: int, known: set[str | None] | None) -> _Batch:
+    """The next messages of a Claude Code transcript from `start`, at most _BATCH of them
+    (one transaction's worth: a first capture of a long transcript commits as it goes, so a
+    hook stopped by its timeout keeps what it did); with `known`, those whose id is not in
+    it (which it then holds)."""
+    messages: list[dict[str, Any]] = []
+    lines = bad = 0
+    offset = start
+    for raw in _complete_lines(handle, start):
+        if len(messages) == _BATCH:
+            return _Batch(messages, lines, bad, offset, True)
+        offset += len(raw)
+        if not raw.strip():
+            continue
+        lines += 1
+        try:
+            message = transcripts.claude_message(json.loads(raw))
+        except ValueError:
+            bad += 1
+            continue
+        if message is None:
+            continue
+        if known is not None:
+            ident = transcripts.claude_id(message)
+            if ident in known:
+                continue
+            known.add(ident)
+        messages.append(message)
+    return _Batch(messages, lines, bad, offset, False)
+
+
 def _complete_lines(handle: IO[bytes], start: int) -> Iterator[bytes]:
-    """The file's complete lines (ended by a newline) from `start`; blank ones skipped."""
+    """The file's complete lines (ended by a newline) from `start`, blank ones too."""
     handle.seek(start)
     for raw in handle:
-        if raw.endswith(b"\n") and raw.strip():
-            yield raw
+        if not raw.endswith(b"\n"):
+            return  # still being written: the next capture reads it
+        yield raw

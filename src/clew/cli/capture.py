@@ -64,6 +64,8 @@ def _capture_for_hook(args: argparse.Namespace) -> int:
         path = event.get("transcript_path")
         if not isinstance(path, str) or not path:
             raise ValidationError("the hook's event names no transcript_path")
+        if not os.path.exists(path):
+            return 0  # a session's start comes before its transcript: nothing to capture yet
         folder = event.get("cwd")
         if isinstance(folder, str) and os.path.isdir(folder):
             os.chdir(folder)

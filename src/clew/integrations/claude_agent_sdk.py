@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import os
 import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -92,13 +93,18 @@ class ClewHooks:
             self.session = session
         if isinstance(cwd, str) and cwd:
             self.workspace = cwd
-        if self.capture and isinstance(path, str) and path:
-            await self.run(
-                self.memory.capture_transcript,
-                path,
-                key=session,
-                workspace=cwd if isinstance(cwd, str) and cwd else None,
-            )
+        # A transcript not written yet is nothing to capture; a capture that fails still
+        # lets the state through.
+        if self.capture and isinstance(path, str) and path and os.path.exists(path):
+            try:
+                await self.run(
+                    self.memory.capture_transcript,
+                    path,
+                    key=session,
+                    workspace=cwd if isinstance(cwd, str) and cwd else None,
+                )
+            except Exception as exc:
+                print(f"clew hook: {exc}".replace("\n", " "), file=sys.stderr)
         if not self.prime or session is None:
             return {}
         if session not in self._seen:  # a new session: the state goes with its first turn
@@ -170,8 +176,6 @@ def options(
     `fields` are any other ClaudeAgentOptions fields; hooks, MCP servers and allowed tools
     given there are kept beside clew's."""
     mem = memory if isinstance(memory, Memory) else clew.open(memory)
-    import os
-
     where = fields.get("cwd")
     hooks = ClewHooks(mem, capture=capture, prime=prime,
                       workspace=str(where) if where is not None else os.getcwd())  # fmt: skip
