@@ -408,3 +408,20 @@ def test_import_of_a_journal_file_is_unchanged(cli: Any, tmp_path: Path) -> None
     assert cli("export", "-o", str(exported)).code == 0
     done = cli("import", str(exported))
     assert done.code == 0 and "were already there" in done.out
+
+
+def test_a_codex_session_resumed_into_a_new_file_adds_only_its_new_items(
+    mem: clew.Memory, tmp_path: Path
+) -> None:
+    lines = lines_of(CODEX)
+    first, resumed = tmp_path / "first.jsonl", tmp_path / "resumed.jsonl"
+    first.write_text("".join(lines[:12]), encoding="utf-8")
+    held = mem.capture_transcript(str(first), format="codex").added
+    # The resumed file names the same session and holds only what came after.
+    resumed.write_text(lines[0] + "".join(lines[12:]), encoding="utf-8")
+    done = mem.capture_transcript(str(resumed), format="codex")
+    assert held + done.added == 16
+    assert mem.capture_transcript(str(resumed), format="codex").added == 0
+    assert mem.capture_transcript(str(CODEX), format="codex").added == 0
+    items = [json.loads(line)["payload"] for line in lines if '"response_item"' in line]
+    assert [t.message for t in mem.list_turns(CODEX_ID) if t.role != "system"] == items

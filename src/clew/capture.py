@@ -13,7 +13,8 @@ lines it does not hold yet, so a hook can run it after every prompt and tool cal
 - A line not complete yet (no newline) waits for the next capture; a line that is not JSON
   is skipped and counted.
 
-Codex rollouts carry no ids; they only grow, so the n-th kept item is the n-th turn.
+Codex rollouts carry no ids; they only grow, so the n-th kept item is the n-th turn (checked
+by the newest turn; failing that, each item is compared with the session's turns).
 """
 
 from __future__ import annotations
@@ -159,11 +160,25 @@ class Capture(Sessions):
             session = self._open_captured(
                 key or meta.id, workspace or meta.cwd, [meta.started, *times], model=model
             )
-            held = session.turn_count  # a rollout only grows: these are its first items
-            added = self._append_captured(session, items[held:], times[held:])
+            new = self._codex_new(session, items)
+            added = self._append_captured(session, [items[i] for i in new], [times[i] for i in new])
             if end:
                 self.end_session(session.id)
             return Captured(self._store.get_session(session.id), added, count - added, bad)
+
+    def _codex_new(self, session: Session, items: list[dict[str, Any]]) -> list[int]:
+        """Which of a rollout's items the session does not hold. A rollout only grows, so
+        the session's turns are its first items, checked by the newest one; if that does not
+        match (a session resumed into a new file, an item added by hand), every item is
+        compared with every turn."""
+        held = session.turn_count
+        if held == 0:
+            return list(range(len(items)))
+        newest = self._store.get_turns(session.id, newest=1)[0].message
+        if held <= len(items) and items[held - 1] == newest:
+            return list(range(held, len(items)))
+        stored = {_canonical(t.message) for t in self._store.get_turns(session.id)}
+        return [i for i, item in enumerate(items) if _canonical(item) not in stored]
 
     # -- both ------------------------------------------------------------------------------
 
@@ -204,6 +219,10 @@ class Capture(Sessions):
                 batch = messages[first : first + _BATCH]
                 self.append_turns(session.id, batch, at=said[first : first + _BATCH])
         return len(messages)
+
+
+def _canonical(message: dict[str, Any]) -> str:
+    return json.dumps(message, sort_keys=True, ensure_ascii=False)
 
 
 def _claude_origin(handle: IO[bytes]) -> tuple[str | None, str | None]:
