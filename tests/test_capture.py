@@ -346,6 +346,26 @@ def test_the_hook_fails_open(project: Path, stdin: str) -> None:
     assert done.stderr.startswith("clew capture: ") and done.stderr.count("\n") == 1
 
 
+def test_a_subagent_s_own_transcript_goes_to_its_own_session(project: Path, tmp_path: Path) -> None:
+    # Newer Claude Codes keep a subagent's lines in a file of their own, named at SubagentStop.
+    lines = lines_of(CLAUDE)
+    transcript = tmp_path / f"{CLAUDE_ID}.jsonl"
+    transcript.write_text("".join(lines[:13]), encoding="utf-8")  # up to the Task call
+    agent = tmp_path / CLAUDE_ID / "subagents" / "agent-a3f9c2e1.jsonl"
+    agent.parent.mkdir(parents=True)
+    agent.write_text("".join(lines[13:17]), encoding="utf-8")  # the sidechain's four lines
+    stop = event(project, transcript, "SubagentStop", agent_id="a3f9c2e1",
+                 agent_transcript_path=str(agent), agent_type="Explore", stop_hook_active=False)  # fmt: skip
+    done = hook(tmp_path, stop)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    with clew.open(project / ".clew" / "clew.db") as mem:
+        side = mem.list_turns(f"{CLAUDE_ID}/agent-a3f9c2e1")
+        assert [t.message for t in side] == kept(CLAUDE)[12:16]
+        assert all(t.message["isSidechain"] for t in side)
+        assert not mem.get_session(f"{CLAUDE_ID}/agent-a3f9c2e1").active  # it has stopped
+        assert mem.get_session(CLAUDE_ID).turn_count == 12
+
+
 def test_a_transcript_not_written_yet_is_nothing_to_capture(project: Path) -> None:
     # At a session's start Claude Code may not have made its transcript yet.
     missing = {"transcript_path": str(project / "none.jsonl"), "session_id": "x",

@@ -32,6 +32,7 @@ __all__ = [
     "claude_message",
     "codex_item",
     "codex_meta",
+    "subagent",
 ]
 
 FORMATS = ("claude-code", "codex")
@@ -129,3 +130,18 @@ def codex_model(line: object) -> str | None:
         model = payload.get("model") if isinstance(payload, dict) else None
         return model if isinstance(model, str) else None
     return None
+
+
+def subagent(event: object) -> tuple[str, str] | None:
+    """For a Claude Code SubagentStop hook event: the subagent's own transcript and the key
+    of its session (`<session id>/agent-<agent id>`); None for any other event."""
+    if not isinstance(event, dict) or event.get("hook_event_name") != "SubagentStop":
+        return None
+    path, session, agent = (
+        event.get("agent_transcript_path"),
+        event.get("session_id"),
+        event.get("agent_id"),
+    )
+    if not all(isinstance(v, str) and v for v in (path, session, agent)):
+        return None
+    return str(path), f"{session}/agent-{agent}"

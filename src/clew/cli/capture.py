@@ -72,6 +72,9 @@ def _capture_for_hook(args: argparse.Namespace) -> int:
         else:
             folder = None
         session = event.get("session_id")
+        from clew.transcripts import subagent
+
+        agent = subagent(event)  # a subagent's own transcript (newer Claude Codes keep one)
         with open_memory(args) as mem:
             mem.capture_transcript(
                 path,
@@ -80,6 +83,10 @@ def _capture_for_hook(args: argparse.Namespace) -> int:
                 workspace=args.workspace or folder,
                 end=event.get("hook_event_name") == "SessionEnd",
             )
+            if agent is not None and os.path.exists(agent[0]):
+                mem.capture_transcript(
+                    agent[0], key=agent[1], workspace=args.workspace or folder, end=True
+                )
     except Exception as exc:
         message = str(exc).replace("\n", " ") or type(exc).__name__
         print(f"clew capture: {message}", file=sys.stderr)

@@ -35,6 +35,7 @@ from claude_agent_sdk import (
 )
 
 import clew
+from clew import transcripts
 from clew.errors import ValidationError
 from clew.memory import Memory
 
@@ -103,8 +104,14 @@ class ClewHooks:
                     key=session,
                     workspace=cwd if isinstance(cwd, str) and cwd else None,
                 )
-            except Exception as exc:
+            except Exception as exc:  # a hook must never fail the agent
                 print(f"clew hook: {exc}".replace("\n", " "), file=sys.stderr)
+        agent = transcripts.subagent(event) if self.capture else None
+        if agent is not None and os.path.exists(agent[0]):
+            where = cwd if isinstance(cwd, str) and cwd else None
+            await self.run(
+                self.memory.capture_transcript, agent[0], key=agent[1], workspace=where, end=True
+            )
         if not self.prime or session is None:
             return {}
         if session not in self._seen:  # a new session: the state goes with its first turn

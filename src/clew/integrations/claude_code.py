@@ -21,7 +21,7 @@ __all__ = ["CAPTURE_EVENTS", "SERVER", "install_hooks", "install_server", "unins
 SERVER = "clew"
 # The events whose hook archives what the transcript gained; SessionStart also primes.
 CAPTURE_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "Stop",
-                  "SessionEnd")  # fmt: skip
+                  "SubagentStop", "SessionEnd")  # fmt: skip
 _MATCHERS = {"SessionStart": "startup|resume|clear|compact", "PostToolUse": "*"}
 _CAPTURE_TIMEOUT, _PRIME_TIMEOUT = 30, 10  # seconds; capture fails open long before
 
