@@ -354,8 +354,8 @@ def test_a_subagent_s_own_transcript_goes_to_its_own_session(project: Path, tmp_
     agent = tmp_path / CLAUDE_ID / "subagents" / "agent-a3f9c2e1.jsonl"
     agent.parent.mkdir(parents=True)
     agent.write_text("".join(lines[13:17]), encoding="utf-8")  # the sidechain's four lines
-    stop = event(project, transcript, "SubagentStop", agent_id="a3f9c2e1",
-                 agent_transcript_path=str(agent), agent_type="Explore", stop_hook_active=False)  # fmt: skip
+    stop = event(project, transcript, "SubagentStop", agent_id="a3f9c2e1", agent_type="Explore",
+                 agent_transcript_path=str(agent), stop_hook_active=False)  # fmt: skip
     done = hook(tmp_path, stop)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     with clew.open(project / ".clew" / "clew.db") as mem:
