@@ -128,8 +128,9 @@ def register(commands: Any, command: Commands) -> None:
         " entry as it was: `clew capture --hook` on SessionStart, UserPromptSubmit,"
         " PostToolUse, PreCompact, Stop, SubagentStop and SessionEnd (every message archived"
         " in the session keyed by Claude Code's session id), `clew prime --hook` at session"
-        " start and after compaction (the task state put back), and the `clew` MCP server. --project (the"
-        " default) writes .claude/settings.json and .mcp.json in the project folder; --user"
+        " start and after compaction (the task state put back), and the `clew` MCP server."
+        " --project (the default) writes .claude/settings.json and .mcp.json in the project"
+        " folder; --user"
         " writes ~/.claude/settings.json and ~/.claude.json. Running it again changes nothing;"
         " --uninstall removes clew's entries and nothing else.",
     )
