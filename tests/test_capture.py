@@ -445,3 +445,51 @@ def test_a_codex_session_resumed_into_a_new_file_adds_only_its_new_items(
     assert mem.capture_transcript(str(CODEX), format="codex").added == 0
     items = [json.loads(line)["payload"] for line in lines if '"response_item"' in line]
     assert [t.message for t in mem.list_turns(CODEX_ID) if t.role != "system"] == items
+
+
+_TEXT = st.text(max_size=12)
+_TEXT_BLOCK = st.fixed_dictionaries({"type": st.just("text"), "text": _TEXT})
+_BLOCK = st.one_of(
+    st.fixed_dictionaries({"type": st.just("text"), "text": _TEXT}),
+    st.fixed_dictionaries({"type": st.just("thinking"), "thinking": _TEXT, "signature": _TEXT}),
+    st.fixed_dictionaries(
+        {"type": st.just("tool_use"), "id": _TEXT, "name": _TEXT,
+         "input": st.dictionaries(_TEXT, _TEXT | st.integers(), max_size=2)}
+    ),
+    st.fixed_dictionaries(
+        {"type": st.just("tool_result"), "tool_use_id": _TEXT | st.none(),
+         "content": _TEXT | st.lists(_TEXT_BLOCK, max_size=2)},
+        optional={"is_error": st.booleans()},
+    ),
+    st.dictionaries(_TEXT, _TEXT, max_size=2),  # a block of a kind clew does not know
+)  # fmt: skip
+_MESSAGE = st.fixed_dictionaries(
+    {
+        "role": st.sampled_from(["user", "assistant"]),
+        "content": _TEXT | st.lists(_BLOCK, max_size=4),
+    }
+)
+_LINE = st.one_of(
+    st.fixed_dictionaries({"type": st.sampled_from(["user", "assistant"]), "uuid": _TEXT,
+                           "message": _MESSAGE | st.dictionaries(_TEXT, _TEXT, max_size=2)}),
+    st.fixed_dictionaries({"type": st.just("summary"), "summary": _TEXT, "leafUuid": _TEXT}),
+    st.fixed_dictionaries({"type": st.just("system"), "uuid": _TEXT, "content": _TEXT}),
+    st.dictionaries(_TEXT, _TEXT | st.none(), max_size=3),
+)  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_LINE, max_size=6))
+def test_any_transcript_lines_are_kept_exactly_or_refused_whole(lines: list[Any]) -> None:
+    # Whatever a transcript holds, a line is either no message (left out), or a turn whose
+    # message comes back exactly; a message clew cannot take is refused with a
+    # ValidationError and nothing of the batch is stored, never another error.
+    with clew.open(":memory:") as mem:
+        session = mem.start_session().id
+        messages = [m for m in (claude_message(line) for line in lines) if m is not None]
+        try:
+            mem.append_turns(session, messages)
+        except clew.ValidationError:
+            assert mem.export_session(session) == []
+            return
+        assert mem.export_session(session) == messages
