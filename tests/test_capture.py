@@ -124,6 +124,21 @@ def test_a_line_still_being_written_waits_for_the_next_capture(
     assert [t.message for t in mem.list_turns(CLAUDE_ID)] == kept(CLAUDE)[:6]
 
 
+def test_a_transcript_without_messages_yet_makes_no_session(
+    mem: clew.Memory, tmp_path: Path
+) -> None:
+    lines = lines_of(CLAUDE)
+    transcript = tmp_path / f"{CLAUDE_ID}.jsonl"
+    transcript.write_text(lines[1], encoding="utf-8")  # a file-history snapshot only
+    done = mem.capture_transcript(str(transcript))
+    assert done.session is None and done.added == 0 and done.skipped == 1
+    assert mem.list_sessions() == []
+    rollout = tmp_path / "rollout.jsonl"
+    rollout.write_text(lines_of(CODEX)[0], encoding="utf-8")  # its session_meta only
+    assert mem.capture_transcript(str(rollout), format="codex").session is None
+    assert mem.list_sessions() == []
+
+
 def test_a_transcript_rewritten_under_the_archive_adds_no_duplicates(
     mem: clew.Memory, tmp_path: Path
 ) -> None:

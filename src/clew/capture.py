@@ -40,7 +40,7 @@ _ORIGIN_LINES = 20  # the first lines looked at for the transcript's session id 
 class Captured(NamedTuple):
     """What one capture did."""
 
-    session: Session
+    session: Session | None  # None: the transcript holds no message yet, and none was kept
     added: int  # turns appended now
     skipped: int  # lines that are not messages, or not JSON
     bad: int  # of those, lines that are not JSON
@@ -72,6 +72,7 @@ class Capture(Sessions):
         where = checks.text(path, "transcript path")
         if workspace is not None:
             workspace = checks.text(workspace, "workspace")
+        key = checks.optional_text(key, "session key", max_chars=checks.MAX_NAME_CHARS)
         if os.path.exists(where) and not os.path.isfile(where):  # a FIFO would never end
             raise ValidationError(f"the transcript {where} is not a regular file")
         try:
@@ -115,6 +116,8 @@ class Capture(Sessions):
                         else:
                             start = found
                 batch = _claude_batch(handle, start, known)
+                if held is None and not batch.messages:  # no message yet: no session either
+                    return Captured(None, 0, consumed + batch.lines, bad + batch.bad)
                 times = [m.get("timestamp") for m in batch.messages]
                 session = self._open_captured(name, workspace, times)
                 added += self._append_captured(session, batch.messages, times)
@@ -157,6 +160,8 @@ class Capture(Sessions):
                 items.append(item)
                 times.append(value.get("timestamp"))
         with self._write():
+            if not items and self._store.session_by_key(key or meta.id) is None:
+                return Captured(None, 0, count, bad)
             session = self._open_captured(
                 key or meta.id, workspace or meta.cwd, [meta.started, *times], model=model
             )

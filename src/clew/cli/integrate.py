@@ -20,13 +20,14 @@ from clew.errors import ValidationError
 
 def _clew_command() -> str:
     """How Claude Code should run clew: this clew's full path (a hook's PATH may not hold
-    the virtual environment it is installed in), else `python -m clew`."""
+    the virtual environment it is installed in), else the `clew` beside this Python, else
+    `python -m clew` with this Python (never a `clew` found on the PATH: it may be another)."""
     import shlex
-    import shutil
 
-    script = sys.argv[0] if os.path.basename(sys.argv[0]) == "clew" else shutil.which("clew")
-    if script:
-        return shlex.quote(os.path.abspath(script))
+    beside = os.path.join(os.path.dirname(sys.executable), "clew")
+    for script in (sys.argv[0] if os.path.basename(sys.argv[0]) == "clew" else "", beside):
+        if script and os.path.isfile(script):
+            return shlex.quote(os.path.abspath(script))
     return f"{shlex.quote(sys.executable)} -m clew"
 
 
