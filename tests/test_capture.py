@@ -156,6 +156,14 @@ def test_a_transcript_rewritten_under_the_archive_adds_no_duplicates(
     assert len(ids) == len(set(ids)) == len(kept(CLAUDE))
 
 
+def test_a_line_written_twice_is_archived_once(mem: clew.Memory, tmp_path: Path) -> None:
+    lines = lines_of(CLAUDE)
+    transcript = tmp_path / f"{CLAUDE_ID}.jsonl"
+    transcript.write_text("".join([*lines[:9], lines[8], *lines[9:]]), encoding="utf-8")
+    assert mem.capture_transcript(str(transcript)).added == len(kept(CLAUDE))
+    assert [t.message for t in mem.list_turns(CLAUDE_ID)] == kept(CLAUDE)
+
+
 def test_a_line_quoting_the_newest_uuid_is_not_taken_for_it(
     mem: clew.Memory, tmp_path: Path
 ) -> None:

@@ -63,8 +63,8 @@ class Capture(Sessions):
         does not hold yet (default key: the transcript's session id; default workspace:
         the folder it names), verbatim, in transactions of 1,000 messages (a capture
         stopped midway keeps what it committed). Run it again at any time: it appends only
-        what is new. `end` marks the session ended afterwards (a later
-        capture resumes it)."""
+        what is new (a line written twice is kept once). `end` marks the session ended
+        afterwards (a later capture resumes it)."""
         if format not in transcripts.FORMATS:
             raise ValidationError(
                 f"transcript format {format!r} is not one of: {', '.join(transcripts.FORMATS)}"
@@ -99,6 +99,7 @@ class Capture(Sessions):
         # id) and, once a rewritten file made every line be checked, the ids archived.
         mark: tuple[int, str | None] | None = None
         known: set[str | None] | None = None
+        seen: set[str | None] = set()  # the ids this call appended: a line written twice once
         while True:
             with self._write():
                 held = self._store.session_by_key(name)
@@ -115,7 +116,7 @@ class Capture(Sessions):
                             known = self._claude_ids(held.id)
                         else:
                             start = found
-                batch = _claude_batch(handle, start, known)
+                batch = _claude_batch(handle, start, known, seen)
                 if held is None and not batch.messages:  # no message yet: no session either
                     return Captured(None, 0, consumed + batch.lines, bad + batch.bad)
                 times = [m.get("timestamp") for m in batch.messages]
@@ -296,11 +297,13 @@ class _Batch(NamedTuple):
     more: bool  # whether the batch stopped full, before the file's end
 
 
-def _claude_batch(handle: IO[bytes], start: int, known: set[str | None] | None) -> _Batch:
+def _claude_batch(
+    handle: IO[bytes], start: int, known: set[str | None] | None, seen: set[str | None]
+) -> _Batch:
     """The next messages of a Claude Code transcript from `start`, at most _BATCH of them
     (one transaction's worth: a first capture of a long transcript commits as it goes, so a
-    hook stopped by its timeout keeps what it did); with `known`, those whose id is not in
-    it (which it then holds)."""
+    hook stopped by its timeout keeps what it did), leaving out those whose id is in `seen`
+    or in `known` (both then hold the ids taken)."""
     messages: list[dict[str, Any]] = []
     lines = bad = 0
     offset = start
@@ -318,10 +321,11 @@ def _claude_batch(handle: IO[bytes], start: int, known: set[str | None] | None) 
             continue
         if message is None:
             continue
+        ident = transcripts.claude_id(message)
+        if ident in seen or (known is not None and ident in known):
+            continue
+        seen.add(ident)
         if known is not None:
-            ident = transcripts.claude_id(message)
-            if ident in known:
-                continue
             known.add(ident)
         messages.append(message)
     return _Batch(messages, lines, bad, offset, False)
