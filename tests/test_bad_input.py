@@ -3396,3 +3396,17 @@ def test_integrate_refuses_a_missing_project_folder(
     assert "does not exist" in line
     assert not (tmp_path / "none").exists()
     assert "invalid choice" in error_line(cli("integrate", "cursor"))
+
+
+def test_codex_notify_fails_open_and_integrate_codex_refuses_a_project(
+    cli: Callable[..., Result], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path))
+    for bad in ("not json", "[1]", '{"type": "agent-turn-complete"}', '{"type": 3}'):
+        done = cli("capture", "--codex-notify", bad)
+        assert done.code == 0 and done.out == ""
+        assert done.err == "" or (
+            done.err.startswith("clew capture: ") and done.err.count("\n") == 1
+        )
+    assert "leave out --project" in error_line(cli("integrate", "codex", "--dir", str(tmp_path)))
+    assert not (tmp_path / "config.toml").exists()

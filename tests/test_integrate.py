@@ -251,3 +251,116 @@ def test_the_server_entry_round_trips(servers: dict[str, Any]) -> None:
     assert installed["mcpServers"]["clew"]["command"] == "/bin/clew"
     others = {k: v for k, v in servers.items() if k != "clew"}
     assert uninstall_server(installed) == ({"mcpServers": others} if others else {})
+
+
+# -- Codex -------------------------------------------------------------------------------
+
+CODEX_SAMPLE = (
+    Path(__file__).parent
+    / "data"
+    / "codex"
+    / "rollout-2026-11-21T10-02-11-0199a1c2-7d3e-7b41-9f0a-5c2e8d4b1a67.jsonl"
+)
+THEIR_TOML = """# my Codex settings
+model = "gpt-5-codex"
+approval_policy = "on-request"
+
+[mcp_servers.github]
+command = "github-mcp"
+args = ["--stdio"]
+
+[projects."/home/dev/coursefolio"]
+trust_level = "trusted"
+"""
+
+
+def codex(home: Path, *args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main(["integrate", "codex", "--command", CLEW, *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_codex_config_gets_notify_and_the_server_and_uninstall_restores_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tomllib
+
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path))
+    config = tmp_path / "config.toml"
+    config.write_text(THEIR_TOML, encoding="utf-8")
+    assert codex(tmp_path, capsys=capsys)[0] == 0
+    parsed = tomllib.loads(config.read_text(encoding="utf-8"))
+    assert parsed["notify"] == [sys.executable, "-m", "clew", "capture", "--codex-notify"]
+    assert parsed["mcp_servers"]["clew"] == {
+        "command": sys.executable,
+        "args": ["-m", "clew", "mcp"],
+    }
+    assert parsed["mcp_servers"]["github"] == {"command": "github-mcp", "args": ["--stdio"]}
+    assert parsed["model"] == "gpt-5-codex" and parsed["projects"]
+    before = config.read_bytes()
+    code, out, _ = codex(tmp_path, capsys=capsys)
+    assert code == 0 and out.startswith("already installed") and config.read_bytes() == before
+    assert codex(tmp_path, "--uninstall", capsys=capsys)[0] == 0
+    assert config.read_text(encoding="utf-8") == THEIR_TOML
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ('notify = ["notify-send"]\n', "already has a notify program"),
+        ('[mcp_servers.clew]\ncommand = "other"\n', "already has an MCP server named clew"),
+        ("model = \n", "is not valid TOML"),
+    ],
+)
+def test_a_codex_config_clew_cannot_share_is_refused_untouched(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    text: str, says: str,
+) -> None:  # fmt: skip
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path))
+    config = tmp_path / "config.toml"
+    config.write_text(text, encoding="utf-8")
+    code, out, err = codex(tmp_path, capsys=capsys)
+    assert code == 2 and out == "" and says in err and "nothing was written" in err
+    assert config.read_text(encoding="utf-8") == text
+    assert main(["integrate", "codex", "--project"]) == 2
+
+
+def test_codex_s_notify_archives_the_session_after_each_turn(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import tomllib
+
+    home, project = tmp_path / "codex-home", tmp_path / "project"
+    (project / ".clew").mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CLEW_")}
+    env["CODEX_HOME"] = str(home)
+    subprocess.run(
+        [sys.executable, "-m", "clew", "integrate", "codex", "--command", CLEW],
+        env=env, check=True, capture_output=True,
+    )  # fmt: skip
+    notify = tomllib.loads((home / "config.toml").read_text(encoding="utf-8"))["notify"]
+    rollout = home / "sessions" / "2026" / "11" / "21" / CODEX_SAMPLE.name
+    rollout.parent.mkdir(parents=True)
+    lines = CODEX_SAMPLE.read_text(encoding="utf-8").splitlines(keepends=True)
+    thread = "0199a1c2-7d3e-7b41-9f0a-5c2e8d4b1a67"
+    event = {"type": "agent-turn-complete", "thread-id": thread, "turn-id": "1",
+             "cwd": str(project), "input-messages": ["fix the build"],
+             "last-assistant-message": "Fixed."}  # fmt: skip
+    for cut in (12, len(lines)):  # two turns: the rollout grows between them
+        rollout.write_text("".join(lines[:cut]), encoding="utf-8")
+        done = subprocess.run(
+            [*notify, json.dumps(event)], env=env, cwd=tmp_path, capture_output=True, text=True
+        )
+        assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    with clew.open(project / ".clew" / "clew.db") as mem:
+        assert mem.get_session(thread).turn_count == 16
+    # Another kind of notification is nothing to capture; a session with no rollout fails open.
+    other = subprocess.run([*notify, '{"type": "approval-requested"}'], env=env,
+                           capture_output=True, text=True)  # fmt: skip
+    assert (other.returncode, other.stdout, other.stderr) == (0, "", "")
+    lost = subprocess.run([*notify, json.dumps({**event, "thread-id": "nope"})], env=env,
+                          capture_output=True, text=True, cwd=tmp_path)  # fmt: skip
+    assert (
+        lost.returncode == 0 and lost.stdout == "" and "no rollout of session nope" in lost.stderr
+    )

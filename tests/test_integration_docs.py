@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ import clew
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data"
 CLAUDE_ID = "7f3c2a91-4b6e-4d2a-9c1f-2e8b5d0a6c13"
+CODEX_ID = "0199a1c2-7d3e-7b41-9f0a-5c2e8d4b1a67"
 CODEX = DATA / "codex" / "rollout-2026-11-21T10-02-11-0199a1c2-7d3e-7b41-9f0a-5c2e8d4b1a67.jsonl"
 
 
@@ -116,16 +118,29 @@ def test_the_claude_code_recipe_runs_as_written(tmp_path: Path) -> None:
 
 
 def test_the_codex_recipe_runs_as_written(tmp_path: Path) -> None:
-    (recipe,) = blocks("codex.md")
+    recipe, as_you_go = blocks("codex.md")
     shell = Shell(tmp_path)
-    transcript_in(
-        shell, CODEX, shell.home / ".codex" / "sessions" / "2026" / "11" / "21" / CODEX.name
-    )
+    rollout = shell.home / ".codex" / "sessions" / "2026" / "11" / "21" / CODEX.name
+    transcript_in(shell, CODEX, rollout)
     shown = shell.run(recipe)
     assert "session 0199a1c2-7d3e-7b41-9f0a-5c2e8d4b1a67: 16 new turn(s)" in shown
     assert "requirements.txt" in shown and "(match)" in shown
     again = shell.run(recipe)
     assert ": 0 new turn(s)" in again
+    # As you go: the notify program installed, then run as Codex runs it after a turn of a
+    # new session, from wherever Codex was started.
+    shell.run(as_you_go)
+    config = (shell.home / ".codex" / "config.toml").read_text(encoding="utf-8")
+    notify = tomllib.loads(config)["notify"]
+    later = "0199b7e4-1a2b-7c3d-8e4f-5a6b7c8d9e0f"
+    text = rollout.read_text(encoding="utf-8").replace(CODEX_ID, later)
+    (rollout.parent / rollout.name.replace(CODEX_ID, later)).write_text(text, encoding="utf-8")
+    event = {"type": "agent-turn-complete", "thread-id": later, "cwd": str(shell.project)}
+    done = subprocess.run([*notify, json.dumps(event)], env=shell.env, cwd=tmp_path,
+                          capture_output=True, text=True)  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    with shell.store() as mem:
+        assert mem.get_session(later).turn_count == 16
 
 
 def test_the_claude_agent_sdk_recipe_runs_as_written(

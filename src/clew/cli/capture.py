@@ -24,6 +24,8 @@ FORMATS = ("claude-code", "codex")
 def cmd_capture(args: argparse.Namespace) -> int:
     if args.hook:
         return _capture_for_hook(args)
+    if args.codex_notify is not None:
+        return _capture_for_codex(args)
     if args.transcript is None:
         raise ValidationError(
             "give the transcript file to capture (or --hook, to read a hook's event on stdin)"
@@ -100,6 +102,37 @@ def _capture_for_hook(args: argparse.Namespace) -> int:
     return 0
 
 
+def _capture_for_codex(args: argparse.Namespace) -> int:
+    """Capture as Codex's notify program: its JSON event names the session (`thread-id`) and
+    the folder (`cwd`); its rollout is found under $CODEX_HOME (else ~/.codex). Never fails,
+    never prints on stdout, as a hook."""
+    import os
+
+    try:
+        from clew.checks import json_value
+        from clew.cli.integrate import codex_home
+        from clew.integrations.codex import find_rollout
+
+        event = json_value(args.codex_notify, "the notification")
+        if not isinstance(event, dict) or event.get("type") != "agent-turn-complete":
+            return 0  # another kind of notification: nothing to capture
+        thread = event.get("thread-id")
+        if not isinstance(thread, str) or not thread:
+            raise ValidationError("the notification names no thread-id")
+        rollout = find_rollout(codex_home(), thread)
+        if rollout is None:
+            raise ValidationError(f"no rollout of session {thread} under {codex_home()}")
+        folder = event.get("cwd")
+        if isinstance(folder, str) and os.path.isdir(folder):
+            os.chdir(folder)
+        with open_memory(args) as mem:
+            mem.capture_transcript(rollout, format="codex", workspace=args.workspace)
+    except Exception as exc:  # a notify program must not disturb the agent, whatever fails
+        message = str(exc).replace("\n", " ") or type(exc).__name__
+        print(f"clew capture: {message}", file=sys.stderr)
+    return 0
+
+
 def register(commands: Any, command: Commands) -> None:
     """Add `clew capture`."""
     p = command(
@@ -119,6 +152,12 @@ def register(commands: Any, command: Commands) -> None:
         "--hook",
         action="store_true",
         help="run as an assistant's hook: read its JSON event from stdin, never fail",
+    )
+    p.add_argument(
+        "--codex-notify",
+        metavar="JSON",
+        help="run as the Codex CLI's notify program: capture the rollout of the session the"
+        " event names (`clew integrate codex` installs it); never fails",
     )
     p.add_argument("--format", choices=FORMATS, default="claude-code", help="the file's format")
     p.add_argument("--session", metavar="KEY", help="the session's key (default: its session id)")

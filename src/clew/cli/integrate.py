@@ -54,6 +54,8 @@ def _read(path: str) -> dict[str, Any] | None:
 
 
 def cmd_integrate(args: argparse.Namespace) -> int:
+    if args.assistant == "codex":
+        return _integrate_codex(args)
     from clew.integrations import claude_code
     from clew.mirror import write_atomically
 
@@ -99,6 +101,58 @@ def cmd_integrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def codex_home() -> str:
+    """Codex's folder: $CODEX_HOME, else ~/.codex."""
+    return os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
+
+
+def _integrate_codex(args: argparse.Namespace) -> int:
+    """Merge clew's notify program and MCP server into ~/.codex/config.toml (or undo it)."""
+    import tomllib
+
+    from clew.integrations import codex
+    from clew.mirror import write_atomically
+
+    if args.project or args.dir:
+        raise ValidationError(
+            "Codex reads clew's settings from its own config ($CODEX_HOME/config.toml, else"
+            " ~/.codex/config.toml): leave out --project and --dir"
+        )
+    path = os.path.join(codex_home(), "config.toml")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            before = handle.read()
+    except FileNotFoundError:
+        before = ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValidationError(f"cannot read {path}: {exc}; nothing was written") from None
+    try:
+        theirs = tomllib.loads(codex.uninstall(before))
+        tomllib.loads(before)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValidationError(
+            f"{path} is not valid TOML ({exc}); fix it or move it away: nothing was written"
+        ) from None
+    clew = args.run_as or _clew_command()
+    try:
+        after = codex.uninstall(before) if args.uninstall else codex.install(before, clew, theirs)
+    except ValueError as exc:
+        raise ValidationError(f"{path}: {exc}; nothing was written") from None
+    changed = after != before
+    if changed:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        write_atomically(path, after.encode("utf-8"))
+    if args.json:
+        print_json({"changed": [path] if changed else [], "config": path, "command": clew,
+                    "installed": not args.uninstall})  # fmt: skip
+    elif args.uninstall:
+        print(f"removed clew from {path}" if changed else "clew was not installed there")
+    else:
+        done = "installed" if changed else "already installed"
+        print(f"{done}: clew's notify program and MCP server in {path} (run as {clew})")
+    return 0
+
+
 def _report(
     args: argparse.Namespace, clew: str, changed: list[str], settings: str, mcp: str
 ) -> None:
@@ -124,7 +178,7 @@ def register(commands: Any, command: Commands) -> None:
         commands,
         "integrate",
         cmd_integrate,
-        "install clew in a coding assistant: its hooks and its MCP server (claude-code)",
+        "install clew in a coding assistant: its hooks and MCP server (claude-code, codex)",
         "Merge clew's hooks and MCP server into Claude Code's settings, leaving every other"
         " entry as it was: `clew capture --hook` on SessionStart, UserPromptSubmit,"
         " PostToolUse, PreCompact, Stop, SubagentStop and SessionEnd (every message archived"
@@ -133,9 +187,14 @@ def register(commands: Any, command: Commands) -> None:
         " --project (the default) writes .claude/settings.json and .mcp.json in the project"
         " folder; --user"
         " writes ~/.claude/settings.json and ~/.claude.json. Running it again changes nothing;"
-        " --uninstall removes clew's entries and nothing else.",
+        " --uninstall removes clew's entries and nothing else. `clew integrate codex` puts"
+        " into ~/.codex/config.toml (or $CODEX_HOME's) the notify program `clew capture"
+        " --codex-notify`, which archives each session's rollout after every turn, and the"
+        " MCP server.",
     )
-    p.add_argument("assistant", choices=("claude-code",), help="the assistant to install in")
+    p.add_argument(
+        "assistant", choices=("claude-code", "codex"), help="the assistant to install in"
+    )
     where = p.add_mutually_exclusive_group()
     where.add_argument(
         "--project", action="store_true", help="this project's settings (the default)"
