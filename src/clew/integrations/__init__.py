@@ -3,5 +3,9 @@ facade (or, for an installer, pure edits of the tool's own config), imported onl
 command or program that uses it, so the core install and the CLI's start do not change.
 
 - `claude_code`: the hooks and MCP server entries `clew integrate claude-code` merges into
-  Claude Code's settings.
+  Claude Code's settings;
+- `codex`: the notify program and MCP server lines `clew integrate codex` adds to the Codex
+  CLI's config.toml, and a session's rollout found by its id;
+- `claude_agent_sdk`: `options()`, the Claude Agent SDK's options with clew's hooks and tools
+  (the `claude-agent-sdk` extra).
 """
