@@ -516,3 +516,43 @@ def test_any_transcript_lines_are_kept_exactly_or_refused_whole(lines: list[Any]
             assert mem.export_session(session) == []
             return
         assert mem.export_session(session) == messages
+
+
+# -- Anthropic messages in a prompt ----------------------------------------------------------
+
+
+def test_anthropic_parallel_calls_answered_in_one_message_need_no_repair(mem: clew.Memory) -> None:
+    # The Messages API answers every tool_use of a reply in one user message of tool_results.
+    session = mem.start_session().id
+    asked = {"role": "user", "content": "Read both files."}
+    calls = {"role": "assistant", "content": [
+        {"type": "text", "text": "Reading them."},
+        {"type": "tool_use", "id": "toolu_a", "name": "read", "input": {"path": "a.py"}},
+        {"type": "tool_use", "id": "toolu_b", "name": "read", "input": {"path": "b.py"}},
+    ]}  # fmt: skip
+    results = {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_a", "content": "A = 1"},
+        {"type": "tool_result", "tool_use_id": "toolu_b", "content": "B = 2"},
+    ]}  # fmt: skip
+    mem.append_turns(session, [asked, calls, results])
+    context = mem.assemble_context(session, budget=4000)
+    assert context.repairs == ()
+    assert list(context.messages[1:]) == [asked, calls, results]
+    turn = mem.list_turns(session)[2]
+    assert (turn.role, turn.tool_name, turn.call_turn) == ("tool", "read", 2)
+
+
+def test_an_anthropic_call_without_its_result_is_repaired_in_its_own_shape(
+    mem: clew.Memory,
+) -> None:
+    session = mem.start_session().id
+    calls = {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "toolu_c", "name": "bash", "input": {"command": "make"}},
+    ]}  # fmt: skip
+    mem.append_turns(session, [{"role": "user", "content": "Build it."}, calls])
+    context = mem.assemble_context(session, budget=4000)
+    assert len(context.repairs) == 1
+    assert context.messages[-1] == {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_c",
+         "content": "[clew: no result was recorded for this tool call]", "is_error": True},
+    ]}  # fmt: skip

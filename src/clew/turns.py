@@ -172,6 +172,35 @@ def _tool_result_ids(content: list[Any]) -> list[str]:
     ]
 
 
+def blocks(message: dict[str, Any]) -> list[Any] | None:
+    """The content blocks of an Anthropic message (or of a Claude Code line's message), or
+    None for a message whose content is not a list of blocks."""
+    kind = message.get("type")
+    inner = (
+        message.get("message")
+        if kind in ("user", "assistant") and "role" not in message
+        else message
+    )
+    content = inner.get("content") if isinstance(inner, dict) else None
+    return content if isinstance(content, list) else None
+
+
+def answered(message: dict[str, Any]) -> list[str]:
+    """The calls an Anthropic message's `tool_result` blocks answer (all of them: a user
+    message answers every call of the reply before it)."""
+    content = blocks(message)
+    return _tool_result_ids(content) if content is not None else []
+
+
+def calls_by_block(message: dict[str, Any]) -> bool:
+    """Whether a message makes its tool calls as Anthropic `tool_use` blocks (so a missing
+    result must be made in that shape too)."""
+    content = blocks(message)
+    return content is not None and any(
+        isinstance(b, dict) and b.get("type") == "tool_use" for b in content
+    )
+
+
 def derived(message: dict[str, Any], parts: Parts) -> dict[str, Any]:
     """What a `turn.appended` event carries besides the message: its parts as parsed now,
     so the projection copies them instead of parsing again (a parser tuned later never
