@@ -116,6 +116,7 @@ CONFORMANCE = frozenset(
         "test_tracker",
         "test_archive",
         "test_conversations",
+        "test_capture",
         "test_bulk",
         "test_properties",
         "test_trace",

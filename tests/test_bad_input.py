@@ -3349,3 +3349,64 @@ def test_an_append_to_a_session_refuses_an_ident_that_is_no_session(mem: clew.Me
             mem.append_turn(bad, {"role": "user", "content": "x"})  # type: ignore[arg-type]
     with pytest.raises(clew.NotFoundError):
         mem.append_turn("nosuchsession", {"role": "user", "content": "x"})
+
+
+# -- i16-capture: clew capture, import --from claude-code|codex, integrate
+
+
+def test_capture_refuses_what_is_no_transcript(cli: Callable[..., Result], tmp_path: Path) -> None:
+    assert "give the transcript file" in error_line(cli("capture"))
+    assert "cannot read the transcript" in error_line(cli("capture", str(tmp_path / "none")))
+    assert "is not a regular file" in error_line(cli("capture", str(tmp_path)))
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert "is not a regular file" in error_line(cli("capture", str(fifo)))  # never waits
+    journal = tmp_path / "notes.jsonl"
+    journal.write_text('{"role": "user", "content": "hi"}\n', encoding="utf-8")
+    line = error_line(cli("import", "--from", "codex", str(journal)))
+    assert "not a Codex rollout" in line
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    assert "not a Codex rollout" in error_line(cli("capture", "--format", "codex", str(empty)))
+    assert "not stdin" in error_line(cli("import", "--from", "claude-code", "-"))
+    assert "--session names" in error_line(cli("import", "--session", "k", str(journal)))
+    # A file of other JSON lines is no transcript: nothing is a message, nothing is stored.
+    done = cli("capture", str(journal), "--json")
+    assert done.code == 0 and json.loads(done.out)["added"] == 0
+
+
+def test_capture_transcript_refuses_bad_arguments(mem: clew.Memory, tmp_path: Path) -> None:
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("", encoding="utf-8")
+    with pytest.raises(ValidationError, match="transcript format 'aider' is not one of"):
+        mem.capture_transcript(str(transcript), format="aider")
+    for bad in ("", "  ", None, 3):
+        with pytest.raises(ValidationError, match="transcript path"):
+            mem.capture_transcript(bad)  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="workspace"):
+        mem.capture_transcript(str(transcript), workspace="")
+    with pytest.raises(ValidationError, match="session key"):
+        mem.capture_transcript(str(transcript), key="x" * 10_000)
+
+
+def test_integrate_refuses_a_missing_project_folder(
+    cli: Callable[..., Result], tmp_path: Path
+) -> None:
+    line = error_line(cli("integrate", "claude-code", "--dir", str(tmp_path / "none")))
+    assert "does not exist" in line
+    assert not (tmp_path / "none").exists()
+    assert "invalid choice" in error_line(cli("integrate", "cursor"))
+
+
+def test_codex_notify_fails_open_and_integrate_codex_refuses_a_project(
+    cli: Callable[..., Result], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path))
+    for bad in ("not json", "[1]", '{"type": "agent-turn-complete"}', '{"type": 3}'):
+        done = cli("capture", "--codex-notify", bad)
+        assert done.code == 0 and done.out == ""
+        assert done.err == "" or (
+            done.err.startswith("clew capture: ") and done.err.count("\n") == 1
+        )
+    assert "leave out --project" in error_line(cli("integrate", "codex", "--dir", str(tmp_path)))
+    assert not (tmp_path / "config.toml").exists()

@@ -48,8 +48,10 @@ ALLOWED_CLEW = frozenset(
         "clew.archive",
         "clew.assembly",
         "clew.brief",
+        "clew.capture",  # a Memory mixin: transcript capture (json and os only)
         "clew.checks",
         "clew.cli",
+        "clew.cli.capture",  # capture --hook
         "clew.cli.common",
         "clew.cli.state",  # prime
         "clew.cli.tasks",  # task show, task update
@@ -90,6 +92,7 @@ ALLOWED_CLEW = frozenset(
         "clew.taskrecord",
         "clew.tasks",
         "clew.tokens",
+        "clew.transcripts",  # capture --hook reads the transcript's lines with it
         "clew.trace",
         "clew.transfer",
         "clew.turns",
@@ -199,7 +202,13 @@ def project(tmp_path: Path) -> tuple[Path, str]:
 def hook_paths(folder: Path, task_id: str) -> dict[str, tuple[list[str], str]]:
     event = json.dumps({"hook_event_name": "SessionStart", "cwd": str(folder)})
     update = ["task", "update", task_id, "-m", "built", "--step", "1", "--step-status", "completed"]
+    transcript = folder / "transcript.jsonl"
+    line = {"type": "user", "uuid": "u1", "message": {"role": "user", "content": "go"}}
+    transcript.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    captured = {"hook_event_name": "PostToolUse", "cwd": str(folder), "session_id": "s1",
+                "transcript_path": str(transcript)}  # fmt: skip
     return {
+        "capture --hook": (["capture", "--hook"], json.dumps(captured)),
         "prime": (["prime"], ""),
         "prime --hook": (["prime", "--hook"], event),
         "task show": (["task", "show", task_id], ""),
@@ -207,12 +216,14 @@ def hook_paths(folder: Path, task_id: str) -> dict[str, tuple[list[str], str]]:
     }
 
 
-@pytest.mark.parametrize("path", ["prime", "prime --hook", "task show", "task update"])
+@pytest.mark.parametrize(
+    "path", ["prime", "prime --hook", "capture --hook", "task show", "task update"]
+)
 def test_the_hook_path_imports_only_what_it_uses(project: tuple[Path, str], path: str) -> None:
     folder, task_id = project
     argv, stdin = hook_paths(folder, task_id)[path]
     # --hook finds the store from the event's folder; run it from elsewhere, as hooks do.
-    cwd = folder.parent if path == "prime --hook" else folder
+    cwd = folder.parent if path.endswith("--hook") else folder
     modules = imported(cwd, *argv, stdin=stdin)
     assert "clew.memory" in modules  # the harness saw the command do its work
     outside = sorted(m for m in modules if not allowed(m))
@@ -297,6 +308,7 @@ def test_the_vocabulary_answers_as_a_set_does(tokens: set[str], probes: list[str
         ["session", "list", "--all"],
         ["where", "abc"],
         ["prime", "--hook"],
+        ["capture", "--hook"],
     ],
 )
 def test_a_command_line_parses_as_the_whole_parser_parses_it(argv: list[str]) -> None:

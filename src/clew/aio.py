@@ -176,6 +176,7 @@ class AsyncMemory:
     task_record = _off_loop(Memory.task_record)
     resume = _off_loop(Memory.resume)
     import_session = _off_loop(Memory.import_session)
+    capture_transcript = _off_loop(Memory.capture_transcript)
     export_session = _off_loop(Memory.export_session)
     write_session = _off_loop(Memory.write_session)
     journal = _off_loop(Memory.journal)

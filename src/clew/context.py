@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from clew import checks
+from clew import turns as messages  # a module parameter is named turns
 from clew.errors import ValidationError
 from clew.models import Turn
 from clew.tokens import TokenCounter
@@ -116,21 +117,44 @@ def group_turns(turns: Sequence[Turn]) -> tuple[list[Group], list[Turn]]:
     return [_repaired(g) for g in groups], orphans
 
 
+def _synthetic_text(result: dict[str, Any]) -> str:
+    """What a made-up result says (an Anthropic one holds a block per call)."""
+    content = result.get("content") or result.get("output") or ""
+    if isinstance(content, list):
+        return "\n".join(str(b.get("content", "")) for b in content)
+    return str(content)
+
+
+def _synthetic_calls(result: dict[str, Any]) -> list[str]:
+    """The calls a made-up result answers."""
+    content = result.get("content")
+    if isinstance(content, list):
+        return [str(b.get("tool_use_id")) for b in content]
+    return [str(result.get("tool_call_id") or result.get("call_id"))]
+
+
 def _repaired(turns: list[Turn]) -> Group:
     answered = {t.tool_call_id for t in turns if t.role == "tool"}
-    synthetic = []
+    for turn in turns:  # an Anthropic user message answers every call of the reply before it
+        if turn.role == "tool":
+            answered.update(messages.answered(turn.message))
+    synthetic: list[dict[str, Any]] = []
     for turn in turns:
         item = turn.message.get("type") == "function_call"
-        for call_id, _, _ in turn.tool_calls:
-            if call_id and call_id not in answered:
-                if item:
-                    synthetic.append(
-                        {"type": "function_call_output", "call_id": call_id, "output": NO_RESULT}
-                    )
-                else:
-                    synthetic.append(
-                        {"role": "tool", "tool_call_id": call_id, "content": NO_RESULT}
-                    )
+        missing = [c for c, _, _ in turn.tool_calls if c and c not in answered]
+        if missing and messages.calls_by_block(turn.message):  # answered in its own shape
+            synthetic.append({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": c, "content": NO_RESULT, "is_error": True}
+                for c in missing
+            ]})  # fmt: skip
+            continue
+        for call_id in missing:
+            if item:
+                synthetic.append(
+                    {"type": "function_call_output", "call_id": call_id, "output": NO_RESULT}
+                )
+            else:
+                synthetic.append({"role": "tool", "tool_call_id": call_id, "content": NO_RESULT})
     return Group(tuple(turns), tuple(synthetic))
 
 
@@ -200,8 +224,7 @@ def assemble(
 
     def group_cost(g: Group) -> int:
         return sum(measure(t) + MESSAGE_OVERHEAD for t in g.turns) + sum(
-            counter.text(s.get("content") or s.get("output") or "") + MESSAGE_OVERHEAD
-            for s in g.synthetic
+            counter.text(_synthetic_text(s)) + MESSAGE_OVERHEAD for s in g.synthetic
         )
 
     newest = group_cost(groups[-1]) if groups else 0
@@ -245,9 +268,10 @@ def assemble(
     elif left_out:
         note = f"turns before {first} left out (recall them with conversation_recall)"
     repairs = [
-        f"added a result for call {s.get('tool_call_id') or s.get('call_id')} (none recorded)"
+        f"added a result for call {call} (none recorded)"
         for g in taken
         for s in g.synthetic
+        for call in _synthetic_calls(s)
     ]
     repairs += [
         f"dropped turn {t.number}: a result whose call is not in the context" for t in orphans

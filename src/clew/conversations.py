@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 
 from clew import checks
 from clew.brief import clip, current_step
+from clew.capture import Capture
 from clew.context import TIER_BUDGETS, Context, Section, assemble, tier_caps
 from clew.errors import NotFoundError, ValidationError
 from clew.models import EntryStatus, Session, Turn
@@ -35,7 +36,7 @@ class Resumed(NamedTuple):
     context: Context
 
 
-class Conversations(Recollection):
+class Conversations(Recollection, Capture):
     """Sessions, turns, recall and context assembly (mixed into Memory)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -1,12 +1,17 @@
 """Conversation messages, as agents send them, made into turns and back. Pure.
 
-Two shapes are accepted, since agents use both: OpenAI chat messages (`role`, `content`,
-`name`, `tool_calls`, `tool_call_id`) and the Responses / Agents SDK items (`{"role": ...,
+The shapes agents use are accepted: OpenAI chat messages (`role`, `content`, `name`,
+`tool_calls`, `tool_call_id`); the Responses / Agents SDK items (`{"role": ...,
 "content": ...}`, `{"type": "function_call", ...}`, `{"type": "function_call_output", ...}`,
-reasoning items and the rest). A turn keeps the message exactly as given; what clew needs
-to search and assemble (its role, its text, its tool calls, the call a result answers) is
-derived from it. A text `content` is stored once, in its own column, and put back in place
-on the way out, so `restore(split(m)) == m`, key order included.
+reasoning items and the rest); Anthropic messages, whose content blocks carry the tool calls
+(`tool_use`), their results (`tool_result`, in a user message: a tool turn) and `thinking`;
+and the lines of a Claude Code transcript (`{"type": "user" | "assistant", "message": {...},
+"uuid": ...}`, whose message is read as an Anthropic one; `system` and `summary` lines are
+system turns; transcripts.py says which lines are kept). A turn keeps the message exactly
+as given; what clew needs to search and assemble (its role, its text, its tool calls, the
+call a result answers) is derived from it. A text `content` is stored once, in its own
+column, and put back in place on the way out, so `restore(split(m)) == m`, key order
+included.
 """
 
 from __future__ import annotations
@@ -50,7 +55,12 @@ def _text_of(content: Any) -> str | None:
             if isinstance(part, str):
                 texts.append(part)
             elif isinstance(part, dict):
-                for key in ("text", "output_text", "refusal", "input_text"):
+                if part.get("type") == "tool_result":  # an Anthropic tool result's output
+                    inner = _text_of(part.get("content"))
+                    if inner is not None:
+                        texts.append(inner)
+                    continue
+                for key in ("text", "output_text", "refusal", "input_text", "thinking"):
                     if isinstance(part.get(key), str):
                         texts.append(part[key])
                         break
@@ -65,6 +75,8 @@ def parse(message: object, where: str = "message") -> Parts:
         raise ValidationError(f"{where} must be a JSON object, not {type(message).__name__}")
     kind = message.get("type")
     raw_role = message.get("role")
+    if raw_role is None and kind in _TRANSCRIPT_LINES:
+        return _transcript_line(message, kind, where)
     if raw_role is None and isinstance(kind, str):
         role = _ITEM_ROLES.get(kind, "tool" if kind.endswith("_output") else "assistant")
     elif isinstance(raw_role, str):
@@ -91,12 +103,17 @@ def parse(message: object, where: str = "message") -> Parts:
             calls.append(ToolCall(call.get("id"), function["name"], arguments))
     text = _text_of(content)
     call_id = message.get("tool_call_id")
+    if isinstance(content, list):
+        calls.extend(_tool_uses(content))
+        answered = _tool_result_ids(content) if role == "user" else []
+        if answered:  # an Anthropic user message carrying tool results is a tool turn
+            role, call_id = "tool", answered[0]
     name = message.get("name") if role == "tool" else None
-    if kind == "function_call":
-        arguments = message.get("arguments", "")
+    if kind in ("function_call", "custom_tool_call"):  # a custom tool's call has `input`
+        arguments = message.get("arguments" if kind == "function_call" else "input", "")
         calls.append(ToolCall(message.get("call_id"), str(message.get("name", "")), str(arguments)))
         text = f"{message.get('name', '')}({arguments})"
-    elif kind == "function_call_output":
+    elif kind in ("function_call_output", "custom_tool_call_output"):
         call_id = message.get("call_id")
         text = _text_of(message.get("output"))
     elif text is None and kind is not None:
@@ -109,6 +126,78 @@ def parse(message: object, where: str = "message") -> Parts:
         tuple(calls),
         call_id if isinstance(call_id, str) else None,
         name if isinstance(name, str) else None,
+    )
+
+
+# A Claude Code transcript line's own types (the transcript's `type`, with no `role`).
+_TRANSCRIPT_LINES = ("user", "assistant", "system", "summary")
+
+
+def _transcript_line(line: dict[str, Any], kind: str, where: str) -> Parts:
+    """A Claude Code transcript line: a user or assistant line is its `message`; a system
+    line (a compaction's boundary, a notice) and a summary line are system turns."""
+    if kind in ("user", "assistant"):
+        inner = line.get("message")
+        if not isinstance(inner, dict):
+            raise ValidationError(f"{where} is a transcript {kind} line without a message")
+        return parse(inner, where)
+    text = _text_of(line.get("summary") if kind == "summary" else line.get("content"))
+    return Parts("system", text, (), None, None)
+
+
+def _tool_uses(content: list[Any]) -> list[ToolCall]:
+    """The calls of an Anthropic message's `tool_use` blocks."""
+    calls = []
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "tool_use":
+            name, arguments = block.get("name"), block.get("input", {})
+            if isinstance(name, str):
+                text = (
+                    arguments
+                    if isinstance(arguments, str)
+                    else json.dumps(arguments, ensure_ascii=False)
+                )
+                calls.append(ToolCall(block.get("id"), name, text))
+    return calls
+
+
+def _tool_result_ids(content: list[Any]) -> list[str]:
+    """The calls an Anthropic user message's `tool_result` blocks answer."""
+    return [
+        block["tool_use_id"]
+        for block in content
+        if isinstance(block, dict)
+        and block.get("type") == "tool_result"
+        and isinstance(block.get("tool_use_id"), str)
+    ]
+
+
+def blocks(message: dict[str, Any]) -> list[Any] | None:
+    """The content blocks of an Anthropic message (or of a Claude Code line's message), or
+    None for a message whose content is not a list of blocks."""
+    kind = message.get("type")
+    inner = (
+        message.get("message")
+        if kind in ("user", "assistant") and "role" not in message
+        else message
+    )
+    content = inner.get("content") if isinstance(inner, dict) else None
+    return content if isinstance(content, list) else None
+
+
+def answered(message: dict[str, Any]) -> list[str]:
+    """The calls an Anthropic message's `tool_result` blocks answer (all of them: a user
+    message answers every call of the reply before it)."""
+    content = blocks(message)
+    return _tool_result_ids(content) if content is not None else []
+
+
+def calls_by_block(message: dict[str, Any]) -> bool:
+    """Whether a message makes its tool calls as Anthropic `tool_use` blocks (so a missing
+    result must be made in that shape too)."""
+    content = blocks(message)
+    return content is not None and any(
+        isinstance(b, dict) and b.get("type") == "tool_use" for b in content
     )
 
 

@@ -464,7 +464,8 @@ def guardrail_line(rule: Guardrail) -> str:
 def session_line(session: Session, now: datetime) -> str:
     """One session in `session list`."""
     state = "" if session.active else " (ended)"
-    what = " ".join(filter(None, (session.model, clip(session.title or "", 40) or None)))
+    key = f"key {session.key}" if session.key else None  # what its caller names it by
+    what = " ".join(filter(None, (key, session.model, clip(session.title or "", 40) or None)))
     active = ago(session.last_active_at, now)
     return (
         f"{session.id}  {session.turn_count:>5} turns  last active {active}{state}  {what}"

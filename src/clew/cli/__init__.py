@@ -72,6 +72,8 @@ MODULES: dict[str, tuple[str, ...]] = {
     "semantic": ("pattern", "guard"),
     "utility": ("ask", "work", "jobs", "usage"),
     "conversations": ("session", "recall"),
+    "capture": ("capture",),
+    "integrate": ("integrate",),
     "agent": ("tools", "prompt", "mcp"),
     "watch": ("stuck",),
     "lifecycle": ("wait", "maintain"),

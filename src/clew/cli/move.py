@@ -64,6 +64,13 @@ def _write(output: str | None, text: str) -> None:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    if args.source != "journal":
+        return _import_transcript(args)
+    if args.session is not None:
+        raise ValidationError(
+            "--session names the session of an assistant's transcript (--from claude-code or"
+            " codex); a journal file holds its own sessions"
+        )
     limit = input_limit(args)
     handle = open_input(args.file, "the journal file")
     with handle, open_memory(args) as mem, bar():
@@ -75,6 +82,21 @@ def cmd_import(args: argparse.Namespace) -> int:
         f"imported {_events(report.added)} into space {report.space!r}"
         f" ({report.skipped} of the file's {report.events} were already there)"
     )
+    return 0
+
+
+def _import_transcript(args: argparse.Namespace) -> int:
+    """An assistant's transcript file into the session keyed by its session id (again: only
+    what is new), as `clew capture` does."""
+    from clew.cli.capture import report
+
+    if args.file == "-":
+        raise ValidationError(
+            f"give the {args.source} transcript's file name: it is read from its end, not stdin"
+        )
+    with open_memory(args) as mem:
+        done = mem.capture_transcript(args.file, format=args.source, key=args.session)
+    report(done, args.json)
     return 0
 
 
@@ -160,13 +182,26 @@ def register(commands: Any, command: Commands) -> None:
         commands,
         "import",
         cmd_import,
-        "replay a journal file (from `clew export`) into this space",
+        "replay a journal file (from `clew export`), or archive a Claude Code or Codex transcript",
         "Replay a journal file into this space, a line at a time: every line is checked (its"
         " hash chain, its fields, the last line's count) and each event this space does not"
         " hold is added, all in one transaction, so a fault anywhere leaves nothing."
-        " Importing the same file twice adds nothing.",
+        " Importing the same file twice adds nothing. --from claude-code or --from codex"
+        " instead archives a coding assistant's transcript (a Claude Code session's JSONL, a"
+        " Codex CLI rollout) as a session keyed by its session id, as `clew capture` does.",
     )
     p.add_argument("file", metavar="FILE", help="the journal file, or - for stdin")
+    p.add_argument(
+        "--from",
+        dest="source",
+        choices=("journal", "claude-code", "codex"),
+        default="journal",
+        help="what FILE is: a journal file (the default), a Claude Code transcript or a Codex"
+        " CLI rollout (into the session keyed by its session id; again: only what is new)",
+    )
+    p.add_argument(
+        "--session", metavar="KEY", help="with --from claude-code or codex: the session's key"
+    )
 
     p = command(
         commands,

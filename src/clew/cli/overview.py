@@ -43,6 +43,8 @@ GROUPS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("tools", "the tools' schemas for function calling, or call one"),
             ("prompt", "the system-prompt text that says when to call which tool"),
             ("mcp", "run the MCP server (stdio, or HTTP with --port)"),
+            ("integrate", "install clew's hooks and MCP server in Claude Code"),
+            ("capture", "archive a Claude Code or Codex transcript's new lines (hooks)"),
         ),
     ),
     (
@@ -54,7 +56,7 @@ GROUPS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("work", "do queued jobs and due waits now (extractions, summaries)"),
             ("maintain", "pause idle tasks, archive closed ones, expire waits (runs itself)"),
             ("export", "write this space's journal as JSONL, each event with its hash"),
-            ("import", "replay a journal file into this space (twice adds nothing)"),
+            ("import", "replay a journal file, or a Claude Code or Codex transcript"),
             ("push", "send this space's new events to another store, e.g. a team store"),
             ("index", "the vector index: its lag, update it, rebuild it (extra `vectors`)"),
             ("jobs", "list queued, running, done and failed jobs"),
