@@ -91,6 +91,8 @@ ALLOWED_CLEW = frozenset(
         "clew.tasks",
         "clew.tokens",
         "clew.trace",
+        "clew.keys",  # the server's keys, a Memory mixin (hashlib; secrets only to make one)
+        "clew.credentials",
         "clew.transfer",
         "clew.turns",
         "clew.upkeep",
@@ -130,6 +132,7 @@ ALLOWED_CLEW = frozenset(
         "clew.store.sqlite_vectors",
         "clew.store.sqlite_verify",
         "clew.store.sqlite_waits",
+        "clew.store.sqlite_keys",
     }
 )
 
