@@ -90,12 +90,22 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise ValidationError(f"--rate must be above 0 requests a second, not {args.rate:g}")
     mem = open_memory(args)
     try:
-        serve(mem, host=args.host, port=args.port, rate=args.rate, burst=args.burst)
+        serve(mem, host=args.host, port=args.port, opener=opener(args), rate=args.rate,
+              burst=args.burst)  # fmt: skip
     except KeyboardInterrupt:
         pass
     finally:
         mem.close()
     return 0
+
+
+def opener(args: argparse.Namespace) -> Any:
+    """What opens the store the command line names on another space (a key's)."""
+    import clew
+    from clew.cli.common import store_path
+
+    path, _ = store_path(args)
+    return lambda space: clew.open(path, space=space, busy_timeout=args.busy_timeout)
 
 
 def register(commands: Any, command: Commands) -> None:
