@@ -140,6 +140,7 @@ CONFORMANCE = frozenset(
         "test_ann",
         "test_error_lines",
         "test_expansion",
+        "test_server",
     }
 )
 SERVER = os.environ.get("CLEW_TEST_POSTGRES") or "postgresql://root@127.0.0.1:5432/test"

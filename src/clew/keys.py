@@ -75,10 +75,18 @@ class Keys(Facade):
         return key
 
     def log_requests(self, lines: Sequence[RequestLine]) -> None:
-        """Append requests the server answered to its log."""
-        if lines:
-            with self._store.transaction(write=True):
-                self._store.log_requests(lines)
+        """Append requests the server answered to its log, and record each key's last use,
+        in one transaction."""
+        if not lines:
+            return
+        used: dict[str, str] = {}
+        for line in lines:
+            if line.key_prefix is not None and line.status != 401:
+                used[line.key_prefix] = max(used.get(line.key_prefix, ""), line.created_at)
+        with self._store.transaction(write=True):
+            self._store.log_requests(lines)
+            for prefix, at in sorted(used.items()):
+                self._store.touch_key(prefix, at)
 
     def list_requests(self, space: str | None = None, *, limit: int = 100) -> list[RequestLine]:
         """The newest requests logged of `space` (default every space), newest first."""

@@ -89,7 +89,7 @@ class Spaces:
     def close(self) -> None:
         """Close every Memory this opened (not `home`, which its opener closes)."""
         with self._lock:
-            for space, mem in self._open.items():
+            for mem in self._open.values():
                 if mem is not self.home:
                     mem.close()
             self._open = {self.home.space: self.home}
