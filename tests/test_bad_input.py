@@ -3349,3 +3349,47 @@ def test_an_append_to_a_session_refuses_an_ident_that_is_no_session(mem: clew.Me
             mem.append_turn(bad, {"role": "user", "content": "x"})  # type: ignore[arg-type]
     with pytest.raises(clew.NotFoundError):
         mem.append_turn("nosuchsession", {"role": "user", "content": "x"})
+
+
+# -- i15-serve: keys and `clew serve`'s command line, hostile tokens and headers
+
+
+def test_keys_refuse_bad_scopes_spaces_and_prefixes(mem: clew.Memory) -> None:
+    for scope in ("", "root", "READ", None):
+        with pytest.raises(ValidationError, match="scope"):
+            mem.create_key("team", scope)  # type: ignore[arg-type]
+    for space in ("", "  ", "a\nb", 7):
+        with pytest.raises(ValidationError, match="space"):
+            mem.create_key(space, "read")  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="prefix"):
+        mem.revoke_key("   ")
+    with pytest.raises(clew.NotFoundError, match="clew keys list"):
+        mem.revoke_key("000000000000")
+    with pytest.raises(ValidationError, match="limit"):
+        mem.list_requests(limit=0)
+
+
+def test_any_malformed_token_is_one_refusal_that_says_nothing_more(mem: clew.Memory) -> None:
+    from clew.errors import AuthenticationError
+
+    made = mem.create_key("team", "write").token
+    prefix = made.split("_")[1]
+    hostile = [
+        "", " ", "clew_", f"clew_{prefix}", f"clew_{prefix}_", f"clew_{prefix}_{'x' * 43}",
+        made.upper(), made + "x", "clew_" + "0" * 12 + "_" + "a" * 43, "\x00" * 50,
+        "clew_\ud800_x", "clew_" + prefix + "_" + "é" * 43, "x" * 100_000,
+    ]  # fmt: skip
+    for token in hostile:
+        with pytest.raises(AuthenticationError) as refused:
+            mem.authenticate(token)
+        assert str(refused.value).startswith("the key is not valid")
+    assert mem.authenticate(made).scope == "write"
+
+
+def test_keys_and_serve_commands_refuse_bad_input_in_one_line(cli: Callable[..., Result]) -> None:
+    assert "--space" in error_line(cli("keys", "create", "--scope", "read"))
+    assert "revoke" not in error_line(cli("keys", "revoke", "nope"))
+    assert "keys list" in error_line(cli("keys", "revoke", "nope"))
+    assert "whole number" in error_line(cli("keys", "log", "--limit", "many"))
+    assert "TCP port" in error_line(cli("serve", "--port", "70000"))
+    assert "--rate" in error_line(cli("serve", "--rate", "0"))
