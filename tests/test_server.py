@@ -400,6 +400,12 @@ def test_loopback_without_keys_serves_the_local_user_until_a_key_exists(db: Path
                 assert s.op("task_list", {}, key=None).status == 401
                 return
             assert s.op("task_register", {"name": "local"}, key=None).status == 200
+            # A page elsewhere cannot use the keyless server through a visitor's browser.
+            for header in ({"Origin": "https://evil.example"}, {"Host": "evil.example:80"}):
+                forged = s.call("POST", "/api/v1/task_list", {}, key=None, headers=header)
+                assert forged.status == 401, header
+            local = {"Origin": url, "Host": url.split("//")[1]}
+            assert s.call("POST", "/api/v1/task_list", {}, key=None, headers=local).status == 200
             token = home.create_key(space, "read").token
             assert s.op("task_list", {"all": True}, key=None).status == 401
             assert "local" in s.op("task_list", {"all": True}, key=token).text

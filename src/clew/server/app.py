@@ -144,13 +144,14 @@ class Server:
         token = _token(headers.get("authorization", ""))
         home = self.spaces.home
         if token is None:
-            if self.loopback and not home.has_keys():
+            if self.loopback and _local(headers) and not home.has_keys():
                 return Caller(None, home.space, "admin")
             raise AuthenticationError(
                 "this server needs a key: send 'Authorization: Bearer clew_...' with a key"
                 " from `clew keys create`"
             )
         key = home.authenticate(token, touch=False)  # the log records its use
+        self.spaces.get(key.space)  # a server of one space refuses another's key here
         return Caller(key.prefix, key.space, key.scope)
 
     # -- the request log -----------------------------------------------------------------
@@ -325,6 +326,22 @@ class Server:
         mem = self.spaces.get(caller.space)
         found = await anyio.to_thread.run_sync(lambda: mem.list_tasks())
         return HTMLResponse(page.render(caller.space, found, __version__))
+
+
+def _local(headers: dict[str, str]) -> bool:
+    """Whether a request without a key comes from this machine's own pages and tools: its
+    Host is a loopback name and any Origin is too. A web page elsewhere can make a browser
+    send a request to 127.0.0.1 (or rebind its own name to it), but not with these."""
+
+    def loopback(netloc: str) -> bool:
+        host = netloc.rsplit("@", 1)[-1]
+        host = host[1 : host.index("]")] if host.startswith("[") and "]" in host else host
+        return is_loopback(host.split(":")[0] if host.count(":") <= 1 else host)
+
+    origin = headers.get("origin")
+    if origin is not None and not loopback(origin.partition("://")[2].split("/")[0]):
+        return False
+    return loopback(headers.get("host", ""))
 
 
 def _token(header: str) -> str | None:
