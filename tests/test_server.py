@@ -461,6 +461,9 @@ def test_a_key_past_its_rate_gets_429_with_retry_after(db: Path) -> None:
             refused = s.op("task_list", {}, key=token)
             assert refused.headers["retry-after"] == "2"
             assert "rate limited" in refused.json()["error"]
+            # Wrong keys are limited by the address they come from.
+            wrong = [s.op("task_list", {}, key="clew_nope").status for _ in range(5)]
+            assert wrong[:3] == [401, 401, 401] and wrong[3:] == [429, 429]
         finally:
             stop()
 
@@ -549,3 +552,43 @@ def test_the_api_keeps_to_its_openapi_document(served: Served) -> None:
         conforms()
         tried += 1
     assert tried == len(api.OPERATIONS) + 3
+
+
+# -- the keys commands and a server without its packages ------------------------------------------
+
+
+def test_the_keys_commands_make_list_revoke_and_show_the_log(
+    cli: Callable[..., Any], db: Path
+) -> None:
+    space = new_space()
+    made = cli("keys", "create", "--space", space, "--scope", "read", "--name", "ci")
+    assert made.code == 0 and made.out.count("\n") == 1 and made.out.startswith("clew_")
+    token = made.out.strip()
+    prefix = token.split("_")[1]
+    assert "shown only now" in made.err
+    listed = cli("keys", "list", "--space", space)
+    assert prefix in listed.out and "'ci'" in listed.out and "active" in listed.out
+    assert token.split("_", 2)[2] not in listed.out  # never the secret again
+    with clew.open(db, space=space) as home:
+        assert home.authenticate(token).scope == "read"
+        from clew.credentials import RequestLine
+
+        home.log_requests([RequestLine(space, prefix, "POST", "/api/v1/task_list", 200,
+                                       "2026-11-25T10:00:00.000000Z", 1.5)])  # fmt: skip
+    log = cli("keys", "log", "--space", space)
+    assert "/api/v1/task_list" in log.out and prefix in log.out
+    assert cli("keys", "revoke", prefix).code == 0
+    assert "revoked" in cli("keys", "list", "--space", space).out
+    assert '"revoked_at": "2' in cli("keys", "list", "--space", space, "--json").out
+
+
+def test_serve_without_its_packages_says_which_extra_in_one_line(
+    cli: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in [m for m in sys.modules if m == "clew.server.app"]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "starlette", None)
+    monkeypatch.setitem(sys.modules, "starlette.applications", None)
+    refused = cli("serve")
+    assert refused.code == 2 and refused.err.count("\n") == 1
+    assert "pip install 'clew[serve]'" in refused.err

@@ -210,6 +210,13 @@ class Server:
                 try:
                     caller = await anyio.to_thread.run_sync(self.identify, headers)
                 except ClewError as exc:
+                    # Refusals count against the client's address: a flood of wrong keys
+                    # is slowed down like a flood of right ones.
+                    client = scope.get("client") or ("?", 0)
+                    wait = self.limit.take(f"address {client[0]}", self._clock())
+                    if wait > 0:
+                        await self._limited(wait)(scope, receive, sending)
+                        return
                     challenge = {"WWW-Authenticate": 'Bearer realm="clew"'}
                     if path == "/":  # a browser asks for the key as a password
                         challenge = {"WWW-Authenticate": 'Basic realm="clew (the key)"'}
@@ -217,12 +224,7 @@ class Server:
                     return
                 wait = self.limit.take(caller.prefix or "-", self._clock())
                 if wait > 0:
-                    await _error(
-                        429,
-                        f"rate limited: this key may make {self.limit.rate:g} requests a second"
-                        f" ({self.limit.burst} at once); retry after {retry_after(wait)} s",
-                        {"Retry-After": retry_after(wait)},
-                    )(scope, receive, sending)
+                    await self._limited(wait)(scope, receive, sending)
                     return
                 scope["clew.caller"] = caller
                 await app(scope, receive, sending)
@@ -231,6 +233,15 @@ class Server:
                 self.note(caller, str(scope["method"]), path, status[0], ms)
 
         return checked
+
+    def _limited(self, wait: float) -> Response:
+        return _error(
+            429,
+            f"rate limited: a key (or an address without one) may make {self.limit.rate:g}"
+            f" requests a second ({self.limit.burst} at once); retry after"
+            f" {retry_after(wait)} s",
+            {"Retry-After": retry_after(wait)},
+        )
 
     # -- the routes ----------------------------------------------------------------------
 
