@@ -592,3 +592,41 @@ def test_serve_without_its_packages_says_which_extra_in_one_line(
     refused = cli("serve")
     assert refused.code == 2 and refused.err.count("\n") == 1
     assert "pip install 'clew[serve]'" in refused.err
+
+
+def test_clew_mcp_port_is_the_same_app_and_keeps_its_keys_rule(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    with clew.open(db, space="default") as home:
+        token = home.create_key("default", "read").token
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "clew", "--db", str(db), "mcp", "--port", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert server.poll() is None and time.monotonic() < deadline
+                time.sleep(0.05)
+        s = Served(f"http://127.0.0.1:{port}", None, {}, {})  # type: ignore[arg-type]
+        initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}}  # fmt: skip
+        accept = {
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+        }
+        assert s.call("POST", "/mcp", initialize, key=None, headers=accept).status == 401
+        answered = s.call("POST", "/mcp", initialize, key=token, headers=accept)
+        assert answered.status == 200 and '"serverInfo"' in answered.text
+        assert s.op("task_list", {}, key=token).status == 200  # the API is there too
+    finally:
+        server.terminate()
+        _, err = server.communicate(timeout=20)
+    assert b"Traceback" not in err, err.decode()
