@@ -3393,3 +3393,18 @@ def test_keys_and_serve_commands_refuse_bad_input_in_one_line(cli: Callable[...,
     assert "whole number" in error_line(cli("keys", "log", "--limit", "many"))
     assert "TCP port" in error_line(cli("serve", "--port", "70000"))
     assert "--rate" in error_line(cli("serve", "--rate", "0"))
+
+
+def test_a_workspace_with_a_nul_is_refused_and_a_stored_one_matches_nothing(
+    mem: clew.Memory,
+) -> None:
+    """Found by the API's property test: a NUL in a workspace was a ValueError from the OS."""
+    for call in (
+        lambda: mem.list_sessions("a\x00b"),
+        lambda: mem.workspace_tasks("a\x00b"),
+    ):
+        with pytest.raises(ValidationError, match="NUL"):
+            call()
+    mem.create_task("odd", workspace="/tmp/a\x00b")
+    mem.start_session(workspace="/tmp/a\x00b")
+    assert mem.workspace_tasks("/tmp") == [] and mem.list_sessions("/tmp") == []

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -518,6 +519,9 @@ def test_mcp_over_the_server_uses_the_keys_space_and_scope(served: Served) -> No
 
 # Bodies of JSON lines are not generated (the route test imports a real export).
 _NOT_GENERATED = {"/api/v1/import"}
+# Requests generated per operation: bounded so the suite stays fast; set it higher for a
+# deeper search by hand (CLEW_API_EXAMPLES=500 pytest tests/test_server.py -k openapi).
+EXAMPLES = int(os.environ.get("CLEW_API_EXAMPLES", "12"))
 
 
 def test_the_api_keeps_to_its_openapi_document(served: Served) -> None:
@@ -541,7 +545,7 @@ def test_the_api_keeps_to_its_openapi_document(served: Served) -> None:
         if operation.path in _NOT_GENERATED:
             continue
 
-        @settings(max_examples=12, deadline=None, database=None, phases=[Phase.generate],
+        @settings(max_examples=EXAMPLES, deadline=None, database=None, phases=[Phase.generate],
                   suppress_health_check=list(HealthCheck))  # fmt: skip
         @given(case=operation.as_strategy())
         def conforms(case: Any) -> None:

@@ -89,6 +89,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.rate <= 0:
         raise ValidationError(f"--rate must be above 0 requests a second, not {args.rate:g}")
     mem = open_memory(args)
+    if mem.settings.worker == "process":  # a server lives long: a thread does queued jobs
+        mem.settings = mem.settings._replace(worker="thread")
     try:
         serve(mem, host=args.host, port=args.port, opener=opener(args), rate=args.rate,
               burst=args.burst)  # fmt: skip

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from clew import tools
+from clew import credentials, tools
 from clew.errors import (
     AmbiguousIdError,
     AuthenticationError,
@@ -192,6 +192,12 @@ def scope_needed(name: str, arguments: Mapping[str, Any] | None) -> str:
     if extra is not None:
         return "read" if extra.read_only else "write"
     return tools.scope_needed(name, arguments)
+
+
+def check_scope(scope: str, needed: str, what: str) -> None:
+    """Raise ScopeError unless a key of `scope` may do `what`, which needs `needed`."""
+    if not credentials.allows(scope, needed):
+        raise ScopeError(f"{what} needs a key of scope {needed}; this key's scope is {scope}")
 
 
 def run(mem: Memory, name: str, arguments: Any, context: Context) -> ToolResult:

@@ -35,7 +35,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from clew import __version__, tools
 from clew.clock import stamp, utcnow
-from clew.credentials import RequestLine, allows
+from clew.credentials import RequestLine
 from clew.errors import AuthenticationError, ClewError, ValidationError
 from clew.models import to_jsonable
 from clew.server import api, page
@@ -262,16 +262,12 @@ class Server:
             return _error(400, "the request body is not valid JSON: send a JSON object")
         if not isinstance(arguments, dict):
             return _error(400, "the request body must be a JSON object")
-        needed = api.scope_needed(name, arguments)
-        if not allows(caller.scope, needed):
-            return _error(
-                403, f"{name} needs a key of scope {needed}; this key's scope is {caller.scope}"
-            )
 
         def call() -> tools.ToolResult:
             return api.run(self.spaces.get(caller.space), name, arguments, self.context)
 
         try:
+            api.check_scope(caller.scope, api.scope_needed(name, arguments), name)
             result = await anyio.to_thread.run_sync(call)
         except ClewError as exc:
             status = api.status_of(exc)
@@ -290,8 +286,10 @@ class Server:
     async def import_(self, request: Request) -> Response:
         """POST /api/v1/import: replay a journal file into the space."""
         caller = self.caller(request)
-        if not allows(caller.scope, "write"):
-            return _error(403, f"import needs a key of scope write; this key's is {caller.scope}")
+        try:
+            api.check_scope(caller.scope, "write", "import")
+        except ClewError as exc:
+            return _error(api.status_of(exc), api.error_text(exc))
         raw = await _body(request)
         if isinstance(raw, Response):
             return raw
@@ -313,8 +311,10 @@ class Server:
     async def requests(self, request: Request) -> Response:
         """GET /api/v1/requests: the space's request log (admin keys)."""
         caller = self.caller(request)
-        if not allows(caller.scope, "admin"):
-            return _error(403, f"the request log needs a key of scope admin, not {caller.scope}")
+        try:
+            api.check_scope(caller.scope, "admin", "the request log")
+        except ClewError as exc:
+            return _error(api.status_of(exc), api.error_text(exc))
         try:
             limit = int(request.query_params.get("limit", "100"))
         except ValueError:
