@@ -524,6 +524,9 @@ _NOT_GENERATED = {"/api/v1/import"}
 EXAMPLES = int(os.environ.get("CLEW_API_EXAMPLES", "12"))
 
 
+# schemathesis's generators draw from the `random` module now and then, which hypothesis
+# deprecates with a warning (the suite makes warnings errors): theirs, not clew's.
+@pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisDeprecationWarning")
 def test_the_api_keeps_to_its_openapi_document(served: Served) -> None:
     """schemathesis generates requests from each operation's schema (valid and not) and checks
     every answer: no server error, a documented status and content type, a body that fits
