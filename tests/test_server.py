@@ -637,3 +637,17 @@ def test_clew_mcp_port_is_the_same_app_and_keeps_its_keys_rule(tmp_path: Path) -
         server.terminate()
         _, err = server.communicate(timeout=20)
     assert b"Traceback" not in err, err.decode()
+
+
+def test_the_request_log_forgets_what_is_older_than_its_days(db: Path, clock: Any) -> None:
+    from clew.credentials import RequestLine
+
+    space = new_space()
+    days = ["2026-10-01T00:00:00.000000Z", "2026-11-20T00:00:00.000000Z",
+            "2026-11-21T12:00:00.000000Z"]  # fmt: skip
+    with clew.open(db, space=space, clock=clock) as home:  # the clock says 2026-11-22 09:00
+        home.log_requests([RequestLine(space, None, "GET", "/", 200, at, 1.0) for at in days])
+        assert home.prune_requests(30) >= 1  # every space's: other tests' old lines go too
+        assert [r.created_at for r in home.list_requests(space)] == days[:0:-1]
+        assert home.prune_requests(1) >= 1
+        assert [r.created_at for r in home.list_requests(space)] == days[2:]

@@ -193,3 +193,4 @@ class AsyncMemory:
     authenticate = _off_loop(Memory.authenticate)
     log_requests = _off_loop(Memory.log_requests)
     list_requests = _off_loop(Memory.list_requests)
+    prune_requests = _off_loop(Memory.prune_requests)

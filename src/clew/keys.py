@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from clew import checks, credentials
+from clew.clock import stamp
 from clew.credentials import ApiKey, NewKey, RequestLine
 from clew.errors import AuthenticationError, NotFoundError, ValidationError
 from clew.facade import Facade
@@ -95,6 +96,16 @@ class Keys(Facade):
         return self._store.list_requests(
             None if space is None else checks.space(space), limit=limit
         )
+
+    def prune_requests(self, keep_days: int) -> int:
+        """Forget logged requests older than `keep_days` days, of every space; return how
+        many were deleted."""
+        from datetime import timedelta
+
+        days = checks.count(keep_days, "keep_days", most=100_000)
+        before = stamp(self._clock() - timedelta(days=days))
+        with self._store.transaction(write=True):
+            return self._store.prune_requests(before)
 
 
 def _prefix_of(text: str) -> str:

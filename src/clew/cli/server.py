@@ -93,7 +93,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         mem.settings = mem.settings._replace(worker="thread")
     try:
         serve(mem, host=args.host, port=args.port, opener=opener(args), rate=args.rate,
-              burst=args.burst)  # fmt: skip
+              burst=args.burst, log_days=args.log_days)  # fmt: skip
     except KeyboardInterrupt:
         pass
     finally:
@@ -163,5 +163,7 @@ def register(commands: Any, command: Commands) -> None:
     p.add_argument("--store", metavar="URL", help="the store: a file or postgresql:// URL (--db)")
     p.add_argument("--rate", type=float, default=20.0,
                    help="each key's sustained requests a second (default 20)")  # fmt: skip
+    p.add_argument("--log-days", type=whole, default=30,
+                   help="keep the request log this many days (default 30)")  # fmt: skip
     p.add_argument("--burst", type=whole, default=60,
                    help="requests a key may make at once above the rate (default 60)")  # fmt: skip

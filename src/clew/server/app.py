@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 MAX_BODY = 64 * 1024 * 1024  # the most a request body may hold (as the CLI's --max-input-mb)
 PUBLIC = frozenset({f"{api.PREFIX}/openapi.json"})  # no key needed: they reveal no record
 FLUSH_SECONDS = 1.0
+PRUNE_SECONDS = 3600.0  # how often the request log drops what is older than --log-days
 
 
 class Caller(NamedTuple):
@@ -110,6 +111,7 @@ class Server:
         context: tools.Context = tools.NO_CONTEXT,
         rate: float = 20.0,
         burst: int = 60,
+        log_days: int = 30,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.spaces = spaces
@@ -119,6 +121,8 @@ class Server:
         self._clock = clock
         self._log: list[RequestLine] = []
         self._log_lock = threading.Lock()
+        self.log_days = log_days
+        self._pruned = -PRUNE_SECONDS  # when the log was last pruned (monotonic)
 
     # -- the Door of mcp_server ---------------------------------------------------------
 
@@ -174,12 +178,16 @@ class Server:
         """Write the requests kept so far to the store's log."""
         with self._log_lock:
             lines, self._log = self._log, []
-        if lines:
-            try:
-                self.spaces.home.log_requests(lines)
-            except ClewError:
-                with self._log_lock:  # kept for the next flush: a busy store loses nothing
-                    self._log[:0] = lines
+        home = self.spaces.home
+        try:
+            if lines:
+                home.log_requests(lines)
+            if self._clock() - self._pruned >= PRUNE_SECONDS:
+                self._pruned = self._clock()
+                home.prune_requests(self.log_days)  # the log of a long-lived server stays small
+        except ClewError:
+            with self._log_lock:  # kept for the next flush: a busy store loses nothing
+                self._log[:0] = lines
 
     # -- the middleware ------------------------------------------------------------------
 
@@ -548,6 +556,7 @@ async def run_server(
     context: tools.Context = tools.NO_CONTEXT,
     rate: float = 20.0,
     burst: int = 60,
+    log_days: int = 30,
     ready: Callable[[int], None] | None = None,
 ) -> None:
     """Serve until interrupted (`ready` is told the port once it listens)."""
@@ -555,7 +564,9 @@ async def run_server(
 
     loopback = check_bind(home, host)
     spaces = Spaces(home, opener)
-    server = Server(spaces, loopback=loopback, context=context, rate=rate, burst=burst)
+    server = Server(
+        spaces, loopback=loopback, context=context, rate=rate, burst=burst, log_days=log_days
+    )
     app, _ = build_app(server, loopback=loopback)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     runner = uvicorn.Server(config)
@@ -581,6 +592,7 @@ def serve(
     context: tools.Context = tools.NO_CONTEXT,
     rate: float = 20.0,
     burst: int = 60,
+    log_days: int = 30,
 ) -> None:
     """Run the server in this thread until interrupted, saying where it listens."""
 
@@ -591,6 +603,6 @@ def serve(
     anyio.run(
         lambda: run_server(
             home, host=host, port=port, opener=opener, context=context, rate=rate, burst=burst,
-            ready=said,
+            log_days=log_days, ready=said,
         )
     )  # fmt: skip

@@ -700,6 +700,11 @@ class KeyStore(Protocol):
         """The newest `limit` requests logged of `space` (None: every space), newest first."""
         ...
 
+    def prune_requests(self, before: str) -> int:
+        """Delete the logged requests made before `before` (a store timestamp), of every
+        space; return how many."""
+        ...
+
 
 class Store(
     Journal,

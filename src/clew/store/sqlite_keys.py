@@ -87,3 +87,8 @@ class KeyStore(RowReader):
         sql += " ORDER BY seq DESC"
         rows = self._rows(*limited(sql, params, limit))
         return [RequestLine(r[0], r[1], r[2], r[3], int(r[4]), r[5], float(r[6])) for r in rows]
+
+    def prune_requests(self, before: str) -> int:
+        conn, _ = self._writer()
+        found = conn.execute("DELETE FROM clew_requests WHERE created_at < ?", (before,))
+        return int(found.rowcount)
