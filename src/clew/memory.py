@@ -452,6 +452,10 @@ class Memory(Assembly, Upkeep, Ledger, Transfer, Keys):
         tid = self._task_id(task_id) if task_id is not None else None
         return self._store.list_events(task_id=tid, after=after, limit=limit)
 
+    def journal_head(self) -> int:
+        """Return the space's newest event seq, or 0 (cheap: a follower polls it)."""
+        return self._store.journal_head()
+
     def verify(self, *, all_spaces: bool = False) -> VerifyReport:
         """Check the space's journal chain, rebuild its rows from its journal and report any
         difference (every space in the file with `all_spaces`)."""

@@ -38,7 +38,7 @@ from clew.clock import stamp, utcnow
 from clew.credentials import RequestLine
 from clew.errors import AuthenticationError, ClewError, ValidationError
 from clew.models import to_jsonable
-from clew.server import api, page
+from clew.server import api, markup, web
 from clew.server.limits import RateLimit, retry_after
 
 if TYPE_CHECKING:
@@ -56,6 +56,7 @@ class Caller(NamedTuple):
     prefix: str | None
     space: str
     scope: str
+    name: str | None = None  # the key's name, shown as who is looking
 
 
 def is_loopback(host: str) -> bool:
@@ -143,9 +144,17 @@ class Server:
 
     # -- keys --------------------------------------------------------------------------
 
-    def identify(self, headers: dict[str, str]) -> Caller:
-        """The caller a request's Authorization header names; AuthenticationError if none."""
+    def take(self, who: str) -> float:
+        """Take one request from `who`'s bucket: 0, or the seconds to wait."""
+        return self.limit.take(who, self._clock())
+
+    def identify(self, headers: dict[str, str], path: str = "") -> Caller:
+        """The caller a request's Authorization header names (on the dashboard's paths, or
+        its key cookie); AuthenticationError if none."""
         token = _token(headers.get("authorization", ""))
+        if token is None and web.is_dashboard(path):
+            held = web.cookie_keys(headers.get("cookie", ""))
+            token = held[0] if held else None
         home = self.spaces.home
         if token is None:
             if self.loopback and _local(headers) and not home.has_keys():
@@ -156,7 +165,7 @@ class Server:
             )
         key = home.authenticate(token, touch=False)  # the log records its use
         self.spaces.get(key.space)  # a server of one space refuses another's key here
-        return Caller(key.prefix, key.space, key.scope)
+        return Caller(key.prefix, key.space, key.scope, key.name)
 
     # -- the request log -----------------------------------------------------------------
 
@@ -209,14 +218,14 @@ class Server:
             caller: Caller | None = None
             path = str(scope["path"])
             try:
-                if path in PUBLIC:
+                if path in PUBLIC or path in web.PUBLIC:
                     await app(scope, receive, sending)
                     return
                 headers = {
                     k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]
                 }
                 try:
-                    caller = await anyio.to_thread.run_sync(self.identify, headers)
+                    caller = await anyio.to_thread.run_sync(self.identify, headers, path)
                 except ClewError as exc:
                     # Refusals count against the client's address: a flood of wrong keys
                     # is slowed down like a flood of right ones.
@@ -225,9 +234,12 @@ class Server:
                     if wait > 0:
                         await self._limited(wait)(scope, receive, sending)
                         return
+                    if web.is_dashboard(path) and path != "/events":  # a person: the form
+                        said = "" if "authorization" not in headers else api.error_text(exc)
+                        login = HTMLResponse(markup.login(said), 401)
+                        await login(scope, receive, sending)
+                        return
                     challenge = {"WWW-Authenticate": 'Bearer realm="clew"'}
-                    if path == "/":  # a browser asks for the key as a password
-                        challenge = {"WWW-Authenticate": 'Basic realm="clew (the key)"'}
                     await _error(401, api.error_text(exc), challenge)(scope, receive, sending)
                     return
                 wait = self.limit.take(caller.prefix or "-", self._clock())
@@ -338,13 +350,6 @@ class Server:
     async def openapi(self, request: Request) -> Response:
         """GET /api/v1/openapi.json: the API's OpenAPI 3.1 document."""
         return JSONResponse(api.openapi(__version__))
-
-    async def home(self, request: Request) -> Response:
-        """GET /: the space's tasks."""
-        caller = self.caller(request)
-        mem = self.spaces.get(caller.space)
-        found = await anyio.to_thread.run_sync(lambda: mem.list_tasks())
-        return HTMLResponse(page.render(caller.space, found, __version__))
 
 
 def _local(headers: dict[str, str]) -> bool:
@@ -477,8 +482,9 @@ def build_app(
         Route(f"{api.PREFIX}/key", server.key, methods=["GET"]),
         Route(f"{api.PREFIX}/requests", server.requests, methods=["GET"]),
         Route(f"{api.PREFIX}/{{name}}", server.operation, methods=["POST"]),
-        Route("/", server.home, methods=["GET"]),
     ]
+    board = web.Dashboard(server)
+    routes += board.routes()
     session_manager: Any = None
     if mcp:
         from mcp.server.transport_security import TransportSecuritySettings
@@ -504,6 +510,7 @@ def build_app(
                 await stack.enter_async_context(session_manager.run())
             async with anyio.create_task_group() as group:
                 group.start_soon(_flushing, server)
+                group.start_soon(board.heads.run)
                 try:
                     yield
                 finally:
@@ -568,7 +575,10 @@ async def run_server(
         spaces, loopback=loopback, context=context, rate=rate, burst=burst, log_days=log_days
     )
     app, _ = build_app(server, loopback=loopback)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    # Open event streams would hold a stop for their lifetime; cut them after a moment.
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=2
+    )
     runner = uvicorn.Server(config)
     try:
         if ready is None:
