@@ -113,6 +113,7 @@ def clock() -> FakeClock:
 CONFORMANCE = frozenset(
     {
         "test_store",
+        "test_dashboard",
         "test_tracker",
         "test_archive",
         "test_conversations",
