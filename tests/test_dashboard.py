@@ -6,6 +6,7 @@ The same pages in a real browser: tests/test_browser.py."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import re
 import socket
@@ -27,8 +28,8 @@ from tests.test_server import SECRET, Served, seed, serve_in_thread
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 
 
-@pytest.fixture
-def site(db: Path, backend: str) -> Iterator[Served]:
+@contextlib.contextmanager
+def running_site(db: Path) -> Iterator[Served]:
     """A server whose home space is A, with read, write and admin keys of A and a write key
     of B; the browser's cookie is a header these tests set by hand."""
     a, b = new_space(), new_space()
@@ -52,6 +53,13 @@ def site(db: Path, backend: str) -> Iterator[Served]:
             if space != a:
                 mem.close()
         home.close()
+
+
+@pytest.fixture
+def site(db: Path, backend: str) -> Iterator[Served]:
+    """The running site (see running_site) on the test's backend."""
+    with running_site(db) as found:
+        yield found
 
 
 def _raw(

@@ -54,7 +54,7 @@ def task_list(tasks: Sequence[Task], nav: Nav) -> str:
         rows = (
             cells(
                 f'<a href="/tasks/{escape(t.id)}"><code>{escape(t.id)}</code></a>',
-                escape(t.name),
+                f'<a href="/tasks/{escape(t.id)}">{escape(t.name)}</a>',
                 _bar(t),
                 escape(t.next_objective or ""),
                 f"<span class=muted>{when(t.updated_at)}</span>",
