@@ -3408,3 +3408,48 @@ def test_a_workspace_with_a_nul_is_refused_and_a_stored_one_matches_nothing(
     mem.create_task("odd", workspace="/tmp/a\x00b")
     mem.start_session(workspace="/tmp/a\x00b")
     assert mem.workspace_tasks("/tmp") == [] and mem.list_sessions("/tmp") == []
+
+
+# -- i15-serve (dashboard): the edit forms' fields, the key cookie, the search box
+
+
+def test_the_dashboards_edits_refuse_bad_fields_with_one_line_and_write_nothing(
+    mem: clew.Memory,
+) -> None:
+    from clew.errors import ClewError
+    from clew.server import web
+
+    task = mem.create_task("edit me", plan=["one"])
+    decision = mem.add_decision(task.id, "a decision")
+    before = mem.journal_head()
+    hostile: list[dict[str, str]] = [
+        {}, {"do": ""}, {"do": "drop table"}, {"do": "note"}, {"do": "note", "text": "  "},
+        {"do": "constraint", "text": "x" * 2_000_000}, {"do": "resolve", "text": "fixed"},
+        {"do": "resolve", "entry": "zzzz", "text": "fixed"},
+        {"do": "resolve", "entry": decision.id, "text": "a decision is not resolved"},
+        {"do": "supersede", "entry": "", "text": "x"}, {"do": "supersede", "entry": decision.id},
+        {"do": "note", "text": "a\ud800b"},
+    ]  # fmt: skip
+    for form in hostile:
+        with pytest.raises(ClewError) as refused:
+            web.edit(mem, task.id, form)
+        assert "\n" not in str(refused.value) and str(refused.value), form
+    with pytest.raises(ClewError, match="task"):
+        web.edit(mem, "nope", {"do": "note", "text": "x"})
+    assert mem.journal_head() == before
+
+
+def test_the_key_cookie_and_origins_take_any_text(mem: clew.Memory) -> None:
+    from clew.server import web
+
+    for header in ("", ";;;", "clew_keys=", "clew_keys=....", "clew_keys=" + "k." * 1000,
+                   "clew_keys=\x00; clew_keys=second", "=; =="):  # fmt: skip
+        assert len(web.cookie_keys(header)) <= web.MAX_KEYS
+    assert not web._same_origin({"host": "127.0.0.1:8", "origin": "null"})
+    assert not web._same_origin({"host": "127.0.0.1:8", "origin": "http://127.0.0.1:8.evil"})
+    assert web._same_origin({"host": "127.0.0.1:8", "referer": "http://127.0.0.1:8/tasks/x"})
+    for query in ("", "\x00", "((", '"', "*" * 5000, "kinds:entry"):
+        try:
+            mem.search_all(query or " ", kinds=None, limit=5)
+        except ValidationError as refused:  # the page shows this line above the box
+            assert "\n" not in str(refused)
