@@ -66,7 +66,7 @@ def task_list(tasks: Sequence[Task], nav: Nav) -> str:
             + table(("id", "task", "plan", "next", "updated"), rows, "none")
         )
     body = "".join(parts) or "<p class=muted>No tasks in this space yet.</p>"
-    return page("Tasks", f'<div id=tasks data-live>{body}</div>', nav, live=True)
+    return page("Tasks", f"<div id=tasks data-live>{body}</div>", nav, live=True)
 
 
 def _plan(view: TaskView) -> str:
@@ -78,7 +78,11 @@ def _plan(view: TaskView) -> str:
     for step in task.plan:
         mark = " current" if step.id == current else ""
         extra = f" — {escape(step.summary)}" if step.summary else ""
-        issue = f' <span class=bad>issue: {escape(step.active_issue)}</span>' if step.active_issue else ""
+        issue = (
+            f" <span class=bad>issue: {escape(step.active_issue)}</span>"
+            if step.active_issue
+            else ""
+        )
         items.append(
             f'<li class="{escape(step.status.value)}{mark}">{escape(step.title)}'
             f" <span class=tag>{escape(step.status.value)}</span>{extra}{issue}</li>"
@@ -97,8 +101,11 @@ def _output(label: str, value: str | bytes | None) -> str:
     if value is None or value == "" or value == b"":
         return ""
     text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
-    cut = f" (first {OUTPUT_CHARS:,} of {len(text):,} characters)" if len(text) > OUTPUT_CHARS else ""
-    return f"<details><summary>{label}{cut}</summary><pre>{escape(text[:OUTPUT_CHARS])}</pre></details>"
+    cut = (
+        f" (first {OUTPUT_CHARS:,} of {len(text):,} characters)" if len(text) > OUTPUT_CHARS else ""
+    )
+    shown = escape(text[:OUTPUT_CHARS])
+    return f"<details><summary>{label}{cut}</summary><pre>{shown}</pre></details>"
 
 
 def _ledger(commands: Sequence[Action]) -> str:
@@ -127,7 +134,11 @@ def _entries(view: TaskView, kind: str, title: str) -> str:
             continue
         state = e.status.value
         fix = f"<br>fix: {escape(e.resolution)}" if e.resolution else ""
-        detail = f"<details><summary>detail</summary><pre>{escape(e.detail)}</pre></details>" if e.detail else ""
+        detail = (
+            f"<details><summary>detail</summary><pre>{escape(e.detail)}</pre></details>"
+            if e.detail
+            else ""
+        )
         rows.append(
             cells(
                 f"<code>{escape(e.id)}</code>",
@@ -227,8 +238,9 @@ def task_page(view: TaskView, nav: Nav, *, can_edit: bool, said: str = "") -> st
         f"<section id=plan data-live>{head}{_plan(view)}</section>",
         f"<section id=ledger data-live>{_ledger(view.commands)}</section>",
         f"<section id=decisions data-live>{_entries(view, 'decision', 'Decisions')}</section>",
-        f"<section id=errors data-live>{_entries(view, 'error', 'Errors and their fixes')}</section>",
-        f"<section id=constraints data-live>{_entries(view, 'constraint', 'Constraints')}</section>",
+        f"<section id=errors data-live>{_entries(view, 'error', 'Errors and fixes')}</section>",
+        f"<section id=constraints data-live>{_entries(view, 'constraint', 'Constraints')}"
+        "</section>",
         f"<section id=waits data-live>{_waits(view.waits)}</section>",
         f"<section id=state data-live><h2>The state the agent sees ({state.tokens} tokens"
         f"{'' if state.exact else ', at most'}, {escape(state.tokenizer)}, budget {state.budget})"
@@ -288,14 +300,20 @@ def session_page(session: Session, turns: Sequence[Turn], nav: Nav, *, more: int
         out.append(
             f'<div class="turn {role}" id="turn-{turn.number}"><b>{turn.number} · {role}</b>'
             f"{' · ' + escape(turn.tool_name) if turn.tool_name else ''}"
-            f" <span class=muted>{when(turn.created_at)}</span>{hidden_note}{text}{''.join(calls)}</div>"
+            f" <span class=muted>{when(turn.created_at)}</span>{hidden_note}{text}"
+            f"{''.join(calls)}</div>"
         )
-    note = f"<p class=muted>The {more} older turns are not shown here; the API has them all.</p>" if more else ""
+    note = (
+        f"<p class=muted>The {more} older turns are not shown here; the API has them all.</p>"
+        if more
+        else ""
+    )
     head = (
         f"<p><code>{escape(session.id)}</code> · {escape(session.turn_count)} turns · "
         f"{escape(session.model or 'model not named')} · task {escape(session.task_id or '-')}</p>"
     )
-    body = f"{head}<div id=turns data-live>{note}{''.join(out) or '<p class=muted>No turns.</p>'}</div>"
+    shown = "".join(out) or "<p class=muted>No turns.</p>"
+    body = f"{head}<div id=turns data-live>{note}{shown}</div>"
     return page(session.title or session.key or session.id, body, nav, live=True)
 
 
@@ -333,13 +351,15 @@ def search_page(
             )
         )
     flash = f"<p class=bad role=alert>{escape(said)}</p>" if said else ""
-    results = table(("kind", "record", "where it matched", "at"), rows, "Nothing found.") if query else ""
+    results = (
+        table(("kind", "record", "where it matched", "at"), rows, "Nothing found.") if query else ""
+    )
     return page("Search", f"{form}{flash}<div id=hits>{results}</div>", nav)
 
 
 def error_page(status: int, message: str, nav: Nav | None) -> str:
     """A page saying what went wrong, in one line."""
-    body = f"<p class=bad role=alert>{escape(message)}</p><p><a href=\"/\">back to the tasks</a></p>"
+    body = f'<p class=bad role=alert>{escape(message)}</p><p><a href="/">back to the tasks</a></p>'
     if nav is None:
         return f"<!doctype html><meta charset=utf-8><title>clew</title>{body}"
     return page(f"Error {status}", body, nav)

@@ -68,7 +68,7 @@ def page(title: str, body: str, nav: Nav, *, live: bool = False) -> str:
         '<a href="/">tasks</a><a href="/sessions">sessions</a>'
         '<form class=inline method=get action="/search">'
         '<input type=search name=q placeholder="search everything" aria-label=search></form>'
-        f'<span class=space>space <b id=space>{escape(nav.space)}</b> · {escape(nav.who)}'
+        f"<span class=space>space <b id=space>{escape(nav.space)}</b> · {escape(nav.who)}"
         f" ({escape(nav.scope)})</span>{picker}"
         '<a href="/login">add a key</a></header>'
         f"<main><h1>{escape(title)}</h1>{body}</main></body></html>"
@@ -101,7 +101,7 @@ def when(stamp: str | None) -> str:
 
 def login(message: str = "") -> str:
     """The page that takes a key (no header: nothing of a space is known yet)."""
-    said = f'<p class=bad role=alert>{escape(message)}</p>' if message else ""
+    said = f"<p class=bad role=alert>{escape(message)}</p>" if message else ""
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8><title>clew: key</title>"
         f"<style>{STYLE}</style></head><body><main><h1>clew</h1>{said}"

@@ -420,4 +420,3 @@ def _keep(response: Response, request: Request, keys: list[str]) -> None:
         samesite="strict",
         secure=request.url.scheme == "https",
     )
-
