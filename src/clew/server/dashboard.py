@@ -341,7 +341,7 @@ def search_page(
     rows = []
     for hit in hits:
         link = _hit_link(hit)
-        title = escape(hit.title)
+        title = escape(hit.title) or f"({escape(hit.kind)} {escape(hit.id)})"
         rows.append(
             cells(
                 f"<span class=tag>{escape(hit.kind)}</span> {escape(hit.label)}",

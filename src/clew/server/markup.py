@@ -28,7 +28,7 @@ STYLE = (
     ".turn.tool{border-color:#9ca3af}form.inline{display:inline}input[type=text],"
     "input[type=search],input[type=password]{padding:.25em;min-width:16em}"
     ".tag{display:inline-block;border-radius:3px;padding:0 .35em;background:#e5e7eb;"
-    "font-size:.85em}"
+    "font-size:.85em}td .muted{white-space:nowrap}"
 )
 
 
