@@ -111,8 +111,10 @@ def main() -> None:
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
-        runner = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
-                                               log_level="warning", timeout_graceful_shutdown=1))  # fmt: skip
+        config = uvicorn.Config(
+            app, host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=1
+        )
+        runner = uvicorn.Server(config)
         thread = threading.Thread(target=runner.run, daemon=True)
         thread.start()
         while not runner.started:
