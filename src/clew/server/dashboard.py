@@ -308,9 +308,12 @@ def session_page(session: Session, turns: Sequence[Turn], nav: Nav, *, more: int
         if more
         else ""
     )
+    task = "no task"
+    if session.task_id:
+        task = f'task <a href="/tasks/{escape(session.task_id)}">{escape(session.task_id)}</a>'
     head = (
         f"<p><code>{escape(session.id)}</code> · {escape(session.turn_count)} turns · "
-        f"{escape(session.model or 'model not named')} · task {escape(session.task_id or '-')}</p>"
+        f"{escape(session.model or 'model not named')} · {task}</p>"
     )
     shown = "".join(out) or "<p class=muted>No turns.</p>"
     body = f"{head}<div id=turns data-live>{note}{shown}</div>"
