@@ -42,8 +42,8 @@ from common import alternating_cpu, header, pct, table
 
 def fill(mem: clew.Memory, rng: random.Random) -> str:
     """The busy task and the small ones; the busy task's id."""
-    task = mem.create_task("Deploy coursefolio", goal="ship it", plan=[f"step {n}" for n in
-                                                                         range(1, 7)])  # fmt: skip
+    steps = [f"step {n}" for n in range(1, 7)]
+    task = mem.create_task("Deploy coursefolio", goal="ship it", plan=steps)
     for n in range(300):
         out = "\n".join(
             f"line {i} of output {rng.random():.6f}" for i in range(rng.randint(40, 100))
