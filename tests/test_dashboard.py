@@ -235,6 +235,12 @@ def test_a_browser_keeps_its_keys_and_switches_space(site: Served) -> None:
     assert SECRET in _raw(s, "GET", "/", headers={"Cookie": switched})[2]
     unknown = urllib.parse.urlencode({"csrf": _csrf(page), "prefix": "0" * 12}).encode()
     assert _raw(s, "POST", "/use", unknown, {"Cookie": both})[0] == 400
+    token = _csrf(_raw(s, "GET", "/", headers={"Cookie": switched})[2])
+    forget = urllib.parse.urlencode({"csrf": token}).encode()
+    assert _raw(s, "POST", "/logout", b"csrf=x", {"Cookie": switched})[0] == 403
+    status, got, _ = _raw(s, "POST", "/logout", forget, {"Cookie": switched})
+    assert status == 303 and 'clew_keys=""' in got["set-cookie"]  # forgotten
+    assert _raw(s, "GET", "/nowhere", headers={"Cookie": switched})[0] == 404
     home.revoke_key(s.tokens["other"])  # a revoked key in the cookie lets nothing in
     assert "name=key" in _raw(s, "GET", "/", headers={"Cookie": both})[2]
 

@@ -465,6 +465,9 @@ async def _exported(mem: Memory) -> AsyncIterator[bytes]:
 
 async def _not_found(request: Request, exc: Exception) -> Response:
     code = exc.status_code if isinstance(exc, HTTPException) else 500
+    if web.is_dashboard(request.url.path):  # a person's browser: a page with a way back
+        said = {404: "no such page", 405: "this page does not take that method"}
+        return web.refused(code, said.get(code, "the request could not be served"))
     said = {404: "no such route; the API is described at /api/v1/openapi.json",
             405: "this route does not take that method; see /api/v1/openapi.json"}  # fmt: skip
     return _error(code, said.get(code, "the request could not be served"))

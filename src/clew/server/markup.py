@@ -70,7 +70,9 @@ def page(title: str, body: str, nav: Nav, *, live: bool = False) -> str:
         '<input type=search name=q placeholder="search everything" aria-label=search></form>'
         f"<span class=space>space <b id=space>{escape(nav.space)}</b> · {escape(nav.who)}"
         f" ({escape(nav.scope)})</span>{picker}"
-        '<a href="/login">add a key</a></header>'
+        '<a href="/login">add a key</a>'
+        f'<form class=inline method=post action="/logout">{hidden(nav.csrf)}'
+        "<button>forget keys</button></form></header>"
         f"<main><h1>{escape(title)}</h1>{body}</main></body></html>"
     )
 

@@ -273,9 +273,18 @@ class Dashboard:
         held = cookie_keys(request.headers.get("cookie", ""))
         chosen = [k for k in held if k.startswith(f"clew_{prefix}_")] if prefix else []
         if not chosen:
-            return _refused(400, "that key is not among the keys this browser holds")
+            return refused(400, "that key is not among the keys this browser holds")
         response = RedirectResponse("/", 303)
         _keep(response, request, chosen[:1] + [k for k in held if k not in chosen])
+        return response
+
+    async def logout(self, request: Request) -> Response:
+        """POST /logout: forget every key this browser holds."""
+        form = await self._form(request, self.server.caller(request))
+        if isinstance(form, Response):
+            return form
+        response = RedirectResponse("/login", 303)
+        response.delete_cookie(COOKIE, httponly=True, samesite="strict")
         return response
 
     async def login_page(self, request: Request) -> Response:
@@ -306,13 +315,13 @@ class Dashboard:
     async def _form(self, request: Request, caller: Caller) -> dict[str, str] | Response:
         """The posted form, once its CSRF token and origin are checked."""
         if not _same_origin(request.headers):
-            return _refused(403, "that form came from another site")
+            return refused(403, "that form came from another site")
         form = await _parse(request)
         if isinstance(form, Response):
             return form
         if not hmac.compare_digest(form.get("csrf", ""), self.csrf(caller)):
             said = "the form is stale or came from elsewhere (its token does not match): reload"
-            return _refused(403, said)
+            return refused(403, said)
         return form
 
     def routes(self) -> list[Route]:
@@ -329,6 +338,7 @@ class Dashboard:
             Route("/login", self.login_page, methods=["GET"]),
             Route("/login", self.login, methods=["POST"]),
             Route("/use", self.use, methods=["POST"]),
+            Route("/logout", self.logout, methods=["POST"]),
         ]
 
 
@@ -376,7 +386,8 @@ def edit(mem: Memory, task_id: str, form: dict[str, str]) -> str:
     return tid
 
 
-def _refused(status: int, message: str) -> HTMLResponse:
+def refused(status: int, message: str) -> HTMLResponse:
+    """A page saying what is wrong, in one line, with the status."""
     return HTMLResponse(dashboard.error_page(status, message, None), status)
 
 
@@ -403,11 +414,11 @@ async def _parse(request: Request) -> dict[str, str] | Response:
     async for chunk in request.stream():
         body += chunk
         if len(body) > MAX_FORM:
-            return _refused(400, "the form is too large")
+            return refused(400, "the form is too large")
     try:
         fields = parse_qs(body.decode("utf-8"), keep_blank_values=True, max_num_fields=20)
     except (UnicodeDecodeError, ValueError):
-        return _refused(400, "the form is not valid UTF-8 text")
+        return refused(400, "the form is not valid UTF-8 text")
     return {k: v[0] for k, v in fields.items()}
 
 
