@@ -33,6 +33,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response, Stream
 from starlette.routing import Route
 
 from clew.errors import AuthenticationError, ClewError, ValidationError
+from clew.history import history as words
 from clew.ids import new_id
 from clew.server import api, dashboard, markup
 
@@ -350,7 +351,9 @@ def read_task(mem: Memory, task_id: str) -> dashboard.TaskView:
     task = mem.get_task(task_id)
     events = mem.journal(task_id=task.id)
     actors = {e.seq: actor_of(e.correlation_id) for e in events}
-    history = mem.history(task.id)[-500:]
+    # The words of each event, from the events already read (what Memory.history does with
+    # its own read of them): the journal is the page's costliest read, so it is read once.
+    history = words(events, {s.id: n for n, s in enumerate(task.plan, 1)})[-500:]
     return dashboard.TaskView(
         task=task,
         state=mem.state(task.id),
