@@ -43,7 +43,7 @@ GROUPS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("tools", "the tools' schemas for function calling, or call one"),
             ("prompt", "the system-prompt text that says when to call which tool"),
             ("mcp", "run the MCP server (stdio, or HTTP with --port)"),
-            ("serve", "the HTTP server: JSON API, MCP and a task page, keys per space"),
+            ("serve", "the HTTP server: JSON API, MCP and a dashboard, keys per space"),
             ("keys", "the HTTP server's keys: create, list, revoke, request log"),
         ),
     ),

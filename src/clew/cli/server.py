@@ -151,9 +151,9 @@ def register(commands: Any, command: Commands) -> None:
         commands,
         "serve",
         cmd_serve,
-        "run the HTTP server: the JSON API, MCP over HTTP and a page of tasks",
+        "run the HTTP server: the JSON API, MCP over HTTP and a dashboard",
         "Serve the store over HTTP: the JSON API at /api/v1 (its OpenAPI document at"
-        " /api/v1/openapi.json), MCP at /mcp and a page of the space's tasks at /. Each request"
+        " /api/v1/openapi.json), MCP at /mcp and a dashboard at /. Each request"
         " sends 'Authorization: Bearer KEY' (clew keys create); its space is the key's. Bound"
         " to anything but loopback it refuses to start until a key exists; on loopback with no"
         " key at all it serves the --space (default) space to any local user.",

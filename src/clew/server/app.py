@@ -1,12 +1,12 @@
 """The ASGI app of `clew serve` (and of `clew mcp --port`): keys, the request log, the rate
 limit, and the routes, each a thin call of the facade or of the operations (api.py).
 
-The keys rule: a request's key (`Authorization: Bearer clew_...`, or the password of HTTP
-Basic, for a browser) names its space and scope; nothing in the request can name another
-space. A store with no key at all is served only on loopback, to any local user, as the
-server's own space with every right (a local user can open the store file anyway); once a
-key exists, every request needs one, on loopback too. Bound elsewhere, the server refuses to
-start without a key.
+The keys rule: a request's key (`Authorization: Bearer clew_...`, the password of HTTP Basic,
+or on the dashboard's paths the key cookie of web.py) names its space and scope; nothing in the
+request can name another space. A store with no key at all is served only on loopback, to any
+local user, as the server's own space with every right (a local user can open the store file
+anyway); once a key exists, every request needs one, on loopback too. Bound elsewhere, the
+server refuses to start without a key.
 
 The request log is kept in memory and written about once a second (and at shutdown), in one
 transaction with the keys' last use: a write per request would double the store's writes.
