@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from clew.history import HistoryItem
 from clew.lifecycle import Wait
-from clew.models import Action, Entry, Event, RecordHit, Session, Task, Turn
+from clew.models import Action, Entry, Event, PlanItem, RecordHit, Session, Task, Turn
 from clew.server.markup import Nav, cells, escape, hidden, page, table, when
 from clew.state import State
 
@@ -37,6 +37,19 @@ def progress(task: Task) -> tuple[int, int]:
     return done, len(task.plan)
 
 
+def current_step(task: Task) -> PlanItem | None:
+    """The step being worked on: the first active one, else the first pending one."""
+    for wanted in ("active", "pending"):
+        found = next((s for s in task.plan if s.status.value == wanted), None)
+        if found is not None:
+            return found
+    return None
+
+
+def _title(step: PlanItem | None) -> str:
+    return "" if step is None else step.title
+
+
 def _bar(task: Task) -> str:
     done, total = progress(task)
     return f'<progress value="{done}" max="{max(total, 1)}"></progress> {done}/{total}'
@@ -56,7 +69,7 @@ def task_list(tasks: Sequence[Task], nav: Nav) -> str:
                 f'<a href="/tasks/{escape(t.id)}"><code>{escape(t.id)}</code></a>',
                 f'<a href="/tasks/{escape(t.id)}">{escape(t.name)}</a>',
                 _bar(t),
-                escape(t.next_objective or ""),
+                escape(t.next_objective or _title(current_step(t))),
                 f"<span class=muted>{when(t.updated_at)}</span>",
             )
             for t in groups[status]
@@ -71,9 +84,8 @@ def task_list(tasks: Sequence[Task], nav: Nav) -> str:
 
 def _plan(view: TaskView) -> str:
     task = view.task
-    current = next((s.id for s in task.plan if s.status.value == "active"), None)
-    if current is None:
-        current = next((s.id for s in task.plan if s.status.value == "pending"), None)
+    step = current_step(task)
+    current = None if step is None else step.id
     items = []
     for step in task.plan:
         mark = " current" if step.id == current else ""
