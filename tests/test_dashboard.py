@@ -299,3 +299,43 @@ def test_cookie_keys_and_actors_read_back() -> None:
     assert web.actor_of("web:0123456789ab:zz") == "key 0123456789ab (dashboard)"
     assert web.actor_of("plainid") == "" and web.actor_of("web:x") == ""
     assert not web.is_dashboard("/api/v1/task_list") and web.is_dashboard("/tasks/x")
+
+
+def test_one_poll_serves_every_listener_of_a_space() -> None:
+    """The event stream's cost does not grow with the pages watching: each tick is one
+    journal_head per watched space, and every listener hears each move."""
+    import anyio
+
+    class Head:
+        polls = 0
+
+        def journal_head(self) -> int:
+            Head.polls += 1
+            return Head.polls  # the journal moves between every two polls
+
+    class OneSpace:
+        def get(self, space: str) -> Head:
+            return Head()
+
+    heads = web.Heads(OneSpace(), every=0.005)  # type: ignore[arg-type]
+    heard: dict[str, list[int]] = {"a": [], "b": [], "c": []}
+
+    async def listen(name: str) -> None:
+        async for head in heads.follow("team", 60):
+            if head is not None:
+                heard[name].append(head)
+            if len(heard[name]) >= 6:
+                return
+
+    async def main() -> None:
+        async with anyio.create_task_group() as group:
+            group.start_soon(heads.run)
+            async with anyio.create_task_group() as listeners:
+                for name in heard:
+                    listeners.start_soon(listen, name)
+            group.cancel_scope.cancel()
+
+    anyio.run(main)
+    # Each heard the head as it stood when it began, then the same moves as the others.
+    assert heard["a"][1:] == heard["b"][1:] == heard["c"][1:]
+    assert Head.polls <= len(heard["a"]) + 2  # one poll a tick, not one a listener
