@@ -19,9 +19,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import clew
-from clew.models import PlanItem, StepStatus, Task, TaskStatus
+from clew.history import HistoryItem
+from clew.models import (
+    Action,
+    ActionStatus,
+    ActionType,
+    PlanItem,
+    StepStatus,
+    Task,
+    TaskStatus,
+)
 from clew.server import dashboard, markup, web
 from clew.server.app import Server, Spaces
+from clew.state import State
 from tests.conftest import new_space
 from tests.test_server import SECRET, Served, seed, serve_in_thread
 
@@ -291,6 +301,23 @@ def test_no_text_from_the_store_becomes_markup(text: str) -> None:
     if "<" in text:
         assert text not in page
     assert page.count("<script") == 1  # live.js, nothing else
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(min_size=1, max_size=60))
+def test_no_text_on_a_task_page_becomes_markup(text: str) -> None:
+    at = "2026-11-25T10:00:00Z"
+    task = _task(text, text)
+    state = State(task.id, text, 10, True, 1500, "cl100k_base", 0, ())
+    action = Action("a1", "sp", "t1", "s1", ActionType.CLI, text, ActionStatus.FAILED, None, None,
+                    text, None, 2, 1.0, text, text.encode("utf-8", "replace"), at, at)  # fmt: skip
+    view = dashboard.TaskView(task, state, [action], [], [], [], [(HistoryItem(1, at, text, text),
+                                                                  text)])  # fmt: skip
+    nav = markup.Nav(text, text, "write", (), text, 3)
+    page = dashboard.task_page(view, nav, can_edit=True)
+    if "<" in text:
+        assert text not in page
+    assert page.count("<script") == 1 and markup.escape(text) in page
 
 
 def test_cookie_keys_and_actors_read_back() -> None:
