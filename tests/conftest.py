@@ -113,6 +113,7 @@ def clock() -> FakeClock:
 CONFORMANCE = frozenset(
     {
         "test_store",
+        "test_dashboard",
         "test_tracker",
         "test_archive",
         "test_conversations",
@@ -141,6 +142,7 @@ CONFORMANCE = frozenset(
         "test_ann",
         "test_error_lines",
         "test_expansion",
+        "test_server",
     }
 )
 SERVER = os.environ.get("CLEW_TEST_POSTGRES") or "postgresql://root@127.0.0.1:5432/test"

@@ -3410,3 +3410,112 @@ def test_codex_notify_fails_open_and_integrate_codex_refuses_a_project(
         )
     assert "leave out --project" in error_line(cli("integrate", "codex", "--dir", str(tmp_path)))
     assert not (tmp_path / "config.toml").exists()
+
+
+# -- i15-serve: keys and `clew serve`'s command line, hostile tokens and headers
+
+
+def test_keys_refuse_bad_scopes_spaces_and_prefixes(mem: clew.Memory) -> None:
+    for scope in ("", "root", "READ", None):
+        with pytest.raises(ValidationError, match="scope"):
+            mem.create_key("team", scope)  # type: ignore[arg-type]
+    for space in ("", "  ", "a\nb", 7):
+        with pytest.raises(ValidationError, match="space"):
+            mem.create_key(space, "read")  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="prefix"):
+        mem.revoke_key("   ")
+    with pytest.raises(clew.NotFoundError, match="clew keys list"):
+        mem.revoke_key("000000000000")
+    with pytest.raises(ValidationError, match="limit"):
+        mem.list_requests(limit=0)
+
+
+def test_any_malformed_token_is_one_refusal_that_says_nothing_more(mem: clew.Memory) -> None:
+    from clew.errors import AuthenticationError
+
+    made = mem.create_key("team", "write").token
+    prefix = made.split("_")[1]
+    hostile = [
+        "", " ", "clew_", f"clew_{prefix}", f"clew_{prefix}_", f"clew_{prefix}_{'x' * 43}",
+        made.upper(), made + "x", "clew_" + "0" * 12 + "_" + "a" * 43, "\x00" * 50,
+        "clew_\ud800_x", "clew_" + prefix + "_" + "é" * 43, "x" * 100_000,
+    ]  # fmt: skip
+    for token in hostile:
+        with pytest.raises(AuthenticationError) as refused:
+            mem.authenticate(token)
+        assert str(refused.value).startswith("the key is not valid")
+    assert mem.authenticate(made).scope == "write"
+
+
+def test_keys_and_serve_commands_refuse_bad_input_in_one_line(cli: Callable[..., Result]) -> None:
+    assert "--space" in error_line(cli("keys", "create", "--scope", "read"))
+    assert "revoke" not in error_line(cli("keys", "revoke", "nope"))
+    assert "keys list" in error_line(cli("keys", "revoke", "nope"))
+    assert "whole number" in error_line(cli("keys", "log", "--limit", "many"))
+    assert "TCP port" in error_line(cli("serve", "--port", "70000"))
+    assert "--rate" in error_line(cli("serve", "--rate", "0"))
+
+
+def test_a_workspace_with_a_nul_is_refused_and_a_stored_one_matches_nothing(
+    mem: clew.Memory,
+) -> None:
+    """Found by the API's property test: a NUL in a workspace was a ValueError from the OS."""
+    for call in (
+        lambda: mem.list_sessions("a\x00b"),
+        lambda: mem.workspace_tasks("a\x00b"),
+    ):
+        with pytest.raises(ValidationError, match="NUL"):
+            call()
+    mem.create_task("odd", workspace="/tmp/a\x00b")
+    mem.start_session(workspace="/tmp/a\x00b")
+    assert mem.workspace_tasks("/tmp") == [] and mem.list_sessions("/tmp") == []
+
+
+# -- i15-serve (dashboard): the edit forms' fields, the key cookie, the search box
+
+
+def test_the_dashboards_edits_refuse_bad_fields_with_one_line_and_write_nothing(
+    mem: clew.Memory,
+) -> None:
+    from clew.errors import ClewError
+    from clew.server import web
+
+    task = mem.create_task("edit me", plan=["one"])
+    decision = mem.add_decision(task.id, "a decision")
+    before = mem.journal_head()
+    hostile: list[dict[str, str]] = [
+        {}, {"do": ""}, {"do": "drop table"}, {"do": "note"}, {"do": "note", "text": "  "},
+        {"do": "constraint", "text": "x" * 2_000_000}, {"do": "resolve", "text": "fixed"},
+        {"do": "resolve", "entry": "zzzz", "text": "fixed"},
+        {"do": "resolve", "entry": decision.id, "text": "a decision is not resolved"},
+        {"do": "supersede", "entry": "", "text": "x"}, {"do": "supersede", "entry": decision.id},
+        {"do": "note", "text": "a\ud800b"},
+    ]  # fmt: skip
+    for form in hostile:
+        with pytest.raises(ClewError) as refused:
+            web.edit(mem, task.id, form)
+        assert "\n" not in str(refused.value) and str(refused.value), form
+    with pytest.raises(ClewError, match="task"):
+        web.edit(mem, "nope", {"do": "note", "text": "x"})
+    assert mem.journal_head() == before
+
+
+def test_the_key_cookie_and_origins_take_any_text(mem: clew.Memory) -> None:
+    from clew.server import web
+
+    for header in ("", ";;;", "clew_keys=", "clew_keys=....", "clew_keys=" + "k." * 1000,
+                   "clew_keys=\x00; clew_keys=second", "=; =="):  # fmt: skip
+        assert len(web.cookie_keys(header)) <= web.MAX_KEYS
+    assert not web._same_origin({"host": "127.0.0.1:8", "origin": "null"})
+    assert not web._same_origin({"host": "127.0.0.1:8", "origin": "http://127.0.0.1:8.evil"})
+    assert web._same_origin({"host": "127.0.0.1:8", "referer": "http://127.0.0.1:8/tasks/x"})
+
+    def said(query: str) -> str:  # what the search page shows above its box
+        try:
+            mem.search_all(query, limit=5)
+        except ValidationError as refused:
+            return str(refused)
+        return ""
+
+    for query in ("\x00", "((", '"', "*" * 5000, "kinds:entry", "é" * 300):
+        assert "\n" not in said(query)

@@ -94,6 +94,8 @@ ALLOWED_CLEW = frozenset(
         "clew.tokens",
         "clew.transcripts",  # capture --hook reads the transcript's lines with it
         "clew.trace",
+        "clew.keys",  # the server's keys, a Memory mixin (hashlib; secrets only to make one)
+        "clew.credentials",
         "clew.transfer",
         "clew.turns",
         "clew.upkeep",
@@ -133,6 +135,7 @@ ALLOWED_CLEW = frozenset(
         "clew.store.sqlite_vectors",
         "clew.store.sqlite_verify",
         "clew.store.sqlite_waits",
+        "clew.store.sqlite_keys",
     }
 )
 

@@ -102,6 +102,11 @@ def test_both_backends_record_the_same_migration_numbers(admin: Any, tmp_path: P
     assert [tuple(r) for r in on_pg] == sorted(on_sqlite)
 
 
+# Tables of the whole store, not of a space: the migrations, and the HTTP server's keys and
+# request log (a key is found by its prefix before its space is known; migration 18).
+_BOOKKEEPING = "('clew_migrations', 'clew_keys', 'clew_requests')"
+
+
 def test_every_key_starts_with_the_space_and_every_table_has_row_security(admin: Any) -> None:
     keys = admin.execute(
         "SELECT c.relname, i.relname, a.attname FROM pg_index x"
@@ -109,14 +114,14 @@ def test_every_key_starts_with_the_space_and_every_table_has_row_security(admin:
         " JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = x.indkey[0]"
         " JOIN pg_namespace n ON n.oid = c.relnamespace"
         " WHERE (x.indisunique OR x.indisprimary) AND n.nspname = current_schema()"
-        " AND c.relname <> 'clew_migrations'"
+        f" AND c.relname NOT IN {_BOOKKEEPING}"
     ).fetchall()
     assert keys
     assert [(t, i) for t, i, first in keys if first != "space"] == []
     tables = admin.execute(
         "SELECT relname, relrowsecurity, relforcerowsecurity FROM pg_class c"
         " JOIN pg_namespace n ON n.oid = c.relnamespace"
-        " WHERE c.relkind = 'r' AND n.nspname = current_schema() AND relname <> 'clew_migrations'"
+        f" WHERE c.relkind = 'r' AND n.nspname = current_schema() AND relname NOT IN {_BOOKKEEPING}"
     ).fetchall()
     assert [t for t, enabled, forced in tables if not (enabled and forced)] == []
 

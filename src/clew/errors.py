@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 __all__ = [
     "AmbiguousIdError",
+    "AuthenticationError",
     "ClewError",
     "InvalidTransitionError",
     "ModelAuthError",
@@ -17,6 +18,7 @@ __all__ = [
     "ModelNotFoundError",
     "ModelUnavailableError",
     "NotFoundError",
+    "ScopeError",
     "StoreBusyError",
     "StoreError",
     "StoreReadOnlyError",
@@ -60,6 +62,14 @@ class AmbiguousIdError(ClewError, LookupError):
             f"{kind} id prefix {prefix!r} is ambiguous: it matches {shown}{more}; "
             "type more characters"
         )
+
+
+class AuthenticationError(ClewError):
+    """A server request's key is missing, malformed, unknown, revoked or wrong."""
+
+
+class ScopeError(ClewError, PermissionError):
+    """A server request's key is valid but its scope does not allow what was asked."""
 
 
 class StoreError(ClewError):

@@ -112,8 +112,22 @@ def resolve_space(explicit: str | None = None) -> str:
 
 
 def real_path(path: str) -> str:
-    """A folder as one canonical path: user and links expanded."""
+    """A folder as one canonical path: user and links expanded. A path with the NUL
+    character is no folder's: ValidationError (the OS would refuse it with a ValueError)."""
+    if "\x00" in path:
+        from clew.errors import ValidationError
+
+        raise ValidationError(
+            f"the folder {path!r} holds the NUL character (\\x00), which no path can; give a"
+            " folder's path"
+        )
     return os.path.realpath(os.path.expanduser(path))
+
+
+def kept_path(path: str | None) -> str | None:
+    """A stored folder as `real_path` gives it, or None where it can be no folder's (a NUL
+    in it): such a record matches no workspace instead of failing the listing."""
+    return None if not path or "\x00" in path else real_path(path)
 
 
 def related(a: str, b: str) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 import traceback
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import mcp_types as types
@@ -21,6 +21,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.uri_template import UriTemplate
 
 from clew import __version__, tools
+from clew.credentials import allows
 from clew.errors import ClewError
 from clew.memory import Memory
 
@@ -31,9 +32,36 @@ _SESSION_URI = UriTemplate.parse(SESSION_STATE)
 RESOURCES_LISTED = 50  # newest sessions listed as resources (any can be read by its URI)
 
 
-def build_server(mem: Memory, context: tools.Context = tools.NO_CONTEXT) -> Server[Any]:
-    """An MCP server over `mem`; `context` gives conversation_recall its default session and
+class Door(Protocol):
+    """What an HTTP server in front says of each request: the Memory of its key's space, and
+    its key's scope (`clew serve`: server/app.py)."""
+
+    def memory(self, request: Any) -> Memory:
+        """The Memory of the request's space."""
+        ...
+
+    def scope(self, request: Any) -> str:
+        """The scope of the request's key: read, write or admin."""
+        ...
+
+
+def build_server(
+    mem: Memory | None, context: tools.Context = tools.NO_CONTEXT, door: Door | None = None
+) -> Server[Any]:
+    """An MCP server over `mem`, or over the Memory `door` picks for each HTTP request (the
+    space of its key); `context` gives conversation_recall its default session and
     task_state / task_list their default workspace."""
+
+    def memory(ctx: ServerRequestContext[Any]) -> Memory:
+        if door is not None:
+            return door.memory(ctx.request)
+        assert mem is not None, "build_server needs a Memory or a door"
+        return mem
+
+    def listed(ctx: ServerRequestContext[Any]) -> list[tools.Tool]:
+        if door is None or allows(door.scope(ctx.request), "write"):
+            return list(tools.TOOLS.values())
+        return [t for t in tools.TOOLS.values() if t.read_only]
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -48,13 +76,24 @@ def build_server(mem: Memory, context: tools.Context = tools.NO_CONTEXT) -> Serv
                         read_only_hint=t.read_only, destructive_hint=False
                     ),
                 )
-                for t in tools.TOOLS.values()
+                for t in listed(ctx)
             ]
         )
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        if door is not None:
+            needed = tools.scope_needed(params.name, params.arguments)
+            if not allows(door.scope(ctx.request), needed):
+                refusal = (
+                    f"Error: this call needs a key of scope {needed}; the key sent has a"
+                    f" narrower scope ({door.scope(ctx.request)})"
+                )
+                return types.CallToolResult(
+                    content=[types.TextContent(type="text", text=refusal)], is_error=True
+                )
+        mem = memory(ctx)
         try:
             result = await anyio.to_thread.run_sync(
                 tools.call, mem, params.name, params.arguments, context
@@ -75,6 +114,8 @@ def build_server(mem: Memory, context: tools.Context = tools.NO_CONTEXT) -> Serv
     async def list_resources(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
+        mem = memory(ctx)
+
         def collect() -> list[types.Resource]:
             found = [
                 types.Resource(
@@ -122,6 +163,7 @@ def build_server(mem: Memory, context: tools.Context = tools.NO_CONTEXT) -> Serv
         ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         uri = str(params.uri)
+        mem = memory(ctx)
 
         def render() -> str:
             task = _TASK_URI.match(uri)
@@ -167,6 +209,7 @@ def build_server(mem: Memory, context: tools.Context = tools.NO_CONTEXT) -> Serv
         if params.name != "resume_work":
             raise MCPError(code=types.INVALID_PARAMS, message=f"no prompt {params.name!r}")
         arguments = dict(params.arguments or {})
+        mem = memory(ctx)
 
         def render() -> str:
             task_id = arguments.get("task_id")
@@ -214,12 +257,8 @@ async def serve_stdio(mem: Memory, context: tools.Context = tools.NO_CONTEXT) ->
 
 
 async def serve_http(mem: Memory, port: int, context: tools.Context = tools.NO_CONTEXT) -> None:
-    """Serve MCP over streamable HTTP at http://127.0.0.1:PORT/mcp until interrupted.
-    Loopback only: the SDK then also refuses requests whose Host header is not local."""
-    import uvicorn
+    """Serve MCP over streamable HTTP at http://127.0.0.1:PORT/mcp until interrupted: `clew
+    serve`'s app on loopback (server/app.py), whose keys rule it keeps."""
+    from clew.server.app import run_server
 
-    app = build_server(mem, context).streamable_http_app(
-        host="127.0.0.1", streamable_http_path="/mcp"
-    )
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
-    await uvicorn.Server(config).serve()
+    await run_server(mem, host="127.0.0.1", port=port, context=context)

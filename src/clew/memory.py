@@ -12,6 +12,7 @@ from clew import checks, record, tasks
 from clew.assembly import Assembly
 from clew.errors import ValidationError
 from clew.ids import new_id
+from clew.keys import Keys
 from clew.models import (
     CLOSED_TASK_STATUSES,
     Event,
@@ -34,7 +35,7 @@ from clew.upkeep import Upkeep
 _REWRITES = frozenset({"task.created", "task.archived", "plan.revised"})
 
 
-class Memory(Assembly, Upkeep, Ledger, Transfer):
+class Memory(Assembly, Upkeep, Ledger, Transfer, Keys):
     """A task memory over one store, in one space. Open it with `clew.open()`.
 
     The methods live in mixins by subject: tasks, plans and messages here; archive
@@ -47,6 +48,7 @@ class Memory(Assembly, Upkeep, Ledger, Transfer):
     smart waits in `waits.py`; maintenance and archived tasks by month in `upkeep.py`;
     `assemble` (a session's prompt, or a task's context without one) in `assembly.py`;
     export, import and push of the journal in `transfer.py`;
+    the HTTP server's keys and request log in `keys.py`;
     the vector index (embeddings, `nearest`) in `vectors.py`;
     the complete task record (answer, outcome, phases, entities...) in `taskrecord.py`;
     the shared plumbing (transactions, ids, correlation) in `facade.py`.
@@ -449,6 +451,10 @@ class Memory(Assembly, Upkeep, Ledger, Transfer):
         limit = checks.optional_count(limit, "limit")
         tid = self._task_id(task_id) if task_id is not None else None
         return self._store.list_events(task_id=tid, after=after, limit=limit)
+
+    def journal_head(self) -> int:
+        """Return the space's newest event seq, or 0 (cheap: a follower polls it)."""
+        return self._store.journal_head()
 
     def verify(self, *, all_spaces: bool = False) -> VerifyReport:
         """Check the space's journal chain, rebuild its rows from its journal and report any

@@ -17,7 +17,7 @@ from typing import IO, Any, NamedTuple
 from clew import checks, turns
 from clew.errors import ValidationError
 from clew.ids import new_id
-from clew.location import real_path, related
+from clew.location import kept_path, real_path, related
 from clew.models import Session, Turn
 from clew.retrieval import Retrieval
 from clew.session_state import STATE_BUDGET as SESSION_STATE_BUDGET
@@ -116,7 +116,11 @@ class Sessions(Retrieval, Working):
             for offset in itertools.count(0, page):
                 rows = self._store.list_sessions(active_only=active_only, limit=page, offset=offset)
                 for s in rows:
-                    if s.id not in seen and s.workspace and related(real_path(s.workspace), here):
+                    if (
+                        s.id not in seen
+                        and (kept := kept_path(s.workspace))
+                        and related(kept, here)
+                    ):
                         found.append(s)
                     seen.add(s.id)
                 if len(rows) < page or (limit is not None and len(found) >= limit):

@@ -725,18 +725,33 @@ def call(
     mem: Memory, name: str, arguments: Mapping[str, Any] | str | None, context: Context = NO_CONTEXT
 ) -> ToolResult:
     """Run a tool by name with its arguments (a mapping, or JSON text as models write it)."""
+    try:
+        return run(mem, name, arguments, context)
+    except ClewError as exc:
+        return _error(error_text(exc))
+
+
+def run(
+    mem: Memory, name: str, arguments: Mapping[str, Any] | str | None, context: Context = NO_CONTEXT
+) -> ToolResult:
+    """Run a tool as `call` does, but raise the ClewError a failed call is (for adapters that
+    map its type, such as the HTTP API's status codes); `error_text` words it for a model."""
     tool = TOOLS.get(name)
     if tool is None:
-        return _error(f"no tool is called {name!r}; the tools are: {', '.join(TOOLS)}")
-    try:
-        args = _arguments(arguments)
-        check_arguments(tool.schema, args)
-        return tool.run(mem, args, context)
-    except NotFoundError as exc:
+        raise NotFoundError(
+            "tool", name, message=f"no tool is called {name!r}; the tools are: {', '.join(TOOLS)}"
+        )
+    args = _arguments(arguments)
+    check_arguments(tool.schema, args)
+    return tool.run(mem, args, context)
+
+
+def error_text(exc: ClewError) -> str:
+    """The one line a failed call answers with: what is wrong and what to call instead."""
+    if isinstance(exc, NotFoundError):
         hint = _FIND.get(exc.kind)
-        return _error(f"no {exc.kind} matches {exc.ident!r}; {hint}" if hint else str(exc))
-    except ClewError as exc:
-        return _error(str(exc))
+        return f"no {exc.kind} matches {exc.ident!r}; {hint}" if hint else str(exc)
+    return str(exc)
 
 
 def _arguments(arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
@@ -804,3 +819,24 @@ def dispatch(mem: Any, payload: Mapping[str, Any], context: Context = NO_CONTEXT
         "unknown tool call shape: expected an OpenAI tool call ({'function': ...}), a Responses"
         " function_call item or an Anthropic tool_use block"
     )
+
+
+# -- scopes of a server's keys ------------------------------------------------------------------
+
+# Waits that make this host act: run a shell command, read one of its files, fetch a URL of
+# its loopback. Over a shared server that is the host's, not the memory's, so only an admin.
+_HOST_WAITS = frozenset({"command", "file", "url"})
+
+
+def scope_needed(name: str, arguments: Mapping[str, Any] | None) -> str:
+    """The scope of key a server needs to let a call of tool `name` through: read for the
+    read-only tools, admin for a wait that runs a command, reads a file or fetches a URL on
+    the server's host, write for the rest (unknown tools: read, so that the call says it is
+    unknown)."""
+    tool = TOOLS.get(name)
+    if tool is None or tool.read_only:
+        return "read"
+    args = arguments if isinstance(arguments, Mapping) else {}
+    if name == "smart_wait" and args.get("action") == "add" and args.get("kind") in _HOST_WAITS:
+        return "admin"
+    return "write"

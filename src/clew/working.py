@@ -16,7 +16,7 @@ from clew.brief import INFERENCE_MESSAGES, Brief, build_brief, clip
 from clew.errors import ValidationError
 from clew.facade import Committed, after_commit
 from clew.lifecycle import Waiting, WaitStatus
-from clew.location import real_path, related
+from clew.location import kept_path, real_path, related
 from clew.models import (
     ActionStatus,
     EntryFilter,
@@ -159,13 +159,13 @@ class Working(TaskRecords, Watch):
         most recently updated first; if none has one, the active tasks with no workspace."""
         here = real_path(workspace or os.getcwd())
         active = self._store.list_tasks((TaskStatus.ACTIVE,))
-        matched = [t for t in active if t.workspace and related(real_path(t.workspace), here)]
+        matched = [t for t in active if (kept := kept_path(t.workspace)) and related(kept, here)]
         return matched or [t for t in active if not t.workspace]
 
     def _paused_here(self, workspace: str | None) -> list[Task]:
         here = real_path(workspace or os.getcwd())
         paused = self._store.list_tasks((TaskStatus.PAUSED,))
-        return [t for t in paused if t.workspace and related(real_path(t.workspace), here)]
+        return [t for t in paused if (kept := kept_path(t.workspace)) and related(kept, here)]
 
     def prime(
         self, workspace: str | None = None, *, budget: int | None = None, limit: int = PRIME_TASKS

@@ -79,6 +79,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "lifecycle": ("wait", "maintain"),
     "move": ("export", "import", "push"),
     "index": ("index",),
+    "server": ("keys", "serve"),
 }
 _VALUED = ("--db", "--space", "--busy-timeout", "--max-input-mb")  # global options with a value
 

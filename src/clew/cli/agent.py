@@ -65,8 +65,11 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         if args.port is None:
             anyio.run(mcp_server.serve_stdio, mem, context)
         else:
+            from clew.cli.server import opener
+            from clew.server.app import serve
+
             print(f"clew: MCP at http://127.0.0.1:{args.port}/mcp", file=sys.stderr)
-            anyio.run(mcp_server.serve_http, mem, args.port, context)
+            serve(mem, host="127.0.0.1", port=args.port, opener=opener(args), context=context)
     except KeyboardInterrupt:
         pass
     finally:

@@ -45,6 +45,8 @@ GROUPS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("mcp", "run the MCP server (stdio, or HTTP with --port)"),
             ("integrate", "install clew's hooks and MCP server in Claude Code"),
             ("capture", "archive a Claude Code or Codex transcript's new lines (hooks)"),
+            ("serve", "the HTTP server: JSON API, MCP and a dashboard, keys per space"),
+            ("keys", "the HTTP server's keys: create, list, revoke, request log"),
         ),
     ),
     (

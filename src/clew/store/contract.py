@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
+from clew.credentials import ApiKey, RequestLine
 from clew.lifecycle import Wait, WaitStatus
 from clew.models import (
     Action,
@@ -657,6 +658,54 @@ class VectorWrites(Protocol):
         ...
 
 
+class KeyStore(Protocol):
+    """The HTTP server's keys and request log: server administration, not task memory.
+
+    Not journaled and not scoped to the store's space: a request's key is found by its
+    prefix before its space is known, an admin lists and revokes every space's keys, and an
+    export or push of a space must never carry credentials. `verify` does not compare them.
+    Writes run inside `transaction(write=True)` (RuntimeError outside)."""
+
+    def put_key(self, key: ApiKey, hash: str) -> None:
+        """Store a new key with the digest of its secret."""
+        ...
+
+    def find_key(self, prefix: str) -> tuple[ApiKey, str] | None:
+        """The key of `prefix` (of any space) and its secret's digest, or None."""
+        ...
+
+    def list_keys(self, space: str | None = None) -> list[ApiKey]:
+        """The keys of `space` (None: every space), oldest first, revoked ones included."""
+        ...
+
+    def any_key(self) -> bool:
+        """Whether the store holds a key that is not revoked, of any space."""
+        ...
+
+    def revoke_key(self, prefix: str, at: str) -> None:
+        """Mark the key of `prefix` revoked at `at` (a revoked key stays revoked)."""
+        ...
+
+    def touch_key(self, prefix: str, at: str) -> None:
+        """Record that the key of `prefix` was last used at `at`."""
+        ...
+
+    def log_requests(self, lines: Sequence[RequestLine]) -> None:
+        """Append lines to the request log."""
+        ...
+
+    def list_requests(
+        self, space: str | None = None, *, limit: int | None = 100
+    ) -> list[RequestLine]:
+        """The newest `limit` requests logged of `space` (None: every space), newest first."""
+        ...
+
+    def prune_requests(self, before: str) -> int:
+        """Delete the logged requests made before `before` (a store timestamp), of every
+        space; return how many."""
+        ...
+
+
 class Store(
     Journal,
     TaskReads,
@@ -668,6 +717,7 @@ class Store(
     RecordReads,
     VectorReads,
     VectorWrites,
+    KeyStore,
     Protocol,
 ):
     """Everything the facade needs of a backend: the journal core and every subject's reads."""

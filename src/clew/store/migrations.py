@@ -1154,6 +1154,46 @@ MIGRATIONS += (
     ),
 )
 
+# `clew serve`'s keys and request log (keys.py). Server administration, not task memory: no
+# event journals them (an export or push of a space must never carry credentials, and a key
+# is looked up by its prefix before any space is known), `verify` does not compare them, and
+# on PostgreSQL they are the two tables without row-level security.
+ADMIN_TABLES = ("clew_keys", "clew_requests")
+MIGRATIONS += (
+    Migration(
+        18,
+        "keys of the HTTP server, one space and scope each, and its request log",
+        (
+            """
+            CREATE TABLE clew_keys (
+                prefix       TEXT PRIMARY KEY,
+                space        TEXT NOT NULL,
+                scope        TEXT NOT NULL,
+                name         TEXT,
+                hash         TEXT NOT NULL,
+                created_at   TEXT NOT NULL,
+                last_used_at TEXT,
+                revoked_at   TEXT
+            )
+            """,
+            "CREATE INDEX clew_keys_space ON clew_keys(space, created_at)",
+            """
+            CREATE TABLE clew_requests (
+                seq        INTEGER PRIMARY KEY,
+                space      TEXT NOT NULL,
+                key_prefix TEXT,
+                method     TEXT NOT NULL,
+                route      TEXT NOT NULL,
+                status     INTEGER NOT NULL,
+                created_at TEXT NOT NULL,
+                ms         REAL NOT NULL
+            )
+            """,
+            "CREATE INDEX clew_requests_space ON clew_requests(space, seq)",
+        ),
+    ),
+)
+
 LATEST = MIGRATIONS[-1].number
 FINGERPRINTS: dict[int, str] = {m.number: fingerprint(m) for m in MIGRATIONS}
 # The migration that began recording fingerprints (and records those of the ones before it).

@@ -31,8 +31,13 @@ _CONFLICT = re.compile(r"ON CONFLICT\s*\((?!\s*space\b)\s*", re.IGNORECASE)
 # space, and on SQLite across the file): here it is also held to the transaction's space, so
 # that even a role that bypasses row-level security cannot touch another space's row that
 # shares an id (the same journal imported into two spaces).
-_CHANGE = re.compile(r"\s*(UPDATE\s+\w+\s+SET|DELETE\s+FROM\s+\w+)\b", re.IGNORECASE)
+_CHANGE = re.compile(
+    r"\s*(UPDATE\s+(?P<updated>\w+)\s+SET|DELETE\s+FROM\s+(?P<deleted>\w+))\b", re.IGNORECASE
+)
 IN_SPACE = "space = current_setting('clew.space')"
+# The server's keys and request log are administration across spaces (migration 18): an admin
+# revokes a key of any space, so their changes are not held to the transaction's.
+_ADMIN_TABLES = frozenset({"clew_keys", "clew_requests"})
 
 
 def _in_space(sql: str) -> str:
@@ -102,7 +107,8 @@ def translate(sql: str) -> Statement:
     """Return `sql` with psycopg placeholders."""
     # Keys here start with the space (pg_migrations.py): so do the conflict targets.
     sql = _CONFLICT.sub("ON CONFLICT (space, ", sql)
-    if _CHANGE.match(sql):
+    changed = _CHANGE.match(sql)
+    if changed and (changed["updated"] or changed["deleted"]) not in _ADMIN_TABLES:
         sql = _in_space(sql)
     limits: list[int] = []
     binary: list[int] = []

@@ -855,6 +855,45 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    # SQLite's migration 18: the server's keys and request log. Server administration: a key
+    # is found by its prefix before its space is known, and an admin revokes any space's, so
+    # these two tables have no row-level security and their keys do not start with `space`
+    # (pg_adapter does not hold their changes to the transaction's space).
+    PgMigration(
+        18,
+        "keys of the HTTP server, one space and scope each, and its request log",
+        (
+            """
+            CREATE TABLE clew_keys (
+                prefix       text PRIMARY KEY,
+                space        text NOT NULL,
+                scope        text NOT NULL,
+                name         text,
+                hash         text NOT NULL,
+                created_at   text NOT NULL,
+                last_used_at text,
+                revoked_at   text
+            )
+            """,
+            "CREATE INDEX clew_keys_space ON clew_keys(space, created_at)",
+            """
+            CREATE TABLE clew_requests (
+                seq        bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                space      text NOT NULL,
+                key_prefix text,
+                method     text NOT NULL,
+                route      text NOT NULL,
+                status     bigint NOT NULL,
+                created_at text NOT NULL,
+                ms         double precision NOT NULL
+            )
+            """,
+            "CREATE INDEX clew_requests_space ON clew_requests(space, seq)",
+        ),
+    ),
+)
+
 LATEST = MIGRATIONS[-1].number
 
 

@@ -44,6 +44,7 @@ from clew.store.sqlite import KIND_TABLES
 from clew.store.sqlite_archive import ArchiveReads
 from clew.store.sqlite_conversations import ConversationReads
 from clew.store.sqlite_journal import JournalReads, JournalWrites
+from clew.store.sqlite_keys import KeyStore
 from clew.store.sqlite_record import RecordReads
 from clew.store.sqlite_tasks import TaskReads
 from clew.store.sqlite_trace import TraceReads
@@ -104,6 +105,7 @@ class PostgresStore(
     PgVectorSearch,  # before VectorStore: it keeps pgvector copies of the rows written
     VectorStore,
     TaskReads,
+    KeyStore,
     JournalReads,
     JournalWrites,
 ):

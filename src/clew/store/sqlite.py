@@ -38,6 +38,7 @@ from clew.store.sql import Connection, Row
 from clew.store.sqlite_archive import ArchiveReads
 from clew.store.sqlite_conversations import ConversationReads
 from clew.store.sqlite_journal import JournalReads, JournalWrites
+from clew.store.sqlite_keys import KeyStore
 from clew.store.sqlite_record import RecordReads
 from clew.store.sqlite_search import SearchReads
 from clew.store.sqlite_tasks import TaskReads
@@ -307,6 +308,7 @@ class SQLiteStore(
     RecordReads,
     VectorStore,
     TaskReads,
+    KeyStore,
     JournalReads,
     JournalWrites,
 ):

@@ -1,0 +1,6 @@
+"""`clew serve`: one ASGI app (Starlette, uvicorn) with the JSON API at /api/v1, MCP at /mcp
+and a dashboard at /, each request's space taken from its key (see docs/server.md).
+
+`app.py` assembles the app and its keys rule, `api.py` the routes generated from the tool
+registry, `limits.py` the per-key rate limit, `web.py` the dashboard's routes,
+`dashboard.py` and `markup.py` its pages."""
