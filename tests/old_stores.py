@@ -30,8 +30,18 @@ def _applied(conn: sqlite3.Connection, number: int) -> bool:
     )
 
 
+def undo_migration_17(conn: sqlite3.Connection) -> None:
+    """Take a store at schema 17 back to 16: no server keys, no request log."""
+    conn.execute("DROP TABLE IF EXISTS clew_requests")
+    conn.execute("DROP TABLE IF EXISTS clew_keys")
+    conn.execute("DELETE FROM clew_migrations WHERE number = 17")
+    conn.commit()
+
+
 def undo_migration_16(conn: sqlite3.Connection) -> None:
-    """Take a store at schema 16 back to 15: no index of open wait actions."""
+    """Take a store at schema 16 (or 17) back to 15: no index of open wait actions."""
+    if _applied(conn, 17):
+        undo_migration_17(conn)
     conn.execute("DROP INDEX IF EXISTS actions_open_wait")
     conn.execute("DELETE FROM clew_migrations WHERE number = 16")
     conn.commit()

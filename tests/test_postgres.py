@@ -103,7 +103,7 @@ def test_both_backends_record_the_same_migration_numbers(admin: Any, tmp_path: P
 
 
 # Tables of the whole store, not of a space: the migrations, and the HTTP server's keys and
-# request log (a key is found by its prefix before its space is known; migration 18).
+# request log (a key is found by its prefix before its space is known; migration 17).
 _BOOKKEEPING = "('clew_migrations', 'clew_keys', 'clew_requests')"
 
 

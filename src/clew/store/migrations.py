@@ -1161,7 +1161,7 @@ MIGRATIONS += (
 ADMIN_TABLES = ("clew_keys", "clew_requests")
 MIGRATIONS += (
     Migration(
-        18,
+        17,
         "keys of the HTTP server, one space and scope each, and its request log",
         (
             """

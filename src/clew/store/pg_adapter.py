@@ -35,7 +35,7 @@ _CHANGE = re.compile(
     r"\s*(UPDATE\s+(?P<updated>\w+)\s+SET|DELETE\s+FROM\s+(?P<deleted>\w+))\b", re.IGNORECASE
 )
 IN_SPACE = "space = current_setting('clew.space')"
-# The server's keys and request log are administration across spaces (migration 18): an admin
+# The server's keys and request log are administration across spaces (migration 17): an admin
 # revokes a key of any space, so their changes are not held to the transaction's.
 _ADMIN_TABLES = frozenset({"clew_keys", "clew_requests"})
 

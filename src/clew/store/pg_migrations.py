@@ -856,12 +856,12 @@ MIGRATIONS += (
 )
 
 MIGRATIONS += (
-    # SQLite's migration 18: the server's keys and request log. Server administration: a key
+    # SQLite's migration 17: the server's keys and request log. Server administration: a key
     # is found by its prefix before its space is known, and an admin revokes any space's, so
     # these two tables have no row-level security and their keys do not start with `space`
     # (pg_adapter does not hold their changes to the transaction's space).
     PgMigration(
-        18,
+        17,
         "keys of the HTTP server, one space and scope each, and its request log",
         (
             """

@@ -1,4 +1,4 @@
-"""The HTTP server's keys and request log (migration 18), on both backends.
+"""The HTTP server's keys and request log (migration 17), on both backends.
 
 Server administration, outside the journal and across spaces: a key is found by its prefix
 before any space is known, and an admin lists and revokes the keys of every space. So these
