@@ -44,6 +44,7 @@ PRF_WEIGHT = 0.5
 REPLY = 0.9
 CHUNK_TOKENS = 200  # of a long record's window, in the model's word pieces
 CHUNK_STRIDE = 150
+CONTEXT_CHARS = 400  # of the turn before, embedded with a turn in the ctx variants
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -87,6 +88,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         ranking.rank = real  # type: ignore[assignment]
 
+    # Each variant says which record keeps a place among the first five (_slotted), so the
+    # ranking's own keeping is off here: "base" is the engine as it was before it.
+    ranking.MEANING_PLACE = 0
     cache = mem._matrix(embedder.model_id)
     live = np.flatnonzero(cache.alive[: cache.n])
     vectors = cache.vectors[live]
@@ -107,6 +111,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if other is not None and ("turn", other) in row_of:
                     arr[r] = row_of[("turn", other)]
     chunk_rows, chunk_of = _chunks(mem, embedder, keys, row_of)
+    ctx_rows, ctx_of = np.zeros((0, 1), dtype=np.float32), np.zeros(0, dtype=np.int64)
+    if any(variants_wanted(args, "ctx")):
+        texts = _texts(mem)
+        pairs = [(r, texts[keys[int(before[r])]][-CONTEXT_CHARS:] + "\n" + texts[keys[r]])
+                 for r in range(len(keys)) if before[r] >= 0 and keys[r] in texts
+                 and keys[int(before[r])] in texts]  # fmt: skip
+        ctx_rows = embedder.embed([t for _, t in pairs])
+        ctx_of = np.array([r for r, _ in pairs])
 
     def qvec(text: str) -> Any:
         v = np.asarray(embedder.embed([text])[0], dtype=np.float32)
@@ -131,7 +143,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         ranked = [r for r in real(a, found, ()) if r.score > 0]
         return [row_of[r.key] for r in ranked[:m] if r.key in row_of]
 
-    def scores_for(item: dict[str, Any], form: str, prf: int, reply: str, chunked: bool) -> Any:
+    def scores_for(
+        item: dict[str, Any], form: str, prf: int, reply: str, chunked: bool, ctx: str = ""
+    ) -> Any:
         q = item["q"].question
         a = item["args"][0]
         if form == "raw":
@@ -147,6 +161,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 v = v / (np.linalg.norm(v) or 1) + PRF_WEIGHT * centroid
         v = v / (np.linalg.norm(v) or 1)
         s = vectors @ v
+        if ctx and len(ctx_rows):
+            cs = ctx_rows @ v
+            if ctx == "max":
+                np.maximum.at(s, ctx_of, cs)
+            else:
+                s = s.copy()
+                s[ctx_of] = cs
         if chunked and len(chunk_rows):
             cs = chunk_rows @ v
             np.maximum.at(s, chunk_of, cs)
@@ -188,6 +209,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     variants["slots2-win1"] = {"slots": 2, "win_slots": 1}
     variants["slot-timed"] = {"slots": 1, "timed": True}
     variants["avg-slot-timed"] = {"slots": 1, "timed": True, "form": "avg"}
+    variants["ctx"] = {"ctx": "max"}
+    variants["ctx-only"] = {"ctx": "only"}
+    variants["avg-slot-timed-ctx"] = {"slots": 1, "timed": True, "form": "avg", "ctx": "max"}
+    variants["shipped"] = {"slots": 1, "timed": True, "form": "avg"}
     misses = "--misses" in args
     names = [n for n in args if n in variants] or list(variants)
     cats = [c for c in run.CATEGORIES if c != "unanswerable"]
@@ -205,7 +230,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if a_kw:
                 a, found = a_kw[0], a_kw[1]
                 s = scores_for(item, v.get("form", "raw"), v.get("prf", 0),
-                               v.get("reply", ""), v.get("chunked", False))  # fmt: skip
+                               v.get("reply", ""), v.get("chunked", False),
+                               v.get("ctx", ""))  # fmt: skip
                 order = np.argsort(-s, kind="stable")
                 ranks = [n for n, i in enumerate(order[:200], 1) if keys[i] in answers]
                 first = ranks[0] if ranks else None
@@ -254,6 +280,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     _ = weight
     mem.close()
     return 0
+
+
+def variants_wanted(args: list[str], part: str) -> list[str]:
+    """The variants asked for (all when none is named) whose name holds `part`."""
+    named = [a for a in args if not a.startswith("--")]
+    return [a for a in named if part in a] if named else [part]
+
+
+def _texts(mem: Any) -> dict[Any, str]:
+    """Every record's text as it is embedded, by (kind, id)."""
+    from clew.models import VECTOR_KINDS
+
+    out: dict[Any, str] = {}
+    for kind in VECTOR_KINDS:
+        last = ""
+        while True:
+            page = mem._store.pending_vectors(kind, "no-such-model", after=last, limit=2000)
+            if not page:
+                break
+            out.update(((p.kind, p.ref_id), p.text) for p in page)
+            last = page[-1].ref_id
+    return out
 
 
 def _slotted(ranked: list[ranking.Ranked], slot_keys: list[Any]) -> list[ranking.Ranked]:
