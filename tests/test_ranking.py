@@ -160,7 +160,7 @@ def test_the_record_nearest_in_meaning_is_kept_among_the_first_five(
     assert [r.key[1] for r in fused].index("meaning") >= 5
     monkeypatch.setattr(ranking, "MEANING_PLACE", 5)
     ranked = ranking.rank(asked("registry credentials"), pool, nearest, dense_weight=0.05)
-    assert [r.key[1] for r in ranked][:5] == [r.key[1] for r in fused][:4] + ["meaning"]
+    assert [r.key[1] for r in ranked][:5] == [*[r.key[1] for r in fused][:4], "meaning"]
     assert ranked[4].score == fused[4].score  # the score of the place it takes
     assert ranked[4].explain.score == round(fused[4].score, 4)
     assert "nearest in meaning: kept at place 5" in ranked[4].explain.boosts[-1]

@@ -11,9 +11,9 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
-from typing import Any
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings

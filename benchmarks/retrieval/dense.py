@@ -51,7 +51,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     import os
 
     import numpy as np
-
     from benchmarks.retrieval.build import Clock, cached, open_store
     from benchmarks.retrieval.corpus import NOW
     from benchmarks.retrieval.facts_extra import book
@@ -121,8 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ctx_of = np.array([r for r, _ in pairs])
 
     def qvec(text: str) -> Any:
-        v = np.asarray(embedder.embed([text])[0], dtype=np.float32)
-        return v
+        return np.asarray(embedder.embed([text])[0], dtype=np.float32)
 
     def window_mask(a: ranking.Asked) -> Any:
         if a.when is None:
@@ -132,7 +130,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         hi = np.datetime64(end.replace(tzinfo=None), "us").astype(np.int64)
         return (at >= lo) & (at < hi)
 
-    def top(scores: Any, k: int, mask: Any = None, floor: float | None = None) -> list[tuple[Any, float]]:
+    def top(
+        scores: Any, k: int, mask: Any = None, floor: float | None = None
+    ) -> list[tuple[Any, float]]:
         s = scores if mask is None else np.where(mask, scores, -np.inf)
         order = np.argsort(-s, kind="stable")[:k]
         least = retrieval.MIN_COSINE if floor is None else floor
@@ -248,8 +248,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 kw["timely"] = timely
                 ranked = [r for r in real(a, found, nearest, **kw) if r.score > 0]
                 pool_of_slots = then if (v.get("timed") and then) else nearest
-                slot_keys = [key for key, c in pool_of_slots[: v.get("slots", 0)]
-                             if c >= v.get("min_cos", 0.0)]
+                slot_keys = [
+                    key
+                    for key, c in pool_of_slots[: v.get("slots", 0)]
+                    if c >= v.get("min_cos", 0.0)
+                ]
                 slot_keys += [key for key, _ in then[: v.get("win_slots", 0)]
                               if key not in slot_keys]  # fmt: skip
                 ranked = _slotted(ranked, slot_keys)
@@ -260,8 +263,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             if misses and answers and not (got and got[0] <= 5):
                 kwr = [n for n, r in enumerate(real(a_kw[0], a_kw[1], ()), 1)
                        if r.key in answers][:1] if a_kw else []  # fmt: skip
-                print(f"  miss {q.category:11} kw={kwr} dense={first} hyb={got[:1]}"
-                      f" when={a_kw[0].when is not None if a_kw else None} {q.question}")
+                print(
+                    f"  miss {q.category:11} kw={kwr} dense={first} hyb={got[:1]}"
+                    f" when={a_kw[0].when is not None if a_kw else None} {q.question}"
+                )
             sure = bool(ranked) and ranking.confident(ranked[0])
             rows.append({"category": q.category, "answers": len(q.answers), "ranks": got,
                          "confident": sure})  # fmt: skip
@@ -319,9 +324,7 @@ def _slotted(ranked: list[ranking.Ranked], slot_keys: list[Any]) -> list[ranking
     return [by_key[k] for k in first] + rest
 
 
-def _chunks(
-    mem: Any, embedder: Any, keys: list[Any], row_of: dict[Any, int]
-) -> tuple[Any, Any]:
+def _chunks(mem: Any, embedder: Any, keys: list[Any], row_of: dict[Any, int]) -> tuple[Any, Any]:
     """Vectors of the windows of each record longer than one window (after its first),
     and the row each belongs to."""
     import numpy as np
@@ -360,4 +363,3 @@ def _chunks(
 
 if __name__ == "__main__":
     raise SystemExit(main())
-
