@@ -46,7 +46,7 @@ FUSION = "mix"  # or "rrf": reciprocal rank fusion (measured worse: docs/benchma
 RRF_K = 60
 NEIGHBOURS = True  # whether turns take their neighbours' scores (measured both ways)
 # The place (1-based) the record nearest in meaning is kept at, at worst; 0: none kept.
-# Measured (benchmarks/retrieval/dense.py): 5 adds 3-4 points of hit@5 with the ONNX model
+# Measured (benchmarks/retrieval/dense.py): 5 adds 4 points of hit@5 with the ONNX model
 # and 1 with the static table, and never changes the first hit.
 MEANING_PLACE = 5
 EXACT_TEXT = 0.5  # the whole question, as written
