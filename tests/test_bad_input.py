@@ -3349,3 +3349,27 @@ def test_an_append_to_a_session_refuses_an_ident_that_is_no_session(mem: clew.Me
             mem.append_turn(bad, {"role": "user", "content": "x"})  # type: ignore[arg-type]
     with pytest.raises(clew.NotFoundError):
         mem.append_turn("nosuchsession", {"role": "user", "content": "x"})
+
+
+# -- i13-recall: questions for the question's vector and the place kept for meaning --------
+
+
+def test_hybrid_takes_any_question_and_keeps_its_hits_in_order(mem: clew.Memory) -> None:
+    from clew import embedding
+
+    if not embedding.available():
+        pytest.skip("the vectors extra is not installed")
+    task = mem.create_task("Home", ["one"])
+    for n in range(8):
+        mem.add_finding(task.id, f"the vet on street {n} had something to say")
+    mem.add_finding(task.id, "Biscuit must rest her injured leg for six weeks")
+    for question in ("what did we?", "?!", "the vet " * 5_000, "vet\x00say\u202edog",
+                     "what did I say yesterday?", "Ω≈ç √∫˜ µ≤≥÷ vet"):  # fmt: skip
+        try:
+            hits = mem.search_all(question, mode="hybrid", explain=True, limit=7)
+        except ValidationError as exc:  # nothing to look for: said so, in a line
+            assert "\n" not in str(exc)
+            continue
+        scores = [h.score for h in hits]
+        assert scores == sorted(scores, reverse=True) and len(hits) <= 7
+        assert len({h.id for h in hits}) == len(hits)
