@@ -3363,13 +3363,12 @@ def test_hybrid_takes_any_question_and_keeps_its_hits_in_order(mem: clew.Memory)
     for n in range(8):
         mem.add_finding(task.id, f"the vet on street {n} had something to say")
     mem.add_finding(task.id, "Biscuit must rest her injured leg for six weeks")
-    for question in ("what did we?", "?!", "the vet " * 5_000, "vet\x00say\u202edog",
-                     "what did I say yesterday?", "Ω≈ç √∫˜ µ≤≥÷ vet"):  # fmt: skip
-        try:
-            hits = mem.search_all(question, mode="hybrid", explain=True, limit=7)
-        except ValidationError as exc:  # nothing to look for: said so, in a line
-            assert "\n" not in str(exc)
-            continue
+    odd = "\u03a9\u2248\u00e7 \u221a\u222b vet"  # symbols the model has no words for
+    for question in ("what did we?", "the vet " * 5_000, "vet\x00say\u202edog",
+                     "what did I say yesterday?", odd):  # fmt: skip
+        hits = mem.search_all(question, mode="hybrid", explain=True, limit=7)
         scores = [h.score for h in hits]
         assert scores == sorted(scores, reverse=True) and len(hits) <= 7
         assert len({h.id for h in hits}) == len(hits)
+    with pytest.raises(ValidationError, match="search"):  # nothing to look for: said so
+        mem.search_all("?!", mode="hybrid")
