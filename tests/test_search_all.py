@@ -633,7 +633,7 @@ class _Toy:
         return out / np.linalg.norm(out, axis=1, keepdims=True)
 
 
-def test_hybrid_keeps_the_record_nearest_in_meaning_among_the_first_five(
+def test_hybrid_keeps_the_record_nearest_in_meaning_among_the_first_two(
     mem: clew.Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from clew import ranking, retrieval, vectors
@@ -658,13 +658,14 @@ def test_hybrid_keeps_the_record_nearest_in_meaning_among_the_first_five(
     fused = mem.search_all(question, mode="hybrid", explain=True)
     assert [h.id for h in fused].index(puppy.id) >= 5  # the keyword matches bury it
 
-    monkeypatch.setattr(ranking, "MEANING_PLACE", 5)
+    monkeypatch.setattr(ranking, "MEANING_PLACE", 2)
     hits = mem.search_all(question, mode="hybrid", explain=True)
-    assert [h.id for h in hits].index(puppy.id) == 4
-    kept = hits[4].explain
+    assert [h.id for h in hits].index(puppy.id) == 1
+    kept = hits[1].explain
     assert kept is not None and kept.dense_rank == 1
-    assert any(b.startswith("nearest in meaning: kept at place 5") for b in kept.boosts)
-    assert hits[:4] == fused[:4]  # the first four, the first hit above all, do not move
+    assert any(b.startswith("nearest in meaning: kept at place 2") for b in kept.boosts)
+    assert hits[0] == fused[0]  # the first hit does not move
+    assert [h.id for h in hits[2:6]] == [h.id for h in fused[1:5]]  # the rest: one down
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     # Keyword search never uses meaning, so it never keeps a place for it.
     assert puppy.id not in [h.id for h in mem.search_all(question, mode="keyword")]
