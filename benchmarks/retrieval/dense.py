@@ -21,6 +21,17 @@ Variants (none reads a question's label; each is one idea of issue 13's list):
 - reply: a turn also scores REPLY of the turn before it (a reply answers the question its
   previous turn asked); prev: REPLY of its next turn too.
 - chunks: a record longer than the model's window is scored by its best window.
+- ctx: a turn also scored by its vector embedded with the end of the turn before it;
+  ctx-only: by that vector instead of its own.
+- slotsN: the N nearest kept among the first five (at its last places); -winN: also the N
+  nearest of the time the question names; slot-timed: the nearest of that time instead,
+  when it names one; -cosC: only a nearest of cosine C or more; win-nofloor: the time's
+  nearest without MIN_COSINE.
+- shipped: what the engine does (avg and slot-timed; the engine keeps the place at
+  ranking.MEANING_PLACE, 2, where these variants use 5: the same hit@5, variants.py
+  measures the place).
+The engine's own kept place is off while the variants rank (ranking.MEANING_PLACE = 0), so
+"base" is the engine as it was before it.
 """
 
 from __future__ import annotations
@@ -56,6 +67,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from benchmarks.retrieval.facts_extra import book
 
     args = list(argv if argv is not None else sys.argv[1:])
+    if "--help" in args or "-h" in args:
+        print(__doc__)
+        return 0
     if "--model" in args:
         at = args.index("--model")
         os.environ["CLEW_EMBED_MODEL"] = args[at + 1]
