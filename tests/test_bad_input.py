@@ -3519,3 +3519,24 @@ def test_the_key_cookie_and_origins_take_any_text(mem: clew.Memory) -> None:
 
     for query in ("\x00", "((", '"', "*" * 5000, "kinds:entry", "é" * 300):
         assert "\n" not in said(query)
+# -- i13-recall: questions for the question's vector and the place kept for meaning --------
+
+
+def test_hybrid_takes_any_question_and_keeps_its_hits_in_order(mem: clew.Memory) -> None:
+    from clew import embedding
+
+    if not embedding.available():
+        pytest.skip("the vectors extra is not installed")
+    task = mem.create_task("Home", ["one"])
+    for n in range(8):
+        mem.add_finding(task.id, f"the vet on street {n} had something to say")
+    mem.add_finding(task.id, "Biscuit must rest her injured leg for six weeks")
+    odd = "\u03a9\u2248\u00e7 \u221a\u222b vet"  # symbols the model has no words for
+    for question in ("what did we?", "the vet " * 5_000, "vet\x00say\u202edog",
+                     "what did I say yesterday?", odd):  # fmt: skip
+        hits = mem.search_all(question, mode="hybrid", explain=True, limit=7)
+        scores = [h.score for h in hits]
+        assert scores == sorted(scores, reverse=True) and len(hits) <= 7
+        assert len({h.id for h in hits}) == len(hits)
+    with pytest.raises(ValidationError, match="search"):  # nothing to look for: said so
+        mem.search_all("?!", mode="hybrid")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -139,3 +140,78 @@ def test_each_index_is_read_against_its_own_best() -> None:
     assert scores == {"e": -1.0, "t": -1.0, "w": -0.5, "c": -1.0}
     ranked = ranking.rank(asked("checkout bundle"), read)
     assert ranked[0].key == ("entry", "e")  # it holds both words; the turns one
+
+
+def _buried(n: int) -> tuple[dict[tuple[str, str], Found], list[tuple[tuple[str, str], float]]]:
+    """`n` keyword matches of the question, and records found by meaning alone."""
+    pool = dict(found(f"kw{i}", "registry credentials rotated", -5.0 + i * 0.1) for i in range(n))
+    nearest = [(("entry", "meaning"), 0.9), (("entry", "may"), 0.7)]
+    nearest += [(("entry", f"kw{i}"), 0.3) for i in range(n)]
+    return pool, nearest
+
+
+def test_the_record_nearest_in_meaning_is_kept_among_the_first_five(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pool, nearest = _buried(8)
+    monkeypatch.setattr(ranking, "ADAPT", 0.0)
+    monkeypatch.setattr(ranking, "MEANING_PLACE", 0)
+    fused = ranking.rank(asked("registry credentials"), pool, nearest, dense_weight=0.05)
+    assert [r.key[1] for r in fused].index("meaning") >= 5
+    monkeypatch.setattr(ranking, "MEANING_PLACE", 5)
+    ranked = ranking.rank(asked("registry credentials"), pool, nearest, dense_weight=0.05)
+    assert [r.key[1] for r in ranked][:5] == [*[r.key[1] for r in fused][:4], "meaning"]
+    assert ranked[4].score == fused[4].score  # the score of the place it takes
+    assert ranked[4].explain.score == round(fused[4].score, 4)
+    assert "nearest in meaning: kept at place 5" in ranked[4].explain.boosts[-1]
+    # Without keyword matches (dense mode) or without meaning (keyword mode): nothing kept.
+    assert ranking.rank(asked("registry"), pool) == ranking.rank(asked("registry"), pool, ())
+
+
+def test_a_question_naming_a_time_keeps_the_nearest_of_that_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pool, nearest = _buried(8)
+    monkeypatch.setattr(ranking, "ADAPT", 0.0)
+    ranked = ranking.rank(asked("registry credentials"), pool, nearest, dense_weight=0.05,
+                          timely=frozenset({("entry", "may")}))  # fmt: skip
+    keys = [r.key[1] for r in ranked]
+    assert keys.index("may") <= 4 and keys.index("meaning") >= 5
+
+
+@settings(deadline=None)
+@given(
+    st.lists(st.floats(-20, -0.01), min_size=0, max_size=12),
+    st.lists(st.floats(0.2, 1.0), min_size=1, max_size=12),
+    st.integers(0, 11),
+    st.booleans(),
+)
+def test_keeping_the_nearest_moves_only_it_and_never_the_first_hit(
+    bm25s: list[float], cosines: list[float], timely_at: int, timed: bool
+) -> None:
+    pool = dict(found(f"k{i}", f"word{i % 3} other", b) for i, b in enumerate(bm25s))
+    # The nearest: some of the keyword matches and some records found by meaning alone.
+    keys = [("entry", f"k{i}" if i % 2 else f"m{i}") for i in range(len(cosines))]
+    nearest = sorted(dict(zip(keys, cosines, strict=True)).items(), key=lambda n: -n[1])
+    timely = frozenset({nearest[timely_at % len(nearest)][0]}) if timed else frozenset()
+    kept = ranking.rank(asked("word0 word1"), pool, nearest, timely=timely)
+    saved = ranking.MEANING_PLACE
+    ranking.MEANING_PLACE = 0
+    try:
+        plain = ranking.rank(asked("word0 word1"), pool, nearest, timely=timely)
+    finally:
+        ranking.MEANING_PLACE = saved
+    assert sorted(r.key for r in kept) == sorted(r.key for r in plain)
+    scores = [r.score for r in kept]
+    assert scores == sorted(scores, reverse=True)
+    if not pool:  # dense mode: nothing is moved
+        assert kept == plain
+        return
+    assert kept[0].key == plain[0].key
+    surest = next(iter(timely)) if timely else nearest[0][0]
+    before = [r.key for r in plain].index(surest)
+    after = [r.key for r in kept].index(surest)
+    place = ranking.MEANING_PLACE - 1
+    assert after == (place if before > place and plain[place].score > 0 else before)
+    moved = [r.key for r in kept if r.key != surest]
+    assert moved == [r.key for r in plain if r.key != surest]  # the others keep their order

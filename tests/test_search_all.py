@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -615,3 +616,56 @@ def test_a_word_in_most_turns_is_left_to_the_ranking(
         assert matched == {rare, *plain}
     # One word alone is always looked for, however common.
     assert len(mem.search_all("alpha", kinds="turn", limit=20)) == 11
+
+
+class _Toy:
+    """An embedding model that knows one thing: Biscuit is a dog (1, 0); all else is (0.3, 1)."""
+
+    model_id = "toy-dogs@1"
+    dim = 2
+
+    def embed(self, texts: list[str]) -> Any:
+        import numpy as np
+
+        rows = [[1.0, 0.0] if any(w in t.casefold() for w in ("dog", "biscuit")) else [0.3, 1.0]
+                for t in texts]  # fmt: skip
+        out = np.array(rows, dtype=np.float32).reshape(len(texts), 2)
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def test_hybrid_keeps_the_record_nearest_in_meaning_among_the_first_two(
+    mem: clew.Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from clew import ranking, retrieval, vectors
+
+    pytest.importorskip("numpy")
+    monkeypatch.setattr(vectors, "load_embedder", _Toy)
+    monkeypatch.setattr(retrieval, "load_embedder", _Toy)
+    # Meaning weighs almost nothing, so the fused order is the keyword order.
+    monkeypatch.setattr(ranking, "DENSE_BY_MODEL", {})
+    monkeypatch.setattr(ranking, "DENSE", 0.05)
+    monkeypatch.setattr(ranking, "ADAPT", 0.0)
+    task = mem.create_task("Home", ["one"])
+    for n in range(20):  # so that "vet" is a word of weight to bm25
+        mem.add_finding(task.id, f"groceries: item {n} on the list")
+    for place in ("on Elm street", "at the mall", "by the station", "downtown", "uptown",
+                  "near the park", "on the hill"):  # fmt: skip
+        mem.add_finding(task.id, f"the vet {place} had something to say about cats")
+    puppy = mem.add_finding(task.id, "Biscuit must rest her injured leg for six weeks")
+    question = "what did the vet say about my dog?"
+
+    monkeypatch.setattr(ranking, "MEANING_PLACE", 0)
+    fused = mem.search_all(question, mode="hybrid", explain=True)
+    assert [h.id for h in fused].index(puppy.id) >= 5  # the keyword matches bury it
+
+    monkeypatch.setattr(ranking, "MEANING_PLACE", 2)
+    hits = mem.search_all(question, mode="hybrid", explain=True)
+    assert [h.id for h in hits].index(puppy.id) == 1
+    kept = hits[1].explain
+    assert kept is not None and kept.dense_rank == 1
+    assert any(b.startswith("nearest in meaning: kept at place 2") for b in kept.boosts)
+    assert hits[0] == fused[0]  # the first hit does not move
+    assert [h.id for h in hits[2:6]] == [h.id for h in fused[1:5]]  # the rest: one down
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    # Keyword search never uses meaning, so it never keeps a place for it.
+    assert puppy.id not in [h.id for h in mem.search_all(question, mode="keyword")]

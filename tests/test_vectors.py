@@ -311,3 +311,27 @@ def test_the_pending_records_are_paged_by_id_not_by_time(tmp_path: Path) -> None
         plan = " ".join(str(r) for r in sqlite3.connect(db).execute(
             "EXPLAIN QUERY PLAN " + sql))  # fmt: skip
     assert "turns_time" not in plan and "TEMP B-TREE" not in plan
+
+
+def test_a_question_is_searched_by_its_own_and_its_content_words_vectors(
+    mem: clew.Memory,
+) -> None:
+    import numpy as np
+
+    model = mem._embedder()
+    asked = "what did the vet say about Biscuit's leg?"
+    whole, short = model.embed([asked, "vet biscuit leg"])
+    vector = mem._question_vector(asked, ("vet", "biscuit", "leg"))
+    expected = (whole + short) / np.linalg.norm(whole + short)
+    assert np.allclose(vector, expected, atol=1e-6)
+    assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-5
+    # With no content words, or only them, the question's own vector.
+    assert np.allclose(mem._question_vector(asked, ()), whole, atol=1e-6)
+    only = mem._question_vector("vet biscuit leg", ("vet", "biscuit", "leg"))
+    assert np.allclose(only, short, atol=1e-6)
+    # nearest by text and by the vector made of it agree.
+    World(mem)
+    mem.update_index()
+    by_text = mem.nearest("registry mirror refused the pull", limit=3)
+    by_vector = mem._nearest_to(model.embed(["registry mirror refused the pull"])[0], limit=3)
+    assert by_text == by_vector and by_text

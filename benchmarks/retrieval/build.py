@@ -33,7 +33,7 @@ _QUIET = {"CLEW_WORKER": "off", "CLEW_MAINTENANCE": "0", "CLEW_STUCK": "0",
           "CLEW_PROGRESS": "off", "CLEW_MIRROR": "0"}  # fmt: skip
 
 
-_NOT_DATA = ("run.py", "build.py", "words.py", "variants.py", "__init__.py")
+_NOT_DATA = ("run.py", "build.py", "words.py", "variants.py", "dense.py", "__init__.py")
 
 
 class Clock:

@@ -55,6 +55,11 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "adaptive-0.5+0.2": ("hybrid", {"DENSE": 0.5, "ADAPT": 0.2}),
     "adaptive-0.5+0.3": ("hybrid", {"DENSE": 0.5, "ADAPT": 0.3}),
     "rrf-0.65": ("hybrid", {"FUSION": "rrf", "DENSE": 0.65, "ADAPT": 0.0}),
+    # The place kept for the record nearest in meaning (0: none; 2 ships).
+    "meaning-place-0": ("hybrid", {"MEANING_PLACE": 0}),
+    "meaning-place-5": ("hybrid", {"MEANING_PLACE": 5}),
+    "meaning-place-3": ("hybrid", {"MEANING_PLACE": 3}),
+    "meaning-place-10": ("hybrid", {"MEANING_PLACE": 10}),
 }
 
 

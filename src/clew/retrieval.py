@@ -39,6 +39,8 @@ from clew.search import MAX_TERMS, Term
 from clew.vectors import Vectors, embedder_available, load_embedder
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from clew.question import Question
     from clew.ranking import Asked, Found, Key
 
@@ -148,10 +150,11 @@ class Retrieval(Vectors, Archive):
             nearest: list[tuple[Key, float]] = []
             timely: frozenset[Key] = frozenset()
             if dense:
-                nearest = self._nearest(query, kinds, filters, sessions, pool)
+                vector = self._question_vector(query, question.words)
+                nearest = self._nearest(vector, kinds, filters, sessions, pool)
                 window = _window(question, filters)
                 if window is not None:  # the nearest of the time it names, too
-                    then = self._nearest(query, kinds, window, sessions, pool)
+                    then = self._nearest(vector, kinds, window, sessions, pool)
                     timely = frozenset(k for k, _ in then)
                     nearest = sorted(dict(nearest + then).items(), key=lambda n: -n[1])
             if not found and not nearest:
@@ -303,7 +306,7 @@ class Retrieval(Vectors, Archive):
 
     def _nearest(
         self,
-        query: str,
+        vector: np.ndarray,
         kinds: Sequence[str],
         filters: EntryFilter,
         sessions: Sequence[str] | None,
@@ -317,8 +320,8 @@ class Retrieval(Vectors, Archive):
             kinds = [k for k in kinds if k == "entry"]
         if not kinds:
             return []
-        found = self.nearest(
-            query, kinds=kinds, task_id=filters.task_id, step_id=filters.subtask_id,
+        found = self._nearest_to(
+            vector, kinds=kinds, task_id=filters.task_id, step_id=filters.subtask_id,
             session_ids=sessions, since=filters.since, until=filters.until,
             limit=pool if not (filters.types or filters.statuses or filters.tags) else 2 * pool,
         )  # fmt: skip
