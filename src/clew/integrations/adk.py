@@ -54,6 +54,7 @@ from google.adk.sessions.base_session_service import (
 )
 from google.adk.sessions.session import Session
 from google.adk.sessions.state import State
+from pydantic_core import to_jsonable_python
 
 import clew
 from clew.errors import NotFoundError
@@ -98,7 +99,7 @@ def _message(event: Event, **extra: Any) -> dict[str, Any]:
     if responses:
         # A result turn answers one call; parallel results are all in its text and event.
         first = responses[0]
-        lines = [f"{r.name}: {json.dumps(r.response, ensure_ascii=False)}" for r in responses]
+        lines = [f"{r.name}: {_json_text(r.response)}" for r in responses]
         message = {"role": "tool", "tool_call_id": first.id or first.name or "",
                    "name": first.name, "content": "\n".join(lines)}  # fmt: skip
     elif event.author == "user":
@@ -108,7 +109,7 @@ def _message(event: Event, **extra: Any) -> dict[str, Any]:
         if calls:
             message["tool_calls"] = [
                 {"id": c.id, "type": "function",
-                 "function": {"name": c.name, "arguments": json.dumps(c.args or {})}}
+                 "function": {"name": c.name, "arguments": _json_text(c.args or {})}}
                 for c in calls
             ]  # fmt: skip
     message["adk_event"] = event.model_dump(mode="json", exclude_none=True)
@@ -145,10 +146,14 @@ def _scoped(delta: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def _json_safe(value: dict[str, Any]) -> dict[str, Any]:
-    from pydantic_core import to_jsonable_python
-
+    # A tool's result or a state value may be a pydantic model (load_memory's response):
+    # stored as its JSON form, and anything that has none as its repr, as ADK's own do.
     safe: dict[str, Any] = to_jsonable_python(value, fallback=repr)
     return safe
+
+
+def _json_text(value: Any) -> str:
+    return json.dumps(to_jsonable_python(value, fallback=repr), ensure_ascii=False)
 
 
 def _open_memory(memory: Memory | str | None) -> Memory:
@@ -292,7 +297,8 @@ class ClewSessionService(BaseSessionService, _OnWorker):
         for event in events:
             if event.actions and event.actions.state_delta:
                 state.update(_scoped(event.actions.state_delta)["session"])
-        updated = max([opening["created"], *(e.timestamp for e in events)])
+        # As ADK's services: the newest event's time, else the session's creation.
+        updated = events[-1].timestamp if events else opening["created"]
         session = Session(id=session_id, app_name=app, user_id=user, state=state,
                           last_update_time=updated)  # fmt: skip
         return self._merged(session), events
