@@ -32,6 +32,7 @@ from google.adk.sessions.base_session_service import BaseSessionService, GetSess
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.adk.tools import load_memory, preload_memory
 from google.genai import types
+from pydantic import Field
 
 import clew
 from clew.integrations.adk import ClewMemoryService, ClewSessionService, session_key
@@ -218,8 +219,8 @@ def _seen(session: Any) -> Any:
 async def _script(service: BaseSessionService) -> list[Any]:
     """A run of calls; what each returned, timestamps of creation aside."""
     out: list[Any] = []
-    s = await service.create_session(app_name=APP, user_id=USER, session_id="one",
-                                     state={"x": 1, "app:y": 2, "user:z": 3, "temp:w": 4})  # fmt: skip
+    state = {"x": 1, "app:y": 2, "user:z": 3, "temp:w": 4}
+    s = await service.create_session(app_name=APP, user_id=USER, session_id="one", state=state)
     out.append(_seen(s))
     t = await service.create_session(app_name=APP, user_id="bob", session_id="two")
     out.append(_seen(t))
@@ -257,8 +258,8 @@ class Scripted(BaseLlm):
     """A model that answers from a script and remembers what it was asked."""
 
     model: str = "scripted"
-    script: list[LlmResponse] = []
-    asked: list[LlmRequest] = []
+    script: list[LlmResponse] = Field(default_factory=list)
+    asked: list[LlmRequest] = Field(default_factory=list)
 
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False

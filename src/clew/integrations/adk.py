@@ -57,7 +57,7 @@ from google.adk.sessions.state import State
 from pydantic_core import to_jsonable_python
 
 import clew
-from clew.errors import NotFoundError
+from clew.errors import NotFoundError, ValidationError
 from clew.memory import Memory
 from clew.models import Turn
 
@@ -262,9 +262,7 @@ class ClewSessionService(BaseSessionService, _OnWorker):
 
     # -- on the worker --------------------------------------------------------------------
 
-    def _create(
-        self, app: str, user: str, state: dict[str, Any], session_id: str
-    ) -> Session:
+    def _create(self, app: str, user: str, state: dict[str, Any], session_id: str) -> Session:
         key = session_key(app, user, session_id)
         if self._held(key) and self.memory.list_turns(key, newest=1):
             raise AlreadyExistsError(f"Session with id {session_id} already exists.")
@@ -278,8 +276,9 @@ class ClewSessionService(BaseSessionService, _OnWorker):
         self._add_state(_key(APP_STATE, app), parts["app"], f"ADK app state ({app})")
         self._add_state(_key(USER_STATE, app, user), parts["user"],
                         f"ADK user state ({app}, {user})")  # fmt: skip
-        session = Session(id=session_id, app_name=app, user_id=user,
-                          state=copy.deepcopy(opening["state"]), last_update_time=created)  # fmt: skip
+        own = copy.deepcopy(parts["session"])
+        session = Session(id=session_id, app_name=app, user_id=user, state=own,
+                          last_update_time=created)  # fmt: skip
         return self._merged(session)
 
     def _read(self, app: str, user: str, session_id: str) -> tuple[Session, list[Event]] | None:
@@ -413,7 +412,9 @@ class ClewMemoryService(BaseMemoryService, _OnWorker):
         """Keep explicit memories (their text is what search finds)."""
         await self._run(self._add_memories, app_name, user_id, list(memories))
 
-    async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
+    async def search_memory(
+        self, *, app_name: str, user_id: str, query: str
+    ) -> SearchMemoryResponse:
         """The user's memories that best answer `query`, best first (clew's ranked search)."""
         return await self._run(self._search, app_name, user_id, query)
 
@@ -424,9 +425,7 @@ class ClewMemoryService(BaseMemoryService, _OnWorker):
         self.memory.open_session(key, title=f"ADK memory ({app}, {user})")
         return key
 
-    def _add_events(
-        self, app: str, user: str, events: list[Event], session_id: str | None
-    ) -> None:
+    def _add_events(self, app: str, user: str, events: list[Event], session_id: str | None) -> None:
         wanted = [e for e in events if e.content and e.content.parts]
         if not wanted:
             return
@@ -451,15 +450,18 @@ class ClewMemoryService(BaseMemoryService, _OnWorker):
         for entry in memories:
             text = "\n".join(p.text for p in (entry.content.parts or []) if p.text) or None
             role = "user" if entry.author == "user" else "assistant"
-            messages.append({"role": role, "content": text,
-                             "adk_memory": entry.model_dump(mode="json", exclude_none=True)})  # fmt: skip
+            kept = entry.model_dump(mode="json", exclude_none=True)
+            messages.append({"role": role, "content": text, "adk_memory": kept})
         self.memory.append_turns(key, messages)
 
     def _search(self, app: str, user: str, query: str) -> SearchMemoryResponse:
         key = _key(MEMORY, app, user)
         if not query.strip() or not self._held(key):
             return SearchMemoryResponse()
-        hits = self.memory.search_all(query, session_id=key, limit=self.limit)
+        try:
+            hits = self.memory.search_all(query, session_id=key, limit=self.limit)
+        except ValidationError:  # no word to look for ("*", "?"): nothing matches, as in ADK's
+            return SearchMemoryResponse()
         found: list[MemoryEntry] = []
         for hit in hits:
             if hit.turn is None:
