@@ -19,6 +19,7 @@ import pytest
 pytest.importorskip("google.adk")
 
 from google.adk.agents import LlmAgent
+from google.adk.errors import StaleSessionError
 from google.adk.errors.already_exists_error import AlreadyExistsError
 from google.adk.errors.session_not_found_error import SessionNotFoundError
 from google.adk.events.event import Event
@@ -173,6 +174,26 @@ async def test_a_session_survives_a_new_store_and_service(db: Path) -> None:
         )
         assert got is not None and got.events == [event]
         assert got.state == {"a": 1, "b": 2, "app:c": 3}
+
+
+@synchronous
+async def test_a_stale_session_is_refused_and_odd_state_kept(store: clew.Memory) -> None:
+    service = ClewSessionService(store)
+    mine = await service.create_session(app_name=APP, user_id=USER, session_id="s1")
+    theirs = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
+    assert theirs is not None
+    await service.append_event(mine, said("user", "first", 10.0))
+    with pytest.raises(StaleSessionError):
+        await service.append_event(theirs, said("user", "second", 11.0))
+    assert theirs.events == []  # a refused event leaves the caller's session as it was
+    fresh = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
+    assert fresh is not None
+    await service.append_event(fresh, said("user", "second", 11.0, hook=print, n=1))
+    got = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
+    assert got is not None and [e.content.parts[0].text for e in got.events if e.content] == [
+        "first", "second",
+    ]  # fmt: skip
+    assert got.state["n"] == 1 and "print" in got.state["hook"]  # kept as its repr
 
 
 @synchronous

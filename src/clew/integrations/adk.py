@@ -41,6 +41,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 from urllib.parse import quote, unquote
 
+from google.adk.errors import StaleSessionError
 from google.adk.errors.already_exists_error import AlreadyExistsError
 from google.adk.errors.session_not_found_error import SessionNotFoundError
 from google.adk.events.event import Event
@@ -112,7 +113,7 @@ def _message(event: Event, **extra: Any) -> dict[str, Any]:
                  "function": {"name": c.name, "arguments": _json_text(c.args or {})}}
                 for c in calls
             ]  # fmt: skip
-    message["adk_event"] = event.model_dump(mode="json", exclude_none=True)
+    message["adk_event"] = to_jsonable_python(event, exclude_none=True, fallback=repr)
     message.update(extra)
     return message
 
@@ -246,7 +247,9 @@ class ClewSessionService(BaseSessionService, _OnWorker):
         return await self._run(lambda: _fold(self._state_turns(key), "adk_state_delta"))
 
     async def append_event(self, session: Session, event: Event) -> Event:
-        """Apply the event to `session` and keep it (committed before this returns)."""
+        """Keep the event (committed before this returns), then apply it to `session`.
+        StaleSessionError if another writer appended to the session since `session` was
+        read, as ADK's database service."""
         if event.partial:
             return event
         key = session_key(session.app_name, session.user_id, session.id)
@@ -255,9 +258,25 @@ class ClewSessionService(BaseSessionService, _OnWorker):
             raise SessionNotFoundError(f"Session {session.id} not found.")
         if stored and stored[-1] == event:  # a retried delivery: applied once
             return event
-        await super().append_event(session=session, event=event)
-        session.last_update_time = event.timestamp
+        # As ADK's database service: a session this service handed out carries the id of
+        # the newest event it saw (its revision marker); another one is judged by time.
+        marker = session._storage_update_marker
+        newest = stored[-1].id if stored else ""
+        if (marker is not None and marker != newest) or (
+            marker is None and stored and stored[-1].timestamp > session.last_update_time
+        ):
+            raise StaleSessionError(
+                f"Session {session.id} was changed since it was read: read it again with"
+                " get_session and retry."
+            )
+        # As the base class, in an order that stores first: a failed write leaves the
+        # caller's session as it was (temp state aside, which is never stored).
+        self._apply_temp_state(session, event)
+        event = self._trim_temp_delta_state(event)
         await self._run(self._append, session, key, event)
+        self._commit_event_to_session(session, event)
+        session.last_update_time = event.timestamp
+        session._storage_update_marker = event.id
         return event
 
     # -- on the worker --------------------------------------------------------------------
@@ -279,6 +298,7 @@ class ClewSessionService(BaseSessionService, _OnWorker):
         own = copy.deepcopy(parts["session"])
         session = Session(id=session_id, app_name=app, user_id=user, state=own,
                           last_update_time=created)  # fmt: skip
+        session._storage_update_marker = ""
         return self._merged(session)
 
     def _read(self, app: str, user: str, session_id: str) -> tuple[Session, list[Event]] | None:
@@ -300,6 +320,7 @@ class ClewSessionService(BaseSessionService, _OnWorker):
         updated = events[-1].timestamp if events else opening["created"]
         session = Session(id=session_id, app_name=app, user_id=user, state=state,
                           last_update_time=updated)  # fmt: skip
+        session._storage_update_marker = events[-1].id if events else ""
         return self._merged(session), events
 
     def _get(
