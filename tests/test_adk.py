@@ -10,11 +10,14 @@ from __future__ import annotations
 import asyncio
 import copy
 import functools
+import tempfile
 from collections.abc import AsyncGenerator, Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("google.adk")
 
@@ -362,3 +365,39 @@ async def test_adks_runner_keeps_a_conversation_in_clew(db: Path) -> None:
         await sessions.create_session(app_name=APP, user_id=USER, session_id="s3")
         await run(runner, "s3", "Remind me of my badge number")
         assert "7731" in seen_text(model.asked[0])
+        assert second.verify().ok  # the journal rebuilds every row the services wrote
+
+
+# -- a round trip, for any events ------------------------------------------------------------
+
+_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
+                                                                max_size=3),
+    max_leaves=6,
+)  # fmt: skip
+_deltas = st.dictionaries(st.sampled_from(["a", "b", "app:a", "user:a", "temp:a"]), _values,
+                          max_size=3)  # fmt: skip
+_events = st.lists(
+    st.tuples(st.sampled_from(["user", "helper"]), st.text(min_size=1, max_size=40), _deltas),
+    max_size=6,
+)
+
+
+@settings(max_examples=25)
+@given(initial=_deltas, script=_events)
+def test_any_events_read_back_as_adks_own_service_gives_them(
+    initial: dict[str, Any], script: list[tuple[str, str, dict[str, Any]]]
+) -> None:
+    async def play(service: BaseSessionService) -> Any:
+        session = await service.create_session(app_name=APP, user_id=USER, session_id="s",
+                                               state=copy.deepcopy(initial))  # fmt: skip
+        for n, (author, text, delta) in enumerate(script):
+            event = said(author, text, 100.0 + n, **copy.deepcopy(delta))
+            await service.append_event(session, event)
+        got = await service.get_session(app_name=APP, user_id=USER, session_id="s")
+        return _seen(got), await service.get_user_state(app_name=APP, user_id=USER)
+
+    with tempfile.TemporaryDirectory() as folder, clew.open(Path(folder) / "c.db") as memory:
+        ours = asyncio.run(play(ClewSessionService(memory)))
+    assert ours == asyncio.run(play(InMemorySessionService()))
