@@ -30,7 +30,8 @@ from clew.integrations.adk import ClewSessionService
 from common import alternating_cpu, header, pct, table
 
 APP, USER = "bench", "user"
-WORDS = "the build failed on the auth module because the token cache expired before retry".split()
+WORDS = ["the", "build", "failed", "on", "auth", "module", "because", "token", "cache",
+         "expired", "before", "retry"]  # fmt: skip
 
 
 def event(n: int, rng: random.Random) -> Event:
@@ -39,6 +40,29 @@ def event(n: int, rng: random.Random) -> Event:
     role = "user" if author == "user" else "model"
     return Event(author=author, invocation_id=f"inv-{n // 2}",
                  content=types.Content(role=role, parts=[types.Part(text=text)]))  # fmt: skip
+
+
+def sides(
+    loop: asyncio.AbstractEventLoop,
+    services: list[BaseSessionService],
+    sessions: list[Any],
+    count: int,
+) -> dict[str, list[Callable[[int], object]]]:
+    """For each call measured, one sample function per service."""
+
+    def append(k: int) -> Callable[[int], object]:
+        service, session, rng = services[k], sessions[k], random.Random(k)
+        return lambda i: loop.run_until_complete(
+            service.append_event(session, event(count + i, rng))
+        )
+
+    def read(k: int) -> Callable[[int], object]:
+        return lambda i: loop.run_until_complete(
+            services[k].get_session(app_name=APP, user_id=USER, session_id="s")
+        )
+
+    return {"append_event": [append(0), append(1)],
+            "get_session (all events)": [read(0), read(1)]}  # fmt: skip
 
 
 def main() -> None:
@@ -66,20 +90,9 @@ def main() -> None:
                 loop.run_until_complete(service.append_event(session, event(n, rng)))
             sessions.append(session)
 
-        def append(k: int) -> Callable[[int], object]:
-            service, rng = services[k][1], random.Random(k)
-            return lambda i: loop.run_until_complete(
-                service.append_event(sessions[k], event(count + i, rng))
-            )
-
-        def read(k: int) -> Callable[[int], object]:
-            service = services[k][1]
-            return lambda i: loop.run_until_complete(
-                service.get_session(app_name=APP, user_id=USER, session_id="s")
-            )
-
-        for what, make in (("append_event", append), ("get_session (all events)", read)):
-            wall, cpu = alternating_cpu([make(0), make(1)], args.runs, warm=2)
+        calls = sides(loop, [s for _, s in services], sessions, count)
+        for what, pair in calls.items():
+            wall, cpu = alternating_cpu(pair, args.runs, warm=2)
             for k, (name, _) in enumerate(services):
                 rows.append([f"{count:,}", what, name, f"{pct(wall[k], 50):.2f}",
                              f"{pct(wall[k], 90):.2f}", f"{pct(cpu[k], 50):.2f}"])  # fmt: skip

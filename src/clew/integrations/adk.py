@@ -32,6 +32,7 @@ import asyncio
 import copy
 import functools
 import json
+import os
 import threading
 import time
 import weakref
@@ -65,6 +66,7 @@ from clew.models import Turn
 __all__ = ["ClewMemoryService", "ClewSessionService", "session_key"]
 
 T = TypeVar("T")
+Store = Memory | str | os.PathLike[str] | None  # a Memory, a store's path or URL, or the default
 SESSIONS, APP_STATE, USER_STATE, MEMORY = "adk", "adk-app", "adk-user", "adk-memory"
 SEARCH_LIMIT = 10  # memories a search returns, as ADK's in-memory service
 _workers: weakref.WeakKeyDictionary[Memory, ThreadPoolExecutor] = weakref.WeakKeyDictionary()
@@ -157,14 +159,14 @@ def _json_text(value: Any) -> str:
     return json.dumps(to_jsonable_python(value, fallback=repr), ensure_ascii=False)
 
 
-def _open_memory(memory: Memory | str | None) -> Memory:
+def _open_memory(memory: Store) -> Memory:
     return memory if isinstance(memory, Memory) else clew.open(memory)
 
 
 class _OnWorker:
     """Runs a Memory's calls on the one worker thread kept for that Memory."""
 
-    def __init__(self, memory: Memory | str | None) -> None:
+    def __init__(self, memory: Store) -> None:
         self.memory = _open_memory(memory)
         with _workers_lock:
             worker = _workers.get(self.memory)
@@ -196,10 +198,10 @@ class _OnWorker:
 
 
 class ClewSessionService(BaseSessionService, _OnWorker):
-    """ADK's BaseSessionService over a clew store: `memory` is a Memory or a store path
-    (None: the default store)."""
+    """ADK's BaseSessionService over a clew store: `memory` is a Memory, a store's path or
+    URL, or None (the store found from the folder, as every clew command finds it)."""
 
-    def __init__(self, memory: Memory | str | None = None) -> None:
+    def __init__(self, memory: Store = None) -> None:
         _OnWorker.__init__(self, memory)
 
     # -- the service ----------------------------------------------------------------------
@@ -399,9 +401,9 @@ class ClewSessionService(BaseSessionService, _OnWorker):
 
 class ClewMemoryService(BaseMemoryService, _OnWorker):
     """ADK's BaseMemoryService over a clew store, searched by clew's ranked search: `memory`
-    is a Memory or a store path (None: the default store)."""
+    is a Memory, a store's path or URL, or None (the store found from the folder)."""
 
-    def __init__(self, memory: Memory | str | None = None, *, limit: int = SEARCH_LIMIT) -> None:
+    def __init__(self, memory: Store = None, *, limit: int = SEARCH_LIMIT) -> None:
         _OnWorker.__init__(self, memory)
         self.limit = limit
 
