@@ -118,6 +118,7 @@ CONFORMANCE = frozenset(
         "test_archive",
         "test_conversations",
         "test_capture",
+        "test_adk",
         "test_bulk",
         "test_properties",
         "test_trace",

@@ -3519,6 +3519,8 @@ def test_the_key_cookie_and_origins_take_any_text(mem: clew.Memory) -> None:
 
     for query in ("\x00", "((", '"', "*" * 5000, "kinds:entry", "é" * 300):
         assert "\n" not in said(query)
+
+
 # -- i13-recall: questions for the question's vector and the place kept for meaning --------
 
 
@@ -3540,3 +3542,49 @@ def test_hybrid_takes_any_question_and_keeps_its_hits_in_order(mem: clew.Memory)
         assert len({h.id for h in hits}) == len(hits)
     with pytest.raises(ValidationError, match="search"):  # nothing to look for: said so
         mem.search_all("?!", mode="hybrid")
+
+
+# -- i16-adk: Google ADK's session and memory services
+
+
+def test_adk_services_take_hostile_names_state_and_queries(mem: clew.Memory) -> None:
+    import asyncio
+
+    pytest.importorskip("google.adk")
+    import pydantic
+    from google.adk.memory.memory_entry import MemoryEntry
+    from google.adk.sessions.base_session_service import GetSessionConfig
+    from google.genai import types
+
+    from clew.integrations.adk import ClewMemoryService, ClewSessionService
+
+    async def scenario() -> None:
+        sessions, memory = ClewSessionService(mem), ClewMemoryService(mem)
+        # A "/" in a name cannot make two sessions one.
+        one = await sessions.create_session(app_name="a/b", user_id="c", session_id="d")
+        two = await sessions.create_session(app_name="a", user_id="b/c", session_id="d")
+        assert (await sessions.list_sessions(app_name="a")).sessions[0].user_id == "b/c"
+        assert one.app_name == "a/b" and two.user_id == "b/c"
+        # A blank id is a new one, as in ADK's own service.
+        assert (await sessions.create_session(app_name="a", user_id="u", session_id=" ")).id
+        # State that is not JSON is kept as ADK's stores keep it (its repr), the rest as is.
+        odd = await sessions.create_session(
+            app_name="a", user_id="u", session_id="odd", state={"f": print, "n": 1}
+        )
+        assert odd.state["n"] == 1
+        got = await sessions.get_session(app_name="a", user_id="u", session_id="odd")
+        assert got is not None and got.state["n"] == 1 and "print" in got.state["f"]
+        with pytest.raises(ValidationError, match="session key"):
+            await sessions.create_session(app_name="x" * 2_000, user_id="u")
+        with pytest.raises(pydantic.ValidationError):
+            GetSessionConfig(num_recent_events=-1)
+        # Search syntax in a query is text; a query that finds nothing finds nothing.
+        note = MemoryEntry(content=types.Content(parts=[types.Part(text="the printer is jammed")]))
+        await memory.add_memory(app_name="a", user_id="u", memories=[note])
+        for query in ('"AND OR (', "*", "NEAR(a b)", "\x00", "é" * 5_000):
+            found = await memory.search_memory(app_name="a", user_id="u", query=query)
+            assert found.memories == []
+        found = await memory.search_memory(app_name="a", user_id="u", query="printer (jammed")
+        assert [m.content for m in found.memories] == [note.content]
+
+    asyncio.run(scenario())

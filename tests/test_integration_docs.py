@@ -167,3 +167,29 @@ def test_the_claude_agent_sdk_recipe_runs_as_written(
     assert any("Billing export" in str(answer) for _, answer in fake.hook_answers)
     with clew.open(project / ".clew" / "clew.db") as mem:
         assert mem.get_session(SESSION).turn_count == 4
+
+
+def test_the_adk_recipe_runs_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # No model runs here: ADK's registry hands the agent a scripted one for the recipe's name.
+    from google.adk.models.registry import LLMRegistry
+
+    from tests.test_adk import Scripted, reply
+
+    page = (ROOT / "docs" / "integrations" / "adk.md").read_text()
+    (recipe,) = re.findall(r"```python\n(.*?)```", page, re.S)
+    (install, search) = blocks("adk.md")
+    assert install.strip() == "pip install -e '.[adk]'"
+    model = Scripted(script=[reply("Noted: badge 7731. Try holding the power button."),
+                             reply("Your badge number is 7731.")])  # fmt: skip
+    monkeypatch.setattr(LLMRegistry, "new_llm", staticmethod(lambda name: model))
+    shell = Shell(tmp_path)
+    (shell.project / ".clew").mkdir()
+    monkeypatch.chdir(shell.project)
+    exec(compile(recipe, "adk.md", "exec"), {"__name__": "__main__"})
+    printed = capsys.readouterr().out
+    assert "helpdesk: Your badge number is 7731." in printed
+    # the second session's prompt carried the first one's fact, found in clew's memory
+    assert "7731" in " ".join(p.text or "" for c in model.asked[1].contents for p in c.parts or [])
+    assert "My badge number is 7731" in shell.run(search)
