@@ -112,7 +112,9 @@ _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 def clip(text: str, limit: int) -> str:
     """Return `text` on one line for a prompt, cut to `limit` characters with an ellipsis;
     control characters (invisible, and costly once escaped) show as '?'."""
-    flat = _CONTROL.sub("?", " ".join(text.split()))
+    flat = " ".join(text.split())
+    if not flat.isprintable():  # a control character is never printable: most text has none
+        flat = _CONTROL.sub("?", flat)
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 

@@ -36,6 +36,8 @@ def scalar(value: object) -> str:
         return "true"
     if value is False:
         return "false"
+    if type(value) is int:  # what json.dumps writes for an int, without its call
+        return int.__repr__(value)
     if isinstance(value, int | float):
         return json.dumps(value)
     if not isinstance(value, str):
@@ -63,19 +65,26 @@ def _is_scalar(value: object) -> bool:
 def _lines(value: Any, indent: str, out: list[str]) -> None:
     if type(value) is dict or isinstance(value, Mapping):  # a dict without the ABC's check
         for key, item in value.items():
-            head = f"{indent}{key}:"
-            if _is_scalar(item):
-                out.append(f"{head} {scalar(item)}")
+            kind = type(item)
+            # Text and whole numbers first, by their exact type: most of a state's values.
+            if kind is str:
+                out.append(f"{indent}{key}: {_text(item)}")
+            elif kind is int:
+                out.append(f"{indent}{key}: {int.__repr__(item)}")
+            elif _is_scalar(item):
+                out.append(f"{indent}{key}: {scalar(item)}")
             elif not item:
-                out.append(f"{head} {'{}' if isinstance(item, Mapping) else '[]'}")
+                out.append(f"{indent}{key}: {'{}' if isinstance(item, Mapping) else '[]'}")
             elif isinstance(item, Sequence) and all(isinstance(i, int) for i in item):
-                out.append(f"{head} [{', '.join(scalar(i) for i in item)}]")
+                out.append(f"{indent}{key}: [{', '.join(scalar(i) for i in item)}]")
             else:
-                out.append(head)
+                out.append(f"{indent}{key}:")
                 _lines(item, indent + _INDENT, out)
     elif isinstance(value, Sequence) and not isinstance(value, str):
         for item in value:
-            if _is_scalar(item):
+            if type(item) is str:
+                out.append(f"{indent}- {_text(item)}")
+            elif _is_scalar(item):
                 out.append(f"{indent}- {scalar(item)}")
             elif isinstance(item, Mapping) and item:
                 nested: list[str] = []
