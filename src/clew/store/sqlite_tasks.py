@@ -21,7 +21,7 @@ from clew.models import (
     TaskStatus,
 )
 from clew.store import codec
-from clew.store.rows import RowReader, json_ids, limited
+from clew.store.rows import RowReader, json_ids, limited, positional
 from clew.store.sql import Row
 from clew.store.sqlite_trace import action_from_row, actions_from_rows
 
@@ -107,12 +107,13 @@ def _messages(rows: Sequence[Row]) -> list[Message]:
     if pick is None:
         index = {name: i for i, name in enumerate(names)}
         pick = _MESSAGE_PICKERS[names] = itemgetter(*(index[f] for f in Message._fields))
-    roles, types = _ROLE, _MESSAGE_TYPE
-    out = []
-    for row in rows:
-        id, space, task_id, role, type, content, created_at = pick(tuple(row))
-        out.append(Message(id, space, task_id, roles[role], types[type], content, created_at))
-    return out
+    # The picker reads each row by position as it is (no tuple of it first) and `_make`
+    # builds the tuple in C: `where` builds some 200 messages, and this was a third of it.
+    roles, types, make = _ROLE, _MESSAGE_TYPE, Message._make
+    return [
+        make((id, space, task_id, roles[role], types[type], content, created_at))
+        for id, space, task_id, role, type, content, created_at in map(pick, positional(rows))
+    ]
 
 
 class TaskReads(RowReader):

@@ -20,7 +20,7 @@ from clew.models import (
     TraceValidation,
 )
 from clew.store import codec
-from clew.store.rows import RowReader, fields, json_ids, like_escaped, limited
+from clew.store.rows import RowReader, fields, json_ids, like_escaped, limited, positional
 from clew.store.sql import Row
 
 
@@ -66,7 +66,7 @@ def actions_from_rows(rows: Sequence[Row]) -> list[Action]:
     if not rows:
         return []
     pick = _picker(tuple(rows[0].keys()))
-    return [_action(pick(tuple(row))) for row in rows]
+    return [_action(values) for values in map(pick, positional(rows))]
 
 
 def _action(values: tuple[Any, ...]) -> Action:
@@ -108,11 +108,14 @@ def _action(values: tuple[Any, ...]) -> Action:
         stdout = output(stdout, stdout_kind)
     if stderr is not None and (stderr_kind == "bytes" or isinstance(stderr, bytes)):
         stderr = output(stderr, stderr_kind)
-    return Action(
+    return _make_action((
         id, space, task_id, plan_item_id, _ACTION_TYPE[type], summary, _ACTION_STATUS[status],
         input, output_value, command, cwd, exit_code, duration, stdout, stderr, created_at,
         updated_at, tool, decision_id, started_at, ended_at, cpu_seconds, memory_mb, fingerprint,
-    )  # fmt: skip
+    ))  # fmt: skip
+
+
+_make_action = Action._make  # the tuple built in C, not by NamedTuple's __new__ in Python
 
 
 def _decision(row: Row) -> TraceDecision:
