@@ -99,7 +99,8 @@ def _action(values: tuple[Any, ...]) -> Action:
         stderr_kind,
     ) = values
     # Most of a listing's actions have no JSON and text (or no) output: those are taken as
-    # they are, without a call each (`where` builds 50-70 actions, `state` 50).
+    # they are, without a call each (`where` builds 50-70 actions, `state` 50); the tuple
+    # is made as NamedTuple's __new__ makes it, without its Python frame.
     if input is not None:
         input = codec.loads(input)
     if output_value is not None:
@@ -108,14 +109,11 @@ def _action(values: tuple[Any, ...]) -> Action:
         stdout = output(stdout, stdout_kind)
     if stderr is not None and (stderr_kind == "bytes" or isinstance(stderr, bytes)):
         stderr = output(stderr, stderr_kind)
-    return _make_action((
+    return tuple.__new__(Action, (
         id, space, task_id, plan_item_id, _ACTION_TYPE[type], summary, _ACTION_STATUS[status],
         input, output_value, command, cwd, exit_code, duration, stdout, stderr, created_at,
         updated_at, tool, decision_id, started_at, ended_at, cpu_seconds, memory_mb, fingerprint,
     ))  # fmt: skip
-
-
-_make_action = Action._make  # the tuple built in C, not by NamedTuple's __new__ in Python
 
 
 def _decision(row: Row) -> TraceDecision:
