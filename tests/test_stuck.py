@@ -323,3 +323,67 @@ def task_of_plan_changed_at(stamp: str) -> Any:
         "t000000000", "default", "task", None, None, TaskStatus.ACTIVE, False, {}, 1, None,
         "2026-11-22T09:00:00.000000Z", stamp, None, None, None, (step,),
     )  # fmt: skip
+
+
+def _unfixed_by_definition(
+    actions: list[clew.Action], recorded: dict[str, str | None]
+) -> tuple[clew.Action, ...]:
+    """The definition brief._unfixed_failures keeps (actions newest first): a failure not
+    recorded as an error, with no newer success of its command, no error entry of its
+    command open or closed at or after it, and no newer failure of its command listed."""
+    from clew.linking import command_key
+
+    keys = [command_key(a.command) for a in actions]
+    out: list[clew.Action] = []
+    listed: set[str] = set()
+    for index, action in enumerate(actions):
+        if action.status is not clew.ActionStatus.FAILED or action.id in recorded:
+            continue
+        key = keys[index]
+        if key is not None and any(
+            a.status is clew.ActionStatus.COMPLETED and keys[i] == key
+            for i, a in enumerate(actions[:index])
+        ):
+            continue
+        if key is not None and any(
+            keys[i] == key and (closed is None or closed >= action.created_at)
+            for i, a in enumerate(actions)
+            if (closed := recorded.get(a.id, "")) != ""
+        ):
+            continue
+        if key is not None and key in listed:
+            continue
+        out.append(action)
+        if key is not None:
+            listed.add(key)
+    return tuple(out)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(list(clew.ActionStatus)),
+            st.sampled_from([None, "pytest -x", "pytest  -x", "make", "git push"]),
+            st.integers(0, 8),  # the minute it ran
+            st.sampled_from(
+                ["no", None, "2026-11-22T09:03:00.000000Z", "2026-11-22T09:06:00.000000Z"]
+            ),
+        ),
+        max_size=30,
+    )
+)
+def test_unfixed_failures_keep_their_definition(runs: list[tuple[Any, ...]]) -> None:
+    from clew.brief import _unfixed_failures
+
+    actions = [
+        clew.Action(
+            f"a{n:09d}", "default", "t000000000", None, clew.ActionType.CLI, "ran it", status,
+            None, None, command, None, 1, None, None, None,
+            f"2026-11-22T09:0{minute}:00.000000Z", f"2026-11-22T09:0{minute}:00.000000Z",
+        )
+        for n, (status, command, minute, _) in enumerate(runs)
+    ][::-1]  # fmt: skip
+    # Which actions an error entry stands for, and when it was closed (None: still open).
+    recorded = {f"a{n:09d}": closed for n, (*_, closed) in enumerate(runs) if closed != "no"}
+    assert _unfixed_failures(actions, recorded) == _unfixed_by_definition(actions, recorded)
