@@ -467,3 +467,23 @@ def test_the_budget_can_be_configured(tmp_path: Any, monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("CLEW_STATE_BUDGET", "12")
     with pytest.raises(clew.ValidationError, match="state budget 12 is out of range"):
         clew.open(db)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.one_of(
+        st.text(),
+        st.text(alphabet=" \t\n\r\x0b\x0c\x1c\x85\xa0\u2028\u3000\x00\x1b\x7f\x9fab é"),
+        st.text(alphabet="ab é", max_size=8),  # printable: spaces at the ends, runs of them
+    ),
+    st.integers(1, 30),
+)
+def test_clip_keeps_its_definition(text: str, limit: int) -> None:
+    """brief.clip: whitespace runs made one space, control characters '?', cut with '…'."""
+    import re
+
+    from clew.brief import clip
+
+    flat = re.sub("[\x00-\x1f\x7f-\x9f]", "?", " ".join(text.split()))
+    expected = flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+    assert clip(text, limit) == expected

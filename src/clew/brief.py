@@ -112,9 +112,14 @@ _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 def clip(text: str, limit: int) -> str:
     """Return `text` on one line for a prompt, cut to `limit` characters with an ellipsis;
     control characters (invisible, and costly once escaped) show as '?'."""
-    flat = " ".join(text.split())
-    if not flat.isprintable():  # a control character is never printable: most text has none
-        flat = _CONTROL.sub("?", flat)
+    # Printable text holds no whitespace but the ASCII space (str.isprintable), so text
+    # with no run of spaces and none at its ends is already flat: most titles and summaries.
+    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        flat = text
+    else:
+        flat = " ".join(text.split())
+        if not flat.isprintable():  # a control character is never printable
+            flat = _CONTROL.sub("?", flat)
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
