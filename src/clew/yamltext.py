@@ -42,10 +42,28 @@ def scalar(value: object) -> str:
         return json.dumps(value)
     if not isinstance(value, str):
         raise TypeError(f"cannot write {type(value).__name__} as a YAML scalar")
-    return _text(value)
+    return _written(value)  # a str subclass (a StrEnum): not kept, keys are plain text
 
 
 def _text(value: str) -> str:
+    # Each short text's scalar kept once worked out: a state writes the same titles, ids
+    # and statuses on every render, and a lookup costs a fifth of the check below.
+    found = _TEXTS.get(value)
+    if found is None:
+        found = _written(value)
+        if len(value) <= _TEXT_KEPT:
+            if len(_TEXTS) >= _TEXTS_MAX:
+                _TEXTS.clear()  # a plain bound: renders in turn share few texts
+            _TEXTS[value] = found
+    return found
+
+
+_TEXTS: dict[str, str] = {}
+_TEXTS_MAX = 4096
+_TEXT_KEPT = 200  # characters: longer text is rarely written twice
+
+
+def _written(value: str) -> str:
     # The keywords are five letters at most: longer text is never lower-cased to look.
     if _PLAIN(value) and (len(value) > 5 or value.lower() not in _KEYWORDS) and "  " not in value:
         return value
