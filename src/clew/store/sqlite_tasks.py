@@ -36,10 +36,11 @@ def _step(row: Row | tuple[Any, ...]) -> PlanItem:
         id, space, task_id, ordinal, title, status, started_at, completed_at,
         duration, summary, issue, depends_on, removed, created_at, updated_at,
     ) = row  # fmt: skip
-    return PlanItem(
+    # Made as NamedTuple's own __new__ makes it, without its Python frame (every task read).
+    return tuple.__new__(PlanItem, (
         id, space, task_id, ordinal, title, _STEP_STATUS[status], started_at, completed_at,
         duration, summary, issue, json_ids(depends_on), bool(removed), created_at, updated_at,
-    )  # fmt: skip
+    ))  # fmt: skip
 
 
 # Task fields in Task's order (all but the plan), selected by position like steps.
@@ -73,11 +74,11 @@ def _task(row: Row | tuple[Any, ...], plan: tuple[PlanItem, ...]) -> Task:
         id, space, name, goal, workspace, status, archived, metadata, plan_version,
         last_replanned_at, created_at, updated_at, completed_at, next_objective, summary,
     ) = row  # fmt: skip
-    return Task(
+    return tuple.__new__(Task, (
         id, space, name, goal, workspace, _TASK_STATUS[status], bool(archived),
         {} if metadata == "{}" else codec.loads(metadata), plan_version, last_replanned_at,
         created_at, updated_at, completed_at, next_objective, summary, plan,
-    )  # fmt: skip
+    ))  # fmt: skip
 
 
 def _log(row: Row) -> ActionLog:
