@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from clew.models import Difference, Event, VerifyReport
-from clew.store import chain, codec, projection
+from clew.store import chain, codec, projection, projection_conversations
 from clew.store.migrations import PROJECTION_TABLES
 from clew.store.rows import RowReader
 from clew.store.sqlite_journal import EVENT_COLUMNS
@@ -88,6 +88,7 @@ class Verification(RowReader):
                         count, findings, heads = self._replay(scratch, scope, careful=True)
                     report = self._compare(scratch, count, scope, findings)
             finally:
+                projection_conversations.drop(scratch)  # after an error: no state left behind
                 scratch.close()
         report = report._replace(heads=heads)
         meter.report("checking the search indexes", 0, None)
@@ -119,6 +120,10 @@ class Verification(RowReader):
         count = 0
         total = self._conn.execute(f"SELECT count(*) FROM events {where}", params).fetchone()[0]
         scratch.execute("BEGIN")
+        # The sessions' rows are written once at the end, as a bulk import writes them: a
+        # session's count, tokens and state (a few KB of JSON) were written on every turn.
+        projection_conversations.drop(scratch)  # nothing from a replay given up on
+        projection_conversations.put_off(scratch)
         for link, expected in chain.walk(chain.Link(*row) for row in rows):
             count += 1
             if count % 1000 == 0:
@@ -137,11 +142,13 @@ class Verification(RowReader):
             except (ValueError, KeyError, TypeError, sqlite3.Error) as exc:
                 if not careful:
                     scratch.execute("ROLLBACK")
+                    projection_conversations.drop(scratch)
                     raise _Unreplayable from exc
                 scratch.execute("ROLLBACK TO event")
                 findings.append(_event_finding(link, f"it cannot be replayed ({exc!r})"))
             if careful:
                 scratch.execute("RELEASE event")
+        projection_conversations.settle(scratch, end=True)
         scratch.execute("COMMIT")
         return count, findings, heads
 
