@@ -142,7 +142,7 @@ def _encoded(old: dict[str, Any], change: dict[str, Any]) -> tuple[dict[str, Any
 class _Pending:
     """What a session's turns in a bulk block changed in its row, not written yet."""
 
-    __slots__ = ("state", "turns", "tokens", "said")
+    __slots__ = ("said", "state", "tokens", "turns")
 
     def __init__(self) -> None:
         self.state: dict[str, Any] | None = None  # None: the turns left it as stored
