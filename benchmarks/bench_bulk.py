@@ -149,11 +149,14 @@ class Run(NamedTuple):
         return [f"{self.wall:.1f}", f"{self.cpu:.1f}", f"{self.rss:.0f}"]
 
 
-def run_measured(argv: list[str], stdout: str | None = None) -> Run:
+def run_measured(
+    argv: list[str], stdout: str | None = None, env: dict[str, str] | None = None
+) -> Run:
     """Run `argv` as a child and measure it alone (its own rusage from wait4)."""
     t0 = time.perf_counter()
     with open(stdout or os.devnull, "w") as sink:
-        proc = subprocess.Popen(argv, stdout=sink, stderr=subprocess.PIPE)
+        environ = {**os.environ, **env} if env else None
+        proc = subprocess.Popen(argv, stdout=sink, stderr=subprocess.PIPE, env=environ)
         assert proc.stderr is not None
         err = proc.stderr.read()
         _, status, usage = os.wait4(proc.pid, 0)  # this child's own rusage, not all children's
@@ -186,10 +189,23 @@ def main() -> None:
     parser.add_argument(
         "--profile",
         action="store_true",
-        help="then run clew's session import once more under cProfile and print its top"
-        " costs (own time; the run is slower than the timed one)",
+        help="then run clew's session import and verify once more under cProfile and print"
+        " their top costs (own time; the runs are slower than the timed ones)",
     )
+    parser.add_argument(
+        "--verify-store",
+        metavar="DB",
+        help="only time verify of the existing store DB, against the floor's scan (and"
+        " --peer's verify), alternating, --rounds times",
+    )
+    parser.add_argument(
+        "--peer", metavar="SRC", help="another checkout's src folder (e.g. main's), run alike"
+    )
+    parser.add_argument("--rounds", type=int, default=2, help="rounds for --verify-store (2)")
     args = parser.parse_args()
+    if args.verify_store:
+        verify_alternating(args.verify_store, args.peer, args.rounds)
+        return
     total = 20_000 if args.quick else args.messages
     folder = args.keep or tempfile.mkdtemp(prefix="clew-bulk-")
     os.makedirs(folder, exist_ok=True)
@@ -272,25 +288,46 @@ def main() -> None:
         )
     )
     if args.profile:
-        print()
-        print(profile_import(fresh("profiled.db"), limit, source, folder))
+        db = fresh("profiled.db")
+        for name, argv in (
+            ("session import", ["--max-input-mb", limit, "session", "import", source]),
+            ("verify", ["verify"]),
+        ):
+            print()
+            print(profile_command(name, db, argv, folder))
 
 
-def profile_import(db: str, limit: str, source: str, folder: str, top: int = 15) -> str:
-    """clew's session import of `source` under cProfile: the functions with the most own
-    time, as a share of the whole process, so that what is left is named, not guessed."""
+def verify_alternating(db: str, peer: str | None, rounds: int) -> None:
+    """verify of one store by this checkout, by `peer` (a src folder) and the floor's scan,
+    taking turns at going first; one row a run."""
+    sides: list[tuple[str, list[str], dict[str, str]]] = [
+        ("clew (this checkout)", clew(db, "verify"), {}),
+        ("floor (scan + re-hash)", floor(FLOOR_SCAN, db), {}),
+    ]
+    if peer:
+        sides.insert(1, (f"clew ({peer})", clew(db, "verify"), {"PYTHONPATH": peer}))
+    rows = []
+    for r in range(rounds):
+        for name, argv, env in sides if r % 2 == 0 else sides[::-1]:
+            rows.append([name, str(r + 1), *run_measured(argv, env=env).cells()])
+    header("verify as a whole process", ("store", db), ("rounds", str(rounds)))
+    print()
+    print(table(["side", "round", "wall s", "CPU s", "peak RSS MB"], rows))
+
+
+def profile_command(name: str, db: str, argv: list[str], folder: str, top: int = 15) -> str:
+    """clew's `argv` on `db` under cProfile: the functions with the most own time, as a
+    share of the whole process, so that what is left is named, not guessed."""
     import io
     import pstats
 
-    stats_file = os.path.join(folder, "import.prof")
-    argv = [sys.executable, "-m", "cProfile", "-o", stats_file, "-m", "clew", "--db", db,
-            "--max-input-mb", limit, "session", "import", source]  # fmt: skip
-    run_measured(argv)
+    stats_file = os.path.join(folder, "command.prof")
+    run_measured([sys.executable, "-m", "cProfile", "-o", stats_file, *clew(db, *argv)[1:]])
     out = io.StringIO()
     stats = pstats.Stats(stats_file, stream=out)
     total = stats.total_tt  # type: ignore[attr-defined]
     entries = sorted(stats.stats.items(), key=lambda kv: -kv[1][2])[:top]  # type: ignore[attr-defined]
-    lines = [f"session import under cProfile: {total:.1f} s; top {top} by own time", ""]
+    lines = [f"{name} under cProfile: {total:.1f} s; top {top} by own time", ""]
     lines.append(f"{'own s':>7} {'share':>6} {'calls':>9}  function")
     for (path, line, name), (_, calls, own, _cum, _callers) in entries:
         where = f"{os.path.basename(path)}:{line}" if line else path

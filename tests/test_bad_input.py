@@ -3588,3 +3588,23 @@ def test_adk_services_take_hostile_names_state_and_queries(mem: clew.Memory) -> 
         assert [m.content for m in found.memories] == [note.content]
 
     asyncio.run(scenario())
+# -- i14-write5: a JSON Lines import parsed by one decoder made once (checks.json_value)
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ('{"role": "user", "content": NaN}', "line 2 holds NaN, which is not a JSON number"),
+        ('{"role": "user", "n": 1e999}', "line 2 holds '1e999', a number too large"),
+        ('{"role": "user", "n": ' + "9" * 5000 + "}", "line 2 holds a number with too many"),
+        ('{"role": "user", "content": "x"', "line 2 is not valid JSON"),
+    ],
+)
+def test_a_bad_line_of_a_session_import_is_named_and_nothing_is_imported(
+    cli: Callable[..., Result], mem: clew.Memory, tmp_path: Path, line: str, said: str
+) -> None:
+    source = tmp_path / "talk.jsonl"
+    good = '{"role": "user", "content": "hello"}'
+    source.write_text(f"{good}\n{line}\n{good}\n", encoding="utf-8")
+    assert said in error_line(cli("session", "import", str(source)))
+    assert mem.list_sessions() == []

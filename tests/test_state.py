@@ -5,12 +5,13 @@ current step and next step; plus the seed's pruning rules and the hidden section
 from __future__ import annotations
 
 import functools
+import json
 from typing import Any
 
 import pytest
 import tiktoken
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import clew
@@ -32,7 +33,7 @@ from clew.models import (
 from clew.state import LEVELS, MIN_BUDGET, Snapshot, render_lines, render_state
 from clew.stuck import NO_PROGRESS, REPEATED_FAILURE, Stuck
 from clew.tokens import byte_counter, counter
-from clew.yamltext import dump, scalar
+from clew.yamltext import dump, dump_lines, scalar
 from tests.conftest import FakeClock
 
 
@@ -284,6 +285,60 @@ def test_any_string_is_one_yaml_line_that_parses_back(text: str) -> None:
     assert yaml.safe_load(dump(nested)) == nested
 
 
+def _lines_by_definition(value: Any, indent: str = "") -> list[str]:
+    """The block YAML dump_lines writes, by its plain definition: a mapping's scalar on its
+    key's line, an empty one as {} or [], a list of whole numbers in flow style, anything
+    else nested two spaces in; a list item's first key on its dash's line."""
+    out: list[str] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if item is None or isinstance(item, str | int | float):
+                out.append(f"{indent}{key}: {scalar(item)}")
+            elif not item:
+                out.append(f"{indent}{key}: {'{}' if isinstance(item, dict) else '[]'}")
+            elif isinstance(item, list) and all(isinstance(i, int) for i in item):
+                out.append(f"{indent}{key}: [{', '.join(json.dumps(i) for i in item)}]")
+            else:
+                out += [f"{indent}{key}:", *_lines_by_definition(item, indent + "  ")]
+    else:
+        for item in value:
+            if item is None or isinstance(item, str | int | float):
+                out.append(f"{indent}- {scalar(item)}")
+            else:
+                nested = _lines_by_definition(item, indent + "  ")
+                out += [f"{indent}- {nested[0][len(indent) + 2 :]}", *nested[1:]]
+    return out
+
+
+_yaml_scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False),
+    short_text, st.sampled_from(list(StepStatus)),
+)  # fmt: skip
+_yaml_values = st.recursive(
+    _yaml_scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4).filter(lambda v: all(not isinstance(i, list) for i in v)),
+        st.lists(st.integers(), max_size=4),
+        st.dictionaries(st.sampled_from(["a", "b", "n", "title"]), inner, max_size=4),
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(["task", "n", "steps", "x"]), _yaml_values, max_size=4))
+def test_yaml_lines_keep_their_definition(data: dict[str, Any]) -> None:
+    def fits(value: Any) -> bool:  # what the emitter takes: no empty mapping in a list
+        if isinstance(value, dict):
+            return all(fits(v) for v in value.values())
+        if isinstance(value, list):
+            return all(v != {} and fits(v) for v in value)
+        return True
+
+    assume(fits(data))
+    assert dump_lines(data) == _lines_by_definition(data)
+
+
 # Each example is a whole render, hundreds of lines each checked: 40 renders check thousands
 # of lines, and drawing a snapshot is what costs (a quarter of a second), not the check.
 @settings(max_examples=40, deadline=None)
@@ -412,3 +467,23 @@ def test_the_budget_can_be_configured(tmp_path: Any, monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("CLEW_STATE_BUDGET", "12")
     with pytest.raises(clew.ValidationError, match="state budget 12 is out of range"):
         clew.open(db)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.one_of(
+        st.text(),
+        st.text(alphabet=" \t\n\r\x0b\x0c\x1c\x85\xa0\u2028\u3000\x00\x1b\x7f\x9fab é"),
+        st.text(alphabet="ab é", max_size=8),  # printable: spaces at the ends, runs of them
+    ),
+    st.integers(1, 30),
+)
+def test_clip_keeps_its_definition(text: str, limit: int) -> None:
+    """brief.clip: whitespace runs made one space, control characters '?', cut with '…'."""
+    import re
+
+    from clew.brief import clip
+
+    flat = re.sub("[\x00-\x1f\x7f-\x9f]", "?", " ".join(text.split()))
+    expected = flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+    assert clip(text, limit) == expected

@@ -247,3 +247,143 @@ def test_a_stuck_brief_fits_its_budget_and_says_it_is_stuck(case: tuple[Any, ...
     brief = build_brief(task, messages, [], now, counter=counter(), stuck=stuck)
     assert exact_tokens(brief.text) <= BRIEF_BUDGET
     assert brief.text.count("\nStuck: ") == len(stuck)
+
+
+def _repeated_failure_by_definition(task: Any, actions: list[clew.Action], repeats: int) -> Any:
+    """The definition stuck.repeated_failure keeps: each failure's group is fixed when any
+    other action of its command (or summary) completed at or after its newest failure."""
+    from clew.stuck import _step_changed
+
+    since = _step_changed(task)
+    recent = sorted((a for a in actions if a.created_at >= since), key=lambda a: a.created_at)
+    runs: dict[str, list[clew.Action]] = {}
+    for a in recent:
+        if a.status in (clew.ActionStatus.FAILED, clew.ActionStatus.TIMEOUT) and a.fingerprint:
+            runs.setdefault(a.fingerprint, []).append(a)
+    best: list[clew.Action] = []
+    for failed in runs.values():
+        last = failed[-1]
+        fixed = any(
+            a.status is clew.ActionStatus.COMPLETED
+            and a.created_at >= last.created_at
+            and a.id != last.id
+            and (a.command or a.summary) == (last.command or last.summary)
+            for a in recent
+        )
+        if not fixed and len(failed) >= repeats and len(failed) > len(best):
+            best = failed
+    return best[-1].id if best else None
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(list(clew.ActionStatus)),
+            st.sampled_from([None, "pytest", "make", ""]),  # the command
+            st.sampled_from(["run tests", "build", ""]),  # the summary
+            st.sampled_from([None, "f1", "f2", "f3"]),  # the error's fingerprint
+            st.integers(0, 8),  # the minute it ran (ties included)
+        ),
+        max_size=40,
+    ),
+    st.integers(1, 4),
+    st.integers(0, 4),
+)
+def test_repeated_failure_keeps_its_definition(
+    runs: list[tuple[Any, ...]], repeats: int, step_minute: int
+) -> None:
+    from clew.stuck import repeated_failure
+
+    task = task_of_plan_changed_at(f"2026-11-22T09:0{step_minute}:00.000000Z")
+    actions = [
+        clew.Action(
+            f"a{n:09d}", "default", task.id, None, clew.ActionType.CLI, summary, status,
+            None, None, command, None, 1, None, None, None,
+            f"2026-11-22T09:0{minute}:00.000000Z", f"2026-11-22T09:0{minute}:00.000000Z",
+            fingerprint=fingerprint,
+        )
+        for n, (status, command, summary, fingerprint, minute) in enumerate(runs)
+    ]  # fmt: skip
+    found = repeated_failure(task, actions, repeats)
+    assert (found.action_id if found else None) == _repeated_failure_by_definition(
+        task, actions, repeats
+    )
+
+
+def task_of_plan_changed_at(stamp: str) -> Any:
+    """A task whose plan last moved at `stamp` (a step started then)."""
+    from clew.models import PlanItem, StepStatus, Task, TaskStatus
+
+    step = PlanItem(
+        "s000000001", "default", "t000000000", 1, "step", StepStatus.ACTIVE, stamp, None, None,
+        None, None, (), False, "2026-11-22T09:00:00.000000Z", stamp,
+    )  # fmt: skip
+    return Task(
+        "t000000000", "default", "task", None, None, TaskStatus.ACTIVE, False, {}, 1, None,
+        "2026-11-22T09:00:00.000000Z", stamp, None, None, None, (step,),
+    )  # fmt: skip
+
+
+def _unfixed_by_definition(
+    actions: list[clew.Action], recorded: dict[str, str | None]
+) -> tuple[clew.Action, ...]:
+    """The definition brief._unfixed_failures keeps (actions newest first): a failure not
+    recorded as an error, with no newer success of its command, no error entry of its
+    command open or closed at or after it, and no newer failure of its command listed."""
+    from clew.linking import command_key
+
+    keys = [command_key(a.command) for a in actions]
+    out: list[clew.Action] = []
+    listed: set[str] = set()
+    for index, action in enumerate(actions):
+        if action.status is not clew.ActionStatus.FAILED or action.id in recorded:
+            continue
+        key = keys[index]
+        if key is not None and any(
+            a.status is clew.ActionStatus.COMPLETED and keys[i] == key
+            for i, a in enumerate(actions[:index])
+        ):
+            continue
+        if key is not None and any(
+            keys[i] == key and (closed is None or closed >= action.created_at)
+            for i, a in enumerate(actions)
+            if (closed := recorded.get(a.id, "")) != ""
+        ):
+            continue
+        if key is not None and key in listed:
+            continue
+        out.append(action)
+        if key is not None:
+            listed.add(key)
+    return tuple(out)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(list(clew.ActionStatus)),
+            st.sampled_from([None, "pytest -x", "pytest  -x", "make", "git push"]),
+            st.integers(0, 8),  # the minute it ran
+            st.sampled_from(
+                ["no", None, "2026-11-22T09:03:00.000000Z", "2026-11-22T09:06:00.000000Z"]
+            ),
+        ),
+        max_size=30,
+    )
+)
+def test_unfixed_failures_keep_their_definition(runs: list[tuple[Any, ...]]) -> None:
+    from clew.brief import _unfixed_failures
+
+    actions = [
+        clew.Action(
+            f"a{n:09d}", "default", "t000000000", None, clew.ActionType.CLI, "ran it", status,
+            None, None, command, None, 1, None, None, None,
+            f"2026-11-22T09:0{minute}:00.000000Z", f"2026-11-22T09:0{minute}:00.000000Z",
+        )
+        for n, (status, command, minute, _) in enumerate(runs)
+    ][::-1]  # fmt: skip
+    # Which actions an error entry stands for, and when it was closed (None: still open).
+    recorded = {f"a{n:09d}": closed for n, (*_, closed) in enumerate(runs) if closed != "no"}
+    assert _unfixed_failures(actions, recorded) == _unfixed_by_definition(actions, recorded)

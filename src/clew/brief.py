@@ -112,7 +112,14 @@ _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 def clip(text: str, limit: int) -> str:
     """Return `text` on one line for a prompt, cut to `limit` characters with an ellipsis;
     control characters (invisible, and costly once escaped) show as '?'."""
-    flat = _CONTROL.sub("?", " ".join(text.split()))
+    # Printable text holds no whitespace but the ASCII space (str.isprintable), so text
+    # with no run of spaces and none at its ends is already flat: most titles and summaries.
+    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        flat = text
+    else:
+        flat = " ".join(text.split())
+        if not flat.isprintable():  # a control character is never printable
+            flat = _CONTROL.sub("?", flat)
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
@@ -166,21 +173,31 @@ def _unfixed_failures(
 
     # Each command's key once (linking.same_command: equal keys, not None), not per pair.
     keys = [command_key(a.command) for a in actions]
+    # What each key's error entries say, in one pass (a pass per failure cost O(n^2) on
+    # every `where`): whether one is still open (closed None), and the newest close.
+    open_keys: set[str] = set()
+    closed_at: dict[str, str] = {}
+    for key, a in zip(keys, actions, strict=True):
+        closed = recorded.get(a.id, "")
+        if key is None or closed == "":
+            continue
+        if closed is None:
+            open_keys.add(key)
+        elif closed > closed_at.get(key, ""):
+            closed_at[key] = closed
     out: list[Action] = []
     listed: set[str] = set()
-    for index, action in enumerate(actions):
+    succeeded: set[str] = set()  # keys of the successes newer than the action at hand
+    for key, action in zip(keys, actions, strict=True):
+        newer_success = key is not None and key in succeeded
+        if key is not None and action.status is ActionStatus.COMPLETED:
+            succeeded.add(key)
         if action.status is not ActionStatus.FAILED or action.id in recorded:
             continue
-        key = keys[index]
-        if key is not None and any(
-            a.status is ActionStatus.COMPLETED and keys[i] == key
-            for i, a in enumerate(actions[:index])
-        ):
+        if newer_success:
             continue
-        if key is not None and any(
-            keys[i] == key and (closed is None or closed >= action.created_at)
-            for i, a in enumerate(actions)
-            if (closed := recorded.get(a.id, "")) != ""
+        if key is not None and (
+            key in open_keys or (key in closed_at and closed_at[key] >= action.created_at)
         ):
             continue  # another run of this failure, which its error entry stands for
         if key is not None and key in listed:

@@ -113,30 +113,48 @@ def shown(value: object) -> str:
     return text if len(text) <= 40 else f"{text[:16]}… ({len(text):,} characters)"
 
 
+class _NotANumber(Exception):
+    """A constant (NaN, Infinity) or a number too large, met while parsing: `json_value`
+    names the field, which the decoder (made once) does not know."""
+
+    def __init__(self, text: str, constant: bool) -> None:
+        self.text, self.constant = text, constant
+
+
+def _constant(name: str) -> Any:
+    raise _NotANumber(name, True)
+
+
+def _number(digits: str) -> float:
+    parsed = float(digits)
+    if not math.isfinite(parsed):
+        raise _NotANumber(digits, False)
+    return parsed
+
+
+# One decoder for every call: json.loads with hooks builds a decoder and its scanner each
+# time, a cost as large as parsing a short message (session import parses a line a message).
+_DECODER = json.JSONDecoder(parse_constant=_constant, parse_float=_number)
+
+
 def json_value(text: str, field: str, *, bound: bool = True) -> Any:
     """Parse JSON text into data clew can keep (no NaN, nesting and numbers within bounds),
     or raise: NotJson when it is not JSON at all, ValidationError when it is JSON too deep
     or with too long a number. `bound=False` leaves the bounds to a check that follows at
     once and makes them itself (`json_object`), so the value is not walked twice."""
-
-    def constant(name: str) -> Any:
-        raise ValidationError(f"{field} holds {name}, which is not a JSON number")
-
-    def number(digits: str) -> float:
-        parsed = float(digits)
-        if not math.isfinite(parsed):
-            raise ValidationError(f"{field} holds {shown(digits)}, a number too large")
-        return parsed
-
     try:
-        value = json.loads(text, parse_constant=constant, parse_float=number)
+        if text.startswith("\ufeff"):  # as json.loads refuses it
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        value = _DECODER.decode(text)
+    except _NotANumber as exc:
+        if exc.constant:
+            raise ValidationError(f"{field} holds {exc.text}, which is not a JSON number") from None
+        raise ValidationError(f"{field} holds {shown(exc.text)}, a number too large") from None
     except json.JSONDecodeError as exc:
         raise NotJson(field, exc) from None
     except RecursionError:
         raise ValidationError(_too_deep(field)) from None
-    except ValueError as exc:  # ints longer than sys.int_info.str_digits_check_threshold
-        if isinstance(exc, ValidationError):
-            raise
+    except ValueError:  # ints longer than sys.int_info.str_digits_check_threshold
         raise ValidationError(f"{field} holds a number with too many digits") from None
     if bound:
         bounded(value, field)

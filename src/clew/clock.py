@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 
@@ -25,7 +26,9 @@ def parse(text: str) -> datetime:
     # start). Anything else meets strptime, so what is accepted or refused is unchanged.
     if _stamp_shaped(text):
         try:
-            return datetime.fromisoformat(text[:26]).replace(tzinfo=UTC)
+            # The offset in the text, not `.replace(tzinfo=UTC)`: replace's keyword parsing
+            # cost 1.1 µs of 1.5 (`where` parses some ten stamps). The same aware datetime.
+            return datetime.fromisoformat(text[:26] + "+00:00")
         except ValueError:  # a month 13 and the like: strptime says what is wrong
             pass
     return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
@@ -33,12 +36,11 @@ def parse(text: str) -> datetime:
 
 def _stamp_shaped(text: str) -> bool:
     """Whether `text` looks like YYYY-MM-DDTHH:MM:SS.ffffffZ, in ASCII digits."""
-    if len(text) != 27 or not text.isascii() or text[19] != "." or text[26] != "Z":
-        return False
-    if text[4] != "-" or text[7] != "-" or text[10] != "T" or text[13] != ":" or text[16] != ":":
-        return False
-    digits = text[:4] + text[5:7] + text[8:10] + text[11:13] + text[14:16] + text[17:19]
-    return (digits + text[20:26]).isdigit()
+    return _STAMP(text) is not None
+
+
+# One fullmatch (0.4 µs) where slicing and comparing each separator cost 1.2.
+_STAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z").fullmatch
 
 
 def seconds_between(start: str, end: str) -> float:

@@ -19,6 +19,7 @@ message of type `stuck`, posted by the facade) is rate-limited by `StuckRules.co
 
 from collections.abc import Sequence
 from datetime import datetime
+from operator import attrgetter
 from typing import NamedTuple
 
 from clew.clock import parse
@@ -87,25 +88,30 @@ def _step_changed(task: Task) -> str:
     return max(times)
 
 
+_CREATED = attrgetter("created_at")  # a key in C, not a lambda called per action
+
+
 def repeated_failure(task: Task, actions: Sequence[Action], repeats: int) -> Stuck | None:
     """The error that came back most often since the plan last moved, if it came back at
     least `repeats` times and no later run of its command succeeded."""
     since = _step_changed(task)
-    recent = sorted((a for a in actions if a.created_at >= since), key=lambda a: a.created_at)
+    recent = sorted([a for a in actions if a.created_at >= since], key=_CREATED)
     runs: dict[str, list[Action]] = {}
+    # The newest success of each command (or summary): a failure is fixed by a success of
+    # its command at or after it. One pass, where a scan of every action for each failure
+    # cost O(failures x actions) on every `where` and `state`.
+    succeeded: dict[str, str] = {}
     for action in recent:
         if action.status in (ActionStatus.FAILED, ActionStatus.TIMEOUT) and action.fingerprint:
             runs.setdefault(action.fingerprint, []).append(action)
+        elif action.status is ActionStatus.COMPLETED:
+            succeeded[action.command or action.summary] = action.created_at  # sorted: newest
     best: list[Action] = []
     for failed in runs.values():
         last = failed[-1]
-        fixed = any(
-            a.status is ActionStatus.COMPLETED
-            and a.created_at >= last.created_at
-            and a.id != last.id
-            and (a.command or a.summary) == (last.command or last.summary)
-            for a in recent
-        )
+        # (A success is never `last` itself, which failed.)
+        fixed_at = succeeded.get(last.command or last.summary)
+        fixed = fixed_at is not None and fixed_at >= last.created_at
         if not fixed and len(failed) >= repeats and len(failed) > len(best):
             best = failed
     if not best:

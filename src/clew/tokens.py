@@ -191,12 +191,16 @@ class TokenCounter:
 
         tiktoken is loaded only when the bound is over budget and some line's bound is
         not already known to be exact."""
-        bounds = [
-            self._line_bound(line) if line not in self._exact else (self._exact[line], True)
-            for line in lines
-        ]
-        total = sum(n for n, _ in bounds)
-        if all(exact for _, exact in bounds):
+        # One pass and one lookup a line: a state counts some 60 lines on every render.
+        known, line_bound = self._exact, self._line_bound
+        total, all_exact = 0, True
+        for line in lines:
+            tokens = known.get(line)
+            if tokens is None:
+                tokens, exact = line_bound(line)
+                all_exact = all_exact and exact
+            total += tokens
+        if all_exact:
             return Count(total, True)
         if budget is not None and total <= budget:
             return Count(total, False)

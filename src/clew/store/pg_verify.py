@@ -190,21 +190,15 @@ def _compare(
         names = [r[0] for r in conn.execute(_COLUMNS, (table,)).fetchall()]
         # A self-numbered seq comes from a counter of the database, not from the event: the
         # rows' order by it is what a replay keeps (compared by id order here).
-        columns = ", ".join(
+        columns = [
             n for n in names if not (n == "seq" and table in SELF_NUMBERED) and n not in DERIVED
-        )
-        select = f"SELECT {columns} FROM {table} WHERE space = ? ORDER BY id"
+        ]
+        select = f"SELECT {', '.join(columns)} FROM {table} WHERE space = ? ORDER BY id"
         for space in spaces:
             stored, rebuilt = conn.execute(select, (space,)), scratch.execute(select, (space,))
-            for found in _diff(table, stored, rebuilt, counts):
+            for found in _diff_rows(table, columns, stored, rebuilt, counts):
                 if len(differences) >= MAX_DIFFERENCES:
                     truncated = True
                     break
                 differences.append(found)
     return VerifyReport(events, counts, tuple(differences), truncated)
-
-
-def _diff(
-    table: str, stored: pg_adapter.Cursor, rebuilt: pg_adapter.Cursor, counts: dict[str, int]
-) -> Iterator[Difference]:
-    return _diff_rows(table, stored, rebuilt, counts)  # type: ignore[arg-type]

@@ -132,36 +132,68 @@ def _encoded(old: dict[str, Any], change: dict[str, Any]) -> tuple[dict[str, Any
     return state, text + "}"
 
 
-# Session states put off to the end of a bulk block (SQLite's bulk_turns), by connection:
-# the state's JSON (a few KB) was encoded and written on every turn of an import, and only
-# the last one of a run of turns is ever read. The turn's row, count and tokens are written
-# as one by one; the state column is written by `settle`, which the store runs before any
-# read of its own and at the block's end, so no reader sees a state behind its turns.
-PUT_OFF: dict[int, dict[str, dict[str, Any]]] = {}
+# Session rows put off to the end of a bulk block (SQLite's bulk_turns, verify's replay), by
+# connection: every turn updated its session's row (count, tokens, last active) and wrote its
+# state's JSON (a few KB), though only the row after the last of a run of turns is ever read.
+# The turn's row is written turn by turn; the session's row by `settle`, which the store runs
+# before any read of its own and at the block's end, so no reader sees a session behind its
+# turns. Nothing else writes those columns between a session's turns (session.updated
+# changes others), so one write of the sums and the last values is the same row.
+class _Pending:
+    """What a session's turns in a bulk block changed in its row, not written yet."""
+
+    __slots__ = ("said", "state", "tokens", "turns")
+
+    def __init__(self) -> None:
+        self.state: dict[str, Any] | None = None  # None: the turns left it as stored
+        self.turns = 0
+        self.tokens = 0
+        self.said = ""
+
+
+PUT_OFF: dict[int, dict[str, _Pending]] = {}
 
 
 def put_off(conn: sqlite3.Connection) -> None:
-    """Put off writing session states on `conn` until `settle` (a bulk block's start)."""
+    """Put off writing session rows on `conn` until `settle` (a bulk block's start)."""
     PUT_OFF.setdefault(id(conn), {})
 
 
+def drop(conn: sqlite3.Connection) -> None:
+    """Forget what was put off on `conn` (its transaction was rolled back)."""
+    PUT_OFF.pop(id(conn), None)
+
+
 def settle(conn: sqlite3.Connection, *, end: bool = False) -> None:
-    """Write the session states put off on `conn`, exactly as the turns one by one would
-    have (json.dumps(state, ensure_ascii=False)); `end` stops putting them off."""
+    """Write the session rows put off on `conn`, exactly as the turns one by one would
+    have (the state as json.dumps(state, ensure_ascii=False)); `end` stops putting off."""
     pending = PUT_OFF.pop(id(conn), None) if end else PUT_OFF.get(id(conn))
     if not pending:
         return
-    for session_id, state in pending.items():
-        text = _ENCODE(state)
-        conn.execute("UPDATE sessions SET state = ? WHERE id = ?", (text, session_id))
-        _remember(text, state)
+    for session_id, p in pending.items():
+        if p.state is None:
+            conn.execute(
+                "UPDATE sessions SET turn_count = turn_count + ?, total_tokens = total_tokens"
+                " + ?, last_active_at = ? WHERE id = ?",
+                (p.turns, p.tokens, p.said, session_id),
+            )
+            continue
+        text = _ENCODE(p.state)
+        conn.execute(
+            "UPDATE sessions SET turn_count = turn_count + ?, total_tokens = total_tokens + ?,"
+            " last_active_at = ?, state = ? WHERE id = ?",
+            (p.turns, p.tokens, p.said, text, session_id),
+        )
+        _remember(text, p.state)
     pending.clear()
 
 
 def _state(conn: sqlite3.Connection, session_id: str) -> dict[str, Any]:
     pending = PUT_OFF.get(id(conn)) if PUT_OFF else None
-    if pending and session_id in pending:
-        return pending[session_id]
+    if pending:
+        p = pending.get(session_id)
+        if p is not None and p.state is not None:
+            return p.state
     row = conn.execute("SELECT state FROM sessions WHERE id = ?", (session_id,)).fetchone()
     return decoded_state(row[0]) if row is not None else {}
 
@@ -200,16 +232,26 @@ def _turn_appended(conn: sqlite3.Connection, event: Event) -> None:
     text_content = isinstance(message.get("content"), str)
     stored = _ENCODE({**message, "content": None} if text_content else message)
     calls = t["tool_calls"]
+    said = t.get("said_at", event.created_at)
+    change = t["state"]
+    pending = PUT_OFF.get(id(conn)) if PUT_OFF else None
+    if pending is not None:  # a bulk block: the session's row is written once, by `settle`
+        # Worked out before the insert, so that an event failing here leaves nothing done.
+        p = pending.get(session_id) or _Pending()
+        tokens = p.tokens + t["token_count"]
+        state = {**_state(conn, session_id), **change} if change else p.state
     # The columns are this handler's, not the event's: one fixed statement (no `insert`).
     conn.execute(_INSERT_TURN, (
         t["id"], event.space, session_id, t["number"], t["role"], text, int(text_content),
         None if calls is None else _ENCODE(calls), t["tool_call_id"], t["tool_name"],
-        t["call_turn"], stored, t["token_count"], t.get("said_at", event.created_at),
+        t["call_turn"], stored, t["token_count"], said,
         # The event the row's text can be read from (see _text_in).
         event.seq, _text_in(t, text),
     ))  # fmt: skip
-    said = t.get("said_at", event.created_at)
-    change = t["state"]
+    if pending is not None:
+        p.state, p.turns, p.tokens, p.said = state, p.turns + 1, tokens, said
+        pending[session_id] = p
+        return
     if not change:
         conn.execute(
             "UPDATE sessions SET turn_count = turn_count + 1, total_tokens = total_tokens + ?,"
@@ -217,22 +259,13 @@ def _turn_appended(conn: sqlite3.Connection, event: Event) -> None:
             (t["token_count"], said, session_id),
         )
         return
-    pending = PUT_OFF.get(id(conn)) if PUT_OFF else None
-    if pending is not None:  # a bulk block: the state is written once, by `settle`
-        pending[session_id] = {**_state(conn, session_id), **change}
-        conn.execute(
-            "UPDATE sessions SET turn_count = turn_count + 1, total_tokens = total_tokens + ?,"
-            " last_active_at = ? WHERE id = ?",
-            (t["token_count"], said, session_id),
-        )
-        return
-    state, text = _encoded(_state(conn, session_id), change)
+    state_now, state_text = _encoded(_state(conn, session_id), change)
     conn.execute(
         "UPDATE sessions SET turn_count = turn_count + 1, total_tokens = total_tokens + ?,"
         " last_active_at = ?, state = ? WHERE id = ?",
-        (t["token_count"], said, text, session_id),
+        (t["token_count"], said, state_text, session_id),
     )
-    _remember(text, state)
+    _remember(state_text, state_now)
 
 
 @handles("turns.hidden")

@@ -20,7 +20,7 @@ from clew.models import (
     TraceValidation,
 )
 from clew.store import codec
-from clew.store.rows import RowReader, fields, json_ids, like_escaped, limited
+from clew.store.rows import RowReader, fields, json_ids, like_escaped, limited, positional
 from clew.store.sql import Row
 
 
@@ -66,7 +66,7 @@ def actions_from_rows(rows: Sequence[Row]) -> list[Action]:
     if not rows:
         return []
     pick = _picker(tuple(rows[0].keys()))
-    return [_action(pick(tuple(row))) for row in rows]
+    return [_action(values) for values in map(pick, positional(rows))]
 
 
 def _action(values: tuple[Any, ...]) -> Action:
@@ -98,12 +98,22 @@ def _action(values: tuple[Any, ...]) -> Action:
         stdout_kind,
         stderr_kind,
     ) = values
-    return Action(
+    # Most of a listing's actions have no JSON and text (or no) output: those are taken as
+    # they are, without a call each (`where` builds 50-70 actions, `state` 50); the tuple
+    # is made as NamedTuple's __new__ makes it, without its Python frame.
+    if input is not None:
+        input = codec.loads(input)
+    if output_value is not None:
+        output_value = codec.loads(output_value)
+    if stdout is not None and (stdout_kind == "bytes" or isinstance(stdout, bytes)):
+        stdout = output(stdout, stdout_kind)
+    if stderr is not None and (stderr_kind == "bytes" or isinstance(stderr, bytes)):
+        stderr = output(stderr, stderr_kind)
+    return tuple.__new__(Action, (
         id, space, task_id, plan_item_id, _ACTION_TYPE[type], summary, _ACTION_STATUS[status],
-        _json(input), _json(output_value), command, cwd, exit_code, duration,
-        output(stdout, stdout_kind), output(stderr, stderr_kind), created_at, updated_at, tool,
-        decision_id, started_at, ended_at, cpu_seconds, memory_mb, fingerprint,
-    )  # fmt: skip
+        input, output_value, command, cwd, exit_code, duration, stdout, stderr, created_at,
+        updated_at, tool, decision_id, started_at, ended_at, cpu_seconds, memory_mb, fingerprint,
+    ))  # fmt: skip
 
 
 def _decision(row: Row) -> TraceDecision:

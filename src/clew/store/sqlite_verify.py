@@ -8,11 +8,11 @@ import itertools
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from clew.models import Difference, Event, VerifyReport
-from clew.store import chain, codec, projection
+from clew.store import chain, codec, projection, projection_conversations
 from clew.store.migrations import PROJECTION_TABLES
 from clew.store.rows import RowReader
 from clew.store.sqlite_journal import EVENT_COLUMNS
@@ -88,6 +88,7 @@ class Verification(RowReader):
                         count, findings, heads = self._replay(scratch, scope, careful=True)
                     report = self._compare(scratch, count, scope, findings)
             finally:
+                projection_conversations.drop(scratch)  # after an error: no state left behind
                 scratch.close()
         report = report._replace(heads=heads)
         meter.report("checking the search indexes", 0, None)
@@ -119,6 +120,10 @@ class Verification(RowReader):
         count = 0
         total = self._conn.execute(f"SELECT count(*) FROM events {where}", params).fetchone()[0]
         scratch.execute("BEGIN")
+        # The sessions' rows are written once at the end, as a bulk import writes them: a
+        # session's count, tokens and state (a few KB of JSON) were written on every turn.
+        projection_conversations.drop(scratch)  # nothing from a replay given up on
+        projection_conversations.put_off(scratch)
         for link, expected in chain.walk(chain.Link(*row) for row in rows):
             count += 1
             if count % 1000 == 0:
@@ -137,11 +142,13 @@ class Verification(RowReader):
             except (ValueError, KeyError, TypeError, sqlite3.Error) as exc:
                 if not careful:
                     scratch.execute("ROLLBACK")
+                    projection_conversations.drop(scratch)
                     raise _Unreplayable from exc
                 scratch.execute("ROLLBACK TO event")
                 findings.append(_event_finding(link, f"it cannot be replayed ({exc!r})"))
             if careful:
                 scratch.execute("RELEASE event")
+        projection_conversations.settle(scratch, end=True)
         scratch.execute("COMMIT")
         return count, findings, heads
 
@@ -161,11 +168,13 @@ class Verification(RowReader):
         for table in PROJECTION_TABLES:
             # The rows as stored (turns is a view that reads its events: migration 15).
             source = STORED_AS.get(table, table)
-            stored = self._conn.execute(f"SELECT * FROM {source} {where} ORDER BY id", params)
-            rebuilt = scratch.execute(f"SELECT * FROM {source} {where} ORDER BY id", params)
+            sql = f"SELECT * FROM {source} {where} ORDER BY id"
+            columns = [c[1] for c in self._conn.execute(f"PRAGMA table_info({source})")]
+            stored, rebuilt = _tuples(self._conn, sql, params), _tuples(scratch, sql, params)
             counts[table] = 0
             meter.report("comparing tables", len(counts) - 1, len(PROJECTION_TABLES))
-            found = _diff_rows(table, stored, rebuilt, counts, skip=table in SELF_NUMBERED)
+            skip = table in SELF_NUMBERED
+            found = _diff_rows(table, columns, stored, rebuilt, counts, skip=skip)
             if table in SELF_NUMBERED:
                 found = itertools.chain(found, self._diff_order(scratch, table, where, params))
             for difference in found:
@@ -235,29 +244,48 @@ def _event_finding(link: chain.Link, why: str) -> Difference:
 
 def _diff_rows(
     table: str,
-    stored: sqlite3.Cursor,
-    rebuilt: sqlite3.Cursor,
+    columns: Sequence[str],
+    stored: Iterable[Sequence[Any]],
+    rebuilt: Iterable[Sequence[Any]],
     counts: dict[str, int],
     *,
     skip: bool = False,
 ) -> Iterator[Difference]:
-    """Merge-walk two id-ordered cursors and yield every disagreement (of every column but
-    `seq` when `skip`: a self-numbered table's numbers are compared by their order)."""
-    a, b = stored.fetchone(), rebuilt.fetchone()
+    """Merge-walk two id-ordered streams of rows (values in the order of `columns`) and
+    yield every disagreement (of every column but `seq` when `skip`: a self-numbered
+    table's numbers are compared by their order)."""
+    key = columns.index("id")
+    ours, theirs = iter(stored), iter(rebuilt)
+    a, b = next(ours, None), next(theirs, None)
     while a is not None or b is not None:
-        if b is None or (a is not None and a["id"] < b["id"]):
+        if b is None or (a is not None and a[key] < b[key]):
             counts[table] += 1
-            yield Difference(table, a["id"], "*", "present", "missing")
-            a = stored.fetchone()
-        elif a is None or b["id"] < a["id"]:
-            yield Difference(table, b["id"], "*", "missing", "present")
-            b = rebuilt.fetchone()
+            yield Difference(table, a[key], "*", "present", "missing")  # type: ignore[index]
+            a = next(ours, None)
+        elif a is None or b[key] < a[key]:
+            yield Difference(table, b[key], "*", "missing", "present")
+            b = next(theirs, None)
         elif a == b:  # the same values in the same columns: nothing to look at one by one
             counts[table] += 1
-            a, b = stored.fetchone(), rebuilt.fetchone()
+            a, b = next(ours, None), next(theirs, None)
         else:
             counts[table] += 1
-            for column in a.keys():  # noqa: SIM118 - sqlite3.Row is not a mapping
-                if a[column] != b[column] and not (skip and column == "seq"):
-                    yield Difference(table, a["id"], column, a[column], b[column])
-            a, b = stored.fetchone(), rebuilt.fetchone()
+            for i, column in enumerate(columns):
+                if a[i] != b[i] and not (skip and column == "seq"):
+                    yield Difference(table, a[key], column, a[i], b[i])
+            a, b = next(ours, None), next(theirs, None)
+
+
+def _tuples(
+    conn: sqlite3.Connection, sql: str, params: tuple[str, ...]
+) -> Iterator[tuple[Any, ...]]:
+    """The rows of `sql` as plain tuples, fetched a page at a time (sqlite3.Row objects
+    and a call per row cost more than comparing them)."""
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    cursor.execute(sql, params)
+    while page := cursor.fetchmany(_PAGE):
+        yield from page
+
+
+_PAGE = 1000
