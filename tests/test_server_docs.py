@@ -81,14 +81,14 @@ def test_the_server_recipe_runs_as_written(shell: Shell) -> None:
     assert re.fullmatch(r"clew_[0-9a-f]{12}_\S+", key)
     server = subprocess.Popen(
         ["bash", "-c", "exec " + shell.local(start[2]).split("#")[0]], cwd=shell.folder,
-        env=shell.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        env=shell.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 60
         while True:
             try:
-                urllib.request.urlopen(f"http://127.0.0.1:{shell.port}/api/v1/openapi.json")
-                break
+                with urllib.request.urlopen(f"http://127.0.0.1:{shell.port}/api/v1/openapi.json"):
+                    break
             except OSError:
                 assert server.poll() is None and time.monotonic() < deadline, "no server"
                 time.sleep(0.2)
