@@ -659,3 +659,47 @@ def test_the_request_log_forgets_what_is_older_than_its_days(db: Path, clock: An
         assert [r.created_at for r in home.list_requests(space)] == days[:0:-1]
         assert home.prune_requests(1) >= 1
         assert [r.created_at for r in home.list_requests(space)] == days[2:]
+
+
+def test_writes_through_the_api_and_mcp_name_their_key_in_the_journal(served: Served) -> None:
+    """Every event a request writes carries `api:<prefix>:` or `mcp:<prefix>:`, the tools' own
+    groups included, and the task page names the key beside each."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    s = served
+    mem = s.mems[next(iter(s.mems))]
+    write, admin = (mem.authenticate(s.tokens[k]).prefix for k in ("write", "admin"))
+    before = mem.journal_head()
+    task = s.op("task_register", {"name": "Ship", "plan": ["Build", "Run"]}).json()["data"]
+    task_id = task["task_id"]
+    assert s.op("task_update", {"task_id": task_id, "step": 1, "step_status": "completed"}).status == 200
+    assert s.op("task_record", {"task_id": task_id, "decision": "use the cache"}).status == 200
+    turn = {"role": "user", "content": "hi"}
+    assert s.op("session_append", {"session": "s1", "messages": [turn]}).status == 200
+    by_api = mem.journal(after=before)
+    assert by_api and all(e.correlation_id.startswith(f"api:{write}:") for e in by_api)
+    # one request, one group; two requests, two
+    assert len({e.correlation_id for e in by_api}) == 4
+
+    async def session(token: str) -> str:
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
+        async with http, Client(streamable_http_client(f"{s.url}/mcp", http_client=http)) as c:
+            wrote = await c.call_tool("task_record", {"task_id": task_id, "finding": "via mcp"})
+            return "" if not wrote.is_error else wrote.content[0].text  # type: ignore[union-attr]
+
+    middle = mem.journal_head()
+    assert asyncio.run(session(s.tokens["admin"])) == ""
+    by_mcp = mem.journal(after=middle)
+    assert by_mcp and all(e.correlation_id.startswith(f"mcp:{admin}:") for e in by_mcp)
+    page = s.call("GET", f"/tasks/{task_id}", key="write").text
+    assert f"key {write} (API)" in page and f"key {admin} (MCP)" in page
+    assert mem.verify().ok
+
+
+def test_a_fresh_group_inside_an_actors_block_keeps_the_actor(mem: clew.Memory) -> None:
+    with mem.correlation("api:0123456789ab:outer"), mem.correlation() as inner:
+        assert inner.startswith("api:0123456789ab:") and inner != "api:0123456789ab:outer"
+    with mem.correlation("plain"), mem.correlation() as inner:
+        assert ":" not in inner and inner != "plain"

@@ -135,6 +135,10 @@ class Server:
         """The request's key's scope."""
         return self.caller(request).scope
 
+    def actor(self, request: Any) -> str:
+        """The correlation id the request's writes are journaled under (its key's prefix)."""
+        return web.actor(self.caller(request), "mcp")
+
     def caller(self, request: Any) -> Caller:
         """Who the request is (set by the keys middleware before any route runs)."""
         found = request.scope.get("clew.caller") if request is not None else None
@@ -284,7 +288,9 @@ class Server:
             return _error(400, "the request body must be a JSON object")
 
         def call() -> tools.ToolResult:
-            return api.run(self.spaces.get(caller.space), name, arguments, self.context)
+            mem = self.spaces.get(caller.space)
+            with mem.correlation(web.actor(caller, "api")):
+                return api.run(mem, name, arguments, self.context)
 
         try:
             api.check_scope(caller.scope, api.scope_needed(name, arguments), name)

@@ -65,18 +65,23 @@ def cookie_keys(header: str) -> list[str]:
     return []
 
 
-def actor(caller: Caller) -> str:
-    """The correlation id an edit by `caller` is journaled under."""
-    return f"web:{caller.prefix or 'local'}:{new_id()}"
+# The doors a server's write comes through, as a correlation id's first part names them.
+DOORS = {"web": "dashboard", "api": "API", "mcp": "MCP"}
+
+
+def actor(caller: Caller, door: str = "web") -> str:
+    """The correlation id a write by `caller` through `door` (web, api, mcp) is journaled
+    under: `<door>:<key prefix>:<id>`; the tools' own groups inside it keep that prefix."""
+    return f"{door}:{caller.prefix or 'local'}:{new_id()}"
 
 
 def actor_of(correlation_id: str) -> str:
     """Who a journal event's correlation id says made it ("" when it does not say)."""
     kind, _, rest = correlation_id.partition(":")
-    if kind != "web" or ":" not in rest:
+    if kind not in DOORS or ":" not in rest:
         return ""
     who = rest.split(":", 1)[0]
-    return "local user (dashboard)" if who == "local" else f"key {who} (dashboard)"
+    return f"{'local user' if who == 'local' else f'key {who}'} ({DOORS[kind]})"
 
 
 class Heads:
