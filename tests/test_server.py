@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import itertools
 import json
 import os
 import socket
@@ -775,7 +776,7 @@ def test_body_lines_are_the_bodys_lines_however_it_is_chunked(
     whole = b"\n".join(p.replace(b"\n", b" ") for p in parts).decode("latin-1").encode()
     cuts = sorted(data.draw(st.lists(st.integers(0, len(whole)), max_size=8)))
     bounds = [0, *cuts, len(whole)]
-    chunks = iter([whole[a:b] for a, b in zip(bounds, bounds[1:], strict=False)])
+    chunks = iter([whole[a:b] for a, b in itertools.pairwise(bounds)])
     got = list(body_lines(lambda: next(chunks, None)))
     *ended, last = whole.decode("utf-8").split("\n")  # only "\n" ends a line
     assert got == [line + "\n" for line in ended] + ([last] if last else [])

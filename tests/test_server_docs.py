@@ -15,7 +15,6 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -70,8 +69,8 @@ class Shell:
 
 
 @pytest.fixture
-def shell(tmp_path: Path) -> Iterator[Shell]:
-    yield Shell(tmp_path, free_port())
+def shell(tmp_path: Path) -> Shell:
+    return Shell(tmp_path, free_port())
 
 
 def test_the_server_recipe_runs_as_written(shell: Shell) -> None:
