@@ -84,6 +84,7 @@ class Tally:
         self.ms: dict[str, list[float]] = defaultdict(list)
         self.ok: dict[tuple[int, str], int] = defaultdict(int)  # (client, route) -> 200s
         self.failed: list[str] = []
+        self.busy = 0  # refused as busy (503, StoreBusyError): nothing written, said so
         self.lock = threading.Lock()
 
     def add(self, client: int, name: str, ms: float, good: bool, why: str = "") -> None:
@@ -91,6 +92,8 @@ class Tally:
             self.ms[name].append(ms)
             if good:
                 self.ok[(client, name)] += 1
+            elif "is busy" in why:
+                self.busy += 1
             else:
                 self.failed.append(f"{name}: {why[:200]}")
 
@@ -268,7 +271,7 @@ def main() -> None:
         where = "server process" if run == "http" else "this process"
         print(f"\n## {run}: {wall:.1f} s wall, {cpu:.1f} s CPU of the {where}\n")
         print(table(["route", "requests", "per s", "p50 ms", "p99 ms"], rows(tally, wall)))
-        print(f"\n{verdict}")
+        print(f"\n{verdict}; {tally.busy} requests refused as busy (nothing written)")
 
 
 if __name__ == "__main__":
