@@ -247,8 +247,6 @@ def test_a_tail_read_gives_the_newest_events_of_a_task_oldest_first(mem: clew.Me
         tail = mem.journal(task_id=task.id, limit=size, newest=True)
         assert [e.seq for e in tail] == [e.seq for e in whole][-size:]
     assert mem.journal(task_id=task.id, newest=True) == whole  # no limit: everything
-    assert [e.seq for e in mem.journal(limit=3, newest=True)] == [
-        e.seq for e in mem.journal()
-    ][-3:]
+    assert [e.seq for e in mem.journal(limit=3, newest=True)] == [e.seq for e in mem.journal()][-3:]
     revised = mem.journal(task_id=task.id, types=["task.created"])
     assert [e.type for e in revised] == ["task.created"]
