@@ -42,6 +42,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 import clew
 from clew import tools
+from clew.errors import ClewError
 from common import header, pct, table
 
 MIX = (
@@ -83,6 +84,7 @@ class Tally:
         self.ms: dict[str, list[float]] = defaultdict(list)
         self.ok: dict[tuple[int, str], int] = defaultdict(int)  # (client, route) -> 200s
         self.failed: list[str] = []
+        self.busy = 0  # refused as busy (503, StoreBusyError): nothing written, said so
         self.lock = threading.Lock()
 
     def add(self, client: int, name: str, ms: float, good: bool, why: str = "") -> None:
@@ -90,6 +92,8 @@ class Tally:
             self.ms[name].append(ms)
             if good:
                 self.ok[(client, name)] += 1
+            elif "is busy" in why:
+                self.busy += 1
             else:
                 self.failed.append(f"{name}: {why[:200]}")
 
@@ -125,12 +129,15 @@ def in_process(mem: clew.Memory, client: int, ids: tuple[str, str], seconds: flo
         name = choose(rng)
         args = body(name, *ids, rng, n)
         t0 = time.perf_counter()
-        if name == "session_append":
-            mem.append_turns(ids[1], args["messages"])
-            good, why = True, ""
-        else:
-            result = tools.call(mem, name, args)
-            good, why = not result.is_error, result.text
+        try:
+            if name == "session_append":
+                mem.append_turns(ids[1], args["messages"])
+                good, why = True, ""
+            else:
+                result = tools.call(mem, name, args)
+                good, why = not result.is_error, result.text
+        except ClewError as exc:  # a busy store: refused, as the server's 503 is counted
+            good, why = False, str(exc)
         tally.add(client, name, (time.perf_counter() - t0) * 1000, good, why)
         n += 1
 
@@ -264,7 +271,7 @@ def main() -> None:
         where = "server process" if run == "http" else "this process"
         print(f"\n## {run}: {wall:.1f} s wall, {cpu:.1f} s CPU of the {where}\n")
         print(table(["route", "requests", "per s", "p50 ms", "p99 ms"], rows(tally, wall)))
-        print(f"\n{verdict}")
+        print(f"\n{verdict}; {tally.busy} requests refused as busy (nothing written)")
 
 
 if __name__ == "__main__":

@@ -3588,6 +3588,8 @@ def test_adk_services_take_hostile_names_state_and_queries(mem: clew.Memory) -> 
         assert [m.content for m in found.memories] == [note.content]
 
     asyncio.run(scenario())
+
+
 # -- i14-write5: a JSON Lines import parsed by one decoder made once (checks.json_value)
 
 
@@ -3608,3 +3610,40 @@ def test_a_bad_line_of_a_session_import_is_named_and_nothing_is_imported(
     source.write_text(f"{good}\n{line}\n{good}\n", encoding="utf-8")
     assert said in error_line(cli("session", "import", str(source)))
     assert mem.list_sessions() == []
+
+
+# -- i15-finish: a streamed import's lines, the journal's tail read and its types
+
+
+def test_an_import_body_cut_into_lines_refuses_what_is_not_a_line(mem: clew.Memory) -> None:
+    from clew.server.app import body_lines
+
+    for chunks, said in (
+        ([b"x" * 40], "line 1 of the journal file is larger than"),
+        ([b"ok\n", b"\xff\xfe\n"], "line 2 of the journal file is not UTF-8"),
+        ([b'{"a": 1}\n', b"\xe2\x82"], "line 2 of the journal file is not UTF-8"),
+    ):
+        feed = iter(chunks)
+        with pytest.raises(ValidationError) as refused:
+            list(body_lines(lambda feed=feed: next(feed, None), limit=32))
+        assert said in str(refused.value) and "\n" not in str(refused.value)
+        assert "nothing was imported" in str(refused.value)
+    # a text that is not a journal file, a line at a time: one line, nothing added
+    before = mem.journal_head()
+    for text in ("", "\n\n", "not json\n", '{"clew": "end"}\n'):
+        with pytest.raises(clew.ClewError) as refused:
+            mem.import_events(iter(text.splitlines(keepends=True)))
+        assert "\n" not in str(refused.value)
+    assert mem.journal_head() == before
+
+
+def test_the_journals_tail_read_and_types_refuse_bad_values(mem: clew.Memory) -> None:
+    mem.create_task("t")
+    for bad in ({"limit": -1, "newest": True}, {"limit": "5", "newest": True},
+                {"types": "plan.revised"}, {"types": [1]}):  # fmt: skip
+        with pytest.raises(ValidationError) as refused:
+            mem.journal(**bad)  # type: ignore[arg-type]
+        assert "\n" not in str(refused.value)
+    assert mem.journal(types=["no.such.type"]) == []
+    with pytest.raises(ValidationError, match="limit"):
+        mem.journal(limit=0, newest=True)

@@ -151,3 +151,28 @@ def test_reading_works_without_javascript(browser: Any, site: Served) -> None:
     page.goto(f"{s.url}/sessions/{ids['session']}")
     assert f"the password is {SECRET}" in page.inner_text("#turns")
     context.close()
+
+
+def test_live_updates_stop_when_the_key_is_revoked_not_retry_forever(
+    browser: Any, site: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stream that ends reconnects; once the key is refused the page stops following
+    /events instead of the browser retrying every two seconds for as long as it is open."""
+    from clew.server import web
+
+    monkeypatch.setattr(web, "STREAM_SECONDS", 1.0)  # streams end fast, so reconnects show
+    s = site
+    ids = seed(s)
+    page = _logged_in(browser, s, key="write")
+    opened: list[str] = []
+    page.on("request", lambda r: opened.append(r.url) if r.url.endswith("/events") else None)
+    page.goto(f"{s.url}/tasks/{ids['task']}")
+    page.wait_for_function("document.body.dataset.live !== 'stopped'")
+    while len(opened) < 2:  # the first stream ended and the page followed again
+        page.wait_for_timeout(200)
+    s.mems[next(iter(s.mems))].revoke_key(s.tokens["write"])
+    page.wait_for_function("document.body.dataset.live === 'stopped'")
+    stopped = len(opened)
+    page.wait_for_timeout(5000)  # more than two of the browser's own 2 s retries
+    assert len(opened) == stopped
+    page.context.close()

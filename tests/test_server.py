@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import itertools
 import json
 import os
 import socket
@@ -659,3 +660,123 @@ def test_the_request_log_forgets_what_is_older_than_its_days(db: Path, clock: An
         assert [r.created_at for r in home.list_requests(space)] == days[:0:-1]
         assert home.prune_requests(1) >= 1
         assert [r.created_at for r in home.list_requests(space)] == days[2:]
+
+
+def test_writes_through_the_api_and_mcp_name_their_key_in_the_journal(served: Served) -> None:
+    """Every event a request writes carries `api:<prefix>:` or `mcp:<prefix>:`, the tools' own
+    groups included, and the task page names the key beside each."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    s = served
+    mem = s.mems[next(iter(s.mems))]
+    write, admin = (mem.authenticate(s.tokens[k]).prefix for k in ("write", "admin"))
+    before = mem.journal_head()
+    task = s.op("task_register", {"name": "Ship", "plan": ["Build", "Run"]}).json()["data"]
+    task_id = task["task_id"]
+    assert (
+        s.op("task_update", {"task_id": task_id, "step": 1, "step_status": "completed"}).status
+        == 200
+    )
+    assert s.op("task_record", {"task_id": task_id, "decision": "use the cache"}).status == 200
+    turn = {"role": "user", "content": "hi"}
+    assert s.op("session_append", {"session": "s1", "messages": [turn]}).status == 200
+    by_api = mem.journal(after=before)
+    assert by_api and all(e.correlation_id.startswith(f"api:{write}:") for e in by_api)
+    # one request, one group; two requests, two
+    assert len({e.correlation_id for e in by_api}) == 4
+
+    async def session(token: str) -> str:
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
+        async with http, Client(streamable_http_client(f"{s.url}/mcp", http_client=http)) as c:
+            wrote = await c.call_tool("task_record", {"task_id": task_id, "finding": "via mcp"})
+            return "" if not wrote.is_error else wrote.content[0].text  # type: ignore[union-attr]
+
+    middle = mem.journal_head()
+    assert asyncio.run(session(s.tokens["admin"])) == ""
+    by_mcp = mem.journal(after=middle)
+    assert by_mcp and all(e.correlation_id.startswith(f"mcp:{admin}:") for e in by_mcp)
+    page = s.call("GET", f"/tasks/{task_id}", key="write").text
+    assert f"key {write} (API)" in page and f"key {admin} (MCP)" in page
+    assert mem.verify().ok
+
+
+def test_a_fresh_group_inside_an_actors_block_keeps_the_actor(mem: clew.Memory) -> None:
+    with mem.correlation("api:0123456789ab:outer"), mem.correlation() as inner:
+        assert inner.startswith("api:0123456789ab:") and inner != "api:0123456789ab:outer"
+    with mem.correlation("plain"), mem.correlation() as inner:
+        assert ":" not in inner and inner != "plain"
+
+
+def _journal_file(path: Path) -> list[bytes]:
+    """A journal file of a task with a plan, a decision and an error, from another store."""
+    import io
+
+    with clew.open(path, space="elsewhere") as src:
+        task = src.create_task("Imported", ["Build", "Run"])
+        src.update_step(task.id, 1, status="completed")
+        src.add_entry("decision", "imported decision", task_id=task.id)
+        src.add_entry("error", "imported error", task_id=task.id)
+        out = io.StringIO()
+        src.export_events(out)
+    return out.getvalue().encode("utf-8").splitlines(keepends=True)
+
+
+def _post_chunked(s: Served, chunks: list[bytes]) -> Reply:
+    """POST /api/v1/import with a chunked body, as a client streaming a file sends it."""
+    import http.client
+
+    host, port = s.url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=60)
+    try:
+        conn.request(
+            "POST", "/api/v1/import", body=iter(chunks), encode_chunked=True,
+            headers={"Authorization": f"Bearer {s.tokens['write']}"},
+        )  # fmt: skip
+        response = conn.getresponse()
+        return Reply(response.status, response.read(), dict(response.getheaders()))
+    finally:
+        conn.close()
+
+
+def test_import_streams_its_body_and_a_bad_line_leaves_nothing(
+    served: Served, tmp_path: Path
+) -> None:
+    s = served
+    mem = s.mems[next(iter(s.mems))]
+    lines = _journal_file(tmp_path / "src.db")
+    assert len(lines) >= 6
+    before = mem.journal_head()
+    for bad in (b'{"not": "an event"}\n', b"\xff\xfe not utf-8\n", b"{truncated\n"):
+        body = [*lines[:3], bad, *lines[3:]]
+        reply = _post_chunked(s, body)
+        assert reply.status == 400, reply.text
+        error = reply.json()["error"]
+        assert "\n" not in error and "line 4" in error, error
+        assert mem.journal_head() == before
+    cut = _post_chunked(s, lines[:-1])  # no end line: a cut file
+    assert cut.status == 400 and mem.journal_head() == before
+    assert not [t for t in mem.list_tasks() if t.name == "Imported"]
+    # the whole file, a few bytes at a time (lines split across chunks): all of it
+    whole = b"".join(lines)
+    reply = _post_chunked(s, [whole[i : i + 7] for i in range(0, len(whole), 7)])
+    assert reply.status == 200, reply.text
+    assert reply.json()["added"] == len(lines) - 2
+    assert [t.name for t in mem.list_tasks() if t.name == "Imported"] == ["Imported"]
+    assert mem.verify().ok
+
+
+@given(st.lists(st.binary(max_size=40), max_size=12), st.data())
+def test_body_lines_are_the_bodys_lines_however_it_is_chunked(
+    parts: list[bytes], data: st.DataObject
+) -> None:
+    from clew.server.app import body_lines
+
+    whole = b"\n".join(p.replace(b"\n", b" ") for p in parts).decode("latin-1").encode()
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(whole)), max_size=8)))
+    bounds = [0, *cuts, len(whole)]
+    chunks = iter([whole[a:b] for a, b in itertools.pairwise(bounds)])
+    got = list(body_lines(lambda: next(chunks, None)))
+    *ended, last = whole.decode("utf-8").split("\n")  # only "\n" ends a line
+    assert got == [line + "\n" for line in ended] + ([last] if last else [])

@@ -234,3 +234,19 @@ def test_threads_can_share_one_memory(mem: clew.Memory) -> None:
     assert len(mem.list_messages(task.id)) == 160
     assert len(mem.list_actions(task.id)) == 160
     assert mem.verify().ok
+
+
+def test_a_tail_read_gives_the_newest_events_of_a_task_oldest_first(mem: clew.Memory) -> None:
+    task = mem.create_task("long", ["one", "two"])
+    other = mem.create_task("other")
+    for n in range(12):
+        mem.update_task(task.id, message=f"note {n}")
+        mem.update_task(other.id, message=f"other {n}")
+    whole = mem.journal(task_id=task.id)
+    for size in (1, 5, len(whole), len(whole) + 3):
+        tail = mem.journal(task_id=task.id, limit=size, newest=True)
+        assert [e.seq for e in tail] == [e.seq for e in whole][-size:]
+    assert mem.journal(task_id=task.id, newest=True) == whole  # no limit: everything
+    assert [e.seq for e in mem.journal(limit=3, newest=True)] == [e.seq for e in mem.journal()][-3:]
+    revised = mem.journal(task_id=task.id, types=["task.created"])
+    assert [e.type for e in revised] == ["task.created"]

@@ -216,7 +216,14 @@ class Facade:
     @contextlib.contextmanager
     def correlation(self, correlation_id: str | None = None) -> Iterator[str]:
         """Group every event written inside the block under one correlation id."""
-        cid = checks.text(correlation_id, "correlation id") if correlation_id else new_id()
+        if correlation_id:
+            cid = checks.text(correlation_id, "correlation id")
+        else:
+            # A fresh group inside an actor's block (`<door>:<who>:<id>`, e.g. a server's
+            # request) keeps the actor: a tool's own grouping must not hide who called it.
+            outer = _correlation.get()
+            who = outer.rsplit(":", 1)[0] if outer and outer.count(":") >= 2 else ""
+            cid = f"{who}:{new_id()}" if who else new_id()
         token = _correlation.set(cid)
         try:
             yield cid

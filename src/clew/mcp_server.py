@@ -44,6 +44,10 @@ class Door(Protocol):
         """The scope of the request's key: read, write or admin."""
         ...
 
+    def actor(self, request: Any) -> str:
+        """The correlation id the request's writes go under, naming its key."""
+        ...
+
 
 def build_server(
     mem: Memory | None, context: tools.Context = tools.NO_CONTEXT, door: Door | None = None
@@ -94,10 +98,16 @@ def build_server(
                     content=[types.TextContent(type="text", text=refusal)], is_error=True
                 )
         mem = memory(ctx)
+        actor = door.actor(ctx.request) if door is not None else None
+
+        def call() -> tools.ToolResult:
+            if actor is None:
+                return tools.call(mem, params.name, params.arguments, context)
+            with mem.correlation(actor):  # the journal names the key that wrote
+                return tools.call(mem, params.name, params.arguments, context)
+
         try:
-            result = await anyio.to_thread.run_sync(
-                tools.call, mem, params.name, params.arguments, context
-            )
+            result = await anyio.to_thread.run_sync(call)
         except Exception as exc:  # a bug of clew's: tell the model, keep serving
             traceback.print_exc(file=sys.stderr)
             result = tools.ToolResult(

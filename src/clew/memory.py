@@ -444,13 +444,25 @@ class Memory(Assembly, Upkeep, Ledger, Transfer, Keys):
     # -- the journal ----------------------------------------------------------------------
 
     def journal(
-        self, *, task_id: str | None = None, after: int = 0, limit: int | None = None
+        self,
+        *,
+        task_id: str | None = None,
+        after: int = 0,
+        limit: int | None = None,
+        types: Sequence[str] = (),
+        newest: bool = False,
     ) -> list[Event]:
-        """Return journal events in commit order, for the space or one task."""
+        """Return journal events in commit order, for the space or one task, of some types
+        or all; with `newest`, the newest `limit` of them (a tail read: cheap on a long
+        journal), still oldest first."""
         after = checks.integer(after, "after")
         limit = checks.optional_count(limit, "limit")
+        if isinstance(types, str) or not all(isinstance(t, str) for t in types):
+            raise ValidationError("types is a list of event types, e.g. ['plan.revised']")
         tid = self._task_id(task_id) if task_id is not None else None
-        return self._store.list_events(task_id=tid, after=after, limit=limit)
+        return self._store.list_events(
+            task_id=tid, after=after, limit=limit, types=tuple(types), newest=bool(newest)
+        )
 
     def journal_head(self) -> int:
         """Return the space's newest event seq, or 0 (cheap: a follower polls it)."""

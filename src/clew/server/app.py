@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import anyio
@@ -134,6 +134,10 @@ class Server:
     def scope(self, request: Any) -> str:
         """The request's key's scope."""
         return self.caller(request).scope
+
+    def actor(self, request: Any) -> str:
+        """The correlation id the request's writes are journaled under (its key's prefix)."""
+        return web.actor(self.caller(request), "mcp")
 
     def caller(self, request: Any) -> Caller:
         """Who the request is (set by the keys middleware before any route runs)."""
@@ -284,7 +288,9 @@ class Server:
             return _error(400, "the request body must be a JSON object")
 
         def call() -> tools.ToolResult:
-            return api.run(self.spaces.get(caller.space), name, arguments, self.context)
+            mem = self.spaces.get(caller.space)
+            with mem.correlation(web.actor(caller, "api")):
+                return api.run(mem, name, arguments, self.context)
 
         try:
             api.check_scope(caller.scope, api.scope_needed(name, arguments), name)
@@ -304,25 +310,46 @@ class Server:
         return StreamingResponse(_exported(mem), media_type="application/x-ndjson")
 
     async def import_(self, request: Request) -> Response:
-        """POST /api/v1/import: replay a journal file into the space."""
+        """POST /api/v1/import: replay a journal file into the space, streamed: the body is
+        read a line at a time into the facade's streamed import (one transaction, as `clew
+        import` does), so a file of any length takes constant memory and a bad line anywhere
+        leaves nothing imported."""
         caller = self.caller(request)
         try:
             api.check_scope(caller.scope, "write", "import")
         except ClewError as exc:
             return _error(api.status_of(exc), api.error_text(exc))
-        raw = await _body(request)
-        if isinstance(raw, Response):
-            return raw
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            return _error(400, "the journal file is not UTF-8 text; send what export gives")
         mem = self.spaces.get(caller.space)
-        try:
-            report = await anyio.to_thread.run_sync(mem.import_events, text)
-        except ClewError as exc:
-            return _error(api.status_of(exc), api.error_text(exc))
-        return JSONResponse(to_jsonable(report))
+        send, receive = anyio.create_memory_object_stream[bytes](16)
+
+        async def take() -> bytes | None:
+            try:
+                return await receive.receive()
+            except anyio.EndOfStream:
+                return None
+
+        def replay() -> Any:
+            try:
+                return mem.import_events(body_lines(lambda: anyio.from_thread.run(take)))
+            finally:  # the feeder stops at its next chunk
+                anyio.from_thread.run_sync(receive.close)
+
+        async def feed() -> None:
+            async with send:
+                with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    async for chunk in request.stream():
+                        await send.send(chunk)
+
+        outcome: Any = None
+        async with anyio.create_task_group() as group:
+            group.start_soon(feed)
+            try:
+                outcome = await anyio.to_thread.run_sync(replay)
+            except ClewError as exc:
+                outcome = _error(api.status_of(exc), api.error_text(exc))
+            finally:
+                group.cancel_scope.cancel()  # a body cut short: the feeder waits no more
+        return outcome if isinstance(outcome, Response) else JSONResponse(to_jsonable(outcome))
 
     async def key(self, request: Request) -> Response:
         """GET /api/v1/key: the request's key, its space and scope."""
@@ -394,6 +421,39 @@ async def _body(request: Request) -> bytes | Response:
             return _error(400, f"the request body is larger than {MAX_BODY >> 20} MB")
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def body_lines(next_chunk: Callable[[], bytes | None], limit: int = MAX_BODY) -> Iterator[str]:
+    """A request body's lines as text, from its chunks as they come (only "\n" ends a line:
+    the data may hold other line breaks); ValidationError for a line that is not UTF-8 or
+    longer than `limit` bytes."""
+    buffer, number = bytearray(), 0
+
+    def text(raw: bytes | bytearray) -> str:
+        try:
+            return bytes(raw).decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValidationError(
+                f"line {number} of the journal file is not UTF-8 text; send what export"
+                " gives; nothing was imported"
+            ) from None
+
+    while (chunk := next_chunk()) is not None:
+        buffer += chunk
+        start = 0
+        while (end := buffer.find(b"\n", start)) >= 0:
+            number += 1
+            yield text(buffer[start : end + 1])
+            start = end + 1
+        del buffer[:start]
+        if len(buffer) > limit:
+            raise ValidationError(
+                f"line {number + 1} of the journal file is larger than {limit >> 20} MB;"
+                " nothing was imported"
+            )
+    if buffer:
+        number += 1
+        yield text(buffer)
 
 
 class _Pipe:

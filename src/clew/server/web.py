@@ -65,18 +65,23 @@ def cookie_keys(header: str) -> list[str]:
     return []
 
 
-def actor(caller: Caller) -> str:
-    """The correlation id an edit by `caller` is journaled under."""
-    return f"web:{caller.prefix or 'local'}:{new_id()}"
+# The doors a server's write comes through, as a correlation id's first part names them.
+DOORS = {"web": "dashboard", "api": "API", "mcp": "MCP"}
+
+
+def actor(caller: Caller, door: str = "web") -> str:
+    """The correlation id a write by `caller` through `door` (web, api, mcp) is journaled
+    under: `<door>:<key prefix>:<id>`; the tools' own groups inside it keep that prefix."""
+    return f"{door}:{caller.prefix or 'local'}:{new_id()}"
 
 
 def actor_of(correlation_id: str) -> str:
     """Who a journal event's correlation id says made it ("" when it does not say)."""
     kind, _, rest = correlation_id.partition(":")
-    if kind != "web" or ":" not in rest:
+    if kind not in DOORS or ":" not in rest:
         return ""
     who = rest.split(":", 1)[0]
-    return "local user (dashboard)" if who == "local" else f"key {who} (dashboard)"
+    return f"{'local user' if who == 'local' else f'key {who}'} ({DOORS[kind]})"
 
 
 class Heads:
@@ -344,23 +349,26 @@ class Dashboard:
 
 
 SESSION_TURNS = 2000  # newest turns a session page shows
+TIMELINE = 500  # newest journal events a task page reads for its timeline
 
 
 def read_task(mem: Memory, task_id: str) -> dashboard.TaskView:
     """Everything the task page shows, read through the facade."""
     task = mem.get_task(task_id)
-    events = mem.journal(task_id=task.id)
+    # Only the journal's newest items (a tail read along the task's index), so a task with a
+    # long journal costs the page no more than one with 500 events; replans are read apart.
+    events = mem.journal(task_id=task.id, limit=TIMELINE, newest=True)
     actors = {e.seq: actor_of(e.correlation_id) for e in events}
     # The words of each event, from the events already read (what Memory.history does with
-    # its own read of them): the journal is the page's costliest read, so it is read once.
-    history = words(events, {s.id: n for n, s in enumerate(task.plan, 1)})[-500:]
+    # its own read of them).
+    history = words(events, {s.id: n for n, s in enumerate(task.plan, 1)})[-TIMELINE:]
     return dashboard.TaskView(
         task=task,
         state=mem.state(task.id),
         commands=mem.commands(task.id, limit=200),
         entries=mem.list_entries(task.id, type=("decision", "error", "constraint"), limit=300),
         waits=mem.list_waits(task.id, limit=100),
-        replans=[e for e in events if e.type == "plan.revised"],
+        replans=mem.journal(task_id=task.id, types=("plan.revised",)),
         timeline=[(h, actors.get(h.seq, "")) for h in history],
     )
 

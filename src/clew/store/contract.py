@@ -138,10 +138,12 @@ class Journal(Protocol):
         limit: int | None = None,
         types: tuple[str, ...] = (),
         as_stored: bool = False,
+        newest: bool = False,
     ) -> list[Event]:
-        """Events with seq above `after`, in seq (commit) order; of one task, of some types.
-        Their data is upgraded to the current shape unless `as_stored` (the data as
-        journalled, which is what its hash covers: export and push use it)."""
+        """Events with seq above `after`, in seq (commit) order; of one task, of some types;
+        with `newest`, the newest `limit` of them (a tail read, from the index's end), still
+        oldest first. Their data is upgraded to the current shape unless `as_stored` (the
+        data as journalled, which is what its hash covers: export and push use it)."""
         ...
 
     def stored_links(self, *, after: int = 0, limit: int = 1000) -> list[Link]:

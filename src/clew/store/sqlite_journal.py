@@ -160,8 +160,10 @@ class JournalReads(RowReader):
         limit: int | None = None,
         types: tuple[str, ...] = (),
         as_stored: bool = False,
+        newest: bool = False,
     ) -> list[Event]:
-        """Return journal events in commit order, optionally for one task; `as_stored` keeps
+        """Return journal events in commit order, optionally for one task (with `newest`, the
+        newest `limit` of them, read backwards along the index); `as_stored` keeps
         each event's data as it was written (not brought to the current shape), so that the
         data hashes as the chain says (what moving a journal needs)."""
         # One task's: read through events(task_id, seq), not the space's or the type's, which
@@ -175,9 +177,12 @@ class JournalReads(RowReader):
         if types:
             sql += f" AND {off}type IN ({', '.join('?' for _ in types)})"
             params += list(types)
-        sql, params = limited(sql + " ORDER BY seq", params, limit)
+        order = " ORDER BY seq DESC" if newest and limit is not None else " ORDER BY seq"
+        sql, params = limited(sql + order, params, limit)
         with self._reading():  # an upgrade may read rows: on the same connection
             rows = self._rows(sql, params)
+            if order.endswith("DESC"):
+                rows = rows[::-1]
             if as_stored:
                 return [_event(r) for r in rows]
             return [self._current(_event(r)) for r in rows]

@@ -41,9 +41,33 @@
       });
   }
 
-  var source = new EventSource("/events");
-  source.addEventListener("journal", function (event) {
-    var seq = Number(event.data);
-    if (seq > seen) { seen = seq; refresh(); }
-  });
+  // The browser reconnects a dropped stream by itself every `retry` ms, forever. So on an
+  // error the stream is closed and clew decides: a key no longer valid (401, 403) stops the
+  // live parts for good (the next page load shows the key form); anything else (a restart,
+  // the network) reconnects after a wait that doubles up to a minute.
+  var wait = 2000;
+  var source = null;
+
+  function follow() {
+    source = new EventSource("/events");
+    source.addEventListener("open", function () { wait = 2000; });
+    source.addEventListener("journal", function (event) {
+      var seq = Number(event.data);
+      if (seq > seen) { seen = seq; refresh(); }
+    });
+    source.addEventListener("error", function () {
+      source.close();
+      fetch(location.href, { credentials: "same-origin", headers: { "X-Clew-Live": "1" } })
+        .then(function (response) { return response.status; }, function () { return 0; })
+        .then(function (status) {
+          if (status === 401 || status === 403) {
+            document.body.dataset.live = "stopped";
+            return;
+          }
+          setTimeout(follow, wait);
+          wait = Math.min(wait * 2, 60000);
+        });
+    });
+  }
+  follow();
 })();
