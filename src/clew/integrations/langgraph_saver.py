@@ -1,0 +1,389 @@
+"""`ClewSaver`: LangGraph's checkpointer over a clew store (SQLite or PostgreSQL).
+
+Invariants:
+- Storage is linear in steps. A checkpoint's row holds the checkpoint without its channel
+  values; each channel value is one blob keyed by (thread, namespace, channel, version),
+  written once when that version first appears in `new_versions`. A step that appends to
+  a message list writes that one channel's new value, never the unchanged ones again.
+- Checkpoints are framework state beside the journal, not in it (docs/architecture.md):
+  each `put`/`put_writes` is one transaction of the store, so an acknowledged checkpoint
+  is durable, but it is no journal event and `clew verify` does not rebuild it.
+- Every statement is scoped by the store's space, like every other clew row.
+- The async methods run the sync ones on one worker thread, off the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    get_checkpoint_id,
+    get_checkpoint_metadata,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+import clew
+from clew.store.contract import Store
+
+_T = TypeVar("_T")
+
+
+def _memory(target: clew.Memory | str) -> clew.Memory:
+    return target if isinstance(target, clew.Memory) else clew.open(target)
+
+
+def _writes_key(row: Sequence[Any]) -> tuple[Any, ...]:
+    """LangGraph's order of pending writes: by task path, task id, then index."""
+    from langgraph.checkpoint.base import writes_sort_key
+
+    return tuple(writes_sort_key((row[4], row[0], row[5])))  # type: ignore[arg-type]
+
+
+class ClewSaver(BaseCheckpointSaver[str]):
+    """A LangGraph checkpointer that keeps every thread's checkpoints in a clew store.
+
+    `ClewSaver(clew.open("agent.db"))` or `ClewSaver("postgresql://...")`; pass it as
+    `graph.compile(checkpointer=...)`. A fresh saver over the same store resumes a thread.
+    """
+
+    def __init__(
+        self, memory: clew.Memory | str, *, serde: SerializerProtocol | None = None
+    ) -> None:
+        super().__init__(serde=serde)
+        self.memory = _memory(memory)
+        self._store: Store = self.memory._store
+        self._space = self.memory.space
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clew-langgraph")
+
+    def close(self) -> None:
+        """Stop the worker thread (the Memory stays open: its owner closes it)."""
+        self._executor.shutdown(wait=True)
+
+    # -- plumbing ----------------------------------------------------------------------------
+
+    def _run(self, sql: str, params: Sequence[Any] = (), *, write: bool = False) -> list[Any]:
+        with self._store.transaction(write=write):
+            return list(self._store._connection().execute(sql, params).fetchall())  # type: ignore[attr-defined]
+
+    async def _off_loop(self, fn: Callable[..., _T], *args: Any) -> _T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, lambda: fn(*args))
+
+    def _tuple(self, row: Sequence[Any]) -> CheckpointTuple:
+        """The CheckpointTuple of a checkpoint row, with its channel values and writes."""
+        thread_id, ns, checkpoint_id, parent_id, ctype, cdata, mtype, mdata = row
+        checkpoint: Checkpoint = self.serde.loads_typed((ctype, bytes(cdata)))
+        versions = checkpoint["channel_versions"]
+        values: dict[str, Any] = {}
+        if versions:
+            pairs = ", ".join("(?, ?)" for _ in versions)
+            flat: list[Any] = []
+            for channel, version in versions.items():
+                flat += [channel, str(version)]
+            blobs = self._run(
+                "SELECT channel, value_type, value FROM langgraph_blobs"
+                " WHERE space = ? AND thread_id = ? AND ns = ?"
+                f" AND (channel, version) IN (VALUES {pairs})",
+                (self._space, thread_id, ns, *flat),
+            )
+            for channel, vtype, value in blobs:
+                if vtype != "empty":
+                    values[channel] = self.serde.loads_typed((vtype, bytes(value)))
+        writes = self._run(
+            "SELECT task_id, channel, value_type, value, task_path, idx FROM langgraph_writes"
+            " WHERE space = ? AND thread_id = ? AND ns = ? AND checkpoint_id = ?",
+            (self._space, thread_id, ns, checkpoint_id),
+        )
+        writes.sort(key=_writes_key)
+        config: RunnableConfig = {
+            "configurable": {
+                "thread_id": thread_id,
+                "checkpoint_ns": ns,
+                "checkpoint_id": checkpoint_id,
+            }
+        }
+        parent: RunnableConfig | None = None
+        if parent_id:
+            parent = {
+                "configurable": {
+                    "thread_id": thread_id,
+                    "checkpoint_ns": ns,
+                    "checkpoint_id": parent_id,
+                }
+            }
+        return CheckpointTuple(
+            config=config,
+            checkpoint={**checkpoint, "channel_values": values},
+            metadata=self.serde.loads_typed((mtype, bytes(mdata))),
+            parent_config=parent,
+            pending_writes=[
+                (w[0], w[1], self.serde.loads_typed((w[2], bytes(w[3]))))
+                for w in writes
+            ],
+        )
+
+    # -- the sync API --------------------------------------------------------------------------
+
+    _COLUMNS = (
+        "SELECT thread_id, ns, checkpoint_id, parent_id, checkpoint_type, checkpoint,"
+        " metadata_type, metadata FROM langgraph_checkpoints WHERE space = ?"
+    )
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """Return the checkpoint the config names, or the thread's newest one."""
+        conf = config["configurable"]
+        thread_id, ns = str(conf["thread_id"]), conf.get("checkpoint_ns", "")
+        with self._store.transaction():
+            if checkpoint_id := get_checkpoint_id(config):
+                rows = self._run(
+                    self._COLUMNS + " AND thread_id = ? AND ns = ? AND checkpoint_id = ?",
+                    (self._space, thread_id, ns, checkpoint_id),
+                )
+            else:
+                rows = self._run(
+                    self._COLUMNS
+                    + " AND thread_id = ? AND ns = ? ORDER BY checkpoint_id DESC LIMIT 1",
+                    (self._space, thread_id, ns),
+                )
+            return self._tuple(rows[0]) if rows else None
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        """Yield checkpoints newest first, narrowed by thread, namespace, id, metadata and
+        `before`, at most `limit` of them."""
+        return iter(self._list(config, filter, before, limit))
+
+    def _list(
+        self,
+        config: RunnableConfig | None,
+        filter: dict[str, Any] | None,
+        before: RunnableConfig | None,
+        limit: int | None,
+    ) -> list[CheckpointTuple]:
+        sql, params = self._COLUMNS, [self._space]
+        if config is not None:
+            conf = config["configurable"]
+            sql += " AND thread_id = ?"
+            params.append(str(conf["thread_id"]))
+            if conf.get("checkpoint_ns") is not None:
+                sql += " AND ns = ?"
+                params.append(conf["checkpoint_ns"])
+            if checkpoint_id := get_checkpoint_id(config):
+                sql += " AND checkpoint_id = ?"
+                params.append(checkpoint_id)
+        if before is not None and (before_id := get_checkpoint_id(before)):
+            sql += " AND checkpoint_id < ?"
+            params.append(before_id)
+        sql += " ORDER BY checkpoint_id DESC, thread_id, ns"
+        found: list[CheckpointTuple] = []
+        if limit is not None and limit <= 0:
+            return found
+        with self._store.transaction():
+            for row in self._run(sql, params):
+                if filter:
+                    metadata = self.serde.loads_typed((row[6], bytes(row[7])))
+                    if not all(metadata.get(k) == v for k, v in filter.items()):
+                        continue
+                found.append(self._tuple(row))
+                if limit is not None and len(found) >= limit:
+                    break
+        return found
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Store a checkpoint and the values of the channels whose version is new."""
+        conf = config["configurable"]
+        thread_id, ns = str(conf["thread_id"]), conf.get("checkpoint_ns", "")
+        rest = checkpoint.copy()
+        values: dict[str, Any] = rest.pop("channel_values")  # type: ignore[misc]
+        ctype, cdata = self.serde.dumps_typed(rest)
+        mtype, mdata = self.serde.dumps_typed(get_checkpoint_metadata(config, metadata))
+        blobs = []
+        for channel, version in new_versions.items():
+            vtype, value = (
+                self.serde.dumps_typed(values[channel]) if channel in values else ("empty", None)
+            )
+            blobs.append((self._space, thread_id, ns, channel, str(version), vtype, value))
+        with self._store.transaction(write=True):
+            conn = self._store._connection()  # type: ignore[attr-defined]
+            if blobs:
+                # A version names one value: a blob already stored for it stays.
+                conn.executemany(
+                    "INSERT INTO langgraph_blobs"
+                    " (space, thread_id, ns, channel, version, value_type, value)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)"
+                    " ON CONFLICT (space, thread_id, ns, channel, version) DO NOTHING",
+                    blobs,
+                )
+            conn.execute(
+                "INSERT INTO langgraph_checkpoints (space, thread_id, ns, checkpoint_id,"
+                " parent_id, checkpoint_type, checkpoint, metadata_type, metadata)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (space, thread_id, ns, checkpoint_id) DO UPDATE SET"
+                " parent_id = excluded.parent_id, checkpoint_type = excluded.checkpoint_type,"
+                " checkpoint = excluded.checkpoint, metadata_type = excluded.metadata_type,"
+                " metadata = excluded.metadata",
+                (
+                    self._space,
+                    thread_id,
+                    ns,
+                    checkpoint["id"],
+                    conf.get("checkpoint_id"),
+                    ctype,
+                    cdata,
+                    mtype,
+                    mdata,
+                ),
+            )
+        return {
+            "configurable": {
+                "thread_id": thread_id,
+                "checkpoint_ns": ns,
+                "checkpoint_id": checkpoint["id"],
+            }
+        }
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Store a task's pending writes for a checkpoint: a regular write once, a special
+        one (error, interrupt...) replacing the one before it."""
+        conf = config["configurable"]
+        key = (self._space, str(conf["thread_id"]), conf.get("checkpoint_ns", ""))
+        rows = []
+        for idx, (channel, value) in enumerate(writes):
+            vtype, data = self.serde.dumps_typed(value)
+            at = WRITES_IDX_MAP.get(channel, idx)
+            rows.append((*key, conf["checkpoint_id"], task_id, at, channel, vtype, data, task_path))
+        special = all(channel in WRITES_IDX_MAP for channel, _ in writes)
+        action = (
+            "DO UPDATE SET channel = excluded.channel, value_type = excluded.value_type,"
+            " value = excluded.value, task_path = excluded.task_path"
+            if special
+            else "DO NOTHING"
+        )
+        if not rows:
+            return
+        with self._store.transaction(write=True):
+            self._store._connection().executemany(  # type: ignore[attr-defined]
+                "INSERT INTO langgraph_writes (space, thread_id, ns, checkpoint_id, task_id,"
+                " idx, channel, value_type, value, task_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                f" ON CONFLICT (space, thread_id, ns, checkpoint_id, task_id, idx) {action}",
+                rows,
+            )
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Delete a thread's checkpoints, channel values and writes."""
+        with self._store.transaction(write=True):
+            conn = self._store._connection()  # type: ignore[attr-defined]
+            for table in ("langgraph_writes", "langgraph_blobs", "langgraph_checkpoints"):
+                conn.execute(
+                    f"DELETE FROM {table} WHERE space = ? AND thread_id = ?",
+                    (self._space, str(thread_id)),
+                )
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy a thread's checkpoints, channel values and writes to another thread."""
+        with self._store.transaction(write=True):
+            conn = self._store._connection()  # type: ignore[attr-defined]
+            for table, columns in (
+                ("langgraph_checkpoints", _CHECKPOINT_COLUMNS),
+                ("langgraph_blobs", _BLOB_COLUMNS),
+                ("langgraph_writes", _WRITE_COLUMNS),
+            ):
+                conn.execute(
+                    f"INSERT INTO {table} (space, thread_id, {columns})"
+                    f" SELECT space, ?, {columns} FROM {table}"
+                    " WHERE space = ? AND thread_id = ? ON CONFLICT DO NOTHING",
+                    (str(target_thread_id), self._space, str(source_thread_id)),
+                )
+
+    def get_next_version(self, current: str | None, channel: None) -> str:
+        """A version that sorts after `current`: a zero-padded counter and a random tail."""
+        import random
+
+        if current is None:
+            number = 0
+        elif isinstance(current, int):
+            number = current
+        else:
+            number = int(str(current).split(".")[0])
+        return f"{number + 1:032}.{random.random():016}"
+
+    # -- the async API: the same calls, off the event loop ---------------------------------------
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """Async `get_tuple`."""
+        return await self._off_loop(self.get_tuple, config)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        """Async `list`."""
+        for item in await self._off_loop(self._list, config, filter, before, limit):
+            yield item
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Async `put`."""
+        return await self._off_loop(self.put, config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Async `put_writes`."""
+        await self._off_loop(self.put_writes, config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        """Async `delete_thread`."""
+        await self._off_loop(self.delete_thread, thread_id)
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Async `copy_thread`."""
+        await self._off_loop(self.copy_thread, source_thread_id, target_thread_id)
+
+
+_CHECKPOINT_COLUMNS = (
+    "ns, checkpoint_id, parent_id, checkpoint_type, checkpoint, metadata_type, metadata"
+)
+_BLOB_COLUMNS = "ns, channel, version, value_type, value"
+_WRITE_COLUMNS = "ns, checkpoint_id, task_id, idx, channel, value_type, value, task_path"
