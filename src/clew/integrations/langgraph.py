@@ -8,5 +8,6 @@
 from __future__ import annotations
 
 from clew.integrations.langgraph_saver import ClewSaver
+from clew.integrations.langgraph_store import ClewStore
 
-__all__ = ["ClewSaver"]
+__all__ = ["ClewSaver", "ClewStore"]
