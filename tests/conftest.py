@@ -117,6 +117,7 @@ CONFORMANCE = frozenset(
         "test_archive",
         "test_conversations",
         "test_capture",
+        "test_langgraph_graph",
         "test_langgraph_saver",
         "test_langgraph_store",
         "test_bulk",
