@@ -4,13 +4,18 @@ and a thread's storage growing linearly with its steps."""
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import AsyncGenerator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("langgraph.checkpoint.conformance")
 
+from langgraph.checkpoint.base import empty_checkpoint  # noqa: E402
 from langgraph.checkpoint.conformance import checkpointer_test, validate  # noqa: E402
 
 import clew  # noqa: E402
@@ -37,3 +42,97 @@ def test_the_published_conformance_suite_passes(db: Path) -> None:
     assert not failures, failures
     passed = {name for name, result in report.results.items() if result.passed}
     assert {"put", "put_writes", "get_tuple", "list", "delete_thread"} <= passed
+
+
+def _config(thread: str, parent: str | None = None) -> dict[str, Any]:
+    conf: dict[str, Any] = {"thread_id": thread, "checkpoint_ns": ""}
+    if parent is not None:
+        conf["checkpoint_id"] = parent
+    return {"configurable": conf}
+
+
+def _put_values(saver: ClewSaver, thread: str, lists: list[list[Any]]) -> list[str]:
+    """Put one checkpoint per value of a `messages` channel; return their ids."""
+    ids: list[str] = []
+    version: str | None = None
+    for n, value in enumerate(lists):
+        version = saver.get_next_version(version, None)
+        checkpoint = empty_checkpoint()
+        checkpoint["id"] = f"1f0-{n:06d}"
+        checkpoint["channel_values"] = {"messages": value, "step": n}
+        checkpoint["channel_versions"] = {"messages": version, "step": version}
+        saver.put(
+            _config(thread, ids[-1] if ids else None),
+            checkpoint,
+            {"step": n},
+            {"messages": version, "step": version},
+        )
+        ids.append(checkpoint["id"])
+    return ids
+
+
+def _stored_bytes(memory: clew.Memory) -> int:
+    with memory._store.transaction():
+        conn = memory._store._connection()  # type: ignore[attr-defined]
+        row = conn.execute("SELECT sum(length(value)) FROM langgraph_blobs").fetchone()
+    return int(row[0] or 0)
+
+
+def test_a_growing_list_is_stored_linearly_in_its_steps(db: Path) -> None:
+    item = "x" * 500
+    with clew.open(db) as memory:
+        saver = ClewSaver(memory)
+        _put_values(saver, "short", [[item] * n for n in range(1, 101)])
+        short = _stored_bytes(memory)
+        _put_values(saver, "long", [[item] * n for n in range(1, 201)])
+        both = _stored_bytes(memory)
+    long = both - short
+    # Twice the steps, twice the bytes (a full copy per step would be four times).
+    assert 1.8 < long / short < 2.3
+    assert long < 200 * 700  # each step's one new item and its framing, no copies
+
+
+def _lists() -> st.SearchStrategy[list[list[Any]]]:
+    """A channel's successive values: mostly appends, sometimes an edit or a shrink."""
+    step = st.one_of(
+        st.tuples(st.just("append"), st.lists(st.text(max_size=5), max_size=3)),
+        st.tuples(st.just("edit"), st.integers(0, 50)),
+        st.tuples(st.just("shrink"), st.integers(0, 50)),
+    )
+
+    def build(steps: list[tuple[str, Any]]) -> list[list[Any]]:
+        values: list[list[Any]] = []
+        current: list[Any] = []
+        for kind, arg in steps:
+            if kind == "append":
+                current = current + arg
+            elif kind == "edit" and current:
+                current = list(current)
+                current[arg % len(current)] = {"edited": arg}
+            else:
+                current = current[: arg % (len(current) + 1)]
+            values.append(current)
+        return values
+
+    return st.lists(step, min_size=1, max_size=12).map(build)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(values=_lists())
+def test_every_checkpoint_reads_back_its_exact_list_in_a_fresh_saver(
+    db: Path, values: list[list[Any]]
+) -> None:
+    thread = uuid.uuid4().hex
+    with clew.open(db) as memory:
+        ids = _put_values(ClewSaver(memory), thread, values)
+    with clew.open(db) as memory:
+        fresh = ClewSaver(memory)
+        for checkpoint_id, value in zip(ids, values, strict=True):
+            got = fresh.get_tuple(_config(thread, checkpoint_id))
+            assert got is not None
+            assert got.checkpoint["channel_values"].get("messages", []) == value
+        # The fresh saver appends to what it read: the next value is stored as a delta.
+        _put_values(fresh, thread + "-2", [values[-1], [*values[-1], "more"]])
+        latest = fresh.get_tuple(_config(thread + "-2"))
+        assert latest is not None
+        assert latest.checkpoint["channel_values"]["messages"] == [*values[-1], "more"]

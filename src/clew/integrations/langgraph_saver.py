@@ -3,8 +3,11 @@
 Invariants:
 - Storage is linear in steps. A checkpoint's row holds the checkpoint without its channel
   values; each channel value is one blob keyed by (thread, namespace, channel, version),
-  written once when that version first appears in `new_versions`. A step that appends to
-  a message list writes that one channel's new value, never the unchanged ones again.
+  written once when that version first appears in `new_versions`, so a step writes only
+  the channels it changed. A list that grew by appending (LangGraph's messages) is written
+  as what was appended to the version before it (`base_version`, `base_length`), when this
+  saver has that version in hand (it wrote or read it); else, once per process, in full.
+  So a conversation's N steps cost O(N) bytes, not O(N^2) as a full copy per step would.
 - Checkpoints are framework state beside the journal, not in it (docs/architecture.md):
   each `put`/`put_writes` is one transaction of the store, so an acknowledged checkpoint
   is durable, but it is no journal event and `clew verify` does not rebuild it.
@@ -64,6 +67,9 @@ class ClewSaver(BaseCheckpointSaver[str]):
         self._store: Store = self.memory._store
         self._space = self.memory.space
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clew-langgraph")
+        # The newest list value this saver wrote or read per (thread, namespace, channel),
+        # with its version: the base a grown list is stored against.
+        self._lists: dict[tuple[str, str, str], tuple[str, list[Any]]] = {}
 
     def close(self) -> None:
         """Stop the worker thread (the Memory stays open: its owner closes it)."""
@@ -84,21 +90,7 @@ class ClewSaver(BaseCheckpointSaver[str]):
         thread_id, ns, checkpoint_id, parent_id, ctype, cdata, mtype, mdata = row
         checkpoint: Checkpoint = self.serde.loads_typed((ctype, bytes(cdata)))
         versions = checkpoint["channel_versions"]
-        values: dict[str, Any] = {}
-        if versions:
-            pairs = ", ".join("(?, ?)" for _ in versions)
-            flat: list[Any] = []
-            for channel, version in versions.items():
-                flat += [channel, str(version)]
-            blobs = self._run(
-                "SELECT channel, value_type, value FROM langgraph_blobs"
-                " WHERE space = ? AND thread_id = ? AND ns = ?"
-                f" AND (channel, version) IN (VALUES {pairs})",
-                (self._space, thread_id, ns, *flat),
-            )
-            for channel, vtype, value in blobs:
-                if vtype != "empty":
-                    values[channel] = self.serde.loads_typed((vtype, bytes(value)))
+        values = self._values(str(thread_id), ns, versions)
         writes = self._run(
             "SELECT task_id, channel, value_type, value, task_path, idx FROM langgraph_writes"
             " WHERE space = ? AND thread_id = ? AND ns = ? AND checkpoint_id = ?",
@@ -131,6 +123,71 @@ class ClewSaver(BaseCheckpointSaver[str]):
                 for w in writes
             ],
         )
+
+    def _values(self, thread_id: str, ns: str, versions: ChannelVersions) -> dict[str, Any]:
+        """The channel values at `versions`: a stored value, or a grown list rebuilt from
+        its chain of appends back to a value stored in full."""
+        values: dict[str, Any] = {}
+        if not versions:
+            return values
+        pairs = ", ".join("(?, ?)" for _ in versions)
+        flat: list[Any] = []
+        for channel, version in versions.items():
+            flat += [channel, str(version)]
+        rows = self._run(
+            "SELECT channel, version, value_type, value, base_version FROM langgraph_blobs"
+            " WHERE space = ? AND thread_id = ? AND ns = ?"
+            f" AND (channel, version) IN (VALUES {pairs})",
+            (self._space, thread_id, ns, *flat),
+        )
+        for channel, version, vtype, value, base in rows:
+            if vtype == "empty":
+                continue
+            if base is None:
+                values[channel] = self.serde.loads_typed((vtype, bytes(value)))
+            else:
+                values[channel] = self._grown(thread_id, ns, channel, version)
+            if isinstance(values[channel], list):
+                self._lists[(thread_id, ns, channel)] = (version, list(values[channel]))
+        return values
+
+    def _grown(self, thread_id: str, ns: str, channel: str, version: str) -> list[Any]:
+        """A list stored as appends: walk its bases back to the full value, then append."""
+        chain = self._run(
+            "WITH RECURSIVE chain (version, value_type, value, base_version, base_length,"
+            " depth) AS (SELECT version, value_type, value, base_version, base_length, 0"
+            " FROM langgraph_blobs WHERE space = ? AND thread_id = ? AND ns = ?"
+            " AND channel = ? AND version = ?"
+            " UNION ALL SELECT b.version, b.value_type, b.value, b.base_version,"
+            " b.base_length, c.depth + 1 FROM chain c JOIN langgraph_blobs b"
+            " ON b.space = ? AND b.thread_id = ? AND b.ns = ? AND b.channel = ?"
+            " AND b.version = c.base_version)"
+            " SELECT value_type, value, base_length FROM chain ORDER BY depth DESC",
+            (self._space, thread_id, ns, channel, version, self._space, thread_id, ns, channel),
+        )
+        found: list[Any] = []
+        for vtype, value, length in chain:
+            part = self.serde.loads_typed((vtype, bytes(value)))
+            found = part if length is None else found[:length] + part
+        return found
+
+    def _blob(
+        self, thread_id: str, ns: str, channel: str, version: str, value: Any
+    ) -> tuple[Any, ...]:
+        """The row that stores one channel value: the appended items when `value` is a list
+        that extends the list this saver last had for the channel, else the value."""
+        base: str | None = None
+        length: int | None = None
+        known = self._lists.get((thread_id, ns, channel))
+        if known is not None and isinstance(value, list) and known[0] != version:
+            before = known[1]
+            if len(value) >= len(before) and all(
+                a is b or a == b for a, b in zip(value, before, strict=False)
+            ):
+                base, length = known[0], len(before)
+                value = value[length:]
+        vtype, data = self.serde.dumps_typed(value)
+        return (self._space, thread_id, ns, channel, version, vtype, data, base, length)
 
     # -- the sync API --------------------------------------------------------------------------
 
@@ -220,19 +277,23 @@ class ClewSaver(BaseCheckpointSaver[str]):
         ctype, cdata = self.serde.dumps_typed(rest)
         mtype, mdata = self.serde.dumps_typed(get_checkpoint_metadata(config, metadata))
         blobs = []
+        grown: dict[tuple[str, str, str], tuple[str, list[Any]]] = {}
         for channel, version in new_versions.items():
-            vtype, value = (
-                self.serde.dumps_typed(values[channel]) if channel in values else ("empty", None)
-            )
-            blobs.append((self._space, thread_id, ns, channel, str(version), vtype, value))
+            if channel not in values:
+                empty = ("empty", None, None, None)  # a channel with no value at this version
+                blobs.append((self._space, thread_id, ns, channel, str(version), *empty))
+                continue
+            blobs.append(self._blob(thread_id, ns, channel, str(version), values[channel]))
+            if isinstance(values[channel], list):
+                grown[(thread_id, ns, channel)] = (str(version), list(values[channel]))
         with self._store.transaction(write=True):
             conn = self._store._connection()  # type: ignore[attr-defined]
             if blobs:
                 # A version names one value: a blob already stored for it stays.
                 conn.executemany(
-                    "INSERT INTO langgraph_blobs"
-                    " (space, thread_id, ns, channel, version, value_type, value)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?)"
+                    "INSERT INTO langgraph_blobs (space, thread_id, ns, channel, version,"
+                    " value_type, value, base_version, base_length)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
                     " ON CONFLICT (space, thread_id, ns, channel, version) DO NOTHING",
                     blobs,
                 )
@@ -256,6 +317,7 @@ class ClewSaver(BaseCheckpointSaver[str]):
                     mdata,
                 ),
             )
+        self._lists.update(grown)  # after the commit: a rolled-back version is no base
         return {
             "configurable": {
                 "thread_id": thread_id,
@@ -299,6 +361,8 @@ class ClewSaver(BaseCheckpointSaver[str]):
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete a thread's checkpoints, channel values and writes."""
+        for known in [k for k in self._lists if k[0] == str(thread_id)]:
+            del self._lists[known]
         with self._store.transaction(write=True):
             conn = self._store._connection()  # type: ignore[attr-defined]
             for table in ("langgraph_writes", "langgraph_blobs", "langgraph_checkpoints"):
@@ -385,5 +449,5 @@ class ClewSaver(BaseCheckpointSaver[str]):
 _CHECKPOINT_COLUMNS = (
     "ns, checkpoint_id, parent_id, checkpoint_type, checkpoint, metadata_type, metadata"
 )
-_BLOB_COLUMNS = "ns, channel, version, value_type, value"
+_BLOB_COLUMNS = "ns, channel, version, value_type, value, base_version, base_length"
 _WRITE_COLUMNS = "ns, checkpoint_id, task_id, idx, channel, value_type, value, task_path"

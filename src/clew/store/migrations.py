@@ -1158,7 +1158,9 @@ MIGRATIONS += (
 # kept beside the journal, not in it (docs/architecture.md says why). A checkpoint's row
 # holds everything but its channel values; each value is one blob keyed by thread,
 # namespace, channel and version, written once when that version is new, so a step stores
-# only the channels it changed and a thread's size grows linearly with its steps.
+# only the channels it changed; a list that grew by appending (the messages) is stored as
+# what was appended to an earlier version (base_version, base_length), so a thread's size
+# grows linearly with its steps, not with steps times the conversation's length.
 MIGRATIONS += (
     Migration(
         22,
@@ -1187,6 +1189,8 @@ MIGRATIONS += (
                 version    TEXT NOT NULL,
                 value_type TEXT NOT NULL,
                 value      BLOB,
+                base_version TEXT,
+                base_length  INTEGER,
                 PRIMARY KEY (space, thread_id, ns, channel, version)
             )
             """,

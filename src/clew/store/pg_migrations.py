@@ -886,6 +886,8 @@ MIGRATIONS += (
                 version    text NOT NULL,
                 value_type text NOT NULL,
                 value      bytea,
+                base_version text,
+                base_length  bigint,
                 PRIMARY KEY (space, thread_id, ns, channel, version)
                 """,
             ),
