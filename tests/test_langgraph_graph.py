@@ -16,7 +16,7 @@ pytest.importorskip("langgraph.graph")
 # The graph, as a module a second process imports too: a scripted model (a node that
 # returns the next scripted AI message), a tool step that asks a person before it runs,
 # and a step that fails once when told to.
-GRAPH = '''
+GRAPH = """
 import os
 from pathlib import Path
 
@@ -57,9 +57,9 @@ def build(saver, store=None):
     graph.add_edge("flaky", "model_again")
     graph.add_edge("model_again", END)
     return graph.compile(checkpointer=saver, store=store)
-'''
+"""
 
-RESUME = '''
+RESUME = """
 import sys
 
 import clew
@@ -80,7 +80,7 @@ with clew.open(sys.argv[1]) as memory:
         sys.exit(0)
     for message in result["messages"]:
         print("MSG", message.type, message.content)
-'''
+"""
 
 
 def _resume_in_a_new_process(tmp_path: Path, db: Path, answer: str, crash: Path) -> str:

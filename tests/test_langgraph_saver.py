@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 
 pytest.importorskip("langgraph.checkpoint.conformance")
 
-from langgraph.checkpoint.base import empty_checkpoint  # noqa: E402
-from langgraph.checkpoint.conformance import checkpointer_test, validate  # noqa: E402
+from langgraph.checkpoint.base import empty_checkpoint
+from langgraph.checkpoint.conformance import checkpointer_test, validate
 
-import clew  # noqa: E402
-from clew.integrations.langgraph import ClewSaver  # noqa: E402
+import clew
+from clew.integrations.langgraph import ClewSaver
 
 
 def test_the_published_conformance_suite_passes(db: Path) -> None:
@@ -117,7 +117,9 @@ def _lists() -> st.SearchStrategy[list[list[Any]]]:
     return st.lists(step, min_size=1, max_size=12).map(build)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(values=_lists())
 def test_every_checkpoint_reads_back_its_exact_list_in_a_fresh_saver(
     db: Path, values: list[list[Any]]

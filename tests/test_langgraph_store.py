@@ -10,20 +10,20 @@ import pytest
 
 pytest.importorskip("langgraph.store.base")
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-from langgraph.store.base import (  # noqa: E402
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from langgraph.store.base import (
     GetOp,
     ListNamespacesOp,
     MatchCondition,
     PutOp,
     SearchOp,
 )
-from langgraph.store.memory import InMemoryStore  # noqa: E402
+from langgraph.store.memory import InMemoryStore
 
-import clew  # noqa: E402
-from clew.integrations.langgraph import ClewStore  # noqa: E402
-from tests.conftest import FakeClock  # noqa: E402
+import clew
+from clew.integrations.langgraph import ClewStore
+from tests.conftest import FakeClock
 
 
 @pytest.fixture
@@ -31,9 +31,7 @@ def store(mem: clew.Memory) -> ClewStore:
     return ClewStore(mem)
 
 
-def test_put_get_update_delete_keep_the_items_times(
-    store: ClewStore, clock: FakeClock
-) -> None:
+def test_put_get_update_delete_keep_the_items_times(store: ClewStore, clock: FakeClock) -> None:
     store.put(("users", "u1"), "prefs", {"theme": "dark"})
     first = store.get(("users", "u1"), "prefs")
     assert first is not None and first.value == {"theme": "dark"}
@@ -186,15 +184,21 @@ def test_batch_and_abatch_answer_in_order(store: ClewStore) -> None:
 
 _json = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
     max_leaves=12,
 )
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     namespace=st.lists(
-        st.text(st.characters(blacklist_characters="\x00.", codec="utf-8"), min_size=1, max_size=10),
+        st.text(
+            st.characters(blacklist_characters="\x00.", codec="utf-8"), min_size=1, max_size=10
+        ),
         min_size=1,
         max_size=3,
     ),

@@ -39,6 +39,7 @@ import clew
 from clew.store.contract import Store
 
 _T = TypeVar("_T")
+_Tuples = list[CheckpointTuple]  # named here: inside ClewSaver, `list` is its method
 
 
 def _memory(target: clew.Memory | str) -> clew.Memory:
@@ -119,8 +120,7 @@ class ClewSaver(BaseCheckpointSaver[str]):
             metadata=self.serde.loads_typed((mtype, bytes(mdata))),
             parent_config=parent,
             pending_writes=[
-                (w[0], w[1], self.serde.loads_typed((w[2], bytes(w[3]))))
-                for w in writes
+                (w[0], w[1], self.serde.loads_typed((w[2], bytes(w[3])))) for w in writes
             ],
         )
 
@@ -232,7 +232,7 @@ class ClewSaver(BaseCheckpointSaver[str]):
         filter: dict[str, Any] | None,
         before: RunnableConfig | None,
         limit: int | None,
-    ) -> list[CheckpointTuple]:
+    ) -> _Tuples:
         sql, params = self._COLUMNS, [self._space]
         if config is not None:
             conf = config["configurable"]
@@ -248,7 +248,7 @@ class ClewSaver(BaseCheckpointSaver[str]):
             sql += " AND checkpoint_id < ?"
             params.append(before_id)
         sql += " ORDER BY checkpoint_id DESC, thread_id, ns"
-        found: list[CheckpointTuple] = []
+        found: _Tuples = []
         if limit is not None and limit <= 0:
             return found
         with self._store.transaction():
@@ -387,7 +387,7 @@ class ClewSaver(BaseCheckpointSaver[str]):
                     (str(target_thread_id), self._space, str(source_thread_id)),
                 )
 
-    def get_next_version(self, current: str | None, channel: None) -> str:
+    def get_next_version(self, current: str | int | None, channel: None) -> str:
         """A version that sorts after `current`: a zero-padded counter and a random tail."""
         import random
 

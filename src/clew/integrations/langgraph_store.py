@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from langgraph.store.base import (
     BaseStore,
@@ -71,7 +71,7 @@ def _strings(value: Any) -> list[str]:
     return [str(value)]
 
 
-def index_text(value: dict[str, Any], fields: Sequence[str] | None) -> str:
+def index_text(value: Mapping[str, Any], fields: Sequence[str] | None) -> str:
     """The text an item is found by: its `fields` (LangGraph paths such as "a.b" or
     "items[*].text"), else every text in the value."""
     parts = (
@@ -97,9 +97,7 @@ class ClewStore(BaseStore):
     without it an item is found by all of its text.
     """
 
-    def __init__(
-        self, memory: clew.Memory | str, *, index: dict[str, Any] | None = None
-    ) -> None:
+    def __init__(self, memory: clew.Memory | str, *, index: dict[str, Any] | None = None) -> None:
         self.memory = memory if isinstance(memory, clew.Memory) else clew.open(memory)
         fields = (index or {}).get("fields")
         self._fields: list[str] | None = None if fields in (None, ["$"]) else list(fields)
@@ -246,6 +244,10 @@ class ClewStore(BaseStore):
                 _CONTEXT,
                 f"{label}: {text}" if text else label,
                 detail=json.dumps(body, ensure_ascii=False),
-                tags=[ITEM, key_tag, *(_ns_tag(namespace[:i]) for i in range(1, len(namespace) + 1))],
+                tags=[
+                    ITEM,
+                    key_tag,
+                    *(_ns_tag(namespace[:i]) for i in range(1, len(namespace) + 1)),
+                ],
                 supersedes=None if old is None else old.id,
             )
