@@ -167,3 +167,20 @@ def test_the_claude_agent_sdk_recipe_runs_as_written(
     assert any("Billing export" in str(answer) for _, answer in fake.hook_answers)
     with clew.open(project / ".clew" / "clew.db") as mem:
         assert mem.get_session(SESSION).turn_count == 4
+
+
+def test_the_langgraph_recipe_runs_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("langgraph.graph")
+    page = (ROOT / "docs" / "integrations" / "langgraph.md").read_text()
+    (recipe,) = re.findall(r"```python\n(.*?)```", page, re.S)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(recipe, "langgraph.md", "exec"), {"__name__": "__main__"})
+    assert capsys.readouterr().out.splitlines() == [
+        "approved: yes",
+        "deploy-v2 deploy v2 approved: yes",
+    ]
+    with clew.open(tmp_path / "agent.db") as mem:
+        assert mem.verify().ok
+        assert [hit.entry.type for hit in mem.search("approved")] == ["context"]

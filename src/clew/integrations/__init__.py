@@ -7,5 +7,7 @@ command or program that uses it, so the core install and the CLI's start do not 
 - `codex`: the notify program and MCP server lines `clew integrate codex` adds to the Codex
   CLI's config.toml, and a session's rollout found by its id;
 - `claude_agent_sdk`: `options()`, the Claude Agent SDK's options with clew's hooks and tools
-  (the `claude-agent-sdk` extra).
+  (the `claude-agent-sdk` extra);
+- `langgraph`: `ClewSaver` (LangGraph's checkpointer, `langgraph_saver`) and `ClewStore`
+  (its long-term memory store, `langgraph_store`) over a clew store (the `langgraph` extra).
 """
