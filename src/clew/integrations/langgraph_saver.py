@@ -36,6 +36,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 import clew
+from clew.errors import ValidationError
 from clew.store.contract import Store
 
 _T = TypeVar("_T")
@@ -44,6 +45,17 @@ _Tuples = list[CheckpointTuple]  # named here: inside ClewSaver, `list` is its m
 
 def _memory(target: clew.Memory | str) -> clew.Memory:
     return target if isinstance(target, clew.Memory) else clew.open(target)
+
+
+def _configured(config: RunnableConfig | None, *names: str) -> dict[str, Any]:
+    """The config's `configurable`, or a ValidationError naming what it lacks."""
+    conf = (config or {}).get("configurable")
+    if not isinstance(conf, dict):
+        raise ValidationError('a checkpoint config needs {"configurable": {"thread_id": ...}}')
+    for name in names:
+        if conf.get(name) in (None, ""):
+            raise ValidationError(f"a checkpoint config needs configurable.{name}; it has none")
+    return conf
 
 
 def _writes_key(row: Sequence[Any]) -> tuple[Any, ...]:
@@ -198,7 +210,7 @@ class ClewSaver(BaseCheckpointSaver[str]):
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """Return the checkpoint the config names, or the thread's newest one."""
-        conf = config["configurable"]
+        conf = _configured(config, "thread_id")
         thread_id, ns = str(conf["thread_id"]), conf.get("checkpoint_ns", "")
         with self._store.transaction():
             if checkpoint_id := get_checkpoint_id(config):
@@ -235,7 +247,7 @@ class ClewSaver(BaseCheckpointSaver[str]):
     ) -> _Tuples:
         sql, params = self._COLUMNS, [self._space]
         if config is not None:
-            conf = config["configurable"]
+            conf = _configured(config, "thread_id")
             sql += " AND thread_id = ?"
             params.append(str(conf["thread_id"]))
             if conf.get("checkpoint_ns") is not None:
@@ -270,7 +282,7 @@ class ClewSaver(BaseCheckpointSaver[str]):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """Store a checkpoint and the values of the channels whose version is new."""
-        conf = config["configurable"]
+        conf = _configured(config, "thread_id")
         thread_id, ns = str(conf["thread_id"]), conf.get("checkpoint_ns", "")
         rest = checkpoint.copy()
         values: dict[str, Any] = rest.pop("channel_values")  # type: ignore[misc]
@@ -335,7 +347,7 @@ class ClewSaver(BaseCheckpointSaver[str]):
     ) -> None:
         """Store a task's pending writes for a checkpoint: a regular write once, a special
         one (error, interrupt...) replacing the one before it."""
-        conf = config["configurable"]
+        conf = _configured(config, "thread_id", "checkpoint_id")
         key = (self._space, str(conf["thread_id"]), conf.get("checkpoint_ns", ""))
         rows = []
         for idx, (channel, value) in enumerate(writes):

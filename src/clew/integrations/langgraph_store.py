@@ -240,10 +240,17 @@ class ClewStore(BaseStore):
                 "value": op.value,
                 "created_at": created,
             }
+            try:
+                detail = json.dumps(body, ensure_ascii=False, allow_nan=False)
+            except (TypeError, ValueError) as exc:
+                raise ValidationError(
+                    f"the value of LangGraph item {label} is not JSON ({exc}); store plain"
+                    " dicts, lists, text, numbers, booleans and None"
+                ) from exc
             self.memory.add_entry(
                 _CONTEXT,
                 f"{label}: {text}" if text else label,
-                detail=json.dumps(body, ensure_ascii=False),
+                detail=detail,
                 tags=[
                     ITEM,
                     key_tag,
