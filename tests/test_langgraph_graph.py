@@ -142,3 +142,35 @@ def test_a_graph_interrupted_then_crashed_resumes_from_clew_in_new_processes(
             "Deployed: all checks green."
         )
         assert memory.verify().ok  # the checkpoints beside the journal leave it whole
+
+
+def test_an_async_graph_checkpoints_through_the_same_saver(db: Path) -> None:
+    import asyncio
+
+    from langchain_core.messages import AIMessage
+    from langgraph.graph import START, MessagesState, StateGraph
+
+    import clew
+    from clew.integrations.langgraph import ClewSaver
+
+    async def model(state: MessagesState) -> dict[str, object]:
+        return {"messages": [AIMessage(f"answer {len(state['messages'])}")]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("model", model)
+    builder.add_edge(START, "model")
+    config = {"configurable": {"thread_id": "async-1"}}
+
+    async def converse(saver: ClewSaver) -> None:
+        graph = builder.compile(checkpointer=saver)
+        for said in ("one", "two", "three"):
+            await graph.ainvoke({"messages": [("user", said)]}, config)
+
+    with clew.open(db) as memory:
+        saver = ClewSaver(memory)
+        asyncio.run(converse(saver))
+        saver.close()
+    with clew.open(db) as memory:
+        state = builder.compile(checkpointer=ClewSaver(memory)).get_state(config)
+    contents = [m.content for m in state.values["messages"]]
+    assert contents == ["one", "answer 1", "two", "answer 3", "three", "answer 5"]
