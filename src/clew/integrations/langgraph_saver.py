@@ -373,8 +373,7 @@ class ClewSaver(BaseCheckpointSaver[str]):
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete a thread's checkpoints, channel values and writes."""
-        for known in [k for k in self._lists if k[0] == str(thread_id)]:
-            del self._lists[known]
+        self._forget({str(thread_id)})
         with self._store.transaction(write=True):
             conn = self._store._connection()  # type: ignore[attr-defined]
             for table in ("langgraph_writes", "langgraph_blobs", "langgraph_checkpoints"):
@@ -398,6 +397,96 @@ class ClewSaver(BaseCheckpointSaver[str]):
                     " WHERE space = ? AND thread_id = ? ON CONFLICT DO NOTHING",
                     (str(target_thread_id), self._space, str(source_thread_id)),
                 )
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the checkpoints (and their writes) that the given runs made; channel values
+        no remaining checkpoint needs go with them."""
+        wanted = {str(r) for r in run_ids}
+        if not wanted:
+            return
+        with self._store.transaction(write=True):
+            conn = self._store._connection()  # type: ignore[attr-defined]
+            rows = conn.execute(
+                "SELECT thread_id, ns, checkpoint_id, metadata_type, metadata"
+                " FROM langgraph_checkpoints WHERE space = ?",
+                (self._space,),
+            ).fetchall()
+            touched: set[tuple[str, str]] = set()
+            for thread_id, ns, checkpoint_id, mtype, mdata in rows:
+                metadata = self.serde.loads_typed((mtype, bytes(mdata)))
+                if str(metadata.get("run_id")) in wanted:
+                    self._drop(conn, thread_id, ns, "checkpoint_id = ?", checkpoint_id)
+                    touched.add((thread_id, ns))
+            for thread_id, ns in touched:
+                self._collect(conn, thread_id, ns)
+        self._forget({t for t, _ in touched})
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """Prune threads: `keep_latest` keeps each namespace's newest checkpoint (with its
+        writes and the values it needs), `delete` removes them all."""
+        if strategy not in ("keep_latest", "delete"):
+            raise ValidationError(f"prune strategy {strategy!r} is not one of: keep_latest, delete")
+        threads = [str(t) for t in thread_ids]
+        if strategy == "delete":
+            for thread_id in threads:
+                self.delete_thread(thread_id)
+            return
+        with self._store.transaction(write=True):
+            conn = self._store._connection()  # type: ignore[attr-defined]
+            for thread_id in threads:
+                newest = conn.execute(
+                    "SELECT ns, max(checkpoint_id) FROM langgraph_checkpoints"
+                    " WHERE space = ? AND thread_id = ? GROUP BY ns",
+                    (self._space, thread_id),
+                ).fetchall()
+                for ns, latest in newest:
+                    self._drop(conn, thread_id, ns, "checkpoint_id <> ?", latest)
+                    self._collect(conn, thread_id, ns)
+        self._forget(set(threads))
+
+    def _drop(self, conn: Any, thread_id: str, ns: str, which: str, checkpoint_id: str) -> None:
+        for table in ("langgraph_writes", "langgraph_checkpoints"):
+            conn.execute(
+                f"DELETE FROM {table} WHERE space = ? AND thread_id = ? AND ns = ? AND {which}",
+                (self._space, thread_id, ns, checkpoint_id),
+            )
+
+    def _collect(self, conn: Any, thread_id: str, ns: str) -> None:
+        """Delete the channel values of a thread's namespace that no checkpoint left there
+        needs: neither at its versions nor as the base of a grown list it reads."""
+        key = (self._space, thread_id, ns)
+        bases = {
+            (channel, version): base
+            for channel, version, base in conn.execute(
+                "SELECT channel, version, base_version FROM langgraph_blobs"
+                " WHERE space = ? AND thread_id = ? AND ns = ?",
+                key,
+            ).fetchall()
+        }
+        needed: set[tuple[str, str]] = set()
+        for ctype, cdata in conn.execute(
+            "SELECT checkpoint_type, checkpoint FROM langgraph_checkpoints"
+            " WHERE space = ? AND thread_id = ? AND ns = ?",
+            key,
+        ).fetchall():
+            checkpoint = self.serde.loads_typed((ctype, bytes(cdata)))
+            for channel, version in checkpoint["channel_versions"].items():
+                at: str | None = str(version)
+                while at is not None and (channel, at) not in needed:
+                    needed.add((channel, at))
+                    at = bases.get((channel, at))
+        gone = [(*key, c, v) for c, v in bases if (c, v) not in needed]
+        if gone:
+            conn.executemany(
+                "DELETE FROM langgraph_blobs WHERE space = ? AND thread_id = ? AND ns = ?"
+                " AND channel = ? AND version = ?",
+                gone,
+            )
+
+    def _forget(self, threads: set[str]) -> None:
+        """Drop the bases held for these threads: a pruned version is no base."""
+        for known in [k for k in self._lists if k[0] in threads]:
+            del self._lists[known]
 
     def get_next_version(self, current: str | int | None, channel: None) -> str:
         """A version that sorts after `current`: a zero-padded counter and a random tail."""
@@ -452,6 +541,14 @@ class ClewSaver(BaseCheckpointSaver[str]):
     async def adelete_thread(self, thread_id: str) -> None:
         """Async `delete_thread`."""
         await self._off_loop(self.delete_thread, thread_id)
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Async `delete_for_runs`."""
+        await self._off_loop(self.delete_for_runs, run_ids)
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """Async `prune`."""
+        await self._off_loop(lambda: self.prune(thread_ids, strategy=strategy))
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Async `copy_thread`."""
