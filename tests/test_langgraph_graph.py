@@ -161,15 +161,16 @@ def test_an_async_graph_checkpoints_through_the_same_saver(db: Path) -> None:
     builder.add_edge(START, "model")
     config = {"configurable": {"thread_id": "async-1"}}
 
-    async def converse(saver: ClewSaver) -> None:
+    async def converse() -> None:
+        memory = clew.open_async(db)  # an async app's memory serves the saver too
+        saver = ClewSaver(memory)
         graph = builder.compile(checkpointer=saver)
         for said in ("one", "two", "three"):
             await graph.ainvoke({"messages": [("user", said)]}, config)
-
-    with clew.open(db) as memory:
-        saver = ClewSaver(memory)
-        asyncio.run(converse(saver))
         saver.close()
+        await memory.close()
+
+    asyncio.run(converse())
     with clew.open(db) as memory:
         state = builder.compile(checkpointer=ClewSaver(memory)).get_state(config)
     contents = [m.content for m in state.values["messages"]]

@@ -43,7 +43,9 @@ _T = TypeVar("_T")
 _Tuples = list[CheckpointTuple]  # named here: inside ClewSaver, `list` is its method
 
 
-def _memory(target: clew.Memory | str) -> clew.Memory:
+def _memory(target: clew.Memory | clew.AsyncMemory | str) -> clew.Memory:
+    if isinstance(target, clew.AsyncMemory):
+        return target.sync  # the saver runs its calls on a thread of its own
     return target if isinstance(target, clew.Memory) else clew.open(target)
 
 
@@ -73,7 +75,10 @@ class ClewSaver(BaseCheckpointSaver[str]):
     """
 
     def __init__(
-        self, memory: clew.Memory | str, *, serde: SerializerProtocol | None = None
+        self,
+        memory: clew.Memory | clew.AsyncMemory | str,
+        *,
+        serde: SerializerProtocol | None = None,
     ) -> None:
         super().__init__(serde=serde)
         self.memory = _memory(memory)

@@ -168,7 +168,13 @@ class ClewStore(BaseStore):
             for rank, hit in enumerate(hits):
                 items.append((self._item(hit.entry), 1.0 / (1 + rank)))
         else:
-            entries = self.memory.list_entries(type=_CONTEXT, status=_ACTIVE, tags=[tag, ITEM])
+            # Without a filter, the page is the first `wanted` of the newest: read no more.
+            entries = self.memory.list_entries(
+                type=_CONTEXT,
+                status=_ACTIVE,
+                tags=[tag, ITEM],
+                limit=None if op.filter or wanted <= 0 else wanted,
+            )
             items = [(self._item(e), None) for e in entries]
         if op.filter:
             items = [
