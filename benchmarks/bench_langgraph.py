@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import sqlite3
+import statistics
 import sys
 import tempfile
 import time
@@ -105,6 +106,13 @@ def main() -> None:
                     spent[name][1] += time.process_time() - cpu
             steps = mark - done
             done = mark
+            reads: dict[str, list[float]] = {name: [] for name in graphs}
+            for sample in range(7):  # reading the thread back: what a resume costs
+                order = list(graphs.items())
+                for name, graph in order if sample % 2 else order[::-1]:
+                    wall = time.perf_counter()
+                    graph.get_state(config)
+                    reads[name].append(1000 * (time.perf_counter() - wall))
             ours = _file_bytes(clew_path, clew_conn) - clew_base
             theirs = _file_bytes(lg_path, lg_conn) - lg_base
             rows.append(
@@ -117,6 +125,8 @@ def main() -> None:
                     f" / {1000 * spent['clew'][1] / steps:.1f}",
                     f"{1000 * spent['SqliteSaver'][0] / steps:.1f}"
                     f" / {1000 * spent['SqliteSaver'][1] / steps:.1f}",
+                    f"{statistics.median(reads['clew']):.1f}",
+                    f"{statistics.median(reads['SqliteSaver']):.1f}",
                 ]
             )
             print(f"  {mark} turns done", file=sys.stderr)
@@ -130,12 +140,15 @@ def main() -> None:
                     "SqliteSaver / clew",
                     "clew ms/turn (wall / cpu)",
                     "SqliteSaver ms/turn (wall / cpu)",
+                    "clew read ms",
+                    "SqliteSaver read ms",
                 ],
                 rows,
             )
         )
         print(f"\nThe conversation's own text: {_mb(text)} MB over {last} turns.")
         print("ms/turn: the mean over the turns since the row before (wall / CPU).")
+        print("read ms: the median of 7 `get_state` calls at that length (the thread read back).")
         memory.close()
         lg_conn.close()
 

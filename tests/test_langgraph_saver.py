@@ -155,3 +155,15 @@ def test_pruning_keeps_what_the_latest_checkpoint_reads_and_frees_the_rest(db: P
         latest = ClewSaver(memory).get_tuple(_config("pruned"))
     assert latest is not None and latest.checkpoint["channel_values"]["messages"] == values[-1]
     assert after < before  # the other steps' values and the old chain before the edit went
+
+
+def test_items_equal_in_python_but_stored_apart_are_not_taken_for_a_prefix(db: Path) -> None:
+    values: list[list[Any]] = [[1, 0.0, {"a": 1}], [True, -0.0, {"a": True}, "new"]]
+    with clew.open(db) as memory:
+        saver = ClewSaver(memory)
+        ids = _put_values(saver, "loose", values)
+        for checkpoint_id, value in zip(ids, values, strict=True):
+            got = saver.get_tuple(_config("loose", checkpoint_id))
+            assert got is not None
+            stored = got.checkpoint["channel_values"]["messages"]
+            assert [(type(x), repr(x)) for x in stored] == [(type(x), repr(x)) for x in value]

@@ -36,10 +36,13 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 import clew
-from clew.errors import ValidationError
+from clew.errors import StoreError, ValidationError
 from clew.store.contract import Store
 
 _T = TypeVar("_T")
+# Channels whose newest list is held as the base of the next append (a bound on memory: a
+# thread not held writes its next list in full, once).
+_HELD = 1024
 _Tuples = list[CheckpointTuple]  # named here: inside ClewSaver, `list` is its method
 
 
@@ -165,8 +168,18 @@ class ClewSaver(BaseCheckpointSaver[str]):
             else:
                 values[channel] = self._grown(thread_id, ns, channel, version)
             if isinstance(values[channel], list):
-                self._lists[(thread_id, ns, channel)] = (version, list(values[channel]))
+                self._remember((thread_id, ns, channel), version, values[channel])
         return values
+
+    def _remember(self, key: tuple[str, str, str], version: str, value: list[Any]) -> None:
+        """Hold `value` as the base for the channel's next append, unless a newer version
+        is held already (a listing reads old checkpoints); hold at most _HELD threads'."""
+        known = self._lists.pop(key, None)
+        if known is not None and known[0] > version:
+            version, value = known
+        self._lists[key] = (version, list(value))
+        while len(self._lists) > _HELD:
+            del self._lists[next(iter(self._lists))]  # the least recently written
 
     def _grown(self, thread_id: str, ns: str, channel: str, version: str) -> list[Any]:
         """A list stored as appends: walk its bases back to the full value, then append."""
@@ -182,11 +195,30 @@ class ClewSaver(BaseCheckpointSaver[str]):
             " SELECT value_type, value, base_length FROM chain ORDER BY depth DESC",
             (self._space, thread_id, ns, channel, version, self._space, thread_id, ns, channel),
         )
+        if not chain or chain[0][2] is not None:
+            raise StoreError(
+                f"LangGraph thread {thread_id}: channel {channel} at version {version} names"
+                " a base value that is no longer stored; the checkpoint cannot be read"
+            )
         found: list[Any] = []
         for vtype, value, length in chain:
             part = self.serde.loads_typed((vtype, bytes(value)))
-            found = part if length is None else found[:length] + part
+            if length is None:
+                found = list(part)
+            else:
+                del found[length:]  # in place: a long chain rebuilds in linear time
+                found.extend(part)
         return found
+
+    def _same(self, a: Any, b: Any) -> bool:
+        """Whether two list items would read back alike: the same object (LangGraph keeps a
+        message's object from step to step), else equal and serialized alike (1 == True
+        and 0.0 == -0.0 in Python, but they are stored apart)."""
+        if a is b:
+            return True
+        if type(a) is not type(b) or a != b:
+            return False
+        return isinstance(a, str | bytes) or self.serde.dumps_typed(a) == self.serde.dumps_typed(b)
 
     def _blob(
         self, thread_id: str, ns: str, channel: str, version: str, value: Any
@@ -199,7 +231,7 @@ class ClewSaver(BaseCheckpointSaver[str]):
         if known is not None and isinstance(value, list) and known[0] != version:
             before = known[1]
             if len(value) >= len(before) and all(
-                a is b or a == b for a, b in zip(value, before, strict=False)
+                self._same(a, b) for a, b in zip(value, before, strict=False)
             ):
                 base, length = known[0], len(before)
                 value = value[length:]
@@ -302,7 +334,7 @@ class ClewSaver(BaseCheckpointSaver[str]):
                 continue
             blobs.append(self._blob(thread_id, ns, channel, str(version), values[channel]))
             if isinstance(values[channel], list):
-                grown[(thread_id, ns, channel)] = (str(version), list(values[channel]))
+                grown[(thread_id, ns, channel)] = (str(version), values[channel])
         with self._store.transaction(write=True):
             conn = self._store._connection()  # type: ignore[attr-defined]
             if blobs:
@@ -334,7 +366,8 @@ class ClewSaver(BaseCheckpointSaver[str]):
                     mdata,
                 ),
             )
-        self._lists.update(grown)  # after the commit: a rolled-back version is no base
+        for key, (version, value) in grown.items():  # after the commit: a rolled-back
+            self._remember(key, version, value)  # version is no base
         return {
             "configurable": {
                 "thread_id": thread_id,
