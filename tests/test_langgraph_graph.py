@@ -175,3 +175,14 @@ def test_an_async_graph_checkpoints_through_the_same_saver(db: Path) -> None:
         state = builder.compile(checkpointer=ClewSaver(memory)).get_state(config)
     contents = [m.content for m in state.values["messages"]]
     assert contents == ["one", "answer 1", "two", "answer 3", "three", "answer 5"]
+
+
+def test_clew_and_its_cli_start_without_importing_langgraph() -> None:
+    """The extra costs nothing to those who do not use it: only the adapter imports it."""
+    code = (
+        "import sys, clew, clew.cli, clew.integrations;"
+        " print(sorted(m for m in sys.modules"
+        " if m.split('.')[0] in ('langgraph', 'langchain_core')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout.strip()) == (0, "[]"), done.stderr
