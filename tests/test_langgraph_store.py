@@ -211,3 +211,17 @@ def test_any_value_round_trips(
     store.put(tuple(namespace), key, value)
     item = store.get(tuple(namespace), key)
     assert item is not None and item.value == value and item.key == key
+
+
+def test_the_async_methods_do_what_the_sync_ones_do(store: ClewStore) -> None:
+    async def use() -> tuple[Any, ...]:
+        await store.aput(("a", "b"), "k", {"text": "async item"})
+        got = await store.aget(("a", "b"), "k")
+        found = await store.asearch(("a",), filter={"text": "async item"})
+        spaces = await store.alist_namespaces(prefix=("a",))
+        await store.adelete(("a", "b"), "k")
+        return got, found, spaces, await store.aget(("a", "b"), "k")
+
+    got, found, spaces, gone = asyncio.run(use())
+    assert got.value == {"text": "async item"} and [i.key for i in found] == ["k"]
+    assert spaces == [("a", "b")] and gone is None
