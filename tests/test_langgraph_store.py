@@ -4,6 +4,7 @@ checked side by side where they apply), on both backends; items are journaled en
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -213,14 +214,19 @@ def test_any_value_round_trips(
     assert item is not None and item.value == value and item.key == key
 
 
-def test_the_async_methods_do_what_the_sync_ones_do(store: ClewStore) -> None:
+def test_the_async_methods_do_what_the_sync_ones_do(db: Path) -> None:
     async def use() -> tuple[Any, ...]:
+        memory = clew.open_async(db)  # an async app's memory serves the store too
+        store = ClewStore(memory)
         await store.aput(("a", "b"), "k", {"text": "async item"})
         got = await store.aget(("a", "b"), "k")
         found = await store.asearch(("a",), filter={"text": "async item"})
         spaces = await store.alist_namespaces(prefix=("a",))
         await store.adelete(("a", "b"), "k")
-        return got, found, spaces, await store.aget(("a", "b"), "k")
+        gone = await store.aget(("a", "b"), "k")
+        store.close()
+        await memory.close()
+        return got, found, spaces, gone
 
     got, found, spaces, gone = asyncio.run(use())
     assert got.value == {"text": "async item"} and [i.key for i in found] == ["k"]

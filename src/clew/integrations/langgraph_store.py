@@ -97,7 +97,11 @@ class ClewStore(BaseStore):
     without it an item is found by all of its text.
     """
 
-    def __init__(self, memory: clew.Memory | str, *, index: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, memory: clew.Memory | clew.AsyncMemory | str, *, index: dict[str, Any] | None = None
+    ) -> None:
+        if isinstance(memory, clew.AsyncMemory):
+            memory = memory.sync  # the store runs its calls on a thread of its own
         self.memory = memory if isinstance(memory, clew.Memory) else clew.open(memory)
         fields = (index or {}).get("fields")
         self._fields: list[str] | None = None if fields in (None, ["$"]) else list(fields)
