@@ -5,7 +5,7 @@ Prints markdown tables; a script, not a timed test:
 
     python benchmarks/bench_langgraph.py                # 50 to 400 turns, a minute or two
     python benchmarks/bench_langgraph.py --quick        # a smoke run
-    python benchmarks/bench_langgraph.py --turns 2000   # LangGraph's reported 2.9 GB case
+    python benchmarks/bench_langgraph.py --turns 2000 --comparator-turns 400
 
 The graph: LangGraph's `MessagesState`, one node that plays a scripted model. A turn is one
 `invoke` with the next message of the benchmark workload (benchmarks/workload.py: user
@@ -65,8 +65,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="a smoke run: up to 60 turns")
     parser.add_argument("--turns", type=int, default=400, help="the longest conversation")
+    parser.add_argument(
+        "--comparator-turns",
+        type=int,
+        default=None,
+        help="stop SqliteSaver after this many turns (its file grows quadratically)",
+    )
     args = parser.parse_args()
     last = 60 if args.quick else args.turns
+    stop = last if args.comparator_turns is None else args.comparator_turns
     marks = sorted({m for m in (last // 8, last // 4, last // 2, last) if m > 0})
     texts = [m["content"] for m in messages(2 * last + 2)]
     users, answers = texts[0::2], texts[1::2]
@@ -98,7 +105,7 @@ def main() -> None:
             for name in spent:
                 spent[name] = [0.0, 0.0]
             for turn in range(done, mark):
-                order = list(graphs.items())
+                order = [(n, g) for n, g in graphs.items() if n == "clew" or turn < stop]
                 for name, graph in order if turn % 2 else order[::-1]:
                     wall, cpu = time.perf_counter(), time.process_time()
                     graph.invoke({"messages": [HumanMessage(users[turn])]}, config)
@@ -106,6 +113,8 @@ def main() -> None:
                     spent[name][1] += time.process_time() - cpu
             steps = mark - done
             done = mark
+            if mark > stop:  # the comparator has stopped: measure clew alone from here
+                graphs.pop("SqliteSaver", None)
             reads: dict[str, list[float]] = {name: [] for name in graphs}
             read_cpu: dict[str, list[float]] = {name: [] for name in graphs}
             for sample in range(7):  # reading the thread back: what a resume costs
@@ -117,19 +126,24 @@ def main() -> None:
                     read_cpu[name].append(1000 * (time.process_time() - cpu))
             ours = _file_bytes(clew_path, clew_conn) - clew_base
             theirs = _file_bytes(lg_path, lg_conn) - lg_base
+            alone = "SqliteSaver" not in graphs
             rows.append(
                 [
                     mark,
                     _mb(ours),
-                    _mb(theirs),
-                    f"{theirs / max(ours, 1):,.1f}x",
+                    "-" if alone else _mb(theirs),
+                    "-" if alone else f"{theirs / max(ours, 1):,.1f}x",
                     f"{1000 * spent['clew'][0] / steps:.1f}"
                     f" / {1000 * spent['clew'][1] / steps:.1f}",
-                    f"{1000 * spent['SqliteSaver'][0] / steps:.1f}"
+                    "-"
+                    if alone
+                    else f"{1000 * spent['SqliteSaver'][0] / steps:.1f}"
                     f" / {1000 * spent['SqliteSaver'][1] / steps:.1f}",
                     f"{statistics.median(reads['clew']):.1f}"
                     f" / {statistics.median(read_cpu['clew']):.1f}",
-                    f"{statistics.median(reads['SqliteSaver']):.1f}"
+                    "-"
+                    if alone
+                    else f"{statistics.median(reads['SqliteSaver']):.1f}"
                     f" / {statistics.median(read_cpu['SqliteSaver']):.1f}",
                 ]
             )

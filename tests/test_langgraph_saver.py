@@ -167,3 +167,29 @@ def test_items_equal_in_python_but_stored_apart_are_not_taken_for_a_prefix(db: P
             assert got is not None
             stored = got.checkpoint["channel_values"]["messages"]
             assert [(type(x), repr(x)) for x in stored] == [(type(x), repr(x)) for x in value]
+
+
+def test_an_item_changed_in_place_is_stored_as_changed(db: Path) -> None:
+    """A node may edit a list's item in place: the list is then no longer the one stored,
+    and what is stored next is the list as it is."""
+    first: dict[str, Any] = {"role": "ai", "content": "draft"}
+    values: list[list[Any]] = [[first]]
+    with clew.open(db) as memory:
+        saver = ClewSaver(memory)
+        version = saver.get_next_version(None, None)
+        checkpoint = empty_checkpoint()
+        checkpoint["channel_values"] = {"messages": values[0]}
+        checkpoint["channel_versions"] = {"messages": version}
+        done = saver.put(_config("edited"), checkpoint, {}, {"messages": version})
+        first["content"] = "final"  # in place, after it was stored
+        version = saver.get_next_version(version, None)
+        later = empty_checkpoint()
+        later["channel_values"] = {"messages": [first, {"role": "user", "content": "ok"}]}
+        later["channel_versions"] = {"messages": version}
+        saver.put(done, later, {}, {"messages": version})
+        got = saver.get_tuple(_config("edited"))
+    assert got is not None
+    assert got.checkpoint["channel_values"]["messages"] == [
+        {"role": "ai", "content": "final"},
+        {"role": "user", "content": "ok"},
+    ]

@@ -6,7 +6,8 @@ Invariants:
   written once when that version first appears in `new_versions`, so a step writes only
   the channels it changed. A list that grew by appending (LangGraph's messages) is written
   as what was appended to the version before it (`base_version`, `base_length`), when this
-  saver has that version in hand (it wrote or read it); else, once per process, in full.
+  saver has that version's items' bytes in hand (it wrote or read it) and the new list
+  begins with exactly those bytes; else in full.
   So a conversation's N steps cost O(N) bytes, not O(N^2) as a full copy per step would.
 - Checkpoints are framework state beside the journal, not in it (docs/architecture.md):
   each `put`/`put_writes` is one transaction of the store, so an acknowledged checkpoint
@@ -42,7 +43,7 @@ from clew.store.contract import Store
 _T = TypeVar("_T")
 # Channels whose newest list is held as the base of the next append (a bound on memory: a
 # thread not held writes its next list in full, once).
-_HELD = 1024
+_HELD = 128
 _Tuples = list[CheckpointTuple]  # named here: inside ClewSaver, `list` is its method
 
 
@@ -89,8 +90,10 @@ class ClewSaver(BaseCheckpointSaver[str]):
         self._space = self.memory.space
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clew-langgraph")
         # The newest list value this saver wrote or read per (thread, namespace, channel),
-        # with its version: the base a grown list is stored against.
-        self._lists: dict[tuple[str, str, str], tuple[str, list[Any]]] = {}
+        # as its items' serialized bytes, with its version: the base a grown list is stored
+        # against. Bytes, not the objects: a node may change an item in place, and then
+        # the list is no longer what was stored.
+        self._lists: dict[tuple[str, str, str], tuple[str, list[bytes]]] = {}
 
     def close(self) -> None:
         """Stop the worker thread (the Memory stays open: its owner closes it)."""
@@ -106,12 +109,12 @@ class ClewSaver(BaseCheckpointSaver[str]):
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, lambda: fn(*args))
 
-    def _tuple(self, row: Sequence[Any]) -> CheckpointTuple:
+    def _tuple(self, row: Sequence[Any], *, remember: bool = False) -> CheckpointTuple:
         """The CheckpointTuple of a checkpoint row, with its channel values and writes."""
         thread_id, ns, checkpoint_id, parent_id, ctype, cdata, mtype, mdata = row
         checkpoint: Checkpoint = self.serde.loads_typed((ctype, bytes(cdata)))
         versions = checkpoint["channel_versions"]
-        values = self._values(str(thread_id), ns, versions)
+        values = self._values(str(thread_id), ns, versions, remember=remember)
         writes = self._run(
             "SELECT task_id, channel, value_type, value, task_path, idx FROM langgraph_writes"
             " WHERE space = ? AND thread_id = ? AND ns = ? AND checkpoint_id = ?",
@@ -144,7 +147,9 @@ class ClewSaver(BaseCheckpointSaver[str]):
             ],
         )
 
-    def _values(self, thread_id: str, ns: str, versions: ChannelVersions) -> dict[str, Any]:
+    def _values(
+        self, thread_id: str, ns: str, versions: ChannelVersions, *, remember: bool
+    ) -> dict[str, Any]:
         """The channel values at `versions`: a stored value, or a grown list rebuilt from
         its chain of appends back to a value stored in full."""
         values: dict[str, Any] = {}
@@ -167,17 +172,26 @@ class ClewSaver(BaseCheckpointSaver[str]):
                 values[channel] = self.serde.loads_typed((vtype, bytes(value)))
             else:
                 values[channel] = self._grown(thread_id, ns, channel, version)
-            if isinstance(values[channel], list):
-                self._remember((thread_id, ns, channel), version, values[channel])
+            if remember and isinstance(values[channel], list):
+                packed = self._packed(values[channel])
+                self._remember((thread_id, ns, channel), version, packed)
         return values
 
-    def _remember(self, key: tuple[str, str, str], version: str, value: list[Any]) -> None:
+    def _packed(self, value: list[Any]) -> list[bytes]:
+        """Each item of a list as the bytes it is stored as: what a prefix is checked by."""
+        out = []
+        for item in value:
+            kind, data = self.serde.dumps_typed(item)
+            out.append(kind.encode() + b"\0" + data)
+        return out
+
+    def _remember(self, key: tuple[str, str, str], version: str, value: list[bytes]) -> None:
         """Hold `value` as the base for the channel's next append, unless a newer version
         is held already (a listing reads old checkpoints); hold at most _HELD threads'."""
         known = self._lists.pop(key, None)
         if known is not None and known[0] > version:
             version, value = known
-        self._lists[key] = (version, list(value))
+        self._lists[key] = (version, value)
         while len(self._lists) > _HELD:
             del self._lists[next(iter(self._lists))]  # the least recently written
 
@@ -210,29 +224,24 @@ class ClewSaver(BaseCheckpointSaver[str]):
                 found.extend(part)
         return found
 
-    def _same(self, a: Any, b: Any) -> bool:
-        """Whether two list items would read back alike: the same object (LangGraph keeps a
-        message's object from step to step), else equal and serialized alike (1 == True
-        and 0.0 == -0.0 in Python, but they are stored apart)."""
-        if a is b:
-            return True
-        if type(a) is not type(b) or a != b:
-            return False
-        return isinstance(a, str | bytes) or self.serde.dumps_typed(a) == self.serde.dumps_typed(b)
-
     def _blob(
-        self, thread_id: str, ns: str, channel: str, version: str, value: Any
+        self,
+        thread_id: str,
+        ns: str,
+        channel: str,
+        version: str,
+        value: Any,
+        packed: list[bytes] | None,
     ) -> tuple[Any, ...]:
         """The row that stores one channel value: the appended items when `value` is a list
-        that extends the list this saver last had for the channel, else the value."""
+        whose items (`packed`) begin with those of the list this saver last had for the
+        channel, else the value."""
         base: str | None = None
         length: int | None = None
         known = self._lists.get((thread_id, ns, channel))
-        if known is not None and isinstance(value, list) and known[0] != version:
+        if known is not None and packed is not None and known[0] != version:
             before = known[1]
-            if len(value) >= len(before) and all(
-                self._same(a, b) for a, b in zip(value, before, strict=False)
-            ):
+            if len(packed) >= len(before) and packed[: len(before)] == before:
                 base, length = known[0], len(before)
                 value = value[length:]
         vtype, data = self.serde.dumps_typed(value)
@@ -261,7 +270,7 @@ class ClewSaver(BaseCheckpointSaver[str]):
                     + " AND thread_id = ? AND ns = ? ORDER BY checkpoint_id DESC LIMIT 1",
                     (self._space, thread_id, ns),
                 )
-            return self._tuple(rows[0]) if rows else None
+            return self._tuple(rows[0], remember=True) if rows else None
 
     def list(
         self,
@@ -326,15 +335,17 @@ class ClewSaver(BaseCheckpointSaver[str]):
         ctype, cdata = self.serde.dumps_typed(rest)
         mtype, mdata = self.serde.dumps_typed(get_checkpoint_metadata(config, metadata))
         blobs = []
-        grown: dict[tuple[str, str, str], tuple[str, list[Any]]] = {}
+        grown: dict[tuple[str, str, str], tuple[str, list[bytes]]] = {}
         for channel, version in new_versions.items():
             if channel not in values:
                 empty = ("empty", None, None, None)  # a channel with no value at this version
                 blobs.append((self._space, thread_id, ns, channel, str(version), *empty))
                 continue
-            blobs.append(self._blob(thread_id, ns, channel, str(version), values[channel]))
-            if isinstance(values[channel], list):
-                grown[(thread_id, ns, channel)] = (str(version), values[channel])
+            value = values[channel]
+            packed = self._packed(value) if isinstance(value, list) else None
+            blobs.append(self._blob(thread_id, ns, channel, str(version), value, packed))
+            if packed is not None:
+                grown[(thread_id, ns, channel)] = (str(version), packed)
         with self._store.transaction(write=True):
             conn = self._store._connection()  # type: ignore[attr-defined]
             if blobs:
