@@ -3428,6 +3428,8 @@ def test_langgraph_store_and_saver_refuse_bad_input_and_keep_nothing(mem: clew.M
         store.put(("a",), "k", {"v": object()})
     with pytest.raises(ValidationError, match="is not JSON"):
         store.put(("a",), "k", {"v": float("nan")})
+    with pytest.raises(ValidationError, match="the limit is 1000: use shorter labels"):
+        store.put(("a",), "k" * 1000, {"v": 1})
     assert store.get(("a",), "k") is None and mem.list_entries() == []
     store.put(("a",), "k", {"v": 1})
     with pytest.raises(ValidationError, match="is not JSON"):

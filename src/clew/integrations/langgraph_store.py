@@ -37,6 +37,7 @@ from langgraph.store.base import (
 from langgraph.store.base.embed import get_text_at_path
 
 import clew
+from clew.checks import MAX_NAME_CHARS
 from clew.errors import ValidationError
 from clew.models import Entry, EntryStatus, EntryType
 
@@ -217,6 +218,11 @@ class ClewStore(BaseStore):
         if not namespace:
             raise ValidationError("a LangGraph item needs a namespace of at least one label")
         key_tag = _key_tag(namespace, key)
+        if len(key_tag) > MAX_NAME_CHARS:
+            raise ValidationError(
+                f"a LangGraph item's namespace and key name it in {len(key_tag)} characters;"
+                f" the limit is {MAX_NAME_CHARS}: use shorter labels or a shorter key"
+            )
         # The summary is only text to search by: a NUL (which PostgreSQL cannot keep in
         # text) becomes a space there; the value itself is kept exactly, as JSON.
         label = "/".join([*namespace, key]).replace("\x00", " ")
