@@ -172,9 +172,12 @@ class ClewSaver(BaseCheckpointSaver[str]):
                 values[channel] = self.serde.loads_typed((vtype, bytes(value)))
             else:
                 values[channel] = self._grown(thread_id, ns, channel, version)
-            if remember and isinstance(values[channel], list):
-                packed = self._packed(values[channel])
-                self._remember((thread_id, ns, channel), version, packed)
+            key = (thread_id, ns, channel)
+            held = self._lists.get(key)
+            # Packing costs a serialization of the list: only for a version not held yet
+            # (a new process's first read), never for the one this saver just wrote.
+            if remember and isinstance(values[channel], list) and (held or ("",))[0] < version:
+                self._remember(key, version, self._packed(values[channel]))
         return values
 
     def _packed(self, value: list[Any]) -> list[bytes]:
