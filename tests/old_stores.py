@@ -30,8 +30,18 @@ def _applied(conn: sqlite3.Connection, number: int) -> bool:
     )
 
 
+def undo_migration_18(conn: sqlite3.Connection) -> None:
+    """Take a store at schema 18 back to 17: no LangGraph checkpoint tables."""
+    for table in ("langgraph_writes", "langgraph_blobs", "langgraph_checkpoints"):
+        conn.execute(f"DROP TABLE IF EXISTS {table}")
+    conn.execute("DELETE FROM clew_migrations WHERE number = 18")
+    conn.commit()
+
+
 def undo_migration_17(conn: sqlite3.Connection) -> None:
-    """Take a store at schema 17 back to 16: no server keys, no request log."""
+    """Take a store at schema 17 (or 18) back to 16: no server keys, no request log."""
+    if _applied(conn, 18):
+        undo_migration_18(conn)
     conn.execute("DROP TABLE IF EXISTS clew_requests")
     conn.execute("DROP TABLE IF EXISTS clew_keys")
     conn.execute("DELETE FROM clew_migrations WHERE number = 17")

@@ -14,8 +14,16 @@ import clew
 
 # Not moved by the journal: which migrations ran when, the poller's own schedule, the
 # full-text indexes (derived from rows; `verify` checks them against the rows) and the
-# vector index (derived, rebuilt by `update_index`).
-_NOT_JOURNALED = ("clew_migrations", "schedule", "embeddings")
+# vector index (derived, rebuilt by `update_index`); LangGraph's checkpoints (framework state
+# beside the journal: docs/architecture.md).
+_NOT_JOURNALED = (
+    "clew_migrations",
+    "schedule",
+    "embeddings",
+    "langgraph_checkpoints",
+    "langgraph_blobs",
+    "langgraph_writes",
+)
 
 
 def rows(location: str, space: str = "default") -> dict[str, list[tuple[Any, ...]]]:

@@ -3647,3 +3647,40 @@ def test_the_journals_tail_read_and_types_refuse_bad_values(mem: clew.Memory) ->
     assert mem.journal(types=["no.such.type"]) == []
     with pytest.raises(ValidationError, match="limit"):
         mem.journal(limit=0, newest=True)
+
+
+# -- i16-langgraph: ClewStore and ClewSaver
+
+
+def test_langgraph_store_and_saver_refuse_bad_input_and_keep_nothing(mem: clew.Memory) -> None:
+    pytest.importorskip("langgraph.store.base")
+    from langgraph.store.base import PutOp
+
+    from clew.integrations.langgraph import ClewSaver, ClewStore
+
+    store = ClewStore(mem)
+    with pytest.raises(ValidationError, match="needs a namespace"):
+        store.batch([PutOp((), "k", {"v": 1})])
+    with pytest.raises(ValidationError, match="is not JSON"):
+        store.put(("a",), "k", {"v": object()})
+    with pytest.raises(ValidationError, match="is not JSON"):
+        store.put(("a",), "k", {"v": float("nan")})
+    with pytest.raises(ValidationError, match="the limit is 1000: use shorter labels"):
+        store.put(("a",), "k" * 1000, {"v": 1})
+    assert store.get(("a",), "k") is None and mem.list_entries() == []
+    store.put(("a",), "k", {"v": 1})
+    with pytest.raises(ValidationError, match="is not JSON"):
+        store.put(("a",), "k", {"v": {1, 2}})
+    kept = store.get(("a",), "k")
+    assert kept is not None and kept.value == {"v": 1}  # the good version stays current
+
+    saver = ClewSaver(mem)
+    for config in ({}, {"configurable": {}}, {"configurable": {"thread_id": ""}}):
+        with pytest.raises(ValidationError, match="thread_id"):
+            saver.get_tuple(config)  # type: ignore[arg-type]
+        with pytest.raises(ValidationError, match="thread_id"):
+            list(saver.list(config))  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="checkpoint_id"):
+        saver.put_writes({"configurable": {"thread_id": "t"}}, [("ch", 1)], "task")
+    assert saver.get_tuple({"configurable": {"thread_id": "t"}}) is None
+    saver.close()

@@ -193,3 +193,20 @@ def test_the_adk_recipe_runs_as_written(
     # the second session's prompt carried the first one's fact, found in clew's memory
     assert "7731" in " ".join(p.text or "" for c in model.asked[1].contents for p in c.parts or [])
     assert "My badge number is 7731" in shell.run(search)
+
+
+def test_the_langgraph_recipe_runs_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("langgraph.graph")
+    page = (ROOT / "docs" / "integrations" / "langgraph.md").read_text()
+    (recipe,) = re.findall(r"```python\n(.*?)```", page, re.S)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(recipe, "langgraph.md", "exec"), {"__name__": "__main__"})
+    assert capsys.readouterr().out.splitlines() == [
+        "approved: yes",
+        "deploy-v2 deploy v2 approved: yes",
+    ]
+    with clew.open(tmp_path / "agent.db") as mem:
+        assert mem.verify().ok
+        assert [hit.entry.type for hit in mem.search("approved")] == ["context"]

@@ -9,4 +9,6 @@ command or program that uses it, so the core install and the CLI's start do not 
 - `claude_agent_sdk`: `options()`, the Claude Agent SDK's options with clew's hooks and tools
   (the `claude-agent-sdk` extra);
 - `adk`: Google ADK's session and memory services over a store (the `adk` extra).
+- `langgraph`: `ClewSaver` (LangGraph's checkpointer, `langgraph_saver`) and `ClewStore`
+  (its long-term memory store, `langgraph_store`) over a clew store (the `langgraph` extra).
 """

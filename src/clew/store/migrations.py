@@ -1194,6 +1194,65 @@ MIGRATIONS += (
     ),
 )
 
+# LangGraph's checkpoints (clew.integrations.langgraph.ClewSaver): derived framework state,
+# kept beside the journal, not in it (docs/architecture.md says why). A checkpoint's row
+# holds everything but its channel values; each value is one blob keyed by thread,
+# namespace, channel and version, written once when that version is new, so a step stores
+# only the channels it changed; a list that grew by appending (the messages) is stored as
+# what was appended to an earlier version (base_version, base_length), so a thread's size
+# grows linearly with its steps, not with steps times the conversation's length.
+MIGRATIONS += (
+    Migration(
+        18,
+        "LangGraph checkpoints, their channel values by version and their pending writes",
+        (
+            """
+            CREATE TABLE langgraph_checkpoints (
+                space           TEXT NOT NULL,
+                thread_id       TEXT NOT NULL,
+                ns              TEXT NOT NULL,
+                checkpoint_id   TEXT NOT NULL,
+                parent_id       TEXT,
+                checkpoint_type TEXT NOT NULL,
+                checkpoint      BLOB NOT NULL,
+                metadata_type   TEXT NOT NULL,
+                metadata        BLOB NOT NULL,
+                PRIMARY KEY (space, thread_id, ns, checkpoint_id)
+            )
+            """,
+            """
+            CREATE TABLE langgraph_blobs (
+                space      TEXT NOT NULL,
+                thread_id  TEXT NOT NULL,
+                ns         TEXT NOT NULL,
+                channel    TEXT NOT NULL,
+                version    TEXT NOT NULL,
+                value_type TEXT NOT NULL,
+                value      BLOB,
+                base_version TEXT,
+                base_length  INTEGER,
+                PRIMARY KEY (space, thread_id, ns, channel, version)
+            )
+            """,
+            """
+            CREATE TABLE langgraph_writes (
+                space         TEXT NOT NULL,
+                thread_id     TEXT NOT NULL,
+                ns            TEXT NOT NULL,
+                checkpoint_id TEXT NOT NULL,
+                task_id       TEXT NOT NULL,
+                idx           INTEGER NOT NULL,
+                channel       TEXT NOT NULL,
+                value_type    TEXT NOT NULL,
+                value         BLOB,
+                task_path     TEXT NOT NULL DEFAULT '',
+                PRIMARY KEY (space, thread_id, ns, checkpoint_id, task_id, idx)
+            )
+            """,
+        ),
+    ),
+)
+
 LATEST = MIGRATIONS[-1].number
 FINGERPRINTS: dict[int, str] = {m.number: fingerprint(m) for m in MIGRATIONS}
 # The migration that began recording fingerprints (and records those of the ones before it).

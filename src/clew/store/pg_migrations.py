@@ -894,6 +894,62 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    # SQLite's migration 18: LangGraph's checkpoints, channel values by version, writes.
+    PgMigration(
+        18,
+        "LangGraph checkpoints, their channel values by version and their pending writes",
+        (
+            *table(
+                "langgraph_checkpoints",
+                """
+                space           text NOT NULL,
+                thread_id       text NOT NULL,
+                ns              text NOT NULL,
+                checkpoint_id   text NOT NULL,
+                parent_id       text,
+                checkpoint_type text NOT NULL,
+                checkpoint      bytea NOT NULL,
+                metadata_type   text NOT NULL,
+                metadata        bytea NOT NULL,
+                PRIMARY KEY (space, thread_id, ns, checkpoint_id)
+                """,
+            ),
+            *table(
+                "langgraph_blobs",
+                """
+                space      text NOT NULL,
+                thread_id  text NOT NULL,
+                ns         text NOT NULL,
+                channel    text NOT NULL,
+                version    text NOT NULL,
+                value_type text NOT NULL,
+                value      bytea,
+                base_version text,
+                base_length  bigint,
+                PRIMARY KEY (space, thread_id, ns, channel, version)
+                """,
+            ),
+            *table(
+                "langgraph_writes",
+                """
+                space         text NOT NULL,
+                thread_id     text NOT NULL,
+                ns            text NOT NULL,
+                checkpoint_id text NOT NULL,
+                task_id       text NOT NULL,
+                idx           bigint NOT NULL,
+                channel       text NOT NULL,
+                value_type    text NOT NULL,
+                value         bytea,
+                task_path     text NOT NULL DEFAULT '',
+                PRIMARY KEY (space, thread_id, ns, checkpoint_id, task_id, idx)
+                """,
+            ),
+        ),
+    ),
+)
+
 LATEST = MIGRATIONS[-1].number
 
 
