@@ -255,35 +255,23 @@ class ClewSessionService(BaseSessionService, _OnWorker):
         if event.partial:
             return event
         key = session_key(session.app_name, session.user_id, session.id)
-        stored = await self._run(self._newest, key)
-        if stored is None:
-            raise SessionNotFoundError(f"Session {session.id} not found.")
-        if stored and stored[-1] == event:  # a retried delivery: applied once
-            return event
-        # As ADK's database service: a session this service handed out carries the id of
-        # the newest event it saw (its revision marker); another one is judged by time.
-        marker = session._storage_update_marker
-        newest = stored[-1].id if stored else ""
-        if (marker is not None and marker != newest) or (
-            marker is None and stored and stored[-1].timestamp > session.last_update_time
-        ):
-            raise StaleSessionError(
-                f"Session {session.id} was changed since it was read: read it again with"
-                " get_session and retry."
-            )
-        # As the base class, in an order that stores first: a failed write leaves the
-        # caller's session as it was (temp state aside, which is never stored).
-        self._apply_temp_state(session, event)
-        event = self._trim_temp_delta_state(event)
-        await self._run(self._append, session, key, event)
-        self._commit_event_to_session(session, event)
-        session.last_update_time = event.timestamp
-        session._storage_update_marker = event.id
+        if await self._run(self._append_checked, session, key, event):
+            self._commit_event_to_session(session, event)
+            session.last_update_time = event.timestamp
+            session._storage_update_marker = event.id
         return event
 
     # -- on the worker --------------------------------------------------------------------
 
     def _create(self, app: str, user: str, state: dict[str, Any], session_id: str) -> Session:
+        # One transaction: two creators of one id cannot both pass the check, and a failure
+        # part way leaves no half-made session.
+        with self.memory._write():
+            return self._create_in_write(app, user, state, session_id)
+
+    def _create_in_write(
+        self, app: str, user: str, state: dict[str, Any], session_id: str
+    ) -> Session:
         key = session_key(app, user, session_id)
         if self._held(key) and self.memory.list_turns(key, newest=1):
             raise AlreadyExistsError(f"Session with id {session_id} already exists.")
@@ -360,9 +348,10 @@ class ClewSessionService(BaseSessionService, _OnWorker):
         return ListSessionsResponse(sessions=found)
 
     def _delete(self, key: str) -> None:
-        if self._held(key) and self.memory.list_turns(key, newest=1):
-            self.memory.clear_session(key)
-            self.memory.end_session(key)
+        with self.memory._write():  # hidden and ended together
+            if self._held(key) and self.memory.list_turns(key, newest=1):
+                self.memory.clear_session(key)
+                self.memory.end_session(key)
 
     def _newest(self, key: str) -> list[Event] | None:
         """The newest event of a live session ([] before its first), None if none."""
@@ -374,16 +363,40 @@ class ClewSessionService(BaseSessionService, _OnWorker):
         event = _event(newest[0])
         return [] if event is None else [event]
 
-    def _append(self, session: Session, key: str, event: Event) -> None:
-        # The event first: it holds the whole delta verbatim, so a crash before the shared
-        # state is written loses nothing that cannot be read back from it.
-        self.memory.append_turn(key, _message(event), at=_said(event.timestamp))
-        delta = event.actions.state_delta if event.actions else {}
-        parts = _scoped(delta or {})
-        app, user = session.app_name, session.user_id
-        self._add_state(_key(APP_STATE, app), parts["app"], f"ADK app state ({app})")
-        self._add_state(_key(USER_STATE, app, user), parts["user"],
-                        f"ADK user state ({app}, {user})")  # fmt: skip
+    def _append_checked(self, session: Session, key: str, event: Event) -> bool:
+        """Check that `session` is the newest revision, then keep the event and its shared
+        state: all in one write transaction, which takes the store's write lock before the
+        check, so two writers to one session cannot both pass it, and a failure part way
+        keeps nothing. False for a retried delivery (kept already)."""
+        with self.memory._write():
+            stored = self._newest(key)
+            if stored is None:
+                raise SessionNotFoundError(f"Session {session.id} not found.")
+            if stored and stored[-1] == event:  # a retried delivery: applied once
+                return False
+            # As ADK's database service: a session this service handed out carries the id
+            # of the newest event it saw (its revision marker); another is judged by time.
+            marker = session._storage_update_marker
+            newest = stored[-1].id if stored else ""
+            if (marker is not None and marker != newest) or (
+                marker is None and stored and stored[-1].timestamp > session.last_update_time
+            ):
+                raise StaleSessionError(
+                    f"Session {session.id} was changed since it was read: read it again with"
+                    " get_session and retry."
+                )
+            # As the base class; the caller's session takes the event only once it is
+            # committed, so a failed write leaves it as it was (temp state aside, which is
+            # never stored).
+            self._apply_temp_state(session, event)
+            self._trim_temp_delta_state(event)
+            self.memory.append_turn(key, _message(event), at=_said(event.timestamp))
+            parts = _scoped((event.actions.state_delta if event.actions else None) or {})
+            app, user = session.app_name, session.user_id
+            self._add_state(_key(APP_STATE, app), parts["app"], f"ADK app state ({app})")
+            self._add_state(_key(USER_STATE, app, user), parts["user"],
+                            f"ADK user state ({app}, {user})")  # fmt: skip
+        return True
 
     def _merged(self, session: Session) -> Session:
         """The session with the app's and the user's state merged in, by their prefixes."""
