@@ -25,7 +25,7 @@ _E_COLUMNS = ", ".join(f"e.{c}" for c in ENTRY_COLUMNS)
 _TYPE = {t.value: t for t in EntryType}
 _STATUS = {s.value: s for s in EntryStatus}
 SEARCH_WINDOW = 5000
-RARE_TAG = 64  # entries a tag may carry for a tag-filtered list to be read from its index
+RARE_TAG = 16  # entries a tag may carry for a tag-filtered list to be read from its index
 # bm25 weights of the indexed columns: summary, detail, tags, resolution.
 _BM25 = "bm25(entries_fts, 4.0, 1.0, 2.0, 2.0)"
 
@@ -152,6 +152,8 @@ class ArchiveReads(RowReader):
             count = rows[0][0]
             if count <= RARE_TAG and (best is None or count < best[0]):
                 best = (count, tag)
+                if count <= 1:  # none can be rarer: ask no more
+                    break
         return best[1] if best else None
 
     def relevant_entries(self, task_id: str, subtask_id: str, *, limit: int) -> list[Entry]:
