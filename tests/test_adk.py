@@ -147,6 +147,29 @@ async def test_get_session_config_limits_the_events(store: clew.Memory) -> None:
 
 
 @synchronous
+async def test_the_newest_events_alone_come_with_the_whole_state(store: clew.Memory) -> None:
+    # Only the events returned are made Events; the state is still every event's delta.
+    service = ClewSessionService(store)
+    session = await service.create_session(app_name=APP, user_id=USER, session_id="s1",
+                                           state={"a": 0})  # fmt: skip
+    events = [said("user", f"m{n}", 100.0 + n, **{f"k{n}": {"n": [n]}, "a": n, "temp:t": n})
+              for n in range(6)]  # fmt: skip
+    for event in events:
+        await service.append_event(session, event)
+    whole = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
+    newest = await service.get_session(app_name=APP, user_id=USER, session_id="s1",
+                                       config=GetSessionConfig(num_recent_events=1))  # fmt: skip
+    assert whole is not None and newest is not None
+    assert newest.events == events[-1:] and whole.events == events
+    assert newest.state == whole.state == {"a": 5, **{f"k{n}": {"n": [n]} for n in range(6)}}
+    assert newest.last_update_time == 105.0
+    newest.state["k0"]["n"].append("changed by the caller")  # its own copy, not the store's
+    again = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
+    assert again is not None and again.state["k0"] == {"n": [0]}
+    await service.append_event(newest, said("user", "after", 200.0))  # its revision is current
+
+
+@synchronous
 async def test_a_deleted_session_is_gone_for_adk_and_kept_by_clew(store: clew.Memory) -> None:
     service = ClewSessionService(store)
     session = await service.create_session(app_name=APP, user_id=USER, session_id="s1")

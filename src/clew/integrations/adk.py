@@ -125,6 +125,19 @@ def _event(turn: Turn) -> Event | None:
     return Event.model_validate(raw) if isinstance(raw, dict) else None
 
 
+def _raw_delta(raw: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """A stored event's state delta, read without validating the event (kept by alias)."""
+    actions = raw.get("actions")
+    if not isinstance(actions, dict):
+        return None
+    delta = actions.get("stateDelta", actions.get("state_delta"))
+    return delta if isinstance(delta, dict) else None
+
+
+def _raw_time(raw: Mapping[str, Any]) -> float:
+    return float(raw["timestamp"])
+
+
 def _fold(turns: Sequence[Turn], field: str) -> dict[str, Any]:
     state: dict[str, Any] = {}
     for turn in turns:
@@ -291,8 +304,12 @@ class ClewSessionService(BaseSessionService, _OnWorker):
         session._storage_update_marker = ""
         return self._merged(session)
 
-    def _read(self, app: str, user: str, session_id: str) -> tuple[Session, list[Event]] | None:
-        """The session (its state, no events) and all its events; None if there is none."""
+    def _read(
+        self, app: str, user: str, session_id: str
+    ) -> tuple[Session, list[dict[str, Any]]] | None:
+        """The session (its state, no events) and all its events as stored (ADK's JSON, made
+        Events only for those a caller gets: validating is most of a read's cost); None if
+        there is none."""
         key = session_key(app, user, session_id)
         if not self._held(key):
             return None
@@ -302,16 +319,20 @@ class ClewSessionService(BaseSessionService, _OnWorker):
         if opening is None:  # deleted: its turns are hidden
             return None
         state = dict(opening["state"])
-        events = [e for e in (_event(t) for t in turns) if e is not None]
-        for event in events:
-            if event.actions and event.actions.state_delta:
-                state.update(_scoped(event.actions.state_delta)["session"])
+        raws = [
+            t.message["adk_event"] for t in turns if isinstance(t.message.get("adk_event"), dict)
+        ]
+        for raw in raws:
+            delta = _raw_delta(raw)
+            if delta:
+                state.update(_scoped(delta)["session"])
         # As ADK's services: the newest event's time, else the session's creation.
-        updated = events[-1].timestamp if events else opening["created"]
-        session = Session(id=session_id, app_name=app, user_id=user, state=state,
-                          last_update_time=updated)  # fmt: skip
-        session._storage_update_marker = events[-1].id if events else ""
-        return self._merged(session), events
+        newest = Event.model_validate(raws[-1]) if raws else None
+        updated = newest.timestamp if newest else opening["created"]
+        session = Session(id=session_id, app_name=app, user_id=user,
+                          state=copy.deepcopy(state), last_update_time=updated)  # fmt: skip
+        session._storage_update_marker = newest.id if newest else ""
+        return self._merged(session), raws
 
     def _get(
         self, app: str, user: str, session_id: str, config: GetSessionConfig | None
@@ -319,17 +340,17 @@ class ClewSessionService(BaseSessionService, _OnWorker):
         found = self._read(app, user, session_id)
         if found is None:
             return None
-        session, events = found
+        session, raws = found
         if config is not None:
             if config.num_recent_events is not None:
-                events = events[-config.num_recent_events :] if config.num_recent_events else []
+                raws = raws[-config.num_recent_events :] if config.num_recent_events else []
             if config.after_timestamp is not None:
                 # As ADK's own services: from the newest event back to the first one older.
-                i = len(events) - 1
-                while i >= 0 and events[i].timestamp >= config.after_timestamp:
+                i = len(raws) - 1
+                while i >= 0 and _raw_time(raws[i]) >= config.after_timestamp:
                     i -= 1
-                events = events[i + 1 :]
-        session.events = events
+                raws = raws[i + 1 :]
+        session.events = [Event.model_validate(raw) for raw in raws]
         return session
 
     def _list(self, app: str, user: str | None) -> ListSessionsResponse:
