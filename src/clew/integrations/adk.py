@@ -264,7 +264,7 @@ class ClewSessionService(BaseSessionService, _OnWorker):
     async def append_event(self, session: Session, event: Event) -> Event:
         """Keep the event (committed before this returns), then apply it to `session`.
         StaleSessionError if another writer appended to the session since `session` was
-        read, as ADK's database service."""
+        read, as ADK's database service; the check and the writes are one transaction."""
         if event.partial:
             return event
         key = session_key(session.app_name, session.user_id, session.id)
