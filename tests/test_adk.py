@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import copy
 import functools
+import subprocess
+import sys
 import tempfile
 from collections.abc import AsyncGenerator, Callable, Coroutine
 from pathlib import Path
@@ -145,6 +147,29 @@ async def test_get_session_config_limits_the_events(store: clew.Memory) -> None:
 
 
 @synchronous
+async def test_the_newest_events_alone_come_with_the_whole_state(store: clew.Memory) -> None:
+    # Only the events returned are made Events; the state is still every event's delta.
+    service = ClewSessionService(store)
+    session = await service.create_session(app_name=APP, user_id=USER, session_id="s1",
+                                           state={"a": 0})  # fmt: skip
+    events = [said("user", f"m{n}", 100.0 + n, **{f"k{n}": {"n": [n]}, "a": n, "temp:t": n})
+              for n in range(6)]  # fmt: skip
+    for event in events:
+        await service.append_event(session, event)
+    whole = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
+    newest = await service.get_session(app_name=APP, user_id=USER, session_id="s1",
+                                       config=GetSessionConfig(num_recent_events=1))  # fmt: skip
+    assert whole is not None and newest is not None
+    assert newest.events == events[-1:] and whole.events == events
+    assert newest.state == whole.state == {"a": 5, **{f"k{n}": {"n": [n]} for n in range(6)}}
+    assert newest.last_update_time == 105.0
+    newest.state["k0"]["n"].append("changed by the caller")  # its own copy, not the store's
+    again = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
+    assert again is not None and again.state["k0"] == {"n": [0]}
+    await service.append_event(newest, said("user", "after", 200.0))  # its revision is current
+
+
+@synchronous
 async def test_a_deleted_session_is_gone_for_adk_and_kept_by_clew(store: clew.Memory) -> None:
     service = ClewSessionService(store)
     session = await service.create_session(app_name=APP, user_id=USER, session_id="s1")
@@ -197,6 +222,118 @@ async def test_a_stale_session_is_refused_and_odd_state_kept(store: clew.Memory)
         "first", "second",
     ]  # fmt: skip
     assert got.state["n"] == 1 and "print" in got.state["hook"]  # kept as its repr
+
+
+@synchronous
+async def test_a_failure_part_way_through_an_append_keeps_nothing(
+    store: clew.Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service = ClewSessionService(store)
+    session = await service.create_session(app_name=APP, user_id=USER, session_id="s1")
+    await service.append_event(session, said("user", "first", 10.0))
+    before = {k: len(store.list_turns(k, include_hidden=True)) for k in _adk_keys(store)}
+    # The event and the app state are written; the user state's write then fails.
+    real = service._add_state
+
+    def failing(key: str, delta: dict[str, Any], title: str) -> None:
+        real(key, delta, title)
+        if key.startswith("adk-user/"):
+            raise OSError("disk gone")
+
+    monkeypatch.setattr(service, "_add_state", failing)
+    second = said("user", "second", 11.0, **{"app:a": 1, "user:u": 2})
+    with pytest.raises(OSError, match="disk gone"):
+        await service.append_event(session, second)
+    assert [e.content.parts[0].text for e in session.events if e.content] == ["first"]
+    after = {k: len(store.list_turns(k, include_hidden=True)) for k in _adk_keys(store)}
+    assert after == before  # no turn of the event, no app state, no user state
+    monkeypatch.undo()
+    got = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
+    assert got is not None and len(got.events) == 1 and "app:a" not in got.state
+    assert await service.get_user_state(app_name=APP, user_id=USER) == {}
+    await service.append_event(session, said("user", "second", 11.0))  # the session still takes it
+    assert store.verify().ok
+
+
+def _adk_keys(store: clew.Memory) -> list[str]:
+    return sorted(s.key for s in store.list_sessions() if s.key and s.key.startswith("adk"))
+
+
+_RACER = """
+import asyncio, sys, time
+from pathlib import Path
+import clew
+from google.adk.errors import StaleSessionError
+from google.adk.events.event import Event
+from google.genai import types
+from clew.integrations.adk import ClewSessionService
+
+db, me, other, folder = sys.argv[1], sys.argv[2], sys.argv[3], Path(sys.argv[4])
+
+def wait_for(name, seconds):
+    end = time.monotonic() + seconds
+    while not (folder / name).exists() and time.monotonic() < end:
+        time.sleep(0.01)
+
+async def main():
+    with clew.open(db) as memory:
+        service = ClewSessionService(memory)
+        session = await service.get_session(app_name="helpdesk", user_id="ada", session_id="s1")
+        (folder / f"read-{me}").touch()
+        wait_for(f"read-{other}", 30)  # both hold the same revision before either appends
+        real = memory.append_turn
+
+        def append_turn(*args, **kwargs):
+            # Between the revision check and the write: wait for the other writer to pass
+            # its check too. With the check and the write in one transaction, it cannot
+            # (it waits on the write lock), and this wait ends unanswered.
+            (folder / f"checked-{me}").touch()
+            wait_for(f"checked-{other}", 2)
+            return real(*args, **kwargs)
+
+        memory.append_turn = append_turn
+        event = Event(id=f"e-{me}", author="user", invocation_id="i", timestamp=100.0,
+                      content=types.Content(role="user", parts=[types.Part(text=me)]))
+        try:
+            await service.append_event(session, event)
+        except StaleSessionError:
+            print("stale")
+        else:
+            print("won")
+
+asyncio.run(main())
+"""
+
+
+@synchronous
+async def test_two_processes_appending_to_one_session_at_once_one_wins(
+    db: Path, tmp_path: Path
+) -> None:
+    with clew.open(db) as memory:
+        await ClewSessionService(memory).create_session(app_name=APP, user_id=USER,
+                                                        session_id="s1")  # fmt: skip
+    script = tmp_path / "racer.py"
+    script.write_text(_RACER)
+    racers = [
+        subprocess.Popen(
+            [sys.executable, str(script), str(db), me, other, str(tmp_path)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for me, other in (("a", "b"), ("b", "a"))
+    ]
+    outcomes = []
+    for racer in racers:
+        out, err = racer.communicate(timeout=120)
+        assert racer.returncode == 0, err
+        outcomes.append(out.strip())
+    assert sorted(outcomes) == ["stale", "won"]
+    with clew.open(db) as memory:
+        got = await ClewSessionService(memory).get_session(app_name=APP, user_id=USER,
+                                                           session_id="s1")  # fmt: skip
+        assert got is not None and len(got.events) == 1
+        assert got.events[0].id == ("e-a" if outcomes[0] == "won" else "e-b")
 
 
 @synchronous

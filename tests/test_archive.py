@@ -110,6 +110,37 @@ def test_general_query_by_type_step_tags_and_time(mem: clew.Memory, clock: FakeC
         mem.list_entries(since="last tuesday")
 
 
+def test_a_rare_tag_and_a_common_one_list_the_same_entries_by_either_plan(
+    mem: clew.Memory, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A tag carried by at most RARE_TAG entries is read through its index; a commoner one
+    # by walking the entries. Made small here so that both plans run, each must give what
+    # filtering every entry by hand gives, newest first, limits and other filters applied.
+    from clew.store import sqlite_archive
+
+    monkeypatch.setattr(sqlite_archive, "RARE_TAG", 4)
+    task = mem.create_task("T", ["a"])
+    for n in range(12):
+        tags = ["common"] + (["rare"] if n in (2, 9, 10) else []) + (["mid"] * (n % 2 == 0))
+        kind = "context" if n % 3 else "decision"
+        mem.add_entry(kind, f"entry {n}", task_id=task.id if n % 4 else None, tags=tags)
+        if n % 5 != 4:  # 4 and 5, 9 and 10 written in the same second: order breaks the tie
+            clock.advance(60)
+    everything = mem.list_entries()
+    for tags in ([], ["rare"], ["mid"], ["common"], ["rare", "common"], ["mid", "rare"],
+                 ["common", "mid"], ["absent"], ["rare", "absent"]):  # fmt: skip
+        for kind in (None, "context"):
+            for task_id in (None, task.id):
+                for limit in (None, 1, 2):
+                    want = [
+                        e.id for e in everything
+                        if set(tags) <= set(e.tags) and kind in (None, e.type.value)
+                        and task_id in (None, e.task_id)
+                    ][:limit]  # fmt: skip
+                    got = mem.list_entries(task_id, type=kind, tags=tags, limit=limit)
+                    assert [e.id for e in got] == want, (tags, kind, task_id, limit)
+
+
 # -- search ---------------------------------------------------------------------------------
 
 

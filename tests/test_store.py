@@ -127,6 +127,25 @@ def test_an_error_inside_a_write_rolls_back_event_and_rows(mem: clew.Memory) -> 
     assert mem.verify().ok
 
 
+def test_facade_calls_inside_one_write_commit_together_or_not_at_all(mem: clew.Memory) -> None:
+    # How an adapter makes several calls one transaction (ADK's append): they join the
+    # outer write; its failure takes back every one, its success keeps every one.
+    before = mem.journal_head()
+    with pytest.raises(RuntimeError), mem._write():  # type: ignore[attr-defined]
+        mem.open_session("k1")
+        mem.append_turn("k1", {"role": "user", "content": "kept only with the rest"})
+        mem.open_session("k2")
+        raise RuntimeError("crash between the calls")
+    assert mem.journal_head() == before and mem.list_sessions() == []
+    with mem._write():  # type: ignore[attr-defined]
+        mem.open_session("k1")
+        mem.append_turn("k1", {"role": "user", "content": "hello"})
+        mem.open_session("k2")
+    assert [t.text for t in mem.list_turns("k1")] == ["hello"]
+    assert sorted(s.key or "" for s in mem.list_sessions()) == ["k1", "k2"]
+    assert mem.verify().ok
+
+
 @pytest.fixture
 def busy_store(mem: clew.Memory) -> clew.Memory:
     task = mem.create_task("T", ["a", "b"])

@@ -250,7 +250,9 @@ class Facade:
     @contextlib.contextmanager
     def _write(self) -> Iterator[str]:
         """Open a write transaction with one correlation id and one timestamp for the call;
-        after it commits, refresh the mirrors of the tasks it wrote and start queued jobs."""
+        after it commits, refresh the mirrors of the tasks it wrote and start queued jobs.
+        Calls made inside join it: an adapter (ADK's append) wraps several calls in it to
+        make them, and the reads that check them, one transaction under the write lock."""
         if _call.get() is not None:  # inside another call's write: that call finishes it
             with self._store.transaction(write=True):
                 yield self._now()

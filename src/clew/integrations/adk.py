@@ -125,6 +125,19 @@ def _event(turn: Turn) -> Event | None:
     return Event.model_validate(raw) if isinstance(raw, dict) else None
 
 
+def _raw_delta(raw: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """A stored event's state delta, read without validating the event (kept by alias)."""
+    actions = raw.get("actions")
+    if not isinstance(actions, dict):
+        return None
+    delta = actions.get("stateDelta", actions.get("state_delta"))
+    return delta if isinstance(delta, dict) else None
+
+
+def _raw_time(raw: Mapping[str, Any]) -> float:
+    return float(raw["timestamp"])
+
+
 def _fold(turns: Sequence[Turn], field: str) -> dict[str, Any]:
     state: dict[str, Any] = {}
     for turn in turns:
@@ -251,39 +264,27 @@ class ClewSessionService(BaseSessionService, _OnWorker):
     async def append_event(self, session: Session, event: Event) -> Event:
         """Keep the event (committed before this returns), then apply it to `session`.
         StaleSessionError if another writer appended to the session since `session` was
-        read, as ADK's database service."""
+        read, as ADK's database service; the check and the writes are one transaction."""
         if event.partial:
             return event
         key = session_key(session.app_name, session.user_id, session.id)
-        stored = await self._run(self._newest, key)
-        if stored is None:
-            raise SessionNotFoundError(f"Session {session.id} not found.")
-        if stored and stored[-1] == event:  # a retried delivery: applied once
-            return event
-        # As ADK's database service: a session this service handed out carries the id of
-        # the newest event it saw (its revision marker); another one is judged by time.
-        marker = session._storage_update_marker
-        newest = stored[-1].id if stored else ""
-        if (marker is not None and marker != newest) or (
-            marker is None and stored and stored[-1].timestamp > session.last_update_time
-        ):
-            raise StaleSessionError(
-                f"Session {session.id} was changed since it was read: read it again with"
-                " get_session and retry."
-            )
-        # As the base class, in an order that stores first: a failed write leaves the
-        # caller's session as it was (temp state aside, which is never stored).
-        self._apply_temp_state(session, event)
-        event = self._trim_temp_delta_state(event)
-        await self._run(self._append, session, key, event)
-        self._commit_event_to_session(session, event)
-        session.last_update_time = event.timestamp
-        session._storage_update_marker = event.id
+        if await self._run(self._append_checked, session, key, event):
+            self._commit_event_to_session(session, event)
+            session.last_update_time = event.timestamp
+            session._storage_update_marker = event.id
         return event
 
     # -- on the worker --------------------------------------------------------------------
 
     def _create(self, app: str, user: str, state: dict[str, Any], session_id: str) -> Session:
+        # One transaction: two creators of one id cannot both pass the check, and a failure
+        # part way leaves no half-made session.
+        with self.memory._write():
+            return self._create_in_write(app, user, state, session_id)
+
+    def _create_in_write(
+        self, app: str, user: str, state: dict[str, Any], session_id: str
+    ) -> Session:
         key = session_key(app, user, session_id)
         if self._held(key) and self.memory.list_turns(key, newest=1):
             raise AlreadyExistsError(f"Session with id {session_id} already exists.")
@@ -303,8 +304,12 @@ class ClewSessionService(BaseSessionService, _OnWorker):
         session._storage_update_marker = ""
         return self._merged(session)
 
-    def _read(self, app: str, user: str, session_id: str) -> tuple[Session, list[Event]] | None:
-        """The session (its state, no events) and all its events; None if there is none."""
+    def _read(
+        self, app: str, user: str, session_id: str
+    ) -> tuple[Session, list[dict[str, Any]]] | None:
+        """The session (its state, no events) and all its events as stored (ADK's JSON, made
+        Events only for those a caller gets: validating is most of a read's cost); None if
+        there is none."""
         key = session_key(app, user, session_id)
         if not self._held(key):
             return None
@@ -314,16 +319,20 @@ class ClewSessionService(BaseSessionService, _OnWorker):
         if opening is None:  # deleted: its turns are hidden
             return None
         state = dict(opening["state"])
-        events = [e for e in (_event(t) for t in turns) if e is not None]
-        for event in events:
-            if event.actions and event.actions.state_delta:
-                state.update(_scoped(event.actions.state_delta)["session"])
+        raws = [
+            t.message["adk_event"] for t in turns if isinstance(t.message.get("adk_event"), dict)
+        ]
+        for raw in raws:
+            delta = _raw_delta(raw)
+            if delta:
+                state.update(_scoped(delta)["session"])
         # As ADK's services: the newest event's time, else the session's creation.
-        updated = events[-1].timestamp if events else opening["created"]
-        session = Session(id=session_id, app_name=app, user_id=user, state=state,
-                          last_update_time=updated)  # fmt: skip
-        session._storage_update_marker = events[-1].id if events else ""
-        return self._merged(session), events
+        newest = Event.model_validate(raws[-1]) if raws else None
+        updated = newest.timestamp if newest else opening["created"]
+        session = Session(id=session_id, app_name=app, user_id=user,
+                          state=copy.deepcopy(state), last_update_time=updated)  # fmt: skip
+        session._storage_update_marker = newest.id if newest else ""
+        return self._merged(session), raws
 
     def _get(
         self, app: str, user: str, session_id: str, config: GetSessionConfig | None
@@ -331,17 +340,17 @@ class ClewSessionService(BaseSessionService, _OnWorker):
         found = self._read(app, user, session_id)
         if found is None:
             return None
-        session, events = found
+        session, raws = found
         if config is not None:
             if config.num_recent_events is not None:
-                events = events[-config.num_recent_events :] if config.num_recent_events else []
+                raws = raws[-config.num_recent_events :] if config.num_recent_events else []
             if config.after_timestamp is not None:
                 # As ADK's own services: from the newest event back to the first one older.
-                i = len(events) - 1
-                while i >= 0 and events[i].timestamp >= config.after_timestamp:
+                i = len(raws) - 1
+                while i >= 0 and _raw_time(raws[i]) >= config.after_timestamp:
                     i -= 1
-                events = events[i + 1 :]
-        session.events = events
+                raws = raws[i + 1 :]
+        session.events = [Event.model_validate(raw) for raw in raws]
         return session
 
     def _list(self, app: str, user: str | None) -> ListSessionsResponse:
@@ -360,9 +369,10 @@ class ClewSessionService(BaseSessionService, _OnWorker):
         return ListSessionsResponse(sessions=found)
 
     def _delete(self, key: str) -> None:
-        if self._held(key) and self.memory.list_turns(key, newest=1):
-            self.memory.clear_session(key)
-            self.memory.end_session(key)
+        with self.memory._write():  # hidden and ended together
+            if self._held(key) and self.memory.list_turns(key, newest=1):
+                self.memory.clear_session(key)
+                self.memory.end_session(key)
 
     def _newest(self, key: str) -> list[Event] | None:
         """The newest event of a live session ([] before its first), None if none."""
@@ -374,16 +384,40 @@ class ClewSessionService(BaseSessionService, _OnWorker):
         event = _event(newest[0])
         return [] if event is None else [event]
 
-    def _append(self, session: Session, key: str, event: Event) -> None:
-        # The event first: it holds the whole delta verbatim, so a crash before the shared
-        # state is written loses nothing that cannot be read back from it.
-        self.memory.append_turn(key, _message(event), at=_said(event.timestamp))
-        delta = event.actions.state_delta if event.actions else {}
-        parts = _scoped(delta or {})
-        app, user = session.app_name, session.user_id
-        self._add_state(_key(APP_STATE, app), parts["app"], f"ADK app state ({app})")
-        self._add_state(_key(USER_STATE, app, user), parts["user"],
-                        f"ADK user state ({app}, {user})")  # fmt: skip
+    def _append_checked(self, session: Session, key: str, event: Event) -> bool:
+        """Check that `session` is the newest revision, then keep the event and its shared
+        state: all in one write transaction, which takes the store's write lock before the
+        check, so two writers to one session cannot both pass it, and a failure part way
+        keeps nothing. False for a retried delivery (kept already)."""
+        with self.memory._write():
+            stored = self._newest(key)
+            if stored is None:
+                raise SessionNotFoundError(f"Session {session.id} not found.")
+            if stored and stored[-1] == event:  # a retried delivery: applied once
+                return False
+            # As ADK's database service: a session this service handed out carries the id
+            # of the newest event it saw (its revision marker); another is judged by time.
+            marker = session._storage_update_marker
+            newest = stored[-1].id if stored else ""
+            if (marker is not None and marker != newest) or (
+                marker is None and stored and stored[-1].timestamp > session.last_update_time
+            ):
+                raise StaleSessionError(
+                    f"Session {session.id} was changed since it was read: read it again with"
+                    " get_session and retry."
+                )
+            # As the base class; the caller's session takes the event only once it is
+            # committed, so a failed write leaves it as it was (temp state aside, which is
+            # never stored).
+            self._apply_temp_state(session, event)
+            self._trim_temp_delta_state(event)
+            self.memory.append_turn(key, _message(event), at=_said(event.timestamp))
+            parts = _scoped((event.actions.state_delta if event.actions else None) or {})
+            app, user = session.app_name, session.user_id
+            self._add_state(_key(APP_STATE, app), parts["app"], f"ADK app state ({app})")
+            self._add_state(_key(USER_STATE, app, user), parts["user"],
+                            f"ADK user state ({app}, {user})")  # fmt: skip
+        return True
 
     def _merged(self, session: Session) -> Session:
         """The session with the app's and the user's state merged in, by their prefixes."""

@@ -25,6 +25,7 @@ _E_COLUMNS = ", ".join(f"e.{c}" for c in ENTRY_COLUMNS)
 _TYPE = {t.value: t for t in EntryType}
 _STATUS = {s.value: s for s in EntryStatus}
 SEARCH_WINDOW = 5000
+RARE_TAG = 16  # entries a tag may carry for a tag-filtered list to be read from its index
 # bm25 weights of the indexed columns: summary, detail, tags, resolution.
 _BM25 = "bm25(entries_fts, 4.0, 1.0, 2.0, 2.0)"
 
@@ -114,12 +115,46 @@ class ArchiveReads(RowReader):
     def list_entries(self, filters: EntryFilter, *, limit: int | None = None) -> list[Entry]:
         """Return archive entries, newest first, filtered exactly."""
         where, params = _where(filters, "e.")
-        rows = self._rows(*limited(
-            f"SELECT {_E_COLUMNS} FROM entries e WHERE e.space = ?{where}"
-            " ORDER BY e.created_at DESC, e.seq DESC",
-            [self.space, *params], limit,
-        ))  # fmt: skip
+        # Which plan only: both give the same entries, so the two reads need not be one.
+        rare = self._rare_tag(filters.tags)
+        if rare is None:
+            rows = self._rows(*limited(
+                f"SELECT {_E_COLUMNS} FROM entries e WHERE e.space = ?{where}"
+                " ORDER BY e.created_at DESC, e.seq DESC",
+                [self.space, *params], limit,
+            ))  # fmt: skip
+        else:
+            # The few entries carrying the tag, read through its index (CROSS JOIN keeps
+            # SQLite's join order: the labels first), then the other filters and the sort.
+            rows = self._rows(*limited(
+                f"SELECT {_E_COLUMNS} FROM entry_labels l CROSS JOIN entries e"
+                " WHERE l.kind = 'tag' AND l.value = ? AND l.space = ?"
+                f" AND e.id = l.entry_id AND e.space = ?{where}"
+                " ORDER BY e.created_at DESC, e.seq DESC",
+                [rare, self.space, self.space, *params], limit,
+            ))  # fmt: skip
         return self._with_sources([_entry(r) for r in rows])
+
+    def _rare_tag(self, tags: tuple[str, ...]) -> str | None:
+        """The filter's tag carried by the fewest entries, if at most RARE_TAG carry it.
+
+        A tag filter otherwise walks the space's entries newest first testing each (cheap
+        for a common tag, which matches early); a rare one, such as the key that names a
+        LangGraph item, is read from the tag's index instead. Counting stops past
+        RARE_TAG, so asking costs a few index steps whatever the tag."""
+        best: tuple[int, str] | None = None
+        for tag in tags:
+            rows = self._rows(
+                "SELECT count(*) FROM (SELECT 1 FROM entry_labels"
+                " WHERE kind = 'tag' AND value = ? AND space = ? LIMIT ?) AS t",
+                (tag, self.space, RARE_TAG + 1),
+            )
+            count = rows[0][0]
+            if count <= RARE_TAG and (best is None or count < best[0]):
+                best = (count, tag)
+                if count <= 1:  # none can be rarer: ask no more
+                    break
+        return best[1] if best else None
 
     def relevant_entries(self, task_id: str, subtask_id: str, *, limit: int) -> list[Entry]:
         """`query_relevant`: the subtask's own entries, entries that name it in
