@@ -35,6 +35,7 @@ def _forced(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     if not embedding.available() or not ann.available():
         pytest.skip("needs the vectors and ann extras")
     monkeypatch.setattr(ann, "THRESHOLD", 1)
+    monkeypatch.setattr(ann, "THREADS", 1)  # one graph, the same on every run
     monkeypatch.setattr(vectors, "EXACT_BELOW", 0)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     yield
