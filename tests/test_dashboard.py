@@ -30,10 +30,8 @@ from clew.models import (
     TaskStatus,
 )
 from clew.server import dashboard, markup, web
-from clew.server.app import Server, Spaces
 from clew.state import State
-from tests.conftest import new_space
-from tests.test_server import SECRET, Served, seed, serve_in_thread
+from tests.test_server import SECRET, Served, running, seed
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 
@@ -42,27 +40,9 @@ HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 def running_site(db: Path) -> Iterator[Served]:
     """A server whose home space is A, with read, write and admin keys of A and a write key
     of B; the browser's cookie is a header these tests set by hand."""
-    a, b = new_space(), new_space()
-    home = clew.open(db, space=a)
-    opened: dict[str, clew.Memory] = {a: home}
-
-    def opener(space: str) -> clew.Memory:
-        opened[space] = clew.open(db, space=space)
-        return opened[space]
-
-    server = Server(Spaces(home, opener), loopback=True, rate=1000, burst=1000)
-    url, stop = serve_in_thread(server)
-    result = Served(url, server, opened)
-    for name, space, scope in (("read", a, "read"), ("write", a, "write"), ("other", b, "write")):
-        result.tokens[name] = home.create_key(space, scope, name=name).token
-    try:
+    keys = (("read", "a", "read"), ("write", "a", "write"), ("other", "b", "write"))
+    with running(db, keys) as result:
         yield result
-    finally:
-        stop()
-        for space, mem in list(opened.items()):
-            if space != a:
-                mem.close()
-        home.close()
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import itertools
 import json
 import os
@@ -106,10 +107,10 @@ def serve_in_thread(server: Server, *, loopback: bool = True) -> tuple[str, Call
     return f"http://127.0.0.1:{port}", stop
 
 
-@pytest.fixture
-def served(db: Path, backend: str) -> Iterator[Served]:
-    """A server whose home space is A, with keys of A (read, write, admin, one revoked) and
-    of B (write); A holds a task and a session whose words B must never see."""
+@contextlib.contextmanager
+def running(db: Path, keys: tuple[tuple[str, str, str], ...]) -> Iterator[Served]:
+    """A server of `db` in a thread whose home space is A, with these keys (name, "a" or
+    "b", scope): result.tokens[name], and "space-b" for B's name."""
     a, b = new_space(), new_space()
     home = clew.open(db, space=a)
     opened: dict[str, clew.Memory] = {a: home}
@@ -121,12 +122,8 @@ def served(db: Path, backend: str) -> Iterator[Served]:
     server = Server(Spaces(home, opener), loopback=True, rate=1000, burst=1000)
     url, stop = serve_in_thread(server)
     result = Served(url, server, opened)
-    for name, space, scope in (
-        ("read", a, "read"), ("write", a, "write"), ("admin", a, "admin"),
-        ("revoked", a, "write"), ("other", b, "write"), ("other-admin", b, "admin"),
-    ):  # fmt: skip
-        result.tokens[name] = home.create_key(space, scope, name=name).token
-    home.revoke_key(result.tokens["revoked"])
+    for name, which, scope in keys:
+        result.tokens[name] = home.create_key(a if which == "a" else b, scope, name=name).token
     result.tokens["space-b"] = b
     try:
         yield result
@@ -136,6 +133,19 @@ def served(db: Path, backend: str) -> Iterator[Served]:
             if space != a:
                 mem.close()
         home.close()
+
+
+@pytest.fixture
+def served(db: Path, backend: str) -> Iterator[Served]:
+    """A server whose home space is A, with keys of A (read, write, admin, one revoked) and
+    of B (write, admin); A holds a task and a session whose words B must never see."""
+    keys = (
+        ("read", "a", "read"), ("write", "a", "write"), ("admin", "a", "admin"),
+        ("revoked", "a", "write"), ("other", "b", "write"), ("other-admin", "b", "admin"),
+    )  # fmt: skip
+    with running(db, keys) as result:
+        result.server.spaces.home.revoke_key(result.tokens["revoked"])
+        yield result
 
 
 SECRET = "zebra-7f3a-unique"
