@@ -26,7 +26,12 @@ from clew.errors import (
 )
 from clew.models import to_jsonable
 from clew.schema import check_arguments
-from clew.tools import Context, Tool, ToolResult
+from clew.tools import (
+    Context,
+    Tool,
+    ToolResult,
+    _object,  # the registry's own schema shape, for the API's extra routes
+)
 
 if TYPE_CHECKING:
     from clew.memory import Memory
@@ -35,15 +40,6 @@ PREFIX = "/api/v1"
 _SESSION = {"type": "string", "description": "The session's id (or an unambiguous prefix) or key."}
 _TASK = {"type": "string", "description": "The task's id (or an unambiguous prefix)."}
 _BUDGET = {"type": "integer", "minimum": 200, "maximum": 200_000, "description": "Token budget."}
-
-
-def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": list(required),
-        "additionalProperties": False,
-    }
 
 
 def _task_history(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
