@@ -46,6 +46,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.retrieval import run
+from benchmarks.retrieval.variants import hybrid_pass
 
 from clew import ranking, retrieval
 
@@ -81,25 +82,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.embed_all(mem)
     embedder = mem._embedder()
     weight = ranking.dense_weight(embedder.model_id)
-    captured: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
-    real = ranking.rank
-
-    def keep(*a: Any, **kw: Any) -> list[ranking.Ranked]:
-        captured.append((a, kw))
-        return real(*a, **kw)
-
-    asked: list[dict[str, Any]] = []
-    ranking.rank = keep  # type: ignore[assignment]
-    try:
-        for q in the_book.questions:
-            clock.now = run._moment(q.asked_at) if q.asked_at else NOW
-            captured.clear()
-            mem.search_all(q.question, mode="hybrid", limit=run.TOP)
-            answers = {(refs[k]["kind"], refs[k]["id"]) for k in q.answers}
-            a, kw = captured[-1] if captured else ((), {})
-            asked.append({"q": q, "answers": answers, "args": a, "kwargs": kw})
-    finally:
-        ranking.rank = real  # type: ignore[assignment]
+    asked = [
+        {"q": q, "answers": answers, "args": a, "kwargs": kw}
+        for q, answers, a, kw in hybrid_pass(mem, the_book.questions, refs, clock)
+    ]
+    real = ranking.rank  # restored by the pass: the ranking itself, to replay with
 
     # Each variant says which record keeps a place among the first five (_slotted), so the
     # ranking's own keeping is off here: "base" is the engine as it was before it.

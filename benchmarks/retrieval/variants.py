@@ -89,6 +89,37 @@ def measure(system: str, settings: dict[str, Any], model: str | None = None) -> 
     return report["systems"][system]
 
 
+Asked = tuple[Any, set[tuple[str, str]], tuple[Any, ...], dict[str, Any]]
+
+
+def hybrid_pass(mem: Any, questions: Sequence[Any], refs: Any, clock: Any) -> list[Asked]:
+    """One hybrid search per question, each at the time it is asked: (question, the
+    (kind, id) of its answers, and the arguments the ranking was called with), so that
+    variants of the ranking can be replayed on the same candidates without searching again."""
+    from benchmarks.retrieval.corpus import NOW
+
+    captured: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+    real = ranking.rank
+
+    def keep(*args: Any, **kwargs: Any) -> list[ranking.Ranked]:
+        captured.append((args, kwargs))
+        return real(*args, **kwargs)
+
+    asked: list[Asked] = []
+    ranking.rank = keep  # type: ignore[assignment]
+    try:
+        for q in questions:
+            clock.now = run._moment(q.asked_at) if q.asked_at else NOW
+            captured.clear()
+            mem.search_all(q.question, mode="hybrid", limit=run.TOP)
+            answers = {(refs[k]["kind"], refs[k]["id"]) for k in q.answers}
+            args, kwargs = captured[-1] if captured else ((), {})
+            asked.append((q, answers, args, kwargs))
+    finally:
+        ranking.rank = real  # type: ignore[assignment]
+    return asked
+
+
 def replay(names: Sequence[str], model: str | None) -> dict[str, dict[str, Any]]:
     """Each variant's scores, per category and overall, from one hybrid pass."""
     import os
@@ -104,26 +135,11 @@ def replay(names: Sequence[str], model: str | None) -> dict[str, dict[str, Any]]
     clock = Clock(NOW)
     mem = open_store(store, clock)
     run.embed_all(mem)
-    captured: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
-    real = ranking.rank
-
-    def keep(*args: Any, **kwargs: Any) -> list[ranking.Ranked]:
-        captured.append((args, kwargs))
-        return real(*args, **kwargs)
-
-    asked: list[tuple[Any, set[tuple[str, str]], tuple[Any, ...], dict[str, Any]]] = []
-    ranking.rank = keep  # type: ignore[assignment]
     try:
-        for q in the_book.questions:
-            clock.now = run._moment(q.asked_at) if q.asked_at else NOW
-            captured.clear()
-            mem.search_all(q.question, mode="hybrid", limit=run.TOP)
-            answers = {(refs[k]["kind"], refs[k]["id"]) for k in q.answers}
-            args, kwargs = captured[-1] if captured else ((), {})
-            asked.append((q, answers, args, kwargs))
+        asked = hybrid_pass(mem, the_book.questions, refs, clock)
     finally:
-        ranking.rank = real  # type: ignore[assignment]
         mem.close()
+    real = ranking.rank
     reports = {}
     for name in names:
         system, settings = VARIANTS[name]
