@@ -387,3 +387,26 @@ def test_unfixed_failures_keep_their_definition(runs: list[tuple[Any, ...]]) -> 
     # Which actions an error entry stands for, and when it was closed (None: still open).
     recorded = {f"a{n:09d}": closed for n, (*_, closed) in enumerate(runs) if closed != "no"}
     assert _unfixed_failures(actions, recorded) == _unfixed_by_definition(actions, recorded)
+
+
+def test_recent_attempts_are_the_newest_actions_fields(mem: clew.Memory, clock: FakeClock) -> None:
+    """What stuck detection reads of a state's task (`recent_attempts`) is what it read of
+    whole actions: the same actions, newest first, with the same values."""
+    from clew.models import Attempt
+
+    task = mem.create_task("Deploy", ["Build"])
+    fail(mem, task.id, clock)
+    mem.record_action(task.id, command="make", exit_code=0, stdout="ok")
+    wait = mem.record_action(task.id, type="wait", summary="CI", status="started")
+    fail(mem, task.id, clock, "pytest -q")
+    clock.advance(MINUTE)
+    mem.record_action(task.id, command="make", exit_code=0, stdout="ok")  # same instant, twice
+    mem.record_action(task.id, command="make", exit_code=2, stderr=TRACEBACK)
+    store: Any = mem._store
+    whole = store.recent_actions(task.id, limit=4)
+    assert store.recent_attempts(task.id, limit=4) == [
+        Attempt(a.id, a.summary, a.status, a.command, a.fingerprint, a.created_at, a.updated_at)
+        for a in whole
+    ]
+    assert [a.id for a in store.recent_attempts(task.id, limit=50)][-3] == wait.id
+    assert all(type(a) is Attempt for a in store.recent_attempts(task.id, limit=50))

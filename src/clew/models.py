@@ -19,6 +19,7 @@ __all__ = [
     "ActionStatus",
     "ActionType",
     "AddStep",
+    "Attempt",
     "Difference",
     "Enforcement",
     "Entry",
@@ -274,6 +275,19 @@ class Action(NamedTuple):
     cpu_seconds: float | None = None
     memory_mb: float | None = None
     fingerprint: str | None = None  # of the error, for a failed command
+
+
+class Attempt(NamedTuple):
+    """The few fields of an action that stuck detection reads (an `Action` has them too):
+    a task's newest actions read as these build a third of what whole actions cost."""
+
+    id: str
+    summary: str
+    status: ActionStatus
+    command: str | None
+    fingerprint: str | None
+    created_at: str
+    updated_at: str
 
 
 class ActionLog(NamedTuple):

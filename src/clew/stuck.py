@@ -23,11 +23,14 @@ from operator import attrgetter
 from typing import NamedTuple
 
 from clew.clock import parse
-from clew.models import Action, ActionStatus, Message, MessageType, Task, TaskStatus
+from clew.models import Action, ActionStatus, Attempt, Message, MessageType, Task, TaskStatus
 
 NO_PROGRESS = "no_progress"
 REPEATED_FAILURE = "repeated_failure"
 ACTIONS_READ = 50  # the newest actions the repeated-failure check reads
+# What the checks read of an action: whole `Action`s where a caller has them, else the
+# store's `recent_attempts` (the same fields, for a third of the cost).
+Run = Action | Attempt
 
 
 class StuckRules(NamedTuple):
@@ -67,7 +70,7 @@ def _minutes(seconds: float) -> str:
 def last_progress(
     task: Task,
     messages: Sequence[Message],
-    actions: Sequence[Action],
+    actions: Sequence[Run],
     resumed_at: str | None = None,
 ) -> str:
     """The time of the task's newest progress (see the module docstring)."""
@@ -91,12 +94,12 @@ def _step_changed(task: Task) -> str:
 _CREATED = attrgetter("created_at")  # a key in C, not a lambda called per action
 
 
-def repeated_failure(task: Task, actions: Sequence[Action], repeats: int) -> Stuck | None:
+def repeated_failure(task: Task, actions: Sequence[Run], repeats: int) -> Stuck | None:
     """The error that came back most often since the plan last moved, if it came back at
     least `repeats` times and no later run of its command succeeded."""
     since = _step_changed(task)
     recent = sorted([a for a in actions if a.created_at >= since], key=_CREATED)
-    runs: dict[str, list[Action]] = {}
+    runs: dict[str, list[Run]] = {}
     # The newest success of each command (or summary): a failure is fixed by a success of
     # its command at or after it. One pass, where a scan of every action for each failure
     # cost O(failures x actions) on every `where` and `state`.
@@ -106,7 +109,7 @@ def repeated_failure(task: Task, actions: Sequence[Action], repeats: int) -> Stu
             runs.setdefault(action.fingerprint, []).append(action)
         elif action.status is ActionStatus.COMPLETED:
             succeeded[action.command or action.summary] = action.created_at  # sorted: newest
-    best: list[Action] = []
+    best: list[Run] = []
     for failed in runs.values():
         last = failed[-1]
         # (A success is never `last` itself, which failed.)
@@ -139,7 +142,7 @@ def repeated_failure(task: Task, actions: Sequence[Action], repeats: int) -> Stu
 def detect(
     task: Task,
     messages: Sequence[Message],
-    actions: Sequence[Action],
+    actions: Sequence[Run],
     now: datetime,
     rules: StuckRules = DEFAULT_RULES,
     *,

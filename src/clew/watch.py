@@ -26,7 +26,7 @@ from clew.models import (
     Task,
     TaskStatus,
 )
-from clew.stuck import ACTIONS_READ, NO_PROGRESS, Stuck, alert_due, alert_text, detect
+from clew.stuck import ACTIONS_READ, NO_PROGRESS, Run, Stuck, alert_due, alert_text, detect
 from clew.tasks import step_timing
 
 MESSAGES_READ = 10  # the newest messages stuck detection reads (alerts are skipped)
@@ -101,7 +101,7 @@ class Watch(Facade):
         """Inside a transaction: why an active task is stuck now. A caller that has read
         the task's newest messages (newest first, at least MESSAGES_READ) or its newest
         actions (`recent_actions`, at least ACTIONS_READ) passes them, so they are not read
-        twice."""
+        twice; else the actions are read as the few fields the checks use."""
         rules = self.settings.stuck
         if not rules.enabled or task.status is not TaskStatus.ACTIVE:
             return ()
@@ -110,10 +110,10 @@ class Watch(Facade):
             if newest_messages is None
             else newest_messages[:MESSAGES_READ]
         )
-        actions = (
-            self._store.recent_actions(task.id, limit=ACTIONS_READ)
+        actions: Sequence[Run] = (
+            self._store.recent_attempts(task.id, limit=ACTIONS_READ)
             if newest_actions is None
-            else list(newest_actions[:ACTIONS_READ])
+            else newest_actions[:ACTIONS_READ]
         )
         now = self._clock()
         found = detect(task, messages, actions, now, rules)

@@ -32,6 +32,7 @@ from clew.models import (
     Action,
     ActionLog,
     ActionStatus,
+    Attempt,
     Entry,
     EntryFilter,
     EntryStatus,
@@ -317,6 +318,11 @@ class LedgerReads(Protocol):
     def recent_actions(self, task_id: str, *, limit: int) -> list[Action]:
         """A task's newest actions, newest first, without their output (stdout, stderr,
         input and output None): cheap whatever the output's size."""
+        ...
+
+    def recent_attempts(self, task_id: str, *, limit: int) -> list[Attempt]:
+        """A task's newest actions, newest first, as stuck detection reads them: the few
+        fields of `Attempt` only."""
         ...
 
     def list_action_logs(self, action_id: str) -> list[ActionLog]:

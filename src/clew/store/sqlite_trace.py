@@ -12,6 +12,7 @@ from clew.models import (
     Action,
     ActionStatus,
     ActionType,
+    Attempt,
     Enforcement,
     Guardrail,
     Pattern,
@@ -225,6 +226,21 @@ class TraceReads(RowReader):
             (task_id, self.space, limit),
         )
         return actions_from_rows(rows)
+
+    def recent_attempts(self, task_id: str, *, limit: int) -> list[Attempt]:
+        """A task's newest actions as stuck detection reads them (`Attempt`), newest first:
+        seven columns, each row made a tuple as NamedTuple makes it, without its frame."""
+        rows = self._rows(
+            "SELECT id, summary, status, command, fingerprint, created_at, updated_at"
+            " FROM actions WHERE task_id = ? AND space = ? ORDER BY created_at DESC, seq DESC"
+            " LIMIT ?",
+            (task_id, self.space, limit),
+        )
+        statuses, new = _ACTION_STATUS, tuple.__new__
+        return [
+            new(Attempt, (id, summary, statuses[status], command, fingerprint, created, updated))
+            for id, summary, status, command, fingerprint, created, updated in positional(rows)
+        ]
 
     def open_waits(self, task_id: str) -> int:
         """How many waits of a task are open: smart waits still watching, and wait actions
