@@ -410,3 +410,47 @@ def test_recent_attempts_are_the_newest_actions_fields(mem: clew.Memory, clock: 
     ]
     assert [a.id for a in store.recent_attempts(task.id, limit=50)][-3] == wait.id
     assert all(type(a) is Attempt for a in store.recent_attempts(task.id, limit=50))
+
+
+def _last_progress_by_definition(
+    task: Any, messages: list[clew.Message], actions: list[Any], resumed_at: str | None
+) -> str:
+    """last_progress as the module docstring defines it: the newest of every progress time."""
+    times = [task.created_at]
+    times += [t for t in (task.last_replanned_at, resumed_at) if t]
+    for step in task.plan:
+        times += [t for t in (step.started_at, step.completed_at) if t]
+    times += [m.created_at for m in messages if m.type is not clew.MessageType.STUCK]
+    times += [a.updated_at for a in actions if a.status is clew.ActionStatus.COMPLETED]
+    return max(times)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(list(clew.MessageType)), st.integers(0, 9)), max_size=12),
+    st.lists(st.tuples(st.sampled_from(list(clew.ActionStatus)), st.integers(0, 9)), max_size=20),
+    st.integers(0, 9),
+    st.one_of(st.none(), st.integers(0, 9)),
+)
+def test_last_progress_keeps_its_definition(
+    said: list[tuple[Any, int]], ran: list[tuple[Any, int]], step_minute: int, resumed: int | None
+) -> None:
+    from clew.models import Attempt
+    from clew.stuck import last_progress
+
+    def at(minute: int) -> str:
+        return f"2026-11-22T09:0{minute}:00.000000Z"
+
+    task = task_of_plan_changed_at(at(step_minute))
+    messages = [
+        clew.Message(f"m{n:09d}", "default", task.id, clew.MessageRole.AGENT, kind, "x", at(m))
+        for n, (kind, m) in enumerate(said)
+    ]
+    actions = [
+        Attempt(f"a{n:09d}", "run", status, "make", None, at(m), at(min(m + 1, 9)))
+        for n, (status, m) in enumerate(ran)
+    ]
+    resumed_at = None if resumed is None else at(resumed)
+    assert last_progress(task, messages, actions, resumed_at) == _last_progress_by_definition(
+        task, messages, actions, resumed_at
+    )

@@ -74,21 +74,32 @@ def last_progress(
     resumed_at: str | None = None,
 ) -> str:
     """The time of the task's newest progress (see the module docstring)."""
-    times = [task.created_at]
-    times += [t for t in (task.last_replanned_at, resumed_at) if t]
-    for step in task.plan:
-        times += [t for t in (step.started_at, step.completed_at) if t]
-    times += [m.created_at for m in messages if m.type is not MessageType.STUCK]
-    times += [a.updated_at for a in actions if a.status is ActionStatus.COMPLETED]
-    return max(times)
+    # A running maximum, not a list of every time (every `where` and `state` asks).
+    latest = _step_changed(task)
+    for at in (task.last_replanned_at, resumed_at):
+        if at and at > latest:
+            latest = at
+    alert = MessageType.STUCK
+    for m in messages:
+        if m.type is not alert and m.created_at > latest:
+            latest = m.created_at
+    done = ActionStatus.COMPLETED
+    for a in actions:
+        if a.status is done and a.updated_at > latest:
+            latest = a.updated_at
+    return latest
 
 
 def _step_changed(task: Task) -> str:
     """When the plan last moved: failures before it belong to earlier work."""
-    times = [task.created_at]
+    latest = task.created_at
     for step in task.plan:
-        times += [t for t in (step.started_at, step.completed_at) if t]
-    return max(times)
+        started, completed = step.started_at, step.completed_at
+        if started and started > latest:
+            latest = started
+        if completed and completed > latest:
+            latest = completed
+    return latest
 
 
 _CREATED = attrgetter("created_at")  # a key in C, not a lambda called per action
@@ -104,11 +115,17 @@ def repeated_failure(task: Task, actions: Sequence[Run], repeats: int) -> Stuck 
     # its command at or after it. One pass, where a scan of every action for each failure
     # cost O(failures x actions) on every `where` and `state`.
     succeeded: dict[str, str] = {}
+    done, failure, timeout = ActionStatus.COMPLETED, ActionStatus.FAILED, ActionStatus.TIMEOUT
     for action in recent:
-        if action.status in (ActionStatus.FAILED, ActionStatus.TIMEOUT) and action.fingerprint:
-            runs.setdefault(action.fingerprint, []).append(action)
-        elif action.status is ActionStatus.COMPLETED:
+        status = action.status
+        if status is done:
             succeeded[action.command or action.summary] = action.created_at  # sorted: newest
+        elif (status is failure or status is timeout) and action.fingerprint:
+            found = runs.get(action.fingerprint)
+            if found is None:
+                runs[action.fingerprint] = [action]
+            else:
+                found.append(action)
     best: list[Run] = []
     for failed in runs.values():
         last = failed[-1]
