@@ -62,6 +62,11 @@ class RowReader:
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         raise NotImplementedError
 
+    def _tuples(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """A read's rows as plain tuples, for the hot reads that take columns by position
+        (SQLite overrides it to have none of its `sqlite3.Row`s made)."""
+        return [tuple(row) for row in self._rows(sql, params)]
+
     def transaction(self, *, write: bool = False) -> AbstractContextManager[None]:
         raise NotImplementedError
 

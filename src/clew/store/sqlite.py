@@ -283,6 +283,15 @@ def migrate(conn: sqlite3.Connection) -> None:
             raise
 
 
+def _fetch_all(cursor: sqlite3.Cursor) -> list[Row]:
+    return cursor.fetchall()
+
+
+def _fetch_tuples(cursor: sqlite3.Cursor) -> list[tuple[Any, ...]]:
+    cursor.row_factory = None  # read at each fetch: the connection's rows stay sqlite3.Row
+    return cursor.fetchall()
+
+
 def _json(text: str | None) -> Any:
     return None if text is None else codec.loads(text)
 
@@ -481,12 +490,21 @@ class SQLiteStore(
     # -- lookups ------------------------------------------------------------------------
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        rows: list[Row] = self._fetch(sql, params, _fetch_all)
+        return rows
+
+    def _tuples(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """A read's rows as tuples: no `sqlite3.Row` made and unpacked, which cost ~0.2 µs
+        a row (a `where` reads some 300 rows, 200 of them messages)."""
+        rows: list[tuple[Any, ...]] = self._fetch(sql, params, _fetch_tuples)
+        return rows
+
+    def _fetch(self, sql: str, params: Sequence[Any], fetch: Any) -> Any:
         # The lock keeps another thread's statement out of a transaction in progress.
         with self._lock:
             if projection_conversations.PUT_OFF:  # a bulk block's session states, first
                 self._guard(lambda: projection_conversations.settle(self._conn))
-            rows: list[Row] = self._guard(lambda: self._conn.execute(sql, params).fetchall())
-        return rows
+            return self._guard(lambda: fetch(self._conn.execute(sql, params)))
 
     def resolve(self, kind: str, ident: str, hint: str = "") -> str:
         """Return the full id of the `kind` record whose id is `ident` or starts with it."""

@@ -3,8 +3,7 @@ messages, a task's changed files. Portable SQL (store/sql.py), mixed into both s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from operator import itemgetter
+from collections.abc import Sequence
 from typing import Any
 
 from clew.errors import NotFoundError
@@ -21,7 +20,7 @@ from clew.models import (
     TaskStatus,
 )
 from clew.store import codec
-from clew.store.rows import RowReader, json_ids, limited, positional
+from clew.store.rows import RowReader, json_ids, limited
 from clew.store.sql import Row
 from clew.store.sqlite_trace import action_from_row, actions_from_rows
 
@@ -55,18 +54,18 @@ _TASKS_WITH_PLANS = (
 _TASK_WITH_PLAN = f"{_TASKS_WITH_PLANS} WHERE t.id = ? AND t.space = ? ORDER BY p.ordinal"
 
 
-def _tasks_with_plans(rows: Sequence[Row]) -> list[Task]:
+def _tasks_with_plans(rows: Sequence[tuple[Any, ...]]) -> list[Task]:
     """Fold rows of tasks joined to their steps (a task's rows together, its steps in
     order) into tasks with their plans, in the rows' order."""
     width = len(_TASK_FIELDS)
-    heads: dict[str, Row] = {}
+    heads: dict[str, tuple[Any, ...]] = {}
     plans: dict[str, list[PlanItem]] = {}
     for row in rows:
         heads.setdefault(row[0], row)
         steps = plans.setdefault(row[0], [])
         if row[width] is not None:
-            steps.append(_step(tuple(row)[width:]))
-    return [_task(tuple(head)[:width], tuple(plans[tid])) for tid, head in heads.items()]
+            steps.append(_step(row[width:]))
+    return [_task(head[:width], tuple(plans[tid])) for tid, head in heads.items()]
 
 
 def _task(row: Row | tuple[Any, ...], plan: tuple[PlanItem, ...]) -> Task:
@@ -95,26 +94,18 @@ def _log(row: Row) -> ActionLog:
 
 _ROLE = {r.value: r for r in MessageRole}
 _MESSAGE_TYPE = {t.value: t for t in MessageType}
-# A query's column names -> a picker of Message's fields by position (see action_from_row).
-_MESSAGE_PICKERS: dict[tuple[str, ...], Callable[[tuple[Any, ...]], tuple[Any, ...]]] = {}
+# Messages are selected in Message's field order and built from plain tuples by position:
+# `where` builds some 200 messages, and building them by column name was a third of it.
+_MESSAGE_COLUMNS = ", ".join(Message._fields)
 
 
-def _messages(rows: Sequence[Row]) -> list[Message]:
-    """Messages from rows of one query (their columns named once, read by position)."""
-    if not rows:
-        return []
-    names = tuple(rows[0].keys())
-    pick = _MESSAGE_PICKERS.get(names)
-    if pick is None:
-        index = {name: i for i, name in enumerate(names)}
-        pick = _MESSAGE_PICKERS[names] = itemgetter(*(index[f] for f in Message._fields))
-    # The picker reads each row by position as it is (no tuple of it first) and the tuple
-    # is made as NamedTuple's own __new__ and _make make it, without their Python frame:
-    # `where` builds some 200 messages, and this was a third of it.
+def _messages(rows: Sequence[tuple[Any, ...]]) -> list[Message]:
+    """Messages from rows of `_MESSAGE_COLUMNS` (each tuple made as NamedTuple's own
+    __new__ and _make make it, without their Python frame)."""
     roles, types, new = _ROLE, _MESSAGE_TYPE, tuple.__new__
     return [
         new(Message, (id, space, task_id, roles[role], types[type], content, created_at))
-        for id, space, task_id, role, type, content, created_at in map(pick, positional(rows))
+        for id, space, task_id, role, type, content, created_at in rows
     ]
 
 
@@ -137,7 +128,7 @@ class TaskReads(RowReader):
 
     def get_task(self, task_id: str) -> Task:
         """Return one task with its current plan (one query: the task joined to its steps)."""
-        rows = self._rows(_TASK_WITH_PLAN, (task_id, self.space))
+        rows = self._tuples(_TASK_WITH_PLAN, (task_id, self.space))
         if not rows:
             raise NotFoundError("task", task_id)
         return _tasks_with_plans(rows)[0]
@@ -164,7 +155,7 @@ class TaskReads(RowReader):
         if not include_archived:
             sql += " AND t.archived = 0"
         sql += " ORDER BY t.updated_at DESC, t.id, p.ordinal"
-        return _tasks_with_plans(self._rows(sql, params))
+        return _tasks_with_plans(self._tuples(sql, params))
 
     def get_step(self, step_id: str) -> PlanItem:
         """Return one plan item by id."""
@@ -235,8 +226,8 @@ class TaskReads(RowReader):
 
     def list_messages(self, task_id: str, *, limit: int | None = None) -> list[Message]:
         """Return a task's messages, newest first."""
-        rows = self._rows(*limited(
-            "SELECT * FROM task_messages WHERE task_id = ? AND space = ?"
+        rows = self._tuples(*limited(
+            f"SELECT {_MESSAGE_COLUMNS} FROM task_messages WHERE task_id = ? AND space = ?"
             " ORDER BY created_at DESC, seq DESC",
             (task_id, self.space), limit,
         ))  # fmt: skip
@@ -244,8 +235,9 @@ class TaskReads(RowReader):
 
     def get_message(self, message_id: str) -> Message:
         """Return one task message by id."""
-        rows = self._rows(
-            "SELECT * FROM task_messages WHERE id = ? AND space = ?", (message_id, self.space)
+        rows = self._tuples(
+            f"SELECT {_MESSAGE_COLUMNS} FROM task_messages WHERE id = ? AND space = ?",
+            (message_id, self.space),
         )
         if not rows:
             raise NotFoundError("message", message_id)

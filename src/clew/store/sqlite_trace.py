@@ -216,21 +216,22 @@ class TraceReads(RowReader):
     def recent_actions(self, task_id: str, *, limit: int) -> list[Action]:
         """A task's newest actions, newest first, without their output (stdout, stderr,
         input and output are None): what stuck detection reads, cheaply whatever the output."""
-        rows = self._rows(
+        # In _ACTION_COLUMNS' order, as plain tuples: built by position, with no picker.
+        rows = self._tuples(
             "SELECT id, space, task_id, plan_item_id, type, summary, status, NULL AS input,"
             " NULL AS output, command, cwd, exit_code, duration_seconds, NULL AS stdout,"
-            " NULL AS stderr, NULL AS stdout_kind, NULL AS stderr_kind, created_at, updated_at,"
-            " tool, decision_id, started_at, ended_at,"
-            " cpu_seconds, memory_mb, fingerprint FROM actions WHERE task_id = ? AND space = ?"
-            " ORDER BY created_at DESC, seq DESC LIMIT ?",
+            " NULL AS stderr, created_at, updated_at, tool, decision_id, started_at, ended_at,"
+            " cpu_seconds, memory_mb, fingerprint, NULL AS stdout_kind, NULL AS stderr_kind"
+            " FROM actions WHERE task_id = ? AND space = ? ORDER BY created_at DESC, seq DESC"
+            " LIMIT ?",
             (task_id, self.space, limit),
         )
-        return actions_from_rows(rows)
+        return [_action(values) for values in rows]
 
     def recent_attempts(self, task_id: str, *, limit: int) -> list[Attempt]:
         """A task's newest actions as stuck detection reads them (`Attempt`), newest first:
         seven columns, each row made a tuple as NamedTuple makes it, without its frame."""
-        rows = self._rows(
+        rows = self._tuples(
             "SELECT id, summary, status, command, fingerprint, created_at, updated_at"
             " FROM actions WHERE task_id = ? AND space = ? ORDER BY created_at DESC, seq DESC"
             " LIMIT ?",
@@ -239,7 +240,7 @@ class TraceReads(RowReader):
         statuses, new = _ACTION_STATUS, tuple.__new__
         return [
             new(Attempt, (id, summary, statuses[status], command, fingerprint, created, updated))
-            for id, summary, status, command, fingerprint, created, updated in positional(rows)
+            for id, summary, status, command, fingerprint, created, updated in rows
         ]
 
     def open_waits(self, task_id: str) -> int:
