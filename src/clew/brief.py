@@ -171,8 +171,10 @@ def _unfixed_failures(
     ends the failure, and a failure already shown as an error is not shown twice."""
     from clew.linking import command_key
 
-    # Each command's key once (linking.same_command: equal keys, not None), not per pair.
-    keys = [command_key(a.command) for a in actions]
+    # Each command's key once (linking.same_command: equal keys, not None), not per pair
+    # nor per run: the retries of one command share its line.
+    key_of = {command: command_key(command) for command in {a.command for a in actions}}
+    keys = [key_of[a.command] for a in actions]
     # What each key's error entries say, in one pass (a pass per failure cost O(n^2) on
     # every `where`): whether one is still open (closed None), and the newest close.
     open_keys: set[str] = set()

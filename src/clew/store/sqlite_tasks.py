@@ -22,7 +22,7 @@ from clew.models import (
 from clew.store import codec
 from clew.store.rows import RowReader, json_ids, limited
 from clew.store.sql import Row
-from clew.store.sqlite_trace import action_from_row, actions_from_rows
+from clew.store.sqlite_trace import ACTION_SELECT, action_from_row, actions_in_order
 
 # Plan rows are read on every task read, so they are selected in PlanItem's field order
 # and unpacked by position: several times faster than building them by column name.
@@ -191,13 +191,13 @@ class TaskReads(RowReader):
         self, task_id: str, *, plan_item_id: str | None = None, limit: int | None = None
     ) -> list[Action]:
         """Return a task's actions, newest first."""
-        sql = "SELECT * FROM actions WHERE task_id = ? AND space = ?"
+        sql = f"SELECT {ACTION_SELECT} FROM actions WHERE task_id = ? AND space = ?"
         params: list[Any] = [task_id, self.space]
         if plan_item_id is not None:
             sql += " AND plan_item_id = ?"
             params.append(plan_item_id)
         sql += " ORDER BY created_at DESC, seq DESC"
-        return actions_from_rows(self._rows(*limited(sql, params, limit)))
+        return actions_in_order(self._tuples(*limited(sql, params, limit)))
 
     def linked_actions(self, action_ids: Sequence[str]) -> dict[str, str | None]:
         """Which of these actions an error entry names as its source: each with None while

@@ -57,6 +57,16 @@ def _picker(names: tuple[str, ...]) -> Callable[[tuple[Any, ...]], tuple[Any, ..
     return found
 
 
+# The actions table's columns in _ACTION_COLUMNS' order: rows selected so (as plain tuples,
+# `_tuples`) are built by position with no picker (`actions_in_order`).
+ACTION_SELECT = ", ".join(_ACTION_COLUMNS)
+
+
+def actions_in_order(rows: Sequence[tuple[Any, ...]]) -> list[Action]:
+    """Build the Actions of rows selected as `ACTION_SELECT` (or the same order)."""
+    return [_action(values) for values in rows]
+
+
 def action_from_row(row: Row) -> Action:
     """Build an Action from a row of `actions`."""
     return _action(_picker(tuple(row.keys()))(tuple(row)))
@@ -216,7 +226,7 @@ class TraceReads(RowReader):
     def recent_actions(self, task_id: str, *, limit: int) -> list[Action]:
         """A task's newest actions, newest first, without their output (stdout, stderr,
         input and output are None): what stuck detection reads, cheaply whatever the output."""
-        # In _ACTION_COLUMNS' order, as plain tuples: built by position, with no picker.
+        # In _ACTION_COLUMNS' order, without the output (NULL), as `actions_in_order` reads.
         rows = self._tuples(
             "SELECT id, space, task_id, plan_item_id, type, summary, status, NULL AS input,"
             " NULL AS output, command, cwd, exit_code, duration_seconds, NULL AS stdout,"
@@ -226,7 +236,7 @@ class TraceReads(RowReader):
             " LIMIT ?",
             (task_id, self.space, limit),
         )
-        return [_action(values) for values in rows]
+        return actions_in_order(rows)
 
     def recent_attempts(self, task_id: str, *, limit: int) -> list[Attempt]:
         """A task's newest actions as stuck detection reads them (`Attempt`), newest first:
