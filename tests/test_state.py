@@ -487,3 +487,29 @@ def test_clip_keeps_its_definition(text: str, limit: int) -> None:
     flat = re.sub("[\x00-\x1f\x7f-\x9f]", "?", " ".join(text.split()))
     expected = flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
     assert clip(text, limit) == expected
+
+
+_LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.one_of(st.none(), st.binary(max_size=4), st.text(alphabet=f"ab é\t{_LINE_BREAKS}")),
+    st.one_of(st.none(), st.text(alphabet=f"ab \t{_LINE_BREAKS}")),
+)
+def test_a_failures_last_line_keeps_its_definition(stderr: Any, stdout: str | None) -> None:
+    """brief._last_line: the last of the stripped output's lines (stderr first), as
+    str.splitlines breaks them; "" when neither stream has text."""
+    from clew.brief import _last_line
+
+    expected = ""
+    for stream in (stderr, stdout):
+        if isinstance(stream, str) and stream.strip():
+            expected = stream.strip().splitlines()[-1]
+            break
+    action = clew.Action(
+        "a000000001", "default", "t000000001", None, clew.ActionType.CLI, "run",
+        clew.ActionStatus.FAILED, None, None, "make", None, 1, None, stdout, stderr,
+        "2026-11-22T09:00:00.000000Z", "2026-11-22T09:00:00.000000Z",
+    )  # fmt: skip
+    assert _last_line(action) == expected

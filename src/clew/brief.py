@@ -152,15 +152,36 @@ def current_step(plan: Sequence[PlanItem]) -> tuple[int, PlanItem] | None:
 # -- the brief --------------------------------------------------------------------------------
 
 
-def _failure_line(action: Action, now: datetime, quote: int) -> str:
+class _Failure(NamedTuple):
+    """A recent failure as every shape quotes it, worked out once a brief."""
+
+    action: Action
+    ago: str  # when it ran, as "8m ago"
+    last_line: str  # its output's last line (stderr first), "" if none
+
+
+def _failure(action: Action, now: datetime) -> _Failure:
+    return _Failure(action, ago(action.created_at, now), _last_line(action))
+
+
+def _last_line(action: Action) -> str:
+    """The last line of a command's output (its stderr, else its stdout), "" if none."""
+    for stream in (action.stderr, action.stdout):
+        if isinstance(stream, str):
+            text = stream.strip()
+            if text:
+                # Its last line lies after the last "\n" (splitlines also breaks at "\r" and
+                # the like): no list of every line of a long output.
+                return text[text.rfind("\n") + 1 :].splitlines()[-1]
+    return ""
+
+
+def _failure_line(failure: _Failure, quote: int) -> str:
+    action = failure.action
     what = f"`{clip(action.command, quote // 2)}`" if action.command else clip(action.summary, 80)
     code = f" exited {action.exit_code}" if action.exit_code is not None else " failed"
-    detail = ""
-    for stream in (action.stderr, action.stdout):
-        if isinstance(stream, str) and stream.strip():
-            detail = ": " + clip(stream.strip().splitlines()[-1], quote)
-            break
-    return f"{what}{code} ({ago(action.created_at, now)}){detail}"
+    detail = f": {clip(failure.last_line, quote)}" if failure.last_line else ""
+    return f"{what}{code} ({failure.ago}){detail}"
 
 
 def _unfixed_failures(
@@ -218,7 +239,7 @@ class _Facts(NamedTuple):
     current: tuple[int, PlanItem] | None
     upcoming: tuple[tuple[int, PlanItem], ...]
     last: Message | None
-    failures: tuple[Action, ...]
+    failures: tuple[_Failure, ...]
     open_errors: tuple[Entry, ...]
     decisions: tuple[Entry, ...]
     waits: tuple[Action, ...]
@@ -331,8 +352,8 @@ def _lines(task: Task, facts: _Facts, shape: _Shape, now: datetime) -> list[tupl
         said = clip(w.result or "", q)
         status = w.status.value.replace("_", " ")
         out.append((1, f"Wait {w.id} {status}: {clip(w.label, q // 2)}: {said}"))
-    for a in facts.failures:
-        out.append((1, f"Recent failure: {_failure_line(a, now, q)}"))
+    for failure in facts.failures:
+        out.append((1, f"Recent failure: {_failure_line(failure, q)}"))
     for e in facts.decisions:
         out.append((6, f"Decided: {clip(e.summary, q)}"))
     for hint in facts.suggestions:
@@ -389,7 +410,9 @@ def build_brief(
             and x[1].status is not StepStatus.ACTIVE
         )[:NEXT_STEPS_SHOWN],
         last=messages[0] if messages else None,
-        failures=_unfixed_failures(actions, recorded_failures or {})[:3],
+        failures=tuple(
+            _failure(a, now) for a in _unfixed_failures(actions, recorded_failures or {})[:3]
+        ),
         open_errors=tuple(open_errors)[:3],
         decisions=tuple(decisions)[:3],
         waits=tuple(
@@ -430,7 +453,7 @@ def build_brief(
         next=tuple(ref(x) for x in facts.upcoming),
         last_update=facts.last.content if facts.last else None,
         last_update_at=facts.last.created_at if facts.last else None,
-        recent_failures=tuple(_failure_line(a, now, 160) for a in facts.failures),
+        recent_failures=tuple(_failure_line(f, 160) for f in facts.failures),
         open_errors=tuple(f"{e.id}: {e.summary}" for e in facts.open_errors),
         decisions=tuple(e.summary for e in facts.decisions),
         waits=tuple(w.label for w in facts.open_waits) + tuple(a.summary for a in facts.waits),
