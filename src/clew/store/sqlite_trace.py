@@ -225,7 +225,8 @@ class TraceReads(RowReader):
 
     def recent_actions(self, task_id: str, *, limit: int) -> list[Action]:
         """A task's newest actions, newest first, without their output (stdout, stderr,
-        input and output are None): what stuck detection reads, cheaply whatever the output."""
+        input and output are None): what `where` reads for its brief and stuck detection,
+        cheaply whatever the output."""
         # In _ACTION_COLUMNS' order, without the output (NULL), as `actions_in_order` reads.
         rows = self._tuples(
             "SELECT id, space, task_id, plan_item_id, type, summary, status, NULL AS input,"
