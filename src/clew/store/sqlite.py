@@ -37,7 +37,7 @@ from clew.store.migrations import (
 from clew.store.sql import Connection, Row
 from clew.store.sqlite_archive import ArchiveReads
 from clew.store.sqlite_conversations import ConversationReads
-from clew.store.sqlite_journal import JournalReads, JournalWrites
+from clew.store.sqlite_journal import INSERT_EVENT, JournalReads, JournalWrites
 from clew.store.sqlite_keys import KeyStore
 from clew.store.sqlite_record import RecordReads
 from clew.store.sqlite_search import SearchReads
@@ -449,6 +449,15 @@ class SQLiteStore(
                     )
                 )
                 self._guard(lambda: sqlite_bulk.restore(conn, saved))
+
+    def _inserted_event(self, conn: Connection, row: tuple[Any, ...]) -> int:
+        """`JournalWrites._inserted_event` by the driver's lastrowid: seq is the events'
+        INTEGER PRIMARY KEY, so the rowid. SQLite runs an INSERT ... RETURNING through
+        temporary storage (a temporary file with the default temp_store), which cost more
+        CPU than the insert itself: 29 against 12 µs an event (docs/benchmarks.md, session
+        import, fifth round)."""
+        cursor: sqlite3.Cursor = self._conn.execute(INSERT_EVENT, row)  # `conn` is it
+        return int(cursor.lastrowid or 0)
 
     def _known_head(self, conn: Connection) -> str | None:
         """The head this connection's last write committed, unless another connection has
