@@ -335,20 +335,24 @@ def main() -> None:
         " --peer's verify), alternating, --rounds times",
     )
     parser.add_argument(
-        "--peer", metavar="SRC", help="another checkout's src folder (e.g. main's), run alike"
+        "--peer",
+        metavar="SRC",
+        action="append",
+        default=[],
+        help="another checkout's src folder (e.g. main's), run alike (repeatable)",
     )
     parser.add_argument("--rounds", type=int, default=2, help="rounds for --verify-store (2)")
     parser.add_argument(
         "--bounds",
         nargs="*",
         metavar="SWITCHES",
-        help="only the import: clew, the floor and the least possible import (LEAST_IMPORT)"
-        " with each set of switches given (e.g. '' cache=256 many=1000,late), alternating,"
-        " --rounds times; CPU user and system apart, and the least's phases",
+        help="only the import: clew (and --peer's), the floor and the least possible import"
+        " (LEAST_IMPORT) with each set of switches given (e.g. '' cache=256 many=1000,late;"
+        " 'clew': clew alone), alternating, --rounds times; CPU user and system apart",
     )
     args = parser.parse_args()
     if args.bounds is not None:
-        bounds(args.messages, args.keep, args.bounds or [""], args.rounds)
+        bounds(args.messages, args.keep, args.bounds, args.rounds, args.peer)
         return
     if args.verify_store:
         verify_alternating(args.verify_store, args.peer, args.rounds)
@@ -444,9 +448,12 @@ def main() -> None:
             print(profile_command(name, db, argv, folder))
 
 
-def bounds(total: int, keep: str | None, switches: list[str], rounds: int) -> None:
-    """The import's lower bounds: clew, the floor and LEAST_IMPORT with each set of
-    switches, as processes taking turns at going first; one row a run."""
+def bounds(
+    total: int, keep: str | None, switches: list[str], rounds: int, peers: list[str]
+) -> None:
+    """The import's lower bounds: clew (and `peers`, other checkouts' src), the floor and
+    LEAST_IMPORT with each set of switches (none given: as clew; "clew": clew alone), as
+    processes taking turns at going first; one row a run."""
     folder = keep or tempfile.mkdtemp(prefix="clew-bulk-")
     os.makedirs(folder, exist_ok=True)
     source = os.path.join(folder, f"messages-{total}.jsonl")
@@ -454,17 +461,23 @@ def bounds(total: int, keep: str | None, switches: list[str], rounds: int) -> No
         write_input(source, total)
     limit = str(min(2047, max(64, os.path.getsize(source) // 2**20 + 1)))
     db = os.path.join(folder, "bound.db")
-    sides = [("clew", clew(db, "--max-input-mb", limit, "session", "import", source))]
-    sides.append(("floor (message twice)", floor(FLOOR_IMPORT, db, source)))
-    sides += [(f"least {s or '(as clew)'}", floor(LEAST_IMPORT, db, source, s)) for s in switches]
+    ours = clew(db, "--max-input-mb", limit, "session", "import", source)
+    sides: list[tuple[str, list[str], dict[str, str]]] = [("clew", ours, {})]
+    for peer in peers:
+        sides.append((f"clew ({peer})", ours, {"PYTHONPATH": peer}))
+    if switches != ["clew"]:
+        sides.append(("floor (message twice)", floor(FLOOR_IMPORT, db, source), {}))
+        for switch in switches or [""]:
+            name = f"least {switch or '(as clew)'}"
+            sides.append((name, floor(LEAST_IMPORT, db, source, switch), {}))
     rows = []
     for r in range(rounds):
-        for name, argv in sides if r % 2 == 0 else sides[::-1]:
+        for name, argv, env in sides if r % 2 == 0 else sides[::-1]:
             for suffix in ("", "-wal", "-shm", "-journal"):
                 if os.path.exists(db + suffix):
                     os.remove(db + suffix)
             out = os.path.join(folder, "phases.json")
-            run = run_measured(argv, out)
+            run = run_measured(argv, out, env)
             user, system = run.times
             with open(out) as f:
                 said = f.read().strip()
@@ -511,14 +524,14 @@ def bounds(total: int, keep: str | None, switches: list[str], rounds: int) -> No
     )
 
 
-def verify_alternating(db: str, peer: str | None, rounds: int) -> None:
+def verify_alternating(db: str, peers: list[str], rounds: int) -> None:
     """verify of one store by this checkout, by `peer` (a src folder) and the floor's scan,
     taking turns at going first; one row a run."""
     sides: list[tuple[str, list[str], dict[str, str]]] = [
         ("clew (this checkout)", clew(db, "verify"), {}),
         ("floor (scan + re-hash)", floor(FLOOR_SCAN, db), {}),
     ]
-    if peer:
+    for peer in peers:
         sides.insert(1, (f"clew ({peer})", clew(db, "verify"), {"PYTHONPATH": peer}))
     rows = []
     for r in range(rounds):

@@ -297,6 +297,9 @@ class _WriteState:
         self.version: int | None = None  # SQLite's data_version, once read (_known_head)
 
 
+_BULK_CACHE_KIB = 64 * 1024  # the page cache of a bulk block (bulk_turns), in KiB
+
+
 class SQLiteStore(
     Verification,  # first: its fts_check wraps ArchiveReads' for read-only stores
     ArchiveReads,
@@ -428,11 +431,17 @@ class SQLiteStore(
             return
         start = conn.execute("SELECT coalesce(max(seq), 0) FROM turns").fetchone()[0]
         saved = self._guard(lambda: sqlite_bulk.strip(conn, ("turns_fts",), inserts_only=True))
+        cache = conn.execute("PRAGMA cache_size").fetchone()[0]
         state.bulk = True
         projection_conversations.put_off(conn)
         try:
+            # The ids' unique indexes take random inserts: once they outgrow the default
+            # 2 MB cache, their pages are written to the WAL and read back again and again
+            # (system time). The block's own cache is larger; memory stays bounded.
+            conn.execute(f"PRAGMA cache_size = -{_BULK_CACHE_KIB}")
             yield
         finally:
+            conn.execute(f"PRAGMA cache_size = {int(cache)}")
             # Also after an error: a caller that goes on in the same transaction must find
             # the index whole (an error that leaves it rolls all of this back anyway).
             state.bulk = False
