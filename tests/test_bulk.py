@@ -362,3 +362,23 @@ def test_an_import_stores_what_appending_one_by_one_stores(
     assert got["sessions"][0][2] != "{}"  # the state moved
     for name in want:
         assert got[name] == want[name], name
+    # Each row refers to its own event (the seq an insert gave back), on both paths.
+    for path in (bulk, single):
+        conn = sqlite3.connect(path)
+        try:
+            pairs = conn.execute(
+                "SELECT r.id, json_extract(e.data, '$.turn.id') FROM turn_rows r"
+                " JOIN events e ON e.seq = r.event_seq"
+            ).fetchall()
+        finally:
+            conn.close()
+        assert len(pairs) == 60 and all(a == b for a, b in pairs)
+
+
+def test_a_bulk_block_gives_the_page_cache_back(tmp_path: Path) -> None:
+    # SQLite's bulk block runs with a larger page cache, then gives the usual one back.
+    with clew.open(tmp_path / "store.db") as mem:
+        conn = mem._store._conn  # type: ignore[attr-defined]
+        before = conn.execute("PRAGMA cache_size").fetchone()[0]
+        mem.import_session(_messages(10))
+        assert conn.execute("PRAGMA cache_size").fetchone()[0] == before

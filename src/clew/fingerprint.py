@@ -82,14 +82,16 @@ def telling_line(text: str) -> str:
     """The line of an error text that says what went wrong: the last one that names an error
     plainly ("ValueError: ...", "error: ...") over wrappers' lines ("make: *** Error 1"),
     else the last that mentions an error, else the last line."""
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    lines = text.strip().splitlines()
     if not lines:
         return ""
+    # From the last line up, each stripped when reached: the line is usually near the end.
     for pattern in (_STRONG, _ERROR_LINE) if _may_be_strong(text) else (_ERROR_LINE,):
+        search = pattern.compiled.search
         for line in reversed(lines):
-            if pattern.search(line):
-                return line
-    return lines[-1]
+            if search(line):  # a line's spaces at its edges change no match: \b sees none
+                return line.strip()
+    return lines[-1].strip()  # the text was stripped: its last line holds something
 
 
 _WORD = lazy(r"[A-Za-z][A-Za-z-]*\Z")

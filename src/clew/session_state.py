@@ -63,9 +63,26 @@ def _target(name: str, args: dict[str, Any]) -> tuple[str | None, str | None]:
         None,
     )
     command = next((str(args[k]) for k in ("command", "cmd", "script") if args.get(k)), None)
-    if command is None and _SHELL.search(name) and isinstance(args.get("args"), list):
+    if command is None and isinstance(args.get("args"), list) and _kind(name)[1]:
         command = " ".join(str(a) for a in args["args"])
     return path, command
+
+
+_KINDS: dict[str, tuple[str | None, bool]] = {}  # a tool's name: what _kind says of it
+
+
+def _kind(name: str) -> tuple[str | None, bool]:
+    """(what a call of the tool named `name` does to the file it names, "edited",
+    "created" or None; whether it runs a shell command), worked out once a name: an agent
+    calls few tools, many times."""
+    kind = _KINDS.get(name)
+    if kind is None:
+        edits = _EDIT.search(name) is not None
+        action = "edited" if edits else "created" if _WRITE.search(name) else None
+        kind = _KINDS[name] = (action, _SHELL.search(name) is not None)
+        if len(_KINDS) > 1024:  # names are the callers' to choose: keep the cache small
+            _KINDS.clear()
+    return kind
 
 
 def _commit_message(command: str) -> str | None:
@@ -142,8 +159,8 @@ def advance(state: dict[str, Any], turn: int, parts: Parts) -> dict[str, Any]:
     for call in parts.tool_calls:
         args = _arguments(call.arguments)
         path, command = _target(call.name, args)
-        if path and (_WRITE.search(call.name) or _EDIT.search(call.name)):
-            action = "edited" if _EDIT.search(call.name) else "created"
+        action = _kind(call.name)[0] if path else None
+        if path and action:
             files = [f for f in files if f["path"] != path]
             files.append({"path": path, "action": action, "turn": turn})
         if command:

@@ -220,6 +220,13 @@ _INSERT_TURN = (
 )
 
 
+# In a bulk block (its full-text entries made at its end), the row is inserted into
+# turn_rows itself, as the view's INSTEAD OF trigger would (the text kept only where the
+# event does not hold it): through the trigger the insert cost 20-35% more CPU
+# (docs/benchmarks.md, session import, fifth round).
+_INSERT_ROW = _INSERT_TURN.replace("INTO turns ", "INTO turn_rows ")
+
+
 @handles("turn.appended")
 def _turn_appended(conn: sqlite3.Connection, event: Event) -> None:
     """Insert the turn as its event says, and overlay the session state's change on the
@@ -241,12 +248,14 @@ def _turn_appended(conn: sqlite3.Connection, event: Event) -> None:
         tokens = p.tokens + t["token_count"]
         state = {**_state(conn, session_id), **change} if change else p.state
     # The columns are this handler's, not the event's: one fixed statement (no `insert`).
-    conn.execute(_INSERT_TURN, (
-        t["id"], event.space, session_id, t["number"], t["role"], text, int(text_content),
+    text_in = _text_in(t, text)  # where the event holds the row's text (None: it does not)
+    conn.execute(_INSERT_TURN if pending is None else _INSERT_ROW, (
+        t["id"], event.space, session_id, t["number"], t["role"],
+        text if pending is None or text_in is None else None, int(text_content),
         None if calls is None else _ENCODE(calls), t["tool_call_id"], t["tool_name"],
         t["call_turn"], stored, t["token_count"], said,
         # The event the row's text can be read from (see _text_in).
-        event.seq, _text_in(t, text),
+        event.seq, text_in,
     ))  # fmt: skip
     if pending is not None:
         p.state, p.turns, p.tokens, p.said = state, p.turns + 1, tokens, said

@@ -37,7 +37,7 @@ from clew.store.migrations import (
 from clew.store.sql import Connection, Row
 from clew.store.sqlite_archive import ArchiveReads
 from clew.store.sqlite_conversations import ConversationReads
-from clew.store.sqlite_journal import JournalReads, JournalWrites
+from clew.store.sqlite_journal import INSERT_EVENT, JournalReads, JournalWrites
 from clew.store.sqlite_keys import KeyStore
 from clew.store.sqlite_record import RecordReads
 from clew.store.sqlite_search import SearchReads
@@ -306,6 +306,9 @@ class _WriteState:
         self.version: int | None = None  # SQLite's data_version, once read (_known_head)
 
 
+_BULK_CACHE_KIB = 64 * 1024  # the page cache of a bulk block (bulk_turns), in KiB
+
+
 class SQLiteStore(
     Verification,  # first: its fts_check wraps ArchiveReads' for read-only stores
     ArchiveReads,
@@ -437,11 +440,17 @@ class SQLiteStore(
             return
         start = conn.execute("SELECT coalesce(max(seq), 0) FROM turns").fetchone()[0]
         saved = self._guard(lambda: sqlite_bulk.strip(conn, ("turns_fts",), inserts_only=True))
+        cache = conn.execute("PRAGMA cache_size").fetchone()[0]
         state.bulk = True
         projection_conversations.put_off(conn)
         try:
+            # The ids' unique indexes take random inserts: once they outgrow the default
+            # 2 MB cache, their pages are written to the WAL and read back again and again
+            # (system time). The block's own cache is larger; memory stays bounded.
+            conn.execute(f"PRAGMA cache_size = -{_BULK_CACHE_KIB}")
             yield
         finally:
+            conn.execute(f"PRAGMA cache_size = {int(cache)}")
             # Also after an error: a caller that goes on in the same transaction must find
             # the index whole (an error that leaves it rolls all of this back anyway).
             state.bulk = False
@@ -458,6 +467,15 @@ class SQLiteStore(
                     )
                 )
                 self._guard(lambda: sqlite_bulk.restore(conn, saved))
+
+    def _inserted_event(self, conn: Connection, row: tuple[Any, ...]) -> int:
+        """`JournalWrites._inserted_event` by the driver's lastrowid: seq is the events'
+        INTEGER PRIMARY KEY, so the rowid. SQLite runs an INSERT ... RETURNING through
+        temporary storage (a temporary file with the default temp_store), which cost more
+        CPU than the insert itself: 29 against 11 µs an event (docs/benchmarks.md, session
+        import, fifth round)."""
+        cursor: sqlite3.Cursor = self._conn.execute(INSERT_EVENT, row)  # `conn` is it
+        return int(cursor.lastrowid or 0)
 
     def _known_head(self, conn: Connection) -> str | None:
         """The head this connection's last write committed, unless another connection has

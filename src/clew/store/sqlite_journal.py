@@ -14,6 +14,10 @@ from clew.store.rows import RowReader, limited
 from clew.store.sql import Connection, Row
 
 EVENT_COLUMNS = "seq, id, space, task_id, correlation_id, type, data, created_at, hash"
+INSERT_EVENT = (
+    "INSERT INTO events (id, space, task_id, correlation_id, type, data, created_at, hash)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
 
 
 class WriteState(Protocol):
@@ -38,6 +42,11 @@ class JournalWrites:
         """The space's newest event hash if the store knows it without reading the journal
         (None: read it). PostgreSQL always reads it: other writers may have added events."""
         return None
+
+    def _inserted_event(self, conn: Connection, row: tuple[Any, ...]) -> int:
+        """Insert an event's row (the columns of INSERT_EVENT); return its seq."""
+        # RETURNING, not the driver's lastrowid: the journal's seq is a column of its own.
+        return int(conn.execute(INSERT_EVENT + " RETURNING seq", row).fetchone()[0])
 
     def append(
         self,
@@ -90,15 +99,8 @@ class JournalWrites:
             data=text,
             created_at=created_at,
         )
-        # RETURNING, not the driver's lastrowid: the journal's seq is a column of its own.
-        seq = self._guard(
-            lambda: conn.execute(
-                "INSERT INTO events"
-                " (id, space, task_id, correlation_id, type, data, created_at, hash)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
-                (event_id, self.space, task_id, correlation_id, type, text, created_at, digest),
-            ).fetchone()[0]
-        )
+        row = (event_id, self.space, task_id, correlation_id, type, text, created_at, digest)
+        seq = self._guard(lambda: self._inserted_event(conn, row))
         state.head = digest
         event = Event(
             seq=seq,
