@@ -11,16 +11,29 @@ events (tasks with plans, step progress, commands with 1-2 KB of output,
 messages, logs, replans, closes): one through the clew API, the other with raw
 inserts. Then, alternating sample by sample so machine noise hits both alike:
 
-- task update: `Memory.update_task(task, message=..., step=k, step_status=...)`
-  against the floor: one BEGIN IMMEDIATE ... COMMIT that inserts the same two
-  events (message.added, step.updated; same JSON size), the task_messages row,
-  updates the plan_items row and tasks.updated_at;
+- task update: `Memory.update_task(task, message=..., step=k, step_status=...)`;
 - recorded action: `Memory.record_action(task, command=..., exit_code=...,
-  stdout=~1.5 KB, stderr=..., step=k)` against the floor: one transaction that
-  inserts the event (same JSON), the actions row and updates tasks.updated_at.
+  stdout=~1.5 KB, stderr=..., step=k)`;
 
-The floor is stdlib sqlite3 with clew's schema and connection settings (WAL,
-synchronous=NORMAL, foreign_keys=ON, autocommit driver) and no reads at all.
+each against two floors, stdlib sqlite3 with clew's schema and connection settings (WAL,
+synchronous=NORMAL, foreign_keys=ON, autocommit driver), one BEGIN IMMEDIATE ... COMMIT
+per operation:
+
+- the floor (the aims are judged against it): what clew's guarantees require and no more.
+  Under the write lock it reads the task's status and the named step's id, status and
+  start (one statement: what refusing a bad call before writing needs), chains every event
+  to the space's head (read once per transaction, hashed as clew's chain does), and writes
+  the rows clew's projection writes: the events (same JSON), the message row, the step's
+  row, the task record's phase stamps, a finished step's extraction job (its event and
+  row), the action's row with its seq and output kinds, tasks.updated_at;
+- bare (the older floor, printed beside it): the same events and main rows, with no hash
+  chain, no reads, no task record stamps and no job.
+
+Neither floor runs what clew adds as features rather than guarantees: after a successful
+command, the check for open errors of its earlier failed runs (one read; it resolves them);
+after a failed one, stuck detection (3-5 reads; it may post an alert); both only write when
+they find something. The values clew derives from an action's output (its error lines and
+a failure's fingerprint) are derived for the floor before its clock starts.
 
 Finally the hook path, as an assistant's hooks run it: `clew prime`, `clew prime --hook`
 (the hook's JSON on stdin, run from another folder), `clew task show` and `clew task
@@ -660,7 +673,7 @@ def _progress(text: str) -> None:
 
 def _count_events(path: str) -> int:
     """The tracker's events: a finished step also queues its extraction (a `job.queued`
-    event in the same transaction), which the floor has no counterpart for."""
+    event in the same transaction), which the floor's (bare) seeding has no counterpart for."""
     conn = sqlite3.connect(path)
     try:
         sql = "SELECT count(*) FROM events WHERE type NOT LIKE 'job.%'"
