@@ -855,12 +855,14 @@ def read_pairs(
 
 
 def top_costs(call: Callable[[int], object], runs: int, shown: int = 8) -> list[str]:
-    """Where a clew call's time goes: cProfile's functions by own time over `runs` calls,
-    as lines of µs per call (the profiler's overhead included, so read the shares)."""
+    """Where a clew call's time goes: cProfile's functions by own CPU time over `runs` calls,
+    as lines of µs per call (the profiler's overhead included, so read the shares). CPU
+    time, as the aims are: on a loaded machine a wall-clock profile charges other
+    processes' time to whatever was running."""
     import cProfile
     import pstats
 
-    profile = cProfile.Profile()
+    profile = cProfile.Profile(time.process_time)
     profile.enable()
     for i in range(runs):
         call(i)
