@@ -3684,3 +3684,36 @@ def test_langgraph_store_and_saver_refuse_bad_input_and_keep_nothing(mem: clew.M
         saver.put_writes({"configurable": {"thread_id": "t"}}, [("ch", 1)], "task")
     assert saver.get_tuple({"configurable": {"thread_id": "t"}}) is None
     saver.close()
+
+
+# -- i14-tw: a recorded action's step checked from the task's status and step ids alone
+
+
+def test_an_actions_step_is_checked_from_one_read_of_the_steps(mem: clew.Memory) -> None:
+    """record_action reads a task's status and its current steps' ids (not the plan): the
+    numbers count the steps a replan left, a bad step or a closed task writes nothing."""
+    from clew.errors import InvalidTransitionError, NotFoundError
+
+    bare = mem.create_task("no plan")
+    task = mem.create_task("deploy", ["build", "push", "run"])
+    mem.replan(task.id, [RemoveStep(1)])
+    plan = mem.get_task(task.id).plan
+    before = mem.journal_head()
+    for ref in (0, 3, -1, "4", "", " ", True, 2.0):
+        with pytest.raises(ValidationError):
+            mem.record_action(task.id, command="x", step=ref)  # type: ignore[arg-type]
+    with pytest.raises(NotFoundError, match="step"):
+        mem.record_action(task.id, command="x", step="zzzzzz")
+    with pytest.raises(ValidationError, match="no plan steps"):
+        mem.record_action(bare.id, command="x", step=1)
+    with pytest.raises(NotFoundError, match="task"):
+        mem.record_action("0000000000", command="x", step=1)
+    assert mem.journal_head() == before
+    for n, step in enumerate(plan, start=1):
+        assert mem.record_action(task.id, command="x", step=n).plan_item_id == step.id
+        assert mem.record_action(task.id, command="x", step=str(n)).plan_item_id == step.id
+        done = mem.record_action(task.id, command="x", step=step.id[:8])
+        assert done.plan_item_id == step.id == mem.get_action(done.id).plan_item_id
+    mem.update_task(task.id, status="completed")
+    with pytest.raises(InvalidTransitionError):
+        mem.record_action(task.id, command="x", step=1)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 import clew
+from clew.models import MoveStep, RemoveStep, TaskStatus
 from clew.semantic import evidence
 from tests.conftest import FakeClock
 
@@ -211,3 +212,19 @@ def test_action_commands_reads_the_named_actions_at_once(mem: clew.Memory) -> No
     found = store.action_commands([failed, noted, "nosuchaction"])
     assert found == {failed: "make test", noted: None}
     assert store.action_commands([]) == {}
+
+
+def test_an_actions_step_is_found_among_the_current_steps(mem: clew.Memory) -> None:
+    """A step named by number counts the steps a replan left, in plan order (the store's
+    one read of the task's status and step ids, on either backend)."""
+    task = mem.create_task("deploy", ["build", "push", "run"])
+    mem.replan(task.id, [RemoveStep(1), MoveStep(2, 1)])  # the plan is now: run, push
+    plan = mem.get_task(task.id).plan
+    assert [s.title for s in plan] == ["run", "push"]
+    store = mem._store  # type: ignore[attr-defined]
+    assert store.get_task_steps(task.id) == (TaskStatus.ACTIVE, tuple(s.id for s in plan))
+    for n, step in enumerate(plan, start=1):
+        action = mem.record_action(task.id, command="make", exit_code=0, step=n)
+        assert action.plan_item_id == step.id == mem.get_action(action.id).plan_item_id
+    bare = mem.create_task("no plan")
+    assert store.get_task_steps(bare.id) == (TaskStatus.ACTIVE, ())

@@ -142,10 +142,13 @@ class Ledger(Facade):
         decision_id = None if decision is None else self._resolve("decision", decision)
         with self._write() as at:
             with self._known_task(tid):
-                task_status = self._store.get_task_status(tid)
+                if step is None:
+                    task_status = self._store.get_task_status(tid)
+                else:  # the status and the steps' ids in one read, not the plan's rows
+                    task_status, ids = self._store.get_task_steps(tid)
             tasks.check_open(task_status, tid)
             if step is not None:
-                action["plan_item_id"] = tasks.find_step(self._store.get_plan(tid), step, tid).id
+                action["plan_item_id"] = ids[tasks.step_index(ids, step, tid)]
             if decision_id is not None:
                 if self._store.get_trace_decision(decision_id).task_id != tid:
                     raise ValidationError(f"decision {decision_id} belongs to another task")

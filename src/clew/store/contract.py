@@ -179,6 +179,11 @@ class TaskReads(Protocol):
         """Just a task's status (the write path's check). NotFoundError if no such task."""
         ...
 
+    def get_task_steps(self, task_id: str) -> tuple[TaskStatus, tuple[str, ...]]:
+        """A task's status and its current steps' ids in plan order, in one read (the check
+        of a write that names a step). NotFoundError if no such task."""
+        ...
+
     def list_tasks(
         self, statuses: tuple[TaskStatus, ...] = (), *, include_archived: bool = False
     ) -> list[Task]:

@@ -128,24 +128,37 @@ def _set(
 
 
 _TABLE_COLUMNS: dict[str, frozenset[str]] = {}
+# Each insert's statement and the positions of its JSON columns, by table and columns, made
+# once: a projection inserts the same columns for every event of a type (an action's row has
+# 27, and building its statement and checking each column cost more than running it).
+_INSERTS: dict[tuple[str, tuple[str, ...]], tuple[str, tuple[int, ...]]] = {}
+_INSERTS_KEPT = 512  # any more column sets are checked and built each time, not kept
 
 
 def insert(conn: sqlite3.Connection, table: str, values: dict[str, Any]) -> None:
     """Insert one row; JSON columns are encoded. Keys may come from event data, so each must
     be a column of the table: a journal event can never name anything else."""
-    known = _TABLE_COLUMNS.get(table)
-    if known is None:
-        # The columns as any DB-API cursor describes them (no PRAGMA: every backend runs this).
-        cursor = conn.execute(f"SELECT * FROM {table} WHERE 1 = 0")
-        known = _TABLE_COLUMNS[table] = frozenset(c[0] for c in cursor.description)
-    unknown = set(values) - known
-    if unknown:
-        raise ValueError(f"event names unknown {table} columns {sorted(unknown)}")
-    columns = list(values)
-    conn.execute(
-        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})",
-        [_column_value(c, values[c]) for c in columns],
-    )
+    columns = tuple(values)
+    made = _INSERTS.get((table, columns))
+    if made is None:
+        known = _TABLE_COLUMNS.get(table)
+        if known is None:
+            # The columns as any DB-API cursor describes them (no PRAGMA: every backend runs this).
+            cursor = conn.execute(f"SELECT * FROM {table} WHERE 1 = 0")
+            known = _TABLE_COLUMNS[table] = frozenset(c[0] for c in cursor.description)
+        unknown = set(columns) - known
+        if unknown:
+            raise ValueError(f"event names unknown {table} columns {sorted(unknown)}")
+        sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+        made = (sql, tuple(i for i, c in enumerate(columns) if c in _JSON_COLUMNS))
+        if len(_INSERTS) < _INSERTS_KEPT:
+            _INSERTS[table, columns] = made
+    sql, json_at = made
+    params = list(values.values())
+    for i in json_at:
+        if params[i] is not None:
+            params[i] = codec.dumps(params[i])
+    conn.execute(sql, params)
 
 
 def _insert_step(

@@ -142,6 +142,19 @@ class TaskReads(RowReader):
             raise NotFoundError("task", task_id)
         return TaskStatus(rows[0]["status"])
 
+    def get_task_steps(self, task_id: str) -> tuple[TaskStatus, tuple[str, ...]]:
+        """Return a task's status and its current steps' ids in plan order: what a write
+        naming a step checks, in one read (not the task, nor its steps' other columns)."""
+        rows = self._rows(
+            "SELECT t.status, p.id FROM tasks t LEFT JOIN plan_items p ON p.task_id = t.id"
+            " AND p.removed = 0 WHERE t.id = ? AND t.space = ? ORDER BY p.ordinal",
+            (task_id, self.space),
+        )
+        if not rows:
+            raise NotFoundError("task", task_id)
+        ids = tuple(r[1] for r in rows)
+        return TaskStatus(rows[0][0]), ids if ids[0] is not None else ()
+
     def list_tasks(
         self, statuses: tuple[TaskStatus, ...] = (), *, include_archived: bool = False
     ) -> list[Task]:
