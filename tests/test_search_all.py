@@ -60,12 +60,12 @@ def record_one_of_each(mem: clew.Memory, word: str) -> dict[str, str]:
             "hello": hello.id}  # fmt: skip
 
 
-def test_search_finds_every_kind_and_each_open_command_shows_it(db: Path) -> None:
+def test_search_finds_every_kind_and_each_open_command_shows_it(db: Path, cli: Cli) -> None:
     with clew.open(db) as mem:
         ids = record_one_of_each(mem, "kestrel")
         # A store's other spaces (the PostgreSQL half runs in one) are named in the command.
         space = "" if mem.space == "default" else f" --space {mem.space}"
-    done = clew_process(db, "search", "kestrel", "--json")
+    done = clew_process(db, "search", "kestrel", "--json")  # the real command, once
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)
     # The turn before the one that matches ranks too (as its neighbour), below every match.
@@ -79,13 +79,14 @@ def test_search_finds_every_kind_and_each_open_command_shows_it(db: Path) -> Non
     assert by_kind["decision"]["label"] == "decision failure"
     assert by_kind["action"]["label"] == "failed exit 1"
     for hit in hits:
-        # The printed command really works, and shows the record with the word in it.
+        # The printed command really works, and shows the record with the word in it (run
+        # through the CLI's main in-process: the command's words are the point, not a process).
         words = shlex.split(hit["open"])
         assert words[0] == "clew"
-        opened = clew_process(db, *words[1:])
-        assert opened.returncode == 0, (hit["open"], opened.stderr)
-        assert "kestrel" in opened.stdout, hit["open"]
-    text = clew_process(db, "search", "kestrel").stdout
+        opened = cli(*words[1:])
+        assert opened.code == 0, (hit["open"], opened.err)
+        assert "kestrel" in opened.out, hit["open"]
+    text = cli("search", "kestrel").out
     assert text.count("open: clew ") == 6 and "[failed exit 1]" in text
 
 
@@ -300,14 +301,14 @@ def test_a_decision_found_by_meaning_alone_is_described(mem: clew.Memory) -> Non
     assert ("decision", "gone") not in described  # deleted since it was embedded
 
 
-def test_the_decision_open_command_shows_its_error(db: Path) -> None:
+def test_the_decision_open_command_shows_its_error(db: Path, cli: Cli) -> None:
     with clew.open(db) as mem:
         task = mem.create_task("Deploy", ["build"])
         mem.trace_decision(task.id, "push again", outcome="retry", error="refused by kestrel")
         (hit,) = mem.search_all("kestrel", kinds="decision")
-    opened = clew_process(db, *shlex.split(hit.open)[1:])
-    assert opened.returncode == 0, opened.stderr
-    assert "push again -> retry" in opened.stdout and "error: refused by kestrel" in opened.stdout
+    opened = cli(*shlex.split(hit.open)[1:])
+    assert opened.code == 0, opened.err
+    assert "push again -> retry" in opened.out and "error: refused by kestrel" in opened.out
 
 
 @settings(
@@ -394,26 +395,23 @@ def test_verify_reports_a_decision_missing_from_the_index(mem: clew.Memory, db: 
     conn.close()
 
 
-def test_seen_finds_the_failed_make_by_its_output(db: Path) -> None:
+def test_seen_finds_the_failed_make_by_its_output(db: Path, cli: Cli) -> None:
     line = "make: *** [Makefile:2: all] Error 2"
-    made = clew_process(db, "task", "new", "Build", "--plan", "compile")
-    task = made.stdout.strip()
-    failed = clew_process(db, "task", "action", task, "-c", "make", "--exit-code", "2",
-                          "--stderr", f"cc -o app main.c\nmain.c:3: error\n{line}\n")  # fmt: skip
-    assert failed.returncode == 0, failed.stderr
-    action = failed.stdout.strip().split()[0]
+    made = cli("task", "new", "Build", "--plan", "compile")
+    task = made.out.strip()
+    failed = cli("task", "action", task, "-c", "make", "--exit-code", "2",
+                 "--stderr", f"cc -o app main.c\nmain.c:3: error\n{line}\n")  # fmt: skip
+    assert failed.code == 0, failed.err
+    action = failed.out.strip().split()[0]
     # The same output from a command that passed is not a failure seen before.
-    clew_process(db, "task", "action", task, "-c", "make -k", "--exit-code", "0",
-                 "--stdout", line)  # fmt: skip
-    seen = clew_process(db, "seen", line)
+    cli("task", "action", task, "-c", "make -k", "--exit-code", "0", "--stdout", line)
+    seen = clew_process(db, "seen", line)  # the real command, once
     assert seen.returncode == 0, seen.stderr
     assert f"command {action}" in seen.stdout and "exit 2" in seen.stdout
     assert "seen once" in seen.stdout
-    data = json.loads(
-        clew_process(db, "seen", "MAKE:  *** [makefile:2: all] error 2", "--json").stdout
-    )
+    data = json.loads(cli("seen", "MAKE:  *** [makefile:2: all] error 2", "--json").out)
     assert data["seen"] and [a["id"] for a in data["failed_commands"]] == [action]
-    assert "not seen before" in clew_process(db, "seen", "make: *** [Makefile:9: x] Error 1").stdout
+    assert "not seen before" in cli("seen", "make: *** [Makefile:9: x] Error 1").out
 
 
 def test_conversation_recall_without_a_session_searches_the_whole_workspace(
