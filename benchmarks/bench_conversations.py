@@ -218,14 +218,13 @@ class Least:
                           ensure_ascii=False, separators=(",", ":"))  # fmt: skip
         c = self.conn
         c.execute("BEGIN IMMEDIATE")
+        ref: object = data
         if self.journal:
             head = c.execute("SELECT hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
             digest = hashlib.sha256(((head[0] if head else "") + data).encode()).hexdigest()
             ref = c.execute(
                 "INSERT INTO events (data, hash) VALUES (?, ?)", (data, digest)
             ).lastrowid
-        else:
-            ref = data
         row = c.execute(
             "INSERT INTO turns (session_id, turn, ref) VALUES ('s', ?, ?)", (i, ref)
         ).lastrowid
@@ -364,36 +363,36 @@ def measure_storage(tmp: str, count: int) -> list[list[object]]:
 
 
 def wal_costs(
-    path: str, append: Callable[[int], object], count: int = 40, more: int = 460
+    path: str, append: Callable[[int], object], count: int = 40, rounds: int = 10
 ) -> tuple[float, float]:
-    """Pages a side writes to the WAL per turn (what a commit costs in I/O: `count` turns
-    appended after 20 and a checkpoint that empties the WAL) and bytes its store grows by per
-    turn (SQLite's dbstat over `count + more` turns)."""
+    """Pages a side writes to the WAL per turn (what a commit costs in I/O) and bytes its
+    store grows by per turn (SQLite's dbstat), over `rounds` of `count` turns appended after
+    a checkpoint that empties the WAL (so that no automatic checkpoint runs inside a round),
+    after 20 turns: FTS5's merges, every few commits, are spread over the rounds."""
     for i in range(20):
         append(i)
     conn = sqlite3.connect(path)
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    before = conn.execute("SELECT sum(pgsize) FROM dbstat").fetchone()[0]
-    for i in range(20, 20 + count):
-        append(i)
-    size = os.path.getsize(path + "-wal")
     page = conn.execute("PRAGMA page_size").fetchone()[0]
-    for i in range(20 + count, 20 + count + more):
-        append(i)
+    before = conn.execute("SELECT sum(pgsize) FROM dbstat").fetchone()[0]
+    frames = 0.0
+    for r in range(rounds):
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        for i in range(20 + r * count, 20 + (r + 1) * count):
+            append(i)
+        frames += (os.path.getsize(path + "-wal") - 32) / (page + 24)  # a header, a header a frame
     after = conn.execute("SELECT sum(pgsize) FROM dbstat").fetchone()[0]
     conn.close()
-    # A WAL header, then a header per frame.
-    return (size - 32) / (page + 24) / count, (after - before) / (count + more)
+    return frames / (count * rounds), (after - before) / (count * rounds)
 
 
-def measure_pages(tmp: str, count: int = 40, more: int = 460) -> list[list[object]]:
+def measure_pages(tmp: str, count: int = 40, rounds: int = 10) -> list[list[object]]:
     """Pages written to the WAL and bytes stored per turn, each side in a store of its own
     (`wal_costs`), with each side's page size."""
-    work = messages(20 + count + more, seed=13)
+    work = messages(20 + count * rounds, seed=13)
     rows: list[list[object]] = []
 
     def row(label: str, path: str, append: Callable[[int], object]) -> None:
-        pages, size = wal_costs(path, append, count, more)
+        pages, size = wal_costs(path, append, count, rounds)
         conn = sqlite3.connect(path)
         page = conn.execute("PRAGMA page_size").fetchone()[0]
         conn.close()
@@ -444,9 +443,9 @@ _VARIANTS: tuple[tuple[str, dict[str, Any]], ...] = (
 
 
 def measure_variants(tmp: str, samples: int) -> list[list[object]]:
-    """FTS5 options and page sizes on the least-possible side with a journal, and clew at
-    three page sizes, alternating (CPU and wall), each with its WAL pages and bytes per turn
-    measured on a store of its own."""
+    """FTS5 options and page sizes on the least-possible side with a journal, alternating,
+    then clew at three page sizes, alternating (CPU and wall), each with its WAL pages and
+    bytes per turn measured on a store of its own."""
     warm = samples // 10
     work = messages(samples + warm, seed=17)
     sides: list[tuple[str, Callable[[int], object]]] = []
@@ -458,13 +457,17 @@ def measure_variants(tmp: str, samples: int) -> list[list[object]]:
     for page in (4096, 8192, 16384):
         mem = clew.open(sized(os.path.join(tmp, f"variant-clew-{page}.db"), page))
         sid = mem.start_session().id
-        sides.append((f"clew append_turn: page_size={page}",
-                      lambda i, m=mem, s=sid: m.append_turn(s, work[i])))  # fmt: skip
+        sides.append((f"clew append_turn: page_size={page}", _appender(mem, sid, work)))
         closing.append(mem.close)
-    wall, cpu = alternating_cpu([fn for _, fn in sides], samples, warm)
+    # Two alternations: a side's CPU moves with the one run before it (its caches), and
+    # clew's working set is many times the least side's.
+    split = len(_VARIANTS)
+    wall, cpu = alternating_cpu([fn for _, fn in sides[:split]], samples, warm)
+    more = alternating_cpu([fn for _, fn in sides[split:]], samples, warm)
+    wall, cpu = wall + more[0], cpu + more[1]
     for close in closing:
         close()
-    costs = messages(520, seed=13)
+    costs = messages(420, seed=13)
     rows: list[list[object]] = []
     for n, ((label, _), w, c) in enumerate(zip(sides, wall, cpu, strict=True)):
         path = os.path.join(tmp, f"variant-costs-{n}.db")
@@ -475,12 +478,19 @@ def measure_variants(tmp: str, samples: int) -> list[list[object]]:
         else:
             with clew.open(sized(path, int(label.rsplit("=", 1)[1]))) as mem:
                 sid = mem.start_session().id
-                pages, size = wal_costs(path, lambda i, m=mem, s=sid: m.append_turn(s, costs[i]))
+                pages, size = wal_costs(path, _appender(mem, sid, costs))
         rows.append([label, f"{pct(w, 50) * 1000:.0f}", f"{pct(w, 99) * 1000:.0f}",
                      f"{pct(c, 50) * 1000:.0f}", f"{statistics.fmean(c) * 1000:.0f}",
                      f"{pages:.1f}", f"{pages * int(_page_of(path)) / 1024:.1f}",
                      f"{size:,.0f}"])  # fmt: skip
     return rows
+
+
+def _appender(
+    mem: clew.Memory, session_id: str, work: list[dict[str, Any]]
+) -> Callable[[int], object]:
+    """`append(i)`: clew appending work[i] to the session."""
+    return lambda i: mem.append_turn(session_id, work[i])
 
 
 def _page_of(path: str) -> int:
@@ -629,8 +639,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(table(["what", "bytes per turn", "bytes per event"],
                     measure_storage(tmp, args.storage)))  # fmt: skip
         print(
-            "\n## Pages written to the WAL per turn (40 turns after a checkpoint) and bytes"
-            " stored per turn (500 turns, dbstat)\n"
+            "\n## Pages written to the WAL and bytes stored per turn (10 rounds of 40 turns,"
+            " each after a checkpoint; dbstat)\n"
         )
         print(table(["side", "page size", "WAL pages per turn", "bytes per turn"],
                     measure_pages(tmp)))  # fmt: skip
