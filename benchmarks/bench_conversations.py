@@ -5,6 +5,8 @@ Prints markdown tables; a script, not a timed test:
     python benchmarks/bench_conversations.py                  # 100k and 1M turns
     python benchmarks/bench_conversations.py --sizes 100000   # one size
     python benchmarks/bench_conversations.py --quick          # smoke run
+    python benchmarks/bench_conversations.py --quick --append-only --samples 1000
+    python benchmarks/bench_conversations.py --variants --samples 1500
 
 Append: `Memory.append_turn(session, message)`, durable and searchable when it returns,
 alternating with the floor: raw stdlib sqlite3 on clew's schema writing the same event JSON,
@@ -12,7 +14,12 @@ the turn row (FTS5 kept by clew's trigger) and the session's counters, one trans
 turn. Both sides append the same message at each step. For reference, the Agents SDK's own
 `SQLiteSession.add_items([item])` (no search) appends the same messages, as shipped (WAL,
 synchronous=FULL: an fsync every commit) and at clew's durability (WAL, synchronous=NORMAL:
-fsyncs at checkpoints); every row says its durability, read from its connection.
+fsyncs at checkpoints); every row says its durability, read from its connection. And the
+least possible, raw sqlite3 at clew's durability writing per turn only what any searchable
+archive that can be rebuilt must: a row holding the message and its FTS5 entry, or a chained
+journal event holding the message with the row referring to it (no other index, no session).
+Every side's WAL pages and bytes per turn follow. `--variants`: FTS5 options and page sizes
+on the least side with a journal, and clew at three page sizes.
 
 Recall: `Memory.recall(session, "search", query=...)` (safe parsing, bm25 over the newest
 5,000 matches, exact matches first, each hit with its neighbours, formatted within 8,000
