@@ -19,7 +19,8 @@ least possible, raw sqlite3 at clew's durability writing per turn only what any 
 archive that can be rebuilt must: a row holding the message and its FTS5 entry, or a chained
 journal event holding the message with the row referring to it (no other index, no session).
 Every side's WAL pages and bytes per turn follow. `--variants`: FTS5 options and page sizes
-on the least side with a journal, and clew at three page sizes.
+on the least side with a journal, clew at three page sizes, and the least side growing
+to the B-trees clew's schema writes per turn, a piece at a time.
 
 Recall: `Memory.recall(session, "search", query=...)` (safe parsing, bm25 over the newest
 5,000 matches, exact matches first, each hit with its neighbours, formatted within 8,000
@@ -237,6 +238,88 @@ class Least:
         ).lastrowid
         c.execute("INSERT INTO turns_fts (rowid, content) VALUES (?, ?)", (row, self.texts[i]))
         c.execute("COMMIT")
+
+
+# From the least side with a journal up to the B-trees clew's schema writes per turn, a piece
+# at a time: (label, statements adding it).
+_RUNGS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("least (event)", ()),
+    ("+ events(id) unique", ("CREATE UNIQUE INDEX events_id ON events(id)",)),
+    ("+ events(space, seq)", ("CREATE INDEX events_space ON events(space, seq)",)),
+    ("+ events(task_id, seq), events(type)", ("CREATE INDEX events_task ON events(task_id, seq)",
+                                              "CREATE INDEX events_type ON events(type)")),
+    ("+ turns(id) unique, turns(session_id, turn) unique",
+     ("CREATE UNIQUE INDEX turns_id ON turns(id)",
+      "CREATE UNIQUE INDEX turns_number ON turns(session_id, turn)")),
+    ("+ turns(space, created_at)", ("CREATE INDEX turns_time ON turns(space, created_at)",)),
+    ("+ the session's row, its state (2.7 KB) rewritten",
+     ("CREATE TABLE sessions (id TEXT PRIMARY KEY, turn_count INTEGER, last_active_at TEXT,"
+      " state TEXT)", "INSERT INTO sessions VALUES ('s', 0, '', '{}')")),
+)  # fmt: skip
+
+
+class Rung(Least):
+    """The least side with a journal and the first `level` + 1 of `_RUNGS` added: the events
+    and rows get the columns those indexes need (ids, space, task, type, time), and the
+    session's row is updated as clew's is (a counter, the time, a state of clew's size)."""
+
+    def __init__(self, path: str, work: list[dict[str, Any]], level: int) -> None:
+        super().__init__(path, work, journal=True)
+        c = self.conn
+        for column in ("id", "space", "task_id", "type"):
+            c.execute(f"ALTER TABLE events ADD COLUMN {column} TEXT")
+        for column in ("id", "space", "created_at"):
+            c.execute(f"ALTER TABLE turns ADD COLUMN {column} TEXT")
+        for _, statements in _RUNGS[1 : level + 1]:
+            for statement in statements:
+                c.execute(statement)
+        self.session = level >= 6
+        self.state = json.dumps({"files": ["f" * 40] * 25, "open_errors": ["e" * 80] * 10})
+
+    def append(self, i: int) -> None:
+        data = json.dumps({"session_id": "s", "turn": i, "message": self.work[i]},
+                          ensure_ascii=False, separators=(",", ":"))  # fmt: skip
+        at = clock.stamp(clock.utcnow())
+        c = self.conn
+        c.execute("BEGIN IMMEDIATE")
+        head = c.execute("SELECT hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        digest = hashlib.sha256(((head[0] if head else "") + data).encode()).hexdigest()
+        ref = c.execute(
+            "INSERT INTO events (data, hash, id, space, task_id, type)"
+            " VALUES (?, ?, ?, 'default', NULL, 'turn.appended')", (data, digest, new_id()),
+        ).lastrowid  # fmt: skip
+        row = c.execute(
+            "INSERT INTO turns (session_id, turn, ref, id, space, created_at)"
+            " VALUES ('s', ?, ?, ?, 'default', ?)", (i, ref, new_id(), at),
+        ).lastrowid  # fmt: skip
+        c.execute("INSERT INTO turns_fts (rowid, content) VALUES (?, ?)", (row, self.texts[i]))
+        if self.session:
+            c.execute(
+                "UPDATE sessions SET turn_count = turn_count + 1, last_active_at = ?, state = ?"
+                " WHERE id = 's'", (at, self.state),
+            )  # fmt: skip
+        c.execute("COMMIT")
+
+
+def measure_rungs(tmp: str, samples: int) -> list[list[object]]:
+    """Each of `_RUNGS` in a store of its own, alternating (CPU, wall), with its WAL pages
+    and bytes per turn measured on another store."""
+    warm = samples // 10
+    work = messages(samples + warm, seed=23)
+    sides = [Rung(os.path.join(tmp, f"rung-{n}.db"), work, n) for n in range(len(_RUNGS))]
+    wall, cpu = alternating_cpu([side.append for side in sides], samples, warm)
+    costs = messages(420, seed=13)
+    rows: list[list[object]] = []
+    for n, ((label, _), w, c) in enumerate(zip(_RUNGS, wall, cpu, strict=True)):
+        sides[n].conn.close()
+        path = os.path.join(tmp, f"rung-costs-{n}.db")
+        rung = Rung(path, costs, n)
+        pages, size = wal_costs(path, rung.append)
+        rung.conn.close()
+        rows.append([label, f"{pct(w, 50) * 1000:.0f}", f"{pct(c, 50) * 1000:.0f}",
+                     f"{statistics.fmean(c) * 1000:.0f}", f"{pages:.1f}",
+                     f"{size:,.0f}"])  # fmt: skip
+    return rows
 
 
 _SYNCHRONOUS = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}
@@ -629,6 +712,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(table(["side", "wall p50 µs", "wall p99 µs", "CPU p50 µs", "CPU µs/turn",
                          "WAL pages per turn", "WAL KB per turn", "bytes per turn"],
                         measure_variants(tmp, samples)))  # fmt: skip
+            print(f"\n## From the least side to clew's B-trees, a piece at a time ({samples}"
+                  " samples per side, alternating; WAL, synchronous=NORMAL)\n")  # fmt: skip
+            print(table(["side", "wall p50 µs", "CPU p50 µs", "CPU µs/turn",
+                         "WAL pages per turn", "bytes per turn"],
+                        measure_rungs(tmp, samples)))  # fmt: skip
             return 0
         print(
             f"\n## Append one turn ({samples} samples per side, alternating); aims: clew"
