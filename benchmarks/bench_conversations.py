@@ -694,7 +694,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--storage", type=int, default=5000, help="turns for the storage table")
     parser.add_argument("--append-only", action="store_true", help="append and storage only")
     parser.add_argument(
-        "--variants", action="store_true", help="FTS5 options and page sizes (least, clew)"
+        "--variants", action="store_true", help="FTS5 options, page sizes, B-trees one by one"
     )
     args = parser.parse_args(argv)
     sizes = [
