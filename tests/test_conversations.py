@@ -521,3 +521,45 @@ def test_a_conversation_recorded_later_keeps_when_it_was_said(mem: clew.Memory) 
     with pytest.raises(clew.ValidationError, match="not a date"):
         mem.append_turn(started.id, role="user", content="x", at="someday")
     assert mem.get_session(started.id).turn_count == 3  # nothing half-written
+
+
+def test_the_session_row_kept_between_appends_is_the_stored_one(
+    mem: clew.Memory, db: Path, clock: FakeClock
+) -> None:
+    """SQLite keeps the row of the session it last appended to instead of reading it again:
+    another connection's turn, a rolled-back append, a change of the session and a turn
+    given by the session's key must each leave the next append as a fresh read would."""
+    s = mem.start_session(key="chat")
+
+    def stored(ident: str) -> clew.Session:
+        with mem._write():
+            kept = mem._store.session_to_append(ident)
+        assert kept is not None
+        return kept
+
+    def check() -> None:
+        fresh = mem.get_session(s.id)
+        assert stored(s.id) == fresh
+        assert stored("chat") == fresh
+
+    for message in CONVERSATION[:4]:
+        mem.append_turn(s.id, message)
+        check()
+    with clew.open(db, clock=clock) as other:  # another connection appends in between
+        other.append_turn(s.id, CONVERSATION[4])
+    assert mem.append_turn(s.id, CONVERSATION[5]).number == 6
+    check()
+    with pytest.raises(RuntimeError), mem._write():  # an append rolled back
+        mem.append_turn(s.id, CONVERSATION[6])
+        raise RuntimeError("rolled back")
+    assert mem.append_turn("chat", CONVERSATION[6]).number == 7
+    check()
+    mem.update_session(s.id, title="changed")
+    mem.end_session(s.id)
+    with pytest.raises(clew.ValidationError, match="has ended"):
+        mem.append_turn(s.id, CONVERSATION[7])
+    mem.open_session("chat")
+    mem.append_turn(s.id, CONVERSATION[7])
+    check()
+    assert mem.get_session(s.id).title == "changed"
+    assert mem.verify().differences == ()
