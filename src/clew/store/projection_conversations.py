@@ -188,12 +188,22 @@ def settle(conn: sqlite3.Connection, *, end: bool = False) -> None:
     pending.clear()
 
 
+# The state of the session a write is appending to, by connection, while the store knows
+# its row is current (SQLite keeps the row it last appended to: store/sqlite.py): the
+# overlay of a turn's change then reads no row. Set by the store for one transaction,
+# advanced here by each turn, dropped by the store at the transaction's end.
+KNOWN: dict[int, tuple[str, dict[str, Any]]] = {}
+
+
 def _state(conn: sqlite3.Connection, session_id: str) -> dict[str, Any]:
     pending = PUT_OFF.get(id(conn)) if PUT_OFF else None
     if pending:
         p = pending.get(session_id)
         if p is not None and p.state is not None:
             return p.state
+    known = KNOWN.get(id(conn)) if KNOWN else None
+    if known is not None and known[0] == session_id:
+        return known[1]
     row = conn.execute("SELECT state FROM sessions WHERE id = ?", (session_id,)).fetchone()
     return decoded_state(row[0]) if row is not None else {}
 
@@ -266,6 +276,8 @@ def _turn_appended(conn: sqlite3.Connection, event: Event) -> None:
         (t["token_count"], said, state_text, session_id),
     )
     _remember(state_text, state_now)
+    if KNOWN and id(conn) in KNOWN:
+        KNOWN[id(conn)] = (session_id, state_now)
 
 
 @handles("turns.hidden")

@@ -356,6 +356,8 @@ class _Transaction:
                     store._session = (state.version, store._conn.total_changes, state.session)
             finally:
                 store._depth, store._writing = 0, False
+                if projection_conversations.KNOWN:
+                    projection_conversations.KNOWN.pop(id(store._conn), None)
         finally:
             store._lock.release()
 
@@ -516,16 +518,21 @@ class SQLiteStore(
         if not self._writing:
             return super().session_to_append(ident)
         kept = self._session
-        if (
+        current = self._state.session  # appended to earlier in this transaction
+        if current is not None and _names(current, ident):
+            found: Session | None = current
+        elif (
             kept is not None
             and _names(kept[2], ident)
             and kept[1] == self._conn.total_changes
             and kept[0] == self._data_version()
         ):
-            found: Session | None = kept[2]
+            found = kept[2]
         else:
             found = super().session_to_append(ident)
         self._state.session = found
+        if found is not None:  # the projection's overlay of each turn reads no row either
+            projection_conversations.KNOWN[id(self._conn)] = (found.id, found.state)
         return found
 
     def _projected(self, event: Event) -> None:
@@ -538,19 +545,23 @@ class SQLiteStore(
         if session is None:
             return
         data = event.data
-        if event.type != "turn.appended" or data["session_id"] != session.id or state.bulk:
+        known = projection_conversations.KNOWN.get(id(self._conn))
+        if (
+            event.type != "turn.appended"
+            or data["session_id"] != session.id
+            or state.bulk
+            or "state" not in data["turn"]  # an older shape (adopted): read the row again
+            or known is None
+        ):
             state.session = None
+            projection_conversations.KNOWN.pop(id(self._conn), None)
             return
         t = data["turn"]
-        if "state" not in t:  # an event of an older shape (adopted): read the row again
-            state.session = None
-            return
-        change = t["state"]
         state.session = session._replace(
             turn_count=session.turn_count + 1,
             total_tokens=session.total_tokens + t["token_count"],
             last_active_at=t.get("said_at", event.created_at),
-            state={**session.state, **change} if change else session.state,
+            state=known[1],  # the state the projection has just written
         )
 
     def _writer(self) -> tuple[Connection, _WriteState]:
