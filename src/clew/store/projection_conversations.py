@@ -113,7 +113,10 @@ def _remember(text: str, state: dict[str, Any]) -> None:
 # awaiting results, most often), so the others' text is reused, not encoded again. Keyed by
 # the state's id, holding the state itself so that the id stays its own.
 _ENCODED: dict[int, tuple[dict[str, Any], dict[str, str]]] = {}
-_ENCODE = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps's, made once
+# json.dumps(value, ensure_ascii=False)'s text, made once. Without the check for circular
+# references: what it encodes was decoded from JSON or checked as JSON data (a tree), and
+# the check costs a dict entry for every list and dict (a third of encoding a state).
+_ENCODE = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
 
 
 def _encoded(old: dict[str, Any], change: dict[str, Any]) -> tuple[dict[str, Any], str]:
