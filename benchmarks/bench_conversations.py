@@ -369,15 +369,27 @@ class SDK:
         self.loop.close()
 
 
-def measure_append(tmp: str, samples: int) -> tuple[list[list[object]], dict[str, float]]:
+def measure_append(
+    tmp: str, samples: int, shared: bool = False
+) -> tuple[list[list[object]], dict[str, float]]:
     """clew, the floor and the Agents SDK (as shipped, and at clew's durability) append the
     same message at each step, each to its own session, taking turns at going first; wall
-    and process CPU time per append. Returns the table and clew's ratio to each side."""
+    and process CPU time per append. Returns the table and clew's ratio to each side. The
+    floor writes a store of its own (clew's schema), so that each side is its file's only
+    writer, as an agent's store is; `shared`: clew's file, whose every commit is then
+    another connection's to clew (which must read its journal's head and its session's row
+    again on every turn)."""
     warm = samples // 10
     work = messages(samples + warm, seed=11)
+    floor_path = os.path.join(tmp, "append.db" if shared else "append-floor.db")
+    if not shared:
+        with clew.open(floor_path) as other:
+            floor_session = other.start_session().id
     with clew.open(os.path.join(tmp, "append.db")) as mem:
         clew_session = mem.start_session()
-        floor = Floor(os.path.join(tmp, "append.db"), mem.start_session().id, work)
+        if shared:
+            floor_session = mem.start_session().id
+        floor = Floor(floor_path, floor_session, work)
         shipped = SDK(os.path.join(tmp, "sdk-shipped.db"), work, None)
         normal = SDK(os.path.join(tmp, "sdk-normal.db"), work, "NORMAL")
         row = Least(os.path.join(tmp, "least-row.db"), work, journal=False)
@@ -694,6 +706,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--storage", type=int, default=5000, help="turns for the storage table")
     parser.add_argument("--append-only", action="store_true", help="append and storage only")
     parser.add_argument(
+        "--shared-file", action="store_true", help="the append floor writes clew's own file"
+    )
+    parser.add_argument(
         "--variants", action="store_true", help="FTS5 options, page sizes, B-trees one by one"
     )
     args = parser.parse_args(argv)
@@ -718,11 +733,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                          "WAL pages per turn", "bytes per turn"],
                         measure_rungs(tmp, samples)))  # fmt: skip
             return 0
+        where = "clew's file" if args.shared_file else "a file of its own"
         print(
-            f"\n## Append one turn ({samples} samples per side, alternating); aims: clew"
-            " >= 0.8 of the floor, >= 1.0x the SDK at the same durability\n"
+            f"\n## Append one turn ({samples} samples per side, alternating; the floor writes"
+            f" {where}); aims: clew >= 0.8 of the floor, >= 1.0x the SDK at the same"
+            " durability\n"
         )
-        rows, ratios = measure_append(tmp, samples)
+        rows, ratios = measure_append(tmp, samples, args.shared_file)
         print(table(["side", "durability", "wall p50 µs", "wall p99 µs", "CPU p50 µs",
                      "CPU p99 µs", "CPU µs/turn",
                      "turns/s (wall)", "turns/s (CPU)", "clew/side (wall)", "clew/side (CPU)"],
