@@ -109,9 +109,9 @@ def _remember(text: str, state: dict[str, Any]) -> None:
     _DECODED[text] = state
 
 
-# Each cached state's JSON by key: a turn changes a key or two of the state (the calls
-# awaiting results, most often), so the others' text is reused, not encoded again. Keyed by
-# the state's id, holding the state itself so that the id stays its own.
+# Each cached state's JSON by member: a turn changes a key or two of the state (the calls
+# awaiting results, most often), so the other members' text is reused, not encoded again.
+# Keyed by the state's id, holding the state itself so that the id stays its own.
 _ENCODED: dict[int, tuple[dict[str, Any], dict[str, str]]] = {}
 # json.dumps(value, ensure_ascii=False)'s text, made once. Without the check for circular
 # references: what it encodes was decoded from JSON or checked as JSON data (a tree), and
@@ -121,18 +121,18 @@ _ENCODE = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
 
 def _encoded(old: dict[str, Any], change: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """`old` overlaid with `change`, and its JSON text: exactly json.dumps(state,
-    ensure_ascii=False), built from the text of each key's value."""
+    ensure_ascii=False), built from the text of each member ("key": value)."""
     state = {**old, **change}
     known = _ENCODED.get(id(old))
     reuse = known[1] if known is not None and known[0] is old else {}
     parts = {
-        k: reuse[k] if k in reuse and k not in change else _ENCODE(v) for k, v in state.items()
+        k: reuse[k] if k in reuse and k not in change else f"{_ENCODE(k)}: {_ENCODE(v)}"
+        for k, v in state.items()
     }
-    text = "{" + ", ".join(f"{_ENCODE(k)}: {v}" for k, v in parts.items())
     if len(_ENCODED) >= _DECODED_MAX:
         _ENCODED.clear()
     _ENCODED[id(state)] = (state, parts)
-    return state, text + "}"
+    return state, "{" + ", ".join(parts.values()) + "}"
 
 
 # Session rows put off to the end of a bulk block (SQLite's bulk_turns, verify's replay), by
