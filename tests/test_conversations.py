@@ -563,3 +563,44 @@ def test_the_session_row_kept_between_appends_is_the_stored_one(
     check()
     assert mem.get_session(s.id).title == "changed"
     assert mem.verify().differences == ()
+
+
+_STEPS = st.lists(
+    st.sampled_from(["id", "key", "batch", "other", "rollback", "update", "pop"]), max_size=12
+)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(steps=_STEPS)
+def test_any_mix_of_writes_leaves_the_kept_session_row_as_stored(
+    tmp_path_factory: pytest.TempPathFactory, steps: list[str]
+) -> None:
+    """Appends by id, by key and in batches, another connection's append, a rolled-back
+    append, a change of the session and a pop, in any order: after each, the row an append
+    starts from (kept or read) is the stored one, and the store verifies."""
+    path = tmp_path_factory.mktemp("kept") / "clew.db"
+    with clew.open(path) as mem:
+        s = mem.start_session(key="chat")
+        messages = iter(CONVERSATION * 10)
+        for step in steps:
+            if step == "other":
+                with clew.open(path) as other:
+                    other.append_turn(s.id, next(messages))
+            elif step == "rollback":
+                with pytest.raises(RuntimeError), mem._write():
+                    mem.append_turn(s.id, next(messages))
+                    raise RuntimeError("rolled back")
+            elif step == "update":
+                mem.update_session(s.id, title=f"t{len(steps)}")
+            elif step == "pop":
+                mem.pop_turn(s.id)
+            elif step == "batch":
+                mem.append_turns(s.id, [next(messages), next(messages)])
+            else:
+                mem.append_turn(s.id if step == "id" else "chat", next(messages))
+            with mem._write():
+                kept = mem._store.session_to_append(s.id)
+            assert kept == mem.get_session(s.id)
+        assert mem.verify().differences == ()
