@@ -5,6 +5,8 @@ Prints markdown tables; a script, not a timed test:
     python benchmarks/bench_conversations.py                  # 100k and 1M turns
     python benchmarks/bench_conversations.py --sizes 100000   # one size
     python benchmarks/bench_conversations.py --quick          # smoke run
+    python benchmarks/bench_conversations.py --quick --append-only --samples 1000
+    python benchmarks/bench_conversations.py --variants --samples 1500
 
 Append: `Memory.append_turn(session, message)`, durable and searchable when it returns,
 alternating with the floor: raw stdlib sqlite3 on clew's schema writing the same event JSON,
@@ -12,7 +14,13 @@ the turn row (FTS5 kept by clew's trigger) and the session's counters, one trans
 turn. Both sides append the same message at each step. For reference, the Agents SDK's own
 `SQLiteSession.add_items([item])` (no search) appends the same messages, as shipped (WAL,
 synchronous=FULL: an fsync every commit) and at clew's durability (WAL, synchronous=NORMAL:
-fsyncs at checkpoints); every row says its durability, read from its connection.
+fsyncs at checkpoints); every row says its durability, read from its connection. And the
+least possible, raw sqlite3 at clew's durability writing per turn only what any searchable
+archive that can be rebuilt must: a row holding the message and its FTS5 entry, or a chained
+journal event holding the message with the row referring to it (no other index, no session).
+Every side's WAL pages and bytes per turn follow. `--variants`: FTS5 options and page sizes
+on the least side with a journal, clew at three page sizes, and the least side growing
+to the B-trees clew's schema writes per turn, a piece at a time.
 
 Recall: `Memory.recall(session, "search", query=...)` (safe parsing, bm25 over the newest
 5,000 matches, exact matches first, each hit with its neighbours, formatted within 8,000
@@ -27,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import os
 import sqlite3
@@ -178,6 +187,141 @@ class Floor:
         c.execute("COMMIT")
 
 
+_TOKENIZE = "porter unicode61 remove_diacritics 2"  # clew's
+
+
+class Least:
+    """The least a searchable archive that can be rebuilt must write per turn, raw sqlite3,
+    one transaction a turn at clew's durability, no index beyond the rowids: one row holding
+    the message and its FTS5 entry (`journal=False`), or a chained journal event holding the
+    message with the turn's row referring to it (`journal=True`; the chain's head is read
+    under the write lock, as clew's). FTS5 keeps no content of its own (`content=''`): an
+    external-content index, clew's kind, writes the same pages. `fts` adds FTS5 options
+    (", columnsize=0") and `settings` its configuration (("automerge", 8)), `page_size` sets
+    the new file's page size."""
+
+    def __init__(
+        self, path: str, work: list[dict[str, Any]], *, journal: bool, fts: str = "",
+        settings: Sequence[tuple[str, int]] = (), page_size: int | None = None,
+    ) -> None:  # fmt: skip
+        self.conn = c = sqlite3.connect(path, isolation_level=None)
+        if page_size:
+            c.execute(f"PRAGMA page_size = {page_size}")
+        c.execute("PRAGMA journal_mode = WAL")
+        c.execute("PRAGMA synchronous = NORMAL")
+        self.journal, self.work = journal, work
+        if journal:
+            c.execute("CREATE TABLE events (seq INTEGER PRIMARY KEY, data TEXT NOT NULL,"
+                      " hash TEXT NOT NULL)")  # fmt: skip
+        c.execute("CREATE TABLE turns (seq INTEGER PRIMARY KEY, session_id TEXT NOT NULL,"
+                  " turn INTEGER NOT NULL, ref)")  # fmt: skip
+        c.execute(f"CREATE VIRTUAL TABLE turns_fts USING fts5(content, content='',"
+                  f" tokenize='{_TOKENIZE}'{fts})")  # fmt: skip
+        for name, value in settings:  # FTS5's persistent configuration (automerge...)
+            c.execute("INSERT INTO turns_fts (turns_fts, rank) VALUES (?, ?)", (name, value))
+        self.texts = [parse(m).text for m in work]  # derived before the clock, as the floor's
+
+    def append(self, i: int) -> None:
+        data = json.dumps({"session_id": "s", "turn": i, "message": self.work[i]},
+                          ensure_ascii=False, separators=(",", ":"))  # fmt: skip
+        c = self.conn
+        c.execute("BEGIN IMMEDIATE")
+        ref: object = data
+        if self.journal:
+            head = c.execute("SELECT hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+            digest = hashlib.sha256(((head[0] if head else "") + data).encode()).hexdigest()
+            ref = c.execute(
+                "INSERT INTO events (data, hash) VALUES (?, ?)", (data, digest)
+            ).lastrowid
+        row = c.execute(
+            "INSERT INTO turns (session_id, turn, ref) VALUES ('s', ?, ?)", (i, ref)
+        ).lastrowid
+        c.execute("INSERT INTO turns_fts (rowid, content) VALUES (?, ?)", (row, self.texts[i]))
+        c.execute("COMMIT")
+
+
+# From the least side with a journal up to the B-trees clew's schema writes per turn, a piece
+# at a time: (label, statements adding it).
+_RUNGS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("least (event)", ()),
+    ("+ events(id) unique", ("CREATE UNIQUE INDEX events_id ON events(id)",)),
+    ("+ events(space, seq)", ("CREATE INDEX events_space ON events(space, seq)",)),
+    ("+ events(task_id, seq), events(type)", ("CREATE INDEX events_task ON events(task_id, seq)",
+                                              "CREATE INDEX events_type ON events(type)")),
+    ("+ turns(id) unique, turns(session_id, turn) unique",
+     ("CREATE UNIQUE INDEX turns_id ON turns(id)",
+      "CREATE UNIQUE INDEX turns_number ON turns(session_id, turn)")),
+    ("+ turns(space, created_at)", ("CREATE INDEX turns_time ON turns(space, created_at)",)),
+    ("+ the session's row, its state (2.7 KB) rewritten",
+     ("CREATE TABLE sessions (id TEXT PRIMARY KEY, turn_count INTEGER, last_active_at TEXT,"
+      " state TEXT)", "INSERT INTO sessions VALUES ('s', 0, '', '{}')")),
+)  # fmt: skip
+
+
+class Rung(Least):
+    """The least side with a journal and the first `level` + 1 of `_RUNGS` added: the events
+    and rows get the columns those indexes need (ids, space, task, type, time), and the
+    session's row is updated as clew's is (a counter, the time, a state of clew's size)."""
+
+    def __init__(self, path: str, work: list[dict[str, Any]], level: int) -> None:
+        super().__init__(path, work, journal=True)
+        c = self.conn
+        for column in ("id", "space", "task_id", "type"):
+            c.execute(f"ALTER TABLE events ADD COLUMN {column} TEXT")
+        for column in ("id", "space", "created_at"):
+            c.execute(f"ALTER TABLE turns ADD COLUMN {column} TEXT")
+        for _, statements in _RUNGS[1 : level + 1]:
+            for statement in statements:
+                c.execute(statement)
+        self.session = level >= 6
+        self.state = json.dumps({"files": ["f" * 40] * 25, "open_errors": ["e" * 80] * 10})
+
+    def append(self, i: int) -> None:
+        data = json.dumps({"session_id": "s", "turn": i, "message": self.work[i]},
+                          ensure_ascii=False, separators=(",", ":"))  # fmt: skip
+        at = clock.stamp(clock.utcnow())
+        c = self.conn
+        c.execute("BEGIN IMMEDIATE")
+        head = c.execute("SELECT hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        digest = hashlib.sha256(((head[0] if head else "") + data).encode()).hexdigest()
+        ref = c.execute(
+            "INSERT INTO events (data, hash, id, space, task_id, type)"
+            " VALUES (?, ?, ?, 'default', NULL, 'turn.appended')", (data, digest, new_id()),
+        ).lastrowid  # fmt: skip
+        row = c.execute(
+            "INSERT INTO turns (session_id, turn, ref, id, space, created_at)"
+            " VALUES ('s', ?, ?, ?, 'default', ?)", (i, ref, new_id(), at),
+        ).lastrowid  # fmt: skip
+        c.execute("INSERT INTO turns_fts (rowid, content) VALUES (?, ?)", (row, self.texts[i]))
+        if self.session:
+            c.execute(
+                "UPDATE sessions SET turn_count = turn_count + 1, last_active_at = ?, state = ?"
+                " WHERE id = 's'", (at, self.state),
+            )  # fmt: skip
+        c.execute("COMMIT")
+
+
+def measure_rungs(tmp: str, samples: int) -> list[list[object]]:
+    """Each of `_RUNGS` in a store of its own, alternating (CPU, wall), with its WAL pages
+    and bytes per turn measured on another store."""
+    warm = samples // 10
+    work = messages(samples + warm, seed=23)
+    sides = [Rung(os.path.join(tmp, f"rung-{n}.db"), work, n) for n in range(len(_RUNGS))]
+    wall, cpu = alternating_cpu([side.append for side in sides], samples, warm)
+    costs = messages(420, seed=13)
+    rows: list[list[object]] = []
+    for n, ((label, _), w, c) in enumerate(zip(_RUNGS, wall, cpu, strict=True)):
+        sides[n].conn.close()
+        path = os.path.join(tmp, f"rung-costs-{n}.db")
+        rung = Rung(path, costs, n)
+        pages, size = wal_costs(path, rung.append)
+        rung.conn.close()
+        rows.append([label, f"{pct(w, 50) * 1000:.0f}", f"{pct(c, 50) * 1000:.0f}",
+                     f"{statistics.fmean(c) * 1000:.0f}", f"{pages:.1f}",
+                     f"{size:,.0f}"])  # fmt: skip
+    return rows
+
+
 _SYNCHRONOUS = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}
 
 
@@ -225,17 +369,31 @@ class SDK:
         self.loop.close()
 
 
-def measure_append(tmp: str, samples: int) -> tuple[list[list[object]], dict[str, float]]:
+def measure_append(
+    tmp: str, samples: int, shared: bool = False
+) -> tuple[list[list[object]], dict[str, float]]:
     """clew, the floor and the Agents SDK (as shipped, and at clew's durability) append the
     same message at each step, each to its own session, taking turns at going first; wall
-    and process CPU time per append. Returns the table and clew's ratio to each side."""
+    and process CPU time per append. Returns the table and clew's ratio to each side. The
+    floor writes a store of its own (clew's schema), so that each side is its file's only
+    writer, as an agent's store is; `shared`: clew's file, whose every commit is then
+    another connection's to clew (which must read its journal's head and its session's row
+    again on every turn)."""
     warm = samples // 10
     work = messages(samples + warm, seed=11)
+    floor_path = os.path.join(tmp, "append.db" if shared else "append-floor.db")
+    if not shared:
+        with clew.open(floor_path) as other:
+            floor_session = other.start_session().id
     with clew.open(os.path.join(tmp, "append.db")) as mem:
         clew_session = mem.start_session()
-        floor = Floor(os.path.join(tmp, "append.db"), mem.start_session().id, work)
+        if shared:
+            floor_session = mem.start_session().id
+        floor = Floor(floor_path, floor_session, work)
         shipped = SDK(os.path.join(tmp, "sdk-shipped.db"), work, None)
         normal = SDK(os.path.join(tmp, "sdk-normal.db"), work, "NORMAL")
+        row = Least(os.path.join(tmp, "least-row.db"), work, journal=False)
+        event = Least(os.path.join(tmp, "least-event.db"), work, journal=True)
         sides: list[tuple[str, Callable[[int], object], str]] = [
             ("clew append_turn", lambda i: mem.append_turn(clew_session.id, work[i]),
              durability(mem._store._conn)),  # type: ignore[attr-defined]
@@ -245,9 +403,13 @@ def measure_append(tmp: str, samples: int) -> tuple[list[list[object]], dict[str
              shipped.durability()),
             ("Agents SDK SQLiteSession.add_items, at clew's durability", normal.append,
              normal.durability()),
+            (LEAST_ROW, row.append, durability(row.conn)),
+            (LEAST_EVENT, event.append, durability(event.conn)),
         ]  # fmt: skip
         wall, cpu = alternating_cpu([fn for _, fn, _ in sides], samples, warm)
         floor.conn.close()
+        row.conn.close()
+        event.conn.close()
         shipped.close()
         normal.close()
     clew_cpu, clew_wall = statistics.fmean(cpu[0]), statistics.fmean(wall[0])
@@ -260,10 +422,14 @@ def measure_append(tmp: str, samples: int) -> tuple[list[list[object]], dict[str
         if not label.startswith("clew"):
             ratios[label] = mean_cpu / clew_cpu
         rows.append([label, durable, f"{pct(w, 50) * 1000:.0f}", f"{pct(w, 99) * 1000:.0f}",
+                     f"{pct(c, 50) * 1000:.0f}", f"{pct(c, 99) * 1000:.0f}",
                      f"{mean_cpu * 1000:.0f}", f"{1e3 / mean_wall:,.0f}",
                      f"{1e3 / mean_cpu:,.0f}", ratio, cpu_ratio])  # fmt: skip
     return rows, ratios
 
+
+LEAST_ROW = "least possible: one row holding the message + FTS5"
+LEAST_EVENT = "least possible: chained event holding the message, row referring to it + FTS5"
 
 _GROUPS = (("journal", "events"), ("row and indexes", "turn"), ("search index", "turns_fts"))
 
@@ -298,40 +464,142 @@ def measure_storage(tmp: str, count: int) -> list[list[object]]:
     return rows
 
 
-def measure_pages(tmp: str, count: int = 40) -> list[list[object]]:
-    """Pages each side writes to the WAL per turn (what a commit costs in I/O): `count` turns
-    appended after a checkpoint that empties the WAL, each side in a store of its own."""
-    work = messages(count + 20, seed=13)
-
-    def frames(path: str, append: Callable[[int], object]) -> float:
-        for i in range(20):
-            append(i)
-        conn = sqlite3.connect(path)
+def wal_costs(
+    path: str, append: Callable[[int], object], count: int = 40, rounds: int = 10
+) -> tuple[float, float]:
+    """Pages a side writes to the WAL per turn (what a commit costs in I/O) and bytes its
+    store grows by per turn (SQLite's dbstat), over `rounds` of `count` turns appended after
+    a checkpoint that empties the WAL (so that no automatic checkpoint runs inside a round),
+    after 20 turns: FTS5's merges, every few commits, are spread over the rounds."""
+    for i in range(20):
+        append(i)
+    conn = sqlite3.connect(path)
+    page = conn.execute("PRAGMA page_size").fetchone()[0]
+    before = conn.execute("SELECT sum(pgsize) FROM dbstat").fetchone()[0]
+    frames = 0.0
+    for r in range(rounds):
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        for i in range(20, 20 + count):
+        for i in range(20 + r * count, 20 + (r + 1) * count):
             append(i)
-        size = os.path.getsize(path + "-wal")
+        frames += (os.path.getsize(path + "-wal") - 32) / (page + 24)  # a header, a header a frame
+    after = conn.execute("SELECT sum(pgsize) FROM dbstat").fetchone()[0]
+    conn.close()
+    return frames / (count * rounds), (after - before) / (count * rounds)
+
+
+def measure_pages(tmp: str, count: int = 40, rounds: int = 10) -> list[list[object]]:
+    """Pages written to the WAL and bytes stored per turn, each side in a store of its own
+    (`wal_costs`), with each side's page size."""
+    work = messages(20 + count * rounds, seed=13)
+    rows: list[list[object]] = []
+
+    def row(label: str, path: str, append: Callable[[int], object]) -> None:
+        pages, size = wal_costs(path, append, count, rounds)
+        conn = sqlite3.connect(path)
         page = conn.execute("PRAGMA page_size").fetchone()[0]
         conn.close()
-        return (size - 32) / (page + 24) / count  # a WAL header, then a header per frame
+        rows.append([label, f"{page:,}", f"{pages:.1f}", f"{size:,.0f}"])
 
-    rows: list[list[object]] = []
     path = os.path.join(tmp, "pages-clew.db")
     with clew.open(path) as mem:
         sid = mem.start_session().id
-        rows.append(
-            ["clew append_turn", f"{frames(path, lambda i: mem.append_turn(sid, work[i])):.1f}"]
-        )
+        row("clew append_turn", path, lambda i: mem.append_turn(sid, work[i]))
     path = os.path.join(tmp, "pages-floor.db")
     with clew.open(path) as mem:
         floor = Floor(path, mem.start_session().id, work)
-        rows.append(["floor", f"{frames(path, floor.append):.1f}"])
+        row("floor", path, floor.append)
         floor.conn.close()
     path = os.path.join(tmp, "pages-sdk.db")
     sdk = SDK(path, work, "NORMAL")
-    rows.append(["Agents SDK SQLiteSession.add_items", f"{frames(path, sdk.append):.1f}"])
+    row("Agents SDK SQLiteSession.add_items", path, sdk.append)
     sdk.close()
+    for label, journal in ((LEAST_ROW, False), (LEAST_EVENT, True)):
+        path = os.path.join(tmp, f"pages-least-{journal}.db")
+        least = Least(path, work, journal=journal)
+        row(label, path, least.append)
+        least.conn.close()
     return rows
+
+
+def sized(path: str, page_size: int) -> str:
+    """`path`, a new SQLite file created with `page_size` (for clew.open to migrate)."""
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA page_size = {page_size}")
+    conn.execute("PRAGMA journal_mode = WAL")  # writes the header: the size is the file's
+    conn.close()
+    return path
+
+
+_VARIANTS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("least (event): FTS5 as clew's", {}),
+    ("least (event): columnsize=0", {"fts": ", columnsize=0"}),
+    ("least (event): automerge=2", {"settings": (("automerge", 2),)}),
+    ("least (event): automerge=8", {"settings": (("automerge", 8),)}),
+    ("least (event): automerge=16, crisismerge=64",
+     {"settings": (("automerge", 16), ("crisismerge", 64))}),
+    ("least (event): pgsz=1000", {"settings": (("pgsz", 1000),)}),
+    ("least (event): page_size=8192", {"page_size": 8192}),
+    ("least (event): page_size=16384", {"page_size": 16384}),
+    ("least (event): page_size=1024", {"page_size": 1024}),
+)  # fmt: skip
+
+
+def measure_variants(tmp: str, samples: int) -> list[list[object]]:
+    """FTS5 options and page sizes on the least-possible side with a journal, alternating,
+    then clew at three page sizes, alternating (CPU and wall), each with its WAL pages and
+    bytes per turn measured on a store of its own."""
+    warm = samples // 10
+    work = messages(samples + warm, seed=17)
+    sides: list[tuple[str, Callable[[int], object]]] = []
+    closing: list[Callable[[], object]] = []
+    for n, (label, options) in enumerate(_VARIANTS):
+        least = Least(os.path.join(tmp, f"variant-{n}.db"), work, journal=True, **options)
+        sides.append((label, least.append))
+        closing.append(least.conn.close)
+    for page in (4096, 8192, 16384):
+        mem = clew.open(sized(os.path.join(tmp, f"variant-clew-{page}.db"), page))
+        sid = mem.start_session().id
+        sides.append((f"clew append_turn: page_size={page}", _appender(mem, sid, work)))
+        closing.append(mem.close)
+    # Two alternations: a side's CPU moves with the one run before it (its caches), and
+    # clew's working set is many times the least side's.
+    split = len(_VARIANTS)
+    wall, cpu = alternating_cpu([fn for _, fn in sides[:split]], samples, warm)
+    more = alternating_cpu([fn for _, fn in sides[split:]], samples, warm)
+    wall, cpu = wall + more[0], cpu + more[1]
+    for close in closing:
+        close()
+    costs = messages(420, seed=13)
+    rows: list[list[object]] = []
+    for n, ((label, _), w, c) in enumerate(zip(sides, wall, cpu, strict=True)):
+        path = os.path.join(tmp, f"variant-costs-{n}.db")
+        if n < len(_VARIANTS):
+            least = Least(path, costs, journal=True, **_VARIANTS[n][1])
+            pages, size = wal_costs(path, least.append)
+            least.conn.close()
+        else:
+            with clew.open(sized(path, int(label.rsplit("=", 1)[1]))) as mem:
+                sid = mem.start_session().id
+                pages, size = wal_costs(path, _appender(mem, sid, costs))
+        rows.append([label, f"{pct(w, 50) * 1000:.0f}", f"{pct(w, 99) * 1000:.0f}",
+                     f"{pct(c, 50) * 1000:.0f}", f"{statistics.fmean(c) * 1000:.0f}",
+                     f"{pages:.1f}", f"{pages * int(_page_of(path)) / 1024:.1f}",
+                     f"{size:,.0f}"])  # fmt: skip
+    return rows
+
+
+def _appender(
+    mem: clew.Memory, session_id: str, work: list[dict[str, Any]]
+) -> Callable[[int], object]:
+    """`append(i)`: clew appending work[i] to the session."""
+    return lambda i: mem.append_turn(session_id, work[i])
+
+
+def _page_of(path: str) -> int:
+    conn = sqlite3.connect(path)
+    page = int(conn.execute("PRAGMA page_size").fetchone()[0])
+    conn.close()
+    return page
 
 
 def _sizes(path: str) -> dict[str, int]:
@@ -437,6 +705,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, help="runs per query and side")
     parser.add_argument("--storage", type=int, default=5000, help="turns for the storage table")
     parser.add_argument("--append-only", action="store_true", help="append and storage only")
+    parser.add_argument(
+        "--shared-file", action="store_true", help="the append floor writes clew's own file"
+    )
+    parser.add_argument(
+        "--variants", action="store_true", help="FTS5 options, page sizes, B-trees one by one"
+    )
     args = parser.parse_args(argv)
     sizes = [
         int(s) for s in (args.sizes or ("3000" if args.quick else "100000,1000000")).split(",")
@@ -445,12 +719,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     runs = args.runs or (10 if args.quick else 40)
     header("clew conversation archive benchmark")
     with tempfile.TemporaryDirectory(prefix="clew-bench-turns-") as tmp:
+        if args.variants:
+            print(
+                f"\n## FTS5 options and page sizes ({samples} samples per side, alternating;"
+                " all WAL, synchronous=NORMAL)\n"
+            )
+            print(table(["side", "wall p50 µs", "wall p99 µs", "CPU p50 µs", "CPU µs/turn",
+                         "WAL pages per turn", "WAL KB per turn", "bytes per turn"],
+                        measure_variants(tmp, samples)))  # fmt: skip
+            print(f"\n## From the least side to clew's B-trees, a piece at a time ({samples}"
+                  " samples per side, alternating; WAL, synchronous=NORMAL)\n")  # fmt: skip
+            print(table(["side", "wall p50 µs", "CPU p50 µs", "CPU µs/turn",
+                         "WAL pages per turn", "bytes per turn"],
+                        measure_rungs(tmp, samples)))  # fmt: skip
+            return 0
+        where = "clew's file" if args.shared_file else "a file of its own"
         print(
-            f"\n## Append one turn ({samples} samples per side, alternating); aims: clew"
-            " >= 0.8 of the floor, >= 1.0x the SDK at the same durability\n"
+            f"\n## Append one turn ({samples} samples per side, alternating; the floor writes"
+            f" {where}); aims: clew >= 0.8 of the floor, >= 1.0x the SDK at the same"
+            " durability\n"
         )
-        rows, ratios = measure_append(tmp, samples)
-        print(table(["side", "durability", "wall p50 µs", "wall p99 µs", "CPU µs/turn",
+        rows, ratios = measure_append(tmp, samples, args.shared_file)
+        print(table(["side", "durability", "wall p50 µs", "wall p99 µs", "CPU p50 µs",
+                     "CPU p99 µs", "CPU µs/turn",
                      "turns/s (wall)", "turns/s (CPU)", "clew/side (wall)", "clew/side (CPU)"],
                     rows))  # fmt: skip
         print(
@@ -459,8 +750,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         print(table(["what", "bytes per turn", "bytes per event"],
                     measure_storage(tmp, args.storage)))  # fmt: skip
-        print("\n## Pages written to the WAL per turn (4 KB each; 40 turns after a checkpoint)\n")
-        print(table(["side", "pages per turn"], measure_pages(tmp)))
+        print(
+            "\n## Pages written to the WAL and bytes stored per turn (10 rounds of 40 turns,"
+            " each after a checkpoint; dbstat)\n"
+        )
+        print(table(["side", "page size", "WAL pages per turn", "bytes per turn"],
+                    measure_pages(tmp)))  # fmt: skip
         floor_ratio = ratios["floor: raw sqlite3 + FTS5, same rows and event"]
         sdk_ratio = ratios["Agents SDK SQLiteSession.add_items, at clew's durability"]
         if floor_ratio < 0.8 or sdk_ratio < 1.0:

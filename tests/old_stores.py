@@ -30,8 +30,22 @@ def _applied(conn: sqlite3.Connection, number: int) -> bool:
     )
 
 
+def undo_migration_19(conn: sqlite3.Connection) -> None:
+    """Take a store at schema 19 back to 18: events by correlation id and sessions by
+    workspace indexed again."""
+    conn.execute("CREATE INDEX IF NOT EXISTS events_correlation ON events(correlation_id)")
+    conn.execute(
+        "CREATE INDEX IF NOT EXISTS sessions_workspace"
+        " ON sessions(space, workspace, last_active_at, seq)"
+    )
+    conn.execute("DELETE FROM clew_migrations WHERE number = 19")
+    conn.commit()
+
+
 def undo_migration_18(conn: sqlite3.Connection) -> None:
-    """Take a store at schema 18 back to 17: no LangGraph checkpoint tables."""
+    """Take a store at schema 18 (or 19) back to 17: no LangGraph checkpoint tables."""
+    if _applied(conn, 19):
+        undo_migration_19(conn)
     for table in ("langgraph_writes", "langgraph_blobs", "langgraph_checkpoints"):
         conn.execute(f"DROP TABLE IF EXISTS {table}")
     conn.execute("DELETE FROM clew_migrations WHERE number = 18")

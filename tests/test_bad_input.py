@@ -3717,3 +3717,15 @@ def test_an_actions_step_is_checked_from_one_read_of_the_steps(mem: clew.Memory)
     mem.update_task(task.id, status="completed")
     with pytest.raises(InvalidTransitionError):
         mem.record_action(task.id, command="x", step=1)
+# -- i14-turn: a session key that is another session's id, after appends through the key
+def test_a_key_spelling_another_sessions_id_appends_as_a_read_finds(mem: clew.Memory) -> None:
+    """SQLite keeps the row of the session it last appended to; a key that spells another
+    session's id still names that other session (a read prefers the id), kept row or not."""
+    other = mem.start_session()
+    named = mem.start_session(key=other.id)
+    hello = {"role": "user", "content": "hello"}
+    assert mem.append_turn(named.id, hello).session_id == named.id
+    assert mem.append_turn(other.id, hello).session_id == other.id
+    assert mem.append_turn(named.id, hello).session_id == named.id
+    assert mem.append_turn(other.id, hello).session_id == other.id  # the id, not the key
+    assert (mem.get_session(named.id).turn_count, mem.get_session(other.id).turn_count) == (2, 2)

@@ -521,3 +521,86 @@ def test_a_conversation_recorded_later_keeps_when_it_was_said(mem: clew.Memory) 
     with pytest.raises(clew.ValidationError, match="not a date"):
         mem.append_turn(started.id, role="user", content="x", at="someday")
     assert mem.get_session(started.id).turn_count == 3  # nothing half-written
+
+
+def test_the_session_row_kept_between_appends_is_the_stored_one(
+    mem: clew.Memory, db: Path, clock: FakeClock
+) -> None:
+    """SQLite keeps the row of the session it last appended to instead of reading it again:
+    another connection's turn, a rolled-back append, a change of the session and a turn
+    given by the session's key must each leave the next append as a fresh read would."""
+    s = mem.start_session(key="chat")
+
+    def stored(ident: str) -> clew.Session:
+        with mem._write():
+            kept = mem._store.session_to_append(ident)
+        assert kept is not None
+        return kept
+
+    def check() -> None:
+        fresh = mem.get_session(s.id)
+        assert stored(s.id) == fresh
+        assert stored("chat") == fresh
+
+    for message in CONVERSATION[:4]:
+        mem.append_turn(s.id, message)
+        check()
+    with clew.open(db, clock=clock) as other:  # another connection appends in between
+        other.append_turn(s.id, CONVERSATION[4])
+    assert mem.append_turn(s.id, CONVERSATION[5]).number == 6
+    check()
+    with pytest.raises(RuntimeError), mem._write():  # an append rolled back
+        mem.append_turn(s.id, CONVERSATION[6])
+        raise RuntimeError("rolled back")
+    assert mem.append_turn("chat", CONVERSATION[6]).number == 7
+    check()
+    mem.update_session(s.id, title="changed")
+    mem.end_session(s.id)
+    with pytest.raises(clew.ValidationError, match="has ended"):
+        mem.append_turn(s.id, CONVERSATION[7])
+    mem.open_session("chat")
+    mem.append_turn(s.id, CONVERSATION[7])
+    check()
+    assert mem.get_session(s.id).title == "changed"
+    assert mem.verify().differences == ()
+
+
+_STEPS = st.lists(
+    st.sampled_from(["id", "key", "batch", "other", "rollback", "update", "pop"]), max_size=12
+)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(steps=_STEPS)
+def test_any_mix_of_writes_leaves_the_kept_session_row_as_stored(
+    tmp_path_factory: pytest.TempPathFactory, steps: list[str]
+) -> None:
+    """Appends by id, by key and in batches, another connection's append, a rolled-back
+    append, a change of the session and a pop, in any order: after each, the row an append
+    starts from (kept or read) is the stored one, and the store verifies."""
+    path = tmp_path_factory.mktemp("kept") / "clew.db"
+    with clew.open(path) as mem:
+        s = mem.start_session(key="chat")
+        messages = iter(CONVERSATION * 10)
+        for step in steps:
+            if step == "other":
+                with clew.open(path) as other:
+                    other.append_turn(s.id, next(messages))
+            elif step == "rollback":
+                with pytest.raises(RuntimeError), mem._write():
+                    mem.append_turn(s.id, next(messages))
+                    raise RuntimeError("rolled back")
+            elif step == "update":
+                mem.update_session(s.id, title=f"t{len(steps)}")
+            elif step == "pop":
+                mem.pop_turn(s.id)
+            elif step == "batch":
+                mem.append_turns(s.id, [next(messages), next(messages)])
+            else:
+                mem.append_turn(s.id if step == "id" else "chat", next(messages))
+            with mem._write():
+                kept = mem._store.session_to_append(s.id)
+            assert kept == mem.get_session(s.id)
+        assert mem.verify().differences == ()

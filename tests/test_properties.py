@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import TypeVar
 
@@ -215,3 +216,15 @@ def test_the_telling_line_is_the_last_line_naming_an_error(text: str) -> None:
     strong = [line for line in lines if _STRONG.search(line)]
     named = [line for line in lines if _ERROR_LINE.search(line)]
     assert telling_line(text) == (strong or named or lines or [""])[-1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.datetimes(timezones=st.sampled_from([UTC, timezone(timedelta(hours=5, minutes=30))])))
+def test_a_stamp_is_the_time_in_utc_as_strftime_writes_it(moment: datetime) -> None:
+    from clew.clock import stamp
+
+    try:
+        utc = moment.astimezone(UTC)
+    except OverflowError:
+        return  # out of range in UTC: stamp raises as astimezone does
+    assert stamp(moment) == utc.strftime("%Y-%m-%dT%H:%M:%S.%fZ")

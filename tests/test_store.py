@@ -88,6 +88,31 @@ def test_a_newer_schema_is_refused(db: Path) -> None:
         clew.open(db)
 
 
+@pytest.mark.sqlite_only("reads the SQLite file's indexes; test_postgres.py migrates PostgreSQL")
+def test_a_store_before_19_drops_the_indexes_no_read_uses(db: Path) -> None:
+    """Migration 19: events by correlation id and sessions by workspace and last activity
+    were written on every event and every turn and read by nothing. Sessions still list
+    the most recently active first, and the store still verifies."""
+    from tests.old_stores import undo_migration_19
+
+    dropped = {"events_correlation", "sessions_workspace"}
+    with clew.open(db) as mem:
+        first = mem.start_session(workspace="/a")
+        second = mem.start_session(workspace="/b")
+        mem.append_turn(first.id, {"role": "user", "content": "the newest turn"})
+    conn = raw(db)
+    undo_migration_19(conn)
+    indexes = "SELECT name FROM sqlite_master WHERE type = 'index'"
+    assert dropped <= {r[0] for r in conn.execute(indexes)}
+    conn.close()
+    with clew.open(db) as mem:
+        assert [s.id for s in mem.list_sessions()] == [first.id, second.id]
+        mem.append_turn(second.id, {"role": "user", "content": "newer still"})
+        assert [s.id for s in mem.list_sessions()] == [second.id, first.id]
+        assert mem.verify().ok
+    assert not dropped & {r[0] for r in raw(db).execute(indexes)}
+
+
 def test_files_that_are_not_clew_stores_are_refused(tmp_path: Path) -> None:
     text = tmp_path / "notes.txt"
     text.write_text("hello " * 1000)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, NamedTuple, Self, TypeVar
 
 from clew import checks
@@ -247,31 +248,12 @@ class Facade:
             type=type, task_id=task_id, correlation_id=cid, data=data, created_at=at
         )
 
-    @contextlib.contextmanager
-    def _write(self) -> Iterator[str]:
+    def _write(self) -> AbstractContextManager[str]:
         """Open a write transaction with one correlation id and one timestamp for the call;
         after it commits, refresh the mirrors of the tasks it wrote and start queued jobs.
         Calls made inside join it: an adapter (ADK's append) wraps several calls in it to
         make them, and the reads that check them, one transaction under the write lock."""
-        if _call.get() is not None:  # inside another call's write: that call finishes it
-            with self._store.transaction(write=True):
-                yield self._now()
-            return
-        call = _Call()
-        token = _call.set(call)
-        # The call's own correlation id unless a `correlation()` block gives one; set here,
-        # not through that context manager and an ExitStack (every write runs this).
-        own = _correlation.set(new_id()) if _correlation.get() is None else None
-        try:
-            with self._store.transaction(write=True):
-                yield self._now()
-        finally:
-            if own is not None:
-                _correlation.reset(own)
-            _call.reset(token)
-        if call.tasks or call.jobs:
-            types = frozenset(t for kinds in call.types.values() for t in kinds)
-            self._publish(Committed(tuple(sorted(call.tasks)), types, call.jobs))
+        return _Write(self)
 
     def _publish(self, committed: Committed) -> None:
         """Run the after-commit subscribers in order. The write has committed, so a failing
@@ -345,6 +327,57 @@ class Facade:
             if exc.kind != "task" or exc.ident != ident:
                 raise
             raise NotFoundError("task", ident, _HINTS["task"]) from None
+
+
+class _Write:
+    """`Facade._write`. A class, not a generator context manager: every write runs it."""
+
+    __slots__ = ("call", "facade", "own", "token", "txn")
+
+    def __init__(self, facade: Facade) -> None:
+        self.facade = facade
+
+    def __enter__(self) -> str:
+        facade = self.facade
+        self.txn = txn = facade._store.transaction(write=True)
+        if _call.get() is not None:  # inside another call's write: that call finishes it
+            self.call = None
+        else:
+            self.call = _Call()
+            self.token = _call.set(self.call)
+            # The call's own correlation id unless a `correlation()` block gives one; set
+            # here, not through that context manager (every write runs this).
+            self.own = _correlation.set(new_id()) if _correlation.get() is None else None
+        try:
+            txn.__enter__()
+        except BaseException:
+            self._reset()
+            raise
+        try:
+            return facade._now()
+        except BaseException as exc:  # as if it had been raised inside the block
+            self.__exit__(type(exc), exc, exc.__traceback__)
+            raise
+
+    def __exit__(self, kind: type[BaseException] | None, error: Any, trace: Any) -> None:
+        call = self.call
+        if call is None:
+            self.txn.__exit__(kind, error, trace)
+            return
+        try:
+            self.txn.__exit__(kind, error, trace)
+        finally:
+            self._reset()
+        if kind is None and (call.tasks or call.jobs):
+            types = frozenset(t for kinds in call.types.values() for t in kinds)
+            self.facade._publish(Committed(tuple(sorted(call.tasks)), types, call.jobs))
+
+    def _reset(self) -> None:
+        if self.call is None:
+            return
+        if self.own is not None:
+            _correlation.reset(self.own)
+        _call.reset(self.token)
 
 
 def _mirror_for(path: str) -> Any:

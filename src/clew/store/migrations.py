@@ -1253,6 +1253,20 @@ MIGRATIONS += (
     ),
 )
 
+# Every journal event wrote an entry in events(correlation_id) that no read uses (a call's
+# events are read by task or by seq), and every turn rewrote its session's entry in
+# sessions(space, workspace, last_active_at, seq), which no read uses either (sessions are
+# listed by space and sorted; a workspace matches by its real path, found in Python): two
+# B-tree pages less in every turn's commit (21 to 19 WAL pages), one less in every other
+# write's (docs/benchmarks.md, "Appending a turn, third round").
+MIGRATIONS += (
+    Migration(
+        19,
+        "no index of events by correlation id, nor of sessions by workspace and last activity",
+        ("DROP INDEX IF EXISTS events_correlation", "DROP INDEX IF EXISTS sessions_workspace"),
+    ),
+)
+
 LATEST = MIGRATIONS[-1].number
 FINGERPRINTS: dict[int, str] = {m.number: fingerprint(m) for m in MIGRATIONS}
 # The migration that began recording fingerprints (and records those of the ones before it).

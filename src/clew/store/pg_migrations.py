@@ -950,6 +950,15 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    # SQLite's migration 19: indexes no read uses, written on every event and every turn.
+    PgMigration(
+        19,
+        "no index of events by correlation id, nor of sessions by workspace and last activity",
+        ("DROP INDEX IF EXISTS events_correlation", "DROP INDEX IF EXISTS sessions_workspace"),
+    ),
+)
+
 LATEST = MIGRATIONS[-1].number
 
 

@@ -109,27 +109,30 @@ def _remember(text: str, state: dict[str, Any]) -> None:
     _DECODED[text] = state
 
 
-# Each cached state's JSON by key: a turn changes a key or two of the state (the calls
-# awaiting results, most often), so the others' text is reused, not encoded again. Keyed by
-# the state's id, holding the state itself so that the id stays its own.
+# Each cached state's JSON by member: a turn changes a key or two of the state (the calls
+# awaiting results, most often), so the other members' text is reused, not encoded again.
+# Keyed by the state's id, holding the state itself so that the id stays its own.
 _ENCODED: dict[int, tuple[dict[str, Any], dict[str, str]]] = {}
-_ENCODE = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps's, made once
+# json.dumps(value, ensure_ascii=False)'s text, made once. Without the check for circular
+# references: what it encodes was decoded from JSON or checked as JSON data (a tree), and
+# the check costs a dict entry for every list and dict (a third of encoding a state).
+_ENCODE = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
 
 
 def _encoded(old: dict[str, Any], change: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """`old` overlaid with `change`, and its JSON text: exactly json.dumps(state,
-    ensure_ascii=False), built from the text of each key's value."""
+    ensure_ascii=False), built from the text of each member ("key": value)."""
     state = {**old, **change}
     known = _ENCODED.get(id(old))
     reuse = known[1] if known is not None and known[0] is old else {}
     parts = {
-        k: reuse[k] if k in reuse and k not in change else _ENCODE(v) for k, v in state.items()
+        k: reuse[k] if k in reuse and k not in change else f"{_ENCODE(k)}: {_ENCODE(v)}"
+        for k, v in state.items()
     }
-    text = "{" + ", ".join(f"{_ENCODE(k)}: {v}" for k, v in parts.items())
     if len(_ENCODED) >= _DECODED_MAX:
         _ENCODED.clear()
     _ENCODED[id(state)] = (state, parts)
-    return state, text + "}"
+    return state, "{" + ", ".join(parts.values()) + "}"
 
 
 # Session rows put off to the end of a bulk block (SQLite's bulk_turns, verify's replay), by
@@ -188,12 +191,22 @@ def settle(conn: sqlite3.Connection, *, end: bool = False) -> None:
     pending.clear()
 
 
+# The state of the session a write is appending to, by connection, while the store knows
+# its row is current (SQLite keeps the row it last appended to: store/sqlite.py): the
+# overlay of a turn's change then reads no row. Set by the store for one transaction,
+# advanced here by each turn, dropped by the store at the transaction's end.
+KNOWN: dict[int, tuple[str, dict[str, Any]]] = {}
+
+
 def _state(conn: sqlite3.Connection, session_id: str) -> dict[str, Any]:
     pending = PUT_OFF.get(id(conn)) if PUT_OFF else None
     if pending:
         p = pending.get(session_id)
         if p is not None and p.state is not None:
             return p.state
+    known = KNOWN.get(id(conn)) if KNOWN else None
+    if known is not None and known[0] == session_id:
+        return known[1]
     row = conn.execute("SELECT state FROM sessions WHERE id = ?", (session_id,)).fetchone()
     return decoded_state(row[0]) if row is not None else {}
 
@@ -275,6 +288,8 @@ def _turn_appended(conn: sqlite3.Connection, event: Event) -> None:
         (t["token_count"], said, state_text, session_id),
     )
     _remember(state_text, state_now)
+    if KNOWN and id(conn) in KNOWN:
+        KNOWN[id(conn)] = (session_id, state_now)
 
 
 @handles("turns.hidden")

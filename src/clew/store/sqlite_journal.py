@@ -114,7 +114,11 @@ class JournalWrites:
             hash=digest,
         )
         self._guard(lambda: projection.apply(conn, event, state.touched))  # type: ignore[arg-type]
+        self._projected(event)
         return event
+
+    def _projected(self, event: Event) -> None:
+        """What a store keeps of each event it has just journaled and projected (nothing)."""
 
 
 def _event(row: Row) -> Event:
