@@ -3717,6 +3717,8 @@ def test_an_actions_step_is_checked_from_one_read_of_the_steps(mem: clew.Memory)
     mem.update_task(task.id, status="completed")
     with pytest.raises(InvalidTransitionError):
         mem.record_action(task.id, command="x", step=1)
+
+
 # -- i14-turn: a session key that is another session's id, after appends through the key
 def test_a_key_spelling_another_sessions_id_appends_as_a_read_finds(mem: clew.Memory) -> None:
     """SQLite keeps the row of the session it last appended to; a key that spells another

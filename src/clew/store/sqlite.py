@@ -518,6 +518,7 @@ class SQLiteStore(
         import, fifth round)."""
         cursor: sqlite3.Cursor = self._conn.execute(INSERT_EVENT, row)  # `conn` is it
         return int(cursor.lastrowid or 0)
+
     def _data_version(self) -> int:
         """SQLite's data_version, read once per write transaction: read under the write lock
         (no one can commit until ours does), it changes only on another connection's commit,
