@@ -101,22 +101,25 @@ class Watch(Facade):
         """Inside a transaction: why an active task is stuck now. A caller that has read
         the task's newest messages (newest first, at least MESSAGES_READ) or its newest
         actions (`recent_actions`, at least ACTIONS_READ) passes them, so they are not read
-        twice; else the actions are read as the few fields the checks use."""
+        twice; else the actions are read as the few fields the checks use, and the messages
+        only if the task looks idle without them."""
         rules = self.settings.stuck
         if not rules.enabled or task.status is not TaskStatus.ACTIVE:
             return ()
-        messages = (
-            self._store.list_messages(task.id, limit=MESSAGES_READ)
-            if newest_messages is None
-            else newest_messages[:MESSAGES_READ]
-        )
         actions: Sequence[Run] = (
             self._store.recent_attempts(task.id, limit=ACTIONS_READ)
             if newest_actions is None
             else newest_actions[:ACTIONS_READ]
         )
+        messages = () if newest_messages is None else newest_messages[:MESSAGES_READ]
         now = self._clock()
         found = detect(task, messages, actions, now, rules)
+        if newest_messages is None and any(c.reason == NO_PROGRESS for c in found):
+            # Messages only move the last progress later, and the repeated failure does not
+            # read them: a task that moved (a step, a completed action) within the idle
+            # time is not idle, and its messages are not read (a failed command's write).
+            messages = self._store.list_messages(task.id, limit=MESSAGES_READ)
+            found = detect(task, messages, actions, now, rules)
         if any(c.reason == NO_PROGRESS for c in found):
             # Only a task that looks idle pays for these reads (the waits are counted over
             # all its actions): a waiting task is not idle, and a resumed task's clock
