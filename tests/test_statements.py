@@ -209,3 +209,19 @@ def test_a_failed_command_on_a_moving_task_reads_no_messages(mem: clew.Memory) -
     assert not any(read in s for s in statements)
     assert [c.reason for c in mem.stuck(task.id)] == ["repeated_failure"]
     assert mem.list_messages(task.id, limit=1)[0].type.value == "stuck"  # alerted at once
+
+
+def test_a_failure_after_a_success_reads_no_task(mem: clew.Memory) -> None:
+    """A task whose command succeeded within the idle time, with no error come back, is not
+    stuck: a failed command's write reads its attempts, not the task."""
+    task = mem.create_task("deploy", ["build"])
+    mem.record_action(task.id, command="make", exit_code=0)
+    statements: list[str] = []
+    conn = mem._store._conn  # type: ignore[attr-defined]
+    conn.set_trace_callback(statements.append)
+    try:
+        mem.record_action(task.id, command="make test", exit_code=2, stderr="E: no rule\n")
+    finally:
+        conn.set_trace_callback(None)
+    assert not any(s.startswith("SELECT t.id, t.space, t.name") for s in statements)
+    assert any("fingerprint, created_at, updated_at FROM actions" in s for s in statements)
