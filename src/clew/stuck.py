@@ -108,11 +108,7 @@ _CREATED = attrgetter("created_at")  # a key in C, not a lambda called per actio
 def repeated_failure(task: Task, actions: Sequence[Run], repeats: int) -> Stuck | None:
     """The error that came back most often since the plan last moved, if it came back at
     least `repeats` times and no later run of its command succeeded."""
-    return _repeated(actions, _step_changed(task), repeats)
-
-
-def _repeated(actions: Sequence[Run], since: str, repeats: int) -> Stuck | None:
-    """`repeated_failure` over the actions created at or after `since`."""
+    since = _step_changed(task)
     recent = sorted([a for a in actions if a.created_at >= since], key=_CREATED)
     runs: dict[str, list[Run]] = {}
     # The newest success of each command (or summary): a failure is fixed by a success of
@@ -164,15 +160,22 @@ def cannot_be_stuck(actions: Sequence[Run], now: datetime, rules: StuckRules) ->
     """Whether a task with these newest actions (at least `ACTIONS_READ`, newest first) is
     not stuck whatever its plan and messages say, so a failed command's write need not read
     the task: one of the actions completed within the idle time (progress, and its plan and
-    messages only make the last progress later), and no error came back `repeats` times
-    unfixed even counting the failures from before the plan last moved (which only adds
-    failures to a group; a group's newest failure and the success that fixes it are the
-    same either way)."""
+    messages only make the last progress later), and no error fingerprint failed `repeats`
+    times among them (the repeated failure counts only those since the plan last moved). A
+    count, not the repeated-failure check itself: a task it does not clear takes the long
+    path and is checked there, so this pass must cost little."""
     done = ActionStatus.COMPLETED
     latest = max((a.updated_at for a in actions if a.status is done), default=None)
     if latest is None or (now - parse(latest)).total_seconds() >= rules.idle_after:
         return False
-    return _repeated(actions, "", rules.repeats) is None
+    failure, timeout = ActionStatus.FAILED, ActionStatus.TIMEOUT
+    failed: dict[str, int] = {}
+    for a in actions:
+        if a.fingerprint and (a.status is failure or a.status is timeout):
+            n = failed[a.fingerprint] = failed.get(a.fingerprint, 0) + 1
+            if n >= rules.repeats:
+                return False
+    return True
 
 
 def detect(
