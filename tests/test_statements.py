@@ -189,3 +189,39 @@ def test_sessions_of_a_workspace_are_found_across_pages(tmp_path: Path) -> None:
         assert [s.id for s in mem.list_sessions(str(here))] == mine
         for limit in (1, 3, 19, 200):
             assert [s.id for s in mem.list_sessions(str(here), limit=limit)] == mine[:limit]
+
+
+def test_a_failed_command_on_a_moving_task_reads_no_messages(mem: clew.Memory) -> None:
+    """Stuck detection after a failure reads the messages only when the task looks idle
+    without them: a task whose step just moved is not, and the repeated failure is still
+    alerted in the same write."""
+    task = mem.create_task("deploy", ["build", "ship"])
+    mem.update_task(task.id, message="starting", step=1, step_status="active")
+    statements: list[str] = []
+    conn = mem._store._conn  # type: ignore[attr-defined]
+    conn.set_trace_callback(statements.append)
+    try:
+        for _ in range(3):
+            mem.record_action(task.id, command="make", exit_code=2, stderr="E: no rule\n")
+    finally:
+        conn.set_trace_callback(None)
+    read = "SELECT id, space, task_id, role, type, content, created_at FROM task_messages"
+    assert not any(read in s for s in statements)
+    assert [c.reason for c in mem.stuck(task.id)] == ["repeated_failure"]
+    assert mem.list_messages(task.id, limit=1)[0].type.value == "stuck"  # alerted at once
+
+
+def test_a_failure_after_a_success_reads_no_task(mem: clew.Memory) -> None:
+    """A task whose command succeeded within the idle time, with no error come back, is not
+    stuck: a failed command's write reads its attempts, not the task."""
+    task = mem.create_task("deploy", ["build"])
+    mem.record_action(task.id, command="make", exit_code=0)
+    statements: list[str] = []
+    conn = mem._store._conn  # type: ignore[attr-defined]
+    conn.set_trace_callback(statements.append)
+    try:
+        mem.record_action(task.id, command="make test", exit_code=2, stderr="E: no rule\n")
+    finally:
+        conn.set_trace_callback(None)
+    assert not any(s.startswith("SELECT t.id, t.space, t.name") for s in statements)
+    assert any("fingerprint, created_at, updated_at FROM actions" in s for s in statements)

@@ -454,3 +454,52 @@ def test_last_progress_keeps_its_definition(
     assert last_progress(task, messages, actions, resumed_at) == _last_progress_by_definition(
         task, messages, actions, resumed_at
     )
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(list(clew.ActionStatus)),
+            st.sampled_from(["pytest", "make"]),  # the command
+            st.sampled_from([None, "f1", "f2"]),  # the error's fingerprint
+            st.integers(0, 9),  # the minute it ran
+        ),
+        max_size=20,
+    ),
+    st.lists(st.tuples(st.sampled_from(list(clew.MessageType)), st.integers(0, 9)), max_size=6),
+    st.integers(0, 9),
+    st.integers(0, 9),
+    st.integers(1, 4),
+)
+def test_a_task_that_cannot_be_stuck_is_not(
+    ran: list[tuple[Any, ...]],
+    said: list[tuple[Any, int]],
+    step_minute: int,
+    now_minute: int,
+    repeats: int,
+) -> None:
+    """What lets a failed command's write skip reading the task holds whatever the task's
+    plan and messages are: `detect` finds nothing whenever `cannot_be_stuck` says so."""
+    from datetime import UTC, datetime
+
+    from clew.models import Attempt
+    from clew.stuck import StuckRules, cannot_be_stuck, detect
+
+    def at(minute: int) -> str:
+        return f"2026-11-22T09:0{minute}:00.000000Z"
+
+    task = task_of_plan_changed_at(at(step_minute))
+    actions = [
+        Attempt(f"a{n:09d}", "run", status, command, fingerprint, at(m), at(min(m + 1, 9)))
+        for n, (status, command, fingerprint, m) in enumerate(ran)
+    ]
+    actions.sort(key=lambda a: a.created_at, reverse=True)  # newest first, as read
+    messages = [
+        clew.Message(f"m{n:09d}", "default", task.id, clew.MessageRole.AGENT, kind, "x", at(m))
+        for n, (kind, m) in enumerate(said)
+    ]
+    now = datetime(2026, 11, 22, 9, now_minute, tzinfo=UTC)
+    rules = StuckRules(idle_after=180.0, repeats=repeats)
+    if cannot_be_stuck(actions, now, rules):
+        assert detect(task, messages, actions, now, rules) == ()

@@ -156,6 +156,28 @@ def repeated_failure(task: Task, actions: Sequence[Run], repeats: int) -> Stuck 
     )
 
 
+def cannot_be_stuck(actions: Sequence[Run], now: datetime, rules: StuckRules) -> bool:
+    """Whether a task with these newest actions (at least `ACTIONS_READ`, newest first) is
+    not stuck whatever its plan and messages say, so a failed command's write need not read
+    the task: one of the actions completed within the idle time (progress, and its plan and
+    messages only make the last progress later), and no error fingerprint failed `repeats`
+    times among them (the repeated failure counts only those since the plan last moved). A
+    count, not the repeated-failure check itself: a task it does not clear takes the long
+    path and is checked there, so this pass must cost little."""
+    done = ActionStatus.COMPLETED
+    latest = max((a.updated_at for a in actions if a.status is done), default=None)
+    if latest is None or (now - parse(latest)).total_seconds() >= rules.idle_after:
+        return False
+    failure, timeout = ActionStatus.FAILED, ActionStatus.TIMEOUT
+    failed: dict[str, int] = {}
+    for a in actions:
+        if a.fingerprint and (a.status is failure or a.status is timeout):
+            n = failed[a.fingerprint] = failed.get(a.fingerprint, 0) + 1
+            if n >= rules.repeats:
+                return False
+    return True
+
+
 def detect(
     task: Task,
     messages: Sequence[Message],

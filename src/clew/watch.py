@@ -19,14 +19,22 @@ from clew.facade import Facade, reacts
 from clew.ids import new_id
 from clew.models import (
     CLOSED_TASK_STATUSES,
-    Action,
     Message,
     MessageType,
     StepStatus,
     Task,
     TaskStatus,
 )
-from clew.stuck import ACTIONS_READ, NO_PROGRESS, Run, Stuck, alert_due, alert_text, detect
+from clew.stuck import (
+    ACTIONS_READ,
+    NO_PROGRESS,
+    Run,
+    Stuck,
+    alert_due,
+    alert_text,
+    cannot_be_stuck,
+    detect,
+)
 from clew.tasks import step_timing
 
 MESSAGES_READ = 10  # the newest messages stuck detection reads (alerts are skipped)
@@ -80,9 +88,12 @@ class Watch(Facade):
                 reports.append(report)
         return reports
 
-    def _check_one(self, task: Task, at: str | None) -> StuckReport | None:
-        """Inside a transaction: the task's stuck report, alerting if `at` is given and due."""
-        conditions = self._stuck_now(task)
+    def _check_one(
+        self, task: Task, at: str | None, newest_actions: Sequence[Run] | None = None
+    ) -> StuckReport | None:
+        """Inside a transaction: the task's stuck report, alerting if `at` is given and due
+        (`newest_actions`: as `_stuck_now` takes them)."""
+        conditions = self._stuck_now(task, None, newest_actions)
         if not conditions:
             return None
         last = self._store.last_message_at(task.id, MessageType.STUCK.value)
@@ -96,27 +107,30 @@ class Watch(Facade):
         self,
         task: Task,
         newest_messages: Sequence[Message] | None = None,
-        newest_actions: Sequence[Action] | None = None,
+        newest_actions: Sequence[Run] | None = None,
     ) -> tuple[Stuck, ...]:
         """Inside a transaction: why an active task is stuck now. A caller that has read
         the task's newest messages (newest first, at least MESSAGES_READ) or its newest
-        actions (`recent_actions`, at least ACTIONS_READ) passes them, so they are not read
-        twice; else the actions are read as the few fields the checks use."""
+        actions (`recent_actions` or `recent_attempts`, at least ACTIONS_READ) passes them,
+        so they are not read twice; else the actions are read as the few fields the checks
+        use, and the messages only if the task looks idle without them."""
         rules = self.settings.stuck
         if not rules.enabled or task.status is not TaskStatus.ACTIVE:
             return ()
-        messages = (
-            self._store.list_messages(task.id, limit=MESSAGES_READ)
-            if newest_messages is None
-            else newest_messages[:MESSAGES_READ]
-        )
         actions: Sequence[Run] = (
             self._store.recent_attempts(task.id, limit=ACTIONS_READ)
             if newest_actions is None
             else newest_actions[:ACTIONS_READ]
         )
+        messages = () if newest_messages is None else newest_messages[:MESSAGES_READ]
         now = self._clock()
         found = detect(task, messages, actions, now, rules)
+        if newest_messages is None and any(c.reason == NO_PROGRESS for c in found):
+            # Messages only move the last progress later, and the repeated failure does not
+            # read them: a task that moved (a step, a completed action) within the idle
+            # time is not idle, and its messages are not read (a failed command's write).
+            messages = self._store.list_messages(task.id, limit=MESSAGES_READ)
+            found = detect(task, messages, actions, now, rules)
         if any(c.reason == NO_PROGRESS for c in found):
             # Only a task that looks idle pays for these reads (the waits are counted over
             # all its actions): a waiting task is not idle, and a resumed task's clock
@@ -159,9 +173,15 @@ class Watch(Facade):
     def _alert_if_stuck(self, task_id: str, failed: bool, at: str) -> None:
         """Raised by the ledger inside the write that records (or finishes) an action: a
         failure may make the task stuck, and the alert goes out at once (cooldown allowing)."""
-        if not failed or not self.settings.stuck.enabled:
+        rules = self.settings.stuck
+        if not failed or not rules.enabled:
             return
-        self._check_one(self._store.get_task(task_id), at)
+        # The actions first: a task that completed one lately and has no repeated error is
+        # not stuck, and its task and messages are not read.
+        attempts = self._store.recent_attempts(task_id, limit=ACTIONS_READ)
+        if cannot_be_stuck(attempts, self._clock(), rules):
+            return
+        self._check_one(self._store.get_task(task_id), at, attempts)
 
     # -- progress from messages -----------------------------------------------------------
 
