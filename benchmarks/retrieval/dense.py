@@ -39,7 +39,7 @@ from __future__ import annotations
 import sqlite3
 import statistics
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -294,20 +294,21 @@ def variants_wanted(args: list[str], part: str) -> list[str]:
     return [a for a in named if part in a] if named else [part]
 
 
-def _texts(mem: Any) -> dict[Any, str]:
-    """Every record's text as it is embedded, by (kind, id)."""
+def _embeddable(mem: Any) -> Iterator[Any]:
+    """Every record as it is embedded (kind, ref_id, text), a page at a time: pending for a
+    model no store has, so every record is."""
     from clew.models import VECTOR_KINDS
 
-    out: dict[Any, str] = {}
     for kind in VECTOR_KINDS:
         last = ""
-        while True:
-            page = mem._store.pending_vectors(kind, "no-such-model", after=last, limit=2000)
-            if not page:
-                break
-            out.update(((p.kind, p.ref_id), p.text) for p in page)
+        while page := mem._store.pending_vectors(kind, "no-such-model", after=last, limit=2000):
+            yield from page
             last = page[-1].ref_id
-    return out
+
+
+def _texts(mem: Any) -> dict[Any, str]:
+    """Every record's text as it is embedded, by (kind, id)."""
+    return {(p.kind, p.ref_id): p.text for p in _embeddable(mem)}
 
 
 def _slotted(ranked: list[ranking.Ranked], slot_keys: list[Any]) -> list[ranking.Ranked]:
@@ -330,33 +331,24 @@ def _chunks(mem: Any, embedder: Any, keys: list[Any], row_of: dict[Any, int]) ->
     and the row each belongs to."""
     import numpy as np
 
-    from clew.models import VECTOR_KINDS
-
     tok = embedder._tokenizer
+    limit = getattr(embedder, "max_tokens", 512)
     texts: list[str] = []
     owners: list[int] = []
-    for kind in VECTOR_KINDS:
-        last = ""
-        while True:
-            page = mem._store.pending_vectors(kind, "no-such-model", after=last, limit=2000)
-            if not page:
+    for p in _embeddable(mem):
+        r = row_of.get((p.kind, p.ref_id))
+        if r is None:
+            continue
+        enc = tok.encode(p.text[:40000], add_special_tokens=False)
+        if len(enc.ids) <= limit - 2:
+            continue
+        offsets = enc.offsets
+        for start in range(CHUNK_STRIDE, len(enc.ids), CHUNK_STRIDE):
+            end = min(start + CHUNK_TOKENS, len(enc.ids))
+            texts.append(p.text[offsets[start][0] : offsets[end - 1][1]])
+            owners.append(r)
+            if end == len(enc.ids):
                 break
-            for p in page:
-                r = row_of.get((p.kind, p.ref_id))
-                if r is None:
-                    continue
-                enc = tok.encode(p.text[:40000], add_special_tokens=False)
-                limit = getattr(embedder, "max_tokens", 512)
-                if len(enc.ids) <= limit - 2:
-                    continue
-                offsets = enc.offsets
-                for start in range(CHUNK_STRIDE, len(enc.ids), CHUNK_STRIDE):
-                    end = min(start + CHUNK_TOKENS, len(enc.ids))
-                    texts.append(p.text[offsets[start][0] : offsets[end - 1][1]])
-                    owners.append(r)
-                    if end == len(enc.ids):
-                        break
-            last = page[-1].ref_id
     if not texts:
         return np.zeros((0, 1), dtype=np.float32), np.zeros(0, dtype=np.int64)
     return embedder.embed(texts), np.array(owners)
