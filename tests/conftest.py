@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import socket
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 import uuid
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -304,6 +306,27 @@ def cli(db: Path, capsys: pytest.CaptureFixture[str]) -> Callable[..., Result]:
         return Result(code, captured.out, captured.err)
 
     return run
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 nothing listens on now (for a server a test starts)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_listening(server: subprocess.Popen[Any], port: int, seconds: float = 20) -> None:
+    """Return once `server` (a child process) accepts connections on `port` of 127.0.0.1;
+    fail if it exits first or takes longer than `seconds`."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            assert server.poll() is None, "the server exited before it listened"
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.05)
 
 
 def run_in_lockstep(scripts: Sequence[Sequence[str]]) -> list[tuple[int, str, str]]:

@@ -9,7 +9,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from mcp import Client, MCPError, StdioServerParameters
 import clew
 from clew import tools
 from clew.mcp_server import build_server
+from tests.conftest import free_port, wait_listening
 from tests.test_conversations import CONVERSATION
 
 
@@ -138,12 +138,6 @@ def test_stdio_server_serves_every_tool(store: tuple[Path, Path]) -> None:
         assert mem.verify().ok
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_http_server_on_loopback(store: tuple[Path, Path]) -> None:
     db, workspace = store
     port = free_port()
@@ -153,14 +147,7 @@ def test_http_server_on_loopback(store: tuple[Path, Path]) -> None:
         cwd=workspace, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert server.poll() is None and time.monotonic() < deadline, "server did not start"
-                time.sleep(0.05)
+        wait_listening(server, port)
 
         async def session() -> None:
             async with Client(f"http://127.0.0.1:{port}/mcp", mode="auto") as client:

@@ -32,7 +32,7 @@ from clew.errors import ValidationError
 from clew.server import api
 from clew.server.app import Server, Spaces, build_app, check_bind
 from clew.server.limits import RateLimit
-from tests.conftest import new_space
+from tests.conftest import free_port, new_space, wait_listening
 
 
 @dataclass
@@ -624,22 +624,13 @@ def test_clew_mcp_port_is_the_same_app_and_keeps_its_keys_rule(tmp_path: Path) -
     db = tmp_path / "s.db"
     with clew.open(db, space="default") as home:
         token = home.create_key("default", "read").token
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "clew", "--db", str(db), "mcp", "--port", str(port)],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert server.poll() is None and time.monotonic() < deadline
-                time.sleep(0.05)
+        wait_listening(server, port)
         s = Served(f"http://127.0.0.1:{port}", None, {}, {})  # type: ignore[arg-type]
         initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},

@@ -10,7 +10,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = (ROOT / "docs" / "server.md").read_text(encoding="utf-8")
@@ -31,12 +32,6 @@ def block(containing: str) -> str:
     found = [b for b in re.findall(r"```sh\n(.*?)```", PAGE, re.S) if containing in b]
     assert len(found) == 1, containing
     return str(found[0])
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Shell:
