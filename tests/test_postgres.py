@@ -102,6 +102,22 @@ def test_both_backends_record_the_same_migration_numbers(admin: Any, tmp_path: P
     assert [tuple(r) for r in on_pg] == sorted(on_sqlite)
 
 
+def test_migration_19_leaves_no_index_no_read_uses(url: str, admin: Any) -> None:
+    """Events by correlation id and sessions by workspace were written on every event and
+    turn and read by nothing: gone on PostgreSQL as on SQLite (test_store.py), and sessions
+    still list the most recently active first."""
+    names = admin.execute(
+        "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"
+    ).fetchall()
+    assert {r[0] for r in names} & {"events_correlation", "sessions_workspace"} == set()
+    clock = FakeClock()
+    with clew.open(url, space=new_space(), clock=clock) as mem:
+        first, second = mem.start_session(workspace="/a"), mem.start_session(workspace="/b")
+        clock.advance(1)
+        mem.append_turn(first.id, {"role": "user", "content": "the newest turn"})
+        assert [s.id for s in mem.list_sessions()] == [first.id, second.id]
+
+
 # Tables of the whole store, not of a space: the migrations, and the HTTP server's keys and
 # request log (a key is found by its prefix before its space is known; migration 17).
 _BOOKKEEPING = "('clew_migrations', 'clew_keys', 'clew_requests')"
