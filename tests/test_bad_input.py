@@ -1920,8 +1920,10 @@ CONFIG_FILES: list[tuple[bytes, str]] = [
     (b"x = 'caf\xe9'", "the config file {path} is not UTF-8 text"),
     (b"#" * (1024 * 1024 + 1), "cannot read the config file {path}: it is larger than 1024 KB"),
     (
-        b"[model]\nmodel = 'm'\ntimeout = nan",
-        "model timeout must be positive (at most 3600 seconds) and retries 0-100",
+        b"[model]\nmodel = 'm'\nbase_url = 'https://elsewhere.example/v1'",
+        "the config file {path} beside the store sets [model] base_url, model: which model clew"
+        " sends your memory to, and with which key, is yours to say; move those lines to"
+        " {user} or the environment (CLEW_MODEL...)",
     ),
 ]
 
@@ -1932,7 +1934,23 @@ def test_a_hostile_config_file_is_one_line(
 ) -> None:
     path = db.parent / "config.toml"
     path.write_bytes(content)
-    assert error_line(cli("task", "list")) == "clew: error: " + says.format(path=path)
+    user = Path(os.environ["XDG_CONFIG_HOME"]) / "clew" / "config.toml"
+    said = "clew: error: " + says.format(path=path, user=user)
+    assert error_line(cli("task", "list")) == said
+    with pytest.raises(clew.ValidationError):
+        clew.open(db)
+
+
+def test_a_model_in_the_users_own_config_file_is_checked(
+    cli: Cli, mem: clew.Memory, db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home-config"))
+    (tmp_path / "home-config" / "clew").mkdir(parents=True)
+    (tmp_path / "home-config" / "clew" / "config.toml").write_text(
+        "[model]\nmodel = 'm'\ntimeout = nan"
+    )
+    says = "model timeout must be positive (at most 3600 seconds) and retries 0-100"
+    assert error_line(cli("task", "list")) == "clew: error: " + says
     with pytest.raises(clew.ValidationError):
         clew.open(db)
 

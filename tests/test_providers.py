@@ -162,7 +162,10 @@ def test_anthropic_messages_api(api: FakeAPI) -> None:
 def configured(
     tmp_path: Path, api: FakeAPI, monkeypatch: pytest.MonkeyPatch, clock: FakeClock
 ) -> Iterator[clew.Memory]:
-    (tmp_path / "config.toml").write_text(
+    # The user's own file: a store's own may not say where the memory is sent.
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home-config"))
+    (tmp_path / "home-config" / "clew").mkdir(parents=True)
+    (tmp_path / "home-config" / "clew" / "config.toml").write_text(
         f'[model]\nprovider = "openai"\nbase_url = "{api.url}/v1"\nmodel = "tiny-local"\n'
         'api_key_env = "TEST_MODEL_KEY"\ntimeout = 2\nretries = 1\n\n[limits]\ncalls_per_day = 3\n'
     )

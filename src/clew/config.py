@@ -52,31 +52,34 @@ def load(store_path: str) -> dict[str, Any]:
     """Merge the config files of a store into one dict of sections (most specific wins)."""
     merged: dict[str, Any] = {}
     for path in reversed(config_files(store_path)):
-        if not os.path.isfile(path):
-            continue
-        import tomllib  # only when a config file exists: the CLI starts without it
-
-        try:
-            with open(path, "rb") as handle:
-                raw = handle.read(MAX_CONFIG_BYTES + 1)
-            if len(raw) > MAX_CONFIG_BYTES:
-                raise ValueError(f"it is larger than {MAX_CONFIG_BYTES // 1024} KB")
-            data = tomllib.loads(raw.decode("utf-8"))
-        except UnicodeDecodeError:
-            raise ValidationError(f"the config file {path} is not UTF-8 text") from None
-        except (OSError, ValueError) as exc:  # TOML errors, too many digits
-            reason = "a number has too many digits" if "digits" in str(exc) else str(exc)
-            raise ValidationError(f"cannot read the config file {path}: {reason}") from None
-        except RecursionError:  # tomllib nests arrays by recursion
-            raise ValidationError(
-                f"cannot read the config file {path}: nested too deeply"
-            ) from None
-        for section, values in data.items():
+        for section, values in _read(path).items():
             if isinstance(values, dict):
                 merged.setdefault(section, {}).update(values)
             else:
                 merged[section] = values
     return merged
+
+
+def _read(path: str) -> dict[str, Any]:
+    """One config file's sections ({} when there is no such file)."""
+    if not os.path.isfile(path):
+        return {}
+    import tomllib  # only when a config file exists: the CLI starts without it
+
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise ValueError(f"it is larger than {MAX_CONFIG_BYTES // 1024} KB")
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ValidationError(f"the config file {path} is not UTF-8 text") from None
+    except (OSError, ValueError) as exc:  # TOML errors, too many digits
+        reason = "a number has too many digits" if "digits" in str(exc) else str(exc)
+        raise ValidationError(f"cannot read the config file {path}: {reason}") from None
+    except RecursionError:  # tomllib nests arrays by recursion
+        raise ValidationError(f"cannot read the config file {path}: nested too deeply") from None
+    return data
 
 
 def setting(store_path: str, section: str, key: str, env: str, default: Any = None) -> Any:
@@ -119,6 +122,7 @@ def model_settings(store_path: str, role: str) -> Any:
     from clew.providers import PROVIDERS, ModelSettings
 
     prefix = _MODEL_ENV[role]
+    _refuse_project_model(store_path)
     section = load(store_path).get("model", {})
     if role == "large":
         section = section.get("large", {}) if isinstance(section, dict) else {}
@@ -153,6 +157,29 @@ def model_settings(store_path: str, role: str) -> Any:
         timeout=timeout,
         retries=retries,
     )
+
+
+# What a store's own config file may set in [model]: not where clew sends what it holds. A
+# project's .clew/config.toml arrives with the project (a clone, an archive), and a model
+# endpoint or key variable there would send the memory, and the key, wherever it says.
+_PROJECT_MODEL_KEYS = frozenset({"worker"})
+
+
+def _refuse_project_model(store_path: str) -> None:
+    """Refuse a store's own config file that says which model clew talks to, or how."""
+    files = config_files(store_path)
+    if len(files) < 2:  # a team store reads only the user's own file
+        return
+    section = _read(files[0]).get("model")
+    said = sorted(set(section) - _PROJECT_MODEL_KEYS) if isinstance(section, dict) else []
+    if section is not None and not isinstance(section, dict):
+        said = ["model"]
+    if said:
+        raise ValidationError(
+            f"the config file {files[0]} beside the store sets [model] {', '.join(said)}:"
+            " which model clew sends your memory to, and with which key, is yours to say; move"
+            f" those lines to {files[1]} or the environment (CLEW_MODEL...)"
+        )
 
 
 def limits(store_path: str) -> dict[str, int]:
