@@ -271,6 +271,12 @@ def _task(name: str, step: str) -> Task:
                 name, name, plan)  # fmt: skip
 
 
+def _opens_a_tag(text: str) -> bool:
+    """Whether a browser would read markup in `text` ("<" then a letter, "/", "!" or "?"): a
+    lone "<" is on every page already, as the renderer's own."""
+    return re.search(r"<[A-Za-z/!?]", text) is not None
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.text(min_size=1, max_size=80))
 def test_no_text_from_the_store_becomes_markup(text: str) -> None:
@@ -278,7 +284,7 @@ def test_no_text_from_the_store_becomes_markup(text: str) -> None:
     page = dashboard.task_list([_task(text, text)], nav)
     # Every tag on the page is one the renderer wrote: none starts inside the stored text.
     assert markup.escape(text) in page
-    if "<" in text:
+    if _opens_a_tag(text):
         assert text not in page
     assert page.count("<script") == 1  # live.js, nothing else
 
@@ -295,7 +301,7 @@ def test_no_text_on_a_task_page_becomes_markup(text: str) -> None:
                                                                   text)])  # fmt: skip
     nav = markup.Nav(text, text, "write", (), text, 3)
     page = dashboard.task_page(view, nav, can_edit=True)
-    if "<" in text:
+    if _opens_a_tag(text):
         assert text not in page
     assert page.count("<script") == 1 and markup.escape(text) in page
 
