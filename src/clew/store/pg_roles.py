@@ -123,7 +123,7 @@ def statements(role: str, kind: str | None, catalog: Catalog) -> list[str]:
     found = [f"REVOKE ALL ON TABLE {', '.join(quoted(t) for t in every)} FROM {who}"]
     found += [f"DROP POLICY {quoted(p)} ON {quoted(t)}" for t, p in catalog.policies]
     if kind is None:
-        return found
+        return [*found, f"REVOKE USAGE ON SCHEMA {quoted(catalog.schema)} FROM {who}"]
     found.append(f"GRANT USAGE ON SCHEMA {quoted(catalog.schema)} TO {who}")
     by_rights: dict[tuple[str, ...], list[str]] = {}
     for table in every:
@@ -186,6 +186,12 @@ def _check_role(raw: Any, role: str, kind: str | None, *, applying: bool) -> Non
             f" (CREATE ROLE {quoted(role)} LOGIN PASSWORD '...')"
         )
     superuser, bypasses, owns, creates, owner, me, may_grant = row
+    if applying and not may_grant:
+        raise StoreError(
+            f"only the owner of clew's tables ({owner!r}) or a superuser may grant or revoke"
+            f" what roles do to them, and this connection is role {me!r}; run it as"
+            f" {owner!r}, or print the statements with --sql for them to run"
+        )
     if superuser or bypasses:
         what = "a superuser" if superuser else "a role with BYPASSRLS"
         raise ValidationError(
@@ -204,12 +210,6 @@ def _check_role(raw: Any, role: str, kind: str | None, *, applying: bool) -> Non
             " function that the server's queries would call; as the schema's owner, run"
             " REVOKE CREATE ON SCHEMA public FROM PUBLIC (PostgreSQL before 15 grants it to"
             f" every role), and from {quoted(role)} if it was granted, then grant again"
-        )
-    if applying and not may_grant:
-        raise StoreError(
-            f"only the owner of clew's tables ({owner!r}) or a superuser may grant or revoke"
-            f" what roles do to them, and this connection is role {me!r}; run it as"
-            f" {owner!r}, or print the statements with --sql for them to run"
         )
 
 

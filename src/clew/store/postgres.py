@@ -162,6 +162,9 @@ class PostgresStore(
         finally:
             first.close()
         logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
+        # psycopg logs the error of a failed pipeline it ignores (the read's own error is
+        # raised, and says it): not printed to the user's terminal as a second line.
+        logging.getLogger("psycopg").addHandler(logging.NullHandler())
         self._pool: psycopg_pool.ConnectionPool[Any] = pool.ConnectionPool(
             url,
             min_size=1,
@@ -365,7 +368,8 @@ class PostgresStore(
                 with contextlib.suppress(Exception):
                     raw.execute("ROLLBACK")
                 if isinstance(exc, self._psycopg.Error):  # one a statement raised unguarded
-                    self._guard(lambda: _raise(exc))  # the same ClewError as a guarded one
+                    failed = exc
+                    self._guard(lambda: _raise(failed))  # the ClewError a guarded one gets
                 raise
             else:
                 self._guard(lambda: raw.execute("COMMIT"))
