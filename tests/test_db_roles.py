@@ -549,8 +549,10 @@ def test_grant_prints_its_sql_runs_again_after_a_new_table_and_revoke_takes_all(
     finally:
         with psycopg.connect(owner) as conn:
             conn.execute("DROP TABLE clew_roles_added")
-    code, out, err = run(capsys, owner, "db", "revoke", role)
-    assert code == 0 and "REVOKE ALL ON TABLE" in out and "may no longer" in err
+    code, out, _ = run(capsys, owner, "db", "revoke", role, "--sql")
+    assert code == 0 and "REVOKE ALL ON TABLE" in out and rights_of(team, role) == CHANGE
+    code, out, _ = run(capsys, owner, "db", "revoke", role)
+    assert code == 0 and out == f"role {role!r} may no longer reach clew's tables\n"
     assert rights_of(team, role) == set() and rights_of(team, role, "events") == set()
     assert role not in run(capsys, owner, "db", "roles")[1]
 

@@ -23,19 +23,17 @@ _MAY = {
 
 
 def _report(args: argparse.Namespace, done: RoleGrant) -> int:
+    """Under --sql the statements (run nothing); else one line saying what the role may do."""
     if args.json:
         print_json(done)
-        return 0
-    for statement in done.statements:
-        print(f"{statement};")
-    role = repr(done.role)
-    if not done.applied:
-        said = "nothing was run: run these as the owner of clew's tables (psql -f FILE)"
+    elif not done.applied:
+        for statement in done.statements:
+            print(f"{statement};")
+        print("clew: nothing was run: run these as the owner of clew's tables", file=sys.stderr)
     elif done.kind is None:
-        said = f"role {role} may no longer reach clew's tables"
+        print(f"role {done.role!r} may no longer reach clew's tables")
     else:
-        said = f"role {role} may now do what a {done.kind} does: {_MAY[done.kind]}"
-    print(f"clew: {said}", file=sys.stderr)
+        print(f"role {done.role!r} may now do what a {done.kind} does: {_MAY[done.kind]}")
     return 0
 
 
@@ -96,7 +94,7 @@ def register(commands: Any, command: Commands) -> None:
         " server (clew serve: task memory, the keys and the request log), member (agents:"
         " task memory, never the keys nor the log) or reader (dashboards: read task memory)."
         " It first takes away what the role had, so run it again after an upgrade adds a"
-        " table, or with another kind. Prints the statements run.",
+        " table, or with another kind. --sql prints the statements instead of running them.",
     )
     p.add_argument("role", help="the PostgreSQL role (made first with CREATE ROLE)")
     p.add_argument("--as", dest="kind", choices=_KINDS, required=True,
@@ -109,7 +107,7 @@ def register(commands: Any, command: Commands) -> None:
         cmd_revoke,
         "take from a role everything it may do to clew's tables",
         "Take from the PostgreSQL role ROLE every right on clew's tables, and its policies."
-        " Prints the statements run.",
+        " --sql prints the statements instead of running them.",
     )
     p.add_argument("role", help="the PostgreSQL role")
     p.add_argument("--sql", action="store_true",

@@ -437,8 +437,9 @@ class SQLiteStore(
     def _no_roles(self) -> ValidationError:
         return ValidationError(
             f"the store {self.path} is a SQLite file, which has no database roles: whoever may"
-            " open the file reads and changes all of it, keys included; keep it readable only"
-            " by its user (chmod 600), or use a PostgreSQL store (docs/team-store.md)"
+            " read the file reads all of it, keys included, and whoever may write it may add"
+            " a key; keep its folder readable only by its user (chmod 700), or use a"
+            " PostgreSQL store (docs/team-store.md)"
         )
 
     def grant_role(self, role: str, kind: str | None, *, apply: bool) -> list[str]:
