@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from clew.facade import Facade
 from clew.models import DatabaseRole, RoleGrant
-from clew.store.pg_roles import kind_name, role_name
 
 
 class Roles(Facade):
@@ -20,6 +19,8 @@ class Roles(Facade):
         """Give database role `role` exactly what a `kind` (server, member or reader) may do
         to every table of clew's, revoking what it had first; apply=False only makes the
         statements. PostgreSQL stores only."""
+        from clew.store.pg_roles import kind_name, role_name  # not on the hook path
+
         name, wanted = role_name(role), kind_name(kind)
         made = self._store.grant_role(name, wanted, apply=apply)
         return RoleGrant(name, wanted, tuple(made), apply)
@@ -27,6 +28,8 @@ class Roles(Facade):
     def revoke_role(self, role: str, *, apply: bool = True) -> RoleGrant:
         """Take from database role `role` everything it may do to clew's tables; apply=False
         only makes the statements. PostgreSQL stores only."""
+        from clew.store.pg_roles import role_name
+
         name = role_name(role)
         made = self._store.grant_role(name, None, apply=apply)
         return RoleGrant(name, None, tuple(made), apply)

@@ -158,7 +158,8 @@ SELECT r.rolsuper, r.rolbypassrls, pg_has_role(r.oid, t.relowner, 'MEMBER'),
        has_schema_privilege(r.oid, t.relnamespace, 'CREATE'), pg_get_userbyid(t.relowner),
        current_user::text,
        pg_has_role(current_user, t.relowner, 'USAGE')
-           OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)
+           OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user),
+       t.relnamespace::regnamespace::text
 FROM pg_roles r, pg_class t WHERE r.rolname = %(role)s AND t.oid = 'events'::regclass
 """
 
@@ -185,7 +186,7 @@ def _check_role(raw: Any, role: str, kind: str | None, *, applying: bool) -> Non
             f"there is no role {role!r} on this server{hint}: make it first, as a superuser"
             f" (CREATE ROLE {quoted(role)} LOGIN PASSWORD '...')"
         )
-    superuser, bypasses, owns, creates, owner, me, may_grant = row
+    superuser, bypasses, owns, creates, owner, me, may_grant, schema = row
     if applying and not may_grant:
         raise StoreError(
             f"only the owner of clew's tables ({owner!r}) or a superuser may grant or revoke"
@@ -208,8 +209,9 @@ def _check_role(raw: Any, role: str, kind: str | None, *, applying: bool) -> Non
         raise ValidationError(
             f"role {role!r} may create objects in the schema clew uses, and so plant a"
             " function that the server's queries would call; as the schema's owner, run"
-            " REVOKE CREATE ON SCHEMA public FROM PUBLIC (PostgreSQL before 15 grants it to"
-            f" every role), and from {quoted(role)} if it was granted, then grant again"
+            f" REVOKE CREATE ON SCHEMA {schema} FROM PUBLIC (PostgreSQL before 15 grants it"
+            f" to every role on public), and from {quoted(role)} if it was granted, then"
+            " grant again"
         )
 
 
