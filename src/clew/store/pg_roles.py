@@ -23,7 +23,10 @@ Invariants:
   kind's rights; then, before committing, it checks what the role can really do (with what
   it inherits from other roles and PUBLIC) against the kind, and changes nothing if more.
 - clew's task-memory tables are found in the catalog, not listed here: each has the
-  `<table>_space` policy that pg_migrations.table gives it (pg_vectors' table too).
+  `<table>_space` policy that pg_migrations.table gives it (pg_vectors' table too), so a new
+  one made that way is granted by the next `clew db grant`. Any other table must be named in
+  RIGHTS (and in migrations.ADMIN_TABLES, with row-level security and no policy, if only the
+  owner and the server may reach it): tests/test_db_roles.py fails on a table that is neither.
 """
 
 from __future__ import annotations
