@@ -20,6 +20,8 @@ from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import clew
 from clew.cli import main
@@ -657,3 +659,45 @@ def test_an_upgrade_takes_back_the_keys_the_old_set_up_gave_every_member(
             assert mem.verify().ok
     finally:
         drop(superuser, database, roles)
+
+
+# -- names -----------------------------------------------------------------------------------
+
+
+@settings(max_examples=200)
+@given(
+    name=st.text(
+        st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"), min_size=1
+    ).filter(lambda n: len(n.encode("utf-8")) <= 63 and n.strip())
+)
+def test_any_role_name_is_quoted_so_postgresql_reads_it_back_exactly(
+    conns: dict[str, Any], name: str
+) -> None:
+    """A role's name comes from the command line: quoted, PostgreSQL's parser reads back
+    that name and nothing else, so no name can add a statement."""
+    from clew.store.pg_roles import quoted, role_name
+
+    conn = conns["owner"]
+    try:
+        parsed = conn.execute("SELECT parse_ident(%s, true)", (quoted(role_name(name)),))
+        assert parsed.fetchone() == ([name],)
+    finally:
+        conn.rollback()
+
+
+def test_a_role_with_a_hostile_name_is_granted_and_revoked_as_itself(
+    team: Team, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = f'Odd "x"; DROP TABLE events; -- {uuid.uuid4().hex[:6]}'
+    identifier = psycopg.sql.Identifier(name)
+    with psycopg.connect(team.urls["superuser"], autocommit=True) as su:
+        su.execute(psycopg.sql.SQL("CREATE ROLE {} LOGIN").format(identifier))
+    try:
+        assert run(capsys, team.urls["owner"], "db", "grant", name, "--as", "reader")[0] == 0
+        assert rights_of(team, name) == {"SELECT"}
+        assert run(capsys, team.urls["owner"], "db", "revoke", name)[0] == 0
+        assert rights_of(team, name) == set() and rights_of(team, name, "events") == set()
+    finally:
+        with psycopg.connect(team.urls["superuser"], autocommit=True) as su:
+            su.execute(psycopg.sql.SQL("DROP OWNED BY {}").format(identifier))
+            su.execute(psycopg.sql.SQL("DROP ROLE {}").format(identifier))

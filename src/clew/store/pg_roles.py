@@ -32,7 +32,6 @@ Invariants:
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -61,12 +60,11 @@ RIGHTS: dict[str, dict[str, tuple[str, ...]]] = {
     "reader": {"memory": ("SELECT",), JOURNAL: ("SELECT",), MIGRATIONS: ("SELECT",)},
 }
 
-_SIMPLE = re.compile(r"[a-z_][a-z0-9_]*")
-
 
 def quoted(name: str) -> str:
-    """`name` as an SQL identifier: as it is when plain lower-case, else double-quoted."""
-    return name if _SIMPLE.fullmatch(name) else '"' + name.replace('"', '""') + '"'
+    """`name` as an SQL identifier, double-quoted: read back exactly as it is, whatever its
+    case, spaces, quotes or keywords (a role's name comes from the command line)."""
+    return '"' + name.replace('"', '""') + '"'
 
 
 def role_name(role: object) -> str:
@@ -121,7 +119,7 @@ def rights(kind: str, table: str) -> tuple[str, ...]:
 
 def statements(role: str, kind: str | None, catalog: Catalog) -> list[str]:
     """The statements that give `role` exactly what `kind` may do (None: nothing)."""
-    who = '"' + role.replace('"', '""') + '"'  # always quoted: a role's name is as given
+    who = quoted(role)
     every = tables(catalog)
     found = [f"REVOKE ALL ON TABLE {', '.join(quoted(t) for t in every)} FROM {who}"]
     found += [f"DROP POLICY {quoted(p)} ON {quoted(t)}" for t, p in catalog.policies]
