@@ -240,6 +240,7 @@ GROUPED = frozenset(
         "test_task_context",
         "test_retrieval_set",
         "test_embedding",
+        "test_db_roles",
     }
 )
 
@@ -356,6 +357,50 @@ def run_in_lockstep(scripts: Sequence[Sequence[str]]) -> list[tuple[int, str, st
                 proc.kill()
                 proc.communicate()
     return [(proc.returncode, out, err) for proc, (out, err) in zip(procs, results, strict=True)]
+
+
+# -- row-level security on every table (PostgreSQL) ---------------------------------------
+
+# Tables whose row-level security is enabled but not forced, and why: their owner reaches
+# every row; any other role only what a policy naming it gives (store/pg_roles.py).
+NOT_FORCED = {
+    "clew_keys": "the server's keys: found by prefix in any space by the owner and the roles"
+    " granted as a server (a policy each), by no one else",
+    "clew_requests": "the server's request log: the owner and the server roles, no one else",
+    "clew_migrations": "the migrations' record: read by every granted role, written by the owner",
+}
+
+
+def row_security_gaps(conn: Any) -> list[str]:
+    """Every relation of the schema a PostgreSQL connection `conn` uses that row-level
+    security does not hold as clew means it to, with what is wrong: a view (which it cannot
+    hold), a table without it, a table of task memory without a forced space policy, or one
+    of NOT_FORCED with a policy for PUBLIC or one that writes the migrations' record."""
+    rows = conn.execute(
+        "SELECT c.relname, c.relkind, c.relrowsecurity, c.relforcerowsecurity,"
+        " EXISTS (SELECT 1 FROM pg_policy p WHERE p.polrelid = c.oid"
+        "         AND p.polname = c.relname || '_space'),"
+        " EXISTS (SELECT 1 FROM pg_policy p WHERE p.polrelid = c.oid"
+        "         AND (0 = ANY(p.polroles) AND c.relname <> 'clew_migrations'"
+        "              OR c.relname = 'clew_migrations' AND p.polcmd <> 'r'))"
+        " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+        " WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f')"
+        " ORDER BY c.relname"
+    ).fetchall()
+    gaps = []
+    for name, kind, enabled, forced, spaced, open_to_all in rows:
+        if kind not in ("r", "p"):
+            gaps.append(
+                f"{name}: a relation of kind {kind!r}, which row-level security cannot hold"
+            )
+        elif not enabled:
+            gaps.append(f"{name}: no row-level security")
+        elif name in NOT_FORCED:
+            if forced or spaced or open_to_all:
+                gaps.append(f"{name}: forced, by space, or a policy for PUBLIC or for writes")
+        elif not (forced and spaced):
+            gaps.append(f"{name}: not forced, or no policy by space (say why in NOT_FORCED)")
+    return gaps
 
 
 # -- i13-pgvector: a throwaway server that has pgvector ------------------------------------

@@ -30,9 +30,18 @@ def _applied(conn: sqlite3.Connection, number: int) -> bool:
     )
 
 
+def undo_migration_23(conn: sqlite3.Connection) -> None:
+    """Take a store at schema 23 back to the one before: nothing but its record (a SQLite
+    file has no roles; PostgreSQL's migration 23 is tested in test_db_roles.py)."""
+    conn.execute("DELETE FROM clew_migrations WHERE number = 23")
+    conn.commit()
+
+
 def undo_migration_19(conn: sqlite3.Connection) -> None:
-    """Take a store at schema 19 back to 18: events by correlation id and sessions by
-    workspace indexed again."""
+    """Take a store at schema 19 (or later) back to 18: events by correlation id and
+    sessions by workspace indexed again."""
+    if _applied(conn, 23):
+        undo_migration_23(conn)
     conn.execute("CREATE INDEX IF NOT EXISTS events_correlation ON events(correlation_id)")
     conn.execute(
         "CREATE INDEX IF NOT EXISTS sessions_workspace"

@@ -95,6 +95,7 @@ ALLOWED_CLEW = frozenset(
         "clew.transcripts",  # capture --hook reads the transcript's lines with it
         "clew.trace",
         "clew.keys",  # the server's keys, a Memory mixin (hashlib; secrets only to make one)
+        "clew.roles",  # PostgreSQL's roles, a Memory mixin (its checks imported when called)
         "clew.credentials",
         "clew.transfer",
         "clew.turns",

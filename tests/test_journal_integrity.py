@@ -542,7 +542,8 @@ def test_a_fingerprint_covers_every_step_and_what_a_python_step_does() -> None:
 
     for migration in MIGRATIONS:
         base = fingerprint(migration)
-        assert fingerprint(migration._replace(statements=migration.statements[:-1])) != base
+        if migration.statements:  # one with none keeps a number shared with PostgreSQL's
+            assert fingerprint(migration._replace(statements=migration.statements[:-1])) != base
         assert fingerprint(migration._replace(name=migration.name + ".")) != base
     six = MIGRATIONS[5]
     runs = [n for n, step in enumerate(six.statements) if isinstance(step, Run)]

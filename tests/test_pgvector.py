@@ -219,3 +219,40 @@ def test_a_role_not_granted_the_copies_searches_in_process(
         made = mem.add_finding(task.id, "kaniko cache under /var/cache")
         assert mem.update_index() == 1
         assert mem.nearest("kaniko cache")[0][:2] == ("entry", made.id)
+
+
+def test_a_member_granted_after_the_vector_table_exists_searches_it_under_row_security(
+    server_url: str, clock: FakeClock
+) -> None:
+    """`embedding_vectors` is made when the owner first opens the store on a server with
+    pgvector: `clew db grant` (run again then) gives a member its rows, and row-level
+    security holds it as it holds every other table."""
+    import uuid
+
+    import psycopg
+
+    from tests.conftest import row_security_gaps
+
+    with clew.open(server_url, space=new_space()) as owner:  # the owner makes the tables
+        name = f"clew_member_{uuid.uuid4().hex[:8]}"
+        with psycopg.connect(
+            server_url.replace("clew_app@", "postgres@", 1), autocommit=True
+        ) as su:
+            su.execute(f"CREATE ROLE {name} LOGIN")
+        try:
+            made = owner.grant_role(name, "member")
+            assert any("embedding_vectors" in s for s in made.statements)
+            with psycopg.connect(server_url) as conn:
+                assert row_security_gaps(conn) == []
+            with clew.open(server_url.replace("clew_app@", f"{name}@", 1), space=new_space(),
+                           clock=clock) as mem:  # fmt: skip
+                assert mem._store.vector_search_native()
+                task = mem.create_task("t")
+                made_entry = mem.add_finding(task.id, "kaniko cache under /var/cache")
+                assert mem.update_index() == 1
+                assert mem.nearest("kaniko cache")[0][:2] == ("entry", made_entry.id)
+        finally:
+            owner.revoke_role(name)
+            with psycopg.connect(server_url.replace("clew_app@", "postgres@", 1),
+                                 autocommit=True) as su:  # fmt: skip
+                su.execute(f"DROP ROLE {name}")

@@ -20,7 +20,7 @@ import pytest
 
 import clew
 from clew.store.postgres import PostgresStore
-from tests.conftest import FakeClock, new_space, postgres_url, run_in_lockstep
+from tests.conftest import FakeClock, new_space, postgres_url, row_security_gaps, run_in_lockstep
 
 psycopg = pytest.importorskip("psycopg")
 
@@ -124,6 +124,9 @@ _BOOKKEEPING = "('clew_migrations', 'clew_keys', 'clew_requests')"
 
 
 def test_every_key_starts_with_the_space_and_every_table_has_row_security(admin: Any) -> None:
+    """Keys by space for every table of task memory; row-level security on every table of
+    the schema, by space or, for those of NOT_FORCED (conftest.py), by role (test_db_roles.py
+    tries it as each role)."""
     keys = admin.execute(
         "SELECT c.relname, i.relname, a.attname FROM pg_index x"
         " JOIN pg_class c ON c.oid = x.indrelid JOIN pg_class i ON i.oid = x.indexrelid"
@@ -134,12 +137,7 @@ def test_every_key_starts_with_the_space_and_every_table_has_row_security(admin:
     ).fetchall()
     assert keys
     assert [(t, i) for t, i, first in keys if first != "space"] == []
-    tables = admin.execute(
-        "SELECT relname, relrowsecurity, relforcerowsecurity FROM pg_class c"
-        " JOIN pg_namespace n ON n.oid = c.relnamespace"
-        f" WHERE c.relkind = 'r' AND n.nspname = current_schema() AND relname NOT IN {_BOOKKEEPING}"
-    ).fetchall()
-    assert [t for t, enabled, forced in tables if not (enabled and forced)] == []
+    assert row_security_gaps(admin) == []
 
 
 @pytest.fixture
@@ -168,8 +166,8 @@ def role(url: str, admin: Any) -> Iterator[str]:
     team store should connect. Returns its URL."""
     name = f"clew_member_{uuid.uuid4().hex[:8]}"
     admin.execute(f"CREATE ROLE {name} LOGIN")
-    admin.execute(f"GRANT USAGE ON SCHEMA public TO {name}")
-    admin.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {name}")
+    with clew.open(url, space=new_space()) as owner:  # as docs/team-store.md says
+        owner.grant_role(name, "member")
     yield url.replace("://root@", f"://{name}@", 1)
     admin.execute(f"DROP OWNED BY {name}")
     admin.execute(f"DROP ROLE {name}")

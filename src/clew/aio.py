@@ -196,3 +196,6 @@ class AsyncMemory:
     log_requests = _off_loop(Memory.log_requests)
     list_requests = _off_loop(Memory.list_requests)
     prune_requests = _off_loop(Memory.prune_requests)
+    grant_role = _off_loop(Memory.grant_role)
+    revoke_role = _off_loop(Memory.revoke_role)
+    database_roles = _off_loop(Memory.database_roles)

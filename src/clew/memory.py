@@ -26,6 +26,7 @@ from clew.models import (
     TaskStatus,
     VerifyReport,
 )
+from clew.roles import Roles
 from clew.taskrecord import step_changes
 from clew.trace import Ledger
 from clew.transfer import Transfer
@@ -35,7 +36,7 @@ from clew.upkeep import Upkeep
 _REWRITES = frozenset({"task.created", "task.archived", "plan.revised"})
 
 
-class Memory(Assembly, Upkeep, Ledger, Transfer, Keys):
+class Memory(Assembly, Upkeep, Ledger, Transfer, Keys, Roles):
     """A task memory over one store, in one space. Open it with `clew.open()`.
 
     The methods live in mixins by subject: tasks, plans and messages here; archive
@@ -49,6 +50,7 @@ class Memory(Assembly, Upkeep, Ledger, Transfer, Keys):
     `assemble` (a session's prompt, or a task's context without one) in `assembly.py`;
     export, import and push of the journal in `transfer.py`;
     the HTTP server's keys and request log in `keys.py`;
+    a PostgreSQL store's database roles in `roles.py`;
     the vector index (embeddings, `nearest`) in `vectors.py`;
     the complete task record (answer, outcome, phases, entities...) in `taskrecord.py`;
     the shared plumbing (transactions, ids, correlation) in `facade.py`.

@@ -816,3 +816,26 @@ class IndexStatus(NamedTuple):
     def lag(self) -> str:
         """Say how far the index is, e.g. "embedded 9,812 of 9,820"."""
         return f"embedded {self.embedded:,} of {self.total:,}"
+
+
+class RoleGrant(NamedTuple):
+    """What `grant_role` or `revoke_role` does to a PostgreSQL role: the statements, in
+    order, and whether they were run (`applied`) or only made."""
+
+    role: str
+    kind: str | None  # server, member or reader; None when everything was taken away
+    statements: tuple[str, ...]
+    applied: bool
+
+
+class DatabaseRole(NamedTuple):
+    """A PostgreSQL role that can reach a store's tables, and the kind its rights match:
+    owner, superuser or bypassrls (row-level security holds neither), server, member,
+    reader, or other (then `differences` says how it differs from the `nearest` kind:
+    '+RIGHT table' held beyond it, '-RIGHT table' lacking)."""
+
+    role: str
+    kind: str
+    login: bool
+    nearest: str | None = None
+    differences: tuple[str, ...] = ()

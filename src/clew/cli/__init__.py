@@ -80,6 +80,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "move": ("export", "import", "push"),
     "index": ("index",),
     "server": ("keys", "serve"),
+    "db": ("db",),
 }
 _VALUED = ("--db", "--space", "--busy-timeout", "--max-input-mb")  # global options with a value
 

@@ -63,6 +63,7 @@ GROUPS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("index", "the vector index: its lag, update it, rebuild it (extra `vectors`)"),
             ("jobs", "list queued, running, done and failed jobs"),
             ("usage", "what the utility model cost: calls and tokens"),
+            ("db", "PostgreSQL roles: grant a role what a server, member or reader may do"),
             ("demo", "a walkthrough on a temporary store"),
         ),
     ),

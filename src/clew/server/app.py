@@ -608,7 +608,10 @@ async def _flushing(server: Server) -> None:
 def check_bind(home: Memory, host: str) -> bool:
     """Whether `host` is loopback; refuse (ValidationError) a wider bind with no key."""
     loopback = is_loopback(host)
-    if not loopback and not home.has_keys():
+    # Read the keys even on loopback: a role that may not (a PostgreSQL member) is refused
+    # now, in one line, rather than on every request.
+    keyed = home.has_keys()
+    if not loopback and not keyed:
         raise ValidationError(
             f"refusing to serve on {host} with no key: anyone who reaches it could read and"
             " change the store; make one first (clew keys create --space SPACE --scope admin),"

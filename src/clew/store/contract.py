@@ -33,6 +33,7 @@ from clew.models import (
     ActionLog,
     ActionStatus,
     Attempt,
+    DatabaseRole,
     Entry,
     EntryFilter,
     EntryStatus,
@@ -719,6 +720,24 @@ class KeyStore(Protocol):
         ...
 
 
+class RoleAdmin(Protocol):
+    """Database roles: what each kind of role may do to the store's tables (PostgreSQL's
+    privileges and row-level security; store/pg_roles.py). A SQLite file has no roles:
+    whoever can open it may do anything to it, so there each raises ValidationError."""
+
+    def grant_role(self, role: str, kind: str | None, *, apply: bool) -> list[str]:
+        """Give the database role `role` exactly what `kind` (server, member, reader; None:
+        nothing) may do to every table of clew's, in one transaction; return the statements.
+        With apply=False, only make and return them. ValidationError for a role that does
+        not exist, owns the tables, or would keep more than `kind` (superuser, BYPASSRLS,
+        inherited rights); StoreError when this connection's role may not grant."""
+        ...
+
+    def database_roles(self) -> list[DatabaseRole]:
+        """Every role that can reach the store's tables, with the kind its rights match."""
+        ...
+
+
 class Store(
     Journal,
     TaskReads,
@@ -731,6 +750,7 @@ class Store(
     VectorReads,
     VectorWrites,
     KeyStore,
+    RoleAdmin,
     Protocol,
 ):
     """Everything the facade needs of a backend: the journal core and every subject's reads."""

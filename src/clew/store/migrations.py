@@ -1157,7 +1157,7 @@ MIGRATIONS += (
 # `clew serve`'s keys and request log (keys.py). Server administration, not task memory: no
 # event journals them (an export or push of a space must never carry credentials, and a key
 # is looked up by its prefix before any space is known), `verify` does not compare them, and
-# on PostgreSQL they are the two tables without row-level security.
+# on PostgreSQL their row-level security is not by space but by role (migration 23).
 ADMIN_TABLES = ("clew_keys", "clew_requests")
 MIGRATIONS += (
     Migration(
@@ -1264,6 +1264,20 @@ MIGRATIONS += (
         19,
         "no index of events by correlation id, nor of sessions by workspace and last activity",
         ("DROP INDEX IF EXISTS events_correlation", "DROP INDEX IF EXISTS sessions_workspace"),
+    ),
+)
+
+# PostgreSQL's migration 23 gives the server's keys and request log row-level security that
+# only their owner and the server's roles pass (store/pg_roles.py). A SQLite file has no
+# roles, whoever can open it reads and writes all of it (docs/security.md): nothing to do
+# here, but the numbers are shared.
+MIGRATIONS += (
+    Migration(
+        23,
+        "database roles: the server's keys and request log reachable only by their owner and"
+        " the server's roles, the migrations' record read by all (PostgreSQL's; a SQLite file"
+        " has no roles)",
+        (),
     ),
 )
 

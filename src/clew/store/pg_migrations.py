@@ -6,11 +6,14 @@ with types mapped TEXT -> text, INTEGER -> bigint, REAL -> double precision, BLO
 What differs, on purpose:
 - Every primary and unique key starts with `space` (an id is unique within its space), and
   foreign keys carry it, so a Citus cluster can distribute every table by `space`.
-- Every table with a `space` has row-level security, enabled and forced: a row is visible and
-  writable only when `space` equals the transaction's `clew.space` setting, which the store
-  sets in every transaction. `clew.all_spaces = 'on'` (set only by `verify --all-spaces`, in a
-  read-only transaction) lets reads see every space; writes never. Superusers and BYPASSRLS
-  roles skip these policies: a team store connects as an ordinary role.
+- Every table has row-level security. Each table of task memory has it enabled and forced: a
+  row is visible and writable only when `space` equals the transaction's `clew.space`
+  setting, which the store sets in every transaction. `clew.all_spaces = 'on'` (set only by
+  `verify --all-spaces`, in a read-only transaction) lets reads see every space; writes never.
+  The server's keys and request log, and the migrations' record, have it enabled, not forced
+  (migration 23): their owner reaches every row, other roles only what a policy of theirs
+  gives (store/pg_roles.py). Superusers and BYPASSRLS roles skip every policy: a team store
+  connects as ordinary roles.
 - The search indexes are each backend's own: FTS5 tables and triggers on SQLite; here a
   generated `search` tsvector column with a GIN index on entries, turns and `record_docs`
   (kept by a trigger, as on SQLite), and the functions that make them (store/pg_search.py).
@@ -858,8 +861,9 @@ MIGRATIONS += (
 MIGRATIONS += (
     # SQLite's migration 17: the server's keys and request log. Server administration: a key
     # is found by its prefix before its space is known, and an admin revokes any space's, so
-    # these two tables have no row-level security and their keys do not start with `space`
-    # (pg_adapter does not hold their changes to the transaction's space).
+    # these two tables have no row-level security by space (migration 23 gives them one by
+    # role) and their keys do not start with `space` (pg_adapter does not hold their changes
+    # to the transaction's space).
     PgMigration(
         17,
         "keys of the HTTP server, one space and scope each, and its request log",
@@ -956,6 +960,48 @@ MIGRATIONS += (
         19,
         "no index of events by correlation id, nor of sessions by workspace and last activity",
         ("DROP INDEX IF EXISTS events_correlation", "DROP INDEX IF EXISTS sessions_workspace"),
+    ),
+)
+
+
+def _revoke_admin_tables(raw: Any) -> None:
+    """Take every right on the keys and the request log from each role but their owner (the
+    set-up documented before this migration granted a member every table). REVOKE ALL
+    FROM a role removes the privileges this owner granted it; the row-level security the
+    migration turns on holds any other, granted by someone else."""
+    rows = raw.execute(
+        "SELECT DISTINCT CASE a.grantee WHEN 0 THEN 'PUBLIC' ELSE"
+        " quote_ident(pg_get_userbyid(a.grantee)) END FROM pg_class c,"
+        " aclexplode(c.relacl) a WHERE c.oid IN ('clew_keys'::regclass,"
+        " 'clew_requests'::regclass) AND a.grantee <> c.relowner"
+    ).fetchall()
+    for (grantee,) in rows:
+        raw.execute(f"REVOKE ALL ON TABLE clew_keys, clew_requests FROM {grantee}".encode())
+
+
+MIGRATIONS += (
+    # SQLite's migration 23 does nothing (a file has no roles). Here the server's keys and
+    # request log get row-level security with no policy: their owner, who is not held by
+    # it (it is enabled, not forced: the owner finds a key by its prefix in any space), and
+    # the roles `clew db grant --as server` gives a policy of their own reach their rows;
+    # every other role sees none and writes none, whatever it is granted. The migrations'
+    # record is readable by every role that may open the store, and written by its owner.
+    PgMigration(
+        23,
+        "database roles: the server's keys and request log reachable only by their owner and"
+        " the server's roles, the migrations' record read by all (PostgreSQL's; a SQLite file"
+        " has no roles)",
+        (
+            "ALTER TABLE clew_keys ENABLE ROW LEVEL SECURITY",
+            "ALTER TABLE clew_requests ENABLE ROW LEVEL SECURITY",
+            "ALTER TABLE clew_migrations ENABLE ROW LEVEL SECURITY",
+            "CREATE POLICY clew_migrations_read ON clew_migrations FOR SELECT USING (true)",
+            PgRun(
+                "revoke every privilege on clew_keys and clew_requests from every role but"
+                " their owner, PUBLIC included",
+                _revoke_admin_tables,
+            ),
+        ),
     ),
 )
 

@@ -35,8 +35,9 @@ from clew.errors import (
 )
 from clew.ids import is_id_prefix
 from clew.location import shown
-from clew.models import VerifyReport
-from clew.store import pg_adapter, pg_migrations, pg_vectors
+from clew.models import DatabaseRole, VerifyReport
+from clew.store import pg_adapter, pg_migrations, pg_roles, pg_vectors
+from clew.store.migrations import ADMIN_TABLES
 from clew.store.pg_search import PostgresSearch
 from clew.store.pg_vectors import PgVectorSearch
 from clew.store.sql import Row
@@ -161,6 +162,9 @@ class PostgresStore(
         finally:
             first.close()
         logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
+        # psycopg logs the error of a failed pipeline it ignores (the read's own error is
+        # raised, and says it): not printed to the user's terminal as a second line.
+        logging.getLogger("psycopg").addHandler(logging.NullHandler())
         self._pool: psycopg_pool.ConnectionPool[Any] = pool.ConnectionPool(
             url,
             min_size=1,
@@ -178,13 +182,18 @@ class PostgresStore(
 
     def _server_read_only(self, raw: psycopg.Connection[Any]) -> str | None:
         row = raw.execute(
-            "SELECT pg_is_in_recovery(), current_setting('default_transaction_read_only')"
+            "SELECT pg_is_in_recovery(), current_setting('default_transaction_read_only'),"
+            " current_user::text, to_regclass('events') IS NOT NULL"
+            " AND NOT has_table_privilege('events', 'INSERT')"
         ).fetchone()
         assert row is not None
+        self.role: str = row[2]
         if row[0]:
             return "it is a read replica"
         if row[1] == "on":
             return "the server's default_transaction_read_only is on"
+        if row[3]:  # a reader (docs/team-store.md, section 2): it may not add to the journal
+            return f"the role {self.role!r} may only read it"
         return None
 
     def _recorded(self, raw: psycopg.Connection[Any]) -> dict[int, str | None]:
@@ -223,7 +232,15 @@ class PostgresStore(
         if applied == pg_migrations.LATEST:
             return
         if not self.read_only:
-            migrate(raw)
+            try:
+                migrate(raw)
+            except self._psycopg.errors.InsufficientPrivilege as exc:
+                raise StoreError(
+                    f"the store {self.path} needs setting up or upgrading (schema {applied} of"
+                    f" {pg_migrations.LATEST}), which only the owner of its tables may do, and"
+                    f" this is role {self.role!r} ({_why(exc, self.url)}): run `clew init` once"
+                    " as the owner"
+                ) from None
             return
         if applied != pg_migrations.LATEST:
             raise StoreError(
@@ -247,7 +264,7 @@ class PostgresStore(
         except psycopg.errors.ReadOnlySqlTransaction as exc:
             raise self._read_only_error() from exc
         except psycopg.errors.InsufficientPrivilege as exc:
-            raise StoreError(f"the store {self.path} refused this: {_why(exc, self.url)}") from exc
+            raise StoreError(self._refused(exc)) from exc
         except psycopg.DataError as exc:
             if "NUL (0x00)" in str(exc):  # checked by the driver before anything is sent
                 raise ValidationError(
@@ -269,11 +286,32 @@ class PostgresStore(
                 ) from exc
             raise
 
+    def _refused(self, exc: BaseException) -> str:
+        """What to say when the server refused the role something (docs/team-store.md,
+        section 2, says what each kind of role may do)."""
+        why = _why(exc, self.url)
+        role = getattr(self, "role", "?")
+        if any(f"table {t}" in why for t in ADMIN_TABLES):
+            return (
+                f"the store {self.path} refused this to role {role!r} ({why}): only the owner"
+                " of clew's tables and roles granted `clew db grant ROLE --as server` may use"
+                " the server's keys and request log"
+            )
+        return (
+            f"the store {self.path} refused this to role {role!r} ({why}); if clew was just"
+            " upgraded, the tables' owner grants the role again: clew db grant ROLE --as KIND"
+        )
+
     def _read_only_error(self) -> StoreReadOnlyError:
         why = self.read_only_reason or "the server refused to write"
+        fix = (
+            "connect as a role granted more (clew db grant ROLE --as member)"
+            if why.startswith("the role")
+            else "connect to the primary"
+        )
         return StoreReadOnlyError(
             f"the store {self.path} is read-only ({why}): reads work, but this would change it;"
-            " to write, connect to the primary"
+            f" to write, {fix}"
         )
 
     @property
@@ -326,9 +364,12 @@ class PostgresStore(
             self._local.txn = txn
             try:
                 yield
-            except BaseException:
+            except BaseException as exc:
                 with contextlib.suppress(Exception):
                     raw.execute("ROLLBACK")
+                if isinstance(exc, self._psycopg.Error):  # one a statement raised unguarded
+                    failed = exc
+                    self._guard(lambda: _raise(failed))  # the ClewError a guarded one gets
                 raise
             else:
                 self._guard(lambda: raw.execute("COMMIT"))
@@ -432,6 +473,31 @@ class PostgresStore(
         """SQLite's FTS5 indexes do not exist here: nothing to check."""
         return None
 
+    # -- database roles (store/pg_roles.py) ------------------------------------------------
+
+    def grant_role(self, role: str, kind: str | None, *, apply: bool) -> list[str]:
+        """Give `role` exactly what `kind` may do to every table of clew's (None: nothing),
+        in one transaction of a pooled connection; return the statements."""
+        if apply and self.read_only:
+            raise self._read_only_error()
+
+        def run() -> list[str]:
+            with self._pool.connection() as raw:
+                return pg_roles.grant(raw, role, kind, apply=apply, lock=MIGRATION_LOCK)
+
+        made: list[str] = self._guard(run)
+        return made
+
+    def database_roles(self) -> list[DatabaseRole]:
+        """Every role that can reach clew's tables, with the kind its rights match."""
+
+        def run() -> list[DatabaseRole]:
+            with self._pool.connection() as raw:
+                return pg_roles.held_roles(raw)
+
+        found: list[DatabaseRole] = self._guard(run)
+        return found
+
     # -- verify ---------------------------------------------------------------------------
 
     def verify(self, *, all_spaces: bool = False) -> VerifyReport:
@@ -485,6 +551,10 @@ def _collated(sql: str) -> str:
     import re
 
     return re.sub(r"(\b\w+\s+)text\b(?! COLLATE)", r'\1text COLLATE "C"', sql)
+
+
+def _raise(exc: BaseException) -> None:
+    raise exc
 
 
 def _seconds(timeout: float) -> int:

@@ -25,9 +25,10 @@ from clew.errors import (
     StoreBusyError,
     StoreError,
     StoreReadOnlyError,
+    ValidationError,
 )
 from clew.ids import ID_LENGTH, is_id_prefix
-from clew.models import Event, Session
+from clew.models import DatabaseRole, Event, Session
 from clew.store import codec, projection_conversations
 from clew.store.migrations import (
     FINGERPRINTED_FROM,
@@ -430,6 +431,24 @@ class SQLiteStore(
             f"the store {self.path} needs setting up or upgrading (schema {applied} of"
             f" {LATEST}), which writes, but {self.read_only_reason}; open it once with write access"
         )
+
+    # -- database roles: none -----------------------------------------------------------
+
+    def _no_roles(self) -> ValidationError:
+        return ValidationError(
+            f"the store {self.path} is a SQLite file, which has no database roles: whoever may"
+            " read the file reads all of it, keys included, and whoever may write it may add"
+            " a key; keep its folder readable only by its user (chmod 700), or use a"
+            " PostgreSQL store (docs/team-store.md)"
+        )
+
+    def grant_role(self, role: str, kind: str | None, *, apply: bool) -> list[str]:
+        """Roles are PostgreSQL's (store/pg_roles.py): a SQLite file has none."""
+        raise self._no_roles()
+
+    def database_roles(self) -> list[DatabaseRole]:
+        """Roles are PostgreSQL's (store/pg_roles.py): a SQLite file has none."""
+        raise self._no_roles()
 
     # -- transactions -----------------------------------------------------------------
 
