@@ -13,7 +13,7 @@ from clew.store.sqlite import SQLiteStore
 _PROTOCOLS = [
     contract.Journal, contract.TaskReads, contract.ArchiveReads, contract.LedgerReads,
     contract.ConversationReads, contract.JobReads, contract.LifecycleReads, contract.RecordReads,
-    contract.VectorReads, contract.VectorWrites, contract.KeyStore,
+    contract.VectorReads, contract.VectorWrites, contract.KeyStore, contract.ImportLog,
 ]  # fmt: skip
 
 

@@ -25,6 +25,7 @@ from clew.errors import (
     ValidationError,
 )
 from clew.models import to_jsonable
+from clew.origin import NOTHING, HostRules
 from clew.schema import check_arguments
 from clew.tools import (
     Context,
@@ -182,12 +183,15 @@ EXTRA: dict[str, Tool] = {
 OPERATIONS: dict[str, Tool] = {**tools.TOOLS, **EXTRA}
 
 
-def scope_needed(name: str, arguments: Mapping[str, Any] | None) -> str:
-    """The scope a key needs to call operation `name` with `arguments`."""
+def scope_needed(
+    name: str, arguments: Mapping[str, Any] | None, served: HostRules = NOTHING
+) -> str:
+    """The scope a key needs to call operation `name` with `arguments` on a server that
+    allows `served` (ScopeError for what it allows no key)."""
     extra = EXTRA.get(name)
     if extra is not None:
         return "read" if extra.read_only else "write"
-    return tools.scope_needed(name, arguments)
+    return tools.scope_needed(name, arguments, served)
 
 
 def check_scope(scope: str, needed: str, what: str) -> None:
