@@ -23,10 +23,12 @@ segment is refused outright, since the service may read it differently than the 
 from __future__ import annotations
 
 import os
-from typing import NamedTuple
-from urllib.parse import SplitResult, urlsplit
+from typing import TYPE_CHECKING, NamedTuple
 
 from clew.errors import ScopeError, ValidationError
+
+if TYPE_CHECKING:  # urllib.parse is only read once a URL is checked (not on the hook path)
+    from urllib.parse import SplitResult
 
 HOST_KINDS = ("command", "file", "url")  # the wait kinds that make this host act
 # What each kind makes the host do, as refusals say it.
@@ -75,11 +77,12 @@ NOTHING = HostRules(False, (), ())
 class Origin(NamedTuple):
     """Who a call comes from, as the door that took it knows (never from the call's data):
     the door (python, cli, api, mcp, web, push), the server key's prefix (None: the host's
-    own user) and what it may make this host do."""
+    own user) and scope, and what it may make this host do."""
 
     door: str = "python"
     key: str | None = None
     may: HostRules = LOCAL
+    scope: str = "admin"
 
 
 HOST_USER = Origin()  # a call of the Python API: the host's own user
@@ -115,6 +118,8 @@ def url_rule(text: str) -> UrlRule:
 
 def _parts(url: str, what: str) -> SplitResult:
     """`url` split, or ValidationError for one no rule may match (see the module docstring)."""
+    from urllib.parse import urlsplit
+
     try:
         parts = urlsplit(url)
         port = parts.port  # raises for a port that is not a number

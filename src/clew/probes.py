@@ -163,8 +163,8 @@ def unsealed(wait: Wait) -> str | None:
 
     try:
         key = sealing.secret(create=False)
-    except ValidationError as exc:
-        return f"never run: {exc}"
+    except ValidationError as exc:  # nothing was sealed here (or the key was moved away)
+        return f"{NOT_SEALED}; {exc}"
     fields = seal_fields(wait.space, wait.task_id, wait._asdict())
     if not sealing.check("wait", fields, wait.seal, key=key):
         return NOT_SEALED

@@ -433,7 +433,7 @@ class _Checks:
             return
         who = "this key" if self.by.key is not None else "a caller of this server"
         said = f"adds a wait that {origin.ACTS[str(kind)]}, which {who} may not add"
-        if self.by.may != origin.NOTHING:  # an admin: the operator's options say why
+        if self.by.scope == "admin":  # the operator's options say why
             said += f" ({why})"
         raise self.refuse(moved, said, ScopeError)
 

@@ -338,7 +338,7 @@ class Server:
             return _error(api.status_of(exc), api.error_text(exc))
         mem = self.spaces.get(caller.space)
         # Who imports, from the key: a file may add only what this key could add itself.
-        by = Origin("api", caller.prefix, for_scope(caller.scope, self.allow))
+        by = Origin("api", caller.prefix, for_scope(caller.scope, self.allow), caller.scope)
         send, receive = anyio.create_memory_object_stream[bytes](16)
 
         async def take() -> bytes | None:
