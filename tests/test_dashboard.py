@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import clew
-from clew.history import HistoryItem
+from clew.history import HistoryItem, actor_of
 from clew.models import (
     Action,
     ActionStatus,
@@ -303,8 +303,8 @@ def test_no_text_on_a_task_page_becomes_markup(text: str) -> None:
 def test_cookie_keys_and_actors_read_back() -> None:
     assert web.cookie_keys("a=1; clew_keys=k1.k2; b=2") == ["k1", "k2"]
     assert web.cookie_keys("other=1") == []
-    assert web.actor_of("web:0123456789ab:zz") == "key 0123456789ab (dashboard)"
-    assert web.actor_of("plainid") == "" and web.actor_of("web:x") == ""
+    assert actor_of("web:0123456789ab:zz") == "key 0123456789ab (dashboard)"
+    assert actor_of("plainid") == "" and actor_of("web:x") == ""
     assert not web.is_dashboard("/api/v1/task_list") and web.is_dashboard("/tasks/x")
 
 

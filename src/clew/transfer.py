@@ -51,7 +51,7 @@ from clew.errors import (
 )
 from clew.facade import Facade
 from clew.journalfile import After, Moved
-from clew.models import Event, MoveReport
+from clew.models import Event, ImportRecord, MoveReport
 from clew.origin import Origin
 from clew.store import Store, chain, codec
 from clew.store.chain import Link
@@ -183,6 +183,13 @@ class Transfer(Facade):
             )  # fmt: skip
         finally:
             target.close()
+
+    def import_records(self, first_seq: int = 0, last_seq: int | None = None) -> list[ImportRecord]:
+        """The store's records of who imported or pushed this space's events (those that
+        added any event of seq `first_seq`..`last_seq`), oldest first."""
+        first = checks.integer(first_seq, "first_seq")
+        last = checks.MAX_INT if last_seq is None else checks.integer(last_seq, "last_seq")
+        return self._store.imports_between(first, last)
 
     def _stored_links(self) -> Generator[Link]:
         """Yield this space's events as stored (their data as text, never decoded), a page
