@@ -8,6 +8,7 @@ or a server's admin key within what the operator allowed (--allow-commands, --al
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import http.server
 import io
@@ -563,3 +564,117 @@ def test_the_seal_binds_every_field_that_decides_what_runs(mem: clew.Memory) -> 
     for field, value in changes.items():
         assert probes.unsealed(wait._replace(**{field: value})) == probes.NOT_SEALED, field
     assert sealing.check("wait", (), wait.seal) is False
+
+
+def test_no_caller_may_point_a_url_wait_off_this_host(mem: clew.Memory) -> None:
+    """Not even the host's own user: a URL wait asks 127.0.0.1, localhost or ::1 only."""
+    task = mem.create_task("Deploy", ["Build"])
+    elsewhere = (
+        "http://169.254.169.254/latest/meta-data/",
+        "http://example.com/",
+        "http://127.0.0.1.example.com/",
+        "http://[fe80::1]/",
+        "file:///etc/passwd",
+    )
+    for url in elsewhere:
+        with pytest.raises(ValidationError):
+            mem.add_wait(task.id, "url", url)
+
+
+# -- the audit -------------------------------------------------------------------------------------
+
+
+def test_no_tool_or_operation_takes_a_host_path_or_url_but_a_waits_target() -> None:
+    """What a server's caller can name on the host: a wait's target (held by the rules and
+    the seal) and a workspace (only resolved to compare folders, never read). A new argument
+    that names a path, a URL or a command fails this until the audit takes it in."""
+    import re
+
+    from clew.server import api
+
+    named: set[tuple[str, str]] = set()
+
+    def walk(operation: str, schema: dict[str, Any], prefix: str = "") -> None:
+        for key, value in schema.get("properties", {}).items():
+            named.add((operation, prefix + key))
+            if isinstance(value, dict) and value.get("type") == "object":
+                walk(operation, value, f"{prefix}{key}.")
+            items = value.get("items") if isinstance(value, dict) else None
+            if isinstance(items, dict) and items.get("type") == "object":
+                walk(operation, items, f"{prefix}{key}[].")
+
+    for name, operation in api.OPERATIONS.items():
+        walk(name, operation.schema)
+    hostish = re.compile(r"path|file|url|dir|command|cwd|workspace|target|location|db|host|^to$")
+    assert {n for n in named if hostish.search(n[1])} == {
+        ("smart_wait", "target"),
+        ("task_register", "workspace"),
+        ("task_state", "workspace"),
+        ("task_list", "workspace"),
+        ("session_list", "workspace"),
+    }
+
+
+_SINKS = {
+    "subprocess": {"Popen", "run", "call", "check_call", "check_output"},
+    "os": {"posix_spawn", "system", "execv", "execvp", "popen", "open", "fdopen"},
+    "request": {"urlopen"},
+    "socket": {"socket", "create_connection"},
+    "np": {"load"},
+}
+
+
+def _call_sites() -> set[str]:
+    """Every function of the package that runs a program, opens a file or a socket, or
+    fetches a URL: `clew.module.function` names, found in the source."""
+    root = Path(clew.__file__).parent
+    found: set[str] = set()
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root.parent).with_suffix("").parts
+        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        own_open = any(isinstance(n, ast.FunctionDef) and n.name == "open" for n in tree.body)
+        _visit(tree, (module,), own_open, found)
+    return found
+
+
+def _visit(node: ast.AST, where: tuple[str, ...], own_open: bool, found: set[str]) -> None:
+    for child in ast.iter_child_nodes(node):
+        inner = where
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            inner = (*where, child.name)
+        if isinstance(child, ast.Call) and _is_sink(child.func, own_open):
+            found.add(".".join(where))
+        _visit(child, inner, own_open, found)
+
+
+def _is_sink(func: ast.expr, own_open: bool) -> bool:
+    if isinstance(func, ast.Name):
+        return func.id == "open" and not own_open  # clew.open is the store, not a file
+    if not isinstance(func, ast.Attribute):
+        return False
+    base = ast.unparse(func.value).split(".")[-1]
+    if func.attr in _SINKS.get(base, ()):
+        return True
+    if func.attr in ("read_text", "read_bytes"):
+        return True
+    return func.attr == "open" and base not in ("clew", "_store", "store")  # a Path's, an opener's
+
+
+def test_every_call_that_runs_opens_or_fetches_is_in_the_audit() -> None:
+    """docs/security.md lists every function that runs a program, reads or writes a file, or
+    fetches a URL, with who can reach it and what guards it: a new one fails this until it is
+    listed, and a listed one that is gone fails it too."""
+    import re
+
+    text = (Path(__file__).parent.parent / "docs" / "security.md").read_text(encoding="utf-8")
+    section = text.split("## Every path from data to a program, a file or the network", 1)[1]
+    listed = {
+        name
+        for line in section.splitlines()
+        if line.startswith("| `clew.")
+        for name in re.findall(r"`(clew\.[\w.]+)`", line.split(" | ")[0])
+    }
+    sites = _call_sites()
+    assert sites - listed == set(), "call sites missing from the audit"
+    assert listed - sites == set(), "audit rows that name no call site"
