@@ -491,6 +491,43 @@ def test_an_admins_import_keeps_to_the_same_lists(
 # -- the options themselves ------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("command", ["serve", "mcp"])
+def test_the_command_lines_options_reach_the_server(
+    tmp_path: Path, folders: dict[str, Path], command: str
+) -> None:
+    """`clew serve` and `clew mcp --port` as processes, keyless on loopback (the local user
+    is admin): what their options allow is allowed, and nothing else."""
+    import subprocess
+    import sys
+
+    from tests.conftest import free_port, wait_listening
+
+    db, port, marker = tmp_path / "s.db", free_port(), tmp_path / "ran"
+    with clew.open(db) as mem:
+        task = mem.create_task("Deploy", ["Build"]).id
+    argv = [sys.executable, "-m", "clew", "--db", str(db), command, "--port", str(port),
+            "--allow-commands", "--allow-wait-path", str(folders["allowed"])]  # fmt: skip
+    server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_listening(server, port)
+        s = Served(f"http://127.0.0.1:{port}", None, {}, {})  # type: ignore[arg-type]
+
+        def add(kind: str, target: str) -> int:
+            body = {"action": "add", "task_id": task, "kind": kind, "target": target}
+            return s.op("smart_wait", body, key=None).status
+
+        assert add("command", f"touch {marker}") == 200
+        assert add("file", str(folders["allowed"] / "ready.txt")) == 200
+        assert add("file", str(folders["outside"] / "secret.txt")) == 403
+        assert add("url", "http://127.0.0.1:1/") == 403
+        assert s.op("smart_wait", {"action": "check"}, key=None).status == 200
+        assert marker.exists()
+    finally:
+        server.terminate()
+        _, err = server.communicate(timeout=20)
+    assert b"Traceback" not in err, err.decode()
+
+
 @pytest.mark.parametrize(
     ("option", "value", "said"),
     [
