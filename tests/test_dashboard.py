@@ -283,9 +283,8 @@ def test_no_text_from_the_store_becomes_markup(text: str) -> None:
     assert page.count("<script") == 1  # live.js, nothing else
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.text(min_size=1, max_size=60))
-def test_no_text_on_a_task_page_becomes_markup(text: str) -> None:
+def _task_page(text: str) -> str:
+    """A task page whose every stored text is `text`."""
     at = "2026-11-25T10:00:00Z"
     task = _task(text, text)
     state = State(task.id, text, 10, True, 1500, "cl100k_base", 0, ())
@@ -294,8 +293,15 @@ def test_no_text_on_a_task_page_becomes_markup(text: str) -> None:
     view = dashboard.TaskView(task, state, [action], [], [], [], [(HistoryItem(1, at, text, text),
                                                                   text)])  # fmt: skip
     nav = markup.Nav(text, text, "write", (), text, 3)
-    page = dashboard.task_page(view, nav, can_edit=True)
-    if "<" in text:
+    return dashboard.task_page(view, nav, can_edit=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(min_size=1, max_size=60))
+def test_no_text_on_a_task_page_becomes_markup(text: str) -> None:
+    page = _task_page(text)
+    # A text that is a piece of the page's own markup ("<", "<td") is found there anyway.
+    if "<" in text and text not in _task_page("x"):
         assert text not in page
     assert page.count("<script") == 1 and markup.escape(text) in page
 

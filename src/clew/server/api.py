@@ -267,6 +267,13 @@ def _errors(*codes: int) -> dict[str, Any]:
     }
 
 
+_HOST_WAITS = (
+    " A wait of kind command, file or url makes the server's host act: it needs an admin key"
+    " and a server started with --allow-commands, --allow-wait-path or --allow-wait-url"
+    " (403 naming the option otherwise)."
+)
+
+
 def openapi(version: str) -> dict[str, Any]:
     """The OpenAPI 3.1 document of the API, from the operations' schemas."""
     paths: dict[str, Any] = {}
@@ -277,7 +284,7 @@ def openapi(version: str) -> dict[str, Any]:
                 "operationId": name,
                 "summary": op.description.split(". ")[0].rstrip(".") + ".",
                 "description": f"{op.description}\n\nScope: {scope} (a key of scope {scope} or"
-                " above).",
+                f" above).{_HOST_WAITS if name == 'smart_wait' else ''}",
                 "tags": ["tools" if name in tools.TOOLS else "more"],
                 "requestBody": {
                     "required": True,
@@ -313,7 +320,9 @@ def openapi(version: str) -> dict[str, Any]:
             "operationId": "import",
             "summary": "Replay a journal file into the key's space (twice adds nothing).",
             "description": "Scope: write. The body is what `export` gives; it is checked whole"
-            " and replayed in one transaction, or nothing is.",
+            " and replayed in one transaction, or nothing is. A file that adds a wait the key"
+            " could not add itself (a command, file or URL wait) is refused with 403 naming"
+            " its line; who imported is recorded by the server, not taken from the file.",
             "requestBody": {
                 "required": True,
                 "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
