@@ -122,10 +122,9 @@ def _parts(url: str, what: str) -> "SplitResult":
 
     try:
         parts = urlsplit(url)
-        port = parts.port  # raises for a port that is not a number
+        parts.port  # noqa: B018 - raises for a port that is not a number
     except ValueError as exc:
         raise ValidationError(f"{what} {url!r} is not a valid URL ({exc})") from None
-    del port
     if parts.scheme not in _PORTS:
         raise ValidationError(f"{what} {url!r} must start with http:// or https://")
     if "@" in parts.netloc:

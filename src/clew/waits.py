@@ -80,6 +80,8 @@ class Waits(Facade):
         polled kinds, none for time and manual waits; None: never). A command, file or URL
         wait must be one `allowed` lets the caller add (a server passes what its operator
         allowed; ScopeError naming the option if not), and is sealed with this host's key."""
+        if not isinstance(allowed, origin.HostRules):
+            raise ValidationError(f"allowed must be HostRules, not {type(allowed).__name__}")
         tid = self._task_id(task_id)
         what = checks.choice(kind, WaitKind, "wait kind")
         target = checks.text(target, "target", max_chars=4000).strip()

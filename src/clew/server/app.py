@@ -148,7 +148,7 @@ class Server:
         return self.context_of(self.caller(request))
 
     def context_of(self, caller: Caller) -> tools.Context:
-        """The tools' context for `caller` (see `context`)."""
+        """The tools' context for `caller` (see `tool_context`)."""
         return self.context._replace(host=for_scope(caller.scope, self.allow))
 
     @property
