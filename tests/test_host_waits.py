@@ -14,6 +14,7 @@ import http.server
 import io
 import json
 import os
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -661,6 +662,12 @@ _SINKS = {
 }
 
 
+_MAYBE = re.compile(
+    r"open\(|subprocess|posix_spawn|os\.system|os\.exec|urlopen|socket|"
+    r"read_text|read_bytes|\.load\("
+)
+
+
 def _call_sites() -> set[str]:
     """Every function of the package that runs a program, opens a file or a socket, or
     fetches a URL: `clew.module.function` names, found in the source."""
@@ -669,7 +676,10 @@ def _call_sites() -> set[str]:
     for path in sorted(root.rglob("*.py")):
         parts = path.relative_to(root.parent).with_suffix("").parts
         module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        source = path.read_text(encoding="utf-8")
+        if not _MAYBE.search(source):  # parse only what could hold a call (most modules don't)
+            continue
+        tree = ast.parse(source)
         own_open = any(isinstance(n, ast.FunctionDef) and n.name == "open" for n in tree.body)
         _visit(tree, (module,), own_open, found)
     return found
