@@ -626,8 +626,6 @@ def test_no_tool_or_operation_takes_a_host_path_or_url_but_a_waits_target() -> N
     """What a server's caller can name on the host: a wait's target (held by the rules and
     the seal) and a workspace (only resolved to compare folders, never read). A new argument
     that names a path, a URL or a command fails this until the audit takes it in."""
-    import re
-
     from clew.server import api
 
     named: set[tuple[str, str]] = set()
@@ -712,8 +710,6 @@ def test_every_call_that_runs_opens_or_fetches_is_in_the_audit() -> None:
     """docs/security.md lists every function that runs a program, reads or writes a file, or
     fetches a URL, with who can reach it and what guards it: a new one fails this until it is
     listed, and a listed one that is gone fails it too."""
-    import re
-
     text = (Path(__file__).parent.parent / "docs" / "security.md").read_text(encoding="utf-8")
     section = text.split("## Every path from data to a program, a file or the network", 1)[1]
     listed = {
