@@ -538,6 +538,8 @@ def test_the_command_lines_options_reach_the_server(
         ("--allow-wait-url", "ftp://127.0.0.1/", "http://"),
         ("--allow-wait-url", "http://127.0.0.1/a/../b", ".."),
         ("--allow-wait-url", "http://127.0.0.1/a?x=1", "query"),
+        ("--allow-wait-url", "http://127.0.0.1/a\x00b", "control characters"),
+        ("--allow-wait-path", "/tmp\x00", "no folder's path"),
     ],
 )
 def test_a_bad_allow_option_stops_the_server_in_one_line(

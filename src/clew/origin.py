@@ -100,7 +100,7 @@ def for_scope(scope: str, served: HostRules) -> HostRules:
 def folder_rule(text: str) -> str:
     """The real path of a folder given to --allow-wait-path; ValidationError if it is not one."""
     if not text or "\x00" in text:
-        raise ValidationError("--allow-wait-path needs a folder")
+        raise ValidationError(f"--allow-wait-path {text!r} is no folder's path; give a folder")
     real = os.path.realpath(os.path.expanduser(text))
     if not os.path.isdir(real):
         raise ValidationError(f"--allow-wait-path {text}: no such folder on this host")
@@ -125,6 +125,8 @@ def _parts(url: str, what: str) -> "SplitResult":
         parts.port  # noqa: B018 - raises for a port that is not a number
     except ValueError as exc:
         raise ValidationError(f"{what} {url!r} is not a valid URL ({exc})") from None
+    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in url):
+        raise ValidationError(f"{what} {url!r} holds spaces or control characters")
     if parts.scheme not in _PORTS:
         raise ValidationError(f"{what} {url!r} must start with http:// or https://")
     if "@" in parts.netloc:
