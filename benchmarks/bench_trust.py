@@ -18,6 +18,7 @@ floor measured in the same run, the samples taking turns at going first:
 from __future__ import annotations
 
 import argparse
+import functools
 import io
 import os
 import statistics
@@ -45,7 +46,7 @@ def taking_turns(runs: int, **fns: Callable[[int], object]) -> dict[str, list[tu
     for i in range(runs):
         turn = names[i % len(names) :] + names[: i % len(names)]
         for name in turn:
-            out[name].append(cpu_and_wall(lambda name=name: fns[name](i)))  # type: ignore[misc]
+            out[name].append(cpu_and_wall(functools.partial(fns[name], i)))
     return out
 
 
@@ -75,9 +76,7 @@ def waits(folder: str, runs: int) -> list[list[object]]:
         ("check a wait's seal", checked["seal"], 100),
         ("run `true` (floor: the cheapest poll)", checked["run"], 1),
     ):
-        rows.append(
-            [name, f"{median(samples, 0) / per:.3f}", f"{median(samples, 1) / per:.3f}"]
-        )
+        rows.append([name, f"{median(samples, 0) / per:.3f}", f"{median(samples, 1) / per:.3f}"])
     return rows
 
 
