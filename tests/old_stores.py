@@ -37,11 +37,23 @@ def undo_migration_23(conn: sqlite3.Connection) -> None:
     conn.commit()
 
 
+def undo_migration_20(conn: sqlite3.Connection) -> None:
+    """Take a store at schema 20 (or later) back to 19: waits without seal or folder, no
+    record of imports."""
+    if _applied(conn, 23):
+        undo_migration_23(conn)
+    conn.execute("ALTER TABLE waits DROP COLUMN seal")
+    conn.execute("ALTER TABLE waits DROP COLUMN confined_to")
+    conn.execute("DROP TABLE IF EXISTS clew_imports")
+    conn.execute("DELETE FROM clew_migrations WHERE number = 20")
+    conn.commit()
+
+
 def undo_migration_19(conn: sqlite3.Connection) -> None:
     """Take a store at schema 19 (or later) back to 18: events by correlation id and
     sessions by workspace indexed again."""
-    if _applied(conn, 23):
-        undo_migration_23(conn)
+    if _applied(conn, 20):
+        undo_migration_20(conn)
     conn.execute("CREATE INDEX IF NOT EXISTS events_correlation ON events(correlation_id)")
     conn.execute(
         "CREATE INDEX IF NOT EXISTS sessions_workspace"

@@ -15,9 +15,10 @@ import clew
 # Not moved by the journal: which migrations ran when, the poller's own schedule, the
 # full-text indexes (derived from rows; `verify` checks them against the rows) and the
 # vector index (derived, rebuilt by `update_index`); LangGraph's checkpoints (framework state
-# beside the journal: docs/architecture.md).
+# beside the journal: docs/architecture.md); the target's own record of who imported what.
 _NOT_JOURNALED = (
     "clew_migrations",
+    "clew_imports",
     "schedule",
     "embeddings",
     "langgraph_checkpoints",

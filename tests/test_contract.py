@@ -14,6 +14,7 @@ _PROTOCOLS = [
     contract.Journal, contract.TaskReads, contract.ArchiveReads, contract.LedgerReads,
     contract.ConversationReads, contract.JobReads, contract.LifecycleReads, contract.RecordReads,
     contract.VectorReads, contract.VectorWrites, contract.KeyStore, contract.RoleAdmin,
+    contract.ImportLog,
 ]  # fmt: skip
 
 

@@ -73,6 +73,7 @@ ALLOWED_CLEW = frozenset(
         "clew.location",
         "clew.memory",
         "clew.models",
+        "clew.origin",  # who may make the host act: waits and imports ask it (os only)
         "clew.pattern",
         "clew.progress",
         "clew.providers",  # the provider protocol only; no provider module
@@ -109,6 +110,7 @@ ALLOWED_CLEW = frozenset(
         "clew.working",
         "clew.yamltext",
         # the SQLite store and its parts
+        "clew.store.sqlite_imports",
         "clew.store",
         "clew.store.chain",
         "clew.store.codec",

@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 import clew
 from clew import tools
 from clew.errors import ValidationError
+from clew.origin import NOTHING, HostRules
 from clew.server import api
 from clew.server.app import Server, Spaces, build_app, check_bind
 from clew.server.limits import RateLimit
@@ -108,9 +109,12 @@ def serve_in_thread(server: Server, *, loopback: bool = True) -> tuple[str, Call
 
 
 @contextlib.contextmanager
-def running(db: Path, keys: tuple[tuple[str, str, str], ...]) -> Iterator[Served]:
+def running(
+    db: Path, keys: tuple[tuple[str, str, str], ...], allow: HostRules = NOTHING
+) -> Iterator[Served]:
     """A server of `db` in a thread whose home space is A, with these keys (name, "a" or
-    "b", scope): result.tokens[name], and "space-b" for B's name."""
+    "b", scope): result.tokens[name], and "space-b" for B's name; its admins may add the
+    waits `allow` lets them (none by default, as `clew serve` without its options)."""
     a, b = new_space(), new_space()
     home = clew.open(db, space=a)
     opened: dict[str, clew.Memory] = {a: home}
@@ -119,7 +123,7 @@ def running(db: Path, keys: tuple[tuple[str, str, str], ...]) -> Iterator[Served
         opened[space] = clew.open(db, space=space)
         return opened[space]
 
-    server = Server(Spaces(home, opener), loopback=True, rate=1000, burst=1000)
+    server = Server(Spaces(home, opener), loopback=True, rate=1000, burst=1000, allow=allow)
     url, stop = serve_in_thread(server)
     result = Served(url, server, opened)
     for name, which, scope in keys:
@@ -282,9 +286,15 @@ def test_errors_are_one_line_json_with_a_status(served: Served) -> None:
         assert "Traceback" not in reply.text
 
 
-def test_host_waits_need_an_admin_key(served: Served) -> None:
+def test_host_waits_need_the_operators_option_and_an_admin_key(served: Served) -> None:
+    """Without --allow-commands no key adds a command wait; with it, only an admin key
+    (tests/test_host_waits.py tries every kind, option and door)."""
     task = seed(served)["task"]
     body = {"action": "add", "task_id": task, "kind": "command", "target": "true"}
+    for key in ("write", "admin"):
+        refused = served.op("smart_wait", body, key=key)
+        assert refused.status == 403 and "--allow-commands" in refused.json()["error"]
+    served.server.allow = HostRules(True, (), ())
     refused = served.op("smart_wait", body)
     assert refused.status == 403 and "scope admin" in refused.json()["error"]
     assert served.op("smart_wait", body, key="admin").status == 200

@@ -89,6 +89,7 @@ class AsyncMemory:
     export_month = _off_loop(Memory.export_month)
     export_events = _off_loop(Memory.export_events)
     import_events = _off_loop(Memory.import_events)
+    import_records = _off_loop(Memory.import_records)
     push = _off_loop(Memory.push)
     add_wait = _off_loop(Memory.add_wait)
     get_wait = _off_loop(Memory.get_wait)

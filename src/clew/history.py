@@ -1,7 +1,15 @@
-"""A task's history in words: one line per journal event, oldest first. Pure.
+"""A task's history in words: one line per journal event, oldest first, and who each came
+from. Pure.
 
 The journal already is the task's history, in commit order and complete; this only says
 each event the way a person reads it, with steps named by their number in the plan.
+
+Who made an event comes from the store's own records, never from the event alone. A server
+runs each request's writes under a correlation id naming its key (`<door>:<prefix>:<id>`),
+so an event it wrote says which key made it. An imported or pushed event keeps the
+correlation id it had where it came from (its hash covers it), which says nothing about this
+store: the store's record of the import (`ImportRecord`) says who brought it here, and the
+correlation id is shown as what it is, a claim.
 """
 
 from __future__ import annotations
@@ -10,9 +18,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from clew.brief import clip
-from clew.models import Event
+from clew.models import Event, ImportRecord
 
 TEXT = 120
+# The doors a write comes through: a server's correlation ids name the first three, the store's
+# record of an import any of them.
+DOORS = {
+    "web": "dashboard", "api": "API", "mcp": "MCP", "cli": "command line", "python": "Python",
+    "push": "push",
+}  # fmt: skip
+_SERVED = ("web", "api", "mcp")
 
 
 class HistoryItem(NamedTuple):
@@ -20,6 +35,39 @@ class HistoryItem(NamedTuple):
     at: str
     type: str
     text: str
+    by: str = ""  # who made it, as the store knows (`author`)
+
+
+def actor_of(correlation_id: str) -> str:
+    """Who a journal event's correlation id says made it ("" when it does not say)."""
+    kind, _, rest = correlation_id.partition(":")
+    if kind not in _SERVED or ":" not in rest:
+        return ""
+    who = rest.split(":", 1)[0]
+    return f"{'local user' if who == 'local' else f'key {who}'} ({DOORS[kind]})"
+
+
+def importer(record: ImportRecord) -> str:
+    """Who brought the events of an import here, as the store recorded it."""
+    if record.key_prefix:
+        who = f"key {record.key_prefix}"
+    else:
+        who = f"user {record.user_name}" if record.user_name else "the local user"
+    at = record.created_at[:16].replace("T", " ")
+    verb = "pushed" if record.door == "push" else "imported"
+    door = "" if record.door == "push" else f" ({DOORS.get(record.door, record.door)})"
+    return f"{verb} by {who}{door} at {at}"
+
+
+def author(event: Event, imports: Sequence[ImportRecord]) -> str:
+    """Who made `event`: the key a server wrote it for; for an imported event, who imported
+    it (from `imports`, the store's records) and, marked as claimed, what its correlation id
+    says."""
+    claimed = actor_of(event.correlation_id)
+    record = next((r for r in imports if r.first_seq <= event.seq <= r.last_seq), None)
+    if record is None:
+        return claimed
+    return importer(record) + (f", claims {claimed}" if claimed else "")
 
 
 def _step(steps: Mapping[str, int], step_id: str | None) -> str:
@@ -122,6 +170,12 @@ def _said(event: Event, steps: Mapping[str, int]) -> str:
         return f"{event.type} (data of an unknown shape; see `clew journal --json`)"
 
 
-def history(events: Sequence[Event], steps: Mapping[str, int]) -> list[HistoryItem]:
-    """The task's events as lines of history, in commit order."""
-    return [HistoryItem(e.seq, e.created_at, e.type, _said(e, steps)) for e in events]
+def history(
+    events: Sequence[Event], steps: Mapping[str, int], imports: Sequence[ImportRecord] = ()
+) -> list[HistoryItem]:
+    """The task's events as lines of history, in commit order, each with who made it
+    (`imports`: the store's records of the imports among them)."""
+    return [
+        HistoryItem(e.seq, e.created_at, e.type, _said(e, steps), author(e, imports))
+        for e in events
+    ]

@@ -11,7 +11,8 @@ indexes, a cache: losing it only makes the next poll come sooner). A poll journa
 handful of events, not 8,640.
 """
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any, NamedTuple
@@ -81,6 +82,8 @@ class Wait(NamedTuple):
     polls: int = 0  # checks made (bookkeeping, not journaled)
     polled_at: str | None = None  # the last check, journaled or not
     seen: str | None = None  # what the last check saw
+    seal: str | None = None  # a host wait's seal, made when it was added here (origin.py)
+    confined_to: str | None = None  # the folder a file wait added through a server is kept in
 
     @property
     def label(self) -> str:
@@ -226,6 +229,26 @@ def next_poll(wait: Wait, parse: Callable[[str], datetime]) -> datetime | None:
     if deadline is not None and (when is None or deadline < when):
         return deadline
     return when
+
+
+# -- what a host wait's seal covers -----------------------------------------------------------
+
+
+def seal_fields(space: str, task_id: str, wait: Mapping[str, Any]) -> tuple[str | None, ...]:
+    """What the seal of a wait that makes the host act covers (`wait`: its `wait.added` data
+    or its row as a mapping): where it belongs, what it runs or reads, where, and how."""
+    return (
+        space,
+        task_id,
+        wait["id"],
+        str(wait["kind"]),
+        wait["target"],
+        wait.get("cwd"),
+        wait.get("confined_to"),
+        json.dumps(wait.get("criteria") or {}, sort_keys=True, separators=(",", ":")),
+        repr(float(wait["run_timeout"])),
+        repr(float(wait["poll_seconds"])),
+    )
 
 
 # -- what a wait posts to its task -----------------------------------------------------------

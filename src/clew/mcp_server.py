@@ -24,6 +24,7 @@ from clew import __version__, tools
 from clew.credentials import allows
 from clew.errors import ClewError
 from clew.memory import Memory
+from clew.origin import HostRules
 
 TASK_STATE = "clew://task/{id}/state"
 SESSION_STATE = "clew://session/{id}/state"
@@ -46,6 +47,16 @@ class Door(Protocol):
 
     def actor(self, request: Any) -> str:
         """The correlation id the request's writes go under, naming its key."""
+        ...
+
+    def tool_context(self, request: Any) -> tools.Context:
+        """The tools' context for the request: the server's defaults, and what its key may
+        make this host do through a wait (origin.py)."""
+        ...
+
+    @property
+    def served(self) -> HostRules:
+        """What the server's operator allowed waits to make this host do (to an admin)."""
         ...
 
 
@@ -87,24 +98,26 @@ def build_server(
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        given = context
         if door is not None:
-            needed = tools.scope_needed(params.name, params.arguments)
+            try:
+                needed = tools.scope_needed(params.name, params.arguments, door.served)
+            except ClewError as exc:
+                return _refused(f"Error: {exc}")
             if not allows(door.scope(ctx.request), needed):
-                refusal = (
+                return _refused(
                     f"Error: this call needs a key of scope {needed}; the key sent has a"
                     f" narrower scope ({door.scope(ctx.request)})"
                 )
-                return types.CallToolResult(
-                    content=[types.TextContent(type="text", text=refusal)], is_error=True
-                )
+            given = door.tool_context(ctx.request)
         mem = memory(ctx)
         actor = door.actor(ctx.request) if door is not None else None
 
         def call() -> tools.ToolResult:
             if actor is None:
-                return tools.call(mem, params.name, params.arguments, context)
+                return tools.call(mem, params.name, params.arguments, given)
             with mem.correlation(actor):  # the journal names the key that wrote
-                return tools.call(mem, params.name, params.arguments, context)
+                return tools.call(mem, params.name, params.arguments, given)
 
         try:
             result = await anyio.to_thread.run_sync(call)
@@ -255,6 +268,10 @@ def build_server(
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
     )
+
+
+def _refused(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
 
 
 async def serve_stdio(mem: Memory, context: tools.Context = tools.NO_CONTEXT) -> None:

@@ -750,6 +750,21 @@ class MoveReport(NamedTuple):
     head: str | None
 
 
+class ImportRecord(NamedTuple):
+    """The store's own record of one import or push batch (never journaled, never moved):
+    the events it added (seq `first_seq`..`last_seq` of the space), who brought them (a
+    server key's prefix, else the host's user: the process's on SQLite, the database role on
+    PostgreSQL), through which door and when."""
+
+    first_seq: int
+    last_seq: int
+    events: int
+    door: str  # python, cli, api, push
+    key_prefix: str | None
+    user_name: str | None
+    created_at: str
+
+
 # -- the vector index (vectors.py, store/sqlite_vectors.py) -----------------------------------
 
 # The kinds of record the vector index embeds, in the order an update goes through them.

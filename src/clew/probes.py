@@ -2,7 +2,10 @@
 the local URL, read the clock).
 
 `target_of` and `criteria_of` are pure and run when a wait is added, so a wait that could
-never be checked is refused with one line. `probe` does the I/O, never inside a transaction:
+never be checked is refused with one line. `probe` does the I/O, never inside a transaction,
+and never for a wait that makes the host act (a command, a file, a URL) whose seal does not
+verify with this host's sealing key (`unsealed`): such a wait was not added here by a caller
+allowed to add it (origin.py), so it is refused, whatever the row says. Otherwise:
 a command runs in its own process group with a time limit and its output is read with a cap
 (the first and last 32 KB are kept, the rest is read and dropped); a URL may only be on this
 machine (127.0.0.1, localhost, ::1), is asked without proxies and without following
@@ -18,7 +21,7 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from clew.errors import ValidationError
-from clew.lifecycle import CRITERIA, LOCAL_HOSTS, MAX_REGEX, Wait, WaitKind
+from clew.lifecycle import CRITERIA, LOCAL_HOSTS, MAX_REGEX, POLLED, Wait, WaitKind, seal_fields
 
 HEAD = TAIL = 32 * 1024
 BODY = 64 * 1024
@@ -26,8 +29,16 @@ FILE_READ = 1024 * 1024
 EVIDENCE_CHARS = 600
 
 
+NOT_SEALED = (
+    "never run: it was not added here by a caller allowed to add it (it came in by an"
+    " import, a push or a direct write to the store, or was sealed with another host's key);"
+    " add it again here to run it (`clew wait add`, or smart_wait add as a server allows)"
+)
+
+
 class Probe(NamedTuple):
-    """What one look saw: met, pending (not yet) or broken (cannot be checked)."""
+    """What one look saw: met, pending (not yet), broken (cannot be checked) or refused (a
+    host wait this host never vouched for: not looked at)."""
 
     outcome: str
     observation: str  # short and stable: a change of it is journaled
@@ -133,12 +144,36 @@ def _tail(text: str) -> str:
 
 
 def probe(wait: Wait, now: datetime) -> Probe:
-    """Look once at what the wait awaits. Never raises: a look that cannot be made is a
-    broken probe, so one odd wait cannot stop the worker."""
+    """Look once at what the wait awaits, if this host vouches for it. Never raises: a look
+    that cannot be made is a broken probe, so one odd wait cannot stop the worker."""
     try:
+        if wait.kind in POLLED:
+            why = unsealed(wait)
+            if why is not None:
+                return Probe("refused", "not run", why)
         return _look(wait, now)
     except Exception as exc:  # the last net: say what happened, on the wait
         return Probe("broken", "cannot check", f"the check failed: {type(exc).__name__}: {exc}")
+
+
+def unsealed(wait: Wait) -> str | None:
+    """Why a wait that makes the host act must not run (None: it may): its seal is not this
+    host's seal of what it holds, or a file wait kept in a folder now resolves outside it."""
+    from clew import origin, sealing
+
+    try:
+        key = sealing.secret(create=False)
+    except ValidationError as exc:  # nothing was sealed here (or the key was moved away)
+        return f"{NOT_SEALED}; {exc}"
+    fields = seal_fields(wait.space, wait.task_id, wait._asdict())
+    if not sealing.check("wait", fields, wait.seal, key=key):
+        return NOT_SEALED
+    if wait.confined_to is not None and origin.inside(wait.target, (wait.confined_to,)) is None:
+        return (
+            f"not run: {wait.target} now resolves outside {wait.confined_to}, the folder the server"
+            " allowed it in (a symbolic link changed?)"
+        )
+    return None
 
 
 def _look(wait: Wait, now: datetime) -> Probe:

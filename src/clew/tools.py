@@ -13,9 +13,9 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from clew import checks
+from clew import checks, origin
 from clew.brief import clip, current_step
-from clew.errors import ClewError, NotFoundError, ValidationError
+from clew.errors import ClewError, NotFoundError, ScopeError, ValidationError
 from clew.models import (
     RECORD_KINDS,
     AddStep,
@@ -67,10 +67,13 @@ class ToolResult(NamedTuple):
 
 
 class Context(NamedTuple):
-    """Defaults a server supplies: the conversation session and the workspace."""
+    """What the door running the tools supplies: the conversation session and the workspace
+    by default, and what the caller may make this host do through a wait (the host's own
+    user anything; a server passes what its operator allowed its caller, origin.py)."""
 
     session: str | None = None
     workspace: str | None = None
+    host: origin.HostRules = origin.LOCAL
 
 
 Handler = Callable[["Memory", dict[str, Any], Context], ToolResult]
@@ -681,7 +684,7 @@ def smart_wait(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
         if "timeout" in options and options["timeout"] == "never":
             options["timeout"] = None
         wait = mem.add_wait(args["task_id"], args["kind"], args["target"], cwd=ctx.workspace,
-                            **options)  # fmt: skip
+                            allowed=ctx.host, **options)  # fmt: skip
         return ToolResult(
             f"Added {_wait_line(wait)}. It is polled every {wait.poll_seconds:g}s; carry on"
             " with other work.",
@@ -823,20 +826,24 @@ def dispatch(mem: Any, payload: Mapping[str, Any], context: Context = NO_CONTEXT
 
 # -- scopes of a server's keys ------------------------------------------------------------------
 
-# Waits that make this host act: run a shell command, read one of its files, fetch a URL of
-# its loopback. Over a shared server that is the host's, not the memory's, so only an admin.
-_HOST_WAITS = frozenset({"command", "file", "url"})
 
-
-def scope_needed(name: str, arguments: Mapping[str, Any] | None) -> str:
+def scope_needed(
+    name: str, arguments: Mapping[str, Any] | None, served: origin.HostRules = origin.NOTHING
+) -> str:
     """The scope of key a server needs to let a call of tool `name` through: read for the
     read-only tools, admin for a wait that runs a command, reads a file or fetches a URL on
     the server's host, write for the rest (unknown tools: read, so that the call says it is
-    unknown)."""
+    unknown). Such a wait also needs the operator's leave (`served`: what the server was
+    started to allow): without it no key may add one, and ScopeError names the option.
+    Where a file or URL wait may point is checked when it is added (Memory.add_wait)."""
     tool = TOOLS.get(name)
     if tool is None or tool.read_only:
         return "read"
     args = arguments if isinstance(arguments, Mapping) else {}
-    if name == "smart_wait" and args.get("action") == "add" and args.get("kind") in _HOST_WAITS:
+    kind = args.get("kind")
+    if name == "smart_wait" and args.get("action") == "add" and kind in origin.HOST_KINDS:
+        closed = origin.closed(str(kind), served)
+        if closed is not None:
+            raise ScopeError(closed)
         return "admin"
     return "write"

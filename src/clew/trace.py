@@ -427,14 +427,16 @@ class Ledger(Facade):
         )
 
     def history(self, task_id: str) -> list[HistoryItem]:
-        """The history of a task in order: every change, message, command and entry."""
+        """The history of a task in order: every change, message, command and entry, each
+        with who made it (an imported event: who imported it, and whom it claims)."""
         tid = self._task_id(task_id)
         with self._store.transaction():
             events = self._store.list_events(task_id=tid)
             plan = self._store.get_plan(tid)
+            imports = self._store.imports_between(events[0].seq, events[-1].seq) if events else []
         from clew.history import history  # lazily: not on the hook path
 
-        return history(events, {s.id: n for n, s in enumerate(plan, 1)})
+        return history(events, {s.id: n for n, s in enumerate(plan, 1)}, imports)
 
 
 def _tokens(value: int | None, field: str) -> int | None:

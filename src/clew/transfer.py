@@ -16,6 +16,15 @@ every row. So any backend can take any other's journal, and the target's `verify
   refused at an event) resumes where it stopped the next time. Every check runs once
   over all events before the first batch is written, so a refusal normally writes nothing.
 
+Who may move what: a caller may import or push only events it could have written directly.
+A `wait.added` of a wait that makes the host act (a command, a file, a URL) is refused,
+naming its line, unless the caller's `Origin` allows that wait (origin.py: the host's own
+user any; a server's admin key what the operator allowed; other keys none). Even then an
+imported wait never runs unless its seal verifies with this host's key (waits.py). Who
+imported is the store's own record (`Store.record_import`: the key or the host's user, the
+door, the time, the seq range), written in each transaction that adopts events and never
+journaled: an event's correlation id says who made it where it came from, a claim.
+
 Events are matched by id: an event the target already holds is skipped, so importing or
 pushing twice adds nothing. The events it holds must be a prefix of the ones sent (a gap
 would put them out of order), and a file that continues an earlier export needs the event
@@ -31,9 +40,10 @@ import itertools
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence, Sized
 from typing import IO
 
-from clew import checks, journalfile
+from clew import checks, journalfile, origin
 from clew.errors import (
     NotFoundError,
+    ScopeError,
     StoreBusyError,
     StoreError,
     StoreReadOnlyError,
@@ -41,7 +51,8 @@ from clew.errors import (
 )
 from clew.facade import Facade
 from clew.journalfile import After, Moved
-from clew.models import Event, MoveReport
+from clew.models import Event, ImportRecord, MoveReport
+from clew.origin import Origin
 from clew.store import Store, chain, codec
 from clew.store.chain import Link
 
@@ -57,8 +68,10 @@ class _Refusal:
         self.where = where
         self.outcome = outcome
 
-    def __call__(self, moved: Moved, why: str) -> ValidationError:
-        return ValidationError(f"{self.where(moved)} {why}; {self.outcome}")
+    def __call__(
+        self, moved: Moved, why: str, error: type[ValidationError | ScopeError] = ValidationError
+    ) -> ValidationError | ScopeError:
+        return error(f"{self.where(moved)} {why}; {self.outcome}")
 
 
 _FILE = _Refusal(lambda m: f"line {m.line} of the journal file", "nothing was imported")
@@ -114,22 +127,31 @@ class Transfer(Facade):
         out.write(journalfile.end_line(count, last and last.hash, last and last.id) + "\n")
         return count
 
-    def import_events(self, text: str | Iterable[str]) -> MoveReport:
+    def import_events(
+        self, text: str | Iterable[str], *, by: Origin = origin.HOST_USER
+    ) -> MoveReport:
         """Replay a journal file (the text `export_events` writes) into this space: the
         whole file is checked first, then every event this space does not hold is added,
         all in one transaction; events it holds are skipped. Given its lines instead (any
         iterable of text lines, an open file included), it is read a line at a time, each
         line checked as it is replayed, still in one transaction: a file of any length
-        imports in constant memory, and a fault anywhere in it leaves nothing."""
+        imports in constant memory, and a fault anywhere in it leaves nothing. `by` is who
+        imports (a server passes its caller's key and what it may do): a file adding a wait
+        it could not add directly is refused (ScopeError naming the line), and the store
+        records who imported the events it adds."""
+        if not isinstance(by, Origin):
+            raise ValidationError(f"by must be an Origin, not {type(by).__name__}")
         if isinstance(text, str):
             moved = journalfile.parse(text)
             _known_schema(moved.schema)
-            return replay(self._store, moved.after, moved.events, refuse=_FILE)
+            return replay(self._store, moved.after, moved.events, refuse=_FILE, by=by,
+                          at=self._now())  # fmt: skip
         if isinstance(text, bytes | bytearray | dict) or not isinstance(text, Iterable):
             raise ValidationError(f"a journal file is text, not {type(text).__name__}")
         _space, schema, after, events = journalfile.stream(_numbered(text))
         _known_schema(schema)
-        return replay(self._store, after, events, refuse=_FILE, streamed=True)
+        return replay(self._store, after, events, refuse=_FILE, streamed=True, by=by,
+                      at=self._now())  # fmt: skip
 
     def push(
         self,
@@ -141,7 +163,9 @@ class Transfer(Facade):
     ) -> MoveReport:
         """Send this space's events that the store at `to` (a location `clew.open` takes)
         does not hold to its space `space` (this one's name by default), in order, `batch`
-        events per transaction; a second push sends nothing, a stopped one resumes."""
+        events per transaction; a second push sends nothing, a stopped one resumes. The
+        target records each batch as pushed by its own user (the database role of a team
+        store); the host waits pushed never run there unless their seal verifies there."""
         location = checks.text(to, "to").strip()
         chosen = self.space if space is None else checks.space(space)
         size = checks.count(batch, "batch")
@@ -153,9 +177,19 @@ class Transfer(Facade):
         journal = _Journal(self)  # read twice (checks, then writes), a page at a time
         target = open_store(location, chosen, resolve_busy_timeout(busy_timeout))
         try:
-            return replay(target, None, journal, refuse=_pushed("nothing was pushed"), batch=size)
+            return replay(
+                target, None, journal, refuse=_pushed("nothing was pushed"), batch=size,
+                by=Origin("push"), at=self._now(),
+            )  # fmt: skip
         finally:
             target.close()
+
+    def import_records(self, first_seq: int = 0, last_seq: int | None = None) -> list[ImportRecord]:
+        """The store's records of who imported or pushed this space's events (those that
+        added any event of seq `first_seq`..`last_seq`), oldest first."""
+        first = checks.integer(first_seq, "first_seq")
+        last = checks.MAX_INT if last_seq is None else checks.integer(last_seq, "last_seq")
+        return self._store.imports_between(first, last)
 
     def _stored_links(self) -> Generator[Link]:
         """Yield this space's events as stored (their data as text, never decoded), a page
@@ -224,6 +258,8 @@ def replay(
     events: Iterable[Moved],
     *,
     refuse: _Refusal,
+    by: Origin,
+    at: str,
     batch: int | None = None,
     streamed: bool = False,
 ) -> MoveReport:
@@ -231,15 +267,16 @@ def replay(
     it does not hold: all in one transaction, or `batch` at a time after checking them all
     first (then `events` is read twice, a part at a time: it need not fit in memory), or,
     `streamed`, all in one transaction read once a part at a time, each part checked with
-    what the parts before it showed. Return what was added and skipped."""
+    what the parts before it showed. Each transaction that adds events records that `by`
+    added them at `at`. Return what was added and skipped."""
     from clew import meter  # here: the hook path imports this module, not meter
 
     if streamed:
-        return _replay_streamed(store, after, events, refuse)
+        return _replay_streamed(store, after, events, refuse, by, at)
     total = len(events) if isinstance(events, Sized) else None
     if batch is not None:
         with store.transaction():  # every check once, before anything is written
-            checks = _Checks(store, after, refuse)
+            checks = _Checks(store, after, refuse, by)
             for part in _parts(events, _PAGE):
                 checks.part(part)
     parts = _parts(events, batch) if batch is not None else _parts(events, None)
@@ -248,11 +285,13 @@ def replay(
                       " pushing again resumes") if batch else refuse  # fmt: skip
     for part in parts:
         with store.transaction(write=True), store.bulk_turns():
-            todo = _pending(store, prior, part, resumed if count else refuse)
+            todo = _Checks(store, prior, resumed if count else refuse, by).part(part)
+            adopted = _Adopted(store, by, at)
             for n, moved in enumerate(todo, 1):
-                head = _adopt(store, moved, resumed if count else refuse).hash
+                head = adopted.add(_adopt(store, moved, resumed if count else refuse))
                 if n % _PAGE == 0:
                     meter.report("pushing" if batch else "importing", count + n, total)
+            adopted.record()
         added += len(todo)
         count += len(part)
         prior = _moved_after(part[-1])
@@ -260,20 +299,46 @@ def replay(
 
 
 def _replay_streamed(
-    store: Store, after: After | None, events: Iterable[Moved], refuse: _Refusal
-) -> MoveReport:
+    store: Store, after: After | None, events: Iterable[Moved], refuse: _Refusal, by: Origin,
+    at: str,
+) -> MoveReport:  # fmt: skip
     from clew import meter
 
     added, count, head = 0, 0, None
     with store.transaction(write=True), store.bulk_turns():
-        checks = _Checks(store, after, refuse)
+        checks = _Checks(store, after, refuse, by)
+        adopted = _Adopted(store, by, at)
         for part in _parts(events, _PAGE):
             for moved in checks.part(part):
-                head = _adopt(store, moved, refuse).hash
+                head = adopted.add(_adopt(store, moved, refuse))
                 added += 1
             count += len(part)
             meter.report("importing", count, None)
+        adopted.record()
     return MoveReport(count, added, count - added, store.space, head)
+
+
+class _Adopted:
+    """The events one write transaction adopted, to record who brought them before it
+    commits (within a space they are consecutive: its writers take the space's lock)."""
+
+    def __init__(self, store: Store, by: Origin, at: str) -> None:
+        self.store, self.by, self.at = store, by, at
+        self.first: int | None = None
+        self.last = 0
+        self.count = 0
+
+    def add(self, event: Event) -> str | None:
+        self.first = event.seq if self.first is None else self.first
+        self.last = event.seq
+        self.count += 1
+        return event.hash
+
+    def record(self) -> None:
+        if self.first is not None:
+            self.store.record_import(
+                self.first, self.last, self.count, self.by.door, self.by.key, self.at
+            )
 
 
 def _parts(events: Iterable[Moved], size: int | None) -> Iterator[list[Moved]]:
@@ -321,21 +386,14 @@ def _adopt(store: Store, moved: Moved, refuse: _Refusal) -> Event:
         raise refuse(moved, why) from None
 
 
-def _pending(
-    store: Store, after: After | None, events: Sequence[Moved], refuse: _Refusal
-) -> list[Moved]:
-    """Return the events the store does not hold, after checking they can follow what it
-    holds: the held ones a prefix, the event continued from held, no task clash."""
-    return _Checks(store, after, refuse).part(events)
-
-
 class _Checks:
     """The checks of a journal against a store, run over the journal in parts (in order),
     each part checked with what the parts before it showed: the events the store holds a
-    prefix of the journal, the event it continues from held, no task clash."""
+    prefix of the journal, the event it continues from held, no task clash, and no wait
+    that the caller `by` could not have added directly."""
 
-    def __init__(self, store: Store, after: After | None, refuse: _Refusal) -> None:
-        self.store, self.after, self.refuse = store, after, refuse
+    def __init__(self, store: Store, after: After | None, refuse: _Refusal, by: Origin) -> None:
+        self.store, self.after, self.refuse, self.by = store, after, refuse, by
         self.first_todo: Moved | None = None  # the first event the store does not hold
         self.started = False
         self.created: set[str] = set()  # tasks created by the events checked so far
@@ -365,7 +423,26 @@ class _Checks:
             self._continues(todo[0])
         for moved in todo:
             self._check_task(moved)
+            self._check_origin(moved)
         return todo
+
+    def _check_origin(self, moved: Moved) -> None:
+        """Refuse a wait that makes the host act which the caller could not add itself."""
+        if moved.event.type != "wait.added" or self.by.may.local:
+            return
+        wait = moved.event.data.get("wait")
+        kind = wait.get("kind") if isinstance(wait, dict) else None
+        if kind not in origin.HOST_KINDS:
+            return
+        assert isinstance(wait, dict)
+        why = origin.refusal(str(kind), str(wait.get("target")), self.by.may)
+        if why is None:
+            return
+        who = "this key" if self.by.key is not None else "a caller of this server"
+        said = f"adds a wait that {origin.ACTS[str(kind)]}, which {who} may not add"
+        if self.by.scope == "admin":  # the operator's options say why
+            said += f" ({why})"
+        raise self.refuse(moved, said, ScopeError)
 
     def _continues(self, moved: Moved) -> None:
         assert self.after is not None

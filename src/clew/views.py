@@ -17,6 +17,7 @@ from clew.models import (
     Explain,
     FileChanges,
     Guardrail,
+    ImportRecord,
     Message,
     Output,
     Pattern,
@@ -258,10 +259,16 @@ def action_view(action: Action, logs: Sequence[ActionLog], now: datetime) -> str
     return "\n".join(lines)
 
 
-def event_line(event: Event) -> str:
-    """One journal event (marked when its stored data is not valid JSON)."""
+def event_line(event: Event, imports: Sequence[ImportRecord] = ()) -> str:
+    """One journal event (marked when its stored data is not valid JSON, and, when it was
+    imported, with who imported it: `imports`, the store's records)."""
     task = f" task {event.task_id}" if event.task_id else ""
     line = f"#{event.seq:<6} {event.created_at}  {event.type:<20}{task}  cid {event.correlation_id}"
+    record = next((r for r in imports if r.first_seq <= event.seq <= r.last_seq), None)
+    if record is not None:
+        from clew.history import importer
+
+        line += f"  [{importer(record)}; the cid is a claim]"
     if event.type == "maintenance.ran":  # what maintenance did, in a few words
         done = [f"{a.get('action')} {a.get('id')}" for a in event.data.get("actions", [])]
         line += f"  ({event.data.get('trigger')}: {clip(', '.join(done), 120)})"

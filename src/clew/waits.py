@@ -6,6 +6,13 @@ A wait is added, polled by the worker (`clew work`, the library's worker thread,
 its evidence and posts a message to the task ("[wait resolved] ..."). A poll runs with no
 transaction open (a command may take its whole time limit) and then writes in one: the
 bookkeeping row always, a `wait.checked` event only when what it saw changed.
+
+A wait that makes the host act (a command, a file, a URL) is added only as the caller's
+`HostRules` allow (origin.py: the host's own user anything, a server's admin key what the
+operator allowed) and is sealed then with this host's sealing key (sealing.py): the seal
+goes into its `wait.added` event and its row. A poll checks the seal before it looks
+(probes.unsealed); a wait whose seal does not verify (one imported, pushed, written into the
+store by other means, or sealed by another host) never runs: it ends in error, saying so.
 """
 
 from __future__ import annotations
@@ -13,7 +20,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from clew import checks, tasks
+from clew import checks, origin, tasks
 from clew.clock import parse, stamp
 from clew.errors import ValidationError
 from clew.facade import Facade
@@ -35,6 +42,7 @@ from clew.lifecycle import (
     next_poll,
     plus,
     resolved_text,
+    seal_fields,
     seconds,
     timed_out_text,
 )
@@ -62,13 +70,18 @@ class Waits(Facade):
         timeout: float | str | None = AUTO,
         run_timeout: float | str = DEFAULT_RUN_TIMEOUT,
         cwd: str | None = None,
+        allowed: origin.HostRules = origin.LOCAL,
     ) -> Wait:
         """Wait for something on a task's behalf: a command (until it exits with
         `exit_code`, 0 by default, and its output has `contains` / matches `regex`), a file
         (to exist, with that content), a URL on this machine (to answer `status`, any 2xx by
         default), a time (an ISO time or a delay like 10m) or a manual condition (resolved
         with `resolve_wait`). It is polled every `poll_every` until `timeout` (1h for the
-        polled kinds, none for time and manual waits; None: never)."""
+        polled kinds, none for time and manual waits; None: never). A command, file or URL
+        wait must be one `allowed` lets the caller add (a server passes what its operator
+        allowed; ScopeError naming the option if not), and is sealed with this host's key."""
+        if not isinstance(allowed, origin.HostRules):
+            raise ValidationError(f"allowed must be HostRules, not {type(allowed).__name__}")
         tid = self._task_id(task_id)
         what = checks.choice(kind, WaitKind, "wait kind")
         target = checks.text(target, "target", max_chars=4000).strip()
@@ -102,12 +115,19 @@ class Waits(Facade):
             delay = seconds(target, "time")
             target = stamp(plus(now, delay or 0))
         target = probes.target_of(what, target, now, folder)
+        within = origin.permit(what.value, target, allowed)
         wait_id = new_id()
         wait: dict[str, Any] = {
             "id": wait_id, "kind": what.value, "target": target, "criteria": criteria,
             "description": note, "cwd": folder, "poll_seconds": poll, "timeout_seconds": limit,
             "run_timeout": run, "deadline": stamp(plus(now, limit)) if limit else None,
         }  # fmt: skip
+        if within is not None:
+            wait["confined_to"] = within
+        if what in POLLED:
+            from clew import sealing
+
+            wait["seal"] = sealing.seal("wait", seal_fields(self.space, tid, wait))
         with self._write() as at:
             task = self._store.get_task(tid)
             tasks.check_open(task.status, tid)
@@ -173,7 +193,12 @@ class Waits(Facade):
                 return WaitCheck(current, current.status.value, found.observation, found.evidence)
             self._store.mark_schedule(f"wait:{wait.id}", at, found.observation)
             data: dict[str, Any] = {"wait_id": wait.id, "observation": found.observation}
-            if found.outcome == "met":
+            if found.outcome == "refused":  # never looked at: it ends, whatever its deadline
+                outcome = "error"
+                data["error"] = found.evidence
+                self._emit("wait.failed", wait.task_id, data, at)
+                self._post(wait, error_text(wait, found.evidence), at)
+            elif found.outcome == "met":
                 outcome = "resolved"
                 data.update(evidence=found.evidence, by="check")
                 self._emit("wait.resolved", wait.task_id, data, at)

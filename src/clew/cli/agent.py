@@ -55,6 +55,14 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         raise ValidationError(
             "the MCP server needs the mcp extra: run `pip install -e '.[mcp]'` in clew's checkout"
         ) from None
+    from clew.cli.server import host_rules
+
+    allow = host_rules(args)
+    if args.port is None and allow.commands | bool(allow.paths) | bool(allow.urls):
+        raise ValidationError(
+            "--allow-commands, --allow-wait-path and --allow-wait-url are for --port: over"
+            " stdio the client is this user, who may add any wait"
+        )
     if args.port is not None:
         _check_port(args.port)
     mem = open_memory(args)
@@ -69,7 +77,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             from clew.server.app import serve
 
             print(f"clew: MCP at http://127.0.0.1:{args.port}/mcp", file=sys.stderr)
-            serve(mem, host="127.0.0.1", port=args.port, opener=opener(args), context=context)
+            serve(mem, host="127.0.0.1", port=args.port, opener=opener(args), context=context,
+                  allow=allow)  # fmt: skip
     except KeyboardInterrupt:
         pass
     finally:
@@ -135,6 +144,9 @@ def register(commands: Any, command: Commands) -> None:
     )
     p.add_argument("--port", type=whole, help="serve streamable HTTP on 127.0.0.1:PORT instead")
     _server_options(p)
+    from clew.cli.server import host_options
+
+    host_options(p)
 
 
 def _server_options(p: Any) -> None:

@@ -88,17 +88,47 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise ValidationError(f"port {args.port} is not a TCP port (0-65535)")
     if args.rate <= 0:
         raise ValidationError(f"--rate must be above 0 requests a second, not {args.rate:g}")
+    allow = host_rules(args)
     mem = open_memory(args)
     if mem.settings.worker == "process":  # a server lives long: a thread does queued jobs
         mem.settings = mem.settings._replace(worker="thread")
     try:
         serve(mem, host=args.host, port=args.port, opener=opener(args), rate=args.rate,
-              burst=args.burst, log_days=args.log_days)  # fmt: skip
+              burst=args.burst, log_days=args.log_days, allow=allow)  # fmt: skip
     except KeyboardInterrupt:
         pass
     finally:
         mem.close()
     return 0
+
+
+def host_rules(args: argparse.Namespace) -> Any:
+    """What the operator lets admin keys' waits make this host do (--allow-commands,
+    --allow-wait-path, --allow-wait-url): nothing unless named; each checked now."""
+    from clew.origin import HostRules, folder_rule, url_rule
+
+    return HostRules(
+        bool(args.allow_commands),
+        tuple(dict.fromkeys(folder_rule(p) for p in args.allow_wait_path or ())),
+        tuple(dict.fromkeys(url_rule(u) for u in args.allow_wait_url or ())),
+    )
+
+
+def host_options(p: Any) -> None:
+    """Add the options that let a server's admin keys add waits that make the host act."""
+    p.add_argument(
+        "--allow-commands", action="store_true",
+        help="let admin keys add waits that run shell commands as this user (off by default)",
+    )  # fmt: skip
+    p.add_argument(
+        "--allow-wait-path", action="append", metavar="DIR",
+        help="let admin keys add file waits inside DIR (its real path; repeatable)",
+    )  # fmt: skip
+    p.add_argument(
+        "--allow-wait-url", action="append", metavar="URL",
+        help="let admin keys add URL waits under URL, a prefix on this host's loopback such as"
+        " http://127.0.0.1:9000/health (scheme, host, port and path; repeatable)",
+    )  # fmt: skip
 
 
 def opener(args: argparse.Namespace) -> Any:
@@ -167,3 +197,4 @@ def register(commands: Any, command: Commands) -> None:
                    help="keep the request log this many days (default 30)")  # fmt: skip
     p.add_argument("--burst", type=whole, default=60,
                    help="requests a key may make at once above the rate (default 60)")  # fmt: skip
+    host_options(p)

@@ -63,11 +63,12 @@ def cmd_journal(args: argparse.Namespace) -> int:
 
     with open_memory(args) as mem:
         events = mem.journal(task_id=args.task, after=args.after, limit=args.limit)
+        imports = mem.import_records(events[0].seq, events[-1].seq) if events else []
     if args.json:
         print_json(events)
     else:
         for event in events:
-            print(event_line(event))
+            print(event_line(event, imports))
     return 0
 
 

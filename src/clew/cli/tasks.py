@@ -391,7 +391,8 @@ def cmd_history(args: argparse.Namespace) -> int:
         print_json(items)
     else:
         for item in items:
-            print(f"#{item.seq:<6} {item.at[:19]}  {item.text}")
+            by = f"  ({item.by})" if item.by else ""
+            print(f"#{item.seq:<6} {item.at[:19]}  {item.text}{by}")
     return 0
 
 

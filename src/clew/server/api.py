@@ -25,6 +25,7 @@ from clew.errors import (
     ValidationError,
 )
 from clew.models import to_jsonable
+from clew.origin import NOTHING, HostRules
 from clew.schema import check_arguments
 from clew.tools import (
     Context,
@@ -44,7 +45,8 @@ _BUDGET = {"type": "integer", "minimum": 200, "maximum": 200_000, "description":
 
 def _task_history(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     items = mem.history(args["task_id"])
-    text = "\n".join(f"{i.at[:19]} {i.type} {i.text}" for i in items)
+    text = "\n".join(f"{i.at[:19]} {i.type} {i.text}" + (f" ({i.by})" if i.by else "")
+                     for i in items)  # fmt: skip
     return ToolResult(text or "No history.", to_jsonable(items))
 
 
@@ -182,12 +184,15 @@ EXTRA: dict[str, Tool] = {
 OPERATIONS: dict[str, Tool] = {**tools.TOOLS, **EXTRA}
 
 
-def scope_needed(name: str, arguments: Mapping[str, Any] | None) -> str:
-    """The scope a key needs to call operation `name` with `arguments`."""
+def scope_needed(
+    name: str, arguments: Mapping[str, Any] | None, served: HostRules = NOTHING
+) -> str:
+    """The scope a key needs to call operation `name` with `arguments` on a server that
+    allows `served` (ScopeError for what it allows no key)."""
     extra = EXTRA.get(name)
     if extra is not None:
         return "read" if extra.read_only else "write"
-    return tools.scope_needed(name, arguments)
+    return tools.scope_needed(name, arguments, served)
 
 
 def check_scope(scope: str, needed: str, what: str) -> None:
@@ -262,6 +267,13 @@ def _errors(*codes: int) -> dict[str, Any]:
     }
 
 
+_HOST_WAITS = (
+    " A wait of kind command, file or url makes the server's host act: it needs an admin key"
+    " and a server started with --allow-commands, --allow-wait-path or --allow-wait-url"
+    " (403 naming the option otherwise)."
+)
+
+
 def openapi(version: str) -> dict[str, Any]:
     """The OpenAPI 3.1 document of the API, from the operations' schemas."""
     paths: dict[str, Any] = {}
@@ -272,7 +284,7 @@ def openapi(version: str) -> dict[str, Any]:
                 "operationId": name,
                 "summary": op.description.split(". ")[0].rstrip(".") + ".",
                 "description": f"{op.description}\n\nScope: {scope} (a key of scope {scope} or"
-                " above).",
+                f" above).{_HOST_WAITS if name == 'smart_wait' else ''}",
                 "tags": ["tools" if name in tools.TOOLS else "more"],
                 "requestBody": {
                     "required": True,
@@ -308,7 +320,9 @@ def openapi(version: str) -> dict[str, Any]:
             "operationId": "import",
             "summary": "Replay a journal file into the key's space (twice adds nothing).",
             "description": "Scope: write. The body is what `export` gives; it is checked whole"
-            " and replayed in one transaction, or nothing is.",
+            " and replayed in one transaction, or nothing is. A file that adds a wait the key"
+            " could not add itself (a command, file or URL wait) is refused with 403 naming"
+            " its line; who imported is recorded by the server, not taken from the file.",
             "requestBody": {
                 "required": True,
                 "content": {"application/x-ndjson": {"schema": {"type": "string"}}},

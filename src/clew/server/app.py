@@ -38,6 +38,7 @@ from clew.clock import stamp, utcnow
 from clew.credentials import RequestLine
 from clew.errors import AuthenticationError, ClewError, ValidationError
 from clew.models import to_jsonable
+from clew.origin import NOTHING, HostRules, Origin, for_scope
 from clew.server import api, markup, web
 from clew.server.limits import RateLimit, retry_after
 
@@ -114,10 +115,12 @@ class Server:
         burst: int = 60,
         log_days: int = 30,
         clock: Callable[[], float] = time.monotonic,
+        allow: HostRules = NOTHING,
     ) -> None:
         self.spaces = spaces
         self.loopback = loopback
         self.context = context
+        self.allow = allow  # what waits may make this host do, for admin keys (origin.py)
         self.limit = RateLimit(rate, burst)
         self._clock = clock
         self._log: list[RequestLine] = []
@@ -138,6 +141,20 @@ class Server:
     def actor(self, request: Any) -> str:
         """The correlation id the request's writes are journaled under (its key's prefix)."""
         return web.actor(self.caller(request), "mcp")
+
+    def tool_context(self, request: Any) -> tools.Context:
+        """The tools' context for the request: the server's defaults, and what its key may
+        make this host do (an admin what the operator allowed, other keys nothing)."""
+        return self.context_of(self.caller(request))
+
+    def context_of(self, caller: Caller) -> tools.Context:
+        """The tools' context for `caller` (see `tool_context`)."""
+        return self.context._replace(host=for_scope(caller.scope, self.allow))
+
+    @property
+    def served(self) -> HostRules:
+        """What the operator allowed waits to make this host do (to admin keys)."""
+        return self.allow
 
     def caller(self, request: Any) -> Caller:
         """Who the request is (set by the keys middleware before any route runs)."""
@@ -290,10 +307,10 @@ class Server:
         def call() -> tools.ToolResult:
             mem = self.spaces.get(caller.space)
             with mem.correlation(web.actor(caller, "api")):
-                return api.run(mem, name, arguments, self.context)
+                return api.run(mem, name, arguments, self.context_of(caller))
 
         try:
-            api.check_scope(caller.scope, api.scope_needed(name, arguments), name)
+            api.check_scope(caller.scope, api.scope_needed(name, arguments, self.allow), name)
             result = await anyio.to_thread.run_sync(call)
         except ClewError as exc:
             status = api.status_of(exc)
@@ -320,6 +337,8 @@ class Server:
         except ClewError as exc:
             return _error(api.status_of(exc), api.error_text(exc))
         mem = self.spaces.get(caller.space)
+        # Who imports, from the key: a file may add only what this key could add itself.
+        by = Origin("api", caller.prefix, for_scope(caller.scope, self.allow), caller.scope)
         send, receive = anyio.create_memory_object_stream[bytes](16)
 
         async def take() -> bytes | None:
@@ -330,7 +349,7 @@ class Server:
 
         def replay() -> Any:
             try:
-                return mem.import_events(body_lines(lambda: anyio.from_thread.run(take)))
+                return mem.import_events(body_lines(lambda: anyio.from_thread.run(take)), by=by)
             finally:  # the feeder stops at its next chunk
                 anyio.from_thread.run_sync(receive.close)
 
@@ -631,15 +650,18 @@ async def run_server(
     burst: int = 60,
     log_days: int = 30,
     ready: Callable[[int], None] | None = None,
+    allow: HostRules = NOTHING,
 ) -> None:
-    """Serve until interrupted (`ready` is told the port once it listens)."""
+    """Serve until interrupted (`ready` is told the port once it listens); admin keys may
+    add the waits `allow` lets them (nothing by default)."""
     import uvicorn
 
     loopback = check_bind(home, host)
     spaces = Spaces(home, opener)
     server = Server(
-        spaces, loopback=loopback, context=context, rate=rate, burst=burst, log_days=log_days
-    )
+        spaces, loopback=loopback, context=context, rate=rate, burst=burst, log_days=log_days,
+        allow=allow,
+    )  # fmt: skip
     app, _ = build_app(server, loopback=loopback)
     # Open event streams would hold a stop for their lifetime; cut them after a moment.
     config = uvicorn.Config(
@@ -669,6 +691,7 @@ def serve(
     rate: float = 20.0,
     burst: int = 60,
     log_days: int = 30,
+    allow: HostRules = NOTHING,
 ) -> None:
     """Run the server in this thread until interrupted, saying where it listens."""
 
@@ -679,6 +702,6 @@ def serve(
     anyio.run(
         lambda: run_server(
             home, host=host, port=port, opener=opener, context=context, rate=rate, burst=burst,
-            log_days=log_days, ready=said,
+            log_days=log_days, ready=said, allow=allow,
         )
     )  # fmt: skip

@@ -65,23 +65,10 @@ def cookie_keys(header: str) -> list[str]:
     return []
 
 
-# The doors a server's write comes through, as a correlation id's first part names them.
-DOORS = {"web": "dashboard", "api": "API", "mcp": "MCP"}
-
-
 def actor(caller: Caller, door: str = "web") -> str:
     """The correlation id a write by `caller` through `door` (web, api, mcp) is journaled
     under: `<door>:<key prefix>:<id>`; the tools' own groups inside it keep that prefix."""
     return f"{door}:{caller.prefix or 'local'}:{new_id()}"
-
-
-def actor_of(correlation_id: str) -> str:
-    """Who a journal event's correlation id says made it ("" when it does not say)."""
-    kind, _, rest = correlation_id.partition(":")
-    if kind not in DOORS or ":" not in rest:
-        return ""
-    who = rest.split(":", 1)[0]
-    return f"{'local user' if who == 'local' else f'key {who}'} ({DOORS[kind]})"
 
 
 class Heads:
@@ -358,10 +345,12 @@ def read_task(mem: Memory, task_id: str) -> dashboard.TaskView:
     # Only the journal's newest items (a tail read along the task's index), so a task with a
     # long journal costs the page no more than one with 500 events; replans are read apart.
     events = mem.journal(task_id=task.id, limit=TIMELINE, newest=True)
-    actors = {e.seq: actor_of(e.correlation_id) for e in events}
+    # Who brought the imported ones: the store's records, not the events' own claims.
+    imports = mem.import_records(events[0].seq, events[-1].seq) if events else []
     # The words of each event, from the events already read (what Memory.history does with
     # its own read of them).
-    history = words(events, {s.id: n for n, s in enumerate(task.plan, 1)})[-TIMELINE:]
+    steps = {s.id: n for n, s in enumerate(task.plan, 1)}
+    history = words(events, steps, imports)[-TIMELINE:]
     return dashboard.TaskView(
         task=task,
         state=mem.state(task.id),
@@ -369,7 +358,7 @@ def read_task(mem: Memory, task_id: str) -> dashboard.TaskView:
         entries=mem.list_entries(task.id, type=("decision", "error", "constraint"), limit=300),
         waits=mem.list_waits(task.id, limit=100),
         replans=mem.journal(task_id=task.id, types=("plan.revised",)),
-        timeline=[(h, actors.get(h.seq, "")) for h in history],
+        timeline=[(h, h.by) for h in history],
     )
 
 

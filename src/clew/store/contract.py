@@ -42,6 +42,7 @@ from clew.models import (
     FileChanges,
     Fix,
     Guardrail,
+    ImportRecord,
     Job,
     JobStatus,
     Message,
@@ -738,6 +739,26 @@ class RoleAdmin(Protocol):
         ...
 
 
+class ImportLog(Protocol):
+    """The store's own record of who imported or pushed which events of its space: outside
+    the journal (an event's correlation id is a claim of where it came from; who brought it
+    here is the store's to say), written in the write transaction that adopts the events."""
+
+    def record_import(
+        self, first_seq: int, last_seq: int, events: int, door: str, key_prefix: str | None,
+        at: str,
+    ) -> None:  # fmt: skip
+        """Inside the write transaction that adopted events `first_seq`..`last_seq`: record
+        that `key_prefix` (None: the host's user, whom the store names itself) brought them
+        through `door` at `at`."""
+        ...
+
+    def imports_between(self, first_seq: int, last_seq: int) -> list[ImportRecord]:
+        """The space's records of imports that added any event of seq `first_seq`..
+        `last_seq`, oldest first."""
+        ...
+
+
 class Store(
     Journal,
     TaskReads,
@@ -751,6 +772,7 @@ class Store(
     VectorWrites,
     KeyStore,
     RoleAdmin,
+    ImportLog,
     Protocol,
 ):
     """Everything the facade needs of a backend: the journal core and every subject's reads."""

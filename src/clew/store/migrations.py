@@ -1267,6 +1267,38 @@ MIGRATIONS += (
     ),
 )
 
+# Trust (issue 24). A wait that makes the host act carries a seal made with a key kept
+# outside the store (sealing.py), and a file wait added through a server the folder it is kept
+# in; both are written from the `wait.added` event, so `verify` rebuilds them. Waits written
+# before have no seal and never run (probes.unsealed): nothing vouches for where they came
+# from. `clew_imports` is the store's own record of who imported or pushed which events
+# (outside the journal: the events keep the text their hashes cover, and who brought them is
+# not theirs to say), written in the transaction that adds them.
+MIGRATIONS += (
+    Migration(
+        20,
+        "the seal of a wait that makes the host act, its folder, and the record of imports",
+        (
+            "ALTER TABLE waits ADD COLUMN seal TEXT",
+            "ALTER TABLE waits ADD COLUMN confined_to TEXT",
+            """
+            CREATE TABLE clew_imports (
+                seq        INTEGER PRIMARY KEY,
+                space      TEXT NOT NULL,
+                first_seq  INTEGER NOT NULL,
+                last_seq   INTEGER NOT NULL,
+                events     INTEGER NOT NULL,
+                door       TEXT NOT NULL,
+                key_prefix TEXT,
+                user_name  TEXT,
+                created_at TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX clew_imports_space ON clew_imports(space, last_seq)",
+        ),
+    ),
+)
+
 # PostgreSQL's migration 23 gives the server's keys and request log row-level security that
 # only their owner and the server's roles pass (store/pg_roles.py). A SQLite file has no
 # roles, whoever can open it reads and writes all of it (docs/security.md): nothing to do

@@ -963,6 +963,35 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    # SQLite's migration 20: a host wait's seal and folder; the store's record of imports,
+    # under row-level security like every table of a space.
+    PgMigration(
+        20,
+        "the seal of a wait that makes the host act, its folder, and the record of imports",
+        (
+            "ALTER TABLE waits ADD COLUMN seal text",
+            "ALTER TABLE waits ADD COLUMN confined_to text",
+            *table(
+                "clew_imports",
+                """
+                seq        bigint GENERATED ALWAYS AS IDENTITY,
+                space      text NOT NULL,
+                first_seq  bigint NOT NULL,
+                last_seq   bigint NOT NULL,
+                events     bigint NOT NULL,
+                door       text NOT NULL,
+                key_prefix text,
+                user_name  text,
+                created_at text NOT NULL,
+                PRIMARY KEY (space, seq)
+                """,
+            ),
+            "CREATE INDEX clew_imports_space ON clew_imports(space, last_seq)",
+        ),
+    ),
+)
+
 
 def _revoke_admin_tables(raw: Any) -> None:
     """Take every right on the keys and the request log from each role but their owner (the

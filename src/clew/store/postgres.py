@@ -44,6 +44,7 @@ from clew.store.sql import Row
 from clew.store.sqlite import KIND_TABLES
 from clew.store.sqlite_archive import ArchiveReads
 from clew.store.sqlite_conversations import ConversationReads
+from clew.store.sqlite_imports import ImportLog
 from clew.store.sqlite_journal import JournalReads, JournalWrites
 from clew.store.sqlite_keys import KeyStore
 from clew.store.sqlite_record import RecordReads
@@ -107,6 +108,7 @@ class PostgresStore(
     VectorStore,
     TaskReads,
     KeyStore,
+    ImportLog,
     JournalReads,
     JournalWrites,
 ):
@@ -411,6 +413,11 @@ class PostgresStore(
         if txn is None or not txn.writing:
             raise RuntimeError("journal writes must run inside transaction(write=True)")
         return txn.conn, txn
+
+    def _user_name(self, conn: Any) -> str | None:
+        """`ImportLog._user_name`: the database role this store writes as (the server's own
+        word for who wrote, whatever the client says)."""
+        return str(conn.execute("SELECT current_user").fetchone()[0])
 
     def close(self) -> None:
         """Close the pool and its connections."""

@@ -15,7 +15,7 @@ from clew.store.projection import handles
 
 _WAIT_COLUMNS = (
     "id", "step_id", "kind", "target", "description", "cwd", "poll_seconds",
-    "timeout_seconds", "run_timeout", "deadline",
+    "timeout_seconds", "run_timeout", "deadline", "seal", "confined_to",
 )  # fmt: skip
 
 
