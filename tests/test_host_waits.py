@@ -15,6 +15,7 @@ import io
 import json
 import os
 import re
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -551,11 +552,50 @@ def test_a_bad_allow_option_stops_the_server_in_one_line(
     assert said in err and option in err and err.count("\n") == 1, err
 
 
-def test_clew_mcp_takes_the_options_only_with_a_port(
+def test_clew_mcp_takes_the_folder_and_url_options_only_with_a_port(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["--db", str(tmp_path / "clew.db"), "mcp", "--allow-commands"]) == 2
-    assert "for --port" in capsys.readouterr().err
+    for option in (["--allow-wait-path", str(tmp_path)], ["--allow-wait-url", "http://[::1]/"]):
+        assert main(["--db", str(tmp_path / "clew.db"), "mcp", *option]) == 2
+        assert "for --port" in capsys.readouterr().err
+
+
+def test_a_command_wait_over_stdio_mcp_needs_the_users_allow_commands(tmp_path: Path) -> None:
+    """The model behind an MCP client chooses its calls: over stdio as over a server, a wait
+    that runs a command is added only when the user who configured `clew mcp` allowed it;
+    file and URL waits read what this user may read."""
+    from mcp import Client, StdioServerParameters
+
+    from tests.test_mcp import child_env
+
+    db = tmp_path / "clew.db"
+    with clew.open(db) as mem:
+        task = mem.create_task("deploy", ["build"]).id
+    marker = tmp_path / "ran"
+
+    async def add(*extra: str) -> tuple[bool, str, bool]:
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "clew", "--db", str(db), "mcp", *extra],
+            env=child_env(), cwd=str(tmp_path),
+        )  # fmt: skip
+        async with Client(params, mode="legacy") as client:
+            made = await client.call_tool("smart_wait", {
+                "action": "add", "task_id": task, "kind": "command",
+                "target": f"touch {marker}",
+            })  # fmt: skip
+            said = made.content[0].text  # type: ignore[union-attr]
+            checked = await client.call_tool("smart_wait", {"action": "check"})
+            filed = await client.call_tool("smart_wait", {
+                "action": "add", "task_id": task, "kind": "file", "target": str(marker),
+            })  # fmt: skip
+            return made.is_error, said, bool(checked.is_error) or filed.is_error
+
+    refused, said, failed = asyncio.run(add())
+    assert refused and "--allow-commands" in said and not failed
+    assert not marker.exists()
+    refused, said, failed = asyncio.run(add("--allow-commands"))
+    assert not refused and not failed, said
+    assert marker.exists()
 
 
 def test_the_rules_refuse_in_one_line_naming_the_option() -> None:

@@ -4,8 +4,9 @@ A wait of kind command, file or url makes the host act: run a shell command as t
 runs as, read one of its files, ask one of its local services. Who may add one is decided by
 the door that took the call, never by the call's data:
 
-- the host's own user (the Python API, the command line, `clew mcp` over stdio) may add any
-  (`LOCAL`): it can run those commands itself;
+- the host's own user (the Python API, the command line) may add any (`LOCAL`): it can run
+  those commands itself; over stdio MCP, whose calls a model chooses, commands only when the
+  user started `clew mcp --allow-commands`;
 - through a server (`clew serve`, `clew mcp --port`), only an admin key, and only what the
   operator allowed at start: commands with `--allow-commands`, files inside a folder given
   to `--allow-wait-path`, URLs under a prefix given to `--allow-wait-url` (`HostRules`).

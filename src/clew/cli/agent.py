@@ -56,12 +56,13 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             "the MCP server needs the mcp extra: run `pip install -e '.[mcp]'` in clew's checkout"
         ) from None
     from clew.cli.server import host_rules
+    from clew.origin import HostRules
 
     allow = host_rules(args)
-    if args.port is None and allow.commands | bool(allow.paths) | bool(allow.urls):
+    if args.port is None and bool(allow.paths) | bool(allow.urls):
         raise ValidationError(
-            "--allow-commands, --allow-wait-path and --allow-wait-url are for --port: over"
-            " stdio the client is this user, who may add any wait"
+            "--allow-wait-path and --allow-wait-url are for --port: over stdio the client is"
+            " this user, whose file and URL waits read what this user may read"
         )
     if args.port is not None:
         _check_port(args.port)
@@ -71,7 +72,10 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     context = _context(args)
     try:
         if args.port is None:
-            anyio.run(mcp_server.serve_stdio, mem, context)
+            # The model behind the client chooses the calls: a command wait runs only when
+            # the user who configured the server said so, as on a server.
+            local = HostRules(allow.commands, None, None)
+            anyio.run(mcp_server.serve_stdio, mem, context._replace(host=local))
         else:
             from clew.cli.server import opener
             from clew.server.app import serve
