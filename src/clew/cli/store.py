@@ -1,4 +1,4 @@
-"""`clew init`, `journal`, `verify`, `demo`: the store itself."""
+"""`clew init`, `journal`, `verify`, `checkpoint`, `demo`: the store itself."""
 
 from __future__ import annotations
 
@@ -76,12 +76,29 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from clew.views import verify_view
 
     with open_memory(args) as mem, bar():
-        report = mem.verify(all_spaces=args.all_spaces)
+        report = mem.verify(all_spaces=args.all_spaces, checkpoint=_checkpoints(args.checkpoint))
     if args.json:
         print_json({"ok": report.ok, **as_dict(report)})
     else:
         print(verify_view(report))
     return 0 if report.ok else 1
+
+
+def cmd_checkpoint(args: argparse.Namespace) -> int:
+    from clew.checkpointfile import counted, default_path
+
+    path = args.file or default_path()
+    with open_memory(args) as mem:
+        made = mem.checkpoint(path, all_spaces=args.all_spaces)
+    if args.json:
+        print_json({"file": path, "checkpoints": made})
+        return 0
+    for c in made:
+        head = f"the last {c.last}, hash {c.head[:16]}…" if c.head else "none yet"
+        print(f"space {c.space!r}: {counted(c.events)} ({head}) at {c.at}")
+    print(f"appended {len(made)} checkpoint line{'' if len(made) == 1 else 's'} to {path};"
+          " `clew verify --checkpoint` checks the store against it")  # fmt: skip
+    return 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -91,6 +108,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 # -- the parser -----------------------------------------------------------------------------
+
+
+def _checkpoints(given: str | None) -> str | None:
+    """The checkpoint file --checkpoint names: the default one for the option alone."""
+    if given != "":
+        return given
+    from clew.checkpointfile import default_path
+
+    return default_path()
 
 
 def register(commands: Any, command: Commands) -> None:
@@ -111,6 +137,35 @@ def register(commands: Any, command: Commands) -> None:
     )
     p.add_argument(
         "--all-spaces", action="store_true", help="check every space in the file, not only this one"
+    )
+    p.add_argument(
+        "--checkpoint",
+        nargs="?",
+        const="",  # the option alone: the default file
+        metavar="FILE",
+        help="also check the store against the checkpoints in FILE (default: the file `clew"
+        " checkpoint` writes): exit 1 if it is behind (rolled back) or diverges (rewritten)",
+    )
+
+    p = command(
+        commands,
+        "checkpoint",
+        cmd_checkpoint,
+        "append a sealed checkpoint of the journal's head to a file kept outside the store",
+        "Append one line per space (this one, or every one with --all-spaces) to a checkpoint"
+        " file: how many events the journal holds and the newest one's hash, at this moment,"
+        " sealed with this user's sealing key. `clew verify --checkpoint FILE` later reports"
+        " a store that is behind (rolled back) or diverges (rewritten). Keep the file where"
+        " whoever can write the store cannot.",
+    )
+    p.add_argument(
+        "--file",
+        metavar="FILE",
+        help="the file to append to (default: $CLEW_CHECKPOINT_FILE, else"
+        " $XDG_STATE_HOME/clew/checkpoints.jsonl, ~/.local/state/clew/checkpoints.jsonl)",
+    )
+    p.add_argument(
+        "--all-spaces", action="store_true", help="one line for every space in the store"
     )
 
     p = command(commands, "demo", cmd_demo, "a scripted walkthrough on a temporary store")

@@ -37,6 +37,7 @@ from clew.ids import is_id_prefix
 from clew.location import shown
 from clew.models import VerifyReport
 from clew.store import pg_adapter, pg_migrations, pg_vectors
+from clew.store.pg_heads import PgHeadReads
 from clew.store.pg_search import PostgresSearch
 from clew.store.pg_vectors import PgVectorSearch
 from clew.store.sql import Row
@@ -106,6 +107,7 @@ class PostgresStore(
     VectorStore,
     TaskReads,
     KeyStore,
+    PgHeadReads,
     JournalReads,
     JournalWrites,
 ):

@@ -38,6 +38,7 @@ from clew.store.migrations import (
 from clew.store.sql import Connection, Row
 from clew.store.sqlite_archive import ArchiveReads
 from clew.store.sqlite_conversations import ConversationReads
+from clew.store.sqlite_heads import HeadReads
 from clew.store.sqlite_journal import INSERT_EVENT, JournalReads, JournalWrites
 from clew.store.sqlite_keys import KeyStore
 from clew.store.sqlite_record import RecordReads
@@ -386,6 +387,7 @@ class SQLiteStore(
     VectorStore,
     TaskReads,
     KeyStore,
+    HeadReads,
     JournalReads,
     JournalWrites,
 ):
