@@ -157,9 +157,8 @@ def _open(path: str, flags: int, doing: str) -> int:
 
 def append(path: str, lines: list[str]) -> None:
     """Append `lines` to the checkpoint file at `path` (made, with its folder, if missing;
-    readable by this user only), under an exclusive lock, and fsync it."""
-    if not lines:
-        return
+    readable by this user only), under an exclusive lock, and fsync it. With no lines it
+    only makes sure the file can be written (the server's check before it serves)."""
     doing = "write checkpoints to"
     try:
         os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700, exist_ok=True)
