@@ -14,7 +14,7 @@ says what a checkpoint proves):
   one, or make one).
 
 A checkpoint is counted on from the previous one of its space (`Memory.checkpoint`'s
-`since`), so making one costs two index reads, not a count of the journal.
+`since`), so making one costs a few index reads, not a count of the journal.
 """
 
 from __future__ import annotations
