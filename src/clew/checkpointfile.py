@@ -27,6 +27,7 @@ store holds; `checkpoints.py` writes and reads the files.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from typing import Any
@@ -55,6 +56,7 @@ def default_path() -> str:
     return os.path.join(base, "clew", "checkpoints.jsonl")
 
 
+@functools.lru_cache(maxsize=64)  # a server makes one per answer: the real path once
 def location(path: str) -> str:
     """What names a store in its checkpoints: a file's real path (links resolved, so the
     same file named two ways is one store); for a PostgreSQL URL its host, port and
