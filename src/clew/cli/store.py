@@ -48,14 +48,47 @@ def cmd_init(args: argparse.Namespace) -> int:
             f" tasks (`clew --db {above} task list` still shows them)",
             file=sys.stderr,
         )
+    ignore = None if source in ("--db", "CLEW_DB") else _keep_out_of_git(here, args)
     if args.json:
-        print_json({"path": path, "created": not existed, "hides": above})
+        print_json({"path": path, "created": not existed, "hides": above, "gitignore": ignore})
     else:
         verb = "already has" if existed else "created"
         named_store = source in ("--db", "CLEW_DB")
         where = "" if named_store else "; clew commands run below this folder use it"
         print(f"{verb} a clew store at {path}{where}")
     return 0
+
+
+def _keep_out_of_git(here: str, args: argparse.Namespace) -> str | None:
+    """In a git work tree where `.clew/` is not ignored: add it to the .gitignore here when
+    --gitignore says so or a person at a terminal agrees, else say in one line how. Return
+    what happened: "ignored" (already), "added", "declined", "told"; None outside git."""
+    import sys
+
+    from clew import gitignore
+
+    root = gitignore.work_tree(here)
+    if root is None or args.gitignore is False:
+        return None
+    if gitignore.is_ignored(here, root):
+        return "ignored"
+    asked = args.gitignore is None and sys.stdin.isatty() and sys.stderr.isatty()
+    if asked:
+        print(f"clew: add {gitignore.LINE} to {os.path.join(here, '.gitignore')}, so the"
+              " store is not committed with the code? [Y/n] ", end="", file=sys.stderr,
+              flush=True)  # fmt: skip
+        answer = sys.stdin.readline().strip().lower()
+        if answer not in ("", "y", "yes"):
+            return "declined"
+    elif not args.gitignore:
+        print(f"clew: {gitignore.LINE} is not in .gitignore, so git would commit the store"
+              " (every command, output and message it records) with the code; `clew init"
+              " --gitignore` adds it", file=sys.stderr)  # fmt: skip
+        return "told"
+    added = gitignore.add(here)
+    if not args.json:
+        print(f"added {gitignore.LINE} to {added}")
+    return "added"
 
 
 def cmd_journal(args: argparse.Namespace) -> int:
@@ -121,7 +154,20 @@ def _checkpoints(given: str | None) -> str | None:
 
 def register(commands: Any, command: Commands) -> None:
     """Add the store commands."""
-    command(commands, "init", cmd_init, "create a project store (.clew/) in this folder")
+    p = command(commands, "init", cmd_init, "create a project store (.clew/) in this folder")
+    ignore = p.add_mutually_exclusive_group()
+    ignore.add_argument(
+        "--gitignore",
+        action="store_true",
+        default=None,
+        help="in a git work tree, add .clew/ to this folder's .gitignore without asking",
+    )
+    ignore.add_argument(
+        "--no-gitignore",
+        dest="gitignore",
+        action="store_false",
+        help="leave .gitignore alone and say nothing of it",
+    )
 
     p = command(commands, "journal", cmd_journal, "print journal events in commit order")
     p.add_argument("--task", help="only this task's events")
