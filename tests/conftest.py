@@ -152,6 +152,7 @@ CONFORMANCE = frozenset(
         "test_expansion",
         "test_server",
         "test_checkpoints",
+        "test_edges",
     }
 )
 SERVER = os.environ.get("CLEW_TEST_POSTGRES") or "postgresql://root@127.0.0.1:5432/test"

@@ -251,7 +251,8 @@ def _project(conn: sqlite3.Connection, number: int, events: Sequence[chain.Link]
     hashed = "hash" in _columns(conn, "events")
     links = list(events)
     if hashed:
-        links = [l._replace(hash=h) for l, (_, h) in zip(links, chain.chained(links), strict=True)]
+        hashes = [h for _, h in chain.chained(links)]
+        links = [link._replace(hash=h) for link, h in zip(links, hashes, strict=True)]
     for link in links:
         values = (link.seq, link.id, link.space, link.task_id, link.correlation_id, link.type,
                   link.data, link.created_at)  # fmt: skip
