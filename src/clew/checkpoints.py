@@ -61,7 +61,9 @@ class Checkpoints(Facade):
         """Check checkpoint lines (a file's path, or the lines themselves) against this
         store: each line of this space (of every space with `all_spaces`) holds, is behind
         or diverges, or is not checkable (its seal does not verify with this user's sealing
-        key); lines of other stores and other spaces are counted, not checked."""
+        key); lines of other stores and other spaces are counted, not checked. A line that
+        holds vouches for every event up to it only where the chain is whole up to there:
+        `verify(checkpoint=...)` walks the chain too."""
         from clew import checkpointfile, sealing
 
         key = sealing.secret(create=False)

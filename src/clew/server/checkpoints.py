@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import traceback
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -74,11 +75,15 @@ class Keeper:
             return len(moved)
 
     def write_quietly(self) -> None:
-        """`write`, saying on stderr why it could not (the server goes on serving)."""
+        """`write`, saying on stderr why it could not: a background task that raised would
+        take the server's other tasks (MCP's sessions, the log's flusher) down with it."""
         try:
             self.write()
         except ClewError as exc:
             print(f"clew: no checkpoint written this time: {exc}", file=sys.stderr)
+        except Exception:  # a bug of clew's: said, and the next round tries again
+            print("clew: no checkpoint written this time (a bug in clew):", file=sys.stderr)
+            traceback.print_exc(file=sys.stderr)
 
     async def run(self) -> None:
         """Write the moved spaces' lines every `every` seconds until cancelled."""
@@ -120,7 +125,10 @@ class Keeper:
     def _header(self, space: str) -> bytes | None:
         try:
             return checkpointfile.line(self.of(space)).encode("ascii")
-        except ClewError:
+        except ClewError:  # busy: the next answer carries one
+            return None
+        except Exception:  # a bug of clew's must not cost the answer it rides on
+            traceback.print_exc(file=sys.stderr)
             return None
 
 
