@@ -522,3 +522,24 @@ def test_serve_refuses_to_start_when_its_checkpoint_file_cannot_be_written(
     done = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and done.stderr.count("\n") == 1
     assert "cannot write checkpoints" in done.stderr
+
+
+def test_a_failing_checkpoint_never_costs_an_answer_or_the_servers_tasks(
+    served: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    keeper = served.server.checkpoints
+
+    def broken(space: str) -> Checkpoint:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(keeper, "of", broken)
+    reply = served.op("task_register", {"name": "still served"})
+    assert reply.status == 200 and "clew-checkpoint" not in reply.headers
+    keeper.file = str(tmp_path)  # a folder: the round cannot write
+    keeper.write_quietly()
+    monkeypatch.setattr(keeper.spaces.home, "checkpoint", lambda *a, **k: 1 / 0)
+    keeper.write_quietly()
+    said = capsys.readouterr().err
+    assert "no checkpoint written this time: cannot write checkpoints" in said
+    assert "a bug in clew" in said and "ZeroDivisionError" in said
+    assert served.op("task_state", {}).status == 200
