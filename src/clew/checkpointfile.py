@@ -56,14 +56,13 @@ def default_path() -> str:
     return os.path.join(base, "clew", "checkpoints.jsonl")
 
 
-@functools.lru_cache(maxsize=64)  # a server makes one per answer: the real path once
 def location(path: str) -> str:
     """What names a store in its checkpoints: a file's real path (links resolved, so the
     same file named two ways is one store); for a PostgreSQL URL its host, port and
     database (not the user or password: another role's view of one database is the same
     store)."""
     if not path.startswith(("postgresql://", "postgres://")):
-        return path if path == ":memory:" else os.path.realpath(path)
+        return path if path == ":memory:" else _real(os.path.abspath(path))
     from urllib.parse import parse_qs, urlsplit
 
     try:
@@ -75,6 +74,11 @@ def location(path: str) -> str:
         return path
     database = parts.path.lstrip("/") or query.get("dbname", [parts.username or ""])[0]
     return f"postgresql://{host}:{port}/{database}"
+
+
+@functools.lru_cache(maxsize=64)  # a server makes a checkpoint per answer: resolved once
+def _real(path: str) -> str:
+    return os.path.realpath(path)
 
 
 def store_id(path: str, *, key: bytes | None = None) -> str:

@@ -129,8 +129,9 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
     for c in made:
         head = f"the last {c.last}, hash {c.head[:16]}…" if c.head else "none yet"
         print(f"space {c.space!r}: {counted(c.events)} ({head}) at {c.at}")
+    named = f" {path}" if args.file else ""
     print(f"appended {len(made)} checkpoint line{'' if len(made) == 1 else 's'} to {path};"
-          " `clew verify --checkpoint` checks the store against it")  # fmt: skip
+          f" `clew verify --checkpoint{named}` checks the store against it")  # fmt: skip
     return 0
 
 
