@@ -135,10 +135,13 @@ def filled(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @settings(max_examples=12, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(page=st.integers(2, 10_000), spots=st.lists(st.integers(0, 4095), min_size=1, max_size=8))
+@given(page=st.integers(2, 10_000), spots=st.lists(st.integers(0, 7), min_size=1, max_size=4))
 def test_a_damaged_file_is_one_line_from_every_command(
     filled: Path, tmp_path: Path, page: int, spots: list[int]
 ) -> None:
+    """Bytes of a page's header flipped (its kind, cell count, where its cells start): the
+    damage SQLite detects when it reads the page. (A flip inside a row's text is not
+    damage SQLite can see: the row reads back changed, and verify finds the difference.)"""
     data = bytearray(filled.read_bytes())
     start = (page % (len(data) // 4096)) * 4096
     for spot in spots:
