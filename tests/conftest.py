@@ -65,9 +65,11 @@ def _private_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
         patch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
+        patch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))  # checkpoints
         patch.setenv("CLEW_WORKER", "off")
         patch.setenv("CLEW_MAINTENANCE", "off")
-        for name in ("CLEW_MODEL", "CLEW_LARGE_MODEL", "CLEW_DB", "CLEW_SPACE"):
+        for name in ("CLEW_MODEL", "CLEW_LARGE_MODEL", "CLEW_DB", "CLEW_SPACE",
+                     "CLEW_SECRET_FILE", "CLEW_CHECKPOINT_FILE"):  # fmt: skip
             patch.delenv(name, raising=False)
         yield
 
@@ -151,6 +153,8 @@ CONFORMANCE = frozenset(
         "test_server",
         "test_host_waits",
         "test_attribution",
+        "test_checkpoints",
+        "test_edges",
     }
 )
 SERVER = os.environ.get("CLEW_TEST_POSTGRES") or "postgresql://root@127.0.0.1:5432/test"

@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
 
-from clew.store.migrations import MIGRATIONS, _keep, record_text
+from clew.models import Event
+from clew.store import chain, projection
+from clew.store.migrations import (
+    FINGERPRINTED_FROM,
+    FINGERPRINTS,
+    MIGRATIONS,
+    _keep,
+    record_text,
+)
 from clew.store.sqlite_backfill import SEQUENCED
 
 # The indexes migration 10 remade with the sequence column, as migrations 1-9 made them.
@@ -196,3 +207,102 @@ def undo_migration_12(conn: sqlite3.Connection) -> None:
     conn.execute("DELETE FROM record_docs WHERE kind = 'decision'")
     conn.execute("DELETE FROM clew_migrations WHERE number = 12")
     conn.commit()
+
+
+# -- a store of any older schema ---------------------------------------------------------------
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
+    return [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
+
+
+def store_at(path: Path, number: int, events: Sequence[chain.Link] = ()) -> None:
+    """A store as clew's schema `number` made it: migrations 1 to `number` applied by their
+    own steps, recorded as that release recorded them (no fingerprints before migration 6),
+    holding `events` (as that release wrote them: see `as_released`) and the rows today's
+    projection makes of them, in the tables and columns that schema had (what today's
+    projection writes beyond them goes to scratch copies that leave with the connection)."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA foreign_keys = ON")
+    fingerprints = number >= FINGERPRINTED_FROM
+    conn.execute(
+        "CREATE TABLE clew_migrations (number INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+        " applied_at TEXT NOT NULL" + (", fingerprint TEXT)" if fingerprints else ")")
+    )
+    for migration in MIGRATIONS[:number]:
+        conn.execute("BEGIN")
+        for step in migration.statements:
+            if isinstance(step, str):
+                conn.execute(step)
+            else:
+                step.fn(conn)
+        row = (migration.number, migration.name, "then")
+        if fingerprints:
+            conn.execute("INSERT INTO clew_migrations VALUES (?, ?, ?, ?)",
+                         (*row, FINGERPRINTS[migration.number]))  # fmt: skip
+        else:
+            conn.execute("INSERT INTO clew_migrations VALUES (?, ?, ?)", row)
+        conn.execute("COMMIT")
+    if events:
+        _project(conn, number, events)
+    conn.close()
+
+
+def _project(conn: sqlite3.Connection, number: int, events: Sequence[chain.Link]) -> None:
+    """Write `events` and today's projection of them into a schema-`number` store."""
+    from clew.store.sqlite import connect, migrate
+
+    today = connect(":memory:")
+    migrate(today)
+    conn.execute("BEGIN")
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    added: list[tuple[str, str]] = []
+    for (table,) in today.execute("SELECT name FROM sqlite_master WHERE type = 'table'"):
+        if table.startswith(("sqlite_", "clew_")) or "_fts" in table:
+            continue
+        if table not in tables:  # a table of a later schema: a scratch copy takes its rows
+            conn.execute(f"CREATE TEMP TABLE {table} ({', '.join(_columns(today, table))})")
+            continue
+        old = _columns(conn, table)
+        for column in _columns(today, table):
+            if column not in old and (table, column) != ("events", "hash"):
+                conn.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
+                added.append((table, column))
+    today.close()
+    hashed = "hash" in _columns(conn, "events")
+    links = list(events)
+    if hashed:
+        hashes = [h for _, h in chain.chained(links)]
+        links = [link._replace(hash=h) for link, h in zip(links, hashes, strict=True)]
+    for link in links:
+        values = (link.seq, link.id, link.space, link.task_id, link.correlation_id, link.type,
+                  link.data, link.created_at)  # fmt: skip
+        if hashed:
+            conn.execute("INSERT INTO events (seq, id, space, task_id, correlation_id, type,"
+                         " data, created_at, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                         (*values, link.hash))  # fmt: skip
+        else:
+            conn.execute("INSERT INTO events (seq, id, space, task_id, correlation_id, type,"
+                         " data, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", values)  # fmt: skip
+        event = Event(link.seq, link.id, link.space, link.task_id, link.correlation_id,
+                      link.type, json.loads(link.data), link.created_at, link.hash)  # fmt: skip
+        projection.apply(conn, event)  # type: ignore[arg-type]
+    for table, column in added:
+        conn.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+    conn.execute("COMMIT")
+
+
+def as_released(links: Sequence[chain.Link], number: int) -> list[chain.Link]:
+    """Events as the release of schema `number` wrote them: no jobs before the outbox
+    (migration 4); before the task record (migration 9) a created task carried no `record`;
+    no hashes (the maker chains them)."""
+    out = []
+    for link in links:
+        if link.type.startswith("job.") and number < 4:
+            continue  # no job outbox yet
+        if link.type == "task.created" and number < 9:
+            data = json.loads(link.data)
+            data.pop("record", None)
+            link = link._replace(data=json.dumps(data))
+        out.append(link._replace(hash=None))
+    return out

@@ -50,6 +50,7 @@ ALLOWED_CLEW = frozenset(
         "clew.brief",
         "clew.capture",  # a Memory mixin: transcript capture (json and os only)
         "clew.checks",
+        "clew.checkpoints",  # a Memory mixin: checkpoints (os and stat only; the rest lazily)
         "clew.cli",
         "clew.cli.capture",  # capture --hook
         "clew.cli.common",
@@ -139,6 +140,7 @@ ALLOWED_CLEW = frozenset(
         "clew.store.sqlite_verify",
         "clew.store.sqlite_waits",
         "clew.store.sqlite_keys",
+        "clew.store.sqlite_heads",  # chain_heads and chain_hashes, a read mixin of the store
     }
 )
 

@@ -183,6 +183,8 @@ class AsyncMemory:
     journal = _off_loop(Memory.journal)
     journal_head = _off_loop(Memory.journal_head)
     verify = _off_loop(Memory.verify)
+    checkpoint = _off_loop(Memory.checkpoint)
+    check_checkpoints = _off_loop(Memory.check_checkpoints)
     index_status = _off_loop(Memory.index_status)
     update_index = _off_loop(Memory.update_index)
     rebuild_index = _off_loop(Memory.rebuild_index)

@@ -53,6 +53,18 @@ def text(value: object, field: str, *, max_chars: int | None = None) -> str:
     return value
 
 
+def unicode(value: str, field: str) -> str:
+    """Return `value` if it is text UTF-8 can hold, else raise: a command line hands over
+    bytes that are not UTF-8 as lone surrogates, which no store can keep or look up."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValidationError(
+            f"{field} is not valid UTF-8 text (it holds bytes that are not); give it as UTF-8"
+        ) from None
+    return value
+
+
 def optional_text(value: object, field: str, *, max_chars: int | None = None) -> str | None:
     """Like `text`, but None (and, for convenience, the empty string) mean 'not given'."""
     if value is None or value == "":

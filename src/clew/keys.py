@@ -110,7 +110,7 @@ class Keys(Facade):
 
 def _prefix_of(text: str) -> str:
     """A key's prefix from its prefix or its whole token."""
-    parsed = credentials.parse_token(text)
+    parsed = credentials.parse_token(checks.unicode(text, "the key"))
     prefix = parsed[0] if parsed is not None else text.strip()
     if not prefix or len(prefix) > 100:
         raise ValidationError("name the key by its prefix, as `clew keys list` shows it")

@@ -5,11 +5,13 @@ How a call writes (validate, one write transaction, journal events) is in `facad
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from clew import checks, record, tasks
 from clew.assembly import Assembly
+from clew.checkpoints import Checkpoints
 from clew.errors import ValidationError
 from clew.ids import new_id
 from clew.keys import Keys
@@ -36,7 +38,7 @@ from clew.upkeep import Upkeep
 _REWRITES = frozenset({"task.created", "task.archived", "plan.revised"})
 
 
-class Memory(Assembly, Upkeep, Ledger, Transfer, Keys, Roles):
+class Memory(Assembly, Upkeep, Ledger, Transfer, Keys, Roles, Checkpoints):
     """A task memory over one store, in one space. Open it with `clew.open()`.
 
     The methods live in mixins by subject: tasks, plans and messages here; archive
@@ -49,6 +51,7 @@ class Memory(Assembly, Upkeep, Ledger, Transfer, Keys, Roles):
     smart waits in `waits.py`; maintenance and archived tasks by month in `upkeep.py`;
     `assemble` (a session's prompt, or a task's context without one) in `assembly.py`;
     export, import and push of the journal in `transfer.py`;
+    checkpoints of the journal's heads, written and checked, in `checkpoints.py`;
     the HTTP server's keys and request log in `keys.py`;
     a PostgreSQL store's database roles in `roles.py`;
     the vector index (embeddings, `nearest`) in `vectors.py`;
@@ -470,7 +473,18 @@ class Memory(Assembly, Upkeep, Ledger, Transfer, Keys, Roles):
         """Return the space's newest event seq, or 0 (cheap: a follower polls it)."""
         return self._store.journal_head()
 
-    def verify(self, *, all_spaces: bool = False) -> VerifyReport:
+    def verify(
+        self,
+        *,
+        all_spaces: bool = False,
+        checkpoint: str | os.PathLike[str] | Iterable[str] | None = None,
+    ) -> VerifyReport:
         """Check the space's journal chain, rebuild its rows from its journal and report any
-        difference (every space in the file with `all_spaces`)."""
-        return self._store.verify(all_spaces=all_spaces)
+        difference (every space in the file with `all_spaces`); with `checkpoint` (a file
+        of checkpoint lines, or the lines), also whether the store is behind or diverges
+        from any of them (`check_checkpoints`): the report is then ok only if neither."""
+        checked = None
+        if checkpoint is not None:  # first: a missing file or key is said before the long part
+            checked = self.check_checkpoints(checkpoint, all_spaces=all_spaces)
+        report = self._store.verify(all_spaces=all_spaces)
+        return report if checked is None else report._replace(checkpoints=checked)

@@ -706,19 +706,81 @@ class Difference(NamedTuple):
     problem: str = ""
 
 
+class ChainHead(NamedTuple):
+    """The end of one space's journal: how many events it holds, and the last one's id and
+    hash (None for a space with no events)."""
+
+    events: int
+    last: str | None
+    head: str | None
+
+
+class Checkpoint(NamedTuple):
+    """A sealed record that one space's journal held `events` events, the last of them
+    `last` with hash `head`, at time `at` (checkpointfile.py: the line and its seal)."""
+
+    store: str  # which store: a keyed digest of its location
+    space: str
+    events: int
+    head: str | None  # the hash of event number `events` (None when there are none)
+    last: str | None  # that event's id
+    chain: int  # the version of the hash chain the head was made under (store/chain.py)
+    at: str
+    seal: str
+
+
+class CheckpointStatus(StrEnum):
+    """What a checkpoint line says of the store now."""
+
+    HOLDS = "holds"  # the space has at least `events` events, and that one has `head`
+    BEHIND = "behind"  # fewer events than `events`: the journal was rolled back or cut
+    DIVERGES = "diverges"  # another hash there: the journal was rewritten up to there
+    OLDER_CHAIN = "older chain"  # another hash, but made under an older chain version
+    NOT_CHECKABLE = "not checkable"  # not a checkpoint line, or its seal does not verify
+
+
+class CheckpointCheck(NamedTuple):
+    """One checkpoint line checked against the store."""
+
+    line: int  # its line number in the file (1 for a single line given alone)
+    status: CheckpointStatus
+    checkpoint: Checkpoint | None  # None for a line that is not a readable checkpoint
+    events: int | None  # how many events the store's space holds now (None: not read)
+    found: str | None  # the hash the store has at the checkpoint's position, if any
+    detail: str  # what it means, in words
+
+
+class CheckpointReport(NamedTuple):
+    """Checkpoint lines checked against a store: each line of its spaces, and how many
+    lines were of other stores or (without all_spaces) of other spaces, so not checked."""
+
+    source: str
+    checks: tuple[CheckpointCheck, ...]
+    other_stores: int = 0
+    other_spaces: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """Whether no checkpoint shows the store behind or diverged."""
+        failed = (CheckpointStatus.BEHIND, CheckpointStatus.DIVERGES)
+        return not any(c.status in failed for c in self.checks)
+
+
 class VerifyReport(NamedTuple):
     """What `verify` found: row counts per table and every difference (capped), for the
-    spaces it checked, with the newest hash of each one's journal chain (its head)."""
+    spaces it checked, with the newest hash of each one's journal chain (its head); and,
+    when asked, what the checkpoints of a file say of it."""
 
     events: int
     rows: dict[str, int]
     differences: tuple[Difference, ...]
     truncated: bool = False
     heads: dict[str, str] | None = None
+    checkpoints: CheckpointReport | None = None
 
     @property
     def ok(self) -> bool:
-        return not self.differences
+        return not self.differences and (self.checkpoints is None or self.checkpoints.ok)
 
 
 # Every event type a journal may hold; a store's projection handles each (a test checks

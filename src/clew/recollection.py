@@ -250,7 +250,7 @@ class Recollection(Sessions):
 def _required(value: Any, field: str, action: str) -> Any:
     if value is None or (isinstance(value, str) and not value.strip()):
         raise ValidationError(f"recall action {action!r} needs {field}")
-    return value
+    return checks.unicode(value, field) if isinstance(value, str) else value
 
 
 def _runs(shown: Sequence[Turn]) -> list[list[Turn]]:

@@ -133,6 +133,8 @@ class Retrieval(Vectors, Archive):
 
         if mode not in MODES:
             raise ValidationError(f"search mode {mode!r} is not one of: {', '.join(MODES)}")
+        if isinstance(query, str):
+            checks.unicode(query, "the search query")
         question = understand(query, now=self._clock())
         dense = self._dense_mode(mode)
         if question.query is None:  # only question words: search for them, as written

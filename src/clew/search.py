@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from clew.checks import unicode
 from clew.errors import ValidationError
 
 MAX_TERMS = 32
@@ -58,6 +59,7 @@ def parse(text: str, *, any_terms: bool = False) -> Query:
     """Parse user text into a structured query, or raise if there is nothing to search for."""
     if not isinstance(text, str):
         raise ValidationError(f"a search query must be text, not {type(text).__name__}")
+    unicode(text, "the search query")
     text = text.replace("\x00", " ")  # a NUL ends an FTS5 query and is no text to PostgreSQL
     include: list[Term] = []
     exclude: list[Term] = []

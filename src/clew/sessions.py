@@ -161,7 +161,7 @@ class Sessions(Retrieval, Working):
         """A session by its exact id or key (one query), else by an id prefix."""
         if not isinstance(ident, str) or not ident.strip():
             raise ValidationError("session must be a session id or key, as text")
-        found = self._store.find_session(ident)
+        found = self._store.find_session(checks.unicode(ident, "session"))
         if found is not None:
             return found
         return self._store.get_session(self._resolve("session", ident))

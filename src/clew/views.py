@@ -12,6 +12,10 @@ from clew.clock import ago
 from clew.models import (
     Action,
     ActionLog,
+    Checkpoint,
+    CheckpointCheck,
+    CheckpointReport,
+    CheckpointStatus,
     Entry,
     Event,
     Explain,
@@ -278,18 +282,21 @@ def event_line(event: Event, imports: Sequence[ImportRecord] = ()) -> str:
 
 
 def verify_view(report: VerifyReport) -> str:
-    """What `verify` found, one line per difference."""
+    """What `verify` found, one line per difference; then what the checkpoints say."""
     filled = [f"{table} {count}" for table, count in report.rows.items() if count]
     empty = sum(1 for count in report.rows.values() if not count)
     rows = "; ".join(x for x in (", ".join(filled), f"{empty} tables empty" if empty else "") if x)
     spaces = sorted(report.heads or {})
     scope = f" of space{'s' if len(spaces) != 1 else ''} {', '.join(spaces)}" if spaces else ""
-    if report.ok:
-        return (
+    if not report.differences:
+        lines = [
             f"ok: {report.events} journal events{scope}, chained unbroken, rebuild every table"
             f" exactly ({rows})"
-        )
-    lines = [f"MISMATCH: {len(report.differences)} differences between the tables and the journal"]
+        ]
+    else:
+        lines = [
+            f"MISMATCH: {len(report.differences)} differences between the tables and the journal"
+        ]
     for d in report.differences:
         if d.problem:
             lines.append(f"  {d.problem}")
@@ -299,6 +306,41 @@ def verify_view(report: VerifyReport) -> str:
             )
     if report.truncated:
         lines.append("  (more differences not shown)")
+    if report.checkpoints is not None:
+        lines.append(checkpoints_view(report.checkpoints))
+    return "\n".join(lines)
+
+
+def checkpoints_view(report: CheckpointReport) -> str:
+    """What a file of checkpoints says of the store: a summary line, each line that does not
+    hold, and of each space the furthest checkpoint that holds."""
+    from clew.checkpointfile import counted
+
+    tally: dict[CheckpointStatus, int] = {}
+    for check in report.checks:
+        tally[check.status] = tally.get(check.status, 0) + 1
+    said = ", ".join(f"{n} {status.value}" for status, n in tally.items()) or "none checked"
+    skipped = [
+        f"{n} of other {what}"
+        for n, what in ((report.other_stores, "stores"), (report.other_spaces, "spaces"))
+        if n
+    ]
+    hint = " (--all-spaces checks them)" if report.other_spaces else ""
+    also = f"; not checked: {' and '.join(skipped)}{hint}" if skipped else ""
+    head = "ok" if report.ok else "ROLLED BACK OR REWRITTEN"
+    lines = [f"{head}: checkpoints in {report.source}: {said}{also}"]
+    furthest: dict[str, tuple[Checkpoint, CheckpointCheck]] = {}
+    for check in report.checks:
+        c = check.checkpoint
+        if check.status is not CheckpointStatus.HOLDS:
+            lines.append(f"  line {check.line}: {check.detail}")
+        elif c is not None and c.events >= furthest.get(c.space, (c, check))[0].events:
+            furthest[c.space] = (c, check)
+    for space, (c, check) in sorted(furthest.items()):
+        lines.append(
+            f"  space {space!r}: holds up to line {check.line}'s checkpoint,"
+            f" {counted(c.events)} at {c.at} (it holds {check.events or 0:,} now)"
+        )
     return "\n".join(lines)
 
 

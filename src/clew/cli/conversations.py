@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Iterable, Iterator
@@ -26,7 +27,16 @@ if TYPE_CHECKING:
     from clew.turns import Checked
 
 
-def _messages(args: argparse.Namespace, source: str) -> Iterable[dict[str, Any]]:
+@contextlib.contextmanager
+def _read(args: argparse.Namespace, source: str) -> Iterator[Iterable[dict[str, Any]]]:
+    """`_messages`, with the file closed when the block ends, read whole or not (a refusal
+    before the first message leaves the lines unread)."""
+    handle = open_input(source, "messages")
+    with handle:
+        yield _messages(args, source, handle)
+
+
+def _messages(args: argparse.Namespace, source: str, handle: BinaryIO) -> Iterable[dict[str, Any]]:
     """The messages of a file (or stdin): JSON Lines are read a line at a time as the
     import takes them (each line at most the input limit), so a file of any length imports
     in constant memory; a JSON document is read whole, within the input limit. Each line
@@ -34,7 +44,6 @@ def _messages(args: argparse.Namespace, source: str) -> Iterable[dict[str, Any]]
     from clew.turns import read_messages
 
     limit = input_limit(args)
-    handle = open_input(source, "messages")
     name = "stdin" if source == "-" else source
     try:
         head: list[bytes] = []
@@ -151,8 +160,7 @@ def cmd_new(args: argparse.Namespace) -> int:
 
 
 def cmd_append(args: argparse.Namespace) -> int:
-    messages = _messages(args, args.file)
-    with open_memory(args) as mem:
+    with _read(args, args.file) as messages, open_memory(args) as mem:
         added = mem.append_turns(args.session, messages, at=args.at)
     numbers = f"{added[0].number}-{added[-1].number}" if added else "none"
     return show(args, added, f"{len(added)} turn(s) added: {numbers}")
@@ -239,8 +247,7 @@ def cmd_context(args: argparse.Namespace) -> int:
 def cmd_import(args: argparse.Namespace) -> int:
     from clew.cli.bar import shown as bar
 
-    messages = _messages(args, args.file)
-    with open_memory(args) as mem, bar():
+    with _read(args, args.file) as messages, open_memory(args) as mem, bar():
         session = mem.import_session(messages, **_session_fields(args))
     return show(args, session, session.id)
 

@@ -54,6 +54,7 @@ GROUPS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         (
             ("init", "create a project store (.clew/) in this folder"),
             ("verify", "rebuild every table from the journal and compare"),
+            ("checkpoint", "seal the journal's head into a file kept outside the store"),
             ("journal", "print the journal's events in commit order"),
             ("work", "do queued jobs and due waits now (extractions, summaries)"),
             ("maintain", "pause idle tasks, archive closed ones, expire waits (runs itself)"),

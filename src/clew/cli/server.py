@@ -11,7 +11,7 @@ import os
 import sys
 from typing import Any
 
-from clew.cli.common import Commands, open_memory, print_json, show_lines, whole
+from clew.cli.common import Commands, decimal, open_memory, print_json, show_lines, whole
 from clew.errors import ValidationError
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -89,12 +89,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.rate <= 0:
         raise ValidationError(f"--rate must be above 0 requests a second, not {args.rate:g}")
     allow = host_rules(args)
+    if not 1 <= args.checkpoint_every <= 86_400:
+        raise ValidationError(
+            f"--checkpoint-every must be 1 to 86400 seconds, not {args.checkpoint_every:g}"
+        )
     mem = open_memory(args)
     if mem.settings.worker == "process":  # a server lives long: a thread does queued jobs
         mem.settings = mem.settings._replace(worker="thread")
     try:
         serve(mem, host=args.host, port=args.port, opener=opener(args), rate=args.rate,
-              burst=args.burst, log_days=args.log_days, allow=allow)  # fmt: skip
+              burst=args.burst, log_days=args.log_days, allow=allow,
+              checkpoint_file=args.checkpoint_file,
+              checkpoint_every=args.checkpoint_every)  # fmt: skip
     except KeyboardInterrupt:
         pass
     finally:
@@ -198,3 +204,12 @@ def register(commands: Any, command: Commands) -> None:
     p.add_argument("--burst", type=whole, default=60,
                    help="requests a key may make at once above the rate (default 60)")  # fmt: skip
     host_options(p)
+    p.add_argument(
+        "--checkpoint-file",
+        metavar="FILE",
+        help="append a sealed checkpoint of every space whose journal moved to FILE (at"
+        " start, every --checkpoint-every seconds, at shutdown); keep it where the store's"
+        " writers cannot reach; `clew verify --checkpoint FILE` checks the store against it",
+    )
+    p.add_argument("--checkpoint-every", type=decimal, default=60.0, metavar="SECONDS",
+                   help="write checkpoints at most this often (default 60)")  # fmt: skip

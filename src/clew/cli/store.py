@@ -1,4 +1,4 @@
-"""`clew init`, `journal`, `verify`, `demo`: the store itself."""
+"""`clew init`, `journal`, `verify`, `checkpoint`, `demo`: the store itself."""
 
 from __future__ import annotations
 
@@ -48,14 +48,47 @@ def cmd_init(args: argparse.Namespace) -> int:
             f" tasks (`clew --db {above} task list` still shows them)",
             file=sys.stderr,
         )
+    ignore = None if source in ("--db", "CLEW_DB") else _keep_out_of_git(here, args)
     if args.json:
-        print_json({"path": path, "created": not existed, "hides": above})
+        print_json({"path": path, "created": not existed, "hides": above, "gitignore": ignore})
     else:
         verb = "already has" if existed else "created"
         named_store = source in ("--db", "CLEW_DB")
         where = "" if named_store else "; clew commands run below this folder use it"
         print(f"{verb} a clew store at {path}{where}")
     return 0
+
+
+def _keep_out_of_git(here: str, args: argparse.Namespace) -> str | None:
+    """In a git work tree where `.clew/` is not ignored: add it to the .gitignore here when
+    --gitignore says so or a person at a terminal agrees, else say in one line how. Return
+    what happened: "ignored" (already), "added", "declined", "told"; None outside git."""
+    import sys
+
+    from clew import gitignore
+
+    root = gitignore.work_tree(here)
+    if root is None or args.gitignore is False:
+        return None
+    if gitignore.is_ignored(here, root):
+        return "ignored"
+    asked = args.gitignore is None and sys.stdin.isatty() and sys.stderr.isatty()
+    if asked:
+        print(f"clew: add {gitignore.LINE} to {os.path.join(here, '.gitignore')}, so the"
+              " store is not committed with the code? [Y/n] ", end="", file=sys.stderr,
+              flush=True)  # fmt: skip
+        answer = sys.stdin.readline().strip().lower()
+        if answer not in ("", "y", "yes"):
+            return "declined"
+    elif not args.gitignore:
+        print(f"clew: {gitignore.LINE} is not in .gitignore, so git would commit the store"
+              " (every command, output and message it records) with the code; `clew init"
+              " --gitignore` adds it", file=sys.stderr)  # fmt: skip
+        return "told"
+    added = gitignore.add(here)
+    if not args.json:
+        print(f"added {gitignore.LINE} to {added}")
+    return "added"
 
 
 def cmd_journal(args: argparse.Namespace) -> int:
@@ -77,12 +110,30 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from clew.views import verify_view
 
     with open_memory(args) as mem, bar():
-        report = mem.verify(all_spaces=args.all_spaces)
+        report = mem.verify(all_spaces=args.all_spaces, checkpoint=_checkpoints(args.checkpoint))
     if args.json:
         print_json({"ok": report.ok, **as_dict(report)})
     else:
         print(verify_view(report))
     return 0 if report.ok else 1
+
+
+def cmd_checkpoint(args: argparse.Namespace) -> int:
+    from clew.checkpointfile import counted, default_path
+
+    path = args.file or default_path()
+    with open_memory(args) as mem:
+        made = mem.checkpoint(path, all_spaces=args.all_spaces)
+    if args.json:
+        print_json({"file": path, "checkpoints": made})
+        return 0
+    for c in made:
+        head = f"the last {c.last}, hash {c.head[:16]}…" if c.head else "none yet"
+        print(f"space {c.space!r}: {counted(c.events)} ({head}) at {c.at}")
+    named = f" {path}" if args.file else ""
+    print(f"appended {len(made)} checkpoint line{'' if len(made) == 1 else 's'} to {path};"
+          f" `clew verify --checkpoint{named}` checks the store against it")  # fmt: skip
+    return 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -94,9 +145,31 @@ def cmd_demo(args: argparse.Namespace) -> int:
 # -- the parser -----------------------------------------------------------------------------
 
 
+def _checkpoints(given: str | None) -> str | None:
+    """The checkpoint file --checkpoint names: the default one for the option alone."""
+    if given != "":
+        return given
+    from clew.checkpointfile import default_path
+
+    return default_path()
+
+
 def register(commands: Any, command: Commands) -> None:
     """Add the store commands."""
-    command(commands, "init", cmd_init, "create a project store (.clew/) in this folder")
+    p = command(commands, "init", cmd_init, "create a project store (.clew/) in this folder")
+    ignore = p.add_mutually_exclusive_group()
+    ignore.add_argument(
+        "--gitignore",
+        action="store_true",
+        default=None,
+        help="in a git work tree, add .clew/ to this folder's .gitignore without asking",
+    )
+    ignore.add_argument(
+        "--no-gitignore",
+        dest="gitignore",
+        action="store_false",
+        help="leave .gitignore alone and say nothing of it",
+    )
 
     p = command(commands, "journal", cmd_journal, "print journal events in commit order")
     p.add_argument("--task", help="only this task's events")
@@ -112,6 +185,35 @@ def register(commands: Any, command: Commands) -> None:
     )
     p.add_argument(
         "--all-spaces", action="store_true", help="check every space in the file, not only this one"
+    )
+    p.add_argument(
+        "--checkpoint",
+        nargs="?",
+        const="",  # the option alone: the default file
+        metavar="FILE",
+        help="also check the store against the checkpoints in FILE (default: the file `clew"
+        " checkpoint` writes): exit 1 if it is behind (rolled back) or diverges (rewritten)",
+    )
+
+    p = command(
+        commands,
+        "checkpoint",
+        cmd_checkpoint,
+        "append a sealed checkpoint of the journal's head to a file kept outside the store",
+        "Append one line per space (this one, or every one with --all-spaces) to a checkpoint"
+        " file: how many events the journal holds and the newest one's hash, at this moment,"
+        " sealed with this user's sealing key. `clew verify --checkpoint FILE` later reports"
+        " a store that is behind (rolled back) or diverges (rewritten). Keep the file where"
+        " whoever can write the store cannot.",
+    )
+    p.add_argument(
+        "--file",
+        metavar="FILE",
+        help="the file to append to (default: $CLEW_CHECKPOINT_FILE, else"
+        " $XDG_STATE_HOME/clew/checkpoints.jsonl, ~/.local/state/clew/checkpoints.jsonl)",
+    )
+    p.add_argument(
+        "--all-spaces", action="store_true", help="one line for every space in the store"
     )
 
     p = command(commands, "demo", cmd_demo, "a scripted walkthrough on a temporary store")

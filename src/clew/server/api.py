@@ -272,6 +272,34 @@ _HOST_WAITS = (
     " and a server started with --allow-commands, --allow-wait-path or --allow-wait-url"
     " (403 naming the option otherwise)."
 )
+CHECKPOINT_HEADER = "Clew-Checkpoint"
+_CHECKPOINT_HEADER = {
+    "description": "A sealed checkpoint of the key's space after the request, as one line of"
+    " JSON (what GET /api/v1/checkpoint calls `line`); absent when the store was too busy.",
+    "schema": {"type": "string"},
+}
+_HEADER_REF = f"#/components/headers/{CHECKPOINT_HEADER}"
+_CHECKPOINT = {
+    "type": "object",
+    "required": ["checkpoint", "line"],
+    "properties": {
+        "checkpoint": {
+            "type": "object",
+            "required": ["store", "space", "events", "head", "last", "chain", "at", "seal"],
+            "properties": {
+                "store": {"type": "string", "description": "a keyed digest naming the store"},
+                "space": {"type": "string"},
+                "events": {"type": "integer", "minimum": 0},
+                "head": {"type": ["string", "null"], "description": "the last event's hash"},
+                "last": {"type": ["string", "null"], "description": "the last event's id"},
+                "chain": {"type": "integer", "description": "the hash chain's version"},
+                "at": {"type": "string", "description": "when it was made (UTC)"},
+                "seal": {"type": "string", "description": "keyed BLAKE2b of the fields"},
+            },
+        },
+        "line": {"type": "string", "description": "the checkpoint as a line to keep"},
+    },
+}
 
 
 def openapi(version: str) -> dict[str, Any]:
@@ -371,6 +399,30 @@ def openapi(version: str) -> dict[str, Any]:
             },
         }
     }
+    paths[f"{PREFIX}/checkpoint"] = {
+        "get": {
+            "operationId": "checkpoint",
+            "summary": "A sealed checkpoint of the key's space's journal head, to keep.",
+            "description": "Scope: read. How many events the space's journal holds and the"
+            " last one's hash, now, sealed with the server's sealing key; `line` is what to"
+            " append to a checkpoint file. The server's operator checks kept lines with `clew"
+            " verify --checkpoint FILE`: a store rolled back or rewritten since is behind or"
+            " diverges. Every other answer of the API carries the same line in the"
+            f" {CHECKPOINT_HEADER} header.",
+            "responses": {
+                "200": {
+                    "description": "The checkpoint's fields and its line.",
+                    "content": {"application/json": {"schema": _CHECKPOINT}},
+                },
+                **_errors(401, 429, 503),
+            },
+        }
+    }
+    for path in paths.values():  # the header every answer with a key carries
+        for operation in path.values():
+            for code, response in operation["responses"].items():
+                if code == "200" and operation["operationId"] != "checkpoint":
+                    response["headers"] = {CHECKPOINT_HEADER: {"$ref": _HEADER_REF}}
     return {
         "openapi": "3.1.0",
         "info": {
@@ -382,6 +434,7 @@ def openapi(version: str) -> dict[str, Any]:
         "paths": paths,
         "components": {
             "schemas": {"Error": _ERROR, "Result": _RESULT},
+            "headers": {CHECKPOINT_HEADER: _CHECKPOINT_HEADER},
             "securitySchemes": {"key": {"type": "http", "scheme": "bearer"}},
         },
         "security": [{"key": []}],

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import functools
 import json
 import queue
 import sys
@@ -40,6 +41,7 @@ from clew.errors import AuthenticationError, ClewError, ValidationError
 from clew.models import to_jsonable
 from clew.origin import NOTHING, HostRules, Origin, for_scope
 from clew.server import api, markup, web
+from clew.server.checkpoints import EVERY_SECONDS, Keeper, answer
 from clew.server.limits import RateLimit, retry_after
 
 if TYPE_CHECKING:
@@ -116,8 +118,10 @@ class Server:
         log_days: int = 30,
         clock: Callable[[], float] = time.monotonic,
         allow: HostRules = NOTHING,
+        checkpoints: Keeper | None = None,
     ) -> None:
         self.spaces = spaces
+        self.checkpoints = checkpoints or Keeper(spaces)
         self.loopback = loopback
         self.context = context
         self.allow = allow  # what waits may make this host do, for admin keys (origin.py)
@@ -393,6 +397,15 @@ class Server:
         )
         return JSONResponse({"requests": to_jsonable(found)})
 
+    async def checkpoint(self, request: Request) -> Response:
+        """GET /api/v1/checkpoint: a sealed checkpoint of the key's space, to keep."""
+        space = self.caller(request).space
+        try:
+            made = await anyio.to_thread.run_sync(self.checkpoints.of, space)
+        except ClewError as exc:
+            return _error(api.status_of(exc), api.error_text(exc))
+        return JSONResponse(answer(made))
+
     async def openapi(self, request: Request) -> Response:
         """GET /api/v1/openapi.json: the API's OpenAPI 3.1 document."""
         return JSONResponse(api.openapi(__version__))
@@ -563,6 +576,7 @@ def build_app(
         Route(f"{api.PREFIX}/import", server.import_, methods=["POST"]),
         Route(f"{api.PREFIX}/key", server.key, methods=["GET"]),
         Route(f"{api.PREFIX}/requests", server.requests, methods=["GET"]),
+        Route(f"{api.PREFIX}/checkpoint", server.checkpoint, methods=["GET"]),
         Route(f"{api.PREFIX}/{{name}}", server.operation, methods=["POST"]),
     ]
     board = web.Dashboard(server)
@@ -593,17 +607,27 @@ def build_app(
             async with anyio.create_task_group() as group:
                 group.start_soon(_flushing, server)
                 group.start_soon(board.heads.run)
+                if server.checkpoints.file is not None:
+                    group.start_soon(server.checkpoints.run)
                 try:
                     yield
                 finally:
                     group.cancel_scope.cancel()
             await anyio.to_thread.run_sync(server.flush)
+            await anyio.to_thread.run_sync(server.checkpoints.write_quietly)
 
     app = Starlette(
         routes=routes,
         lifespan=lifespan,
         exception_handlers={HTTPException: _not_found},
     )
+    # Inside the keys middleware (added after it, so it runs within): the caller is known.
+    stamped = functools.partial(
+        server.checkpoints.headers,
+        paths=(f"{api.PREFIX}/",),
+        skip=frozenset({*PUBLIC, f"{api.PREFIX}/checkpoint"}),
+    )
+    app.add_middleware(_Wrapped, wrap=stamped)
     app.add_middleware(_Wrapped, wrap=server.keys)
     return app, lifespan
 
@@ -651,16 +675,23 @@ async def run_server(
     log_days: int = 30,
     ready: Callable[[int], None] | None = None,
     allow: HostRules = NOTHING,
+    checkpoint_file: str | None = None,
+    checkpoint_every: float = EVERY_SECONDS,
 ) -> None:
     """Serve until interrupted (`ready` is told the port once it listens); admin keys may
-    add the waits `allow` lets them (nothing by default)."""
+    add the waits `allow` lets them (nothing by default); with `checkpoint_file`, append the
+    spaces' checkpoints to it (server/checkpoints.py)."""
     import uvicorn
 
     loopback = check_bind(home, host)
     spaces = Spaces(home, opener)
+    keeper = Keeper(spaces, checkpoint_file, checkpoint_every)
+    # The first lines now: a file that cannot be written stops the start, in one line.
+    await anyio.to_thread.run_sync(keeper.write)
     server = Server(
         spaces, loopback=loopback, context=context, rate=rate, burst=burst, log_days=log_days,
         allow=allow,
+        checkpoints=keeper,
     )  # fmt: skip
     app, _ = build_app(server, loopback=loopback)
     # Open event streams would hold a stop for their lifetime; cut them after a moment.
@@ -692,6 +723,8 @@ def serve(
     burst: int = 60,
     log_days: int = 30,
     allow: HostRules = NOTHING,
+    checkpoint_file: str | None = None,
+    checkpoint_every: float = EVERY_SECONDS,
 ) -> None:
     """Run the server in this thread until interrupted, saying where it listens."""
 
@@ -702,6 +735,7 @@ def serve(
     anyio.run(
         lambda: run_server(
             home, host=host, port=port, opener=opener, context=context, rate=rate, burst=burst,
-            log_days=log_days, ready=said, allow=allow,
+            log_days=log_days, ready=said, allow=allow, checkpoint_file=checkpoint_file,
+            checkpoint_every=checkpoint_every,
         )
     )  # fmt: skip

@@ -26,6 +26,10 @@ except ImportError:  # pragma: no cover - a Python built without it
     from hashlib import blake2b
 
 VERSION = b"clew-event-1"
+# The chain's version as a number: checkpoints record it (checkpointfile.py), so one made
+# before the chain's definition changes (and a migration re-chains the journal) is reported
+# as made under that version, not as a rewrite. Change it with VERSION.
+NUMBER = 1
 _NULL = (2**64 - 1).to_bytes(8, "big")
 
 

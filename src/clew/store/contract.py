@@ -22,7 +22,7 @@ Rules every method keeps unless its docstring says otherwise:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
@@ -33,6 +33,7 @@ from clew.models import (
     ActionLog,
     ActionStatus,
     Attempt,
+    ChainHead,
     DatabaseRole,
     Entry,
     EntryFilter,
@@ -167,6 +168,22 @@ class Journal(Protocol):
     def verify(self, *, all_spaces: bool = False) -> VerifyReport:
         """Walk the space's hash chain, replay its journal into a scratch store and compare
         every projection row and the search indexes; `all_spaces` checks every space."""
+        ...
+
+    def chain_heads(
+        self, since: Mapping[str, ChainHead] | None = None, *, all_spaces: bool = False
+    ) -> dict[str, ChainHead]:
+        """The end of this space's journal (with `all_spaces`, of every space that has an
+        event, this one always included), read in one snapshot: how many events, and the
+        newest one's id and hash (ChainHead(0, None, None) for a space with none). A head
+        in `since` that the space's journal still holds (the same event, the same hash)
+        is counted on from, so only the events after it are counted."""
+        ...
+
+    def chain_hashes(self, positions: Mapping[str, Collection[int]]) -> dict[tuple[str, int], str]:
+        """The hash of the event at each 1-based position (in seq order) of each space's
+        journal, keyed by (space, position), for the positions the journal reaches. Spaces
+        other than this one are read as `verify(all_spaces=True)` reads them."""
         ...
 
 

@@ -38,10 +38,11 @@ from clew.location import shown
 from clew.models import DatabaseRole, VerifyReport
 from clew.store import pg_adapter, pg_migrations, pg_roles, pg_vectors
 from clew.store.migrations import ADMIN_TABLES
+from clew.store.pg_heads import PgHeadReads
 from clew.store.pg_search import PostgresSearch
 from clew.store.pg_vectors import PgVectorSearch
 from clew.store.sql import Row
-from clew.store.sqlite import KIND_TABLES
+from clew.store.sqlite import KIND_TABLES, NOT_UTF8
 from clew.store.sqlite_archive import ArchiveReads
 from clew.store.sqlite_conversations import ConversationReads
 from clew.store.sqlite_imports import ImportLog
@@ -109,6 +110,7 @@ class PostgresStore(
     TaskReads,
     KeyStore,
     ImportLog,
+    PgHeadReads,
     JournalReads,
     JournalWrites,
 ):
@@ -280,6 +282,8 @@ class PostgresStore(
             ) from exc
         except psycopg.Error as exc:
             raise StoreError(f"store error: {_why(exc, self.url)}") from exc
+        except UnicodeEncodeError:
+            raise ValidationError(NOT_UTF8) from None
         except Exception as exc:
             if type(exc).__name__ == "PoolTimeout":
                 raise StoreBusyError(

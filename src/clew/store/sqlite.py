@@ -39,6 +39,7 @@ from clew.store.migrations import (
 from clew.store.sql import Connection, Row
 from clew.store.sqlite_archive import ArchiveReads
 from clew.store.sqlite_conversations import ConversationReads
+from clew.store.sqlite_heads import HeadReads
 from clew.store.sqlite_imports import ImportLog
 from clew.store.sqlite_journal import INSERT_EVENT, JournalReads, JournalWrites
 from clew.store.sqlite_keys import KeyStore
@@ -77,7 +78,48 @@ def _is_read_only(exc: sqlite3.Error) -> bool:
     return "readonly" in str(exc).lower()  # SQLITE_READONLY: "attempt to write a readonly ..."
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def is_damaged(exc: BaseException, path: str | None = None) -> bool:
+    """Whether SQLite's error says the file is damaged: a page that does not parse
+    (SQLITE_CORRUPT), or a file that starts as SQLite's do yet is not one (SQLITE_NOTADB
+    of a file with SQLite's header; without that header it is someone else's file)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    text = str(exc).lower()
+    corrupt = code & 0xFF == 11 if isinstance(code, int) else "malformed" in text
+    not_a_database = code & 0xFF == 26 if isinstance(code, int) else "not a database" in text
+    if corrupt:
+        return True
+    if not_a_database and path is not None and os.path.isfile(path):
+        with open(path, "rb") as handle:
+            return handle.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+    return False
+
+
+def damaged(path: str, exc: BaseException) -> StoreError:
+    """The one line for a damaged store file: what SQLite said, and what to do."""
+    return StoreError(
+        f"the store {path} is damaged (SQLite: {exc}); restore it from a backup (or from a"
+        " journal file `clew export` made), or save what can still be read with sqlite3's"
+        " .recover"
+    )
+
+
+def _busy_opening(path: str, busy_timeout: float) -> StoreBusyError:
+    return StoreBusyError(
+        f"the store {path} is busy: another process holds it locked (a long write, or"
+        " SQLite's exclusive locking mode, which keeps the lock until that process closes"
+        f" the file) longer than the busy timeout ({busy_timeout:g} s); try again once it"
+        " is done, or wait longer with --busy-timeout SECONDS ($CLEW_BUSY_TIMEOUT;"
+        " busy_timeout= in Python)"
+    )
+
+
 READ_ONLY_MOUNT = "it is on a read-only file system"
+# A value the facade did not check that holds lone surrogates (bytes a command line could
+# not decode): the driver cannot encode it, so it never reaches the store.
+NOT_UTF8 = "a value given is not valid UTF-8 text (it holds bytes that are not); give it as UTF-8"
 
 
 def unwritable(path: str) -> str | None:
@@ -141,6 +183,10 @@ def connect(path: str, busy_timeout: float = 5.0, *, read_only: bool = False) ->
         conn.execute("PRAGMA synchronous = NORMAL")
     except sqlite3.Error as exc:
         conn.close()
+        if isinstance(exc, sqlite3.OperationalError) and _is_busy(exc):
+            raise _busy_opening(path, busy_timeout) from None
+        if is_damaged(exc, path):
+            raise damaged(path, exc) from None
         raise StoreError(f"{path} is not a clew store ({exc})") from exc
     conn.row_factory = sqlite3.Row
     return conn
@@ -194,15 +240,25 @@ def schema_version(conn: sqlite3.Connection) -> int:
         if _is_busy(exc):
             raise
         if "no such table" not in str(exc):
-            raise StoreError(f"this file is not a clew store ({exc})") from None
+            raise _foreign_or_damaged(conn, exc) from None
     except sqlite3.DatabaseError as exc:
-        raise StoreError(f"this file is not a clew store ({exc})") from None
+        raise _foreign_or_damaged(conn, exc) from None
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if "clew_migrations" in names:  # another process created the schema a moment ago
         return int(conn.execute(version).fetchone()[0] or 0)
     if names:
         raise StoreError("this SQLite file is not a clew store (it has other tables)")
     return 0
+
+
+def _foreign_or_damaged(conn: sqlite3.Connection, exc: sqlite3.Error) -> StoreError:
+    try:
+        path = str(conn.execute("PRAGMA database_list").fetchone()[2])
+    except sqlite3.Error:
+        path = ""
+    if is_damaged(exc, path or None):
+        return damaged(path or "file", exc)
+    return StoreError(f"this file is not a clew store ({exc})")
 
 
 def recorded_migrations(conn: sqlite3.Connection) -> dict[int, str | None]:
@@ -270,6 +326,8 @@ def migrate(conn: sqlite3.Connection) -> None:
                     "CREATE TABLE IF NOT EXISTS clew_migrations (number INTEGER PRIMARY KEY,"
                     " name TEXT NOT NULL, applied_at TEXT NOT NULL, fingerprint TEXT)"
                 )
+                if applied and applied < FINGERPRINTED_FROM:
+                    _fingerprint_column(conn)
                 for step in migration.statements:
                     if isinstance(step, str):
                         conn.execute(step)
@@ -284,6 +342,15 @@ def migrate(conn: sqlite3.Connection) -> None:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+
+
+def _fingerprint_column(conn: sqlite3.Connection) -> None:
+    """Give a store made before fingerprints (schemas 1-5) the column that records them,
+    before the first migration it is missing is recorded (migration 6 fills in the older
+    ones' after checking their schema)."""
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(clew_migrations)")}
+    if "fingerprint" not in columns:
+        conn.execute("ALTER TABLE clew_migrations ADD COLUMN fingerprint TEXT")
 
 
 def _fetch_all(cursor: sqlite3.Cursor) -> list[Row]:
@@ -349,7 +416,7 @@ class _Transaction:
         store._depth, store._writing = 1, self.write
         store._state = _WriteState()
 
-    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+    def __exit__(self, kind: type[BaseException] | None, error: Any, *_: object) -> None:
         store = self.store
         try:
             if store._depth > 1:
@@ -357,7 +424,10 @@ class _Transaction:
                 return
             try:
                 if kind is not None:
-                    store._conn.execute("ROLLBACK")
+                    with contextlib.suppress(sqlite3.Error):  # a damaged file may refuse it
+                        store._conn.execute("ROLLBACK")
+                    if issubclass(kind, sqlite3.DatabaseError) and is_damaged(error, store.path):
+                        raise damaged(store.path, error) from None
                     return
                 store._guard(lambda: store._conn.execute("COMMIT"))
                 state = store._state
@@ -389,6 +459,7 @@ class SQLiteStore(
     TaskReads,
     KeyStore,
     ImportLog,
+    HeadReads,
     JournalReads,
     JournalWrites,
 ):
@@ -418,6 +489,9 @@ class SQLiteStore(
         self._session: tuple[int, int, Session] | None = None
         try:
             self._guard(self._check_readable if self.read_only else lambda: migrate(self._conn))
+        except StoreBusyError:
+            self._conn.close()
+            raise _busy_opening(self.path, busy_timeout) from None
         except BaseException:
             self._conn.close()
             raise
@@ -466,9 +540,15 @@ class SQLiteStore(
                 ) from exc
             if _is_read_only(exc):
                 raise self._read_only_error() from exc
+            if is_damaged(exc, self.path):
+                raise damaged(self.path, exc) from None
             raise StoreError(f"store error: {exc}") from exc
         except sqlite3.DatabaseError as exc:
+            if is_damaged(exc, self.path):
+                raise damaged(self.path, exc) from None
             raise StoreError(f"store error: {exc}") from exc
+        except UnicodeEncodeError:
+            raise ValidationError(NOT_UTF8) from None
 
     def _read_only_error(self) -> StoreReadOnlyError:
         why = self.read_only_reason or "SQLite refused to write it"

@@ -57,7 +57,12 @@ class Verification(RowReader):
 
     def verify(self, *, all_spaces: bool = False) -> VerifyReport:
         """Check this space's journal chain, replay its journal into a scratch database and
-        compare every projection row of the space (of the whole file with `all_spaces`)."""
+        compare every projection row of the space (of the whole file with `all_spaces`); a
+        store SQLite cannot read is one StoreError saying why (damaged, busy)."""
+        report: VerifyReport = self._guard(lambda: self._verify(all_spaces))
+        return report
+
+    def _verify(self, all_spaces: bool) -> VerifyReport:
         import tempfile  # only verify needs it; keep it off the CLI's start-up path
 
         from clew import meter
