@@ -30,9 +30,36 @@ def _applied(conn: sqlite3.Connection, number: int) -> bool:
     )
 
 
+def undo_migration_21(conn: sqlite3.Connection) -> None:
+    """Take a store at schema 21 back to 19 (20 is not this branch's): no tombstones, every
+    event chained with version 1 of the hash again, the journal's guard refusing every
+    update, no update triggers of message and decision search documents."""
+    from clew.store import chain
+
+    if conn.execute("SELECT 1 FROM events WHERE forgotten IS NOT NULL").fetchone():
+        raise ValueError("a store that forgot something cannot go back to version 1")
+    conn.execute("DROP TRIGGER events_no_update")
+    conn.execute("DROP TRIGGER records_message_update")
+    conn.execute("DROP TRIGGER records_decision_update")
+    conn.execute("ALTER TABLE events DROP COLUMN forgotten")
+    rows = conn.execute(
+        "SELECT seq, id, space, task_id, correlation_id, type, data, created_at, hash"
+        " FROM events ORDER BY seq"
+    ).fetchall()
+    links = [chain.Link(*row) for row in rows]
+    conn.executemany(
+        "UPDATE events SET hash = ? WHERE seq = ?", [(h, q) for q, h in chain.chained_v1(links)]
+    )
+    conn.execute(MIGRATIONS[5].statements[-2])  # migration 6's guard: no update at all
+    conn.execute("DELETE FROM clew_migrations WHERE number = 21")
+    conn.commit()
+
+
 def undo_migration_19(conn: sqlite3.Connection) -> None:
-    """Take a store at schema 19 back to 18: events by correlation id and sessions by
+    """Take a store at schema 19 (or 21) back to 18: events by correlation id and sessions by
     workspace indexed again."""
+    if _applied(conn, 21):
+        undo_migration_21(conn)
     conn.execute("CREATE INDEX IF NOT EXISTS events_correlation ON events(correlation_id)")
     conn.execute(
         "CREATE INDEX IF NOT EXISTS sessions_workspace"

@@ -39,7 +39,7 @@ from clew.errors import (
     StoreReadOnlyError,
     ValidationError,
 )
-from clew.facade import Facade
+from clew.forgetting import Forgetting
 from clew.journalfile import After, Moved
 from clew.models import Event, MoveReport
 from clew.store import Store, chain, codec
@@ -68,7 +68,7 @@ def _pushed(outcome: str) -> _Refusal:
     return _Refusal(lambda m: f"event #{m.line} ({m.event.type} {m.event.id})", outcome)
 
 
-class Transfer(Facade):
+class Transfer(Forgetting):
     """Export, import and push of a space's journal (see the module docstring)."""
 
     def export_events(
@@ -98,7 +98,7 @@ class Transfer(Facade):
                         out.write("\n")
                         headed = True
                     # The data as stored, never decoded: the text the hash was checked over.
-                    out.write(journalfile.event_line(event, event.data) + "\n")
+                    out.write(journalfile.event_line(event) + "\n")
                     count += 1
                 seen = seen or event.id == cut
                 previous = event
@@ -192,7 +192,7 @@ def _event(link: Link) -> Event:
         )
     return Event(
         link.seq, link.id, link.space, link.task_id, link.correlation_id, link.type,
-        data, link.created_at, link.hash,
+        data, link.created_at, link.hash, forgotten=chain.tombstone(link.forgotten),
     )  # fmt: skip
 
 
