@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from clew import checks
 from clew.errors import ValidationError
 from clew.models import PLACEHOLDER, Field
 
@@ -211,12 +212,11 @@ def _said_in(value: Any, path: Path, number: int) -> Iterator[Path]:
 def compiled(pattern: object) -> re.Pattern[str]:
     """A forget's pattern, checked: a Python regular expression that matches neither the
     empty string nor clew's placeholder."""
-    if not isinstance(pattern, str) or not pattern:
+    if pattern == "":
         raise ValidationError("give a pattern: a regular expression of the text to forget")
-    if len(pattern) > MAX_PATTERN:
-        raise ValidationError(f"the pattern is longer than {MAX_PATTERN} characters")
+    text = checks.text(pattern, "the pattern", max_chars=MAX_PATTERN)
     try:
-        found = re.compile(pattern)
+        found = re.compile(text)
     except (re.error, RecursionError, OverflowError) as exc:
         raise ValidationError(f"the pattern is not a regular expression: {exc}") from None
     if found.search("") is not None:

@@ -42,7 +42,7 @@ from clew.errors import (
 from clew.forgetting import Forgetting
 from clew.journalfile import After, Moved
 from clew.models import Event, MoveReport
-from clew.store import Store, chain, codec
+from clew.store import Store, chain, codec, forgetting
 from clew.store.chain import Link
 
 _PAGE = 1000  # events read from the store at a time
@@ -114,22 +114,33 @@ class Transfer(Forgetting):
         out.write(journalfile.end_line(count, last and last.hash, last and last.id) + "\n")
         return count
 
-    def import_events(self, text: str | Iterable[str]) -> MoveReport:
+    def import_events(self, text: str | Iterable[str], *, forgets: bool = True) -> MoveReport:
         """Replay a journal file (the text `export_events` writes) into this space: the
         whole file is checked first, then every event this space does not hold is added,
         all in one transaction; events it holds are skipped. Given its lines instead (any
         iterable of text lines, an open file included), it is read a line at a time, each
         line checked as it is replayed, still in one transaction: a file of any length
-        imports in constant memory, and a fault anywhere in it leaves nothing."""
+        imports in constant memory, and a fault anywhere in it leaves nothing. A forget in
+        the file is applied to the events this space holds; unless `forgets` (the server
+        passes its caller's right to forget), one that would rewrite content this space
+        holds is refused, naming its line."""
+        adoption = _Adoption(forgets)
         if isinstance(text, str):
             moved = journalfile.parse(text)
             _known_schema(moved.schema)
-            return replay(self._store, moved.after, moved.events, refuse=_FILE)
-        if isinstance(text, bytes | bytearray | dict) or not isinstance(text, Iterable):
-            raise ValidationError(f"a journal file is text, not {type(text).__name__}")
-        _space, schema, after, events = journalfile.stream(_numbered(text))
-        _known_schema(schema)
-        return replay(self._store, after, events, refuse=_FILE, streamed=True)
+            report = replay(self._store, moved.after, moved.events, refuse=_FILE, adoption=adoption)
+        else:
+            if isinstance(text, bytes | bytearray | dict) or not isinstance(text, Iterable):
+                raise ValidationError(f"a journal file is text, not {type(text).__name__}")
+            _space, schema, after, events = journalfile.stream(_numbered(text))
+            _known_schema(schema)
+            report = replay(
+                self._store, after, events, refuse=_FILE, streamed=True, adoption=adoption
+            )
+        if adoption.forgot:
+            self._store.purge()
+            self._forgotten_in(adoption.tasks)
+        return report
 
     def push(
         self,
@@ -152,8 +163,13 @@ class Transfer(Forgetting):
 
         journal = _Journal(self)  # read twice (checks, then writes), a page at a time
         target = open_store(location, chosen, resolve_busy_timeout(busy_timeout))
+        adoption = _Adoption(True)
         try:
-            return replay(target, None, journal, refuse=_pushed("nothing was pushed"), batch=size)
+            refuse = _pushed("nothing was pushed")
+            report = replay(target, None, journal, refuse=refuse, batch=size, adoption=adoption)
+            if adoption.forgot:  # a forget made here reaches the target's files too
+                target.purge()
+            return report
         finally:
             target.close()
 
@@ -226,6 +242,7 @@ def replay(
     refuse: _Refusal,
     batch: int | None = None,
     streamed: bool = False,
+    adoption: _Adoption | None = None,
 ) -> MoveReport:
     """Adopt into `store` the `events` (a journal in order, continuing from `after`) that
     it does not hold: all in one transaction, or `batch` at a time after checking them all
@@ -234,8 +251,9 @@ def replay(
     what the parts before it showed. Return what was added and skipped."""
     from clew import meter  # here: the hook path imports this module, not meter
 
+    adopt = (adoption or _Adoption(True)).adopt
     if streamed:
-        return _replay_streamed(store, after, events, refuse)
+        return _replay_streamed(store, after, events, refuse, adopt)
     total = len(events) if isinstance(events, Sized) else None
     if batch is not None:
         with store.transaction():  # every check once, before anything is written
@@ -250,7 +268,7 @@ def replay(
         with store.transaction(write=True), store.bulk_turns():
             todo = _pending(store, prior, part, resumed if count else refuse)
             for n, moved in enumerate(todo, 1):
-                head = _adopt(store, moved, resumed if count else refuse).hash
+                head = adopt(store, moved, resumed if count else refuse).hash
                 if n % _PAGE == 0:
                     meter.report("pushing" if batch else "importing", count + n, total)
         added += len(todo)
@@ -260,7 +278,11 @@ def replay(
 
 
 def _replay_streamed(
-    store: Store, after: After | None, events: Iterable[Moved], refuse: _Refusal
+    store: Store,
+    after: After | None,
+    events: Iterable[Moved],
+    refuse: _Refusal,
+    adopt: Callable[[Store, Moved, _Refusal], Event],
 ) -> MoveReport:
     from clew import meter
 
@@ -269,7 +291,7 @@ def _replay_streamed(
         checks = _Checks(store, after, refuse)
         for part in _parts(events, _PAGE):
             for moved in checks.part(part):
-                head = _adopt(store, moved, refuse).hash
+                head = adopt(store, moved, refuse).hash
                 added += 1
             count += len(part)
             meter.report("importing", count, None)
@@ -305,20 +327,34 @@ def _moved_after(moved: Moved) -> After:
     return After(moved.event.id, moved.event.hash or "")
 
 
-def _adopt(store: Store, moved: Moved, refuse: _Refusal) -> Event:
-    try:
-        return store.adopt(moved.event)
-    except (StoreBusyError, StoreReadOnlyError):
-        raise  # the store's state, not the event's: its own message says what to do
-    except (StoreError, ValueError, KeyError, TypeError) as exc:
-        why = f"cannot be added to this store ({exc})"
-        if "UNIQUE" in str(exc):  # the id is taken: by a record of another space, likely
-            why += (
-                ": a record with its id is already there, perhaps in another space of the"
-                " store (a SQLite file keeps ids unique across its spaces: move a space into"
-                " another file)"
-            )
-        raise refuse(moved, why) from None
+class _Adoption:
+    """How a replay adopts events: whether a forget may rewrite what the target holds, and
+    what the forgets it adopted touched (so the caller purges and rewrites mirrors)."""
+
+    def __init__(self, forgets: bool) -> None:
+        self.forgets = forgets
+        self.forgot = False
+        self.tasks: set[str] = set()
+
+    def adopt(self, store: Store, moved: Moved, refuse: _Refusal) -> Event:
+        """Adopt one event into `store`; a refusal names its line (or event)."""
+        try:
+            event = store.adopt(moved.event, forgets=self.forgets)
+        except (StoreBusyError, StoreReadOnlyError):
+            raise  # the store's state, not the event's: its own message says what to do
+        except (StoreError, ValueError, KeyError, TypeError) as exc:
+            why = f"cannot be added to this store ({exc})"
+            if "UNIQUE" in str(exc):  # the id is taken: by a record of another space, likely
+                why += (
+                    ": a record with its id is already there, perhaps in another space of the"
+                    " store (a SQLite file keeps ids unique across its spaces: move a space"
+                    " into another file)"
+                )
+            raise refuse(moved, why) from None
+        if event.type == forgetting.TYPE:
+            self.forgot = True
+            self.tasks.update(i.task_id for i in forgetting.items(event.data) if i.task_id)
+        return event
 
 
 def _pending(

@@ -105,12 +105,14 @@ class Journal(Protocol):
         when it cannot be applied exactly."""
         ...
 
-    def adopt(self, event: Event) -> Event:
+    def adopt(self, event: Event, *, forgets: bool = True) -> Event:
         """Journal an event recorded elsewhere and apply it to the projections, as `append`
         does (inside `transaction(write=True)`): its id, task id, correlation id, type, data,
         created_at and tombstone (`forgotten`) are kept exactly; its seq is this store's, its
         space this store's, and its hash is chained to this space's newest event (over the
-        tombstone's digest when it has one). Returns the event as stored."""
+        tombstone's digest when it has one). Returns the event as stored. A
+        `journal.forgotten` event that would rewrite an event this space holds with its
+        content raises ValueError unless `forgets` (the adopter may forget)."""
         ...
 
     def bulk_turns(self) -> AbstractContextManager[None]:

@@ -64,7 +64,7 @@ class JournalWrites:
         """`Journal.append`: a new event, with a new id."""
         return self._journal(new_id(), type, task_id, correlation_id, data, created_at)
 
-    def adopt(self, event: Event) -> Event:
+    def adopt(self, event: Event, *, forgets: bool = True) -> Event:
         """`Journal.adopt`: an event recorded elsewhere, its fields kept (its tombstone too,
         when its content was forgotten there)."""
         return self._journal(
@@ -75,6 +75,7 @@ class JournalWrites:
             event.data,
             event.created_at,
             event.forgotten,
+            forgets,
         )
 
     def _journal(
@@ -86,6 +87,7 @@ class JournalWrites:
         data: dict[str, Any],
         created_at: str,
         forgotten: Tombstone | None = None,
+        forgets: bool = True,
     ) -> Event:
         conn, state = self._writer()
         text = codec.dumps(data)
@@ -130,18 +132,21 @@ class JournalWrites:
         )
         self._guard(lambda: projection.apply(conn, event, state.touched))  # type: ignore[arg-type]
         if type == forgetting.TYPE:
-            self._guard(lambda: self._forget(conn, event))
+            self._guard(lambda: self._forget(conn, event, forgets))
         self._projected(event)
         return event
 
     # -- forgetting (store/forgetting.py; docs/architecture.md, "Forgetting") ---------------
 
-    def _forget(self, conn: Connection, event: Event) -> None:
+    def _forget(self, conn: Connection, event: Event, rewrites: bool = True) -> None:
         """Apply a `journal.forgotten` event: rewrite each event it names, with its tombstone,
         and bring the rows, search documents and vectors it made to what a replay of the
         rewritten event makes. An event already forgotten by this very forget (it arrived so,
-        in an imported journal) is left as it is; anything else it cannot apply exactly
+        in an imported journal) is left as it is; anything else it cannot apply exactly, or
+        an event it would rewrite when not `rewrites` (an adopter who may not forget),
         raises ValueError, which fails the whole write."""
+        # A bulk block's session rows put off so far: written first, so they are current.
+        projection_conversations.settle(conn)  # type: ignore[arg-type]
         by = event.data.get("by")
         if not isinstance(by, str) or not by:
             raise ValueError("it does not say who forgot")
@@ -162,6 +167,11 @@ class JournalWrites:
                 raise ValueError(
                     f"it forgets event {item.id} from data that event no longer holds (it was"
                     " changed or forgotten since)"
+                )
+            if not rewrites:
+                raise ValueError(
+                    f"it forgets the content of event {item.id}, which this space holds:"
+                    " forgetting needs the local user or an admin key"
                 )
             old = forgetting.base(forgetting.event_of(link))
             new = forgetting.rewrite(old, item.fields)
