@@ -33,7 +33,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from clew import __version__, tools
+from clew import __version__, credentials, tools
 from clew.clock import stamp, utcnow
 from clew.credentials import RequestLine
 from clew.errors import AuthenticationError, ClewError, ValidationError
@@ -277,15 +277,9 @@ class Server:
             return _error(
                 404, f"no operation is called {name!r}; the operations: {', '.join(api.OPERATIONS)}"
             )
-        raw = await _body(request)
-        if isinstance(raw, Response):
-            return raw
-        try:
-            arguments = json.loads(raw) if raw.strip() else {}
-        except (ValueError, RecursionError):
-            return _error(400, "the request body is not valid JSON: send a JSON object")
-        if not isinstance(arguments, dict):
-            return _error(400, "the request body must be a JSON object")
+        arguments = await _arguments(request)
+        if isinstance(arguments, Response):
+            return arguments
 
         def call() -> tools.ToolResult:
             mem = self.spaces.get(caller.space)
@@ -302,6 +296,32 @@ class Server:
         except Exception as exc:  # a bug of clew's: say so, keep serving
             traceback.print_exc(file=sys.stderr)
             return _error(500, f"clew failed inside {name} ({type(exc).__name__}); a bug in clew")
+        return JSONResponse({"text": result.text, "data": to_jsonable(result.data)})
+
+    async def forget(self, request: Request) -> Response:
+        """POST /api/v1/forget: remove content, for an admin key; the tombstones name it."""
+        caller = self.caller(request)
+        try:
+            api.check_scope(caller.scope, "admin", "forget")
+        except ClewError as exc:
+            return _error(api.status_of(exc), api.error_text(exc))
+        arguments = await _arguments(request)
+        if isinstance(arguments, Response):
+            return arguments
+        door = web.actor(caller, "api")
+
+        def call() -> tools.ToolResult:
+            mem = self.spaces.get(caller.space)
+            with mem.correlation(door):
+                return api.forget(mem, arguments, web.actor_of(door))
+
+        try:
+            result = await anyio.to_thread.run_sync(call)
+        except ClewError as exc:
+            status = api.status_of(exc)
+            return _error(
+                status, api.error_text(exc), {"Retry-After": "1"} if status == 503 else None
+            )
         return JSONResponse({"text": result.text, "data": to_jsonable(result.data)})
 
     async def export(self, request: Request) -> Response:
@@ -328,9 +348,14 @@ class Server:
             except anyio.EndOfStream:
                 return None
 
+        # A forget in the file may rewrite content the space holds only for a key that may
+        # forget (an admin's): a write key cannot forget through an import.
+        forgets = credentials.allows(caller.scope, "admin")
+
         def replay() -> Any:
             try:
-                return mem.import_events(body_lines(lambda: anyio.from_thread.run(take)))
+                lines = body_lines(lambda: anyio.from_thread.run(take))
+                return mem.import_events(lines, forgets=forgets)
             finally:  # the feeder stops at its next chunk
                 anyio.from_thread.run_sync(receive.close)
 
@@ -407,6 +432,20 @@ def _token(header: str) -> str | None:
             return ""  # a malformed header is a wrong key, not no key
         return decoded.partition(":")[2]
     return "" if header.strip() else None
+
+
+async def _arguments(request: Request) -> dict[str, Any] | Response:
+    """A request's JSON object body (none: an empty object), or the 400 it gets."""
+    raw = await _body(request)
+    if isinstance(raw, Response):
+        return raw
+    try:
+        arguments = json.loads(raw) if raw.strip() else {}
+    except (ValueError, RecursionError):
+        return _error(400, "the request body is not valid JSON: send a JSON object")
+    if not isinstance(arguments, dict):
+        return _error(400, "the request body must be a JSON object")
+    return arguments
 
 
 async def _body(request: Request) -> bytes | Response:
@@ -543,6 +582,7 @@ def build_app(
         Route(f"{api.PREFIX}/export", server.export, methods=["GET"]),
         Route(f"{api.PREFIX}/import", server.import_, methods=["POST"]),
         Route(f"{api.PREFIX}/key", server.key, methods=["GET"]),
+        Route(f"{api.PREFIX}/forget", server.forget, methods=["POST"]),
         Route(f"{api.PREFIX}/requests", server.requests, methods=["GET"]),
         Route(f"{api.PREFIX}/{{name}}", server.operation, methods=["POST"]),
     ]
