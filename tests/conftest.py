@@ -149,6 +149,7 @@ CONFORMANCE = frozenset(
         "test_error_lines",
         "test_expansion",
         "test_server",
+        "test_forget",
     }
 )
 SERVER = os.environ.get("CLEW_TEST_POSTGRES") or "postgresql://root@127.0.0.1:5432/test"

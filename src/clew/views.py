@@ -268,7 +268,7 @@ def event_line(event: Event) -> str:
         line += f"  ({event.data.get('trigger')}: {clip(', '.join(done), 120)})"
     elif event.type == "journal.forgotten":  # who forgot what: never the content
         named = event.data.get("events", [])
-        what = event.data.get("record") or event.data.get("forgot")
+        what = " ".join(str(event.data.get(k)) for k in ("forgot", "record") if event.data.get(k))
         line += f"  ({event.data.get('by')} forgot {what}: {len(named)} event(s))"
     elif isinstance(event.data.get("reason"), str):
         line += f"  ({clip(event.data['reason'], 80)})"

@@ -402,7 +402,7 @@ def forget_page(
         f'<input type=text name=id value="{escape(form.get("id", ""))}" placeholder=id'
         ' aria-label="record id"></p>'
         "<p><label>or pattern <input type=text name=pattern autocomplete=off"
-        ' placeholder="ghp_[A-Za-z0-9]{36}" aria-label=pattern></label></p>'
+        ' placeholder="AKIA[0-9A-Z]{16}" aria-label=pattern></label></p>'
         f"<p><label><input type=checkbox name=dry_run value=1{checked}> only say what would be"
         " forgotten</label> <button>forget</button></p></form>",
     ]
