@@ -97,6 +97,7 @@ ALLOWED_CLEW = frozenset(
         "clew.keys",  # the server's keys, a Memory mixin (hashlib; secrets only to make one)
         "clew.credentials",
         "clew.transfer",
+        "clew.forgetting",  # `forget`, a Memory mixin (what it reads and rewrites: lazily)
         "clew.turns",
         "clew.upkeep",
         "clew.utility",

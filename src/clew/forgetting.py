@@ -12,17 +12,19 @@ reads the same and writes nothing.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from clew import checks, forgettable
+from clew import checks
 from clew.errors import ValidationError
 from clew.models import Event, ForgetItem, ForgetReport
 from clew.store import chain, codec
-from clew.store import forgetting as stored
 from clew.store.chain import Link
+from clew.store.sqlite_journal import FORGOTTEN
 from clew.working import Working
+
+if TYPE_CHECKING:
+    import re
 
 LOCAL_USER = "local user"
 PER_EVENT = 500  # events one journal.forgotten event names
@@ -57,6 +59,7 @@ class Forgetting(Working):
         expression) in the space's content, leaving a tombstone naming `by` (the local user
         by default) and the time; with `dry_run`, report what would be forgotten and write
         nothing."""
+
         who = LOCAL_USER if by is None else checks.text(by, "by", max_chars=200).strip()
         if not who:
             raise ValidationError("by must name who forgets")
@@ -71,7 +74,7 @@ class Forgetting(Working):
             for start in range(0, len(planned), PER_EVENT):
                 part = planned[start : start + PER_EVENT]
                 data = _forget_data(who, record, pattern if regex else None, part)
-                forgets.append(self._emit(stored.TYPE, None, data, at).id)
+                forgets.append(self._emit(FORGOTTEN, None, data, at).id)
         note = self._store.purge() if planned else None
         self._forgotten_in({p.event.task_id for p in planned if p.event.task_id})
         return _report(who, False, planned, left, tuple(forgets), note)
@@ -80,6 +83,8 @@ class Forgetting(Working):
         self, kind: str | None, ident: str | None, pattern: str | None
     ) -> tuple[re.Pattern[str] | None, tuple[str, str] | None]:
         """The forget asked for: a pattern, or a record (its kind and whole id)."""
+        from clew import forgettable
+
         if pattern is not None:
             if kind is not None or ident is not None:
                 raise ValidationError("give a record (kind and id) or a pattern, not both")
@@ -100,6 +105,9 @@ class Forgetting(Working):
         self, record: tuple[str, str] | None, regex: re.Pattern[str] | None
     ) -> tuple[list[_Planned], list[ForgetItem]]:
         """The events to rewrite, and (for a pattern) those where it would still match."""
+        from clew import forgettable
+        from clew.store import forgetting as stored
+
         planned: list[_Planned] = []
         left: list[ForgetItem] = []
         turn = forgettable.Turn(record[1]) if record and record[0] == "turn" else None
@@ -179,11 +187,13 @@ def _report(
     forgets: tuple[str, ...] = (),
     note: str | None = None,
 ) -> ForgetReport:
+    from clew.forgettable import dotted
+
     items = tuple(
         _item(
             p.link,
             p.record,
-            [forgettable.dotted(f.path) for f in p.fields],
+            [dotted(f.path) for f in p.fields],
             sum(1 if f.spans is None else len(f.spans) for f in p.fields),
         )
         for p in planned
@@ -196,6 +206,8 @@ def _forget_data(
 ) -> dict[str, Any]:
     """A journal.forgotten event's data: who, what (a record, or the pattern's seal: never
     its text, which may be the secret itself), and each event's fields and digests."""
+    from clew.store.forgetting import field_json
+
     what: dict[str, Any] = {"by": who}
     if record is not None:
         what["forgot"], what["record"] = record
@@ -208,7 +220,7 @@ def _forget_data(
             "id": p.link.id,
             "task_id": p.link.task_id,
             "record": None if p.record is None else list(p.record),
-            "fields": [stored.field_json(f) for f in p.fields],
+            "fields": [field_json(f) for f in p.fields],
             "before": p.before,
             "after": p.after,
         }

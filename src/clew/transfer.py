@@ -42,8 +42,9 @@ from clew.errors import (
 from clew.forgetting import Forgetting
 from clew.journalfile import After, Moved
 from clew.models import Event, MoveReport
-from clew.store import Store, chain, codec, forgetting
+from clew.store import Store, chain, codec
 from clew.store.chain import Link
+from clew.store.sqlite_journal import FORGOTTEN
 
 _PAGE = 1000  # events read from the store at a time
 PUSH_BATCH = 500  # events written to a target per transaction
@@ -351,9 +352,11 @@ class _Adoption:
                     " into another file)"
                 )
             raise refuse(moved, why) from None
-        if event.type == forgetting.TYPE:
+        if event.type == FORGOTTEN:
+            from clew.store.forgetting import items
+
             self.forgot = True
-            self.tasks.update(i.task_id for i in forgetting.items(event.data) if i.task_id)
+            self.tasks.update(i.task_id for i in items(event.data) if i.task_id)
         return event
 
 

@@ -1,4 +1,4 @@
-"""`clew init`, `journal`, `verify`, `demo`: the store itself."""
+"""`clew init`, `journal`, `verify`, `forget`, `demo`: the store itself."""
 
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ from clew.errors import (
 )
 from clew.ids import ID_LENGTH, is_id_prefix
 from clew.models import Event, Session
-from clew.store import codec, forgetting, projection_conversations
+from clew.store import codec, projection_conversations
 from clew.store.migrations import (
     FINGERPRINTED_FROM,
     FINGERPRINTS,
@@ -607,6 +607,8 @@ class SQLiteStore(
     def _forget_begins(self, conn: Connection, type: str) -> None:
         """`JournalWrites._forget_begins`: from the first forget of the transaction on,
         SQLite zeroes what it frees (secure_delete); note the index the event's rows are in."""
+        from clew.store import forgetting
+
         state = self._state
         if state.forgetting is None:
             state.secure_delete = int(self._conn.execute("PRAGMA secure_delete").fetchone()[0])

@@ -10,13 +10,14 @@ from typing import Any, Protocol
 
 from clew.ids import new_id
 from clew.models import Event, Tombstone
-from clew.store import chain, codec, forgetting, projection, projection_conversations
+from clew.store import chain, codec, projection, projection_conversations
 from clew.store.rows import RowReader, limited
 from clew.store.sql import Connection, Row
 from clew.store.sqlite_trace import output
 from clew.store.sqlite_vectors import dropped
 
 EVENT_COLUMNS = "seq, id, space, task_id, correlation_id, type, data, created_at, hash, forgotten"
+FORGOTTEN = "journal.forgotten"  # the event that forgets (store/forgetting.py applies it)
 INSERT_EVENT = (
     "INSERT INTO events (id, space, task_id, correlation_id, type, data, created_at, hash,"
     " forgotten) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -131,7 +132,7 @@ class JournalWrites:
             forgotten=forgotten,
         )
         self._guard(lambda: projection.apply(conn, event, state.touched))  # type: ignore[arg-type]
-        if type == forgetting.TYPE:
+        if type == FORGOTTEN:
             self._guard(lambda: self._forget(conn, event, forgets))
         self._projected(event)
         return event
@@ -147,6 +148,8 @@ class JournalWrites:
         raises ValueError, which fails the whole write."""
         # A bulk block's session rows put off so far: written first, so they are current.
         projection_conversations.settle(conn)  # type: ignore[arg-type]
+        from clew.store import forgetting  # only a forget needs it: off the hook path
+
         by = event.data.get("by")
         if not isinstance(by, str) or not by:
             raise ValueError("it does not say who forgot")
@@ -197,6 +200,8 @@ class JournalWrites:
     ) -> None:
         """Each content column the rewritten event sets: the row gets the new value where
         it still holds the old one (the last event that sets a column wins)."""
+        from clew.store import forgetting
+
         for col in forgetting.ROWS.get(event_type, ()):
             was, now = forgetting.get(old, col.path), forgetting.get(new, col.path)
             if was is forgetting.MISSING or (type(was) is type(now) and was == now):

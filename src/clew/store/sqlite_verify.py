@@ -9,14 +9,16 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clew.models import Difference, Event, VerifyReport
 from clew.store import chain, codec, projection, projection_conversations
-from clew.store.forgetting import TombstoneCheck
 from clew.store.migrations import PROJECTION_TABLES
 from clew.store.rows import RowReader
 from clew.store.sqlite_journal import EVENT_COLUMNS
+
+if TYPE_CHECKING:
+    from clew.store.forgetting import TombstoneCheck
 
 MAX_DIFFERENCES = 100
 MAX_FORGOTTEN = 100  # forgotten events a report lists (it counts them all)
@@ -116,6 +118,8 @@ class Verification(RowReader):
         rows = self._conn.execute(
             f"SELECT {EVENT_COLUMNS} FROM events {where} ORDER BY seq", params
         )
+        from clew.store.forgetting import TombstoneCheck  # verify's alone: off the hook path
+
         findings: list[Difference] = []
         heads: dict[str, str] = {}
         kept = TombstoneCheck(whole=True)
