@@ -182,6 +182,7 @@ class AsyncMemory:
     journal = _off_loop(Memory.journal)
     journal_head = _off_loop(Memory.journal_head)
     verify = _off_loop(Memory.verify)
+    forget = _off_loop(Memory.forget)
     index_status = _off_loop(Memory.index_status)
     update_index = _off_loop(Memory.update_index)
     rebuild_index = _off_loop(Memory.rebuild_index)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from clew import checks
 from clew.errors import ValidationError
-from clew.models import Event, ForgetItem, ForgetReport
+from clew.models import ForgetItem, ForgetReport
 from clew.store import chain, codec
 from clew.store.chain import Link
 from clew.store.sqlite_journal import FORGOTTEN
@@ -32,10 +32,10 @@ _PAGE = 1000  # events read at a time
 
 
 class _Planned(NamedTuple):
-    """One event to rewrite: as read, its fields, and its data's digests before and after."""
+    """One event to rewrite: as read (its data left out: a pattern may plan thousands), its
+    fields, and its data's digests before and after."""
 
     link: Link
-    event: Event
     fields: list[Any]
     before: str
     after: str
@@ -76,7 +76,7 @@ class Forgetting(Working):
                 data = _forget_data(who, record, pattern if regex else None, part)
                 forgets.append(self._emit(FORGOTTEN, None, data, at).id)
         note = self._store.purge() if planned else None
-        self._forgotten_in({p.event.task_id for p in planned if p.event.task_id})
+        self._forgotten_in({p.link.task_id for p in planned if p.link.task_id})
         return _report(who, False, planned, left, tuple(forgets), note)
 
     def _what(
@@ -140,7 +140,7 @@ class Forgetting(Working):
             owner = forgettable.record_of(event.type, data)
             if all(f.path[:2] == ("turn", "state") for f in fields):
                 owner = None  # only the session state changed: the turn's own text did not
-            planned.append(_Planned(link, event, fields, before, after, owner))
+            planned.append(_Planned(link._replace(data=""), fields, before, after, owner))
         return planned, left
 
     def _links(self, record: tuple[str, str] | None) -> Iterator[Link]:
