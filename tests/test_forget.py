@@ -221,8 +221,12 @@ def test_forgetting_changes_no_hash_and_a_head_kept_before_still_matches(
     w = World(mem)
     heads = {e.id: e.hash for e in mem.journal()}
     mem.forget(pattern=PATTERN)
-    mem.forget("turn", w.turn)
+    mem.forget("turn", w.turn)  # forgotten twice: each forget from what the one before left
     assert {e.id: e.hash for e in mem.journal() if e.id in heads} == heads
+    report = mem.verify()
+    assert report.ok, report.differences
+    twice = next(f for f in report.forgotten if f.type == "turn.appended")
+    assert twice.event == mem.journal(types=("journal.forgotten",))[-1].id
 
 
 # -- what is refused ---------------------------------------------------------------------------
