@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import clew
@@ -527,6 +527,7 @@ def test_an_older_store_is_chained_again_and_verifies(db: Path) -> None:
 _word = st.text(alphabet="abcdefgh ", min_size=0, max_size=12)
 
 
+@settings(max_examples=40, deadline=None)
 @given(st.lists(_word, min_size=1, max_size=6), st.integers(0, 2**31), st.data())
 def test_a_pattern_rewrite_leaves_no_match_in_content_and_changes_nothing_else(
     words: list[str], number: int, data: st.DataObject
