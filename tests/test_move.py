@@ -206,11 +206,11 @@ def test_an_interrupted_push_resumes_where_it_stopped(
     team = str(tmp_path / "team.db")
     adopt, calls = SQLiteStore.adopt, []
 
-    def dies_on_the_seventh(self: SQLiteStore, event: Any) -> Any:
+    def dies_on_the_seventh(self: SQLiteStore, event: Any, **options: Any) -> Any:
         calls.append(event.id)
         if len(calls) == 7:
             raise KeyboardInterrupt
-        return adopt(self, event)
+        return adopt(self, event, **options)
 
     monkeypatch.setattr(SQLiteStore, "adopt", dies_on_the_seventh)
     with pytest.raises(KeyboardInterrupt):
