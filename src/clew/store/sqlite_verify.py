@@ -15,7 +15,7 @@ from clew.models import Difference, Event, VerifyReport
 from clew.store import chain, codec, projection, projection_conversations
 from clew.store.migrations import PROJECTION_TABLES
 from clew.store.rows import RowReader
-from clew.store.sqlite_journal import EVENT_COLUMNS
+from clew.store.sqlite_journal import EVENT_COLUMNS, FORGOTTEN
 
 if TYPE_CHECKING:
     from clew.store.forgetting import TombstoneCheck
@@ -230,6 +230,8 @@ def see_tombstone(
     kept: TombstoneCheck, link: chain.Link, event: Event, findings: list[Difference]
 ) -> None:
     """Take an event into the check of tombstones; what is wrong at once is a finding."""
+    if link.forgotten is None and link.type != FORGOTTEN:
+        return  # nearly every event: nothing to check, nothing to build
     try:
         tombstone = chain.tombstone(link.forgotten)
     except ValueError as exc:
