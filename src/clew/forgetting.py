@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from clew import checks
 from clew.errors import ValidationError
-from clew.models import ForgetItem, ForgetReport
+from clew.models import Field, ForgetItem, ForgetReport
 from clew.store import chain, codec
 from clew.store.chain import Link
 from clew.store.sqlite_journal import FORGOTTEN
@@ -36,7 +36,7 @@ class _Planned(NamedTuple):
     fields, and its data's digests before and after."""
 
     link: Link
-    fields: list[Any]
+    fields: list[Field]
     before: str
     after: str
     record: tuple[str, str] | None
@@ -56,9 +56,9 @@ class Forgetting(Working):
     ) -> ForgetReport:
         """Remove the content of one record (`kind`: entry, turn, action (its output) or
         message; `ident` its id or a prefix), or every match of `pattern` (a regular
-        expression) in the space's content, leaving a tombstone naming `by` (the local user
-        by default) and the time; with `dry_run`, report what would be forgotten and write
-        nothing."""
+        expression) in the space's content, leaving a tombstone naming `by` (who forgets: the
+        local user by default; a server says which key) and the time; with `dry_run`, report
+        what would be forgotten and write nothing."""
 
         who = LOCAL_USER if by is None else checks.text(by, "by", max_chars=200).strip()
         if not who:

@@ -292,7 +292,6 @@ class TombstoneCheck:
         self.whole = whole
         self._seen: dict[tuple[str, str], _Seen] = {}
         self._forgets: dict[tuple[str, str], _Forget] = {}
-        self._problems: list[Problem] = []
 
     def see(self, where: int, event: Event, text: str) -> str | None:
         """Take the next event (its data as stored in `text`); return what is wrong with it
