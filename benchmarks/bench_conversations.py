@@ -136,7 +136,8 @@ class Floor:
         ).fetchone()
         digest = chain.event_hash(
             head[0] if head else "", id=event_id, space="default", task_id=None,
-            correlation_id=event_id, type="turn.appended", data=data, created_at=at,
+            correlation_id=event_id, type="turn.appended", digest=chain.data_digest(data),
+            created_at=at,
         )  # fmt: skip
         (seq,) = c.execute(
             "INSERT INTO events (id, space, task_id, correlation_id, type, data, created_at,"

@@ -474,7 +474,7 @@ class Floor:
         eid, text = self.new_id(), _dumps(data)
         digest = chain.event_hash(
             self._head, id=eid, space=SPACE, task_id=task_id, correlation_id=cid, type=type,
-            data=text, created_at=at,
+            digest=chain.data_digest(text), created_at=at,
         )  # fmt: skip
         (seq,) = self.conn.execute(
             "INSERT INTO events (id, space, task_id, correlation_id, type, data, created_at,"

@@ -155,6 +155,7 @@ CONFORMANCE = frozenset(
         "test_attribution",
         "test_checkpoints",
         "test_edges",
+        "test_forget",
     }
 )
 SERVER = os.environ.get("CLEW_TEST_POSTGRES") or "postgresql://root@127.0.0.1:5432/test"

@@ -48,11 +48,38 @@ def undo_migration_23(conn: sqlite3.Connection) -> None:
     conn.commit()
 
 
+def undo_migration_21(conn: sqlite3.Connection) -> None:
+    """Take a store at schema 21 (or later) back to 20: no tombstones, every
+    event chained with version 1 of the hash again, the journal's guard refusing every
+    update, no update triggers of message and decision search documents."""
+    from clew.store import chain
+
+    if _applied(conn, 23):
+        undo_migration_23(conn)
+    if conn.execute("SELECT 1 FROM events WHERE forgotten IS NOT NULL").fetchone():
+        raise ValueError("a store that forgot something cannot go back to version 1")
+    conn.execute("DROP TRIGGER events_no_update")
+    conn.execute("DROP TRIGGER records_message_update")
+    conn.execute("DROP TRIGGER records_decision_update")
+    conn.execute("ALTER TABLE events DROP COLUMN forgotten")
+    rows = conn.execute(
+        "SELECT seq, id, space, task_id, correlation_id, type, data, created_at, hash"
+        " FROM events ORDER BY seq"
+    ).fetchall()
+    links = [chain.Link(*row) for row in rows]
+    conn.executemany(
+        "UPDATE events SET hash = ? WHERE seq = ?", [(h, q) for q, h in chain.chained_v1(links)]
+    )
+    conn.execute(MIGRATIONS[5].statements[-2])  # migration 6's guard: no update at all
+    conn.execute("DELETE FROM clew_migrations WHERE number = 21")
+    conn.commit()
+
+
 def undo_migration_20(conn: sqlite3.Connection) -> None:
     """Take a store at schema 20 (or later) back to 19: waits without seal or folder, no
     record of imports."""
-    if _applied(conn, 23):
-        undo_migration_23(conn)
+    if _applied(conn, 21):
+        undo_migration_21(conn)
     conn.execute("ALTER TABLE waits DROP COLUMN seal")
     conn.execute("ALTER TABLE waits DROP COLUMN confined_to")
     conn.execute("DROP TABLE IF EXISTS clew_imports")

@@ -351,8 +351,8 @@ def test_a_checkpoint_of_an_older_chain_version_is_said_so_not_diverged(
         mem.checkpoint(file)
         space = mem.space
     # As an upgrade that redefines the chain and re-chains the journal would leave it.
-    monkeypatch.setattr(chain, "VERSION", b"clew-event-2")
-    monkeypatch.setattr(chain, "NUMBER", 2)
+    monkeypatch.setattr(chain, "VERSION", b"clew-event-3")
+    monkeypatch.setattr(chain, "NUMBER", 3)
     raw = Raw(db, backend)
     try:
         raw.rewrite(space, 1, lambda data: data)
@@ -361,7 +361,7 @@ def test_a_checkpoint_of_an_older_chain_version_is_said_so_not_diverged(
     with clew.open(db) as mem:
         report = mem.check_checkpoints(file)
         assert statuses(report) == ["older chain"] and report.ok
-        assert "made under chain version 1" in report.checks[0].detail
+        assert "made under chain version 2" in report.checks[0].detail
         mem.checkpoint(file)  # a new one, under the new version, holds
         assert statuses(mem.check_checkpoints(file)) == ["older chain", "holds"]
 

@@ -170,7 +170,8 @@ def _raw_command_wait(
         event_id = "e" + os.urandom(5).hex()[:9]
         digest = chain.event_hash(
             head[0] if head else "", id=event_id, space=space, task_id=task_id,
-            correlation_id="web:forged:x", type="wait.added", data=data, created_at=at,
+            correlation_id="web:forged:x", type="wait.added", digest=chain.data_digest(data),
+            created_at=at,
         )  # fmt: skip
         conn.execute(
             q("INSERT INTO events (id, space, task_id, correlation_id, type, data, created_at,"

@@ -93,21 +93,24 @@ def test_the_hash_is_the_documented_function_of_the_fields() -> None:
         raw_text = text.encode()
         return len(raw_text).to_bytes(8, "big") + raw_text
 
-    values = ("p" * 64, "abcdefghij", "default", None, "c1", "task.created", '{"a":1}', "T")
+    data = '{"a":1}'
+    digest = hashlib.blake2b(b"clew-data-1" + field(data), digest_size=32).hexdigest()
+    assert chain.data_digest(data) == digest
+    values = ("p" * 64, "abcdefghij", "default", None, "c1", "task.created", digest, "T")
     expected = hashlib.blake2b(
-        b"clew-event-1" + b"".join(field(v) for v in values), digest_size=32
+        b"clew-event-2" + b"".join(field(v) for v in values), digest_size=32
     ).hexdigest()
-    got = chain.event_hash(
-        values[0],
-        id="abcdefghij",
-        space="default",
-        task_id=None,
-        correlation_id="c1",
-        type="task.created",
-        data='{"a":1}',
-        created_at="T",
-    )
+    fields = {"id": "abcdefghij", "space": "default", "task_id": None, "correlation_id": "c1"}
+    got = chain.event_hash(values[0], **fields, type="task.created", digest=digest, created_at="T")
     assert got == expected
+    # Version 1, which format-1 journal files carry: the data itself where 2 has its digest.
+    v1 = ("p" * 64, "abcdefghij", "default", None, "c1", "task.created", data, "T")
+    assert (
+        chain.event_hash_v1(values[0], **fields, type="task.created", data=data, created_at="T")
+        == hashlib.blake2b(
+            b"clew-event-1" + b"".join(field(v) for v in v1), digest_size=32
+        ).hexdigest()
+    )
 
 
 _text = st.text(max_size=12)

@@ -104,7 +104,7 @@ def test_a_file_is_versioned_and_says_how_it_ends(mem: clew.Memory) -> None:
     head, last = json.loads(lines[0]), json.loads(lines[-1])
     assert head == {
         "clew": "journal",
-        "version": 1,
+        "version": 2,
         "space": "default",
         "schema": head["schema"],
         "after": None,
@@ -123,7 +123,9 @@ def test_a_file_is_versioned_and_says_how_it_ends(mem: clew.Memory) -> None:
     stored = sqlite3.connect(mem.path).execute("SELECT data FROM events WHERE seq = 1").fetchone()
     assert text == stored[0]
     fields = ("id", "space", "task_id", "correlation_id", "type", "created_at")
-    assert chain.event_hash("", **{k: first[k] for k in fields}, data=text) == first["hash"]
+    digest = chain.data_digest(text)  # version 2: the hash covers the data's digest
+    assert chain.event_hash("", **{k: first[k] for k in fields}, digest=digest) == first["hash"]
+    assert first["forgotten"] is None
 
 
 def test_an_event_of_the_older_shape_moves_as_stored_and_replays_the_same(
@@ -204,11 +206,11 @@ def test_an_interrupted_push_resumes_where_it_stopped(
     team = str(tmp_path / "team.db")
     adopt, calls = SQLiteStore.adopt, []
 
-    def dies_on_the_seventh(self: SQLiteStore, event: Any) -> Any:
+    def dies_on_the_seventh(self: SQLiteStore, event: Any, **options: Any) -> Any:
         calls.append(event.id)
         if len(calls) == 7:
             raise KeyboardInterrupt
-        return adopt(self, event)
+        return adopt(self, event, **options)
 
     monkeypatch.setattr(SQLiteStore, "adopt", dies_on_the_seventh)
     with pytest.raises(KeyboardInterrupt):
@@ -262,7 +264,7 @@ def rechained(lines: list[str]) -> list[str]:
             task_id=row["task_id"],
             correlation_id=row["correlation_id"],
             type=row["type"],
-            data=text[:-1],
+            digest=chain.data_digest(text[:-1]),
             created_at=row["created_at"],
         )
         out.append(
@@ -313,7 +315,7 @@ def test_a_file_that_cannot_be_stored_exactly_is_refused(tmp_path: Path, lines: 
         unknown = [*lines]
         unknown[2] = unknown[2].replace('"type":"', '"type":"x.', 1)
         refused(target, "\n".join(rechained(unknown)), "line 3 .* does not know")
-        newer = [lines[0].replace('"version":1', '"version":2'), *lines[1:]]
+        newer = [lines[0].replace('"version":2', '"version":3'), *lines[1:]]
         refused(target, "\n".join(newer), "line 1 .* newer clew")
         later = [lines[0].replace('"schema":', '"schema":9999,"x":'), *lines[1:]]
         refused(target, "\n".join(later), "newer clew")

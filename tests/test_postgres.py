@@ -499,3 +499,37 @@ def test_migration_15_gives_older_turns_the_reference_the_projection_writes(url:
             assert raw.execute(select, (mem.space,)).fetchall() == written
         assert sorted({w[2] for w in written}, key=str) == [1, 2, 3, None]
         assert mem.verify().ok
+
+
+def test_migration_21_chains_every_space_again_with_the_guard_back_after(
+    url: str, admin: Any
+) -> None:
+    """Migration 21 on PostgreSQL: a journal chained with version 1 (as every store was) is
+    chained again with version 2, space by space, and the guard refuses changes after."""
+    from clew.store import chain
+    from clew.store.pg_migrations import _rechain
+
+    spaces = [new_space(), new_space()]
+    for space in spaces:
+        with open_pg(url, space) as mem:
+            task = mem.create_task("rechain", ["a"])
+            mem.update_task(task.id, message="hello", step=1, step_status="completed")
+    select = "SELECT seq, id, space, task_id, correlation_id, type, data, created_at, hash"
+    select += ", forgotten FROM events WHERE space = %s ORDER BY seq"
+    v2 = {s: [r[8] for r in admin.execute(select, (s,)).fetchall()] for s in spaces}
+    admin.execute("ALTER TABLE events DISABLE TRIGGER events_append_only")
+    for space in spaces:  # as a store made before migration 21 holds its journal
+        links = [chain.Link(*r) for r in admin.execute(select, (space,)).fetchall()]
+        for seq, digest in chain.chained_v1(links):
+            admin.execute("UPDATE events SET hash = %s WHERE space = %s AND seq = %s",
+                          (digest, space, seq))  # fmt: skip
+    admin.execute("ALTER TABLE events ENABLE TRIGGER events_append_only")
+    assert [r[8] for r in admin.execute(select, (spaces[0],)).fetchall()] != v2[spaces[0]]
+    with psycopg.connect(url) as raw:
+        _rechain(raw)
+    for space in spaces:
+        assert [r[8] for r in admin.execute(select, (space,)).fetchall()] == v2[space]
+        with open_pg(url, space) as mem:
+            assert mem.verify().ok
+    with pytest.raises(psycopg.errors.RaiseException, match="append-only"):
+        admin.execute("UPDATE events SET hash = 'x' WHERE space = %s", (spaces[0],))

@@ -587,7 +587,7 @@ def test_the_api_keeps_to_its_openapi_document(served: Served) -> None:
 
         conforms()
         tried += 1
-    assert tried == len(api.OPERATIONS) + 4  # export, key, requests, checkpoint
+    assert tried == len(api.OPERATIONS) + 5  # export, key, requests, checkpoint, forget
 
 
 # -- the keys commands and a server without its packages ------------------------------------------

@@ -185,6 +185,7 @@ class AsyncMemory:
     verify = _off_loop(Memory.verify)
     checkpoint = _off_loop(Memory.checkpoint)
     check_checkpoints = _off_loop(Memory.check_checkpoints)
+    forget = _off_loop(Memory.forget)
     index_status = _off_loop(Memory.index_status)
     update_index = _off_loop(Memory.update_index)
     rebuild_index = _off_loop(Memory.rebuild_index)

@@ -1,16 +1,19 @@
 """The journal file: one space's journal as JSON lines, to move it to another store.
 
-Format version 1, written by `clew export` and read by `clew import`; one JSON object a
+Format version 2, written by `clew export` and read by `clew import`; one JSON object a
 line, lines separated by "\\n" (only: other line breaks may occur inside the data):
 
-    {"clew":"journal","version":1,"space":S,"schema":N,"after":null}      the header
+    {"clew":"journal","version":2,"space":S,"schema":N,"after":null}      the header
     {"seq":Q,"id":I,"space":S,"task_id":T,"correlation_id":C,"type":Y,
-     "created_at":A,"hash":H,"data":D}                                    one per event
+     "created_at":A,"hash":H,"forgotten":F,"data":D}                      one per event
     {"clew":"end","events":COUNT,"head":H,"last":I}                       the last line
 
-`D` is the event's data exactly as the store keeps it (the JSON text its hash covers),
-written in place, not quoted, and always the last key, so a reader takes the text between
-`,"data":` and the closing brace without re-encoding anything. Each `hash` is the event's
+`D` is the event's data exactly as the store keeps it (the JSON text whose digest its hash
+covers), written in place, not quoted, and always the last key, so a reader takes the text
+between `,"data":` and the closing brace without re-encoding anything. `F` is null, or the
+tombstone of an event whose content was forgotten (`{"digest","by","at","event"}`, the digest
+being that of the data before it was forgotten, which its hash covers instead of D's; the
+`journal.forgotten` event it names comes later in the file). Each `hash` is the event's
 link in its space's chain (store/chain.py) and must follow from the line before it: the
 first event's previous hash is `after.hash` when the file continues an earlier export
 (`"after":{"id":I,"hash":H}`, the event just before its first), else empty. The last line
@@ -18,7 +21,8 @@ carries the number of events and the last event's hash and id (null for none), s
 cut at a line break is refused as surely as one cut mid-line. `seq` is the event's number
 in the store it came from, for reading only. A newer clew may add keys to the header and
 the last line, never change what these mean; a new version number is a file this version
-refuses.
+refuses. Version 1 (clew before forgetting) has no `forgotten` key and chains each event with
+version 1 of the hash (over D itself): it is read and checked as such.
 
 This module does no I/O: it makes lines and reads them back, checking everything a file
 can get wrong before anything is written anywhere.
@@ -36,10 +40,13 @@ from clew.models import EVENT_TYPES, Event
 from clew.store import chain, codec
 
 FORMAT = "journal"
-VERSION = 1
+VERSION = 2
 EVENT_KEYS = (
-    "seq", "id", "space", "task_id", "correlation_id", "type", "created_at", "hash", "data",
+    "seq", "id", "space", "task_id", "correlation_id", "type", "created_at", "hash",
+    "forgotten", "data",
 )  # fmt: skip
+# Version 1's event keys: no tombstone.
+EVENT_KEYS_1 = tuple(k for k in EVENT_KEYS if k != "forgotten")
 _DATA_KEY = ',"data":'
 _HEX = frozenset("0123456789abcdef")
 
@@ -68,6 +75,15 @@ class JournalFile(NamedTuple):
     events: tuple[Moved, ...]
 
 
+class Header(NamedTuple):
+    """A journal file's first line, read and checked."""
+
+    space: str
+    schema: int
+    after: After | None
+    version: int
+
+
 def _compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
@@ -80,10 +96,12 @@ def header_line(space: str, schema: int, after: After | None) -> str:
     )
 
 
-def event_line(event: Event | chain.Link, text: str) -> str:
-    """Return one event's line; `text` is its data as stored."""
-    head = _compact({key: getattr(event, key) for key in EVENT_KEYS[:-1]})
-    return f"{head[:-1]}{_DATA_KEY}{text}}}"
+def event_line(link: chain.Link) -> str:
+    """Return one stored event's line (its data and tombstone as stored)."""
+    fields = {key: getattr(link, key) for key in EVENT_KEYS[:-2]}
+    forgotten = "null" if link.forgotten is None else link.forgotten  # stored compact JSON
+    head = _compact(fields)
+    return f'{head[:-1]},"forgotten":{forgotten}{_DATA_KEY}{link.data}}}'
 
 
 def end_line(count: int, head: str | None, last: str | None) -> str:
@@ -131,7 +149,7 @@ def _is_hash(value: object) -> bool:
     return isinstance(value, str) and len(value) == 64 and set(value) <= _HEX
 
 
-def _header(number: int, line: str) -> tuple[str, int, After | None]:
+def _header(number: int, line: str) -> Header:
     first = _object(number, line)
     if first.get("clew") != FORMAT:
         if "seq" in first and "data" in first:
@@ -156,18 +174,23 @@ def _header(number: int, line: str) -> tuple[str, int, After | None]:
     if not isinstance(schema, int) or isinstance(schema, bool) or schema < 0:
         raise _refuse(number, "has no valid schema number")
     if after is None:
-        return space, schema, None
+        return Header(space, schema, None, version)
     if not (isinstance(after, dict) and _is_id(after.get("id")) and _is_hash(after.get("hash"))):
         raise _refuse(number, 'has an "after" that is not {"id": EVENT_ID, "hash": HASH}')
-    return space, schema, After(after["id"], after["hash"])
+    return Header(space, schema, After(after["id"], after["hash"]), version)
 
 
-def _event(number: int, line: str, start: int, space: str) -> Moved:
+def _keys(version: int) -> tuple[str, ...]:
+    return EVENT_KEYS if version >= 2 else EVENT_KEYS_1
+
+
+def _event(number: int, line: str, start: int, space: str, version: int) -> Moved:
     """Read one event line whose data starts at `start`: the fields before the data are
     parsed as JSON, the data once, by the codec, as the text the hash covers."""
+    keys = _keys(version)
     row = _object(number, line[:start] + "}")
-    if list(row) != list(EVENT_KEYS[:-1]):
-        raise _refuse(number, f"does not have the keys of an event line ({', '.join(EVENT_KEYS)})")
+    if list(row) != list(keys[:-1]):
+        raise _refuse(number, f"does not have the keys of an event line ({', '.join(keys)})")
     seq, event_id, task_id, type = row["seq"], row["id"], row["task_id"], row["type"]
     if not isinstance(seq, int) or isinstance(seq, bool):
         raise _refuse(number, "has a seq that is not a whole number")
@@ -188,6 +211,12 @@ def _event(number: int, line: str, start: int, space: str) -> Moved:
         )
     if not _is_hash(row["hash"]):
         raise _refuse(number, "has no valid hash")
+    forgotten = None
+    if row.get("forgotten") is not None:
+        try:
+            forgotten = chain.tombstone(_compact(row["forgotten"]))
+        except ValueError as exc:
+            raise _refuse(number, f"has a tombstone that is not one: {exc}") from None
     text = line.rstrip()
     if not text.endswith("}"):
         _object(number, line)  # a line cut short is not JSON: say so
@@ -208,7 +237,7 @@ def _event(number: int, line: str, start: int, space: str) -> Moved:
         )
     event = Event(
         seq, event_id, space, task_id, row["correlation_id"], type, data, row["created_at"],
-        row["hash"],
+        row["hash"], forgotten=forgotten,
     )  # fmt: skip
     return Moved(number, event, text)
 
@@ -240,11 +269,33 @@ def stream(lines: Iterator[tuple[int, str]]) -> tuple[str, int, After | None, It
     number, line = next(lines, (1, ""))
     if not line.strip():
         raise _refuse(1, "is empty: this is not a file written by `clew export`")
-    space, schema, after = _header(number, line)
-    return space, schema, after, _events(lines, space, after)
+    header = _header(number, line)
+    events = _events(lines, header.space, header.after, header.version)
+    return header.space, header.schema, header.after, events
 
 
-def _events(lines: Iterator[tuple[int, str]], space: str, after: After | None) -> Iterator[Moved]:
+def _link_hash(previous: str, moved: Moved, version: int) -> str:
+    """The hash a line's event should carry after `previous`, by the file's version."""
+    e = moved.event
+    if version < 2:
+        return chain.event_hash_v1(
+            previous, id=e.id, space=e.space, task_id=e.task_id,
+            correlation_id=e.correlation_id, type=e.type, data=moved.text,
+            created_at=e.created_at,
+        )  # fmt: skip
+    digest = chain.data_digest(moved.text) if e.forgotten is None else e.forgotten.digest
+    return chain.event_hash(
+        previous, id=e.id, space=e.space, task_id=e.task_id, correlation_id=e.correlation_id,
+        type=e.type, digest=digest, created_at=e.created_at,
+    )  # fmt: skip
+
+
+def _events(
+    lines: Iterator[tuple[int, str]], space: str, after: After | None, version: int
+) -> Iterator[Moved]:
+    from clew.store.forgetting import TombstoneCheck
+
+    tombstones = TombstoneCheck(whole=False)
     previous = "" if after is None else after.hash
     count, head, number = 0, None, 1
     for number, line in lines:
@@ -252,35 +303,32 @@ def _events(lines: Iterator[tuple[int, str]], space: str, after: After | None) -
         if start < 0:  # the last line, or a line that is not an event as clew writes one
             row = _object(number, line)
             if "clew" not in row:
-                keys = list(row) == list(EVENT_KEYS)
+                keys = list(row) == list(_keys(version))
                 raise _refuse(
                     number,
                     'is not written as clew writes it (compact, ending with "data")'
                     if keys
-                    else f"does not have the keys of an event line ({', '.join(EVENT_KEYS)})",
+                    else f"does not have the keys of an event line ({', '.join(_keys(version))})",
                 )
             _end(number, row, count, head)
+            unaccounted = next(iter(tombstones.findings()), None)
+            if unaccounted is not None:  # a tombstone no forget in the file accounts for
+                raise _refuse(unaccounted.line, unaccounted.text)
             extra = next(lines, None)
             if extra is not None:
                 raise _refuse(extra[0], "comes after the journal's last line")
             return
-        moved = _event(number, line, start, space)
-        expected = chain.event_hash(
-            previous,
-            id=moved.event.id,
-            space=space,
-            task_id=moved.event.task_id,
-            correlation_id=moved.event.correlation_id,
-            type=moved.event.type,
-            data=moved.text,
-            created_at=moved.event.created_at,
-        )
+        moved = _event(number, line, start, space, version)
+        expected = _link_hash(previous, moved, version)
         if moved.event.hash != expected:
             raise _refuse(
                 number,
                 "has a hash that does not follow from the lines before it: the file was"
                 " changed, reordered or had lines removed",
             )
+        problem = tombstones.see(number, moved.event, moved.text)
+        if problem is not None:
+            raise _refuse(number, problem)
         previous = head = expected
         count += 1  # noqa: SIM113 - events, not lines: the last line is not one
         yield moved

@@ -104,8 +104,15 @@ class Mirror:
     def folder(self, task_id: str) -> str:
         return os.path.join(self.root, check_task_id(task_id))
 
-    def write(self, task_id: str, content: Callable[[int], tuple[str, Sequence[Event]]]) -> None:
-        """Rewrite the task's state file and append its new journal events.
+    def write(
+        self,
+        task_id: str,
+        content: Callable[[int], tuple[str, Sequence[Event]]],
+        *,
+        whole: bool = False,
+    ) -> None:
+        """Rewrite the task's state file and append its new journal events (with `whole`,
+        write its journal file whole again: events in it were rewritten, by a forget).
 
         `content(after_seq)` returns the current state text and the task's events after
         `after_seq`; it is called with the task's lock held, so it reads the newest state.
@@ -117,7 +124,7 @@ class Mirror:
             with _locked(os.path.join(folder, ".lock")):
                 _remove_leftovers(folder)
                 journal = os.path.join(folder, JOURNAL_FILE)
-                last = _last_seq(journal)
+                last = None if whole else _last_seq(journal)
                 state, events = content(last or 0)
                 write_atomically(os.path.join(folder, STATE_FILE), state.encode("utf-8"))
                 lines = "".join(journal_line(e) + "\n" for e in events).encode("utf-8")

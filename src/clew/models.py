@@ -632,6 +632,17 @@ class FileChanges(NamedTuple):
     newest: tuple[str, ...] = ()
 
 
+class Tombstone(NamedTuple):
+    """What an event whose content was forgotten keeps beside it (`events.forgotten`): the
+    digest of its data before it was first forgotten (what its hash covers), who forgot it,
+    when, and the `journal.forgotten` event that did."""
+
+    digest: str
+    by: str
+    at: str
+    event: str
+
+
 class Event(NamedTuple):
     """One journal entry: a mutation, in the order it was committed (`seq`)."""
 
@@ -647,6 +658,8 @@ class Event(NamedTuple):
     hash: str | None = None
     # Set, with `data` empty, when the stored data is not valid JSON: the text as stored.
     unreadable: str | None = None
+    # Set when the event's content was forgotten (its data holds `[forgotten]` there).
+    forgotten: Tombstone | None = None
 
 
 # Replanning is a sequence of these operations, applied in order as one new plan version.
@@ -766,9 +779,61 @@ class CheckpointReport(NamedTuple):
         return not any(c.status in failed for c in self.checks)
 
 
+# What a forgotten value is replaced by, in an event's data and the rows it made.
+PLACEHOLDER = "[forgotten]"
+
+
+class Field(NamedTuple):
+    """What a forget replaces in one event's data: the value at `path` (keys of objects,
+    positions in arrays), whole (`spans` None) or the character spans of its text."""
+
+    path: tuple[str | int, ...]
+    spans: tuple[tuple[int, int], ...] | None = None
+
+
+class ForgetItem(NamedTuple):
+    """One event a forget rewrites (or would): its seq, id and type, the record it belongs
+    to (`kind id`, or None), the fields it replaces (dotted paths) and how many matches or
+    whole values that is. Never the content."""
+
+    seq: int
+    id: str
+    type: str
+    record: str | None
+    fields: tuple[str, ...]
+    replaced: int
+
+
+class ForgetReport(NamedTuple):
+    """What `forget` did (or, `dry_run`, would do): who, the events rewritten, the
+    `journal.forgotten` events that say so, the events where a pattern still matches in
+    fields no forget rewrites (`remaining`, their fields being where), and what the store's
+    files may still hold (`note`)."""
+
+    by: str
+    dry_run: bool
+    items: tuple[ForgetItem, ...]
+    forgets: tuple[str, ...] = ()
+    remaining: tuple[ForgetItem, ...] = ()
+    note: str | None = None
+
+
+class Forgotten(NamedTuple):
+    """An event whose content was forgotten, as `verify` reports it: which, by whom, when."""
+
+    seq: int
+    id: str
+    space: str
+    type: str
+    by: str
+    at: str
+    event: str  # the journal.forgotten event that forgot it
+
+
 class VerifyReport(NamedTuple):
     """What `verify` found: row counts per table and every difference (capped), for the
-    spaces it checked, with the newest hash of each one's journal chain (its head); and,
+    spaces it checked, with the newest hash of each one's journal chain (its head), and the
+    events whose content was forgotten (the first MAX of them; `forgotten_count` all); and,
     when asked, what the checkpoints of a file say of it."""
 
     events: int
@@ -777,6 +842,8 @@ class VerifyReport(NamedTuple):
     truncated: bool = False
     heads: dict[str, str] | None = None
     checkpoints: CheckpointReport | None = None
+    forgotten: tuple[Forgotten, ...] = ()
+    forgotten_count: int = 0
 
     @property
     def ok(self) -> bool:
@@ -797,7 +864,7 @@ EVENT_TYPES = frozenset(
     | {"model.output_rejected", "summary.recorded"}
     | {"session.started", "session.updated", "turn.appended", "turns.hidden"}
     | {"wait.added", "wait.checked", "wait.resolved", "wait.timed_out", "wait.failed"}
-    | {"wait.cancelled", "maintenance.ran"}
+    | {"wait.cancelled", "maintenance.ran", "journal.forgotten"}
 )
 
 

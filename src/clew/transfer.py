@@ -49,12 +49,13 @@ from clew.errors import (
     StoreReadOnlyError,
     ValidationError,
 )
-from clew.facade import Facade
+from clew.forgetting import Forgetting
 from clew.journalfile import After, Moved
 from clew.models import Event, ImportRecord, MoveReport
 from clew.origin import Origin
 from clew.store import Store, chain, codec
 from clew.store.chain import Link
+from clew.store.sqlite_journal import FORGOTTEN
 
 _PAGE = 1000  # events read from the store at a time
 PUSH_BATCH = 500  # events written to a target per transaction
@@ -81,7 +82,7 @@ def _pushed(outcome: str) -> _Refusal:
     return _Refusal(lambda m: f"event #{m.line} ({m.event.type} {m.event.id})", outcome)
 
 
-class Transfer(Facade):
+class Transfer(Forgetting):
     """Export, import and push of a space's journal (see the module docstring)."""
 
     def export_events(
@@ -111,7 +112,7 @@ class Transfer(Facade):
                         out.write("\n")
                         headed = True
                     # The data as stored, never decoded: the text the hash was checked over.
-                    out.write(journalfile.event_line(event, event.data) + "\n")
+                    out.write(journalfile.event_line(event) + "\n")
                     count += 1
                 seen = seen or event.id == cut
                 previous = event
@@ -138,20 +139,30 @@ class Transfer(Facade):
         imports in constant memory, and a fault anywhere in it leaves nothing. `by` is who
         imports (a server passes its caller's key and what it may do): a file adding a wait
         it could not add directly is refused (ScopeError naming the line), and the store
-        records who imported the events it adds."""
+        records who imported the events it adds. A forget in the file is applied to the
+        events this space holds; one that would rewrite content this space holds needs a
+        caller who may forget (the host's user, an admin key), or it is refused, naming its
+        line."""
         if not isinstance(by, Origin):
             raise ValidationError(f"by must be an Origin, not {type(by).__name__}")
+        adoption = _Adoption(by, self._now())
         if isinstance(text, str):
             moved = journalfile.parse(text)
             _known_schema(moved.schema)
-            return replay(self._store, moved.after, moved.events, refuse=_FILE, by=by,
-                          at=self._now())  # fmt: skip
-        if isinstance(text, bytes | bytearray | dict) or not isinstance(text, Iterable):
-            raise ValidationError(f"a journal file is text, not {type(text).__name__}")
-        _space, schema, after, events = journalfile.stream(_numbered(text))
-        _known_schema(schema)
-        return replay(self._store, after, events, refuse=_FILE, streamed=True, by=by,
-                      at=self._now())  # fmt: skip
+            report = replay(self._store, moved.after, moved.events, refuse=_FILE,
+                            adoption=adoption)  # fmt: skip
+        else:
+            if isinstance(text, bytes | bytearray | dict) or not isinstance(text, Iterable):
+                raise ValidationError(f"a journal file is text, not {type(text).__name__}")
+            _space, schema, after, events = journalfile.stream(_numbered(text))
+            _known_schema(schema)
+            report = replay(
+                self._store, after, events, refuse=_FILE, streamed=True, adoption=adoption
+            )
+        if adoption.forgot:
+            self._store.purge()
+            self._forgotten_in(adoption.tasks)
+        return report
 
     def push(
         self,
@@ -176,11 +187,13 @@ class Transfer(Facade):
 
         journal = _Journal(self)  # read twice (checks, then writes), a page at a time
         target = open_store(location, chosen, resolve_busy_timeout(busy_timeout))
+        adoption = _Adoption(Origin("push"), self._now())
         try:
-            return replay(
-                target, None, journal, refuse=_pushed("nothing was pushed"), batch=size,
-                by=Origin("push"), at=self._now(),
-            )  # fmt: skip
+            refuse = _pushed("nothing was pushed")
+            report = replay(target, None, journal, refuse=refuse, batch=size, adoption=adoption)
+            if adoption.forgot:  # a forget made here reaches the target's files too
+                target.purge()
+            return report
         finally:
             target.close()
 
@@ -226,7 +239,7 @@ def _event(link: Link) -> Event:
         )
     return Event(
         link.seq, link.id, link.space, link.task_id, link.correlation_id, link.type,
-        data, link.created_at, link.hash,
+        data, link.created_at, link.hash, forgotten=chain.tombstone(link.forgotten),
     )  # fmt: skip
 
 
@@ -258,8 +271,7 @@ def replay(
     events: Iterable[Moved],
     *,
     refuse: _Refusal,
-    by: Origin,
-    at: str,
+    adoption: _Adoption,
     batch: int | None = None,
     streamed: bool = False,
 ) -> MoveReport:
@@ -267,16 +279,16 @@ def replay(
     it does not hold: all in one transaction, or `batch` at a time after checking them all
     first (then `events` is read twice, a part at a time: it need not fit in memory), or,
     `streamed`, all in one transaction read once a part at a time, each part checked with
-    what the parts before it showed. Each transaction that adds events records that `by`
-    added them at `at`. Return what was added and skipped."""
+    what the parts before it showed. Each transaction that adds events records who added
+    them (`adoption`). Return what was added and skipped."""
     from clew import meter  # here: the hook path imports this module, not meter
 
     if streamed:
-        return _replay_streamed(store, after, events, refuse, by, at)
+        return _replay_streamed(store, after, events, refuse, adoption)
     total = len(events) if isinstance(events, Sized) else None
     if batch is not None:
         with store.transaction():  # every check once, before anything is written
-            checks = _Checks(store, after, refuse, by)
+            checks = _Checks(store, after, refuse, adoption.by)
             for part in _parts(events, _PAGE):
                 checks.part(part)
     parts = _parts(events, batch) if batch is not None else _parts(events, None)
@@ -285,13 +297,12 @@ def replay(
                       " pushing again resumes") if batch else refuse  # fmt: skip
     for part in parts:
         with store.transaction(write=True), store.bulk_turns():
-            todo = _Checks(store, prior, resumed if count else refuse, by).part(part)
-            adopted = _Adopted(store, by, at)
+            todo = _Checks(store, prior, resumed if count else refuse, adoption.by).part(part)
             for n, moved in enumerate(todo, 1):
-                head = adopted.add(_adopt(store, moved, resumed if count else refuse))
+                head = adoption.adopt(store, moved, resumed if count else refuse).hash
                 if n % _PAGE == 0:
                     meter.report("pushing" if batch else "importing", count + n, total)
-            adopted.record()
+            adoption.record(store)
         added += len(todo)
         count += len(part)
         prior = _moved_after(part[-1])
@@ -299,46 +310,72 @@ def replay(
 
 
 def _replay_streamed(
-    store: Store, after: After | None, events: Iterable[Moved], refuse: _Refusal, by: Origin,
-    at: str,
+    store: Store, after: After | None, events: Iterable[Moved], refuse: _Refusal,
+    adoption: _Adoption,
 ) -> MoveReport:  # fmt: skip
     from clew import meter
 
     added, count, head = 0, 0, None
     with store.transaction(write=True), store.bulk_turns():
-        checks = _Checks(store, after, refuse, by)
-        adopted = _Adopted(store, by, at)
+        checks = _Checks(store, after, refuse, adoption.by)
         for part in _parts(events, _PAGE):
             for moved in checks.part(part):
-                head = adopted.add(_adopt(store, moved, refuse))
+                head = adoption.adopt(store, moved, refuse).hash
                 added += 1
             count += len(part)
             meter.report("importing", count, None)
-        adopted.record()
+        adoption.record(store)
     return MoveReport(count, added, count - added, store.space, head)
 
 
-class _Adopted:
-    """The events one write transaction adopted, to record who brought them before it
-    commits (within a space they are consecutive: its writers take the space's lock)."""
+class _Adoption:
+    """How a replay adopts events, and what it did: who adopts them (`by`, at `at`), whether
+    a forget may rewrite what the target holds (a caller who may forget: the host's user,
+    an admin key), the events each write transaction adopted (to record who brought them
+    before it commits: within a space they are consecutive, as its writers take the space's
+    lock), and what the forgets it adopted touched (so the caller purges and rewrites
+    mirrors)."""
 
-    def __init__(self, store: Store, by: Origin, at: str) -> None:
-        self.store, self.by, self.at = store, by, at
+    def __init__(self, by: Origin, at: str) -> None:
+        self.by, self.at = by, at
+        self.forgets = by.scope == "admin"
+        self.forgot = False
+        self.tasks: set[str] = set()
         self.first: int | None = None
         self.last = 0
         self.count = 0
 
-    def add(self, event: Event) -> str | None:
+    def adopt(self, store: Store, moved: Moved, refuse: _Refusal) -> Event:
+        """Adopt one event into `store`; a refusal names its line (or event)."""
+        try:
+            event = store.adopt(moved.event, forgets=self.forgets)
+        except (StoreBusyError, StoreReadOnlyError):
+            raise  # the store's state, not the event's: its own message says what to do
+        except (StoreError, ValueError, KeyError, TypeError) as exc:
+            why = f"cannot be added to this store ({exc})"
+            if "UNIQUE" in str(exc):  # the id is taken: by a record of another space, likely
+                why += (
+                    ": a record with its id is already there, perhaps in another space of the"
+                    " store (a SQLite file keeps ids unique across its spaces: move a space"
+                    " into another file)"
+                )
+            raise refuse(moved, why) from None
         self.first = event.seq if self.first is None else self.first
         self.last = event.seq
         self.count += 1
-        return event.hash
+        if event.type == FORGOTTEN:
+            from clew.store.forgetting import items
 
-    def record(self) -> None:
+            self.forgot = True
+            self.tasks.update(i.task_id for i in items(event.data) if i.task_id)
+        return event
+
+    def record(self, store: Store) -> None:
+        """Record who brought the events this transaction adopted (inside it)."""
         if self.first is not None:
-            self.store.record_import(
-                self.first, self.last, self.count, self.by.door, self.by.key, self.at
-            )
+            store.record_import(self.first, self.last, self.count, self.by.door, self.by.key,
+                                self.at)  # fmt: skip
+        self.first, self.last, self.count = None, 0, 0
 
 
 def _parts(events: Iterable[Moved], size: int | None) -> Iterator[list[Moved]]:
@@ -368,22 +405,6 @@ class _Journal:
 
 def _moved_after(moved: Moved) -> After:
     return After(moved.event.id, moved.event.hash or "")
-
-
-def _adopt(store: Store, moved: Moved, refuse: _Refusal) -> Event:
-    try:
-        return store.adopt(moved.event)
-    except (StoreBusyError, StoreReadOnlyError):
-        raise  # the store's state, not the event's: its own message says what to do
-    except (StoreError, ValueError, KeyError, TypeError) as exc:
-        why = f"cannot be added to this store ({exc})"
-        if "UNIQUE" in str(exc):  # the id is taken: by a record of another space, likely
-            why += (
-                ": a record with its id is already there, perhaps in another space of the"
-                " store (a SQLite file keeps ids unique across its spaces: move a space into"
-                " another file)"
-            )
-        raise refuse(moved, why) from None
 
 
 class _Checks:

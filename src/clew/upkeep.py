@@ -184,8 +184,10 @@ class Upkeep(Utility, Waits, Semantic):
 
     def export_month(self, month: str) -> list[str]:
         """The journal events of the tasks archived in `month` (YYYY-MM), one JSON line each,
-        as stored: seq, id, space, task_id, correlation_id, type, data, created_at, hash.
-        `data` is the stored JSON text itself, so each event's hash can be checked."""
+        as stored: seq, id, space, task_id, correlation_id, type, data, created_at, hash,
+        forgotten. `data` is the stored JSON text itself, and `forgotten` the tombstone of an
+        event whose content was forgotten (whose digest its hash covers), so each event's
+        hash can be checked."""
         import json
 
         chosen = checks_month(month)
@@ -196,6 +198,7 @@ class Upkeep(Utility, Waits, Semantic):
         for row in rows:
             head = {k: row[k] for k in ("seq", "id", "space", "task_id", "correlation_id", "type")}
             tail = {"created_at": row["created_at"], "hash": row["hash"]}
+            forgotten = row["forgotten"]
             try:
                 json.loads(row["data"])
                 data = row["data"]
@@ -203,7 +206,8 @@ class Upkeep(Utility, Waits, Semantic):
                 data = json.dumps(row["data"], ensure_ascii=False)
             text = json.dumps(head, ensure_ascii=False, separators=(",", ":"))
             rest = json.dumps(tail, ensure_ascii=False, separators=(",", ":"))
-            lines.append(f'{text[:-1]},"data":{data},{rest[1:]}')
+            tomb = "null" if forgotten is None else forgotten  # stored as compact JSON
+            lines.append(f'{text[:-1]},"data":{data},{rest[1:-1]},"forgotten":{tomb}}}')
         return lines
 
 

@@ -31,6 +31,7 @@ from clew import checks
 from clew.errors import ValidationError
 from clew.facade import Facade
 from clew.models import VECTOR_KINDS, IndexStatus, NewVector, PendingText, StoredVector
+from clew.store.sqlite_vectors import dropped
 
 if TYPE_CHECKING:
     import numpy as np
@@ -248,7 +249,7 @@ class Vectors(Facade):
             self._store.drop_vectors(embedder.model_id)
             # Counted where every process's cache looks: a drop is the one change that does
             # not show as newer rows (bookkeeping beside the journal, like the poller's).
-            self._store.mark_schedule(_dropped(embedder.model_id), self._now())
+            self._store.mark_schedule(dropped(embedder.model_id), self._now())
         with _CACHES_LOCK:
             _CACHES.pop(self._cache_key(embedder.model_id), None)
         _CAUGHT_UP.pop(self._cache_key(embedder.model_id), None)
@@ -264,7 +265,7 @@ class Vectors(Facade):
             return status.embedded, status.total
         model = self._embedder().model_id
         key = self._cache_key(model)
-        drops = self._store.schedule(_dropped(model))
+        drops = self._store.schedule(dropped(model))
         mark = (self._store.journal_head(), 0 if drops is None else drops[1])
         clean = _CAUGHT_UP.get(key)
         if clean is not None and clean[0] == mark:
@@ -541,7 +542,7 @@ class Vectors(Facade):
         """Load the rows written since the cache last looked; False when it must be loaded
         afresh: rows it holds were dropped (a rebuild, here or in another process), the
         store is not the one it loaded, or it is mostly replaced rows."""
-        drops = self._store.schedule(_dropped(model))
+        drops = self._store.schedule(dropped(model))
         generation = 0 if drops is None else drops[1]
         if cache.n and generation != cache.generation:
             return False
@@ -577,11 +578,6 @@ class Vectors(Facade):
             session = self._store.find_session(ident)
             found.append(session.id if session is not None else self._resolve("session", ident))
         return found
-
-
-def _dropped(model: str) -> str:
-    """The schedule key that counts the drops of a model's vectors."""
-    return f"vectors.dropped:{model}"
 
 
 def _vector_kinds(kinds: str | Sequence[str] | None) -> tuple[str, ...]:

@@ -20,6 +20,7 @@ from clew.models import (
     Event,
     Explain,
     FileChanges,
+    ForgetReport,
     Guardrail,
     ImportRecord,
     Message,
@@ -276,8 +277,14 @@ def event_line(event: Event, imports: Sequence[ImportRecord] = ()) -> str:
     if event.type == "maintenance.ran":  # what maintenance did, in a few words
         done = [f"{a.get('action')} {a.get('id')}" for a in event.data.get("actions", [])]
         line += f"  ({event.data.get('trigger')}: {clip(', '.join(done), 120)})"
+    elif event.type == "journal.forgotten":  # who forgot what: never the content
+        named = event.data.get("events", [])
+        what = " ".join(str(event.data.get(k)) for k in ("forgot", "record") if event.data.get(k))
+        line += f"  ({event.data.get('by')} forgot {what}: {len(named)} event(s))"
     elif isinstance(event.data.get("reason"), str):
         line += f"  ({clip(event.data['reason'], 80)})"
+    if event.forgotten is not None:
+        line += f"  [forgotten by {event.forgotten.by} at {event.forgotten.at}]"
     return line + ("  [UNREADABLE: data is not valid JSON]" if event.unreadable is not None else "")
 
 
@@ -288,6 +295,7 @@ def verify_view(report: VerifyReport) -> str:
     rows = "; ".join(x for x in (", ".join(filled), f"{empty} tables empty" if empty else "") if x)
     spaces = sorted(report.heads or {})
     scope = f" of space{'s' if len(spaces) != 1 else ''} {', '.join(spaces)}" if spaces else ""
+    forgotten = _forgotten_lines(report)
     if not report.differences:
         lines = [
             f"ok: {report.events} journal events{scope}, chained unbroken, rebuild every table"
@@ -306,6 +314,7 @@ def verify_view(report: VerifyReport) -> str:
             )
     if report.truncated:
         lines.append("  (more differences not shown)")
+    lines += forgotten
     if report.checkpoints is not None:
         lines.append(checkpoints_view(report.checkpoints))
     return "\n".join(lines)
@@ -341,6 +350,47 @@ def checkpoints_view(report: CheckpointReport) -> str:
             f"  space {space!r}: holds up to line {check.line}'s checkpoint,"
             f" {counted(c.events)} at {c.at} (it holds {check.events or 0:,} now)"
         )
+    return "\n".join(lines)
+
+
+def _forgotten_lines(report: VerifyReport) -> list[str]:
+    """The events whose content was forgotten, each with who and when (not damage: each
+    tombstone is accounted for by the forget it names, unless a difference says otherwise)."""
+    if not report.forgotten_count:
+        return []
+    lines = [
+        f"forgotten: {report.forgotten_count} event(s) hold a tombstone instead of their content"
+    ]
+    for f in report.forgotten:
+        lines.append(f"  #{f.seq} {f.type} {f.id}: forgotten by {f.by} at {f.at} ({f.event})")
+    if report.forgotten_count > len(report.forgotten):
+        lines.append(f"  ({report.forgotten_count - len(report.forgotten)} more not shown)")
+    return lines
+
+
+def forget_view(report: ForgetReport) -> str:
+    """What a forget did (or would do): the events, their records and fields, never content."""
+    verb = "would forget" if report.dry_run else "forgot"
+    fields = sum(i.replaced for i in report.items)
+    if not report.items:
+        lines = ["nothing to forget: no content matched (or it is forgotten already)"]
+    else:
+        lines = [
+            f"{report.by} {verb} {fields} value(s) or match(es) in {len(report.items)} event(s)"
+        ]
+    for item in report.items:
+        owner = f" {item.record}" if item.record else ""
+        lines.append(f"  #{item.seq} {item.type}{owner}: {', '.join(item.fields)}")
+    if report.forgets:
+        lines.append(f"journaled as: {', '.join(report.forgets)} (journal.forgotten)")
+    if report.remaining:
+        lines.append(
+            f"still matching in {len(report.remaining)} event(s), in fields a forget does not"
+            " rewrite (ids, paths, names, other records):"
+        )
+        lines += [f"  #{i.seq} {i.type}: {', '.join(i.fields)}" for i in report.remaining]
+    if report.note:
+        lines.append(f"note: {report.note}")
     return "\n".join(lines)
 
 

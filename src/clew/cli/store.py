@@ -1,4 +1,4 @@
-"""`clew init`, `journal`, `verify`, `checkpoint`, `demo`: the store itself."""
+"""`clew init`, `journal`, `verify`, `checkpoint`, `forget`, `demo`: the store itself."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from clew.cli.common import (
     print_json,
     whole,
 )
+from clew.errors import ClewError
 
 
 def cmd_init(args: argparse.Namespace) -> int:
@@ -136,6 +137,25 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_forget(args: argparse.Namespace) -> int:
+    from clew.views import forget_view
+
+    if args.pattern is None and (args.kind is None or args.id is None):
+        raise ClewError(
+            "say what to forget: `clew forget KIND ID` (KIND: entry, turn, action or message)"
+            " or `clew forget --pattern REGEX`"
+        )
+    if args.pattern is not None and args.kind is not None:
+        raise ClewError("give a record (KIND ID) or --pattern REGEX, not both")
+    with open_memory(args) as mem:
+        report = mem.forget(args.kind, args.id, pattern=args.pattern, dry_run=args.dry_run)
+    if args.json:
+        print_json(report)
+    else:
+        print(forget_view(report))
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from clew.demo import run_demo
 
@@ -214,6 +234,26 @@ def register(commands: Any, command: Commands) -> None:
     )
     p.add_argument(
         "--all-spaces", action="store_true", help="one line for every space in the store"
+    )
+
+    p = command(
+        commands,
+        "forget",
+        cmd_forget,
+        "remove the content of a record (an entry, a turn, an action's output, a message) or"
+        " every match of a pattern, leaving a tombstone; the journal still verifies",
+    )
+    p.add_argument(
+        "kind", nargs="?", choices=("entry", "turn", "action", "message"), help="the record's kind"
+    )
+    p.add_argument("id", nargs="?", help="the record's id (or an unambiguous prefix)")
+    p.add_argument(
+        "--pattern",
+        metavar="REGEX",
+        help="forget every match of this regular expression in the space's content instead",
+    )
+    p.add_argument(
+        "--dry-run", action="store_true", help="list what would be forgotten; change nothing"
     )
 
     p = command(commands, "demo", cmd_demo, "a scripted walkthrough on a temporary store")

@@ -183,6 +183,45 @@ EXTRA: dict[str, Tool] = {
 }
 OPERATIONS: dict[str, Tool] = {**tools.TOOLS, **EXTRA}
 
+# `POST /api/v1/forget` (admin keys only; no tool forgets): its body, as `clew forget` takes it.
+FORGET = _object(
+    {
+        "kind": {
+            "type": "string",
+            "enum": ["entry", "turn", "action", "message"],
+            "description": "The kind of record whose content to forget (an action: its output).",
+        },
+        "id": {"type": "string", "description": "The record's id (or an unambiguous prefix)."},
+        "pattern": {
+            "type": "string",
+            "description": "A regular expression: forget every match of it in the space's"
+            " content instead of a record.",
+        },
+        "dry_run": {
+            "type": "boolean",
+            "description": "Say what would be forgotten; change nothing.",
+        },
+    }
+)
+
+
+def forget(mem: Memory, arguments: Any, by: str) -> ToolResult:
+    """Forget what a request's body names (`FORGET`), as `by`; raise the ClewError a refusal is."""
+    from clew.views import forget_view
+
+    if not isinstance(arguments, dict):
+        raise ValidationError("the request body must be a JSON object")
+    args = dict(arguments)
+    check_arguments(FORGET, args)
+    report = mem.forget(
+        args.get("kind"),
+        args.get("id"),
+        pattern=args.get("pattern"),
+        dry_run=bool(args.get("dry_run", False)),
+        by=by,
+    )
+    return ToolResult(forget_view(report), to_jsonable(report))
+
 
 def scope_needed(
     name: str, arguments: Mapping[str, Any] | None, served: HostRules = NOTHING
@@ -361,6 +400,29 @@ def openapi(version: str) -> dict[str, Any]:
                     "content": {"application/json": {"schema": {"type": "object"}}},
                 },
                 **_errors(400, 401, 403, 429, 503),
+            },
+        }
+    }
+    paths[f"{PREFIX}/forget"] = {
+        "post": {
+            "operationId": "forget",
+            "summary": "Remove the content of a record, or every match of a pattern.",
+            "description": "Scope: admin. What `clew forget` does: the content is replaced by"
+            " a tombstone naming this key, in every table, index, vector and mirror; the"
+            " journal still verifies. `dry_run` says what would be forgotten.",
+            "requestBody": {
+                "required": True,
+                "content": {"application/json": {"schema": FORGET}},
+            },
+            "responses": {
+                "200": {
+                    "description": "What was forgotten: events, records and fields (never the"
+                    " content).",
+                    "content": {
+                        "application/json": {"schema": {"$ref": "#/components/schemas/Result"}}
+                    },
+                },
+                **_errors(400, 401, 403, 404, 429, 503),
             },
         }
     }

@@ -38,6 +38,7 @@ from clew import __version__, tools
 from clew.clock import stamp, utcnow
 from clew.credentials import RequestLine
 from clew.errors import AuthenticationError, ClewError, ValidationError
+from clew.history import actor_of
 from clew.models import to_jsonable
 from clew.origin import NOTHING, HostRules, Origin, for_scope
 from clew.server import api, markup, web
@@ -298,15 +299,9 @@ class Server:
             return _error(
                 404, f"no operation is called {name!r}; the operations: {', '.join(api.OPERATIONS)}"
             )
-        raw = await _body(request)
-        if isinstance(raw, Response):
-            return raw
-        try:
-            arguments = json.loads(raw) if raw.strip() else {}
-        except (ValueError, RecursionError):
-            return _error(400, "the request body is not valid JSON: send a JSON object")
-        if not isinstance(arguments, dict):
-            return _error(400, "the request body must be a JSON object")
+        arguments = await _arguments(request)
+        if isinstance(arguments, Response):
+            return arguments
 
         def call() -> tools.ToolResult:
             mem = self.spaces.get(caller.space)
@@ -325,6 +320,32 @@ class Server:
             return _error(500, f"clew failed inside {name} ({type(exc).__name__}); a bug in clew")
         return JSONResponse({"text": result.text, "data": to_jsonable(result.data)})
 
+    async def forget(self, request: Request) -> Response:
+        """POST /api/v1/forget: remove content, for an admin key; the tombstones name it."""
+        caller = self.caller(request)
+        try:
+            api.check_scope(caller.scope, "admin", "forget")
+        except ClewError as exc:
+            return _error(api.status_of(exc), api.error_text(exc))
+        arguments = await _arguments(request)
+        if isinstance(arguments, Response):
+            return arguments
+        door = web.actor(caller, "api")
+
+        def call() -> tools.ToolResult:
+            mem = self.spaces.get(caller.space)
+            with mem.correlation(door):
+                return api.forget(mem, arguments, actor_of(door))
+
+        try:
+            result = await anyio.to_thread.run_sync(call)
+        except ClewError as exc:
+            status = api.status_of(exc)
+            return _error(
+                status, api.error_text(exc), {"Retry-After": "1"} if status == 503 else None
+            )
+        return JSONResponse({"text": result.text, "data": to_jsonable(result.data)})
+
     async def export(self, request: Request) -> Response:
         """GET /api/v1/export: the space's journal file, streamed as it is read."""
         mem = self.spaces.get(self.caller(request).space)
@@ -341,7 +362,8 @@ class Server:
         except ClewError as exc:
             return _error(api.status_of(exc), api.error_text(exc))
         mem = self.spaces.get(caller.space)
-        # Who imports, from the key: a file may add only what this key could add itself.
+        # Who imports, from the key: a file may add only what this key could add itself (a
+        # forget in it may rewrite content the space holds only for an admin key).
         by = Origin("api", caller.prefix, for_scope(caller.scope, self.allow), caller.scope)
         send, receive = anyio.create_memory_object_stream[bytes](16)
 
@@ -353,7 +375,8 @@ class Server:
 
         def replay() -> Any:
             try:
-                return mem.import_events(body_lines(lambda: anyio.from_thread.run(take)), by=by)
+                lines = body_lines(lambda: anyio.from_thread.run(take))
+                return mem.import_events(lines, by=by)
             finally:  # the feeder stops at its next chunk
                 anyio.from_thread.run_sync(receive.close)
 
@@ -439,6 +462,20 @@ def _token(header: str) -> str | None:
             return ""  # a malformed header is a wrong key, not no key
         return decoded.partition(":")[2]
     return "" if header.strip() else None
+
+
+async def _arguments(request: Request) -> dict[str, Any] | Response:
+    """A request's JSON object body (none: an empty object), or the 400 it gets."""
+    raw = await _body(request)
+    if isinstance(raw, Response):
+        return raw
+    try:
+        arguments = json.loads(raw) if raw.strip() else {}
+    except (ValueError, RecursionError):
+        return _error(400, "the request body is not valid JSON: send a JSON object")
+    if not isinstance(arguments, dict):
+        return _error(400, "the request body must be a JSON object")
+    return arguments
 
 
 async def _body(request: Request) -> bytes | Response:
@@ -575,6 +612,7 @@ def build_app(
         Route(f"{api.PREFIX}/export", server.export, methods=["GET"]),
         Route(f"{api.PREFIX}/import", server.import_, methods=["POST"]),
         Route(f"{api.PREFIX}/key", server.key, methods=["GET"]),
+        Route(f"{api.PREFIX}/forget", server.forget, methods=["POST"]),
         Route(f"{api.PREFIX}/requests", server.requests, methods=["GET"]),
         Route(f"{api.PREFIX}/checkpoint", server.checkpoint, methods=["GET"]),
         Route(f"{api.PREFIX}/{{name}}", server.operation, methods=["POST"]),

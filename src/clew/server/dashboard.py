@@ -11,7 +11,17 @@ from typing import NamedTuple
 
 from clew.history import HistoryItem
 from clew.lifecycle import Wait
-from clew.models import Action, Entry, Event, PlanItem, RecordHit, Session, Task, Turn
+from clew.models import (
+    Action,
+    Entry,
+    Event,
+    ForgetReport,
+    PlanItem,
+    RecordHit,
+    Session,
+    Task,
+    Turn,
+)
 from clew.server.markup import Nav, cells, escape, hidden, page, table, when
 from clew.state import State
 
@@ -370,6 +380,57 @@ def search_page(
         table(("kind", "record", "where it matched", "at"), rows, "Nothing found.") if query else ""
     )
     return page("Search", f"{form}{flash}<div id=hits>{results}</div>", nav)
+
+
+def forget_page(
+    nav: Nav, form: dict[str, str], report: ForgetReport | None = None, said: str = ""
+) -> str:
+    """`/forget` (admin keys): remove the content of a record, or every match of a pattern;
+    what was (or would be) forgotten is listed by event, record and field, never content."""
+    kind = form.get("kind", "")
+    options = "".join(
+        f'<option value="{k}"{" selected" if k == kind else ""}>{k}</option>'
+        for k in ("", "entry", "turn", "action", "message")
+    )
+    checked = " checked" if form.get("dry_run") else ""
+    body = [
+        "<p>The content is replaced by a tombstone naming this key, in every table, search"
+        " index, vector and mirror; the journal still verifies, and reports what was forgotten."
+        " Give a record, or a pattern (a regular expression) whose every match is forgotten.</p>",
+        f'<form method=post action="/forget">{hidden(nav.csrf)}'
+        f"<p><label>record <select name=kind>{options}</select></label> "
+        f'<input type=text name=id value="{escape(form.get("id", ""))}" placeholder=id'
+        ' aria-label="record id"></p>'
+        "<p><label>or pattern <input type=text name=pattern autocomplete=off"
+        ' placeholder="AKIA[0-9A-Z]{16}" aria-label=pattern></label></p>'
+        f"<p><label><input type=checkbox name=dry_run value=1{checked}> only say what would be"
+        " forgotten</label> <button>forget</button></p></form>",
+    ]
+    if said:
+        body.append(f"<p class=bad role=alert>{escape(said)}</p>")
+    if report is not None:
+        verb = "Would forget" if report.dry_run else "Forgot"
+        rows = (
+            cells(f"#{i.seq}", escape(i.type), escape(i.record or ""), escape(", ".join(i.fields)))
+            for i in report.items
+        )
+        body.append(
+            f"<section id=forgotten><h2>{verb}: {len(report.items)} event(s)</h2>"
+            + table(("seq", "event", "record", "fields"), rows, "Nothing matched.")
+            + (f"<p class=muted>{escape(report.note)}</p>" if report.note else "")
+            + "</section>"
+        )
+        if report.remaining:
+            left = (
+                cells(f"#{i.seq}", escape(i.type), "", escape(", ".join(i.fields)))
+                for i in report.remaining
+            )
+            body.append(
+                "<section><h2>Still matching, in fields a forget does not rewrite</h2>"
+                + table(("seq", "event", "", "fields"), left, "")
+                + "</section>"
+            )
+    return page("Forget", "".join(body), nav)
 
 
 def error_page(status: int, message: str, nav: Nav | None) -> str:

@@ -60,12 +60,13 @@ def page(title: str, body: str, nav: Nav, *, live: bool = False) -> str:
             f"<select name=prefix>{options}</select> <button>switch space</button></form>"
         )
     script = '<script src="/static/live.js" defer></script>' if live else ""
+    forget = '<a href="/forget">forget</a>' if nav.scope == "admin" else ""
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
         '<meta name=viewport content="width=device-width,initial-scale=1">'
         f"<title>{escape(title)} · clew</title><style>{STYLE}</style>{script}</head>"
         f'<body data-seq="{nav.seq}"><header><strong><a href="/">clew</a></strong>'
-        '<a href="/">tasks</a><a href="/sessions">sessions</a>'
+        f'<a href="/">tasks</a><a href="/sessions">sessions</a>{forget}'
         '<form class=inline method=get action="/search">'
         '<input type=search name=q placeholder="search everything" aria-label=search></form>'
         f"<span class=space>space <b id=space>{escape(nav.space)}</b> · {escape(nav.who)}"

@@ -32,7 +32,14 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from clew.errors import AuthenticationError, ClewError, ValidationError
+from clew.errors import (
+    AmbiguousIdError,
+    AuthenticationError,
+    ClewError,
+    NotFoundError,
+    ValidationError,
+)
+from clew.history import actor_of
 from clew.history import history as words
 from clew.ids import new_id
 from clew.server import api, dashboard, markup
@@ -256,6 +263,42 @@ class Dashboard:
             return HTMLResponse(dashboard.error_page(code, api.error_text(exc), None), code)
         return RedirectResponse(f"/tasks/{quote(task_id)}", 303)
 
+    async def forget_form(self, request: Request) -> Response:
+        """GET /forget: the form that forgets (admin keys)."""
+        caller = self.server.caller(request)
+        if caller.scope != "admin":
+            return refused(
+                403, f"forgetting needs an admin key; this key's scope is {caller.scope}"
+            )
+        return await self._read(request, lambda mem, nav: dashboard.forget_page(nav, {}))
+
+    async def forget(self, request: Request) -> Response:
+        """POST /forget: forget what the form names, with the key as who forgot."""
+        caller = self.server.caller(request)
+        form = await self._form(request, caller)
+        if isinstance(form, Response):
+            return form
+        if caller.scope != "admin":
+            return refused(
+                403, f"forgetting needs an admin key; this key's scope is {caller.scope}"
+            )
+        door = actor(caller)
+        kind, ident = form.get("kind") or None, form.get("id", "").strip() or None
+        pattern, dry_run = form.get("pattern") or None, bool(form.get("dry_run"))
+        shown = {k: form.get(k, "") for k in ("kind", "id", "dry_run")}  # never the pattern
+
+        def read(mem: Memory, nav: markup.Nav) -> str:
+            try:
+                with mem.correlation(door):
+                    report = mem.forget(
+                        kind, ident, pattern=pattern, dry_run=dry_run, by=actor_of(door)
+                    )
+            except (ValidationError, NotFoundError, AmbiguousIdError) as exc:
+                return dashboard.forget_page(nav, shown, None, api.error_text(exc))
+            return dashboard.forget_page(nav, shown, report)
+
+        return await self._read(request, read)
+
     async def use(self, request: Request) -> Response:
         """POST /use: put another key this browser holds first (the space picker)."""
         caller = self.server.caller(request)
@@ -326,6 +369,8 @@ class Dashboard:
             Route("/sessions", self.sessions, methods=["GET"]),
             Route("/sessions/{session_id}", self.session, methods=["GET"]),
             Route("/search", self.search, methods=["GET"]),
+            Route("/forget", self.forget_form, methods=["GET"]),
+            Route("/forget", self.forget, methods=["POST"]),
             Route("/events", self.events, methods=["GET"]),
             Route("/static/live.js", self.script, methods=["GET"]),
             Route("/login", self.login_page, methods=["GET"]),

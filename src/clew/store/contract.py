@@ -101,14 +101,21 @@ class Journal(Protocol):
     ) -> Event:
         """Journal one event (hash-chained to the space's previous one) and apply it to the
         projections, in the current write transaction (RuntimeError outside one). Returns
-        the event with its `seq`: increasing in commit order across the whole store."""
+        the event with its `seq`: increasing in commit order across the whole store. A
+        `journal.forgotten` event is applied as it is journaled (appended or adopted): the
+        events it names are rewritten with their tombstones, and their rows, search
+        documents and vectors follow (store/forgetting.py); ValueError, and nothing written,
+        when it cannot be applied exactly."""
         ...
 
-    def adopt(self, event: Event) -> Event:
+    def adopt(self, event: Event, *, forgets: bool = True) -> Event:
         """Journal an event recorded elsewhere and apply it to the projections, as `append`
-        does (inside `transaction(write=True)`): its id, task id, correlation id, type, data
-        and created_at are kept exactly; its seq is this store's, its space this store's, and
-        its hash is chained to this space's newest event. Returns the event as stored."""
+        does (inside `transaction(write=True)`): its id, task id, correlation id, type, data,
+        created_at and tombstone (`forgotten`) are kept exactly; its seq is this store's, its
+        space this store's, and its hash is chained to this space's newest event (over the
+        tombstone's digest when it has one). Returns the event as stored. A
+        `journal.forgotten` event that would rewrite an event this space holds with its
+        content raises ValueError unless `forgets` (the adopter may forget)."""
         ...
 
     def bulk_turns(self) -> AbstractContextManager[None]:
@@ -154,6 +161,22 @@ class Journal(Protocol):
         """Return up to `limit` of this space's events after seq `after`, in commit order,
         exactly as stored: their data as the JSON text the hash covers, never decoded (what
         moving a journal reads, a page at a time)."""
+        ...
+
+    def record_links(
+        self, kind: str, record_id: str, *, after: int = 0, limit: int = 1000
+    ) -> list[Link]:
+        """Up to `limit` events after seq `after`, in seq order and exactly as stored, among
+        which are all the events that wrote the record of `kind` (message, action, entry,
+        turn) with id `record_id`, and for a turn those of the later turns of its session
+        (their state change may carry what it said): a superset, whose data the caller reads
+        (what a forget of the record reads, a page at a time). ValueError for another kind."""
+        ...
+
+    def purge(self) -> str | None:
+        """After a forget has committed, clear what the store's files still hold of the data
+        as it was, where the backend can (SQLite empties its write-ahead log); None when
+        nothing is left, else one line saying what is and until when."""
         ...
 
     def count_events(self) -> int:

@@ -105,8 +105,30 @@ def _hash_journal(conn: sqlite3.Connection) -> None:
     )
     links = (chain.Link(*row) for row in rows.fetchall())
     conn.executemany(
-        "UPDATE events SET hash = ? WHERE seq = ?", ((h, q) for q, h in chain.chained(links))
+        "UPDATE events SET hash = ? WHERE seq = ?", ((h, q) for q, h in chain.chained_v1(links))
     )
+
+
+def rechain(conn: sqlite3.Connection) -> None:
+    """Chain every event again with version 2 of the hash (over its data's digest), space
+    by space in seq order, a page at a time (chain.py)."""
+    heads: dict[str, str] = {}
+    seq = 0
+    while True:
+        rows = conn.execute(
+            "SELECT seq, id, space, task_id, correlation_id, type, data, created_at, hash,"
+            " forgotten FROM events WHERE seq > ? ORDER BY seq LIMIT 5000",
+            (seq,),
+        ).fetchall()
+        if not rows:
+            return
+        changed = []
+        for row in rows:
+            link = chain.Link(*row)
+            heads[link.space] = chain.row_hash(heads.get(link.space, ""), link)
+            changed.append((heads[link.space], link.seq))
+        conn.executemany("UPDATE events SET hash = ? WHERE seq = ?", changed)
+        seq = rows[-1][0]
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -1295,6 +1317,47 @@ MIGRATIONS += (
             )
             """,
             "CREATE INDEX clew_imports_space ON clew_imports(space, last_seq)",
+        ),
+    ),
+)
+
+# Forgetting (docs/architecture.md, "Forgetting"): an event's content may be replaced by a
+# tombstone, so the chain covers a digest of each event's data (version 2 of chain.py) and
+# every event is chained again once, the append-only guard lifted for that step alone. The
+# guard then allows one change: an event's data rewritten with its tombstone set, never any
+# other column, nor a tombstone's digest once set. Task messages and trace decisions get the
+# update triggers their search documents lacked (a forget changes their text).
+_DECISION_COLUMNS = "action, " + ", ".join(DECISION_FIELDS)
+EVENT_GUARD = """
+CREATE TRIGGER events_no_update BEFORE UPDATE ON events
+WHEN NOT (new.seq = old.seq AND new.id = old.id AND new.space = old.space
+          AND new.task_id IS old.task_id AND new.correlation_id = old.correlation_id
+          AND new.type = old.type AND new.created_at = old.created_at
+          AND new.hash IS old.hash AND new.forgotten IS NOT NULL
+          AND (old.forgotten IS NULL OR json_extract(new.forgotten, '$.digest')
+                                        IS json_extract(old.forgotten, '$.digest')))
+BEGIN
+    SELECT RAISE(ABORT,
+        'the journal is append-only: an event cannot be changed, only its content forgotten');
+END
+"""
+MIGRATIONS += (
+    Migration(
+        21,
+        "forgetting: the chain over data digests (version 2), a tombstone beside each event"
+        " whose content was forgotten, search documents that follow edited messages and"
+        " decisions",
+        (
+            "DROP TRIGGER events_no_update",
+            "ALTER TABLE events ADD COLUMN forgotten TEXT",
+            Run(
+                "chain every event again with version 2 of the hash (over its data's digest,"
+                " store/chain.py), space by space in seq order",
+                rechain,
+            ),
+            EVENT_GUARD,
+            _keep("message", "task_messages", "content")[2],
+            _keep("decision", "trace_decisions", _DECISION_COLUMNS)[2],
         ),
     ),
 )

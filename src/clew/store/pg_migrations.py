@@ -28,9 +28,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from clew.store import pg_search
+from clew.store import chain, pg_search
 from clew.store.frozen_error_lines import OUTPUT_HEAD, OUTPUT_TAIL, error_lines
-from clew.store.migrations import Migration, fingerprint
+from clew.store.migrations import DECISION_FIELDS, Migration, fingerprint
 from clew.store.sqlite_backfill import SEQUENCED
 
 SPACE = "current_setting('clew.space', true)"
@@ -988,6 +988,107 @@ MIGRATIONS += (
                 """,
             ),
             "CREATE INDEX clew_imports_space ON clew_imports(space, last_seq)",
+        ),
+    ),
+)
+
+
+def _rechain(raw: Any) -> None:
+    """SQLite's migration 21 step: chain every event again with version 2 of the hash,
+    space by space in seq order (row-level security lets a row be changed only in the
+    transaction's space), with the journal's guard off for this step alone."""
+    raw.execute("ALTER TABLE events DISABLE TRIGGER events_append_only")
+    raw.execute("SELECT set_config('clew.all_spaces', 'on', true)")
+    spaces = raw.execute("SELECT DISTINCT space FROM events ORDER BY space").fetchall()
+    raw.execute("SELECT set_config('clew.all_spaces', '', true)")
+    for (space,) in spaces:
+        raw.execute("SELECT set_config('clew.space', %s, true)", (space,))
+        previous, seq = "", 0
+        while True:
+            rows = raw.execute(
+                "SELECT seq, id, space, task_id, correlation_id, type, data, created_at, hash,"
+                " forgotten FROM events WHERE space = %s AND seq > %s ORDER BY seq LIMIT 5000",
+                (space, seq),
+            ).fetchall()
+            if not rows:
+                break
+            changed = []
+            for row in rows:
+                link = chain.Link(*row)
+                previous = chain.row_hash(previous, link)
+                changed.append((previous, space, link.seq))
+            with raw.cursor() as cursor:
+                cursor.executemany(
+                    "UPDATE events SET hash = %s WHERE space = %s AND seq = %s", changed
+                )
+            seq = rows[-1][0]
+    raw.execute("SELECT set_config('clew.space', '', true)")
+    raw.execute("ALTER TABLE events ENABLE TRIGGER events_append_only")
+
+
+# The journal's guard as SQLite's migration 21 makes it: no event is deleted, and the one
+# change allowed is forgetting (the data rewritten with the tombstone set; no other column,
+# nor a tombstone's digest once set).
+_GUARD = Shared(
+    "CREATE OR REPLACE FUNCTION clew_append_only() RETURNS trigger LANGUAGE plpgsql AS $$"
+    " BEGIN"
+    " IF TG_OP = 'UPDATE' AND NEW.seq = OLD.seq AND NEW.id = OLD.id AND NEW.space = OLD.space"
+    " AND NEW.task_id IS NOT DISTINCT FROM OLD.task_id"
+    " AND NEW.correlation_id = OLD.correlation_id AND NEW.type = OLD.type"
+    " AND NEW.created_at = OLD.created_at AND NEW.hash IS NOT DISTINCT FROM OLD.hash"
+    " AND NEW.forgotten IS NOT NULL AND (OLD.forgotten IS NULL"
+    " OR (NEW.forgotten::json ->> 'digest') IS NOT DISTINCT FROM"
+    " (OLD.forgotten::json ->> 'digest')) THEN RETURN NEW; END IF;"
+    " RAISE EXCEPTION 'the journal is append-only: an event cannot be %',"
+    " CASE TG_OP WHEN 'DELETE' THEN 'deleted'"
+    " ELSE 'changed, only its content forgotten (clew forget)' END; END $$"
+)
+_DECISION_DOC = pg_search.DECISION_FUNCTIONS[0]
+_DECISION_INSERT = (
+    "        INSERT INTO record_docs (kind, ref_id, space, task_id, created_at, title, body,"
+    " stderr)"
+)
+_DECISION_UPDATE = _DECISION_DOC.replace(
+    _DECISION_INSERT,
+    "        IF TG_OP = 'UPDATE' THEN\n"
+    "            UPDATE record_docs SET title = "
+    + pg_search.DECISION_TITLE.format(row="NEW.")
+    + ", body = "
+    + pg_search.DECISION_BODY.format(row="NEW.")
+    + "\n            WHERE space = NEW.space AND kind = 'decision' AND ref_id = NEW.id;\n"
+    "            RETURN NULL;\n"
+    "        END IF;\n" + _DECISION_INSERT,
+)
+assert _DECISION_UPDATE != _DECISION_DOC
+
+MIGRATIONS += (
+    # SQLite's migration 21: forgetting.
+    PgMigration(
+        21,
+        "forgetting: the chain over data digests (version 2), a tombstone beside each event"
+        " whose content was forgotten, search documents that follow edited messages and"
+        " decisions",
+        (
+            "ALTER TABLE events ADD COLUMN forgotten text",
+            PgRun(
+                "chain every event again with version 2 of the hash (over its data's digest,"
+                " store/chain.py), space by space in seq order, the journal's guard off for"
+                " this step alone",
+                _rechain,
+            ),
+            _GUARD,
+            Shared("DROP TRIGGER records_message ON task_messages"),
+            Shared(
+                "CREATE TRIGGER records_message AFTER INSERT OR DELETE OR UPDATE OF content"
+                " ON task_messages FOR EACH ROW EXECUTE FUNCTION clew_record_doc()"
+            ),
+            Shared(_DECISION_UPDATE),
+            Shared("DROP TRIGGER records_decision ON trace_decisions"),
+            Shared(
+                "CREATE TRIGGER records_decision AFTER INSERT OR DELETE OR UPDATE OF action, "
+                + ", ".join(DECISION_FIELDS)
+                + " ON trace_decisions FOR EACH ROW EXECUTE FUNCTION clew_decision_doc()"
+            ),
         ),
     ),
 )

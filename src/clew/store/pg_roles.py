@@ -46,12 +46,14 @@ PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE", "REFERENCES", 
 _CHANGE = ("SELECT", "INSERT", "UPDATE", "DELETE")
 
 # What each kind may do to each kind of table: "memory" is every task-memory table (those
-# with a space policy) but the journal, which no role but the owner may change or delete
-# from (its trigger refuses even the owner; a privilege refuses the others first).
+# with a space policy) but the journal, from which no role may delete (its trigger refuses
+# even the owner; a privilege refuses the others first). Only the server may update it, as
+# an admin key's forget does: the trigger lets no update through but forgetting's (an
+# event's content replaced with its tombstone set), and a member or reader forgets nothing.
 RIGHTS: dict[str, dict[str, tuple[str, ...]]] = {
     "server": {
         "memory": _CHANGE,
-        JOURNAL: ("SELECT", "INSERT"),
+        JOURNAL: ("SELECT", "INSERT", "UPDATE"),
         MIGRATIONS: ("SELECT",),
         "clew_keys": ("SELECT", "INSERT", "UPDATE"),  # made, used (last_used_at), revoked
         "clew_requests": ("SELECT", "INSERT", "DELETE"),  # logged, listed, pruned

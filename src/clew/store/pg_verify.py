@@ -19,6 +19,7 @@ from clew import meter
 from clew.errors import StoreError, StoreReadOnlyError
 from clew.models import Difference, VerifyReport
 from clew.store import chain, pg_adapter, pg_migrations, projection
+from clew.store.forgetting import TombstoneCheck
 from clew.store.migrations import PROJECTION_TABLES
 from clew.store.sqlite_journal import EVENT_COLUMNS
 from clew.store.sqlite_verify import (
@@ -28,6 +29,8 @@ from clew.store.sqlite_verify import (
     _diff_rows,
     _event_finding,
     replayable,
+    see_tombstone,
+    with_tombstones,
 )
 
 if TYPE_CHECKING:
@@ -96,14 +99,16 @@ def _verify(store: PostgresStore, raw: Any, scope: str | None) -> VerifyReport:
             ).fetchone()[0]
             scratch.execute("SAVEPOINT replay")
             try:
-                count, findings, heads = _replay(
+                count, findings, heads, kept = _replay(
                     scratch, _events(conn, scope), total, careful=False
                 )
             except _Unreplayable:
                 scratch.execute("ROLLBACK TO replay")
-                count, findings, heads = _replay(scratch, _events(conn, scope), total, careful=True)
+                count, findings, heads, kept = _replay(
+                    scratch, _events(conn, scope), total, careful=True
+                )
             spaces = [scope] if scope is not None else sorted(heads)  # every space with a journal
-            report = _compare(conn, scratch, count, spaces, findings)
+            report = with_tombstones(_compare(conn, scratch, count, spaces, findings), kept)
     finally:
         raw.execute("ROLLBACK")  # and the temporary tables are gone with it
     return report._replace(heads=heads)
@@ -134,13 +139,14 @@ class _Unreplayable(Exception):
 
 def _replay(
     scratch: pg_adapter.Connection, rows: Iterable[Any], total: int, *, careful: bool
-) -> tuple[int, list[Difference], dict[str, str]]:
+) -> tuple[int, list[Difference], dict[str, str], TombstoneCheck]:
     """Walk the journal (in seq order): check each space's chain up to its first break and
     apply each event to the temporary tables. An event that cannot be read or applied is a
     finding; `careful` wraps each event in a savepoint to undo what it half did, without it
     such an event raises _Unreplayable (and the caller replays carefully)."""
     findings: list[Difference] = []
     heads: dict[str, str] = {}
+    kept = TombstoneCheck(whole=True)
     count = 0
     space = None
     for link, expected in chain.walk(chain.Link(*row) for row in rows):
@@ -157,6 +163,7 @@ def _replay(
         if event is None:
             findings.append(_event_finding(link, why))
             continue
+        see_tombstone(kept, link, event, findings)
         if careful:
             scratch.execute("SAVEPOINT event")
         try:
@@ -168,7 +175,7 @@ def _replay(
             findings.append(_event_finding(link, f"it cannot be replayed ({_short(exc)})"))
         if careful:
             scratch.execute("RELEASE event")
-    return count, findings, heads
+    return count, findings, heads, kept
 
 
 def _short(exc: BaseException) -> str:

@@ -509,6 +509,16 @@ class PostgresStore(
         found: list[DatabaseRole] = self._guard(run)
         return found
 
+    def purge(self) -> str | None:
+        """`Journal.purge`: PostgreSQL keeps an updated row's old version in the table's
+        files until VACUUM reclaims it (which does not clear it), and in its write-ahead log;
+        neither is clew's to clear."""
+        return (
+            "PostgreSQL keeps the rows' old versions in its files until `VACUUM FULL` rewrites"
+            " the tables (events and those the forget changed), and in its write-ahead log"
+            " and backups"
+        )
+
     # -- verify ---------------------------------------------------------------------------
 
     def verify(self, *, all_spaces: bool = False) -> VerifyReport:

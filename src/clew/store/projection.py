@@ -397,6 +397,13 @@ def _stuck_alerted(conn: sqlite3.Connection, event: Event) -> None:
     `message.added` event before this one), which is what the cooldown reads."""
 
 
+@handles("journal.forgotten")
+def _forgotten(conn: sqlite3.Connection, event: Event) -> None:
+    """No row of its own. The events it names are rewritten, and their rows brought along,
+    when it is journaled (store/forgetting.py); a replay reads those events as they were
+    left, so their rows come out forgotten already."""
+
+
 @handles("task.files_changed")
 def _files_changed(conn: sqlite3.Connection, event: Event) -> None:
     # A path first seen as created stays "created" however often it is modified after.

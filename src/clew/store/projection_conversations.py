@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any
+from typing import Any, NamedTuple
 
 from clew.models import Event
 from clew.store.projection import handles, insert, upgrades
@@ -240,18 +240,43 @@ _INSERT_TURN = (
 _INSERT_ROW = _INSERT_TURN.replace("INTO turns ", "INTO turn_rows ")
 
 
-@handles("turn.appended")
-def _turn_appended(conn: sqlite3.Connection, event: Event) -> None:
-    """Insert the turn as its event says, and overlay the session state's change on the
-    session's state (a plain read and write: the fold ran when the turn was appended)."""
-    t = event.data["turn"]
-    session_id = event.data["session_id"]
+class TurnColumns(NamedTuple):
+    """What a turn's row holds that its event says: its text, whether that is the message's
+    text content, the message without it (its envelope), its tool calls as JSON, and where
+    in the event its text is (`_text_in`)."""
+
+    text: str | None
+    text_content: bool
+    message: str
+    tool_calls: str | None
+    text_in: int | None
+
+
+def turn_columns(t: dict[str, Any]) -> TurnColumns:
+    """The columns of a turn's row, from its event's `turn`."""
     message = t["message"]
     text = message[t["text_from"]] if "text_from" in t else t["text"]
     # A text content is stored once, in its own column (turns.restore puts it back).
     text_content = isinstance(message.get("content"), str)
     stored = _ENCODE({**message, "content": None} if text_content else message)
     calls = t["tool_calls"]
+    return TurnColumns(
+        text, text_content, stored, None if calls is None else _ENCODE(calls), _text_in(t, text)
+    )
+
+
+def encode_state(state: dict[str, Any]) -> str:
+    """A session state's JSON as the projection writes it (json.dumps, ensure_ascii=False)."""
+    return _ENCODE(state)
+
+
+@handles("turn.appended")
+def _turn_appended(conn: sqlite3.Connection, event: Event) -> None:
+    """Insert the turn as its event says, and overlay the session state's change on the
+    session's state (a plain read and write: the fold ran when the turn was appended)."""
+    t = event.data["turn"]
+    session_id = event.data["session_id"]
+    text, text_content, stored, calls, text_in = turn_columns(t)
     said = t.get("said_at", event.created_at)
     change = t["state"]
     pending = PUT_OFF.get(id(conn)) if PUT_OFF else None
@@ -261,11 +286,11 @@ def _turn_appended(conn: sqlite3.Connection, event: Event) -> None:
         tokens = p.tokens + t["token_count"]
         state = {**_state(conn, session_id), **change} if change else p.state
     # The columns are this handler's, not the event's: one fixed statement (no `insert`).
-    text_in = _text_in(t, text)  # where the event holds the row's text (None: it does not)
+    # text_in: where the event holds the row's text (None: it does not).
     conn.execute(_INSERT_TURN if pending is None else _INSERT_ROW, (
         t["id"], event.space, session_id, t["number"], t["role"],
         text if pending is None or text_in is None else None, int(text_content),
-        None if calls is None else _ENCODE(calls), t["tool_call_id"], t["tool_name"],
+        calls, t["tool_call_id"], t["tool_name"],
         t["call_turn"], stored, t["token_count"], said,
         # The event the row's text can be read from (see _text_in).
         event.seq, text_in,

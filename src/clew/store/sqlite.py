@@ -377,6 +377,11 @@ class _WriteState:
         # The session being appended to as its row stands after this transaction's turns
         # (see SQLiteStore.session_to_append); None: none, or one no longer known.
         self.session: Session | None = None
+        self.bulk_start = 0  # the newest turn's seq when the bulk block began
+        # The full-text indexes a forget in this transaction touched (None: no forget), and
+        # the connection's secure_delete before it (forgetting turns it on).
+        self.forgetting: set[str] | None = None
+        self.secure_delete = 0
 
 
 def _names(session: Session, ident: str) -> bool:
@@ -429,6 +434,8 @@ class _Transaction:
                     if issubclass(kind, sqlite3.DatabaseError) and is_damaged(error, store.path):
                         raise damaged(store.path, error) from None
                     return
+                if store._state.forgetting is not None:  # before the commit: in its pages
+                    store._guard(store._forgetting_ends)
                 store._guard(lambda: store._conn.execute("COMMIT"))
                 state = store._state
                 if state.version is not None and state.head is not None:
@@ -437,6 +444,9 @@ class _Transaction:
                     store._session = (state.version, store._conn.total_changes, state.session)
             finally:
                 store._depth, store._writing = 0, False
+                if store._state.forgetting is not None:  # it costs every write: only a forget's
+                    secure = store._state.secure_delete
+                    store._guard(lambda: store._conn.execute(f"PRAGMA secure_delete = {secure}"))
                 if projection_conversations.KNOWN:
                     projection_conversations.KNOWN.pop(id(store._conn), None)
         finally:
@@ -444,6 +454,7 @@ class _Transaction:
 
 
 _BULK_CACHE_KIB = 64 * 1024  # the page cache of a bulk block (bulk_turns), in KiB
+_WIPE_PIECE = 256 * 1024 * 1024  # bytes of free pages overwritten per blob (forgetting)
 
 
 class SQLiteStore(
@@ -584,7 +595,7 @@ class SQLiteStore(
         start = conn.execute("SELECT coalesce(max(seq), 0) FROM turns").fetchone()[0]
         saved = self._guard(lambda: sqlite_bulk.strip(conn, ("turns_fts",), inserts_only=True))
         cache = conn.execute("PRAGMA cache_size").fetchone()[0]
-        state.bulk = True
+        state.bulk, state.bulk_start = True, int(start)
         projection_conversations.put_off(conn)
         try:
             # The ids' unique indexes take random inserts: once they outgrow the default
@@ -691,6 +702,99 @@ class SQLiteStore(
             last_active_at=t.get("said_at", event.created_at),
             state=known[1],  # the state the projection has just written
         )
+
+    # -- forgetting: the file's bytes (docs/architecture.md, "Forgetting") -------------------
+
+    def _forget_begins(self, conn: Connection, type: str) -> None:
+        """`JournalWrites._forget_begins`: from the first forget of the transaction on,
+        SQLite zeroes what it frees (secure_delete); note the index the event's rows are in."""
+        from clew.store import forgetting
+
+        state = self._state
+        if state.forgetting is None:
+            state.secure_delete = int(self._conn.execute("PRAGMA secure_delete").fetchone()[0])
+            self._conn.execute("PRAGMA secure_delete = ON")
+            state.forgetting = set()
+        index = forgetting.INDEXES.get(type)
+        if index is not None:
+            state.forgetting.add(index)
+
+    def _turn_forgetting(self, conn: Connection, old: dict[str, Any]) -> Any:
+        """The turn's row number, its text taken out of the turns' index first: the text
+        is read from the event, which is about to change (an external-content FTS5 index
+        deletes a row by the values it indexed). A turn of the bulk block in progress is
+        not indexed yet: the block's end indexes it, forgotten."""
+        turn_id = old["turn"]["id"]
+        row = self._conn.execute("SELECT seq, content FROM turns WHERE id = ?", (turn_id,))
+        found = row.fetchone()
+        if found is None:
+            raise ValueError(f"it forgets turn {turn_id}, which has no row")
+        seq, content = found
+        indexed = not (self._state.bulk and seq > self._state.bulk_start)
+        if indexed and content is not None:
+            self._conn.execute(
+                "INSERT INTO turns_fts (turns_fts, rowid, content) VALUES ('delete', ?, ?)",
+                (seq, content),
+            )
+        return seq, indexed
+
+    def _turn_forgotten(self, conn: Connection, turn: Any, turn_id: str, values: Any) -> None:
+        """The row as the view's trigger writes it (its text kept only where the event does
+        not hold it), and its text indexed again."""
+        seq, indexed = turn
+        self._conn.execute(
+            "UPDATE turn_rows SET content = ?, text_in = ?, message = ?, tool_calls = ?"
+            " WHERE seq = ?",
+            (
+                values.text if values.text_in is None else None,
+                values.text_in,
+                values.message,
+                values.tool_calls,
+                seq,
+            ),
+        )
+        if indexed and values.text is not None:
+            self._conn.execute(
+                "INSERT INTO turns_fts (rowid, content) VALUES (?, ?)", (seq, values.text)
+            )
+
+    def _forgetting_ends(self) -> None:
+        """Before a forget's commit: merge each full-text index it touched, so no older
+        segment keeps the forgotten words, and overwrite the pages that were already free
+        (freed by ordinary writes, which do not zero them) with zeros."""
+        conn = self._conn
+        for index in sorted(self._state.forgetting or ()):
+            conn.execute(f"INSERT INTO {index} ({index}) VALUES ('optimize')")
+        free = int(conn.execute("PRAGMA freelist_count").fetchone()[0])
+        if not free:
+            return
+        size = int(conn.execute("PRAGMA page_size").fetchone()[0])
+        # A blob takes its pages from the free list first; dropped with secure_delete on,
+        # they are zeroed again. In pieces: SQLite's blobs stop at a billion bytes.
+        conn.execute("CREATE TABLE clew_wipe (fill BLOB)")
+        left = free * size
+        while left > 0:
+            piece = min(left, _WIPE_PIECE)
+            conn.execute("INSERT INTO clew_wipe (fill) VALUES (zeroblob(?))", (piece,))
+            left -= piece
+        conn.execute("DROP TABLE clew_wipe")
+
+    def purge(self) -> str | None:
+        """`Journal.purge`: after a forget's commit, empty the write-ahead log (a TRUNCATE
+        checkpoint), which still holds the pages as they were; a note when it could not."""
+        with self._lock:
+            if self.read_only:
+                return None
+            found = self._guard(
+                lambda: self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            )
+        if found is not None and int(found[0]):
+            return (
+                "another connection is reading the store, so its write-ahead log could not be"
+                " emptied now: it holds the old pages until every connection to the store has"
+                " closed (SQLite empties it then)"
+            )
+        return None
 
     def _writer(self) -> tuple[Connection, _WriteState]:
         if not self._writing:

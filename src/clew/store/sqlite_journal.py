@@ -3,20 +3,24 @@ many, which ids a space holds. Portable SQL (store/sql.py), mixed into both stor
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from clew.ids import new_id
-from clew.models import Event
-from clew.store import chain, codec, projection
+from clew.models import Event, Tombstone
+from clew.store import chain, codec, projection, projection_conversations
 from clew.store.rows import RowReader, limited
 from clew.store.sql import Connection, Row
+from clew.store.sqlite_trace import output
+from clew.store.sqlite_vectors import dropped
 
-EVENT_COLUMNS = "seq, id, space, task_id, correlation_id, type, data, created_at, hash"
+EVENT_COLUMNS = "seq, id, space, task_id, correlation_id, type, data, created_at, hash, forgotten"
+FORGOTTEN = "journal.forgotten"  # the event that forgets (store/forgetting.py applies it)
 INSERT_EVENT = (
-    "INSERT INTO events (id, space, task_id, correlation_id, type, data, created_at, hash)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO events (id, space, task_id, correlation_id, type, data, created_at, hash,"
+    " forgotten) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -34,6 +38,7 @@ class JournalWrites:
 
     space: str
     _guard: Callable[..., Any]
+    mark_schedule: Callable[..., None]
 
     def _writer(self) -> tuple[Connection, WriteState]:
         raise NotImplementedError
@@ -60,10 +65,18 @@ class JournalWrites:
         """`Journal.append`: a new event, with a new id."""
         return self._journal(new_id(), type, task_id, correlation_id, data, created_at)
 
-    def adopt(self, event: Event) -> Event:
-        """`Journal.adopt`: an event recorded elsewhere, its fields kept."""
+    def adopt(self, event: Event, *, forgets: bool = True) -> Event:
+        """`Journal.adopt`: an event recorded elsewhere, its fields kept (its tombstone too,
+        when its content was forgotten there)."""
         return self._journal(
-            event.id, event.type, event.task_id, event.correlation_id, event.data, event.created_at
+            event.id,
+            event.type,
+            event.task_id,
+            event.correlation_id,
+            event.data,
+            event.created_at,
+            event.forgotten,
+            forgets,
         )
 
     def _journal(
@@ -74,6 +87,8 @@ class JournalWrites:
         correlation_id: str,
         data: dict[str, Any],
         created_at: str,
+        forgotten: Tombstone | None = None,
+        forgets: bool = True,
     ) -> Event:
         conn, state = self._writer()
         text = codec.dumps(data)
@@ -96,10 +111,12 @@ class JournalWrites:
             task_id=task_id,
             correlation_id=correlation_id,
             type=type,
-            data=text,
+            # A forgotten event's hash covers the data it had (its tombstone keeps the digest).
+            digest=chain.data_digest(text) if forgotten is None else forgotten.digest,
             created_at=created_at,
         )
-        row = (event_id, self.space, task_id, correlation_id, type, text, created_at, digest)
+        tomb = None if forgotten is None else chain.tombstone_text(forgotten)
+        row = (event_id, self.space, task_id, correlation_id, type, text, created_at, digest, tomb)
         seq = self._guard(lambda: self._inserted_event(conn, row))
         state.head = digest
         event = Event(
@@ -112,10 +129,161 @@ class JournalWrites:
             data=data,
             created_at=created_at,
             hash=digest,
+            forgotten=forgotten,
         )
         self._guard(lambda: projection.apply(conn, event, state.touched))  # type: ignore[arg-type]
+        if type == FORGOTTEN:
+            self._guard(lambda: self._forget(conn, event, forgets))
         self._projected(event)
         return event
+
+    # -- forgetting (store/forgetting.py; docs/architecture.md, "Forgetting") ---------------
+
+    def _forget(self, conn: Connection, event: Event, rewrites: bool = True) -> None:
+        """Apply a `journal.forgotten` event: rewrite each event it names, with its tombstone,
+        and bring the rows, search documents and vectors it made to what a replay of the
+        rewritten event makes. An event already forgotten by this very forget (it arrived so,
+        in an imported journal) is left as it is; anything else it cannot apply exactly, or
+        an event it would rewrite when not `rewrites` (an adopter who may not forget),
+        raises ValueError, which fails the whole write."""
+        # A bulk block's session rows put off so far: written first, so they are current.
+        projection_conversations.settle(conn)  # type: ignore[arg-type]
+        from clew.store import forgetting  # only a forget needs it: off the hook path
+
+        by = event.data.get("by")
+        if not isinstance(by, str) or not by:
+            raise ValueError("it does not say who forgot")
+        records: set[tuple[str, str]] = set()
+        for item in forgetting.items(event.data):
+            row = conn.execute(
+                f"SELECT {EVENT_COLUMNS} FROM events WHERE space = ? AND id = ?",
+                (self.space, item.id),
+            ).fetchone()
+            if row is None:
+                raise ValueError(f"it forgets event {item.id}, which this space does not hold")
+            link = chain.Link(*row)
+            now = chain.data_digest(link.data)
+            held = chain.tombstone(link.forgotten)
+            if held is not None and held.event == event.id and now == item.after:
+                continue  # forgotten where it came from, and adopted so
+            if now != item.before:
+                raise ValueError(
+                    f"it forgets event {item.id} from data that event no longer holds (it was"
+                    " changed or forgotten since)"
+                )
+            if not rewrites:
+                raise ValueError(
+                    f"it forgets the content of event {item.id}, which this space holds:"
+                    " forgetting needs the local user or an admin key"
+                )
+            old = forgetting.base(forgetting.event_of(link))
+            new = forgetting.rewrite(old, item.fields)
+            text = codec.dumps(new)
+            if chain.data_digest(text) != item.after:
+                raise ValueError(f"forgetting event {item.id} does not leave the data it says")
+            tomb = Tombstone(now if held is None else held.digest, by, event.created_at, event.id)
+            self._forget_begins(conn, link.type)
+            turn = self._turn_forgetting(conn, old) if link.type == "turn.appended" else None
+            conn.execute(
+                "UPDATE events SET data = ?, forgotten = ? WHERE space = ? AND id = ?",
+                (text, chain.tombstone_text(tomb), self.space, item.id),
+            )
+            self._forget_rows(conn, link.type, old, new)
+            if turn is not None:
+                self._forget_turn(conn, turn, old, new)
+            if item.record is not None:
+                records.add(item.record)
+        self._forget_vectors(conn, records, event.created_at)
+
+    def _forget_rows(
+        self, conn: Connection, event_type: str, old: dict[str, Any], new: dict[str, Any]
+    ) -> None:
+        """Each content column the rewritten event sets: the row gets the new value where
+        it still holds the old one (the last event that sets a column wins)."""
+        from clew.store import forgetting
+
+        for col in forgetting.ROWS.get(event_type, ()):
+            was, now = forgetting.get(old, col.path), forgetting.get(new, col.path)
+            if was is forgetting.MISSING or (type(was) is type(now) and was == now):
+                continue
+            key = (self.space, forgetting.get(new, col.key))
+            where = f"FROM {col.table} WHERE space = ? AND id = ?"
+            if col.kind == "output":
+                found = conn.execute(f"SELECT {col.column}, {col.column}_kind {where}", key)
+                current = found.fetchone()
+                if current is None or output(current[0], current[1]) != was:
+                    continue
+                conn.execute(
+                    f"UPDATE {col.table} SET {col.column} = ?, {col.column}_kind = ?"
+                    " WHERE space = ? AND id = ?",
+                    (now, forgetting.output_kind(now), *key),
+                )
+                continue
+            current = conn.execute(f"SELECT {col.column} {where}", key).fetchone()
+            if current is None or current[0] != forgetting.stored(was, col.kind):
+                continue
+            conn.execute(
+                f"UPDATE {col.table} SET {col.column} = ? WHERE space = ? AND id = ?",
+                (forgetting.stored(now, col.kind), *key),
+            )
+
+    def _forget_turn(
+        self, conn: Connection, turn: Any, old: dict[str, Any], new: dict[str, Any]
+    ) -> None:
+        """A rewritten turn's row made again from its event, and the session state's keys
+        that its state change set brought along, key by key, as the rows above."""
+        values = projection_conversations.turn_columns(new["turn"])
+        self._turn_forgotten(conn, turn, new["turn"]["id"], values)
+        was, now = old["turn"].get("state") or {}, new["turn"].get("state") or {}
+        changed = [k for k in now if k in was and was[k] != now[k]]
+        if not changed:
+            return
+        key = (self.space, new["session_id"])
+        found = conn.execute("SELECT state FROM sessions WHERE space = ? AND id = ?", key)
+        row = found.fetchone()
+        if row is None:
+            return
+        state = json.loads(row[0])
+        hits = [k for k in changed if k in state and state[k] == was[k]]
+        if hits:
+            state.update({k: now[k] for k in hits})
+            conn.execute(
+                "UPDATE sessions SET state = ? WHERE space = ? AND id = ?",
+                (projection_conversations.encode_state(state), *key),
+            )
+
+    def _forget_vectors(self, conn: Connection, records: set[tuple[str, str]], at: str) -> None:
+        """Delete the vectors of the forgotten records, and move the drop count of each
+        model that had one, so every process loads its vectors again without them."""
+        models: set[str] = set()
+        for kind, ref in sorted(records):
+            key = (self.space, kind, ref)
+            found = conn.execute(
+                "SELECT DISTINCT model FROM embeddings WHERE space = ? AND kind = ? AND ref_id = ?",
+                key,
+            )
+            models.update(r[0] for r in found.fetchall())
+            conn.execute("DELETE FROM embeddings WHERE space = ? AND kind = ? AND ref_id = ?", key)
+        for model in sorted(models):
+            self.mark_schedule(dropped(model), at)
+
+    # What each backend does about forgetting beyond the shared SQL (SQLite: the file's bytes
+    # and its FTS5 indexes; PostgreSQL: the turn's row, which keeps its text).
+
+    def _forget_begins(self, conn: Connection, type: str) -> None:
+        """Before an event of `type` is rewritten in this write transaction."""
+
+    def _turn_forgetting(self, conn: Connection, old: dict[str, Any]) -> Any:
+        """Before a turn's event is rewritten: what the store needs of its row (its id)."""
+        return old["turn"]["id"]
+
+    def _turn_forgotten(self, conn: Connection, turn: Any, turn_id: str, values: Any) -> None:
+        """Write a rewritten turn's row (`values`: projection_conversations.TurnColumns)."""
+        conn.execute(
+            "UPDATE turns SET content = ?, text_in = ?, message = ?, tool_calls = ?"
+            " WHERE space = ? AND id = ?",
+            (values.text, values.text_in, values.message, values.tool_calls, self.space, turn_id),
+        )
 
     def _projected(self, event: Event) -> None:
         """What a store keeps of each event it has just journaled and projected (nothing)."""
@@ -130,6 +298,10 @@ def _event(row: Row) -> Event:
         data, unreadable = {}, str(row["data"])
     if not isinstance(data, dict):
         data, unreadable = {}, str(row["data"])
+    try:
+        forgotten = chain.tombstone(row["forgotten"])
+    except ValueError:  # a damaged tombstone: verify says so; a read shows the event
+        forgotten = None
     return Event(
         seq=row["seq"],
         id=row["id"],
@@ -141,6 +313,7 @@ def _event(row: Row) -> Event:
         created_at=row["created_at"],
         hash=row["hash"],
         unreadable=unreadable,
+        forgotten=forgotten,
     )
 
 
@@ -206,6 +379,53 @@ class JournalReads(RowReader):
         """`Journal.stored_links`: events after seq `after` as stored, `limit` of them."""
         sql = f"SELECT {EVENT_COLUMNS} FROM events WHERE space = ? AND seq > ? ORDER BY seq"
         sql, params = limited(sql, [self.space, after], limit)
+        return [chain.Link(*row) for row in self._rows(sql, params)]
+
+    def record_links(
+        self, kind: str, record_id: str, *, after: int = 0, limit: int = 1000
+    ) -> list[chain.Link]:
+        """`Journal.record_links`: the events after seq `after` among which are all that
+        wrote a record, as stored, `limit` of them in seq order: a message's event; the
+        action events of an action's task; the entry events of the space; a turn's event
+        and those of the later turns of its session (whose state change may carry it)."""
+        cut = (limit,)
+        if kind == "message":
+            sql = (
+                f"SELECT {EVENT_COLUMNS} FROM events WHERE space = ? AND seq > ? AND seq ="
+                " (SELECT seq FROM task_messages WHERE space = ? AND id = ?) LIMIT ?"
+            )
+            params: tuple[Any, ...] = (self.space, after, self.space, record_id, *cut)
+        elif kind == "action":
+            sql = (
+                f"SELECT {EVENT_COLUMNS} FROM events WHERE space = ? AND seq > ?"
+                " AND task_id = (SELECT task_id FROM actions WHERE space = ? AND id = ?)"
+                " AND type IN ('action.recorded', 'action.updated', 'action.logged')"
+                " ORDER BY seq LIMIT ?"
+            )
+            params = (self.space, after, self.space, record_id, *cut)
+        elif kind == "entry":
+            sql = (
+                f"SELECT {EVENT_COLUMNS} FROM events WHERE space = ? AND seq > ?"
+                " AND type IN ('entry.added', 'entry.resolved', 'fix.recorded')"
+                " ORDER BY seq LIMIT ?"
+            )
+            params = (self.space, after, *cut)
+        elif kind == "turn":
+            # By each turn's reference to its event (migration 15); a turn older than that
+            # reference has its event found by type.
+            sql = (
+                f"SELECT {EVENT_COLUMNS} FROM events e WHERE space = ? AND seq > ?"
+                " AND type = 'turn.appended' AND (seq IN (SELECT l.event_seq FROM turns t"
+                " JOIN turns l ON l.space = t.space AND l.session_id = t.session_id"
+                " AND l.turn >= t.turn WHERE t.space = ? AND t.id = ?) OR EXISTS (SELECT 1"
+                " FROM turns t JOIN turns l ON l.space = t.space"
+                " AND l.session_id = t.session_id AND l.turn >= t.turn"
+                " WHERE t.space = ? AND t.id = ? AND l.event_seq IS NULL))"
+                " ORDER BY seq LIMIT ?"
+            )
+            params = (self.space, after, self.space, record_id, self.space, record_id, *cut)
+        else:
+            raise ValueError(f"no record of kind {kind!r} can be forgotten")
         return [chain.Link(*row) for row in self._rows(sql, params)]
 
     def count_events(self) -> int:

@@ -135,6 +135,12 @@ _VECTOR_COLUMNS = (
 )
 
 
+def dropped(model: str) -> str:
+    """The schedule key that counts the drops of a model's vectors in a space: a rebuild's,
+    or a forget's (every process's in-memory matrix loads again when it moves)."""
+    return f"vectors.dropped:{model}"
+
+
 class VectorStore(RowReader):
     """The vector index's reads and writes (mixed into both stores). A store provides
     `_writer`: its connection in the current write transaction (RuntimeError outside one)."""

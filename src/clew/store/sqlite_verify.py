@@ -9,15 +9,19 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clew.models import Difference, Event, VerifyReport
 from clew.store import chain, codec, projection, projection_conversations
 from clew.store.migrations import PROJECTION_TABLES
 from clew.store.rows import RowReader
-from clew.store.sqlite_journal import EVENT_COLUMNS
+from clew.store.sqlite_journal import EVENT_COLUMNS, FORGOTTEN
+
+if TYPE_CHECKING:
+    from clew.store.forgetting import TombstoneCheck
 
 MAX_DIFFERENCES = 100
+MAX_FORGOTTEN = 100  # forgotten events a report lists (it counts them all)
 # Indexes that only reads use: no projection looks turns up by time or by tool.
 _SCRATCH_UNUSED = ("turns_time", "turns_tool")
 # Tables whose `seq` is their own integer key, numbered across the file's spaces (the other
@@ -87,11 +91,11 @@ class Verification(RowReader):
                     scratch.execute(f"DROP INDEX IF EXISTS {index}")
                 with self.transaction():
                     try:
-                        count, findings, heads = self._replay(scratch, scope, careful=False)
+                        count, findings, heads, kept = self._replay(scratch, scope, careful=False)
                     except _Unreplayable:
                         # An event failed half-applied: replay again, undoing each failure.
-                        count, findings, heads = self._replay(scratch, scope, careful=True)
-                    report = self._compare(scratch, count, scope, findings)
+                        count, findings, heads, kept = self._replay(scratch, scope, careful=True)
+                    report = with_tombstones(self._compare(scratch, count, scope, findings), kept)
             finally:
                 projection_conversations.drop(scratch)  # after an error: no state left behind
                 scratch.close()
@@ -107,19 +111,23 @@ class Verification(RowReader):
 
     def _replay(
         self, scratch: sqlite3.Connection, space: str | None, *, careful: bool
-    ) -> tuple[int, list[Difference], dict[str, str]]:
+    ) -> tuple[int, list[Difference], dict[str, str], TombstoneCheck]:
         """Walk the journal once (streamed, in seq order): check each space's hash chain up
         to its first break and apply each event to the scratch database. An event that
         cannot be read is a finding, and the replay goes on without it. So is one that
         cannot be applied: `careful` wraps each event in a savepoint to undo what it half
         did; without it (a third faster), such an event raises _Unreplayable instead.
-        Return the events seen, the findings and each space's newest hash."""
+        Return the events seen, the findings, each space's newest hash and the tombstones
+        seen (forgotten events, checked against the forgets that made them)."""
         where, params = ("WHERE space = ?", (space,)) if space is not None else ("", ())
         rows = self._conn.execute(
             f"SELECT {EVENT_COLUMNS} FROM events {where} ORDER BY seq", params
         )
+        from clew.store.forgetting import TombstoneCheck  # verify's alone: off the hook path
+
         findings: list[Difference] = []
         heads: dict[str, str] = {}
+        kept = TombstoneCheck(whole=True)
         from clew import meter
 
         count = 0
@@ -140,6 +148,7 @@ class Verification(RowReader):
             if event is None:
                 findings.append(_event_finding(link, why))
                 continue
+            see_tombstone(kept, link, event, findings)
             if careful:
                 scratch.execute("SAVEPOINT event")
             try:
@@ -155,7 +164,7 @@ class Verification(RowReader):
                 scratch.execute("RELEASE event")
         projection_conversations.settle(scratch, end=True)
         scratch.execute("COMMIT")
-        return count, findings, heads
+        return count, findings, heads, kept
 
     def _compare(
         self,
@@ -220,6 +229,49 @@ def replayable(link: chain.Link) -> tuple[Event | None, str]:
 
 class _Unreplayable(Exception):
     """An event could not be applied in a replay without savepoints."""
+
+
+def see_tombstone(
+    kept: TombstoneCheck, link: chain.Link, event: Event, findings: list[Difference]
+) -> None:
+    """Take an event into the check of tombstones; what is wrong at once is a finding."""
+    if link.forgotten is None and link.type != FORGOTTEN:
+        return  # nearly every event: nothing to check, nothing to build
+    try:
+        tombstone = chain.tombstone(link.forgotten)
+    except ValueError as exc:
+        findings.append(_tombstone_finding(link.seq, link.type, f"{exc}"))
+        tombstone = None
+    problem = kept.see(link.seq, event._replace(forgotten=tombstone), link.data)
+    if problem is not None:
+        findings.append(_tombstone_finding(link.seq, link.type, problem))
+
+
+def with_tombstones(report: VerifyReport, kept: TombstoneCheck) -> VerifyReport:
+    """`report` with what the check of tombstones found once the journal was walked, and
+    the forgotten events it saw (the first MAX_FORGOTTEN of them)."""
+    found = [_tombstone_finding(p.line, "", p.text) for p in kept.findings()]
+    room = max(0, MAX_DIFFERENCES - len(report.differences))
+    forgotten = kept.forgotten()
+    return report._replace(
+        differences=(*report.differences, *found[:room]),
+        truncated=report.truncated or len(found) > room,
+        forgotten=tuple(forgotten[:MAX_FORGOTTEN]),
+        forgotten_count=len(forgotten),
+    )
+
+
+def _tombstone_finding(seq: int, type: str, problem: str) -> Difference:
+    what = f" ({type})" if type else ""
+    return Difference(
+        "events",
+        f"#{seq}",
+        "forgotten",
+        None,
+        None,
+        f"journal event #{seq}{what}: {problem}: its content was forgotten outside clew, or"
+        " the tombstone or the forget was changed",
+    )
 
 
 def _chain_finding(link: chain.Link, expected: str) -> Difference:

@@ -120,8 +120,8 @@ class WaitReads(RowReader):
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             out += self._rows(
-                "SELECT seq, id, space, task_id, correlation_id, type, data, created_at, hash"
-                f" FROM events WHERE {self._no_index}space = ?"
+                "SELECT seq, id, space, task_id, correlation_id, type, data, created_at, hash,"
+                f" forgotten FROM events WHERE {self._no_index}space = ?"
                 f" AND task_id IN ({placeholders(chunk)})",
                 (self.space, *chunk),
             )
