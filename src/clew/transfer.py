@@ -42,6 +42,8 @@ from clew.errors import (
 from clew.facade import Facade
 from clew.journalfile import After, Moved
 from clew.models import Event, MoveReport
+from clew.redaction import DEFAULT as DEFAULT_REDACTION
+from clew.redaction import Redactor
 from clew.store import Store, chain, codec
 from clew.store.chain import Link
 
@@ -124,12 +126,18 @@ class Transfer(Facade):
         if isinstance(text, str):
             moved = journalfile.parse(text)
             _known_schema(moved.schema)
-            return replay(self._store, moved.after, moved.events, refuse=_FILE)
+            return replay(
+                self._store, moved.after, moved.events, refuse=_FILE,
+                redaction=self.settings.redaction,
+            )  # fmt: skip
         if isinstance(text, bytes | bytearray | dict) or not isinstance(text, Iterable):
             raise ValidationError(f"a journal file is text, not {type(text).__name__}")
         _space, schema, after, events = journalfile.stream(_numbered(text))
         _known_schema(schema)
-        return replay(self._store, after, events, refuse=_FILE, streamed=True)
+        return replay(
+            self._store, after, events, refuse=_FILE, streamed=True,
+            redaction=self.settings.redaction,
+        )  # fmt: skip
 
     def push(
         self,
@@ -153,7 +161,10 @@ class Transfer(Facade):
         journal = _Journal(self)  # read twice (checks, then writes), a page at a time
         target = open_store(location, chosen, resolve_busy_timeout(busy_timeout))
         try:
-            return replay(target, None, journal, refuse=_pushed("nothing was pushed"), batch=size)
+            return replay(
+                target, None, journal, refuse=_pushed("nothing was pushed"), batch=size,
+                redaction=self.settings.redaction,
+            )  # fmt: skip
         finally:
             target.close()
 
@@ -226,16 +237,19 @@ def replay(
     refuse: _Refusal,
     batch: int | None = None,
     streamed: bool = False,
+    redaction: Redactor = DEFAULT_REDACTION,
 ) -> MoveReport:
     """Adopt into `store` the `events` (a journal in order, continuing from `after`) that
     it does not hold: all in one transaction, or `batch` at a time after checking them all
     first (then `events` is read twice, a part at a time: it need not fit in memory), or,
     `streamed`, all in one transaction read once a part at a time, each part checked with
-    what the parts before it showed. Return what was added and skipped."""
+    what the parts before it showed. Each event's free text is redacted as it is adopted,
+    as a write's is (`redaction`), so a journal written without redaction, or by another
+    clew, brings no secret in. Return what was added and skipped."""
     from clew import meter  # here: the hook path imports this module, not meter
 
     if streamed:
-        return _replay_streamed(store, after, events, refuse)
+        return _replay_streamed(store, after, events, refuse, redaction)
     total = len(events) if isinstance(events, Sized) else None
     if batch is not None:
         with store.transaction():  # every check once, before anything is written
@@ -250,7 +264,7 @@ def replay(
         with store.transaction(write=True), store.bulk_turns():
             todo = _pending(store, prior, part, resumed if count else refuse)
             for n, moved in enumerate(todo, 1):
-                head = _adopt(store, moved, resumed if count else refuse).hash
+                head = _adopt(store, moved, resumed if count else refuse, redaction).hash
                 if n % _PAGE == 0:
                     meter.report("pushing" if batch else "importing", count + n, total)
         added += len(todo)
@@ -260,7 +274,11 @@ def replay(
 
 
 def _replay_streamed(
-    store: Store, after: After | None, events: Iterable[Moved], refuse: _Refusal
+    store: Store,
+    after: After | None,
+    events: Iterable[Moved],
+    refuse: _Refusal,
+    redaction: Redactor,
 ) -> MoveReport:
     from clew import meter
 
@@ -269,7 +287,7 @@ def _replay_streamed(
         checks = _Checks(store, after, refuse)
         for part in _parts(events, _PAGE):
             for moved in checks.part(part):
-                head = _adopt(store, moved, refuse).hash
+                head = _adopt(store, moved, refuse, redaction).hash
                 added += 1
             count += len(part)
             meter.report("importing", count, None)
@@ -305,9 +323,11 @@ def _moved_after(moved: Moved) -> After:
     return After(moved.event.id, moved.event.hash or "")
 
 
-def _adopt(store: Store, moved: Moved, refuse: _Refusal) -> Event:
+def _adopt(store: Store, moved: Moved, refuse: _Refusal, redaction: Redactor) -> Event:
+    event = moved.event
     try:
-        return store.adopt(moved.event)
+        data = redaction.event(event.type, event.data)
+        return store.adopt(event if data is event.data else event._replace(data=data))
     except (StoreBusyError, StoreReadOnlyError):
         raise  # the store's state, not the event's: its own message says what to do
     except (StoreError, ValueError, KeyError, TypeError) as exc:

@@ -55,6 +55,7 @@ GROUPS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("init", "create a project store (.clew/) in this folder"),
             ("verify", "rebuild every table from the journal and compare"),
             ("journal", "print the journal's events in commit order"),
+            ("redactions", "where secrets were taken out of what was stored"),
             ("work", "do queued jobs and due waits now (extractions, summaries)"),
             ("maintain", "pause idle tasks, archive closed ones, expire waits (runs itself)"),
             ("export", "write this space's journal as JSONL, each event with its hash"),

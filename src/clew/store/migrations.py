@@ -1267,6 +1267,34 @@ MIGRATIONS += (
     ),
 )
 
+# What redaction took out of each event (redaction.py): one row per event, field and kind,
+# never the value. A projection of the "redactions" each event's data records, so `verify`
+# rebuilds it; `clew redactions` lists it by task, session and kind.
+MIGRATIONS += (
+    Migration(
+        22,
+        "the redactions each event records, by field and kind",
+        (
+            """
+            CREATE TABLE redactions (
+                id         TEXT PRIMARY KEY,
+                space      TEXT NOT NULL,
+                seq        INTEGER NOT NULL,
+                event_id   TEXT NOT NULL,
+                event_type TEXT NOT NULL,
+                task_id    TEXT,
+                session_id TEXT,
+                field      TEXT NOT NULL,
+                kind       TEXT NOT NULL,
+                count      INTEGER NOT NULL,
+                created_at TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX redactions_space ON redactions(space, seq)",
+        ),
+    ),
+)
+
 LATEST = MIGRATIONS[-1].number
 FINGERPRINTS: dict[int, str] = {m.number: fingerprint(m) for m in MIGRATIONS}
 # The migration that began recording fingerprints (and records those of the ones before it).
@@ -1296,4 +1324,5 @@ PROJECTION_TABLES: tuple[str, ...] = (
     "sessions",
     "turns",
     "waits",
+    "redactions",
 )
