@@ -30,9 +30,18 @@ def _applied(conn: sqlite3.Connection, number: int) -> bool:
     )
 
 
+def undo_migration_22(conn: sqlite3.Connection) -> None:
+    """Take a store at schema 22 back to the one before: no redactions table."""
+    conn.execute("DROP TABLE IF EXISTS redactions")
+    conn.execute("DELETE FROM clew_migrations WHERE number = 22")
+    conn.commit()
+
+
 def undo_migration_19(conn: sqlite3.Connection) -> None:
-    """Take a store at schema 19 back to 18: events by correlation id and sessions by
-    workspace indexed again."""
+    """Take a store at schema 19 (or later) back to 18: events by correlation id and
+    sessions by workspace indexed again."""
+    if _applied(conn, 22):
+        undo_migration_22(conn)
     conn.execute("CREATE INDEX IF NOT EXISTS events_correlation ON events(correlation_id)")
     conn.execute(
         "CREATE INDEX IF NOT EXISTS sessions_workspace"

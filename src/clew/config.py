@@ -282,8 +282,7 @@ def redaction(store_path: str) -> Any:
     patterns = section.get("patterns", {})
     if not isinstance(patterns, dict):
         raise ValidationError(
-            "redact.patterns must be a table of kind = regex, e.g."
-            ' { my-token = "mt_[a-z0-9]{32}" }'
+            'redact.patterns must be a table of kind = regex, e.g. { my-token = "mt_[a-z0-9]{32}" }'
         )
     extra: dict[str, str] = {}
     for kind, source in patterns.items():

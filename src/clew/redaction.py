@@ -156,12 +156,17 @@ def name_kind(name: str) -> str | None:
     return None
 
 
+_AWS_SECRET = lazy(r"[A-Za-z0-9/+]{40}")
+
+
 def _assigned(kind: str, value: str, shape: str) -> bool:
     """Whether a value given to a name of `kind` is a secret: any value a password's name is
     given in code or config (`shape` 'code'), a real-looking one in prose, and a
     random-looking one for the other names."""
     if _placeholder(value) or len(value) > 4096:
         return False
+    if kind == "aws-secret-key" and _AWS_SECRET.fullmatch(value):
+        return True  # 40 of base64's characters: it may well start with a slash
     if kind == "password":
         if shape == "code":
             return not value.isdigit() or len(value) >= 4
@@ -249,7 +254,7 @@ _LITERAL: tuple[Rule, ...] = (
     Rule(
         "private-key",
         lazy(
-            r"-----BEGIN (?P<label>[A-Z0-9 ]*?)PRIVATE KEY(?P<block> BLOCK)?-----"
+            r"-----BEGIN (?P<label>[A-Z0-9 ]*?)PRIVATE KEY(?P<block>(?: BLOCK)?)-----"
             r"(?:.*?-----END (?P=label)PRIVATE KEY(?P=block)-----|.*\Z)",
             re.S,
         ),
@@ -260,7 +265,7 @@ _LITERAL: tuple[Rule, ...] = (
     ),
     Rule(
         "url-password",
-        lazy(r"://(?P<user>[^\s:/?#@'\"<>]{0,256}):(?P<pw>[^\s/?#@'\"<>]{1,256})@"),
+        lazy(r"://(?P<user>[^\s:/?#@'\"<>]{0,256}):(?P<pw>[^\s/@'\"<>]{1,256})@"),
         judge=_judge_url,
     ),
 )
@@ -273,10 +278,11 @@ _LITERAL: tuple[Rule, ...] = (
 _PROVIDERS: tuple[Rule, ...] = (
     Rule(
         "github-token",
-        lazy(
-            r"gh(?<![A-Za-z0-9_]gh)(?:[pousr]_[A-Za-z0-9]{36,251}(?![A-Za-z0-9])"
-            r"|ithub_pat_[A-Za-z0-9_]{36,244}(?![A-Za-z0-9_]))"
-        ),
+        lazy(r"gh(?<![A-Za-z0-9_]gh)[pousr]_[A-Za-z0-9]{36,251}(?![A-Za-z0-9])"),
+    ),
+    Rule(
+        "github-token",
+        lazy(r"github_pat_(?<![A-Za-z0-9_]github_pat_)[A-Za-z0-9_]{36,244}(?![A-Za-z0-9_])"),
     ),
     Rule(
         "gitlab-token",
@@ -432,11 +438,21 @@ _NAMED: tuple[tuple[str, Rule], ...] = (
 )
 
 
+def _called(match: re.Match[str], group: str) -> bool:
+    """Whether a bare value is the start of an expression (`getpass.getpass()`, `env["X"]`)."""
+    end = match.end(group)
+    return group == "bare" and end < len(match.string) and match.string[end] in "([."
+
+
 def _judge_option(match: re.Match[str]) -> tuple[str, str] | None:
-    """Any value for a password's option, a random-looking one for the others."""
+    """Any value for a password's option (given with `=`, or one no word looks like: the
+    option named in a sentence is no assignment), a random-looking one for the others."""
     group, value = _value_of(match)
+    if _called(match, group):
+        return None
     if match.group("pw"):
-        return None if _placeholder(value) else ("password", group)
+        shape = "code" if "=" in match.group(0)[: match.start(group) - match.start()] else "prose"
+        return ("password", group) if _assigned("password", value, shape) else None
     return ("secret", group) if looks_random(value) else None
 
 
@@ -477,6 +493,8 @@ def _judge_assignment(match: re.Match[str]) -> tuple[str, str] | None:
     if kind is None:
         return None
     group, value = _value_of(match)
+    if _called(match, group):
+        return None
     if group == "dq" and "\\" in value:  # JSON text inside text: judge the value as it reads
         value = value.replace('\\"', '"')
     line = text.rfind("\n", 0, start) + 1
