@@ -81,6 +81,8 @@ ALLOWED_CLEW = frozenset(
         "clew.recall",
         "clew.recollection",
         "clew.record",
+        "clew.redaction",  # secrets out before every write (re, math; patterns compiled lazily)
+        "clew.free_text",  # which fields of each event redaction reads (a table of names)
         "clew.retrieval",
         "clew.search",
         "clew.semantic",
@@ -118,6 +120,7 @@ ALLOWED_CLEW = frozenset(
         "clew.store.projection_archive",
         "clew.store.projection_conversations",
         "clew.store.projection_record",
+        "clew.store.projection_redactions",
         "clew.store.projection_utility",
         "clew.store.projection_waits",
         "clew.store.rows",

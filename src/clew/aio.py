@@ -181,6 +181,7 @@ class AsyncMemory:
     write_session = _off_loop(Memory.write_session)
     journal = _off_loop(Memory.journal)
     journal_head = _off_loop(Memory.journal_head)
+    redactions = _off_loop(Memory.redactions)
     verify = _off_loop(Memory.verify)
     index_status = _off_loop(Memory.index_status)
     update_index = _off_loop(Memory.update_index)

@@ -247,12 +247,14 @@ class Facade:
         data: dict[str, Any],
         at: str,
         found: Found | None = None,
+        done: frozenset[str] = frozenset(),
     ) -> Event:
         """Journal one event. Its free-text fields are redacted here, the one place every
         write passes through, before the event is made (the data is what is stored and
         chained); `found` is what the caller redacted itself before deriving anything from
-        its input (a turn's message, a command), counted with the rest."""
-        data = self.settings.redaction.event(type, data, found)
+        its input (a turn's message, a command), counted with the rest, and `done` the
+        fields it redacted so (with `_redacted`, in this call: never a value it read)."""
+        data = self.settings.redaction.event(type, data, found, done)
         cid = _correlation.get() or new_id()
         call = _call.get()
         if call is not None:

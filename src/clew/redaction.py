@@ -13,8 +13,8 @@ detect-secrets and the providers' own documentation of their token formats:
 - passwords on command lines: `--password=x`, `--password x` (any `--...-password`), `-p`
   after a registry `login`, `mysql -px`, `sshpass -p`, `curl -u user:x`, `redis-cli -a`,
   OpenSSL's `pass:x`, a netrc line;
-- private key blocks (PEM, OpenSSH, PGP, PuTTY), from BEGIN to END (or to the end of a text
-  cut short);
+- private key blocks (PEM, OpenSSH, PGP, PuTTY), from BEGIN to END (or, in a text cut
+  short, to its end or the quote that ends the JSON string holding it);
 - a value assigned to a secret's name (`*_TOKEN`, `*_SECRET`, `*_KEY`, `PASSWORD`...) in
   shell, env, YAML, JSON, TOML and Python shapes: any value for a password's name, a
   random-looking one (long, mixed, high in entropy) for the others, so `TOKEN_LIMIT=4096`
@@ -141,11 +141,23 @@ _CAMEL = lazy(r"(?<=[a-z0-9])(?=[A-Z])")
 _PARTS = lazy(r"[_.\-\s]+")
 
 
+_NAMES: dict[str, str | None] = {}  # name_kind's answers: JSON keys repeat on every write
+
+
 def name_kind(name: str) -> str | None:
     """What a name says its value is: 'password', 'secret', 'aws-secret-key', or None."""
+    if name in _NAMES:
+        return _NAMES[name]
+    if len(_NAMES) >= 4096:
+        _NAMES.clear()
+    kind = _NAMES[name] = _name_kind(name)
+    return kind
+
+
+def _name_kind(name: str) -> str | None:
     parts = [p for p in _PARTS.split(_CAMEL.sub("_", name).lower()) if p]
-    if not parts or parts[-1] in _NOT_SECRET:
-        return None
+    if not parts or parts[-1] in _NOT_SECRET or parts == ["key"]:
+        return None  # a bare `key` names any map's keys (`- key: app`), not a secret
     if any(p in _PASSWORD_PARTS or p.endswith(_PASSWORD_ENDS) for p in parts):
         return "password"
     if any(p in _SECRET_PARTS or p.endswith(_SECRET_ENDS) for p in parts):
@@ -255,7 +267,7 @@ _LITERAL: tuple[Rule, ...] = (
         "private-key",
         lazy(
             r"-----BEGIN (?P<label>[A-Z0-9 ]*?)PRIVATE KEY(?P<block>(?: BLOCK)?)-----"
-            r"(?:.*?-----END (?P=label)PRIVATE KEY(?P=block)-----|.*\Z)",
+            r"(?:.*?-----END (?P=label)PRIVATE KEY(?P=block)-----|[^\"]*)",
             re.S,
         ),
     ),
@@ -346,6 +358,7 @@ _PROVIDERS: tuple[Rule, ...] = (
     ),
     Rule("docker-token", lazy(r"dckr_(?:pat|oat)_[A-Za-z0-9_\-]{24,}(?![A-Za-z0-9_\-])")),
 )
+_SHORTEST = 8  # no rule finds a secret in fewer characters (a name, a separator, a value)
 _RUN = 20  # every provider token is a run of at least this many of [A-Za-z0-9_-]
 _RUN_CLASSES = bytes(
     0x61 if chr(b).isascii() and (chr(b).isalnum() or chr(b) in "_-") else 0x20 for b in range(256)
@@ -400,40 +413,30 @@ _COMMANDS: tuple[Rule, ...] = (
     ),
 )
 
-# Rules that need a word of a secret's name in the text: each runs when its gate is in the
-# lower-cased text, checked only when the word it holds was found (`_NAME_WORDS`).
-_NAMED: tuple[tuple[str, Rule], ...] = (
-    (
-        "auth",
-        Rule(
-            "authorization",
-            lazy(
-                r"(?i)authori[sz]ation\\{0,3}[\"']?[ \t]*[:=][ \t]*\\{0,3}[\"']?"
-                r"(?:(?:bearer|basic|token|digest|negotiate|bot|apikey|key|sso-key|hmac"
-                r"|aws4-hmac-sha256|ntlm|dpop|gitlab-ci-token)[ \t]+)?"
-                r"(?P<cred>[^\s\"'\\,]+)"
-            ),
-            ("authori",),
-            judge=_judge_header,
+# Rules that need a word in the text (their gate, in the lower-cased text).
+_NAMED: tuple[Rule, ...] = (
+    Rule(
+        "authorization",
+        lazy(
+            r"(?i)authori[sz]ation\\{0,3}[\"']?[ \t]*[:=][ \t]*\\{0,3}[\"']?"
+            r"(?:(?:bearer|basic|token|digest|negotiate|bot|apikey|key|sso-key|hmac"
+            r"|aws4-hmac-sha256|ntlm|dpop|gitlab-ci-token)[ \t]+)?"
+            r"(?P<cred>[^\s\"'\\,]+)"
         ),
+        ("authori",),
+        judge=_judge_header,
     ),
-    (
-        "pass",
-        Rule(
-            "password",
-            lazy(r"-pass(?:in|out)?[ \t]+pass:" + _VALUE),
-            ("pass:",),
-            judge=_judge_password,
-        ),
+    Rule(
+        "password",
+        lazy(r"-pass(?:in|out)?[ \t]+pass:" + _VALUE),
+        ("pass:",),
+        judge=_judge_password,
     ),
-    (
-        "pass",
-        Rule(
-            "password",
-            lazy(r"machine[ \t]+\S+[ \t]+login[ \t]+\S+[ \t]+password[ \t]+" + _VALUE),
-            ("machine",),
-            judge=_judge_password,
-        ),
+    Rule(
+        "password",
+        lazy(r"machine[ \t]+\S+[ \t]+login[ \t]+\S+[ \t]+password[ \t]+" + _VALUE),
+        ("machine",),
+        judge=_judge_password,
     ),
 )
 
@@ -456,12 +459,12 @@ def _judge_option(match: re.Match[str]) -> tuple[str, str] | None:
     return ("secret", group) if looks_random(value) else None
 
 
-# A command-line option named for a secret (`--db-password x`, `--api-key x`): searched for
-# only when one of the words is in the text right after a `-`.
+# A command-line option named for a secret (`--db-password x`, `--api-key x`), in a text
+# with a command line's option in it; it starts with its literal `-`, a fast search.
 _OPTION = Rule(
     "password",
     lazy(
-        r"(?i)(?<![\w-])--?(?:[a-z0-9]+[-_])*(?:(?P<pw>password|passwd|pass|pwd|passphrase)"
+        r"-(?<![\w-]-)-?(?:[a-z0-9]+[-_])*(?:(?P<pw>password|passwd|pass|pwd|passphrase)"
         r"|token|secret|api-?key|apikey|access-key|key|auth|credentials?)"
         r"(?:[ \t]*=[ \t]*|[ \t]+)(?!-)" + _VALUE
     ),
@@ -505,9 +508,9 @@ def _judge_assignment(match: re.Match[str]) -> tuple[str, str] | None:
 
 _ASSIGNED = Rule("secret", _ASSIGNMENT, judge=_judge_assignment)
 # Each word of a secret's name where a separator follows the name it is in (lower-cased).
-_SEPARATED = {
-    word: lazy(re.escape(word) + r"[\w.\-]*\\{0,3}[\"']?\]?[ \t]*[:=]") for word in _NAME_WORDS
-}
+_SEPARATED = tuple(
+    lazy(re.escape(word) + r"[\w.\-]*\\{0,3}[\"']?\]?[ \t]*[:=]") for word in _NAME_WORDS
+)
 
 
 KINDS: tuple[str, ...] = (
@@ -545,7 +548,7 @@ class Redactor:
     the secret when it has one, else the whole match), never of a value in `allow` or one a
     pattern of `allow_patterns` matches whole; `enabled=False` redacts nothing."""
 
-    __slots__ = ("_allow", "_allow_patterns", "_clean", "_extra", "enabled")
+    __slots__ = ("_allow", "_allow_patterns", "_clean", "_extra", "_keys", "enabled")
 
     def __init__(
         self,
@@ -564,6 +567,7 @@ class Redactor:
         # Texts this redactor made or found clean, so a text checked before its event was
         # made (a turn's message, a command) is not scanned again when the event is.
         self._clean: dict[str, None] = {}
+        self._keys: dict[str, str] = {}  # JSON keys as findings name them (`_shown_key`)
 
     def __repr__(self) -> str:
         return f"Redactor(enabled={self.enabled}, extra={len(self._extra)})"
@@ -573,7 +577,7 @@ class Redactor:
     def text(self, text: str, found: Found | None = None, field: str = "") -> str:
         """`text` with every secret in it replaced by its marker; each one counted in
         `found` under (`field`, its kind)."""
-        if not self.enabled or not text or text in self._clean:
+        if not self.enabled or len(text) < _SHORTEST or text in self._clean:
             return text
         out = text
         for rule in _PROVIDERS if _has_run(text) else ():
@@ -583,20 +587,19 @@ class Redactor:
             if rule.pattern.search(out) is not None:
                 out = self._apply(rule, out, found, field)
         low = out.lower()
-        if " -" in out or "\t-" in out:  # a command line's option
+        if " -" in out or out[0] == "-":  # a command line's option
             for rule in _COMMANDS:
                 if any(g in (low if rule.folded else out) for g in rule.gate):
                     out = self._apply(rule, out, found, field)
             low = out.lower()
-        words = [w for w in _NAME_WORDS if w in low]
-        if words:
-            for word, rule in _NAMED:
-                if word in words and any(g in low for g in rule.gate):
-                    out = self._apply(rule, out, found, field)
-                    low = out.lower()
-            if any("-" + w in low for w in words):
+            if _OPTION.pattern.search(out) is not None:
                 out = self._apply(_OPTION, out, found, field)
-            out = self._assignments(out, words, found, field)
+                low = out.lower()
+        for rule in _NAMED:
+            if rule.gate[0] in low:
+                out = self._apply(rule, out, found, field)
+                low = out.lower()
+        out = self._assignments(out, low, found, field)
         for rule in self._extra:
             out = self._apply(rule, out, found, field)
         if len(self._clean) >= 512:  # bounded: a new text is scanned again, never trusted
@@ -648,15 +651,14 @@ class Redactor:
             return None
         return start, end, kind
 
-    def _assignments(self, text: str, words: list[str], found: Found | None, field: str) -> str:
+    def _assignments(self, text: str, low: str, found: Found | None, field: str) -> str:
         """`text` with the values given to secrets' names replaced. Each word of such a
-        name is searched for in the lower-cased text with a separator after its name (a
-        pattern starting with the word: a fast search), and the assignment's pattern is
+        name is searched for in the lower-cased text `low` with a separator after its name
+        (a pattern starting with the word: a fast search), and the assignment's pattern is
         tried on the text only there."""
-        low = text.lower()
         if len(low) != len(text):  # lower-casing moved the places (rare): search instead
             return self._apply(_ASSIGNED, text, found, field)
-        places = sorted(m.start() for w in words for m in _SEPARATED[w].finditer(low))
+        places = sorted(m.start() for p in _SEPARATED for m in p.finditer(low))
         if not places:
             return text
         pieces: list[str] = []
@@ -721,11 +723,19 @@ class Redactor:
 
     # -- events ----------------------------------------------------------------------------
 
-    def event(self, type: str, data: dict[str, Any], found: Found | None = None) -> dict[str, Any]:
+    def event(
+        self,
+        type: str,
+        data: dict[str, Any],
+        found: Found | None = None,
+        done: frozenset[str] = frozenset(),
+    ) -> dict[str, Any]:
         """An event's data with the secrets in its free-text fields (free_text.TEXT_FIELDS)
         redacted, and what was redacted, with `found` (what the caller redacted before it
         made the data), recorded under "redactions": [{field, kind, count}] (merged with
-        any the data holds: an imported event's). Copy on write."""
+        any the data holds: an imported event's). `done` names fields (or the start of their
+        names) the caller redacted itself just now with this redactor, or derived from what
+        it redacted so (a turn's message, the session state folded from it). Copy on write."""
         from clew.free_text import FIELDS  # here: the map is read once per process
 
         found = {} if found is None else found
@@ -735,7 +745,8 @@ class Redactor:
                 data = self.json(data, found, "")
             else:
                 for name, steps, json in fields:
-                    data = self._at(data, steps, 0, json, found, name)
+                    if not done or not name.startswith(tuple(done)):
+                        data = self._at(data, steps, 0, json, found, name)
         if not found:
             return data
         return {**data, "redactions": merged(data.get("redactions"), found)}
@@ -794,9 +805,14 @@ class Redactor:
     def _shown_key(self, key: str) -> str:
         """A key as a finding's field names it: as it is when it is a plain name with no
         secret in it, else `*` (a finding never carries what it redacted)."""
-        if _SAFE_KEY.fullmatch(key) and self.text(key) == key:
-            return key
-        return "*"
+        shown = self._keys.get(key)
+        if shown is None:
+            plain = _SAFE_KEY.fullmatch(key) is not None and self.text(key) == key
+            shown = key if plain else "*"
+            if len(self._keys) >= 4096:
+                self._keys.clear()
+            self._keys[key] = shown
+        return shown
 
 
 def merged(recorded: object, found: Found) -> list[dict[str, Any]]:

@@ -261,7 +261,7 @@ class Sessions(Retrieval, Working):
                 state = folded
                 self._emit(
                     "turn.appended", current.task_id, {"session_id": current.id, "turn": data},
-                    now, found,
+                    now, found, _MESSAGE_DONE,
                 )  # fmt: skip
                 added.append(turn)
             return added
@@ -431,6 +431,8 @@ class Sessions(Retrieval, Working):
                              current.turn_count)  # fmt: skip
 
 
+# Redacted by `_unsecret` before its parts and the session state are derived from it.
+_MESSAGE_DONE = frozenset({"turn.message", "turn.state."})
 _IMPORT_BATCH = 1000  # messages parsed and appended at a time by import_session
 _EXPORT_PAGE = 1000  # turns read at a time by _session_messages
 

@@ -40,6 +40,8 @@ TEST_RUNNERS = (
     "pytest", "test", "jest", "vitest", "mocha", "rspec", "phpunit", "tox", "nox", "spec",
 )  # fmt: skip
 LEDGER_LIMIT = 50
+# What record_action redacts itself, before deriving the error lines and the fingerprint.
+_ACTION_DONE = frozenset({"action.summary", "action.command", "action.stdout", "action.stderr"})
 
 
 class Outcome(StrEnum):
@@ -159,7 +161,7 @@ class Ledger(Facade):
                 if self._store.get_trace_decision(decision_id).task_id != tid:
                     raise ValidationError(f"decision {decision_id} belongs to another task")
                 action["decision_id"] = decision_id
-            self._emit("action.recorded", tid, {"action": action}, at, found)
+            self._emit("action.recorded", tid, {"action": action}, at, found, _ACTION_DONE)
             self._signal("action.recorded", tid, "fingerprint" in action, at)
             if command is not None and state is ActionStatus.COMPLETED:
                 self._signal("command.succeeded", tid, command, action_id, at)
