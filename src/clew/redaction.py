@@ -413,7 +413,8 @@ _COMMANDS: tuple[Rule, ...] = (
     ),
 )
 
-# Rules that need a word in the text (their gate, in the lower-cased text).
+# Rules that need a word in the lower-cased text (their gate), tried when a word of a
+# secret's name is in it (each of them holds one: auth, pass).
 _NAMED: tuple[Rule, ...] = (
     Rule(
         "authorization",
@@ -508,9 +509,9 @@ def _judge_assignment(match: re.Match[str]) -> tuple[str, str] | None:
 
 _ASSIGNED = Rule("secret", _ASSIGNMENT, judge=_judge_assignment)
 # Each word of a secret's name where a separator follows the name it is in (lower-cased).
-_SEPARATED = tuple(
-    lazy(re.escape(word) + r"[\w.\-]*\\{0,3}[\"']?\]?[ \t]*[:=]") for word in _NAME_WORDS
-)
+_SEPARATED = {
+    word: lazy(re.escape(word) + r"[\w.\-]*\\{0,3}[\"']?\]?[ \t]*[:=]") for word in _NAME_WORDS
+}
 
 
 KINDS: tuple[str, ...] = (
@@ -595,11 +596,13 @@ class Redactor:
             if _OPTION.pattern.search(out) is not None:
                 out = self._apply(_OPTION, out, found, field)
                 low = out.lower()
-        for rule in _NAMED:
-            if rule.gate[0] in low:
-                out = self._apply(rule, out, found, field)
-                low = out.lower()
-        out = self._assignments(out, low, found, field)
+        words = [w for w in _NAME_WORDS if w in low]
+        if words:
+            for rule in _NAMED:
+                if rule.gate[0] in low:
+                    out = self._apply(rule, out, found, field)
+                    low = out.lower()
+            out = self._assignments(out, low, words, found, field)
         for rule in self._extra:
             out = self._apply(rule, out, found, field)
         if len(self._clean) >= 512:  # bounded: a new text is scanned again, never trusted
@@ -651,14 +654,16 @@ class Redactor:
             return None
         return start, end, kind
 
-    def _assignments(self, text: str, low: str, found: Found | None, field: str) -> str:
+    def _assignments(
+        self, text: str, low: str, words: list[str], found: Found | None, field: str
+    ) -> str:
         """`text` with the values given to secrets' names replaced. Each word of such a
         name is searched for in the lower-cased text `low` with a separator after its name
         (a pattern starting with the word: a fast search), and the assignment's pattern is
         tried on the text only there."""
         if len(low) != len(text):  # lower-casing moved the places (rare): search instead
             return self._apply(_ASSIGNED, text, found, field)
-        places = sorted(m.start() for p in _SEPARATED for m in p.finditer(low))
+        places = sorted(m.start() for w in words for m in _SEPARATED[w].finditer(low))
         if not places:
             return text
         pieces: list[str] = []
@@ -736,17 +741,14 @@ class Redactor:
         any the data holds: an imported event's). `done` names fields (or the start of their
         names) the caller redacted itself just now with this redactor, or derived from what
         it redacted so (a turn's message, the session state folded from it). Copy on write."""
-        from clew.free_text import FIELDS  # here: the map is read once per process
-
         found = {} if found is None else found
         if self.enabled:
-            fields = FIELDS.get(type)
+            fields = _fields(type, done)
             if fields is None:  # an event type with no map: every string but structure
                 data = self.json(data, found, "")
             else:
                 for name, steps, json in fields:
-                    if not done or not name.startswith(tuple(done)):
-                        data = self._at(data, steps, 0, json, found, name)
+                    data = self._at(data, steps, 0, json, found, name)
         if not found:
             return data
         return {**data, "redactions": merged(data.get("redactions"), found)}
@@ -813,6 +815,24 @@ class Redactor:
                 self._keys.clear()
             self._keys[key] = shown
         return shown
+
+
+_WALKS: dict[tuple[str, frozenset[str]], Any] = {}
+
+
+def _fields(type: str, done: frozenset[str]) -> Any:
+    """The free-text fields of an event type (free_text.FIELDS) less those named by (or
+    starting with a name in) `done`, worked out once per type and `done`; None for a type
+    with no map."""
+    key = (type, done)
+    if key not in _WALKS:
+        from clew.free_text import FIELDS  # here: the map is read once per process
+
+        fields = FIELDS.get(type)
+        if fields is not None and done:
+            fields = tuple(f for f in fields if not f[0].startswith(tuple(done)))
+        _WALKS[key] = fields
+    return _WALKS[key]
 
 
 def merged(recorded: object, found: Found) -> list[dict[str, Any]]:
