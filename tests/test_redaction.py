@@ -420,6 +420,22 @@ def test_an_imported_journal_brings_no_secret_in(
     assert TOKEN.encode() not in _file_bytes(tmp_path / "team.db")
 
 
+def test_a_push_brings_no_secret_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store written with redaction off pushes to a team store: the pushing process
+    redacts what it sends (its own settings say whether)."""
+    monkeypatch.setenv("CLEW_REDACT", "off")
+    with clew.open(tmp_path / "plain.db") as plain:
+        task = plain.create_task("Deploy")
+        plain.add_message(task.id, f"token {TOKEN}")
+    monkeypatch.delenv("CLEW_REDACT")
+    with clew.open(tmp_path / "plain.db") as plain:
+        assert plain.push(str(tmp_path / "team.db")).added == 2
+    with clew.open(tmp_path / "team.db") as team:
+        assert team.list_messages(task.id)[0].content == "token [redacted:github-token]"
+        assert team.verify().ok
+    assert TOKEN.encode() not in _file_bytes(tmp_path / "team.db")
+
+
 # -- the issue's scenario, on both backends ---------------------------------------------------
 
 
