@@ -121,6 +121,23 @@ def test_redaction_is_idempotent_and_keeps_the_text_around_a_secret(
     assert out.startswith(before) or not before.strip()
 
 
+_NAMES = st.sampled_from(["password", "api_key", "token", "note", "DB_PASSWORD", "auth", "x"])
+_VALUES = st.one_of(
+    st.sampled_from([TOKEN, "Hunter2pw", "abcdEFGH1234ijklMNOP5678", "https://u:pw1@h/x", "-----BEGIN"
+                     " RSA PRIVATE KEY-----\nMIIE", "Authorization: Bearer abc123def", "a\"b"]),
+    st.text(max_size=20), st.integers(), st.booleans(), st.none(),
+)  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(doc=st.dictionaries(_NAMES, st.one_of(_VALUES, st.lists(_VALUES, max_size=3)), max_size=5))
+def test_json_text_stays_json_after_redaction(doc: dict[str, Any]) -> None:
+    """A marker goes inside a string's quotes, never over JSON's own syntax: a tool's JSON
+    arguments, or a JSON document kept as text, still parse."""
+    for text in (json.dumps(doc), json.dumps(json.dumps(doc)), json.dumps(doc, indent=2)):
+        json.loads(redacted(text)[0])
+
+
 def test_bytes_that_are_not_utf8_stay_bytes_except_the_secret() -> None:
     raw = b"\xff\xfe login ok " + TOKEN.encode() + b" \x80\x81"
     out = DEFAULT.output(raw)

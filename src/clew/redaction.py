@@ -267,13 +267,16 @@ _LITERAL: tuple[Rule, ...] = (
         "private-key",
         lazy(
             r"-----BEGIN (?P<label>[A-Z0-9 ]*?)PRIVATE KEY(?P<block>(?: BLOCK)?)-----"
-            r"(?:.*?-----END (?P=label)PRIVATE KEY(?P=block)-----|[^\"]*)",
+            r"(?:.*?-----END (?P=label)PRIVATE KEY(?P=block)-----|(?:[^\"\\]|\\[^\"])*)",
             re.S,
         ),
     ),
     Rule(
         "private-key",
-        lazy(r"PuTTY-User-Key-File-\d+:.*?(?:Private-MAC: *[0-9a-fA-F]+|\Z)", re.S),
+        lazy(
+            r"PuTTY-User-Key-File-\d+:(?:.*?Private-MAC: *[0-9a-fA-F]+|(?:[^\"\\]|\\[^\"])*)",
+            re.S,
+        ),
     ),
     Rule(
         "url-password",
@@ -499,6 +502,9 @@ def _judge_assignment(match: re.Match[str]) -> tuple[str, str] | None:
     group, value = _value_of(match)
     if _called(match, group):
         return None
+    if group == "bare" and text[match.end("name") : match.end("name") + 1] in ('"', "'"):
+        return None  # a JSON key's unquoted value is a number or a literal: a marker there
+        # would leave the JSON unreadable (a quoted value is redacted inside its quotes)
     if group == "dq" and "\\" in value:  # JSON text inside text: judge the value as it reads
         value = value.replace('\\"', '"')
     line = text.rfind("\n", 0, start) + 1
