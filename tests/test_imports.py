@@ -81,7 +81,8 @@ ALLOWED_CLEW = frozenset(
         "clew.recall",
         "clew.recollection",
         "clew.record",
-        "clew.redaction",  # secrets out before every write (re, math; patterns compiled lazily)
+        "clew.redaction",  # secrets out before every write (re; patterns compiled lazily)
+        "clew.secret_shapes",  # the rules redaction applies (re, math; compiled on first use)
         "clew.free_text",  # which fields of each event redaction reads (a table of names)
         "clew.retrieval",
         "clew.search",
