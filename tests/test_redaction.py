@@ -461,6 +461,42 @@ def test_a_push_brings_no_secret_in(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert TOKEN.encode() not in _file_bytes(tmp_path / "team.db")
 
 
+def test_an_imported_event_whose_redaction_record_is_not_one_is_refused_by_line(
+    mem: clew.Memory, tmp_path: Path
+) -> None:
+    task = mem.create_task("Deploy")
+    mem.add_message(task.id, f"token {TOKEN}")
+    out = io.StringIO()
+    mem.export_events(out)
+    lines = out.getvalue().splitlines()
+    event = json.loads(lines[2])
+    event["data"]["redactions"] = [{"field": "message.content", "kind": 7, "count": "x"}]
+    lines[2] = json.dumps(event)  # the chain breaks too: re-chain it as a forger would
+    from clew import journalfile
+    from clew.models import Event
+    from clew.store import chain, codec
+
+    previous = json.loads(lines[1])["hash"]
+    fields = ("id", "space", "task_id", "correlation_id", "type", "created_at")
+    text = codec.dumps(event["data"])
+    event["hash"] = chain.event_hash(previous, **{k: event[k] for k in fields}, data=text)
+    head = (event[k] for k in ("id", "space", "task_id", "correlation_id", "type"))
+    forged = Event(0, *head, event["data"], event["created_at"], event["hash"])
+    lines[2] = journalfile.event_line(forged, text)
+    last = json.loads(lines[-1])
+    lines[-1] = json.dumps({**last, "head": event["hash"]}, separators=(",", ":"))
+    with clew.open(tmp_path / "other.db") as other:
+        with pytest.raises(ValidationError, match="line 3 of the journal file"):
+            other.import_events("\n".join(lines) + "\n")
+        assert other.journal() == []
+
+
+def test_listing_the_redactions_of_what_is_not_there_says_so(mem: clew.Memory, cli: Cli) -> None:
+    shown = cli("redactions", "--task", "zzzzzzzz")
+    assert shown.code != 0 and shown.err.count("\n") == 1 and "clew task list" in shown.err
+    assert cli("redactions", "--limit", "-1").code == 2
+
+
 # -- the scenario, on both backends ---------------------------------------------------
 
 

@@ -356,14 +356,18 @@ def _fields(type: str, done: frozenset[str]) -> Any:
 
 def merged(recorded: object, found: Found) -> list[dict[str, Any]]:
     """An event's "redactions": what it recorded (a list of {field, kind, count}) with
-    `found` added, one item per field and kind, in order."""
+    `found` added, one item per field and kind, in order. A record that is not such a list
+    is refused (ValueError), as the projection refuses it."""
     total: dict[tuple[str, str], int] = {}
-    if isinstance(recorded, list):
-        for item in recorded:
-            if isinstance(item, dict):
-                key = (str(item.get("field")), str(item.get("kind")))
-                count = item.get("count")
-                total[key] = total.get(key, 0) + (count if isinstance(count, int) else 0)
+    if recorded is not None and not isinstance(recorded, list):
+        raise ValueError("an event's redactions must be a list")
+    for item in recorded or ():
+        field = item.get("field") if isinstance(item, dict) else None
+        kind = item.get("kind") if isinstance(item, dict) else None
+        count = item.get("count") if isinstance(item, dict) else None
+        if not (isinstance(field, str) and isinstance(kind, str) and type(count) is int):
+            raise ValueError("an event's redactions must each be a field, a kind and a count")
+        total[(field, kind)] = total.get((field, kind), 0) + count
     for key, count in found.items():
         total[key] = total.get(key, 0) + count
     return [{"field": f, "kind": k, "count": n} for (f, k), n in sorted(total.items())]
