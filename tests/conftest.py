@@ -127,6 +127,7 @@ CONFORMANCE = frozenset(
         "test_langgraph_saver",
         "test_langgraph_store",
         "test_bulk",
+        "test_redaction",
         "test_properties",
         "test_trace",
         "test_waits",

@@ -48,14 +48,23 @@ def undo_migration_23(conn: sqlite3.Connection) -> None:
     conn.commit()
 
 
+def undo_migration_22(conn: sqlite3.Connection) -> None:
+    """Take a store at schema 22 (or later) back to the one before: no redactions table."""
+    if _applied(conn, 23):
+        undo_migration_23(conn)
+    conn.execute("DROP TABLE IF EXISTS redactions")
+    conn.execute("DELETE FROM clew_migrations WHERE number = 22")
+    conn.commit()
+
+
 def undo_migration_21(conn: sqlite3.Connection) -> None:
     """Take a store at schema 21 (or later) back to 20: no tombstones, every
     event chained with version 1 of the hash again, the journal's guard refusing every
     update, no update triggers of message and decision search documents."""
     from clew.store import chain
 
-    if _applied(conn, 23):
-        undo_migration_23(conn)
+    if _applied(conn, 22):
+        undo_migration_22(conn)
     if conn.execute("SELECT 1 FROM events WHERE forgotten IS NOT NULL").fetchone():
         raise ValueError("a store that forgot something cannot go back to version 1")
     conn.execute("DROP TRIGGER events_no_update")

@@ -242,7 +242,7 @@ def test_projections_import_no_heuristic() -> None:
 
 _PROJECTION_MODULES = {
     "projection_archive", "projection_conversations", "projection_record",
-    "projection_utility", "projection_waits",
+    "projection_utility", "projection_waits", "projection_redactions",
 }  # fmt: skip
 
 

@@ -33,8 +33,8 @@ S_MESSAGE = "plumtoken4411"
 S_ENTRY = "figtoken5522"
 S_OUTPUT = "kiwitoken6633"
 S_TURN = "limetoken7744"
-S_SHARED = "ghp_Abcdefghijklmnopqrstuvwxyz0123456789"
-PATTERN = r"ghp_[A-Za-z0-9]{36}"
+S_SHARED = "quokka-shared-7f3e9a21"  # no known secret shape: redaction leaves it
+PATTERN = r"quokka-shared-[0-9a-f]{8}"
 
 
 class World:
@@ -53,7 +53,7 @@ class World:
         mem.resolve(self.entry, f"rotated {S_ENTRY}", task_id=self.task)
         self.action = mem.record_action(
             self.task,
-            command=f"docker login -p {S_SHARED}",
+            command=f"deploy --tag {S_SHARED}",
             cwd="/srv/app",
             exit_code=3,
             stdout=f"Login {S_OUTPUT} with {S_SHARED}",
@@ -149,7 +149,7 @@ def test_forgetting_each_kind_leaves_its_content_nowhere_and_verify_reports_it(
     # What a forget never touches: ids, the exit code, the command, paths.
     action = mem.get_action(w.action)
     assert (action.exit_code, action.cwd) == (3, "/srv/app")
-    assert action.command == f"docker login -p {S_SHARED}"
+    assert action.command == f"deploy --tag {S_SHARED}"
     assert (action.stdout, action.stderr) == (PLACEHOLDER, PLACEHOLDER)
     turns = mem.list_turns(w.session)
     assert turns[0].text == PLACEHOLDER and turns[1].tool_calls[0][:2] == ("call_1", "write_file")
@@ -194,7 +194,7 @@ def test_a_pattern_forget_reaches_every_kind_and_never_an_id_an_exit_code_or_a_p
     data = json.dumps([e.data for e in mem.journal() if e.type == "journal.forgotten"])
     assert PATTERN not in data and S_SHARED not in data  # its seal, never its text
     action = mem.get_action(w.action)
-    assert action.command == f"docker login -p {PLACEHOLDER}"
+    assert action.command == f"deploy --tag {PLACEHOLDER}"
     assert (action.exit_code, action.cwd) == (3, "/srv/app")
     arguments = json.loads(mem.list_turns(w.session)[1].tool_calls[0][2])
     assert arguments == {"path": "/srv/app/.env", "text": f"TOKEN={S_TURN} {PLACEHOLDER}"}
@@ -537,7 +537,7 @@ _word = st.text(alphabet="abcdefgh ", min_size=0, max_size=12)
 def test_a_pattern_rewrite_leaves_no_match_in_content_and_changes_nothing_else(
     words: list[str], number: int, data: st.DataObject
 ) -> None:
-    secret = "ghp_" + "Q" * 36
+    secret = "quokka-shared-0123abcd"
     texts = [w + (secret if data.draw(st.booleans()) else "") + w for w in words]
     event = {
         "action": {"id": "abcdefghij", "command": texts[0], "stdout": " ".join(texts),

@@ -83,6 +83,9 @@ ALLOWED_CLEW = frozenset(
         "clew.recall",
         "clew.recollection",
         "clew.record",
+        "clew.redaction",  # secrets out before every write (re; patterns compiled lazily)
+        "clew.secret_shapes",  # the rules redaction applies (re, math; compiled on first use)
+        "clew.free_text",  # which fields of each event redaction reads (a table of names)
         "clew.retrieval",
         "clew.search",
         "clew.semantic",
@@ -123,6 +126,7 @@ ALLOWED_CLEW = frozenset(
         "clew.store.projection_archive",
         "clew.store.projection_conversations",
         "clew.store.projection_record",
+        "clew.store.projection_redactions",
         "clew.store.projection_utility",
         "clew.store.projection_waits",
         "clew.store.rows",

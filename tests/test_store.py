@@ -237,6 +237,7 @@ def test_verify_counts_rows_of_every_projection(busy_store: clew.Memory) -> None
         "sessions": 0,
         "turns": 0,
         "waits": 0,
+        "redactions": 0,
     }
     assert report.events == len(busy_store.journal())
 

@@ -182,6 +182,7 @@ class AsyncMemory:
     write_session = _off_loop(Memory.write_session)
     journal = _off_loop(Memory.journal)
     journal_head = _off_loop(Memory.journal_head)
+    redactions = _off_loop(Memory.redactions)
     verify = _off_loop(Memory.verify)
     checkpoint = _off_loop(Memory.checkpoint)
     check_checkpoints = _off_loop(Memory.check_checkpoints)

@@ -36,6 +36,7 @@ from clew.models import (
     SearchHit,
     SourceKind,
 )
+from clew.redaction import Found
 
 # Entries that can be resolved, and what their resolution is called.
 RESOLVABLE = {EntryType.ERROR: "resolution", EntryType.QUESTION: "answer"}
@@ -98,7 +99,11 @@ class Archive(Facade):
         `command`, for an error, the command that failed (part of its fingerprint).
         """
         kind = checks.choice(type, EntryType, "entry type")
-        text = checks.text(summary, "summary", max_chars=checks.MAX_TEXT_CHARS)
+        # Secrets out before the fingerprint is taken, as a failed command's is.
+        found: Found = {}
+        text = self._redacted(
+            checks.text(summary, "summary", max_chars=checks.MAX_TEXT_CHARS), "entry.summary", found
+        )
         if resolution is not None and kind not in RESOLVABLE:
             raise ValidationError(f"only errors and questions have a resolution, not a {kind}")
         if command is not None and kind is not EntryType.ERROR:
@@ -107,16 +112,21 @@ class Archive(Facade):
             "id": new_id(),
             "type": kind.value,
             "summary": text,
-            "detail": None if detail is None else checks.text(detail, "detail"),
+            "detail": self._redacted(
+                None if detail is None else checks.text(detail, "detail"), "entry.detail", found
+            ),
             "tags": list(checks.strings(tags, "tags")),
         }
         fix = None
         failed = None
         if kind is EntryType.ERROR:
-            failed = checks.optional_text(command, "command")
+            failed = self._redacted(checks.optional_text(command, "command"), "command", {})
             entry["fingerprint"] = fingerprint(entry["detail"] or text, failed).key
         if resolution is not None:
-            said = checks.text(resolution, "resolution", max_chars=checks.MAX_TEXT_CHARS)
+            said = self._redacted(
+                checks.text(resolution, "resolution", max_chars=checks.MAX_TEXT_CHARS),
+                "entry.resolution", found,
+            )  # fmt: skip
             entry.update(resolution=said, status=EntryStatus.RESOLVED.value)
             if "fingerprint" in entry:
                 fix = _fix(entry["fingerprint"], entry["id"], said, worked=True)
@@ -154,7 +164,7 @@ class Archive(Facade):
             data: dict[str, Any] = {"entry": entry}
             if fix is not None:
                 data["fix"] = fix
-            self._emit("entry.added", tid, data, at)
+            self._emit("entry.added", tid, data, at, found)
         return self._store.get_entry(entry["id"])
 
     def _link_decision(self, tid: str, entry: dict[str, Any], previous: Entry | None) -> None:
@@ -414,7 +424,9 @@ class Archive(Facade):
     def seen_before(self, error: str, *, command: str | None = None) -> ErrorHistory:
         """Look an error up by its fingerprint: where it was seen, and which fixes worked."""
         text = checks.text(error, "error", max_chars=checks.MAX_TEXT_CHARS)
-        print_ = fingerprint(text, checks.optional_text(command, "command"))
+        # Fingerprints are taken of redacted text: the query's secrets go the same way.
+        text = self._redacted(text, "error", {})
+        print_ = fingerprint(text, self._redacted(checks.optional_text(command, "command"), "", {}))
         with self._store.transaction():
             commands = self._store.actions_with_fingerprint(print_.key)
             known = {a.id for a in commands}

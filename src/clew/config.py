@@ -23,6 +23,12 @@ Config files are TOML: `config.toml` beside the store (for a project store,
     pause_after = "24h"     # pause active tasks idle this long    (CLEW_PAUSE_AFTER; "never")
     archive_after = "7d"    # archive tasks closed this long ago   (CLEW_ARCHIVE_AFTER; "never")
     prune_patterns = true   # deprecate patterns under 70% after 10 trials (CLEW_PRUNE_PATTERNS)
+
+    [redact]
+    enabled = true          # secrets out of everything stored (CLEW_REDACT=off turns it off)
+    patterns = { internal-token = "itk_[A-Za-z0-9]{32}" }  # more kinds: name = regex
+    allow = ["AKIAIOSFODNN7EXAMPLE"]  # values never redacted, exactly these
+    allow_patterns = ["sk_test_.*"]   # values never redacted, any one a regex matches whole
 """
 
 from __future__ import annotations
@@ -122,7 +128,7 @@ def model_settings(store_path: str, role: str) -> Any:
     from clew.providers import PROVIDERS, ModelSettings
 
     prefix = _MODEL_ENV[role]
-    _refuse_project_model(store_path)
+    _refuse_project(store_path, "model")
     section = load(store_path).get("model", {})
     if role == "large":
         section = section.get("large", {}) if isinstance(section, dict) else {}
@@ -159,26 +165,31 @@ def model_settings(store_path: str, role: str) -> Any:
     )
 
 
-# What a store's own config file may set in [model]: not where clew sends what it holds. A
-# project's .clew/config.toml arrives with the project (a clone, an archive), and a model
-# endpoint or key variable there would send the memory, and the key, wherever it says.
-_PROJECT_MODEL_KEYS = frozenset({"worker"})
+# What a store's own config file may set in [model] and [redact]: not where clew sends what it
+# holds, nor less redaction. A project's .clew/config.toml arrives with the project (a clone,
+# an archive): a model endpoint or key variable there would send the memory, and the key,
+# wherever it says; redaction turned off or values allowed there would keep secrets.
+_PROJECT_MAY = {"model": frozenset({"worker"}), "redact": frozenset({"patterns"})}
+_PROJECT_WHY = {
+    "model": "which model clew sends your memory to, and with which key, is yours to say",
+    "redact": "whether secrets are kept out of your memory is yours to say",
+}
 
 
-def _refuse_project_model(store_path: str) -> None:
-    """Refuse a store's own config file that says which model clew talks to, or how."""
+def _refuse_project(store_path: str, section: str) -> None:
+    """Refuse a store's own config file that sets what only the user may in `section`."""
     files = config_files(store_path)
     if len(files) < 2:  # a team store reads only the user's own file
         return
-    section = _read(files[0]).get("model")
-    said = sorted(set(section) - _PROJECT_MODEL_KEYS) if isinstance(section, dict) else []
-    if section is not None and not isinstance(section, dict):
-        said = ["model"]
+    found = _read(files[0]).get(section)
+    if found is None:
+        return
+    said = sorted(set(found) - _PROJECT_MAY[section]) if isinstance(found, dict) else [section]
     if said:
         raise ValidationError(
-            f"the config file {files[0]} beside the store sets [model] {', '.join(said)}:"
-            " which model clew sends your memory to, and with which key, is yours to say; move"
-            f" those lines to {files[1]} or the environment (CLEW_MODEL...)"
+            f"the config file {files[0]} beside the store sets [{section}] {', '.join(said)}:"
+            f" {_PROJECT_WHY[section]}; move those lines to {files[1]} or the environment"
+            f" ({'CLEW_MODEL...' if section == 'model' else 'CLEW_REDACT'})"
         )
 
 
@@ -281,6 +292,63 @@ def maintenance(store_path: str) -> Any:
     )  # fmt: skip
 
 
+_REDACT_KEYS = ("enabled", "patterns", "allow", "allow_patterns")
+
+
+def redaction(store_path: str) -> Any:
+    """The `[redact]` settings as a Redactor, from the environment (CLEW_REDACT), else the
+    config files; each mistake refused with one line naming it."""
+    from clew.redaction import Redactor, checked_kind
+
+    _refuse_project(store_path, "redact")
+    section = load(store_path).get("redact", {})
+    if not isinstance(section, dict):
+        raise ValidationError("the [redact] setting in config.toml must be a table")
+    unknown = sorted(set(section) - set(_REDACT_KEYS))
+    if unknown:
+        raise ValidationError(
+            f"unknown setting redact.{unknown[0]} in config.toml; [redact] takes:"
+            f" {', '.join(_REDACT_KEYS)}"
+        )
+    raw = os.environ["CLEW_REDACT"] if "CLEW_REDACT" in os.environ else section.get("enabled")
+    enabled = True if raw is None else flag(raw, "redact (CLEW_REDACT or redact.enabled)")
+    patterns = section.get("patterns", {})
+    if not isinstance(patterns, dict):
+        raise ValidationError(
+            'redact.patterns must be a table of kind = regex, e.g. { my-token = "mt_[a-z0-9]{32}" }'
+        )
+    extra: dict[str, str] = {}
+    for kind, source in patterns.items():
+        try:
+            checked_kind(kind, "redact.patterns")
+        except ValueError as exc:
+            raise ValidationError(str(exc)) from None
+        extra[kind] = _regex(source, f"redact.patterns.{kind}")
+    allow = section.get("allow", [])
+    if not isinstance(allow, list) or not all(isinstance(v, str) and v for v in allow):
+        raise ValidationError("redact.allow must be a list of the exact values never redacted")
+    allow_patterns = section.get("allow_patterns", [])
+    if not isinstance(allow_patterns, list):
+        raise ValidationError("redact.allow_patterns must be a list of regular expressions")
+    checked = [_regex(p, f"redact.allow_patterns[{n}]") for n, p in enumerate(allow_patterns)]
+    return Redactor(enabled=enabled, extra=extra, allow=allow, allow_patterns=checked)
+
+
+def _regex(source: object, name: str) -> str:
+    """A regular expression from the config, checked: it compiles and never matches empty text."""
+    import re
+
+    if not isinstance(source, str) or not source:
+        raise ValidationError(f"{name} must be a regular expression as text")
+    try:
+        compiled = re.compile(source)
+    except re.error as exc:
+        raise ValidationError(f"{name} is not a valid regular expression: {exc}") from None
+    if compiled.fullmatch("") is not None:
+        raise ValidationError(f"{name} matches empty text; make it match only a secret")
+    return source
+
+
 def settings(store_path: str, *, state_budget: object = None, mirror: object = None) -> Any:
     """Everything a Memory reads from the environment and config files, checked."""
     from clew import checks
@@ -309,4 +377,5 @@ def settings(store_path: str, *, state_budget: object = None, mirror: object = N
         progress=progress_mode(store_path),
         stuck=stuck_rules(store_path),
         maintenance=maintenance(store_path),
+        redaction=redaction(store_path),
     )

@@ -30,6 +30,8 @@ from clew.ids import ID_LENGTH, is_id_prefix, new_id
 from clew.lifecycle import MaintenanceSettings
 from clew.location import is_url
 from clew.models import Event, Job
+from clew.redaction import DEFAULT as DEFAULT_REDACTION
+from clew.redaction import Found, Redactor
 from clew.store import Store
 from clew.stuck import StuckRules
 
@@ -142,6 +144,8 @@ class Settings(NamedTuple):
     progress: str = "suggest"
     stuck: StuckRules = StuckRules()  # when a task counts as stuck, how often to alert
     maintenance: MaintenanceSettings = MaintenanceSettings()  # [maintenance] in config.toml
+    # Secrets taken out of every free-text field before its event is made ([redact]).
+    redaction: Redactor = DEFAULT_REDACTION
 
 
 _HINTS = {
@@ -236,7 +240,21 @@ class Facade:
     def _now(self) -> str:
         return stamp(self._clock())
 
-    def _emit(self, type: str, task_id: str | None, data: dict[str, Any], at: str) -> Event:
+    def _emit(
+        self,
+        type: str,
+        task_id: str | None,
+        data: dict[str, Any],
+        at: str,
+        found: Found | None = None,
+        done: frozenset[str] = frozenset(),
+    ) -> Event:
+        """Journal one event. Its free-text fields are redacted here, the one place every
+        write passes through, before the event is made (the data is what is stored and
+        chained); `found` is what the caller redacted itself before deriving anything from
+        its input (a turn's message, a command), counted with the rest, and `done` the
+        fields it redacted so (with `_redacted`, in this call: never a value it read)."""
+        data = self.settings.redaction.event(type, data, found, done)
         cid = _correlation.get() or new_id()
         call = _call.get()
         if call is not None:
@@ -254,6 +272,18 @@ class Facade:
         Calls made inside join it: an adapter (ADK's append) wraps several calls in it to
         make them, and the reads that check them, one transaction under the write lock."""
         return _Write(self)
+
+    def _redacted(self, value: Any, field: str, found: Found) -> Any:
+        """Text, bytes or JSON an agent handed clew with its secrets redacted now, before
+        anything is derived from it (counted in `found` under `field`)."""
+        redaction = self.settings.redaction
+        if value is None or not redaction.enabled:
+            return value
+        if isinstance(value, str):
+            return redaction.text(value, found, field)
+        if isinstance(value, bytes):
+            return redaction.output(value, found, field)
+        return redaction.json(value, found, field)
 
     def _publish(self, committed: Committed) -> None:
         """Run the after-commit subscribers in order. The write has committed, so a failing

@@ -23,11 +23,13 @@ from clew.models import (
     MessageType,
     PlanItem,
     PlanOp,
+    Redaction,
     StepStatus,
     Task,
     TaskStatus,
     VerifyReport,
 )
+from clew.redaction import Found
 from clew.roles import Roles
 from clew.taskrecord import step_changes
 from clew.trace import Ledger
@@ -421,6 +423,8 @@ class Memory(Assembly, Upkeep, Ledger, Transfer, Keys, Roles, Checkpoints):
     ) -> Message:
         """Journal a message; with `progress = "apply"`, an agent's or user's message that
         says steps are done completes them (all but `exclude`), journaled as inferred."""
+        found: Found = {}
+        content = self._redacted(content, "message.content", found)
         message = Message(
             id=new_id(),
             space=self.space,
@@ -431,7 +435,7 @@ class Memory(Assembly, Upkeep, Ledger, Transfer, Keys, Roles, Checkpoints):
             created_at=at,
         )
         data = {"id": message.id, "role": message.role.value, "type": message.type.value}
-        self._emit("message.added", task_id, {"message": {**data, "content": content}}, at)
+        self._emit("message.added", task_id, {"message": {**data, "content": content}}, at, found)
         if message.role is not MessageRole.SYSTEM:
             self._apply_progress(task_id, message.id, content, at, exclude=exclude)
         self._signal("message.added", task_id, at)
@@ -468,6 +472,24 @@ class Memory(Assembly, Upkeep, Ledger, Transfer, Keys, Roles, Checkpoints):
         return self._store.list_events(
             task_id=tid, after=after, limit=limit, types=tuple(types), newest=bool(newest)
         )
+
+    def redactions(
+        self,
+        *,
+        task_id: str | None = None,
+        session: str | None = None,
+        kind: str | None = None,
+        limit: int | None = None,
+    ) -> list[Redaction]:
+        """Where redaction took secrets out of what was stored, the newest first: each
+        event's field, the kind and how many (never the value); of one task, one session
+        (its id, a prefix or its key) or one kind when given."""
+        limit = checks.optional_count(limit, "limit")
+        tid = None if task_id is None else self._task_id(task_id)
+        sid = None if session is None else self._session(session).id
+        if kind is not None:
+            kind = checks.name(kind, "kind")
+        return self._store.list_redactions(task_id=tid, session_id=sid, kind=kind, limit=limit)
 
     def journal_head(self) -> int:
         """Return the space's newest event seq, or 0 (cheap: a follower polls it)."""

@@ -45,6 +45,7 @@ __all__ = [
     "PlanSource",
     "Priority",
     "RecordHit",
+    "Redaction",
     "RemoveStep",
     "RenameStep",
     "RepeatedFailure",
@@ -866,6 +867,21 @@ EVENT_TYPES = frozenset(
     | {"wait.added", "wait.checked", "wait.resolved", "wait.timed_out", "wait.failed"}
     | {"wait.cancelled", "maintenance.ran", "journal.forgotten"}
 )
+
+
+class Redaction(NamedTuple):
+    """Where redaction took secrets out of what an agent handed clew: one event's field,
+    their kind and how many (never what they were)."""
+
+    event_id: str
+    seq: int
+    event_type: str
+    task_id: str | None
+    session_id: str | None
+    field: str
+    kind: str
+    times: int  # how many of that kind in that field
+    created_at: str
 
 
 class MoveReport(NamedTuple):

@@ -19,6 +19,7 @@ from clew.errors import ValidationError
 from clew.ids import new_id
 from clew.location import kept_path, real_path, related
 from clew.models import Session, Turn
+from clew.redaction import Found
 from clew.retrieval import Retrieval
 from clew.session_state import STATE_BUDGET as SESSION_STATE_BUDGET
 from clew.session_state import advance as fold_state
@@ -219,7 +220,7 @@ class Sessions(Retrieval, Working):
         if isinstance(messages, str | bytes | dict):
             raise ValidationError("messages must be a list of messages, not one")
         items = list(messages)
-        parsed = [self._checked(m, f"message {n}") for n, m in enumerate(items, 1)]
+        parsed = [self._unsecret(*self._checked(m, f"message {n}")) for n, m in enumerate(items, 1)]
         tool = checks.optional_text(tool_name, "tool name", max_chars=checks.MAX_NAME_CHARS)
         said = self._said(at, len(parsed))
         with self._write() as now:
@@ -233,7 +234,7 @@ class Sessions(Retrieval, Working):
             pending: dict[str, Any] = dict(current.state.get("calls", {}))
             state = current.state
             added = []
-            for number, (message, parts) in enumerate(parsed, current.turn_count + 1):
+            for number, (message, parts, found) in enumerate(parsed, current.turn_count + 1):
                 call, name = {}, None
                 if parts.role == "tool":
                     call = pending.pop(parts.tool_call_id or "", {})
@@ -259,8 +260,9 @@ class Sessions(Retrieval, Working):
                     data["said_at"] = turn.created_at
                 state = folded
                 self._emit(
-                    "turn.appended", current.task_id, {"session_id": current.id, "turn": data}, now
-                )
+                    "turn.appended", current.task_id, {"session_id": current.id, "turn": data},
+                    now, found, _MESSAGE_DONE,
+                )  # fmt: skip
                 added.append(turn)
             return added
 
@@ -276,6 +278,16 @@ class Sessions(Retrieval, Working):
         if len(times) != count:
             raise ValidationError(f"at gives {len(times)} time(s) for {count} message(s)")
         return [checks.moment(t, f"at[{i}]", self._clock()) for i, t in enumerate(times)]
+
+    def _unsecret(
+        self, message: dict[str, Any], parts: turns.Parts
+    ) -> tuple[dict[str, Any], turns.Parts, Found]:
+        """A message with its secrets redacted before its parts and the session state are
+        derived from it, so its text, its tool calls and the state's keys (a command that
+        failed, matched when it later succeeds) are what is stored; what was redacted."""
+        found: Found = {}
+        clean = self._redacted(message, "turn.message", found)
+        return clean, parts if clean is message else turns.parse(clean), found
 
     @staticmethod
     def _checked(message: object, where: str) -> tuple[dict[str, Any], turns.Parts]:
@@ -419,6 +431,8 @@ class Sessions(Retrieval, Working):
                              current.turn_count)  # fmt: skip
 
 
+# Redacted by `_unsecret` before its parts and the session state are derived from it.
+_MESSAGE_DONE = frozenset({"turn.message", "turn.state."})
 _IMPORT_BATCH = 1000  # messages parsed and appended at a time by import_session
 _EXPORT_PAGE = 1000  # turns read at a time by _session_messages
 

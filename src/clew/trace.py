@@ -30,6 +30,7 @@ from clew.models import (
     TraceDecision,
     TraceValidation,
 )
+from clew.redaction import Found
 
 if TYPE_CHECKING:
     from clew.history import HistoryItem
@@ -39,6 +40,8 @@ TEST_RUNNERS = (
     "pytest", "test", "jest", "vitest", "mocha", "rspec", "phpunit", "tox", "nox", "spec",
 )  # fmt: skip
 LEDGER_LIMIT = 50
+# What record_action redacts itself, before deriving the error lines and the fingerprint.
+_ACTION_DONE = frozenset({"action.summary", "action.command", "action.stdout", "action.stderr"})
 
 
 class Outcome(StrEnum):
@@ -95,7 +98,10 @@ class Ledger(Facade):
         """
         tid = self._whole_task_id(task_id)
         kind = checks.choice(type, ActionType, "action type")
-        command = checks.optional_text(command, "command")
+        # Secrets out before anything is derived: the error lines, the fingerprint, the
+        # command matched against earlier failures, the action returned.
+        found: Found = {}
+        command = self._redacted(checks.optional_text(command, "command"), "action.command", found)
         if summary is None and command is None:
             raise ValidationError("an action needs a summary or a command")
         code = None if exit_code is None else checks.integer(exit_code, "exit code")
@@ -109,7 +115,9 @@ class Ledger(Facade):
         action: dict[str, Any] = {
             "id": action_id,
             "type": kind.value,
-            "summary": checks.text(summary, "summary") if summary is not None else command,
+            "summary": command
+            if summary is None
+            else self._redacted(checks.text(summary, "summary"), "action.summary", found),
             "status": state.value,
             "input": None if input is None else checks.json_object(input, "input"),
             "output": None if output is None else checks.json_object(output, "output"),
@@ -117,8 +125,8 @@ class Ledger(Facade):
             "cwd": checks.optional_text(cwd, "cwd"),
             "exit_code": code,
             "duration_seconds": checks.duration(duration_seconds, "duration"),
-            "stdout": checks.output(stdout, "stdout"),
-            "stderr": checks.output(stderr, "stderr"),
+            "stdout": self._redacted(checks.output(stdout, "stdout"), "action.stdout", found),
+            "stderr": self._redacted(checks.output(stderr, "stderr"), "action.stderr", found),
             "tool": checks.optional_text(tool, "tool"),
             "cpu_seconds": checks.duration(cpu_seconds, "cpu seconds"),
             "memory_mb": checks.duration(memory_mb, "memory (MB)"),
@@ -153,7 +161,7 @@ class Ledger(Facade):
                 if self._store.get_trace_decision(decision_id).task_id != tid:
                     raise ValidationError(f"decision {decision_id} belongs to another task")
                 action["decision_id"] = decision_id
-            self._emit("action.recorded", tid, {"action": action}, at)
+            self._emit("action.recorded", tid, {"action": action}, at, found, _ACTION_DONE)
             self._signal("action.recorded", tid, "fingerprint" in action, at)
             if command is not None and state is ActionStatus.COMPLETED:
                 self._signal("command.succeeded", tid, command, action_id, at)
@@ -181,14 +189,16 @@ class Ledger(Facade):
         else:
             state = ActionStatus.FAILED if code not in (None, 0) else ActionStatus.COMPLETED
         changes: dict[str, Any] = {"status": state.value}
+        found: Found = {}
         for key, value in (
             ("exit_code", code),
             ("duration_seconds", checks.duration(duration_seconds, "duration")),
-            ("stdout", checks.output(stdout, "stdout")),
-            ("stderr", checks.output(stderr, "stderr")),
+            ("stdout", self._redacted(checks.output(stdout, "stdout"), "changes.stdout", found)),
+            ("stderr", self._redacted(checks.output(stderr, "stderr"), "changes.stderr", found)),
             ("output", None if output is None else checks.json_object(output, "output")),
-            ("summary", None if summary is None else checks.text(summary, "summary")),
-        ):
+            ("summary", None if summary is None
+             else self._redacted(checks.text(summary, "summary"), "changes.summary", found)),
+        ):  # fmt: skip
             if value is not None:
                 changes[key] = value
         for name in ("stdout", "stderr"):
@@ -205,7 +215,7 @@ class Ledger(Facade):
                 result = {**current._asdict(), **changes}
                 changes["fingerprint"] = failure_fingerprint(current.command, result)
             data = {"action_id": aid, "changes": changes}
-            self._emit("action.updated", current.task_id, data, at)
+            self._emit("action.updated", current.task_id, data, at, found)
             self._signal("action.recorded", current.task_id, "fingerprint" in changes, at)
             if current.command is not None and state is ActionStatus.COMPLETED:
                 self._signal("command.succeeded", current.task_id, current.command, aid, at)
@@ -230,12 +240,13 @@ class Ledger(Facade):
         """Append a log line to an action."""
         aid = self._resolve("action", action_id)
         kind = checks.name(type, "log type")
-        content = checks.text(content, "log content")
+        found: Found = {}
+        content = self._redacted(checks.text(content, "log content"), "log.content", found)
         with self._write() as at:
             task_id = self._store.get_action(aid).task_id
             log = ActionLog(new_id(), self.space, task_id, aid, kind, content, at)
             data = {"id": log.id, "action_id": aid, "type": kind, "content": content}
-            self._emit("action.logged", task_id, {"log": data}, at)
+            self._emit("action.logged", task_id, {"log": data}, at, found)
             return log
 
     def list_action_logs(self, action_id: str) -> list[ActionLog]:

@@ -53,6 +53,7 @@ from clew.forgetting import Forgetting
 from clew.journalfile import After, Moved
 from clew.models import Event, ImportRecord, MoveReport
 from clew.origin import Origin
+from clew.redaction import Redactor
 from clew.store import Store, chain, codec
 from clew.store.chain import Link
 from clew.store.sqlite_journal import FORGOTTEN
@@ -145,7 +146,7 @@ class Transfer(Forgetting):
         line."""
         if not isinstance(by, Origin):
             raise ValidationError(f"by must be an Origin, not {type(by).__name__}")
-        adoption = _Adoption(by, self._now())
+        adoption = _Adoption(by, self._now(), self.settings.redaction)
         if isinstance(text, str):
             moved = journalfile.parse(text)
             _known_schema(moved.schema)
@@ -187,7 +188,7 @@ class Transfer(Forgetting):
 
         journal = _Journal(self)  # read twice (checks, then writes), a page at a time
         target = open_store(location, chosen, resolve_busy_timeout(busy_timeout))
-        adoption = _Adoption(Origin("push"), self._now())
+        adoption = _Adoption(Origin("push"), self._now(), self.settings.redaction)
         try:
             refuse = _pushed("nothing was pushed")
             report = replay(target, None, journal, refuse=refuse, batch=size, adoption=adoption)
@@ -280,7 +281,9 @@ def replay(
     first (then `events` is read twice, a part at a time: it need not fit in memory), or,
     `streamed`, all in one transaction read once a part at a time, each part checked with
     what the parts before it showed. Each transaction that adds events records who added
-    them (`adoption`). Return what was added and skipped."""
+    them, and each event's free text is redacted as it is adopted, as a write's is
+    (`adoption`), so a journal written without redaction, or by another clew, brings no
+    secret in. Return what was added and skipped."""
     from clew import meter  # here: the hook path imports this module, not meter
 
     if streamed:
@@ -334,10 +337,12 @@ class _Adoption:
     an admin key), the events each write transaction adopted (to record who brought them
     before it commits: within a space they are consecutive, as its writers take the space's
     lock), and what the forgets it adopted touched (so the caller purges and rewrites
-    mirrors)."""
+    mirrors). Each event's free text is redacted before it is adopted (`redaction`), so the
+    target chains an event that held a secret over what it stores; an event whose content
+    was forgotten is adopted as it is (its tombstone vouches for its data as it stands)."""
 
-    def __init__(self, by: Origin, at: str) -> None:
-        self.by, self.at = by, at
+    def __init__(self, by: Origin, at: str, redaction: Redactor) -> None:
+        self.by, self.at, self.redaction = by, at, redaction
         self.forgets = by.scope == "admin"
         self.forgot = False
         self.tasks: set[str] = set()
@@ -346,9 +351,13 @@ class _Adoption:
         self.count = 0
 
     def adopt(self, store: Store, moved: Moved, refuse: _Refusal) -> Event:
-        """Adopt one event into `store`; a refusal names its line (or event)."""
+        """Adopt one event into `store`, redacted; a refusal names its line (or event)."""
+        event = moved.event
         try:
-            event = store.adopt(moved.event, forgets=self.forgets)
+            if event.forgotten is None:
+                data = self.redaction.event(event.type, event.data)
+                event = event if data is event.data else event._replace(data=data)
+            event = store.adopt(event, forgets=self.forgets)
         except (StoreBusyError, StoreReadOnlyError):
             raise  # the store's state, not the event's: its own message says what to do
         except (StoreError, ValueError, KeyError, TypeError) as exc:

@@ -28,6 +28,7 @@ from clew.models import (
     Pattern,
     PlanItem,
     RecordHit,
+    Redaction,
     RepeatedFailure,
     Session,
     StepRecord,
@@ -391,6 +392,26 @@ def forget_view(report: ForgetReport) -> str:
         lines += [f"  #{i.seq} {i.type}: {', '.join(i.fields)}" for i in report.remaining]
     if report.note:
         lines.append(f"note: {report.note}")
+    return "\n".join(lines)
+
+
+def redactions_view(found: Sequence[Redaction]) -> str:
+    """Where redaction took secrets out, one line each (newest first), then the totals by kind."""
+    if not found:
+        return "no redactions found"
+    lines = []
+    kinds: dict[str, int] = {}
+    for r in found:
+        where = f"task {r.task_id}" if r.task_id else ""
+        if r.session_id:
+            where = f"{where}, session {r.session_id}" if where else f"session {r.session_id}"
+        lines.append(
+            f"{r.created_at[:19]}  #{r.seq} {r.event_type}  {r.field}: {r.times} {r.kind}"
+            + (f"  ({where})" if where else "")
+        )
+        kinds[r.kind] = kinds.get(r.kind, 0) + r.times
+    total = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
+    lines.append(f"{len(found)} field(s) redacted: {total}")
     return "\n".join(lines)
 
 

@@ -64,7 +64,7 @@ def _common() -> argparse.ArgumentParser:
 # The command modules, and the top-level commands each adds: a command line only builds
 # (and imports) the module of its own command, which keeps hooks like `clew prime` fast.
 MODULES: dict[str, tuple[str, ...]] = {
-    "store": ("init", "journal", "verify", "checkpoint", "forget", "demo"),
+    "store": ("init", "journal", "verify", "checkpoint", "forget", "redactions", "demo"),
     "tasks": ("task", "where"),
     "state": ("state", "prime", "context"),
     "archive": ("note", "entries", "search", "seen", "fix"),

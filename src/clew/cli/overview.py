@@ -57,6 +57,7 @@ GROUPS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("checkpoint", "seal the journal's head into a file kept outside the store"),
             ("journal", "print the journal's events in commit order"),
             ("forget", "remove a record's content, or a pattern's matches, leaving a tombstone"),
+            ("redactions", "where secrets were taken out of what was stored"),
             ("work", "do queued jobs and due waits now (extractions, summaries)"),
             ("maintain", "pause idle tasks, archive closed ones, expire waits (runs itself)"),
             ("export", "write this space's journal as JSONL, each event with its hash"),

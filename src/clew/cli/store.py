@@ -1,4 +1,5 @@
-"""`clew init`, `journal`, `verify`, `checkpoint`, `forget`, `demo`: the store itself."""
+"""`clew init`, `journal`, `verify`, `checkpoint`, `forget`, `redactions`, `demo`: the store
+itself."""
 
 from __future__ import annotations
 
@@ -156,6 +157,20 @@ def cmd_forget(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_redactions(args: argparse.Namespace) -> int:
+    from clew.views import redactions_view
+
+    with open_memory(args) as mem:
+        found = mem.redactions(
+            task_id=args.task, session=args.session, kind=args.kind, limit=args.limit
+        )
+    if args.json:
+        print_json(found)
+    else:
+        print(redactions_view(found))
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from clew.demo import run_demo
 
@@ -255,6 +270,18 @@ def register(commands: Any, command: Commands) -> None:
     p.add_argument(
         "--dry-run", action="store_true", help="list what would be forgotten; change nothing"
     )
+
+    p = command(
+        commands,
+        "redactions",
+        cmd_redactions,
+        "where secrets were taken out of what was stored: event, field, kind, how many"
+        " (never the value), the newest first",
+    )
+    p.add_argument("--task", help="only this task's events")
+    p.add_argument("--session", help="only this session's (its id, a prefix or its key)")
+    p.add_argument("--kind", help="only this kind (github-token, password, secret...)")
+    p.add_argument("--limit", type=whole, default=50, help="at most this many (default 50)")
 
     p = command(commands, "demo", cmd_demo, "a scripted walkthrough on a temporary store")
     p.add_argument("--keep", action="store_true", help="keep the demo store and print its path")

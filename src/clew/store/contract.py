@@ -53,6 +53,7 @@ from clew.models import (
     PendingText,
     PlanItem,
     RecordHit,
+    Redaction,
     RepeatedFailure,
     RunningSummary,
     SearchHit,
@@ -181,6 +182,18 @@ class Journal(Protocol):
 
     def count_events(self) -> int:
         """How many events the space's journal holds."""
+        ...
+
+    def list_redactions(
+        self,
+        *,
+        task_id: str | None = None,
+        session_id: str | None = None,
+        kind: str | None = None,
+        limit: int | None = None,
+    ) -> list[Redaction]:
+        """What redaction took out of the space's events (the `redactions` projection), the
+        newest first, of one task, session or kind when given."""
         ...
 
     def raw_events(self, task_ids: Sequence[str]) -> list[Any]:

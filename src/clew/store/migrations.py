@@ -1362,6 +1362,34 @@ MIGRATIONS += (
     ),
 )
 
+# What redaction took out of each event (redaction.py): one row per event, field and kind,
+# never the value. A projection of the "redactions" each event's data records, so `verify`
+# rebuilds it; `clew redactions` lists it by task, session and kind.
+MIGRATIONS += (
+    Migration(
+        22,
+        "the redactions each event records, by field and kind",
+        (
+            """
+            CREATE TABLE redactions (
+                id         TEXT PRIMARY KEY,
+                space      TEXT NOT NULL,
+                seq        INTEGER NOT NULL,
+                event_id   TEXT NOT NULL,
+                event_type TEXT NOT NULL,
+                task_id    TEXT,
+                session_id TEXT,
+                field      TEXT NOT NULL,
+                kind       TEXT NOT NULL,
+                count      INTEGER NOT NULL,
+                created_at TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX redactions_space ON redactions(space, seq)",
+        ),
+    ),
+)
+
 # PostgreSQL's migration 23 gives the server's keys and request log row-level security that
 # only their owner and the server's roles pass (store/pg_roles.py). A SQLite file has no
 # roles, whoever can open it reads and writes all of it (docs/security.md): nothing to do
@@ -1405,4 +1433,5 @@ PROJECTION_TABLES: tuple[str, ...] = (
     "sessions",
     "turns",
     "waits",
+    "redactions",
 )

@@ -1093,6 +1093,34 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    # SQLite's migration 22: what redaction took out of each event, by field and kind.
+    PgMigration(
+        22,
+        "the redactions each event records, by field and kind",
+        (
+            *table(
+                "redactions",
+                """
+                id         text NOT NULL,
+                space      text NOT NULL,
+                seq        bigint NOT NULL,
+                event_id   text NOT NULL,
+                event_type text NOT NULL,
+                task_id    text,
+                session_id text,
+                field      text NOT NULL,
+                kind       text NOT NULL,
+                count      bigint NOT NULL,
+                created_at text NOT NULL,
+                PRIMARY KEY (space, id)
+                """,
+            ),
+            "CREATE INDEX redactions_space ON redactions(space, seq)",
+        ),
+    ),
+)
+
 
 def _revoke_admin_tables(raw: Any) -> None:
     """Take every right on the keys and the request log from each role but their owner (the

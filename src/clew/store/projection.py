@@ -15,7 +15,7 @@ from typing import Any
 
 from clew.clock import seconds_between
 from clew.models import FINISHED_STEP_STATUSES, Event, StepStatus, TaskStatus
-from clew.store import codec, frozen_error_lines
+from clew.store import codec, frozen_error_lines, projection_redactions
 
 Handler = Callable[[sqlite3.Connection, Event], None]
 _HANDLERS: dict[str, Handler] = {}
@@ -80,6 +80,9 @@ def apply(
     if handler is None:
         raise ValueError(f"unknown event type {event.type!r}")
     handler(conn, current(conn, event))
+    redactions = event.data.get("redactions")
+    if redactions is not None:
+        projection_redactions.record(conn, event, redactions)
     if event.task_id is None or event.type == "task.created":
         return
     key = (event.task_id, event.created_at)

@@ -9,7 +9,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from clew.ids import new_id
-from clew.models import Event, Tombstone
+from clew.models import Event, Redaction, Tombstone
 from clew.store import chain, codec, projection, projection_conversations
 from clew.store.rows import RowReader, limited
 from clew.store.sql import Connection, Row
@@ -427,6 +427,27 @@ class JournalReads(RowReader):
         else:
             raise ValueError(f"no record of kind {kind!r} can be forgotten")
         return [chain.Link(*row) for row in self._rows(sql, params)]
+
+    def list_redactions(
+        self,
+        *,
+        task_id: str | None = None,
+        session_id: str | None = None,
+        kind: str | None = None,
+        limit: int | None = None,
+    ) -> list[Redaction]:
+        """`Journal.list_redactions`: the redactions projection, newest first."""
+        sql = (
+            "SELECT event_id, seq, event_type, task_id, session_id, field, kind, count,"
+            " created_at FROM redactions WHERE space = ?"
+        )
+        params: list[Any] = [self.space]
+        for column, value in (("task_id", task_id), ("session_id", session_id), ("kind", kind)):
+            if value is not None:
+                sql += f" AND {column} = ?"
+                params.append(value)
+        sql, params = limited(sql + " ORDER BY seq DESC, id", params, limit)
+        return [Redaction(*row) for row in self._rows(sql, params)]
 
     def count_events(self) -> int:
         """Return the number of journal events in this space."""
