@@ -58,13 +58,14 @@ class FakeClock:
 
 @pytest.fixture(autouse=True, scope="session")
 def _private_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Keep the token caches the tests write out of the user's ~/.cache; leave queued jobs
-    queued (tests that test the worker run it themselves); no maintenance by itself (a test's
-    clock is not the CLI's: tests that test maintenance turn it on); no model from the
-    environment."""
+    """Keep the token caches the tests write out of the user's ~/.cache, and a server's
+    request log out of ~/.local/state; leave queued jobs queued (tests that test the worker
+    run it themselves); no maintenance by itself (a test's clock is not the CLI's: tests
+    that test maintenance turn it on); no model from the environment."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
         patch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
+        patch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
         patch.setenv("CLEW_WORKER", "off")
         patch.setenv("CLEW_MAINTENANCE", "off")
         for name in ("CLEW_MODEL", "CLEW_LARGE_MODEL", "CLEW_DB", "CLEW_SPACE"):
@@ -149,6 +150,7 @@ CONFORMANCE = frozenset(
         "test_error_lines",
         "test_expansion",
         "test_server",
+        "test_server_edge",
     }
 )
 SERVER = os.environ.get("CLEW_TEST_POSTGRES") or "postgresql://root@127.0.0.1:5432/test"

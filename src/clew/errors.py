@@ -65,7 +65,18 @@ class AmbiguousIdError(ClewError, LookupError):
 
 
 class AuthenticationError(ClewError):
-    """A server request's key is missing, malformed, unknown, revoked or wrong."""
+    """A server request's key is missing, malformed, unknown, revoked or wrong.
+
+    `prefix` is the key prefix the request tried (None: it sent no key of the right shape)
+    and `space` that key's space (None: no key has that prefix), for the request log only:
+    the message says the same whichever it was."""
+
+    def __init__(
+        self, message: str, *, prefix: str | None = None, space: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.prefix = prefix
+        self.space = space
 
 
 class ScopeError(ClewError, PermissionError):

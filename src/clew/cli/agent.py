@@ -55,8 +55,12 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         raise ValidationError(
             "the MCP server needs the mcp extra: run `pip install -e '.[mcp]'` in clew's checkout"
         ) from None
+    options: Any = None
     if args.port is not None:
         _check_port(args.port)
+        from clew.cli.server import server_options
+
+        options = server_options(args)
     mem = open_memory(args)
     if mem.settings.worker == "process":  # a server lives long: a thread does queued jobs
         mem.settings = mem.settings._replace(worker="thread")
@@ -69,7 +73,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             from clew.server.app import serve
 
             print(f"clew: MCP at http://127.0.0.1:{args.port}/mcp", file=sys.stderr)
-            serve(mem, host="127.0.0.1", port=args.port, opener=opener(args), context=context)
+            serve(mem, host="127.0.0.1", port=args.port, opener=opener(args), context=context,
+                  options=options)  # fmt: skip
     except KeyboardInterrupt:
         pass
     finally:
@@ -135,6 +140,9 @@ def register(commands: Any, command: Commands) -> None:
     )
     p.add_argument("--port", type=whole, help="serve streamable HTTP on 127.0.0.1:PORT instead")
     _server_options(p)
+    from clew.cli.server import add_server_options
+
+    add_server_options(p.add_argument_group("with --port (as clew serve)"))
 
 
 def _server_options(p: Any) -> None:
