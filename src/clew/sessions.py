@@ -161,6 +161,7 @@ class Sessions(Retrieval, Working):
         """A session by its exact id or key (one query), else by an id prefix."""
         if not isinstance(ident, str) or not ident.strip():
             raise ValidationError("session must be a session id or key, as text")
+        checks.text(ident, "session", max_chars=checks.MAX_NAME_CHARS)  # UTF-8, not too long
         found = self._store.find_session(ident)
         if found is not None:
             return found

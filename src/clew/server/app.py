@@ -142,6 +142,7 @@ class Server:
         self.log_days = log_days
         self._pruned = -PRUNE_SECONDS  # when the log was last pruned (monotonic)
         self._failing = ""  # the flush failure last said on stderr
+        self.mcp: _Mcp | None = None  # the /mcp endpoint, once build_app made it
 
     # -- the Door of mcp_server ---------------------------------------------------------
 
@@ -638,7 +639,7 @@ def build_app(
     ]
     board = web.Dashboard(server)
     routes += board.routes()
-    door = _Mcp(server) if mcp else None
+    door = server.mcp = _Mcp(server) if mcp else None
     if door is not None:
         routes = [Route("/mcp", endpoint=door), *routes]
 

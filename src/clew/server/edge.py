@@ -79,7 +79,8 @@ def route_of(raw_path: bytes, limit: int = ROUTE_CHARS) -> str:
 
 def refusal(raw_path: bytes, query: bytes, headers: Iterable[tuple[bytes, bytes]]) -> str | None:
     """Why a request's path, query or headers cannot be served (None: they can): too long,
-    the NUL character, bytes that are not UTF-8, control characters where text is read."""
+    the NUL character, bytes that are not UTF-8, control characters (but a tab) where text
+    is read: no id, name or search a person types holds one."""
     if len(raw_path) > MAX_PATH:
         return f"the path is {len(raw_path):,} bytes long; the most is {MAX_PATH:,}"
     said = _text_refusal(unquote_to_bytes(raw_path), "the path", controls=True)
@@ -87,7 +88,9 @@ def refusal(raw_path: bytes, query: bytes, headers: Iterable[tuple[bytes, bytes]
         return said
     if len(query) > MAX_QUERY:
         return f"the query string is {len(query):,} bytes long; the most is {MAX_QUERY:,}"
-    said = _text_refusal(unquote_to_bytes(query.replace(b"+", b" ")), "the query string")
+    said = _text_refusal(
+        unquote_to_bytes(query.replace(b"+", b" ")), "the query string", controls=True
+    )
     if said:
         return said
     for name, value in headers:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 from collections.abc import AsyncIterator, Callable
 from importlib import resources
@@ -445,9 +446,13 @@ async def _parse(request: Request) -> dict[str, str] | Response:
     except (UnicodeDecodeError, ValueError):
         return refused(400, "the form is not valid UTF-8 text")
     form = {k: v[0] for k, v in fields.items()}
-    if any("\x00" in k or "\x00" in v for k, v in form.items()):
-        return refused(400, "the form holds the NUL character, which clew keeps in no store")
+    if any(_CONTROL.search(k) or _CONTROL.search(v) for k, v in form.items()):
+        return refused(400, "the form holds a control character (NUL, escape...): send text")
     return form
+
+
+# What a person cannot type into a form: control characters but tab and line breaks.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def _keep(response: Response, request: Request, keys: list[str]) -> None:
