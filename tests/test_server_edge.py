@@ -28,9 +28,10 @@ from hypothesis import strategies as st
 import clew
 from clew.clock import stamp, utcnow
 from clew.credentials import RequestLine
-from clew.errors import ValidationError
+from clew.errors import ClewError, ValidationError
 from clew.server import api, edge
 from clew.server.edge import Hosts, Proxies
+from clew.server.limits import RateLimit
 from clew.server.requestlog import RequestLog
 from tests.conftest import free_port, wait_listening
 from tests.test_server import Reply, Served, _every_request, running, seed
@@ -175,6 +176,24 @@ def test_a_client_cannot_choose_its_address_through_a_listed_proxy(
     assert proxies.client("127.0.0.1", real) == real  # the recipe's $remote_addr
     assert proxies.client(peer, sent) == peer  # not a listed proxy
     assert Proxies().client("127.0.0.1", sent) == "127.0.0.1"  # the default: none listed
+
+
+@given(
+    burst=st.integers(1, 5),
+    tries=st.lists(st.tuples(st.integers(0, 30), st.floats(0, 2)), min_size=1, max_size=300),
+)
+def test_forgetting_full_buckets_keeps_memory_bounded_and_lifts_no_limit(
+    burst: int, tries: list[tuple[int, float]]
+) -> None:
+    """With room for 4 buckets, clients from 31 addresses: a client never gets more than
+    its burst plus its refill, and the buckets kept stay within twice the live ones."""
+    limit, rate = RateLimit(0.5, burst, most=4), 0.5
+    now, passed = 0.0, dict[int, int]()
+    for who, gap in tries:
+        now += gap
+        passed[who] = passed.get(who, 0) + (limit.take(str(who), now) == 0)
+        assert len(limit) <= max(8, 2 * 31)
+    assert all(n <= burst + rate * now + 1e-6 for n in passed.values())
 
 
 @given(st.text(max_size=200))
@@ -762,3 +781,27 @@ def test_clew_mcp_port_takes_the_servers_options(tmp_path: Path) -> None:
         server.terminate()
         _, err = server.communicate(timeout=30)
     assert b"Traceback" not in err, err.decode()
+
+
+def test_every_session_operation_refuses_a_lone_surrogate_or_an_over_long_id(
+    mem: clew.Memory,
+) -> None:
+    """Issue 24: a lone surrogate in a session id was a 500 on five session operations; with
+    any entry point (the facade here, the server in the test above) it is one line."""
+    mem.start_session(key="s")
+    turn = [{"role": "user", "content": "hi"}]
+    for bad in ("\ud800", "s\udcff", "x" * 1_001):
+        calls: dict[str, Callable[[str], object]] = {
+            "get_session": mem.get_session,
+            "list_turns": mem.list_turns,
+            "assemble_context": mem.assemble_context,
+            "resume": mem.resume,
+            "append_turns": lambda bad: mem.append_turns(bad, turn),
+            "search_all": lambda bad: mem.search_all("hi", session_id=bad),
+            "get_task": mem.get_task,  # no id: not found (the API: a 400)
+        }
+        for name, call in calls.items():
+            with pytest.raises(ValidationError if name != "get_task" else ClewError) as refused:
+                call(bad)
+            said = str(refused.value)
+            assert "\n" not in said and len(said) < 200, (name, said)
