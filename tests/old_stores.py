@@ -30,9 +30,19 @@ def _applied(conn: sqlite3.Connection, number: int) -> bool:
     )
 
 
+def undo_migration_24(conn: sqlite3.Connection) -> None:
+    """Take a store at schema 24 back to the one before: request log lines without ids."""
+    conn.execute("DROP INDEX IF EXISTS clew_requests_line")
+    conn.execute("ALTER TABLE clew_requests DROP COLUMN line_id")
+    conn.execute("DELETE FROM clew_migrations WHERE number = 24")
+    conn.commit()
+
+
 def undo_migration_19(conn: sqlite3.Connection) -> None:
-    """Take a store at schema 19 back to 18: events by correlation id and sessions by
-    workspace indexed again."""
+    """Take a store at schema 19 (or 24) back to 18: events by correlation id and sessions
+    by workspace indexed again."""
+    if _applied(conn, 24):
+        undo_migration_24(conn)
     conn.execute("CREATE INDEX IF NOT EXISTS events_correlation ON events(correlation_id)")
     conn.execute(
         "CREATE INDEX IF NOT EXISTS sessions_workspace"

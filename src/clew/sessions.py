@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import IO, Any, NamedTuple
 
 from clew import checks, turns
-from clew.errors import ValidationError
+from clew.errors import ValidationError, shown_id
 from clew.ids import new_id
 from clew.location import kept_path, real_path, related
 from clew.models import Session, Turn
@@ -431,4 +431,16 @@ def _ident(ident: object) -> str:
     UTF-8 (a lone surrogate is not), no longer than a key may be."""
     if not isinstance(ident, str) or not ident.strip():
         raise ValidationError("session must be a session id or key, as text")
-    return checks.text(ident, "session", max_chars=checks.MAX_NAME_CHARS)
+    if len(ident) > checks.MAX_NAME_CHARS:
+        raise ValidationError(
+            f"session key {shown_id(ident)} is too long: a session id or key is at most"
+            f" {checks.MAX_NAME_CHARS:,} characters"
+        )
+    if not ident.isascii():
+        try:
+            ident.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValidationError(
+                f"session key {shown_id(ident)} is not UTF-8 text (it holds a lone surrogate)"
+            ) from None
+    return ident
