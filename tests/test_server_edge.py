@@ -30,11 +30,12 @@ from clew.clock import stamp, utcnow
 from clew.credentials import RequestLine
 from clew.errors import ClewError, ValidationError
 from clew.server import api, edge
+from clew.server.app import Server, Spaces
 from clew.server.edge import Hosts, Proxies
 from clew.server.limits import RateLimit
 from clew.server.requestlog import RequestLog
 from tests.conftest import free_port, wait_listening
-from tests.test_server import Reply, Served, _every_request, running, seed
+from tests.test_server import Reply, Served, _every_request, running, seed, serve_in_thread
 
 ROOT = Path(__file__).resolve().parent.parent
 KEYS = (("write", "a", "write"), ("admin", "a", "admin"), ("revoked", "a", "write"))
@@ -352,6 +353,7 @@ def test_the_nginx_recipe_keeps_the_per_address_limit_whatever_a_client_sends(
             statuses = []
             for n in range(8):
                 sent = {"X-Forwarded-For": f"10.0.0.{n}", "Authorization": f"Bearer clew_{n}",
+                        "Forwarded": f"for=10.1.0.{n}",  # nginx passes it on: never read
                         "Content-Type": "application/x-www-form-urlencoded"}  # fmt: skip
                 headers = _through_nginx(sets, client, public, sent)
                 statuses.append(raw(s, method, path, body, list(headers.items())).status)
@@ -359,6 +361,22 @@ def test_the_nginx_recipe_keeps_the_per_address_limit_whatever_a_client_sends(
         # Another real client is not slowed by them; the log names the real addresses' requests.
         other = _through_nginx(sets, "192.0.2.99", public, {"Authorization": "Bearer clew_y"})
         assert raw(s, "POST", "/api/v1/task_list", b"{}", list(other.items())).status == 401
+
+
+def test_a_keyless_server_serves_nothing_that_came_through_a_proxy(tmp_path: Path) -> None:
+    """With no key in the store a loopback server serves the local user, but not a client a
+    listed proxy forwards: that client is not on this machine."""
+    with clew.open(tmp_path / "s.db", space="a") as home:
+        server = Server(Spaces(home, None), loopback=True, forwarded_allow_ips=("127.0.0.1",))
+        url, stop = serve_in_thread(server)
+        try:
+            s = Served(url, server, {"a": home})
+            assert s.op("task_list", {}, key=None).status == 200  # the local user
+            proxied = raw(s, "POST", "/api/v1/task_list", b"{}",
+                          [("X-Forwarded-For", "203.0.113.7")])  # fmt: skip
+            assert proxied.status == 401 and "needs a key" in one_line(proxied)
+        finally:
+            stop()
 
 
 def test_x_forwarded_for_from_an_unlisted_peer_moves_nothing(tmp_path: Path) -> None:
@@ -504,6 +522,9 @@ def test_hostile_bytes_anywhere_get_one_line_and_break_nothing(db: Path, backend
         for what, reply in refused:
             assert reply.status == 400, (what, reply.status, reply.text[:300])
             one_line(reply)
+        # NUL in a header line: the HTTP parser (h11) refuses it, 400, before clew sees it.
+        below = raw(s, "GET", "/api/v1/key", b"", [*key, ("X-Other", b"a\x00b")])
+        assert below.status == 400 and "\n" not in below.text.strip()
 
         # /mcp: hostile arguments to a tool are a tool error the model can act on; a body
         # that is not JSON text (a lone surrogate) is the protocol's parse error, 400.
