@@ -38,6 +38,16 @@ class NewKey(NamedTuple):
     token: str
 
 
+class Caller(NamedTuple):
+    """Who a server request is: its key's prefix (None: a keyless loopback store), space,
+    scope and name (shown as who is looking)."""
+
+    prefix: str | None
+    space: str
+    scope: str
+    name: str | None = None
+
+
 class RequestLine(NamedTuple):
     """One request the server answered: the key it was made with, or the key prefix a refused
     request tried (with that key's space, "" when no key has it); its route as the log keeps

@@ -47,7 +47,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from clew import __version__, tools
 from clew.clock import stamp, utcnow
-from clew.credentials import RequestLine
+from clew.credentials import Caller, RequestLine
 from clew.errors import AuthenticationError, ClewError, StoreBusyError, ValidationError
 from clew.models import to_jsonable
 from clew.server import api, edge, markup, web
@@ -61,15 +61,6 @@ MAX_BODY = 64 * 1024 * 1024  # the most a request body may hold (as the CLI's --
 PUBLIC = frozenset({f"{api.PREFIX}/openapi.json"})  # no key needed: they reveal no record
 FLUSH_SECONDS = 1.0
 PRUNE_SECONDS = 3600.0  # how often the request log drops what is older than --log-days
-
-
-class Caller(NamedTuple):
-    """Who a request is: its key's prefix (None: a keyless loopback store), space, scope."""
-
-    prefix: str | None
-    space: str
-    scope: str
-    name: str | None = None  # the key's name, shown as who is looking
 
 
 is_loopback = edge.is_loopback

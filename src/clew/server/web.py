@@ -33,6 +33,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from clew.credentials import Caller
 from clew.errors import AuthenticationError, ClewError, ValidationError
 from clew.history import history as words
 from clew.ids import new_id
@@ -40,7 +41,7 @@ from clew.server import api, dashboard, edge, markup
 
 if TYPE_CHECKING:
     from clew.memory import Memory
-    from clew.server.app import Caller, Server, Spaces
+    from clew.server.app import Server, Spaces
 
 COOKIE = "clew_keys"
 MAX_KEYS = 8  # keys one browser keeps
@@ -309,8 +310,6 @@ class Dashboard:
         form = await _parse(request)
         if isinstance(form, Response):
             return form
-        from clew.server.app import Caller  # app.py imports this module
-
         token = form.get("key", "").strip()
         try:
             key = await anyio.to_thread.run_sync(lambda: _check(self.server.spaces, token))
@@ -410,8 +409,6 @@ def refused(status: int, message: str) -> HTMLResponse:
 
 
 def _check(spaces: Spaces, token: str) -> Caller:
-    from clew.server.app import Caller
-
     if not token:
         raise AuthenticationError("give a key (clew_...) from `clew keys create`")
     key = spaces.home.authenticate(token, touch=False)
