@@ -75,7 +75,7 @@ def main() -> None:
         task_id = fill(mem, random.Random(7))
         key = mem.create_key("team", "read", name="bench").token
         server = Server(Spaces(mem, None), loopback=True, rate=1e6, burst=10**6)
-        app, _ = build_app(server, loopback=True)
+        app, _ = build_app(server)
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]

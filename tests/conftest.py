@@ -58,10 +58,10 @@ class FakeClock:
 
 @pytest.fixture(autouse=True, scope="session")
 def _private_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Keep the token caches the tests write out of the user's ~/.cache; leave queued jobs
-    queued (tests that test the worker run it themselves); no maintenance by itself (a test's
-    clock is not the CLI's: tests that test maintenance turn it on); no model from the
-    environment."""
+    """Keep the token caches the tests write out of the user's ~/.cache, and a server's
+    request log out of ~/.local/state; leave queued jobs queued (tests that test the worker
+    run it themselves); no maintenance by itself (a test's clock is not the CLI's: tests
+    that test maintenance turn it on); no model from the environment."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
         patch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
@@ -157,6 +157,7 @@ CONFORMANCE = frozenset(
         "test_checkpoints",
         "test_edges",
         "test_forget",
+        "test_server_edge",
     }
 )
 SERVER = os.environ.get("CLEW_TEST_POSTGRES") or "postgresql://root@127.0.0.1:5432/test"

@@ -41,9 +41,19 @@ def _applied(conn: sqlite3.Connection, number: int) -> bool:
     )
 
 
+def undo_migration_24(conn: sqlite3.Connection) -> None:
+    """Take a store at schema 24 back to the one before: request log lines without ids."""
+    conn.execute("DROP INDEX IF EXISTS clew_requests_line")
+    conn.execute("ALTER TABLE clew_requests DROP COLUMN line_id")
+    conn.execute("DELETE FROM clew_migrations WHERE number = 24")
+    conn.commit()
+
+
 def undo_migration_23(conn: sqlite3.Connection) -> None:
-    """Take a store at schema 23 back to the one before: nothing but its record (a SQLite
-    file has no roles; PostgreSQL's migration 23 is tested in test_db_roles.py)."""
+    """Take a store at schema 23 (or later) back to the one before: nothing but its record
+    (a SQLite file has no roles; PostgreSQL's migration 23 is tested in test_db_roles.py)."""
+    if _applied(conn, 24):
+        undo_migration_24(conn)
     conn.execute("DELETE FROM clew_migrations WHERE number = 23")
     conn.commit()
 

@@ -243,8 +243,8 @@ def test_the_event_stream_says_when_the_journal_moves(site: Served) -> None:
     with socket.create_connection((parsed.hostname or "", parsed.port or 80), timeout=20) as sock:
         token = s.tokens["read"]
         sock.sendall(
-            f"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n\r\n"
-            .encode()
+            f"GET /events HTTP/1.1\r\nHost: {parsed.netloc}\r\nAuthorization: Bearer {token}"
+            "\r\n\r\n".encode()
         )  # fmt: skip
         seen = b""
 

@@ -29,9 +29,9 @@ from hypothesis import strategies as st
 import clew
 from clew import tools
 from clew.errors import ValidationError
-from clew.origin import NOTHING, HostRules
+from clew.origin import HostRules
 from clew.server import api
-from clew.server.app import Server, Spaces, build_app, check_bind
+from clew.server.app import Server, Spaces, build_app, check_bind, uvicorn_config
 from clew.server.limits import RateLimit
 from tests.conftest import free_port, new_space, wait_listening
 
@@ -83,17 +83,16 @@ class Served:
         return self.call("POST", f"/api/v1/{name}", body, key=key)
 
 
-def serve_in_thread(server: Server, *, loopback: bool = True) -> tuple[str, Callable[[], None]]:
-    """Run the app on a free port of 127.0.0.1 in a thread; return its URL and a stop."""
+def serve_in_thread(server: Server) -> tuple[str, Callable[[], None]]:
+    """Run the app on a free port of 127.0.0.1 in a thread, as `clew serve` runs it; return
+    its URL and a stop."""
     import uvicorn
 
-    app, _ = build_app(server, loopback=loopback)
+    app, _ = build_app(server)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    runner = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
-    )
+    runner = uvicorn.Server(uvicorn_config(app, "127.0.0.1", port))
     thread = threading.Thread(target=runner.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
@@ -109,12 +108,10 @@ def serve_in_thread(server: Server, *, loopback: bool = True) -> tuple[str, Call
 
 
 @contextlib.contextmanager
-def running(
-    db: Path, keys: tuple[tuple[str, str, str], ...], allow: HostRules = NOTHING
-) -> Iterator[Served]:
+def running(db: Path, keys: tuple[tuple[str, str, str], ...], **options: Any) -> Iterator[Served]:
     """A server of `db` in a thread whose home space is A, with these keys (name, "a" or
-    "b", scope): result.tokens[name], and "space-b" for B's name; its admins may add the
-    waits `allow` lets them (none by default, as `clew serve` without its options)."""
+    "b", scope): result.tokens[name], and "space-b" for B's name; `options` are the
+    Server's (rate and burst default to 1000)."""
     a, b = new_space(), new_space()
     home = clew.open(db, space=a)
     opened: dict[str, clew.Memory] = {a: home}
@@ -123,7 +120,7 @@ def running(
         opened[space] = clew.open(db, space=space)
         return opened[space]
 
-    server = Server(Spaces(home, opener), loopback=True, rate=1000, burst=1000, allow=allow)
+    server = Server(Spaces(home, opener), loopback=True, **{"rate": 1000, "burst": 1000, **options})
     url, stop = serve_in_thread(server)
     result = Served(url, server, opened)
     for name, which, scope in keys:
@@ -430,10 +427,15 @@ def test_loopback_without_keys_serves_the_local_user_until_a_key_exists(db: Path
                 assert s.op("task_list", {}, key=None).status == 401
                 return
             assert s.op("task_register", {"name": "local"}, key=None).status == 200
-            # A page elsewhere cannot use the keyless server through a visitor's browser.
-            for header in ({"Origin": "https://evil.example"}, {"Host": "evil.example:80"}):
+            # A page elsewhere cannot use the keyless server through a visitor's browser:
+            # another site's page is refused (403), a rebound name is not this server (421).
+            for header, status in (({"Origin": "https://evil.example"}, 403),
+                                   ({"Host": "evil.example:80"}, 421),
+                                   ({"Host": "127.attacker.example:" + url.rsplit(":", 1)[1]}, 421),
+                                   ({"Origin": "http://127.0.0.1:1"}, 403)):  # fmt: skip
                 forged = s.call("POST", "/api/v1/task_list", {}, key=None, headers=header)
-                assert forged.status == 401, header
+                assert forged.status == status, header
+                assert "\n" not in forged.json()["error"]
             local = {"Origin": url, "Host": url.split("//")[1]}
             assert s.call("POST", "/api/v1/task_list", {}, key=None, headers=local).status == 200
             token = home.create_key(space, "read").token

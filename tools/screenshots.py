@@ -107,7 +107,7 @@ def main() -> None:
         mem = clew.open(Path(folder) / "clew.db", space="team")
         task_id, session_id = fill(mem)
         key = mem.create_key("team", "write", name="alice").token
-        app, _ = build_app(Server(Spaces(mem, None), loopback=True), loopback=True)
+        app, _ = build_app(Server(Spaces(mem, None), loopback=True))
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]

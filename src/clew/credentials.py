@@ -38,8 +38,20 @@ class NewKey(NamedTuple):
     token: str
 
 
+class Caller(NamedTuple):
+    """Who a server request is: its key's prefix (None: a keyless loopback store), space,
+    scope and name (shown as who is looking)."""
+
+    prefix: str | None
+    space: str
+    scope: str
+    name: str | None = None
+
+
 class RequestLine(NamedTuple):
-    """One request the server answered."""
+    """One request the server answered: the key it was made with, or the key prefix a refused
+    request tried (with that key's space, "" when no key has it); its route as the log keeps
+    it (server/edge.py's `route_of`); the milliseconds until its answer began."""
 
     space: str
     key_prefix: str | None
@@ -48,6 +60,13 @@ class RequestLine(NamedTuple):
     status: int
     created_at: str
     ms: float
+    id: str | None = None  # given by the server, so the line is kept once however often sent
+
+    @property
+    def authenticated(self) -> bool:
+        """Whether the request's key was accepted (not refused as unknown, wrong or revoked,
+        nor turned away by the rate limit before it was checked)."""
+        return self.key_prefix is not None and self.status not in (401, 429)
 
 
 def allows(scope: str, needed: str) -> bool:

@@ -45,8 +45,20 @@ class NotFoundError(ClewError, LookupError):
     def __init__(self, kind: str, ident: str, hint: str = "", *, message: str = "") -> None:
         self.kind = kind
         self.ident = ident
-        message = message or f"no {kind} matches {ident!r}"
+        message = message or f"no {kind} matches {self.shown}"
         super().__init__(f"{message}; {hint}" if hint else message)
+
+    @property
+    def shown(self) -> str:
+        """The id as the message quotes it: at most some 60 characters of it."""
+        return shown_id(self.ident)
+
+
+def shown_id(ident: object) -> str:
+    """An id (or what was given as one) quoted for a message, cut short when long: a message
+    is one line a person reads, whatever was sent."""
+    text = repr(ident)
+    return text if len(text) <= 60 else f"{text[:40]}… ({len(str(ident)):,} characters)"
 
 
 class AmbiguousIdError(ClewError, LookupError):
@@ -59,13 +71,24 @@ class AmbiguousIdError(ClewError, LookupError):
         shown = ", ".join(self.candidates[:10])
         more = f" and {len(self.candidates) - 10} more" if len(self.candidates) > 10 else ""
         super().__init__(
-            f"{kind} id prefix {prefix!r} is ambiguous: it matches {shown}{more}; "
+            f"{kind} id prefix {shown_id(prefix)} is ambiguous: it matches {shown}{more}; "
             "type more characters"
         )
 
 
 class AuthenticationError(ClewError):
-    """A server request's key is missing, malformed, unknown, revoked or wrong."""
+    """A server request's key is missing, malformed, unknown, revoked or wrong.
+
+    `prefix` is the key prefix the request tried (None: it sent no key of the right shape)
+    and `space` that key's space (None: no key has that prefix), for the request log only:
+    the message says the same whichever it was."""
+
+    def __init__(
+        self, message: str, *, prefix: str | None = None, space: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.prefix = prefix
+        self.space = space
 
 
 class ScopeError(ClewError, PermissionError):

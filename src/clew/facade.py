@@ -334,6 +334,11 @@ class Facade:
         """Return the full id of the `kind` record named by `ident` (an id or its prefix)."""
         if not isinstance(ident, str):
             raise ValidationError(f"{kind} id must be text, not {type(ident).__name__}")
+        if len(ident) > checks.MAX_NAME_CHARS:  # no id, nor a key named as one, is that long
+            raise ValidationError(
+                f"{kind} id is {len(ident):,} characters long; an id is {ID_LENGTH} (or the"
+                " start of one)"
+            )
         return self._store.resolve(kind, ident, _HINTS[kind])
 
     def _task_id(self, ident: str) -> str:

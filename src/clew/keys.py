@@ -65,7 +65,9 @@ class Keys(Facade):
         ):
             raise AuthenticationError(
                 "the key is not valid (unknown, revoked or mistyped); send"
-                " 'Authorization: Bearer clew_...' with a key from `clew keys create`"
+                " 'Authorization: Bearer clew_...' with a key from `clew keys create`",
+                prefix=None if parsed is None else parsed[0],
+                space=None if found is None else found[0].space,
             )
         key = found[0]
         if touch:
@@ -76,13 +78,13 @@ class Keys(Facade):
         return key
 
     def log_requests(self, lines: Sequence[RequestLine]) -> None:
-        """Append requests the server answered to its log, and record each key's last use,
-        in one transaction."""
+        """Append requests the server answered to its log (a line whose id is there already
+        is not added again), and record each key's last use, in one transaction."""
         if not lines:
             return
         used: dict[str, str] = {}
         for line in lines:
-            if line.key_prefix is not None and line.status != 401:
+            if line.authenticated and line.key_prefix is not None:
                 used[line.key_prefix] = max(used.get(line.key_prefix, ""), line.created_at)
         with self._store.transaction(write=True):
             self._store.log_requests(lines)

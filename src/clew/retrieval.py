@@ -100,6 +100,7 @@ class Retrieval(Vectors, Archive):
         extra is installed).
         `explain=True` fills each hit's `explain` with why it ranked there.
         """
+        search.bounded(query)
         wanted = checks.count(limit, "limit")
         chosen = _kinds(kinds)
         entry_filters = type is not None or status is not None or bool(tags)

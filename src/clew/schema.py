@@ -69,7 +69,53 @@ def check(schema: dict[str, Any], value: Any, where: str) -> None:
 
 
 def check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> None:
-    """Check a tool call's arguments (None values count as not given)."""
+    """Check a tool call's arguments (None values count as not given), and that every text
+    in them, however deep, is text a store can keep (`check_text`)."""
     for name in [k for k, v in arguments.items() if v is None]:
         del arguments[name]
+    check_text(arguments, "arguments")
     check(schema, arguments, "arguments")
+
+
+def check_text(value: Any, where: str) -> None:
+    """Raise a ValidationError naming the argument if any text in `value` (a key too) holds
+    the NUL character, which a PostgreSQL store cannot keep (so no store of clew's takes it
+    from a call, whichever its backend), or a lone surrogate, which is no UTF-8 text."""
+    stack: list[tuple[Any, str]] = [(value, where)]
+    while stack:
+        item, at = stack.pop()
+        if isinstance(item, str):
+            _check_one(item, at)
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                named = f"{at}.{key}" if at != "arguments" else str(key)
+                if isinstance(key, str):
+                    _check_one(key, f"a key of {at}")
+                stack.append((child, named))
+        elif isinstance(item, list | tuple):
+            stack.extend((child, f"{at}[{n}]") for n, child in enumerate(item, 1))
+
+
+def _check_one(text: str, where: str) -> None:
+    if "\x00" in text:
+        raise ValidationError(
+            f"{shown_name(where)} holds the NUL character (\\u0000), which clew keeps in no"
+            " store; remove it"
+        )
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValidationError(
+                f"{shown_name(where)} holds a lone surrogate (such as \\ud800), which is not"
+                " UTF-8 text; send the text it stands for"
+            ) from None
+
+
+def shown_name(where: str) -> str:
+    """An argument's path as an error names it: on one line (a key can hold anything), at
+    most 80 characters."""
+    where = where if len(where) <= 80 else f"{where[:60]}…"
+    if where.isprintable():
+        return where
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in where)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from clew.checks import unicode
+from clew.checks import MAX_TEXT_CHARS, unicode
 from clew.errors import ValidationError
 
 MAX_TERMS = 32
@@ -55,11 +55,21 @@ class Query(NamedTuple):
     terms: tuple[str, ...]  # the included texts
 
 
-def parse(text: str, *, any_terms: bool = False) -> Query:
-    """Parse user text into a structured query, or raise if there is nothing to search for."""
+def bounded(text: object) -> str:
+    """`text` if it is a search query of a length clew searches, else a ValidationError."""
     if not isinstance(text, str):
         raise ValidationError(f"a search query must be text, not {type(text).__name__}")
+    if len(text) > MAX_TEXT_CHARS:  # longer than any text clew keeps: it matches nothing
+        raise ValidationError(
+            f"a search query is {len(text):,} characters long; the most is {MAX_TEXT_CHARS:,}"
+        )
     unicode(text, "the search query")
+    return text
+
+
+def parse(text: str, *, any_terms: bool = False) -> Query:
+    """Parse user text into a structured query, or raise if there is nothing to search for."""
+    text = bounded(text)
     text = text.replace("\x00", " ")  # a NUL ends an FTS5 query and is no text to PostgreSQL
     include: list[Term] = []
     exclude: list[Term] = []

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import IO, Any, NamedTuple
 
 from clew import checks, turns
-from clew.errors import ValidationError
+from clew.errors import ValidationError, shown_id
 from clew.ids import new_id
 from clew.location import kept_path, real_path, related
 from clew.models import Session, Turn
@@ -160,9 +160,7 @@ class Sessions(Retrieval, Working):
 
     def _session(self, ident: str) -> Session:
         """A session by its exact id or key (one query), else by an id prefix."""
-        if not isinstance(ident, str) or not ident.strip():
-            raise ValidationError("session must be a session id or key, as text")
-        found = self._store.find_session(checks.unicode(ident, "session"))
+        found = self._store.find_session(_ident(ident))
         if found is not None:
             return found
         return self._store.get_session(self._resolve("session", ident))
@@ -170,7 +168,7 @@ class Sessions(Retrieval, Working):
     def _session_to_append(self, ident: str) -> Session:
         """`_session` for append_turns, whose state is the store's shared copy: read, never
         changed (the fold builds a new state) nor handed out."""
-        found = self._store.session_to_append(ident) if isinstance(ident, str) else None
+        found = self._store.session_to_append(_ident(ident))
         return found if found is not None else self._session(ident)
 
     def _session_id(self, ident: str) -> str:
@@ -440,3 +438,16 @@ _EXPORT_PAGE = 1000  # turns read at a time by _session_messages
 def _batches(items: Iterator[Any], size: int) -> Iterator[list[Any]]:
     while batch := list(itertools.islice(items, size)):
         yield batch
+
+
+def _ident(ident: object) -> str:
+    """A session's id or key as given, once it is one a store can look up: text, not blank,
+    UTF-8 (a lone surrogate is not), no longer than a key may be."""
+    if not isinstance(ident, str) or not ident.strip():
+        raise ValidationError("session must be a session id or key, as text")
+    if len(ident) > checks.MAX_NAME_CHARS:
+        raise ValidationError(
+            f"session key {shown_id(ident)} is too long: a session id or key is at most"
+            f" {checks.MAX_NAME_CHARS:,} characters"
+        )
+    return ident if ident.isascii() else checks.unicode(ident, f"session key {shown_id(ident)}")

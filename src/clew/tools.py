@@ -753,7 +753,7 @@ def error_text(exc: ClewError) -> str:
     """The one line a failed call answers with: what is wrong and what to call instead."""
     if isinstance(exc, NotFoundError):
         hint = _FIND.get(exc.kind)
-        return f"no {exc.kind} matches {exc.ident!r}; {hint}" if hint else str(exc)
+        return f"no {exc.kind} matches {exc.shown}; {hint}" if hint else str(exc)
     return str(exc)
 
 

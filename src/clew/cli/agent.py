@@ -55,17 +55,18 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         raise ValidationError(
             "the MCP server needs the mcp extra: run `pip install -e '.[mcp]'` in clew's checkout"
         ) from None
-    from clew.cli.server import host_rules
+    from clew.cli.server import server_options
     from clew.origin import HostRules
 
-    allow = host_rules(args)
-    if args.port is None and bool(allow.paths) | bool(allow.urls):
+    options: Any = None
+    if args.port is None and bool(args.allow_wait_path) | bool(args.allow_wait_url):
         raise ValidationError(
             "--allow-wait-path and --allow-wait-url are for --port: over stdio the client is"
             " this user, whose file and URL waits read what this user may read"
         )
     if args.port is not None:
         _check_port(args.port)
+        options = server_options(args)
     mem = open_memory(args)
     if mem.settings.worker == "process":  # a server lives long: a thread does queued jobs
         mem.settings = mem.settings._replace(worker="thread")
@@ -74,7 +75,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         if args.port is None:
             # The model behind the client chooses the calls: a command wait runs only when
             # the user who configured the server said so, as on a server.
-            local = HostRules(allow.commands, None, None)
+            local = HostRules(bool(args.allow_commands), None, None)
             anyio.run(mcp_server.serve_stdio, mem, context._replace(host=local))
         else:
             from clew.cli.server import opener
@@ -82,7 +83,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
             print(f"clew: MCP at http://127.0.0.1:{args.port}/mcp", file=sys.stderr)
             serve(mem, host="127.0.0.1", port=args.port, opener=opener(args), context=context,
-                  allow=allow)  # fmt: skip
+                  options=options)  # fmt: skip
     except KeyboardInterrupt:
         pass
     finally:
@@ -148,9 +149,9 @@ def register(commands: Any, command: Commands) -> None:
     )
     p.add_argument("--port", type=whole, help="serve streamable HTTP on 127.0.0.1:PORT instead")
     _server_options(p)
-    from clew.cli.server import host_options
+    from clew.cli.server import add_server_options
 
-    host_options(p)
+    add_server_options(p.add_argument_group("with --port (as clew serve)"))
 
 
 def _server_options(p: Any) -> None:

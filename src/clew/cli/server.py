@@ -86,26 +86,79 @@ def cmd_serve(args: argparse.Namespace) -> int:
         args.db = args.store
     if not 0 <= args.port <= 65535:
         raise ValidationError(f"port {args.port} is not a TCP port (0-65535)")
-    if args.rate <= 0:
-        raise ValidationError(f"--rate must be above 0 requests a second, not {args.rate:g}")
-    allow = host_rules(args)
-    if not 1 <= args.checkpoint_every <= 86_400:
-        raise ValidationError(
-            f"--checkpoint-every must be 1 to 86400 seconds, not {args.checkpoint_every:g}"
-        )
+    options = server_options(args)
     mem = open_memory(args)
     if mem.settings.worker == "process":  # a server lives long: a thread does queued jobs
         mem.settings = mem.settings._replace(worker="thread")
     try:
-        serve(mem, host=args.host, port=args.port, opener=opener(args), rate=args.rate,
-              burst=args.burst, log_days=args.log_days, allow=allow,
-              checkpoint_file=args.checkpoint_file,
-              checkpoint_every=args.checkpoint_every)  # fmt: skip
+        serve(mem, host=args.host, port=args.port, opener=opener(args), options=options)
     except KeyboardInterrupt:
         pass
     finally:
         mem.close()
     return 0
+
+
+def server_options(args: argparse.Namespace) -> Any:
+    """The server's Options from the command line (`add_server_options`), checked."""
+    from clew.server.app import Options
+    from clew.server.edge import Proxies, check_allowed_host
+
+    if args.rate <= 0:
+        raise ValidationError(f"--rate must be above 0 requests a second, not {args.rate:g}")
+    if args.burst < 1:
+        raise ValidationError(f"--burst must be at least 1 request, not {args.burst}")
+    if not 1 <= args.checkpoint_every <= 86_400:
+        raise ValidationError(
+            f"--checkpoint-every must be 1 to 86400 seconds, not {args.checkpoint_every:g}"
+        )
+    hosts = tuple(check_allowed_host(n) for n in args.allowed_host or ())
+    proxies = tuple(args.forwarded_allow_ips or ())
+    Proxies(proxies)  # each one an address or network, or a line saying what is wrong
+    return Options(
+        rate=args.rate, burst=args.burst, log_days=args.log_days, allowed_hosts=hosts,
+        forwarded_allow_ips=proxies, log_folder=args.request_log, allow=host_rules(args),
+        checkpoint_file=args.checkpoint_file, checkpoint_every=args.checkpoint_every,
+    )  # fmt: skip
+
+
+def add_server_options(p: Any) -> None:
+    """The options `clew serve` and `clew mcp --port` share: the rate limit, the request
+    log, the Host names served and the proxies believed, what admin keys' waits may make
+    this host do, and the checkpoint file."""
+    p.add_argument("--rate", type=float, default=20.0,
+                   help="each key's sustained requests a second (default 20)")  # fmt: skip
+    p.add_argument("--burst", type=whole, default=60,
+                   help="requests a key may make at once above the rate (default 60)")  # fmt: skip
+    p.add_argument("--log-days", type=whole, default=30,
+                   help="keep the request log this many days (default 30)")  # fmt: skip
+    p.add_argument(
+        "--allowed-host", action="append", metavar="NAME",
+        help="also serve requests whose Host is NAME (any port; .example.com: it and every"
+        " name under it); repeat for more. Without it only the bound address and port are"
+        " served (and localhost on loopback; any IP address on 0.0.0.0 or ::)",
+    )  # fmt: skip
+    p.add_argument(
+        "--forwarded-allow-ips", action="append", metavar="ADDRESSES",
+        help="believe X-Forwarded-For and X-Forwarded-Proto from these proxy addresses or"
+        " networks (comma-separated, repeatable, e.g. 127.0.0.1); default none: the"
+        " socket's address is the client's",
+    )  # fmt: skip
+    p.add_argument(
+        "--request-log", metavar="DIR",
+        help="the folder of the request log's spill files (default: beside a SQLite store,"
+        " STORE-requests; for PostgreSQL under $XDG_STATE_HOME/clew/requests/)",
+    )  # fmt: skip
+    host_options(p)
+    p.add_argument(
+        "--checkpoint-file",
+        metavar="FILE",
+        help="append a sealed checkpoint of every space whose journal moved to FILE (at"
+        " start, every --checkpoint-every seconds, at shutdown); keep it where the store's"
+        " writers cannot reach; `clew verify --checkpoint FILE` checks the store against it",
+    )
+    p.add_argument("--checkpoint-every", type=decimal, default=60.0, metavar="SECONDS",
+                   help="write checkpoints at most this often (default 60)")  # fmt: skip
 
 
 def host_rules(args: argparse.Namespace) -> Any:
@@ -197,19 +250,4 @@ def register(commands: Any, command: Commands) -> None:
     p.add_argument("--host", default="127.0.0.1", help="the address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=whole, default=8080, help="the port (default 8080)")
     p.add_argument("--store", metavar="URL", help="the store: a file or postgresql:// URL (--db)")
-    p.add_argument("--rate", type=float, default=20.0,
-                   help="each key's sustained requests a second (default 20)")  # fmt: skip
-    p.add_argument("--log-days", type=whole, default=30,
-                   help="keep the request log this many days (default 30)")  # fmt: skip
-    p.add_argument("--burst", type=whole, default=60,
-                   help="requests a key may make at once above the rate (default 60)")  # fmt: skip
-    host_options(p)
-    p.add_argument(
-        "--checkpoint-file",
-        metavar="FILE",
-        help="append a sealed checkpoint of every space whose journal moved to FILE (at"
-        " start, every --checkpoint-every seconds, at shutdown); keep it where the store's"
-        " writers cannot reach; `clew verify --checkpoint FILE` checks the store against it",
-    )
-    p.add_argument("--checkpoint-every", type=decimal, default=60.0, metavar="SECONDS",
-                   help="write checkpoints at most this often (default 60)")  # fmt: skip
+    add_server_options(p)

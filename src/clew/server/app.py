@@ -8,8 +8,20 @@ local user, as the server's own space with every right (a local user can open th
 anyway); once a key exists, every request needs one, on loopback too. Bound elsewhere, the
 server refuses to start without a key.
 
-The request log is kept in memory and written about once a second (and at shutdown), in one
-transaction with the keys' last use: a write per request would double the store's writes.
+Before any of that, the edge (edge.py): a request whose path, query or headers hold bytes no
+route could take is answered 400, one whose Host the server does not answer to 421, one a
+browser sent from another site's page 403; and the client's address is the socket's, or what
+a listed proxy says it is.
+
+The request log: each request's line goes to a spill file before its answer begins, and the
+files are folded into the store about once a second, in one transaction with the keys' last
+use (requestlog.py): a store write per request would double the store's writes. A refused
+request is logged with the key prefix it tried and that key's space, so an admin of the space
+sees the attempts on its keys.
+
+The background tasks (the log's flusher, the dashboard's head poller, MCP's session manager)
+each run under `kept`: a failure is said on stderr and the task started again, so none of
+them can take MCP, `/events` or the log down with it.
 """
 
 from __future__ import annotations
@@ -23,7 +35,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import anyio
@@ -36,14 +48,15 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from clew import __version__, tools
 from clew.clock import stamp, utcnow
-from clew.credentials import RequestLine
-from clew.errors import AuthenticationError, ClewError, ValidationError
+from clew.credentials import Caller, RequestLine
+from clew.errors import AuthenticationError, ClewError, StoreBusyError, ValidationError
 from clew.history import actor_of
 from clew.models import to_jsonable
 from clew.origin import NOTHING, HostRules, Origin, for_scope
-from clew.server import api, markup, web
+from clew.server import api, edge, markup, web
 from clew.server.checkpoints import EVERY_SECONDS, Keeper, answer
 from clew.server.limits import RateLimit, retry_after
+from clew.server.requestlog import RequestLog, default_folder
 
 if TYPE_CHECKING:
     from clew.memory import Memory
@@ -54,18 +67,7 @@ FLUSH_SECONDS = 1.0
 PRUNE_SECONDS = 3600.0  # how often the request log drops what is older than --log-days
 
 
-class Caller(NamedTuple):
-    """Who a request is: its key's prefix (None: a keyless loopback store), space, scope."""
-
-    prefix: str | None
-    space: str
-    scope: str
-    name: str | None = None  # the key's name, shown as who is looking
-
-
-def is_loopback(host: str) -> bool:
-    """Whether binding `host` serves this machine only."""
-    return host in ("localhost", "::1", "[::1]") or host.startswith("127.")
+is_loopback = edge.is_loopback
 
 
 class Spaces:
@@ -106,7 +108,8 @@ def _error(status: int, message: str, headers: dict[str, str] | None = None) -> 
 
 
 class Server:
-    """The app's state: the spaces, the rate limit, the log; the Door the MCP server asks."""
+    """The app's state: the spaces, the edge's rules, the rate limit, the log; the Door the
+    MCP server asks."""
 
     def __init__(
         self,
@@ -118,6 +121,10 @@ class Server:
         burst: int = 60,
         log_days: int = 30,
         clock: Callable[[], float] = time.monotonic,
+        bind: str = "127.0.0.1",
+        allowed_hosts: tuple[str, ...] = (),
+        forwarded_allow_ips: tuple[str, ...] = (),
+        log_folder: str | None = None,
         allow: HostRules = NOTHING,
         checkpoints: Keeper | None = None,
     ) -> None:
@@ -127,11 +134,14 @@ class Server:
         self.context = context
         self.allow = allow  # what waits may make this host do, for admin keys (origin.py)
         self.limit = RateLimit(rate, burst)
+        self.hosts = edge.Hosts(bind, allowed_hosts)
+        self.proxies = edge.Proxies(forwarded_allow_ips)
         self._clock = clock
-        self._log: list[RequestLine] = []
-        self._log_lock = threading.Lock()
+        self.log = RequestLog(spaces.home, log_folder or default_folder(spaces.home))
         self.log_days = log_days
         self._pruned = -PRUNE_SECONDS  # when the log was last pruned (monotonic)
+        self._failing = ""  # the flush failure last said on stderr
+        self.mcp: _Mcp | None = None  # the /mcp endpoint, once build_app made it
 
     # -- the Door of mcp_server ---------------------------------------------------------
 
@@ -174,100 +184,153 @@ class Server:
         """Take one request from `who`'s bucket: 0, or the seconds to wait."""
         return self.limit.take(who, self._clock())
 
-    def identify(self, headers: dict[str, str], path: str = "") -> Caller:
+    def identify(self, headers: dict[str, str], path: str = "", client: str = "") -> Caller:
         """The caller a request's Authorization header names (on the dashboard's paths, or
-        its key cookie); AuthenticationError if none."""
+        its key cookie); AuthenticationError if none, naming the key prefix tried."""
         token = _token(headers.get("authorization", ""))
         if token is None and web.is_dashboard(path):
             held = web.cookie_keys(headers.get("cookie", ""))
             token = held[0] if held else None
         home = self.spaces.home
         if token is None:
-            if self.loopback and _local(headers) and not home.has_keys():
+            if self.loopback and _local(headers, client) and not home.has_keys():
                 return Caller(None, home.space, "admin")
             raise AuthenticationError(
                 "this server needs a key: send 'Authorization: Bearer clew_...' with a key"
                 " from `clew keys create`"
             )
         key = home.authenticate(token, touch=False)  # the log records its use
-        self.spaces.get(key.space)  # a server of one space refuses another's key here
+        try:
+            self.spaces.get(key.space)  # a server of one space refuses another's key here
+        except AuthenticationError as exc:
+            raise AuthenticationError(str(exc), prefix=key.prefix, space=key.space) from None
         return Caller(key.prefix, key.space, key.scope, key.name)
 
     # -- the request log -----------------------------------------------------------------
 
-    def note(self, caller: Caller | None, method: str, path: str, status: int, ms: float) -> None:
-        """Keep a request for the log (written by `flush`)."""
+    def start(self) -> None:
+        """Begin the request log's spill file (OSError if its folder cannot be written) and
+        fold in what a server of this store left unfolded."""
+        if not self.log.is_open:
+            self.log.open()
+        self.flush()
+
+    def note(self, said: _Said, method: str, route: str, ms: float) -> None:
+        """Log a request, before its answer goes out (requestlog.py)."""
+        said.noted = True
         line = RequestLine(
-            caller.space if caller else "",
-            caller.prefix if caller else None,
-            method,
-            path[:300],
-            status,
-            stamp(utcnow()),
-            round(ms, 3),
-        )
-        with self._log_lock:
-            self._log.append(line)
+            said.space, said.prefix, edge.safe(method)[:20], route, said.status,
+            stamp(utcnow()), round(ms, 3),
+        )  # fmt: skip
+        self.log.note(line)
 
     def flush(self) -> None:
-        """Write the requests kept so far to the store's log."""
-        with self._log_lock:
-            lines, self._log = self._log, []
+        """Fold the request log's spill files into the store (and prune it, hourly). A
+        failure is said on stderr, once until a flush succeeds; its lines wait in their
+        files for the next flush."""
         home = self.spaces.home
         try:
-            if lines:
-                home.log_requests(lines)
+            self.log.fold()
             if self._clock() - self._pruned >= PRUNE_SECONDS:
                 self._pruned = self._clock()
                 home.prune_requests(self.log_days)  # the log of a long-lived server stays small
-        except ClewError:
-            with self._log_lock:  # kept for the next flush: a busy store loses nothing
-                self._log[:0] = lines
+            self._failing = ""
+        except StoreBusyError:  # the next flush, a second on, tries again
+            pass
+        except Exception as exc:
+            said = f"{type(exc).__name__}: {exc}"
+            if said != self._failing:
+                self._failing = said
+                print(
+                    f"clew: the request log could not be written to the store ({said}); its"
+                    f" lines wait in {self.log.folder}",
+                    file=sys.stderr,
+                )
+
+    def close(self) -> None:
+        """Fold what is left of the request log and close it."""
+        self.log.close()
 
     # -- the middleware ------------------------------------------------------------------
 
+    def refusal(self, scope: Scope, headers: dict[str, str]) -> tuple[int, str] | None:
+        """The status and line a request is refused at the edge with, before its key is
+        read: hostile bytes (400), a Host this server does not answer to (421), a page of
+        another site (403). None: it goes on."""
+        said = edge.refusal(_raw_path(scope), scope.get("query_string", b""), scope["headers"])
+        if said is not None:
+            return 400, f"{said}; nothing was done"
+        server = scope.get("server")
+        host = headers.get("host", "")
+        if not self.hosts.allows(host, server[1] if server else None):
+            return 421, self.hosts.refused(host)
+        origin = headers.get("origin")
+        if not edge.same_origin(origin, host):
+            return 403, (
+                f"this request came from a page of another site ({edge.safe(origin or '')[:100]});"
+                " clew answers pages of its own host only"
+            )
+        return None
+
     def keys(self, app: ASGIApp) -> ASGIApp:
-        """Wrap `app`: check each request's key and rate, set its caller, log it."""
+        """Wrap `app`: check each request's edge, key and rate, set its caller, log it."""
 
         async def checked(scope: Scope, receive: Receive, send: Send) -> None:
             if scope["type"] != "http":
                 await app(scope, receive, send)
                 return
             started = time.perf_counter()
-            status = [500]
+            said = _Said()
+            route = edge.route_of(_raw_path(scope))
 
             async def sending(message: Message) -> None:
-                if message["type"] == "http.response.start":
-                    status[0] = int(message["status"])
+                if message["type"] == "http.response.start" and not said.noted:
+                    said.status = int(message["status"])
+                    tried = scope.get("clew.tried")  # the login form's key
+                    if said.prefix is None and isinstance(tried, Caller):
+                        said.prefix, said.space = tried.prefix, tried.space
+                    ms = (time.perf_counter() - started) * 1000
+                    self.note(said, str(scope["method"]), route, ms)
                 await send(message)
 
-            caller: Caller | None = None
-            path = str(scope["path"])
             try:
-                if path in PUBLIC or path in web.PUBLIC:
-                    await app(scope, receive, sending)
-                    return
                 headers = {
                     k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]
                 }
+                peer = scope.get("client") or ("", 0)
+                client = self.proxies.client(peer[0], headers.get("x-forwarded-for"))
+                scope["client"] = (client, peer[1] if client == peer[0] else 0)
+                scope["scheme"] = self.proxies.scheme(
+                    peer[0], headers.get("x-forwarded-proto"), str(scope.get("scheme", "http"))
+                )
+                refused = self.refusal(scope, headers)
+                if refused is not None:
+                    await _refused(str(scope["path"]), *refused)(scope, receive, sending)
+                    return
+                path = str(scope["path"])
+                if path in PUBLIC or path in web.PUBLIC:
+                    await app(scope, receive, sending)
+                    return
                 try:
-                    caller = await anyio.to_thread.run_sync(self.identify, headers, path)
+                    caller = await anyio.to_thread.run_sync(self.identify, headers, path, client)
                 except ClewError as exc:
+                    said.prefix = getattr(exc, "prefix", None)
+                    said.space = getattr(exc, "space", None) or ""
                     # Refusals count against the client's address: a flood of wrong keys
                     # is slowed down like a flood of right ones.
-                    client = scope.get("client") or ("?", 0)
-                    wait = self.limit.take(f"address {client[0]}", self._clock())
+                    wait = self.limit.take(f"address {client}", self._clock())
                     if wait > 0:
                         await self._limited(wait)(scope, receive, sending)
                         return
                     if web.is_dashboard(path) and path != "/events":  # a person: the form
-                        said = "" if "authorization" not in headers else api.error_text(exc)
-                        login = HTMLResponse(markup.login(said), 401)
+                        text = "" if "authorization" not in headers else api.error_text(exc)
+                        login = HTMLResponse(markup.login(text), 401)
                         await login(scope, receive, sending)
                         return
                     challenge = {"WWW-Authenticate": 'Bearer realm="clew"'}
                     await _error(401, api.error_text(exc), challenge)(scope, receive, sending)
                     return
+                said.prefix, said.space = caller.prefix, caller.space
                 wait = self.limit.take(caller.prefix or "-", self._clock())
                 if wait > 0:
                     await self._limited(wait)(scope, receive, sending)
@@ -275,8 +338,9 @@ class Server:
                 scope["clew.caller"] = caller
                 await app(scope, receive, sending)
             finally:
-                ms = (time.perf_counter() - started) * 1000
-                self.note(caller, str(scope["method"]), path, status[0], ms)
+                if not said.noted:  # no answer began: an error, or the client went away
+                    ms = (time.perf_counter() - started) * 1000
+                    self.note(said, str(scope["method"]), route, ms)
 
         return checked
 
@@ -434,20 +498,37 @@ class Server:
         return JSONResponse(api.openapi(__version__))
 
 
-def _local(headers: dict[str, str]) -> bool:
-    """Whether a request without a key comes from this machine's own pages and tools: its
-    Host is a loopback name and any Origin is too. A web page elsewhere can make a browser
-    send a request to 127.0.0.1 (or rebind its own name to it), but not with these."""
+class _Said:
+    """What a request's log line says, filled in as the request goes."""
 
-    def loopback(netloc: str) -> bool:
-        host = netloc.rsplit("@", 1)[-1]
-        host = host[1 : host.index("]")] if host.startswith("[") and "]" in host else host
-        return is_loopback(host.split(":")[0] if host.count(":") <= 1 else host)
+    __slots__ = ("noted", "prefix", "space", "status")
 
-    origin = headers.get("origin")
-    if origin is not None and not loopback(origin.partition("://")[2].split("/")[0]):
-        return False
-    return loopback(headers.get("host", ""))
+    def __init__(self) -> None:
+        self.prefix: str | None = None  # the key used, or tried
+        self.space = ""  # its space ("" when no key has that prefix)
+        self.status = 500  # until an answer begins
+        self.noted = False
+
+
+def _raw_path(scope: Scope) -> bytes:
+    raw = scope.get("raw_path")
+    return raw if isinstance(raw, bytes) else str(scope["path"]).encode("utf-8", "surrogatepass")
+
+
+def _refused(path: str, status: int, message: str) -> Response:
+    """The answer of a request refused at the edge: a page for a person, JSON for a program."""
+    if web.is_dashboard(path):
+        return web.refused(status, message)
+    return _error(status, message)
+
+
+def _local(headers: dict[str, str], client: str) -> bool:
+    """Whether a request without a key comes from this machine's own pages and tools: from a
+    loopback address (not through a listed proxy) with a loopback Host. A web page elsewhere
+    can make a browser send a request to 127.0.0.1, but not with its Host (edge.py's rule;
+    a browser's Origin was checked there too)."""
+    host = edge.split_host(headers.get("host", ""))
+    return host is not None and is_loopback(host[0]) and (not client or is_loopback(client))
 
 
 def _token(header: str) -> str | None:
@@ -603,10 +684,11 @@ async def _not_found(request: Request, exc: Exception) -> Response:
 
 
 def build_app(
-    server: Server, *, loopback: bool, mcp: bool = True
+    server: Server, *, mcp: bool = True
 ) -> tuple[Starlette, Callable[[], contextlib.AbstractAsyncContextManager[None]]]:
     """The Starlette app of `server`: its routes, the keys middleware around them, and MCP
-    at /mcp; with the lifespan that runs MCP's sessions and the log's flusher."""
+    at /mcp; with the lifespan that starts the request log and keeps the background tasks
+    (MCP's session manager, the log's flusher, the dashboard's head poller) running."""
     routes: list[Any] = [
         Route(f"{api.PREFIX}/openapi.json", server.openapi, methods=["GET"]),
         Route(f"{api.PREFIX}/export", server.export, methods=["GET"]),
@@ -619,39 +701,28 @@ def build_app(
     ]
     board = web.Dashboard(server)
     routes += board.routes()
-    session_manager: Any = None
-    if mcp:
-        from mcp.server.transport_security import TransportSecuritySettings
-
-        from clew.mcp_server import build_server
-
-        mcp_server = build_server(None, server.context, door=server)
-        # On loopback the SDK refuses a Host header that is not local (DNS rebinding); behind
-        # a proxy the Host is the public name, and the keys are what guard the server.
-        security = None if loopback else TransportSecuritySettings(
-            enable_dns_rebinding_protection=False
-        )  # fmt: skip
-        mcp_app = mcp_server.streamable_http_app(
-            streamable_http_path="/mcp", host="127.0.0.1", transport_security=security
-        )
-        routes = [*mcp_app.routes, *routes]
-        session_manager = mcp_server.session_manager
+    door = server.mcp = _Mcp(server) if mcp else None
+    if door is not None:
+        routes = [Route("/mcp", endpoint=door), *routes]
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any = None) -> AsyncIterator[None]:
-        async with contextlib.AsyncExitStack() as stack:
-            if session_manager is not None:
-                await stack.enter_async_context(session_manager.run())
+        await anyio.to_thread.run_sync(server.start)
+        try:
             async with anyio.create_task_group() as group:
-                group.start_soon(_flushing, server)
-                group.start_soon(board.heads.run)
+                if door is not None:
+                    group.start_soon(kept, "MCP's session manager", door.run)
+                    await door.running.wait()
+                group.start_soon(kept, "the request log's flusher", lambda: _flushing(server))
+                group.start_soon(kept, "the dashboard's head poller", board.heads.run)
                 if server.checkpoints.file is not None:
-                    group.start_soon(server.checkpoints.run)
+                    group.start_soon(kept, "the checkpoint writer", server.checkpoints.run)
                 try:
                     yield
                 finally:
                     group.cancel_scope.cancel()
-            await anyio.to_thread.run_sync(server.flush)
+        finally:
+            await anyio.to_thread.run_sync(server.close)
             await anyio.to_thread.run_sync(server.checkpoints.write_quietly)
 
     app = Starlette(
@@ -670,6 +741,46 @@ def build_app(
     return app, lifespan
 
 
+class _Mcp:
+    """The /mcp endpoint: the MCP SDK's session manager, made again whenever one stops (a
+    manager runs only once), so MCP outlives a failure of its own."""
+
+    def __init__(self, server: Server) -> None:
+        from clew.mcp_server import build_server
+
+        self._app = build_server(None, server.context, door=server)
+        self.manager: Any = None
+        self.running = anyio.Event()  # the first manager runs
+
+    def _make(self) -> Any:
+        from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        # The SDK's own Host and Origin check is off: the edge's (edge.py) holds for every
+        # route, /mcp included, so there is one rule, not two.
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+        return StreamableHTTPSessionManager(app=self._app, security_settings=security)
+
+    async def run(self) -> None:
+        """Run one session manager until it stops (`kept` makes the next)."""
+        manager = self._make()
+        async with manager.run():
+            self.manager = manager
+            self.running.set()
+            try:
+                await anyio.sleep_forever()
+            finally:
+                self.manager = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        manager = self.manager
+        if manager is None:  # between one manager and the next
+            busy = _error(503, "MCP is starting again; retry in a second", {"Retry-After": "1"})
+            await busy(scope, receive, send)
+            return
+        await manager.handle_request(scope, receive, send)
+
+
 class _Wrapped:
     """Starlette middleware that applies a function of the app (`Server.keys`)."""
 
@@ -678,6 +789,25 @@ class _Wrapped:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._app(scope, receive, send)
+
+
+async def kept(name: str, run: Callable[[], Awaitable[None]], pause: float = 0.5) -> None:
+    """Run `run` until cancelled, starting it again whenever it fails (each failure said on
+    stderr with its traceback) or stops, after a pause that doubles up to 30 s while it
+    keeps failing: a background task never takes the server down with it."""
+    wait = pause
+    while True:
+        began = anyio.current_time()
+        try:
+            await run()
+            print(f"clew: {name} stopped; starting it again", file=sys.stderr)
+        except Exception:
+            print(f"clew: {name} failed; starting it again in {wait:g} s", file=sys.stderr)
+            traceback.print_exc(file=sys.stderr)
+        if anyio.current_time() - began > 60:  # it ran a while: not failing in a loop
+            wait = pause
+        await anyio.sleep(wait)
+        wait = min(wait * 2, 30.0)
 
 
 async def _flushing(server: Server) -> None:
@@ -701,6 +831,66 @@ def check_bind(home: Memory, host: str) -> bool:
     return loopback
 
 
+class Options(NamedTuple):
+    """What the operator chose for a server (the options of `clew serve` and `clew mcp
+    --port`)."""
+
+    rate: float = 20.0
+    burst: int = 60
+    log_days: int = 30
+    allowed_hosts: tuple[str, ...] = ()
+    forwarded_allow_ips: tuple[str, ...] = ()
+    log_folder: str | None = None  # the request log's spill files (default: requestlog.py)
+    allow: HostRules = NOTHING  # what admin keys' waits may make this host do (origin.py)
+    checkpoint_file: str | None = None  # where the spaces' checkpoints go (checkpoints.py)
+    checkpoint_every: float = EVERY_SECONDS
+
+
+DEFAULTS = Options()
+
+
+def make_server(
+    home: Memory,
+    host: str,
+    options: Options = DEFAULTS,
+    *,
+    opener: Callable[[str], Memory] | None = None,
+    context: tools.Context = tools.NO_CONTEXT,
+) -> Server:
+    """The Server of `home` bound to `host` with `options`; ValidationError for a wide bind
+    without a key, a bad option, or a request log folder that cannot be written."""
+    loopback = check_bind(home, host)
+    spaces = Spaces(home, opener)
+    server = Server(
+        spaces, loopback=loopback, context=context, rate=options.rate,
+        burst=options.burst, log_days=options.log_days, bind=host,
+        allowed_hosts=options.allowed_hosts, forwarded_allow_ips=options.forwarded_allow_ips,
+        log_folder=options.log_folder, allow=options.allow,
+        checkpoints=Keeper(spaces, options.checkpoint_file, options.checkpoint_every),
+    )  # fmt: skip
+    try:
+        server.log.open()
+    except OSError as exc:
+        raise ValidationError(
+            f"cannot write the request log's folder {server.log.folder} ({exc.strerror or exc});"
+            " choose a folder this user may write with --request-log DIR"
+        ) from None
+    return server
+
+
+def uvicorn_config(app: ASGIApp, host: str, port: int) -> Any:
+    """uvicorn's settings for the app (also for tests that run it in a thread)."""
+    import uvicorn
+
+    # proxy_headers off: uvicorn would believe X-Forwarded-For from 127.0.0.1 by default;
+    # the edge believes it only from the proxies the operator lists. Open event streams
+    # would hold a stop for their lifetime: they are cut after a moment.
+    return uvicorn.Config(
+        app, host=host, port=port, log_level="warning", lifespan="on",
+        timeout_graceful_shutdown=2, proxy_headers=False,
+    )  # fmt: skip
+
+
 async def run_server(
     home: Memory,
     *,
@@ -708,9 +898,7 @@ async def run_server(
     port: int,
     opener: Callable[[str], Memory] | None = None,
     context: tools.Context = tools.NO_CONTEXT,
-    rate: float = 20.0,
-    burst: int = 60,
-    log_days: int = 30,
+    options: Options = DEFAULTS,
     ready: Callable[[int], None] | None = None,
     allow: HostRules = NOTHING,
     checkpoint_file: str | None = None,
@@ -721,22 +909,11 @@ async def run_server(
     spaces' checkpoints to it (server/checkpoints.py)."""
     import uvicorn
 
-    loopback = check_bind(home, host)
-    spaces = Spaces(home, opener)
-    keeper = Keeper(spaces, checkpoint_file, checkpoint_every)
-    # The first lines now: a file that cannot be written stops the start, in one line.
-    await anyio.to_thread.run_sync(keeper.write)
-    server = Server(
-        spaces, loopback=loopback, context=context, rate=rate, burst=burst, log_days=log_days,
-        allow=allow,
-        checkpoints=keeper,
-    )  # fmt: skip
-    app, _ = build_app(server, loopback=loopback)
-    # Open event streams would hold a stop for their lifetime; cut them after a moment.
-    config = uvicorn.Config(
-        app, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=2
-    )
-    runner = uvicorn.Server(config)
+    server = make_server(home, host, options, opener=opener, context=context)
+    # The first checkpoints now: a file that cannot be written stops the start, in one line.
+    await anyio.to_thread.run_sync(server.checkpoints.write)
+    app, _ = build_app(server)
+    runner = uvicorn.Server(uvicorn_config(app, host, port))
     try:
         if ready is None:
             await runner.serve()
@@ -747,7 +924,7 @@ async def run_server(
                     await anyio.sleep(0.02)
                 ready(runner.servers[0].sockets[0].getsockname()[1])
     finally:
-        spaces.close()
+        server.spaces.close()
 
 
 def serve(
@@ -757,12 +934,7 @@ def serve(
     port: int,
     opener: Callable[[str], Memory] | None = None,
     context: tools.Context = tools.NO_CONTEXT,
-    rate: float = 20.0,
-    burst: int = 60,
-    log_days: int = 30,
-    allow: HostRules = NOTHING,
-    checkpoint_file: str | None = None,
-    checkpoint_every: float = EVERY_SECONDS,
+    options: Options = DEFAULTS,
 ) -> None:
     """Run the server in this thread until interrupted, saying where it listens."""
 
@@ -772,8 +944,7 @@ def serve(
 
     anyio.run(
         lambda: run_server(
-            home, host=host, port=port, opener=opener, context=context, rate=rate, burst=burst,
-            log_days=log_days, ready=said, allow=allow, checkpoint_file=checkpoint_file,
-            checkpoint_every=checkpoint_every,
+            home, host=host, port=port, opener=opener, context=context, options=options,
+            ready=said,
         )
     )  # fmt: skip

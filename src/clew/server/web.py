@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 from collections.abc import AsyncIterator, Callable
 from importlib import resources
@@ -32,6 +33,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from clew.credentials import Caller
 from clew.errors import (
     AmbiguousIdError,
     AuthenticationError,
@@ -42,11 +44,11 @@ from clew.errors import (
 from clew.history import actor_of
 from clew.history import history as words
 from clew.ids import new_id
-from clew.server import api, dashboard, markup
+from clew.server import api, dashboard, edge, markup
 
 if TYPE_CHECKING:
     from clew.memory import Memory
-    from clew.server.app import Caller, Server, Spaces
+    from clew.server.app import Server, Spaces
 
 COOKIE = "clew_keys"
 MAX_KEYS = 8  # keys one browser keeps
@@ -340,9 +342,13 @@ class Dashboard:
             return form
         token = form.get("key", "").strip()
         try:
-            await anyio.to_thread.run_sync(lambda: _check(self.server.spaces, token))
+            key = await anyio.to_thread.run_sync(lambda: _check(self.server.spaces, token))
         except ClewError as exc:
+            # The log names the key tried, and its space where a key has that prefix.
+            tried = (getattr(exc, "prefix", None), getattr(exc, "space", None) or "")
+            request.scope["clew.tried"] = Caller(tried[0], tried[1], "")
             return HTMLResponse(markup.login(api.error_text(exc)), 401)
+        request.scope["clew.tried"] = key
         held = cookie_keys(request.headers.get("cookie", ""))
         response = RedirectResponse("/", 303)
         _keep(response, request, [token] + [k for k in held if k != token])
@@ -436,11 +442,15 @@ def refused(status: int, message: str) -> HTMLResponse:
     return HTMLResponse(dashboard.error_page(status, message, None), status)
 
 
-def _check(spaces: Spaces, token: str) -> None:
+def _check(spaces: Spaces, token: str) -> Caller:
     if not token:
         raise AuthenticationError("give a key (clew_...) from `clew keys create`")
     key = spaces.home.authenticate(token, touch=False)
-    spaces.get(key.space)  # a server of one space refuses another's key here too
+    try:
+        spaces.get(key.space)  # a server of one space refuses another's key here too
+    except AuthenticationError as exc:
+        raise AuthenticationError(str(exc), prefix=key.prefix, space=key.space) from None
+    return Caller(key.prefix, key.space, key.scope, key.name)
 
 
 def _same_origin(headers: Any) -> bool:
@@ -450,7 +460,7 @@ def _same_origin(headers: Any) -> bool:
     said = headers.get("origin") or headers.get("referer")
     if not said:
         return True
-    return bool(said.partition("://")[2].split("/")[0] == headers.get("host", ""))
+    return edge.same_origin(said, headers.get("host", ""))
 
 
 async def _parse(request: Request) -> dict[str, str] | Response:
@@ -461,10 +471,19 @@ async def _parse(request: Request) -> dict[str, str] | Response:
         if len(body) > MAX_FORM:
             return refused(400, "the form is too large")
     try:
-        fields = parse_qs(body.decode("utf-8"), keep_blank_values=True, max_num_fields=20)
+        fields = parse_qs(
+            body.decode("utf-8"), keep_blank_values=True, max_num_fields=20, errors="strict"
+        )
     except (UnicodeDecodeError, ValueError):
         return refused(400, "the form is not valid UTF-8 text")
-    return {k: v[0] for k, v in fields.items()}
+    form = {k: v[0] for k, v in fields.items()}
+    if any(_CONTROL.search(k) or _CONTROL.search(v) for k, v in form.items()):
+        return refused(400, "the form holds a control character (NUL, escape...): send text")
+    return form
+
+
+# What a person cannot type into a form: control characters but tab and line breaks.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def _keep(response: Response, request: Request, keys: list[str]) -> None:

@@ -759,7 +759,8 @@ class KeyStore(Protocol):
         ...
 
     def log_requests(self, lines: Sequence[RequestLine]) -> None:
-        """Append lines to the request log."""
+        """Append lines to the request log; a line whose id the space's log holds already is
+        not added again."""
         ...
 
     def list_requests(

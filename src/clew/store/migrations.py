@@ -1404,6 +1404,20 @@ MIGRATIONS += (
     ),
 )
 
+# Each line of the server's request log carries the id the server gave it when it wrote the
+# line to its spill file, before answering (server/requestlog.py): folding that file into the
+# store again after a crash adds nothing twice. Older lines have none (NULLs do not collide).
+MIGRATIONS += (
+    Migration(
+        24,
+        "an id for each line of the server's request log, kept once per space",
+        (
+            "ALTER TABLE clew_requests ADD COLUMN line_id TEXT",
+            "CREATE UNIQUE INDEX clew_requests_line ON clew_requests(space, line_id)",
+        ),
+    ),
+)
+
 LATEST = MIGRATIONS[-1].number
 FINGERPRINTS: dict[int, str] = {m.number: fingerprint(m) for m in MIGRATIONS}
 # The migration that began recording fingerprints (and records those of the ones before it).

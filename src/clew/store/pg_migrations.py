@@ -1163,6 +1163,18 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    # SQLite's migration 24: the id of each request log line, for folding a spill file twice.
+    PgMigration(
+        24,
+        "an id for each line of the server's request log, kept once per space",
+        (
+            "ALTER TABLE clew_requests ADD COLUMN line_id text",
+            "CREATE UNIQUE INDEX clew_requests_line ON clew_requests(space, line_id)",
+        ),
+    ),
+)
+
 LATEST = MIGRATIONS[-1].number
 
 

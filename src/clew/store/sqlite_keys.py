@@ -70,23 +70,31 @@ class KeyStore(RowReader):
 
     def log_requests(self, lines: Sequence[RequestLine]) -> None:
         conn, _ = self._writer()
+        # A spill file folded twice (a crash between the commit and its removal) brings
+        # lines whose ids are here already: kept once (migration 24's index).
         conn.executemany(
             "INSERT INTO clew_requests (space, key_prefix, method, route, status, created_at,"
-            " ms) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            " ms, line_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (space, line_id) DO NOTHING",
             [tuple(line) for line in lines],
         )
 
     def list_requests(
         self, space: str | None = None, *, limit: int | None = 100
     ) -> list[RequestLine]:
-        sql = "SELECT space, key_prefix, method, route, status, created_at, ms FROM clew_requests"
+        sql = (
+            "SELECT space, key_prefix, method, route, status, created_at, ms, line_id"
+            " FROM clew_requests"
+        )
         params: list[Any] = []
         if space is not None:
             sql += " WHERE space = ?"
             params.append(space)
         sql += " ORDER BY seq DESC"
         rows = self._rows(*limited(sql, params, limit))
-        return [RequestLine(r[0], r[1], r[2], r[3], int(r[4]), r[5], float(r[6])) for r in rows]
+        return [
+            RequestLine(r[0], r[1], r[2], r[3], int(r[4]), r[5], float(r[6]), r[7]) for r in rows
+        ]
 
     def prune_requests(self, before: str) -> int:
         conn, _ = self._writer()
