@@ -152,6 +152,7 @@ CONFORMANCE = frozenset(
         "test_error_lines",
         "test_expansion",
         "test_server",
+        "test_attacks",
         "test_host_waits",
         "test_attribution",
         "test_checkpoints",
