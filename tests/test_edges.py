@@ -344,3 +344,24 @@ def test_init_on_a_terminal_asks_first(repo: Path, answer: str, added: bool) -> 
 def test_a_gitignore_that_is_not_a_file_is_one_line(repo: Path) -> None:
     (repo / ".gitignore").mkdir()
     assert "not a regular file" in one_line(run(["init", "--gitignore"]))
+
+
+@pytest.mark.sqlite_only("a file's permissions: PostgreSQL's roles are test_db_roles.py's")
+def test_a_new_store_is_readable_by_its_owner_alone(tmp_path: Path) -> None:
+    """Another local user may not read a store clew made (what agents saw, the server's key
+    hashes): the folder made for it is 0700, the file and its WAL 0600; a folder that was
+    there keeps its permissions."""
+    import stat
+
+    def mode(path: Path) -> int:
+        return stat.S_IMODE(path.stat().st_mode)
+
+    made = tmp_path / "project" / ".clew" / "clew.db"
+    with clew.open(made) as mem:
+        mem.create_task("private")
+        assert mode(made.parent) == 0o700 and mode(made) == 0o600
+        assert mode(Path(f"{made}-wal")) == 0o600
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o755)
+    with clew.open(shared / "clew.db"):
+        assert mode(shared) == 0o755 and mode(shared / "clew.db") == 0o600

@@ -146,7 +146,9 @@ def make_folder(path: str) -> None:
         raise StoreError(f"{path} is a folder, not a store file; a store in it is like {store}")
     folder = os.path.dirname(os.path.abspath(path))
     try:
-        os.makedirs(folder, exist_ok=True)
+        # A folder made for a store is its owner's alone (the store holds what agents saw,
+        # and the server's key hashes): a folder that exists keeps its own permissions.
+        os.makedirs(folder, mode=0o700, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
         raise StoreError(
             f"cannot make the folder {folder} for the store: a file is in the way"
@@ -155,6 +157,17 @@ def make_folder(path: str) -> None:
         raise StoreError(f"cannot make the folder {folder} for the store: {exc.strerror}") from None
     if not os.path.exists(path) and not os.access(folder, os.W_OK):
         raise StoreError(f"cannot create the store {path}: this user may not write {folder}")
+
+
+def _create_private(path: str) -> None:
+    """Make a new store file readable by its owner alone (SQLite gives its -wal and -shm
+    files the database file's permissions); a file that exists is left as it is."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise StoreError(f"cannot create the store {path}: {exc.strerror or exc}") from None
 
 
 def connect(path: str, busy_timeout: float = 5.0, *, read_only: bool = False) -> sqlite3.Connection:
@@ -166,6 +179,7 @@ def connect(path: str, busy_timeout: float = 5.0, *, read_only: bool = False) ->
         raise StoreError(f"{path} is not a clew store: it is not a regular file")
     if path != ":memory:" and not read_only:
         make_folder(path)
+        _create_private(path)
     try:
         if read_only:
             conn = _connect_read_only(path, busy_timeout)
