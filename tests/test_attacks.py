@@ -133,6 +133,20 @@ def post_from_another_site(t: Target) -> None:
     assert t.mem.journal_head() == before
 
 
+def frame_the_dashboard_or_sniff_an_answer(t: Target) -> None:
+    for path, key in (("/login", None), (f"/tasks/{t.task}", "read"), ("/api/v1/key", "read")):
+        reply = t.s.call("GET", path, key=key)
+        assert reply.status == 200, (path, reply.status)
+        heard = {k.lower(): v for k, v in reply.headers.items()}
+        assert heard["x-frame-options"] == "DENY" and heard["x-content-type-options"] == "nosniff"
+        assert "frame-ancestors 'none'" in heard["content-security-policy"]
+        assert heard["referrer-policy"] == "same-origin"
+        assert heard["cache-control"] == "no-store"
+        if reply.headers.get("content-type", "").startswith("text/html"):
+            policy = heard["content-security-policy"]
+            assert "script-src 'self'" in policy and "unsafe-inline" not in policy
+
+
 def spoof_an_address_to_guess_keys(t: Target) -> None:
     server = t.s.server
     kept, server.limit = server.limit, RateLimit(0.001, 8)  # a burst of 8, nearly no refill
@@ -337,6 +351,8 @@ ATTACKS = (
            rebind_a_name_to_the_loopback),
     Attack("a page of another site posts with the user's key", "Hosts and proxies",
            post_from_another_site),
+    Attack("another site frames the dashboard, or a browser sniffs an answer's type",
+           "Hosts and proxies", frame_the_dashboard_or_sniff_an_answer),
     Attack("wrong keys each claiming another X-Forwarded-For", "Hosts and proxies",
            spoof_an_address_to_guess_keys),
     Attack("a write key imports events claiming an admin's dashboard edit", "Who did what",

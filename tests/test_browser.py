@@ -103,10 +103,8 @@ def test_a_task_page_follows_an_agent_as_it_writes(browser: Any, site: Served) -
     reply = s.op("task_update", {"task_id": ids["task"], "step": 1, "step_status": "completed",
                                  "message": "built the image"})  # fmt: skip
     assert reply.status == 200, reply.text
-    page.wait_for_function(
-        "document.querySelector('li.current') &&"
-        " document.querySelector('li.current').textContent.includes('Ship')"
-    )
+    # Selectors, not a script: the pages' Content-Security-Policy refuses evaluated strings.
+    page.locator("li.current", has_text="Ship").wait_for()
     assert "built the image" in page.inner_text("#timeline")
     assert page.url.endswith(ids["task"])  # swapped in place, not reloaded elsewhere
     page.context.close()
@@ -167,11 +165,11 @@ def test_live_updates_stop_when_the_key_is_revoked_not_retry_forever(
     opened: list[str] = []
     page.on("request", lambda r: opened.append(r.url) if r.url.endswith("/events") else None)
     page.goto(f"{s.url}/tasks/{ids['task']}")
-    page.wait_for_function("document.body.dataset.live !== 'stopped'")
+    page.wait_for_selector("body:not([data-live='stopped'])")
     while len(opened) < 2:  # the first stream ended and the page followed again
         page.wait_for_timeout(200)
     s.mems[next(iter(s.mems))].revoke_key(s.tokens["write"])
-    page.wait_for_function("document.body.dataset.live === 'stopped'")
+    page.wait_for_selector("body[data-live='stopped']", state="attached")
     stopped = len(opened)
     # A page still following would be back within 2 s: the page's own wait after an error,
     # and the browser's `retry` had the page not closed the stream. (Five seconds here made

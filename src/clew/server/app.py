@@ -62,7 +62,10 @@ if TYPE_CHECKING:
     from clew.memory import Memory
 
 MAX_BODY = 64 * 1024 * 1024  # the most a request body may hold (as the CLI's --max-input-mb)
-PUBLIC = frozenset({f"{api.PREFIX}/openapi.json"})  # no key needed: they reveal no record
+PUBLIC = frozenset({f"{api.PREFIX}/openapi.json"})
+PAGE_POLICY = edge.page_policy(
+    markup.STYLE
+)  # the dashboard's pages' Content-Security-Policy  # no key needed: they reveal no record
 FLUSH_SECONDS = 1.0
 PRUNE_SECONDS = 3600.0  # how often the request log drops what is older than --log-days
 
@@ -284,6 +287,8 @@ class Server:
             route = edge.route_of(_raw_path(scope))
 
             async def sending(message: Message) -> None:
+                if message["type"] == "http.response.start":
+                    message["headers"] = edge.guarded(message.get("headers", ()), PAGE_POLICY)
                 if message["type"] == "http.response.start" and not said.noted:
                     said.status = int(message["status"])
                     tried = scope.get("clew.tried")  # the login form's key

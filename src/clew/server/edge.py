@@ -299,3 +299,48 @@ def _address(hop: str) -> str:
         hop = hop.split(":")[0]
     found = _ip(hop)
     return str(found) if found is not None else safe(hop[:64])
+
+
+# -- what every answer carries --------------------------------------------------------------
+
+# Every answer: no content sniffing, no referrer sent to another site (a page's URL names its
+# ids; "no-referrer" would also make a browser send `Origin: null` on the page's own form
+# posts, which the edge refuses), no framing by another site (a form in a frame is
+# clickjacking), and nothing kept by a cache unless the route said otherwise (the memory is
+# not for a shared cache or a browser's disk).
+_ALWAYS = (
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"same-origin"),
+    (b"x-frame-options", b"DENY"),
+)
+
+
+def page_policy(style: str) -> bytes:
+    """The Content-Security-Policy of the dashboard's pages: its own script, its one inline
+    style block (by hash), requests and forms to itself only, no frames, no plugins."""
+    import base64
+    import hashlib
+
+    digest = base64.b64encode(hashlib.sha256(style.encode("utf-8")).digest()).decode()
+    return (
+        "default-src 'none'; script-src 'self'; connect-src 'self'; img-src 'self' data:;"
+        f" style-src 'sha256-{digest}'; form-action 'self'; base-uri 'none';"
+        " frame-ancestors 'none'"
+    ).encode()
+
+
+API_POLICY = b"default-src 'none'; frame-ancestors 'none'"
+
+
+def guarded(headers: Sequence[tuple[bytes, bytes]], page: bytes) -> list[tuple[bytes, bytes]]:
+    """An answer's headers with what every answer carries added (what it set itself kept):
+    `page` as the Content-Security-Policy of HTML, the API's for the rest."""
+    names = {name.lower() for name, _ in headers}
+    out = list(headers)
+    out += [(name, value) for name, value in _ALWAYS if name not in names]
+    if b"cache-control" not in names:
+        out.append((b"cache-control", b"no-store"))
+    if b"content-security-policy" not in names:
+        html = any(n.lower() == b"content-type" and v.startswith(b"text/html") for n, v in headers)
+        out.append((b"content-security-policy", page if html else API_POLICY))
+    return out
