@@ -109,6 +109,7 @@ ALLOWED_CLEW = frozenset(
         "clew.utility",
         "clew.vectors",
         "clew.views",  # `task show` prints with it
+        "clew.fields",  # the chain's encoding
         "clew.waits",
         "clew.watch",
         "clew.worker",  # `task update` wakes the worker when it queued a job

@@ -12,7 +12,7 @@ more kinds, values never redacted, or none at all (`config.redaction`).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from clew.pattern import lazy
@@ -140,21 +140,8 @@ class Redactor:
 
     def _apply(self, rule: Rule, text: str, found: Found | None, field: str) -> str:
         """`text` with the secrets `rule` finds in it replaced."""
-        pieces: list[str] = []
-        done = 0
-        for match in rule.pattern.finditer(text):
-            span = self._secret(rule, match)
-            if span is None:
-                continue
-            start, end, kind = span
-            pieces += (text[done:start], marker(kind))
-            done = end
-            if found is not None:
-                found[(field, kind)] = found.get((field, kind), 0) + 1
-        if not pieces:
-            return text
-        pieces.append(text[done:])
-        return "".join(pieces)
+        spans = (self._secret(rule, match) for match in rule.pattern.finditer(text))
+        return _spliced(text, spans, found, field)
 
     def _secret(self, rule: Rule, match: re.Match[str]) -> tuple[int, int, str] | None:
         """Where the secret of a match is and its kind, or None when it is none."""
@@ -185,25 +172,19 @@ class Redactor:
         places = sorted(m.start() for w in words for m in SEPARATED[w].finditer(low))
         if not places:
             return text
-        pieces: list[str] = []
-        done = 0
         compiled = ASSIGNMENT.compiled
-        for at in places:
-            if at < done:
-                continue
-            match = compiled.match(text, at)
-            span = None if match is None else self._secret(ASSIGNED, match)
-            if span is None:
-                continue
-            start, end, kind = span
-            pieces += (text[done:start], marker(kind))
-            done = end
-            if found is not None:
-                found[(field, kind)] = found.get((field, kind), 0) + 1
-        if not pieces:
-            return text
-        pieces.append(text[done:])
-        return "".join(pieces)
+
+        def spans() -> Iterator[tuple[int, int, str] | None]:
+            done = 0
+            for at in places:
+                if at < done:  # inside a value already taken: no new match starts there
+                    continue
+                match = compiled.match(text, at)
+                span = None if match is None else self._secret(ASSIGNED, match)
+                done = done if span is None else span[1]
+                yield span
+
+        return _spliced(text, spans(), found, field)
 
     def _allowed(self, value: str) -> bool:
         if value in self._allow:
@@ -334,6 +315,27 @@ class Redactor:
                 self._keys.clear()
             self._keys[key] = shown
         return shown
+
+
+def _spliced(
+    text: str, spans: Iterable[tuple[int, int, str] | None], found: Found | None, field: str
+) -> str:
+    """`text` with each secret span (start, end, kind; None: no secret there) replaced by its
+    marker, in order, each counted in `found` under (`field`, its kind)."""
+    pieces: list[str] = []
+    done = 0
+    for span in spans:
+        if span is None or span[0] < done:
+            continue
+        start, end, kind = span
+        pieces += (text[done:start], marker(kind))
+        done = end
+        if found is not None:
+            found[(field, kind)] = found.get((field, kind), 0) + 1
+    if not pieces:
+        return text
+    pieces.append(text[done:])
+    return "".join(pieces)
 
 
 _WALKS: dict[tuple[str, frozenset[str]], Any] = {}

@@ -26,9 +26,9 @@ except ImportError:  # pragma: no cover - a Python built without it
     from hashlib import blake2b
 
 from clew.errors import ValidationError
+from clew.fields import encoded
 
 KEY_BYTES = 32
-_NULL = (2**64 - 1).to_bytes(8, "big")
 _cache: dict[str, bytes] = {}
 _lock = threading.Lock()
 
@@ -113,14 +113,7 @@ def seal(purpose: str, fields: tuple[str | None, ...], *, key: bytes | None = No
     """Return the hex seal of `fields` for `purpose` (with the sealing key unless `key`)."""
     master = secret() if key is None else key
     derived = blake2b(purpose.encode("utf-8"), key=master, digest_size=32).digest()
-    parts = []
-    for field in fields:
-        if field is None:
-            parts.append(_NULL)
-            continue
-        raw = field.encode("utf-8", "surrogatepass")
-        parts += (len(raw).to_bytes(8, "big"), raw)
-    return blake2b(b"".join(parts), key=derived, digest_size=32).hexdigest()
+    return blake2b(encoded(b"", fields), key=derived, digest_size=32).hexdigest()
 
 
 def check(purpose: str, fields: tuple[str | None, ...], given: object, *,

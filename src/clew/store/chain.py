@@ -34,6 +34,7 @@ try:  # hashlib would load OpenSSL (~4 ms) on every write path; blake2b is built
 except ImportError:  # pragma: no cover - a Python built without it
     from hashlib import blake2b
 
+from clew.fields import encoded
 from clew.models import Tombstone
 
 VERSION = b"clew-event-2"
@@ -43,21 +44,12 @@ DATA = b"clew-data-1"
 # before the chain's definition changes (and a migration re-chains the journal) is reported
 # as made under that version, not as a rewrite. Change it with VERSION.
 NUMBER = 2
-_NULL = (2**64 - 1).to_bytes(8, "big")
 _HEX = frozenset("0123456789abcdef")
 
 
 def fields_hash(label: bytes, fields: Iterable[str | None], size: int = 32) -> str:
     """Return the BLAKE2b hex digest of `label` and length-prefixed UTF-8 `fields`."""
-    parts = [label]
-    for field in fields:
-        if field is None:
-            parts.append(_NULL)
-            continue
-        # surrogatepass: a value SQLite stored must hash, never raise here
-        raw = field.encode("utf-8", "surrogatepass")
-        parts += (len(raw).to_bytes(8, "big"), raw)
-    return blake2b(b"".join(parts), digest_size=size).hexdigest()
+    return blake2b(encoded(label, fields), digest_size=size).hexdigest()
 
 
 def data_digest(data: str) -> str:
