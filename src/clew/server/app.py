@@ -110,6 +110,15 @@ def _error(status: int, message: str, headers: dict[str, str] | None = None) -> 
     return JSONResponse({"error": message}, status_code=status, headers=headers)
 
 
+def _scope_refusal(caller: Caller, needed: str, what: str) -> Response | None:
+    """The 403 a caller whose key's scope is below `needed` gets for `what`, or None."""
+    try:
+        api.check_scope(caller.scope, needed, what)
+    except ClewError as exc:
+        return _error(api.status_of(exc), api.error_text(exc))
+    return None
+
+
 class Server:
     """The app's state: the spaces, the edge's rules, the rate limit, the log; the Door the
     MCP server asks."""
@@ -392,10 +401,9 @@ class Server:
     async def forget(self, request: Request) -> Response:
         """POST /api/v1/forget: remove content, for an admin key; the tombstones name it."""
         caller = self.caller(request)
-        try:
-            api.check_scope(caller.scope, "admin", "forget")
-        except ClewError as exc:
-            return _error(api.status_of(exc), api.error_text(exc))
+        refused = _scope_refusal(caller, "admin", "forget")
+        if refused is not None:
+            return refused
         arguments = await _arguments(request)
         if isinstance(arguments, Response):
             return arguments
@@ -426,10 +434,9 @@ class Server:
         import` does), so a file of any length takes constant memory and a bad line anywhere
         leaves nothing imported."""
         caller = self.caller(request)
-        try:
-            api.check_scope(caller.scope, "write", "import")
-        except ClewError as exc:
-            return _error(api.status_of(exc), api.error_text(exc))
+        refused = _scope_refusal(caller, "write", "import")
+        if refused is not None:
+            return refused
         mem = self.spaces.get(caller.space)
         # Who imports, from the key: a file may add only what this key could add itself (a
         # forget in it may rewrite content the space holds only for an admin key).
@@ -473,10 +480,9 @@ class Server:
     async def requests(self, request: Request) -> Response:
         """GET /api/v1/requests: the space's request log (admin keys)."""
         caller = self.caller(request)
-        try:
-            api.check_scope(caller.scope, "admin", "the request log")
-        except ClewError as exc:
-            return _error(api.status_of(exc), api.error_text(exc))
+        refused = _scope_refusal(caller, "admin", "the request log")
+        if refused is not None:
+            return refused
         try:
             limit = int(request.query_params.get("limit", "100"))
         except ValueError:
