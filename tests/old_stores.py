@@ -41,8 +41,20 @@ def _applied(conn: sqlite3.Connection, number: int) -> bool:
     )
 
 
+def undo_migration_25(conn: sqlite3.Connection) -> None:
+    """Take a store at schema 25 back to the one before: entries without who recorded them,
+    errors neither kept open nor with evidence."""
+    for column in ("origin", "keep_open", "evidence"):
+        conn.execute(f"ALTER TABLE entries DROP COLUMN {column}")
+    conn.execute("DELETE FROM clew_migrations WHERE number = 25")
+    conn.commit()
+
+
 def undo_migration_24(conn: sqlite3.Connection) -> None:
-    """Take a store at schema 24 back to the one before: request log lines without ids."""
+    """Take a store at schema 24 (or later) back to the one before: request log lines
+    without ids."""
+    if _applied(conn, 25):
+        undo_migration_25(conn)
     conn.execute("DROP INDEX IF EXISTS clew_requests_line")
     conn.execute("ALTER TABLE clew_requests DROP COLUMN line_id")
     conn.execute("DELETE FROM clew_migrations WHERE number = 24")

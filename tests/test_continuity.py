@@ -147,7 +147,9 @@ def test_resolving_one_record_of_a_failure_closes_the_others(mem: clew.Memory) -
     assert mem.get_entry(first.id).resolution == "Strip the BOM before parsing"
 
 
-def test_a_later_successful_run_of_the_command_closes_its_errors(mem: clew.Memory) -> None:
+def test_a_later_passing_run_is_evidence_on_the_agents_error_never_its_resolution(
+    mem: clew.Memory,
+) -> None:
     task = mem.create_task("Deploy", ["Push", "Run"]).id
     mem.update_step(task, 1, status="active")
     _failing_push(mem, task)
@@ -156,10 +158,50 @@ def test_a_later_successful_run_of_the_command_closes_its_errors(mem: clew.Memor
     mine = mem.add_error(task, "push keeps failing", command="docker push ghcr.io/acme/api:v1")
     assert len(_open_errors(mem, task)) == 1  # the agent's record replaced the copy
     mem.update_step(task, 2, status="active")
+    # Another version is another command: no resolution, no evidence.
     mem.record_action(task, command="docker push ghcr.io/acme/api:v2", exit_code=0, step=2)
-    assert _open_errors(mem, task) == []  # the same command, numbers aside, worked
-    assert "succeeded" in (mem.get_entry(mine.id).resolution or "")
-    assert "Recent failure" not in mem.where(task).text
+    assert mem.get_entry(mine.id).evidence == ()
+    passed = mem.record_action(
+        task, command="docker push  ghcr.io/acme/api:v1", exit_code=0, step=2
+    )
+    assert _open_errors(mem, task) == [mine.id]  # the agent resolves its own error
+    [evidence] = mem.get_entry(mine.id).evidence
+    assert evidence.action_id == passed.id
+    assert evidence.command == "docker push  ghcr.io/acme/api:v1"
+    brief = mem.where(task).text
+    assert f"Open error {mine.id}: push keeps failing [a later run of" in brief
+    [row] = yaml.safe_load(mem.state(task).text)["errors_encountered"]
+    assert row["resolution"] is None and passed.id in row["evidence"]
+    assert "Recent failure" not in brief
+    mem.resolve(mine.id, "the registry was down; it pushes now")
+    assert _open_errors(mem, task) == []
+    assert mem.verify().ok
+
+
+def test_a_passing_run_resolves_only_clews_own_copy_of_that_same_command(
+    mem: clew.Memory,
+) -> None:
+    task = mem.create_task("Test", ["Shards"]).id
+    mem.update_step(task, 1, status="active")
+    for group in (22, 23):
+        mem.record_action(
+            task, command=f"pytest --group {group}", exit_code=1, step=1,
+            stderr=f"FAILED tests/test_orders.py::test_shard_{group} - AssertionError",
+        )  # fmt: skip
+    mem.update_step(task, 1, status="failed")
+    mem.run_jobs()
+    copies = {e.summary.split("`")[1]: e for e in mem.list_entries(task, type="error")}
+    assert set(copies) == {"pytest --group 22", "pytest --group 23"}
+    assert all(e.origin == "extracted" for e in copies.values())
+    mem.record_action(task, command="pytest --group 23", exit_code=0)
+    assert mem.get_entry(copies["pytest --group 22"].id).status.value == "active"
+    assert mem.get_entry(copies["pytest --group 23"].id).status.value == "resolved"
+    # Kept open by the agent, clew's own copy is the agent's to resolve too.
+    kept = mem.keep_open(copies["pytest --group 22"].id)
+    assert kept.keep_open
+    mem.record_action(task, command="pytest --group 22", exit_code=0)
+    again = mem.get_entry(kept.id)
+    assert again.status.value == "active" and len(again.evidence) == 1
     assert mem.verify().ok
 
 
@@ -185,8 +227,12 @@ def test_a_different_command_does_not_close_an_error(mem: clew.Memory) -> None:
 @pytest.mark.parametrize(
     ("a", "b", "same"),
     [
-        ("docker push img:v1.2.3", "docker push  img:v1.2.4", True),
-        ("deploy --timeout=30", "deploy --timeout=60", True),
+        ("docker push img:v1.2.3", "docker push  img:v1.2.3", True),
+        ("docker push img:v1.2.3", "docker push img:v1.2.4", False),
+        ("deploy --timeout=30", "deploy --timeout=60", False),
+        ("pytest --group 22", "pytest --group 23", False),
+        ("backfill orders_p004", "backfill orders_p005", False),
+        ("pytest --basetemp /tmp/tmpa8x_q2", "pytest --basetemp /tmp/tmpzz91k0", True),
         ("pytest tests/a.py", "pytest tests/b.py", False),
         ("make build", "make test", False),
         ("", "make", False),

@@ -434,7 +434,9 @@ def legacy_store(path: Path, events: list[Any]) -> None:
         ("actions", "stderr_errors"),
         ("turns", "event_seq"),
         ("turns", "text_in"),
-    ]  # and migrations 14 and 15
+        ("entries", "origin"),
+        ("entries", "keep_open"),
+    ]  # and migrations 14, 15 and 25
     for table, column in added:
         conn.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
     for e in events:
@@ -458,6 +460,10 @@ def as_released_before_records(found: list[chain.Link]) -> list[chain.Link]:
         if link.type == "task.created":
             data = json.loads(link.data)
             data.pop("record", None)
+            link = link._replace(data=json.dumps(data))
+        elif link.type == "entry.added":  # nor who recorded an entry (migration 25)
+            data = json.loads(link.data)
+            data["entry"].pop("origin", None)
             link = link._replace(data=json.dumps(data))
         out.append(link._replace(hash=None))
     return [link._replace(hash=h) for link, (_, h) in zip(out, chain.chained(out), strict=True)]

@@ -384,7 +384,7 @@ def test_seed_pruning_rules(mem: clew.Memory, clock: FakeClock) -> None:
     assert hidden["15 older decisions"]["tool"] == (
         f"memory_query(task_id={task.id}, type=decision)"
     )
-    assert hidden["3 more errors"]["tool"] == f"memory_query(task_id={task.id}, type=error)"
+    assert hidden["3 resolved errors"]["tool"] == f"memory_query(task_id={task.id}, type=error)"
 
 
 def test_a_small_plan_is_shown_whole_with_summaries(mem: clew.Memory) -> None:

@@ -3,7 +3,8 @@
 `generate(seed, index)` writes one task as a list of `Op`s, the way an agent would work
 it: steps started (sometimes two at once) and completed, commands that succeed or fail
 (a failure recorded by the agent or not, then retried until it works, resolved by the
-agent, or left open), a step that fails and is replanned, steps removed and added,
+agent, or left open; an error the agent recorded is resolved by the agent, after a passing
+rerun too), a step that fails and is replanned, steps removed and added,
 decisions and their reversals (explicitly with `supersedes`, implicitly by a later
 decision on the same topic, or a "Going with X" message later overruled), constraints
 (some added late, some replaced), questions asked and answered, waits started and ended
@@ -345,9 +346,15 @@ class _Gen:
             self.failures[key]["later"] = True  # open for now; retried in a later step
 
     def close_by_command(self, command: str) -> None:
+        """A run of `command` passed: its failures are over. clew resolves only its own
+        copy of a failure; one the agent recorded, the agent resolves, as it is shown the
+        passing run beside the error (issue 25)."""
         for failure in self.failures.values():
             if failure["open"] and failure["command"] == command:
                 failure["open"] = False
+                if failure.get("record") is not None:
+                    self.op("resolve", key=failure["record"],
+                            text=f"Re-ran `{command}` and it passes now")  # fmt: skip
 
     def fail_and_replan(self, n: int) -> None:
         title = self.plan[n - 1][0]

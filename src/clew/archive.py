@@ -43,6 +43,7 @@ RESOLVABLE = {EntryType.ERROR: "resolution", EntryType.QUESTION: "answer"}
 RELEVANT_LIMIT = 20
 LINK_ACTIONS = 50  # the newest commands an error the agent records may be about
 SEARCH_LIMIT = 10
+MAX_EVIDENCE = 10  # passing runs kept as evidence on one open error (a loop adds no more)
 _SOURCE_TABLES = {
     SourceKind.ACTION: "action",
     SourceKind.MESSAGE: "message",
@@ -90,6 +91,7 @@ class Archive(Facade):
         supersedes: str | None = None,
         sources: Sequence[tuple[str, str] | str] = (),
         command: str | None = None,
+        keep_open: bool = False,
     ) -> Entry:
         """Store one typed entry, in full.
 
@@ -97,6 +99,9 @@ class Archive(Facade):
         `supersedes` an older entry (which becomes `superseded`); `sources` what it came
         from, as ("action", id) pairs or "action:ID" texts (action, message, turn, entry);
         `command`, for an error, the command that failed (part of its fingerprint).
+        clew never resolves an error recorded here: a later run of its command that passes
+        is added to it as evidence, and the agent resolves it. `keep_open` says so outright
+        (an error the agent leaves open, such as a flaky test that passed once).
         """
         kind = checks.choice(type, EntryType, "entry type")
         # Secrets out before the fingerprint is taken, as a failed command's is.
@@ -108,15 +113,22 @@ class Archive(Facade):
             raise ValidationError(f"only errors and questions have a resolution, not a {kind}")
         if command is not None and kind is not EntryType.ERROR:
             raise ValidationError("command goes with an error entry")
+        if not isinstance(keep_open, bool):
+            raise ValidationError("keep_open must be true or false")
+        if keep_open and (kind is not EntryType.ERROR or resolution is not None):
+            raise ValidationError("keep_open goes with an open error (one without a resolution)")
         entry: dict[str, Any] = {
             "id": new_id(),
             "type": kind.value,
+            "origin": "agent",
             "summary": text,
             "detail": self._redacted(
                 None if detail is None else checks.text(detail, "detail"), "entry.detail", found
             ),
             "tags": list(checks.strings(tags, "tags")),
         }
+        if keep_open:
+            entry["keep_open"] = True
         fix = None
         failed = None
         if kind is EntryType.ERROR:
@@ -213,7 +225,7 @@ class Archive(Facade):
                     continue
                 line = _folded(telling_line(_output(action.stderr) or _output(action.stdout)))
                 if (
-                    linking.same_command(command, action.command)
+                    linking.same_command(command, action.command, self.settings.volatile)
                     or (action.fingerprint and action.fingerprint == entry.get("fingerprint"))
                     or (len(line) >= 8 and line in text)
                 ):
@@ -251,7 +263,9 @@ class Archive(Facade):
                 return True  # the same command run
             if a[1] is None or a[1] != b[1]:
                 return False
-            return a[0] is None or b[0] is None or linking.same_command(a[0], b[0])
+            if a[0] is None or b[0] is None:
+                return True
+            return linking.same_command(a[0], b[0], self.settings.volatile)
 
         mine = runs(entry)
         found = []
@@ -289,9 +303,12 @@ class Archive(Facade):
         step: int | str | None = None,
         tags: Sequence[str] = (),
         command: str | None = None,
+        keep_open: bool = False,
     ) -> Entry:
         """Record an error met (with the command that failed, if any: both make its
-        fingerprint); with a resolution it is recorded as already resolved."""
+        fingerprint); with a resolution it is recorded as already resolved. It stays open
+        until you resolve it: a later run of its command that passes is shown beside it
+        as evidence. `keep_open` marks it as one you are leaving open on purpose."""
         return self.add_entry(
             EntryType.ERROR,
             text,
@@ -301,6 +318,7 @@ class Archive(Facade):
             tags=tags,
             resolution=resolution,
             command=command,
+            keep_open=keep_open,
         )
 
     def add_finding(
@@ -364,10 +382,33 @@ class Archive(Facade):
                     self._emit("entry.resolved", other.task_id, said, at)
         return self._store.get_entry(eid)
 
+    def keep_open(self, entry_id: str, *, keep: bool = True, task_id: str | None = None) -> Entry:
+        """Keep an open error open until you resolve it: clew never resolves it, however
+        its command's later runs go (they are added as evidence). `keep=False` lets clew
+        resolve its own extracted copy of a failed command again."""
+        eid = self._resolve("entry", entry_id)
+        if not isinstance(keep, bool):
+            raise ValidationError("keep must be true or false")
+        tid = None if task_id is None else self._task_id(task_id)
+        with self._write() as at:
+            entry = self._open_resolvable(eid, tid)
+            if entry.type is not EntryType.ERROR:
+                raise ValidationError(
+                    f"entry {eid} is a {entry.type.value}; only an error is kept open"
+                )
+            if entry.keep_open is not keep:
+                data = {"entry_id": eid, "keep_open": keep}
+                self._emit("entry.kept_open", entry.task_id, data, at)
+        return self._store.get_entry(eid)
+
     @reacts("command.succeeded")
     def _resolve_earlier_failures(self, tid: str, command: str, action_id: str, at: str) -> None:
-        """Inside a write: a command that succeeded resolves the task's active errors of
-        earlier failed runs of the same command (by command shape), journaled as such."""
+        """Inside a write: a command that succeeded resolves clew's own extracted copies of
+        earlier failed runs of the same command (the same program and arguments, numbers
+        included), journaled as such; an active error the agent recorded or keeps open for
+        such a run gets the passing run as evidence instead, and stays open for the agent
+        to resolve. An error of another command (a neighbouring shard, another partition,
+        version or test) is left alone."""
         from clew import linking  # lazily: not on the hook path
 
         entries = self._store.list_entries(
@@ -383,12 +424,18 @@ class Archive(Facade):
         commands = self._store.action_commands(
             sorted({i for ids in failed_by.values() for i in ids})
         )
+        volatile = self.settings.volatile
         for entry in entries:
             failed = [commands[i] for i in failed_by[entry.id] if i in commands]
-            if any(linking.same_command(c, command) for c in failed):
+            if not any(linking.same_command(c, command, volatile) for c in failed):
+                continue
+            if entry.resolvable_by_clew:
                 said = f"a later run of `{command}` succeeded (action {action_id})"
                 data = {"entry_id": entry.id, "resolution": said, "by_action": action_id}
                 self._emit("entry.resolved", tid, data, at)
+            elif len(entry.evidence) < MAX_EVIDENCE:
+                data = {"entry_id": entry.id, "action_id": action_id}
+                self._emit("entry.evidence_added", tid, data, at)
 
     def _open_resolvable(self, eid: str, tid: str | None) -> Entry:
         entry = self._store.get_entry(eid)

@@ -53,6 +53,8 @@ BRIEF_BUDGET = 300
 NEXT_STEPS_SHOWN = 3
 WAITS_SHOWN = 3
 FAILED_SHOWN = 2  # failed steps shown one per line; more share one line
+OPEN_ERRORS_SHOWN = 3  # open errors quoted one per line; the next ones named on one line
+OPEN_ERRORS_NAMED = 8  # open errors named (id and a few words) beyond those quoted
 INFERENCE_MESSAGES = 200  # the newest messages the inference reads
 
 
@@ -249,6 +251,8 @@ class _Facts(NamedTuple):
     ended_waits: tuple[Wait, ...] = ()  # ended since the agent last said anything
     more_waits: int = 0  # open waits beyond those named
     record: TaskRecord | None = None
+    more_open: tuple[Entry, ...] = ()  # open errors beyond those quoted, named on one line
+    more_open_count: int = 0  # all open errors beyond those quoted (named or not)
 
 
 def _record_lines(task: Task, rec: TaskRecord, q: int, t: int) -> list[tuple[int, str]]:
@@ -326,8 +330,28 @@ def _lines(task: Task, facts: _Facts, shape: _Shape, now: datetime) -> list[tupl
     if facts.last:
         m = facts.last
         out.append((2, f'Last update {ago(m.created_at, now)}: "{clip(m.content, q)}"'))
-    for e in facts.open_errors:  # what is open now ranks with the failed steps
-        out.append((1, f"Open error {e.id}: {clip(e.summary, q)}"))
+    # What is open now ranks with the failed steps; open means shown as open: the tersest
+    # shape names every open error by id (as it does waits), the others quote the newest
+    # and name the rest, never folding one into a count of resolved errors.
+    recall = f"`clew entries --task {task.id} --type error --status active`"
+    errors = (*facts.open_errors, *facts.more_open)
+    unnamed = len(facts.open_errors) + facts.more_open_count - len(errors)
+    if shape.keep == 0 and errors:
+        more = f" (+{unnamed}: {recall})" if unnamed > 0 else ""
+        out.append((0, f"Open errors: {', '.join(e.id for e in errors)}{more}."))
+    else:
+        for e in facts.open_errors:
+            said = ""
+            if e.evidence:  # the newest passing run: the agent, who alone resolves it, judges
+                said = f" [{clip(e.evidence[-1].text(), q)}; resolve it if that fixed it]"
+            kept = " (kept open)" if e.keep_open else ""
+            out.append((1, f"Open error {e.id}: {clip(e.summary, q)}{kept}{said}"))
+        if facts.more_open_count:
+            short = max(q // 4, 12)
+            names = "; ".join(f"{e.id} ({clip(e.summary, short)})" for e in facts.more_open)
+            more = f" and {unnamed} more: {recall}" if unnamed > 0 else ""
+            count = facts.more_open_count
+            out.append((1, f"{count} more open error{'s' if count > 1 else ''}: {names}{more}."))
     # Open waits are always named, however old: they are what the task is doing. The
     # tersest shape names them by id on one line.
     if shape.keep == 0 and (facts.open_waits or facts.waits):
@@ -376,6 +400,7 @@ def build_brief(
     now: datetime,
     *,
     open_errors: Sequence[Entry] = (),
+    open_count: int | None = None,
     decisions: Sequence[Entry] = (),
     recorded_failures: Mapping[str, str | None] | None = None,
     counter: TokenCounter | None = None,
@@ -386,13 +411,15 @@ def build_brief(
     record: TaskRecord | None = None,
 ) -> Brief:
     """Answer "where was I?" for `task`; messages, actions, entries and waits come newest
-    first. `stuck` are the conditions that make it stuck now; `suggest` shows the steps its
-    messages say are done. Open waits are always named (smart `waits`, and the started wait
-    actions among `actions`); a wait that ended since the agent's last message is news and
-    is named too. `recorded_failures` are the failed actions an error entry stands for, each
-    with None while that error is open, else when it was closed: they (and runs of the same
-    command that failed before it closed) are shown as that entry, not again as recent
-    failures."""
+    first. Every open error is named: the newest quoted, the next ones by id and a few
+    words, and `open_count` (all the task's open errors, when more than `open_errors`)
+    counts the rest. `stuck` are the conditions that make it stuck now; `suggest` shows
+    the steps its messages say are done. Open waits are always named (smart `waits`, and
+    the started wait actions among `actions`); a wait that ended since the agent's last
+    message is news and is named too. `recorded_failures` are the failed actions an error
+    entry stands for, each with None while that error is open, else when it was closed:
+    they (and runs of the same command that failed before it closed) are shown as that
+    entry, not again as recent failures."""
     spoke = next((m.created_at for m in messages if m.role is not MessageRole.SYSTEM), "")
     plan = task.plan
     numbered = tuple(enumerate(plan, 1))
@@ -413,7 +440,11 @@ def build_brief(
         failures=tuple(
             _failure(a, now) for a in _unfixed_failures(actions, recorded_failures or {})[:3]
         ),
-        open_errors=tuple(open_errors)[:3],
+        open_errors=tuple(open_errors)[:OPEN_ERRORS_SHOWN],
+        more_open=tuple(open_errors)[OPEN_ERRORS_SHOWN : OPEN_ERRORS_SHOWN + OPEN_ERRORS_NAMED],
+        more_open_count=max(open_count or 0, len(open_errors)) - OPEN_ERRORS_SHOWN
+        if len(open_errors) > OPEN_ERRORS_SHOWN or (open_count or 0) > OPEN_ERRORS_SHOWN
+        else 0,
         decisions=tuple(decisions)[:3],
         waits=tuple(
             a for a in actions if a.type is ActionType.WAIT and a.status is ActionStatus.STARTED
@@ -454,7 +485,7 @@ def build_brief(
         last_update=facts.last.content if facts.last else None,
         last_update_at=facts.last.created_at if facts.last else None,
         recent_failures=tuple(_failure_line(f, 160) for f in facts.failures),
-        open_errors=tuple(f"{e.id}: {e.summary}" for e in facts.open_errors),
+        open_errors=tuple(f"{e.id}: {e.summary}" for e in (*facts.open_errors, *facts.more_open)),
         decisions=tuple(e.summary for e in facts.decisions),
         waits=tuple(w.label for w in facts.open_waits) + tuple(a.summary for a in facts.waits),
         suggestions=facts.suggestions,

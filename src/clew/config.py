@@ -334,7 +334,7 @@ def redaction(store_path: str) -> Any:
     return Redactor(enabled=enabled, extra=extra, allow=allow, allow_patterns=checked)
 
 
-def _regex(source: object, name: str) -> str:
+def _regex(source: object, name: str, what: str = "a secret") -> str:
     """A regular expression from the config, checked: it compiles and never matches empty text."""
     import re
 
@@ -345,7 +345,7 @@ def _regex(source: object, name: str) -> str:
     except re.error as exc:
         raise ValidationError(f"{name} is not a valid regular expression: {exc}") from None
     if compiled.fullmatch("") is not None:
-        raise ValidationError(f"{name} matches empty text; make it match only a secret")
+        raise ValidationError(f"{name} matches empty text; make it match only {what}")
     return source
 
 
@@ -378,4 +378,26 @@ def settings(store_path: str, *, state_budget: object = None, mirror: object = N
         stuck=stuck_rules(store_path),
         maintenance=maintenance(store_path),
         redaction=redaction(store_path),
+        volatile=volatile(store_path),
     )
+
+
+def volatile(store_path: str) -> tuple[str, ...]:
+    """The `[errors] volatile` regular expressions: parts of a command line that may differ
+    between runs of one command (linking.same_command); temporary paths when not set."""
+    from clew.models import VOLATILE_PARTS
+
+    section = load(store_path).get("errors", {})
+    if not isinstance(section, dict):
+        raise ValidationError("the [errors] setting in config.toml must be a table")
+    unknown = sorted(set(section) - {"volatile"})
+    if unknown:
+        raise ValidationError(
+            f"unknown setting errors.{unknown[0]} in config.toml; [errors] takes: volatile"
+        )
+    found = section.get("volatile", VOLATILE_PARTS)
+    if not isinstance(found, list | tuple):
+        raise ValidationError(
+            'errors.volatile must be a list of regular expressions, e.g. ["/tmp/tmp\\w+"]'
+        )
+    return tuple(_regex(source, "errors.volatile", "the part that varies") for source in found)

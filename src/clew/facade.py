@@ -29,7 +29,7 @@ from clew.errors import NotFoundError, ValidationError
 from clew.ids import ID_LENGTH, is_id_prefix, new_id
 from clew.lifecycle import MaintenanceSettings
 from clew.location import is_url
-from clew.models import Event, Job
+from clew.models import VOLATILE_PARTS, Event, Job
 from clew.redaction import DEFAULT as DEFAULT_REDACTION
 from clew.redaction import Found, Redactor
 from clew.store import Store
@@ -146,6 +146,9 @@ class Settings(NamedTuple):
     maintenance: MaintenanceSettings = MaintenanceSettings()  # [maintenance] in config.toml
     # Secrets taken out of every free-text field before its event is made ([redact]).
     redaction: Redactor = DEFAULT_REDACTION
+    # Parts of a command line that may differ between runs of one command ([errors]
+    # volatile): regular expressions, temporary paths by default (linking.same_command).
+    volatile: tuple[str, ...] = VOLATILE_PARTS
 
 
 _HINTS = {

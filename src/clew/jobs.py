@@ -136,7 +136,10 @@ class Jobs(Governor, Retrieval, Working):
     def _finish(self, job: Job, drafts: Sequence[Draft], result: dict[str, Any]) -> None:
         """Store the job's entries and mark it done, in one transaction; or store nothing if
         another worker finished it first (a lease ran out while this one worked)."""
-        entries = [_entry(draft) for draft in drafts]  # fingerprints before taking the lock
+        # Who recorded them: the rules' copy of a failed command is clew's own, which clew
+        # may resolve when that same command passes; the model's are not (issue 25).
+        origin = "model" if result.get("source") == "model" else "extracted"
+        entries = [_entry(d, origin) for d in drafts]  # fingerprints before taking the lock
         with self._write() as at:
             if not self._still_mine(job):
                 return
@@ -165,6 +168,7 @@ class Jobs(Governor, Retrieval, Working):
         errors = self._store.list_entries(
             EntryFilter(task_id, (EntryType.ERROR,), (EntryStatus.ACTIVE, EntryStatus.RESOLVED))
         )
+        volatile = self.settings.volatile
         taken: set[str] = set()
         # Each error's failures: (command, fingerprint) of the commands it is linked to, or
         # (None, its own fingerprint); with None while it is open, else when it was closed.
@@ -181,12 +185,12 @@ class Jobs(Governor, Retrieval, Working):
 
         def stands_for(action: Any) -> bool:
             """Whether an error stands for this failed command already: a repeat of a
-            command it is linked to (numbers aside) with the same fingerprint, or an
+            command it is linked to (numbers included) with the same fingerprint, or an
             unlinked error with its fingerprint; an error closed before the command ran
             does not (the failure came back)."""
             return any(
                 print_ == action.fingerprint
-                and (command is None or linking.same_command(command, action.command))
+                and (command is None or linking.same_command(command, action.command, volatile))
                 and (closed is None or action.created_at <= closed)
                 for command, print_, closed in failures
             )
@@ -210,7 +214,7 @@ class Jobs(Governor, Retrieval, Working):
                             a
                             for a in reversed(later)
                             if a.status is ActionStatus.COMPLETED
-                            and linking.same_command(a.command, action.command)
+                            and linking.same_command(a.command, action.command, volatile)
                         ),
                         None,
                     )
@@ -258,13 +262,14 @@ class Jobs(Governor, Retrieval, Working):
             worker.Worker.start(self)
 
 
-def _entry(draft: Draft) -> dict[str, Any]:
+def _entry(draft: Draft, origin: str) -> dict[str, Any]:
     """The entry.added data of a draft (an error gets its fingerprint)."""
     from clew.fingerprint import fingerprint
 
     entry: dict[str, Any] = {
         "id": new_id(),
         "type": draft.type,
+        "origin": origin,
         "summary": draft.summary,
         "detail": draft.detail,
         "tags": list(draft.tags),

@@ -15,14 +15,19 @@ Decisions share a topic when (any of):
 - they share at least 60% of their words (an extracted copy of the agent's own record).
 
 A failure is one open error however many entries name it: entries linked to the same
-failed command (action), or to commands with the same fingerprint, are the same failure;
-a later successful run of the same command (the same words, numbers aside) ends it.
+failed command (action), or to runs of the same command with the same fingerprint, are the
+same failure. Runs of the same command have the same program and arguments, numbers
+included: `pytest --group 23` is a neighbouring shard of `pytest --group 22`, not a rerun,
+and `backfill orders_p005` another partition than `orders_p004`. Only the parts an operator
+lists as volatile (temporary paths by default) may differ.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
+from clew.models import VOLATILE_PARTS
 from clew.pattern import lazy
 
 TOPIC_TAG = "topic:"
@@ -104,20 +109,31 @@ def same_decision(a: str, b: str) -> bool:
     return bool(words_a) and _jaccard(words_a, words_b) >= 0.75
 
 
-_DIGITS = lazy(r"\d+")
+def same_command(a: str | None, b: str | None, volatile: Sequence[str] = VOLATILE_PARTS) -> bool:
+    """Whether two command lines are runs of the same command: the same program and
+    arguments, numbers included (`pytest --group 22` is not `pytest --group 23`, nor
+    `deploy v2.19.1` `deploy v2.19.2`); only runs of white space and the `volatile` parts
+    (temporary paths by default) may differ."""
+    key = command_key(a, volatile)
+    return key is not None and key == command_key(b, volatile)
 
 
-def same_command(a: str | None, b: str | None) -> bool:
-    """Whether two command lines are runs of the same command: the same words, numbers
-    aside (`deploy --tag v1.2.3 --timeout=30` is `deploy --tag v1.2.4 --timeout=60`, but
-    `pytest tests/a.py` is not `pytest tests/b.py`)."""
-    key = command_key(a)
-    return key is not None and key == command_key(b)
-
-
-def command_key(command: str | None) -> str | None:
+def command_key(command: str | None, volatile: Sequence[str] = VOLATILE_PARTS) -> str | None:
     """What `same_command` compares: two commands are runs of one when their keys are equal
     and not None. A caller comparing many pairs computes each key once."""
     if not command:
         return None
-    return _DIGITS.sub("0", " ".join(command.split())) or None
+    flat = " ".join(command.split())
+    for pattern in volatile:
+        flat = _volatile(pattern).sub("\x00", flat)
+    return flat or None
+
+
+_COMPILED: dict[str, re.Pattern[str]] = {}
+
+
+def _volatile(pattern: str) -> re.Pattern[str]:
+    found = _COMPILED.get(pattern)
+    if found is None:
+        found = _COMPILED[pattern] = re.compile(pattern)
+    return found

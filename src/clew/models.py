@@ -27,6 +27,7 @@ __all__ = [
     "EntryStatus",
     "EntryType",
     "Event",
+    "Evidence",
     "FileChanges",
     "Fix",
     "Guardrail",
@@ -331,6 +332,26 @@ class EntryStatus(StrEnum):
     RESOLVED = "resolved"  # an error that was fixed, a question that was answered
 
 
+# Parts of a command line that differ between runs of one command and say nothing about
+# what it does (`[errors] volatile` in config.toml; linking.same_command): by default a
+# temporary path that tempfile or mktemp made.
+VOLATILE_PARTS = (r"/tmp/tmp[A-Za-z0-9_.-]+",)
+
+
+class Evidence(NamedTuple):
+    """A later run of an open error's command that passed: shown beside the error so the
+    agent, who alone may resolve it, knows."""
+
+    action_id: str
+    at: str
+    command: str | None = None  # read from the action (forgetting it forgets this too)
+
+    def text(self) -> str:
+        """How the state and the brief say it."""
+        what = f"`{' '.join(self.command.split())}`" if self.command else "its command"
+        return f"a later run of {what} passed at {self.at[:16]}Z (action {self.action_id})"
+
+
 class Entry(NamedTuple):
     """One fact in the archive: a decision, an error, a finding... stored once, in full."""
 
@@ -351,6 +372,19 @@ class Entry(NamedTuple):
     created_at: str
     updated_at: str
     sources: tuple[tuple[str, str], ...] = ()  # (kind, id): action, message, turn, entry
+    # Who recorded it: "agent" (add_entry and every door over it), "extracted" (clew's own
+    # copy of a failed command, by the extraction rules), "model" (the utility model's
+    # extraction); None for an entry recorded before clew said (migration 25).
+    origin: str | None = None
+    keep_open: bool = False  # the agent said to leave this error open until it resolves it
+    # Of an error clew may not resolve: later runs of its command that passed, oldest first.
+    evidence: tuple[Evidence, ...] = ()
+
+    @property
+    def resolvable_by_clew(self) -> bool:
+        """Whether clew may resolve this error itself: only its own extracted copy of a
+        failed command, never one the agent recorded or said to keep open."""
+        return self.origin == "extracted" and not self.keep_open
 
 
 class EntryFilter(NamedTuple):
@@ -857,7 +891,7 @@ EVENT_TYPES = frozenset(
     {"task.created", "task.updated", "task.status_changed", "task.archived", "task.stuck_alerted"}
     | {"task.files_changed", "task.record_set", "plan.revised", "step.updated", "step.record_set"}
     | {"action.recorded", "action.updated", "action.logged", "message.added"}
-    | {"entry.added", "entry.resolved", "fix.recorded"}
+    | {"entry.added", "entry.resolved", "fix.recorded", "entry.kept_open", "entry.evidence_added"}
     | {"trace.decision_recorded", "trace.validation_recorded"}
     | {"pattern.added", "pattern.observed", "pattern.deprecated"}
     | {"guardrail.added", "guardrail.changed"}

@@ -62,6 +62,9 @@ WINDOW_AFTER = 15  # more than 15 subtasks are shown as a window
 NEXT_PENDING = 3
 ENTITIES_SHOWN = 8  # identified entities in the state, at most
 CORE_ACTIVE = 3  # other active steps the core level names by number
+# Open errors a level leaves out are named by id under hidden, this many at most (the rest
+# counted): open means shown as open, never folded into a count of resolved ones.
+OPEN_NAMED = 20
 
 # How many of each kind the store hands the renderer (level 0 shows no more than this).
 SHOWN = {
@@ -144,6 +147,9 @@ class Snapshot(NamedTuple):
     record: TaskRecord | None = None  # the complete task record (taskrecord.py)
     # The summaries of the entries the shown ones superseded, by id: "X (was: Y)".
     previous: Mapping[str, str] = MappingProxyType({})
+    # The task's open errors, newest first, up to OPEN_NAMED: those a level leaves out are
+    # named under hidden (empty: the open errors among `entries` are all there is to name).
+    open_errors: Sequence[Entry] = ()
 
 
 class Hidden(NamedTuple):
@@ -180,6 +186,11 @@ def _entries_hidden(task_id: str, what: str, kind: EntryType, count: int) -> Hid
         f"clew entries --task {task_id} --type {kind.value}",
         f"memory_query(task_id={task_id}, type={kind.value})",
     )
+
+
+def _open(hidden: Hidden) -> bool:
+    """Whether a hidden line names open errors (kept apart from every other count)."""
+    return hidden.tool.endswith("type=error, status=active)")
 
 
 def _steps_hidden(task_id: str, count: int) -> Hidden:
@@ -301,6 +312,8 @@ class _Render:
             kinds = {
                 "steps": 0, "entries": 0, "changed files": 0, "open waits": 0, "record fields": 0,
             }  # fmt: skip
+            errors = [h for h in self.hidden if _open(h)]
+            self.hidden = [h for h in self.hidden if not _open(h)]
             for h in self.hidden:
                 kind = "steps" if h.what.endswith(" steps") else "changed files"
                 if h.tool.startswith("smart_wait"):
@@ -308,7 +321,7 @@ class _Render:
                 if h.cli == f"clew task show {self.task.id}":
                     kind = "record fields"
                 kinds["entries" if h.tool.startswith("memory_query") else kind] += h.items
-            self.hidden = [
+            rest = [
                 Hidden(
                     ", ".join(f"{n} {kind}" for kind, n in kinds.items() if n),
                     sum(h.items for h in self.hidden),
@@ -316,10 +329,12 @@ class _Render:
                     f"task_state(task_id={self.task.id}, full=true)",
                 )
             ]
+            self.hidden = errors + (rest if self.hidden else [])
 
     def hide_entries(self) -> None:
-        """At compact levels, fold the hidden entries of every type into one line."""
-        entries = [h for h in self.hidden if h.tool.startswith("memory_query")]
+        """At compact levels, fold the hidden entries of every type into one line (the open
+        errors left out keep their own line)."""
+        entries = [h for h in self.hidden if h.tool.startswith("memory_query") and not _open(h)]
         if len(entries) < 2:
             return
         what = ", ".join(h.what for h in entries)
@@ -551,15 +566,21 @@ class _Render:
             data["decisions_log"] = [self.decision(e) for e in decisions]
         self.hide("older decisions", EntryType.DECISION, total(EntryType.DECISION), len(decisions))
 
-        # errors newest 5, unresolved first.
-        open_errors = self.entries(EntryType.ERROR, active, level.errors)
+        # errors newest 5, every open one before any resolved one; the open ones a level
+        # leaves out are named apart from the resolved ones it leaves out (hide_open_errors).
+        known_open = list(self.snap.open_errors) or list(
+            self.snap.entries.get((EntryType.ERROR, active), ())
+        )
+        open_errors = known_open[: level.errors]
         room = level.errors - len(open_errors) if level.resolved_errors else 0
         fixed = self.entries(EntryType.ERROR, resolved, room)
         if open_errors or fixed:
             data["errors_encountered"] = [self.error(e) for e in open_errors + fixed]
-        shown = len(open_errors) + len(fixed)
-        all_errors = total(EntryType.ERROR) + total(EntryType.ERROR, resolved)
-        self.hide("more errors", EntryType.ERROR, all_errors, shown)
+        open_count = max(total(EntryType.ERROR), len(known_open))
+        self.hide_open_errors(
+            known_open[len(open_errors) :], open_count - len(open_errors), bool(open_errors)
+        )
+        self.hide("resolved errors", EntryType.ERROR, total(EntryType.ERROR, resolved), len(fixed))
 
         findings = self.entries(EntryType.DISCOVERY, active, level.findings)
         if findings:
@@ -573,6 +594,24 @@ class _Render:
             ]
         self.hide(
             "more open questions", EntryType.QUESTION, total(EntryType.QUESTION), len(questions)
+        )
+
+    def hide_open_errors(self, left_out: Sequence[Entry], hidden: int, more: bool) -> None:
+        """The open errors a level leaves out: counted apart and named by id (OPEN_NAMED at
+        most, the rest counted), never folded into a count of resolved ones."""
+        if hidden <= 0:
+            return
+        named = [e.id for e in left_out[:OPEN_NAMED]]
+        rest = hidden - len(named)
+        ids = ", ".join(named) + (f" and {rest} more" if rest > 0 and named else "")
+        what = f"{hidden} {'more ' if more else ''}open error{'s' if hidden > 1 else ''}"
+        self.hidden.append(
+            Hidden(
+                f"{what}: {ids}" if ids else what,
+                hidden,
+                f"clew entries --task {self.task.id} --type error --status active",
+                f"memory_query(task_id={self.task.id}, type=error, status=active)",
+            )
         )
 
     def stuck(self, condition: Stuck) -> Any:
@@ -604,6 +643,12 @@ class _Render:
             row["step"] = step
         row["error"] = self.text(entry.summary)
         row["resolution"] = self.text(entry.resolution) if entry.resolution else None
+        if entry.status is EntryStatus.ACTIVE:
+            if entry.evidence:
+                # The newest passing run: the agent, who alone resolves it, judges.
+                row["evidence"] = self.text(entry.evidence[-1].text())
+            if entry.keep_open:
+                row["kept_open"] = True
         return row
 
 

@@ -12,7 +12,14 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from clew import checks
-from clew.brief import INFERENCE_MESSAGES, Brief, build_brief, clip
+from clew.brief import (
+    INFERENCE_MESSAGES,
+    OPEN_ERRORS_NAMED,
+    OPEN_ERRORS_SHOWN,
+    Brief,
+    build_brief,
+    clip,
+)
 from clew.errors import ValidationError
 from clew.facade import Committed, after_commit
 from clew.lifecycle import Waiting, WaitStatus
@@ -28,7 +35,7 @@ from clew.models import (
     TaskStatus,
 )
 from clew.semantic import guardrail_lines
-from clew.state import SHOWN, STATE_TYPES, Snapshot, State, render_state
+from clew.state import OPEN_NAMED, SHOWN, STATE_TYPES, Snapshot, State, render_state
 from clew.stuck import ACTIONS_READ
 from clew.taskrecord import TaskRecords
 from clew.tokens import counter
@@ -90,6 +97,10 @@ class Working(TaskRecords, Watch):
                 waits=self._waiting(tid),
                 record=self._record_of(task),
                 previous={i: self._store.get_entry(i).summary for i in replaced},
+                open_errors=self._store.list_entries(
+                    EntryFilter(tid, (EntryType.ERROR,), (EntryStatus.ACTIVE,)),
+                    limit=SHOWN[EntryType.ERROR] + OPEN_NAMED,
+                ),
             )
 
     def _waiting(self, tid: str) -> list[Waiting]:
@@ -119,9 +130,16 @@ class Working(TaskRecords, Watch):
             # failure's last line, below.
             recent = self._store.recent_actions(tid, limit=max(ACTIONS_READ, BRIEF_ACTIONS))
             actions = recent[:BRIEF_ACTIONS]
+            # Every open error is named in the brief: the newest quoted, the next ones by id.
             errors = self._store.list_entries(
-                EntryFilter(tid, (EntryType.ERROR,), (EntryStatus.ACTIVE,)), limit=3
+                EntryFilter(tid, (EntryType.ERROR,), (EntryStatus.ACTIVE,)),
+                limit=OPEN_ERRORS_SHOWN + OPEN_ERRORS_NAMED,
             )
+            open_count = len(errors)
+            if open_count == OPEN_ERRORS_SHOWN + OPEN_ERRORS_NAMED:
+                open_count = self._store.count_entries(tid).get(
+                    (EntryType.ERROR, EntryStatus.ACTIVE), open_count
+                )
             decisions = self._store.list_entries(
                 EntryFilter(tid, (EntryType.DECISION,), (EntryStatus.ACTIVE,)), limit=3
             )
@@ -145,6 +163,7 @@ class Working(TaskRecords, Watch):
             actions,
             self._clock(),
             open_errors=errors,
+            open_count=open_count,
             decisions=decisions,
             recorded_failures=recorded,
             counter=counter(),

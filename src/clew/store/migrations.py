@@ -13,12 +13,13 @@ are projections of it that `verify` rebuilds and compares.
 
 from __future__ import annotations
 
+import json
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 from clew.errors import StoreError
-from clew.store import chain
+from clew.store import chain, codec
 from clew.store.frozen_error_lines import OUTPUT_HEAD as OUTPUT_HEAD
 from clew.store.frozen_error_lines import OUTPUT_TAIL as OUTPUT_TAIL
 from clew.store.sqlite_backfill import SEQUENCED, backfill_error_lines, backfill_sequence
@@ -129,6 +130,45 @@ def rechain(conn: sqlite3.Connection) -> None:
             changed.append((heads[link.space], link.seq))
         conn.executemany("UPDATE events SET hash = ? WHERE seq = ?", changed)
         seq = rows[-1][0]
+
+
+def entry_owners(
+    rows: Iterable[tuple[str, str, str]],
+) -> dict[str, tuple[bool, list[list[str]]]]:
+    """What `entry.kept_open` and `entry.evidence_added` events (type, data, created_at; in
+    seq order) leave on their entries: kept open or not, and the evidence, by entry id."""
+    found: dict[str, tuple[bool, list[list[str]]]] = {}
+    for kind, data, at in rows:
+        said = json.loads(data)
+        kept, evidence = found.get(said["entry_id"], (False, []))
+        if kind == "entry.kept_open":
+            kept = bool(said["keep_open"])
+        else:
+            evidence = [*evidence, [said["action_id"], at]]
+        found[said["entry_id"]] = (kept, evidence)
+    return found
+
+
+def backfill_entry_owners(conn: sqlite3.Connection) -> None:
+    """Who recorded each entry, whether it is kept open and its evidence, from the journal:
+    a store whose events say so (written by a build that knew, then taken back) gets what
+    verify's replay gives; an older one has no such events, and its rows keep the defaults."""
+    conn.execute(
+        "UPDATE entries SET origin = (SELECT json_extract(e.data, '$.entry.origin')"
+        " FROM events e WHERE e.type = 'entry.added' AND e.space = entries.space"
+        " AND json_extract(e.data, '$.entry.id') = entries.id)"
+        " WHERE id IN (SELECT json_extract(data, '$.entry.id') FROM events"
+        " WHERE type = 'entry.added' AND json_extract(data, '$.entry.origin') IS NOT NULL)"
+    )
+    rows = conn.execute(
+        "SELECT type, data, created_at FROM events"
+        " WHERE type IN ('entry.kept_open', 'entry.evidence_added') ORDER BY seq"
+    ).fetchall()
+    for entry_id, (kept, evidence) in entry_owners(rows).items():
+        conn.execute(
+            "UPDATE entries SET keep_open = ?, evidence = ? WHERE id = ?",
+            (int(kept), codec.dumps(evidence), entry_id),
+        )
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -1414,6 +1454,31 @@ MIGRATIONS += (
         (
             "ALTER TABLE clew_requests ADD COLUMN line_id TEXT",
             "CREATE UNIQUE INDEX clew_requests_line ON clew_requests(space, line_id)",
+        ),
+    ),
+)
+
+# Who an error belongs to (issue 25): clew resolves only its own extracted copy of a failed
+# command, and only when that same command passes; an error the agent recorded, or said to
+# keep open, gets evidence instead (a later run that passed), which the agent reads beside
+# it and resolves itself. `origin` is written from `entry.added` (NULL before: such an entry
+# is never resolved by clew), `keep_open` from `entry.kept_open`, `evidence` (a JSON list of
+# [action id, time]; the command is read from the action) from `entry.evidence_added`.
+MIGRATIONS += (
+    Migration(
+        25,
+        "who recorded each entry, whether the agent keeps an error open, and the later passing"
+        " runs of an error's command",
+        (
+            "ALTER TABLE entries ADD COLUMN origin TEXT",
+            "ALTER TABLE entries ADD COLUMN keep_open INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE entries ADD COLUMN evidence TEXT NOT NULL DEFAULT '[]'",
+            Run(
+                "set each entry's origin, keep_open and evidence from what its events in the"
+                " journal say (entry.added's origin, entry.kept_open, entry.evidence_added,"
+                " in seq order), as verify's replay would",
+                backfill_entry_owners,
+            ),
         ),
     ),
 )

@@ -28,9 +28,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from clew.store import chain, pg_search
+from clew.store import chain, codec, pg_search
 from clew.store.frozen_error_lines import OUTPUT_HEAD, OUTPUT_TAIL, error_lines
-from clew.store.migrations import DECISION_FIELDS, Migration, fingerprint
+from clew.store.migrations import DECISION_FIELDS, Migration, entry_owners, fingerprint
 from clew.store.sqlite_backfill import SEQUENCED
 
 SPACE = "current_setting('clew.space', true)"
@@ -1171,6 +1171,59 @@ MIGRATIONS += (
         (
             "ALTER TABLE clew_requests ADD COLUMN line_id text",
             "CREATE UNIQUE INDEX clew_requests_line ON clew_requests(space, line_id)",
+        ),
+    ),
+)
+
+
+def _backfill_entry_owners(raw: Any) -> None:
+    """SQLite's migration 25 reads the same from the journal: each entry's origin from its
+    entry.added event, then what entry.kept_open and entry.evidence_added events left on it;
+    space by space (row-level security lets a row be changed only in its space)."""
+    raw.execute("SELECT set_config('clew.all_spaces', 'on', true)")
+    spaces = raw.execute("SELECT DISTINCT space FROM entries ORDER BY space").fetchall()
+    raw.execute("SELECT set_config('clew.all_spaces', '', true)")
+    for (space,) in spaces:
+        raw.execute("SELECT set_config('clew.space', %s, true)", (space,))
+        raw.execute(
+            """
+            UPDATE entries t SET origin = e.data::json -> 'entry' ->> 'origin'
+            FROM events e
+            WHERE t.space = %s AND e.space = t.space AND e.type = 'entry.added'
+              AND e.data::json -> 'entry' ->> 'id' = t.id
+              AND e.data::json -> 'entry' ->> 'origin' IS NOT NULL
+            """,
+            (space,),
+        )
+        rows = raw.execute(
+            "SELECT type, data, created_at FROM events WHERE space = %s"
+            " AND type IN ('entry.kept_open', 'entry.evidence_added') ORDER BY seq",
+            (space,),
+        ).fetchall()
+        for entry_id, (kept, evidence) in entry_owners(rows).items():
+            raw.execute(
+                "UPDATE entries SET keep_open = %s, evidence = %s WHERE space = %s AND id = %s",
+                (int(kept), codec.dumps(evidence), space, entry_id),
+            )
+    raw.execute("SELECT set_config('clew.space', '', true)")
+
+
+MIGRATIONS += (
+    # SQLite's migration 25: who recorded an entry, an error kept open, its evidence.
+    PgMigration(
+        25,
+        "who recorded each entry, whether the agent keeps an error open, and the later passing"
+        " runs of an error's command",
+        (
+            "ALTER TABLE entries ADD COLUMN origin text",
+            "ALTER TABLE entries ADD COLUMN keep_open bigint NOT NULL DEFAULT 0",
+            "ALTER TABLE entries ADD COLUMN evidence text NOT NULL DEFAULT '[]'",
+            PgRun(
+                "set each entry's origin, keep_open and evidence from what its events in the"
+                " journal say (entry.added's origin, entry.kept_open, entry.evidence_added,"
+                " in seq order), space by space, as verify's replay would",
+                _backfill_entry_owners,
+            ),
         ),
     ),
 )

@@ -8,6 +8,7 @@ import sqlite3
 from typing import Any
 
 from clew.models import Event
+from clew.store import codec
 from clew.store.projection import handles, insert
 
 
@@ -54,6 +55,7 @@ def _entry_added(conn: sqlite3.Connection, event: Event) -> None:
         "resolved_at": event.created_at if resolved else None,
         "supersedes": e.get("supersedes"), "fingerprint": e.get("fingerprint"),
         "created_at": event.created_at, "updated_at": event.created_at,
+        "origin": e.get("origin"), "keep_open": int(bool(e.get("keep_open"))),
     })  # fmt: skip
     _entry_children(conn, event, e)
     # `also_supersedes`: other records of the same decision or failure (an extracted copy).
@@ -73,6 +75,29 @@ def _entry_resolved(conn: sqlite3.Connection, event: Event) -> None:
         (event.data["resolution"], event.created_at, event.created_at, event.data["entry_id"]),
     )
     _fix(conn, event, event.data.get("fix"))
+
+
+@handles("entry.kept_open")
+def _entry_kept_open(conn: sqlite3.Connection, event: Event) -> None:
+    conn.execute(
+        "UPDATE entries SET keep_open = ?, updated_at = ? WHERE id = ?",
+        (int(bool(event.data["keep_open"])), event.created_at, event.data["entry_id"]),
+    )
+
+
+@handles("entry.evidence_added")
+def _entry_evidence_added(conn: sqlite3.Connection, event: Event) -> None:
+    # Ids and a time only: the command is the action's, so forgetting it forgets this too.
+    row = conn.execute(
+        "SELECT evidence FROM entries WHERE id = ?", (event.data["entry_id"],)
+    ).fetchone()
+    if row is None:
+        return
+    evidence = [*codec.loads(row[0] or "[]"), [event.data["action_id"], event.created_at]]
+    conn.execute(
+        "UPDATE entries SET evidence = ?, updated_at = ? WHERE id = ?",
+        (codec.dumps(evidence), event.created_at, event.data["entry_id"]),
+    )
 
 
 @handles("fix.recorded")

@@ -13,13 +13,15 @@ from __future__ import annotations
 from typing import Any
 
 from clew.errors import NotFoundError, StoreBusyError, StoreError
-from clew.models import Entry, EntryFilter, EntryStatus, EntryType, Fix, SearchHit
+from clew.models import Entry, EntryFilter, EntryStatus, EntryType, Evidence, Fix, SearchHit
 from clew.search import Query
+from clew.store import codec
 from clew.store.rows import RowReader, json_ids, limited, placeholders
 from clew.store.sql import Row
 from clew.store.sqlite_search import fts5_match
 
-ENTRY_COLUMNS = Entry._fields[:-1]  # all but `sources`, which come from entry_sources
+# All but `sources`, which come from entry_sources (and evidence's commands, from actions).
+ENTRY_COLUMNS = tuple(f for f in Entry._fields if f != "sources")
 _COLUMNS = ", ".join(ENTRY_COLUMNS)
 _E_COLUMNS = ", ".join(f"e.{c}" for c in ENTRY_COLUMNS)
 _TYPE = {t.value: t for t in EntryType}
@@ -33,12 +35,14 @@ _BM25 = "bm25(entries_fts, 4.0, 1.0, 2.0, 2.0)"
 def _entry(row: Row | tuple[Any, ...]) -> Entry:
     (
         id, space, task_id, subtask_id, type, summary, detail, tags, relevance_to, status,
-        resolution, resolved_at, supersedes, fingerprint, created_at, updated_at,
+        resolution, resolved_at, supersedes, fingerprint, created_at, updated_at, origin,
+        keep_open, evidence,
     ) = tuple(row)[: len(ENTRY_COLUMNS)]  # fmt: skip
     return Entry(
         id, space, task_id, subtask_id, _TYPE[type], summary, detail, json_ids(tags),
         json_ids(relevance_to), _STATUS[status], resolution, resolved_at, supersedes,
-        fingerprint, created_at, updated_at,
+        fingerprint, created_at, updated_at, (), origin, bool(keep_open),
+        tuple(Evidence(str(a), str(at)) for a, at in codec.loads(evidence or "[]")),
     )  # fmt: skip
 
 
@@ -101,7 +105,28 @@ class ArchiveReads(RowReader):
                 [self.space, *chunk],
             ):
                 found.setdefault(row[0], []).append((row[1], row[2]))
-        return [e._replace(sources=tuple(found[e.id])) if e.id in found else e for e in entries]
+        entries = [e._replace(sources=tuple(found[e.id])) if e.id in found else e for e in entries]
+        return self._with_evidence(entries)
+
+    def _with_evidence(self, entries: list[Entry]) -> list[Entry]:
+        """Each piece of evidence with its command, read from the action that passed."""
+        wanted = sorted({x.action_id for e in entries for x in e.evidence})
+        if not wanted:
+            return entries
+        commands: dict[str, str | None] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            for row in self._rows(
+                "SELECT id, command FROM actions WHERE space = ?"
+                f" AND id IN ({placeholders(chunk)})",
+                [self.space, *chunk],
+            ):
+                commands[row[0]] = row[1]
+        out = []
+        for e in entries:
+            found = tuple(x._replace(command=commands.get(x.action_id)) for x in e.evidence)
+            out.append(e._replace(evidence=found) if found else e)
+        return out
 
     def get_entry(self, entry_id: str) -> Entry:
         """Return one archive entry by id."""
