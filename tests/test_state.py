@@ -513,3 +513,60 @@ def test_a_failures_last_line_keeps_its_definition(stderr: Any, stdout: str | No
         "2026-11-22T09:00:00.000000Z", "2026-11-22T09:00:00.000000Z",
     )  # fmt: skip
     assert _last_line(action) == expected
+
+
+# -- open means shown as open (issue 25) ---------------------------------------------------
+
+
+@st.composite
+def with_open_errors(draw: Any) -> tuple[Snapshot, list[Entry]]:
+    """Any snapshot, with its open errors as the store hands them (newest first, up to the
+    state's reading of them) and a count that may be larger."""
+    from clew.state import OPEN_NAMED, SHOWN
+
+    snap = draw(snapshots())
+    count = draw(st.sampled_from([0, 1, 2, 4, 6, 9, 14, 25, 300]))
+    read = min(count, SHOWN[EntryType.ERROR] + OPEN_NAMED)
+    texts = draw(st.lists(any_text, min_size=read, max_size=read))
+    errors = [
+        entry(EntryType.ERROR, EntryStatus.ACTIVE, 900_000 + n, text, None)
+        for n, text in enumerate(texts)
+    ]
+    entries = {**snap.entries, (EntryType.ERROR, EntryStatus.ACTIVE): errors[:5]}
+    counts = {**snap.counts, (EntryType.ERROR, EntryStatus.ACTIVE): count}
+    return snap._replace(entries=entries, counts=counts, open_errors=errors), errors
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(with_open_errors(), st.integers(MIN_BUDGET, 6000))
+def test_every_open_error_is_shown_as_open_or_named_among_the_hidden_open_ones(
+    made: tuple[Snapshot, list[Entry]], budget: int
+) -> None:
+    from clew.state import CORE_OPEN_NAMED, OPEN_NAMED
+
+    snap, errors = made
+    count = snap.counts.get((EntryType.ERROR, EntryStatus.ACTIVE), 0)
+    state = render_state(snap, budget, counter())
+    assert exact_tokens(state.text) <= budget  # the state stays under its budget
+    data = yaml.safe_load(state.text)
+    rows = data.get("errors_encountered") or []
+    shown = [r["id"] for r in rows if r["resolution"] is None]
+    # Every open error comes before any resolved one.
+    assert [r["resolution"] is None for r in rows] == sorted(
+        (r["resolution"] is None for r in rows), reverse=True
+    )
+    lines = [h["what"] for h in data.get("hidden") or [] if " open error" in h["what"]]
+    assert len(lines) <= 1  # the hidden open errors: one line of their own
+    hidden = int(lines[0].split()[0]) if lines else 0
+    assert len(shown) + hidden == count  # counted apart, never folded into another count
+    named = set(lines[0].partition(": ")[2].replace(" and ", ", ").split(", ")) if lines else set()
+    cap = CORE_OPEN_NAMED if state.level == len(LEVELS) - 1 else OPEN_NAMED
+    for e in errors[len(shown) :][:cap]:
+        assert e.id in named
+    assert set(shown) == {e.id for e in errors[: len(shown)]}  # the newest are the ones shown
+    # A resolved error is never counted among the open ones.
+    assert all("resolved" not in line for line in lines)

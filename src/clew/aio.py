@@ -116,6 +116,7 @@ class AsyncMemory:
     add_constraint = _off_loop(Memory.add_constraint)
     add_question = _off_loop(Memory.add_question)
     resolve = _off_loop(Memory.resolve)
+    keep_open = _off_loop(Memory.keep_open)
     get_entry = _off_loop(Memory.get_entry)
     list_entries = _off_loop(Memory.list_entries)
     record_fix = _off_loop(Memory.record_fix)

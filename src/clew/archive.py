@@ -376,8 +376,15 @@ class Archive(Facade):
                 data["fix"] = _fix(entry.fingerprint, eid, text, worked=True)
             self._emit("entry.resolved", entry.task_id, data, at)
             if entry.type is EntryType.ERROR:
-                # One failure, one open error: its other records close with it.
+                # One failure, one open error: its other records close with it, those that
+                # are clew's own copies or records of the very same failed run; another
+                # error the agent recorded (another partition failing alike, say) is the
+                # agent's to resolve.
+                mine = {i for k, i in entry.sources if k == SourceKind.ACTION.value}
                 for other in self._same_failure(entry):
+                    runs = {i for k, i in other.sources if k == SourceKind.ACTION.value}
+                    if not (other.resolvable_by_clew or (mine & runs and not other.keep_open)):
+                        continue
                     said = {"entry_id": other.id, "resolution": text, "with": eid}
                     self._emit("entry.resolved", other.task_id, said, at)
         return self._store.get_entry(eid)

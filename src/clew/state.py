@@ -65,6 +65,7 @@ CORE_ACTIVE = 3  # other active steps the core level names by number
 # Open errors a level leaves out are named by id under hidden, this many at most (the rest
 # counted): open means shown as open, never folded into a count of resolved ones.
 OPEN_NAMED = 20
+CORE_OPEN_NAMED = 3  # at the core level, which always fits MIN_BUDGET bytes
 
 # How many of each kind the store hands the renderer (level 0 shows no more than this).
 SHOWN = {
@@ -601,7 +602,7 @@ class _Render:
         most, the rest counted), never folded into a count of resolved ones."""
         if hidden <= 0:
             return
-        named = [e.id for e in left_out[:OPEN_NAMED]]
+        named = [e.id for e in left_out[: CORE_OPEN_NAMED if self.level.core_only else OPEN_NAMED]]
         rest = hidden - len(named)
         ids = ", ".join(named) + (f" and {rest} more" if rest > 0 and named else "")
         what = f"{hidden} {'more ' if more else ''}open error{'s' if hidden > 1 else ''}"

@@ -350,7 +350,9 @@ _RECORDS = {
     " always in your prompt. To mark an error fixed, pass resolves (its id) and resolution."
     " A later decision on the same topic replaces the earlier one (name the topic: 'Database:"
     " Postgres 16' or 'Use Postgres 16 for the database'); an error that quotes a failed"
-    " command is linked to it, and a later successful run of that command resolves it.",
+    " command is linked to it and stays open until you resolve it: a later passing run of"
+    " that same command is shown beside it as evidence. keep_open (with error), or"
+    " keeps_open (an open error's id), marks one you leave open on purpose.",
     {
         "task_id": _TASK_ID,
         "decision": _text("A decision and its reason."),
@@ -360,6 +362,10 @@ _RECORDS = {
         "question": _text("An open question."),
         "resolves": _text("The id of an open error (or question) now resolved."),
         "resolution": _text("How the error was fixed, or the question's answer."),
+        "keep_open": _flag(
+            "With error: leave it open until you resolve it (one flaky pass is not a fix)."
+        ),
+        "keeps_open": _text("The id of an open error to leave open until you resolve it."),
         "step": _STEP,
     },
     ("task_id",),
@@ -370,11 +376,11 @@ def task_record(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     with mem.correlation():
         for kind, method in _RECORDS.items():
             if kind in args:
-                extra = (
-                    {"resolution": args["resolution"]}
-                    if kind == "error" and "resolution" in args
-                    else {}
-                )
+                extra: dict[str, Any] = {}
+                if kind == "error" and "resolution" in args:
+                    extra["resolution"] = args["resolution"]
+                if kind == "error" and args.get("keep_open"):
+                    extra["keep_open"] = args["keep_open"]
                 recorded.append(
                     getattr(mem, method)(task_id, args[kind], step=args.get("step"), **extra)
                 )
@@ -382,14 +388,17 @@ def task_record(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
             if "resolution" not in args:
                 raise ValidationError("resolves needs a resolution: say how the error was fixed")
             recorded.append(mem.resolve(args["resolves"], args["resolution"], task_id=task_id))
+        if "keeps_open" in args:
+            recorded.append(mem.keep_open(args["keeps_open"], task_id=task_id))
     if not recorded:
         raise ValidationError(
-            "task_record needs one of: decision, error, finding, constraint, question, or"
-            " resolves with a resolution"
+            "task_record needs one of: decision, error, finding, constraint, question,"
+            " resolves with a resolution, or keeps_open"
         )
     lines = [
         f"Recorded {e.type.value} {e.id}: {clip(e.summary, 80)}"
         + (f" (replaces {e.supersedes})" if e.supersedes else "")
+        + (" (kept open until you resolve it)" if e.keep_open else "")
         for e in recorded
     ]
     return ToolResult("\n".join(lines), {"entries": to_jsonable(recorded)})

@@ -349,6 +349,8 @@ def cmd_task_record(args: argparse.Namespace) -> int:
         raise ValidationError(
             "--resolution goes with --error (resolve questions with `task resolve`)"
         )
+    if args.keep_open and kind != "error":
+        raise ValidationError("--keep-open goes with --error")
     detail = args.detail
     if args.detail_file is not None:
         detail = read_text(args.detail_file, "detail", input_limit(args))
@@ -361,8 +363,16 @@ def cmd_task_record(args: argparse.Namespace) -> int:
             step=step_ref(args.step),
             tags=tags(args.tags),
             resolution=args.resolution,
+            keep_open=args.keep_open,
         )
     return show(args, entry, entry.id)
+
+
+def cmd_task_keep_open(args: argparse.Namespace) -> int:
+    with open_memory(args) as mem:
+        entry = mem.keep_open(args.entry, keep=not args.release, task_id=args.id)
+    said = "kept open" if entry.keep_open else "no longer kept open"
+    return show(args, entry, f"{entry.id} {said}")
 
 
 def cmd_task_resolve(args: argparse.Namespace) -> int:
@@ -642,6 +652,12 @@ def register(commands: Any, command: Commands) -> None:
     kinds.add_argument("--constraint", metavar="TEXT", help="a constraint the work must respect")
     kinds.add_argument("--question", metavar="TEXT", help="a question that needs an answer")
     p.add_argument("--resolution", metavar="TEXT", help="with --error: how it was resolved")
+    p.add_argument(
+        "--keep-open",
+        action="store_true",
+        help="with --error: leave it open until you resolve it (a passing rerun is only"
+        " shown beside it as evidence)",
+    )
     p.add_argument("--step", help="the plan step it belongs to (number or id)")
     p.add_argument("--detail", metavar="TEXT", help="the full detail, verbatim")
     p.add_argument("--detail-file", metavar="FILE", help="read the detail from FILE ('-': stdin)")
@@ -656,6 +672,21 @@ def register(commands: Any, command: Commands) -> None:
     p.add_argument("id", help="task id or unambiguous prefix")
     p.add_argument("entry", metavar="ERROR_ID", help="the error's (or question's) entry id")
     p.add_argument("--resolution", required=True, metavar="TEXT", help="how it was resolved")
+
+    p = command(
+        tasks,
+        "keep-open",
+        cmd_task_keep_open,
+        "keep an open error open until you resolve it",
+        "clew never resolves an error you recorded; it resolves its own copy of a failed"
+        " command when that same command passes. Keep-open makes any open error yours to"
+        " resolve: later passing runs of its command are shown beside it as evidence.",
+    )
+    p.add_argument("id", help="task id or unambiguous prefix")
+    p.add_argument("entry", metavar="ERROR_ID", help="the open error's entry id")
+    p.add_argument(
+        "--release", action="store_true", help="no longer kept open (clew's copy resolves again)"
+    )
 
     p = command(
         tasks,
