@@ -106,7 +106,7 @@ def progress(mem: clew.Memory, mode: str) -> clew.Memory:
     return mem
 
 
-def test_by_default_a_message_suggests_and_changes_nothing(
+def test_by_default_a_message_that_only_shares_words_suggests_and_changes_nothing(
     mem: clew.Memory, clock: FakeClock
 ) -> None:
     task = mem.create_task("Deploy", DEPLOY)
@@ -114,7 +114,7 @@ def test_by_default_a_message_suggests_and_changes_nothing(
     clock.advance(5)
     mem.update_task(task.id, message="Finished pushing the image to ghcr.io")
     brief = mem.where(task.id)
-    assert [(s.step, s.sure) for s in brief.suggestions] == [(2, True)]
+    assert [(s.step, s.sure) for s in brief.suggestions] == [(2, False)]
     assert 'Messages suggest step 2 is done: "Finished pushing' in brief.text
     assert mem.get_task(task.id).step(2).status is clew.StepStatus.PENDING
     # The step changes later: the older message no longer suggests anything about it.
@@ -123,22 +123,23 @@ def test_by_default_a_message_suggests_and_changes_nothing(
     assert mem.where(task.id).suggestions == ()
 
 
-def test_applied_progress_is_journaled_as_inferred_with_its_message(
+def test_stated_progress_is_applied_by_default_and_journaled_with_its_message(
     mem: clew.Memory, clock: FakeClock
 ) -> None:
-    progress(mem, "apply")
     task = mem.create_task("Deploy", DEPLOY)
     mem.update_task(task.id, step=1, step_status="completed", message="Step 1 done")
     clock.advance(5)
-    # The call's own step change is its own; step 2 is inferred from the message.
-    mem.update_task(task.id, message="Pushed the image, moving on", step=3, step_status="active")
+    # The call's own step change is its own; step 2 is applied from the message.
+    mem.update_task(task.id, message="Finished Push image, moving on", step=3, step_status="active")
     after = mem.get_task(task.id)
     assert [s.status.value for s in after.plan] == ["completed", "completed", "active", "pending"]
-    (message,) = [m for m in mem.list_messages(task.id) if m.content.startswith("Pushed")]
+    (message,) = [m for m in mem.list_messages(task.id) if m.content.startswith("Finished")]
     updates = [e for e in mem.journal(task_id=task.id) if e.type == "step.updated"]
     inferred = [e for e in updates if e.data.get("inferred")]
     assert len(inferred) == 1 and inferred[0].data["step_id"] == after.step(2).id
     assert inferred[0].data["message_id"] == message.id and inferred[0].data["how"] == "title"
+    brief = mem.where(task.id).text
+    assert f'Step 2 counts as done from message {message.id}: "Finished Push image' in brief
     assert not any(e.data.get("inferred") for e in updates if e.data["step_id"] != after.step(2).id)
     assert any(f"inferred from message {message.id}" in h.text for h in mem.history(task.id))
     # A finished step queues its extraction, as any completion does.
@@ -165,13 +166,14 @@ def test_apply_never_completes_a_step_the_message_does_not_say_is_done(
     assert all(s.status is clew.StepStatus.PENDING for s in mem.get_task(task.id).plan)
 
 
-def test_apply_leaves_ambiguous_titles_system_notes_and_closed_tasks_alone(
+def test_apply_leaves_guesses_system_notes_and_closed_tasks_alone(
     mem: clew.Memory,
 ) -> None:
-    progress(mem, "apply")
     task = mem.create_task("Ship", ["Push image to staging", "Push image to prod"])
-    mem.add_message(task.id, "pushed the image")  # both titles match: only suggested
-    assert [s.step for s in mem.where(task.id).suggestions] == [1, 2]
+    mem.add_message(task.id, "pushed the image")  # no word only one title has: nothing
+    assert mem.where(task.id).suggestions == ()
+    mem.add_message(task.id, "pushed the image to staging")  # only suggested
+    assert [s.step for s in mem.where(task.id).suggestions] == [1]
     mem.add_message(task.id, "[wait resolved] step 1 done", role="system")
     assert all(s.status is clew.StepStatus.PENDING for s in mem.get_task(task.id).plan)
     mem.update_task(task.id, status="completed")
@@ -199,7 +201,7 @@ def test_the_mode_comes_from_the_environment_or_config(
     with clew.open(db) as mem:
         assert mem.settings.progress == "off"
     monkeypatch.setenv("CLEW_PROGRESS", "sometimes")
-    with pytest.raises(clew.ValidationError, match="suggest, apply, off"):
+    with pytest.raises(clew.ValidationError, match="apply, suggest, off"):
         clew.open(db)
 
 
@@ -207,12 +209,15 @@ def test_the_task_update_tool_says_what_the_message_did(mem: clew.Memory) -> Non
     from clew.tools import call
 
     task = mem.create_task("Deploy", DEPLOY)
-    said = call(mem, "task_update", {"task_id": task.id, "message": "Step 1 done"})
-    assert "suggests step 1 is done" in said.text and 'step_status="completed"' in said.text
-    progress(mem, "apply")
+    said = call(mem, "task_update", {"task_id": task.id, "message": "Pushed the image"})
+    assert "suggests step 2 is done" in said.text and 'step_status="completed"' in said.text
     said = call(mem, "task_update", {"task_id": task.id, "message": "Step 2 done"})
-    assert "Marked step 2 completed" in said.text
+    assert "Marked step 2 completed" in said.text and 'step_status="pending"' in said.text
     assert mem.get_task(task.id).step(2).status is clew.StepStatus.COMPLETED
+    progress(mem, "suggest")
+    said = call(mem, "task_update", {"task_id": task.id, "message": "Step 3 done"})
+    assert "suggests step 3 is done" in said.text
+    assert mem.get_task(task.id).step(3).status is clew.StepStatus.PENDING
 
 
 # -- the model refines the progress summary and next objective --------------------------------

@@ -167,8 +167,9 @@ class Memory(Assembly, Upkeep, Ledger, Transfer, Keys, Roles, Checkpoints):
 
         The message is stored first, then the step change, then the task's fields
         and status, all in one transaction: either all of it happens or none. With
-        `progress = "apply"`, steps the message says are done are completed too
-        (journaled as inferred), except the step this call changes itself.
+        `progress = "apply"` (the default), steps the message states are done (by number
+        or exact title: "step 2 done", "Finished Build image") are completed too
+        (journaled as inferred from the message), except the step this call changes itself.
         """
         tid = self._whole_task_id(task_id)
         facts = record.task_changes(
@@ -421,8 +422,9 @@ class Memory(Assembly, Upkeep, Ledger, Transfer, Keys, Roles, Checkpoints):
         *,
         exclude: str | None = None,
     ) -> Message:
-        """Journal a message; with `progress = "apply"`, an agent's or user's message that
-        says steps are done completes them (all but `exclude`), journaled as inferred."""
+        """Journal a message; with `progress = "apply"` (the default), an agent's or user's
+        message that states steps are done completes them (all but `exclude`), journaled as
+        inferred."""
         found: Found = {}
         content = self._redacted(content, "message.content", found)
         message = Message(
