@@ -200,6 +200,12 @@ _MENTION_BEFORE = frozenset(
 )  # fmt: skip
 
 
+def may_say_done(text: str) -> bool:
+    """A cheap first look: False when the message holds no completion word, checked box or
+    past tense, so it cannot say any step is done."""
+    return _MAYBE_DONE.get().search(text) is not None
+
+
 def stem(word: str) -> str:
     """A crude stem that makes the forms of one verb or noun equal: pushed, pushing and
     push; images and image; created and create (a trailing 'e' is dropped everywhere)."""

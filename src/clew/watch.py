@@ -187,14 +187,22 @@ class Watch(Facade):
     # -- progress from messages -----------------------------------------------------------
 
     def _apply_progress(
-        self, task_id: str, message_id: str, content: str, at: str, *, exclude: str | None
+        self,
+        task_id: str,
+        message_id: str,
+        content: str,
+        at: str,
+        *,
+        exclude: str | None,
+        task: Task | None = None,
     ) -> list[str]:
         """Inside a write, after a message: with `progress = "apply"` (the default), complete
         the steps it states are done (by number or exact title); return their ids. Applied
         once, when the message is written: a status the agent sets later stands."""
-        if self.settings.progress != "apply":
-            return []
-        task = self._store.get_task(task_id)
+        if self.settings.progress != "apply" or not progress.may_say_done(content):
+            return []  # most messages say nothing is done: the task is not read for them
+        if task is None:
+            task = self._store.get_task(task_id)
         if task.status in CLOSED_TASK_STATUSES:
             return []
         done = []
