@@ -45,6 +45,7 @@ reads no message for progress.
 """
 
 import functools
+import itertools
 import math
 import operator
 import re
@@ -89,7 +90,7 @@ _NEGATIONS = frozenset(
     {"not", "never", "no", "nothing", "none", "nor", "cannot", "yet", "without", "neither"}
 )
 _INTENT = frozenset(
-    {"will", "shall", "going", "gonna", "about", "plan", "planning", "intend", "need",
+    {"will", "shall", "going", "gonna", "plan", "planning", "intend", "need",
      "needs", "must", "should", "would", "could", "might", "may", "maybe", "hopefully",
      "expect", "expected", "soon", "later", "tomorrow", "todo", "want", "wants", "let",
      "let's", "try", "trying", "attempt", "attempting", "almost", "nearly", "partially",
@@ -181,17 +182,19 @@ _CLAUSES = _Lazy(
 )
 # A step reference becomes MARK and its index: a private-use character no message keeps.
 MARK = "\ue000"
+_ONLY_REFS = _Lazy(rf"[\s:#*`'\"]*(?:{MARK}\d+[\s:#*`'\"]*)+")
 _TOKEN = _Lazy(MARK + r"\d+|[\w'✓✔✅☑]+")
 # A cheap first look: a message with none of these says nothing is done.
 _MAYBE_DONE = _Lazy(
-    r"done|complete|finished|succeeded|passed|accomplished|[✓✔✅☑]|\[[xX]\]|\w{3}ed\b|\b(?:"
+    r"done|complete|finished|succeeded|passed|accomplished|[✓✔✅☑☒]|\[[xX]\]|\w{3}ed\b|\b(?:"
     + "|".join(sorted(_IRREGULAR))
     + r")\b",
     re.IGNORECASE,
 )
 # A checklist line: "- [x] Build image" is done, "- [ ] Build image" is not.
-_CHECKED = _Lazy(r"^\s*(?:[-*+]\s*)?\[[xX]\]\s*", re.MULTILINE)
-_UNCHECKED = _Lazy(r"^\s*(?:[-*+]\s*)?\[\s\]\s*", re.MULTILINE)
+# Claude Code's todo list shows ☒ and ☐, Codex's plan ✔ and □.
+_CHECKED = _Lazy(r"^\s*(?:[-*+]\s*)?(?:\[[xX]\]|☒)\s*", re.MULTILINE)
+_UNCHECKED = _Lazy(r"^\s*(?:[-*+]\s*)?(?:\[\s\]|☐|□)\s*", re.MULTILINE)
 # Before a title, these make it a mention ("the prerequisites for Deploy to staging are
 # done"), not the step said done.
 _MENTION_BEFORE = frozenset(
@@ -323,7 +326,11 @@ class _Clause(NamedTuple):
     done: bool  # it holds a completion word
 
 
-def _read_clause(text: str, refs: list[_Ref], question: bool) -> _Clause:
+def _read_clause(
+    text: str, refs: list[_Ref], question: bool, named: frozenset[str] = frozenset()
+) -> _Clause:
+    """Read one clause; `named`: the words of the plan's titles, which name a step and so
+    say no failure ("Fixed the broken links" for "Fix broken links")."""
     words = tuple(_TOKEN.get().findall(text.lower().replace("\u2019", "'")))
     held = tuple(refs[int(w[1:])] for w in words if w.startswith(MARK))
     plain = [w for w in words if not w.startswith(MARK)]
@@ -339,9 +346,10 @@ def _read_clause(text: str, refs: list[_Ref], question: bool) -> _Clause:
             skip = True
             continue
         kept.append(w)
-    failure = any(w in _FAILURE for w in kept)
+    failure = any(w in _FAILURE and w not in named for w in kept)
     negated = any(w in _NEGATIONS or w.endswith("n't") for w in kept)
     intent = any(w in _INTENT or w in _CONDITIONS or w.endswith("'ll") for w in kept)
+    intent = intent or any(pair == ("about", "to") for pair in itertools.pairwise(kept))
     first = words[0] if words else ""  # a step reference counts: "step 2 is done"
     starts = first in _QUESTION_START or first in _CONDITION_START
     starts = starts or " ".join(words[:3]).startswith("as soon as")
@@ -366,6 +374,7 @@ def _read(titles: tuple[str, ...], text: str) -> dict[int, Inferred]:
     found: dict[int, Inferred] = {}
     if not _MAYBE_DONE.get().search(text):
         return found  # no completion word and no past tense: nothing can be done
+    stems = _stems(titles)
     text = _UNCHECKED.get().sub(" not done: ", _CHECKED.get().sub(" \u2705 ", text))
     sentences = []
     for sentence in _SENTENCES.get().split(text.strip()):
@@ -376,11 +385,10 @@ def _read(titles: tuple[str, ...], text: str) -> dict[int, Inferred]:
             )
     # A message that names a step speaks of that step: its words suggest no other.
     named = any(refs for _, _, refs in sentences)
-    stems = _stems(titles)
     for question, marked, refs in sentences:
         clauses = [
-            _read_clause(part, refs, question)
-            for part in _CLAUSES.get().split(marked)
+            _read_clause(part, refs, question, stems.named)
+            for part in _parts(marked)
             if part.strip()
         ]
         if any(c.failure and not c.refs for c in clauses):
@@ -395,23 +403,31 @@ def _read(titles: tuple[str, ...], text: str) -> dict[int, Inferred]:
     return found
 
 
+def _parts(marked: str) -> list[str]:
+    """A sentence's clauses; a clause that is only step references ("Step 2", a title)
+    keeps the clause after it: "Build image — done", "Step 2 — pushed the image"."""
+    parts: list[str] = []
+    for part in _CLAUSES.get().split(marked):
+        if parts and _ONLY_REFS.get().fullmatch(parts[-1]):
+            parts[-1] = f"{parts[-1]} {part}"
+        else:
+            parts.append(part)
+    return parts
+
+
 class _Stems(NamedTuple):
     words: tuple[frozenset[str], ...]  # each title's stems
-    own: tuple[frozenset[str], ...]  # each title's stems no other title has, with a letter
     literal: tuple[frozenset[str], ...]  # each title's words as written, lowercased
+    named: frozenset[str]  # every title's words as written
 
 
 @functools.lru_cache(maxsize=1024)
 def _stems(titles: tuple[str, ...]) -> _Stems:
     words = tuple(title_words(t) for t in titles)
-    own = []
-    for n, w in enumerate(words):
-        others: set[str] = set().union(*(x for m, x in enumerate(words) if m != n))
-        own.append(frozenset(x for x in w - others if x.isalpha()))
     literal = tuple(
         frozenset(_TOKEN.get().findall(t.lower().replace("\u2019", "'"))) for t in titles
     )
-    return _Stems(words, tuple(own), literal)
+    return _Stems(words, literal, frozenset().union(*literal))
 
 
 def _said(clause: _Clause) -> str:
@@ -435,6 +451,15 @@ def _stated(clause: _Clause, titles: tuple[str, ...], stems: _Stems) -> list[Inf
     return out
 
 
+def _names_only(n: int, shared: frozenset[str], stems: _Stems) -> bool:
+    """Whether the words a clause shares with step n's title point at it alone: together
+    they are in no other title, and one of them is a word, not a number or a version
+    ("v2.19.2" in two titles names neither)."""
+    if not any(w.isalpha() for w in shared):
+        return False
+    return not any(shared <= other for m, other in enumerate(stems.words, 1) if m != n)
+
+
 def _suggested(clause: _Clause, titles: tuple[str, ...], stems: _Stems) -> list[Inferred]:
     """The steps whose title words a clause shares best, when it says something is done
     with words that are not the title's own."""
@@ -446,10 +471,10 @@ def _suggested(clause: _Clause, titles: tuple[str, ...], stems: _Stems) -> list[
         past = {stem(w) for w in clause.words if _is_past(w) and w not in literal}
         if not words or not (done or past & words):
             continue
-        overlap = len(words & present)
+        shared = words & present
         need = max(math.ceil(0.5 * len(words)), min(2, len(words)))
-        if overlap >= need and stems.own[n - 1] & present:
-            hits.append((overlap / len(words), n))
+        if len(shared) >= need and _names_only(n, shared, stems):
+            hits.append((len(shared) / len(words), n))
     if not hits:
         return []
     best = max(score for score, _ in hits)
