@@ -16,7 +16,9 @@ Kinds, counted per (message, step):
   missed when labelled `suggested` and neither applied nor suggested.
 - `shown done`: applied or suggested at all, against either label: what the brief says.
 
-Each kind is reported for the whole set and for its held-out part (`/held-out`).
+Each kind is reported for the whole set, for its held-out part (`/held-out`: written before
+any rule ran on it, never looked at while tuning) and for the first held-out part
+(`/held-out-1`: its first run is recorded in progress.md; its misses were looked at since).
 
     python benchmarks/judgement/progress.py
 """
@@ -32,6 +34,7 @@ from typing import Any
 
 DATA = Path(__file__).resolve().parent / "data" / "progress.jsonl"
 KINDS = ("applied", "suggested", "shown done")
+PARTS = ("all", "held-out", "held-out-1")
 
 
 def cases() -> list[dict[str, Any]]:
@@ -72,8 +75,8 @@ def _row(kind: str, n: int, tp: int, fp: int, fn: int) -> dict[str, Any]:
 
 
 def score(items: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
-    """One row per kind, for the whole set and for its held-out part."""
-    counts = {(k, part): [0, 0, 0, 0] for k in KINDS for part in ("all", "held-out")}
+    """One row per kind, for the whole set and for each held-out part."""
+    counts = {(k, part): [0, 0, 0, 0] for k in KINDS for part in PARTS}
     for case, applied, suggested in outcomes(cases() if items is None else items):
         want_a, want_s = set(case["applied"]), set(case["suggested"])
         said = want_a | want_s
@@ -84,7 +87,7 @@ def score(items: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
             "shown done": (got & said, got - said, said - got),
         }
         for part in ("all", case["split"]):
-            if part not in ("all", "held-out"):
+            if part not in PARTS:
                 continue
             for kind, (tp, fp, fn) in found.items():
                 c = counts[(kind, part)]
@@ -94,7 +97,7 @@ def score(items: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
                 c[3] += len(fn)
     return [
         _row(kind if part == "all" else f"{kind}/{part}", *counts[(kind, part)])
-        for part in ("all", "held-out")
+        for part in PARTS
         for kind in KINDS
     ]
 

@@ -235,9 +235,13 @@ def _is_past(word: str) -> bool:
 
 @functools.lru_cache(maxsize=4096)
 def title_words(title: str) -> frozenset[str]:
-    """The stems of a step title's words, stop words left out."""
+    """The stems of a step title's words, stop words left out (but a last one-letter word,
+    a label: "Upgrade node pool A" is not "Upgrade node pool B")."""
     words = _TOKEN.get().findall(title.lower().replace("\u2019", "'"))
-    return frozenset(stem(w) for w in words if w not in _STOPWORDS and not w.startswith(MARK))
+    kept = {stem(w) for w in words if w not in _STOPWORDS and not w.startswith(MARK)}
+    if words and len(words[-1]) == 1 and len(words) > 1:
+        kept.add(words[-1])
+    return frozenset(kept)
 
 
 def _title_pattern(title: str) -> re.Pattern[str] | None:
@@ -326,6 +330,20 @@ class _Clause(NamedTuple):
     done: bool  # it holds a completion word
 
 
+_ONGOING = frozenset({("in", "progress"), ("under", "way"), ("in", "flight")})
+_FRACTION = _Lazy(r"(?<![\w.])(\d+)\s*/\s*(\d+)(?![\w.%])")
+
+
+def _partial(words: Sequence[str], text: str) -> bool:
+    """Whether a clause counts part of something: "9 of 14", "2/3" (a smaller number of a
+    larger one), as in "9 of 14 nodes upgraded"."""
+    for a, b, c in zip(words, words[1:], words[2:], strict=False):
+        if b == "of" and a.isdigit() and c.isdigit() and int(a) < int(c):
+            return True
+    plain = re.sub(MARK + r"\d+", " ", text)
+    return any(int(a) < int(b) for a, b in _FRACTION.get().findall(plain))
+
+
 def _read_clause(
     text: str, refs: list[_Ref], question: bool, named: frozenset[str] = frozenset()
 ) -> _Clause:
@@ -350,6 +368,9 @@ def _read_clause(
     negated = any(w in _NEGATIONS or w.endswith("n't") for w in kept)
     intent = any(w in _INTENT or w in _CONDITIONS or w.endswith("'ll") for w in kept)
     intent = intent or any(pair == ("about", "to") for pair in itertools.pairwise(kept))
+    # Work under way: "in progress", "underway", "9 of 14 nodes", "290/312 converted".
+    intent = intent or any(pair in _ONGOING for pair in itertools.pairwise(kept))
+    intent = intent or "underway" in kept or _partial(kept, text)
     first = words[0] if words else ""  # a step reference counts: "step 2 is done"
     starts = first in _QUESTION_START or first in _CONDITION_START
     starts = starts or " ".join(words[:3]).startswith("as soon as")
@@ -393,6 +414,8 @@ def _read(titles: tuple[str, ...], text: str) -> dict[int, Inferred]:
         ]
         if any(c.failure and not c.refs for c in clauses):
             continue  # "pushed the image but the registry rejected it"
+        if clauses and _conditional(clauses[0]):
+            continue  # "if the suite passes three times, step 4 is done"
         for clause in clauses:
             if clause.blocked:
                 continue
@@ -401,6 +424,13 @@ def _read(titles: tuple[str, ...], text: str) -> dict[int, Inferred]:
                 if hit.step not in found or (hit.stated and not found[hit.step].stated):
                     found[hit.step] = hit
     return found
+
+
+def _conditional(clause: _Clause) -> bool:
+    """A sentence that opens with a condition ("If...", "Once...", "When...") says
+    nothing is done in any of its clauses."""
+    first = clause.words[0] if clause.words else ""
+    return first in _CONDITIONS or " ".join(clause.words[:3]) == "as soon as"
 
 
 def _parts(marked: str) -> list[str]:
@@ -463,7 +493,7 @@ def _names_only(n: int, shared: frozenset[str], stems: _Stems) -> bool:
 def _suggested(clause: _Clause, titles: tuple[str, ...], stems: _Stems) -> list[Inferred]:
     """The steps whose title words a clause shares best, when it says something is done
     with words that are not the title's own."""
-    present = {stem(w) for w in clause.words if w not in _STOPWORDS}
+    present = {stem(w) for w in clause.words if not w.startswith(MARK)}
     hits: list[tuple[float, int]] = []
     for n, words in enumerate(stems.words, 1):
         literal = stems.literal[n - 1]
