@@ -11,9 +11,10 @@ was suggested. So an earlier commit is measured by what its default did.
 Kinds, counted per (message, step):
 
 - `applied`: a step completed from the message; right when labelled `applied`.
-- `suggested`: a step the brief suggests; right when the message does say it is done
-  (labelled `applied` or `suggested`: a stated step only suggested is timid, not invented);
-  missed when labelled `suggested` and neither applied nor suggested.
+- `suggested`: a step the brief suggests; right when labelled `suggested`, wrong when the
+  message does not say it is done (neither label); a step labelled `applied` and only
+  suggested counts neither way here (it is an `applied` miss: timid, not invented). Missed
+  when labelled `suggested` and neither applied nor suggested.
 - `shown done`: applied or suggested at all, against either label: what the brief says.
 
 Each kind is reported for the whole set, for its held-out part (`/held-out`: written before
@@ -83,7 +84,7 @@ def score(items: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
         got = applied | suggested
         found = {
             "applied": (applied & want_a, applied - want_a, want_a - applied),
-            "suggested": (suggested & said, suggested - said, want_s - got),
+            "suggested": (suggested & want_s, suggested - said, want_s - got),
             "shown done": (got & said, got - said, said - got),
         }
         for part in ("all", case["split"]):

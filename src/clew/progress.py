@@ -244,30 +244,36 @@ def title_words(title: str) -> frozenset[str]:
     return frozenset(kept)
 
 
-def _title_pattern(title: str) -> re.Pattern[str] | None:
+def _title_body(title: str) -> str | None:
     """A title as the message may write it: any case, any run of spaces; None for a title
     too bare to name a step (no letters)."""
     words = title.strip().rstrip(".:;!").split()
     if not words or not any(c.isalpha() for c in title):
         return None
-    body = r"\s+".join(re.escape(w) for w in words)
-    return re.compile(rf"(?<![\w{MARK}])[`'\"]?{body}[`'\"]?(?![\w{MARK}])", re.IGNORECASE)
+    return r"\s+".join(re.escape(w) for w in words)
 
 
 @functools.lru_cache(maxsize=1024)
-def _title_patterns(titles: tuple[str, ...]) -> tuple[tuple[int, re.Pattern[str]], ...]:
-    """The plan's titles, longest first, so "Push image to prod" is read before "Push
-    image"; a title two steps share names neither."""
+def _title_pattern(titles: tuple[str, ...]) -> tuple[re.Pattern[str] | None, tuple[int, ...]]:
+    """One pattern for the plan's titles, the longest first, so "Push image to prod" is read
+    before "Push image" (a title two steps share names neither), and the step each of its
+    groups stands for."""
     counts: dict[str, int] = {}
     for t in titles:
         key = " ".join(t.lower().split())
         counts[key] = counts.get(key, 0) + 1
-    out = []
+    bodies, steps = [], []
     for n, t in sorted(enumerate(titles, 1), key=lambda x: -len(x[1])):
-        pattern = _title_pattern(t)
-        if pattern is not None and counts[" ".join(t.lower().split())] == 1:
-            out.append((n, pattern))
-    return tuple(out)
+        body = _title_body(t)
+        if body is not None and counts[" ".join(t.lower().split())] == 1:
+            bodies.append(f"({body})")
+            steps.append(n)
+    if not bodies:
+        return None, ()
+    either = "|".join(bodies)
+    edge = rf"[\w{MARK}]"
+    pattern = re.compile(rf"(?<!{edge})[`'\"]?(?:{either})[`'\"]?(?!{edge})", re.IGNORECASE)
+    return pattern, tuple(steps)
 
 
 class _Ref(NamedTuple):
@@ -286,16 +292,14 @@ def _refs(sentence: str, titles: tuple[str, ...]) -> tuple[str, list[_Ref]]:
         found.append(ref)
         return f" {MARK}{len(found) - 1} "
 
-    text = sentence
-    for n, pattern in _title_patterns(titles):
+    def title(match: re.Match[str]) -> str:
+        n = steps_of[(match.lastindex or 1) - 1]
+        before = re.findall(r"[\w']+", match.string[: match.start()].lower())[-1:]
+        mention = bool(before) and before[0] in _MENTION_BEFORE
+        return token(_Ref(frozenset({n}), "title", mention))
 
-        def title(match: re.Match[str], n: int = n) -> str:
-            before = re.findall(r"[\w']+", match.string[: match.start()].lower())[-1:]
-            return token(
-                _Ref(frozenset({n}), "title", bool(before) and before[0] in _MENTION_BEFORE)
-            )
-
-        text = pattern.sub(title, text)
+    pattern, steps_of = _title_pattern(titles)
+    text = sentence if pattern is None else pattern.sub(title, sentence)
 
     def numbers(match: re.Match[str]) -> str:
         picked = {int(match.group(1))}
