@@ -376,3 +376,56 @@ def test_the_agents_later_status_outranks_an_applied_message(
     assert mem.get_task(task.id).step(2).status is clew.StepStatus.PENDING
     brief = mem.where(task.id)
     assert brief.suggestions == () and "Step 2 counts as done" not in brief.text
+
+
+TITLE_WORDS = st.sampled_from(
+    ["verified", "done", "complete", "finished", "build", "image", "deploy", "v2.19.2",
+     "email_verified", "backfill", "tests", "passed", "rows", "staging", "node", "pool"]
+)  # fmt: skip
+
+
+@given(
+    st.lists(st.lists(TITLE_WORDS, min_size=1, max_size=4).map(" ".join), min_size=2, max_size=6),
+    st.integers(0, 5),
+    st.sampled_from(["{}", "Picking up {}", "Starting {}", "Working on {}", "Next: {}",
+                     "About to {}", "Is {} done?", "{} is not done yet", "Will finish {}"]),
+)  # fmt: skip
+@settings(max_examples=150, deadline=None)
+def test_a_title_alone_or_in_intent_says_nothing_of_any_step(
+    titles: list[str], pick: int, form: str
+) -> None:
+    """Words inside a step's title are never completion words for it, and a message that
+    names one step (or merely starts on it) says nothing of the others."""
+    title = titles[pick % len(titles)]
+    assert infer(titles, form.format(title)) == {}, (titles, form.format(title))
+
+
+@given(
+    st.lists(st.lists(TITLE_WORDS, min_size=1, max_size=4).map(" ".join), min_size=2, max_size=6),
+    st.integers(0, 5),
+    st.sampled_from(["Finished {}", "{}: done", "{} — done", "✅ {}", "- [x] {}", "Completed {}"]),
+)  # fmt: skip
+@settings(max_examples=150, deadline=None)
+def test_an_exact_title_with_a_completion_word_is_stated_for_that_step_alone(
+    titles: list[str], pick: int, form: str
+) -> None:
+    title = titles[pick % len(titles)]
+    if sum(t.lower() == title.lower() for t in titles) > 1:
+        return  # a title two steps share names neither
+    text = form.format(title)
+    if any(t.lower() != title.lower() and t.lower() in text.lower() for t in titles):
+        return  # another title is in the message too (or holds this one): it names that
+    found = infer(titles, text)
+    n = titles.index(title) + 1
+    assert set(found) == {n} and found[n].stated, (titles, text, found)
+
+
+def test_suggest_mode_applies_nothing_and_shows_stated_steps_as_sure(mem: clew.Memory) -> None:
+    progress(mem, "suggest")
+    task = mem.create_task("Deploy", DEPLOY)
+    mem.add_message(task.id, "Step 1 done")
+    mem.add_message(task.id, "Pushed the image")
+    assert all(s.status is clew.StepStatus.PENDING for s in mem.get_task(task.id).plan)
+    brief = mem.where(task.id)
+    assert [(s.step, s.sure) for s in brief.suggestions] == [(1, True), (2, False)]
+    assert "counts as done from message" not in brief.text
