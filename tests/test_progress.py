@@ -397,6 +397,8 @@ def test_a_title_alone_or_in_intent_says_nothing_of_any_step(
     """Words inside a step's title are never completion words for it, and a message that
     names one step (or merely starts on it) says nothing of the others."""
     title = titles[pick % len(titles)]
+    if any(t.lower() != title.lower() and t.lower() in title.lower() for t in titles):
+        return  # the title holds another step's title ("verified done" holds "verified")
     assert infer(titles, form.format(title)) == {}, (titles, form.format(title))
 
 
@@ -413,6 +415,8 @@ def test_an_exact_title_with_a_completion_word_is_stated_for_that_step_alone(
     if sum(t.lower() == title.lower() for t in titles) > 1:
         return  # a title two steps share names neither
     text = form.format(title)
+    if title.lower() in {"finished", "done", "completed", "complete"}:
+        return  # "Finished finished": the completion word is the title itself
     if any(t.lower() != title.lower() and t.lower() in text.lower() for t in titles):
         return  # another title is in the message too (or holds this one): it names that
     found = infer(titles, text)
