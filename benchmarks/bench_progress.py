@@ -80,7 +80,7 @@ def previous_rule(plan: Sequence[str], text: str) -> set[int]:
 
 
 def clew_rule(plan: Sequence[str], text: str) -> set[int]:
-    return set(_read(plan, text))  # uncached: the Memory's cache would hide the cost
+    return set(_read(tuple(plan), text))  # uncached: the Memory's cache would hide the cost
 
 
 def apply_rule(plan: Sequence[str], text: str) -> set[int]:

@@ -2010,7 +2010,7 @@ def test_a_constraint_recorded_by_the_tool_is_kept(mem: clew.Memory, stored: Sto
 # Each: an environment variable (or a config.toml) set to something unusable, and what the
 # one-line error says. The store is never opened past its settings, so nothing changes.
 BAD_WATCH_SETTINGS = [
-    ({"CLEW_PROGRESS": "sometimes"}, None, "progress mode 'sometimes' is not one of: suggest"),
+    ({"CLEW_PROGRESS": "sometimes"}, None, "progress mode 'sometimes' is not one of: apply"),
     ({"CLEW_STUCK_AFTER": "soon"}, None, "stuck after 'soon' is not a duration like 90s"),
     ({"CLEW_STUCK_AFTER": "-5m"}, None, "stuck after must be a duration of zero or more"),
     ({"CLEW_STUCK_AFTER": "nan"}, None, "stuck after must be a duration of zero or more"),
@@ -2019,7 +2019,7 @@ BAD_WATCH_SETTINGS = [
     ({"CLEW_STUCK_REPEATS": "three"}, None, "stuck repeats must be a whole number"),
     ({"CLEW_STUCK": "maybe"}, None, "stuck enabled must be true or false"),
     ({}, "[stuck]\nafter = -1\n", "stuck after must be a duration of zero or more"),
-    ({}, '[progress]\nmode = ["apply"]\n', "is not one of: suggest, apply, off"),
+    ({}, '[progress]\nmode = ["apply"]\n', "is not one of: apply, suggest, off"),
 ]
 
 

@@ -106,7 +106,7 @@ def progress(mem: clew.Memory, mode: str) -> clew.Memory:
     return mem
 
 
-def test_by_default_a_message_suggests_and_changes_nothing(
+def test_by_default_a_message_that_only_shares_words_suggests_and_changes_nothing(
     mem: clew.Memory, clock: FakeClock
 ) -> None:
     task = mem.create_task("Deploy", DEPLOY)
@@ -114,7 +114,7 @@ def test_by_default_a_message_suggests_and_changes_nothing(
     clock.advance(5)
     mem.update_task(task.id, message="Finished pushing the image to ghcr.io")
     brief = mem.where(task.id)
-    assert [(s.step, s.sure) for s in brief.suggestions] == [(2, True)]
+    assert [(s.step, s.sure) for s in brief.suggestions] == [(2, False)]
     assert 'Messages suggest step 2 is done: "Finished pushing' in brief.text
     assert mem.get_task(task.id).step(2).status is clew.StepStatus.PENDING
     # The step changes later: the older message no longer suggests anything about it.
@@ -123,22 +123,23 @@ def test_by_default_a_message_suggests_and_changes_nothing(
     assert mem.where(task.id).suggestions == ()
 
 
-def test_applied_progress_is_journaled_as_inferred_with_its_message(
+def test_stated_progress_is_applied_by_default_and_journaled_with_its_message(
     mem: clew.Memory, clock: FakeClock
 ) -> None:
-    progress(mem, "apply")
     task = mem.create_task("Deploy", DEPLOY)
     mem.update_task(task.id, step=1, step_status="completed", message="Step 1 done")
     clock.advance(5)
-    # The call's own step change is its own; step 2 is inferred from the message.
-    mem.update_task(task.id, message="Pushed the image, moving on", step=3, step_status="active")
+    # The call's own step change is its own; step 2 is applied from the message.
+    mem.update_task(task.id, message="Finished Push image, moving on", step=3, step_status="active")
     after = mem.get_task(task.id)
     assert [s.status.value for s in after.plan] == ["completed", "completed", "active", "pending"]
-    (message,) = [m for m in mem.list_messages(task.id) if m.content.startswith("Pushed")]
+    (message,) = [m for m in mem.list_messages(task.id) if m.content.startswith("Finished")]
     updates = [e for e in mem.journal(task_id=task.id) if e.type == "step.updated"]
     inferred = [e for e in updates if e.data.get("inferred")]
     assert len(inferred) == 1 and inferred[0].data["step_id"] == after.step(2).id
     assert inferred[0].data["message_id"] == message.id and inferred[0].data["how"] == "title"
+    brief = mem.where(task.id).text
+    assert f'Step 2 counts as done from message {message.id}: "Finished Push image' in brief
     assert not any(e.data.get("inferred") for e in updates if e.data["step_id"] != after.step(2).id)
     assert any(f"inferred from message {message.id}" in h.text for h in mem.history(task.id))
     # A finished step queues its extraction, as any completion does.
@@ -165,13 +166,14 @@ def test_apply_never_completes_a_step_the_message_does_not_say_is_done(
     assert all(s.status is clew.StepStatus.PENDING for s in mem.get_task(task.id).plan)
 
 
-def test_apply_leaves_ambiguous_titles_system_notes_and_closed_tasks_alone(
+def test_apply_leaves_guesses_system_notes_and_closed_tasks_alone(
     mem: clew.Memory,
 ) -> None:
-    progress(mem, "apply")
     task = mem.create_task("Ship", ["Push image to staging", "Push image to prod"])
-    mem.add_message(task.id, "pushed the image")  # both titles match: only suggested
-    assert [s.step for s in mem.where(task.id).suggestions] == [1, 2]
+    mem.add_message(task.id, "pushed the image")  # no word only one title has: nothing
+    assert mem.where(task.id).suggestions == ()
+    mem.add_message(task.id, "pushed the image to staging")  # only suggested
+    assert [s.step for s in mem.where(task.id).suggestions] == [1]
     mem.add_message(task.id, "[wait resolved] step 1 done", role="system")
     assert all(s.status is clew.StepStatus.PENDING for s in mem.get_task(task.id).plan)
     mem.update_task(task.id, status="completed")
@@ -199,7 +201,7 @@ def test_the_mode_comes_from_the_environment_or_config(
     with clew.open(db) as mem:
         assert mem.settings.progress == "off"
     monkeypatch.setenv("CLEW_PROGRESS", "sometimes")
-    with pytest.raises(clew.ValidationError, match="suggest, apply, off"):
+    with pytest.raises(clew.ValidationError, match="apply, suggest, off"):
         clew.open(db)
 
 
@@ -207,12 +209,15 @@ def test_the_task_update_tool_says_what_the_message_did(mem: clew.Memory) -> Non
     from clew.tools import call
 
     task = mem.create_task("Deploy", DEPLOY)
-    said = call(mem, "task_update", {"task_id": task.id, "message": "Step 1 done"})
-    assert "suggests step 1 is done" in said.text and 'step_status="completed"' in said.text
-    progress(mem, "apply")
+    said = call(mem, "task_update", {"task_id": task.id, "message": "Pushed the image"})
+    assert "suggests step 2 is done" in said.text and 'step_status="completed"' in said.text
     said = call(mem, "task_update", {"task_id": task.id, "message": "Step 2 done"})
-    assert "Marked step 2 completed" in said.text
+    assert "Marked step 2 completed" in said.text and 'step_status="pending"' in said.text
     assert mem.get_task(task.id).step(2).status is clew.StepStatus.COMPLETED
+    progress(mem, "suggest")
+    said = call(mem, "task_update", {"task_id": task.id, "message": "Step 3 done"})
+    assert "suggests step 3 is done" in said.text
+    assert mem.get_task(task.id).step(3).status is clew.StepStatus.PENDING
 
 
 # -- the model refines the progress summary and next objective --------------------------------
@@ -283,3 +288,148 @@ def test_a_summary_without_the_two_lines_is_the_progress_summary(mem: clew.Memor
     task_id = summarized(mem, Scripted(["Steps 1-2 done; on step 3."]))
     task = mem.get_task(task_id)
     assert task.summary == "Steps 1-2 done; on step 3." and task.next_objective is None
+
+
+# -- the judgement set (issue 25): stated progress applied, guesses only suggested ------------
+
+
+def test_the_judgement_set_holds_the_floors(monkeypatch: pytest.MonkeyPatch) -> None:
+    """benchmarks/judgement/data/progress.jsonl read through the API with its defaults:
+    what is applied is right 99.5% of the time and what is suggested 95%, on the whole set
+    and on each held-out part."""
+    import importlib.util
+
+    monkeypatch.delenv("CLEW_PROGRESS", raising=False)
+    monkeypatch.setenv("CLEW_WORKER", "off")
+    monkeypatch.setenv("CLEW_MAINTENANCE", "off")
+    path = LABELLED.parent.parent / "judgement" / "progress.py"
+    spec = importlib.util.spec_from_file_location("judgement_progress", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    cases = module.cases()
+    assert len(cases) >= 400
+    assert sum(c["split"] == "held-out" for c in cases) >= 100
+    rows = {r["kind"]: r for r in module.score(cases)}
+    for part in ("", "/held-out", "/held-out-1"):
+        assert rows[f"applied{part}"]["precision"] >= 0.995, rows[f"applied{part}"]
+        assert rows[f"suggested{part}"]["precision"] >= 0.95, rows[f"suggested{part}"]
+    # Measured (this commit): applied recall 0.992, suggested recall 0.733 on the whole set.
+    assert rows["applied"]["recall"] >= 0.95 and rows["suggested"]["recall"] >= 0.65
+
+
+def test_the_task_memory_designs_example_leaves_steps_1_to_3_done(mem: clew.Memory) -> None:
+    """The design's example: three messages that plainly say steps 1-3 are done leave
+    them done in the brief, by default, each naming the message it came from."""
+    task = mem.create_task(
+        "Deploy coursefolio",
+        [
+            "Build docker image",
+            "Push to registry",
+            "SSH into server",
+            "Pull image and run container",
+        ],
+    )
+    for text in (
+        "Step 1 done — image built as v1.2.3",
+        "Step 2 done — pushed to ghcr.io",
+        "Step 3 done — SSH connected to server",
+    ):
+        mem.update_task(task.id, message=text)
+    brief = mem.where(task.id)
+    assert [s.number for s in brief.completed] == [1, 2, 3]
+    assert "Completed steps 1-3 of 4" in brief.text and "No step of 4" not in brief.text
+    assert "next up is step 4 — Pull image and run container" in brief.text
+    assert "Step 3 counts as done from message" in brief.text and brief.suggestions == ()
+
+
+def test_the_issues_failures_are_neither_applied_nor_suggested(mem: clew.Memory) -> None:
+    release = mem.create_task(
+        "Release search-gateway",
+        ["Build image search-gateway:v2.19.2", "Run smoke tests", "Push image",
+         "Tag v2.19.2", "Update changelog", "Deploy v2.19.2 to staging"],
+    )  # fmt: skip
+    mem.add_message(release.id, "Finished Build image search-gateway:v2.19.2")
+    statuses = [s.status.value for s in mem.get_task(release.id).plan]
+    assert statuses == ["completed"] + ["pending"] * 5
+    assert mem.where(release.id).suggestions == ()
+    backfill = mem.create_task("Verify emails", ["Add email_verified", "Backfill email_verified"])
+    mem.add_message(backfill.id, "Picking up Backfill email_verified…")
+    mem.add_message(backfill.id, "Backfill email_verified: starting, 0 of 2.4M rows")
+    assert mem.where(backfill.id).suggestions == ()
+    assert all(s.status.value == "pending" for s in mem.get_task(backfill.id).plan)
+
+
+def test_the_agents_later_status_outranks_an_applied_message(
+    mem: clew.Memory, clock: FakeClock
+) -> None:
+    """A step applied from a message and set back by the agent stays as the agent set it:
+    the message is not applied or suggested again, whatever is written after it."""
+    task = mem.create_task("Deploy", DEPLOY)
+    mem.add_message(task.id, "Step 2 done")
+    assert mem.get_task(task.id).step(2).status is clew.StepStatus.COMPLETED
+    clock.advance(5)
+    mem.update_step(task.id, 2, status="pending")
+    clock.advance(5)
+    mem.add_message(task.id, "Built the image (sha256:ab12)")  # suggests step 1 only
+    mem.update_task(task.id, step=1, step_status="completed", message="Step 1 done")
+    assert mem.get_task(task.id).step(2).status is clew.StepStatus.PENDING
+    brief = mem.where(task.id)
+    assert brief.suggestions == () and "Step 2 counts as done" not in brief.text
+
+
+TITLE_WORDS = st.sampled_from(
+    ["verified", "done", "complete", "finished", "build", "image", "deploy", "v2.19.2",
+     "email_verified", "backfill", "tests", "passed", "rows", "staging", "node", "pool"]
+)  # fmt: skip
+
+
+@given(
+    st.lists(st.lists(TITLE_WORDS, min_size=1, max_size=4).map(" ".join), min_size=2, max_size=6),
+    st.integers(0, 5),
+    st.sampled_from(["{}", "Picking up {}", "Starting {}", "Working on {}", "Next: {}",
+                     "About to {}", "Is {} done?", "{} is not done yet", "Will finish {}"]),
+)  # fmt: skip
+@settings(max_examples=150, deadline=None)
+def test_a_title_alone_or_in_intent_says_nothing_of_any_step(
+    titles: list[str], pick: int, form: str
+) -> None:
+    """Words inside a step's title are never completion words for it, and a message that
+    names one step (or merely starts on it) says nothing of the others."""
+    title = titles[pick % len(titles)]
+    if any(t.lower() != title.lower() and t.lower() in title.lower() for t in titles):
+        return  # the title holds another step's title ("verified done" holds "verified")
+    assert infer(titles, form.format(title)) == {}, (titles, form.format(title))
+
+
+@given(
+    st.lists(st.lists(TITLE_WORDS, min_size=1, max_size=4).map(" ".join), min_size=2, max_size=6),
+    st.integers(0, 5),
+    st.sampled_from(["Finished {}", "{}: done", "{} — done", "✅ {}", "- [x] {}", "Completed {}"]),
+)  # fmt: skip
+@settings(max_examples=150, deadline=None)
+def test_an_exact_title_with_a_completion_word_is_stated_for_that_step_alone(
+    titles: list[str], pick: int, form: str
+) -> None:
+    title = titles[pick % len(titles)]
+    if sum(t.lower() == title.lower() for t in titles) > 1:
+        return  # a title two steps share names neither
+    text = form.format(title)
+    if title.lower() in {"finished", "done", "completed", "complete"}:
+        return  # "Finished finished": the completion word is the title itself
+    if any(t.lower() != title.lower() and t.lower() in text.lower() for t in titles):
+        return  # another title is in the message too (or holds this one): it names that
+    found = infer(titles, text)
+    n = titles.index(title) + 1
+    assert set(found) == {n} and found[n].stated, (titles, text, found)
+
+
+def test_suggest_mode_applies_nothing_and_shows_stated_steps_as_sure(mem: clew.Memory) -> None:
+    progress(mem, "suggest")
+    task = mem.create_task("Deploy", DEPLOY)
+    mem.add_message(task.id, "Step 1 done")
+    mem.add_message(task.id, "Pushed the image")
+    assert all(s.status is clew.StepStatus.PENDING for s in mem.get_task(task.id).plan)
+    brief = mem.where(task.id)
+    assert [(s.step, s.sure) for s in brief.suggestions] == [(1, True), (2, False)]
+    assert "counts as done from message" not in brief.text

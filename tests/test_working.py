@@ -169,7 +169,7 @@ def test_where_reports_errors_decisions_waits_and_suggestions(
     clock.advance(60)
     mem.update_task(task.id, step=2, step_status="active", message="pushing")
     clock.advance(60)
-    mem.update_task(task.id, message="Push the image: done, it is in ghcr.io")
+    mem.update_task(task.id, message="Pushed the image, it is in ghcr.io")
     mem.add_error(task.id, "registry denied the pull", step=3)
     mem.add_decision(task.id, "Use a read-only token on the server")
     mem.record_action(task.id, type="wait", summary="CI pipeline #412", status="started")

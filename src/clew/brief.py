@@ -7,9 +7,10 @@ that fits is used, so the essentials (status, completed, current and next step) 
 through whatever the content.
 
 Plan-progress inference (progress.py) reads the messages for signs that a
-step is done ("Step 4 done", "pushed the image"); its findings are shown as suggestions
-(applying them is the facade's business, by configuration). A stuck task (stuck.py) says
-so near the top, with the evidence and what to try.
+step is done ("Step 4 done", "pushed the image"); what is only suggested is shown as a
+suggestion with its message, and a step completed because a message stated it (the
+facade's business, by configuration) names that message, so the agent can undo it. A
+stuck task (stuck.py) says so near the top, with the evidence and what to try.
 """
 
 import re
@@ -32,7 +33,7 @@ from clew.models import (
     Task,
     TaskRecord,
 )
-from clew.progress import Suggestion, infer_completed, suggestions
+from clew.progress import Suggestion, applied_from, infer_completed, suggestions
 from clew.stuck import Stuck
 from clew.tokens import TokenCounter
 
@@ -247,6 +248,7 @@ class _Facts(NamedTuple):
     waits: tuple[Action, ...]
     suggestions: tuple[Suggestion, ...]
     stuck: tuple[Stuck, ...] = ()
+    applied: tuple[tuple[int, Message], ...] = ()  # steps completed from a message's words
     open_waits: tuple[Wait, ...] = ()
     ended_waits: tuple[Wait, ...] = ()  # ended since the agent last said anything
     more_waits: int = 0  # open waits beyond those named
@@ -380,6 +382,11 @@ def _lines(task: Task, facts: _Facts, shape: _Shape, now: datetime) -> list[tupl
         out.append((1, f"Recent failure: {_failure_line(failure, q)}"))
     for e in facts.decisions:
         out.append((6, f"Decided: {clip(e.summary, q)}"))
+    for n, m in facts.applied:
+        quote = clip(m.content, q // 2)
+        out.append(
+            (4, f'Step {n} counts as done from message {m.id}: "{quote}" (if not, set its status).')
+        )
     for hint in facts.suggestions:
         status = plan[hint.step - 1].status.value
         quote = clip(hint.message, q // 2)
@@ -407,6 +414,7 @@ def build_brief(
     budget: int = BRIEF_BUDGET,
     stuck: Sequence[Stuck] = (),
     suggest: bool = True,
+    applied: bool = False,
     waits: Sequence[Wait] = (),
     record: TaskRecord | None = None,
 ) -> Brief:
@@ -414,12 +422,13 @@ def build_brief(
     first. Every open error is named: the newest quoted, the next ones by id and a few
     words, and `open_count` (all the task's open errors, when more than `open_errors`)
     counts the rest. `stuck` are the conditions that make it stuck now; `suggest` shows
-    the steps its messages say are done. Open waits are always named (smart `waits`, and
-    the started wait actions among `actions`); a wait that ended since the agent's last
-    message is news and is named too. `recorded_failures` are the failed actions an error
-    entry stands for, each with None while that error is open, else when it was closed:
-    they (and runs of the same command that failed before it closed) are shown as that
-    entry, not again as recent failures."""
+    the steps its messages say are done; `applied` (progress is applied) names the message
+    a completed step came from. Open waits are always named (smart `waits`, and the started
+    wait actions among `actions`); a wait that ended since the agent's last message is news
+    and is named too. `recorded_failures` are the failed actions an error entry stands for,
+    each with None while that error is open, else when it was closed: they (and runs of the
+    same command that failed before it closed) are shown as that entry, not again as recent
+    failures."""
     spoke = next((m.created_at for m in messages if m.role is not MessageRole.SYSTEM), "")
     plan = task.plan
     numbered = tuple(enumerate(plan, 1))
@@ -450,6 +459,7 @@ def build_brief(
             a for a in actions if a.type is ActionType.WAIT and a.status is ActionStatus.STARTED
         )[:WAITS_SHOWN],
         suggestions=suggestions(plan, messages) if suggest else (),
+        applied=applied_from(plan, messages)[-2:] if applied else (),
         record=record,
         stuck=tuple(stuck),
         open_waits=tuple(w for w in waits if w.status.value == "watching")[:3],

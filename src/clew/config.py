@@ -9,7 +9,7 @@ Config files are TOML: `config.toml` beside the store (for a project store,
     mirror = true     # write tasks/<id>/state.yaml and journal.jsonl (CLEW_MIRROR=1)
 
     [progress]
-    mode = "suggest"  # a message saying a step is done: suggest, apply or off (CLEW_PROGRESS)
+    mode = "apply"    # "step 2 done": apply (stated steps done), suggest or off (CLEW_PROGRESS)
 
     [stuck]
     after = "30m"     # no progress for this long is stuck       (CLEW_STUCK_AFTER)
@@ -232,7 +232,9 @@ def seconds(value: object, name: str) -> float:
 
 
 def progress_mode(store_path: str) -> str:
-    """What a message saying a step is done does: suggest (default), apply or off."""
+    """What a message saying a step is done does: apply (the default: a step it names by
+    number or exact title is completed, one it only shares words with is suggested),
+    suggest (nothing is completed; both are shown) or off."""
     from clew.progress import DEFAULT_MODE, MODES
 
     mode = str(setting(store_path, "progress", "mode", "CLEW_PROGRESS", DEFAULT_MODE))

@@ -140,8 +140,10 @@ class Settings(NamedTuple):
     # Who does queued jobs: a thread of this process, a detached `clew work` process, or
     # nobody until run_jobs(); "auto" is a thread in a library and a process for the CLI.
     worker: str = "auto"
-    # Messages that say a step is done: shown as suggestions, applied, or ignored.
-    progress: str = "suggest"
+    # Messages that say a step is done: "apply" completes the steps a message states are
+    # done (by number or exact title) and suggests the rest; "suggest" only shows them;
+    # "off" reads no message for progress (progress.py).
+    progress: str = "apply"
     stuck: StuckRules = StuckRules()  # when a task counts as stuck, how often to alert
     maintenance: MaintenanceSettings = MaintenanceSettings()  # [maintenance] in config.toml
     # Secrets taken out of every free-text field before its event is made ([redact]).

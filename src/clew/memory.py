@@ -167,8 +167,9 @@ class Memory(Assembly, Upkeep, Ledger, Transfer, Keys, Roles, Checkpoints):
 
         The message is stored first, then the step change, then the task's fields
         and status, all in one transaction: either all of it happens or none. With
-        `progress = "apply"`, steps the message says are done are completed too
-        (journaled as inferred), except the step this call changes itself.
+        `progress = "apply"` (the default), steps the message states are done (by number
+        or exact title: "step 2 done", "Finished Build image") are completed too
+        (journaled as inferred from the message), except the step this call changes itself.
         """
         tid = self._whole_task_id(task_id)
         facts = record.task_changes(
@@ -226,8 +227,11 @@ class Memory(Assembly, Upkeep, Ledger, Transfer, Keys, Roles, Checkpoints):
                 tasks.check_open(task.status, tid)
             # The step this call changes itself is not also inferred from its message.
             explicit = tasks.find_step(task.plan, step, tid).id if step is not None else None
+            applied: list[str] = []  # steps the message completed (stated progress)
             if message is not None and kind is not None:
-                self._add_message(tid, message, role, kind, at, exclude=explicit)
+                self._add_message(
+                    tid, message, role, kind, at, exclude=explicit, task=task, applied=applied
+                )
             steps: dict[str, PlanItem] = {}
             if step is not None:
                 step_id = self._change_step(
@@ -244,7 +248,7 @@ class Memory(Assembly, Upkeep, Ledger, Transfer, Keys, Roles, Checkpoints):
                 self._emit("task.status_changed", tid, data, at)
             if nested or metadata:  # an outer call's writes, or JSON: read it back whole
                 return self._store.get_task(tid)
-            return self._as_written(task, at, changes, new_status, steps)
+            return self._as_written(task, at, changes, new_status, steps, bool(applied))
 
     def _as_written(
         self,
@@ -253,6 +257,7 @@ class Memory(Assembly, Upkeep, Ledger, Transfer, Keys, Roles, Checkpoints):
         changes: dict[str, Any],
         status: TaskStatus | None,
         steps: dict[str, PlanItem],
+        applied: bool = False,
     ) -> Task:
         """The task after update_task's writes, built from the task it read and what it
         wrote (`steps`: the steps it changed, as written), so a report reads the task once;
@@ -269,7 +274,7 @@ class Memory(Assembly, Upkeep, Ledger, Transfer, Keys, Roles, Checkpoints):
         if written:  # every event of a task stamps its updated_at
             fields["updated_at"] = at
         if "step.updated" in written:
-            if steps and self.settings.progress != "apply":
+            if steps and not applied:
                 fields["plan"] = tuple(steps.get(s.id, s) for s in task.plan)
             else:
                 fields["plan"] = self._store.get_plan(task.id)
@@ -420,9 +425,13 @@ class Memory(Assembly, Upkeep, Ledger, Transfer, Keys, Roles, Checkpoints):
         at: str,
         *,
         exclude: str | None = None,
+        task: Task | None = None,
+        applied: list[str] | None = None,
     ) -> Message:
-        """Journal a message; with `progress = "apply"`, an agent's or user's message that
-        says steps are done completes them (all but `exclude`), journaled as inferred."""
+        """Journal a message; with `progress = "apply"` (the default), an agent's or user's
+        message that states steps are done completes them (all but `exclude`), journaled as
+        inferred, their ids added to `applied`. `task`: the task as the caller read it in
+        this write, so it is not read again."""
         found: Found = {}
         content = self._redacted(content, "message.content", found)
         message = Message(
@@ -437,7 +446,11 @@ class Memory(Assembly, Upkeep, Ledger, Transfer, Keys, Roles, Checkpoints):
         data = {"id": message.id, "role": message.role.value, "type": message.type.value}
         self._emit("message.added", task_id, {"message": {**data, "content": content}}, at, found)
         if message.role is not MessageRole.SYSTEM:
-            self._apply_progress(task_id, message.id, content, at, exclude=exclude)
+            done = self._apply_progress(
+                task_id, message.id, content, at, exclude=exclude, task=task
+            )
+            if applied is not None:
+                applied += done
         self._signal("message.added", task_id, at)
         return message
 

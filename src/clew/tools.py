@@ -265,8 +265,8 @@ def task_update(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
 
 
 def _progress_lines(mem: Memory, before: Task, after: Task, changes: dict[str, Any]) -> list[str]:
-    """What a progress message did to the plan: steps it completed (progress = "apply"), or
-    steps it suggests are done, with the call that confirms one."""
+    """What a progress message did to the plan: steps it completed (stated, with progress =
+    "apply"), or steps it suggests are done, with the call that confirms one."""
     if mem.settings.progress == "off":
         return []
     from clew.progress import infer
@@ -279,7 +279,10 @@ def _progress_lines(mem: Memory, before: Task, after: Task, changes: dict[str, A
         if str(n) == explicit or step.id == explicit:
             continue
         if step.status is StepStatus.COMPLETED and was.get(step.id) is not StepStatus.COMPLETED:
-            lines.append(f"Marked step {n} completed (inferred from your message).")
+            lines.append(
+                f"Marked step {n} completed (your message says so); if it is not, call"
+                f' task_update(task_id="{after.id}", step={n}, step_status="pending").'
+            )
         elif step.status not in (StepStatus.COMPLETED, StepStatus.SKIPPED):
             lines.append(
                 f"Your message suggests step {n} is done; if it is, call task_update("

@@ -1,5 +1,6 @@
 """Watching a task as it runs, on the Memory facade: stuck detection with rate-limited
-alerts, and progress inferred from messages (suggested, or applied when configured).
+alerts, and progress read from messages (stated steps applied by default, the rest
+suggested).
 
 Detection is pure (`stuck.detect`, `progress.infer`); this mixin reads what it needs and
 journals what it decides. A stuck alert is a system message of type `stuck` plus a
@@ -186,13 +187,22 @@ class Watch(Facade):
     # -- progress from messages -----------------------------------------------------------
 
     def _apply_progress(
-        self, task_id: str, message_id: str, content: str, at: str, *, exclude: str | None
+        self,
+        task_id: str,
+        message_id: str,
+        content: str,
+        at: str,
+        *,
+        exclude: str | None,
+        task: Task | None = None,
     ) -> list[str]:
-        """Inside a write, after a message: with `progress = "apply"`, complete the steps it
-        says are done (by number, or by a title only one step matches); return their ids."""
-        if self.settings.progress != "apply":
-            return []
-        task = self._store.get_task(task_id)
+        """Inside a write, after a message: with `progress = "apply"` (the default), complete
+        the steps it states are done (by number or exact title); return their ids. Applied
+        once, when the message is written: a status the agent sets later stands."""
+        if self.settings.progress != "apply" or not progress.may_say_done(content):
+            return []  # most messages say nothing is done: the task is not read for them
+        if task is None:
+            task = self._store.get_task(task_id)
         if task.status in CLOSED_TASK_STATUSES:
             return []
         done = []

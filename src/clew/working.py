@@ -169,6 +169,7 @@ class Working(TaskRecords, Watch):
             counter=counter(),
             stuck=stuck,
             suggest=self.settings.progress != "off",
+            applied=self.settings.progress == "apply",
             waits=waits,
             record=record,
         )
