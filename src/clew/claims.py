@@ -1,0 +1,150 @@
+"""What a message plainly claims, by deterministic rules: a decision the agent made, a finding
+it established, a constraint the user set (or the agent relays). Pure: text in, claims out.
+
+These rules stand in for a model, so they say less rather than guess: a sentence is a claim
+only when its own words make it one ("Decided to...", "Going with...", "Turns out...",
+"Never force-push..."). A word alone never is: "using" in "Build image: running it using the
+standard script" or "Now using pytest -x", "must" in "This must be the cache", "found" in
+"Found 3 matches". A question, a hedge ("might", "I suspect", "probably") or a plan ("let me
+find the root cause") is no claim. Each message gives at most one claim of each kind, the
+first sentence that makes it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+# A sentence ends at `.`, `!` or `?` followed by white space (or the end), or at a line
+# break: a dot inside a token (ghcr.io, v1.2.3, 3.11, src/app.py, ./run.sh, a URL) is
+# followed by more of the token, so it never ends a sentence.
+_END = re.compile(r"[.!?]+(?=\s|$)|\n")
+# Words whose final dot is not a sentence's end.
+_ABBREVIATIONS = frozenset(
+    {"e.g", "i.e", "etc", "vs", "cf", "approx", "incl", "esp", "viz", "resp", "no", "fig", "al",
+     "mr", "mrs", "ms", "dr", "st", "jr", "sr", "inc", "ltd", "co"}
+)  # fmt: skip
+
+
+def sentences(text: str) -> list[str]:
+    """Split text into sentences, never at a dot inside a host name, version, path or URL."""
+    found: list[str] = []
+    start = 0
+    for end in _END.finditer(text):
+        if end.group() == "." or end.group().endswith("."):
+            word = text[start : end.start()].rsplit(None, 1)[-1:] or [""]
+            if word[0].lstrip("([{\"'").casefold() in _ABBREVIATIONS:
+                continue
+        piece = text[start : end.end()].strip()
+        if piece:
+            found.append(piece)
+        start = end.end()
+    rest = text[start:].strip()
+    return [*found, rest] if rest else found
+
+
+_I = r"(?:i|we)(?:'ve| have)?(?:\s+(?:just|finally|now|already))?"
+_WILL = r"(?:i'm|i am|we're|we are|i'll|we'll|i will|we will|let's|let us)"
+_LEAD = r"(?:(?:so|ok|okay|alright|right|then|after \w+ing[^,]{0,40}|to \w+[^,]{0,40}),?\s+)?"
+
+# An agent's decision: a choice it made in the first person, or a sentence that opens with
+# the choice ("Going with Postgres 16: ...", "Decision: ..."). "instead of / rather than"
+# marks a choice between alternatives when the agent says it will act on it.
+_DECISION = re.compile(
+    rf"^{_LEAD}(?:{_I}\s+(?:decided|chose|opted|picked|settled on|went with|switched to)\b"
+    rf"|{_WILL}\s+go(?:ing)?\s+with\b"
+    rf"|decision(?: made)?\s*:"
+    rf"|(?:decided|chose|opted|settled on|picked|going with|went with|sticking with)\b"
+    rf"|going forward,?\s+(?:i|we)(?:'ll| will)\b)"
+    rf"|\b{_WILL}\s+(?:switch|use|keep|stick|go(?:ing)? to \w+|switching|using|keeping"
+    rf"|sticking)\b.*\b(?:instead of|rather than)\b"
+    rf"|^{_LEAD}(?:instead of|rather than)\b[^,]{{0,80}},\s*{_WILL}\s+"
+    rf"|^switching to\b.*\b(?:instead of|rather than|because)\b",
+    re.I,
+)
+# A finding: established in so many words, not guessed.
+_FINDING = re.compile(
+    r"^(?:(?:so|ok|okay|interesting|aha|ah|right)\W*\s+)?(?:it\s+)?turns out\b"
+    r"|^(?:(?:so|ok|okay|aha|ah)\W*\s+)?(?:i've |i have |i |we've |we )?"
+    r"(?:found|tracked down|identified|pinned down)\s+(?:it\s*:|that\b|the (?:root |real )?"
+    r"(?:cause|culprit|bug|leak|problem|issue|race)\b)"
+    r"|^(?:i've |i have |i |we've |we )?(?:discovered|confirmed)\b(?!\s+by\b)"
+    r"|^(?:so\s+)?(?:the\s+)?(?:root|real|actual) cause(?: found)?\s*(?:is|was|:)"
+    r"|^(?:root cause found|found the root cause)\s*:"
+    r"|^(?:so\s+)?the (?:culprit|issue|problem|bug)\s+(?:is|was)\b(?!\s+(?:still|not)\b)"
+    r"|^the reason\b.{0,80}\bis that\b",
+    re.I,
+)
+# A user's rule for the work: an imperative that forbids, requires or bounds.
+_USER_RULE = re.compile(
+    r"^(?:(?:please|and|also|oh and|ok|okay)[,\s]+)?"
+    r"(?:never|don'?t|do not|always|avoid|must(?:n't| not)?|stick to|make sure|ensure"
+    r"|only (?:touch|change|modify|edit|use|work)|keep (?:all|the|everything|it|changes|this)"
+    r"|no new)\b"
+    r"|\b(?:you|we|it|this|the [\w-]+(?: [\w-]+)?) must(?:n't| not)?\b(?! (?:have|be)\b)"
+    r"|\b(?:you|we) (?:should never|shouldn't ever|can't|cannot|may not|are not allowed to)\b",
+    re.I,
+)
+_NOT_A_RULE = re.compile(
+    r"^(?:please\s+)?(?:never mind|nevermind|don'?t (?:worry|know|bother|need|think|see)"
+    r"|always (?:get|forget|seem))\b|\bmust(?:'ve| have)\b",
+    re.I,
+)
+# A rule the agent relays: the user said it, or the agent acknowledges one.
+_RELAYED = re.compile(
+    r"\b(?:the user|you|user)\s+(?:said|asked|mentioned|told me|wants|instructed|requested"
+    r"|asked me)\b.*\b(?:not|never|must|always|only|keep|no)\b"
+    r"|^(?:per|as per|as) (?:your|the user's|the)\s+(?:instructions?|request|rules?)\b"
+    r"|^as you (?:asked|requested|said)\b"
+    r"|^(?:noted|understood)\b\W*\s*(?:i won't|i will not|we won't|never|don't|do not|no)\b"
+    r"|^constraint(?: from the user)?\s*:",
+    re.I,
+)
+_HEDGE = re.compile(
+    r"\b(?:might|maybe|may be|possibly|probably|perhaps|suspect|i think|i guess|seems?"
+    r"|could be|not sure|unsure|if|whether|unless|let me|let's see|need to)\b|\?\s*$",
+    re.I,
+)
+
+
+class Claim(NamedTuple):
+    """One claim a message makes: its kind (an entry type) and the sentence that makes it."""
+
+    kind: str  # "decision", "discovery", "constraint" or "user_instruction"
+    sentence: str
+
+
+def _agent_kind(sentence: str) -> str | None:
+    if _RELAYED.search(sentence) and not sentence.rstrip().endswith("?"):
+        return "constraint"
+    if _HEDGE.search(sentence) and not _RELAYED.search(sentence):
+        # A hedge makes no finding; a decision may still give its condition ("if it
+        # fails, we roll back"), but a question or a "let me" is no decision either.
+        if sentence.rstrip().endswith("?") or re.search(r"\blet me\b|\bif you\b", sentence, re.I):
+            return None
+        return "decision" if _DECISION.search(sentence) else None
+    if _DECISION.search(sentence):
+        return "decision"
+    if _FINDING.search(sentence):
+        return "discovery"
+    return None
+
+
+def _user_kind(sentence: str) -> str | None:
+    if sentence.rstrip().endswith("?") or _NOT_A_RULE.search(sentence):
+        return None
+    return "user_instruction" if _USER_RULE.search(sentence) else None
+
+
+def claims(text: str, role: str) -> list[Claim]:
+    """The claims a message makes: an agent's decisions, findings and relayed constraints, a
+    user's instructions; at most one of each kind, the first sentence that makes it."""
+    kind_of = _user_kind if role == "user" else _agent_kind if role == "agent" else None
+    if kind_of is None:
+        return []
+    found: dict[str, Claim] = {}
+    for sentence in sentences(text):
+        kind = kind_of(sentence)
+        if kind is not None and kind not in found:
+            found[kind] = Claim(kind, sentence)
+    return list(found.values())
