@@ -46,32 +46,50 @@ def sentences(text: str) -> list[str]:
 _I = r"(?:i|we)(?:'ve| have)?(?:\s+(?:just|finally|now|already))?"
 _WILL = r"(?:i'm|i am|we're|we are|i'll|we'll|i will|we will|let's|let us)"
 _LEAD = r"(?:(?:so|ok|okay|alright|right|then|after \w+ing[^,]{0,40}|to \w+[^,]{0,40}),?\s+)?"
+# "decided nothing", "picked up where it left off": the verb without a choice.
+_CHOICE = r"(?:decided(?!\s+(?:nothing|yet)\b)|chose|opted|picked(?!\s+up\b)|settled on|went with)"
 
 # An agent's decision: a choice it made in the first person, or a sentence that opens with
-# the choice ("Going with Postgres 16: ...", "Decision: ..."). "instead of / rather than"
-# marks a choice between alternatives when the agent says it will act on it.
+# the choice ("Going with Postgres 16: ...", "Decision: ...").
 _DECISION = re.compile(
-    rf"^{_LEAD}(?:{_I}\s+(?:decided|chose|opted|picked|settled on|went with|switched to)\b"
+    rf"^{_LEAD}(?:{_I}\s+{_CHOICE}\b"
     rf"|{_WILL}\s+go(?:ing)?\s+with\b"
     rf"|decision(?: made)?\s*:"
-    rf"|(?:decided|chose|opted|settled on|picked|going with|went with|sticking with)\b"
-    rf"|going forward,?\s+(?:i|we)(?:'ll| will)\b)"
-    rf"|\b{_WILL}\s+(?:switch|use|keep|stick|go(?:ing)? to \w+|switching|using|keeping"
+    rf"|(?:{_CHOICE}|going with|sticking with)\b"
+    rf"|going forward,?\s+(?:i|we)(?:'ll| will)\b)",
+    re.I,
+)
+# A weaker sign: acting on one thing "instead of / rather than" another. A choice of tool
+# for the next look ("I'll use rg instead of grep") is how the agent works, not a decision
+# about the work, so a sentence about looking, searching or a tool is none.
+_ALTERNATIVE = re.compile(
+    rf"\b{_WILL}\s+(?:switch|use|keep|stick|go(?:ing)? to \w+|switching|using|keeping"
     rf"|sticking)\b.*\b(?:instead of|rather than)\b"
     rf"|^{_LEAD}(?:instead of|rather than)\b[^,]{{0,80}},\s*{_WILL}\s+"
     rf"|^switching to\b.*\b(?:instead of|rather than|because)\b",
+    re.I,
+)
+_LOOKING = re.compile(
+    r"\b(?:tool|grep|rg|ripgrep|sed|cat|find|ls|glob|search(?:ing)?|look(?:ing)?|read(?:ing)?"
+    r"|list(?:ing)?|view(?:ing)?|inspect(?:ing)?|check(?:ing)?)\b",
     re.I,
 )
 # A finding: established in so many words, not guessed.
 _FINDING = re.compile(
     r"^(?:(?:so|ok|okay|interesting|aha|ah|right)\W*\s+)?(?:it\s+)?turns out\b"
     r"|^(?:(?:so|ok|okay|aha|ah)\W*\s+)?(?:i've |i have |i |we've |we )?"
-    r"(?:found|tracked down|identified|pinned down)\s+(?:it\s*:|that\b|the (?:root |real )?"
-    r"(?:cause|culprit|bug|leak|problem|issue|race)\b)"
-    r"|^(?:i've |i have |i |we've |we )?(?:discovered|confirmed)\b(?!\s+by\b)"
+    r"(?:found|tracked down|identified|pinned down)\s+(?:it\s*:"
+    r"|that\b(?!\s+(?:file|one|function|test|class|module|line|method|page|commit)\b)"
+    r"|the (?:root |real )?(?:cause|culprit|bug|leak|problem|issue|race)\b"
+    r"(?!\s+(?:report|tracker|ticket|list|page|docs?|template)\b))"
+    r"|^(?:i've |i have |i |we've |we )?(?:discovered|confirmed)\s*(?::|that\b|why\b"
+    r"|the (?:root |real )?(?:cause|culprit|bug|leak|problem|issue|race|deadlock)\b)"
+    r"|^(?:i've |i have |i |we've |we )?discovered the\b"
+    r"(?=.*\b(?:is|was|are|were|does|doesn't|ignores|has|had|never|only)\b)"
     r"|^(?:so\s+)?(?:the\s+)?(?:root|real|actual) cause(?: found)?\s*(?:is|was|:)"
     r"|^(?:root cause found|found the root cause)\s*:"
-    r"|^(?:so\s+)?the (?:culprit|issue|problem|bug)\s+(?:is|was)\b(?!\s+(?:still|not)\b)"
+    r"|^(?:so\s+)?the (?:culprit|issue|problem|bug)\s+(?:is|was)\s+(?:that|in|an?|the|caused"
+    r"|because|with)\b"
     r"|^the reason\b.{0,80}\bis that\b",
     re.I,
 )
@@ -79,15 +97,19 @@ _FINDING = re.compile(
 _USER_RULE = re.compile(
     r"^(?:(?:please|and|also|oh and|ok|okay)[,\s]+)?"
     r"(?:never|don'?t|do not|always|avoid|must(?:n't| not)?|stick to|make sure|ensure"
-    r"|only (?:touch|change|modify|edit|use|work)|keep (?:all|the|everything|it|changes|this)"
+    r"|only (?:touch|change|modify|edit|use|work)|keep (?:all|the|everything|changes|this)"
     r"|no new)\b"
     r"|\b(?:you|we|it|this|the [\w-]+(?: [\w-]+)?) must(?:n't| not)?\b(?! (?:have|be)\b)"
     r"|\b(?:you|we) (?:should never|shouldn't ever|can't|cannot|may not|are not allowed to)\b",
     re.I,
 )
+# What a user says with those words that is no rule: "never mind", "don't worry", and what
+# happened ("never had this problem", "always worked before").
 _NOT_A_RULE = re.compile(
     r"^(?:please\s+)?(?:never mind|nevermind|don'?t (?:worry|know|bother|need|think|see)"
-    r"|always (?:get|forget|seem))\b|\bmust(?:'ve| have)\b",
+    r"|always (?:get|forget|seem|worked|works|been|was|had|happens)"
+    r"|never (?:had|seen|saw|did|knew|noticed|thought|been|got|used|happened|worked))\b"
+    r"|\bmust(?:'ve| have)\b",
     re.I,
 )
 # A rule the agent relays: the user said it, or the agent acknowledges one.
@@ -100,9 +122,10 @@ _RELAYED = re.compile(
     r"|^constraint(?: from the user)?\s*:",
     re.I,
 )
-_HEDGE = re.compile(
+# Doubt, a plan or a question: what is not yet known or not yet chosen.
+_DOUBT = re.compile(
     r"\b(?:might|maybe|may be|possibly|probably|perhaps|suspect|i think|i guess|seems?"
-    r"|could be|not sure|unsure|if|whether|unless|let me|let's see|need to)\b|\?\s*$",
+    r"|could be|not sure|unsure|whether|let me|let's see|need to|if you)\b|\?\s*$",
     re.I,
 )
 
@@ -115,15 +138,15 @@ class Claim(NamedTuple):
 
 
 def _agent_kind(sentence: str) -> str | None:
-    if _RELAYED.search(sentence) and not sentence.rstrip().endswith("?"):
+    if sentence.rstrip().endswith("?"):
+        return None
+    if _RELAYED.search(sentence):
         return "constraint"
-    if _HEDGE.search(sentence) and not _RELAYED.search(sentence):
-        # A hedge makes no finding; a decision may still give its condition ("if it
-        # fails, we roll back"), but a question or a "let me" is no decision either.
-        if sentence.rstrip().endswith("?") or re.search(r"\blet me\b|\bif you\b", sentence, re.I):
-            return None
-        return "decision" if _DECISION.search(sentence) else None
+    if _DOUBT.search(sentence):
+        return None
     if _DECISION.search(sentence):
+        return "decision"
+    if _ALTERNATIVE.search(sentence) and not _LOOKING.search(sentence):
         return "decision"
     if _FINDING.search(sentence):
         return "discovery"

@@ -61,24 +61,33 @@ def _tail(text: str, limit: int = OUTPUT_TAIL) -> str:
     return text if len(text) <= limit else "…" + text[-limit:]
 
 
-# Programs whose exit status 1 answers a question ("no match", "the files differ", "not
-# there", "not running") rather than reporting a failure; with nothing on stderr, such a run
-# is no error. `git grep`, `git diff --quiet` and `git diff --exit-code` answer the same way.
+# Programs whose exit status answers a question ("no match", "the files differ", "not
+# there", "not an ancestor", "inactive") rather than reporting a failure: with nothing on
+# stderr, such a run is no error. Status 1 for most; `systemctl is-active` says 3.
 _ANSWERING = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "diff", "cmp", "test", "[",
                         "[[", "pgrep", "which", "command", "type", "hash"})  # fmt: skip
-_GIT_ANSWERING = re.compile(r"^git\s+(?:grep\b|diff\b.*\s--(?:quiet|exit-code)\b)")
+_ALSO_ANSWERING = re.compile(
+    r"^(?:git\s+(?:grep\b|diff\b.*\s--(?:quiet|exit-code)\b|merge-base\s+--is-ancestor\b"
+    r"|show-ref\b.*\s--quiet\b)|(?:npm|yarn|pnpm)\s+outdated\b"
+    r"|systemctl\s+is-(?:active|enabled|failed)\b)"
+)
 
 
 def answers_no(action: Action) -> bool:
     """Whether a failed command only answered "no" (grep found nothing, diff saw a
-    difference, `test` was false): exit 1, nothing on stderr, from a program that answers so."""
+    difference, `test` was false): nothing on stderr, from a program that answers so. In
+    `a && b` with no output at all, `a` answered (b never ran or said nothing)."""
     command = (action.command or "").strip()
-    if action.exit_code != 1 or _text(action.stderr).strip() or not command:
+    if action.exit_code in (None, 0) or _text(action.stderr).strip() or not command:
         return False
-    if any(mark in command for mark in ("|", "&&", "||", ";")):
+    if "&&" in command and not _text(action.stdout).strip():
+        command = command.split("&&", 1)[0].strip()
+    if any(mark in command for mark in ("|", "&&", ";")):
         return False  # a pipeline's status is its last part's: too much to read into it
+    if _ALSO_ANSWERING.match(command):
+        return True
     program = command.split()[0].rsplit("/", 1)[-1]
-    return program in _ANSWERING or bool(_GIT_ANSWERING.match(command))
+    return action.exit_code == 1 and program in _ANSWERING
 
 
 def rules(
