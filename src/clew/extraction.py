@@ -27,7 +27,9 @@ from clew.claims import sentences as sentences  # here before claims.py: callers
 from clew.fingerprint import telling_line
 from clew.models import Action, ActionStatus, Message, PlanItem
 
-MODEL_TYPES = ("decision", "error", "tool_result", "discovery", "artifact", "context")
+MODEL_TYPES = (
+    "decision", "error", "tool_result", "discovery", "constraint", "artifact", "context"
+)  # fmt: skip
 SUMMARY_CHARS = 300  # the prompt asks for 150; longer is cut, not refused
 DETAIL_CHARS = 20_000
 OUTPUT_TAIL = 4_000  # characters of a command's output shown to the model or kept
