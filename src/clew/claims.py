@@ -6,8 +6,10 @@ only when its own words make it one ("Decided to...", "Going with...", "Turns ou
 "Never force-push..."). A word alone never is: "using" in "Build image: running it using the
 standard script" or "Now using pytest -x", "must" in "This must be the cache", "found" in
 "Found 3 matches". A question, a hedge ("might", "I suspect", "probably") or a plan ("let me
-find the root cause") is no claim. Each message gives at most one claim of each kind, the
-first sentence that makes it.
+find the root cause") is no claim. Each sentence makes at most one claim; markdown around
+it (a bullet, a heading, bold) is read past, and a claim that only announces the next
+sentence ("Found the issue!") takes that sentence with it. A user's choice said as one
+("Let's go with Postgres") is a decision too.
 """
 
 from __future__ import annotations
@@ -66,7 +68,8 @@ _ALTERNATIVE = re.compile(
     rf"\b{_WILL}\s+(?:switch|use|keep|stick|go(?:ing)? to \w+|switching|using|keeping"
     rf"|sticking)\b.*\b(?:instead of|rather than)\b"
     rf"|^{_LEAD}(?:instead of|rather than)\b[^,]{{0,80}},\s*{_WILL}\s+"
-    rf"|^switching to\b.*\b(?:instead of|rather than|because)\b",
+    rf"|^switch(?:ing|ed)\b[^.]{{0,60}}?\bto\b.*\b(?:instead of|rather than|because)\b"
+    rf"|\b(?:use|keep|switch to|stick with)\b.*\bgoing forward\b",
     re.I,
 )
 _LOOKING = re.compile(
@@ -88,8 +91,11 @@ _FINDING = re.compile(
     r"(?=.*\b(?:is|was|are|were|does|doesn't|ignores|has|had|never|only)\b)"
     r"|^(?:so\s+)?(?:the\s+)?(?:root|real|actual) cause(?: found)?\s*(?:is|was|:)"
     r"|^(?:root cause found|found the root cause)\s*:"
-    r"|^(?:so\s+)?the (?:culprit|issue|problem|bug)\s+(?:is|was)\s+(?:that|in|an?|the|caused"
-    r"|because|with)\b"
+    r"|^(?:root cause found|found (?:it|the (?:issue|problem|bug|culprit|cause)))\s*[.!:]?$"
+    r"|^(?:so\s+)?the (?:culprit|issue|problem|bug|error)\s+(?:is|was)\s+(?:that|in|an?|the"
+    r"|caused|because|with)\b"
+    r"|\b(?:is|was|are|were) caused by\b"
+    r"|\bconfirms? my (?:suspicion|hypothesis|theory)\b"
     r"|^the reason\b.{0,80}\bis that\b",
     re.I,
 )
@@ -100,14 +106,16 @@ _USER_RULE = re.compile(
     r"|only (?:touch|change|modify|edit|use|work)|keep (?:all|the|everything|changes|this)"
     r"|no new)\b"
     r"|\b(?:you|we|it|this|the [\w-]+(?: [\w-]+)?) must(?:n't| not)?\b(?! (?:have|be)\b)"
-    r"|\b(?:you|we) (?:should never|shouldn't ever|can't|cannot|may not|are not allowed to)\b",
+    r"|\b(?:you|we) (?:should never|shouldn't ever|can't|cannot|may not|are not allowed to)\b"
+    r"|^i (?:don'?t|do not) want\b|\bleave (?:the|it|them|that|those|\w+) alone\b"
+    r"|^(?:can|could|would) you (?:please )?(?:make sure|ensure)\b",
     re.I,
 )
 # What a user says with those words that is no rule: "never mind", "don't worry", and what
 # happened ("never had this problem", "always worked before").
 _NOT_A_RULE = re.compile(
     r"^(?:please\s+)?(?:never mind|nevermind|don'?t (?:worry|know|bother|need|think|see)"
-    r"|always (?:get|forget|seem|worked|works|been|was|had|happens)"
+    r"|always (?:get|forget|seem|worked|works|been|was|had|happens|the|a|an|same)"
     r"|never (?:had|seen|saw|did|knew|noticed|thought|been|got|used|happened|worked))\b"
     r"|\bmust(?:'ve| have)\b",
     re.I,
@@ -117,11 +125,15 @@ _RELAYED = re.compile(
     r"\b(?:the user|you|user)\s+(?:said|asked|mentioned|told me|wants|instructed|requested"
     r"|asked me)\b.*\b(?:not|never|must|always|only|keep|no)\b"
     r"|^(?:per|as per|as) (?:your|the user's|the)\s+(?:instructions?|request|rules?)\b"
-    r"|^as you (?:asked|requested|said)\b"
+    r"|\bas you (?:asked|requested|said)\b|^as requested\b"
+    r"|\byou said\b.*\boff[- ]limits\b"
+    r"|^(?:important|note|reminder|rule|remember)\s*:\s*(?:never|don't|do not|always|must)\b"
     r"|^(?:noted|understood)\b\W*\s*(?:i won't|i will not|we won't|never|don't|do not|no)\b"
     r"|^constraint(?: from the user)?\s*:",
     re.I,
 )
+# A user's rule asked as a question ("Can you make sure the migration is reversible?").
+_ASKED_RULE = re.compile(r"^(?:can|could|would) you (?:please )?(?:make sure|ensure)\b", re.I)
 # Doubt, a plan or a question: what is not yet known or not yet chosen.
 _DOUBT = re.compile(
     r"\b(?:might|maybe|may be|possibly|probably|perhaps|suspect|i think|i guess|seems?"
@@ -134,7 +146,18 @@ class Claim(NamedTuple):
     """One claim a message makes: its kind (an entry type) and the sentence that makes it."""
 
     kind: str  # "decision", "discovery", "constraint" or "user_instruction"
-    sentence: str
+    sentence: str  # the sentence (with the next one when it only announces it)
+
+
+# A list's bullet or number, a heading's hashes, emphasis: markdown around the words.
+_MARKUP = re.compile(r"^\s*(?:#{1,6}\s+|>\s*)?(?:[-*+\u2022]\s+|\d{1,2}[.)]\s+)?|\*\*|__")
+# A claim that only announces what follows ("Found the issue!", "Root cause found."): its
+# summary takes the next sentence too.
+_ANNOUNCES = 4  # words
+
+
+def _plain(sentence: str) -> str:
+    return _MARKUP.sub("", sentence).strip()
 
 
 def _agent_kind(sentence: str) -> str | None:
@@ -154,20 +177,30 @@ def _agent_kind(sentence: str) -> str | None:
 
 
 def _user_kind(sentence: str) -> str | None:
-    if sentence.rstrip().endswith("?") or _NOT_A_RULE.search(sentence):
-        return None
-    return "user_instruction" if _USER_RULE.search(sentence) else None
+    if _NOT_A_RULE.search(sentence) or len(sentence.split()) < 3:
+        return None  # "don't" alone answers something said before; it is no rule
+    if sentence.rstrip().endswith("?"):
+        return "user_instruction" if _ASKED_RULE.search(sentence) else None
+    if _USER_RULE.search(sentence):
+        return "user_instruction"
+    # The user's own choice, said as one ("Let's go with Postgres", "I decided...").
+    return "decision" if _DECISION.search(sentence) and not _DOUBT.search(sentence) else None
 
 
 def claims(text: str, role: str) -> list[Claim]:
-    """The claims a message makes: an agent's decisions, findings and relayed constraints, a
-    user's instructions; at most one of each kind, the first sentence that makes it."""
+    """The claims a message makes, in its order: an agent's decisions, findings and relayed
+    constraints, a user's instructions and decisions; one per sentence that makes one."""
     kind_of = _user_kind if role == "user" else _agent_kind if role == "agent" else None
     if kind_of is None:
         return []
-    found: dict[str, Claim] = {}
-    for sentence in sentences(text):
+    said = [_plain(s) for s in sentences(text)]
+    found: list[Claim] = []
+    for index, sentence in enumerate(said):
         kind = kind_of(sentence)
-        if kind is not None and kind not in found:
-            found[kind] = Claim(kind, sentence)
-    return list(found.values())
+        if kind is None:
+            continue
+        if len(sentence.split()) <= _ANNOUNCES and index + 1 < len(said):
+            sentence = f"{sentence} {said[index + 1]}"
+        if all(c.sentence != sentence for c in found):
+            found.append(Claim(kind, sentence))
+    return found

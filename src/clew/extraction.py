@@ -74,6 +74,8 @@ _ALSO_ANSWERING = re.compile(
     r"|systemctl\s+is-(?:active|enabled|failed)\b)"
 )
 
+_PLAN_CHANGES = re.compile(r"^terraform\s+plan\b.*\s-detailed-exitcode\b")
+
 
 def answers_no(action: Action) -> bool:
     """Whether a failed command only answered "no" (grep found nothing, diff saw a
@@ -86,6 +88,8 @@ def answers_no(action: Action) -> bool:
         command = command.split("&&", 1)[0].strip()
     if any(mark in command for mark in ("|", "&&", ";")):
         return False  # a pipeline's status is its last part's: too much to read into it
+    if _PLAN_CHANGES.match(command):
+        return action.exit_code == 2  # -detailed-exitcode: 2 says the plan has changes
     if _ALSO_ANSWERING.match(command):
         return True
     program = command.split()[0].rsplit("/", 1)[-1]
