@@ -129,13 +129,15 @@ def rows(chosen: list[dict[str, Any]], found: dict[str, list[Any]], label: str =
 
 def score(*, model: bool = False) -> list[dict[str, Any]]:
     """Rows per kind on the whole set, then on its held-out part (`kind, held out`) and the
-    part written after the rules (`kind, fresh`); see extract.md.
+    parts written after the rules (`kind, fresh`, `kind, blind`); see extract.md.
     A kind nothing was extracted as has precision 1.0 (it said nothing wrong)."""
     everything = cases()
     found = extracted(everything, model=model)
     held = [c for c in everything if c["part"] == "held_out"]
-    fresh = [c for c in everything if c["part"] == "fresh"]
-    return rows(everything, found) + rows(held, found, ", held out") + rows(fresh, found, ", fresh")
+    out = rows(everything, found) + rows(held, found, ", held out")
+    for part in ("fresh", "blind"):
+        out += rows([c for c in everything if c["part"] == part], found, f", {part}")
+    return out
 
 
 def mistakes(*, model: bool = False) -> list[str]:
