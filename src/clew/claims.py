@@ -45,9 +45,12 @@ def sentences(text: str) -> list[str]:
     return [*found, rest] if rest else found
 
 
-_I = r"(?:i|we)(?:'ve| have)?(?:\s+(?:just|finally|now|already))?"
+_I = r"(?:i|we)(?:'ve| have)?(?:\s+(?:just|finally|now|already|went ahead and))?"
 _WILL = r"(?:i'm|i am|we're|we are|i'll|we'll|i will|we will|let's|let us)"
-_LEAD = r"(?:(?:so|ok|okay|alright|right|then|after \w+ing[^,]{0,40}|to \w+[^,]{0,40}),?\s+)?"
+_LEAD = (
+    r"(?:(?:so|ok|okay|alright|right|then|earlier|previously|after \w+ing[^,]{0,40}"
+    r"|to \w+[^,]{0,40}),?\s+)?"
+)
 # "decided nothing", "picked up where it left off": the verb without a choice.
 _CHOICE = r"(?:decided(?!\s+(?:nothing|yet)\b)|chose|opted|picked(?!\s+up\b)|settled on|went with)"
 
@@ -56,7 +59,8 @@ _CHOICE = r"(?:decided(?!\s+(?:nothing|yet)\b)|chose|opted|picked(?!\s+up\b)|set
 _DECISION = re.compile(
     rf"^{_LEAD}(?:{_I}\s+{_CHOICE}\b"
     rf"|{_WILL}\s+go(?:ing)?\s+with\b"
-    rf"|decision(?: made)?\s*:"
+    rf"|(?:final |the )?decision(?: made)?\s*:"
+    rf"|picking\b.{{1,60}}\bover\b"
     rf"|(?:{_CHOICE}|going with|sticking with)\b"
     rf"|going forward,?\s+(?:i|we)(?:'ll| will)\b)",
     re.I,
@@ -94,7 +98,8 @@ _FINDING = re.compile(
     r"|^(?:root cause found|found (?:it|the (?:issue|problem|bug|culprit|cause)))\s*[.!:]?$"
     r"|^(?:so\s+)?the (?:culprit|issue|problem|bug|error)\s+(?:is|was)\s+(?:that|in|an?|the"
     r"|caused|because|with)\b"
-    r"|\b(?:is|was|are|were) caused by\b"
+    r"|\b(?:is|was|are|were) caused by\b|\b(?:is|was|are|were)\s+(?:\w+\s+)?because\b"
+    r"|\b(?:comes?|came) from\b|,\s*hence\b|^(?:i |we )?tracked down\b.*\bto\b"
     r"|\bconfirms? my (?:suspicion|hypothesis|theory)\b"
     r"|^the reason\b.{0,80}\bis that\b",
     re.I,
@@ -137,7 +142,8 @@ _ASKED_RULE = re.compile(r"^(?:can|could|would) you (?:please )?(?:make sure|ens
 # Doubt, a plan or a question: what is not yet known or not yet chosen.
 _DOUBT = re.compile(
     r"\b(?:might|maybe|may be|possibly|probably|perhaps|suspect|i think|i guess|seems?"
-    r"|could be|not sure|unsure|whether|let me|let's see|need to|if you)\b|\?\s*$",
+    r"|could be|not sure|unsure|whether|let me|let's see|need to|if you|unclear|unknown"
+    r"|not yet|still haven't|haven't found|wonder)\b|\?\s*$",
     re.I,
 )
 

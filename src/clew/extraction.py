@@ -74,7 +74,8 @@ _ALSO_ANSWERING = re.compile(
     r"|systemctl\s+is-(?:active|enabled|failed)\b)"
 )
 
-_PLAN_CHANGES = re.compile(r"^terraform\s+plan\b.*\s-detailed-exitcode\b")
+# `terraform plan` and `helm diff` with --detailed-exitcode: 2 says there are changes.
+_PLAN_CHANGES = re.compile(r"^(?:terraform\s+plan|helm\s+diff)\b.*\s--?detailed-exitcode\b")
 
 
 def answers_no(action: Action) -> bool:
@@ -89,7 +90,7 @@ def answers_no(action: Action) -> bool:
     if any(mark in command for mark in ("|", "&&", ";")):
         return False  # a pipeline's status is its last part's: too much to read into it
     if _PLAN_CHANGES.match(command):
-        return action.exit_code == 2  # -detailed-exitcode: 2 says the plan has changes
+        return action.exit_code == 2
     if _ALSO_ANSWERING.match(command):
         return True
     program = command.split()[0].rsplit("/", 1)[-1]
