@@ -6,9 +6,12 @@ step's tool calls and messages, and `parse` reads its answer robustly: from a co
 from prose around the JSON, an array or a single object. Anything malformed is refused as
 a whole, so a half-understood answer never stores some entries and not others.
 
-With no model, `rules` extracts deterministically: a failed command becomes an error, a file
-written an artifact, an agent's "decided / using / chose / going with" a decision, and a
-user's "always / never / don't / must" a user instruction.
+With no model, `rules` extracts deterministically and says less rather than guess: a failed
+command becomes an error (not a grep that found nothing or a diff that saw a difference), a
+file written an artifact, and a message what it plainly claims (claims.py): an agent's
+decision ("Decided to...", "Going with..."), finding ("Turns out...") or relayed constraint
+("The user said not to..."), a user's instruction ("Never force-push to main"). Status
+chatter ("Build image: running it using the standard script") is none of them.
 """
 
 from __future__ import annotations
@@ -19,25 +22,18 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from clew.brief import clip
+from clew.claims import claims
+from clew.claims import sentences as sentences  # here before claims.py: callers import it
 from clew.fingerprint import telling_line
-from clew.models import Action, ActionStatus, Message, MessageRole, PlanItem
+from clew.models import Action, ActionStatus, Message, PlanItem
 
-MODEL_TYPES = ("decision", "error", "tool_result", "discovery", "artifact", "context")
+MODEL_TYPES = (
+    "decision", "error", "tool_result", "discovery", "constraint", "artifact", "context"
+)  # fmt: skip
 SUMMARY_CHARS = 300  # the prompt asks for 150; longer is cut, not refused
 DETAIL_CHARS = 20_000
 OUTPUT_TAIL = 4_000  # characters of a command's output shown to the model or kept
 
-_DECIDED = re.compile(r"\b(?:decided|decide|using|chose|choosing|going with|opted)\b", re.I)
-_INSTRUCTION = re.compile(r"\b(?:always|never|don't|do not|must)\b", re.I)
-# A sentence ends at `.`, `!` or `?` followed by white space (or the end), or at a line
-# break: a dot inside a token (ghcr.io, v1.2.3, 3.11, src/app.py, ./run.sh, a URL) is
-# followed by more of the token, so it never ends a sentence.
-_END = re.compile(r"[.!?]+(?=\s|$)|\n")
-# Words whose final dot is not a sentence's end.
-_ABBREVIATIONS = frozenset(
-    {"e.g", "i.e", "etc", "vs", "cf", "approx", "incl", "esp", "viz", "resp", "no", "fig", "al",
-     "mr", "mrs", "ms", "dr", "st", "jr", "sr", "inc", "ltd", "co"}
-)  # fmt: skip
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.S)
 
 
@@ -67,29 +63,38 @@ def _tail(text: str, limit: int = OUTPUT_TAIL) -> str:
     return text if len(text) <= limit else "…" + text[-limit:]
 
 
-def sentences(text: str) -> list[str]:
-    """Split text into sentences, never at a dot inside a host name, version, path or URL."""
-    found: list[str] = []
-    start = 0
-    for end in _END.finditer(text):
-        if end.group() == "." or end.group().endswith("."):
-            word = text[start : end.start()].rsplit(None, 1)[-1:] or [""]
-            if word[0].lstrip("([{\"'").casefold() in _ABBREVIATIONS:
-                continue
-        piece = text[start : end.end()].strip()
-        if piece:
-            found.append(piece)
-        start = end.end()
-    rest = text[start:].strip()
-    return [*found, rest] if rest else found
+# Programs whose exit status answers a question ("no match", "the files differ", "not
+# there", "not an ancestor", "inactive") rather than reporting a failure: with nothing on
+# stderr, such a run is no error. Status 1 for most; `systemctl is-active` says 3.
+_ANSWERING = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "diff", "cmp", "test", "[",
+                        "[[", "pgrep", "which", "command", "type", "hash"})  # fmt: skip
+_ALSO_ANSWERING = re.compile(
+    r"^(?:git\s+(?:grep\b|diff\b.*\s--(?:quiet|exit-code)\b|merge-base\s+--is-ancestor\b"
+    r"|show-ref\b.*\s--quiet\b)|(?:npm|yarn|pnpm)\s+outdated\b"
+    r"|systemctl\s+is-(?:active|enabled|failed)\b)"
+)
+
+# `terraform plan` and `helm diff` with --detailed-exitcode: 2 says there are changes.
+_PLAN_CHANGES = re.compile(r"^(?:terraform\s+plan|helm\s+diff)\b.*\s--?detailed-exitcode\b")
 
 
-def _sentence(text: str, pattern: re.Pattern[str]) -> str:
-    """The sentence of `text` that matches `pattern` (the whole text if none does)."""
-    for found in sentences(text):
-        if pattern.search(found):
-            return found
-    return text.strip()
+def answers_no(action: Action) -> bool:
+    """Whether a failed command only answered "no" (grep found nothing, diff saw a
+    difference, `test` was false): nothing on stderr, from a program that answers so. In
+    `a && b` with no output at all, `a` answered (b never ran or said nothing)."""
+    command = (action.command or "").strip()
+    if action.exit_code in (None, 0) or _text(action.stderr).strip() or not command:
+        return False
+    if "&&" in command and not _text(action.stdout).strip():
+        command = command.split("&&", 1)[0].strip()
+    if any(mark in command for mark in ("|", "&&", ";")):
+        return False  # a pipeline's status is its last part's: too much to read into it
+    if _PLAN_CHANGES.match(command):
+        return action.exit_code == 2
+    if _ALSO_ANSWERING.match(command):
+        return True
+    program = command.split()[0].rsplit("/", 1)[-1]
+    return action.exit_code == 1 and program in _ANSWERING
 
 
 def rules(
@@ -103,6 +108,8 @@ def rules(
     drafts: list[Draft] = []
     for action in actions:
         if action.status not in (ActionStatus.FAILED, ActionStatus.TIMEOUT):
+            continue
+        if action.status is ActionStatus.FAILED and answers_no(action):
             continue
         output = _text(action.stderr).strip() or _text(action.stdout).strip()
         what = f"`{clip(action.command, 80)}`" if action.command else clip(action.summary, 80)
@@ -125,16 +132,10 @@ def rules(
         wrote = clip(f"Wrote {path}", SUMMARY_CHARS)
         drafts.append(Draft("artifact", wrote, None, ("file",), subtask))
     for message in messages:
-        if message.role is MessageRole.AGENT and _DECIDED.search(message.content):
-            kind, pattern = "decision", _DECIDED
-        elif message.role is MessageRole.USER and _INSTRUCTION.search(message.content):
-            kind, pattern = "user_instruction", _INSTRUCTION
-        else:
-            continue
-        sentence = clip(_sentence(message.content, pattern), SUMMARY_CHARS)
-        drafts.append(
-            Draft(kind, sentence, message.content, (), subtask, (("message", message.id),))
-        )
+        for claim in claims(message.content, message.role.value):
+            summary = clip(claim.sentence, SUMMARY_CHARS)
+            source = (("message", message.id),)
+            drafts.append(Draft(claim.kind, summary, message.content, (), subtask, source))
     return drafts
 
 
