@@ -72,9 +72,14 @@ CATCH_UP = 2000  # records a hybrid search embeds before it ranks (about 0.2 s a
 # ... of a model that embeds tens, not thousands, of texts per CPU-second: about as long
 CATCH_UP_BY_MODEL = {"minilm-onnx-int8": 8}
 SIMILAR = 5  # similar errors `seen_before` names
+# What the best of the outline (task names, goals, steps, answers, patterns, guardrails)
+# counts, of the best of each index: a title names the work, the records under it hold
+# what was found and said (measured on benchmarks/retrieval: at 1, a point of hit@1 lost
+# to step titles that hold the question's words).
+OUTLINE_WEIGHT = 0.7
 HISTORY_MARGIN = 10  # records ranked beyond the limit, for history put below them to leave
 MAX_CHAIN = 8  # replacements of replacements followed, at most
-KIND_FALLBACK = 5  # current entries of the kind a question asks for that join its hits
+KIND_FALLBACK = 3  # current entries of the kind a question asks for that join its hits
 # The entry types of each kind of record a question can ask for (summaries.intent).
 KIND_TYPES = {
     "decision": (EntryType.DECISION,),
@@ -271,7 +276,8 @@ class Retrieval(Vectors, Archive):
                 at[new] = ranking.Ranked(new, score, at[old].keyword, why)
                 out.append(at[new])
             current[old] = new
-        return ranking.current_first(out, current), chained
+        replaced = frozenset(k for k in history if not hits[k].label.endswith(", resolved"))
+        return ranking.current_first(out, current, replaced), chained
 
     def _kind_fallback(
         self,
@@ -538,7 +544,10 @@ def _per_index(found: dict[Key, Found]) -> dict[Key, Found]:
     out = {}
     for key, f in found.items():
         low = best[_index_of(key[0])]
-        out[key] = f._replace(hit=f.hit._replace(score=f.hit.score / -low)) if low < 0 else f
+        weight = OUTLINE_WEIGHT if key[0] in OUTLINE_KINDS else 1.0
+        out[key] = (
+            f._replace(hit=f.hit._replace(score=weight * f.hit.score / -low)) if low < 0 else f
+        )
     return out
 
 
