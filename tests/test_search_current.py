@@ -82,7 +82,7 @@ def test_the_readme_example_in_a_real_process_with_the_core_install(tmp_path: Pa
 
 @pytest.mark.parametrize("mode", ["keyword", "auto"])
 def test_current_first_on_both_backends(mem: clew.Memory, mode: str) -> None:
-    tid, old, new = _readme(mem)
+    _, old, new = _readme(mem)
     for question in ("which registry did we pick?", "what did we decide about pushing the image?"):
         hits = mem.search_all(question, mode=mode)
         ids = [h.id for h in hits]
