@@ -181,3 +181,34 @@ def test_the_ranking_rules_are_pure() -> None:
     assert not ranking.asks_for_history("which registry did we pick?")
     with pytest.raises(ValidationError):
         clew.open(":memory:").search_all("x", kinds="nope")
+
+
+def _blue_green(mem: clew.Memory) -> str:
+    mem.add_pattern("deploys", "retry with exponential backoff and jitter",
+                    description="when a remote API answers 429 or 503")  # fmt: skip
+    mem.add_pattern("testing", "one database per test worker",
+                    description="isolates tests that share state")  # fmt: skip
+    rollout = mem.add_pattern("deploys", "blue-green rollout", description="run two identical"
+                              " fleets and switch traffic to the new one, so a new version never"
+                              " leaves users without the site")  # fmt: skip
+    task = mem.create_task("Deploy the API", ["Cut the release"],
+                           goal="zero downtime for the release")  # fmt: skip
+    content = mem.assemble(task=task.id).messages[0]["content"]
+    return str(content) if rollout else ""
+
+
+@pytest.mark.skipif(not __import__("clew.vectors").vectors.embedder_available(),
+                    reason="the vectors extra is not installed")  # fmt: skip
+def test_a_pattern_reaches_the_task_context_by_meaning(mem: clew.Memory) -> None:
+    text = _blue_green(mem)
+    assert "blue-green rollout" in text
+    assert "one database per test worker" not in text
+
+
+def test_without_vectors_the_context_takes_patterns_by_their_words(
+    mem: clew.Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from clew import retrieval
+
+    monkeypatch.setattr(retrieval, "embedder_available", lambda: False)
+    assert "blue-green rollout" not in _blue_green(mem)

@@ -77,6 +77,10 @@ SIMILAR = 5  # similar errors `seen_before` names
 # what was found and said (measured on benchmarks/retrieval: at 1, a point of hit@1 lost
 # to step titles that hold the question's words).
 OUTLINE_WEIGHT = 0.7
+# How close in meaning a pattern must be to a task for its context without sharing a word:
+# with the packaged static table, unrelated texts score about 0.25 and under (MIN_COSINE),
+# a pattern its description makes related 0.4 and over.
+PATTERN_COSINE = 0.4
 HISTORY_MARGIN = 10  # records ranked beyond the limit, for history put below them to leave
 MAX_CHAIN = 8  # replacements of replacements followed, at most
 KIND_FALLBACK = 3  # current entries of the kind a question asks for that join its hits
@@ -314,6 +318,21 @@ class Retrieval(Vectors, Archive):
             else:
                 hit = entry_hit(e, "", best * (1 - 0.01 * i))  # the newest first
                 found[key] = _found(hit, None)._replace(assumed=ranking.KIND_ASSUMED)
+
+    def _patterns_by_meaning(self, text: str, limit: int) -> list[str]:
+        """The ids of the current patterns nearest `text` in meaning, at least
+        PATTERN_COSINE close, best first: none without the vectors extra (context assembly
+        adds them to the patterns that share the task's words)."""
+        if limit <= 0 or not text.strip() or not embedder_available():
+            return []
+        from clew import ranking
+        from clew.question import content_words
+
+        vector = self._question_vector(text, content_words(text))
+        close, hits = self._outline_nearest(vector, ("pattern",), EntryFilter(), 4 * limit)
+        return [ident for (_, ident), cosine in close
+                if cosine >= PATTERN_COSINE
+                and not ranking.is_history(hits[("pattern", ident)])][:limit]  # fmt: skip
 
     def _outline_nearest(
         self, vector: np.ndarray, kinds: Sequence[str], filters: EntryFilter, pool: int
