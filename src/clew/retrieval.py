@@ -292,10 +292,12 @@ class Retrieval(Vectors, Archive):
         sessions: Sequence[str] | None,
     ) -> None:
         """A question that asks for a kind of entry ("which registry did we pick?": a
-        decision) when no entry of that kind holds half its words: the newest current
-        entries of that kind in scope join what was found (as holding half the question's
-        words, ranking.KIND_ASSUMED), since the question's other words are often ones the
-        record does not use ("registry" for "ghcr.io")."""
+        decision) when no entry of that kind holds half its words and the scope holds at
+        most KIND_FALLBACK current ones: they join what was found (as holding half the
+        question's words, ranking.KIND_ASSUMED), since the question's other words are often
+        ones the record does not use ("registry" for "ghcr.io"). With more of them the
+        newest would be a guess (measured on benchmarks/retrieval: unrelated decisions
+        first on 6 questions)."""
         from clew import ranking
 
         types = KIND_TYPES.get(next(iter(asked.kinds), ""), ())
@@ -309,9 +311,12 @@ class Retrieval(Vectors, Archive):
             ):
                 return
         scope = filters._replace(types=types, statuses=(EntryStatus.ACTIVE,))
+        current = self._store.list_entries(scope, limit=KIND_FALLBACK + 1)
+        if len(current) > KIND_FALLBACK:
+            return  # many: the newest are a guess, not an answer (a task's few are all)
         best = min((f.hit.score for f in found.values()), default=-1.0)
         best = min(best, -1.0) if best >= 0 else best
-        for i, e in enumerate(self._store.list_entries(scope, limit=KIND_FALLBACK)):
+        for i, e in enumerate(current):
             key = ("entry", e.id)
             if key in found:
                 found[key] = found[key]._replace(assumed=ranking.KIND_ASSUMED)
