@@ -146,6 +146,7 @@ CONFORMANCE = frozenset(
         "test_maintenance",
         "test_tools",
         "test_search_all",
+        "test_search_current",
         "test_ask",
         "test_vectors",
         "test_ann",

@@ -24,7 +24,8 @@ from clew.fingerprint import Fingerprint, fingerprint, telling_line
 from clew.ids import new_id
 from clew.location import DEFAULT_SPACE
 from clew.models import (
-    RECORD_KINDS,
+    OUTLINE_KINDS,
+    SEARCH_KINDS,
     Action,
     ActionStatus,
     Entry,
@@ -612,6 +613,10 @@ class Archive(Facade):
             line = f"clew task output {hit.id}{option}"
         elif hit.kind == "decision":
             line = f"clew trace show {hit.task_id}"
+        elif hit.kind in OUTLINE_KINDS:
+            from clew.outline import open_command
+
+            line = open_command(hit)
         else:
             line = f"clew recall {hit.session_id} --around {hit.turn}"
         if self.space == DEFAULT_SPACE:
@@ -638,7 +643,7 @@ def action_hit(action: Action, snippet: str = "", score: float = 0.0) -> RecordH
 
 def _kinds(kinds: str | Sequence[str] | None) -> tuple[str, ...]:
     """The kinds asked for: None is all; a text may list several, comma-separated."""
-    return checks.kinds(kinds, RECORD_KINDS)
+    return checks.kinds(kinds, SEARCH_KINDS)
 
 
 def _folded(text: str) -> str:

@@ -147,9 +147,17 @@ class Assembly(Conversations):
         step_title = found[1].title if found else None
         row = self._store.task_record_row(task.id) or {}
         words = _words(task.name, task.goal, step_title, query)
-        patterns = rank_patterns(
-            self._store.list_patterns(), row.get("domain"), words, RELEVANT_PATTERNS
-        )
+        known = self._store.list_patterns()
+        patterns = rank_patterns(known, row.get("domain"), words, RELEVANT_PATTERNS)
+        # Then the nearest in meaning (the vectors extra): "blue-green rollout" for a task
+        # about zero downtime shares none of its words.
+        about = "\n".join(t for t in (task.name, task.goal, step_title, query) if t)
+        have = {p.id for p in patterns}
+        by_id = {p.id: p for p in known}
+        if len(patterns) < RELEVANT_PATTERNS:
+            for ident in self._patterns_by_meaning(about, RELEVANT_PATTERNS):
+                if ident not in have and ident in by_id and len(patterns) < RELEVANT_PATTERNS:
+                    patterns.append(by_id[ident])
         lines = [_pattern_line(p) for p in patterns]
         sections.append(Section("patterns", "Relevant patterns", tuple(lines)))
         rules = self._store.list_guardrails(enabled_only=True)

@@ -411,6 +411,11 @@ class SearchHit(NamedTuple):
 # What search over everything finds: archive entries, task messages, commands with their
 # output, conversation turns, and the decisions of the episodic trace.
 RECORD_KINDS = ("entry", "message", "action", "turn", "decision")
+# What search also finds beyond those indexes (outline.py): a task's name, its goal and its
+# final answer, a plan step's title with its issue, and semantic memory's patterns and
+# guardrails.
+OUTLINE_KINDS = ("task", "goal", "step", "answer", "pattern", "guardrail")
+SEARCH_KINDS = RECORD_KINDS + OUTLINE_KINDS
 
 
 class Explain(NamedTuple):
@@ -431,14 +436,16 @@ class RecordHit(NamedTuple):
     (with its output), a conversation turn or a decision of the trace; `open` is the clew
     command that shows it."""
 
-    kind: str  # entry, message, action, turn or decision
+    kind: str  # entry, message, action, turn or decision; task, goal, step, answer,
+    # pattern or guardrail (OUTLINE_KINDS)
     id: str
     task_id: str | None
     session_id: str | None  # for a turn
     turn: int | None  # for a turn: its number in the session
     created_at: str
     # entry type, message role, action status (and exit code), turn role, "decision" and
-    # its outcome
+    # its outcome; ", superseded", ", resolved", ", deprecated" or ", disabled" at its end
+    # for a record of history (search ranks it below the current ones)
     label: str
     title: str  # entry summary, command, a decision's action, or the text's first line
     snippet: str  # where it matched, matched words in [brackets]
@@ -452,6 +459,8 @@ class RecordHit(NamedTuple):
     confident: bool = False  # the search believes this hit answers the question
     explain: Explain | None = None  # why it ranked here (asked for with explain=True)
     step_id: str | None = None  # the plan step an entry, a command or a decision belongs to
+    # For a superseded entry: the current entry that replaced it (search ranks that first).
+    superseded_by: str | None = None
 
 
 class RepeatedFailure(NamedTuple):

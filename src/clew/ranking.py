@@ -92,6 +92,9 @@ class Found(NamedTuple):
     text: str  # what coverage and exact matches are checked in
     speaker: str | None = None  # a turn's speaker, when it names one
     tool: str | None = None  # the tool a turn called or answers for
+    # The share of the question's words a record found for its kind alone counts as
+    # holding (kind_fallback): a current decision, for a question asking for one.
+    assumed: float = 0.0
 
 
 def stem(word: str) -> str:
@@ -196,7 +199,7 @@ def boosts(asked: Asked, found: Found) -> tuple[float, float, list[str]]:
     if found.tool and found.tool.casefold() in names:
         factor *= TOOL
         why.append(f"tool {found.tool} x{TOOL:.2f}")
-    asked_for = next((k for k in asked.kinds if _is_kind(k, found.hit)), None)
+    asked_for = next((k for k in asked.kinds if is_kind(k, found.hit)), None)
     if asked_for is not None:
         factor *= ASKED_KIND
         why.append(f"a {asked_for} as asked x{ASKED_KIND:.2f}")
@@ -233,7 +236,7 @@ _KIND_LABELS = {
 KINDS_ASKED = frozenset(_KIND_LABELS)
 
 
-def _is_kind(asked_for: str, hit: RecordHit) -> bool:
+def is_kind(asked_for: str, hit: RecordHit) -> bool:
     """Whether a hit is a record of the kind a question asks for: an entry of that type,
     a failed command for an error, any command for a command."""
     return any(hit.kind == kind and hit.label.startswith(label)
@@ -285,6 +288,7 @@ def rank(
         share = f.hit.score / best if best < 0 and f.hit.score < 0 else 0.0
         # The exact share says whether a hit is confident; related words only rank.
         covered[key], cov = coverages(asked, f.text)
+        cov = max(cov, f.assumed)
         added, factor, reasons = boosts(asked, f)
         base = share * (FLOOR + (1 - FLOOR) * cov) if share else 0.0
         plain[key] = (base + added) * factor
@@ -425,3 +429,148 @@ def neighbour_places(found: Iterable[Found], top: int) -> dict[str, set[int]]:
             n for n in (f.hit.turn - 1, f.hit.turn + 1) if n >= 1
         )
     return places
+
+
+# -- current before history, identifiers before meaning ------------------------------------
+
+HISTORY = 0.5  # the factor of a record replaced by another (superseded, deprecated, disabled)
+# ... of a record of history nothing replaced (a resolved error or question): it still
+# answers how it was fixed, and a question about what broke is often about one (measured
+# on benchmarks/retrieval: at HISTORY, 1-2 points of hit@5 lost).
+RESOLVED = 1.0
+# What a hit's label ends with when the record is history (models.RecordHit.label).
+HISTORY_LABELS = (", superseded", ", resolved", ", deprecated", ", disabled", ", removed")
+# What a current record found for its kind alone counts as holding of the question's words
+# (Found.assumed): as much as a record holding half of them.
+KIND_ASSUMED = 0.5
+_ASKS_HISTORY = re.compile(
+    r"\b(?:fix\w*|resolv\w*|solv\w*|work(?:ed)? around|used to|before|previous\w*|"
+    r"history|earlier|originally|supersed\w*|replac\w*|old|changed?)\b",
+    re.IGNORECASE,
+)
+_IDENTIFIER_WORD = re.compile(r"^(?=.*[^\W\d_])(?=(?:.*\d){2})[^\W_]+$")
+
+
+def is_history(hit: RecordHit) -> bool:
+    """Whether a hit is a record of history: superseded, resolved, deprecated, disabled."""
+    return hit.label.endswith(HISTORY_LABELS)
+
+
+def asks_for_history(text: str) -> bool:
+    """Whether a question asks about what was before or how something was fixed: then a
+    resolved error or a superseded decision is what it wants, not history to put last."""
+    return _ASKS_HISTORY.search(text) is not None
+
+
+def current_first(
+    ranked: list[Ranked], history: Mapping[Key, Key | None], replaced: frozenset[Key] = frozenset()
+) -> list[Ranked]:
+    """`ranked` with each record of history (`history`: the record that replaced it, when
+    known) at HISTORY of its score (RESOLVED when nothing replaced it and it is not
+    among `replaced`, the superseded ones: a resolved error, which still holds its fix),
+    and below the record that replaced it when both are there, so that what holds now is
+    read first."""
+    if not history:
+        return ranked
+    out = []
+    for r in ranked:
+        if r.key in history:
+            factor = HISTORY if r.key in replaced or history[r.key] is not None else RESOLVED
+            score = r.score * factor
+            why = (*r.explain.boosts, f"history (superseded or resolved) x{factor:.2f}")
+            explained = r.explain._replace(boosts=why, score=round(score, 4))
+            r = r._replace(score=score, explain=explained)
+        out.append(r)
+    out.sort(key=lambda r: (-r.score, r.key))
+    for old, new in history.items():
+        at = {r.key: i for i, r in enumerate(out)}
+        if new is None or old not in at or new not in at or at[old] > at[new]:
+            continue
+        moved = out.pop(at[old])
+        below = at[new] - 1  # the replacement moved up one place with the pop
+        score = min(moved.score, out[below].score)
+        out.insert(below + 1, moved._replace(score=score))
+    return out
+
+
+def identifiers(asked: Asked) -> tuple[str, ...]:
+    """The identifiers of a question: those a tokenizer splits (ERR_CONN_RESET, v2.19.2,
+    orders_p004) and words of letters with digits (f2000, E1234)."""
+    words = [w for w in asked.words if _IDENTIFIER_WORD.match(w)]
+    return tuple(dict.fromkeys((*asked.identifiers, *words)))
+
+
+def identifiers_first(
+    ranked: list[Ranked], found: Mapping[Key, Found], names: Sequence[str]
+) -> list[Ranked]:
+    """`ranked` with the records holding every identifier of the question as written
+    above those that do not (a record found by meaning alone holds none): an exact
+    identifier names the thing asked about, closeness in meaning only guesses it."""
+    if not names:
+        return ranked
+    folded = [n.casefold() for n in names]
+
+    def holds(key: Key) -> bool:
+        f = found.get(key)
+        return f is not None and all(n in _folded(f.text) for n in folded)
+
+    return _raised(ranked, holds, "holds the identifier as written: above meaning alone")
+
+
+# The kinds of record a question asks for that rank first when one of them fits it.
+# Not errors: a failed command and an error entry are both one, and which of them answers
+# "what broke...?" is the words' to say (measured on benchmarks/retrieval: 2 questions lost).
+FIRST_KINDS = frozenset({"decision", "constraint", "question"})
+
+
+def asked_kind_first(
+    ranked: list[Ranked], found: Mapping[Key, Found], asked: Asked
+) -> list[Ranked]:
+    """`ranked` with the current records of the kind the question asks for ("which
+    registry did we pick?": a decision) that hold at least KIND_ASSUMED of its words (or
+    were found for their kind alone) above the records of other kinds: a plan step or a
+    message that names the topic says what was to be done, the decision what was chosen."""
+    asked_for = next((k for k in asked.kinds if k in FIRST_KINDS), None)
+    if asked_for is None:
+        return ranked
+
+    def fits(key: Key) -> bool:
+        f = found.get(key)
+        if f is None or not is_kind(asked_for, f.hit) or is_history(f.hit):
+            return False
+        return max(coverage(asked, f.text), f.assumed) >= KIND_ASSUMED
+
+    def same(key: Key) -> bool:
+        f = found.get(key)
+        return f is not None and is_kind(asked_for, f.hit)
+
+    return _raised(ranked, fits, f"a current {asked_for}, as asked: above other kinds", same)
+
+
+def _raised(
+    ranked: list[Ranked],
+    first: Callable[[Key], bool],
+    reason: str,
+    kept: Callable[[Key], bool] = lambda key: False,
+) -> list[Ranked]:
+    """`ranked` with each record `first` holds for moved up past every record that is
+    neither such a record nor one `kept` holds for (those keep their places before it); a
+    raised record takes the score of the record above it, so the scores stay in order."""
+    if not any(first(r.key) for r in ranked):
+        return ranked
+    out: list[Ranked] = []
+    for r in ranked:
+        if not first(r.key):
+            out.append(r)
+            continue
+        at = len(out)
+        while at > 0 and not (first(out[at - 1].key) or kept(out[at - 1].key)):
+            at -= 1
+        if at < len(out):
+            top = out[at].score
+            why = (*r.explain.boosts, reason)
+            if r.score < top:
+                explained = r.explain._replace(boosts=why, score=round(top, 4))
+                r = r._replace(score=top, explain=explained)
+        out.insert(at, r)
+    return out

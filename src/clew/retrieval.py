@@ -33,7 +33,17 @@ from clew.brief import clip
 from clew.clock import stamp
 from clew.errors import NotFoundError, ValidationError
 from clew.fingerprint import telling_line
-from clew.models import Entry, EntryFilter, EntryStatus, EntryType, RecordHit, TraceDecision, Turn
+from clew.models import (
+    OUTLINE_KINDS,
+    RECORD_KINDS,
+    Entry,
+    EntryFilter,
+    EntryStatus,
+    EntryType,
+    RecordHit,
+    TraceDecision,
+    Turn,
+)
 from clew.pattern import lazy
 from clew.search import MAX_TERMS, Term
 from clew.vectors import Vectors, embedder_available, load_embedder
@@ -42,7 +52,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from clew.question import Question
-    from clew.ranking import Asked, Found, Key
+    from clew.ranking import Asked, Found, Key, Ranked
 
 # question.py, ranking.py and summaries.py (~60 KB of source) are imported by the searches
 # that use them: Memory holds this mixin, and every hook would load them for nothing.
@@ -62,6 +72,25 @@ CATCH_UP = 2000  # records a hybrid search embeds before it ranks (about 0.2 s a
 # ... of a model that embeds tens, not thousands, of texts per CPU-second: about as long
 CATCH_UP_BY_MODEL = {"minilm-onnx-int8": 8}
 SIMILAR = 5  # similar errors `seen_before` names
+# What the best of the outline (task names, goals, steps, answers, patterns, guardrails)
+# counts, of the best of each index: a title names the work, the records under it hold
+# what was found and said (measured on benchmarks/retrieval: at 1, a point of hit@1 lost
+# to step titles that hold the question's words).
+OUTLINE_WEIGHT = 0.7
+# How close in meaning a pattern must be to a task for its context without sharing a word:
+# with the packaged static table, unrelated texts score about 0.25 and under (MIN_COSINE),
+# a pattern its description makes related 0.4 and over.
+PATTERN_COSINE = 0.4
+HISTORY_MARGIN = 10  # records ranked beyond the limit, for history put below them to leave
+MAX_CHAIN = 8  # replacements of replacements followed, at most
+KIND_FALLBACK = 3  # current entries of the kind a question asks for that join its hits
+# The entry types of each kind of record a question can ask for (summaries.intent).
+KIND_TYPES = {
+    "decision": (EntryType.DECISION,),
+    "constraint": (EntryType.CONSTRAINT, EntryType.USER_INSTRUCTION),
+    "question": (EntryType.QUESTION,),
+    "error": (EntryType.ERROR,),
+}
 SIMILAR_CHARS = 400  # of an error's text they are looked up by
 
 
@@ -84,16 +113,27 @@ class Retrieval(Vectors, Archive):
         mode: str = "auto",
         limit: int = SEARCH_LIMIT,
         explain: bool = False,
+        include_superseded: bool = False,
     ) -> list[RecordHit]:
         """Search everything recorded: archive entries, task messages, commands with their
-        output, conversation turns and the trace's decisions; one list, best first, each
-        hit with its score (higher is better), whether it is `confident`, and the clew
-        command that opens it.
+        output, conversation turns and the trace's decisions; task names, goals and final
+        answers, plan steps (their titles and issues), patterns and guardrails; one list,
+        best first, each hit with its score (higher is better), whether it is `confident`,
+        and the clew command that opens it.
+
+        What holds now comes first: a superseded or resolved entry, a deprecated pattern
+        or a disabled guardrail ranks at half its score and below the entry that replaced
+        it (found or not; `superseded_by` names it), its label saying so ("decision,
+        superseded"); `include_superseded=True` ranks history as it matches, alongside
+        (as does a question about what was before or how something was fixed). A record
+        holding every identifier the question names as written (f2000, v2.19.2,
+        orders_p004) ranks above those that do not.
 
         A question in plain words works: its content words are searched for, records
         holding more of them rank higher, and exact phrases, identifiers (ERR_CONN_RESET,
         src/auth.py), a speaker, a tool or a time it names count too. `kinds` narrows it
-        (entry, message, action, turn, decision); `type`, `status` and `tags` filter
+        (entry, message, action, turn, decision, task, goal, step, answer, pattern,
+        guardrail); `type`, `status` and `tags` filter
         entries and, without `kinds`, mean entries only; `session_id` means turns of that
         session, `step` (with `task_id`) the entries, commands and decisions of that step.
         `mode`: keyword, dense (by meaning), hybrid, or auto (hybrid when the `vectors`
@@ -116,7 +156,8 @@ class Retrieval(Vectors, Archive):
             if kinds is None:
                 chosen = ("turn",)
         filters = self._filter(task_id, type, status, step, tags, since, until)
-        return self._search(query, chosen, filters, sessions, mode, wanted, explain)
+        history = bool(include_superseded) or status is not None
+        return self._search(query, chosen, filters, sessions, mode, wanted, explain, history)
 
     def _search(
         self,
@@ -127,6 +168,7 @@ class Retrieval(Vectors, Archive):
         mode: str,
         limit: int,
         explain: bool,
+        include_superseded: bool = False,
     ) -> list[RecordHit]:
         """The engine: every view of search comes here."""
         from clew import ranking
@@ -150,11 +192,16 @@ class Retrieval(Vectors, Archive):
             if mode != "dense":
                 asked = self._expand(question, asked, found, kinds, filters, sessions, pool)
                 found = _per_index(found) if PER_INDEX else found
+            self._kind_fallback(asked, found, kinds, filters, sessions)
             nearest: list[tuple[Key, float]] = []
             timely: frozenset[Key] = frozenset()
+            outlined: dict[Key, RecordHit] = {}
             if dense:
                 vector = self._question_vector(query, question.words)
                 nearest = self._nearest(vector, kinds, filters, sessions, pool)
+                if sessions is None:
+                    close, outlined = self._outline_nearest(vector, kinds, filters, pool)
+                    nearest = sorted(nearest + close, key=lambda n: -n[1])
                 window = _window(question, filters)
                 if window is not None:  # the nearest of the time it names, too
                     then = self._nearest(vector, kinds, window, sessions, pool)
@@ -166,21 +213,155 @@ class Retrieval(Vectors, Archive):
             weight = ranking.dense_weight(self._embedder().model_id if dense else None)
             ranked = [r for r in ranking.rank(asked, found, nearest, timely=timely,
                                               dense_weight=weight)
-                      if r.score > 0][:limit]  # fmt: skip
-            missing = [r.key for r in ranked if r.key not in found]
-            described = self._describe(missing)
+                      if r.score > 0][:limit + HISTORY_MARGIN]  # fmt: skip
+            missing = [r.key for r in ranked if r.key not in found and r.key not in outlined]
+            described = {**outlined, **self._describe(missing)}
+            hits_of = {k: f.hit for k, f in found.items()} | described
+            replaced: dict[str, str] = {}
+            ranked = ranking.asked_kind_first(ranked, found, asked)
+            if not (include_superseded or ranking.asks_for_history(query)):
+                ranked, replaced = self._current_first(ranked, hits_of)
+            ranked = ranking.identifiers_first(ranked, found, ranking.identifiers(asked))
+            ranked = ranked[:limit]
         hits = []
         for i, r in enumerate(ranked):
-            hit = found[r.key].hit if r.key in found else described.get(r.key)
+            hit = hits_of.get(r.key)
             if hit is None:
                 continue  # embedded, then deleted: the vectors lag behind
             hit = hit._replace(
                 score=round(r.score, 4), open=self._open_command(hit),
                 confident=i == 0 and ranking.confident(r),
                 explain=r.explain if explain else None,
+                superseded_by=replaced.get(hit.id) if hit.kind == "entry" else None,
             )  # fmt: skip
             hits.append(hit)
         return hits
+
+    def _current_first(
+        self, ranked: list[Ranked], hits: dict[Key, RecordHit]
+    ) -> tuple[list[Ranked], dict[str, str]]:
+        """The ranking with what holds now first (ranking.current_first): each superseded
+        entry found is followed to the current entry that replaced it, which joins the hits
+        (into `hits`) when the search did not find it. Returns the ranking and, by each
+        superseded entry's id, its current replacement's."""
+        from clew import ranking
+        from clew.models import Explain
+
+        history = {r.key: None for r in ranked
+                   if r.key in hits and ranking.is_history(hits[r.key])}  # fmt: skip
+        if not history:
+            return ranked, {}
+        superseded = [k[1] for k in history
+                      if k[0] == "entry" and hits[k].label.endswith(", superseded")]  # fmt: skip
+        links = self._store.replacements(superseded)
+        chained = dict(links)
+        for _ in range(MAX_CHAIN):  # a replacement superseded in turn: its replacement
+            later = self._store.replacements([n for n in chained.values() if n not in links])
+            if not later:
+                break
+            links.update(later)
+            chained = {old: later.get(new, new) for old, new in chained.items()}
+        at = {r.key: r for r in ranked}
+        out = list(ranked)
+        current: dict[Key, Key | None] = dict(history)
+        for old_id, new_id in chained.items():
+            old, new = ("entry", old_id), ("entry", new_id)
+            if new not in at:
+                try:
+                    entry = self._store.get_entry(new_id)
+                except NotFoundError:
+                    continue
+                if entry.status is not EntryStatus.ACTIVE:
+                    continue
+                hits[new] = entry_hit(entry)
+                score = at[old].score
+                reason = (f"replaces {old_id}, which the search found",)
+                why = Explain(None, 0.0, 0.0, None, None, reason, round(score, 4))
+                at[new] = ranking.Ranked(new, score, at[old].keyword, why)
+                out.append(at[new])
+            current[old] = new
+        replaced = frozenset(k for k in history if not hits[k].label.endswith(", resolved"))
+        return ranking.current_first(out, current, replaced), chained
+
+    def _kind_fallback(
+        self,
+        asked: Asked,
+        found: dict[Key, Found],
+        kinds: Sequence[str],
+        filters: EntryFilter,
+        sessions: Sequence[str] | None,
+    ) -> None:
+        """A question that asks for a kind of entry ("which registry did we pick?": a
+        decision) when no entry of that kind holds half its words and the scope holds at
+        most KIND_FALLBACK current ones: they join what was found (as holding half the
+        question's words, ranking.KIND_ASSUMED), since the question's other words are often
+        ones the record does not use ("registry" for "ghcr.io"). With more of them the
+        newest would be a guess (measured on benchmarks/retrieval: unrelated decisions
+        first on 6 questions)."""
+        from clew import ranking
+
+        types = KIND_TYPES.get(next(iter(asked.kinds), ""), ())
+        if not types or "entry" not in kinds or sessions is not None:
+            return
+        if filters.types or filters.statuses or filters.tags:
+            return
+        for f in found.values():
+            if ranking.is_kind(asked.kinds[0], f.hit) and (
+                ranking.coverage(asked, f.text) >= ranking.KIND_ASSUMED
+            ):
+                return
+        scope = filters._replace(types=types, statuses=(EntryStatus.ACTIVE,))
+        current = self._store.list_entries(scope, limit=KIND_FALLBACK + 1)
+        if len(current) > KIND_FALLBACK:
+            return  # many: the newest are a guess, not an answer (a task's few are all)
+        best = min((f.hit.score for f in found.values()), default=-1.0)
+        best = min(best, -1.0) if best >= 0 else best
+        for i, e in enumerate(current):
+            key = ("entry", e.id)
+            if key in found:
+                found[key] = found[key]._replace(assumed=ranking.KIND_ASSUMED)
+            else:
+                hit = entry_hit(e, "", best * (1 - 0.01 * i))  # the newest first
+                found[key] = _found(hit, None)._replace(assumed=ranking.KIND_ASSUMED)
+
+    def _patterns_by_meaning(self, text: str, limit: int) -> list[str]:
+        """The ids of the current patterns nearest `text` in meaning, at least
+        PATTERN_COSINE close, best first: none without the vectors extra (context assembly
+        adds them to the patterns that share the task's words)."""
+        if limit <= 0 or not text.strip() or not embedder_available():
+            return []
+        from clew import ranking
+        from clew.question import content_words
+
+        vector = self._question_vector(text, content_words(text))
+        close, hits = self._outline_nearest(vector, ("pattern",), EntryFilter(), 4 * limit)
+        return [ident for (_, ident), cosine in close
+                if cosine >= PATTERN_COSINE
+                and not ranking.is_history(hits[("pattern", ident)])][:limit]  # fmt: skip
+
+    def _outline_nearest(
+        self, vector: np.ndarray, kinds: Sequence[str], filters: EntryFilter, pool: int
+    ) -> tuple[list[tuple[Key, float]], dict[Key, RecordHit]]:
+        """The outline's records (outline.py: tasks, goals, answers, steps, patterns,
+        guardrails) nearest the question in meaning, embedded as the search runs (they are
+        few; at most the model's catch-up size, the newest), with their hits."""
+        from clew import outline
+
+        docs = outline.documents(self._store, kinds, filters)[-self._catch_up_size() :]
+        if not docs:
+            return [], {}
+        import numpy as np
+
+        matrix = self._embedder().embed([d.text[:_TEXT_CHARS] for d in docs])
+        cosines = np.asarray(matrix, dtype=np.float32) @ vector
+        close = sorted(
+            ((d.hit.kind, d.hit.id), float(c))
+            for d, c in zip(docs, cosines, strict=True)
+            if c >= MIN_COSINE
+        )
+        close.sort(key=lambda n: -n[1])
+        hits = {(d.hit.kind, d.hit.id): d.hit for d in docs}
+        return close[:pool], {k: hits[k] for k, _ in close[:pool]}
 
     def _keyword(
         self,
@@ -264,7 +445,14 @@ class Retrieval(Vectors, Archive):
                 found[("entry", h.entry.id)] = Found(
                     entry_hit(h.entry, h.snippet, h.score), _text_of(h.entry)
                 )
-        others = [k for k in kinds if k != "entry"]
+        outlined = [k for k in kinds if k in OUTLINE_KINDS]
+        if outlined and sessions is None:
+            from clew import outline
+
+            for d in outline.ranked(outline.documents(self._store, outlined, filters), query,
+                                    pool):  # fmt: skip
+                found[(d.hit.kind, d.hit.id)] = Found(d.hit, d.hit.title + "\n" + d.text)
+        others = [k for k in kinds if k != "entry" and k not in OUTLINE_KINDS]
         if others and not (filters.types or filters.statuses or filters.tags):
             records = self._store.search_records(
                 query, others, task_id=filters.task_id, step_id=filters.subtask_id,
@@ -318,7 +506,7 @@ class Retrieval(Vectors, Archive):
         """The records nearest the question in meaning, best first, of the kinds and in the
         scope asked for (of the records embedded: `_search` catches up on at most CATCH_UP
         first, the rest later, so that keyword search never waits for them)."""
-        kinds = [k for k in kinds if k != "entry" or sessions is None]
+        kinds = [k for k in kinds if (k != "entry" or sessions is None) and k in RECORD_KINDS]
         if filters.types or filters.statuses or filters.tags:
             kinds = [k for k in kinds if k == "entry"]
         if not kinds:
@@ -380,12 +568,17 @@ def _per_index(found: dict[Key, Found]) -> dict[Key, Found]:
     out = {}
     for key, f in found.items():
         low = best[_index_of(key[0])]
-        out[key] = f._replace(hit=f.hit._replace(score=f.hit.score / -low)) if low < 0 else f
+        weight = OUTLINE_WEIGHT if key[0] in OUTLINE_KINDS else 1.0
+        out[key] = (
+            f._replace(hit=f.hit._replace(score=weight * f.hit.score / -low)) if low < 0 else f
+        )
     return out
 
 
 def _index_of(kind: str) -> str:
     """The full-text index a kind of record is found in."""
+    if kind in OUTLINE_KINDS:
+        return "outline"
     return kind if kind in ("turn", "entry") else "record"
 
 

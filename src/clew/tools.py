@@ -17,7 +17,7 @@ from clew import checks, origin
 from clew.brief import clip, current_step
 from clew.errors import ClewError, NotFoundError, ScopeError, ValidationError
 from clew.models import (
-    RECORD_KINDS,
+    SEARCH_KINDS,
     AddStep,
     EntryType,
     MoveStep,
@@ -31,7 +31,7 @@ from clew.models import (
 )
 from clew.recall import RECALL_ACTIONS
 from clew.schema import check_arguments
-from clew.views import explain_line
+from clew.views import explain_line, label_of
 
 if TYPE_CHECKING:
     from clew.memory import Memory
@@ -458,19 +458,24 @@ def task_list(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
 
 @tool(
     "Search everything recorded, best first: decisions, errors, findings and other entries,"
-    " task messages, commands with their output, conversation turns and the trace's"
-    " decisions (what the agent did, how it turned out), each hit with its score, kind, id"
-    ' and the clew command that opens it. Ask in plain words ("which registry did we'
-    ' pick, and why?"); exact phrases, identifiers like ERR_CONN_RESET or'
-    " src/auth.py, a speaker, a tool or a time named in the question count too. kinds,"
-    " task_id, session, step and since/until narrow it.",
+    " task messages, commands with their output, conversation turns, the trace's"
+    " decisions (what the agent did, how it turned out), task names, goals and final"
+    " answers, plan steps and their issues, patterns and guardrails; each hit with its"
+    ' score, kind, id and the clew command that opens it. Ask in plain words ("which'
+    ' registry did we pick, and why?"); exact phrases, identifiers like ERR_CONN_RESET or'
+    " src/auth.py, a speaker, a tool or a time named in the question count too. What holds"
+    " now ranks first: a superseded or resolved record is labelled so ([decision,"
+    " superseded], with the entry that replaced it) and ranks below its replacement"
+    " (include_superseded to rank history as it matches). kinds, task_id, session, step"
+    " and since/until narrow it.",
     {
         "query": _text("What to look for: a question or words."),
         "kinds": {
             "type": "array",
-            "items": {"type": "string", "enum": list(RECORD_KINDS)},
+            "items": {"type": "string", "enum": list(SEARCH_KINDS)},
             "description": "Only these kinds: entry, message, action (commands), turn,"
-            " decision (the trace's decisions).",
+            " decision (the trace's decisions), task (names), goal, step (titles and"
+            " issues), answer (a task's final answer), pattern, guardrail.",
         },
         "task_id": _TASK_ID,
         "session": _text("Only the turns of this session (id or key)."),
@@ -481,6 +486,9 @@ def task_list(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
         "until": _text("Created before: a date, a time or an age."),
         "mode": _choice(["auto", "keyword", "dense", "hybrid"], "How to rank (auto)."),
         "explain": _flag("Say why each hit ranked where it did."),
+        "include_superseded": _flag(
+            "Rank superseded and resolved records as they match, not below the current."
+        ),
         "limit": _number("At most this many hits (10).", 1, 100),
     },
     ("query",),
@@ -493,6 +501,7 @@ def memory_search(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult
         tags=args.get("tags", ()), since=args.get("since"), until=args.get("until"),
         mode=args.get("mode", "auto"), limit=args.get("limit", 10),
         explain=bool(args.get("explain")),
+        include_superseded=bool(args.get("include_superseded")),
     )  # fmt: skip
     if not hits:
         return ToolResult(f"Nothing recorded matches {args['query']!r}.", [])
@@ -506,7 +515,7 @@ def memory_search(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult
             opener = (f'conversation_recall(action="around", session="{h.session_id}",'
                       f" turn={h.turn})")  # fmt: skip
         line = (
-            f"{h.score:.2f} {h.kind} {h.id} [{h.label}]{where} {h.created_at[:16]}{sure}"
+            f"{h.score:.2f} {h.kind} {h.id} [{label_of(h)}]{where} {h.created_at[:16]}{sure}"
             f" {clip(h.title, 120)}\n   {clip(' '.join(h.snippet.split()), 160)}\n   open: {opener}"
         )
         if h.explain is not None:

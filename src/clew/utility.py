@@ -231,6 +231,12 @@ class Utility(Jobs):
                 hits = self._newest(found, tid)
         if not hits and found is summaries.GENERAL:
             return summaries.rules_answer(question, self.where(tid), note)
+        from clew.ranking import asks_for_history
+
+        hits, only_history = _current(hits)
+        if only_history and not asks_for_history(question):
+            said = "only superseded or resolved records match: this is history"
+            note = f"{note}; {said}" if note else said
         entries = {h.id: self._store.get_entry(h.id) for h in hits if h.kind == "entry"}
         return summaries.records_answer(found, words, hits, entries, note, exact=exact)
 
@@ -255,6 +261,15 @@ class Utility(Jobs):
         if "action" in found.kinds:
             return [action_hit(a) for a in self._store.list_actions(tid, limit=ANSWER_HITS)]
         return []
+
+
+def _current(hits: Sequence[RecordHit]) -> tuple[list[RecordHit], bool]:
+    """The hits an answer is made from: the current ones when any is (a superseded
+    decision or a resolved error is not what holds now), else the history, saying so."""
+    from clew.ranking import is_history
+
+    now = [h for h in hits if not is_history(h)]
+    return (now, False) if now else (list(hits), bool(hits))
 
 
 def _first(step_id: str, relevance: tuple[str, ...]) -> tuple[str, ...]:

@@ -415,6 +415,13 @@ def redactions_view(found: Sequence[Redaction]) -> str:
     return "\n".join(lines)
 
 
+def label_of(hit: RecordHit) -> str:
+    """A hit's label as shown, with the entry that replaced a superseded one."""
+    if hit.superseded_by:
+        return f"{hit.label} by {hit.superseded_by}"
+    return hit.label
+
+
 def record_hit_line(hit: RecordHit, now: datetime) -> str:
     """One search hit: its kind, what it is, where it matched, and how to open it."""
     where = f" task {hit.task_id}" if hit.task_id else ""
@@ -424,7 +431,7 @@ def record_hit_line(hit: RecordHit, now: datetime) -> str:
         where += f" session {hit.session_id} turn {hit.turn}"
     sure = " (confident)" if hit.confident else ""
     lines = [
-        f"{hit.score:5.2f} {hit.kind:<7} {hit.id}  [{hit.label}]{where}"
+        f"{hit.score:5.2f} {hit.kind:<7} {hit.id}  [{label_of(hit)}]{where}"
         f"  ({ago(hit.created_at, now)}){sure}",
         f"      {clip(hit.title, 110)}",
     ]

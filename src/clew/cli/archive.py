@@ -110,6 +110,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             mode=args.mode,
             limit=args.limit,
             explain=args.explain,
+            include_superseded=args.include_superseded,
         )
         behind = _meaning_behind(mem, args.mode)
     now = current_time()
@@ -223,7 +224,13 @@ def register(commands: Any, command: Commands) -> None:
         "--kind",
         action="append",
         metavar="KIND",
-        help="only entry, message, action, turn or decision (repeatable, or a comma list)",
+        help="only entry, message, action, turn, decision, task, goal, step, answer, pattern"
+        " or guardrail (repeatable, or a comma list)",
+    )
+    p.add_argument(
+        "--include-superseded",
+        action="store_true",
+        help="rank superseded and resolved records as they match, not below the current",
     )
     p.add_argument("--task", help="only this task's records (turns: of its sessions)")
     p.add_argument("--session", help="only the turns of this session (id, prefix or key)")

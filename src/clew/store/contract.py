@@ -309,6 +309,10 @@ class ArchiveReads(Protocol):
         """How many entries a task has of each (type, status); absent means none."""
         ...
 
+    def replacements(self, entry_ids: Sequence[str]) -> dict[str, str]:
+        """The entry that supersedes each of these (those superseded by one), by old id."""
+        ...
+
     def search_entries(self, query: Query, filters: EntryFilter, *, limit: int) -> list[SearchHit]:
         """The best `limit` entries matching the query and the filters, best first (lower
         score is better; rare terms weigh more), each with a snippet with the matched
@@ -615,6 +619,11 @@ class RecordReads(Protocol):
 
     def step_record_rows(self, task_id: str) -> list[dict[str, Any]]:
         """The record rows of a task's steps (artifacts decoded), in no set order."""
+        ...
+
+    def task_answers(self, limit: int) -> list[tuple[str, str, str]]:
+        """The tasks' final answers, as (task id, answer, when it was recorded), of the
+        `limit` tasks most recently given one."""
         ...
 
     def task_head(self, task_id: str) -> int:

@@ -10,6 +10,7 @@ bm25 costs a little for every match it ranks).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from clew.errors import NotFoundError, StoreBusyError, StoreError
@@ -222,6 +223,18 @@ class ArchiveReads(RowReader):
             (task_id, self.space),
         )
         return {(_TYPE[r[0]], _STATUS[r[1]]): r[2] for r in rows}
+
+    def replacements(self, entry_ids: Sequence[str]) -> dict[str, str]:
+        """The entry that supersedes each of these (those superseded by one), by old id:
+        search ranks a superseded entry below the one that replaced it."""
+        if not entry_ids:
+            return {}
+        rows = self._rows(
+            f"SELECT supersedes, id FROM entries WHERE space = ?"
+            f" AND supersedes IN ({placeholders(entry_ids)}) ORDER BY seq",
+            [self.space, *entry_ids],
+        )
+        return {r[0]: r[1] for r in rows}
 
     def search_entries(self, query: Query, filters: EntryFilter, *, limit: int) -> list[SearchHit]:
         """Rank the entries matching a query with bm25."""
