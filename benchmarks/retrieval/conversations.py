@@ -51,6 +51,7 @@ class Asked:
     question: str
     category: str
     evidence: tuple[str, ...]
+    at: datetime | None = None  # when it is asked (default: the conversation's asked_at)
 
 
 @dataclass(frozen=True)
@@ -132,7 +133,8 @@ def run(
     for conv in conversations:
         store, refs = stored(conv)
         at = conv.asked_at or (conv.sittings[-1].at + timedelta(days=1))
-        mem = open_store(store, Clock(at))
+        clock = Clock(at)
+        mem = open_store(store, clock)
         try:
             if any(m != "keyword" for m in modes):
                 _embed(mem)
@@ -140,6 +142,7 @@ def run(
                 wanted = {("turn", refs[r]) for r in q.evidence if r in refs}
                 if not wanted:
                     continue  # evidence the conversation does not hold
+                clock.now = q.at or at
                 for mode in modes:
                     with quiet():
                         keys, sure = ask(mem, q.question, mode)
