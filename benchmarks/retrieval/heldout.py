@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (the look-alikes: one a line)
 """The held-out conversations (heldout_data.py), scored like LoCoMo: per category
 (knowledge-update, single-hop, temporal, multi-hop, open-domain), keyword and hybrid.
 

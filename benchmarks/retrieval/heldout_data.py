@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (data: one turn or question a line)
 """The held-out conversations: written for clew (no text taken from any dataset), in
 styles unlike LoCoMo's two friends chatting: a person and their assistant over six months,
 a team's incident-and-migration channel with three people, and a homeowner with their
@@ -13,6 +14,8 @@ from __future__ import annotations
 
 Turn = tuple[str, ...]
 Session = tuple[str, list[Turn]]  # ("YYYY-MM-DD HH:MM", turns)
+
+# fmt: off
 
 # -- 1. Noor and her assistant (user / assistant) -------------------------------------------
 
@@ -429,6 +432,8 @@ _RQ: list[tuple[str, str, tuple[str, ...]] | tuple[str, str, tuple[str, ...], st
     ("single-hop", "what is the cabinet style we first liked", ("cab1",)),
     ("multi-hop", "what happened to the sage green cabinets after I ordered them?", ("cab_order", "cab_late")),
 ]
+
+# fmt: on
 
 
 def questions(rows: list[tuple[str, str, tuple[str, ...]] | tuple[str, str, tuple[str, ...], str]]
