@@ -215,3 +215,29 @@ def test_keeping_the_nearest_moves_only_it_and_never_the_first_hit(
     assert after == (place if before > place and plain[place].score > 0 else before)
     moved = [r.key for r in kept if r.key != surest]
     assert moved == [r.key for r in plain if r.key != surest]  # the others keep their order
+
+
+def test_a_turn_holds_its_speakers_name_for_coverage() -> None:
+    # "what does Lena plan?": Lena's own turn seldom says "Lena"; the other person's turn
+    # that addresses her by name must not cover the question better for it.
+    own = found("own", "I plan to hike the whole ridge in May", -1.0, kind="turn",
+                session="s", turn=2, speaker="Lena")  # fmt: skip
+    other = found("other", "Lena, how was the weekend at the lake", -1.5, kind="turn",
+                  session="s", turn=9, speaker="Omar")  # fmt: skip
+    ranked = {r.key[1]: r for r in ranking.rank(asked("lena plan"), dict([own, other]))}
+    assert ranked["own"].explain.coverage == 1.0
+    assert ranked["own"].score > ranked["other"].score
+
+
+def test_the_reply_to_a_question_takes_more_of_it_and_the_question_less() -> None:
+    question = found("q", "Which registry did you pick in the end?", -3.0, kind="turn",
+                     session="s", turn=4)  # fmt: skip
+    reply = found("a", "ghcr, Docker Hub throttles us [shares a screenshot]", 0.0,
+                  kind="turn", session="s", turn=5)  # fmt: skip
+    before = found("b", "ok", 0.0, kind="turn", session="s", turn=3)
+    records = dict([question, reply, before])
+    ranked = {r.key[1]: r for r in ranking.rank(asked("registry pick"), records)}
+    assert ranked["a"].score > ranked["b"].score  # the reply, not the turn before the question
+    assert any(b.startswith("asks a question") for b in ranked["q"].explain.boosts)
+    assert ranking.asks("Which one? [shares a photo: a dog]")
+    assert not ranking.asks("Why? Because it was cheaper.")

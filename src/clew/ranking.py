@@ -35,6 +35,8 @@ from clew.models import Explain, RecordHit
 
 FLOOR = 0.25  # the keyword score kept by a record that holds none but the rarest words
 NEIGHBOUR = 0.35  # the share of a neighbouring turn's score a turn takes
+REPLY = 0.7  # ... the share a turn takes of the turn before it when that one asks a question
+ASKS = 0.7  # a turn that only asks a question (its reply is what answers)
 DENSE = 0.2  # the weight of meaning in a hybrid score (measured: variants.py)
 # The weight for each model that has its own (the static table takes DENSE). Measured for the
 # ONNX MiniLM (variants.py --replay --model): 0.2-0.4 are within a question of each other at
@@ -170,6 +172,22 @@ def _prefixes(prefixes: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(rf"(?<![^\W_])({alternatives})", re.IGNORECASE)
 
 
+def said(found: Found) -> str:
+    """What a record holds for coverage: its text, and for a turn its speaker's name too.
+    A turn is said by its speaker whether or not it names them ("what does Caroline plan?"
+    is answered by Caroline's own turns, which seldom say "Caroline"; the other person's
+    turns that address her by name do, and would otherwise cover the question better)."""
+    if found.speaker is None:
+        return found.text
+    return _with_speaker(found.text, found.speaker)
+
+
+@functools.lru_cache(maxsize=512)
+def _with_speaker(text: str, speaker: str) -> str:
+    # One string per turn, so _held's cache keeps working across a search's calls.
+    return f"{speaker}: {text}"
+
+
 def _folded(text: str) -> str:
     return " ".join(text.split()).casefold()
 
@@ -287,7 +305,7 @@ def rank(
     for key, f in found.items():
         share = f.hit.score / best if best < 0 and f.hit.score < 0 else 0.0
         # The exact share says whether a hit is confident; related words only rank.
-        covered[key], cov = coverages(asked, f.text)
+        covered[key], cov = coverages(asked, said(f))
         cov = max(cov, f.assumed)
         added, factor, reasons = boosts(asked, f)
         base = share * (FLOOR + (1 - FLOOR) * cov) if share else 0.0
@@ -298,6 +316,10 @@ def rank(
         for key, lift in _neighbour_lifts(found, plain).items():
             keyword[key] += lift
             why[key].append(f"a neighbouring turn matches +{lift:.2f}")
+    for key, f in found.items():
+        if ASKS != 1.0 and f.hit.kind == "turn" and keyword[key] > 0 and asks(f.text):
+            keyword[key] *= ASKS
+            why[key].append(f"asks a question x{ASKS:.2f}")
     top_keyword = max(keyword.values(), default=0.0) or 1.0
     cosines = dict(nearest)
     dense_rank = {k: i + 1 for i, (k, _) in enumerate(nearest)}
@@ -374,19 +396,33 @@ def _closeness(cosines: Mapping[Key, float]) -> dict[Key, float]:
 
 
 def _neighbour_lifts(found: Mapping[Key, Found], plain: Mapping[Key, float]) -> dict[Key, float]:
-    """What each turn takes from the turns either side of it in its session."""
+    """What each turn takes from the turns either side of it in its session: NEIGHBOUR of
+    the better one's score, or REPLY of the turn before it when that turn asks a question
+    (a conversation answers a question in the turn after it, whose own words seldom
+    repeat the question's)."""
     place: dict[tuple[str, int], Key] = {}
     for key, f in found.items():
         if f.hit.kind == "turn" and f.hit.session_id is not None and f.hit.turn is not None:
             place[(f.hit.session_id, f.hit.turn)] = key
     lifts: dict[Key, float] = {}
     for (session, number), key in place.items():
-        sides = [plain.get(place[(session, n)], 0.0) for n in (number - 1, number + 1)
-                 if (session, n) in place]  # fmt: skip
-        best = max(sides, default=0.0)
+        before, after = place.get((session, number - 1)), place.get((session, number + 1))
+        sides = [NEIGHBOUR * plain.get(after, 0.0) if after else 0.0]
+        if before:
+            share = REPLY if asks(found[before].text) else NEIGHBOUR
+            sides.append(share * plain.get(before, 0.0))
+        best = max(sides)
         if best > 0:
-            lifts[key] = NEIGHBOUR * best
+            lifts[key] = best
     return lifts
+
+
+_ATTACHED = re.compile(r"(\s*\[[^\[\]]*\])+\s*$")  # "[shares a photo: ...]" after the words
+
+
+def asks(text: str) -> bool:
+    """Whether a turn ends by asking a question (what it attaches aside)."""
+    return _ATTACHED.sub("", text).rstrip().endswith("?")
 
 
 def confident(ranked: Ranked) -> bool:
@@ -411,7 +447,7 @@ def _rarest_holders(asked: Asked, found: Mapping[Key, Found]) -> Callable[[Key],
     if len(words) < 2:
         return lambda key: True
     pattern = _prefixes(tuple(sorted(words)))
-    held = {k: _held(pattern, f.text) for k, f in found.items() if f.hit.score < 0}
+    held = {k: _held(pattern, said(f)) for k, f in found.items() if f.hit.score < 0}
     counts = {w: sum(1 for h in held.values() if w in h) for w in words}
     rarest = min(sorted(words), key=lambda w: counts[w])
     return lambda key: rarest in held.get(key, ())
