@@ -127,8 +127,9 @@ _NOT_A_RULE = re.compile(
 )
 # A rule the agent relays: the user said it, or the agent acknowledges one.
 _RELAYED = re.compile(
-    r"\b(?:the user|you|user)\s+(?:said|asked|mentioned|told me|wants|instructed|requested"
-    r"|asked me)\b.*\b(?:not|never|must|always|only|keep|no)\b"
+    r"\b(?:the user|you|user)\s+(?:said|asked|mentioned|told me|wants|instructed|requested)\b"
+    r"(?:(?!\s+(?:whether|if|why|what|how|which|for|about)\b)\s+\S+){0,6}?"
+    r"\s+(?:not|never|must|always|only|keep|no)\b"
     r"|^(?:per|as per|as) (?:your|the user's|the)\s+(?:instructions?|request|rules?)\b"
     r"|\bas you (?:asked|requested|said)\b|^as requested\b"
     r"|\byou said\b.*\boff[- ]limits\b"
