@@ -447,3 +447,19 @@ def test_the_words_before_step_name_one_step_as_a_suggestion() -> None:
     assert set(infer(migrate, "Done with the verify step, not the migration step")) == {4}
     assert infer(migrate, "Not done with the migration step") == {}
     assert infer(["Push image to staging", "Push image to prod"], "Done with the push step") == {}
+
+
+def test_the_cli_says_which_steps_a_message_completed(cli: Any) -> None:
+    task = cli("task", "new", "Deploy", "--plan", *DEPLOY, "--json")
+    tid = json.loads(task.out)["id"]
+    said = cli("task", "update", tid, "-m", "Step 1 done", "--step", "2", "--step-status", "active")
+    assert said.code == 0 and "1/4 steps completed" in said.out
+    assert (
+        f"step 1 completed: your message says it is done (if not: clew task update {tid}"
+        in said.out
+    )
+    said = cli(
+        "task", "update", tid, "-m", "Step 2 done", "--step", "2", "--step-status", "completed"
+    )
+    assert "step 2 completed: your message" not in said.out  # the call's own change
+    assert "step" not in cli("task", "update", tid, "-m", "Pushed the image").out.split("\n", 1)[1]
