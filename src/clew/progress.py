@@ -494,10 +494,15 @@ def _names_only(n: int, shared: frozenset[str], stems: _Stems) -> bool:
     return not any(shared <= other for m, other in enumerate(stems.words, 1) if m != n)
 
 
+_NAMED_STEP = _Lazy(r"\bthe\s+((?:[\w-]+\s+){0,1}[\w-]+)\s+(?:step|part|stage)\b", re.IGNORECASE)
+
+
 def _suggested(clause: _Clause, titles: tuple[str, ...], stems: _Stems) -> list[Inferred]:
     """The steps whose title words a clause shares best, when it says something is done
     with words that are not the title's own."""
     present = {stem(w) for w in clause.words if not w.startswith(MARK)}
+    # "the migration step": the words before "step" name one, though fewer than half.
+    named = {stem(w) for m in _NAMED_STEP.get().finditer(clause.text) for w in m.group(1).split()}
     hits: list[tuple[float, int]] = []
     for n, words in enumerate(stems.words, 1):
         literal = stems.literal[n - 1]
@@ -509,6 +514,8 @@ def _suggested(clause: _Clause, titles: tuple[str, ...], stems: _Stems) -> list[
         need = max(math.ceil(0.5 * len(words)), min(2, len(words)))
         if len(shared) >= need and _names_only(n, shared, stems):
             hits.append((len(shared) / len(words), n))
+        elif (called := words & named) and _names_only(n, called, stems):
+            hits.append((len(called) / len(words), n))  # "done with the migration step"
     if not hits:
         return []
     best = max(score for score, _ in hits)

@@ -203,7 +203,10 @@ def task_register(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult
     " question about the task) and get an exact answer from the records.",
     {
         "task_id": _TASK_ID,
-        "message": _text("What happened (e.g. 'Step 2 done, pushed v1.2.3')."),
+        "message": _text(
+            "What happened (e.g. 'Step 2 done, pushed v1.2.3'). A message that says a step is"
+            " done by its number or exact title completes that step."
+        ),
         "step": _STEP,
         "step_status": _choice(STEP_STATUSES, "The step's new status (with step)."),
         "step_summary": _text("A one-line summary of the step's outcome."),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clew.cli.common import (
     Commands,
@@ -29,6 +29,9 @@ from clew.cli.common import (
     whole,
 )
 from clew.errors import ValidationError
+
+if TYPE_CHECKING:
+    from clew.models import Task
 
 
 def cmd_task_new(args: argparse.Namespace) -> int:
@@ -186,7 +189,26 @@ def cmd_task_update(args: argparse.Namespace) -> int:
     else:
         done = sum(1 for s in task.plan if s.status.value == "completed")
         print(f"{task.id} {task.status.value}: {done}/{len(task.plan)} steps completed")
+        if args.message:
+            for n in _completed_by_message(task, args.step):
+                print(
+                    f"step {n} completed: your message says it is done (if not: clew task"
+                    f" update {task.id} --step {n} --step-status pending)"
+                )
     return 0
+
+
+def _completed_by_message(task: Task, step: str | None) -> list[int]:
+    """The steps this update's message completed: finished in this write (every event of
+    it stamps the task's time), and not the step the call named itself."""
+    return [
+        n
+        for n, s in enumerate(task.plan, 1)
+        if s.status.value == "completed"
+        and s.completed_at == task.updated_at
+        and step not in (str(n), s.id)
+        and not (step and len(step) >= 4 and s.id.startswith(step))
+    ]
 
 
 def cmd_task_action(args: argparse.Namespace) -> int:
