@@ -2403,8 +2403,11 @@ def test_odd_commands_on_errors_and_actions_link_or_stay_apart_cleanly(
     mem.record_action(stored.task, command=command, exit_code=1, stderr="error: boom")
     mine = mem.add_error(stored.task, "it broke: error: boom", command=command)
     assert any(kind == "action" for kind, _ in mine.sources)
-    mem.record_action(stored.task, command=command, exit_code=0)
-    assert mem.get_entry(mine.id).status.value == "resolved"
+    passed = mem.record_action(stored.task, command=command, exit_code=0)
+    again = mem.get_entry(mine.id)  # the agent's error: evidence, for the agent to resolve
+    assert again.status.value == "active" and [e.action_id for e in again.evidence] == [passed.id]
+    mem.state(stored.task)  # the evidence renders, whatever the command holds
+    mem.where(stored.task)
     assert mem.verify().ok
 
 

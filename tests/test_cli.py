@@ -267,6 +267,37 @@ def test_tidy_from_the_command_line(cli: Cli) -> None:
     assert "not like 90s" in bad.err
 
 
+def test_an_error_recorded_or_kept_open_gets_evidence_not_resolution(cli: Cli) -> None:
+    task_id = new_task(cli)
+    for command in ("pytest -n 4 --group 22", "make lint"):
+        assert cli("task", "action", task_id, "--command", command, "--exit-code", "1").code == 0
+    flaky = cli(
+        "task", "record", task_id, "--error", "group 22 is flaky", "--command",
+        "pytest -n 4 --group 22", "--keep-open",
+    ).out.strip()  # fmt: skip
+    lint = cli("task", "record", task_id, "--error", "lint", "--command", "make lint").out.strip()
+    for command in ("pytest -n 4 --group 23", "pytest -n 4 --group 22", "make lint"):
+        assert cli("task", "action", task_id, "--command", command, "--exit-code", "0").code == 0
+    shown = cli("entries", flaky).out
+    assert "kept open: yes" in shown and "recorded by: the agent" in shown
+    for error, command in ((flaky, "pytest -n 4 --group 22"), (lint, "make lint")):
+        # One piece of evidence each: the other shard's pass is not it.
+        [evidence] = [x for x in cli("entries", error).out.splitlines() if "evidence" in x]
+        assert evidence.startswith(f"evidence: a later run of `{command}` passed at ")
+    errors = json.loads(cli("entries", "--task", task_id, "--type", "error", "--json").out)
+    assert {e["status"] for e in errors} == {"active"}
+    assert "evidence: a later run of `make lint`" in cli("entries", "--task", task_id).out
+    assert cli("task", "keep-open", task_id, lint).out.strip() == f"{lint} kept open"
+    assert cli("task", "keep-open", task_id, lint, "--release").out.strip() == (
+        f"{lint} no longer kept open"
+    )
+    bad = cli("task", "record", task_id, "--decision", "x", "--keep-open")
+    assert bad.code == 2 and "go with --error" in bad.err
+    cli("task", "resolve", task_id, flaky, "--resolution", "passed five times in a row")
+    again = cli("task", "keep-open", task_id, flaky)
+    assert again.code == 2 and "already resolved" in again.err
+
+
 def test_record_resolve_and_list_entries(cli: Cli) -> None:
     task_id = new_task(cli)
     decision = cli("task", "record", task_id, "--decision", "Use ghcr.io", "--tags", "infra,ci")

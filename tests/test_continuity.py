@@ -396,3 +396,40 @@ def test_the_brief_names_every_open_error_and_never_counts_one_as_resolved(
     assert f"and {len(rest) - OPEN_ERRORS_NAMED} more: `clew entries --task {task}" in text
     assert not any(e.id in text for e in made[:2])
     assert brief.tokens <= 300
+
+
+def test_the_operator_lists_the_parts_of_a_command_that_vary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CLEW_WORKER", "off")
+    (tmp_path / "config.toml").write_text('[errors]\nvolatile = ["--run-id=\\\\w+"]\n')
+    with clew.open(tmp_path / "s.db") as mem:
+        task = mem.create_task("Nightly", ["Run"]).id
+        mem.update_step(task, 1, status="active")
+        mem.record_action(
+            task, command="./nightly --run-id=a1 --all", exit_code=1, stderr="E", step=1
+        )
+        mem.update_step(task, 1, status="failed")
+        mem.run_jobs()
+        [copy] = mem.list_entries(task, type="error")
+        mem.record_action(task, command="./nightly --run-id=b7 --some", exit_code=0)
+        assert mem.get_entry(copy.id).status.value == "active"  # other arguments
+        mem.record_action(task, command="./nightly --run-id=b7 --all", exit_code=0)
+        assert mem.get_entry(copy.id).status.value == "resolved"  # only the run id differs
+
+
+@pytest.mark.parametrize(
+    ("said", "refused"),
+    [
+        ('volatile = "tmp"', "must be a list of regular expressions"),
+        ('volatile = ["("]', "not a valid regular expression"),
+        ('volatile = [".*"]', "matches empty text"),
+        ("volatiles = []", "unknown setting errors.volatiles"),
+    ],
+)
+def test_a_bad_volatile_setting_is_refused_in_one_line(
+    tmp_path: Path, said: str, refused: str
+) -> None:
+    (tmp_path / "config.toml").write_text(f"[errors]\n{said}\n")
+    with pytest.raises(clew.ValidationError, match=refused):
+        clew.open(tmp_path / "s.db")

@@ -638,6 +638,10 @@ def test_an_upgrade_takes_back_the_keys_the_old_set_up_gave_every_member(
             conn.execute("DROP POLICY clew_migrations_read ON clew_migrations")
             conn.execute("DROP INDEX clew_requests_line")  # and migration 24, after it
             conn.execute("ALTER TABLE clew_requests DROP COLUMN line_id")
+            conn.execute(  # and migration 25
+                "ALTER TABLE entries DROP COLUMN origin, DROP COLUMN keep_open,"
+                " DROP COLUMN evidence"
+            )
             conn.execute("DELETE FROM clew_migrations WHERE number >= 23")
             conn.execute(
                 "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public"

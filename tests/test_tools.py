@@ -207,3 +207,22 @@ def test_the_python_agent_loop_runs_as_written(
     assert {t["function"]["name"] for t in first_request["tools"]} == set(tools.TOOLS)
     second = api.requests[1][2]["messages"]
     assert second[-1]["role"] == "tool" and second[-1]["tool_call_id"] == "call_1"
+
+
+def test_task_record_keeps_an_error_open_and_shows_its_evidence(mem: clew.Memory) -> None:
+    task = mem.create_task("Shards", ["Run"]).id
+    mem.record_action(task, command="pytest --group 22", exit_code=1, stderr="FAILED x")
+    said = tools.call(mem, "task_record", {
+        "task_id": task, "error": "group 22 is flaky", "command": "pytest --group 22",
+        "keep_open": True,
+    })  # fmt: skip
+    assert not said.is_error and "kept open until you resolve it" in said.text
+    [error] = said.data["entries"]
+    assert error["keep_open"] is True and error["origin"] == "agent"
+    mem.record_action(task, command="pytest --group 22", exit_code=0)
+    state = tools.call(mem, "task_state", {"task_id": task})
+    assert "a later run of `pytest --group 22` passed" in state.text
+    assert mem.get_entry(error["id"]).status.value == "active"
+    other = mem.add_error(task, "lint fails")
+    kept = tools.call(mem, "task_record", {"task_id": task, "keeps_open": other.id})
+    assert not kept.is_error and mem.get_entry(other.id).keep_open

@@ -212,6 +212,7 @@ def test_action_commands_reads_the_named_actions_at_once(mem: clew.Memory) -> No
     found = store.action_commands([failed, noted, "nosuchaction"])
     assert found == {failed: "make test", noted: None}
     assert store.action_commands([]) == {}
+    assert store.action_commands([failed, noted], failed=True) == {failed: "make test"}
 
 
 def test_an_actions_step_is_found_among_the_current_steps(mem: clew.Memory) -> None:

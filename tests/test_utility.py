@@ -152,6 +152,15 @@ def test_a_model_extracts_with_links_and_its_cost_is_counted(
     assert error.fingerprint
     usage = mem.usage()
     assert usage.calls == 1 and usage.tokens > 0 and usage.by_task[0][0] == task_id
+    # The model's error is not clew's copy of one failed command: clew never resolves it,
+    # and only a pass of a command that failed is evidence on it (not of one that passed).
+    assert error.origin == "model" and decision.origin == "model"
+    mem.record_action(task_id, command="make build", exit_code=0)
+    [evidence] = mem.get_entry(error.id).evidence
+    assert mem.get_entry(error.id).status.value == "active" and evidence.command == "make build"
+    mem.add_message(task_id, "Going with static linking.")
+    mem.record_action(task_id, command="ls dist", exit_code=0)
+    assert len(mem.get_entry(error.id).evidence) == 1
 
 
 @pytest.mark.parametrize(

@@ -428,9 +428,10 @@ class Archive(Facade):
             ]
             for entry in entries
         }
-        # The failed runs' commands in one read, not an action (with its output) per source.
+        # The failed runs' commands in one read, not an action (with its output) per source;
+        # only runs that failed (a model's entry is linked to every command of its step).
         commands = self._store.action_commands(
-            sorted({i for ids in failed_by.values() for i in ids})
+            sorted({i for ids in failed_by.values() for i in ids}), failed=True
         )
         volatile = self.settings.volatile
         for entry in entries:

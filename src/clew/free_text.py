@@ -50,6 +50,8 @@ TEXT_FIELDS: dict[str, tuple[str, ...]] = {
     ),
     "entry.resolved": ("resolution", "fix.description"),
     "fix.recorded": ("fix.description",),
+    "entry.kept_open": (),  # ids and a flag
+    "entry.evidence_added": (),  # ids: the command is the action's
     "trace.decision_recorded": (
         "decision.action", "decision.error", "decision.context{}", "decision.artifacts{}",
     ),

@@ -23,6 +23,10 @@ it degrades in this fixed order, one level at a time, until it fits (`LEVELS`):
 A stuck task (stuck.py) shows why under `stuck`: each condition's reason, evidence and
 suggestion; from level 5 without the suggestion, from level 7 its reason alone.
 
+Open means shown as open: every open error comes before any resolved one, and the open
+errors a level leaves out are counted on a hidden line of their own and named by id
+(OPEN_NAMED; CORE_OPEN_NAMED at the core level), never folded into a count of resolved ones.
+
 Goal, status, current step and next step are in every level, and so is every other
 active step (`also_active`; at the core level by number, three and a count of the rest).
 A decision that replaced another shows it while texts are wide: "X (was: Y)".

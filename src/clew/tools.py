@@ -368,6 +368,7 @@ _RECORDS = {
         "question": _text("An open question."),
         "resolves": _text("The id of an open error (or question) now resolved."),
         "resolution": _text("How the error was fixed, or the question's answer."),
+        "command": _text("With error: the command that failed (links the error to its run)."),
         "keep_open": _flag(
             "With error: leave it open until you resolve it (one flaky pass is not a fix)."
         ),
@@ -387,6 +388,8 @@ def task_record(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
                     extra["resolution"] = args["resolution"]
                 if kind == "error" and args.get("keep_open"):
                     extra["keep_open"] = args["keep_open"]
+                if kind == "error" and "command" in args:
+                    extra["command"] = args["command"]
                 recorded.append(
                     getattr(mem, method)(task_id, args[kind], step=args.get("step"), **extra)
                 )

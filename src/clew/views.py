@@ -121,6 +121,10 @@ def entry_line(entry: Entry, now: datetime, step_numbers: dict[str, int]) -> str
     line = f"  {entry.id}  {entry.type.value:<16}{state}{where}  {clip(entry.summary, 100)}"
     if entry.resolution:
         line += f"\n      -> {clip(entry.resolution, 100)}"
+    elif entry.evidence:  # an open error: the newest passing run, for the agent to judge
+        line += f"\n      evidence: {clip(entry.evidence[-1].text(), 100)}"
+    if entry.keep_open and entry.status.value == "active":
+        line += "\n      kept open until you resolve it"
     tags = f"  #{' #'.join(entry.tags)}" if entry.tags else ""
     return f"{line}{tags}  ({ago(entry.created_at, now)})"
 
@@ -472,9 +476,19 @@ def entry_view(entry: Entry, now: datetime) -> str:
         ("supersedes", entry.supersedes),
         ("fingerprint", entry.fingerprint),
         ("sources", ", ".join(f"{kind}:{ident}" for kind, ident in entry.sources)),
+        (
+            "recorded by",
+            {
+                "agent": "the agent",
+                "extracted": "clew (its copy of a failed command)",
+                "model": "the utility model",
+            }.get(entry.origin or ""),
+        ),
+        ("kept open", "yes, until you resolve it" if entry.keep_open else None),
     ):
         if value:
             lines.append(f"{label}: {value}")
+    lines += [f"evidence: {e.text()}" for e in entry.evidence]
     if entry.detail:
         lines += ["detail:", entry.detail]
     return "\n".join(lines)

@@ -371,8 +371,8 @@ def cmd_task_record(args: argparse.Namespace) -> int:
         raise ValidationError(
             "--resolution goes with --error (resolve questions with `task resolve`)"
         )
-    if args.keep_open and kind != "error":
-        raise ValidationError("--keep-open goes with --error")
+    if (args.keep_open or args.command is not None) and kind != "error":
+        raise ValidationError("--keep-open and --command go with --error")
     detail = args.detail
     if args.detail_file is not None:
         detail = read_text(args.detail_file, "detail", input_limit(args))
@@ -386,6 +386,7 @@ def cmd_task_record(args: argparse.Namespace) -> int:
             tags=tags(args.tags),
             resolution=args.resolution,
             keep_open=args.keep_open,
+            command=args.command,
         )
     return show(args, entry, entry.id)
 
@@ -674,6 +675,11 @@ def register(commands: Any, command: Commands) -> None:
     kinds.add_argument("--constraint", metavar="TEXT", help="a constraint the work must respect")
     kinds.add_argument("--question", metavar="TEXT", help="a question that needs an answer")
     p.add_argument("--resolution", metavar="TEXT", help="with --error: how it was resolved")
+    p.add_argument(
+        "--command",
+        metavar="CMD",
+        help="with --error: the command that failed (links the error to its run)",
+    )
     p.add_argument(
         "--keep-open",
         action="store_true",

@@ -369,8 +369,11 @@ class LedgerReads(Protocol):
         NotFoundError if none."""
         ...
 
-    def action_commands(self, action_ids: Sequence[str]) -> dict[str, str | None]:
-        """The command of each action named that exists, by id, in one read."""
+    def action_commands(
+        self, action_ids: Sequence[str], *, failed: bool = False
+    ) -> dict[str, str | None]:
+        """The command of each action named that exists (that failed or timed out, with
+        `failed`), by id, in one read."""
         ...
 
     def list_actions(

@@ -189,13 +189,17 @@ class TaskReads(RowReader):
             raise NotFoundError("action", action_id)
         return action_from_row(rows[0])
 
-    def action_commands(self, action_ids: Sequence[str]) -> dict[str, str | None]:
-        """Return the command of each action named that exists, by id (one read)."""
+    def action_commands(
+        self, action_ids: Sequence[str], *, failed: bool = False
+    ) -> dict[str, str | None]:
+        """Return the command of each action named that exists (that failed or timed out,
+        with `failed`), by id (one read)."""
         if not action_ids:
             return {}
         marks = ", ".join("?" for _ in action_ids)
+        only = " AND status IN ('failed', 'timeout')" if failed else ""
         rows = self._rows(
-            f"SELECT id, command FROM actions WHERE space = ? AND id IN ({marks})",
+            f"SELECT id, command FROM actions WHERE space = ? AND id IN ({marks}){only}",
             (self.space, *action_ids),
         )
         return {r["id"]: r["command"] for r in rows}
