@@ -42,12 +42,12 @@ def _build(mem: Any, records: list[dict[str, Any]]) -> dict[str, str]:
             ident = mem.create_task(text, ["Plan it"]).id
         elif op == "goal":
             ident = mem.create_task("Another piece of work", ["Plan it"], goal=text).id
-        elif op in ("step", "issue"):
-            other = mem.create_task("Another piece of work", ["Plan it", text])
-            ident = other.plan[1].id
-            if op == "issue":
-                ident = other.plan[0].id
-                mem.update_task(other.id, step=1, step_status="active", active_issue=text)
+        elif op == "step":
+            ident = mem.create_task("Another piece of work", ["Plan it", text]).plan[1].id
+        elif op == "issue":
+            other = mem.create_task("Another piece of work", ["Plan it", "Ship it"])
+            ident = other.plan[0].id
+            mem.update_task(other.id, step=1, step_status="active", active_issue=text)
         elif op == "answer":
             other = mem.create_task("Another piece of work", ["Plan it"])
             mem.set_task_record(other.id, answer=text)

@@ -219,9 +219,9 @@ class Retrieval(Vectors, Archive):
             hits_of = {k: f.hit for k, f in found.items()} | described
             replaced: dict[str, str] = {}
             ranked = ranking.asked_kind_first(ranked, found, asked)
+            ranked = ranking.identifiers_first(ranked, found, ranking.identifiers(asked))
             if not (include_superseded or ranking.asks_for_history(query)):
                 ranked, replaced = self._current_first(ranked, hits_of)
-            ranked = ranking.identifiers_first(ranked, found, ranking.identifiers(asked))
             ranked = ranked[:limit]
         hits = []
         for i, r in enumerate(ranked):
@@ -306,10 +306,12 @@ class Retrieval(Vectors, Archive):
         if filters.types or filters.statuses or filters.tags:
             return
         for f in found.values():
-            if ranking.is_kind(asked.kinds[0], f.hit) and (
-                ranking.coverage(asked, f.text) >= ranking.KIND_ASSUMED
+            if (
+                ranking.is_kind(asked.kinds[0], f.hit)
+                and not ranking.is_history(f.hit)
+                and ranking.coverage(asked, f.text) >= ranking.KIND_ASSUMED
             ):
-                return
+                return  # a current one holds the question's words: no guess needed
         scope = filters._replace(types=types, statuses=(EntryStatus.ACTIVE,))
         current = self._store.list_entries(scope, limit=KIND_FALLBACK + 1)
         if len(current) > KIND_FALLBACK:
