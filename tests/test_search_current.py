@@ -212,3 +212,16 @@ def test_without_vectors_the_context_takes_patterns_by_their_words(
 
     monkeypatch.setattr(retrieval, "embedder_available", lambda: False)
     assert "blue-green rollout" not in _blue_green(mem)
+
+
+def test_ask_what_is_blocking_the_release_from_the_open_error(mem: clew.Memory) -> None:
+    task = mem.create_task("Release v2.19.2", ["Build image", "Push image", "Tag release"])
+    old = mem.add_entry("decision", "Push to Docker Hub", task_id=task.id)
+    mem.add_entry("decision", "Push to ghcr.io instead of Docker Hub: Docker Hub rate-limits"
+                  " pulls", task_id=task.id, supersedes=old.id)  # fmt: skip
+    fixed = mem.add_entry("error", "docker push to Docker Hub blocked the release: rate limit",
+                          task_id=task.id, resolution="moved to ghcr.io")  # fmt: skip
+    now = mem.add_entry("error", "ghcr.io push denied: the token lacks write:packages, blocking"
+                        " the release", task_id=task.id)  # fmt: skip
+    answer = mem.ask(task.id, "what is blocking the release?")
+    assert now.id in answer.text and fixed.id not in answer.text and old.id not in answer.text
