@@ -225,3 +225,19 @@ def test_ask_what_is_blocking_the_release_from_the_open_error(mem: clew.Memory) 
                         " the release", task_id=task.id)  # fmt: skip
     answer = mem.ask(task.id, "what is blocking the release?")
     assert now.id in answer.text and fixed.id not in answer.text and old.id not in answer.text
+
+
+@pytest.mark.parametrize("mode", ["keyword", "auto"])
+def test_the_readme_example_in_a_store_of_other_work(mem: clew.Memory, mode: str) -> None:
+    other = mem.create_task("Billing service", ["Schema", "API", "Deploy"])
+    for said in ("Use PostgreSQL 16 for billing", "Expose billing over gRPC",
+                 "Run migrations with alembic", "Cache invoices in Redis for an hour",
+                 "Deploy billing with kamal"):  # fmt: skip
+        mem.add_entry("decision", said, task_id=other.id)
+    mem.update_task(other.id, message="Looking at image registries again: pulls are slow")
+    _, old, new = _readme(mem)
+    mem.update_task(_, message="[stuck] the push step failed three times in a row")
+    hits = mem.search_all("which registry did we pick?", mode=mode)
+    assert hits[0].id == new, hits
+    ids = [h.id for h in mem.search_all("what did we decide about pushing the image?", mode=mode)]
+    assert ids[0] == new and (old not in ids or ids.index(old) > ids.index(new))

@@ -83,6 +83,7 @@ OUTLINE_WEIGHT = 0.7
 PATTERN_COSINE = 0.4
 HISTORY_MARGIN = 10  # records ranked beyond the limit, for history put below them to leave
 MAX_CHAIN = 8  # replacements of replacements followed, at most
+KIND_TASKS = 3  # the tasks of the best matches whose few current entries of a kind may join
 KIND_FALLBACK = 3  # current entries of the kind a question asks for that join its hits
 # The entry types of each kind of record a question can ask for (summaries.intent).
 KIND_TYPES = {
@@ -295,9 +296,11 @@ class Retrieval(Vectors, Archive):
         decision) when no entry of that kind holds half its words and the scope holds at
         most KIND_FALLBACK current ones: they join what was found (as holding half the
         question's words, ranking.KIND_ASSUMED), since the question's other words are often
-        ones the record does not use ("registry" for "ghcr.io"). With more of them the
-        newest would be a guess (measured on benchmarks/retrieval: unrelated decisions
-        first on 6 questions)."""
+        ones the record does not use ("registry" for "ghcr.io"); when the store holds more,
+        those of the first of the tasks of the best matches (KIND_TASKS) that holds at most
+        that many. With more of
+        them the newest would be a guess (measured on benchmarks/retrieval: unrelated
+        decisions first on 6 questions)."""
         from clew import ranking
 
         types = KIND_TYPES.get(next(iter(asked.kinds), ""), ())
@@ -314,6 +317,16 @@ class Retrieval(Vectors, Archive):
                 return  # a current one holds the question's words: no guess needed
         scope = filters._replace(types=types, statuses=(EntryStatus.ACTIVE,))
         current = self._store.list_entries(scope, limit=KIND_FALLBACK + 1)
+        if len(current) > KIND_FALLBACK and filters.task_id is None:
+            # Many in the store: a task the question's best matches belong to may hold few
+            # ("Log in to the registry" is a step of the task that decided on ghcr.io).
+            matched = sorted((f for f in found.values() if f.hit.score < 0 and f.hit.task_id),
+                             key=lambda f: f.hit.score)  # fmt: skip
+            for task in list(dict.fromkeys(f.hit.task_id for f in matched))[:KIND_TASKS]:
+                current = self._store.list_entries(scope._replace(task_id=task),
+                                                   limit=KIND_FALLBACK + 1)  # fmt: skip
+                if len(current) <= KIND_FALLBACK:
+                    break
         if len(current) > KIND_FALLBACK:
             return  # many: the newest are a guess, not an answer (a task's few are all)
         best = min((f.hit.score for f in found.values()), default=-1.0)
