@@ -241,3 +241,17 @@ def test_the_readme_example_in_a_store_of_other_work(mem: clew.Memory, mode: str
     assert hits[0].id == new, hits
     ids = [h.id for h in mem.search_all("what did we decide about pushing the image?", mode=mode)]
     assert ids[0] == new and (old not in ids or ids.index(old) > ids.index(new))
+
+
+def test_the_tool_labels_history_and_takes_include_superseded(mem: clew.Memory) -> None:
+    from clew import tools
+
+    _, old, new = _readme(mem)
+    found = tools.call(mem, "memory_search", {"query": "Docker Hub", "mode": "keyword"})
+    assert f"[decision, superseded by {new}]" in found.text
+    assert found.text.index(new) < found.text.index(f"{old} [decision, superseded")
+    alongside = tools.call(mem, "memory_search", {"query": "Docker Hub", "mode": "keyword",
+                                                  "include_superseded": True})  # fmt: skip
+    assert old in alongside.text
+    step = tools.call(mem, "memory_search", {"query": "registry", "kinds": ["step"]})
+    assert "Log in to the registry" in step.text and "step" in step.text
