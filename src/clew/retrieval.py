@@ -77,9 +77,11 @@ SIMILAR = 5  # similar errors `seen_before` names
 # what was found and said (measured on benchmarks/retrieval: at 1, a point of hit@1 lost
 # to step titles that hold the question's words).
 OUTLINE_WEIGHT = 0.7
-# How close in meaning a pattern must be to a task for its context without sharing a word:
-# with the packaged static table, unrelated texts score about 0.25 and under (MIN_COSINE),
-# a pattern its description makes related 0.4 and over.
+# How close in meaning an outline record (a title, a goal, a pattern) must be to be found
+# by meaning, and a pattern to join a task's context without sharing a word: with the
+# packaged static table, unrelated texts score about 0.25 and under (MIN_COSINE), but a
+# title of a word or two is noisier (a step "one" came within 0.3 of "ORM apply"); a
+# pattern its description makes related scores 0.4 and over.
 PATTERN_COSINE = 0.4
 HISTORY_MARGIN = 10  # records ranked beyond the limit, for history put below them to leave
 MAX_CHAIN = 8  # replacements of replacements followed, at most
@@ -358,8 +360,9 @@ class Retrieval(Vectors, Archive):
         self, vector: np.ndarray, kinds: Sequence[str], filters: EntryFilter, pool: int
     ) -> tuple[list[tuple[Key, float]], dict[Key, RecordHit]]:
         """The outline's records (outline.py: tasks, goals, answers, steps, patterns,
-        guardrails) nearest the question in meaning, embedded as the search runs (they are
-        few; at most the model's catch-up size, the newest), with their hits."""
+        guardrails) nearest the question in meaning, at least PATTERN_COSINE close,
+        embedded as the search runs (they are few; at most the model's catch-up size, the
+        newest of each kind), with their hits."""
         from clew import outline
 
         docs = outline.documents(self._store, kinds, filters, limit=self._catch_up_size())
@@ -372,7 +375,7 @@ class Retrieval(Vectors, Archive):
         close = sorted(
             ((d.hit.kind, d.hit.id), float(c))
             for d, c in zip(docs, cosines, strict=True)
-            if c >= MIN_COSINE
+            if c >= PATTERN_COSINE
         )
         close.sort(key=lambda n: -n[1])
         hits = {(d.hit.kind, d.hit.id): d.hit for d in docs}
