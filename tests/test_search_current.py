@@ -212,3 +212,46 @@ def test_without_vectors_the_context_takes_patterns_by_their_words(
 
     monkeypatch.setattr(retrieval, "embedder_available", lambda: False)
     assert "blue-green rollout" not in _blue_green(mem)
+
+
+def test_ask_what_is_blocking_the_release_from_the_open_error(mem: clew.Memory) -> None:
+    task = mem.create_task("Release v2.19.2", ["Build image", "Push image", "Tag release"])
+    old = mem.add_entry("decision", "Push to Docker Hub", task_id=task.id)
+    mem.add_entry("decision", "Push to ghcr.io instead of Docker Hub: Docker Hub rate-limits"
+                  " pulls", task_id=task.id, supersedes=old.id)  # fmt: skip
+    fixed = mem.add_entry("error", "docker push to Docker Hub blocked the release: rate limit",
+                          task_id=task.id, resolution="moved to ghcr.io")  # fmt: skip
+    now = mem.add_entry("error", "ghcr.io push denied: the token lacks write:packages, blocking"
+                        " the release", task_id=task.id)  # fmt: skip
+    answer = mem.ask(task.id, "what is blocking the release?")
+    assert now.id in answer.text and fixed.id not in answer.text and old.id not in answer.text
+
+
+@pytest.mark.parametrize("mode", ["keyword", "auto"])
+def test_the_readme_example_in_a_store_of_other_work(mem: clew.Memory, mode: str) -> None:
+    other = mem.create_task("Billing service", ["Schema", "API", "Deploy"])
+    for said in ("Use PostgreSQL 16 for billing", "Expose billing over gRPC",
+                 "Run migrations with alembic", "Cache invoices in Redis for an hour",
+                 "Deploy billing with kamal"):  # fmt: skip
+        mem.add_entry("decision", said, task_id=other.id)
+    mem.update_task(other.id, message="Looking at image registries again: pulls are slow")
+    _, old, new = _readme(mem)
+    mem.update_task(_, message="[stuck] the push step failed three times in a row")
+    hits = mem.search_all("which registry did we pick?", mode=mode)
+    assert hits[0].id == new, hits
+    ids = [h.id for h in mem.search_all("what did we decide about pushing the image?", mode=mode)]
+    assert ids[0] == new and (old not in ids or ids.index(old) > ids.index(new))
+
+
+def test_the_tool_labels_history_and_takes_include_superseded(mem: clew.Memory) -> None:
+    from clew import tools
+
+    _, old, new = _readme(mem)
+    found = tools.call(mem, "memory_search", {"query": "Docker Hub", "mode": "keyword"})
+    assert f"[decision, superseded by {new}]" in found.text
+    assert found.text.index(new) < found.text.index(f"{old} [decision, superseded")
+    alongside = tools.call(mem, "memory_search", {"query": "Docker Hub", "mode": "keyword",
+                                                  "include_superseded": True})  # fmt: skip
+    assert old in alongside.text
+    step = tools.call(mem, "memory_search", {"query": "registry", "kinds": ["step"]})
+    assert "Log in to the registry" in step.text and "step" in step.text

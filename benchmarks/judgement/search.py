@@ -1,7 +1,8 @@
 """Score the search judgement set (data/search.jsonl; search.md says where it comes from):
 for each case a small store built through clew's API, one question, the record expected.
 
-    python benchmarks/judgement/search.py
+    python benchmarks/judgement/search.py              # keyword search (the core install)
+    python benchmarks/judgement/search.py --hybrid     # and hybrid (the vectors extra)
 
 Per kind: `tp` cases whose first hit is the expected record, `fp` those whose first hit is
 another, `fn` those without the expected record in the first five; precision is hit@1 and
@@ -42,12 +43,12 @@ def _build(mem: Any, records: list[dict[str, Any]]) -> dict[str, str]:
             ident = mem.create_task(text, ["Plan it"]).id
         elif op == "goal":
             ident = mem.create_task("Another piece of work", ["Plan it"], goal=text).id
-        elif op in ("step", "issue"):
-            other = mem.create_task("Another piece of work", ["Plan it", text])
-            ident = other.plan[1].id
-            if op == "issue":
-                ident = other.plan[0].id
-                mem.update_task(other.id, step=1, step_status="active", active_issue=text)
+        elif op == "step":
+            ident = mem.create_task("Another piece of work", ["Plan it", text]).plan[1].id
+        elif op == "issue":
+            other = mem.create_task("Another piece of work", ["Plan it", "Ship it"])
+            ident = other.plan[0].id
+            mem.update_task(other.id, step=1, step_status="active", active_issue=text)
         elif op == "answer":
             other = mem.create_task("Another piece of work", ["Plan it"])
             mem.set_task_record(other.id, answer=text)
@@ -63,14 +64,14 @@ def _build(mem: Any, records: list[dict[str, Any]]) -> dict[str, str]:
     return refs
 
 
-def judge(case: dict[str, Any]) -> tuple[bool, bool]:
+def judge(case: dict[str, Any], mode: str = "keyword") -> tuple[bool, bool]:
     """(the first hit is right, the expected record is in the first five) for one case."""
     import clew
 
     with clew.open(":memory:") as mem:
         refs = _build(mem, case["records"])
         kinds = case.get("search_kind")
-        hits = mem.search_all(case["question"], kinds=kinds, mode="keyword", limit=10)
+        hits = mem.search_all(case["question"], kinds=kinds, mode=mode, limit=10)
     ids = [h.id for h in hits]
     want = refs[case["expect"]]
     if case["kind"] == "label":
@@ -90,8 +91,9 @@ def cases(held_out: bool | None = None) -> list[dict[str, Any]]:
     return [c for c in found if held_out is None or c["held_out"] == held_out]
 
 
-def score(held_out: bool | None = None) -> list[dict[str, object]]:
-    """One row per kind: cases, tp, fp, fn, precision (hit@1), recall (hit@5)."""
+def score(held_out: bool | None = None, mode: str = "keyword") -> list[dict[str, object]]:
+    """One row per kind: cases, tp, fp, fn, precision (hit@1), recall (hit@5); `mode` is
+    search's (hybrid needs the vectors extra)."""
     import clew.models
 
     if not hasattr(clew.models, "SEARCH_KINDS"):
@@ -100,7 +102,7 @@ def score(held_out: bool | None = None) -> list[dict[str, object]]:
     chosen = cases(held_out)
     for kind in KINDS:
         mine = [c for c in chosen if c["kind"] == kind]
-        judged = [judge(c) for c in mine]
+        judged = [judge(c, mode) for c in mine]
         tp = sum(1 for first, _ in judged if first)
         fn = sum(1 for _, five in judged if not five)
         n = len(mine)
@@ -120,6 +122,10 @@ def _table(rows: list[dict[str, object]]) -> str:
 
 
 if __name__ == "__main__":
-    for name, part in (("all", None), ("tuned on", False), ("held out", True)):
-        print(f"## {name}\n\n{_table(score(part))}\n")
+    modes = ["keyword"]
+    if "--hybrid" in sys.argv[1:]:
+        modes.append("hybrid")
+    for mode in modes:
+        for name, part in (("all", None), ("tuned on", False), ("held out", True)):
+            print(f"## {mode}, {name}\n\n{_table(score(part, mode))}\n")
     sys.exit(0)

@@ -2,9 +2,10 @@
 its goal and its final answer, each plan step's title with its issue and summary) and
 semantic memory (patterns, guardrails). Pure but for `documents`, which reads them.
 
-A store holds few of these (tens to thousands, against millions of turns), so they are read
-whole (the newest MAX_DOCUMENTS of each kind) and ranked here with bm25 over the question's
-terms, as the indexes rank theirs: a term matches a word that starts with its stem
+A store holds few of these (tens to thousands, against millions of turns): the store reads
+those that may hold one of the question's terms (a substring test of each term's stem, the
+newest MAX_DOCUMENTS of each kind), and they are ranked here with bm25 over its terms, as
+the indexes rank theirs: a term matches a word that starts with its stem
 ("registr" in "registries"), an identifier or phrase of several tokens matches them in a
 row. Search (retrieval.py) mixes the result into its one list, reading each kind's bm25
 against its own best as it does each index's.
@@ -20,7 +21,7 @@ import math
 import re
 import shlex
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from clew.models import OUTLINE_KINDS, EntryFilter, RecordHit, TaskStatus
 from clew.search import Query, Term
@@ -43,66 +44,73 @@ class Document(NamedTuple):
     text: str
 
 
-def documents(store: Store, kinds: Sequence[str], filters: EntryFilter) -> list[Document]:
-    """The documents of the kinds asked for that the filters leave: a task's (of one task
-    with `filters.task_id`; only steps with a step), patterns and guardrails (none within
-    one task: they belong to none), created within `since`/`until`."""
+def documents(
+    store: Store,
+    kinds: Sequence[str],
+    filters: EntryFilter,
+    query: Query | None = None,
+    limit: int = MAX_DOCUMENTS,
+) -> list[Document]:
+    """The documents of the kinds asked for that the filters leave (of one task with
+    `filters.task_id`, only steps with a step; no patterns or guardrails within a task:
+    they belong to none), created within `since`/`until`; the newest MAX_DOCUMENTS of each
+    kind (`limit`), of those that may hold a term of `query` when one is given (the store
+    tests a substring of each; `ranked` decides)."""
     wanted = [k for k in OUTLINE_KINDS if k in kinds]
     if not wanted or filters.types or filters.statuses or filters.tags:
         return []
-    docs: list[Document] = []
-    task_kinds = {"task", "goal", "step", "answer"} & set(wanted)
     if filters.subtask_id is not None:
-        task_kinds &= {"step"}
-    if task_kinds:
-        docs += _task_documents(store, task_kinds, filters)
-    if filters.task_id is None and filters.subtask_id is None:
-        if "pattern" in wanted:
-            for p in store.list_patterns(include_deprecated=True)[-MAX_DOCUMENTS:]:
-                state = ", deprecated" if p.deprecated else ""
-                text = "\n".join(x for x in (p.name, p.description, p.example, p.kind) if x)
-                label = f"pattern {p.domain}{state}"
-                docs.append(
-                    _document("pattern", p.id, None, p.created_at, label, p.name, text, "name")
-                )
-        if "guardrail" in wanted:
-            for g in store.list_guardrails()[-MAX_DOCUMENTS:]:
-                state = "" if g.enabled else ", disabled"
-                label = f"guardrail {g.enforcement.value}{state}"
-                docs.append(_document("guardrail", g.id, None, g.created_at, label, g.text,
-                                      g.text, "text"))  # fmt: skip
+        wanted = [k for k in wanted if k == "step"]
+    if filters.task_id is not None or filters.subtask_id is not None:
+        wanted = [k for k in wanted if k not in ("pattern", "guardrail")]
+    holding = holds(query) if query is not None else ()
+    docs: list[Document] = []
+    for kind in wanted:
+        rows = store.outline_rows(kind, holding=holding, task_id=filters.task_id,
+                                  step_id=filters.subtask_id, limit=limit)  # fmt: skip
+        docs += (_from_row(kind, row) for row in rows)
     return [d for d in docs if _in_time(d.hit.created_at, filters)]
 
 
-def _task_documents(store: Store, kinds: set[str], filters: EntryFilter) -> list[Document]:
-    if filters.task_id is not None:
-        tasks = [store.get_task(filters.task_id)]
-    else:
-        tasks = store.list_tasks(include_archived=True)[:MAX_DOCUMENTS]
-    docs: list[Document] = []
-    for t in tasks:
-        state = "" if t.status is TaskStatus.ACTIVE else f", {t.status.value}"
-        if "task" in kinds:
-            docs.append(_document("task", t.id, t.id, t.created_at, f"task{state}", t.name,
-                                  t.name, "name"))  # fmt: skip
-        if "goal" in kinds and t.goal:
-            docs.append(_document("goal", t.id, t.id, t.created_at, f"goal{state}", t.goal,
-                                  t.goal, "goal"))  # fmt: skip
-        if "step" in kinds:
-            for s in t.plan:
-                if filters.subtask_id is not None and s.id != filters.subtask_id:
-                    continue
-                text = "\n".join(x for x in (s.title, s.active_issue, s.summary) if x)
-                label = f"step {s.ordinal} {s.status.value}"
-                hit = _document("step", s.id, t.id, s.created_at, label, s.title, text, "title")
-                docs.append(hit._replace(hit=hit.hit._replace(step_id=s.id)))
-    if "answer" in kinds:
-        only = filters.task_id
-        for tid, answer, at in store.task_answers(MAX_DOCUMENTS):
-            if only is None or tid == only:
-                docs.append(_document("answer", tid, tid, at, "answer", _first_line(answer),
-                                      answer, "answer"))  # fmt: skip
-    return docs
+def holds(query: Query) -> tuple[str, ...]:
+    """What a document must hold (one of) to match a query: of each term, its longest
+    token, by its stem when it is the term's last (the store's substring test)."""
+    found = []
+    for term in query.include:
+        parts = _tokens(term.text)
+        if not parts:
+            continue
+        last = parts[-1] if term.prefix else stem(parts[-1])
+        found.append(max([*parts[:-1], last], key=len))
+    return tuple(dict.fromkeys(found))
+
+
+def _from_row(kind: str, row: tuple[Any, ...]) -> Document:
+    """A document of one row of `store.outline_rows`."""
+    ident, task_id, at, title = row[:4]
+    if kind in ("task", "goal"):
+        state = "" if row[4] == TaskStatus.ACTIVE.value else f", {row[4]}"
+        return _document(kind, ident, task_id, at, f"{kind}{state}", title, title,
+                         "name" if kind == "task" else "goal")  # fmt: skip
+    if kind == "step":
+        status, ordinal, issue, summary = row[4:8]
+        text = "\n".join(x for x in (title, issue, summary) if x)
+        doc = _document("step", ident, task_id, at, f"step {ordinal} {status}", title, text,
+                        "title")  # fmt: skip
+        return doc._replace(hit=doc.hit._replace(step_id=ident))
+    if kind == "answer":
+        return _document("answer", ident, task_id, at, "answer", _first_line(title), title,
+                         "answer")  # fmt: skip
+    if kind == "pattern":
+        domain, deprecated, description, example, what = row[4:9]
+        state = ", deprecated" if deprecated else ""
+        text = "\n".join(x for x in (title, description, example, what) if x)
+        return _document("pattern", ident, None, at, f"pattern {domain}{state}", title, text,
+                         "name")  # fmt: skip
+    enforcement, enabled = row[4:6]
+    state = "" if enabled else ", disabled"
+    return _document("guardrail", ident, None, at, f"guardrail {enforcement}{state}", title,
+                     title, "text")  # fmt: skip
 
 
 def _document(

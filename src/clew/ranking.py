@@ -576,9 +576,9 @@ def asked_kind_first(
             return False
         return max(coverage(asked, f.text), f.assumed) >= KIND_ASSUMED
 
-    def same(key: Key) -> bool:
+    def same(key: Key) -> bool:  # a current one of the kind, if not one that fits
         f = found.get(key)
-        return f is not None and is_kind(asked_for, f.hit)
+        return f is not None and is_kind(asked_for, f.hit) and not is_history(f.hit)
 
     return _raised(ranked, fits, f"a current {asked_for}, as asked: above other kinds", same)
 

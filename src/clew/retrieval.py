@@ -77,12 +77,15 @@ SIMILAR = 5  # similar errors `seen_before` names
 # what was found and said (measured on benchmarks/retrieval: at 1, a point of hit@1 lost
 # to step titles that hold the question's words).
 OUTLINE_WEIGHT = 0.7
-# How close in meaning a pattern must be to a task for its context without sharing a word:
-# with the packaged static table, unrelated texts score about 0.25 and under (MIN_COSINE),
-# a pattern its description makes related 0.4 and over.
+# How close in meaning an outline record (a title, a goal, a pattern) must be to be found
+# by meaning, and a pattern to join a task's context without sharing a word: with the
+# packaged static table, unrelated texts score about 0.25 and under (MIN_COSINE), but a
+# title of a word or two is noisier (a step "one" came within 0.3 of "ORM apply"); a
+# pattern its description makes related scores 0.4 and over.
 PATTERN_COSINE = 0.4
 HISTORY_MARGIN = 10  # records ranked beyond the limit, for history put below them to leave
 MAX_CHAIN = 8  # replacements of replacements followed, at most
+KIND_TASKS = 3  # the tasks of the best matches whose few current entries of a kind may join
 KIND_FALLBACK = 3  # current entries of the kind a question asks for that join its hits
 # The entry types of each kind of record a question can ask for (summaries.intent).
 KIND_TYPES = {
@@ -219,9 +222,9 @@ class Retrieval(Vectors, Archive):
             hits_of = {k: f.hit for k, f in found.items()} | described
             replaced: dict[str, str] = {}
             ranked = ranking.asked_kind_first(ranked, found, asked)
+            ranked = ranking.identifiers_first(ranked, found, ranking.identifiers(asked))
             if not (include_superseded or ranking.asks_for_history(query)):
                 ranked, replaced = self._current_first(ranked, hits_of)
-            ranked = ranking.identifiers_first(ranked, found, ranking.identifiers(asked))
             ranked = ranked[:limit]
         hits = []
         for i, r in enumerate(ranked):
@@ -295,9 +298,11 @@ class Retrieval(Vectors, Archive):
         decision) when no entry of that kind holds half its words and the scope holds at
         most KIND_FALLBACK current ones: they join what was found (as holding half the
         question's words, ranking.KIND_ASSUMED), since the question's other words are often
-        ones the record does not use ("registry" for "ghcr.io"). With more of them the
-        newest would be a guess (measured on benchmarks/retrieval: unrelated decisions
-        first on 6 questions)."""
+        ones the record does not use ("registry" for "ghcr.io"); when the store holds more,
+        those of the first of the tasks of the best matches (KIND_TASKS) that holds at most
+        that many. With more of
+        them the newest would be a guess (measured on benchmarks/retrieval: unrelated
+        decisions first on 6 questions)."""
         from clew import ranking
 
         types = KIND_TYPES.get(next(iter(asked.kinds), ""), ())
@@ -306,12 +311,24 @@ class Retrieval(Vectors, Archive):
         if filters.types or filters.statuses or filters.tags:
             return
         for f in found.values():
-            if ranking.is_kind(asked.kinds[0], f.hit) and (
-                ranking.coverage(asked, f.text) >= ranking.KIND_ASSUMED
+            if (
+                ranking.is_kind(asked.kinds[0], f.hit)
+                and not ranking.is_history(f.hit)
+                and ranking.coverage(asked, f.text) >= ranking.KIND_ASSUMED
             ):
-                return
+                return  # a current one holds the question's words: no guess needed
         scope = filters._replace(types=types, statuses=(EntryStatus.ACTIVE,))
         current = self._store.list_entries(scope, limit=KIND_FALLBACK + 1)
+        if len(current) > KIND_FALLBACK and filters.task_id is None:
+            # Many in the store: a task the question's best matches belong to may hold few
+            # ("Log in to the registry" is a step of the task that decided on ghcr.io).
+            matched = sorted((f for f in found.values() if f.hit.score < 0 and f.hit.task_id),
+                             key=lambda f: f.hit.score)  # fmt: skip
+            for task in list(dict.fromkeys(f.hit.task_id for f in matched))[:KIND_TASKS]:
+                current = self._store.list_entries(scope._replace(task_id=task),
+                                                   limit=KIND_FALLBACK + 1)  # fmt: skip
+                if len(current) <= KIND_FALLBACK:
+                    break
         if len(current) > KIND_FALLBACK:
             return  # many: the newest are a guess, not an answer (a task's few are all)
         best = min((f.hit.score for f in found.values()), default=-1.0)
@@ -343,11 +360,12 @@ class Retrieval(Vectors, Archive):
         self, vector: np.ndarray, kinds: Sequence[str], filters: EntryFilter, pool: int
     ) -> tuple[list[tuple[Key, float]], dict[Key, RecordHit]]:
         """The outline's records (outline.py: tasks, goals, answers, steps, patterns,
-        guardrails) nearest the question in meaning, embedded as the search runs (they are
-        few; at most the model's catch-up size, the newest), with their hits."""
+        guardrails) nearest the question in meaning, at least PATTERN_COSINE close,
+        embedded as the search runs (they are few; at most the model's catch-up size, the
+        newest of each kind), with their hits."""
         from clew import outline
 
-        docs = outline.documents(self._store, kinds, filters)[-self._catch_up_size() :]
+        docs = outline.documents(self._store, kinds, filters, limit=self._catch_up_size())
         if not docs:
             return [], {}
         import numpy as np
@@ -357,7 +375,7 @@ class Retrieval(Vectors, Archive):
         close = sorted(
             ((d.hit.kind, d.hit.id), float(c))
             for d, c in zip(docs, cosines, strict=True)
-            if c >= MIN_COSINE
+            if c >= PATTERN_COSINE
         )
         close.sort(key=lambda n: -n[1])
         hits = {(d.hit.kind, d.hit.id): d.hit for d in docs}
@@ -423,7 +441,10 @@ class Retrieval(Vectors, Archive):
         # own bm25 (adding the related words' to it measured worse: a word's nearest words
         # include its opposites, "fail" and "succeed", which then rank up the records of
         # the other outcome).
-        for key, f in self._matches(query, kinds, filters, sessions, pool).items():
+        # Not the outline's: a title is found by the question's own words (its rows are read
+        # by a scan, and related words match most of them: measured 3x the search's time).
+        within = [k for k in kinds if k not in OUTLINE_KINDS]
+        for key, f in self._matches(query, within, filters, sessions, pool).items():
             if key not in found:
                 found[key] = f._replace(hit=f.hit._replace(score=EXPANDED * f.hit.score))
         return asked._replace(related=near)
@@ -449,8 +470,8 @@ class Retrieval(Vectors, Archive):
         if outlined and sessions is None:
             from clew import outline
 
-            for d in outline.ranked(outline.documents(self._store, outlined, filters), query,
-                                    pool):  # fmt: skip
+            docs = outline.documents(self._store, outlined, filters, query)
+            for d in outline.ranked(docs, query, pool):
                 found[(d.hit.kind, d.hit.id)] = Found(d.hit, d.hit.title + "\n" + d.text)
         others = [k for k in kinds if k != "entry" and k not in OUTLINE_KINDS]
         if others and not (filters.types or filters.statuses or filters.tags):

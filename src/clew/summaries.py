@@ -19,7 +19,7 @@ from functools import cache
 from typing import NamedTuple
 
 from clew.brief import Brief, clip
-from clew.models import RECORD_KINDS, Entry, Message, RecordHit, Task
+from clew.models import SEARCH_KINDS, Entry, Message, RecordHit, Task
 from clew.pattern import LazyPattern, lazy
 from clew.providers import Message as Prompt
 
@@ -202,7 +202,7 @@ _INTENTS: tuple[tuple[Intent, LazyPattern], ...] = tuple(
     )
 )  # fmt: skip
 _BRIEF = Intent("brief", (), (), "")
-GENERAL = Intent("general", RECORD_KINDS, (), "records")
+GENERAL = Intent("general", SEARCH_KINDS, (), "records")
 # Words that only make text a question, or are too common to tell records apart.
 _STOP = frozenset(
     {

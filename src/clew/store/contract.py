@@ -239,6 +239,20 @@ class TaskReads(Protocol):
         of a write that names a step). NotFoundError if no such task."""
         ...
 
+    def outline_rows(
+        self,
+        kind: str,
+        *,
+        holding: Sequence[str] = (),
+        task_id: str | None = None,
+        step_id: str | None = None,
+        limit: int,
+    ) -> list[tuple[Any, ...]]:
+        """The newest `limit` rows of one kind of the outline (task, goal, step, answer,
+        pattern, guardrail: sqlite_tasks.OUTLINE_SQL's columns), of one task or step,
+        holding any of the lower-case texts in `holding` when any is given."""
+        ...
+
     def list_tasks(
         self, statuses: tuple[TaskStatus, ...] = (), *, include_archived: bool = False
     ) -> list[Task]:

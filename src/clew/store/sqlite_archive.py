@@ -229,12 +229,25 @@ class ArchiveReads(RowReader):
         search ranks a superseded entry below the one that replaced it."""
         if not entry_ids:
             return {}
-        rows = self._rows(
-            f"SELECT supersedes, id FROM entries WHERE space = ?"
-            f" AND supersedes IN ({placeholders(entry_ids)}) ORDER BY seq",
+        olds = self._rows(
+            f"SELECT id, created_at FROM entries WHERE space = ?"
+            f" AND id IN ({placeholders(entry_ids)})",
             [self.space, *entry_ids],
         )
-        return {r[0]: r[1] for r in rows}
+        types = [t.value for t in EntryType]
+        found: dict[str, str] = {}
+        for old, at in olds:
+            # A replacement is newer (of any type: a decision may replace a question): the
+            # (space, type, created_at) index, every type listed, bounds the walk to the
+            # entries since the old one instead of the whole space.
+            rows = self._rows(
+                f"SELECT id FROM entries WHERE space = ? AND type IN ({placeholders(types)})"
+                " AND created_at >= ? AND supersedes = ? ORDER BY created_at LIMIT 1",
+                (self.space, *types, at, old),
+            )
+            if rows:
+                found[old] = rows[0][0]
+        return found
 
     def search_entries(self, query: Query, filters: EntryFilter, *, limit: int) -> list[SearchHit]:
         """Rank the entries matching a query with bm25."""

@@ -109,8 +109,68 @@ def _messages(rows: Sequence[tuple[Any, ...]]) -> list[Message]:
     ]
 
 
+# What search finds of the outline (outline.py), by kind: the columns read (the first three
+# always id, task id, time), the table with its conditions, and the text its words are
+# looked for in. Portable SQL: both backends run it as it is.
+OUTLINE_SQL: dict[str, tuple[str, str, str]] = {
+    "task": ("t.id, t.id, t.created_at, t.name, t.status", "tasks t WHERE t.space = ?",
+             "t.name"),
+    "goal": ("t.id, t.id, t.created_at, t.goal, t.status",
+             "tasks t WHERE t.space = ? AND t.goal IS NOT NULL", "t.goal"),
+    "step": ("p.id, p.task_id, p.created_at, p.title, p.status, p.ordinal, p.active_issue,"
+             " p.summary", "plan_items p WHERE p.space = ? AND p.removed = 0",
+             "p.title || ' ' || coalesce(p.active_issue, '') || ' ' || coalesce(p.summary, '')"),
+    "answer": ("r.id, r.id, r.updated_at, r.answer",
+               "task_records r WHERE r.space = ? AND r.answer IS NOT NULL", "r.answer"),
+    "pattern": ("g.id, NULL, g.created_at, g.name, g.domain, g.deprecated, g.description,"
+                " g.example, g.kind", "patterns g WHERE g.space = ?",
+                "g.name || ' ' || coalesce(g.description, '') || ' ' || coalesce(g.example, '')"
+                " || ' ' || coalesce(g.kind, '')"),
+    "guardrail": ("g.id, NULL, g.created_at, g.text, g.enforcement, g.enabled",
+                  "guardrails g WHERE g.space = ?", "g.text"),
+}  # fmt: skip
+
+
+def _escaped(text: str) -> str:
+    """Text for a LIKE pattern with `!` as its escape: its own % and _ matched as they are."""
+    return text.replace("!", "!!").replace("%", "!%").replace("_", "!_")
+
+
 class TaskReads(RowReader):
     """The task tracker's reads (mixed into SQLiteStore and PostgresStore)."""
+
+    def outline_rows(
+        self,
+        kind: str,
+        *,
+        holding: Sequence[str] = (),
+        task_id: str | None = None,
+        step_id: str | None = None,
+        limit: int,
+    ) -> list[tuple[Any, ...]]:
+        """The newest `limit` rows of one kind of the outline (OUTLINE_SQL's columns), of
+        one task or step if given, holding any of the texts in `holding` (lower-case; a
+        plain substring test, which the caller narrows) when any is given."""
+        columns, source, text = OUTLINE_SQL[kind]
+        alias = source.split()[1]
+        where, params = "", [self.space]
+        if task_id is not None:
+            where += f" AND {alias}.{'task_id' if kind == 'step' else 'id'} = ?"
+            params.append(task_id)
+        if step_id is not None:
+            where += f" AND {alias}.id = ?"
+            params.append(step_id)
+        if holding:
+            where += " AND (" + " OR ".join(
+                f"lower({text}) LIKE ? ESCAPE '!'" for _ in holding) + ")"  # fmt: skip
+            params += ["%" + _escaped(h) + "%" for h in holding]
+        stamp = "updated_at" if kind == "answer" else "created_at"
+        rows = self._rows(
+            f"SELECT {columns} FROM {source}{where} ORDER BY {alias}.{stamp} DESC,"
+            f" {alias}.id LIMIT ?",
+            [*params, limit],
+        )
+        return [tuple(r) for r in rows]
 
     def get_plan(self, task_id: str, *, include_removed: bool = False) -> tuple[PlanItem, ...]:
         """Return a task's steps in plan order; removed steps last when asked for."""
