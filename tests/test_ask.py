@@ -172,6 +172,9 @@ def test_a_decision_question_gets_decisions_ranked_by_search(
         ("any open questions?", "question", ""),
         ("where was I?", "brief", ""),
         ("how big is the image?", "general", "big image"),
+        # The kind word said first is what is asked for; a later one is what it is about.
+        ("what did we choose for error tracking?", "decision", "tracking"),
+        ("which errors did we decide to ignore?", "error", "ignore"),
     ],
 )
 def test_questions_are_classified_and_reduced_to_their_words(

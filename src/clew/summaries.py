@@ -228,10 +228,18 @@ _WORD = lazy(r"[^\s?!,;()\"]+")
 
 
 def intent(question: str) -> Intent:
-    """Classify a question: what kind of record answers it."""
-    for found, pattern in _INTENTS:
-        if pattern.search(question):
-            return found if found.name != "error" or search_words(question) else _BRIEF
+    """Classify a question: what kind of record answers it. The kind word said first
+    decides ("what did we choose for error tracking?" asks for a decision, "which errors
+    did we decide to ignore?" for errors): a question names what it asks for before what
+    that is about. At one place, the earlier of `_INTENTS` wins."""
+    said = [
+        (match.start(), order, found)
+        for order, (found, pattern) in enumerate(_INTENTS)
+        if (match := pattern.search(question))
+    ]
+    if said:
+        found = min(said, key=lambda s: (s[0], s[1]))[2]
+        return found if found.name != "error" or search_words(question) else _BRIEF
     if not search_words(question):
         return _BRIEF
     return GENERAL
