@@ -157,7 +157,7 @@ _DOUBT = lazy(
 # Phrases are matched with one space between their words, as agents write them.
 DECISION_WORDS = ("decided", "chose", "opted", "picked", "settled on", "went with", "go with",
                   "going with", "decision", "picking", "sticking with", "forward", "instead of",
-                  "rather than")  # fmt: skip
+                  "rather than", "switch")  # fmt: skip
 RULE_WORDS = ("never", "don't", "dont", "do not", "always", "avoid", "must", "stick to",
               "make sure", "ensure", "only ", "keep ", "no new", "shouldn't ever", "can't",
               "cannot", "may not", "are not allowed", "alone")  # fmt: skip
