@@ -159,8 +159,10 @@ DECISION_WORDS = ("decided", "chose", "opted", "picked", "settled on", "went wit
                   "going with", "decision", "picking", "sticking with", "forward", "instead of",
                   "rather than", "switch")  # fmt: skip
 RULE_WORDS = ("never", "don't", "dont", "do not", "always", "avoid", "must", "stick to",
-              "make sure", "ensure", "only ", "keep ", "no new", "shouldn't ever", "can't",
-              "cannot", "may not", "are not allowed", "alone")  # fmt: skip
+              "make sure", "ensure", "only touch", "only change", "only modify", "only edit",
+              "only use", "only work", "keep all", "keep the", "keep everything",
+              "keep changes", "keep this", "no new", "shouldn't ever", "can't", "cannot",
+              "may not", "are not allowed", "alone")  # fmt: skip
 
 
 class Claim(NamedTuple):
@@ -219,7 +221,7 @@ def claims(text: str, role: str, *, holding: tuple[str, ...] = ()) -> list[Claim
     said = [_plain(s) for s in sentences(text)]
     found: list[Claim] = []
     for index, sentence in enumerate(said):
-        if holding and not _holds(sentence.lower(), holding):
+        if holding and not holds(sentence.lower(), holding):
             continue
         kind = kind_of(sentence)
         if kind is None:
@@ -231,5 +233,6 @@ def claims(text: str, role: str, *, holding: tuple[str, ...] = ()) -> list[Claim
     return found
 
 
-def _holds(lowered: str, words: tuple[str, ...]) -> bool:
+def holds(lowered: str, words: tuple[str, ...]) -> bool:
+    """Whether lower-cased text holds one of `words` (DECISION_WORDS, RULE_WORDS)."""
     return any(word in lowered for word in words)

@@ -21,7 +21,7 @@ import shlex
 from typing import Any
 
 from clew.brief import clip
-from clew.claims import DECISION_WORDS, RULE_WORDS, claims
+from clew.claims import DECISION_WORDS, RULE_WORDS, claims, holds
 from clew.fingerprint import telling_line
 from clew.pattern import lazy
 from clew.tokens import TokenCounter
@@ -131,8 +131,7 @@ def failed(text: str) -> bool:
 def _key_decisions(text: str, role: str) -> list[str]:
     """The decisions (and, for a user, the rules) a user's or assistant's message states."""
     words = _WORDS[role]
-    lowered = text.lower()
-    if not any(word in lowered for word in words):  # most turns: no need to split them
+    if not holds(text.lower(), words):  # most turns: no need to split them
         return []
     kept = _KEPT[role]
     return [c.sentence for c in claims(text, _ROLE[role], holding=words) if c.kind in kept]
