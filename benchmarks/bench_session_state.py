@@ -85,7 +85,7 @@ def main() -> int:
     header(f"Session-state fold: this tree against {args.against}", ("runs", args.runs))
     rows = []
     for label, work in (
-        (f"workload ({args.turns:,} turns)", messages(args.turns)),
+        ("the design's workload", messages(args.turns)),
         ("judgement sets' messages", judgement_messages()),
     ):
         parts = [parse(m) for m in work]
