@@ -55,6 +55,8 @@ def found(chosen: list[dict[str, Any]]) -> dict[str, list[str]]:
     """Case id -> the key decisions the session state holds after its message."""
     import clew
 
+    if not hasattr(clew.Memory, "session_state"):
+        raise RuntimeError("this clew has no conversation archive (no Memory.session_state)")
     os.environ["CLEW_WORKER"] = "off"
     with tempfile.TemporaryDirectory() as folder:
         mem = clew.open(Path(folder) / "session.db", mirror=False)
