@@ -50,6 +50,7 @@ ALLOWED_CLEW = frozenset(
         "clew.brief",
         "clew.capture",  # a Memory mixin: transcript capture (json and os only)
         "clew.checks",
+        "clew.claims",  # the session state's key decisions (re; compiled on first use)
         "clew.checkpoints",  # a Memory mixin: checkpoints (os and stat only; the rest lazily)
         "clew.cli",
         "clew.cli.capture",  # capture --hook

@@ -17,10 +17,12 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from clew.pattern import lazy
+
 # A sentence ends at `.`, `!` or `?` followed by white space (or the end), or at a line
 # break: a dot inside a token (ghcr.io, v1.2.3, 3.11, src/app.py, ./run.sh, a URL) is
 # followed by more of the token, so it never ends a sentence.
-_END = re.compile(r"[.!?]+(?=\s|$)|\n")
+_END = lazy(r"[.!?]+(?=\s|$)|\n")
 # Words whose final dot is not a sentence's end.
 _ABBREVIATIONS = frozenset(
     {"e.g", "i.e", "etc", "vs", "cf", "approx", "incl", "esp", "viz", "resp", "no", "fig", "al",
@@ -56,7 +58,7 @@ _CHOICE = r"(?:decided(?!\s+(?:nothing|yet)\b)|chose|opted|picked(?!\s+up\b)|set
 
 # An agent's decision: a choice it made in the first person, or a sentence that opens with
 # the choice ("Going with Postgres 16: ...", "Decision: ...").
-_DECISION = re.compile(
+_DECISION = lazy(
     rf"^{_LEAD}(?:{_I}\s+{_CHOICE}\b"
     rf"|{_WILL}\s+go(?:ing)?\s+with\b"
     rf"|(?:final |the )?decision(?: made)?\s*:"
@@ -68,7 +70,7 @@ _DECISION = re.compile(
 # A weaker sign: acting on one thing "instead of / rather than" another. A choice of tool
 # for the next look ("I'll use rg instead of grep") is how the agent works, not a decision
 # about the work, so a sentence about looking, searching or a tool is none.
-_ALTERNATIVE = re.compile(
+_ALTERNATIVE = lazy(
     rf"\b{_WILL}\s+(?:switch|use|keep|stick|go(?:ing)? to \w+|switching|using|keeping"
     rf"|sticking)\b.*\b(?:instead of|rather than)\b"
     rf"|^{_LEAD}(?:instead of|rather than)\b[^,]{{0,80}},\s*{_WILL}\s+"
@@ -76,13 +78,13 @@ _ALTERNATIVE = re.compile(
     rf"|\b(?:use|keep|switch to|stick with)\b.*\bgoing forward\b",
     re.I,
 )
-_LOOKING = re.compile(
+_LOOKING = lazy(
     r"\b(?:tool|grep|rg|ripgrep|sed|cat|find|ls|glob|search(?:ing)?|look(?:ing)?|read(?:ing)?"
     r"|list(?:ing)?|view(?:ing)?|inspect(?:ing)?|check(?:ing)?)\b",
     re.I,
 )
 # A finding: established in so many words, not guessed.
-_FINDING = re.compile(
+_FINDING = lazy(
     r"^(?:(?:so|ok|okay|interesting|aha|ah|right)\W*\s+)?(?:it\s+)?turns out\b"
     r"|^(?:(?:so|ok|okay|aha|ah)\W*\s+)?(?:i've |i have |i |we've |we )?"
     r"(?:found|tracked down|identified|pinned down)\s+(?:it\s*:"
@@ -105,7 +107,7 @@ _FINDING = re.compile(
     re.I,
 )
 # A user's rule for the work: an imperative that forbids, requires or bounds.
-_USER_RULE = re.compile(
+_USER_RULE = lazy(
     r"^(?:(?:please|and|also|oh and|ok|okay)[,\s]+)?"
     r"(?:never|don'?t|do not|always|avoid|must(?:n't| not)?|stick to|make sure|ensure"
     r"|only (?:touch|change|modify|edit|use|work)|keep (?:all|the|everything|changes|this)"
@@ -118,7 +120,7 @@ _USER_RULE = re.compile(
 )
 # What a user says with those words that is no rule: "never mind", "don't worry", and what
 # happened ("never had this problem", "always worked before").
-_NOT_A_RULE = re.compile(
+_NOT_A_RULE = lazy(
     r"^(?:please\s+)?(?:never mind|nevermind|don'?t (?:worry|know|bother|need|think|see)"
     r"|always (?:get|forget|seem|worked|works|been|was|had|happens|the|a|an|same)"
     r"|never (?:had|seen|saw|did|knew|noticed|thought|been|got|used|happened|worked))\b"
@@ -126,7 +128,7 @@ _NOT_A_RULE = re.compile(
     re.I,
 )
 # A rule the agent relays: the user said it, or the agent acknowledges one.
-_RELAYED = re.compile(
+_RELAYED = lazy(
     r"\b(?:the user|you|user)\s+(?:said|asked|mentioned|told me|wants|instructed|requested)\b"
     r"(?:(?!\s+(?:whether|if|why|what|how|which|for|about)\b)\s+\S+){0,6}?"
     r"\s+(?:not|never|must|always|only|keep|no)\b"
@@ -139,14 +141,28 @@ _RELAYED = re.compile(
     re.I,
 )
 # A user's rule asked as a question ("Can you make sure the migration is reversible?").
-_ASKED_RULE = re.compile(r"^(?:can|could|would) you (?:please )?(?:make sure|ensure)\b", re.I)
+_ASKED_RULE = lazy(r"^(?:can|could|would) you (?:please )?(?:make sure|ensure)\b", re.I)
 # Doubt, a plan or a question: what is not yet known or not yet chosen.
-_DOUBT = re.compile(
+_DOUBT = lazy(
     r"\b(?:might|maybe|may be|possibly|probably|perhaps|suspect|i think|i guess|seems?"
     r"|could be|not sure|unsure|whether|let me|let's see|need to|if you|unclear|unknown"
     r"|not yet|still haven't|haven't found|wonder)\b|\?\s*$",
     re.I,
 )
+
+
+# What a sentence holds, lower-cased, whenever the rules above find a decision in it
+# (`DECISION_WORDS`) or a user's rule (`RULE_WORDS`): a caller on a hot path (the session
+# state, folded on every turn) reads a message only when one is in it, with `str.find`.
+# Phrases are matched with one space between their words, as agents write them.
+DECISION_WORDS = ("decided", "chose", "opted", "picked", "settled on", "went with", "go with",
+                  "going with", "decision", "picking", "sticking with", "forward", "instead of",
+                  "rather than", "switch")  # fmt: skip
+RULE_WORDS = ("never", "don't", "dont", "do not", "always", "avoid", "must", "stick to",
+              "make sure", "ensure", "only touch", "only change", "only modify", "only edit",
+              "only use", "only work", "keep all", "keep the", "keep everything",
+              "keep changes", "keep this", "no new", "shouldn't ever", "can't", "cannot",
+              "may not", "are not allowed", "alone")  # fmt: skip
 
 
 class Claim(NamedTuple):
@@ -157,7 +173,7 @@ class Claim(NamedTuple):
 
 
 # A list's bullet or number, a heading's hashes, emphasis: markdown around the words.
-_MARKUP = re.compile(r"^\s*(?:#{1,6}\s+|>\s*)?(?:[-*+\u2022]\s+|\d{1,2}[.)]\s+)?|\*\*|__")
+_MARKUP = lazy(r"^\s*(?:#{1,6}\s+|>\s*)?(?:[-*+\u2022]\s+|\d{1,2}[.)]\s+)?|\*\*|__")
 # A claim that only announces what follows ("Found the issue!", "Root cause found."): its
 # summary takes the next sentence too.
 _ANNOUNCES = 4  # words
@@ -194,15 +210,19 @@ def _user_kind(sentence: str) -> str | None:
     return "decision" if _DECISION.search(sentence) and not _DOUBT.search(sentence) else None
 
 
-def claims(text: str, role: str) -> list[Claim]:
+def claims(text: str, role: str, *, holding: tuple[str, ...] = ()) -> list[Claim]:
     """The claims a message makes, in its order: an agent's decisions, findings and relayed
-    constraints, a user's instructions and decisions; one per sentence that makes one."""
+    constraints, a user's instructions and decisions; one per sentence that makes one.
+    With `holding`, only the sentences that hold one of those words (lower-cased) are read
+    (DECISION_WORDS, RULE_WORDS: for the claims of those kinds, and only them)."""
     kind_of = _user_kind if role == "user" else _agent_kind if role == "agent" else None
     if kind_of is None:
         return []
     said = [_plain(s) for s in sentences(text)]
     found: list[Claim] = []
     for index, sentence in enumerate(said):
+        if holding and not holds(sentence.lower(), holding):
+            continue
         kind = kind_of(sentence)
         if kind is None:
             continue
@@ -211,3 +231,8 @@ def claims(text: str, role: str) -> list[Claim]:
         if all(c.sentence != sentence for c in found):
             found.append(Claim(kind, sentence))
     return found
+
+
+def holds(lowered: str, words: tuple[str, ...]) -> bool:
+    """Whether lower-cased text holds one of `words` (DECISION_WORDS, RULE_WORDS)."""
+    return any(word in lowered for word in words)

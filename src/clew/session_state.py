@@ -3,12 +3,14 @@ mechanically from each turn, with no model, and rendered as YAML for the prompt.
 
 `advance` folds one turn into the state: a write or edit tool call touches a file; a shell
 call that fails opens an error, and a later success of the same command resolves it; a
-`git commit -m` and plain statements of choice ("let's use", "we'll use", "decided", "going
-with") or rules ("always", "never", "don't", "must") are key decisions; the user's latest
-message is the current focus. The facade runs it for every turn it appends and journals
-what changed (`change`), so a replay rebuilds the state exactly whatever this fold
-becomes. `render` keeps the limits (files 20,
-decisions 10, errors 5) and stays within its budget (about 1,000 tokens) by showing less.
+`git commit -m`, the decisions a user's or assistant's message states and the rules a user
+sets are key decisions, found by the rules task extraction uses (`clew.claims`), so the two
+agree: "Going with ghcr.io instead of Docker Hub" and "Never force-push to main" are, "I'll
+use grep to look for it", "Don't worry about it" and "you must be tired" are not; the
+user's latest message is the current focus. The facade runs it for every turn it appends
+and journals what changed (`change`), so a replay rebuilds the state exactly whatever this
+fold becomes. `render` keeps the limits (files 20, decisions 10, errors 5) and stays within
+its budget (about 1,000 tokens) by showing less.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import shlex
 from typing import Any
 
 from clew.brief import clip
+from clew.claims import DECISION_WORDS, RULE_WORDS, claims, holds
 from clew.fingerprint import telling_line
 from clew.pattern import lazy
 from clew.tokens import TokenCounter
@@ -33,19 +36,19 @@ _OPEN_ERRORS = 10  # open errors remembered (5 shown), awaiting a success
 _WRITE = lazy(r"write|create|save|new_file", re.I)
 _EDIT = lazy(r"edit|replace|patch|modify|update_file|insert|append", re.I)
 _SHELL = lazy(r"bash|shell|exec|run|terminal|command|cmd|sh$", re.I)
-# Phrases that state a choice, and words that state a rule, matched as whole words in the
-# lower-cased text. Found with `str.find`, edges checked by hand, because a regex
-# alternation that starts at a word boundary costs tens of µs on every turn.
-_DECIDED = ("let's use", "let us use", "we'll use", "we will use", "i'll use", "decided",
-            "going with", "we chose", "i chose", "switch to", "switched to", "switching to",
-            "instead of")  # fmt: skip
-_RULE = ("always", "never", "don't", "do not", "must")
+# What a message must hold (lower-cased) for the claims rules to find a key decision in it:
+# most turns hold none, and are never split into sentences. Found with `str.find` (`in`),
+# because a regex alternation that starts at a word boundary costs tens of µs on every turn.
+_WORDS = {"user": DECISION_WORDS + RULE_WORDS, "assistant": DECISION_WORDS}
+# The claims that are key decisions: a decision of either, and a user's rule. The claims
+# rules' own name of each role.
+_KEPT = {"user": ("decision", "user_instruction"), "assistant": ("decision",)}
+_ROLE = {"user": "user", "assistant": "agent"}
 # What says a tool's output is a failure, found the same way.
 _FAILED_TEXT = ("Traceback (most recent call last)", "command not found", "returned non-zero",
                 "No such file or directory")  # fmt: skip
 _FAILED_WORD = ("Error:", "Exception:", "error:", "FAILED")  # after a letter / at a word start
 _EXIT = lazy(r"[Ee]xit (?:code|status)[: =]*[1-9]")
-_SENTENCE = lazy(r"[^.!?\n]+[.!?]?")
 
 
 def _arguments(text: str) -> dict[str, Any]:
@@ -107,17 +110,6 @@ def _word_char(text: str, at: int) -> bool:
     return 0 <= at < len(text) and (text[at].isalnum() or text[at] == "_")
 
 
-def _has_word(text: str, words: tuple[str, ...]) -> bool:
-    """Whether `text` holds one of `words` (or phrases) as a whole word."""
-    for word in words:
-        at = text.find(word)
-        while at != -1:
-            if not _word_char(text, at - 1) and not _word_char(text, at + len(word)):
-                return True
-            at = text.find(word, at + 1)
-    return False
-
-
 def failed(text: str) -> bool:
     """Whether a tool's output reads as a failure: a traceback, `SomeError:`, `error:`,
     `FAILED`, `command not found`, a non-zero exit code..."""
@@ -136,15 +128,13 @@ def failed(text: str) -> bool:
     return ("xit code" in tail or "xit status" in tail) and _EXIT.search(tail) is not None
 
 
-def _sentences(text: str, words: tuple[str, ...]) -> list[str]:
-    """The sentences of `text` that hold one of `words` as a whole word."""
-    if not _has_word(text.lower(), words):  # most turns: no need to split them
+def _key_decisions(text: str, role: str) -> list[str]:
+    """The decisions (and, for a user, the rules) a user's or assistant's message states."""
+    words = _WORDS[role]
+    if not holds(text.lower(), words):  # most turns: no need to split them
         return []
-    return [
-        s.strip()
-        for s in _SENTENCE.findall(text)
-        if len(s.strip()) > 8 and _has_word(s.lower(), words)
-    ]
+    kept = _KEPT[role]
+    return [c.sentence for c in claims(text, _ROLE[role], holding=words) if c.kind in kept]
 
 
 def advance(state: dict[str, Any], turn: int, parts: Parts) -> dict[str, Any]:
@@ -185,9 +175,8 @@ def advance(state: dict[str, Any], turn: int, parts: Parts) -> dict[str, Any]:
                 fix = f"{clip(str(what), 80)} then worked"
                 resolved.append({"error": fixed[-1]["error"], "fix": fix, "turn": turn})
     elif parts.role in ("user", "assistant") and parts.text:
-        decisions += _sentences(parts.text, _DECIDED)
+        decisions += _key_decisions(parts.text, parts.role)
         if parts.role == "user":
-            decisions += _sentences(parts.text, _RULE)
             first = parts.text.strip().splitlines()[0] if parts.text.strip() else ""
             if first:
                 focus = {"text": clip(first, 100), "turn": turn}
