@@ -268,3 +268,17 @@ def test_an_identifier_as_written_is_confident_only_when_it_is_code() -> None:
     ranked = ranking.rank(asked("self care daily", identifiers=("self-care",)),
                           dict([prose, other]))  # fmt: skip
     assert not ranking.confident(ranked[0], ranked[1], ("self-care",))
+
+
+def test_a_question_naming_a_speaker_ranks_the_others_turns_lower() -> None:
+    # Omar's turn names Lena to address her; Lena's own turn tells what she did.
+    own = found("own", "I finally went to the pottery class", -1.0, kind="turn",
+                session="s", turn=3, speaker="Lena")  # fmt: skip
+    other = found("other", "Lena, the pottery class sounds lovely", -1.0, kind="turn",
+                  session="s", turn=8, speaker="Omar")  # fmt: skip
+    ranked = {r.key[1]: r for r in ranking.rank(asked("lena pottery class"), dict([own, other]))}
+    assert ranked["own"].score > ranked["other"].score
+    assert any(b.startswith("said by another than lena") for b in ranked["other"].explain.boosts)
+    # No speaker named: nobody's turns are lowered.
+    plain = {r.key[1]: r for r in ranking.rank(asked("pottery class"), dict([own, other]))}
+    assert not any(b.startswith("said by another") for b in plain["other"].explain.boosts)

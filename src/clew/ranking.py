@@ -57,6 +57,9 @@ EXACT_TEXT = 0.5  # the whole question, as written
 EXACT_PHRASE = 0.15  # each phrase written in the question (two at most)
 EXACT_IDENTIFIER = 1.0  # every identifier of the question, as written
 SPEAKER = 1.2  # a turn said by the person the question names
+# A turn said by someone else, when the question names a speaker of the turns found: it
+# is about the person named less often than their own (it names them to address them).
+OTHER_SPEAKER = 0.8
 TOOL = 1.2  # a call of the tool the question names
 IN_TIME = 1.5  # a record from the time the question names
 RELATED = 0.5  # what a word related to a question's word counts for, of the word itself
@@ -68,8 +71,8 @@ CONFIDENT_COVERAGE = 0.6
 CONFIDENT_COSINE = 0.62
 # ... and then only when the runner-up scores at most this share of it. Measured
 # (benchmarks/retrieval/locomo.py, run.py): without it a confident top hit was evidence on
-# 50-54% of LoCoMo's questions; at 0.45, 81% (on 10% of questions).
-CLEAR = 0.45
+# 50-54% of LoCoMo's questions; at 0.4, 82% (on 8% of questions).
+CLEAR = 0.4
 
 Key = tuple[str, str]  # (kind, id)
 
@@ -316,10 +319,16 @@ def rank(
         for key, lift in _neighbour_lifts(found, plain).items():
             keyword[key] += lift
             why[key].append(f"a neighbouring turn matches +{lift:.2f}")
+    named = {f.speaker.casefold() for f in found.values() if f.speaker} & asked.speakers_or_tools
     for key, f in found.items():
-        if ASKS != 1.0 and f.hit.kind == "turn" and keyword[key] > 0 and asks(f.text):
+        if f.hit.kind != "turn" or keyword[key] <= 0:
+            continue
+        if ASKS != 1.0 and asks(f.text):
             keyword[key] *= ASKS
             why[key].append(f"asks a question x{ASKS:.2f}")
+        if named and f.speaker and f.speaker.casefold() not in named:
+            keyword[key] *= OTHER_SPEAKER
+            why[key].append(f"said by another than {', '.join(sorted(named))} x{OTHER_SPEAKER:.2f}")
     top_keyword = max(keyword.values(), default=0.0) or 1.0
     cosines = dict(nearest)
     dense_rank = {k: i + 1 for i, (k, _) in enumerate(nearest)}
