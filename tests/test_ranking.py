@@ -241,3 +241,44 @@ def test_the_reply_to_a_question_takes_more_of_it_and_the_question_less() -> Non
     assert any(b.startswith("asks a question") for b in ranked["q"].explain.boosts)
     assert ranking.asks("Which one? [shares a photo: a dog]")
     assert not ranking.asks("Why? Because it was cheaper.")
+
+
+def test_confident_needs_a_clear_lead_over_the_runner_up() -> None:
+    first = found("first", "registry credentials expired yesterday", -2.0)
+    near = found("near", "registry credentials expired last week", -1.9)
+    far = found("far", "the mirror of the registry", -0.4)
+    close = ranking.rank(asked("expired registry credentials"), dict([first, near]))
+    assert ranking.confident(close[0])  # alone, as before
+    assert not ranking.confident(close[0], close[1])  # two turns say it: which answers?
+    clear = ranking.rank(asked("expired registry credentials"), dict([first, far]))
+    assert ranking.confident(clear[0], clear[1])
+
+
+def test_an_identifier_as_written_is_confident_only_when_it_is_code() -> None:
+    assert ranking.code_like("ERR_CONN_RESET") and ranking.code_like("src/auth.py")
+    assert ranking.code_like("v2.19.2") and ranking.code_like("f2000")
+    assert not ranking.code_like("self-care") and not ranking.code_like("hand-painted")
+    code = found("code", "pytest failed: ERR_CONN_RESET in the pool", -1.0)
+    twin = found("twin", "ERR_CONN_RESET again on retry", -1.0)
+    ranked = ranking.rank(asked("err_conn_reset", identifiers=("ERR_CONN_RESET",)),
+                          dict([code, twin]))  # fmt: skip
+    assert ranking.confident(ranked[0], ranked[1], ("ERR_CONN_RESET",))
+    prose = found("prose", "self-care matters, I run daily", -1.0)
+    other = found("other", "self-care is hard with kids", -1.0)
+    ranked = ranking.rank(asked("self care daily", identifiers=("self-care",)),
+                          dict([prose, other]))  # fmt: skip
+    assert not ranking.confident(ranked[0], ranked[1], ("self-care",))
+
+
+def test_a_question_naming_a_speaker_ranks_the_others_turns_lower() -> None:
+    # Omar's turn names Lena to address her; Lena's own turn tells what she did.
+    own = found("own", "I finally went to the pottery class", -1.0, kind="turn",
+                session="s", turn=3, speaker="Lena")  # fmt: skip
+    other = found("other", "Lena, the pottery class sounds lovely", -1.0, kind="turn",
+                  session="s", turn=8, speaker="Omar")  # fmt: skip
+    ranked = {r.key[1]: r for r in ranking.rank(asked("lena pottery class"), dict([own, other]))}
+    assert ranked["own"].score > ranked["other"].score
+    assert any(b.startswith("said by another than lena") for b in ranked["other"].explain.boosts)
+    # No speaker named: nobody's turns are lowered.
+    plain = {r.key[1]: r for r in ranking.rank(asked("pottery class"), dict([own, other]))}
+    assert not any(b.startswith("said by another") for b in plain["other"].explain.boosts)

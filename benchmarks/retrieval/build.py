@@ -33,7 +33,19 @@ _QUIET = {"CLEW_WORKER": "off", "CLEW_MAINTENANCE": "0", "CLEW_STUCK": "0",
           "CLEW_PROGRESS": "off", "CLEW_MIRROR": "0"}  # fmt: skip
 
 
-_NOT_DATA = ("run.py", "build.py", "words.py", "variants.py", "dense.py", "__init__.py")
+# The harnesses and the conversation sets: not the 303-question set's data.
+_NOT_DATA = (
+    "run.py",
+    "build.py",
+    "words.py",
+    "variants.py",
+    "dense.py",
+    "__init__.py",
+    "conversations.py",
+    "locomo.py",
+    "heldout.py",
+    "heldout_data.py",
+)
 
 
 class Clock:

@@ -97,9 +97,9 @@ def write(conversation: Conversation, path: Path) -> dict[str, str]:
     return refs
 
 
-def stored(conversation: Conversation) -> tuple[Path, dict[str, str]]:
+def stored(conversation: Conversation, cache: Path = CACHE) -> tuple[Path, dict[str, str]]:
     """The conversation's store, written once and cached by a hash of its content."""
-    folder = CACHE / f"{conversation.name}-{conversation.digest()}"
+    folder = cache / f"{conversation.name}-{conversation.digest()}"
     store, refs_file = folder / "store.db", folder / "refs.json"
     if store.exists() and refs_file.exists():
         return store, json.loads(refs_file.read_text())
@@ -126,12 +126,13 @@ def run(
     conversations: Iterable[Conversation],
     modes: Sequence[str],
     progress: Callable[[str], None] | None = None,
+    cache: Path = CACHE,
 ) -> list[dict[str, Any]]:
     """Every question of every conversation asked in each mode: one row per question and
     mode (conversation, category, mode, ranks of evidence in the top TOP, confident)."""
     rows: list[dict[str, Any]] = []
     for conv in conversations:
-        store, refs = stored(conv)
+        store, refs = stored(conv, cache)
         at = conv.asked_at or (conv.sittings[-1].at + timedelta(days=1))
         clock = Clock(at)
         mem = open_store(store, clock)

@@ -57,15 +57,22 @@ EXACT_TEXT = 0.5  # the whole question, as written
 EXACT_PHRASE = 0.15  # each phrase written in the question (two at most)
 EXACT_IDENTIFIER = 1.0  # every identifier of the question, as written
 SPEAKER = 1.2  # a turn said by the person the question names
+# A turn said by someone else, when the question names a speaker of the turns found: it
+# is about the person named less often than their own (it names them to address them).
+OTHER_SPEAKER = 0.8
 TOOL = 1.2  # a call of the tool the question names
 IN_TIME = 1.5  # a record from the time the question names
 RELATED = 0.5  # what a word related to a question's word counts for, of the word itself
 ASKED_KIND = 1.25  # the kind of record the question asks for (decisions, errors, commands)
 OUT_OF_TIME = 0.8  # one from outside an exact date the question names
-# A top hit is "confident" when it holds most of the question's words, has them as
-# written, or is close in meaning.
+# A top hit is "confident" when it has the question as written, or holds most of its words
+# (or is close in meaning) ...
 CONFIDENT_COVERAGE = 0.6
 CONFIDENT_COSINE = 0.62
+# ... and then only when the runner-up scores at most this share of it. Measured
+# (benchmarks/retrieval/locomo.py, run.py): without it a confident top hit was evidence on
+# 50-54% of LoCoMo's questions; at 0.4, 82% (on 8% of questions).
+CLEAR = 0.4
 
 Key = tuple[str, str]  # (kind, id)
 
@@ -316,10 +323,16 @@ def rank(
         for key, lift in _neighbour_lifts(found, plain).items():
             keyword[key] += lift
             why[key].append(f"a neighbouring turn matches +{lift:.2f}")
+    named = {f.speaker.casefold() for f in found.values() if f.speaker} & asked.speakers_or_tools
     for key, f in found.items():
-        if ASKS != 1.0 and f.hit.kind == "turn" and keyword[key] > 0 and asks(f.text):
+        if f.hit.kind != "turn" or keyword[key] <= 0:
+            continue
+        if ASKS != 1.0 and asks(f.text):
             keyword[key] *= ASKS
             why[key].append(f"asks a question x{ASKS:.2f}")
+        if named and f.speaker and f.speaker.casefold() not in named:
+            keyword[key] *= OTHER_SPEAKER
+            why[key].append(f"said by another than {', '.join(sorted(named))} x{OTHER_SPEAKER:.2f}")
     top_keyword = max(keyword.values(), default=0.0) or 1.0
     cosines = dict(nearest)
     dense_rank = {k: i + 1 for i, (k, _) in enumerate(nearest)}
@@ -425,18 +438,37 @@ def asks(text: str) -> bool:
     return _ATTACHED.sub("", text).rstrip().endswith("?")
 
 
-def confident(ranked: Ranked) -> bool:
-    """Whether a hit is likely to answer: it holds most of the question's words and the
-    rarest of them (or has them as written: the whole question, a phrase with the rarest
-    word, every identifier), or is close to it in meaning."""
+def confident(
+    ranked: Ranked, runner_up: Ranked | None = None, identifiers: Sequence[str] = ()
+) -> bool:
+    """Whether the first hit is likely to answer: it has the question as written (the
+    whole question, or an identifier that is code, not prose: ERR_CONN_RESET, src/auth.py,
+    v2.19.2, not "self-care"), or it holds the question (most of its words and the rarest
+    of them, a phrase with the rarest word, or close meaning) and stands clear of the
+    runner-up, which scores at most CLEAR of it. Holding the question alone was right
+    on about half of LoCoMo's top hits: a conversation says the same words in many turns,
+    and only a clear lead tells the one that answers (docs/benchmarks.md)."""
     e = ranked.explain
-    exact = any(b.startswith("the whole question") for b in e.boosts) or any(
-        b == f"identifier as written +{EXACT_IDENTIFIER:.2f}" for b in e.boosts
-    )
+    if any(b.startswith("the whole question") for b in e.boosts):
+        return True
+    if any(b == f"identifier as written +{EXACT_IDENTIFIER:.2f}" for b in e.boosts) and any(
+        code_like(i) for i in identifiers
+    ):
+        return True
     phrase = ranked.rarest and any(b.startswith("phrase") for b in e.boosts)
     close = e.cosine is not None and e.cosine >= CONFIDENT_COSINE
     covers = e.keyword_rank is not None and e.coverage >= CONFIDENT_COVERAGE and ranked.rarest
-    return covers or exact or phrase or close
+    clear = runner_up is None or runner_up.score <= CLEAR * ranked.score
+    return (covers or phrase or close) and clear
+
+
+_CODE = re.compile(r"[\w./:-]*(?:\d|_|[./:](?=\w)|[a-z][A-Z])[\w./:-]*")
+
+
+def code_like(identifier: str) -> bool:
+    """Whether an identifier is code (a digit, an underscore, a path or dotted name, an
+    inner capital) rather than a hyphenated word of prose."""
+    return _CODE.fullmatch(identifier) is not None
 
 
 def _rarest_holders(asked: Asked, found: Mapping[Key, Found]) -> Callable[[Key], bool]:

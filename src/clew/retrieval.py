@@ -233,7 +233,9 @@ class Retrieval(Vectors, Archive):
                 continue  # embedded, then deleted: the vectors lag behind
             hit = hit._replace(
                 score=round(r.score, 4), open=self._open_command(hit),
-                confident=i == 0 and ranking.confident(r),
+                confident=i == 0 and ranking.confident(
+                    r, ranked[1] if len(ranked) > 1 else None, asked.identifiers
+                ),
                 explain=r.explain if explain else None,
                 superseded_by=replaced.get(hit.id) if hit.kind == "entry" else None,
             )  # fmt: skip
