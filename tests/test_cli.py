@@ -323,6 +323,17 @@ def test_record_resolve_and_list_entries(cli: Cli) -> None:
     errors = json.loads(cli("entries", "--task", task_id, "--type", "error", "--json").out)
     assert {e["status"] for e in errors} == {"resolved"}
     assert "Use ghcr.io" in cli("task", "show", task_id).out
+    # A reversed decision names the one it replaces; search shows the new one first, the old
+    # one labelled.
+    dockerhub = cli("task", "record", task_id, "--decision", "Push to Docker Hub").out.strip()
+    ghcr = cli(
+        "task", "record", task_id, "--decision", "Push to ghcr.io: Docker Hub rate-limits pulls",
+        "--supersedes", dockerhub[:6],
+    ).out.strip()  # fmt: skip
+    hits = json.loads(cli("search", "which registry did we push to?", "--json").out)
+    ids = [h["id"] for h in hits]
+    assert ids.index(ghcr) < ids.index(dockerhub)
+    assert "superseded" in hits[ids.index(dockerhub)]["label"]
     # Bad input: one line, exit 2, nothing written.
     for args, says in (
         (["task", "record", task_id], "one of the arguments"),
@@ -330,6 +341,7 @@ def test_record_resolve_and_list_entries(cli: Cli) -> None:
         (["task", "record", task_id, "--decision", "x", "--resolution", "y"], "goes with --error"),
         (["task", "resolve", task_id, error, "--resolution", "again"], "already resolved"),
         (["task", "resolve", task_id, "zzzz", "--resolution", "x"], "no entry matches"),
+        (["task", "record", task_id, "--decision", "x", "--supersedes", "zzzz"], "no entry"),
         (["entries", "--type", "rumour"], "not one of"),
     ):
         result = cli(*args)

@@ -387,6 +387,7 @@ def cmd_task_record(args: argparse.Namespace) -> int:
             resolution=args.resolution,
             keep_open=args.keep_open,
             command=args.command,
+            supersedes=args.supersedes,
         )
     return show(args, entry, entry.id)
 
@@ -685,6 +686,12 @@ def register(commands: Any, command: Commands) -> None:
         action="store_true",
         help="with --error: leave it open until you resolve it (a passing rerun is only"
         " shown beside it as evidence)",
+    )
+    p.add_argument(
+        "--supersedes",
+        metavar="ENTRY",
+        help="an earlier entry this one replaces (a decision reversed); search and the state"
+        " then show the new one as current",
     )
     p.add_argument("--step", help="the plan step it belongs to (number or id)")
     p.add_argument("--detail", metavar="TEXT", help="the full detail, verbatim")
