@@ -489,6 +489,37 @@ def test_clip_keeps_its_definition(text: str, limit: int) -> None:
     assert clip(text, limit) == expected
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab_- 0123456789/:.", min_size=1, max_size=80), st.integers(8, 60))
+def test_a_clipped_command_keeps_its_program_and_its_last_arguments(
+    command: str, limit: int
+) -> None:
+    """brief.clip_command: within its limit, and what it keeps of a long command line is its
+    head and its tail (where runs of one command differ), cut in the middle."""
+    from clew.brief import clip, clip_command
+
+    clipped = clip_command(command, limit)
+    flat = clip(command, len(command) + 1)
+    assert len(clipped) <= limit
+    if len(flat) <= limit:
+        assert clipped == flat
+    else:
+        head, tail = clipped.split("…")
+        assert flat.startswith(head) and flat.endswith(tail) and len(tail) >= len(head)
+
+
+def test_two_runs_of_one_command_read_apart_at_every_brief_shape() -> None:
+    """Failures of two partitions, clipped as each of the brief's shapes quotes a command,
+    still read apart (cut at the end, both read `python manage.py backfill --t…`)."""
+    from clew.brief import SHAPES, clip_command
+
+    runs = [f"python manage.py backfill --table orders_p00{n}" for n in (4, 5)]
+    for shape in SHAPES:
+        if shape.quote // 2 >= 12:
+            first, second = (clip_command(run, shape.quote // 2) for run in runs)
+            assert first != second and first.endswith("p004") and second.endswith("p005")
+
+
 _LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 
 

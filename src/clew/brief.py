@@ -126,6 +126,18 @@ def clip(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
+def clip_command(command: str, limit: int) -> str:
+    """A command line on one line in `limit` characters, cut in the middle: its program at the
+    head and its last arguments at the tail, where runs of one command differ (a shard, a
+    partition, a version, a test id), so two clipped runs still read apart."""
+    flat = clip(command, len(command) + 1)
+    if len(flat) <= limit or limit < 8:
+        return clip(flat, limit)
+    head = max(1, (limit - 1) // 3)
+    tail = limit - 1 - head
+    return flat[:head].rstrip() + "…" + flat[len(flat) - tail :].lstrip()
+
+
 def number_ranges(numbers: Sequence[int]) -> str:
     """Format sorted step numbers compactly: [1, 2, 3, 5] -> '1-3, 5'."""
     parts: list[str] = []
@@ -181,7 +193,11 @@ def _last_line(action: Action) -> str:
 
 def _failure_line(failure: _Failure, quote: int) -> str:
     action = failure.action
-    what = f"`{clip(action.command, quote // 2)}`" if action.command else clip(action.summary, 80)
+    what = (
+        f"`{clip_command(action.command, quote // 2)}`"
+        if action.command
+        else clip(action.summary, 80)
+    )
     code = f" exited {action.exit_code}" if action.exit_code is not None else " failed"
     detail = f": {clip(failure.last_line, quote)}" if failure.last_line else ""
     return f"{what}{code} ({failure.ago}){detail}"
