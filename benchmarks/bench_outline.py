@@ -3,6 +3,7 @@ guardrails) costs, before and after its search index (migration 26), on stores o
 20,000 tasks.
 
     python benchmarks/bench_outline.py --before REV         # 2,000 and 20,000 tasks
+    python benchmarks/bench_outline.py --before REV --after REV2  # two commits
     python benchmarks/bench_outline.py --before REV --quick # 500 tasks, a few rounds
 
 Each store is built once by the `--before` commit's clew (checked out in a temporary git
@@ -178,25 +179,33 @@ def measure(tasks: int, before: Path, after: Path, rounds: int, scratch: Path) -
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--before", required=True, help="the commit before the index")
+    parser.add_argument("--after", help="the commit with it (default: this tree)")
     parser.add_argument("--sizes", default="2000,20000")
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
     sizes = [500] if args.quick else [int(s) for s in args.sizes.split(",")]
     rounds = 2 if args.quick else args.rounds
-    header("Search of the outline, before and after its index", ("before", args.before))
+    header("Search of the outline, before and after its index", ("before", args.before),
+           ("after", args.after or "this tree"))  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="clew-outline-") as tmp:
         scratch = Path(tmp)
         before = scratch / "before"
         subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(before),
                         args.before], check=True, capture_output=True)  # fmt: skip
+        after = ROOT
+        if args.after:
+            after = scratch / "after"
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(after),
+                            args.after], check=True, capture_output=True)  # fmt: skip
         try:
             rows = []
             for tasks in sizes:
-                rows += measure(tasks, before, ROOT, rounds, scratch)
+                rows += measure(tasks, before, after, rounds, scratch)
         finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
-                            str(before)], check=False, capture_output=True)  # fmt: skip
+            for tree in {before, after} - {ROOT}:
+                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
+                                str(tree)], check=False, capture_output=True)  # fmt: skip
     print(
         table(
             ["tasks", "operation", "samples", "before wall p50 ms", "before wall p95",
