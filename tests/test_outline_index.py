@@ -6,12 +6,15 @@ made for a store that existed before."""
 from __future__ import annotations
 
 import sqlite3
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import clew
 from clew.models import OUTLINE_KINDS, RemoveStep, RenameStep
+from tests.conftest import new_space, postgres_url
 from tests.old_stores import undo_migration_26
 
 
@@ -99,3 +102,44 @@ def test_a_store_from_before_gets_its_documents(db: Path) -> None:
         assert mem.verify().differences == ()
         mem.add_guardrail("never page the quoll team at night")
         assert len(_found(mem, "quoll", "guardrail")) == 1
+
+
+@pytest.fixture
+def own_database(backend: str) -> Iterator[str]:
+    """A PostgreSQL database of the test's own (its schema is taken back and forth)."""
+    if backend != "postgres":
+        pytest.skip("PostgreSQL's upgrade")
+    psycopg = pytest.importorskip("psycopg")
+    url = postgres_url()
+    name = f"clew_own_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    yield url.rsplit("/", 1)[0] + "/" + name
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
+
+
+def test_a_postgres_store_from_before_gets_every_space_s_documents(own_database: str) -> None:
+    import psycopg
+
+    from clew.store.migrations import OUTLINE_COLUMNS
+
+    made = {}
+    for space in (new_space(), new_space()):
+        with clew.open(own_database, space=space) as mem:
+            made[space] = _outline(mem)
+    with psycopg.connect(own_database, autocommit=True) as conn:  # back to schema 25
+        for table in OUTLINE_COLUMNS:
+            conn.execute(f"DROP TRIGGER outline_{table} ON {table}")
+        conn.execute("DROP TABLE outline_docs")
+        conn.execute("DELETE FROM clew_migrations WHERE number = 26")
+    for space, ids in made.items():
+        with clew.open(own_database, space=space) as mem:  # the first applies migration 26
+            assert _found(mem, "platypus", "pattern") == [ids["pattern"]]
+            assert _found(mem, "bilby", "step") == [ids["summary"]]
+            assert mem.verify().differences == ()
+    with psycopg.connect(own_database, autocommit=True) as conn:  # damage, seen by verify
+        conn.execute("UPDATE outline_docs SET body = 'stale' WHERE kind = 'guardrail'")
+    with clew.open(own_database, space=space) as mem:
+        found = [d for d in mem.verify().differences if d.table == "outline_docs"]
+        assert len(found) == 1 and "1 differ from their row" in found[0].stored
