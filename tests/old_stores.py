@@ -13,6 +13,7 @@ from clew.store.migrations import (
     FINGERPRINTED_FROM,
     FINGERPRINTS,
     MIGRATIONS,
+    OUTLINE_COLUMNS,
     _keep,
     record_text,
 )
@@ -41,9 +42,23 @@ def _applied(conn: sqlite3.Connection, number: int) -> bool:
     )
 
 
+def undo_migration_26(conn: sqlite3.Connection) -> None:
+    """Take a store at schema 26 back to the one before: no search documents of task names,
+    goals, steps, answers, patterns or guardrails (search read their rows)."""
+    for table in OUTLINE_COLUMNS:
+        for event in ("insert", "update", "delete"):
+            conn.execute(f"DROP TRIGGER IF EXISTS outline_{table}_{event}")
+    conn.execute("DROP TABLE IF EXISTS outline_fts")
+    conn.execute("DROP TABLE IF EXISTS outline_docs")
+    conn.execute("DELETE FROM clew_migrations WHERE number = 26")
+    conn.commit()
+
+
 def undo_migration_25(conn: sqlite3.Connection) -> None:
-    """Take a store at schema 25 back to the one before: entries without who recorded them,
-    errors neither kept open nor with evidence."""
+    """Take a store at schema 25 (or later) back to the one before: entries without who
+    recorded them, errors neither kept open nor with evidence."""
+    if _applied(conn, 26):
+        undo_migration_26(conn)
     for column in ("origin", "keep_open", "evidence"):
         conn.execute(f"ALTER TABLE entries DROP COLUMN {column}")
     conn.execute("DELETE FROM clew_migrations WHERE number = 25")

@@ -1,14 +1,14 @@
-"""What search finds beyond the full-text indexes: the outline of the work (each task's name,
-its goal and its final answer, each plan step's title with its issue and summary) and
-semantic memory (patterns, guardrails). Pure but for `documents`, which reads them.
+"""What search finds beyond the archive, the records and the turns: the outline of the work
+(each task's name, its goal and its final answer, each plan step's title with its issue and
+summary) and semantic memory (patterns, guardrails). Pure but for `found` and `documents`,
+which read them.
 
-A store holds few of these (tens to thousands, against millions of turns): the store reads
-those that may hold one of the question's terms (a substring test of each term's stem, the
-newest MAX_DOCUMENTS of each kind), and they are ranked here with bm25 over its terms, as
-the indexes rank theirs: a term matches a word that starts with its stem
-("registr" in "registries"), an identifier or phrase of several tokens matches them in a
-row. Search (retrieval.py) mixes the result into its one list, reading each kind's bm25
-against its own best as it does each index's.
+Each has a search document of its own, kept by the store beside its row (migration 26):
+`found` asks the store for the best matches of a question, ranked by bm25 over one index
+of every kind (FTS5 on SQLite, a tsvector on PostgreSQL), as the other indexes rank
+theirs, and marks the question's words in each one's text. Search (retrieval.py) mixes
+the result into its one list, reading the outline's bm25 against its own best as it does
+each index's. `documents` reads them all (the newest of each kind), for ranking by meaning.
 
 A deprecated pattern, a disabled guardrail and a removed step are history: their labels
 say so (", deprecated", ", disabled", ", removed"), and the ranking puts them below the
@@ -17,7 +17,6 @@ current records (ranking.current_first).
 
 from __future__ import annotations
 
-import math
 import re
 import shlex
 from collections.abc import Sequence
@@ -29,11 +28,9 @@ from clew.search import Query, Term
 if TYPE_CHECKING:
     from clew.store import Store
 
-MAX_DOCUMENTS = 5000  # of each kind, the newest: more is a store few agents make
+MAX_DOCUMENTS = 5000  # of each kind, the newest, read to rank by meaning
 _TITLE_CHARS = 200
 _TOKEN = re.compile(r"[^\W_]+")
-_K1 = 1.2
-_B = 0.75
 _SUFFIXES = ("ingly", "edly", "ies", "ing", "ied", "ed", "es", "ly", "s")
 
 
@@ -44,18 +41,9 @@ class Document(NamedTuple):
     text: str
 
 
-def documents(
-    store: Store,
-    kinds: Sequence[str],
-    filters: EntryFilter,
-    query: Query | None = None,
-    limit: int = MAX_DOCUMENTS,
-) -> list[Document]:
-    """The documents of the kinds asked for that the filters leave (of one task with
-    `filters.task_id`, only steps with a step; no patterns or guardrails within a task:
-    they belong to none), created within `since`/`until`; the newest MAX_DOCUMENTS of each
-    kind (`limit`), of those that may hold a term of `query` when one is given (the store
-    tests a substring of each; `ranked` decides)."""
+def _wanted(kinds: Sequence[str], filters: EntryFilter) -> list[str]:
+    """The outline's kinds asked for that the filters leave: none with entry filters; of
+    one step, only steps; no patterns or guardrails within a task (they belong to none)."""
     wanted = [k for k in OUTLINE_KINDS if k in kinds]
     if not wanted or filters.types or filters.statuses or filters.tags:
         return []
@@ -63,26 +51,42 @@ def documents(
         wanted = [k for k in wanted if k == "step"]
     if filters.task_id is not None or filters.subtask_id is not None:
         wanted = [k for k in wanted if k not in ("pattern", "guardrail")]
-    holding = holds(query) if query is not None else ()
+    return wanted
+
+
+def found(
+    store: Store, kinds: Sequence[str], filters: EntryFilter, query: Query, limit: int
+) -> list[Document]:
+    """The best `limit` documents of the kinds asked for matching a query, that the
+    filters leave (of one task with `filters.task_id`, only steps with a step), best
+    first: their bm25 (negative: lower is better, as the indexes give it) in hit.score,
+    the matched words in [brackets] in the snippet."""
+    wanted = _wanted(kinds, filters)
+    if not wanted or not query.include:
+        return []
+    rows = store.search_outline(
+        query, wanted, task_id=filters.task_id, step_id=filters.subtask_id,
+        since=filters.since, until=filters.until, limit=limit,
+    )  # fmt: skip
+    matchers = [_matcher(t) for t in query.include]
+    out = []
+    for kind, score, row in rows:
+        d = _from_row(kind, row)
+        out.append(d._replace(hit=d.hit._replace(score=score, snippet=_marked(d.text, matchers))))
+    return out
+
+
+def documents(
+    store: Store, kinds: Sequence[str], filters: EntryFilter, limit: int = MAX_DOCUMENTS
+) -> list[Document]:
+    """Every document of the kinds asked for that the filters leave (as `found`), created
+    within `since`/`until`; the newest `limit` of each kind."""
     docs: list[Document] = []
-    for kind in wanted:
-        rows = store.outline_rows(kind, holding=holding, task_id=filters.task_id,
-                                  step_id=filters.subtask_id, limit=limit)  # fmt: skip
+    for kind in _wanted(kinds, filters):
+        rows = store.outline_rows(kind, task_id=filters.task_id, step_id=filters.subtask_id,
+                                  limit=limit)  # fmt: skip
         docs += (_from_row(kind, row) for row in rows)
     return [d for d in docs if _in_time(d.hit.created_at, filters)]
-
-
-def holds(query: Query) -> tuple[str, ...]:
-    """What a document must hold (one of) to match a query: of each term, its longest
-    token, by its stem when it is the term's last (the store's substring test)."""
-    found = []
-    for term in query.include:
-        parts = _tokens(term.text)
-        if not parts:
-            continue
-        last = parts[-1] if term.prefix else stem(parts[-1])
-        found.append(max([*parts[:-1], last], key=len))
-    return tuple(dict.fromkeys(found))
 
 
 def _from_row(kind: str, row: tuple[Any, ...]) -> Document:
@@ -120,42 +124,6 @@ def _document(
     hit = RecordHit(kind, ident, task_id, None, None, at, label, _first_line(title), "", 0.0,
                     field)  # fmt: skip
     return Document(hit, text)
-
-
-def ranked(docs: Sequence[Document], query: Query, limit: int) -> list[Document]:
-    """The documents matching a query, best first, their bm25 (negative: lower is better,
-    as the indexes give it) in hit.score and the matched words in [brackets] in the
-    snippet: every term must match unless `query.any_terms`; none excluded may."""
-    if not docs or not query.include:
-        return []
-    tokens = [_tokens(d.text) for d in docs]
-    matchers = [_matcher(t) for t in query.include]
-    excluded = [_matcher(t) for t in query.exclude]
-    counts = [[len(m.findall(d.text)) for m in matchers] for d in docs]
-    holding = [sum(1 for c in column if c) for column in zip(*counts, strict=True)]
-    n = len(docs)
-    average = sum(len(t) for t in tokens) / n or 1.0
-    scored: list[tuple[float, int]] = []
-    for i, d in enumerate(docs):
-        tf = counts[i]
-        if not any(tf) or (not query.any_terms and not all(tf)):
-            continue
-        if any(m.search(d.text) for m in excluded):
-            continue
-        norm = _K1 * (1 - _B + _B * len(tokens[i]) / average)
-        score = sum(
-            math.log(1 + (n - held + 0.5) / (held + 0.5)) * f * (_K1 + 1) / (f + norm)
-            for f, held in zip(tf, holding, strict=True)
-            if f
-        )
-        scored.append((-score, i))
-    scored.sort()
-    out = []
-    for score, i in scored[:limit]:
-        d = docs[i]
-        snippet = _marked(d.text, matchers)
-        out.append(d._replace(hit=d.hit._replace(score=score, snippet=snippet)))
-    return out
 
 
 def _matcher(term: Term) -> re.Pattern[str]:

@@ -443,8 +443,8 @@ class Retrieval(Vectors, Archive):
         # own bm25 (adding the related words' to it measured worse: a word's nearest words
         # include its opposites, "fail" and "succeed", which then rank up the records of
         # the other outcome).
-        # Not the outline's: a title is found by the question's own words (its rows are read
-        # by a scan, and related words match most of them: measured 3x the search's time).
+        # Not the outline's: a title is found by the question's own words (as the search
+        # sets in benchmarks/ were measured; its index would now make this cheap to try).
         within = [k for k in kinds if k not in OUTLINE_KINDS]
         for key, f in self._matches(query, within, filters, sessions, pool).items():
             if key not in found:
@@ -472,8 +472,7 @@ class Retrieval(Vectors, Archive):
         if outlined and sessions is None:
             from clew import outline
 
-            docs = outline.documents(self._store, outlined, filters, query)
-            for d in outline.ranked(docs, query, pool):
+            for d in outline.found(self._store, outlined, filters, query, pool):
                 found[(d.hit.kind, d.hit.id)] = Found(d.hit, d.hit.title + "\n" + d.text)
         others = [k for k in kinds if k != "entry" and k not in OUTLINE_KINDS]
         if others and not (filters.types or filters.statuses or filters.tags):

@@ -243,14 +243,12 @@ class TaskReads(Protocol):
         self,
         kind: str,
         *,
-        holding: Sequence[str] = (),
         task_id: str | None = None,
         step_id: str | None = None,
         limit: int,
     ) -> list[tuple[Any, ...]]:
         """The newest `limit` rows of one kind of the outline (task, goal, step, answer,
-        pattern, guardrail: sqlite_tasks.OUTLINE_SQL's columns), of one task or step,
-        holding any of the lower-case texts in `holding` when any is given."""
+        pattern, guardrail: sqlite_tasks.OUTLINE_SQL's columns), of one task or step."""
         ...
 
     def list_tasks(
@@ -345,6 +343,25 @@ class ArchiveReads(Protocol):
     def linked_actions(self, action_ids: Sequence[str]) -> dict[str, str | None]:
         """Which of these actions an error entry names as a source: each with None while
         such an entry is active, else when the last of them was closed; others absent."""
+        ...
+
+    def search_outline(
+        self,
+        query: Query,
+        kinds: Sequence[str],
+        *,
+        task_id: str | None = None,
+        step_id: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int,
+    ) -> list[tuple[str, float, tuple[Any, ...]]]:
+        """The outline's records matching the query (task names, goals, plan steps with
+        their issue and summary, final answers, patterns, guardrails: the `kinds` asked
+        for), of one task or step, made within `since` (inclusive) and `until`
+        (exclusive), by their search index: the best `limit`, best first, as (kind, score,
+        row of sqlite_tasks.OUTLINE_SQL's columns), the score comparable across these
+        kinds (bm25, lower is better)."""
         ...
 
     def search_records(

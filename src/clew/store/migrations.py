@@ -1483,6 +1483,129 @@ MIGRATIONS += (
     ),
 )
 
+# The outline of the work and semantic memory (outline.py: task names, goals, plan steps with
+# their issue and summary, final answers, patterns, guardrails) get search documents of
+# their own, one per row and kind, as messages and commands have theirs: `outline_docs`
+# holds each one's text and a stable integer key, `outline_fts` indexes it (external
+# content), and triggers keep both in the row's transaction. Search ranks them with FTS5's
+# bm25 (before this, every search read the rows holding a substring of a word and ranked
+# them in Python, a cost that grew with the store).
+OUTLINE_TABLES: dict[str, str] = {
+    "task": "tasks",
+    "goal": "tasks",
+    "step": "plan_items",
+    "answer": "task_records",
+    "pattern": "patterns",
+    "guardrail": "guardrails",
+}
+# The columns whose change changes a table's documents.
+OUTLINE_COLUMNS: dict[str, str] = {
+    "tasks": "name, goal",
+    "plan_items": "title, active_issue, summary",
+    "task_records": "answer",
+    "patterns": "name, description, example, kind",
+    "guardrails": "text",
+}
+
+
+def outline_text(kind: str, row: str, newline: str = "char(10)") -> str:
+    """SQL for the searchable text of one kind of the outline from a row alias (`new.`,
+    `p.`): a task's name, its goal, its answer, a guardrail's text; a step's title, issue
+    and summary, a pattern's name, description, example and kind, each that has a value
+    on a line of its own (`||` with NULL is NULL on both backends: the same expression
+    serves SQLite and PostgreSQL, with its own newline)."""
+    parts = {
+        "task": ("name",),
+        "goal": ("goal",),
+        "answer": ("answer",),
+        "guardrail": ("text",),
+        "step": ("title", "active_issue", "summary"),
+        "pattern": ("name", "description", "example", "kind"),
+    }[kind]
+    first, *rest = parts
+    head = f"coalesce({row}{first}, '')"
+    return " || ".join([head, *(f"coalesce({newline} || nullif({row}{c}, ''), '')" for c in rest)])
+
+
+def _keep_outline(table: str) -> tuple[str, ...]:
+    """Triggers that keep `outline_docs` and `outline_fts` in step with a table's rows (a
+    task's row has two documents: its name and its goal)."""
+    kinds = [k for k, t in OUTLINE_TABLES.items() if t == table]
+    among = ", ".join(f"'{k}'" for k in kinds)
+    inserts = " ".join(
+        "INSERT INTO outline_docs (kind, ref_id, space, body)"
+        f" VALUES ('{k}', new.id, new.space, {outline_text(k, 'new.')});"
+        for k in kinds
+    )
+    updates = " ".join(
+        f"UPDATE outline_docs SET body = {outline_text(k, 'new.')}"
+        f" WHERE kind = '{k}' AND ref_id = new.id;"
+        for k in kinds
+    )
+    index = (
+        "INSERT INTO outline_fts (rowid, body) SELECT seq, body FROM outline_docs"
+        f" WHERE kind IN ({among}) AND ref_id = new.id;"
+    )
+    unindex = (
+        "INSERT INTO outline_fts (outline_fts, rowid, body) SELECT 'delete', seq, body"
+        f" FROM outline_docs WHERE kind IN ({among}) AND ref_id = old.id;"
+    )
+    return (
+        f"CREATE TRIGGER outline_{table}_insert AFTER INSERT ON {table} BEGIN {inserts}"
+        f" {index} END",
+        f"CREATE TRIGGER outline_{table}_update AFTER UPDATE OF {OUTLINE_COLUMNS[table]}"
+        f" ON {table} BEGIN {unindex} {updates} {index} END",
+        f"CREATE TRIGGER outline_{table}_delete AFTER DELETE ON {table} BEGIN {unindex}"
+        f" DELETE FROM outline_docs WHERE kind IN ({among}) AND ref_id = old.id; END",
+    )
+
+
+def outline_backfill(newline: str = "char(10)", space: str = "") -> str:
+    """SELECT of every row's outline documents (kind, ref_id, space, body), in the order
+    the rows were made (an answer by when it was set); `space` a condition of each table's
+    rows (alias `r`), e.g. " AND r.space = %s"."""
+    selects = [
+        f"SELECT '{k}' AS kind, r.id AS ref_id, r.space AS space,"
+        f" {outline_text(k, 'r.', newline)} AS body,"
+        f" r.{'updated_at' if k == 'answer' else 'created_at'} AS at"
+        f" FROM {t} r WHERE 1 = 1{space}"
+        for k, t in OUTLINE_TABLES.items()
+    ]
+    return (
+        "SELECT kind, ref_id, space, body FROM (" + " UNION ALL ".join(selects) + ")"
+        " AS d ORDER BY at, kind, ref_id"
+    )
+
+
+MIGRATIONS += (
+    Migration(
+        26,
+        "search indexes for task names, goals, plan steps, final answers, patterns, guardrails",
+        (
+            """
+            CREATE TABLE outline_docs (
+                seq    INTEGER PRIMARY KEY,
+                kind   TEXT NOT NULL,
+                ref_id TEXT NOT NULL,
+                space  TEXT NOT NULL,
+                body   TEXT NOT NULL,
+                UNIQUE (kind, ref_id)
+            )
+            """,
+            """
+            CREATE VIRTUAL TABLE outline_fts USING fts5(
+                body, content='outline_docs', content_rowid='seq',
+                tokenize='porter unicode61 remove_diacritics 2'
+            )
+            """,
+            *(t for table in OUTLINE_COLUMNS for t in _keep_outline(table)),
+            # A store made before this migration: its rows' documents, in the order made.
+            f"INSERT INTO outline_docs (kind, ref_id, space, body) {outline_backfill()}",
+            "INSERT INTO outline_fts (outline_fts) VALUES ('rebuild')",
+        ),
+    ),
+)
+
 LATEST = MIGRATIONS[-1].number
 FINGERPRINTS: dict[int, str] = {m.number: fingerprint(m) for m in MIGRATIONS}
 # The migration that began recording fingerprints (and records those of the ones before it).

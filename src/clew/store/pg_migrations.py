@@ -1228,6 +1228,21 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    # SQLite's migration 26: search documents for the outline (task names, goals, plan
+    # steps, final answers) and semantic memory (patterns, guardrails), kept by triggers.
+    PgMigration(
+        26,
+        "search indexes for task names, goals, plan steps, final answers, patterns, guardrails",
+        (
+            *table("outline_docs", pg_search.OUTLINE_DOCS),
+            *(Shared(statement) for statement in pg_search.OUTLINE_FUNCTIONS),
+            *(Shared(statement) for statement in pg_search.OUTLINE_INDEX),
+            Shared(pg_search.outline_backfill()),
+        ),
+    ),
+)
+
 LATEST = MIGRATIONS[-1].number
 
 

@@ -52,17 +52,20 @@ from clew.errors import ValidationError
 from clew.models import Action, Entry, EntryFilter, RecordHit, SearchHit, Turn
 from clew.search import Query, Term
 from clew.store.frozen_error_lines import OUTPUT_HEAD, OUTPUT_TAIL
-from clew.store.migrations import decision_body
+from clew.store.migrations import OUTLINE_COLUMNS, OUTLINE_TABLES, decision_body, outline_text
 from clew.store.rows import RowReader, placeholders
 from clew.store.sqlite_archive import ENTRY_COLUMNS, _entry, _where
 from clew.store.sqlite_conversations import _TURN_COLUMNS, turn_from_row
 from clew.store.sqlite_search import (
     _first_line,
     _time,
+    outline_check_sql,
+    outline_fault,
     records_check_sql,
     records_fault,
     task_record_kinds,
 )
+from clew.store.sqlite_tasks import OUTLINE_SQL, outline_where
 from clew.store.sqlite_trace import actions_from_rows
 
 SEARCH_WINDOW = 5000
@@ -226,6 +229,7 @@ _RECORDS = _Index(
     "octet_length(t.title) + octet_length(t.body) + octet_length(t.stderr)",
 )
 _TURNS = _Index("turns", "'{1.0, 1.0, 1.0, 1.0}'::float4[]", "octet_length(t.content)")
+_OUTLINE = _Index("outline_docs", "'{1.0, 1.0, 1.0, 1.0}'::float4[]", "octet_length(t.body)")
 
 
 # Task messages and commands are searched through `record_docs`, as on SQLite: one row
@@ -380,6 +384,88 @@ RECORD_TRIGGERS: tuple[str, ...] = (
     "CREATE TRIGGER records_message AFTER INSERT OR DELETE ON task_messages"
     " FOR EACH ROW EXECUTE FUNCTION clew_record_doc()",
 )
+
+
+# SQLite's migration 26: the documents of task names, goals, plan steps, final answers,
+# patterns and guardrails, one per row and kind, kept by a trigger of each table.
+OUTLINE_DOCS = """
+    seq    bigint GENERATED ALWAYS AS IDENTITY,
+    kind   text NOT NULL,
+    ref_id text NOT NULL,
+    space  text NOT NULL,
+    body   text NOT NULL,
+    PRIMARY KEY (space, seq),
+    UNIQUE (space, kind, ref_id)
+"""
+_NEWLINE = "E'\\n'"
+
+
+def _outline_function(table: str) -> str:
+    """The trigger function keeping one table's outline documents."""
+    kinds = [k for k, t in OUTLINE_TABLES.items() if t == table]
+    among = ", ".join(f"'{k}'" for k in kinds)
+    updates = "\n".join(
+        f"        UPDATE outline_docs SET body = {outline_text(k, 'NEW.', _NEWLINE)}"
+        f" WHERE space = NEW.space AND kind = '{k}' AND ref_id = NEW.id;"
+        for k in kinds
+    )
+    inserts = "\n".join(
+        "    INSERT INTO outline_docs (kind, ref_id, space, body)"
+        f" VALUES ('{k}', NEW.id, NEW.space, {outline_text(k, 'NEW.', _NEWLINE)});"
+        for k in kinds
+    )
+    return f"""
+    CREATE OR REPLACE FUNCTION clew_outline_{table}() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP = 'DELETE' THEN
+            DELETE FROM outline_docs
+            WHERE space = OLD.space AND kind IN ({among}) AND ref_id = OLD.id;
+            RETURN NULL;
+        END IF;
+        IF TG_OP = 'UPDATE' THEN
+    {updates}
+            RETURN NULL;
+        END IF;
+    {inserts}
+        RETURN NULL;
+    END $$
+    """
+
+
+OUTLINE_FUNCTIONS: tuple[str, ...] = tuple(
+    statement
+    for table, columns in OUTLINE_COLUMNS.items()
+    for statement in (
+        _outline_function(table),
+        f"CREATE TRIGGER outline_{table} AFTER INSERT OR DELETE OR UPDATE OF {columns}"
+        f" ON {table} FOR EACH ROW EXECUTE FUNCTION clew_outline_{table}()",
+    )
+)
+OUTLINE_INDEX = index_ddl("outline_docs", [("body", "A")])
+
+
+def outline_backfill() -> str:
+    """A store made before: its rows' outline documents, space by space (row-level security
+    lets a row be written only into the transaction's space), in the order they were made."""
+    from clew.store.migrations import outline_backfill as documents
+
+    spaces = " UNION ".join(f"SELECT space FROM {t}" for t in OUTLINE_COLUMNS)
+    return f"""
+    DO $$
+    DECLARE
+        s text;
+    BEGIN
+        PERFORM set_config('clew.all_spaces', 'on', true);
+        FOR s IN SELECT DISTINCT x.space FROM ({spaces}) x ORDER BY x.space LOOP
+            PERFORM set_config('clew.space', s, true);
+            INSERT INTO outline_docs (kind, ref_id, space, body)
+            {documents(_NEWLINE, " AND r.space = s")};
+        END LOOP;
+        PERFORM set_config('clew.all_spaces', '', true);
+        PERFORM set_config('clew.space', '', true);
+    END $$
+    """
 
 
 def tsquery(query: Query) -> tuple[str, list[Any]]:
@@ -683,6 +769,43 @@ class PostgresSearch(RowReader):
             )  # fmt: skip
             hits.append(hit)
         return hits
+
+    def search_outline(
+        self,
+        query: Query,
+        kinds: Sequence[str],
+        *,
+        task_id: str | None = None,
+        step_id: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int,
+    ) -> list[tuple[str, float, tuple[Any, ...]]]:
+        """The outline's records matching a query, best first (BM25 over `outline_docs`,
+        as on SQLite), as (kind, score, row)."""
+        found: list[tuple[str, float, tuple[Any, ...]]] = []
+        for kind in kinds:
+            o = OUTLINE_SQL[kind]
+            where, params = outline_where(kind, task_id, step_id, since, until)
+            join = (
+                f" JOIN {o.table} {o.alias} ON {o.alias}.space = t.space"
+                f" AND {o.alias}.id = t.ref_id"
+            )
+            rows = self._ranked_rows(
+                _OUTLINE, query, columns=o.columns, limit=limit, joins=join,
+                where=f" AND t.kind = ?{where}", params=[kind, *params], outer_joins=join,
+            )  # fmt: skip
+            found += [(kind, score, tuple(r)[1:]) for score, r in rows]
+        found.sort(key=lambda f: f[1])
+        return found[:limit]
+
+    def outline_check(self, space: str | None = None) -> str | None:
+        """Check the outline's search documents of one space (of every space without one):
+        one for each row and kind, holding the text its trigger makes; None when sound."""
+        sql, params = outline_check_sql(space, differs="IS DISTINCT FROM",
+                                        same_space=" AND d.space = r.space",
+                                        newline=_NEWLINE)  # fmt: skip
+        return outline_fault(tuple(self._rows(sql, params)[0]))
 
     def failed_actions_matching(self, query: Query, *, limit: int = 50) -> list[Action]:
         """Failed commands whose command or output matches a query, newest first (the

@@ -75,3 +75,6 @@ class RowReader:
 
     def records_check(self, space: str | None = None) -> str | None:
         raise NotImplementedError
+
+    def outline_check(self, space: str | None = None) -> str | None:
+        raise NotImplementedError

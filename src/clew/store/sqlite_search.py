@@ -16,8 +16,9 @@ from typing import Any
 
 from clew.models import Action, RecordHit
 from clew.search import Query, Term
-from clew.store.migrations import record_text
+from clew.store.migrations import OUTLINE_TABLES, outline_text, record_text
 from clew.store.rows import RowReader, placeholders
+from clew.store.sqlite_tasks import OUTLINE_SQL, outline_where
 from clew.store.sqlite_trace import actions_from_rows
 
 SEARCH_WINDOW = 5000
@@ -301,6 +302,49 @@ class SearchReads(RowReader):
             spans[i : i + 2] = [[spans[i][0], spans[i + 1][1], spans[i + 1][2]]]
         return [(low, high) for low, high, _ in spans]
 
+    def search_outline(
+        self,
+        query: Query,
+        kinds: Sequence[str],
+        *,
+        task_id: str | None = None,
+        step_id: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int,
+    ) -> list[tuple[str, float, tuple[Any, ...]]]:
+        """The outline's records matching a query, best first (bm25 over `outline_fts`,
+        one index for every kind, so their scores compare), as (kind, score, row)."""
+        match = fts5_match(query)
+        found: list[tuple[str, float, tuple[Any, ...]]] = []
+        with self.transaction():
+            for kind in kinds:
+                o = OUTLINE_SQL[kind]
+                where, params = outline_where(kind, task_id, step_id, since, until)
+                base = (
+                    "FROM outline_fts JOIN outline_docs d ON d.seq = outline_fts.rowid"
+                    f" JOIN {o.table} {o.alias} ON {o.alias}.id = d.ref_id"
+                    # `+`: the index drives; the documents of a kind are most of them, and
+                    # walking them to look each up in the index cost 50x (FTS5 opens the
+                    # query's terms again for each row it is handed).
+                    f" WHERE outline_fts MATCH ? AND +d.space = ? AND +d.kind = ?{where}"
+                )
+                rows = self._ranked("outline_fts", base, [match, self.space, kind, *params],
+                                    "bm25(outline_fts)", o.columns, limit)  # fmt: skip
+                found += [(kind, score, tuple(r)[1:]) for score, r in rows]
+        found.sort(key=lambda f: f[1])
+        return found[:limit]
+
+    def outline_check(self, space: str | None = None) -> str | None:
+        """Check the outline's search documents of one space (of the whole file without
+        one): one for each row and kind, holding the text its trigger makes, then FTS5's
+        integrity check of the index against them; None when sound."""
+        sql, params = outline_check_sql(space, differs="IS NOT", same_space="")
+        fault = outline_fault(tuple(self._rows(sql, params)[0]))
+        if fault is not None:
+            return fault
+        return self.fts_check("outline_fts")
+
     def failed_actions_matching(self, query: Query, *, limit: int = 50) -> list[Action]:
         """Failed commands whose command or output matches a query, newest first (the
         caller confirms the text is there verbatim)."""
@@ -355,6 +399,46 @@ def records_check_sql(
     counts.append(f"(SELECT count(*) FROM record_docs d WHERE d.kind NOT IN ({kinds}){d_in})")
     params += [space] if space is not None else []
     return f"SELECT {', '.join(counts)}", params
+
+
+def outline_check_sql(
+    space: str | None, *, differs: str, same_space: str, newline: str = "char(10)"
+) -> tuple[str, list[str]]:
+    """The statement counting, per kind of the outline, the rows without their document,
+    the documents without their row and those whose text is not what the row makes, then
+    documents of no known kind (both backends' check, as `records_check_sql`)."""
+    d_in = " AND d.space = ?" if space is not None else ""
+    r_in = " AND r.space = ?" if space is not None else ""
+    counts: list[str] = []
+    params: list[str] = []
+    for kind, table in OUTLINE_TABLES.items():
+        on = f"d.kind = '{kind}'{same_space} AND d.ref_id = r.id"
+        counts += [
+            f"(SELECT count(*) FROM {table} r WHERE NOT EXISTS"
+            f" (SELECT 1 FROM outline_docs d WHERE {on}){r_in})",
+            f"(SELECT count(*) FROM outline_docs d WHERE d.kind = '{kind}' AND NOT EXISTS"
+            f" (SELECT 1 FROM {table} r WHERE {on}){d_in})",
+            f"(SELECT count(*) FROM outline_docs d JOIN {table} r ON {on}"
+            f" WHERE d.body {differs} {outline_text(kind, 'r.', newline)}{d_in})",
+        ]
+        params += [space] * 3 if space is not None else []
+    kinds = ", ".join(f"'{k}'" for k in OUTLINE_TABLES)
+    counts.append(f"(SELECT count(*) FROM outline_docs d WHERE d.kind NOT IN ({kinds}){d_in})")
+    params += [space] if space is not None else []
+    return f"SELECT {', '.join(counts)}", params
+
+
+def outline_fault(found: tuple[int, ...]) -> str | None:
+    """What the counts of `outline_check_sql` say is wrong, or None."""
+    unkeyed, stray, stale = (sum(found[i:-1:3]) for i in range(3))
+    stray += found[-1]
+    if unkeyed or stray or stale:
+        return (
+            f"{unkeyed} task name(s), goal(s), step(s), answer(s), pattern(s) or guardrail(s)"
+            f" are not in the search index, {stray} index document(s) name nothing and"
+            f" {stale} differ from their row"
+        )
+    return None
 
 
 def records_fault(found: tuple[int, ...]) -> str | None:

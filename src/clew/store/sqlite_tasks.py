@@ -4,7 +4,7 @@ messages, a task's changed files. Portable SQL (store/sql.py), mixed into both s
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from clew.errors import NotFoundError
 from clew.models import (
@@ -109,31 +109,62 @@ def _messages(rows: Sequence[tuple[Any, ...]]) -> list[Message]:
     ]
 
 
-# What search finds of the outline (outline.py), by kind: the columns read (the first three
-# always id, task id, time), the table with its conditions, and the text its words are
-# looked for in. Portable SQL: both backends run it as it is.
-OUTLINE_SQL: dict[str, tuple[str, str, str]] = {
-    "task": ("t.id, t.id, t.created_at, t.name, t.status", "tasks t WHERE t.space = ?",
-             "t.name"),
-    "goal": ("t.id, t.id, t.created_at, t.goal, t.status",
-             "tasks t WHERE t.space = ? AND t.goal IS NOT NULL", "t.goal"),
-    "step": ("p.id, p.task_id, p.created_at, p.title, p.status, p.ordinal, p.active_issue,"
-             " p.summary", "plan_items p WHERE p.space = ? AND p.removed = 0",
-             "p.title || ' ' || coalesce(p.active_issue, '') || ' ' || coalesce(p.summary, '')"),
-    "answer": ("r.id, r.id, r.updated_at, r.answer",
-               "task_records r WHERE r.space = ? AND r.answer IS NOT NULL", "r.answer"),
-    "pattern": ("g.id, NULL, g.created_at, g.name, g.domain, g.deprecated, g.description,"
-                " g.example, g.kind", "patterns g WHERE g.space = ?",
-                "g.name || ' ' || coalesce(g.description, '') || ' ' || coalesce(g.example, '')"
-                " || ' ' || coalesce(g.kind, '')"),
-    "guardrail": ("g.id, NULL, g.created_at, g.text, g.enforcement, g.enabled",
-                  "guardrails g WHERE g.space = ?", "g.text"),
+class Outline(NamedTuple):
+    """What search reads of one kind of the outline (outline.py): the columns (the first
+    three always id, task id, time), the table and its alias, the conditions a row of it
+    must meet (SQL after WHERE ...), and its time column. Portable SQL: both backends run
+    it as it is. The aliases are none of those the search statements use (`d`, `t`, `r`,
+    `m`, `v`, `w`)."""
+
+    columns: str
+    table: str
+    alias: str
+    where: str
+    stamp: str
+
+
+OUTLINE_SQL: dict[str, Outline] = {
+    "task": Outline("tk.id, tk.id, tk.created_at, tk.name, tk.status", "tasks", "tk", "",
+                    "created_at"),
+    "goal": Outline("tk.id, tk.id, tk.created_at, tk.goal, tk.status", "tasks", "tk",
+                    " AND tk.goal IS NOT NULL", "created_at"),
+    "step": Outline("p.id, p.task_id, p.created_at, p.title, p.status, p.ordinal,"
+                    " p.active_issue, p.summary", "plan_items", "p", " AND p.removed = 0",
+                    "created_at"),
+    "answer": Outline("tr.id, tr.id, tr.updated_at, tr.answer", "task_records", "tr",
+                      " AND tr.answer IS NOT NULL", "updated_at"),
+    "pattern": Outline("g.id, NULL, g.created_at, g.name, g.domain, g.deprecated,"
+                       " g.description, g.example, g.kind", "patterns", "g", "", "created_at"),
+    "guardrail": Outline("g.id, NULL, g.created_at, g.text, g.enforcement, g.enabled",
+                         "guardrails", "g", "", "created_at"),
 }  # fmt: skip
 
 
-def _escaped(text: str) -> str:
-    """Text for a LIKE pattern with `!` as its escape: its own % and _ matched as they are."""
-    return text.replace("!", "!!").replace("%", "!%").replace("_", "!_")
+def outline_where(
+    kind: str,
+    task_id: str | None,
+    step_id: str | None,
+    since: str | None = None,
+    until: str | None = None,
+) -> tuple[str, list[Any]]:
+    """SQL (after a WHERE, each part led by AND) and parameters keeping the rows of one
+    kind of the outline that meet its own conditions, of one task or step, made (an answer:
+    set) within `since` (inclusive) and `until` (exclusive)."""
+    o = OUTLINE_SQL[kind]
+    where, params = o.where, []
+    if task_id is not None:
+        where += f" AND {o.alias}.{'task_id' if kind == 'step' else 'id'} = ?"
+        params.append(task_id)
+    if step_id is not None:
+        where += f" AND {o.alias}.id = ?"
+        params.append(step_id)
+    if since is not None:
+        where += f" AND {o.alias}.{o.stamp} >= ?"
+        params.append(since)
+    if until is not None:
+        where += f" AND {o.alias}.{o.stamp} < ?"
+        params.append(until)
+    return where, params
 
 
 class TaskReads(RowReader):
@@ -143,32 +174,18 @@ class TaskReads(RowReader):
         self,
         kind: str,
         *,
-        holding: Sequence[str] = (),
         task_id: str | None = None,
         step_id: str | None = None,
         limit: int,
     ) -> list[tuple[Any, ...]]:
         """The newest `limit` rows of one kind of the outline (OUTLINE_SQL's columns), of
-        one task or step if given, holding any of the texts in `holding` (lower-case; a
-        plain substring test, which the caller narrows) when any is given."""
-        columns, source, text = OUTLINE_SQL[kind]
-        alias = source.split()[1]
-        where, params = "", [self.space]
-        if task_id is not None:
-            where += f" AND {alias}.{'task_id' if kind == 'step' else 'id'} = ?"
-            params.append(task_id)
-        if step_id is not None:
-            where += f" AND {alias}.id = ?"
-            params.append(step_id)
-        if holding:
-            where += " AND (" + " OR ".join(
-                f"lower({text}) LIKE ? ESCAPE '!'" for _ in holding) + ")"  # fmt: skip
-            params += ["%" + _escaped(h) + "%" for h in holding]
-        stamp = "updated_at" if kind == "answer" else "created_at"
+        one task or step if given."""
+        o = OUTLINE_SQL[kind]
+        where, params = outline_where(kind, task_id, step_id)
         rows = self._rows(
-            f"SELECT {columns} FROM {source}{where} ORDER BY {alias}.{stamp} DESC,"
-            f" {alias}.id LIMIT ?",
-            [*params, limit],
+            f"SELECT {o.columns} FROM {o.table} {o.alias} WHERE {o.alias}.space = ?{where}"
+            f" ORDER BY {o.alias}.{o.stamp} DESC, {o.alias}.id LIMIT ?",
+            [self.space, *params, limit],
         )
         return [tuple(r) for r in rows]
 

@@ -103,7 +103,8 @@ class Verification(RowReader):
         meter.report("checking the search indexes", 0, None)
         # The search indexes against the rows they index.
         for index, problem in (("entries_fts", self.fts_check()),
-                               ("records_fts", self.records_check(scope))):  # fmt: skip
+                               ("records_fts", self.records_check(scope)),
+                               ("outline_fts", self.outline_check(scope))):  # fmt: skip
             if problem is not None:
                 found = Difference(index, "*", "*", problem, "a sound index")
                 report = report._replace(differences=(*report.differences, found))
