@@ -148,6 +148,7 @@ CONFORMANCE = frozenset(
         "test_search_all",
         "test_search_current",
         "test_outline_index",
+        "test_search_time",
         "test_ask",
         "test_vectors",
         "test_ann",

@@ -34,7 +34,16 @@ from clew.errors import ValidationError
 from clew.pattern import LazyPattern, lazy
 from clew.search import MAX_TERMS, OPERATORS, Query, Term
 
-__all__ = ["STOP_WORDS", "Question", "TimeHint", "content_words", "related", "understand"]
+__all__ = [
+    "STOP_WORDS",
+    "Question",
+    "TimeHint",
+    "asks_when",
+    "content_words",
+    "related",
+    "says_when",
+    "understand",
+]
 
 # Words that only make text a question or a request, or are too common to tell records
 # apart: pronouns, auxiliaries, prepositions, question words, and the verbs of asking.
@@ -816,5 +825,185 @@ def _count(text: str) -> tuple[int, int]:
     return _COUNTS[words[-1]]
 
 
+def _dated(tag: str) -> str:
+    """A date written with its month's name ("August 11", "11th of August, 2023", "Aug 11
+    2023") or as 2023-08-11, its groups named with `tag`."""
+    month = _MONTH.replace("?P<month>", f"?P<m{tag}>")
+    month2 = _MONTH.replace("?P<month>", f"?P<n{tag}>")
+    year, year2 = (rf"(?:,?\s*(?P<{g}{tag}>\d{{4}})\b)?" for g in "yz")
+    return (
+        rf"(?:{month}\s+(?P<d{tag}>\d{{1,2}})(?:st|nd|rd|th)?\b{year}"
+        rf"|(?P<e{tag}>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{month2}{year2}"
+        rf"|(?P<i{tag}>\d{{4}}-\d{{2}}-\d{{2}})(?![\w-]))"
+    )
+
+
+def _date_of(match: re.Match[str], tag: str, now: datetime, year: str | None = None) -> datetime:
+    """The day a `_dated(tag)` group names (the most recent such day when no year is
+    written, or in `year`)."""
+    if match[f"i{tag}"]:
+        y, m, d = (int(p) for p in match[f"i{tag}"].split("-"))
+        return _day(y, m, d, now)[0]
+    month = _month_number(match[f"m{tag}"] or match[f"n{tag}"])
+    day = int(match[f"d{tag}"] or match[f"e{tag}"])
+    written = match[f"y{tag}"] or match[f"z{tag}"] or year
+    if written:
+        return _day(int(written), month, day, now)[0]
+    return _last_dated(month, day, now)[0]
+
+
+_SPAN_WORDS = frozenset({"before", "after", "prior", "between", "week", "weekend", "weeks"})
+
+
+@_rule(
+    r"(?:(?:in|during|over)\s+)?(?:the\s+)?(?:(?P<last>last)\s+)?(?:(?P<count>"
+    + _COUNT.removeprefix("(?P<count>")
+    + r"\s+)?(?P<unit>day|week(?:end)?|month|year|"
+    + _WEEKDAY.removeprefix("(?P<weekday>").removesuffix(r")\b")
+    + r")s?\s+(?P<side>before|after|prior\s+to)\s+(?:the\s+)?(?:on\s+)?"
+    + _dated("a"),
+    _SPAN_WORDS,
+)
+def _relative_to_date(match: re.Match[str], now: datetime) -> Window | None:
+    """`two weeks before August 11, 2023`, `the week before 16 November`, `the Sunday
+    before Oct 25`, `three days after May 3`: counted from a named date. Loosely, and up to
+    that date itself: what happened "two weeks before" a day is usually told on that day
+    ("two weeks ago"), so the window holds both the event and the day it was told."""
+    anchor = _date_of(match, "a", now)
+    if anchor > now:
+        return None
+    unit = match["unit"].casefold()
+    count = _count(match["count"])[1] if match["count"] else 1
+    before = match["side"].casefold() != "after"
+    if unit.endswith("day") and unit not in ("day",):  # a weekday: the one before or after
+        target = _WEEKDAYS[unit[:3]]
+        step = -1 if before else 1
+        day = anchor + step * _DAY
+        while day.weekday() != target:
+            day += step * _DAY
+        return (day, anchor + _DAY, False) if before else (anchor, day + _DAY, False)
+    length = {"day": _DAY, "week": timedelta(days=7), "weekend": timedelta(days=7),
+              "month": timedelta(days=30), "year": timedelta(days=365)}[unit]  # fmt: skip
+    if unit == "weekend":  # the Saturday and Sunday before it (or after it)
+        saturday = anchor - timedelta(days=(anchor.weekday() - 5) % 7 or 7)
+        if not before:
+            saturday = anchor + timedelta(days=(5 - anchor.weekday()) % 7 or 7)
+            return anchor, saturday + 2 * _DAY, False
+        return saturday, anchor + _DAY, False
+    if before:
+        return anchor - count * length - _DAY, anchor + _DAY, False
+    return anchor, anchor + count * length + 2 * _DAY, False
+
+
+@_rule(
+    r"(?:in\s+|during\s+|over\s+)?(?:the\s+)?(?P<edge>first|last)\s+(?:(?P<count>"
+    + _COUNT.removeprefix("(?P<count>")
+    + r"\s+)?(?P<unit>days?|weeks?|weekends?)\s+(?:of|in)\s+(?:the\s+month\s+of\s+)?"
+    + _MONTH
+    + r"(?:,?\s+"
+    + _YEAR
+    + r")?",
+    _MONTH_WORDS,
+)
+def _edge_of_month(match: re.Match[str], now: datetime) -> Window | None:
+    """`the last week of August 2023`, `the first two weeks of May`, `the first weekend of
+    October`: days at the start or the end of a named month (not counted back from now,
+    as `the last week` alone is)."""
+    month = _month_number(match["month"])
+    year = int(match["year"]) if match["year"] else (
+        now.year if month <= now.month else now.year - 1
+    )  # fmt: skip
+    whole = _month(year, month, now)
+    if whole is None:
+        return None
+    start, end, _ = whole
+    count = _count(match["count"])[1] if match["count"] else 1
+    unit = match["unit"].casefold().rstrip("s")
+    if unit == "weekend":
+        saturday = start + timedelta(days=(5 - start.weekday()) % 7)
+        if match["edge"].casefold() == "last":
+            saturday = end - _DAY - timedelta(days=(end - _DAY).weekday() + 2) % timedelta(days=7)
+            saturday -= timedelta(days=7 * (count - 1))
+            return saturday, saturday + timedelta(days=7 * (count - 1) + 2), False
+        return saturday, saturday + timedelta(days=7 * (count - 1) + 2), False
+    length = count * (_DAY if unit == "day" else timedelta(days=7))
+    if match["edge"].casefold() == "first":
+        return start, min(start + length, end), True
+    return max(end - length, start), end, True
+
+
+@_rule(
+    r"(?:from\s+|between\s+)(?:the\s+)?"
+    + _dated("a")
+    + r"\s+(?:and|to|until|till)\s+(?:the\s+)?"
+    + _dated("b"),
+    _MONTH_WORDS | {_DIGIT},
+)
+def _between(match: re.Match[str], now: datetime) -> Window | None:
+    """`between August 11 and August 15 2023`, `from 3 May to 9 May`: both days, a year
+    written once at the end counting for both."""
+    last = _date_of(match, "b", now)
+    first = _date_of(match, "a", now, str(last.year) if match["yb"] or match["zb"] else None)
+    if first > last or first > now:
+        return None
+    return first, last + _DAY, True
+
+
 # Every word that can start looking for a time (made once every rule above is registered).
 _CUE_WORDS: frozenset[str] = frozenset().union(*(cues for cues, _, _ in _RULES))
+
+
+# -- asking for a time, and saying one ------------------------------------------------------
+
+# A question whose answer is a time: "when did ...", "what date ...", "in which year ...",
+# "how long ago ...".
+_ASKS_WHEN = lazy(
+    r"^\W*(?:and\s+|so\s+|but\s+)?when\b"
+    r"|\b(?:what|which)\s+(?:date|day|month|year|week|weekend|time\s+of\s+(?:the\s+)?year)\b"
+    r"|\bhow\s+long\s+ago\b|\bsince\s+when\b",
+    re.I,
+)
+_MONTH_NAME = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b"
+)
+_DAY_NAME = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+_COUNTED = (
+    r"(?:\d{1,4}|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+    r"|couple(?:\s+of)?|few|several)"
+)
+# A text that says when something happened or will: a day named relative to it
+# ("yesterday", "last Friday", "next month", "three weeks ago"), a date ("May 3", "the
+# 11th", "2023-05-03", "in 2019"), a weekday. Vague words ("recently", "just") say no time.
+_SAYS_WHEN = lazy(
+    r"(?<![\w-])(?:"
+    r"yesterday|today|tonight|tomorrow|the\s+other\s+day"
+    r"|(?:last|next|this|past|coming)\s+(?:week(?:end)?|month|year|night|morning|afternoon"
+    r"|evening|summer|winter|spring|autumn|fall|" + _DAY_NAME + r")"
+    r"|" + _COUNTED + r"\s+(?:minute|hour|day|week|month|year)s?\s+(?:ago|back|earlier|before)"
+    r"|(?:in|on|of|since|until|by|last|next|this|early|late|mid-?)\s+"
+    + _MONTH_NAME
+    + r"|"
+    + _MONTH_NAME
+    + r"\s+\d{1,2}(?:st|nd|rd|th)?\b"
+    r"|\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH_NAME + r"|the\s+\d{1,2}(?:st|nd|rd|th)\b"
+    r"|\d{4}-\d{2}-\d{2}"
+    r"|(?:in|since|until|by|of)\s+(?:19|20)\d{2}\b"
+    r"|(?:on\s+)?" + _DAY_NAME + r"\b"
+    r")",
+    re.I,
+)
+
+
+def asks_when(text: str) -> bool:
+    """Whether a question's answer is a time ("when did we ...?", "what date ...?", "how
+    long ago ...?"): then the record that says when answers it, not one that only names
+    the event again."""
+    return _ASKS_WHEN.search(text[:_TIME_SCAN]) is not None
+
+
+def says_when(text: str) -> bool:
+    """Whether a text says a time: a date, a weekday, or a day named relative to when it
+    was said ("yesterday", "last week", "three days ago", "next month"). A record saying
+    one can answer "when ...?", with its own date as the anchor."""
+    return _SAYS_WHEN.search(text[:_TIME_SCAN]) is not None

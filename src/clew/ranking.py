@@ -243,6 +243,32 @@ def timing(asked: Asked, created_at: str | None, in_window: bool = False) -> flo
     return OUT_OF_TIME if at is not None and exact else 1.0
 
 
+# A record that says a time ("yesterday", "last Friday", "on the 11th"), for a question whose
+# answer is a time ("when did ...?"): the report of an event says when it happened, and later
+# mentions of it seldom do.
+SAYS_WHEN = 1.5
+
+
+def time_said(asked: Asked, found: Found | None, why: list[str]) -> float:
+    """A record's factor for saying a time when the question asks when (SAYS_WHEN), else 1;
+    the reason joins `why`."""
+    if found is None or not _asks_when(asked.exact_text):
+        return 1.0
+    from clew.question import says_when
+
+    if not says_when(found.text):
+        return 1.0
+    why.append(f"says when, as asked x{SAYS_WHEN:.2f}")
+    return SAYS_WHEN
+
+
+@functools.lru_cache(maxsize=64)
+def _asks_when(question: str) -> bool:
+    from clew.question import asks_when
+
+    return asks_when(question)
+
+
 # What each kind of record a question can ask for is, by a hit's kind and label.
 _KIND_LABELS = {
     "decision": (("entry", "decision"), ("decision", "")),
@@ -361,6 +387,7 @@ def rank(
             why.setdefault(key, []).append(
                 f"{'in' if when > 1 else 'outside'} the time asked about x{when:.2f}"
             )
+        score *= time_said(asked, found.get(key), why.setdefault(key, []))
         explain = Explain(
             keyword_rank.get(key), round(found[key].hit.score / best, 4)
             if key in found and best < 0 and found[key].hit.score < 0 else 0.0,
