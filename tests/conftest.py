@@ -147,6 +147,7 @@ CONFORMANCE = frozenset(
         "test_tools",
         "test_search_all",
         "test_search_current",
+        "test_search_conversations",
         "test_ask",
         "test_vectors",
         "test_ann",
