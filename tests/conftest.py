@@ -149,6 +149,7 @@ CONFORMANCE = frozenset(
         "test_search_current",
         "test_outline_index",
         "test_search_time",
+        "test_search_conversations",
         "test_ask",
         "test_vectors",
         "test_ann",

@@ -282,3 +282,32 @@ def test_a_question_naming_a_speaker_ranks_the_others_turns_lower() -> None:
     # No speaker named: nobody's turns are lowered.
     plain = {r.key[1]: r for r in ranking.rank(asked("pottery class"), dict([own, other]))}
     assert not any(b.startswith("said by another") for b in plain["other"].explain.boosts)
+
+
+def test_another_speakers_turn_that_only_names_the_person_is_an_address(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(ranking, "ADDRESSED", 0.5)
+    hello = found("hello", "Thanks, Melanie! Talk soon.", -3.0, kind="turn", speaker="Caroline")
+    fact = found("fact", "Caroline ran her first marathon", -1.0, kind="turn", speaker="Melanie")
+    own = found("own", "I run to clear my head", -1.0, kind="turn", speaker="Melanie")
+    question = asked("melanie run")
+    ranked = {r.key[1]: r for r in ranking.rank(question, dict([hello, fact, own]))}
+    assert any(b.startswith("only names melanie") for b in ranked["hello"].explain.boosts)
+    assert not any(b.startswith("only names") for b in ranked["fact"].explain.boosts)
+    assert ranked["own"].score > ranked["hello"].score
+    monkeypatch.setattr(ranking, "ADDRESSED", 1.0)
+    assert ranking.addressed(question, hello[1], {"melanie"}, []) == 1.0
+    # A question naming nobody who speaks: no turn is an address.
+    assert ranking.addressed(asked("marathon"), hello[1], set(), []) == 1.0
+
+
+def test_feedback_words_are_the_first_hits_rarer_words_not_the_questions() -> None:
+    question = asked("ana unwind")
+    tops = ["Ana: I took up bouldering at the gym to unwind", "Ana: bouldering hurts the hands"]
+    others = [*tops, "the gym was closed", "my hands are cold", "the gym again", "report due"]
+    words = ranking.feedback_words(question, tops, others)
+    assert words[0] == "bouldering"  # both tops hold it
+    assert "unwind" not in words and "ana" not in words
+    assert len(words) <= ranking.FEEDBACK_WORDS
+    assert ranking.feedback_words(question, [], others) == ()

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import NamedTuple
 
@@ -359,6 +359,7 @@ def rank(
         if named and f.speaker and f.speaker.casefold() not in named:
             keyword[key] *= OTHER_SPEAKER
             why[key].append(f"said by another than {', '.join(sorted(named))} x{OTHER_SPEAKER:.2f}")
+        keyword[key] *= addressed(asked, f, named, why[key])
     top_keyword = max(keyword.values(), default=0.0) or 1.0
     cosines = dict(nearest)
     dense_rank = {k: i + 1 for i, (k, _) in enumerate(nearest)}
@@ -669,3 +670,68 @@ def _raised(
                 r = r._replace(score=top, explain=explained)
         out.insert(at, r)
     return out
+
+
+# -- a name said to its owner -----------------------------------------------------------
+
+# Another speaker's turn that holds nothing of the question but the name asked about (off:
+# measured at 0.5 and 0.75 in docs/benchmarks.md).
+ADDRESSED = 1.0
+
+
+def addressed(asked: Asked, found: Found, named: Collection[str], why: list[str]) -> float:
+    """A turn's factor when another speaker says only the name of the person the question
+    asks about (`named`) and no other word of it: in a conversation that is someone
+    talking *to* them ("Thanks, Melanie!"), not about what they did; their own turns hold
+    the answer. 1 otherwise. Says why in `why`."""
+    if ADDRESSED == 1.0 or not named or found.speaker is None or found.speaker.casefold() in named:
+        return 1.0
+    rest = tuple(w for w in asked.words if w.casefold() not in named)
+    if not rest or coverage(asked._replace(words=rest, related=()), found.text) > 0:
+        return 1.0
+    why.append(f"only names {', '.join(sorted(named))}, said to them x{ADDRESSED:.2f}")
+    return ADDRESSED
+
+
+# -- feedback: the words of the first hits, for what the question's own words miss --------
+
+FEEDBACK_TOP = 3  # the best records found whose words are looked for too
+FEEDBACK_WORDS = 4  # of their words, at most
+FEEDBACK = 0.5  # the share of the best match a record found only by them can reach
+FEEDBACK_RARE = 0.1  # a word held by more than this share of the records found is common
+FEEDBACK_COMMON = 3  # ... and by more than this many
+FEEDBACK_NEAR = 0.5  # a first hit is one scoring at least this share of the best
+_FEEDBACK_WORD = re.compile(r"[^\W\d_]{4,}")
+
+
+def feedback_words(asked: Asked, tops: Sequence[str], others: Sequence[str]) -> tuple[str, ...]:
+    """The words of the best records found (`tops`) worth looking for as well: not the
+    question's (nor a name it holds), held by few of the records found (`others`; a word
+    most of them hold says nothing), those the tops share first, then the rarest. A
+    question whose evidence is spread over several sittings ("what does she do to unwind?")
+    finds one of them by its own words; the others repeat that one's rarer words ("running"),
+    not the question's."""
+    mine = {_prefix(stem(w)) for w in (*asked.words, *asked.speakers_or_tools)}
+    seen: dict[str, tuple[int, str]] = {}  # prefix -> (tops holding it, the word)
+    from clew.question import content_words
+
+    for text in tops:
+        held: set[str] = set()
+        for word in content_words(_ATTACHED.sub("", text)):
+            key = _prefix(stem(word))
+            if key in mine or key in held or not _FEEDBACK_WORD.fullmatch(word):
+                continue
+            held.add(key)
+            count, first = seen.get(key, (0, word))
+            seen[key] = (count + 1, first)
+    if not seen:
+        return ()
+    pattern = _prefixes(tuple(sorted(seen)))
+    holders: dict[str, int] = {}
+    for text in others:
+        for key in _held(pattern, text):
+            holders[key] = holders.get(key, 0) + 1
+    common = max(FEEDBACK_COMMON, int(FEEDBACK_RARE * len(others)))
+    rare = [k for k in seen if holders.get(k, 0) <= common]
+    rare.sort(key=lambda k: (-seen[k][0], -holders.get(k, 0), k))
+    return tuple(seen[k][1] for k in rare[:FEEDBACK_WORDS])

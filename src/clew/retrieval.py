@@ -66,6 +66,7 @@ MIN_COSINE = 0.2
 # What a record's bm25 for the words related to a question's counts, of its own words'.
 EXPANDED = 0.5
 RELATED_PER_WORD = 4  # the nearest related words looked for, of each word of the question
+FEEDBACK = False  # whether the best records' rarer words are looked for too (measured both ways)
 EXPAND = True  # whether a weakly matched question looks for related words (measured both ways)
 PER_INDEX = True  # whether each index's bm25 is read against its own best (measured both ways)
 CATCH_UP = 2000  # records a hybrid search embeds before it ranks (about 0.2 s at most)
@@ -194,6 +195,7 @@ class Retrieval(Vectors, Archive):
                                                               sessions, pool)  # fmt: skip
             if mode != "dense":
                 asked = self._expand(question, asked, found, kinds, filters, sessions, pool)
+                self._feedback(question, asked, found, kinds, filters, sessions, pool)
                 found = _per_index(found) if PER_INDEX else found
             self._kind_fallback(asked, found, kinds, filters, sessions)
             nearest: list[tuple[Key, float]] = []
@@ -450,6 +452,50 @@ class Retrieval(Vectors, Archive):
             if key not in found:
                 found[key] = f._replace(hit=f.hit._replace(score=EXPANDED * f.hit.score))
         return asked._replace(related=near)
+
+    def _feedback(
+        self,
+        question: Question,
+        asked: Asked,
+        found: dict[Key, Found],
+        kinds: Sequence[str],
+        filters: EntryFilter,
+        sessions: Sequence[str] | None,
+        pool: int,
+    ) -> None:
+        """Look for the rarer words of the best records found as well (ranking.feedback_words):
+        a question whose evidence is spread over several sittings finds one piece by its own
+        words, and the others by that one's. A record found only by them joins at
+        ranking.FEEDBACK of the best match at most (its bm25 for them read against their
+        best), then ranks by what it holds of the question like any other."""
+        from clew import ranking
+
+        if not FEEDBACK or question.query is None or not found:
+            return
+        first = ranking.rank(asked, found)[: ranking.FEEDBACK_TOP]
+        near = ranking.FEEDBACK_NEAR * first[0].score if first else 0.0
+        chosen = [r.key for r in first if r.key in found and r.score >= near]
+        tops = [found[k].text for k in chosen]
+        others = [ranking.said(f) for f in found.values() if f.hit.score < 0]
+        words = ranking.feedback_words(asked, tops, others)
+        best = min((f.hit.score for f in found.values()), default=0.0)
+        if not words or best >= 0:
+            return
+        query = search.Query(tuple(Term(w, False) for w in words), question.query.exclude,
+                             True, (), words)  # fmt: skip
+        within = [k for k in kinds if k not in OUTLINE_KINDS]  # as _expand, for its reason
+        more = self._matches(query, within, filters, sessions, pool)
+        # Read against the best record they find besides the first hits, which hold them all.
+        more = {k: f for k, f in more.items() if k not in chosen}
+        their_best = min((f.hit.score for f in more.values()), default=0.0)
+        if their_best >= 0:
+            return
+        for key, f in more.items():
+            score = ranking.FEEDBACK * best * f.hit.score / their_best
+            if key not in found:
+                found[key] = f._replace(hit=f.hit._replace(score=score))
+            elif score < found[key].hit.score:
+                found[key] = found[key]._replace(hit=found[key].hit._replace(score=score))
 
     def _matches(
         self,
