@@ -117,6 +117,26 @@ def test_the_agents_record_and_the_extracted_copy_are_one_open_error(mem: clew.M
     assert [e["id"] for e in state["errors_encountered"]] == [mine.id]
 
 
+def test_a_retry_of_a_recorded_failure_stays_that_error_when_the_recorded_run_is_older(
+    mem: clew.Memory,
+) -> None:
+    """The agent records an error for a failed run, the retry fails too, and the agent
+    resolves the error; later work pushes the recorded run out of the brief's window while
+    the retry is still in it: the retry is still that error's, not a new failure."""
+    from clew.working import BRIEF_ACTIONS
+
+    task = mem.create_task("Audit", ["Check tables"]).id
+    command = "psql -c 'select count(*) from audit_p1'"
+    said = "ModuleNotFoundError: No module named 'audit_p1'"
+    mem.record_action(task, command=command, exit_code=1, stderr=said)
+    mine = mem.add_error(task, f"{command} failed", command=command)
+    mem.record_action(task, command=command, exit_code=1, stderr=said)
+    mem.resolve(mine.id, "installed it by hand")
+    for n in range(BRIEF_ACTIONS - 1):  # the retry is the oldest action the brief reads
+        mem.record_action(task, command=f"make check-{n}", exit_code=0)
+    assert "audit_p1" not in mem.where(task).text
+
+
 def test_an_error_recorded_after_extraction_replaces_the_extracted_copy(
     mem: clew.Memory,
 ) -> None:

@@ -204,22 +204,28 @@ def _failure_line(failure: _Failure, quote: int) -> str:
 
 
 def _unfixed_failures(
-    actions: Sequence[Action], recorded: Mapping[str, str | None]
+    actions: Sequence[Action],
+    recorded: Mapping[str, str | None],
+    earlier: Sequence[Action] = (),
 ) -> tuple[Action, ...]:
     """The failed commands among `actions` (newest first) that no error entry stands for
     and that no later run of the same command has succeeded since: a retry that worked
-    ends the failure, and a failure already shown as an error is not shown twice."""
+    ends the failure, and a failure already shown as an error is not shown twice. `earlier`
+    are older actions: an error entry standing for one of their runs covers later failed
+    runs of its command too (a retry just after the recorded run sits across the window)."""
     from clew.linking import command_key
 
     # Each command's key once (linking.same_command: equal keys, not None), not per pair
     # nor per run: the retries of one command share its line.
-    key_of = {command: command_key(command) for command in {a.command for a in actions}}
+    every = (*actions, *earlier)
+    key_of = {command: command_key(command) for command in {a.command for a in every}}
     keys = [key_of[a.command] for a in actions]
     # What each key's error entries say, in one pass (a pass per failure cost O(n^2) on
     # every `where`): whether one is still open (closed None), and the newest close.
     open_keys: set[str] = set()
     closed_at: dict[str, str] = {}
-    for key, a in zip(keys, actions, strict=True):
+    for a in every:
+        key = key_of[a.command]
         closed = recorded.get(a.id, "")
         if key is None or closed == "":
             continue
@@ -426,6 +432,7 @@ def build_brief(
     open_count: int | None = None,
     decisions: Sequence[Entry] = (),
     recorded_failures: Mapping[str, str | None] | None = None,
+    earlier: Sequence[Action] = (),
     counter: TokenCounter | None = None,
     budget: int = BRIEF_BUDGET,
     stuck: Sequence[Stuck] = (),
@@ -444,7 +451,7 @@ def build_brief(
     and is named too. `recorded_failures` are the failed actions an error entry stands for,
     each with None while that error is open, else when it was closed: they (and runs of the
     same command that failed before it closed) are shown as that entry, not again as recent
-    failures."""
+    failures; `earlier` are older actions read for that only."""
     spoke = next((m.created_at for m in messages if m.role is not MessageRole.SYSTEM), "")
     plan = task.plan
     numbered = tuple(enumerate(plan, 1))
@@ -463,7 +470,8 @@ def build_brief(
         )[:NEXT_STEPS_SHOWN],
         last=messages[0] if messages else None,
         failures=tuple(
-            _failure(a, now) for a in _unfixed_failures(actions, recorded_failures or {})[:3]
+            _failure(a, now)
+            for a in _unfixed_failures(actions, recorded_failures or {}, earlier)[:3]
         ),
         open_errors=tuple(open_errors)[:OPEN_ERRORS_SHOWN],
         more_open=tuple(open_errors)[OPEN_ERRORS_SHOWN : OPEN_ERRORS_SHOWN + OPEN_ERRORS_NAMED],

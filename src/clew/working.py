@@ -149,12 +149,16 @@ class Working(TaskRecords, Watch):
             waits = list({w.id: w for w in watching + newest}.values())
             # A failed command an error entry stands for is shown as that entry, once; one
             # that none stands for is quoted with its output's last line.
-            failed = [a.id for a in actions if a.status is ActionStatus.FAILED]
-            recorded = self._store.linked_actions(failed)
-            if any(i not in recorded for i in failed):
+            # The older runs read for stuck detection (without output) say which error a
+            # shown failure's command already has, when its recorded run is just older.
+            recorded = self._store.linked_actions(
+                [a.id for a in recent if a.status is ActionStatus.FAILED]
+            )
+            if any(a.status is ActionStatus.FAILED and a.id not in recorded for a in actions):
                 actions = self._store.list_actions(tid, limit=BRIEF_ACTIONS)
             # Wait actions still started, however many actions came after them.
             seen = {a.id for a in actions}
+            earlier = [a for a in recent if a.id not in seen]
             actions += [a for a in self._store.open_wait_actions(tid) if a.id not in seen]
             record = self._record_of(task)
         return build_brief(
@@ -166,6 +170,7 @@ class Working(TaskRecords, Watch):
             open_count=open_count,
             decisions=decisions,
             recorded_failures=recorded,
+            earlier=earlier,
             counter=counter(),
             stuck=stuck,
             suggest=self.settings.progress != "off",
