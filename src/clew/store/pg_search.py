@@ -531,8 +531,8 @@ class PostgresSearch(RowReader):
         def _with_sources(self, entries: list[Entry]) -> list[Entry]: ...
 
         def _outline_described(
-            self, found: Sequence[tuple[int, str]]
-        ) -> dict[int, tuple[Any, ...]]: ...
+            self, found: Sequence[tuple[str, str]]
+        ) -> dict[tuple[str, str], tuple[Any, ...]]: ...
 
     def _ranked_rows(
         self,
@@ -793,11 +793,11 @@ class PostgresSearch(RowReader):
                                              plain="", same_space=True, doc="t")  # fmt: skip
         with self.transaction():
             best = self._ranked_rows(
-                _OUTLINE, query, columns="t.seq, t.kind", limit=limit, joins=joins,
+                _OUTLINE, query, columns="t.kind, t.ref_id", limit=limit, joins=joins,
                 where=where, params=params,
             )  # fmt: skip
             rows = self._outline_described([(r[1], r[2]) for _, r in best])
-        return [(r[2], score, rows[r[1]]) for score, r in best if r[1] in rows]
+        return [(r[1], score, rows[(r[1], r[2])]) for score, r in best if (r[1], r[2]) in rows]
 
     def outline_check(self, space: str | None = None) -> str | None:
         """Check the outline's search documents of one space (of every space without one):

@@ -71,8 +71,8 @@ class SearchReads(RowReader):
     if TYPE_CHECKING:  # the task reads give it
 
         def _outline_described(
-            self, found: Sequence[tuple[int, str]]
-        ) -> dict[int, tuple[Any, ...]]: ...
+            self, found: Sequence[tuple[str, str]]
+        ) -> dict[tuple[str, str], tuple[Any, ...]]: ...
 
     def _ranked(
         self,
@@ -339,12 +339,12 @@ class SearchReads(RowReader):
             )
             low = floor[0][0] if floor else 0
             best = self._rows(
-                f"SELECT outline_fts.rowid, bm25(outline_fts) AS score, d.kind {base}"
+                f"SELECT d.kind, d.ref_id, bm25(outline_fts) AS score {base}"
                 " AND outline_fts.rowid >= ? ORDER BY score LIMIT ?",
                 [*params, low, limit],
             )
-            rows = self._outline_described([(r[0], r[2]) for r in best])
-        return [(r[2], r[1], rows[r[0]]) for r in best if r[0] in rows]
+            rows = self._outline_described([(r[0], r[1]) for r in best])
+        return [(r[0], r[2], rows[(r[0], r[1])]) for r in best if (r[0], r[1]) in rows]
 
     def outline_check(self, space: str | None = None) -> str | None:
         """Check the outline's search documents of one space (of the whole file without

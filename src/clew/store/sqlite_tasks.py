@@ -231,22 +231,24 @@ class TaskReads(RowReader):
         )
         return [tuple(r) for r in rows]
 
-    def _outline_described(self, found: Sequence[tuple[int, str]]) -> dict[int, tuple[Any, ...]]:
-        """The rows (OUTLINE_SQL's columns) of these documents (seq, kind), by seq: one read
-        of each kind's table, by the documents' keys (no match again)."""
-        by_kind: dict[str, list[int]] = {}
-        for seq, kind in found:
-            by_kind.setdefault(kind, []).append(seq)
-        described: dict[int, tuple[Any, ...]] = {}
-        for kind, seqs in by_kind.items():
+    def _outline_described(
+        self, found: Sequence[tuple[str, str]]
+    ) -> dict[tuple[str, str], tuple[Any, ...]]:
+        """The rows (OUTLINE_SQL's columns) of these records (kind, id), by (kind, id): one
+        read of each kind's table by its key, no document read again (a planner without
+        statistics, on a young PostgreSQL table, joined them the slow way round)."""
+        by_kind: dict[str, list[str]] = {}
+        for kind, ident in found:
+            by_kind.setdefault(kind, []).append(ident)
+        described: dict[tuple[str, str], tuple[Any, ...]] = {}
+        for kind, ids in by_kind.items():
             o = OUTLINE_SQL[kind]
             rows = self._rows(
-                f"SELECT d.seq, {o.columns} FROM outline_docs d JOIN {o.table} {o.alias}"
-                f" ON {o.alias}.id = d.ref_id AND {o.alias}.space = d.space"
-                f" WHERE d.space = ? AND d.seq IN ({', '.join('?' for _ in seqs)})",
-                [self.space, *seqs],
+                f"SELECT {o.columns} FROM {o.table} {o.alias} WHERE {o.alias}.space = ?"
+                f" AND {o.alias}.id IN ({', '.join('?' for _ in ids)})",
+                [self.space, *ids],
             )
-            described.update((r[0], tuple(r)[1:]) for r in rows)
+            described.update(((kind, r[0]), tuple(r)) for r in rows)
         return described
 
     def get_plan(self, task_id: str, *, include_removed: bool = False) -> tuple[PlanItem, ...]:
