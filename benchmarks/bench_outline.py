@@ -5,6 +5,7 @@ guardrails) costs, before and after its search index (migration 26), on stores o
     python benchmarks/bench_outline.py --before REV         # 2,000 and 20,000 tasks
     python benchmarks/bench_outline.py --before REV --after REV2  # two commits
     python benchmarks/bench_outline.py --before REV --quick # 500 tasks, a few rounds
+    python benchmarks/bench_outline.py --before REV --postgres URL  # on PostgreSQL
 
 Each store is built once by the `--before` commit's clew (checked out in a temporary git
 worktree) through its public API: tasks of five steps with goals, issues on some steps,
@@ -117,9 +118,9 @@ def _env(src: Path) -> dict[str, str]:
             "CLEW_MAINTENANCE": "off"}  # fmt: skip
 
 
-def _worker(src: Path, script: Path, db: Path) -> tuple[subprocess.Popen[str], float]:
+def _worker(src: Path, script: Path, db: str) -> tuple[subprocess.Popen[str], float]:
     proc = subprocess.Popen(
-        [sys.executable, str(script), "serve", str(db), json.dumps(QUESTIONS), json.dumps(OUTLINE)],
+        [sys.executable, str(script), "serve", db, json.dumps(QUESTIONS), json.dumps(OUTLINE)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=_env(src),
     )  # fmt: skip
     assert proc.stdout is not None
@@ -135,14 +136,50 @@ def _ask(proc: subprocess.Popen[str], line: str) -> tuple[float, float]:
     return wall * 1000, cpu * 1000
 
 
-def measure(tasks: int, before: Path, after: Path, rounds: int, scratch: Path) -> list[list[str]]:
+def _databases(server: str, tasks: int) -> tuple[str, str]:
+    """Two PostgreSQL databases' URLs on `server`, made empty: the before side's, and the
+    after side's name (made from it by `_copy`)."""
+    import psycopg
+
+    names = [f"clew_outline_{side}_{tasks}" for side in ("before", "after")]
+    with psycopg.connect(server, autocommit=True) as admin:
+        for name in names:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        admin.execute(f"CREATE DATABASE {names[0]}")
+    base = server.rsplit("/", 1)[0]
+    return f"{base}/{names[0]}", f"{base}/{names[1]}"
+
+
+def _copy(server: str, old: str, new: str) -> None:
+    import psycopg
+
+    with psycopg.connect(server, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {new.rsplit('/', 1)[1]} TEMPLATE {old.rsplit('/', 1)[1]}")
+
+
+def _drop(server: str, *urls: str) -> None:
+    import psycopg
+
+    with psycopg.connect(server, autocommit=True) as admin:
+        for url in urls:
+            admin.execute(f"DROP DATABASE IF EXISTS {url.rsplit('/', 1)[1]} WITH (FORCE)")
+
+
+def measure(
+    tasks: int, before: Path, after: Path, rounds: int, scratch: Path, server: str | None = None
+) -> list[list[str]]:
     script = scratch / "worker.py"
     script.write_text(WORKER)
-    old = scratch / f"before-{tasks}.db"
-    subprocess.run([sys.executable, str(script), "build", str(old), str(tasks), "25"],
+    if server is None:
+        old, new = str(scratch / f"before-{tasks}.db"), str(scratch / f"after-{tasks}.db")
+    else:
+        old, new = _databases(server, tasks)
+    subprocess.run([sys.executable, str(script), "build", old, str(tasks), "25"],
                    check=True, env=_env(before / "src"))  # fmt: skip
-    new = scratch / f"after-{tasks}.db"
-    shutil.copy(old, new)
+    if server is None:
+        shutil.copy(old, new)
+    else:
+        _copy(server, old, new)
     sides = {"before": _worker(before / "src", script, old),
              "after": _worker(after / "src", script, new)}  # fmt: skip
     lines = [f"search {name}|{q}" for name in ("every kind", "outline only") for q in QUESTIONS]
@@ -161,6 +198,8 @@ def measure(tasks: int, before: Path, after: Path, rounds: int, scratch: Path) -
         assert proc.stdin is not None
         proc.stdin.close()
         proc.wait()
+    if server is not None:
+        _drop(server, old, new)
     rows = []
     for what in ("every kind", "outline only", "write"):
         b, a = samples[(what, "before")], samples[(what, "after")]
@@ -183,11 +222,15 @@ def main() -> None:
     parser.add_argument("--sizes", default="2000,20000")
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--postgres", metavar="URL",
+                        help="a PostgreSQL server (a database URL whose role may create"
+                        " databases): measure there instead of SQLite")  # fmt: skip
     args = parser.parse_args()
     sizes = [500] if args.quick else [int(s) for s in args.sizes.split(",")]
     rounds = 2 if args.quick else args.rounds
     header("Search of the outline, before and after its index", ("before", args.before),
-           ("after", args.after or "this tree"))  # fmt: skip
+           ("after", args.after or "this tree"),
+           ("store", "PostgreSQL" if args.postgres else "SQLite"))  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="clew-outline-") as tmp:
         scratch = Path(tmp)
         before = scratch / "before"
@@ -201,7 +244,7 @@ def main() -> None:
         try:
             rows = []
             for tasks in sizes:
-                rows += measure(tasks, before, after, rounds, scratch)
+                rows += measure(tasks, before, after, rounds, scratch, args.postgres)
         finally:
             for tree in {before, after} - {ROOT}:
                 subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",

@@ -1501,7 +1501,7 @@ OUTLINE_TABLES: dict[str, str] = {
 # The columns whose change changes a table's documents.
 OUTLINE_COLUMNS: dict[str, str] = {
     "tasks": "name, goal",
-    "plan_items": "title, active_issue, summary",
+    "plan_items": "title, active_issue, summary, removed",
     "task_records": "answer",
     "patterns": "name, description, example, kind",
     "guardrails": "text",
@@ -1511,9 +1511,9 @@ OUTLINE_COLUMNS: dict[str, str] = {
 def outline_text(kind: str, row: str, newline: str = "char(10)") -> str:
     """SQL for the searchable text of one kind of the outline from a row alias (`new.`,
     `p.`): a task's name, its goal, its answer, a guardrail's text; a step's title, issue
-    and summary, a pattern's name, description, example and kind, each that has a value
-    on a line of its own (`||` with NULL is NULL on both backends: the same expression
-    serves SQLite and PostgreSQL, with its own newline)."""
+    and summary (none once it is removed), a pattern's name, description, example and
+    kind, each that has a value on a line of its own (`||` with NULL is NULL on both
+    backends: the same expression serves SQLite and PostgreSQL, with its own newline)."""
     parts = {
         "task": ("name",),
         "goal": ("goal",),
@@ -1524,7 +1524,10 @@ def outline_text(kind: str, row: str, newline: str = "char(10)") -> str:
     }[kind]
     first, *rest = parts
     head = f"coalesce({row}{first}, '')"
-    return " || ".join([head, *(f"coalesce({newline} || nullif({row}{c}, ''), '')" for c in rest)])
+    text = " || ".join([head, *(f"coalesce({newline} || nullif({row}{c}, ''), '')" for c in rest)])
+    # A removed step is history no search finds (its row stays, with its actions): its
+    # document is empty, so a search of the whole outline needs no read of the steps.
+    return f"CASE WHEN {row}removed = 0 THEN {text} ELSE '' END" if kind == "step" else text
 
 
 def _keep_outline(table: str) -> tuple[str, ...]:

@@ -65,7 +65,7 @@ from clew.store.sqlite_search import (
     records_fault,
     task_record_kinds,
 )
-from clew.store.sqlite_tasks import OUTLINE_SQL, outline_where
+from clew.store.sqlite_tasks import outline_joins
 from clew.store.sqlite_trace import actions_from_rows
 
 SEARCH_WINDOW = 5000
@@ -526,9 +526,13 @@ def tidy(snippet: str | None) -> str:
 class PostgresSearch(RowReader):
     """Search over entries, messages, commands and turns (mixed into PostgresStore)."""
 
-    if TYPE_CHECKING:  # the archive's reads give it
+    if TYPE_CHECKING:  # the archive's and the task reads give them
 
         def _with_sources(self, entries: list[Entry]) -> list[Entry]: ...
+
+        def _outline_described(
+            self, found: Sequence[tuple[str, str]]
+        ) -> dict[tuple[str, str], tuple[Any, ...]]: ...
 
     def _ranked_rows(
         self,
@@ -783,21 +787,17 @@ class PostgresSearch(RowReader):
     ) -> list[tuple[str, float, tuple[Any, ...]]]:
         """The outline's records matching a query, best first (BM25 over `outline_docs`,
         as on SQLite), as (kind, score, row)."""
-        found: list[tuple[str, float, tuple[Any, ...]]] = []
-        for kind in kinds:
-            o = OUTLINE_SQL[kind]
-            where, params = outline_where(kind, task_id, step_id, since, until)
-            join = (
-                f" JOIN {o.table} {o.alias} ON {o.alias}.space = t.space"
-                f" AND {o.alias}.id = t.ref_id"
-            )
-            rows = self._ranked_rows(
-                _OUTLINE, query, columns=o.columns, limit=limit, joins=join,
-                where=f" AND t.kind = ?{where}", params=[kind, *params], outer_joins=join,
+        if not kinds:
+            return []
+        joins, where, params = outline_joins(kinds, task_id, step_id, since, until,
+                                             plain="", same_space=True, doc="t")  # fmt: skip
+        with self.transaction():
+            best = self._ranked_rows(
+                _OUTLINE, query, columns="t.kind, t.ref_id", limit=limit, joins=joins,
+                where=where, params=params,
             )  # fmt: skip
-            found += [(kind, score, tuple(r)[1:]) for score, r in rows]
-        found.sort(key=lambda f: f[1])
-        return found[:limit]
+            rows = self._outline_described([(r[1], r[2]) for _, r in best])
+        return [(r[1], score, rows[(r[1], r[2])]) for score, r in best if (r[1], r[2]) in rows]
 
     def outline_check(self, space: str | None = None) -> str | None:
         """Check the outline's search documents of one space (of every space without one):

@@ -12,13 +12,13 @@ for every match it ranks.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clew.models import Action, RecordHit
 from clew.search import Query, Term
 from clew.store.migrations import OUTLINE_TABLES, outline_text, record_text
 from clew.store.rows import RowReader, placeholders
-from clew.store.sqlite_tasks import OUTLINE_SQL, outline_where
+from clew.store.sqlite_tasks import outline_joins
 from clew.store.sqlite_trace import actions_from_rows
 
 SEARCH_WINDOW = 5000
@@ -67,6 +67,12 @@ def _first_line(text: str | None) -> str:
 
 class SearchReads(RowReader):
     """Reads of search over messages, commands and turns (mixed into SQLiteStore)."""
+
+    if TYPE_CHECKING:  # the task reads give it
+
+        def _outline_described(
+            self, found: Sequence[tuple[str, str]]
+        ) -> dict[tuple[str, str], tuple[Any, ...]]: ...
 
     def _ranked(
         self,
@@ -315,25 +321,30 @@ class SearchReads(RowReader):
     ) -> list[tuple[str, float, tuple[Any, ...]]]:
         """The outline's records matching a query, best first (bm25 over `outline_fts`,
         one index for every kind, so their scores compare), as (kind, score, row)."""
-        match = fts5_match(query)
-        found: list[tuple[str, float, tuple[Any, ...]]] = []
+        if not kinds:
+            return []
+        joins, where, params = outline_joins(kinds, task_id, step_id, since, until,
+                                             plain="+", same_space=False)  # fmt: skip
+        # `+`: the index drives; handed each document of a kind to look up, FTS5 would
+        # open the query's terms again for each (50x the cost).
+        base = (
+            f"FROM outline_fts JOIN outline_docs d ON d.seq = outline_fts.rowid{joins}"
+            f" WHERE outline_fts MATCH ? AND +d.space = ?{where}"
+        )
+        params = [fts5_match(query), self.space, *params]
         with self.transaction():
-            for kind in kinds:
-                o = OUTLINE_SQL[kind]
-                where, params = outline_where(kind, task_id, step_id, since, until)
-                base = (
-                    "FROM outline_fts JOIN outline_docs d ON d.seq = outline_fts.rowid"
-                    f" JOIN {o.table} {o.alias} ON {o.alias}.id = d.ref_id"
-                    # `+`: the index drives; the documents of a kind are most of them, and
-                    # walking them to look each up in the index cost 50x (FTS5 opens the
-                    # query's terms again for each row it is handed).
-                    f" WHERE outline_fts MATCH ? AND +d.space = ? AND +d.kind = ?{where}"
-                )
-                rows = self._ranked("outline_fts", base, [match, self.space, kind, *params],
-                                    "bm25(outline_fts)", o.columns, limit)  # fmt: skip
-                found += [(kind, score, tuple(r)[1:]) for score, r in rows]
-        found.sort(key=lambda f: f[1])
-        return found[:limit]
+            floor = self._rows(
+                f"SELECT outline_fts.rowid {base} ORDER BY outline_fts.rowid DESC LIMIT 1 OFFSET ?",
+                [*params, SEARCH_WINDOW - 1],
+            )
+            low = floor[0][0] if floor else 0
+            best = self._rows(
+                f"SELECT d.kind, d.ref_id, bm25(outline_fts) AS score {base}"
+                " AND outline_fts.rowid >= ? ORDER BY score LIMIT ?",
+                [*params, low, limit],
+            )
+            rows = self._outline_described([(r[0], r[1]) for r in best])
+        return [(r[0], r[2], rows[(r[0], r[1])]) for r in best if (r[0], r[1]) in rows]
 
     def outline_check(self, space: str | None = None) -> str | None:
         """Check the outline's search documents of one space (of the whole file without

@@ -113,8 +113,8 @@ class Outline(NamedTuple):
     """What search reads of one kind of the outline (outline.py): the columns (the first
     three always id, task id, time), the table and its alias, the conditions a row of it
     must meet (SQL after WHERE ...), and its time column. Portable SQL: both backends run
-    it as it is. The aliases are none of those the search statements use (`d`, `t`, `r`,
-    `m`, `v`, `w`)."""
+    it as it is. Each table has an alias of its own, none of those the search statements
+    use (`d`, `t`, `r`, `m`, `v`, `w`): one statement joins them all."""
 
     columns: str
     table: str
@@ -135,9 +135,51 @@ OUTLINE_SQL: dict[str, Outline] = {
                       " AND tr.answer IS NOT NULL", "updated_at"),
     "pattern": Outline("g.id, NULL, g.created_at, g.name, g.domain, g.deprecated,"
                        " g.description, g.example, g.kind", "patterns", "g", "", "created_at"),
-    "guardrail": Outline("g.id, NULL, g.created_at, g.text, g.enforcement, g.enabled",
-                         "guardrails", "g", "", "created_at"),
+    "guardrail": Outline("gr.id, NULL, gr.created_at, gr.text, gr.enforcement, gr.enabled",
+                         "guardrails", "gr", "", "created_at"),
 }  # fmt: skip
+
+
+def outline_joins(
+    kinds: Sequence[str],
+    task_id: str | None,
+    step_id: str | None,
+    since: str | None,
+    until: str | None,
+    *,
+    plain: str,
+    same_space: bool,
+    doc: str = "d",
+) -> tuple[str, str, list[Any]]:
+    """For one statement over the documents of several kinds of the outline (alias `doc`):
+    SQL LEFT JOINing each kind's table (on its space too with `same_space`), and the
+    condition (led by AND) keeping the documents whose row is of a kind asked for and meets
+    that kind's conditions (`outline_where`), with its parameters. `plain` is the backend's
+    prefix that keeps a column's index out of the plan (SQLite's `+`): the match drives."""
+    if task_id is None and step_id is None and since is None and until is None:
+        # Nothing but the kinds: a document that matches is a row to show (a goal or an
+        # answer not set, a removed step, has an empty one), so no table is read per match.
+        among = ", ".join(f"'{k}'" for k in kinds)
+        return "", f" AND {plain}{doc}.kind IN ({among})", []
+    tables: dict[str, list[str]] = {}
+    for kind in kinds:
+        tables.setdefault(OUTLINE_SQL[kind].alias, []).append(kind)
+    joins = ""
+    for alias, of in tables.items():
+        among = ", ".join(f"'{k}'" for k in of)
+        space = f" AND {alias}.space = {doc}.space" if same_space else ""
+        joins += (
+            f" LEFT JOIN {OUTLINE_SQL[of[0]].table} {alias} ON {alias}.id = {doc}.ref_id{space}"
+            f" AND {doc}.kind IN ({among})"
+        )
+    ors, params = [], []
+    for kind in kinds:
+        where, more = outline_where(kind, task_id, step_id, since, until)
+        ors.append(
+            f"({plain}{doc}.kind = '{kind}' AND {OUTLINE_SQL[kind].alias}.id IS NOT NULL{where})"
+        )
+        params += more
+    return joins, f" AND ({' OR '.join(ors)})", params
 
 
 def outline_where(
@@ -188,6 +230,26 @@ class TaskReads(RowReader):
             [self.space, *params, limit],
         )
         return [tuple(r) for r in rows]
+
+    def _outline_described(
+        self, found: Sequence[tuple[str, str]]
+    ) -> dict[tuple[str, str], tuple[Any, ...]]:
+        """The rows (OUTLINE_SQL's columns) of these records (kind, id), by (kind, id): one
+        read of each kind's table by its key, no document read again (a planner without
+        statistics, on a young PostgreSQL table, joined them the slow way round)."""
+        by_kind: dict[str, list[str]] = {}
+        for kind, ident in found:
+            by_kind.setdefault(kind, []).append(ident)
+        described: dict[tuple[str, str], tuple[Any, ...]] = {}
+        for kind, ids in by_kind.items():
+            o = OUTLINE_SQL[kind]
+            rows = self._rows(
+                f"SELECT {o.columns} FROM {o.table} {o.alias} WHERE {o.alias}.space = ?"
+                f" AND {o.alias}.id IN ({', '.join('?' for _ in ids)})",
+                [self.space, *ids],
+            )
+            described.update(((kind, r[0]), tuple(r)) for r in rows)
+        return described
 
     def get_plan(self, task_id: str, *, include_removed: bool = False) -> tuple[PlanItem, ...]:
         """Return a task's steps in plan order; removed steps last when asked for."""
