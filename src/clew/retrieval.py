@@ -201,7 +201,7 @@ class Retrieval(Vectors, Archive):
             if mode != "dense":
                 asked = self._expand(question, asked, found, kinds, filters, sessions, pool)
                 found = _per_index(found) if PER_INDEX else found
-                self._of_the_time(question, found, kinds, filters, sessions)
+                self._of_the_time(question, found, kinds, filters, sessions, dense)
             self._kind_fallback(asked, found, kinds, filters, sessions)
             nearest: list[tuple[Key, float]] = []
             timely: frozenset[Key] = frozenset()
@@ -425,15 +425,18 @@ class Retrieval(Vectors, Archive):
         kinds: Sequence[str],
         filters: EntryFilter,
         sessions: Sequence[str] | None,
+        dense: bool,
     ) -> None:
         """The records of the time a question names that its words did not find join
         `found` (at TIME_ONLY, the newest first), when that time holds at most TIME_RECORDS
         records: "what did the user ask for on May 18?" is answered by that day's records,
-        whatever words they use."""
+        whatever words they use. Keyword search only: a hybrid one has the time's nearest
+        records by meaning (measured: the time's records by time as well cost the held-out
+        set a question, and gained LoCoMo 0.1)."""
         from clew.ranking import Found
 
         window = _window(question, filters)
-        if window is None or window.subtask_id is not None or window.since is None:
+        if dense or window is None or window.subtask_id is not None or window.since is None:
             return
         if window.until is None or filters.types or filters.statuses or filters.tags:
             return
