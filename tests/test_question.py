@@ -235,19 +235,11 @@ def test_a_speaker_named_stays_in_the_query() -> None:
         ("what did we ship in late April?", day(4, 21), day(5, 1), False),
         ("at the end of March 2025", day(3, 21, 2025), day(4, 1, 2025), False),
         ("what was said at the start of February", day(2, 1), day(2, 11), False),
-        # Counted within a named month, not back from now.
-        ("where was she in the last week of April?", day(4, 24), day(5, 1), True),
-        ("the last two weeks of April 2026", day(4, 17), day(5, 1), True),
-        ("what failed in the first week of May", day(5, 1), day(5, 8), True),
-        ("the first 3 days of March", day(3, 1), day(3, 4), True),
-        ("what did we do the first weekend of May", day(5, 2), day(5, 4), False),
-        ("the last weekend of April", day(4, 25), day(4, 27), False),
-        # Counted from a named date, up to that date (told then, "two weeks ago").
-        ("the puppy she got two weeks before May 11", day(4, 26), day(5, 12), False),
-        ("where was he the week before 16 May?", day(5, 8), day(5, 17), False),
-        ("what happened the weekend before May 13", day(5, 9), day(5, 14), False),
-        ("the Sunday before 2026-05-13", day(5, 10), day(5, 14), False),
-        ("what broke three days after May 3", day(5, 3), day(5, 8), False),
+        # Counted within a named month, not back from now; loosely, as "late April" is.
+        ("where was she in the last week of April?", day(4, 24), day(5, 1), False),
+        ("the last two weeks of April 2026", day(4, 17), day(5, 1), False),
+        ("what failed in the first week of May", day(5, 1), day(5, 8), False),
+        ("the first 3 days of March", day(3, 1), day(3, 4), False),
         ("where was he between April 11 and April 15 2026?", day(4, 11), day(4, 16), True),
         ("from 3 May to 9 May", day(5, 3), day(5, 10), True),
     ],
@@ -283,7 +275,7 @@ def test_the_words_of_a_time_leave_the_query() -> None:
         "what is 12 months",
         "bump to 1.2026",
         "what is planned for late May",  # still to come
-        "the week before 2026-06-01",  # still to come
+        "between 2026-06-01 and 2026-06-03",  # still to come
     ],
 )
 def test_text_that_names_no_past_time_has_no_time(question: str) -> None:

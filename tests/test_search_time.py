@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 import clew
-from clew import ranking
+from clew import ranking, retrieval
 from clew.question import asks_when, says_when
 from tests.conftest import FakeClock
 
@@ -125,3 +125,57 @@ def test_when_did_ranks_the_report_that_says_when_above_later_mentions(
     monkeypatch.setattr(ranking, "SAYS_WHEN", 1.0)
     when = [h.id for h in mem.search_all("When did Mia go to the pottery workshop?", mode=mode)]
     assert when[0] == mention, when
+
+
+def test_a_short_time_named_finds_its_records_when_no_word_matches(
+    mem: clew.Memory, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    start = datetime(2026, 3, 2, 18, 0, tzinfo=UTC)
+    for days in (0, 5, 10, 15):  # other days' talk
+        _talk(mem, clock, start + timedelta(days=days), *FILLER[:2])
+    moving = start + timedelta(days=21, hours=3)
+    (told,) = _talk(mem, clock, moving, ("Mia", "Jonah is moving to Montreal in July."))
+    task = mem.create_task("Renew the certificate", ["Renew"])
+    clock.advance(60)
+    mem.add_message(task.id, "Renewed it with certbot; it holds until June.")
+    clock.now = moving + timedelta(days=2)
+    # No record holds "news": that day's records are the answer, nothing else.
+    hits = mem.search_all("what news came two days ago?", mode="keyword")
+    assert {h.id for h in hits} >= {told}, [h.title for h in hits]
+    assert all(h.created_at and h.created_at[:10] == "2026-03-23" for h in hits)
+    turns = mem.search_all("what news came two days ago?", kinds="turn", mode="keyword")
+    assert [h.id for h in turns] == [told]
+    said = mem.search_all("what did we write two days ago?", kinds="message", mode="keyword")
+    assert [h.kind for h in said] == ["message"]
+    # A time holding more records than TIME_RECORDS is no answer by itself.
+    monkeypatch.setattr(retrieval, "TIME_RECORDS", 1)
+    assert mem.search_all("what news came two days ago?", mode="keyword") == []
+
+
+def test_the_records_of_a_time_are_read_on_both_backends(
+    mem: clew.Memory, clock: FakeClock
+) -> None:
+    start = datetime(2026, 3, 2, 18, 0, tzinfo=UTC)
+    early = _talk(mem, clock, start, ("Mia", "first"), ("Ben", "second"))
+    late = _talk(mem, clock, start + timedelta(days=3), ("Mia", "third"))
+    task = mem.create_task("Ship", ["Build"])
+    mem.add_message(task.id, "built")
+    store = mem._store
+    since, until = "2026-03-02T00:00:00.000Z", "2026-03-03T00:00:00.000Z"
+    assert store.records_between(["turn"], since=since, until=until, limit=10) == [
+        ("turn", i) for i in reversed(early)
+    ]
+    assert store.records_between(["turn"], since=since, until=until, limit=1) == [
+        ("turn", early[1])
+    ]
+    everything = store.records_between(
+        ["turn", "message"], since="2026-03-01T00:00:00.000Z", until="2027-01-01T00:00:00.000Z",
+        limit=10,
+    )  # fmt: skip
+    assert {k for k, _ in everything} == {"turn", "message"}
+    assert ("turn", late[0]) in everything
+    (session,) = {t.session_id for t in store.turns_by_id(late)}
+    only = store.records_between(["turn", "message"], since=since,
+                                 until="2027-01-01T00:00:00.000Z", session_ids=[session],
+                                 limit=10)  # fmt: skip
+    assert only == [("turn", late[0])]

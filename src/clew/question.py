@@ -852,53 +852,10 @@ def _date_of(match: re.Match[str], tag: str, now: datetime, year: str | None = N
     return _last_dated(month, day, now)[0]
 
 
-_SPAN_WORDS = frozenset({"before", "after", "prior", "between", "week", "weekend", "weeks"})
-
-
-@_rule(
-    r"(?:(?:in|during|over)\s+)?(?:the\s+)?(?:(?P<last>last)\s+)?(?:(?P<count>"
-    + _COUNT.removeprefix("(?P<count>")
-    + r"\s+)?(?P<unit>day|week(?:end)?|month|year|"
-    + _WEEKDAY.removeprefix("(?P<weekday>").removesuffix(r")\b")
-    + r")s?\s+(?P<side>before|after|prior\s+to)\s+(?:the\s+)?(?:on\s+)?"
-    + _dated("a"),
-    _SPAN_WORDS,
-)
-def _relative_to_date(match: re.Match[str], now: datetime) -> Window | None:
-    """`two weeks before August 11, 2023`, `the week before 16 November`, `the Sunday
-    before Oct 25`, `three days after May 3`: counted from a named date. Loosely, and up to
-    that date itself: what happened "two weeks before" a day is usually told on that day
-    ("two weeks ago"), so the window holds both the event and the day it was told."""
-    anchor = _date_of(match, "a", now)
-    if anchor > now:
-        return None
-    unit = match["unit"].casefold()
-    count = _count(match["count"])[1] if match["count"] else 1
-    before = match["side"].casefold() != "after"
-    if unit.endswith("day") and unit not in ("day",):  # a weekday: the one before or after
-        target = _WEEKDAYS[unit[:3]]
-        step = -1 if before else 1
-        day = anchor + step * _DAY
-        while day.weekday() != target:
-            day += step * _DAY
-        return (day, anchor + _DAY, False) if before else (anchor, day + _DAY, False)
-    length = {"day": _DAY, "week": timedelta(days=7), "weekend": timedelta(days=7),
-              "month": timedelta(days=30), "year": timedelta(days=365)}[unit]  # fmt: skip
-    if unit == "weekend":  # the Saturday and Sunday before it (or after it)
-        saturday = anchor - timedelta(days=(anchor.weekday() - 5) % 7 or 7)
-        if not before:
-            saturday = anchor + timedelta(days=(5 - anchor.weekday()) % 7 or 7)
-            return anchor, saturday + 2 * _DAY, False
-        return saturday, anchor + _DAY, False
-    if before:
-        return anchor - count * length - _DAY, anchor + _DAY, False
-    return anchor, anchor + count * length + 2 * _DAY, False
-
-
 @_rule(
     r"(?:in\s+|during\s+|over\s+)?(?:the\s+)?(?P<edge>first|last)\s+(?:(?P<count>"
     + _COUNT.removeprefix("(?P<count>")
-    + r"\s+)?(?P<unit>days?|weeks?|weekends?)\s+(?:of|in)\s+(?:the\s+month\s+of\s+)?"
+    + r"\s+)?(?P<unit>days?|weeks?)\s+(?:of|in)\s+(?:the\s+month\s+of\s+)?"
     + _MONTH
     + r"(?:,?\s+"
     + _YEAR
@@ -906,9 +863,9 @@ def _relative_to_date(match: re.Match[str], now: datetime) -> Window | None:
     _MONTH_WORDS,
 )
 def _edge_of_month(match: re.Match[str], now: datetime) -> Window | None:
-    """`the last week of August 2023`, `the first two weeks of May`, `the first weekend of
-    October`: days at the start or the end of a named month (not counted back from now,
-    as `the last week` alone is)."""
+    """`the last week of August 2023`, `the first two weeks of May`: days at the
+    start or the end of a named month (not counted back from now, as `the last week` alone
+    is); loosely, as `late May` is."""
     month = _month_number(match["month"])
     year = int(match["year"]) if match["year"] else (
         now.year if month <= now.month else now.year - 1
@@ -919,17 +876,10 @@ def _edge_of_month(match: re.Match[str], now: datetime) -> Window | None:
     start, end, _ = whole
     count = _count(match["count"])[1] if match["count"] else 1
     unit = match["unit"].casefold().rstrip("s")
-    if unit == "weekend":
-        saturday = start + timedelta(days=(5 - start.weekday()) % 7)
-        if match["edge"].casefold() == "last":
-            saturday = end - _DAY - timedelta(days=(end - _DAY).weekday() + 2) % timedelta(days=7)
-            saturday -= timedelta(days=7 * (count - 1))
-            return saturday, saturday + timedelta(days=7 * (count - 1) + 2), False
-        return saturday, saturday + timedelta(days=7 * (count - 1) + 2), False
     length = count * (_DAY if unit == "day" else timedelta(days=7))
     if match["edge"].casefold() == "first":
-        return start, min(start + length, end), True
-    return max(end - length, start), end, True
+        return start, min(start + length, end), False
+    return max(end - length, start), end, False
 
 
 @_rule(

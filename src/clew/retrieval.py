@@ -86,6 +86,12 @@ OUTLINE_WEIGHT = 0.7
 PATTERN_COSINE = 0.4
 HISTORY_MARGIN = 10  # records ranked beyond the limit, for history put below them to leave
 MAX_CHAIN = 8  # replacements of replacements followed, at most
+# A question naming a short time finds that time's records even when none holds its words,
+# when the time holds at most TIME_RECORDS of them (more: the words must choose); each joins
+# at TIME_ONLY of the best match's score (before the time asked about is counted), the
+# newest first.
+TIME_RECORDS = 40
+TIME_ONLY = 0.3
 KIND_TASKS = 3  # the tasks of the best matches whose few current entries of a kind may join
 KIND_FALLBACK = 3  # current entries of the kind a question asks for that join its hits
 # The entry types of each kind of record a question can ask for (summaries.intent).
@@ -197,6 +203,7 @@ class Retrieval(Vectors, Archive):
                 asked = self._expand(question, asked, found, kinds, filters, sessions, pool)
                 self._feedback(question, asked, found, kinds, filters, sessions, pool)
                 found = _per_index(found) if PER_INDEX else found
+                self._of_the_time(question, found, kinds, filters, sessions, dense)
             self._kind_fallback(asked, found, kinds, filters, sessions)
             nearest: list[tuple[Key, float]] = []
             timely: frozenset[Key] = frozenset()
@@ -412,6 +419,59 @@ class Retrieval(Vectors, Archive):
             for t in self._store.turns_numbered(session, sorted(numbers)):
                 found.setdefault(("turn", t.id), _found(_turn_hit(t), t))
         return found
+
+    def _of_the_time(
+        self,
+        question: Question,
+        found: dict[Key, Found],
+        kinds: Sequence[str],
+        filters: EntryFilter,
+        sessions: Sequence[str] | None,
+        dense: bool,
+    ) -> None:
+        """The records of the time a question names that its words did not find join
+        `found` (at TIME_ONLY, the newest first), when that time holds at most TIME_RECORDS
+        records: "what did the user ask for on May 18?" is answered by that day's records,
+        whatever words they use. Keyword search only: a hybrid one has the time's nearest
+        records by meaning (measured: the time's records by time as well cost the held-out
+        set a question, and gained LoCoMo 0.1)."""
+        from clew.ranking import Found
+
+        window = _window(question, filters)
+        if dense or window is None or window.subtask_id is not None or window.since is None:
+            return
+        if window.until is None or filters.types or filters.statuses or filters.tags:
+            return
+        keys: list[Key] = []
+        entries: dict[Key, Entry] = {}
+        if "entry" in kinds and sessions is None:
+            entries = {("entry", e.id): e for e in self._store.list_entries(
+                window, limit=TIME_RECORDS + 1)}  # fmt: skip
+            keys += entries
+        others = [k for k in kinds if k in ("message", "action", "decision", "turn")]
+        if others:
+            keys += self._store.records_between(
+                others, since=window.since, until=window.until, task_id=window.task_id,
+                session_ids=sessions, limit=TIME_RECORDS + 1,
+            )  # fmt: skip
+        if len(keys) > TIME_RECORDS:
+            return  # a long or busy time: its records are no answer by themselves
+        new = [k for k in keys if k not in found]
+        if not new:
+            return
+        best = min((f.hit.score for f in found.values()), default=-1.0)
+        best = min(best, -1.0) if best >= 0 else best
+        hits = self._describe([k for k in new if k not in entries])
+        hits.update({k: entry_hit(entries[k]) for k in new if k in entries})
+        turns = {t.id: t for t in self._store.turns_by_id([i for k, i in new if k == "turn"])}
+        by_time = sorted((k for k in new if k in hits), key=lambda k: hits[k].created_at or "",
+                         reverse=True)  # fmt: skip
+        for i, key in enumerate(by_time):
+            hit = hits[key]._replace(score=TIME_ONLY * best * (1 - 0.01 * i))
+            if key in entries:
+                found[key] = Found(hit, _text_of(entries[key]))
+            else:
+                found[key] = _found(hit, turns.get(key[1]) if key[0] == "turn" else None)
 
     def _expand(
         self,

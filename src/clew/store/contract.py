@@ -386,6 +386,22 @@ class ArchiveReads(Protocol):
         nothing else)."""
         ...
 
+    def records_between(
+        self,
+        kinds: Sequence[str],
+        *,
+        since: str,
+        until: str,
+        task_id: str | None = None,
+        session_ids: Sequence[str] | None = None,
+        limit: int,
+    ) -> list[tuple[str, str]]:
+        """The (kind, id) of the messages, commands, trace decisions and turns of the `kinds`
+        asked for made in a time range (`since` inclusive, `until` exclusive), whatever
+        their words; newest first, at most `limit` of each kind. `session_ids` keeps the
+        turns of those sessions (and nothing else)."""
+        ...
+
     def fts_check(self) -> str | None:
         """Check the archive's search index against the entries; None when it is sound,
         else what is wrong (a backend without a separate index returns None)."""
