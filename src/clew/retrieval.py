@@ -225,6 +225,7 @@ class Retrieval(Vectors, Archive):
             replaced: dict[str, str] = {}
             ranked = ranking.asked_kind_first(ranked, found, asked)
             ranked = ranking.identifiers_first(ranked, found, ranking.identifiers(asked))
+            ranked = ranking.later_first(ranked, found, asked, query)
             if not (include_superseded or ranking.asks_for_history(query)):
                 ranked, replaced = self._current_first(ranked, hits_of)
             ranked = ranked[:limit]
