@@ -714,11 +714,17 @@ def feedback_words(asked: Asked, tops: Sequence[str], others: Sequence[str]) -> 
 
 # -- what a speaker says later on the same words comes first -------------------------------
 
-LATER = False  # whether it does (measured both ways: docs/benchmarks.md)
+LATER = True  # whether it does (measured both ways: docs/benchmarks.md)
 LATER_NEAR = 0.6  # of the best turn of a speaker on some words, the least a later one scores
 # A question about the past ("what did she say...", "where was he...", "how long ago..."):
 # then the earlier statement may be the one asked about.
 _ASKS_PAST = re.compile(r"\b(?:did|was|were|had|ago|first)\b", re.IGNORECASE)
+# A question that asks what holds now, in so many words; with LATER_ONLY_NOW only those move.
+LATER_ONLY_NOW = True
+_ASKS_NOW = re.compile(
+    r"\b(?:now|current(?:ly)?|still|these days|latest|at the moment|any ?more|today)\b",
+    re.IGNORECASE,
+)
 
 
 def later_first(
@@ -729,11 +735,14 @@ def later_first(
     same thing ("the rent went up to 1,350") replaces what they said before ("my rent is
     1,200"), as a superseded decision ranks below its replacement; a conversation never
     says which statement replaced which. Only turns scoring at least LATER_NEAR of the best
-    of them move, and not for a question about the past or a time (asks_for_history,
-    _ASKS_PAST, asked.when), whose answer may be the earlier one."""
+    of them move, only for a question that asks what holds now in so many words ("now",
+    "currently", "still": _ASKS_NOW, with LATER_ONLY_NOW; measured: moving them for every
+    question in the present tense cost LoCoMo's multi-hop questions, which ask for all of a
+    person's statements, a point of MRR), and not for a question about the past or a time
+    (asks_for_history, _ASKS_PAST, asked.when), whose answer may be the earlier one."""
     if not LATER or asked.when is not None or asks_for_history(question):
         return ranked
-    if _ASKS_PAST.search(question):
+    if _ASKS_PAST.search(question) or (LATER_ONLY_NOW and not _ASKS_NOW.search(question)):
         return ranked
     wanted, _, pattern = _looked_for(asked.words, ())
     if not wanted:
@@ -769,7 +778,7 @@ def later_first(
 # The share of coverage that counts the question's words by how few of the records found
 # hold them (0: every word alike). A turn of the person asked about holds their name, and
 # "enjoy" is in many turns: neither says much of what is asked ("which bands...").
-RARITY = 0.0
+RARITY = 1.0
 
 
 def word_weights(asked: Asked, found: Mapping[Key, Found]) -> dict[str, float] | None:
