@@ -311,3 +311,54 @@ def test_feedback_words_are_the_first_hits_rarer_words_not_the_questions() -> No
     assert "unwind" not in words and "ana" not in words
     assert len(words) <= ranking.FEEDBACK_WORDS
     assert ranking.feedback_words(question, [], others) == ()
+
+
+def test_what_a_speaker_says_later_on_the_same_words_comes_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(ranking, "LATER", True)
+    early = found("early", "my rent is 1200 a month", -2.0, kind="turn", speaker="Noor",
+                  at="2026-02-01T10:00:00+00:00")  # fmt: skip
+    late = found("late", "the rent went up, 1350 now", -1.8, kind="turn", speaker="Noor",
+                 at="2026-05-01T10:00:00+00:00")  # fmt: skip
+    other = found("other", "rent is due on the first", -1.9, kind="turn", speaker="Sam",
+                  at="2026-06-01T10:00:00+00:00")  # fmt: skip
+    records = dict([early, late, other])
+    question = asked("rent")
+    ranked = ranking.rank(question, records)
+    assert [r.key[1] for r in ranked][:2] == ["early", "other"]
+    assert ranking.later_first(ranked, records, question, "how much is my rent?") == ranked
+    now = ranking.later_first(ranked, records, question, "how much is my rent now?")
+    assert [r.key[1] for r in now] == ["late", "other", "early"]
+    assert [r.score for r in now] == sorted((r.score for r in now), reverse=True)
+    assert any(b.startswith("said later on the same words") for b in now[0].explain.boosts)
+    # A question about the past, or a time, keeps the order the words gave.
+    for past in ("what did I pay for rent?", "what was my rent before?"):
+        assert ranking.later_first(ranked, records, question, past) == ranked
+    then = question._replace(when=(NOW, NOW, False))
+    assert ranking.later_first(ranked, records, then, "my rent in May") == ranked
+    # Far below the speaker's best on those words: not the same statement made again.
+    weak = dict([early, found("late", "the rent went up, 1350 now", -0.2, kind="turn",
+                              speaker="Noor", at="2026-05-01T10:00:00+00:00")])  # fmt: skip
+    ranked = ranking.rank(question, weak)
+    assert ranking.later_first(ranked, weak, question, "how much is my rent now?") == ranked
+
+
+def test_a_rare_word_of_the_question_counts_for_more_than_a_common_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    common = [found(f"c{n}", f"enjoy the weekend {n}", -1.0, kind="turn", speaker="Ben")
+              for n in range(6)]  # fmt: skip
+    enjoy = found("enjoy", "enjoy your trip", -1.0, kind="turn", speaker="Dave")
+    bands = found("bands", "so many great bands there", -1.0, kind="turn", speaker="Dave")
+    records = dict([*common, enjoy, bands])
+    question = asked("bands dave enjoy")
+    monkeypatch.setattr(ranking, "RARITY", 0.0)
+    assert ranking.word_weights(question, records) is None
+    alike = {r.key[1]: r.score for r in ranking.rank(question, records)}
+    assert alike["enjoy"] == alike["bands"]  # two words of three each, counted alike
+    monkeypatch.setattr(ranking, "RARITY", 0.5)
+    weights = ranking.word_weights(question, records)
+    assert weights is not None and weights["band"] > weights["enjo"] > 0  # word prefixes
+    rare = {r.key[1]: r.score for r in ranking.rank(question, records)}
+    assert rare["bands"] > rare["enjoy"]

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 import pytest
 
 import clew
-from clew import retrieval
+from clew import ranking, retrieval
 
 Said = tuple[str, str]  # (speaker, text)
 
@@ -69,3 +69,30 @@ def test_feedback_adds_nothing_when_the_first_hits_have_no_rarer_word(
     converse(mem, clock)
     monkeypatch.setattr(retrieval, "FEEDBACK", True)
     assert mem.search_all("nothing recorded says xylophone", mode="keyword") == []
+
+
+def test_what_a_person_says_later_on_the_same_thing_ranks_first(
+    mem: clew.Memory, clock: Callable[[], datetime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    start = datetime.fromisoformat("2026-01-05T09:00:00+00:00")
+    said = [
+        ("Noor", "My rent is 1200, the rent for the flat."),
+        ("Sam", "That is a fair price for the area."),
+        ("Noor", "The landlord raised the rent, it is 1350 from March."),
+        ("Sam", "Ouch. Will you stay?"),
+    ]
+    ids = []
+    for month, (speaker, text) in enumerate(said):
+        clock.now = start + timedelta(days=30 * month)  # type: ignore[attr-defined]
+        session = mem.start_session(title=f"chat {month}").id
+        ids.append(mem.append_turn(session, {"role": "user", "name": speaker, "content": text}).id)
+    monkeypatch.setattr(ranking, "LATER", False)
+    words = [h.id for h in mem.search_all("how much is Noor's rent?", mode="keyword")]
+    assert words.index(ids[0]) < words.index(ids[2])  # the words alone put it first
+    monkeypatch.setattr(ranking, "LATER", True)
+    hits = mem.search_all("how much is Noor's rent now?", mode="keyword", explain=True)
+    assert [h.id for h in hits][:2] == [ids[2], ids[0]]
+    assert hits[0].explain is not None
+    assert any(b.startswith("said later on the same words") for b in hits[0].explain.boosts)
+    past = mem.search_all("what was Noor's rent at first?", mode="keyword")
+    assert [h.id for h in past].index(ids[0]) < [h.id for h in past].index(ids[2])

@@ -26,6 +26,7 @@ has the figures with and without each part).
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
@@ -335,11 +336,12 @@ def rank(
     plain: dict[Key, float] = {}
     covered: dict[Key, float] = {}
     why: dict[Key, list[str]] = {}
+    weights = word_weights(asked, found)
     for key, f in found.items():
         share = f.hit.score / best if best < 0 and f.hit.score < 0 else 0.0
         # The exact share says whether a hit is confident; related words only rank.
         covered[key], cov = coverages(asked, said(f))
-        cov = max(cov, f.assumed)
+        cov = max(weighted(asked, said(f), cov, weights), f.assumed)
         added, factor, reasons = boosts(asked, f)
         base = share * (FLOOR + (1 - FLOOR) * cov) if share else 0.0
         plain[key] = (base + added) * factor
@@ -735,3 +737,96 @@ def feedback_words(asked: Asked, tops: Sequence[str], others: Sequence[str]) -> 
     rare = [k for k in seen if holders.get(k, 0) <= common]
     rare.sort(key=lambda k: (-seen[k][0], -holders.get(k, 0), k))
     return tuple(seen[k][1] for k in rare[:FEEDBACK_WORDS])
+
+
+# -- what a speaker says later on the same words comes first -------------------------------
+
+LATER = True  # whether it does (measured both ways: docs/benchmarks.md)
+LATER_NEAR = 0.6  # of the best turn of a speaker on some words, the least a later one scores
+# A question about the past ("what did she say...", "where was he...", "how long ago..."):
+# then the earlier statement may be the one asked about.
+_ASKS_PAST = re.compile(r"\b(?:did|was|were|had|ago|first)\b", re.IGNORECASE)
+# A question that asks what holds now, in so many words; with LATER_ONLY_NOW only those move.
+LATER_ONLY_NOW = True
+_ASKS_NOW = re.compile(
+    r"\b(?:now|current(?:ly)?|still|these days|latest|at the moment|any ?more|today)\b",
+    re.IGNORECASE,
+)
+
+
+def later_first(
+    ranked: list[Ranked], found: Mapping[Key, Found], asked: Asked, question: str
+) -> list[Ranked]:
+    """`ranked` with the turns of one speaker that hold the same words of the question in
+    time order, the latest first, in the places they hold: what a person says later on the
+    same thing ("the rent went up to 1,350") replaces what they said before ("my rent is
+    1,200"), as a superseded decision ranks below its replacement; a conversation never
+    says which statement replaced which. Only turns scoring at least LATER_NEAR of the best
+    of them move, only for a question that asks what holds now in so many words ("now",
+    "currently", "still": _ASKS_NOW, with LATER_ONLY_NOW; measured: moving them for every
+    question in the present tense cost LoCoMo's multi-hop questions, which ask for all of a
+    person's statements, a point of MRR), and not for a question about the past or a time
+    (asks_for_history, _ASKS_PAST, asked.when), whose answer may be the earlier one."""
+    if not LATER or asked.when is not None or asks_for_history(question):
+        return ranked
+    if _ASKS_PAST.search(question) or (LATER_ONLY_NOW and not _ASKS_NOW.search(question)):
+        return ranked
+    wanted, _, pattern = _looked_for(asked.words, ())
+    if not wanted:
+        return ranked
+    groups: dict[tuple[str, frozenset[str]], list[int]] = {}
+    for i, r in enumerate(ranked):
+        f = found.get(r.key)
+        if f is None or f.hit.kind != "turn" or f.speaker is None or not f.hit.created_at:
+            continue
+        held = _held(pattern, f.text) & frozenset(wanted)  # the text's, not the speaker's name
+        if held:
+            groups.setdefault((f.speaker.casefold(), held), []).append(i)
+    out = list(ranked)
+    for places in groups.values():
+        places = [p for p in places if ranked[p].score >= LATER_NEAR * ranked[places[0]].score]
+        if len(places) < 2:
+            continue
+        latest = sorted((ranked[p] for p in places),
+                        key=lambda r: str(found[r.key].hit.created_at), reverse=True)  # fmt: skip
+        for place, r in zip(places, latest, strict=True):
+            if r.key == ranked[place].key:
+                continue
+            score = ranked[place].score
+            why = (*r.explain.boosts, f"said later on the same words: at place {place + 1}")
+            out[place] = r._replace(
+                score=score, explain=r.explain._replace(boosts=why, score=round(score, 4))
+            )
+    return out
+
+
+# -- a rare word of the question counts for more than a common one ---------------------------
+
+# The share of coverage that counts the question's words by how few of the records found
+# hold them (0: every word alike). A turn of the person asked about holds their name, and
+# "enjoy" is in many turns: neither says much of what is asked ("which bands...").
+RARITY = 1.0
+
+
+def word_weights(asked: Asked, found: Mapping[Key, Found]) -> dict[str, float] | None:
+    """Each of the question's words (its prefix) weighed by how few of the keyword matches
+    hold it, as inverse document frequency weighs it: log(1 + N / (1 + holders)). None
+    when RARITY is off or the question has fewer than two words."""
+    wanted, _, pattern = _looked_for(asked.words, asked.related)
+    if not RARITY or len(wanted) < 2:
+        return None
+    held = [_held(pattern, said(f)) for f in found.values() if f.hit.score < 0]
+    n = len(held)
+    return {w: math.log(1 + n / (1 + sum(1 for h in held if w in h))) for w in wanted}
+
+
+def weighted(asked: Asked, text: str, cov: float, weights: Mapping[str, float] | None) -> float:
+    """Coverage with RARITY of it counted by word_weights: the weight of the words the text
+    holds over the weight of them all."""
+    if not weights:
+        return cov
+    _, _, pattern = _looked_for(asked.words, asked.related)
+    held = _held(pattern, text)
+    total = sum(weights.values())
+    share = sum(w for p, w in weights.items() if p in held) / total if total > 0 else 0.0
+    return (1 - RARITY) * cov + RARITY * share

@@ -66,7 +66,8 @@ MIN_COSINE = 0.2
 # What a record's bm25 for the words related to a question's counts, of its own words'.
 EXPANDED = 0.5
 RELATED_PER_WORD = 4  # the nearest related words looked for, of each word of the question
-FEEDBACK = False  # whether the best records' rarer words are looked for too (measured both ways)
+FEEDBACK = True  # whether the best records' rarer words are looked for too (measured both ways)
+FEEDBACK_KINDS = ("turn",)  # the kinds of record they are looked for in
 EXPAND = True  # whether a weakly matched question looks for related words (measured both ways)
 PER_INDEX = True  # whether each index's bm25 is read against its own best (measured both ways)
 CATCH_UP = 2000  # records a hybrid search embeds before it ranks (about 0.2 s at most)
@@ -232,6 +233,7 @@ class Retrieval(Vectors, Archive):
             replaced: dict[str, str] = {}
             ranked = ranking.asked_kind_first(ranked, found, asked)
             ranked = ranking.identifiers_first(ranked, found, ranking.identifiers(asked))
+            ranked = ranking.later_first(ranked, found, asked, query)
             if not (include_superseded or ranking.asks_for_history(query)):
                 ranked, replaced = self._current_first(ranked, hits_of)
             ranked = ranked[:limit]
@@ -530,7 +532,13 @@ class Retrieval(Vectors, Archive):
         best), then ranks by what it holds of the question like any other."""
         from clew import ranking
 
-        if not FEEDBACK or question.query is None or not found:
+        # Turns only: a conversation spreads one matter over sittings, while an entry, a
+        # command or a decision is found by its own words; and never for an identifier,
+        # which names the one record it wants.
+        within = [k for k in kinds if k in FEEDBACK_KINDS]
+        if not FEEDBACK or question.query is None or not found or not within:
+            return
+        if ranking.identifiers(asked):
             return
         first = ranking.rank(asked, found)[: ranking.FEEDBACK_TOP]
         near = ranking.FEEDBACK_NEAR * first[0].score if first else 0.0
@@ -543,7 +551,6 @@ class Retrieval(Vectors, Archive):
             return
         query = search.Query(tuple(Term(w, False) for w in words), question.query.exclude,
                              True, (), words)  # fmt: skip
-        within = [k for k in kinds if k not in OUTLINE_KINDS]  # as _expand, for its reason
         more = self._matches(query, within, filters, sessions, pool)
         # Read against the best record they find besides the first hits, which hold them all.
         more = {k: f for k, f in more.items() if k not in chosen}
