@@ -324,10 +324,11 @@ def test_a_hit_meaning_put_first_is_not_confident() -> None:
     pool = dict([found("top", "deploy the gateway to staging", -1.0),
                  found("words", "deploy the gateway to staging now", -4.0)])  # fmt: skip
     nearest = [(("entry", "top"), 0.95), (("entry", "other"), 0.2)]
-    ranked = ranking.rank(asked("deploy gateway staging"), pool, nearest, dense_weight=0.7)
+    question = asked("deploy gateway staging friday rollback")  # weak: 3 of 5 words held
+    ranked = ranking.rank(question, pool, nearest, dense_weight=0.7)
     assert ranked[0].key == ("entry", "top") and ranked[0].keyword < ranked[1].keyword
     assert not ranking.words_lead(ranked)
-    alone = ranking.rank(asked("deploy gateway staging"), pool)
+    alone = ranking.rank(question, pool)
     assert alone[0].key == ("entry", "words") and ranking.words_lead(alone)
     assert ranking.words_lead([])
 
@@ -346,3 +347,24 @@ def test_words_lead_whenever_keyword_alone_ranks_the_same_first(
     assert ranking.words_lead(ranking.rank(asked("word0 word1"), pool))
     if ranked and ranked[0].keyword == max(r.keyword for r in ranked):
         assert ranking.words_lead(ranked)
+
+
+def test_meaning_only_breaks_near_ties_when_keyword_matches_hold_the_question() -> None:
+    # Both records hold every word; keyword ranks "words" first by a clear margin. Meaning,
+    # surer of "top", may not reorder them however much it weighs (fusion.py: on LoCoMo's
+    # turns, whose cosines lie close together, the mix buried keyword's answers) ...
+    pool = dict([found("top", "deploy the gateway to staging", -3.0),
+                 found("words", "deploy the gateway to staging now", -4.0)])  # fmt: skip
+    nearest = [(("entry", "top"), 0.95), (("entry", "words"), 0.3)]
+    ranked = ranking.rank(asked("deploy gateway staging"), pool, nearest, dense_weight=0.7)
+    assert [r.key[1] for r in ranked] == ["words", "top"]
+    assert ranked[0].score == pytest.approx(1 - ranking.STRONG_DENSE)
+    # ... but it breaks a tie of keyword scores.
+    tied = dict([found("top", "deploy the gateway to staging", -4.0),
+                 found("words", "deploy the gateway to staging", -4.0)])  # fmt: skip
+    ranked = ranking.rank(asked("deploy gateway staging"), tied, nearest, dense_weight=0.7)
+    assert [r.key[1] for r in ranked] == ["top", "words"]
+    # When the matches hold less of the question, meaning weighs as much as it did.
+    weak = asked("deploy gateway staging friday rollback")
+    mixed = ranking.rank(weak, pool, nearest, dense_weight=0.7)
+    assert mixed[0].key[1] == "top"

@@ -44,6 +44,7 @@ RULES: dict[str, dict[str, Any]] = {
     "before": {"WEAK_COVER": math.inf, "words_lead": False},
     "place-always": {"WEAK_COVER": math.inf},
     "place-never": {"MEANING_PLACE": 0},
+    "mix-when-strong": {"STRONG_DENSE": 1.0},  # only the place is gated
     "place-if-cover<0.5": {"WEAK_COVER": 0.5},
     "place-if-cover<1": {"WEAK_COVER": 1.0},
     "no-lead": {"words_lead": False},
