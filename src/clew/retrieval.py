@@ -246,7 +246,7 @@ class Retrieval(Vectors, Archive):
                 score=round(r.score, 4), open=self._open_command(hit),
                 confident=i == 0 and ranking.confident(
                     r, ranked[1] if len(ranked) > 1 else None, asked.identifiers
-                ),
+                ) and (not dense or ranking.words_lead(ranked)),
                 explain=r.explain if explain else None,
                 superseded_by=replaced.get(hit.id) if hit.kind == "entry" else None,
             )  # fmt: skip
