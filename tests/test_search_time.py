@@ -24,6 +24,8 @@ from tests.conftest import FakeClock
         "In which year did she start climbing?",
         "How long ago did the deploy break?",
         "Since when has the cache been cold?",
+        "How long has Mia been climbing?",
+        "How many months did the migration take?",
     ],
 )
 def test_a_question_whose_answer_is_a_time_asks_when(question: str) -> None:
@@ -37,6 +39,7 @@ def test_a_question_whose_answer_is_a_time_asks_when(question: str) -> None:
         "which registry did we pick?",
         "Where did they go when it rained?",  # a clause, not the question's ask
         "what time zone does the server use",
+        "how long should the card flip animation be?",  # a length, not a time
     ],
 )
 def test_other_questions_do_not_ask_when(question: str) -> None:
@@ -55,6 +58,7 @@ def test_other_questions_do_not_ask_when(question: str) -> None:
         "She started climbing in 2019.",
         "It broke in early May, then again on May 20.",
         "We met on Saturday at the market.",
+        "I've been climbing for three years now.",
     ],
 )
 def test_a_text_that_says_a_time_says_when(text: str) -> None:

@@ -910,7 +910,9 @@ _CUE_WORDS: frozenset[str] = frozenset().union(*(cues for cues, _, _ in _RULES))
 _ASKS_WHEN = lazy(
     r"^\W*(?:and\s+|so\s+|but\s+)?when\b"
     r"|\b(?:what|which)\s+(?:date|day|month|year|week|weekend|time\s+of\s+(?:the\s+)?year)\b"
-    r"|\bhow\s+long\s+ago\b|\bsince\s+when\b",
+    # "how long has she ...", not "how long should the timeout be": a time, not a length.
+    r"|\bhow\s+long\s+(?:ago|since|has|have|had|did|were|was)\b|\bsince\s+when\b"
+    r"|\bhow\s+many\s+(?:days|weeks|months|years)\b",
     re.I,
 )
 _MONTH_NAME = (
@@ -931,6 +933,7 @@ _SAYS_WHEN = lazy(
     r"|(?:last|next|this|past|coming)\s+(?:week(?:end)?|month|year|night|morning|afternoon"
     r"|evening|summer|winter|spring|autumn|fall|" + _DAY_NAME + r")"
     r"|" + _COUNTED + r"\s+(?:minute|hour|day|week|month|year)s?\s+(?:ago|back|earlier|before)"
+    r"|for\s+(?:the\s+(?:last|past)\s+)?" + _COUNTED + r"\s+(?:day|week|month|year)s?\b"
     r"|(?:in|on|of|since|until|by|last|next|this|early|late|mid-?)\s+"
     + _MONTH_NAME
     + r"|"
