@@ -69,9 +69,8 @@ RELATED_PER_WORD = 4  # the nearest related words looked for, of each word of th
 FEEDBACK = True  # whether the best records' rarer words are looked for too (measured both ways)
 FEEDBACK_KINDS = ("turn",)  # the kinds of record they are looked for in
 # Whether a record the question's words found already takes the feedback words' score when
-# it is better (measured: it moved 3 of the 303-question set's single-fact answers from the
-# first place and gained LoCoMo nothing).
-FEEDBACK_LIFTS = False
+# it is better (measured both ways: docs/benchmarks.md).
+FEEDBACK_LIFTS = True
 EXPAND = True  # whether a weakly matched question looks for related words (measured both ways)
 PER_INDEX = True  # whether each index's bm25 is read against its own best (measured both ways)
 CATCH_UP = 2000  # records a hybrid search embeds before it ranks (about 0.2 s at most)
