@@ -471,8 +471,11 @@ class Retrieval(Vectors, Archive):
         """Look for the rarer words of the best records found as well (ranking.feedback_words):
         a question whose evidence is spread over several sittings finds one piece by its own
         words, and the others by that one's. A record found only by them joins at
-        ranking.FEEDBACK of the best match at most (its bm25 for them read against their
-        best), then ranks by what it holds of the question like any other."""
+        ranking.FEEDBACK of the best match at most (its bm25 for them read against the best
+        of the records they find besides the first hits), then ranks by what it holds of the
+        question like any other; one found already takes that score when it is better
+        (FEEDBACK_LIFTS). It costs a second ranking of the matches and a second query of the
+        turns (docs/benchmarks.md: about a quarter more CPU for a keyword search)."""
         from clew import ranking
 
         # Turns only: a conversation spreads one matter over sittings, while an entry, a
