@@ -341,7 +341,7 @@ def rank(
         share = f.hit.score / best if best < 0 and f.hit.score < 0 else 0.0
         # The exact share says whether a hit is confident; related words only rank.
         covered[key], cov = coverages(asked, said(f))
-        cov = max(weighted(asked, said(f), cov, weights), f.assumed)
+        cov = max(weighted(asked, f, cov, weights), f.assumed)
         added, factor, reasons = boosts(asked, f)
         base = share * (FLOOR + (1 - FLOOR) * cov) if share else 0.0
         plain[key] = (base + added) * factor
@@ -839,6 +839,7 @@ def later_first(
 # hold them (0: every word alike). A turn of the person asked about holds their name, and
 # "enjoy" is in many turns: neither says much of what is asked ("which bands...").
 RARITY = 1.0
+RARITY_KINDS = frozenset({"turn"})  # the records coverage counts so (what a conversation holds)
 
 
 def word_weights(asked: Asked, found: Mapping[Key, Found]) -> dict[str, float] | None:
@@ -848,18 +849,23 @@ def word_weights(asked: Asked, found: Mapping[Key, Found]) -> dict[str, float] |
     wanted, _, pattern = _looked_for(asked.words, asked.related)
     if not RARITY or len(wanted) < 2:
         return None
-    held = [_held(pattern, said(f)) for f in found.values() if f.hit.score < 0]
+    held = [_held(pattern, said(f)) for f in found.values()
+            if f.hit.score < 0 and f.hit.kind in RARITY_KINDS]  # fmt: skip
     n = len(held)
     return {w: math.log(1 + n / (1 + sum(1 for h in held if w in h))) for w in wanted}
 
 
-def weighted(asked: Asked, text: str, cov: float, weights: Mapping[str, float] | None) -> float:
-    """Coverage with RARITY of it counted by word_weights: the weight of the words the text
-    holds over the weight of them all."""
-    if not weights:
+def weighted(asked: Asked, found: Found, cov: float, weights: Mapping[str, float] | None) -> float:
+    """A record's coverage with RARITY of it counted by word_weights (the weight of the words
+    it holds over the weight of them all), for the kinds of RARITY_KINDS: the turns of a
+    conversation, where a person's name and the chatter of every day fill most turns. A
+    record of work (a command, an entry) is terse, and there a common word is often the
+    one that tells it apart from a look-alike ("the nightly run that was red": measured on
+    benchmarks/retrieval, counting them so cost its temporal questions 3 first places)."""
+    if not weights or found.hit.kind not in RARITY_KINDS:
         return cov
     _, _, pattern = _looked_for(asked.words, asked.related)
-    held = _held(pattern, text)
+    held = _held(pattern, said(found))
     total = sum(weights.values())
     share = sum(w for p, w in weights.items() if p in held) / total if total > 0 else 0.0
     return (1 - RARITY) * cov + RARITY * share

@@ -68,6 +68,9 @@ EXPANDED = 0.5
 RELATED_PER_WORD = 4  # the nearest related words looked for, of each word of the question
 FEEDBACK = True  # whether the best records' rarer words are looked for too (measured both ways)
 FEEDBACK_KINDS = ("turn",)  # the kinds of record they are looked for in
+# Whether a record the question's words found already takes the feedback words' score when
+# it is better (measured both ways: docs/benchmarks.md).
+FEEDBACK_LIFTS = True
 EXPAND = True  # whether a weakly matched question looks for related words (measured both ways)
 PER_INDEX = True  # whether each index's bm25 is read against its own best (measured both ways)
 CATCH_UP = 2000  # records a hybrid search embeds before it ranks (about 0.2 s at most)
@@ -528,8 +531,11 @@ class Retrieval(Vectors, Archive):
         """Look for the rarer words of the best records found as well (ranking.feedback_words):
         a question whose evidence is spread over several sittings finds one piece by its own
         words, and the others by that one's. A record found only by them joins at
-        ranking.FEEDBACK of the best match at most (its bm25 for them read against their
-        best), then ranks by what it holds of the question like any other."""
+        ranking.FEEDBACK of the best match at most (its bm25 for them read against the best
+        of the records they find besides the first hits), then ranks by what it holds of the
+        question like any other; one found already takes that score when it is better
+        (FEEDBACK_LIFTS). It costs a second ranking of the matches and a second query of the
+        turns (docs/benchmarks.md: about a quarter more CPU for a keyword search)."""
         from clew import ranking
 
         # Turns only: a conversation spreads one matter over sittings, while an entry, a
@@ -561,7 +567,7 @@ class Retrieval(Vectors, Archive):
             score = ranking.FEEDBACK * best * f.hit.score / their_best
             if key not in found:
                 found[key] = f._replace(hit=f.hit._replace(score=score))
-            elif score < found[key].hit.score:
+            elif FEEDBACK_LIFTS and score < found[key].hit.score:
                 found[key] = found[key]._replace(hit=found[key].hit._replace(score=score))
 
     def _matches(
