@@ -18,6 +18,12 @@ a tool, a time) into one score per record:
                names, when it names one) is kept among the first MEANING_PLACE (2): the two
                halves fail on different questions, and the fused score lets the keyword
                half's near misses bury the one record meaning is surest of
+    trust    = meaning mixes in and keeps that place only where it is trusted
+               (meaning_trusted): no keyword match holds most of the question
+               (WEAK_COVER), and meaning's nearest stands out from the next nine
+               (sharpness >= FLAT) unless keyword holds less than half of it; elsewhere
+               it only breaks keyword's near-ties (STRONG_DENSE), and a hybrid top hit
+               is `confident` only when it is the keyword half's best too (words_lead)
 
 The weights are measured on the labelled set in benchmarks/retrieval (docs/benchmarks.md
 has the figures with and without each part).
