@@ -79,13 +79,13 @@ def _capturing(
     return captured[-1] if captured else ((), {})
 
 
-def conversation_cases(conversations: Sequence[Any]) -> list[Case]:
+def conversation_cases(conversations: Sequence[Any], cache: Path | None = None) -> list[Case]:
     """One hybrid pass over conversations (conversations.py): each question's case."""
-    from benchmarks.retrieval.conversations import _embed, stored
+    from benchmarks.retrieval.conversations import CACHE, _embed, stored
 
     cases: list[Case] = []
     for conv in conversations:
-        store, refs = stored(conv)
+        store, refs = stored(conv, cache or CACHE)
         asked_at = conv.asked_at or (conv.sittings[-1].at + timedelta(days=1))
         clock = Clock(asked_at)
         mem = open_store(store, clock)
