@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import collections
 import json
+from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from benchmarks.retrieval import heldout, locomo
 from benchmarks.retrieval.conversations import run, score, table
 
@@ -86,3 +88,33 @@ def test_a_confident_top_hit_is_the_answer_at_least_80_percent_of_the_time() -> 
     assert rows["all"]["cases"] == 154
     assert rows["all"]["tp"] + rows["all"]["fp"] >= 15  # it fires, not never
     assert rows["all"]["precision"] >= 0.8, rows["all"]
+
+
+def test_the_fusion_replay_ranks_as_the_engine_does(tmp_path: Path) -> None:
+    # fusion.py replays ranking.rank on what one hybrid search handed it: its `shipped` rule
+    # must give the engine's hybrid hits and its `keyword` rule keyword search's.
+    pytest.importorskip("numpy")
+    from benchmarks.retrieval import fusion
+    from benchmarks.retrieval.build import Clock, open_store
+    from benchmarks.retrieval.conversations import stored
+
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "tiny.json").write_text(json.dumps(SAMPLE))
+    [conv] = locomo.load(data)
+    cases = fusion.conversation_cases([conv], cache=tmp_path / "cache")
+    assert [c["category"] for c in cases] == ["single-hop", "multi-hop", "temporal"]
+    store, _ = stored(conv, tmp_path / "cache")
+    mem = open_store(store, Clock(conv.sittings[-1].at + timedelta(days=1)))
+    try:
+        for case, q in zip(cases, conv.questions, strict=True):
+            for rule, mode in (("shipped", "hybrid"), ("keyword", "keyword")):
+                hits = mem.search_all(q.question, mode=mode, limit=fusion.TOP)
+                assert [r.key for r in fusion.ranked_by(rule, case)] == [
+                    (h.kind, h.id) for h in hits]  # fmt: skip
+                assert fusion.row(fusion.ranked_by(rule, case), case, rule)["confident"] == (
+                    bool(hits) and hits[0].confident)  # fmt: skip
+    finally:
+        mem.close()
+    report = fusion.report(cases, ["before", "shipped"], per_category=True)
+    assert "shipped" in report and "single-hop" in report

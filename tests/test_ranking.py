@@ -197,14 +197,14 @@ def test_keeping_the_nearest_moves_only_it_and_never_the_first_hit(
     keys = [("entry", f"k{i}" if i % 2 else f"m{i}") for i in range(len(cosines))]
     nearest = sorted(dict(zip(keys, cosines, strict=True)).items(), key=lambda n: -n[1])
     timely = frozenset({nearest[timely_at % len(nearest)][0]}) if timed else frozenset()
-    saved = ranking.MEANING_PLACE, ranking.WEAK_COVER
-    ranking.WEAK_COVER = math.inf  # the place kept however well words match
+    saved = ranking.MEANING_PLACE, ranking.WEAK_COVER, ranking.FLAT
+    ranking.WEAK_COVER, ranking.FLAT = math.inf, -math.inf  # the place kept whatever matches
     try:
         kept = ranking.rank(asked("word0 word1"), pool, nearest, timely=timely)
         ranking.MEANING_PLACE = 0
         plain = ranking.rank(asked("word0 word1"), pool, nearest, timely=timely)
     finally:
-        ranking.MEANING_PLACE, ranking.WEAK_COVER = saved
+        ranking.MEANING_PLACE, ranking.WEAK_COVER, ranking.FLAT = saved
     assert sorted(r.key for r in kept) == sorted(r.key for r in plain)
     scores = [r.score for r in kept]
     assert scores == sorted(scores, reverse=True)
@@ -448,3 +448,42 @@ def test_meaning_only_breaks_near_ties_when_keyword_matches_hold_the_question() 
     weak = asked("deploy gateway staging friday rollback")
     mixed = ranking.rank(weak, pool, nearest, dense_weight=0.7)
     assert mixed[0].key[1] == "top"
+
+
+def test_sharpness_is_the_nearest_lead_over_the_next_nine() -> None:
+    keys = [("turn", str(i)) for i in range(12)]
+    flat = list(zip(keys, [0.62, 0.61, 0.61, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.1, 0.1],
+                    strict=True))  # fmt: skip
+    assert ranking.sharpness(flat) == pytest.approx(0.62 - (0.61 * 2 + 0.6 * 7) / 9)
+    sharp = [(keys[0], 0.9), *[(k, 0.5) for k in keys[1:]]]
+    assert ranking.sharpness(sharp) == pytest.approx(0.4)
+    assert ranking.sharpness(sharp[:2]) == pytest.approx(0.4)
+    assert ranking.sharpness(sharp[:1]) == 1.0  # nothing to stand out from
+
+
+def test_meaning_is_trusted_where_keyword_is_weak_and_meaning_is_sharp_or_all_there_is() -> None:
+    k = ("turn", "k")
+    sharp = [(("turn", "m"), 0.9), *[(("turn", f"n{i}"), 0.5) for i in range(9)]]
+    flat = [(("turn", "m"), 0.52), *[(("turn", f"n{i}"), 0.5) for i in range(9)]]
+    most, half, little = {k: ranking.WEAK_COVER}, {k: ranking.HALF_COVER}, {k: 0.2}
+    assert not ranking.meaning_trusted(most, [k], sharp)  # keyword holds the question
+    assert ranking.meaning_trusted(half, [k], sharp)
+    assert not ranking.meaning_trusted(half, [k], flat)  # no record nearer than the rest
+    assert ranking.meaning_trusted(little, [k], flat)  # keyword has little: meaning decides
+    assert ranking.trusted_weight(0.4, half, [k], flat) == ranking.STRONG_DENSE
+    assert ranking.trusted_weight(0.4, half, [k], sharp) == 0.4
+    assert ranking.trusted_weight(0.0, most, [k], sharp) == 0.0  # keyword mode stays keyword
+
+
+def test_a_flat_list_of_the_nearest_keeps_no_place_and_reorders_nothing() -> None:
+    # Keyword matches hold half the question: meaning may help, but its nearest is no nearer
+    # than the next nine (LoCoMo's chat turns): keyword's order stands, nothing is kept.
+    pool = dict(found(f"kw{i}", "registry credentials rotated", -5.0 + i * 0.3) for i in range(8))
+    question = asked("registry credentials vault lease")
+    flat = [(("entry", "meaning"), 0.52)]
+    flat += [(("entry", f"kw{i}"), 0.5 + 0.001 * i) for i in range(8)]
+    ranked = ranking.rank(question, pool, flat, dense_weight=0.5)
+    assert [r.key[1] for r in ranked][:8] == [f"kw{i}" for i in range(8)]
+    sharp = [(("entry", "meaning"), 0.9), *flat[1:]]
+    ranked = ranking.rank(question, pool, sharp, dense_weight=0.5)
+    assert [r.key[1] for r in ranked].index("meaning") < 5

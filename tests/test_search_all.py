@@ -6,6 +6,7 @@ commands' output; the recall tools' default session; sentences that keep their d
 from __future__ import annotations
 
 import json
+import math
 import shlex
 import sqlite3
 import subprocess
@@ -667,3 +668,34 @@ def test_hybrid_keeps_the_record_nearest_in_meaning_among_the_first_two(
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     # Keyword search never uses meaning, so it never keeps a place for it.
     assert puppy.id not in [h.id for h in mem.search_all(question, mode="keyword")]
+
+
+def test_a_hybrid_hit_meaning_put_above_keywords_best_is_not_confident(
+    mem: clew.Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from clew import ranking, retrieval, vectors
+
+    pytest.importorskip("numpy")
+    monkeypatch.setattr(vectors, "load_embedder", _Toy)
+    monkeypatch.setattr(retrieval, "load_embedder", _Toy)
+    # Meaning trusted here and weighing much, so that it can lift a hit above keyword's best.
+    monkeypatch.setattr(ranking, "WEAK_COVER", math.inf)
+    monkeypatch.setattr(ranking, "FLAT", -math.inf)
+    monkeypatch.setattr(ranking, "DENSE_BY_MODEL", {})
+    monkeypatch.setattr(ranking, "DENSE", 0.7)
+    monkeypatch.setattr(ranking, "ADAPT", 0.0)
+    task = mem.create_task("Home", ["one"])
+    for n in range(12):  # so that the question's words are of weight to bm25 (far in meaning)
+        mem.add_finding(task.id, f"dog food: item {n} on the list")
+    words = mem.add_finding(task.id, "kennel booking kennel booking kennel booking for Biscuit")
+    meaning = mem.add_finding(task.id, "a kennel booking, at last")
+    question = "kennel booking"
+    by_words = mem.search_all(question, mode="keyword")
+    assert by_words[0].id == words.id
+    hits = mem.search_all(question, mode="hybrid", explain=True)
+    assert hits[0].id == meaning.id  # meaning (not a dog: close to the question) lifted it
+    top = hits[0].explain
+    assert top is not None and top.coverage == 1.0
+    assert any(b.startswith("the whole question") for b in top.boosts)  # alone: a mark
+    assert not hits[0].confident  # but the words do not lead: no mark
+    assert by_words[0].confident  # keyword's own best, holding the question, has it

@@ -41,10 +41,11 @@ RULES: dict[str, dict[str, Any]] = {
     "dense": {},
     "shipped": {},
     # Before the fusion rules: the nearest always keeps its place; meaning can lead alone.
-    "before": {"WEAK_COVER": math.inf, "words_lead": False},
-    "place-always": {"WEAK_COVER": math.inf},
+    "before": {"WEAK_COVER": math.inf, "FLAT": -math.inf, "words_lead": False},
+    "place-always": {"WEAK_COVER": math.inf, "FLAT": -math.inf},
     "place-never": {"MEANING_PLACE": 0},
-    "mix-when-strong": {"STRONG_DENSE": 1.0},  # only the place is gated
+    "mix-when-strong": {"STRONG_DENSE": 1.0, "FLAT": -math.inf},  # only the place is gated
+    "no-sharpness": {"FLAT": -math.inf},
     "place-if-cover<0.5": {"WEAK_COVER": 0.5},
     "place-if-cover<1": {"WEAK_COVER": 1.0},
     "no-lead": {"words_lead": False},
@@ -78,13 +79,13 @@ def _capturing(
     return captured[-1] if captured else ((), {})
 
 
-def conversation_cases(conversations: Sequence[Any]) -> list[Case]:
+def conversation_cases(conversations: Sequence[Any], cache: Path | None = None) -> list[Case]:
     """One hybrid pass over conversations (conversations.py): each question's case."""
-    from benchmarks.retrieval.conversations import _embed, stored
+    from benchmarks.retrieval.conversations import CACHE, _embed, stored
 
     cases: list[Case] = []
     for conv in conversations:
-        store, refs = stored(conv)
+        store, refs = stored(conv, cache or CACHE)
         asked_at = conv.asked_at or (conv.sittings[-1].at + timedelta(days=1))
         clock = Clock(asked_at)
         mem = open_store(store, clock)

@@ -18,6 +18,12 @@ a tool, a time) into one score per record:
                names, when it names one) is kept among the first MEANING_PLACE (2): the two
                halves fail on different questions, and the fused score lets the keyword
                half's near misses bury the one record meaning is surest of
+    trust    = meaning mixes in and keeps that place only where it is trusted
+               (meaning_trusted): no keyword match holds most of the question
+               (WEAK_COVER), and meaning's nearest stands out from the next nine
+               (sharpness >= FLAT) unless keyword holds less than half of it; elsewhere
+               it only breaks keyword's near-ties (STRONG_DENSE), and a hybrid top hit
+               is `confident` only when it is the keyword half's best too (words_lead)
 
 The weights are measured on the labelled set in benchmarks/retrieval (docs/benchmarks.md
 has the figures with and without each part).
@@ -372,7 +378,7 @@ def rank(
         # keyword matches are as likely as not to be about something else.
         best_cover = max((covered[k] for k in keyword_rank), default=0.0)
         weight = min(MAX_DENSE, weight + ADAPT * (1 - best_cover))
-    weight = weight if keyword_weak(covered, keyword_rank) else min(weight, STRONG_DENSE)
+    weight = trusted_weight(weight, covered, keyword_rank, nearest)
     by_keyword = sorted((k for k in keyword if keyword[k] > 0), key=lambda k: -keyword[k])
     fused_rank = {k: i + 1 for i, k in enumerate(by_keyword)}
     rrf = (FUSION if fusion is None else fusion) == "rrf"
@@ -401,7 +407,7 @@ def rank(
         )  # fmt: skip
         ranked.append(Ranked(key, score, kw, explain, holds_rarest(key)))
     ranked.sort(key=lambda r: (-r.score, r.key))
-    if found and nearest and MEANING_PLACE > 1 and keyword_weak(covered, keyword_rank):
+    if found and nearest and MEANING_PLACE > 1 and meaning_trusted(covered, keyword_rank, nearest):
         surest = next((k for k, _ in nearest if k in timely), None) if timely else None
         ranked = kept_near(ranked, surest or nearest[0][0], MEANING_PLACE)
     return ranked
@@ -437,12 +443,52 @@ WEAK_COVER = 0.7
 # answers (hybrid 70.5 -> 71.0 hit@5, 54.2 -> 54.8 MRR); on the 303-question set meaning
 # added nothing to such questions (hit@5 the same, hit@1 63.3 -> 64.5).
 STRONG_DENSE = 0.03
+# Meaning is not trusted either when its nearest record stands less than FLAT (in cosine)
+# above the mean of the next nine and the keyword half holds half the question
+# (HALF_COVER): a flat list of the nearest says no record is closer than its look-alikes.
+# Measured (fusion.py): LoCoMo hybrid hit@5 71.0 -> 71.7; on the 303-question set the same
+# hit@5, the questions keyword matched less than half of (paraphrases) keep their mix.
+FLAT = 0.05
+HALF_COVER = 0.5
 
 
 def keyword_weak(covered: Mapping[Key, float], matched: Iterable[Key]) -> bool:
     """Whether no keyword match holds WEAK_COVER of the question's words (`covered`: the
     share each record holds; `matched`: the records keyword search found)."""
     return max((covered.get(k, 0.0) for k in matched), default=0.0) < WEAK_COVER
+
+
+def meaning_trusted(
+    covered: Mapping[Key, float], matched: Iterable[Key], nearest: Sequence[tuple[Key, float]]
+) -> bool:
+    """Whether meaning may reorder a hybrid ranking and keep its nearest a place: the
+    keyword half is weak (keyword_weak), and meaning's nearest stands out from the rest
+    (sharpness) unless the keyword matches hold less than HALF_COVER of the question."""
+    if not keyword_weak(covered, matched):
+        return False
+    if max((covered.get(k, 0.0) for k in matched), default=0.0) < HALF_COVER:
+        return True
+    return sharpness(nearest) >= FLAT
+
+
+def trusted_weight(
+    weight: float,
+    covered: Mapping[Key, float],
+    matched: Iterable[Key],
+    nearest: Sequence[tuple[Key, float]],
+) -> float:
+    """The weight of meaning in a hybrid score: as given where meaning is trusted
+    (meaning_trusted), else at most STRONG_DENSE (it breaks keyword's near-ties)."""
+    return weight if meaning_trusted(covered, matched, nearest) else min(weight, STRONG_DENSE)
+
+
+def sharpness(nearest: Sequence[tuple[Key, float]]) -> float:
+    """How far the nearest record's cosine stands above the mean of the next nine (or of
+    those there are; 1.0 when there are none: nothing to stand out from)."""
+    cosines = sorted((c for _, c in nearest), reverse=True)[:10]
+    if len(cosines) < 2:
+        return 1.0
+    return cosines[0] - sum(cosines[1:]) / (len(cosines) - 1)
 
 
 def words_lead(ranked: Sequence[Ranked]) -> bool:
