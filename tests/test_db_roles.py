@@ -28,6 +28,7 @@ from clew.cli import main
 from clew.credentials import RequestLine
 from clew.errors import AuthenticationError
 from clew.store import pg_migrations
+from clew.store.migrations import OUTLINE_COLUMNS
 from tests.conftest import (
     FakeClock,
     free_port,
@@ -642,6 +643,9 @@ def test_an_upgrade_takes_back_the_keys_the_old_set_up_gave_every_member(
                 "ALTER TABLE entries DROP COLUMN origin, DROP COLUMN keep_open,"
                 " DROP COLUMN evidence"
             )
+            for table in OUTLINE_COLUMNS:  # and migration 26
+                conn.execute(f"DROP TRIGGER outline_{table} ON {table}")
+            conn.execute("DROP TABLE outline_docs")
             conn.execute("DELETE FROM clew_migrations WHERE number >= 23")
             conn.execute(
                 "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public"
