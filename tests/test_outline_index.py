@@ -105,12 +105,11 @@ def test_a_store_from_before_gets_its_documents(db: Path) -> None:
 
 
 @pytest.fixture
-def own_database(backend: str) -> Iterator[str]:
-    """A PostgreSQL database of the test's own (its schema is taken back and forth)."""
-    if backend != "postgres":
-        pytest.skip("PostgreSQL's upgrade")
-    psycopg = pytest.importorskip("psycopg")
+def own_database() -> Iterator[str]:
+    """A PostgreSQL database of the test's own (its schema is taken back and forth): the
+    upgrade of a PostgreSQL store, so it runs once, not once a backend."""
     url = postgres_url()
+    psycopg = pytest.importorskip("psycopg")
     name = f"clew_own_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(url, autocommit=True) as admin:
         admin.execute(f"CREATE DATABASE {name}")
