@@ -82,7 +82,9 @@ class Verification(RowReader):
                 # Nothing reads the scratch's full-text indexes (the rows are compared; the
                 # store's own indexes are checked below), and keeping them would cost the
                 # replay more than all the rows do: their statements leave the triggers.
-                sqlite_bulk.strip(scratch, ("turns_fts", "entries_fts"), inserts_only=False)
+                sqlite_bulk.strip(
+                    scratch, ("turns_fts", "entries_fts", "outline_fts"), inserts_only=False
+                )
                 # A throwaway file filled from empty in one transaction: a rollback journal
                 # kept in memory holds next to nothing (new pages are not journaled), where
                 # WAL would write every page twice (the log, then the checkpoint).
