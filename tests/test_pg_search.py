@@ -400,6 +400,9 @@ def test_verify_checks_the_search_documents(pg_url: str) -> None:
         assert store.records_check(team.space) is None
         conn.execute("UPDATE record_docs SET body = 'tampered' WHERE space = %s", (team.space,))
         assert "1 differ from their row" in (store.records_check(team.space) or "")
+        # verify reports it too, as it does SQLite's.
+        found = [d for d in team.verify().differences if d.table == "record_docs"]
+        assert found and "1 differ from their row" in found[0].stored
         conn.execute("DELETE FROM record_docs WHERE space = %s", (team.space,))
         assert "1 message(s), command(s) or decision(s)" in (store.records_check(team.space) or "")
 

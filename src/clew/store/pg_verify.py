@@ -109,12 +109,13 @@ def _verify(store: PostgresStore, raw: Any, scope: str | None) -> VerifyReport:
                 )
             spaces = [scope] if scope is not None else sorted(heads)  # every space with a journal
             report = with_tombstones(_compare(conn, scratch, count, spaces, findings), kept)
-            # The outline's search documents against the rows they index (the other
-            # indexes are generated columns, which the database keeps exact).
-            problem = store.outline_check(scope)
-            if problem is not None:
-                found = Difference("outline_docs", "*", "*", problem, "a sound index")
-                report = report._replace(differences=(*report.differences, found))
+            # The search documents against the rows they index, as SQLite's verify checks
+            # its own (the tsvectors are generated columns, which the database keeps exact).
+            for index, problem in (("record_docs", store.records_check(scope)),
+                                   ("outline_docs", store.outline_check(scope))):  # fmt: skip
+                if problem is not None:
+                    found = Difference(index, "*", "*", problem, "a sound index")
+                    report = report._replace(differences=(*report.differences, found))
     finally:
         raw.execute("ROLLBACK")  # and the temporary tables are gone with it
     return report._replace(heads=heads)
