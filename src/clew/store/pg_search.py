@@ -61,6 +61,7 @@ from clew.store.sqlite_search import (
     _time,
     outline_check_sql,
     outline_fault,
+    records_between,
     records_check_sql,
     records_fault,
     task_record_kinds,
@@ -678,33 +679,8 @@ class PostgresSearch(RowReader):
         limit: int,
     ) -> list[tuple[str, str]]:
         """Records of a time, whatever their words, newest first (the time indexes)."""
-        found: list[tuple[str, str]] = []
-        for kind in task_record_kinds(kinds, None, session_ids):
-            sql = (
-                "SELECT kind, ref_id FROM record_docs WHERE space = ? AND kind = ?"
-                " AND created_at >= ? AND created_at < ?"
-            )
-            params: list[Any] = [self.space, kind, since, until]
-            if task_id is not None:
-                sql += " AND task_id = ?"
-                params.append(task_id)
-            rows = self._rows(sql + " ORDER BY created_at DESC LIMIT ?", [*params, limit])
-            found += [(r[0], r[1]) for r in rows]
-        if "turn" in kinds and session_ids != []:
-            sql = (
-                "SELECT t.id FROM turns t JOIN sessions s ON s.id = t.session_id"
-                " WHERE t.space = ? AND t.created_at >= ? AND t.created_at < ?"
-            )
-            params = [self.space, since, until]
-            if task_id is not None:
-                sql += " AND s.task_id = ?"
-                params.append(task_id)
-            if session_ids is not None:
-                sql += f" AND t.session_id IN ({placeholders(session_ids)})"
-                params += session_ids
-            rows = self._rows(sql + " ORDER BY t.created_at DESC LIMIT ?", [*params, limit])
-            found += [("turn", r[0]) for r in rows]
-        return found
+        return records_between(self, self.space, kinds, since=since, until=until,
+                               task_id=task_id, session_ids=session_ids, limit=limit)  # fmt: skip
 
     def _search_record_docs(
         self,

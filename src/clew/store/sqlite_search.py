@@ -144,33 +144,8 @@ class SearchReads(RowReader):
         limit: int,
     ) -> list[tuple[str, str]]:
         """Records of a time, whatever their words, newest first (the time indexes)."""
-        found: list[tuple[str, str]] = []
-        for kind in task_record_kinds(kinds, None, session_ids):
-            sql = (
-                "SELECT kind, ref_id FROM record_docs WHERE space = ? AND kind = ?"
-                " AND created_at >= ? AND created_at < ?"
-            )
-            params: list[Any] = [self.space, kind, since, until]
-            if task_id is not None:
-                sql += " AND task_id = ?"
-                params.append(task_id)
-            rows = self._rows(sql + " ORDER BY created_at DESC LIMIT ?", [*params, limit])
-            found += [(r[0], r[1]) for r in rows]
-        if "turn" in kinds and session_ids != []:
-            sql = (
-                "SELECT t.id FROM turns t JOIN sessions s ON s.id = t.session_id"
-                " WHERE t.space = ? AND t.created_at >= ? AND t.created_at < ?"
-            )
-            params = [self.space, since, until]
-            if task_id is not None:
-                sql += " AND s.task_id = ?"
-                params.append(task_id)
-            if session_ids is not None:
-                sql += f" AND t.session_id IN ({placeholders(session_ids)})"
-                params += session_ids
-            rows = self._rows(sql + " ORDER BY t.created_at DESC LIMIT ?", [*params, limit])
-            found += [("turn", r[0]) for r in rows]
-        return found
+        return records_between(self, self.space, kinds, since=since, until=until,
+                               task_id=task_id, session_ids=session_ids, limit=limit)  # fmt: skip
 
     def _uncommon(self, query: Query) -> Query:
         """An OR query without the terms that fill the newest turns (COMMON_PROBE matches
@@ -418,6 +393,48 @@ class SearchReads(RowReader):
         if fault is not None:
             return fault
         return self.fts_check("records_fts")
+
+
+def records_between(
+    reader: RowReader,
+    space: str,
+    kinds: Sequence[str],
+    *,
+    since: str,
+    until: str,
+    task_id: str | None,
+    session_ids: Sequence[str] | None,
+    limit: int,
+) -> list[tuple[str, str]]:
+    """A space's records of a time, whatever their words, newest first (the time indexes):
+    the same SQL on both backends, as the records' search documents are the same."""
+    found: list[tuple[str, str]] = []
+    for kind in task_record_kinds(kinds, None, session_ids):
+        sql = (
+            "SELECT kind, ref_id FROM record_docs WHERE space = ? AND kind = ?"
+            " AND created_at >= ? AND created_at < ?"
+        )
+        params: list[Any] = [space, kind, since, until]
+        if task_id is not None:
+            sql += " AND task_id = ?"
+            params.append(task_id)
+        rows = reader._rows(sql + " ORDER BY created_at DESC LIMIT ?", [*params, limit])
+        found += [(r[0], r[1]) for r in rows]
+    if "turn" in kinds and session_ids != []:
+        sql = (
+            "SELECT t.id FROM turns t JOIN sessions s ON s.id = t.session_id"
+            " WHERE t.space = ? AND t.created_at >= ? AND t.created_at < ?"
+        )
+        params = [space, since, until]
+        if task_id is not None:
+            sql += " AND s.task_id = ?"
+            params.append(task_id)
+        if session_ids is not None:
+            sql += f" AND t.session_id IN ({placeholders(session_ids)})"
+            params += session_ids
+        rows = reader._rows(sql + " ORDER BY t.created_at DESC LIMIT ?", [*params, limit])
+        found += [("turn", r[0]) for r in rows]
+    return found
 
 
 def records_check_sql(
