@@ -654,6 +654,17 @@ def _named_month(match: re.Match[str], now: datetime) -> Window | None:
     return _month(year, month, now)
 
 
+def _month_of(match: re.Match[str], now: datetime) -> tuple[datetime, datetime] | None:
+    """The start and end of the month a match names (its `month`, and its `year` or the
+    latest such month up to now)."""
+    month = _month_number(match["month"])
+    year = int(match["year"]) if match["year"] else (
+        now.year if month <= now.month else now.year - 1
+    )  # fmt: skip
+    whole = _month(year, month, now)
+    return None if whole is None else (whole[0], whole[1])
+
+
 @_rule(
     r"(?:(?:in|during)\s+)?(?:the\s+)?(?P<part>early|mid|late|start\s+of|beginning\s+of"
     r"|middle\s+of|end\s+of)(?:\s+|-)(?:the\s+month\s+of\s+)?"
@@ -666,14 +677,10 @@ def _named_month(match: re.Match[str], now: datetime) -> Window | None:
 def _part_of_month(match: re.Match[str], now: datetime) -> Window | None:
     """`early May`, `mid-May`, `late May`, `the end of May`: a third of the month, loosely
     (the days either side are not out of it)."""
-    month = _month_number(match["month"])
-    year = int(match["year"]) if match["year"] else (
-        now.year if month <= now.month else now.year - 1
-    )  # fmt: skip
-    whole = _month(year, month, now)
+    whole = _month_of(match, now)
     if whole is None:
         return None
-    start, end, _ = whole
+    start, end = whole
     part = match["part"].split()[0].casefold()
     first, last = {"early": (1, 11), "start": (1, 11), "beginning": (1, 11),
                    "mid": (11, 21), "middle": (11, 21)}.get(part, (21, 0))  # fmt: skip
@@ -866,14 +873,10 @@ def _edge_of_month(match: re.Match[str], now: datetime) -> Window | None:
     """`the last week of August 2023`, `the first two weeks of May`: days at the
     start or the end of a named month (not counted back from now, as `the last week` alone
     is); loosely, as `late May` is."""
-    month = _month_number(match["month"])
-    year = int(match["year"]) if match["year"] else (
-        now.year if month <= now.month else now.year - 1
-    )  # fmt: skip
-    whole = _month(year, month, now)
+    whole = _month_of(match, now)
     if whole is None:
         return None
-    start, end, _ = whole
+    start, end = whole
     count = _count(match["count"])[1] if match["count"] else 1
     unit = match["unit"].casefold().rstrip("s")
     length = count * (_DAY if unit == "day" else timedelta(days=7))
