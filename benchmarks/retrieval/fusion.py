@@ -106,21 +106,9 @@ def conversation_cases(conversations: Sequence[Any], cache: Path | None = None) 
 
 def labelled_cases() -> list[Case]:
     """One hybrid pass over the 303-question set (answerable questions)."""
-    from benchmarks.retrieval import run
-    from benchmarks.retrieval.build import cached
-    from benchmarks.retrieval.corpus import NOW
-    from benchmarks.retrieval.facts_extra import book
-    from benchmarks.retrieval.variants import hybrid_pass
+    from benchmarks.retrieval.variants import book_pass
 
-    the_book = book()
-    store, _, refs = cached(book, 1)
-    clock = Clock(NOW)
-    mem = open_store(store, clock)
-    run.embed_all(mem)
-    try:
-        passed = hybrid_pass(mem, the_book.questions, refs, clock)
-    finally:
-        mem.close()
+    passed = book_pass()
     return [{"category": q.category, "answers": answers, "args": a, "kwargs": kw}
             for q, answers, a, kw in passed if answers]  # fmt: skip
 

@@ -120,25 +120,30 @@ def hybrid_pass(mem: Any, questions: Sequence[Any], refs: Any, clock: Any) -> li
     return asked
 
 
-def replay(names: Sequence[str], model: str | None) -> dict[str, dict[str, Any]]:
-    """Each variant's scores, per category and overall, from one hybrid pass."""
-    import os
-
+def book_pass() -> list[Asked]:
+    """One hybrid pass over the 303-question set, its store built once and embedded."""
     from benchmarks.retrieval.build import Clock, cached, open_store
     from benchmarks.retrieval.corpus import NOW
     from benchmarks.retrieval.facts_extra import book
 
-    if model is not None:
-        os.environ["CLEW_EMBED_MODEL"] = model
     the_book = book()
     store, _, refs = cached(book, 1)
     clock = Clock(NOW)
     mem = open_store(store, clock)
     run.embed_all(mem)
     try:
-        asked = hybrid_pass(mem, the_book.questions, refs, clock)
+        return hybrid_pass(mem, the_book.questions, refs, clock)
     finally:
         mem.close()
+
+
+def replay(names: Sequence[str], model: str | None) -> dict[str, dict[str, Any]]:
+    """Each variant's scores, per category and overall, from one hybrid pass."""
+    import os
+
+    if model is not None:
+        os.environ["CLEW_EMBED_MODEL"] = model
+    asked = book_pass()
     real = ranking.rank
     reports = {}
     for name in names:
