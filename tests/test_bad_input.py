@@ -1618,6 +1618,24 @@ HOSTILE: list[tuple[list[str], str]] = [
         ["task", "updte"],
         "unknown task command 'updte'; did you mean 'update'? (see `clew task --help`)",
     ),
+    # Superseding, keeping open, the kinds searched (issue 25)
+    (
+        ["task", "record", "TASK", "--decision", "x", "--supersedes", "zzzz"],
+        "no entry matches 'zzzz'; list a task's entries with `clew entries --task TASK`",
+    ),
+    (
+        ["task", "record", "TASK", "--finding", "x", "--keep-open"],
+        "--keep-open and --command go with --error",
+    ),
+    (
+        ["task", "keep-open", "TASK", "zzzz"],
+        "no entry matches 'zzzz'; list a task's entries with `clew entries --task TASK`",
+    ),
+    (
+        ["search", "deploy", "--kind", "pattern,bogus"],
+        "kind 'bogus' is not one of: entry, message, action, turn, decision, task, goal, step,"
+        " answer, pattern, guardrail",
+    ),
 ]
 
 
@@ -1977,7 +1995,24 @@ TOOL_HOSTILE: list[tuple[str, dict[str, Any], str]] = [
         {"task_id": "TASK", "decision": "x", "step": 2**64},
         "step 18446744073709551616 is out of range: task TASK has 3 steps (1-3)",
     ),
-]
+    # Keeping an error open, and the command it came from (issue 25)
+    (
+        "task_record",
+        {"task_id": "TASK", "decision": "x", "keep_open": True},
+        "keep_open and command go with error (the error they describe)",
+    ),
+    ("task_record", {"task_id": "TASK", "error": "x", "keep_open": "yes"},
+     "keep_open must be boolean, not 'yes'"),
+    ("task_record", {"task_id": "TASK", "error": "x", "command": 5},
+     "command must be string, not 5"),
+    (
+        "task_record",
+        {"task_id": "TASK", "keeps_open": "zzzz"},
+        "no entry matches 'zzzz'; memory_search or memory_query find entries and their ids",
+    ),
+    ("memory_search", {"query": "x", "include_superseded": "yes"},
+     "include_superseded must be boolean, not 'yes'"),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -379,6 +379,8 @@ _RECORDS = {
 )
 def task_record(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     task_id = args["task_id"]
+    if ("keep_open" in args or "command" in args) and "error" not in args:
+        raise ValidationError("keep_open and command go with error (the error they describe)")
     recorded: list[Any] = []
     with mem.correlation():
         for kind, method in _RECORDS.items():
