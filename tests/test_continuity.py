@@ -438,6 +438,23 @@ def test_the_operator_lists_the_parts_of_a_command_that_vary(
         assert mem.get_entry(copy.id).status.value == "resolved"  # only the run id differs
 
 
+def test_a_project_config_that_calls_every_argument_volatile_never_closes_the_agents_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/security.md: a project's config (it may come with a clone) may widen which passing
+    runs close clew's own copies, never an error the agent recorded: that one gets evidence."""
+    monkeypatch.setenv("CLEW_WORKER", "off")
+    (tmp_path / "config.toml").write_text('[errors]\nvolatile = ["\\\\S+"]\n')
+    with clew.open(tmp_path / "s.db") as mem:
+        task = mem.create_task("Deploy", ["Run"]).id
+        mem.record_action(task, command="./deploy --region eu", exit_code=1, stderr="E: denied")
+        mine = mem.add_error(task, "deploy to eu denied", command="./deploy --region eu")
+        passed = mem.record_action(task, command="rm -rf build", exit_code=0)
+        after = mem.get_entry(mine.id)
+        assert after.status.value == "active"
+        assert [e.action_id for e in after.evidence] == [passed.id]
+
+
 @pytest.mark.parametrize(
     ("said", "refused"),
     [
