@@ -235,7 +235,7 @@ def cached(
     when given: (store path, floor path, key references)."""
     base = CACHE / f"set-{generator_hash(size)}"
     store, refs_file = base / "store.db", base / "refs.json"
-    with _locked(base):  # two runs at once build it once
+    with locked(base):  # two runs at once build it once
         if not refs_file.exists():
             shutil.rmtree(base, ignore_errors=True)
             base.mkdir(parents=True)
@@ -246,7 +246,7 @@ def cached(
     refs = json.loads(refs_file.read_text())
     if records is not None:
         padded = CACHE / f"set-{generator_hash(size)}-{records}"
-        with _locked(padded):
+        with locked(padded):
             if not (padded / "done").exists():
                 shutil.rmtree(padded, ignore_errors=True)
                 padded.mkdir(parents=True)
@@ -258,7 +258,7 @@ def cached(
         # The padded store's own references: the set's store may have been built again since.
         refs = json.loads((padded / "refs.json").read_text())
     floor = base / "floor.db"
-    with _locked(base):
+    with locked(base):
         if not floor.exists():
             floor_index(store, floor.with_suffix(".tmp"))
             floor.with_suffix(".tmp").rename(floor)
@@ -266,9 +266,9 @@ def cached(
 
 
 @contextmanager
-def _locked(folder: Path) -> Iterator[None]:
+def locked(folder: Path) -> Iterator[None]:
     """Hold an exclusive lock on the cache entry `folder` (a file beside it)."""
-    CACHE.mkdir(exist_ok=True)
+    folder.parent.mkdir(parents=True, exist_ok=True)
     with folder.with_name(folder.name + ".lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield

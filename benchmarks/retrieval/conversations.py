@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from benchmarks.retrieval.build import Clock, open_store, quiet
+from benchmarks.retrieval.build import Clock, locked, open_store, quiet
 
 TOP = 10
 CACHE = Path(__file__).resolve().parent / ".cache" / "conversations"
@@ -101,14 +101,14 @@ def stored(conversation: Conversation, cache: Path = CACHE) -> tuple[Path, dict[
     """The conversation's store, written once and cached by a hash of its content."""
     folder = cache / f"{conversation.name}-{conversation.digest()}"
     store, refs_file = folder / "store.db", folder / "refs.json"
-    if store.exists() and refs_file.exists():
-        return store, json.loads(refs_file.read_text())
-    folder.mkdir(parents=True, exist_ok=True)
-    for old in folder.glob("store.db*"):
-        old.unlink()
-    refs = write(conversation, store)
-    refs_file.write_text(json.dumps(refs))
-    return store, refs
+    # Two runs at once write it once: unlocked, both appended every turn to one file.
+    with locked(folder):
+        if not (store.exists() and refs_file.exists()):
+            folder.mkdir(parents=True, exist_ok=True)
+            for old in folder.glob("store.db*"):
+                old.unlink()
+            refs_file.write_text(json.dumps(write(conversation, store)))
+    return store, json.loads(refs_file.read_text())
 
 
 def ask(mem: Any, question: str, mode: str) -> tuple[list[tuple[str, str]], bool]:
