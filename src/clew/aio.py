@@ -144,6 +144,8 @@ class AsyncMemory:
     guardrails_text = _off_loop(Memory.guardrails_text)
     run_jobs = _off_loop(Memory.run_jobs)
     list_jobs = _off_loop(Memory.list_jobs)
+    jobs_due = _off_loop(Memory.jobs_due)
+    run_background = _off_loop(Memory.run_background)
     running_summary = _off_loop(Memory.running_summary)
     ask = _off_loop(Memory.ask)
     usage = _off_loop(Memory.usage)

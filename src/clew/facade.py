@@ -11,8 +11,11 @@ hooks: `@reacts(signal)` runs inside the write when the facade signals something
 finished, a message added...), so what it journals commits with the write or not at all;
 `@after_commit(order)` runs once a call's transaction has committed, in ascending order,
 each isolated (a failing subscriber is logged and counted, and the write stays written);
-`@handles_job(kind)` does the queued jobs of one kind. A capability adds a method with a
-decorator; nothing else is edited.
+`@handles_job(kind)` does the queued jobs of one kind. The Memory's own life has hooks
+marked the same way: `@on_open(order)` runs when the store is opened or primed,
+`@in_background(order)` is part of a worker's round, `@on_close(order)` runs when the
+Memory closes, before its store does. A capability adds a method with a decorator; nothing
+else is edited, and no method is overridden by name.
 """
 
 from __future__ import annotations
@@ -86,6 +89,26 @@ def handles_job(kind: str) -> Callable[[_F], _F]:
     return _marked("job", kind, 0)
 
 
+def on_open(order: int) -> Callable[[_F], _F]:
+    """Mark a facade method `(self, trigger)` to run, in ascending order, when the store is
+    opened (`clew.open`: trigger "open") or primed (`prime`: trigger "prime"). It must
+    never fail the call it rides on."""
+    return _marked("open", "", order)
+
+
+def in_background(order: int) -> Callable[[_F], _F]:
+    """Mark a facade method `(self) -> float | None` as part of a worker's round besides
+    jobs, in ascending order: it returns the seconds until it wants another round, or
+    None when it has nothing left to do."""
+    return _marked("background", "", order)
+
+
+def on_close(order: int) -> Callable[[_F], _F]:
+    """Mark a facade method `(self)` to run when the Memory closes, before its store
+    closes: in descending order (the reverse of the others: what started last stops first)."""
+    return _marked("close", "", order)
+
+
 def _marked(registry: str, key: str, order: int) -> Callable[[_F], _F]:
     def mark(fn: _F) -> _F:
         setattr(fn, _MARK, (registry, key, order))
@@ -100,6 +123,9 @@ class _Registry(NamedTuple):
     reactions: dict[str, tuple[str, ...]]  # signal -> methods, in order
     commits: tuple[str, ...]  # after-commit methods, in order
     jobs: dict[str, str]  # job kind -> method
+    opens: tuple[str, ...]  # on-open hooks, in order
+    rounds: tuple[str, ...]  # background hooks, in order
+    closes: tuple[str, ...]  # on-close hooks, in the order they run (descending)
 
 
 _REGISTRIES: dict[type, _Registry] = {}
@@ -123,7 +149,12 @@ def _registry(cls: type) -> _Registry:
             reactions.setdefault(key, []).append(name)
     commits = tuple(name for registry, _, _, name in marks if registry == "commit")
     jobs = {key: name for registry, key, _, name in marks if registry == "job"}
-    found = _Registry({k: tuple(v) for k, v in reactions.items()}, commits, jobs)
+    opens = tuple(name for registry, _, _, name in marks if registry == "open")
+    rounds = tuple(name for registry, _, _, name in marks if registry == "background")
+    closes = tuple(name for registry, _, _, name in reversed(marks) if registry == "close")
+    found = _Registry(
+        {k: tuple(v) for k, v in reactions.items()}, commits, jobs, opens, rounds, closes
+    )
     _REGISTRIES[cls] = found
     return found
 
@@ -195,6 +226,7 @@ class Facade:
             kind: getattr(self, name) for kind, name in registry.jobs.items()
         }
         self.subscriber_failures = 0  # after-commit subscribers that raised (each logged)
+        self._hooks = registry  # the open, background and close hooks, bound when run
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -214,8 +246,36 @@ class Facade:
         return self._store.read_only
 
     def close(self) -> None:
-        """Close the store."""
-        self._store.close()
+        """Close this Memory: stop what it started (its worker thread, if one is waiting),
+        then close the store."""
+        failure: BaseException | None = None
+        for name in self._hooks.closes:
+            try:
+                getattr(self, name)()
+            except BaseException as exc:  # the next hook still runs, and the store closes
+                if failure is None:
+                    failure = exc
+        try:
+            self._store.close()
+        finally:
+            if failure is not None:
+                raise failure
+
+    def _opened(self, trigger: str) -> None:
+        """Run the on-open hooks: the store was just opened ("open") or primed ("prime")."""
+        for name in self._hooks.opens:
+            getattr(self, name)(trigger)
+
+    def run_background(self) -> float | None:
+        """For workers: do a round of the background work besides jobs (maintenance when
+        due, the waits that are due); return the seconds until the next round is wanted,
+        or None when nothing is left to watch."""
+        soonest: float | None = None
+        for name in self._hooks.rounds:
+            wanted = getattr(self, name)()
+            if wanted is not None and (soonest is None or wanted < soonest):
+                soonest = wanted
+        return soonest
 
     def __enter__(self) -> Self:
         return self
@@ -325,15 +385,6 @@ class Facade:
         """The types of the events the current call wrote for a task."""
         call = _call.get()
         return call.types.get(task_id, set()) if call is not None else set()
-
-    def _lazy(self, trigger: str) -> None:
-        """What runs lazily when the store is opened or primed (maintenance when due);
-        the lifecycle mixin does it."""
-
-    def _background(self) -> float | None:
-        """A worker's round besides jobs (polling waits, maintenance); return the seconds
-        until it wants another, or None when nothing is left."""
-        return None
 
     def _resolve(self, kind: str, ident: str) -> str:
         """Return the full id of the `kind` record named by `ident` (an id or its prefix)."""

@@ -609,7 +609,7 @@ class Retrieval(Vectors, Archive):
     def seen_before(self, error: str, *, command: str | None = None) -> ErrorHistory:
         """Look an error up by its fingerprint: where it was seen and which fixes worked;
         and, in `similar`, errors and failed commands like it whose text differs."""
-        found = super().seen_before(error, command=command)
+        found = self._fingerprinted(error, command)
         known = {e.id for e in found.errors} | {a.id for a in found.failed_commands}
         probe = telling_line(error) or error[:SIMILAR_CHARS]
         try:
