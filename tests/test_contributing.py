@@ -146,12 +146,12 @@ def _anchors(page: Path) -> set[str]:
     return found
 
 
-def test_every_benchmark_script_is_on_the_page_and_in_the_log() -> None:
+def test_every_benchmark_script_has_its_row_on_the_page() -> None:
+    """A script with no round logged yet still has its row (saying so); its figures, once
+    measured, go to the log and the row links to them (the test below)."""
     page = (DOCS / "benchmarks.md").read_text(encoding="utf-8")
-    log = (DOCS / "benchmarks-log.md").read_text(encoding="utf-8")
     for script in sorted((ROOT / "benchmarks").glob("bench_*.py")):
         assert script.name in page, f"docs/benchmarks.md has no row for {script.name}"
-        assert script.name in log, f"docs/benchmarks-log.md has no section for {script.name}"
 
 
 def test_every_command_on_the_benchmarks_page_names_a_script_that_exists() -> None:
