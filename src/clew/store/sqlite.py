@@ -640,7 +640,7 @@ class SQLiteStore(
         """`JournalWrites._inserted_event` by the driver's lastrowid: seq is the events'
         INTEGER PRIMARY KEY, so the rowid. SQLite runs an INSERT ... RETURNING through
         temporary storage (a temporary file with the default temp_store), which cost more
-        CPU than the insert itself: 29 against 11 µs an event (docs/benchmarks.md, session
+        CPU than the insert itself: 29 against 11 µs an event (docs/benchmarks-log.md, session
         import, fifth round)."""
         cursor: sqlite3.Cursor = self._conn.execute(INSERT_EVENT, row)  # `conn` is it
         return int(cursor.lastrowid or 0)
