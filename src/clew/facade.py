@@ -403,7 +403,6 @@ class _Write:
 
     def __init__(self, facade: Facade) -> None:
         self.facade = facade
-        self.saved: _Savepoint | None = None
 
     def __enter__(self) -> str:
         facade = self.facade
@@ -411,6 +410,7 @@ class _Write:
         outer = _call.get()
         if outer is not None:  # inside another call's write: that call finishes it
             self.call = None
+            self.saved: _Savepoint | None = None
             if outer.bare:  # a call made in an atomic() block: undone alone if it raises
                 txn.__enter__()
                 self.saved = _Savepoint(facade, outer, bare=False)
