@@ -242,10 +242,12 @@ class Facade:
         call inside reads still holds when a later one writes; the events written inside
         share one correlation id (unless a `correlation()` block gives one) and commit
         together, and after-commit work (mirrors, the worker) runs once, after the commit.
-        An exception that leaves the block rolls it all back. A call that raises inside it
-        undoes only what it wrote, so catching its error and going on is safe; a nested
-        `atomic()` block is a savepoint, undone alone by an exception that leaves it. On a
-        read-only store it raises StoreReadOnlyError. On AsyncMemory it takes a function:
+        An exception that leaves the block rolls it all back. A call that journals events
+        runs in a savepoint of its own: one that raises inside the block undoes only what
+        it wrote, so catching its error and going on is safe (an import, or a write
+        outside the journal such as a key or the vector index, joins the block as it is).
+        A nested `atomic()` block is a savepoint, undone alone by an exception that leaves
+        it. On a read-only store it raises StoreReadOnlyError. On AsyncMemory it takes a function:
         `await amemory.atomic(fn)` runs `fn(memory)` (the sync Memory) inside `atomic()` on
         the worker thread and returns what it returns, so no other call interleaves."""
         return _Atomic(self)
