@@ -12,7 +12,7 @@ import pytest
 
 import clew
 from clew.aio import AsyncMemory
-from clew.errors import ValidationError
+from clew.errors import StoreError, ValidationError
 from clew.facade import Committed
 
 
@@ -163,3 +163,16 @@ def test_async_memory_runs_a_function_atomically(mem: clew.Memory) -> None:
     finally:
         amem._executor.shutdown(wait=True)
     assert _names(mem) == ["one", "two"]
+
+
+def test_a_savepoint_recovers_from_a_statement_the_database_refused(mem: clew.Memory) -> None:
+    store: Any = mem._store  # PostgreSQL aborts the whole transaction on a failed statement
+    with mem.atomic():
+        mem.create_task("before", [])
+        with pytest.raises(StoreError), store.savepoint():
+            store._guard(lambda: store._connection().execute("SELECT * FROM no_such_table"))
+        mem.create_task("after", [])
+    assert _names(mem) == ["after", "before"]
+    with pytest.raises(RuntimeError), store.savepoint():  # only inside a write transaction
+        pass
+    assert mem.verify().ok
