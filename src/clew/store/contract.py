@@ -232,7 +232,12 @@ class Journal(Protocol):
     path: str  # where the store is (a file path, or a URL without its password)
     space: str  # the namespace every read and write is scoped to
     read_only: bool  # opened for reading only: every write raises StoreReadOnlyError
-    graph_checkpoints: CheckpointStore  # LangGraph's checkpoints, beside the journal
+
+    @property
+    def graph_checkpoints(self) -> CheckpointStore:
+        """LangGraph's checkpoints in this store, beside the journal (a composed object,
+        made on first use: a store that never holds any loads none of its code)."""
+        ...
 
     def transaction(self, *, write: bool = False) -> AbstractContextManager[None]:
         """A block run in one transaction; nests (an inner block joins the outer one). A

@@ -39,7 +39,6 @@ from clew.models import DatabaseRole, VerifyReport
 from clew.store import pg_adapter, pg_migrations, pg_roles, pg_vectors
 from clew.store.contract import CheckpointStore
 from clew.store.migrations import ADMIN_TABLES
-from clew.store.pg_graph_checkpoints import PgGraphCheckpoints
 from clew.store.pg_heads import PgHeadReads
 from clew.store.pg_search import PostgresSearch
 from clew.store.pg_vectors import PgVectorSearch
@@ -134,7 +133,7 @@ class PostgresStore(
         self.url = url
         self.path = shown(url)
         self.space = space
-        self.graph_checkpoints: CheckpointStore = PgGraphCheckpoints(self)
+        self._graph_checkpoints: CheckpointStore | None = None
         self.busy_timeout = busy_timeout
         self._lock = threading.RLock()
         self._local = threading.local()
@@ -408,6 +407,15 @@ class PostgresStore(
             self._pool.putconn(raw)
             raise
         return raw
+
+    @property
+    def graph_checkpoints(self) -> CheckpointStore:
+        """`Journal.graph_checkpoints`: store/pg_graph_checkpoints.py, made on first use."""
+        if self._graph_checkpoints is None:
+            from clew.store.pg_graph_checkpoints import PgGraphCheckpoints
+
+            self._graph_checkpoints = PgGraphCheckpoints(self)
+        return self._graph_checkpoints
 
     @contextlib.contextmanager
     def savepoint(self) -> Iterator[None]:

@@ -40,7 +40,6 @@ from clew.store.migrations import (
 from clew.store.sql import Connection, Row
 from clew.store.sqlite_archive import ArchiveReads
 from clew.store.sqlite_conversations import ConversationReads
-from clew.store.sqlite_graph_checkpoints import SQLiteGraphCheckpoints
 from clew.store.sqlite_heads import HeadReads
 from clew.store.sqlite_imports import ImportLog
 from clew.store.sqlite_journal import INSERT_EVENT, JournalReads, JournalWrites
@@ -514,7 +513,7 @@ class SQLiteStore(
         # stood, with data_version and this connection's total_changes then: while neither
         # has moved, no one has written since (session_to_append).
         self._session: tuple[int, int, Session] | None = None
-        self.graph_checkpoints: CheckpointStore = SQLiteGraphCheckpoints(self)
+        self._graph_checkpoints: CheckpointStore | None = None
         self._savepoints = 0  # savepoints open in the write transaction (their names)
         try:
             self._guard(self._check_readable if self.read_only else lambda: migrate(self._conn))
@@ -598,6 +597,16 @@ class SQLiteStore(
     def transaction(self, *, write: bool = False) -> AbstractContextManager[None]:
         """Run the block in one transaction; writes take the lock up front. Nests."""
         return _Transaction(self, write)
+
+    @property
+    def graph_checkpoints(self) -> CheckpointStore:
+        """`Journal.graph_checkpoints`: store/sqlite_graph_checkpoints.py, imported on first
+        use (the hook path never loads it)."""
+        if self._graph_checkpoints is None:
+            from clew.store.sqlite_graph_checkpoints import SQLiteGraphCheckpoints
+
+            self._graph_checkpoints = SQLiteGraphCheckpoints(self)
+        return self._graph_checkpoints
 
     @contextlib.contextmanager
     def savepoint(self) -> Iterator[None]:
