@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, NamedTuple, Self, TypeVar
@@ -36,6 +37,7 @@ from clew.models import VOLATILE_PARTS, Event, Job
 from clew.redaction import DEFAULT as DEFAULT_REDACTION
 from clew.redaction import Found, Redactor
 from clew.store import Store
+from clew.store.contract import CheckpointStore
 from clew.stuck import StuckRules
 
 if TYPE_CHECKING:
@@ -50,12 +52,15 @@ class _Call:
     """What the current call wrote, for what runs after its commit (mirrors, the worker)
     and for update_task, which builds the task it returns from it."""
 
-    __slots__ = ("jobs", "tasks", "types")
+    __slots__ = ("bare", "jobs", "tasks", "types")
 
     def __init__(self) -> None:
         self.tasks: set[str] = set()
         self.jobs = 0
         self.types: dict[str, set[str]] = {}  # task id -> the types of its events
+        # Whether the write open now is an `atomic()` block's, not a call's: a call made
+        # there runs in a savepoint of its own (_Savepoint).
+        self.bare = False
 
 
 _call: contextvars.ContextVar[_Call | None] = contextvars.ContextVar("clew_call", default=None)
@@ -245,6 +250,13 @@ class Facade:
         """Whether the store opened for reading only (a file, folder or mount not writable)."""
         return self._store.read_only
 
+    @property
+    def graph_checkpoints(self) -> CheckpointStore:
+        """The store's LangGraph checkpoints (what `ClewSaver` keeps them in): framework
+        state beside the journal, not in it. Its calls block: from async code, run them
+        off the event loop."""
+        return self._store.graph_checkpoints
+
     def close(self) -> None:
         """Close this Memory: stop what it started (its worker thread, if one is waiting),
         then close the store."""
@@ -282,6 +294,23 @@ class Facade:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def atomic(self) -> AbstractContextManager[None]:
+        """Make the calls in the block one transaction: all of them commit, or none.
+
+        `with memory.atomic(): ...` takes the store's write lock at its start, so what a
+        call inside reads still holds when a later one writes; the events written inside
+        share one correlation id (unless a `correlation()` block gives one) and commit
+        together, and after-commit work (mirrors, the worker) runs once, after the commit.
+        An exception that leaves the block rolls it all back. A call that journals events
+        runs in a savepoint of its own: one that raises inside the block undoes only what
+        it wrote, so catching its error and going on is safe (an import, or a write
+        outside the journal such as a key or the vector index, joins the block as it is).
+        A nested `atomic()` block is a savepoint, undone alone by an exception that leaves
+        it. On a read-only store it raises StoreReadOnlyError. On AsyncMemory it takes a function:
+        `await amemory.atomic(fn)` runs `fn(memory)` (the sync Memory) inside `atomic()` on
+        the worker thread and returns what it returns, so no other call interleaves."""
+        return _Atomic(self)
 
     @contextlib.contextmanager
     def correlation(self, correlation_id: str | None = None) -> Iterator[str]:
@@ -334,8 +363,8 @@ class Facade:
     def _write(self) -> AbstractContextManager[str]:
         """Open a write transaction with one correlation id and one timestamp for the call;
         after it commits, refresh the mirrors of the tasks it wrote and start queued jobs.
-        Calls made inside join it: an adapter (ADK's append) wraps several calls in it to
-        make them, and the reads that check them, one transaction under the write lock."""
+        Calls made inside join it (`atomic()`, the public way to wrap several calls in
+        one transaction, opens it)."""
         return _Write(self)
 
     def _redacted(self, value: Any, field: str, found: Found) -> Any:
@@ -423,7 +452,7 @@ class Facade:
 class _Write:
     """`Facade._write`. A class, not a generator context manager: every write runs it."""
 
-    __slots__ = ("call", "facade", "own", "token", "txn")
+    __slots__ = ("call", "facade", "own", "saved", "token", "txn")
 
     def __init__(self, facade: Facade) -> None:
         self.facade = facade
@@ -431,8 +460,23 @@ class _Write:
     def __enter__(self) -> str:
         facade = self.facade
         self.txn = txn = facade._store.transaction(write=True)
-        if _call.get() is not None:  # inside another call's write: that call finishes it
+        outer = _call.get()
+        if outer is not None:  # inside another call's write: that call finishes it
             self.call = None
+            self.saved: _Savepoint | None = None
+            if outer.bare:  # a call made in an atomic() block: undone alone if it raises
+                txn.__enter__()
+                self.saved = _Savepoint(facade, outer, bare=False)
+                try:
+                    self.saved.__enter__()
+                except BaseException:
+                    txn.__exit__(*sys.exc_info())
+                    raise
+                try:
+                    return facade._now()
+                except BaseException as exc:
+                    self.__exit__(type(exc), exc, exc.__traceback__)
+                    raise
         else:
             self.call = _Call()
             self.token = _call.set(self.call)
@@ -453,6 +497,12 @@ class _Write:
     def __exit__(self, kind: type[BaseException] | None, error: Any, trace: Any) -> None:
         call = self.call
         if call is None:
+            if self.saved is not None:
+                try:
+                    self.saved.__exit__(kind, error, trace)
+                finally:
+                    self.txn.__exit__(kind, error, trace)
+                return
             self.txn.__exit__(kind, error, trace)
             return
         try:
@@ -469,6 +519,58 @@ class _Write:
         if self.own is not None:
             _correlation.reset(self.own)
         _call.reset(self.token)
+
+
+class _Savepoint:
+    """A savepoint inside a call's write, with the call's record of what it wrote put back
+    as it was when the savepoint is rolled back to (so after-commit work sees only what
+    committed). `bare`: whether the block is an atomic() block's (calls in it are each
+    undone alone) or a call's own."""
+
+    __slots__ = ("before", "block", "call", "inside", "was")
+
+    def __init__(self, facade: Facade, call: _Call, *, bare: bool) -> None:
+        self.block = facade._store.savepoint()
+        self.call = call
+        self.inside = bare
+
+    def __enter__(self) -> None:
+        call = self.call
+        self.block.__enter__()
+        self.before = (set(call.tasks), call.jobs, {k: set(v) for k, v in call.types.items()})
+        self.was, call.bare = call.bare, self.inside
+
+    def __exit__(self, kind: type[BaseException] | None, error: Any, trace: Any) -> None:
+        call = self.call
+        call.bare = self.was
+        if kind is not None:
+            call.tasks, call.jobs, call.types = self.before
+        self.block.__exit__(kind, error, trace)
+
+
+class _Atomic:
+    """`Facade.atomic`: the outermost block is a call's write (one transaction, one
+    correlation id, after-commit work once); one inside another write is a savepoint."""
+
+    __slots__ = ("block", "facade")
+
+    def __init__(self, facade: Facade) -> None:
+        self.facade = facade
+
+    def __enter__(self) -> None:
+        call = _call.get()
+        if call is None:
+            write = _Write(self.facade)
+            write.__enter__()
+            assert write.call is not None
+            write.call.bare = True
+            self.block: _Write | _Savepoint = write
+            return
+        self.block = _Savepoint(self.facade, call, bare=True)
+        self.block.__enter__()
+
+    def __exit__(self, kind: type[BaseException] | None, error: Any, trace: Any) -> None:
+        self.block.__exit__(kind, error, trace)
 
 
 def _mirror_for(path: str) -> Any:
