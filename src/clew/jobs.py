@@ -31,7 +31,6 @@ from clew.models import (
     JobStatus,
     StepStatus,
 )
-from clew.retrieval import Retrieval
 from clew.working import Working
 
 if TYPE_CHECKING:  # the extraction rules load with the first extraction job
@@ -42,7 +41,7 @@ ATTEMPTS = 3
 LATER_ACTIONS = 200  # the newest commands checked for a later successful run
 
 
-class Jobs(Governor, Retrieval, Working):
+class Jobs(Governor, Working):
     """Queued jobs (mixed into `Memory`): queueing on the write path, and the worker's
     claim, run and finish; the utility model's handlers stand on it (utility.py)."""
 

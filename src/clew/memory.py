@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from clew import checks, record, tasks
+from clew.archive import Archive
 from clew.assembly import Assembly
 from clew.checkpoints import Checkpoints
 from clew.clock import Clock, utcnow
@@ -32,12 +33,14 @@ from clew.models import (
     VerifyReport,
 )
 from clew.redaction import Found
+from clew.retrieval import Retrieval
 from clew.roles import Roles
 from clew.store import Store
 from clew.taskrecord import step_changes
 from clew.trace import Ledger
 from clew.transfer import Transfer
 from clew.upkeep import Upkeep
+from clew.vectors import Vectors
 
 # Events that change a task's row or plan in ways update_task does not model itself.
 _REWRITES = frozenset({"task.created", "task.archived", "plan.revised"})
@@ -60,6 +63,7 @@ class Memory(Assembly, Upkeep, Ledger, Transfer):
     the HTTP server's keys and request log in `keys.py`;
     a PostgreSQL store's database roles in `roles.py`;
     the vector index (embeddings, `nearest`) in `vectors.py`;
+    search over everything (the archive's words and the vectors' meaning) in `retrieval.py`;
     the complete task record (answer, outcome, phases, entities...) in `taskrecord.py`;
     the shared plumbing (transactions, ids, correlation) in `facade.py`.
     """
@@ -73,6 +77,9 @@ class Memory(Assembly, Upkeep, Ledger, Transfer):
         self.keys = Keys(self)
         self.roles = Roles(self)
         self.checkpoints = Checkpoints(self)
+        self.archive = Archive(self)
+        self.vectors = Vectors(self)
+        self.retrieval = Retrieval(self, self.archive, self.vectors)
 
     # -- the services' calls, forwarded: Memory's flat API (tests/test_services.py keeps
     # this list equal to the services' public methods) ------------------------------------
@@ -90,6 +97,27 @@ class Memory(Assembly, Upkeep, Ledger, Transfer):
     database_roles = forward("roles", Roles.database_roles)
     checkpoint = forward("checkpoints", Checkpoints.checkpoint)
     check_checkpoints = forward("checkpoints", Checkpoints.check_checkpoints)
+    add_entry = forward("archive", Archive.add_entry)
+    add_decision = forward("archive", Archive.add_decision)
+    add_error = forward("archive", Archive.add_error)
+    add_finding = forward("archive", Archive.add_finding)
+    add_constraint = forward("archive", Archive.add_constraint)
+    add_question = forward("archive", Archive.add_question)
+    resolve = forward("archive", Archive.resolve)
+    keep_open = forward("archive", Archive.keep_open)
+    record_fix = forward("archive", Archive.record_fix)
+    get_entry = forward("archive", Archive.get_entry)
+    list_entries = forward("archive", Archive.list_entries)
+    query_relevant = forward("archive", Archive.query_relevant)
+    search = forward("archive", Archive.search)
+    index_status = forward("vectors", Vectors.index_status)
+    update_index = forward("vectors", Vectors.update_index)
+    rebuild_index = forward("vectors", Vectors.rebuild_index)
+    nearest = forward("vectors", Vectors.nearest)
+    prepare_nearest = forward("vectors", Vectors.prepare_nearest)
+    ann_status = forward("vectors", Vectors.ann_status)
+    search_all = forward("retrieval", Retrieval.search_all)
+    seen_before = forward("retrieval", Retrieval.seen_before)
 
     # -- tasks ----------------------------------------------------------------------------
 

@@ -8,10 +8,12 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from clew import checks, recall
+from clew.archive import Archive
 from clew.brief import clip
 from clew.errors import ValidationError
 from clew.models import EntryFilter, RecordHit, Session, Turn
 from clew.recall import RECALL_ACTIONS, RECALL_BUDGET, Fitted
+from clew.retrieval import Retrieval
 from clew.sessions import Sessions
 from clew.tokens import counter
 
@@ -37,6 +39,9 @@ class Recall(NamedTuple):
 
 class Recollection(Sessions):
     """Recall over a session's turns (mixed into Memory through Conversations)."""
+
+    archive: Archive  # the archive service (set by Memory)
+    retrieval: Retrieval  # search over everything (set by Memory)
 
     # -- recall ---------------------------------------------------------------------------
 
@@ -135,7 +140,7 @@ class Recollection(Sessions):
         section per session, the session of the best hit first."""
         # Every session of the store: no list of them to send to the store.
         ids = None if workspace is None and len(sessions) > 1 else [s.id for s in sessions]
-        hits = self._search(query, ("turn",), EntryFilter(), ids, "auto", limit, False)
+        hits = self.retrieval._search(query, ("turn",), EntryFilter(), ids, "auto", limit, False)
         scope = (
             f"session {sessions[0].id}" if len(sessions) == 1 and workspace is None
             else f"the {len(sessions)} session(s) of {workspace or 'this store'}"
@@ -201,7 +206,7 @@ class Recollection(Sessions):
         return self._recall(current, "tool_calls", groups, set(), head, budget)
 
     def _recall_source(self, current: Session, entry_id: str, budget: int) -> Recall:
-        entry = self.get_entry(entry_id)
+        entry = self.archive.get_entry(entry_id)
         ids = [ident for kind, ident in entry.sources if kind == "turn"]
         shown = [t for t in self._store.turns_by_id(ids) if t.session_id == current.id]
         if not shown:

@@ -20,7 +20,6 @@ from clew.ids import new_id
 from clew.location import kept_path, real_path, related
 from clew.models import Session, Turn
 from clew.redaction import Found
-from clew.retrieval import Retrieval
 from clew.session_state import STATE_BUDGET as SESSION_STATE_BUDGET
 from clew.session_state import advance as fold_state
 from clew.session_state import change as state_change
@@ -40,7 +39,7 @@ class SessionState(NamedTuple):
     state: dict[str, Any]
 
 
-class Sessions(Retrieval, Working):
+class Sessions(Working):
     """Sessions, their turns and their state (mixed into Memory through Conversations)."""
 
     # -- sessions -------------------------------------------------------------------------
