@@ -74,6 +74,16 @@ def table(name: str, body: str) -> tuple[str, ...]:
     )
 
 
+def collated(sql: str) -> str:
+    """Give every text column SQLite's bytewise ordering (COLLATE "C"), whatever the
+    database's locale: ids, timestamps and names sort as they do on SQLite. Applied to each
+    migration's statements when they run (postgres.py) and when verify makes its scratch
+    copies of the tables (pg_verify.py)."""
+    import re
+
+    return re.sub(r"(\b\w+\s+)text\b(?! COLLATE)", r'\1text COLLATE "C"', sql)
+
+
 def fk(columns: str, target: str) -> str:
     """A foreign key that carries the space: (space, columns) -> target (space, id)."""
     return f"FOREIGN KEY (space, {columns}) REFERENCES {target} (space, id)"

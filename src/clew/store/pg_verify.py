@@ -51,13 +51,11 @@ _SCRATCH_SKIPS = re.compile(
 
 def scratch_schema(raw: Any) -> None:
     """Make this transaction's temporary copies of every clew table (no policies, no guard)."""
-    from clew.store.postgres import _collated
-
     for migration in pg_migrations.MIGRATIONS:
         for step in migration.statements:
             if not isinstance(step, str) or _SCRATCH_SKIPS.match(step):
                 continue
-            sql = _collated(step).replace("CREATE TABLE ", "CREATE TEMP TABLE ", 1)
+            sql = pg_migrations.collated(step).replace("CREATE TABLE ", "CREATE TEMP TABLE ", 1)
             raw.execute(sql.encode())
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from clew.models import Event
 from clew.store import codec
-from clew.store.projection import handles
+from clew.store.projection_handlers import handles
 
 _DONE = "('completed', 'skipped')"
 # The synthesis timestamp's new value (parameters: task id, task id, time): set while the

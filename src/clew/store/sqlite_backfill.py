@@ -40,7 +40,7 @@ def backfill_sequence(conn: sqlite3.Connection) -> None:
     # Imported here: neither is needed to open a store that is up to date.
     import tempfile
 
-    from clew.store.sqlite import connect, migrate
+    from clew.store.sqlite_file import connect, migrate
 
     with tempfile.TemporaryDirectory(prefix="clew-migrate-") as scratch_dir:
         scratch = connect(os.path.join(scratch_dir, "replay.db"))

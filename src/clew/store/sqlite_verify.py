@@ -71,7 +71,7 @@ class Verification(RowReader):
 
         from clew import meter
         from clew.store import sqlite_bulk
-        from clew.store.sqlite import connect, migrate
+        from clew.store.sqlite_file import connect, migrate
 
         scope = None if all_spaces else self.space
         with tempfile.TemporaryDirectory(prefix="clew-verify-") as scratch_dir:
