@@ -121,8 +121,8 @@ ALLOWED_CLEW = frozenset(
         # the SQLite store and its parts
         "clew.store.sqlite_imports",
         "clew.store",
-        "clew.store.chain",
-        "clew.store.codec",
+        "clew.chain",
+        "clew.codec",
         "clew.store.contract",
         "clew.store.frozen_error_lines",  # the projection's upgrade of older events (re only)
         "clew.store.migrations",

@@ -32,9 +32,8 @@ import json
 import os
 from typing import Any
 
-from clew import sealing
+from clew import chain, sealing
 from clew.models import ChainHead, Checkpoint, CheckpointStatus
-from clew.store import chain
 
 FORMAT = 1
 PURPOSE = "checkpoint"

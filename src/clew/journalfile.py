@@ -34,10 +34,10 @@ import json
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
+from clew import chain, codec
 from clew.errors import ValidationError
 from clew.ids import ALPHABET, ID_LENGTH
 from clew.models import EVENT_TYPES, Event
-from clew.store import chain, codec
 
 FORMAT = "journal"
 VERSION = 2
@@ -293,7 +293,7 @@ def _link_hash(previous: str, moved: Moved, version: int) -> str:
 def _events(
     lines: Iterator[tuple[int, str]], space: str, after: After | None, version: int
 ) -> Iterator[Moved]:
-    from clew.store.forgetting import TombstoneCheck
+    from clew.tombstones import TombstoneCheck
 
     tombstones = TombstoneCheck(whole=False)
     previous = "" if after is None else after.hash

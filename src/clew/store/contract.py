@@ -26,6 +26,7 @@ from collections.abc import Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
+from clew.chain import Link
 from clew.credentials import ApiKey, RequestLine
 from clew.lifecycle import Wait, WaitStatus
 from clew.models import (
@@ -67,7 +68,6 @@ from clew.models import (
     VerifyReport,
 )
 from clew.search import Query
-from clew.store.chain import Link
 
 
 class Journal(Protocol):

@@ -15,10 +15,10 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from clew import meter
+from clew import chain, meter
 from clew.errors import StoreError, StoreReadOnlyError
 from clew.models import Difference, VerifyReport
-from clew.store import chain, pg_adapter, pg_migrations, projection
+from clew.store import pg_adapter, pg_migrations, projection
 from clew.store.forgetting import TombstoneCheck
 from clew.store.migrations import PROJECTION_TABLES
 from clew.store.sqlite_journal import EVENT_COLUMNS

@@ -12,9 +12,10 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from clew import codec
 from clew.clock import seconds_between
 from clew.models import FINISHED_STEP_STATUSES, Event, StepStatus, TaskStatus
-from clew.store import codec, frozen_error_lines, projection_redactions
+from clew.store import frozen_error_lines, projection_redactions
 from clew.store.projection_handlers import _HANDLERS as _HANDLERS
 from clew.store.projection_handlers import _JSON_COLUMNS as _JSON_COLUMNS
 from clew.store.projection_handlers import _UPGRADES, _column_value, handles, insert

@@ -7,8 +7,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from clew import codec
 from clew.models import Event
-from clew.store import codec
 from clew.store.projection_handlers import handles, insert
 
 

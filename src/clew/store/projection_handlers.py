@@ -9,8 +9,8 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
+from clew import codec
 from clew.models import Event
-from clew.store import codec
 
 Handler = Callable[[sqlite3.Connection, Event], None]
 _HANDLERS: dict[str, Handler] = {}

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import sqlite3
 
+from clew import codec
 from clew.models import Event
-from clew.store import codec
 from clew.store.projection_handlers import handles
 
 _WAIT_COLUMNS = (

@@ -19,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
+from clew import codec
 from clew.errors import (
     AmbiguousIdError,
     NotFoundError,
@@ -29,7 +30,7 @@ from clew.errors import (
 )
 from clew.ids import ID_LENGTH, is_id_prefix
 from clew.models import DatabaseRole, Event, Session
-from clew.store import codec, projection_conversations
+from clew.store import projection_conversations
 from clew.store.migrations import LATEST
 from clew.store.sql import Connection, Row
 from clew.store.sqlite_archive import ArchiveReads

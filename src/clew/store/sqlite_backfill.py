@@ -58,8 +58,9 @@ def backfill_sequence(conn: sqlite3.Connection) -> None:
 def _replay(conn: sqlite3.Connection, scratch: sqlite3.Connection) -> None:
     """Apply every event in seq order; one that cannot be applied is undone and skipped
     (verify reports it; its rows keep 0 here)."""
+    from clew import codec
     from clew.models import Event
-    from clew.store import codec, projection
+    from clew.store import projection
 
     rows = conn.execute(
         "SELECT seq, id, space, task_id, correlation_id, type, data, created_at, hash"

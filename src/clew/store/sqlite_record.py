@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from clew import codec
 from clew.models import TraceDecision
-from clew.store import codec
 from clew.store.rows import RowReader
 
 
