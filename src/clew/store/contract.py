@@ -671,11 +671,6 @@ class RecordReads(Protocol):
         """The record rows of a task's steps (artifacts decoded), in no set order."""
         ...
 
-    def task_answers(self, limit: int) -> list[tuple[str, str, str]]:
-        """The tasks' final answers, as (task id, answer, when it was recorded), of the
-        `limit` tasks most recently given one."""
-        ...
-
     def task_head(self, task_id: str) -> int:
         """The seq of a task's newest event (0 if none): a derived value is reused until it
         moves."""
@@ -730,10 +725,6 @@ class VectorReads(Protocol):
     ) -> list[StoredVector]:
         """Vectors of `model` with a seq above `after`, in seq order. A seq is never reused
         and grows in commit order within a space; a record embedded again gets a new one."""
-        ...
-
-    def models_indexed(self) -> list[str]:
-        """The models the space holds vectors of, by name."""
         ...
 
     def vector_search_native(self) -> bool:

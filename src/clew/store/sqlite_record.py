@@ -24,16 +24,6 @@ class RecordReads(RowReader):
         row["entities"] = codec.loads(row["entities"])
         return row
 
-    def task_answers(self, limit: int) -> list[tuple[str, str, str]]:
-        """The tasks' final answers, as (task id, answer, when it was recorded), of the
-        `limit` tasks most recently given one: what search finds of them."""
-        rows = self._rows(
-            "SELECT id, answer, updated_at FROM task_records WHERE space = ?"
-            " AND answer IS NOT NULL ORDER BY updated_at DESC, id LIMIT ?",
-            (self.space, limit),
-        )
-        return [(r[0], r[1], r[2]) for r in rows]
-
     def task_head(self, task_id: str) -> int:
         """The seq of a task's newest event (0 if none): what its records were last changed
         by, so a value derived from them can be reused until it moves."""
