@@ -13,6 +13,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 ROOT = Path(__file__).parent.parent
 PAGE = ROOT / "docs" / "architecture.md"
 BEGIN = "<!-- layers: made from [tool.importlinter] in pyproject.toml (tests/test_layers.py) -->"
@@ -88,3 +90,27 @@ def test_every_exception_to_a_contract_is_on_the_page() -> None:
     for contract in contracts():
         for allowed in contract.get("ignore_imports", []):
             assert f"`{allowed}`" in text, f"docs/architecture.md does not explain {allowed}"
+
+
+# Migration 10 replays the journal into a scratch store the migrations set up (see the page's
+# "acyclic" contract): the one cycle of imports that runs.
+MIGRATION_10 = {
+    ("clew.store.migrations", "clew.store.sqlite_backfill"),
+    ("clew.store.sqlite_backfill", "clew.store.sqlite_file"),
+    ("clew.store.sqlite_file", "clew.store.migrations"),
+}
+
+
+def test_no_module_imports_one_that_imports_it_back() -> None:
+    """Any two modules, a package and its own modules included (which the acyclic contract,
+    between siblings, does not compare): imports inside functions count, annotations under
+    TYPE_CHECKING do not."""
+    grimp = pytest.importorskip("grimp")
+    graph = grimp.build_graph("clew", cache_dir=None, exclude_type_checking_imports=True)
+    cyclic = {
+        (importer, imported)
+        for importer in graph.modules
+        for imported in graph.find_modules_directly_imported_by(importer)
+        if graph.chain_exists(importer=imported, imported=importer)
+    }
+    assert cyclic == MIGRATION_10
