@@ -56,13 +56,6 @@ _UNITS = {
 }  # fmt: skip
 _PART = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-z]+)\s*")
 
-# What the facade may set on a task's record, and the event field each becomes.
-TASK_FIELDS = (
-    "answer", "outcome", "error_reason", "error_step_id", "confidence", "domain", "priority",
-    "estimate_seconds", "plan_source", "entities",
-)  # fmt: skip
-PHASE_FIELDS = ("plan_generated_at", "execution_started_at", "synthesis_started_at")
-
 
 def estimate(value: object, field: str = "estimate") -> float | None:
     """Return a duration in seconds from a number of seconds or text like '90s', '30m',

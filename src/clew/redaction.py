@@ -385,4 +385,3 @@ def checked_kind(kind: object, where: str) -> str:
 
 
 DEFAULT = Redactor()
-OFF = Redactor(enabled=False)
