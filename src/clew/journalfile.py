@@ -14,7 +14,7 @@ between `,"data":` and the closing brace without re-encoding anything. `F` is nu
 tombstone of an event whose content was forgotten (`{"digest","by","at","event"}`, the digest
 being that of the data before it was forgotten, which its hash covers instead of D's; the
 `journal.forgotten` event it names comes later in the file). Each `hash` is the event's
-link in its space's chain (store/chain.py) and must follow from the line before it: the
+link in its space's chain (chain.py) and must follow from the line before it: the
 first event's previous hash is `after.hash` when the file continues an earlier export
 (`"after":{"id":I,"hash":H}`, the event just before its first), else empty. The last line
 carries the number of events and the last event's hash and id (null for none), so a file

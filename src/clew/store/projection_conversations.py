@@ -236,7 +236,7 @@ _INSERT_TURN = (
 # In a bulk block (its full-text entries made at its end), the row is inserted into
 # turn_rows itself, as the view's INSTEAD OF trigger would (the text kept only where the
 # event does not hold it): through the trigger the insert cost 20-35% more CPU
-# (docs/benchmarks.md, session import, fifth round).
+# (docs/benchmarks-log.md, session import, fifth round).
 _INSERT_ROW = _INSERT_TURN.replace("INTO turns ", "INTO turn_rows ")
 
 

@@ -31,6 +31,7 @@ from clew.errors import (
 from clew.ids import ID_LENGTH, is_id_prefix
 from clew.models import DatabaseRole, Event, Session
 from clew.store import projection_conversations
+from clew.store.contract import CheckpointStore
 from clew.store.migrations import LATEST
 from clew.store.sql import Connection, Row
 from clew.store.sqlite_archive import ArchiveReads
@@ -225,6 +226,8 @@ class SQLiteStore(
         # stood, with data_version and this connection's total_changes then: while neither
         # has moved, no one has written since (session_to_append).
         self._session: tuple[int, int, Session] | None = None
+        self._graph_checkpoints: CheckpointStore | None = None
+        self._savepoints = 0  # savepoints open in the write transaction (their names)
         try:
             self._guard(self._check_readable if self.read_only else lambda: migrate(self._conn))
         except StoreBusyError:
@@ -308,6 +311,44 @@ class SQLiteStore(
         """Run the block in one transaction; writes take the lock up front. Nests."""
         return _Transaction(self, write)
 
+    @property
+    def graph_checkpoints(self) -> CheckpointStore:
+        """`Journal.graph_checkpoints`: store/sqlite_graph_checkpoints.py, imported on first
+        use (the hook path never loads it)."""
+        if self._graph_checkpoints is None:
+            from clew.store.sqlite_graph_checkpoints import SQLiteGraphCheckpoints
+
+            self._graph_checkpoints = SQLiteGraphCheckpoints(self)
+        return self._graph_checkpoints
+
+    @contextlib.contextmanager
+    def savepoint(self) -> Iterator[None]:
+        """`Journal.savepoint`: SQLite's SAVEPOINT, and the write state's head and
+        bookkeeping put back as they were when it is rolled back to."""
+        conn, state = self._writer()
+        if state.bulk:  # its turns' rows are put off in memory, which no rollback reaches
+            raise RuntimeError("a savepoint cannot start inside bulk_turns")
+        self._savepoints += 1
+        name = f"clew_{self._savepoints}"
+        try:
+            self._guard(lambda: conn.execute(f"SAVEPOINT {name}"))
+            head, touched = state.head, set(state.touched)
+            try:
+                yield
+            except BaseException:
+                # A failed statement may have ended the transaction itself (a full disk):
+                # then there is no savepoint left, and the enclosing block rolls back.
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute(f"ROLLBACK TO {name}")
+                    conn.execute(f"RELEASE {name}")
+                state.head, state.touched = head, touched
+                state.session = None  # the session row kept may hold the undone turns
+                projection_conversations.KNOWN.pop(id(conn), None)
+                raise
+            self._guard(lambda: conn.execute(f"RELEASE {name}"))
+        finally:
+            self._savepoints -= 1
+
     @contextlib.contextmanager
     def bulk_turns(self) -> Iterator[None]:
         """`Journal.bulk_turns`: the turns written in the block get their full-text entries
@@ -353,7 +394,7 @@ class SQLiteStore(
         """`JournalWrites._inserted_event` by the driver's lastrowid: seq is the events'
         INTEGER PRIMARY KEY, so the rowid. SQLite runs an INSERT ... RETURNING through
         temporary storage (a temporary file with the default temp_store), which cost more
-        CPU than the insert itself: 29 against 11 µs an event (docs/benchmarks.md, session
+        CPU than the insert itself: 29 against 11 µs an event (docs/benchmarks-log.md, session
         import, fifth round)."""
         cursor: sqlite3.Cursor = self._conn.execute(INSERT_EVENT, row)  # `conn` is it
         return int(cursor.lastrowid or 0)
