@@ -114,3 +114,18 @@ def test_no_module_imports_one_that_imports_it_back() -> None:
         if graph.chain_exists(importer=imported, imported=importer)
     }
     assert cyclic == MIGRATION_10
+
+
+def test_the_store_rules_name_every_helper_and_every_door() -> None:
+    """`pure-no-store` and `doors-no-store` list their modules; a new helper or door is in
+    them as soon as it is in its layer."""
+    names = layers()
+    by_id = {c.get("id"): c for c in contracts()}
+
+    def modules(chosen: list[str]) -> set[str]:
+        return {f"clew.{m.strip()}" for layer in chosen for m in re.split(r"[|:]", layer)}
+
+    helpers = names[names.index("facade") + 1 : names.index("store")]
+    assert set(by_id["pure-no-store"]["source_modules"]) == modules(helpers)
+    doors = names[: names.index("memory")]
+    assert set(by_id["doors-no-store"]["source_modules"]) == modules(doors)
