@@ -38,6 +38,7 @@ ACTS = {
     "file": "reads a file of this host",
     "url": "fetches a URL of this host",
 }
+OPTIONS = {"command": "--allow-commands", "file": "--allow-wait-path", "url": "--allow-wait-url"}
 _PORTS = {"http": 80, "https": 443}
 _LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 
