@@ -10,16 +10,23 @@ import ast
 from pathlib import Path
 
 import clew
+from clew.facade import Service
 
 SOURCE = Path(clew.__file__).parent
 # What only the store and the facade may touch: the store itself, its connection, and the
 # facade's write transaction.
 PRIVATE = frozenset({"_store", "_connection", "_write"})
+
+
+def _services(cls: type) -> list[type]:
+    return [cls, *(s for sub in cls.__subclasses__() for s in _services(sub))]
+
+
 # The facade: the modules that define Memory's own classes (its bases, until they become
-# services that take the kernel as an argument).
+# services), and the services composed into it, handed the kernel as an argument.
 FACADE = frozenset(
     SOURCE.joinpath(*cls.__module__.split(".")[1:]).with_suffix(".py")
-    for cls in clew.Memory.__mro__
+    for cls in (*clew.Memory.__mro__, *_services(Service))
     if cls.__module__.startswith("clew.")
 )
 

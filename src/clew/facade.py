@@ -25,7 +25,7 @@ import contextvars
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
-from typing import Any, NamedTuple, Self, TypeVar
+from typing import Any, Concatenate, NamedTuple, ParamSpec, Self, TypeVar
 
 from clew import checks
 from clew.clock import Clock, stamp, utcnow
@@ -159,6 +159,31 @@ def _registry(cls: type) -> _Registry:
     return found
 
 
+_MARKS: dict[type, list[tuple[int, str, str, str]]] = {}
+
+
+def _marks(cls: type) -> list[tuple[int, str, str, str]]:
+    """The marked methods of `cls` as (order, name, registry, key), found once per class."""
+    found = _MARKS.get(cls)
+    if found is None:
+        found = []
+        for name in dir(cls):
+            mark = getattr(getattr(cls, name, None), _MARK, None)
+            if mark is not None:
+                registry, key, order = mark
+                found.append((order, name, registry, key))
+        _MARKS[cls] = found
+    return found
+
+
+class _Hooks(NamedTuple):
+    """The bound open, background and close hooks of a Memory and its services."""
+
+    opens: list[Callable[[str], None]]  # in ascending order
+    rounds: list[Callable[[], float | None]]  # in ascending order
+    closes: list[Callable[[], None]]  # in descending order: what started last stops first
+
+
 _HINTS = {
     "task": "list tasks with `clew task list`",
     "action": "see a task's actions with `clew task show TASK`",
@@ -189,19 +214,35 @@ class Facade:
         # The files mirror a store beside its own file: a team store (a URL) has none.
         wanted = self.settings.mirror and store.path != ":memory:" and not is_url(store.path)
         self._mirror = _mirror_for(store.path) if wanted else None
-        registry = _registry(type(self))
-        self._reactions = {
-            signal: [getattr(self, name) for name in names]
-            for signal, names in registry.reactions.items()
-        }
-        self._subscribers: list[Callable[[Committed], None]] = [
-            getattr(self, name) for name in registry.commits
-        ]
-        self._job_handlers: dict[str, Callable[[Job], None]] = {
-            kind: getattr(self, name) for kind, name in registry.jobs.items()
-        }
+        self._reactions: dict[str, list[Callable[..., None]]] = {}
+        self._subscribers: list[Callable[[Committed], None]] = []
+        self._job_handlers: dict[str, Callable[[Job], None]] = {}
+        self._hooks = _Hooks([], [], [])  # the open, background and close hooks, bound
+        self._marks: list[tuple[int, str, str, str, Callable[..., Any]]] = []
         self.subscriber_failures = 0  # after-commit subscribers that raised (each logged)
-        self._hooks = registry  # the open, background and close hooks, bound when run
+        self._adopt(self)
+
+    def _adopt(self, part: object) -> None:
+        """Take the marked methods of `part` (this facade, or a service composed into it)
+        into the registries, ordered with those already taken by their order, then name."""
+        for order, name, registry, key in _marks(type(part)):
+            bound = getattr(part, name)
+            if registry == "job":
+                self._job_handlers[key] = bound
+            else:
+                self._marks.append((order, name, registry, key, bound))
+        self._marks.sort(key=lambda m: (m[0], m[1]))
+        self._reactions = {}
+        for _, _, registry, key, bound in self._marks:
+            if registry == "react":
+                self._reactions.setdefault(key, []).append(bound)
+        # Parts are adopted while the Memory is made, before `_subscribe` can add any.
+        self._subscribers = [m[4] for m in self._marks if m[2] == "commit"]
+        self._hooks = _Hooks(
+            [m[4] for m in self._marks if m[2] == "open"],
+            [m[4] for m in self._marks if m[2] == "background"],
+            [m[4] for m in reversed(self._marks) if m[2] == "close"],
+        )
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -231,9 +272,9 @@ class Facade:
         """Close this Memory: stop what it started (its worker thread, if one is waiting),
         then close the store."""
         failure: BaseException | None = None
-        for name in self._hooks.closes:
+        for hook in self._hooks.closes:
             try:
-                getattr(self, name)()
+                hook()
             except BaseException as exc:  # the next hook still runs, and the store closes
                 if failure is None:
                     failure = exc
@@ -245,16 +286,16 @@ class Facade:
 
     def _opened(self, trigger: str) -> None:
         """Run the on-open hooks: the store was just opened ("open") or primed ("prime")."""
-        for name in self._hooks.opens:
-            getattr(self, name)(trigger)
+        for hook in self._hooks.opens:
+            hook(trigger)
 
     def run_background(self) -> float | None:
         """For workers: do a round of the background work besides jobs (maintenance when
         due, the waits that are due); return the seconds until the next round is wanted,
         or None when nothing is left to watch."""
         soonest: float | None = None
-        for name in self._hooks.rounds:
-            wanted = getattr(self, name)()
+        for hook in self._hooks.rounds:
+            wanted = hook()
             if wanted is not None and (soonest is None or wanted < soonest):
                 soonest = wanted
         return soonest
@@ -417,6 +458,69 @@ class Facade:
             if exc.kind != "task" or exc.ident != ident:
                 raise
             raise NotFoundError("task", ident, _HINTS["task"]) from None
+
+
+class Service:
+    """A subject's calls (keys, roles, checkpoints, ...) composed into Memory: handed the
+    kernel (the facade: its store, clock, settings, write transaction, events and
+    registries), never inheriting it, and taking the other services it uses as arguments.
+    Its marked methods (`after_commit`, `reacts`, `handles_job`, the hooks) join the
+    kernel's registries when it is made."""
+
+    def __init__(self, kernel: Facade) -> None:
+        self._kernel = kernel
+        kernel._adopt(self)
+
+    # The kernel's plumbing, under the names a subject's code has always read it by.
+
+    @property
+    def _store(self) -> Store:
+        return self._kernel._store
+
+    @property
+    def _clock(self) -> Clock:
+        return self._kernel._clock
+
+    @property
+    def settings(self) -> Settings:
+        return self._kernel.settings
+
+    @property
+    def path(self) -> str:
+        return self._kernel.path
+
+    @property
+    def space(self) -> str:
+        return self._kernel.space
+
+    def _now(self) -> str:
+        return self._kernel._now()
+
+    def _write(self) -> AbstractContextManager[str]:
+        return self._kernel._write()
+
+
+_S = TypeVar("_S")
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def forward(
+    part: str, method: Callable[Concatenate[_S, _P], _R]
+) -> Callable[Concatenate[Any, _P], _R]:
+    """A Memory method that calls `method` on the service Memory holds as `part`: the flat
+    API stays Memory's, the behaviour lives in the service (its name, signature and
+    docstring carried over)."""
+
+    def call(self: Any, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        return method(getattr(self, part), *args, **kwargs)
+
+    call.__name__ = method.__name__
+    call.__qualname__ = f"Memory.{method.__name__}"
+    call.__doc__ = method.__doc__
+    call.__module__ = method.__module__
+    call.__wrapped__ = method  # type: ignore[attr-defined]  # inspect.signature reads it
+    return call
 
 
 class _Write:

@@ -12,7 +12,9 @@ from typing import Any
 from clew import checks, record, tasks
 from clew.assembly import Assembly
 from clew.checkpoints import Checkpoints
+from clew.clock import Clock, utcnow
 from clew.errors import ValidationError
+from clew.facade import Settings, forward
 from clew.ids import new_id
 from clew.keys import Keys
 from clew.models import (
@@ -31,6 +33,7 @@ from clew.models import (
 )
 from clew.redaction import Found
 from clew.roles import Roles
+from clew.store import Store
 from clew.taskrecord import step_changes
 from clew.trace import Ledger
 from clew.transfer import Transfer
@@ -40,7 +43,7 @@ from clew.upkeep import Upkeep
 _REWRITES = frozenset({"task.created", "task.archived", "plan.revised"})
 
 
-class Memory(Assembly, Upkeep, Ledger, Transfer, Keys, Roles, Checkpoints):
+class Memory(Assembly, Upkeep, Ledger, Transfer):
     """A task memory over one store, in one space. Open it with `clew.open()`.
 
     The methods live in mixins by subject: tasks, plans and messages here; archive
@@ -60,6 +63,33 @@ class Memory(Assembly, Upkeep, Ledger, Transfer, Keys, Roles, Checkpoints):
     the complete task record (answer, outcome, phases, entities...) in `taskrecord.py`;
     the shared plumbing (transactions, ids, correlation) in `facade.py`.
     """
+
+    def __init__(
+        self, store: Store, *, clock: Clock = utcnow, settings: Settings | None = None
+    ) -> None:
+        super().__init__(store, clock=clock, settings=settings)
+        # The services composed so far (issue 26: the mixins become services one by one);
+        # each is handed the kernel and the services it uses.
+        self.keys = Keys(self)
+        self.roles = Roles(self)
+        self.checkpoints = Checkpoints(self)
+
+    # -- the services' calls, forwarded: Memory's flat API (tests/test_services.py keeps
+    # this list equal to the services' public methods) ------------------------------------
+
+    create_key = forward("keys", Keys.create_key)
+    list_keys = forward("keys", Keys.list_keys)
+    revoke_key = forward("keys", Keys.revoke_key)
+    has_keys = forward("keys", Keys.has_keys)
+    authenticate = forward("keys", Keys.authenticate)
+    log_requests = forward("keys", Keys.log_requests)
+    list_requests = forward("keys", Keys.list_requests)
+    prune_requests = forward("keys", Keys.prune_requests)
+    grant_role = forward("roles", Roles.grant_role)
+    revoke_role = forward("roles", Roles.revoke_role)
+    database_roles = forward("roles", Roles.database_roles)
+    checkpoint = forward("checkpoints", Checkpoints.checkpoint)
+    check_checkpoints = forward("checkpoints", Checkpoints.check_checkpoints)
 
     # -- tasks ----------------------------------------------------------------------------
 
