@@ -129,6 +129,38 @@ class StoreConformance:
             )
         return message_id
 
+    @staticmethod
+    def journal(store: Store, type: str, task_id: str, data: dict[str, Any], minute: int) -> None:
+        """Journal one event of `type` for a task in its own write transaction."""
+        with store.transaction(write=True):
+            store.append(
+                type=type, task_id=task_id, correlation_id=new_id(), data=data,
+                created_at=at(minute),
+            )  # fmt: skip
+
+    def add_entry(self, store: Store, task_id: str, summary: str, minute: int) -> str:
+        """Journal an `entry.added` (a decision) for a task; return the entry's id."""
+        entry_id = new_id()
+        entry: dict[str, Any] = {
+            "id": entry_id, "type": "decision", "origin": "agent", "summary": summary,
+            "detail": None, "tags": [], "sources": [],
+        }  # fmt: skip
+        self.journal(store, "entry.added", task_id, {"entry": entry}, minute)
+        return entry_id
+
+    def add_action(self, store: Store, task_id: str, command: str, minute: int) -> str:
+        """Journal an `action.recorded` (a command that failed) for a task; its id."""
+        action_id = new_id()
+        action = {
+            "id": action_id, "type": "cli", "summary": command, "status": "failed",
+            "input": None, "output": None, "command": command, "cwd": None, "exit_code": 1,
+            "duration_seconds": None, "stdout": None, "stderr": "E boom", "tool": None,
+            "cpu_seconds": None, "memory_mb": None, "stdout_errors": None,
+            "stderr_errors": None, "fingerprint": None,
+        }  # fmt: skip
+        self.journal(store, "action.recorded", task_id, {"action": action}, minute)
+        return action_id
+
     def skip_without_shared_storage(self) -> None:
         if not self.shares_storage:
             raise unittest.SkipTest("each store of this backend is its own storage")
@@ -340,6 +372,43 @@ class StoreConformance:
             assert store.count_messages(task_id) == 3
             assert store.get_message(ids[0]).content == "m0"
             assert store.last_message_at(task_id, "text") == at(4)
+
+    def test_chain_hashes_and_a_tasks_head_follow_the_journal(self) -> None:
+        with self.opened() as store:
+            task_id = self.create_task(store, "chained", (), 1)
+            self.create_task(store, "another", (), 2)
+            events = store.list_events()
+            hashes = store.chain_hashes({store.space: [1, 2, 99]})
+            assert hashes == {(store.space, 1): events[0].hash, (store.space, 2): events[1].hash}
+            assert store.task_head(task_id) == events[0].seq
+            with raises(RuntimeError), store.bulk_turns():
+                pass  # only inside a write transaction
+
+    # -- ArchiveReads, LedgerReads --------------------------------------------------------
+
+    def test_entries_read_back_newest_first(self) -> None:
+        with self.opened() as store:
+            task_id = self.create_task(store, "decide", (), 1)
+            first = self.add_entry(store, task_id, "use sqlite", 2)
+            second = self.add_entry(store, task_id, "use wal", 3)
+            assert store.get_entry(first).summary == "use sqlite"
+            listed = store.list_entries(EntryFilter(task_id=task_id))
+            assert [e.id for e in listed] == [second, first]
+            assert [e.id for e in store.list_entries(EntryFilter(), limit=1)] == [second]
+            assert sum(store.count_entries(task_id).values()) == 2
+            assert store.replacements([first, second]) == {}
+
+    def test_actions_read_back_newest_first(self) -> None:
+        with self.opened() as store:
+            task_id = self.create_task(store, "run", (), 1)
+            first = self.add_action(store, task_id, "pytest -q", 2)
+            second = self.add_action(store, task_id, "make", 3)
+            action = store.get_action(first)
+            assert (action.command, action.exit_code) == ("pytest -q", 1)
+            assert [a.id for a in store.list_actions(task_id)] == [second, first]
+            assert [a.id for a in store.list_actions(task_id, limit=1)] == [second]
+            assert [a.id for a in store.recent_actions(task_id, limit=5)] == [second, first]
+            assert store.verify().differences == ()
 
     # -- the rules every read keeps -------------------------------------------------------
 
