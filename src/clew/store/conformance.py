@@ -161,6 +161,42 @@ class StoreConformance:
         self.journal(store, "action.recorded", task_id, {"action": action}, minute)
         return action_id
 
+    def start_session(self, store: Store, key: str, texts: tuple[str, ...], minute: int) -> str:
+        """Journal a `session.started` and a `turn.appended` per text (user, then assistant
+        by turns); return the session's id."""
+        session_id = new_id()
+        session = {"id": session_id, "key": key, "workspace": None, "model": None,
+                   "system_prompt": None, "title": key, "task_id": None}  # fmt: skip
+        with store.transaction(write=True):
+            store.append(
+                type="session.started", task_id=None, correlation_id=new_id(),
+                data={"session": session}, created_at=at(minute),
+            )  # fmt: skip
+            for number, text in enumerate(texts, 1):
+                role = "user" if number % 2 else "assistant"
+                turn = {
+                    "id": new_id(), "number": number, "message": {"role": role, "content": text},
+                    "token_count": 5, "tool_name": None, "call_turn": None, "role": role,
+                    "tool_calls": None, "tool_call_id": None, "text_from": "content",
+                    "state": {},
+                }  # fmt: skip
+                store.append(
+                    type="turn.appended", task_id=None, correlation_id=new_id(),
+                    data={"session_id": session_id, "turn": turn}, created_at=at(minute + number),
+                )  # fmt: skip
+        return session_id
+
+    def add_wait(self, store: Store, task_id: str, target: str, minute: int) -> str:
+        """Journal a `wait.added` (a file to appear) for a task; return the wait's id."""
+        wait_id = new_id()
+        wait: dict[str, Any] = {
+            "id": wait_id, "kind": "file", "target": target, "criteria": {}, "description": None,
+            "cwd": None, "poll_seconds": 30.0, "timeout_seconds": 3600.0, "run_timeout": 30.0,
+            "deadline": at(59), "seal": "0" * 64,
+        }  # fmt: skip
+        self.journal(store, "wait.added", task_id, {"wait": wait}, minute)
+        return wait_id
+
     def skip_without_shared_storage(self) -> None:
         if not self.shares_storage:
             raise unittest.SkipTest("each store of this backend is its own storage")
@@ -408,6 +444,50 @@ class StoreConformance:
             assert [a.id for a in store.list_actions(task_id)] == [second, first]
             assert [a.id for a in store.list_actions(task_id, limit=1)] == [second]
             assert [a.id for a in store.recent_actions(task_id, limit=5)] == [second, first]
+            assert store.verify().differences == ()
+
+    # -- ConversationReads, LifecycleReads -----------------------------------------------
+
+    def test_a_session_reads_back_with_its_turns_in_number_order(self) -> None:
+        with self.opened() as store:
+            session_id = self.start_session(store, "chat-1", ("hello there", "hi", "bye"), 1)
+            assert store.get_session(session_id).key == "chat-1"
+            found = store.find_session(session_id)
+            assert found is not None and found.id == session_id
+            by_key = store.session_by_key("chat-1")
+            assert by_key is not None and by_key.id == session_id
+            turns = store.get_turns(session_id)
+            assert [t.number for t in turns] == [1, 2, 3]
+            assert [t.number for t in store.get_turns(session_id, first=2, last=3)] == [2, 3]
+            assert [t.number for t in store.get_turns(session_id, newest=1)] == [3]
+            assert [t.number for t in store.turns_numbered(session_id, [3, 1, 9])] == [1, 3]
+            assert store.count_turns(session_id) == 3
+            assert store.count_turns(session_id, before=3) == 2
+            assert store.last_user_turn(session_id, at_most=2) == 1
+            assert [t.id for t in store.turns_by_id([turns[1].id])] == [turns[1].id]
+            assert store.get_turns("nosuchid00") == [] and store.count_turns("nosuchid00") == 0
+            assert [s.id for s in store.list_sessions()] == [session_id]
+            assert store.verify().differences == ()
+
+    def test_sessions_list_most_recently_active_first(self) -> None:
+        with self.opened() as store:
+            older = self.start_session(store, "older", ("one",), 1)
+            newer = self.start_session(store, "newer", ("two",), 5)
+            assert [s.id for s in store.list_sessions()] == [newer, older]
+            assert [s.id for s in store.list_sessions(limit=1)] == [newer]
+            assert [s.id for s in store.list_sessions(limit=1, offset=1)] == [older]
+
+    def test_waits_read_back_newest_first(self) -> None:
+        with self.opened() as store:
+            task_id = self.create_task(store, "waiting", (), 1)
+            first = self.add_wait(store, task_id, "/tmp/a", 2)
+            second = self.add_wait(store, task_id, "/tmp/b", 3)
+            assert store.get_wait(first).target == "/tmp/a"
+            assert [w.id for w in store.list_waits(task_id=task_id)] == [second, first]
+            assert [w.id for w in store.list_waits(limit=1)] == [second]
+            assert store.waiting_tasks() == {task_id}
+            assert store.has_watching()
+            assert store.open_waits(task_id) == 2
             assert store.verify().differences == ()
 
     # -- the rules every read keeps -------------------------------------------------------
