@@ -9,17 +9,19 @@ saying how a store is made (eventsourcing's recorder tests work this way):
             return MyStore(self.location, space)   # a fresh location per test
 
 Each test method makes its stores through `make_store` (a test instance is one test, so a
-location chosen in `setup_method` is fresh per test); stores made in one test with different
-spaces share one storage unless the subclass sets `shares_storage = False`, in which case the
-tests that need two spaces in one storage skip. The tests are plain methods with plain
-asserts: pytest collects a `Test*` subclass as it is, and nothing here imports pytest
-(a skip raises unittest.SkipTest, which pytest and unittest both understand).
+location chosen in `setup_method`, or an autouse fixture, is fresh per test); stores made in
+one test with different spaces share one storage unless the subclass sets
+`shares_storage = False`, in which case the tests that need two spaces in one storage skip.
+The tests are plain methods with plain asserts: pytest collects a `Test*` subclass as it is,
+and nothing here imports pytest (a skip raises unittest.SkipTest, which pytest and unittest
+both understand).
 
 The events written are built here in the current shape of their types, so the suite checks
-the journal core and the projection of what it writes (tasks, plans, messages), and each
-subject's reads: a `get_*` of an unknown id raises NotFoundError, a `find_*`/`latest_*`
-returns None, a listing of nothing is empty, newest first is newest first, a limit keeps the
-first rows. A protocol added to the contract adds its own test methods here.
+the journal core and the projection of what it writes (tasks and plans, messages, entries,
+actions, sessions and turns, waits), and each subject's reads: a `get_*` of an unknown id
+raises NotFoundError, a `find_*`/`latest_*` returns None, a listing of nothing is empty,
+newest first is newest first, a limit keeps the first rows. A protocol added to the contract
+adds its own test methods here.
 """
 
 from __future__ import annotations
@@ -100,33 +102,17 @@ class StoreConformance:
         finally:
             store.close()
 
-    @staticmethod
-    def create_task(store: Store, name: str, steps: tuple[str, ...], minute: int) -> str:
+    def create_task(self, store: Store, name: str, steps: tuple[str, ...], minute: int) -> str:
         """Journal a `task.created` with a plan of `steps`; return the task's id."""
         task_id = new_id()
-        with store.transaction(write=True):
-            store.append(
-                type="task.created",
-                task_id=task_id,
-                correlation_id=new_id(),
-                data=task_data(task_id, name, steps),
-                created_at=at(minute),
-            )
+        self.journal(store, "task.created", task_id, task_data(task_id, name, steps), minute)
         return task_id
 
-    @staticmethod
-    def add_message(store: Store, task_id: str, content: str, minute: int) -> str:
+    def add_message(self, store: Store, task_id: str, content: str, minute: int) -> str:
         """Journal a `message.added` to a task; return the message's id."""
         message_id = new_id()
-        data = {"message": {"id": message_id, "role": "agent", "type": "text", "content": content}}
-        with store.transaction(write=True):
-            store.append(
-                type="message.added",
-                task_id=task_id,
-                correlation_id=new_id(),
-                data=data,
-                created_at=at(minute),
-            )
+        message = {"id": message_id, "role": "agent", "type": "text", "content": content}
+        self.journal(store, "message.added", task_id, {"message": message}, minute)
         return message_id
 
     @staticmethod
