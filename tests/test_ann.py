@@ -79,7 +79,7 @@ def same(got: Hits, want: Hits, tolerance: float = 1e-4, missing: int = 1) -> bo
     rounding: another matrix product); none better than brute force's last unless brute
     force has it; and at most `missing` of brute force's hits (those not tied with its last,
     where either cut may fall) absent. HNSW is approximate even over a few hundred vectors:
-    a node its threaded build left hard to reach is missed now and then (docs/benchmarks.md:
+    a node its threaded build left hard to reach is missed now and then (docs/benchmarks-log.md:
     recall@60 0.953 on real vectors)."""
     if not len(want) - missing <= len(got) <= len(want):
         return False

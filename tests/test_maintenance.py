@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import clew
-from clew.store import chain, codec
+from clew import chain, codec
 from tests.conftest import FakeClock, Result
 from tests.old_stores import undo_migration_10
 
@@ -161,7 +161,7 @@ def test_the_off_switch_and_the_settings(
 def test_the_worker_round_runs_it_when_due(mem: clew.Memory, clock: FakeClock, cli: Cli) -> None:
     task = mem.create_task("Idle", ["a"])
     clock.advance(2 * DAY)
-    assert mem._background() is None  # nothing watched
+    assert mem.run_background() is None  # nothing watched
     assert statuses(mem)[task.id] == "paused"
     [ran] = [e for e in mem.journal() if e.type == "maintenance.ran"]
     assert ran.data["trigger"] == "worker"

@@ -17,7 +17,7 @@ depends on the other texts padded into its batch (cosine differences up to 0.016
 strays from MiniLM's (cosine as low as 0.91 on agent texts). With the weights alone
 quantised, a text embeds the same alone or in any batch (differences about 1e-7), within
 0.9997 of MiniLM, about as fast per CPU-second; clew batches texts for speed without results
-depending on batch company (docs/benchmarks.md has the figures). The
+depending on batch company (docs/benchmarks-log.md has the figures). The
 word embedding table (30,522 x 384, 45 MB in float32) is quantised to int8 with one scale per
 row and dequantised in the graph.
 

@@ -209,7 +209,7 @@ def open(  # clew.open mirrors the builtin on purpose: it opens a store
     except BaseException:
         store.close()
         raise
-    memory._lazy("open")  # maintenance, when it is due (never fails the open)
+    memory._opened("open")  # maintenance, when it is due (never fails the open)
     return memory
 
 

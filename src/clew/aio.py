@@ -18,6 +18,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from clew.memory import Memory
+from clew.store.contract import CheckpointStore
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -71,6 +72,26 @@ class AsyncMemory:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+    @property
+    def graph_checkpoints(self) -> CheckpointStore:
+        """The store's LangGraph checkpoints (`Memory.graph_checkpoints`). Its calls block:
+        run them off the event loop (ClewSaver runs them on a thread of its own)."""
+        return self.sync.graph_checkpoints
+
+    async def atomic(self, fn: Callable[[Memory], R]) -> R:
+        # A function, not an `async with` block: the calls of one transaction must run on
+        # the worker thread with nothing between them, and another task's awaited call
+        # would otherwise join the open transaction (and be rolled back with it).
+        def run() -> R:
+            with self.sync.atomic():
+                return fn(self.sync)
+
+        context = contextvars.copy_context()  # carries a correlation id set by the caller
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, context.run, run)
+
+    atomic.__doc__ = Memory.atomic.__doc__
 
     def correlation(self, correlation_id: str | None = None) -> AbstractContextManager[str]:
         """Group every event written inside the block under one correlation id."""
@@ -144,6 +165,8 @@ class AsyncMemory:
     guardrails_text = _off_loop(Memory.guardrails_text)
     run_jobs = _off_loop(Memory.run_jobs)
     list_jobs = _off_loop(Memory.list_jobs)
+    jobs_due = _off_loop(Memory.jobs_due)
+    run_background = _off_loop(Memory.run_background)
     running_summary = _off_loop(Memory.running_summary)
     ask = _off_loop(Memory.ask)
     usage = _off_loop(Memory.usage)

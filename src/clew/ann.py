@@ -5,7 +5,7 @@ Invariants:
   from them, and this index is built from the matrix. Deleting its file loses nothing: the
   next search or `clew index update` builds it again, and until then search is exact.
 - Used only for a space and model holding at least `THRESHOLD` live vectors: below that, the
-  brute-force matmul is as fast and exact (docs/benchmarks.md measures where it stops
+  brute-force matmul is as fast and exact (docs/benchmarks-log.md measures where it stops
   winning).
 - It proposes candidates, never scores: each candidate's cosine is computed from the
   matrix, so a hit's score is the same as brute force gives it, and every filter is
@@ -49,7 +49,7 @@ CONNECTIVITY = 16  # HNSW's M: edges per node
 EXPANSION_ADD = 64  # candidates kept while inserting (efConstruction)
 # Candidates kept while searching, at least (ef). On the packaged model's real vectors (a
 # narrow cone) ef 128 finds 0.76 of the exact top 60, 512 finds 0.91, 2048 finds 0.95
-# (docs/benchmarks.md): about 9 ms a query at 50,000 vectors, against 106 ms of brute force
+# (docs/benchmarks-log.md): about 9 ms a query at 50,000 vectors, against 106 ms of brute force
 # at a million.
 EXPANSION_SEARCH = 2048
 # Threads that insert into the graph (0: every core). Inserting in parallel makes the graph

@@ -477,8 +477,9 @@ class Archive(Facade):
                 self._emit("fix.recorded", entry.task_id, {"fix": fix}, at)
         return next(f for f in self._store.fixes_for(entry.fingerprint) if f.id == fix["id"])
 
-    def seen_before(self, error: str, *, command: str | None = None) -> ErrorHistory:
-        """Look an error up by its fingerprint: where it was seen, and which fixes worked."""
+    def _fingerprinted(self, error: str, command: str | None) -> ErrorHistory:
+        """Look an error up by its fingerprint: where it was seen, and which fixes worked
+        (`seen_before` adds the similar errors search finds: retrieval.py)."""
         text = checks.text(error, "error", max_chars=checks.MAX_TEXT_CHARS)
         # Fingerprints are taken of redacted text: the query's secrets go the same way.
         text = self._redacted(text, "error", {})

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import BinaryIO
 
 from clew.errors import ValidationError
-from clew.facade import Facade
+from clew.facade import Service
 from clew.models import (
     ChainHead,
     Checkpoint,
@@ -31,7 +31,7 @@ NOT_SEALED = (
 )
 
 
-class Checkpoints(Facade):
+class Checkpoints(Service):
     """Make checkpoints of the journal's heads, and check a file of them against the store."""
 
     def checkpoint(

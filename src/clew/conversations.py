@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 import os
 from collections import OrderedDict
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from clew import checks
 from clew.brief import clip, current_step
@@ -39,9 +39,10 @@ class Resumed(NamedTuple):
 class Conversations(Recollection, Capture):
     """Sessions, turns, recall and context assembly (mixed into Memory)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._measured: OrderedDict[str, int] = OrderedDict()  # exact tokens by turn id
+    @functools.cached_property
+    def _measured(self) -> OrderedDict[str, int]:
+        """Exact tokens by turn id (made on first use: no `__init__` of its own)."""
+        return OrderedDict()
 
     # -- context assembly -----------------------------------------------------------------
 

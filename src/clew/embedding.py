@@ -61,7 +61,7 @@ DEFAULT_MODEL = "minilm-static-256"
 ONNX_MODEL = "minilm-onnx-int8"
 # Whether the ONNX model is the default wherever onnxruntime is installed (CLEW_EMBED_MODEL
 # still names either). Off: the choice of default is the project's, on the figures in
-# docs/benchmarks.md; switching it re-embeds every store once (vectors are keyed by model).
+# docs/benchmarks-log.md; switching it re-embeds every store once (vectors are keyed by model).
 ONNX_WHEN_INSTALLED = False
 ENV = "CLEW_EMBED_MODEL"
 DATA = Path(__file__).resolve().parent / "models_data"

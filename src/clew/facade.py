@@ -11,32 +11,32 @@ hooks: `@reacts(signal)` runs inside the write when the facade signals something
 finished, a message added...), so what it journals commits with the write or not at all;
 `@after_commit(order)` runs once a call's transaction has committed, in ascending order,
 each isolated (a failing subscriber is logged and counted, and the write stays written);
-`@handles_job(kind)` does the queued jobs of one kind. A capability adds a method with a
-decorator; nothing else is edited.
+`@handles_job(kind)` does the queued jobs of one kind. The Memory's own life has hooks
+marked the same way: `@on_open(order)` runs when the store is opened or primed,
+`@in_background(order)` is part of a worker's round, `@on_close(order)` runs when the
+Memory closes, before its store does. A capability adds a method with a decorator; nothing
+else is edited, and no method is overridden by name.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, NamedTuple, Self, TypeVar
+from typing import Any, Concatenate, NamedTuple, ParamSpec, Self, TypeVar
 
 from clew import checks
 from clew.clock import Clock, stamp, utcnow
 from clew.errors import NotFoundError, ValidationError
 from clew.ids import ID_LENGTH, is_id_prefix, new_id
-from clew.lifecycle import MaintenanceSettings
 from clew.location import is_url
-from clew.models import VOLATILE_PARTS, Event, Job
-from clew.redaction import DEFAULT as DEFAULT_REDACTION
-from clew.redaction import Found, Redactor
+from clew.models import Event, Job
+from clew.redaction import Found
+from clew.settings import Settings as Settings
 from clew.store import Store
-from clew.stuck import StuckRules
-
-if TYPE_CHECKING:
-    from clew.providers import Provider
+from clew.store.contract import CheckpointStore
 
 _correlation: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "clew_correlation", default=None
@@ -47,12 +47,15 @@ class _Call:
     """What the current call wrote, for what runs after its commit (mirrors, the worker)
     and for update_task, which builds the task it returns from it."""
 
-    __slots__ = ("jobs", "tasks", "types")
+    __slots__ = ("bare", "jobs", "tasks", "types")
 
     def __init__(self) -> None:
         self.tasks: set[str] = set()
         self.jobs = 0
         self.types: dict[str, set[str]] = {}  # task id -> the types of its events
+        # Whether the write open now is an `atomic()` block's, not a call's: a call made
+        # there runs in a savepoint of its own (_Savepoint).
+        self.bare = False
 
 
 _call: contextvars.ContextVar[_Call | None] = contextvars.ContextVar("clew_call", default=None)
@@ -86,6 +89,26 @@ def handles_job(kind: str) -> Callable[[_F], _F]:
     return _marked("job", kind, 0)
 
 
+def on_open(order: int) -> Callable[[_F], _F]:
+    """Mark a facade method `(self, trigger)` to run, in ascending order, when the store is
+    opened (`clew.open`: trigger "open") or primed (`prime`: trigger "prime"). It must
+    never fail the call it rides on."""
+    return _marked("open", "", order)
+
+
+def in_background(order: int) -> Callable[[_F], _F]:
+    """Mark a facade method `(self) -> float | None` as part of a worker's round besides
+    jobs, in ascending order: it returns the seconds until it wants another round, or
+    None when it has nothing left to do."""
+    return _marked("background", "", order)
+
+
+def on_close(order: int) -> Callable[[_F], _F]:
+    """Mark a facade method `(self)` to run when the Memory closes, before its store
+    closes: in descending order (the reverse of the others: what started last stops first)."""
+    return _marked("close", "", order)
+
+
 def _marked(registry: str, key: str, order: int) -> Callable[[_F], _F]:
     def mark(fn: _F) -> _F:
         setattr(fn, _MARK, (registry, key, order))
@@ -100,6 +123,9 @@ class _Registry(NamedTuple):
     reactions: dict[str, tuple[str, ...]]  # signal -> methods, in order
     commits: tuple[str, ...]  # after-commit methods, in order
     jobs: dict[str, str]  # job kind -> method
+    opens: tuple[str, ...]  # on-open hooks, in order
+    rounds: tuple[str, ...]  # background hooks, in order
+    closes: tuple[str, ...]  # on-close hooks, in the order they run (descending)
 
 
 _REGISTRIES: dict[type, _Registry] = {}
@@ -123,34 +149,39 @@ def _registry(cls: type) -> _Registry:
             reactions.setdefault(key, []).append(name)
     commits = tuple(name for registry, _, _, name in marks if registry == "commit")
     jobs = {key: name for registry, key, _, name in marks if registry == "job"}
-    found = _Registry({k: tuple(v) for k, v in reactions.items()}, commits, jobs)
+    opens = tuple(name for registry, _, _, name in marks if registry == "open")
+    rounds = tuple(name for registry, _, _, name in marks if registry == "background")
+    closes = tuple(name for registry, _, _, name in reversed(marks) if registry == "close")
+    found = _Registry(
+        {k: tuple(v) for k, v in reactions.items()}, commits, jobs, opens, rounds, closes
+    )
     _REGISTRIES[cls] = found
     return found
 
 
-class Settings(NamedTuple):
-    """How a Memory behaves beyond its store (see `clew.open` and config.py)."""
+_MARKS: dict[type, list[tuple[int, str, str, str]]] = {}
 
-    state_budget: int = 1500
-    mirror: bool = False
-    small: Provider | None = None  # the utility model: extraction, summaries, questions
-    large: Provider | None = None  # for complex questions, if configured
-    limits: dict[str, int] | None = None  # the cost governor's caps (config.LIMIT_DEFAULTS)
-    summary_every: int = 5  # messages between running summaries
-    # Who does queued jobs: a thread of this process, a detached `clew work` process, or
-    # nobody until run_jobs(); "auto" is a thread in a library and a process for the CLI.
-    worker: str = "auto"
-    # Messages that say a step is done: "apply" completes the steps a message states are
-    # done (by number or exact title) and suggests the rest; "suggest" only shows them;
-    # "off" reads no message for progress (progress.py).
-    progress: str = "apply"
-    stuck: StuckRules = StuckRules()  # when a task counts as stuck, how often to alert
-    maintenance: MaintenanceSettings = MaintenanceSettings()  # [maintenance] in config.toml
-    # Secrets taken out of every free-text field before its event is made ([redact]).
-    redaction: Redactor = DEFAULT_REDACTION
-    # Parts of a command line that may differ between runs of one command ([errors]
-    # volatile): regular expressions, temporary paths by default (linking.same_command).
-    volatile: tuple[str, ...] = VOLATILE_PARTS
+
+def _marks(cls: type) -> list[tuple[int, str, str, str]]:
+    """The marked methods of `cls` as (order, name, registry, key), found once per class."""
+    found = _MARKS.get(cls)
+    if found is None:
+        found = []
+        for name in dir(cls):
+            mark = getattr(getattr(cls, name, None), _MARK, None)
+            if mark is not None:
+                registry, key, order = mark
+                found.append((order, name, registry, key))
+        _MARKS[cls] = found
+    return found
+
+
+class _Hooks(NamedTuple):
+    """The bound open, background and close hooks of a Memory and its services."""
+
+    opens: list[Callable[[str], None]]  # in ascending order
+    rounds: list[Callable[[], float | None]]  # in ascending order
+    closes: list[Callable[[], None]]  # in descending order: what started last stops first
 
 
 _HINTS = {
@@ -183,18 +214,35 @@ class Facade:
         # The files mirror a store beside its own file: a team store (a URL) has none.
         wanted = self.settings.mirror and store.path != ":memory:" and not is_url(store.path)
         self._mirror = _mirror_for(store.path) if wanted else None
-        registry = _registry(type(self))
-        self._reactions = {
-            signal: [getattr(self, name) for name in names]
-            for signal, names in registry.reactions.items()
-        }
-        self._subscribers: list[Callable[[Committed], None]] = [
-            getattr(self, name) for name in registry.commits
-        ]
-        self._job_handlers: dict[str, Callable[[Job], None]] = {
-            kind: getattr(self, name) for kind, name in registry.jobs.items()
-        }
+        self._reactions: dict[str, list[Callable[..., None]]] = {}
+        self._subscribers: list[Callable[[Committed], None]] = []
+        self._job_handlers: dict[str, Callable[[Job], None]] = {}
+        self._hooks = _Hooks([], [], [])  # the open, background and close hooks, bound
+        self._marks: list[tuple[int, str, str, str, Callable[..., Any]]] = []
         self.subscriber_failures = 0  # after-commit subscribers that raised (each logged)
+        self._adopt(self)
+
+    def _adopt(self, part: object) -> None:
+        """Take the marked methods of `part` (this facade, or a service composed into it)
+        into the registries, ordered with those already taken by their order, then name."""
+        for order, name, registry, key in _marks(type(part)):
+            bound = getattr(part, name)
+            if registry == "job":
+                self._job_handlers[key] = bound
+            else:
+                self._marks.append((order, name, registry, key, bound))
+        self._marks.sort(key=lambda m: (m[0], m[1]))
+        self._reactions = {}
+        for _, _, registry, key, bound in self._marks:
+            if registry == "react":
+                self._reactions.setdefault(key, []).append(bound)
+        # Parts are adopted while the Memory is made, before `_subscribe` can add any.
+        self._subscribers = [m[4] for m in self._marks if m[2] == "commit"]
+        self._hooks = _Hooks(
+            [m[4] for m in self._marks if m[2] == "open"],
+            [m[4] for m in self._marks if m[2] == "background"],
+            [m[4] for m in reversed(self._marks) if m[2] == "close"],
+        )
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -213,15 +261,67 @@ class Facade:
         """Whether the store opened for reading only (a file, folder or mount not writable)."""
         return self._store.read_only
 
+    @property
+    def graph_checkpoints(self) -> CheckpointStore:
+        """The store's LangGraph checkpoints (what `ClewSaver` keeps them in): framework
+        state beside the journal, not in it. Its calls block: from async code, run them
+        off the event loop."""
+        return self._store.graph_checkpoints
+
     def close(self) -> None:
-        """Close the store."""
-        self._store.close()
+        """Close this Memory: stop what it started (its worker thread, if one is waiting),
+        then close the store."""
+        failure: BaseException | None = None
+        for hook in self._hooks.closes:
+            try:
+                hook()
+            except BaseException as exc:  # the next hook still runs, and the store closes
+                if failure is None:
+                    failure = exc
+        try:
+            self._store.close()
+        finally:
+            if failure is not None:
+                raise failure
+
+    def _opened(self, trigger: str) -> None:
+        """Run the on-open hooks: the store was just opened ("open") or primed ("prime")."""
+        for hook in self._hooks.opens:
+            hook(trigger)
+
+    def run_background(self) -> float | None:
+        """For workers: do a round of the background work besides jobs (maintenance when
+        due, the waits that are due); return the seconds until the next round is wanted,
+        or None when nothing is left to watch."""
+        soonest: float | None = None
+        for hook in self._hooks.rounds:
+            wanted = hook()
+            if wanted is not None and (soonest is None or wanted < soonest):
+                soonest = wanted
+        return soonest
 
     def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def atomic(self) -> AbstractContextManager[None]:
+        """Make the calls in the block one transaction: all of them commit, or none.
+
+        `with memory.atomic(): ...` takes the store's write lock at its start, so what a
+        call inside reads still holds when a later one writes; the events written inside
+        share one correlation id (unless a `correlation()` block gives one) and commit
+        together, and after-commit work (mirrors, the worker) runs once, after the commit.
+        An exception that leaves the block rolls it all back. A call that journals events
+        runs in a savepoint of its own: one that raises inside the block undoes only what
+        it wrote, so catching its error and going on is safe (an import, or a write
+        outside the journal such as a key or the vector index, joins the block as it is).
+        A nested `atomic()` block is a savepoint, undone alone by an exception that leaves
+        it. On a read-only store it raises StoreReadOnlyError. On AsyncMemory it takes a function:
+        `await amemory.atomic(fn)` runs `fn(memory)` (the sync Memory) inside `atomic()` on
+        the worker thread and returns what it returns, so no other call interleaves."""
+        return _Atomic(self)
 
     @contextlib.contextmanager
     def correlation(self, correlation_id: str | None = None) -> Iterator[str]:
@@ -274,8 +374,8 @@ class Facade:
     def _write(self) -> AbstractContextManager[str]:
         """Open a write transaction with one correlation id and one timestamp for the call;
         after it commits, refresh the mirrors of the tasks it wrote and start queued jobs.
-        Calls made inside join it: an adapter (ADK's append) wraps several calls in it to
-        make them, and the reads that check them, one transaction under the write lock."""
+        Calls made inside join it (`atomic()`, the public way to wrap several calls in
+        one transaction, opens it)."""
         return _Write(self)
 
     def _redacted(self, value: Any, field: str, found: Found) -> Any:
@@ -326,15 +426,6 @@ class Facade:
         call = _call.get()
         return call.types.get(task_id, set()) if call is not None else set()
 
-    def _lazy(self, trigger: str) -> None:
-        """What runs lazily when the store is opened or primed (maintenance when due);
-        the lifecycle mixin does it."""
-
-    def _background(self) -> float | None:
-        """A worker's round besides jobs (polling waits, maintenance); return the seconds
-        until it wants another, or None when nothing is left."""
-        return None
-
     def _resolve(self, kind: str, ident: str) -> str:
         """Return the full id of the `kind` record named by `ident` (an id or its prefix)."""
         if not isinstance(ident, str):
@@ -369,10 +460,73 @@ class Facade:
             raise NotFoundError("task", ident, _HINTS["task"]) from None
 
 
+class Service:
+    """A subject's calls (keys, roles, checkpoints, ...) composed into Memory: handed the
+    kernel (the facade: its store, clock, settings, write transaction, events and
+    registries), never inheriting it, and taking the other services it uses as arguments.
+    Its marked methods (`after_commit`, `reacts`, `handles_job`, the hooks) join the
+    kernel's registries when it is made."""
+
+    def __init__(self, kernel: Facade) -> None:
+        self._kernel = kernel
+        kernel._adopt(self)
+
+    # The kernel's plumbing, under the names a subject's code has always read it by.
+
+    @property
+    def _store(self) -> Store:
+        return self._kernel._store
+
+    @property
+    def _clock(self) -> Clock:
+        return self._kernel._clock
+
+    @property
+    def settings(self) -> Settings:
+        return self._kernel.settings
+
+    @property
+    def path(self) -> str:
+        return self._kernel.path
+
+    @property
+    def space(self) -> str:
+        return self._kernel.space
+
+    def _now(self) -> str:
+        return self._kernel._now()
+
+    def _write(self) -> AbstractContextManager[str]:
+        return self._kernel._write()
+
+
+_S = TypeVar("_S")
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def forward(
+    part: str, method: Callable[Concatenate[_S, _P], _R]
+) -> Callable[Concatenate[Any, _P], _R]:
+    """A Memory method that calls `method` on the service Memory holds as `part`: the flat
+    API stays Memory's, the behaviour lives in the service (its name, signature and
+    docstring carried over)."""
+
+    def call(self: Any, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        return method(getattr(self, part), *args, **kwargs)
+
+    call.__name__ = method.__name__
+    call.__qualname__ = f"Memory.{method.__name__}"
+    call.__doc__ = method.__doc__
+    call.__module__ = method.__module__
+    call.__wrapped__ = method  # type: ignore[attr-defined]  # inspect.signature reads it
+    return call
+
+
 class _Write:
     """`Facade._write`. A class, not a generator context manager: every write runs it."""
 
-    __slots__ = ("call", "facade", "own", "token", "txn")
+    __slots__ = ("call", "facade", "own", "saved", "token", "txn")
 
     def __init__(self, facade: Facade) -> None:
         self.facade = facade
@@ -380,8 +534,23 @@ class _Write:
     def __enter__(self) -> str:
         facade = self.facade
         self.txn = txn = facade._store.transaction(write=True)
-        if _call.get() is not None:  # inside another call's write: that call finishes it
+        outer = _call.get()
+        if outer is not None:  # inside another call's write: that call finishes it
             self.call = None
+            self.saved: _Savepoint | None = None
+            if outer.bare:  # a call made in an atomic() block: undone alone if it raises
+                txn.__enter__()
+                self.saved = _Savepoint(facade, outer, bare=False)
+                try:
+                    self.saved.__enter__()
+                except BaseException:
+                    txn.__exit__(*sys.exc_info())
+                    raise
+                try:
+                    return facade._now()
+                except BaseException as exc:
+                    self.__exit__(type(exc), exc, exc.__traceback__)
+                    raise
         else:
             self.call = _Call()
             self.token = _call.set(self.call)
@@ -402,6 +571,12 @@ class _Write:
     def __exit__(self, kind: type[BaseException] | None, error: Any, trace: Any) -> None:
         call = self.call
         if call is None:
+            if self.saved is not None:
+                try:
+                    self.saved.__exit__(kind, error, trace)
+                finally:
+                    self.txn.__exit__(kind, error, trace)
+                return
             self.txn.__exit__(kind, error, trace)
             return
         try:
@@ -418,6 +593,58 @@ class _Write:
         if self.own is not None:
             _correlation.reset(self.own)
         _call.reset(self.token)
+
+
+class _Savepoint:
+    """A savepoint inside a call's write, with the call's record of what it wrote put back
+    as it was when the savepoint is rolled back to (so after-commit work sees only what
+    committed). `bare`: whether the block is an atomic() block's (calls in it are each
+    undone alone) or a call's own."""
+
+    __slots__ = ("before", "block", "call", "inside", "was")
+
+    def __init__(self, facade: Facade, call: _Call, *, bare: bool) -> None:
+        self.block = facade._store.savepoint()
+        self.call = call
+        self.inside = bare
+
+    def __enter__(self) -> None:
+        call = self.call
+        self.block.__enter__()
+        self.before = (set(call.tasks), call.jobs, {k: set(v) for k, v in call.types.items()})
+        self.was, call.bare = call.bare, self.inside
+
+    def __exit__(self, kind: type[BaseException] | None, error: Any, trace: Any) -> None:
+        call = self.call
+        call.bare = self.was
+        if kind is not None:
+            call.tasks, call.jobs, call.types = self.before
+        self.block.__exit__(kind, error, trace)
+
+
+class _Atomic:
+    """`Facade.atomic`: the outermost block is a call's write (one transaction, one
+    correlation id, after-commit work once); one inside another write is a savepoint."""
+
+    __slots__ = ("block", "facade")
+
+    def __init__(self, facade: Facade) -> None:
+        self.facade = facade
+
+    def __enter__(self) -> None:
+        call = _call.get()
+        if call is None:
+            write = _Write(self.facade)
+            write.__enter__()
+            assert write.call is not None
+            write.call.bare = True
+            self.block: _Write | _Savepoint = write
+            return
+        self.block = _Savepoint(self.facade, call, bare=True)
+        self.block.__enter__()
+
+    def __exit__(self, kind: type[BaseException] | None, error: Any, trace: Any) -> None:
+        self.block.__exit__(kind, error, trace)
 
 
 def _mirror_for(path: str) -> Any:

@@ -12,13 +12,14 @@ a job done twice stores nothing twice.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from datetime import UTC, timedelta
 from typing import TYPE_CHECKING, Any
 
 from clew import checks
 from clew.errors import ClewError, ValidationError
-from clew.facade import Committed, after_commit, reacts
+from clew.facade import Committed, after_commit, on_close, reacts
 from clew.governor import Governor
 from clew.ids import new_id
 from clew.models import (
@@ -98,6 +99,11 @@ class Jobs(Governor, Retrieval, Working):
         return self._store.list_jobs(
             statuses=statuses, task_id=tid, limit=checks.count(limit, "limit")
         )
+
+    def jobs_due(self) -> bool:
+        """For workers: whether a queued job is ready to be done now (pending, or running
+        on a lease that ran out)."""
+        return self._store.next_job(self._now()) is not None
 
     def _claim(self) -> Job | None:
         with self._write() as at:
@@ -260,6 +266,13 @@ class Jobs(Governor, Retrieval, Working):
             worker.spawn(self.path, self.space)
         else:
             worker.Worker.start(self)
+
+    @on_close(10)
+    def _stop_worker(self) -> None:
+        """On close: let this Memory's worker thread end, if one is waiting."""
+        worker = sys.modules.get("clew.worker")  # imported once work was queued, not before
+        if worker is not None:
+            worker.Worker.stop(self)
 
 
 def _entry(draft: Draft, origin: str) -> dict[str, Any]:

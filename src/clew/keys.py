@@ -15,11 +15,11 @@ from clew import checks, credentials
 from clew.clock import stamp
 from clew.credentials import ApiKey, NewKey, RequestLine
 from clew.errors import AuthenticationError, NotFoundError, ValidationError
-from clew.facade import Facade
+from clew.facade import Service
 
 
-class Keys(Facade):
-    """Keys of the HTTP server and its request log (mixed into Memory)."""
+class Keys(Service):
+    """Keys of the HTTP server and its request log (a service of Memory)."""
 
     def create_key(self, space: str, scope: str, *, name: str | None = None) -> NewKey:
         """Make a key for `space` with `scope`; its token is returned once, never stored."""

@@ -12,7 +12,9 @@ from typing import Any
 from clew import checks, record, tasks
 from clew.assembly import Assembly
 from clew.checkpoints import Checkpoints
+from clew.clock import Clock, utcnow
 from clew.errors import ValidationError
+from clew.facade import Settings, forward
 from clew.ids import new_id
 from clew.keys import Keys
 from clew.models import (
@@ -31,6 +33,7 @@ from clew.models import (
 )
 from clew.redaction import Found
 from clew.roles import Roles
+from clew.store import Store
 from clew.taskrecord import step_changes
 from clew.trace import Ledger
 from clew.transfer import Transfer
@@ -40,7 +43,7 @@ from clew.upkeep import Upkeep
 _REWRITES = frozenset({"task.created", "task.archived", "plan.revised"})
 
 
-class Memory(Assembly, Upkeep, Ledger, Transfer, Keys, Roles, Checkpoints):
+class Memory(Assembly, Upkeep, Ledger, Transfer):
     """A task memory over one store, in one space. Open it with `clew.open()`.
 
     The methods live in mixins by subject: tasks, plans and messages here; archive
@@ -60,6 +63,33 @@ class Memory(Assembly, Upkeep, Ledger, Transfer, Keys, Roles, Checkpoints):
     the complete task record (answer, outcome, phases, entities...) in `taskrecord.py`;
     the shared plumbing (transactions, ids, correlation) in `facade.py`.
     """
+
+    def __init__(
+        self, store: Store, *, clock: Clock = utcnow, settings: Settings | None = None
+    ) -> None:
+        super().__init__(store, clock=clock, settings=settings)
+        # The services composed so far (issue 26: the mixins become services one by one);
+        # each is handed the kernel and the services it uses.
+        self.keys = Keys(self)
+        self.roles = Roles(self)
+        self.checkpoints = Checkpoints(self)
+
+    # -- the services' calls, forwarded: Memory's flat API (tests/test_services.py keeps
+    # this list equal to the services' public methods) ------------------------------------
+
+    create_key = forward("keys", Keys.create_key)
+    list_keys = forward("keys", Keys.list_keys)
+    revoke_key = forward("keys", Keys.revoke_key)
+    has_keys = forward("keys", Keys.has_keys)
+    authenticate = forward("keys", Keys.authenticate)
+    log_requests = forward("keys", Keys.log_requests)
+    list_requests = forward("keys", Keys.list_requests)
+    prune_requests = forward("keys", Keys.prune_requests)
+    grant_role = forward("roles", Roles.grant_role)
+    revoke_role = forward("roles", Roles.revoke_role)
+    database_roles = forward("roles", Roles.database_roles)
+    checkpoint = forward("checkpoints", Checkpoints.checkpoint)
+    check_checkpoints = forward("checkpoints", Checkpoints.check_checkpoints)
 
     # -- tasks ----------------------------------------------------------------------------
 
@@ -318,55 +348,6 @@ class Memory(Assembly, Upkeep, Ledger, Transfer, Keys, Roles, Checkpoints):
                 depends_on=depends_on,
             )
             return self._store.get_step(step_id)
-
-    def _change_step(
-        self,
-        task: Task,
-        ref: int | str,
-        at: str,
-        *,
-        status: str | StepStatus | None = None,
-        summary: str | None = None,
-        issue: str | None = None,
-        title: str | None = None,
-        depends_on: Sequence[int | str] | None = None,
-        written: dict[str, PlanItem] | None = None,
-    ) -> str:
-        """Journal a change of one step; return its id. With `written`, the step as the
-        change leaves it goes in there (by id), for a caller that returns it unread."""
-        target = tasks.find_step(task.plan, ref, task.id)
-        changes: dict[str, Any] = {}
-        if status is not None:
-            new = checks.choice(status, StepStatus, "step status")
-            if new is not target.status:
-                changes["status"] = new.value
-        if summary is not None:
-            changes["summary"] = checks.optional_text(summary, "step summary")
-        if issue is not None:
-            # An empty issue clears it: the blocker is gone.
-            changes["active_issue"] = checks.optional_text(issue, "active issue")
-        if title is not None:
-            changes["title"] = checks.name(title, "step title")
-        if depends_on is not None:
-            deps = [tasks.find_step(task.plan, d, task.id).id for d in depends_on]
-            plan = [
-                {"id": s.id, "depends_on": deps if s.id == target.id else list(s.depends_on)}
-                for s in task.plan
-            ]
-            tasks.check_dependencies(plan)
-            changes["depends_on"] = deps
-        if changes:
-            data: dict[str, Any] = {"task_id": task.id, "step_id": target.id, "changes": changes}
-            timing = None
-            if "status" in changes:
-                timing = tasks.step_timing(target, StepStatus(changes["status"]), at)
-                data["timing"] = timing
-            self._emit("step.updated", task.id, data, at)
-            if written is not None:
-                written[target.id] = tasks.changed_step(target, changes, timing, at)
-            if "status" in changes:
-                self._signal("step.finished", task.id, target.id, StepStatus(changes["status"]), at)
-        return target.id
 
     def replan(self, task_id: str, ops: Sequence[PlanOp], *, reason: str | None = None) -> Task:
         """Add, remove, move or rename steps as one new plan version; the old plan stays

@@ -25,7 +25,7 @@ a tool, a time) into one score per record:
                it only breaks keyword's near-ties (STRONG_DENSE), and a hybrid top hit
                is `confident` only when it is the keyword half's best too (words_lead)
 
-The weights are measured on the labelled set in benchmarks/retrieval (docs/benchmarks.md
+The weights are measured on the labelled set in benchmarks/retrieval (docs/benchmarks-log.md
 has the figures with and without each part).
 """
 
@@ -51,7 +51,7 @@ DENSE = 0.2  # the weight of meaning in a hybrid score (measured: variants.py)
 DENSE_BY_MODEL: dict[str, float] = {"minilm-onnx-int8": 0.2}
 ADAPT = 0.3  # how much more meaning weighs when no record holds the question's words
 MAX_DENSE = 0.7
-FUSION = "mix"  # or "rrf": reciprocal rank fusion (measured worse: docs/benchmarks.md)
+FUSION = "mix"  # or "rrf": reciprocal rank fusion (measured worse: docs/benchmarks-log.md)
 RRF_K = 60
 NEIGHBOURS = True  # whether turns take their neighbours' scores (measured both ways)
 # The place (1-based) the record nearest in meaning is kept at, at worst; 0: none kept.
@@ -556,7 +556,7 @@ def confident(
     of them, a phrase with the rarest word, or close meaning) and stands clear of the
     runner-up, which scores at most CLEAR of it. Holding the question alone was right
     on about half of LoCoMo's top hits: a conversation says the same words in many turns,
-    and only a clear lead tells the one that answers (docs/benchmarks.md)."""
+    and only a clear lead tells the one that answers (docs/benchmarks-log.md)."""
     e = ranked.explain
     if any(b.startswith("the whole question") for b in e.boosts):
         return True
@@ -756,7 +756,7 @@ def _raised(
 # -- a name said to its owner -----------------------------------------------------------
 
 # Another speaker's turn that holds nothing of the question but the name asked about (off:
-# measured at 0.5 and 0.75 in docs/benchmarks.md).
+# measured at 0.5 and 0.75 in docs/benchmarks-log.md).
 ADDRESSED = 1.0
 
 
@@ -820,7 +820,7 @@ def feedback_words(asked: Asked, tops: Sequence[str], others: Sequence[str]) -> 
 
 # -- what a speaker says later on the same words comes first -------------------------------
 
-LATER = True  # whether it does (measured both ways: docs/benchmarks.md)
+LATER = True  # whether it does (measured both ways: docs/benchmarks-log.md)
 LATER_NEAR = 0.6  # of the best turn of a speaker on some words, the least a later one scores
 # A question about the past ("what did she say...", "where was he...", "how long ago..."):
 # then the earlier statement may be the one asked about.

@@ -69,7 +69,7 @@ RELATED_PER_WORD = 4  # the nearest related words looked for, of each word of th
 FEEDBACK = True  # whether the best records' rarer words are looked for too (measured both ways)
 FEEDBACK_KINDS = ("turn",)  # the kinds of record they are looked for in
 # Whether a record the question's words found already takes the feedback words' score when
-# it is better (measured both ways: docs/benchmarks.md).
+# it is better (measured both ways: docs/benchmarks-log.md).
 FEEDBACK_LIFTS = True
 EXPAND = True  # whether a weakly matched question looks for related words (measured both ways)
 PER_INDEX = True  # whether each index's bm25 is read against its own best (measured both ways)
@@ -535,7 +535,7 @@ class Retrieval(Vectors, Archive):
         of the records they find besides the first hits), then ranks by what it holds of the
         question like any other; one found already takes that score when it is better
         (FEEDBACK_LIFTS). It costs a second ranking of the matches and a second query of the
-        turns (docs/benchmarks.md: about a quarter more CPU for a keyword search)."""
+        turns (docs/benchmarks-log.md: about a quarter more CPU for a keyword search)."""
         from clew import ranking
 
         # Turns only: a conversation spreads one matter over sittings, while an entry, a
@@ -609,7 +609,7 @@ class Retrieval(Vectors, Archive):
     def seen_before(self, error: str, *, command: str | None = None) -> ErrorHistory:
         """Look an error up by its fingerprint: where it was seen and which fixes worked;
         and, in `similar`, errors and failed commands like it whose text differs."""
-        found = super().seen_before(error, command=command)
+        found = self._fingerprinted(error, command)
         known = {e.id for e in found.errors} | {a.id for a in found.failed_commands}
         probe = telling_line(error) or error[:SIMILAR_CHARS]
         try:

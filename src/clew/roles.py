@@ -8,12 +8,12 @@ may change them.
 
 from __future__ import annotations
 
-from clew.facade import Facade
+from clew.facade import Service
 from clew.models import DatabaseRole, RoleGrant
 
 
-class Roles(Facade):
-    """Database roles: grant, revoke, list (mixed into Memory)."""
+class Roles(Service):
+    """Database roles: grant, revoke, list (a service of Memory)."""
 
     def grant_role(self, role: str, kind: str, *, apply: bool = True) -> RoleGrant:
         """Give database role `role` exactly what a `kind` (server, member or reader) may do

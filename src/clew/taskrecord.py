@@ -13,7 +13,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
-from clew import entities, record, tasks
+from clew import checks, entities, record, tasks
 from clew.errors import ValidationError
 from clew.facade import Facade
 from clew.models import (
@@ -21,9 +21,11 @@ from clew.models import (
     EntryFilter,
     EntryStatus,
     EntryType,
+    PlanItem,
     PlanSource,
     Priority,
     StepRecord,
+    StepStatus,
     Task,
     TaskRecord,
     TaskStatus,
@@ -95,7 +97,7 @@ class TaskRecords(Facade):
             step_id = tasks.find_step(task.plan, step, tid).id
             if depends_on is not None:
                 tasks.check_open(task.status, tid)
-                self._change_step(task, step_id, at, depends_on=depends_on)  # type: ignore[attr-defined]
+                self._change_step(task, step_id, at, depends_on=depends_on)
             self._set_step_record(task, step_id, changes, at)
         return self.task_record(tid).steps.get(step_id) or StepRecord(step_id, None, None, (), at)
 
@@ -204,6 +206,56 @@ class TaskRecords(Facade):
         if changes:
             data = {"task_id": task.id, "step_id": step_id, "changes": changes}
             self._emit("step.record_set", task.id, data, at)
+
+    def _change_step(
+        self,
+        task: Task,
+        ref: int | str,
+        at: str,
+        *,
+        status: str | StepStatus | None = None,
+        summary: str | None = None,
+        issue: str | None = None,
+        title: str | None = None,
+        depends_on: Sequence[int | str] | None = None,
+        written: dict[str, PlanItem] | None = None,
+    ) -> str:
+        """Journal a change of one step; return its id (update_task, update_step and
+        set_step_record change steps through it). With `written`, the step as the
+        change leaves it goes in there (by id), for a caller that returns it unread."""
+        target = tasks.find_step(task.plan, ref, task.id)
+        changes: dict[str, Any] = {}
+        if status is not None:
+            new = checks.choice(status, StepStatus, "step status")
+            if new is not target.status:
+                changes["status"] = new.value
+        if summary is not None:
+            changes["summary"] = checks.optional_text(summary, "step summary")
+        if issue is not None:
+            # An empty issue clears it: the blocker is gone.
+            changes["active_issue"] = checks.optional_text(issue, "active issue")
+        if title is not None:
+            changes["title"] = checks.name(title, "step title")
+        if depends_on is not None:
+            deps = [tasks.find_step(task.plan, d, task.id).id for d in depends_on]
+            plan = [
+                {"id": s.id, "depends_on": deps if s.id == target.id else list(s.depends_on)}
+                for s in task.plan
+            ]
+            tasks.check_dependencies(plan)
+            changes["depends_on"] = deps
+        if changes:
+            data: dict[str, Any] = {"task_id": task.id, "step_id": target.id, "changes": changes}
+            timing = None
+            if "status" in changes:
+                timing = tasks.step_timing(target, StepStatus(changes["status"]), at)
+                data["timing"] = timing
+            self._emit("step.updated", task.id, data, at)
+            if written is not None:
+                written[target.id] = tasks.changed_step(target, changes, timing, at)
+            if "status" in changes:
+                self._signal("step.finished", task.id, target.id, StepStatus(changes["status"]), at)
+        return target.id
 
 
 def _step_changes(

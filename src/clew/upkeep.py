@@ -16,11 +16,10 @@ paused as idle: waiting is what it is doing.
 
 from __future__ import annotations
 
-import sys
-
 from clew import checks
 from clew.clock import parse
 from clew.errors import ClewError, ValidationError
+from clew.facade import in_background, on_open
 from clew.lifecycle import (
     ArchivedTask,
     MaintenanceAction,
@@ -140,7 +139,8 @@ class Upkeep(Utility, Waits, Semantic):
             return MaintenanceReport(False, trigger, self._now())
         return self.maintain(trigger=trigger)
 
-    def _lazy(self, trigger: str) -> None:
+    @on_open(10)
+    def _maintain_lazily(self, trigger: str) -> None:
         """On open and prime: maintenance if it is due, and on prime a poller for the
         waits if none is running. Never fails the call it rides on (a busy store just means
         next time)."""
@@ -152,7 +152,8 @@ class Upkeep(Utility, Waits, Semantic):
         except ClewError:
             pass
 
-    def _background(self) -> float | None:
+    @in_background(10)
+    def _upkeep_round(self) -> float | None:
         """The worker's round besides jobs: maintenance when due, the waits that are due;
         return the seconds until a wait is due again (None when none is watched)."""
         try:
@@ -161,13 +162,6 @@ class Upkeep(Utility, Waits, Semantic):
         except ClewError:  # a busy store, say: the next round tries again
             pass
         return self._next_poll_in()
-
-    def close(self) -> None:
-        """Close the store (and stop this Memory's worker thread, if one is waiting)."""
-        worker = sys.modules.get("clew.worker")  # imported once work was queued, not before
-        if worker is not None:
-            worker.Worker.stop(self)
-        super().close()
 
     # -- archived tasks by month ----------------------------------------------------------
 

@@ -59,7 +59,7 @@ class Worker:
             while not self.stopping:
                 self.again.clear()
                 self.memory.run_jobs()
-                delay = self.memory._background()
+                delay = self.memory.run_background()
                 if delay is not None:  # waits are watched: sleep until one is due (or woken)
                     self.again.wait(max(delay, MIN_NAP))
                     continue
@@ -127,11 +127,11 @@ def drain(memory: Jobs) -> list[Job]:
                 return done
             while True:
                 done += memory.run_jobs()
-                delay = memory._background()
+                delay = memory.run_background()
                 if delay is None:
                     break
                 _nap(memory, delay)
-        if memory._store.next_job(memory._now()) is None:
+        if not memory.jobs_due():
             return done
 
 
@@ -140,7 +140,7 @@ def _nap(memory: Jobs, delay: float) -> None:
     end = time.monotonic() + max(delay, MIN_NAP)
     while (left := end - time.monotonic()) > 0:
         time.sleep(min(1.0, left))
-        if memory._store.next_job(memory._now()) is not None:
+        if memory.jobs_due():
             return
 
 

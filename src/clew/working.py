@@ -200,7 +200,7 @@ class Working(TaskRecords, Watch):
         limit = checks.integer(limit, "limit")
         if limit < 1:
             raise ValidationError("limit must be at least 1")
-        self._lazy("prime")
+        self._opened("prime")
         found = self.workspace_tasks(workspace)
         shown = found[:limit]
         parts = []

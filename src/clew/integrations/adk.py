@@ -279,7 +279,7 @@ class ClewSessionService(BaseSessionService, _OnWorker):
     def _create(self, app: str, user: str, state: dict[str, Any], session_id: str) -> Session:
         # One transaction: two creators of one id cannot both pass the check, and a failure
         # part way leaves no half-made session.
-        with self.memory._write():
+        with self.memory.atomic():
             return self._create_in_write(app, user, state, session_id)
 
     def _create_in_write(
@@ -369,7 +369,7 @@ class ClewSessionService(BaseSessionService, _OnWorker):
         return ListSessionsResponse(sessions=found)
 
     def _delete(self, key: str) -> None:
-        with self.memory._write():  # hidden and ended together
+        with self.memory.atomic():  # hidden and ended together
             if self._held(key) and self.memory.list_turns(key, newest=1):
                 self.memory.clear_session(key)
                 self.memory.end_session(key)
@@ -389,7 +389,7 @@ class ClewSessionService(BaseSessionService, _OnWorker):
         state: all in one write transaction, which takes the store's write lock before the
         check, so two writers to one session cannot both pass it, and a failure part way
         keeps nothing. False for a retried delivery (kept already)."""
-        with self.memory._write():
+        with self.memory.atomic():
             stored = self._newest(key)
             if stored is None:
                 raise SessionNotFoundError(f"Session {session.id} not found.")

@@ -12,7 +12,9 @@ Invariants:
 - Checkpoints are framework state beside the journal, not in it (docs/architecture.md):
   each `put`/`put_writes` is one transaction of the store, so an acknowledged checkpoint
   is durable, but it is no journal event and `clew verify` does not rebuild it.
-- Every statement is scoped by the store's space, like every other clew row.
+- It reaches the store only through `Memory.graph_checkpoints` (the contract's
+  `CheckpointStore`: each backend writes its own SQL), every row scoped by the store's
+  space, like every other clew row.
 - The async methods run the sync ones on one worker thread, off the event loop.
 """
 
@@ -38,7 +40,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 import clew
 from clew.errors import StoreError, ValidationError
-from clew.store.contract import Store
+from clew.store.contract import CheckpointStore, GraphBlob, GraphCheckpoint, GraphWrite
 
 _T = TypeVar("_T")
 # Channels whose newest list is held as the base of the next append (a bound on memory: a
@@ -64,11 +66,11 @@ def _configured(config: RunnableConfig | None, *names: str) -> dict[str, Any]:
     return conf
 
 
-def _writes_key(row: Sequence[Any]) -> tuple[Any, ...]:
+def _writes_key(write: GraphWrite) -> tuple[Any, ...]:
     """LangGraph's order of pending writes: by task path, task id, then index."""
     from langgraph.checkpoint.base import writes_sort_key
 
-    return tuple(writes_sort_key((row[4], row[0], row[5])))  # type: ignore[arg-type]
+    return tuple(writes_sort_key((write.task_path, write.task_id, write.idx)))  # type: ignore[arg-type]
 
 
 class ClewSaver(BaseCheckpointSaver[str]):
@@ -86,7 +88,7 @@ class ClewSaver(BaseCheckpointSaver[str]):
     ) -> None:
         super().__init__(serde=serde)
         self.memory = _memory(memory)
-        self._store: Store = self.memory._store
+        self._checkpoints: CheckpointStore = self.memory.graph_checkpoints
         self._space = self.memory.space
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clew-langgraph")
         # The newest list value this saver wrote or read per (thread, namespace, channel),
@@ -101,25 +103,17 @@ class ClewSaver(BaseCheckpointSaver[str]):
 
     # -- plumbing ----------------------------------------------------------------------------
 
-    def _run(self, sql: str, params: Sequence[Any] = (), *, write: bool = False) -> list[Any]:
-        with self._store.transaction(write=write):
-            return list(self._store._connection().execute(sql, params).fetchall())  # type: ignore[attr-defined]
-
     async def _off_loop(self, fn: Callable[..., _T], *args: Any) -> _T:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, lambda: fn(*args))
 
-    def _tuple(self, row: Sequence[Any], *, remember: bool = False) -> CheckpointTuple:
+    def _tuple(self, row: GraphCheckpoint, *, remember: bool = False) -> CheckpointTuple:
         """The CheckpointTuple of a checkpoint row, with its channel values and writes."""
         thread_id, ns, checkpoint_id, parent_id, ctype, cdata, mtype, mdata = row
         checkpoint: Checkpoint = self.serde.loads_typed((ctype, bytes(cdata)))
         versions = checkpoint["channel_versions"]
         values = self._values(str(thread_id), ns, versions, remember=remember)
-        writes = self._run(
-            "SELECT task_id, channel, value_type, value, task_path, idx FROM langgraph_writes"
-            " WHERE space = ? AND thread_id = ? AND ns = ? AND checkpoint_id = ?",
-            (self._space, thread_id, ns, checkpoint_id),
-        )
+        writes = self._checkpoints.graph_writes(thread_id, ns, checkpoint_id)
         writes.sort(key=_writes_key)
         config: RunnableConfig = {
             "configurable": {
@@ -143,7 +137,12 @@ class ClewSaver(BaseCheckpointSaver[str]):
             metadata=self.serde.loads_typed((mtype, bytes(mdata))),
             parent_config=parent,
             pending_writes=[
-                (w[0], w[1], self.serde.loads_typed((w[2], bytes(w[3])))) for w in writes
+                (
+                    w.task_id,
+                    w.channel,
+                    self.serde.loads_typed((w.value_type, bytes(w.value or b""))),
+                )
+                for w in writes
             ],
         )
 
@@ -155,21 +154,15 @@ class ClewSaver(BaseCheckpointSaver[str]):
         values: dict[str, Any] = {}
         if not versions:
             return values
-        pairs = ", ".join("(?, ?)" for _ in versions)
-        flat: list[Any] = []
-        for channel, version in versions.items():
-            flat += [channel, str(version)]
-        rows = self._run(
-            "SELECT channel, version, value_type, value, base_version FROM langgraph_blobs"
-            " WHERE space = ? AND thread_id = ? AND ns = ?"
-            f" AND (channel, version) IN (VALUES {pairs})",
-            (self._space, thread_id, ns, *flat),
-        )
-        for channel, version, vtype, value, base in rows:
-            if vtype == "empty":
+        pairs = [(channel, str(version)) for channel, version in versions.items()]
+        for blob in self._checkpoints.graph_blobs(thread_id, ns, pairs):
+            channel, version = blob.channel, blob.version
+            if blob.value_type == "empty":
                 continue
-            if base is None:
-                values[channel] = self.serde.loads_typed((vtype, bytes(value)))
+            if blob.base_version is None:
+                values[channel] = self.serde.loads_typed(
+                    (blob.value_type, bytes(blob.value or b""))
+                )
             else:
                 values[channel] = self._grown(thread_id, ns, channel, version)
             key = (thread_id, ns, channel)
@@ -200,25 +193,15 @@ class ClewSaver(BaseCheckpointSaver[str]):
 
     def _grown(self, thread_id: str, ns: str, channel: str, version: str) -> list[Any]:
         """A list stored as appends: walk its bases back to the full value, then append."""
-        chain = self._run(
-            "WITH RECURSIVE chain (version, value_type, value, base_version, base_length,"
-            " depth) AS (SELECT version, value_type, value, base_version, base_length, 0"
-            " FROM langgraph_blobs WHERE space = ? AND thread_id = ? AND ns = ?"
-            " AND channel = ? AND version = ?"
-            " UNION ALL SELECT b.version, b.value_type, b.value, b.base_version,"
-            " b.base_length, c.depth + 1 FROM chain c JOIN langgraph_blobs b"
-            " ON b.space = ? AND b.thread_id = ? AND b.ns = ? AND b.channel = ?"
-            " AND b.version = c.base_version)"
-            " SELECT value_type, value, base_length FROM chain ORDER BY depth DESC",
-            (self._space, thread_id, ns, channel, version, self._space, thread_id, ns, channel),
-        )
-        if not chain or chain[0][2] is not None:
+        chain = self._checkpoints.graph_blob_chain(thread_id, ns, channel, version)
+        if not chain or chain[0].base_length is not None:
             raise StoreError(
                 f"LangGraph thread {thread_id}: channel {channel} at version {version} names"
                 " a base value that is no longer stored; the checkpoint cannot be read"
             )
         found: list[Any] = []
-        for vtype, value, length in chain:
+        for blob in chain:
+            vtype, value, length = blob.value_type, blob.value or b"", blob.base_length
             part = self.serde.loads_typed((vtype, bytes(value)))
             if length is None:
                 found = list(part)
@@ -235,7 +218,7 @@ class ClewSaver(BaseCheckpointSaver[str]):
         version: str,
         value: Any,
         packed: list[bytes] | None,
-    ) -> tuple[Any, ...]:
+    ) -> GraphBlob:
         """The row that stores one channel value: the appended items when `value` is a list
         whose items (`packed`) begin with those of the list this saver last had for the
         channel, else the value."""
@@ -248,32 +231,19 @@ class ClewSaver(BaseCheckpointSaver[str]):
                 base, length = known[0], len(before)
                 value = value[length:]
         vtype, data = self.serde.dumps_typed(value)
-        return (self._space, thread_id, ns, channel, version, vtype, data, base, length)
+        return GraphBlob(thread_id, ns, channel, version, vtype, data, base, length)
 
     # -- the sync API --------------------------------------------------------------------------
-
-    _COLUMNS = (
-        "SELECT thread_id, ns, checkpoint_id, parent_id, checkpoint_type, checkpoint,"
-        " metadata_type, metadata FROM langgraph_checkpoints WHERE space = ?"
-    )
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """Return the checkpoint the config names, or the thread's newest one."""
         conf = _configured(config, "thread_id")
         thread_id, ns = str(conf["thread_id"]), conf.get("checkpoint_ns", "")
-        with self._store.transaction():
-            if checkpoint_id := get_checkpoint_id(config):
-                rows = self._run(
-                    self._COLUMNS + " AND thread_id = ? AND ns = ? AND checkpoint_id = ?",
-                    (self._space, thread_id, ns, checkpoint_id),
-                )
-            else:
-                rows = self._run(
-                    self._COLUMNS
-                    + " AND thread_id = ? AND ns = ? ORDER BY checkpoint_id DESC LIMIT 1",
-                    (self._space, thread_id, ns),
-                )
-            return self._tuple(rows[0], remember=True) if rows else None
+        with self._checkpoints.transaction():
+            row = self._checkpoints.find_graph_checkpoint(
+                thread_id, ns, get_checkpoint_id(config) or None
+            )
+            return self._tuple(row, remember=True) if row is not None else None
 
     def list(
         self,
@@ -294,28 +264,25 @@ class ClewSaver(BaseCheckpointSaver[str]):
         before: RunnableConfig | None,
         limit: int | None,
     ) -> _Tuples:
-        sql, params = self._COLUMNS, [self._space]
+        narrow: dict[str, str | None] = {}
         if config is not None:
             conf = _configured(config, "thread_id")
-            sql += " AND thread_id = ?"
-            params.append(str(conf["thread_id"]))
-            if conf.get("checkpoint_ns") is not None:
-                sql += " AND ns = ?"
-                params.append(conf["checkpoint_ns"])
-            if checkpoint_id := get_checkpoint_id(config):
-                sql += " AND checkpoint_id = ?"
-                params.append(checkpoint_id)
-        if before is not None and (before_id := get_checkpoint_id(before)):
-            sql += " AND checkpoint_id < ?"
-            params.append(before_id)
-        sql += " ORDER BY checkpoint_id DESC, thread_id, ns"
+            narrow["thread_id"] = str(conf["thread_id"])
+            narrow["ns"] = conf.get("checkpoint_ns")
+            narrow["checkpoint_id"] = get_checkpoint_id(config) or None
+        if before is not None:
+            narrow["before"] = get_checkpoint_id(before) or None
         found: _Tuples = []
         if limit is not None and limit <= 0:
             return found
-        with self._store.transaction():
-            for row in self._run(sql, params):
+        with self._checkpoints.transaction():
+            # A metadata filter is applied here, after the rows are read: no limit on them.
+            rows = self._checkpoints.list_graph_checkpoints(
+                **narrow, limit=None if filter else limit
+            )
+            for row in rows:
                 if filter:
-                    metadata = self.serde.loads_typed((row[6], bytes(row[7])))
+                    metadata = self.serde.loads_typed((row.metadata_type, bytes(row.metadata)))
                     if not all(metadata.get(k) == v for k, v in filter.items()):
                         continue
                 found.append(self._tuple(row))
@@ -340,46 +307,27 @@ class ClewSaver(BaseCheckpointSaver[str]):
         blobs = []
         grown: dict[tuple[str, str, str], tuple[str, list[bytes]]] = {}
         for channel, version in new_versions.items():
-            if channel not in values:
-                empty = ("empty", None, None, None)  # a channel with no value at this version
-                blobs.append((self._space, thread_id, ns, channel, str(version), *empty))
+            if channel not in values:  # a channel with no value at this version
+                blobs.append(GraphBlob(thread_id, ns, channel, str(version), "empty", None))
                 continue
             value = values[channel]
             packed = self._packed(value) if isinstance(value, list) else None
             blobs.append(self._blob(thread_id, ns, channel, str(version), value, packed))
             if packed is not None:
                 grown[(thread_id, ns, channel)] = (str(version), packed)
-        with self._store.transaction(write=True):
-            conn = self._store._connection()  # type: ignore[attr-defined]
-            if blobs:
-                # A version names one value: a blob already stored for it stays.
-                conn.executemany(
-                    "INSERT INTO langgraph_blobs (space, thread_id, ns, channel, version,"
-                    " value_type, value, base_version, base_length)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                    " ON CONFLICT (space, thread_id, ns, channel, version) DO NOTHING",
-                    blobs,
-                )
-            conn.execute(
-                "INSERT INTO langgraph_checkpoints (space, thread_id, ns, checkpoint_id,"
-                " parent_id, checkpoint_type, checkpoint, metadata_type, metadata)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT (space, thread_id, ns, checkpoint_id) DO UPDATE SET"
-                " parent_id = excluded.parent_id, checkpoint_type = excluded.checkpoint_type,"
-                " checkpoint = excluded.checkpoint, metadata_type = excluded.metadata_type,"
-                " metadata = excluded.metadata",
-                (
-                    self._space,
-                    thread_id,
-                    ns,
-                    checkpoint["id"],
-                    conf.get("checkpoint_id"),
-                    ctype,
-                    cdata,
-                    mtype,
-                    mdata,
-                ),
-            )
+        self._checkpoints.put_graph_checkpoint(
+            GraphCheckpoint(
+                thread_id,
+                ns,
+                checkpoint["id"],
+                conf.get("checkpoint_id"),
+                ctype,
+                cdata,
+                mtype,
+                mdata,
+            ),
+            blobs,
+        )
         for key, (version, value) in grown.items():  # after the commit: a rolled-back
             self._remember(key, version, value)  # version is no base
         return {
@@ -400,55 +348,23 @@ class ClewSaver(BaseCheckpointSaver[str]):
         """Store a task's pending writes for a checkpoint: a regular write once, a special
         one (error, interrupt...) replacing the one before it."""
         conf = _configured(config, "thread_id", "checkpoint_id")
-        key = (self._space, str(conf["thread_id"]), conf.get("checkpoint_ns", ""))
+        key = (str(conf["thread_id"]), conf.get("checkpoint_ns", ""), conf["checkpoint_id"])
         rows = []
         for idx, (channel, value) in enumerate(writes):
             vtype, data = self.serde.dumps_typed(value)
             at = WRITES_IDX_MAP.get(channel, idx)
-            rows.append((*key, conf["checkpoint_id"], task_id, at, channel, vtype, data, task_path))
+            rows.append(GraphWrite(*key, task_id, at, channel, vtype, data, task_path))
         special = all(channel in WRITES_IDX_MAP for channel, _ in writes)
-        action = (
-            "DO UPDATE SET channel = excluded.channel, value_type = excluded.value_type,"
-            " value = excluded.value, task_path = excluded.task_path"
-            if special
-            else "DO NOTHING"
-        )
-        if not rows:
-            return
-        with self._store.transaction(write=True):
-            self._store._connection().executemany(  # type: ignore[attr-defined]
-                "INSERT INTO langgraph_writes (space, thread_id, ns, checkpoint_id, task_id,"
-                " idx, channel, value_type, value, task_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                f" ON CONFLICT (space, thread_id, ns, checkpoint_id, task_id, idx) {action}",
-                rows,
-            )
+        self._checkpoints.put_graph_writes(rows, replace=special)
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete a thread's checkpoints, channel values and writes."""
         self._forget({str(thread_id)})
-        with self._store.transaction(write=True):
-            conn = self._store._connection()  # type: ignore[attr-defined]
-            for table in ("langgraph_writes", "langgraph_blobs", "langgraph_checkpoints"):
-                conn.execute(
-                    f"DELETE FROM {table} WHERE space = ? AND thread_id = ?",
-                    (self._space, str(thread_id)),
-                )
+        self._checkpoints.delete_graph_thread(str(thread_id))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy a thread's checkpoints, channel values and writes to another thread."""
-        with self._store.transaction(write=True):
-            conn = self._store._connection()  # type: ignore[attr-defined]
-            for table, columns in (
-                ("langgraph_checkpoints", _CHECKPOINT_COLUMNS),
-                ("langgraph_blobs", _BLOB_COLUMNS),
-                ("langgraph_writes", _WRITE_COLUMNS),
-            ):
-                conn.execute(
-                    f"INSERT INTO {table} (space, thread_id, {columns})"
-                    f" SELECT space, ?, {columns} FROM {table}"
-                    " WHERE space = ? AND thread_id = ? ON CONFLICT DO NOTHING",
-                    (str(target_thread_id), self._space, str(source_thread_id)),
-                )
+        self._checkpoints.copy_graph_thread(str(source_thread_id), str(target_thread_id))
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Delete the checkpoints (and their writes) that the given runs made; channel values
@@ -456,21 +372,16 @@ class ClewSaver(BaseCheckpointSaver[str]):
         wanted = {str(r) for r in run_ids}
         if not wanted:
             return
-        with self._store.transaction(write=True):
-            conn = self._store._connection()  # type: ignore[attr-defined]
-            rows = conn.execute(
-                "SELECT thread_id, ns, checkpoint_id, metadata_type, metadata"
-                " FROM langgraph_checkpoints WHERE space = ?",
-                (self._space,),
-            ).fetchall()
+        store = self._checkpoints
+        with store.transaction(write=True):
             touched: set[tuple[str, str]] = set()
-            for thread_id, ns, checkpoint_id, mtype, mdata in rows:
-                metadata = self.serde.loads_typed((mtype, bytes(mdata)))
+            for row in store.graph_checkpoint_metadata():
+                metadata = self.serde.loads_typed((row.metadata_type, bytes(row.metadata)))
                 if str(metadata.get("run_id")) in wanted:
-                    self._drop(conn, thread_id, ns, "checkpoint_id = ?", checkpoint_id)
-                    touched.add((thread_id, ns))
+                    store.delete_graph_checkpoints(row.thread_id, row.ns, row.checkpoint_id)
+                    touched.add((row.thread_id, row.ns))
             for thread_id, ns in touched:
-                self._collect(conn, thread_id, ns)
+                self._collect(thread_id, ns)
         self._forget({t for t, _ in touched})
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
@@ -483,57 +394,28 @@ class ClewSaver(BaseCheckpointSaver[str]):
             for thread_id in threads:
                 self.delete_thread(thread_id)
             return
-        with self._store.transaction(write=True):
-            conn = self._store._connection()  # type: ignore[attr-defined]
+        store = self._checkpoints
+        with store.transaction(write=True):
             for thread_id in threads:
-                newest = conn.execute(
-                    "SELECT ns, max(checkpoint_id) FROM langgraph_checkpoints"
-                    " WHERE space = ? AND thread_id = ? GROUP BY ns",
-                    (self._space, thread_id),
-                ).fetchall()
-                for ns, latest in newest:
-                    self._drop(conn, thread_id, ns, "checkpoint_id <> ?", latest)
-                    self._collect(conn, thread_id, ns)
+                for ns, latest in store.newest_graph_checkpoints(thread_id).items():
+                    store.delete_graph_checkpoints(thread_id, ns, latest, others=True)
+                    self._collect(thread_id, ns)
         self._forget(set(threads))
 
-    def _drop(self, conn: Any, thread_id: str, ns: str, which: str, checkpoint_id: str) -> None:
-        for table in ("langgraph_writes", "langgraph_checkpoints"):
-            conn.execute(
-                f"DELETE FROM {table} WHERE space = ? AND thread_id = ? AND ns = ? AND {which}",
-                (self._space, thread_id, ns, checkpoint_id),
-            )
-
-    def _collect(self, conn: Any, thread_id: str, ns: str) -> None:
+    def _collect(self, thread_id: str, ns: str) -> None:
         """Delete the channel values of a thread's namespace that no checkpoint left there
         needs: neither at its versions nor as the base of a grown list it reads."""
-        key = (self._space, thread_id, ns)
-        bases = {
-            (channel, version): base
-            for channel, version, base in conn.execute(
-                "SELECT channel, version, base_version FROM langgraph_blobs"
-                " WHERE space = ? AND thread_id = ? AND ns = ?",
-                key,
-            ).fetchall()
-        }
+        store = self._checkpoints
+        bases = store.graph_blob_bases(thread_id, ns)
         needed: set[tuple[str, str]] = set()
-        for ctype, cdata in conn.execute(
-            "SELECT checkpoint_type, checkpoint FROM langgraph_checkpoints"
-            " WHERE space = ? AND thread_id = ? AND ns = ?",
-            key,
-        ).fetchall():
-            checkpoint = self.serde.loads_typed((ctype, bytes(cdata)))
+        for row in store.list_graph_checkpoints(thread_id=thread_id, ns=ns):
+            checkpoint = self.serde.loads_typed((row.checkpoint_type, bytes(row.checkpoint)))
             for channel, version in checkpoint["channel_versions"].items():
                 at: str | None = str(version)
                 while at is not None and (channel, at) not in needed:
                     needed.add((channel, at))
                     at = bases.get((channel, at))
-        gone = [(*key, c, v) for c, v in bases if (c, v) not in needed]
-        if gone:
-            conn.executemany(
-                "DELETE FROM langgraph_blobs WHERE space = ? AND thread_id = ? AND ns = ?"
-                " AND channel = ? AND version = ?",
-                gone,
-            )
+        store.delete_graph_blobs(thread_id, ns, [key for key in bases if key not in needed])
 
     def _forget(self, threads: set[str]) -> None:
         """Drop the bases held for these threads: a pruned version is no base."""
@@ -605,10 +487,3 @@ class ClewSaver(BaseCheckpointSaver[str]):
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Async `copy_thread`."""
         await self._off_loop(self.copy_thread, source_thread_id, target_thread_id)
-
-
-_CHECKPOINT_COLUMNS = (
-    "ns, checkpoint_id, parent_id, checkpoint_type, checkpoint, metadata_type, metadata"
-)
-_BLOB_COLUMNS = "ns, channel, version, value_type, value, base_version, base_length"
-_WRITE_COLUMNS = "ns, checkpoint_id, task_id, idx, channel, value_type, value, task_path"

@@ -227,7 +227,7 @@ class ClewStore(BaseStore):
         # text) becomes a space there; the value itself is kept exactly, as JSON.
         label = "/".join([*namespace, key]).replace("\x00", " ")
         # Read and write in one transaction, so two puts of one key supersede in turn.
-        with self.memory._store.transaction(write=True):
+        with self.memory.atomic():
             old = self._current(namespace, key)
             if op.value is None:
                 if old is None or DELETED in old.tags:

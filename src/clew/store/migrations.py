@@ -18,8 +18,8 @@ import sqlite3
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
+from clew import chain, codec
 from clew.errors import StoreError
-from clew.store import chain, codec
 from clew.store.frozen_error_lines import OUTPUT_HEAD as OUTPUT_HEAD
 from clew.store.frozen_error_lines import OUTPUT_TAIL as OUTPUT_TAIL
 from clew.store.sqlite_backfill import SEQUENCED, backfill_error_lines, backfill_sequence
@@ -1320,7 +1320,7 @@ MIGRATIONS += (
 # sessions(space, workspace, last_active_at, seq), which no read uses either (sessions are
 # listed by space and sorted; a workspace matches by its real path, found in Python): two
 # B-tree pages less in every turn's commit (21 to 19 WAL pages), one less in every other
-# write's (docs/benchmarks.md, "Appending a turn, third round").
+# write's (docs/benchmarks-log.md, "Appending a turn, third round").
 MIGRATIONS += (
     Migration(
         19,

@@ -37,8 +37,10 @@ from clew.ids import is_id_prefix
 from clew.location import shown
 from clew.models import DatabaseRole, VerifyReport
 from clew.store import pg_adapter, pg_migrations, pg_roles, pg_vectors
+from clew.store.contract import CheckpointStore
 from clew.store.migrations import ADMIN_TABLES
 from clew.store.pg_heads import PgHeadReads
+from clew.store.pg_migrations import collated
 from clew.store.pg_search import PostgresSearch
 from clew.store.pg_vectors import PgVectorSearch
 from clew.store.sql import Row
@@ -95,6 +97,7 @@ class _Txn:
         self.writing = False
         self.touched: set[tuple[str, str]] = set()
         self.head: str | None = None
+        self.savepoints = 0  # savepoints open in it (their names)
 
 
 class PostgresStore(
@@ -131,6 +134,7 @@ class PostgresStore(
         self.url = url
         self.path = shown(url)
         self.space = space
+        self._graph_checkpoints: CheckpointStore | None = None
         self.busy_timeout = busy_timeout
         self._lock = threading.RLock()
         self._local = threading.local()
@@ -405,6 +409,41 @@ class PostgresStore(
             raise
         return raw
 
+    @property
+    def graph_checkpoints(self) -> CheckpointStore:
+        """`Journal.graph_checkpoints`: store/pg_graph_checkpoints.py, made on first use."""
+        if self._graph_checkpoints is None:
+            from clew.store.pg_graph_checkpoints import PgGraphCheckpoints
+
+            self._graph_checkpoints = PgGraphCheckpoints(self)
+        return self._graph_checkpoints
+
+    @contextlib.contextmanager
+    def savepoint(self) -> Iterator[None]:
+        """`Journal.savepoint`: PostgreSQL's SAVEPOINT, and the transaction's head and
+        bookkeeping put back as they were when it is rolled back to."""
+        _, txn = self._writer()
+        raw = txn.raw
+        txn.savepoints += 1
+        name = f"clew_{txn.savepoints}"
+        try:
+            self._guard(lambda: raw.execute(f"SAVEPOINT {name}"))
+            head, touched = txn.head, set(txn.touched)
+            try:
+                yield
+            except BaseException as exc:
+                with contextlib.suppress(Exception):  # a lost connection: the outer block fails
+                    raw.execute(f"ROLLBACK TO SAVEPOINT {name}")
+                    raw.execute(f"RELEASE SAVEPOINT {name}")
+                txn.head, txn.touched = head, touched
+                if isinstance(exc, self._psycopg.Error):  # one a statement raised unguarded
+                    failed = exc
+                    self._guard(lambda: _raise(failed))  # the ClewError a guarded one gets
+                raise
+            self._guard(lambda: raw.execute(f"RELEASE SAVEPOINT {name}"))
+        finally:
+            txn.savepoints -= 1
+
     @contextlib.contextmanager
     def bulk_turns(self) -> Iterator[None]:
         """`Journal.bulk_turns`: nothing to put off here (a turn's tsvector is a generated
@@ -553,7 +592,7 @@ def migrate(raw: psycopg.Connection[Any]) -> None:
                 if isinstance(step, pg_migrations.PgRun):
                     step.fn(raw)
                 else:
-                    raw.execute((_collated(step) if isinstance(step, str) else step.sql).encode())
+                    raw.execute((collated(step) if isinstance(step, str) else step.sql).encode())
             raw.execute(
                 "INSERT INTO clew_migrations (number, name, applied_at, fingerprint)"
                 " VALUES (%s, %s, to_char(clock_timestamp() AT TIME ZONE 'UTC',"
@@ -564,14 +603,6 @@ def migrate(raw: psycopg.Connection[Any]) -> None:
         except BaseException:
             raw.execute("ROLLBACK")
             raise
-
-
-def _collated(sql: str) -> str:
-    """Give every text column SQLite's bytewise ordering (COLLATE "C"), whatever the
-    database's locale: ids, timestamps and names sort as they do on SQLite."""
-    import re
-
-    return re.sub(r"(\b\w+\s+)text\b(?! COLLATE)", r'\1text COLLATE "C"', sql)
 
 
 def _raise(exc: BaseException) -> None:
