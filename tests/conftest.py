@@ -89,7 +89,7 @@ def _statements_checked() -> Iterator[None]:
 
     def checked(sql: str) -> pg_adapter.Statement:
         statement = translate(sql)
-        tenancy.record(statement.text)
+        tenancy.record(statement.text, sys._getframe(1))
         return statement
 
     with pytest.MonkeyPatch.context() as patch:

@@ -5,14 +5,19 @@ them apart for an ordinary role; the first wall is the statement itself: every U
 DELETE says `space = ?` in its own WHERE, and every upsert's target is a key that starts with
 `space`. Nothing edits a statement at run time to make that so (store/pg_adapter.py), so the
 suite checks it: conftest.py hands every statement the adapter translates to `record`, and a
-test that sent one that breaks the rule fails (`unscoped` says why). The server's keys and
-request log are administration across spaces (migration 17) and name none.
+test that made clew send one that breaks the rule fails (`unscoped` says why). A test's own
+SQL is not checked: some send a statement held to nothing on purpose, to see it refused. The
+server's keys and request log are administration across spaces (migration 17) and name none.
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
+from types import FrameType
 
+import clew
+from clew.store import pg_adapter, postgres
 from clew.store.migrations import ADMIN_TABLES
 
 _QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"")
@@ -55,9 +60,20 @@ SEEN: set[str] = set()  # statements checked already (the shared SQL is a fixed 
 FOUND: list[tuple[str, str]] = []  # (why, statement) for each one that broke the rule
 
 
-def record(sql: str) -> None:
-    """Check `sql`, a statement about to reach a PostgreSQL connection, once."""
-    if sql in SEEN:
+_CLEW = str(Path(clew.__file__).parent)
+# What carries a statement to the driver: the statement is its caller's.
+_PLUMBING = frozenset({pg_adapter.__file__, postgres.__file__})
+
+
+def _sent_by_clew(frame: FrameType | None) -> bool:
+    while frame is not None and frame.f_code.co_filename in _PLUMBING:
+        frame = frame.f_back
+    return frame is not None and frame.f_code.co_filename.startswith(_CLEW)
+
+
+def record(sql: str, caller: FrameType | None) -> None:
+    """Check `sql`, a statement about to reach a PostgreSQL connection from `caller`, once."""
+    if sql in SEEN or not _sent_by_clew(caller):
         return
     SEEN.add(sql)
     why = unscoped(sql)
