@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 import clew
-from clew.store import pg_adapter, sql
+from clew.store import pg_adapter
+from clew.store.projection_handlers import conflict
 from tests import tenancy
 from tests.conftest import FakeClock, new_space, postgres_url
 
@@ -69,8 +70,8 @@ def test_every_statement_clew_sends_postgres_is_checked(monkeypatch: pytest.Monk
 
 def test_an_upsert_target_is_the_key_as_each_backend_has_it(tmp_path: Path) -> None:
     with clew.open(tmp_path / "a.db") as local:
-        assert sql.conflict(local._store._connection(), "id") == "(id)"
-    assert sql.conflict(pg_adapter.Connection(None), "id") == "(space, id)"  # type: ignore[arg-type]
+        assert conflict(local._store._connection(), "id") == "(id)"
+    assert conflict(pg_adapter.Connection(None), "id") == "(space, id)"  # type: ignore[arg-type]
 
 
 def _rows(mem: clew.Memory, task_id: str, session_id: str) -> list[object]:

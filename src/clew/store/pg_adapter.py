@@ -9,9 +9,9 @@ cached: the shared SQL is a fixed set of strings.
 
 It never edits what a statement means. Tenancy is the statement's own: every UPDATE and
 DELETE names its space in its text (`WHERE id = ? AND space = ?`), and an upsert's target
-is the key as this backend has it (`sql.conflict`: PostgreSQL's keys start with `space`);
-row-level security is the second wall behind them. tests/test_tenancy.py checks every
-statement that reaches a PostgreSQL connection while the tests run.
+is the key as this backend has it (`projection_handlers.conflict`: PostgreSQL's keys start
+with `space`); row-level security is the second wall behind them. tests/tenancy.py checks
+every statement clew sends a PostgreSQL connection while the tests run.
 """
 
 from __future__ import annotations
@@ -145,7 +145,8 @@ class Cursor:
 class Connection:
     """`execute(sql, params)` with `?` placeholders over one psycopg connection."""
 
-    # What the shared SQL asks of its backend (sql.conflict): keys here start with `space`.
+    # What the shared SQL asks of its backend (projection_handlers.conflict): keys here start
+    # with `space`.
     dialect = "postgresql"
 
     def __init__(self, conn: psycopg.Connection[Any]) -> None:

@@ -15,10 +15,10 @@ from typing import Any
 from clew import codec
 from clew.clock import seconds_between
 from clew.models import FINISHED_STEP_STATUSES, Event, StepStatus, TaskStatus
-from clew.store import frozen_error_lines, projection_redactions, sql
+from clew.store import frozen_error_lines, projection_redactions
 from clew.store.projection_handlers import _HANDLERS as _HANDLERS
 from clew.store.projection_handlers import _JSON_COLUMNS as _JSON_COLUMNS
-from clew.store.projection_handlers import _UPGRADES, _column_value, handles, insert
+from clew.store.projection_handlers import _UPGRADES, _column_value, conflict, handles, insert
 from clew.store.projection_handlers import upgrades as upgrades
 
 # Columns an event may change, per table: the handlers never interpolate anything else.
@@ -357,7 +357,7 @@ def _files_changed(conn: sqlite3.Connection, event: Event) -> None:
         conn.execute(
             "INSERT INTO task_files (id, space, task_id, path, created, modifications,"
             " first_at, last_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-            f" ON CONFLICT {sql.conflict(conn, 'id')} DO UPDATE SET"
+            f" ON CONFLICT {conflict(conn, 'id')} DO UPDATE SET"
             " created = CASE WHEN excluded.created = 1 THEN 1 ELSE task_files.created END,"
             " modifications = task_files.modifications + excluded.modifications,"
             " last_at = excluded.last_at",

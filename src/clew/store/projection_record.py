@@ -16,8 +16,7 @@ from typing import Any
 
 from clew import codec
 from clew.models import Event
-from clew.store import sql
-from clew.store.projection_handlers import handles
+from clew.store.projection_handlers import conflict, handles
 
 _DONE = "('completed', 'skipped')"
 # The synthesis timestamp's new value (parameters: task id, task id, time): set while the
@@ -54,7 +53,7 @@ def _upsert(
     updates = ", ".join(f"{c} = excluded.{c}" for c in [*sorted(values), "updated_at"])
     conn.execute(
         f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' for _ in row)})"
-        f" ON CONFLICT {sql.conflict(conn, 'id')} DO UPDATE SET {updates}",
+        f" ON CONFLICT {conflict(conn, 'id')} DO UPDATE SET {updates}",
         row,
     )
 

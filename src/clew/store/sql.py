@@ -39,13 +39,3 @@ class Connection(Protocol):
     """What a read needs of a connection: run one statement with `?` parameters."""
 
     def execute(self, sql: str, parameters: Sequence[Any] = ..., /) -> Cursor: ...
-
-
-def conflict(conn: Connection, *key: str) -> str:
-    """The `ON CONFLICT` target of a row keyed by `key` within its space, as `conn`'s backend
-    keys it. PostgreSQL's keys start with `space` (pg_migrations.py: two spaces may hold the
-    same journal, so the same ids); SQLite's ids are unique across the file and its keys have
-    no `space` (migrations.py). A connection says which it is by its `dialect`; sqlite3's has
-    none."""
-    columns = ("space", *key) if getattr(conn, "dialect", "sqlite") == "postgresql" else key
-    return f"({', '.join(columns)})"
