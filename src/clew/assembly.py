@@ -26,6 +26,7 @@ from clew.conversations import (
 )
 from clew.errors import ValidationError
 from clew.models import EntryFilter, EntryStatus, EntryType, Pattern, Task
+from clew.retrieval import Retrieval
 from clew.semantic import evidence, guardrail_lines
 from clew.tokens import counter
 
@@ -69,7 +70,7 @@ def rank_patterns(
     return [p for _, p in scored[:k]]
 
 
-class Assembly(Conversations):
+class Assembly(Retrieval, Conversations):
     """The facade's context assembly (mixed into `Memory`)."""
 
     def assemble(
