@@ -78,7 +78,8 @@ class Memory(Assembly, Upkeep, Ledger, Transfer):
         self.checkpoints = Checkpoints(self)
         self.sessions = Sessions(self)
         self.capture = Capture(self, self.sessions)
-        self.recollection = Recollection(self, self.sessions, self._search, self.get_entry)
+        # Archive and retrieval are still mixins of Memory: it is both, until they are services.
+        self.recollection = Recollection(self, self.sessions, self, self)
 
     # -- the services' calls, forwarded: Memory's flat API (tests/test_services.py keeps
     # this list equal to the services' public methods) ------------------------------------

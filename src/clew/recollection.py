@@ -1,28 +1,25 @@
-"""`recall`, a service of the Memory facade and the conversation_recall tool's engine: a session's
-turns found by search, by range, by tool, by the entry they were the source of, or its
+"""`recall`, a service of the Memory facade and the conversation_recall tool's engine: a
+session's turns found by search, by range, by tool, by the entry they were the source of, or its
 summary, each within a token budget and shown with the turns around them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from clew import checks, recall
+from clew.archive import Archive
 from clew.brief import clip
 from clew.errors import ValidationError
 from clew.facade import Facade, Service
-from clew.models import Entry, EntryFilter, RecordHit, Session, Turn
+from clew.models import EntryFilter, RecordHit, Session, Turn
 from clew.recall import RECALL_ACTIONS, RECALL_BUDGET, Fitted
+from clew.retrieval import Retrieval
 from clew.sessions import Sessions
 from clew.tokens import counter
 
 RECALL_LIMIT = 10
 MIN_RECALL_BUDGET = 1_000
-
-# Search's engine as recall calls it: (query, kinds, filters, sessions or None for all,
-# mode, limit, explain) -> the hits, best first (Retrieval._search).
-Searcher = Callable[[str, Sequence[str], EntryFilter, Sequence[str] | None, str, int, bool],
-                    list[RecordHit]]  # fmt: skip
 
 
 class Recall(NamedTuple):
@@ -42,20 +39,17 @@ class Recall(NamedTuple):
 
 
 class Recollection(Service):
-    """Recall over a session's turns (a service of Memory): it reads through the sessions
-    service, finds turns with search's engine and an entry's source turns by the entry."""
+    """Recall over a session's turns (a service of Memory): it reads sessions through the
+    sessions service, finds turns with search's engine and an entry's source turns through
+    the archive."""
 
     def __init__(
-        self,
-        kernel: Facade,
-        sessions: Sessions,
-        search: Searcher,
-        entry: Callable[[str], Entry],
+        self, kernel: Facade, sessions: Sessions, archive: Archive, retrieval: Retrieval
     ) -> None:
         super().__init__(kernel)
         self._sessions = sessions
-        self._search = search
-        self._entry = entry
+        self._archive = archive
+        self._retrieval = retrieval
 
     # -- recall ---------------------------------------------------------------------------
 
@@ -154,7 +148,7 @@ class Recollection(Service):
         section per session, the session of the best hit first."""
         # Every session of the store: no list of them to send to the store.
         ids = None if workspace is None and len(sessions) > 1 else [s.id for s in sessions]
-        hits = self._search(query, ("turn",), EntryFilter(), ids, "auto", limit, False)
+        hits = self._retrieval._search(query, ("turn",), EntryFilter(), ids, "auto", limit, False)
         scope = (
             f"session {sessions[0].id}" if len(sessions) == 1 and workspace is None
             else f"the {len(sessions)} session(s) of {workspace or 'this store'}"
@@ -220,7 +214,7 @@ class Recollection(Service):
         return self._recall(current, "tool_calls", groups, set(), head, budget)
 
     def _recall_source(self, current: Session, entry_id: str, budget: int) -> Recall:
-        entry = self._entry(entry_id)
+        entry = self._archive.get_entry(entry_id)
         ids = [ident for kind, ident in entry.sources if kind == "turn"]
         shown = [t for t in self._store.turns_by_id(ids) if t.session_id == current.id]
         if not shown:
