@@ -73,6 +73,9 @@ def rank_patterns(
 class Assembly(Retrieval, Conversations):
     """The facade's context assembly (mixed into `Memory`)."""
 
+    # Retrieval is a base only while it is a mixin (Conversations no longer brings it):
+    # once it is a service, Assembly reaches it as an attribute set by Memory instead.
+
     def assemble(
         self,
         session: str | None = None,
