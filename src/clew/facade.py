@@ -529,6 +529,30 @@ class Service:
     def _write(self) -> AbstractContextManager[str]:
         return self._kernel._write()
 
+    def _emit(
+        self,
+        type: str,
+        task_id: str | None,
+        data: dict[str, Any],
+        at: str,
+        found: Found | None = None,
+        done: frozenset[str] = frozenset(),
+    ) -> Event:
+        return self._kernel._emit(type, task_id, data, at, found, done)
+
+    @property
+    def read_only(self) -> bool:
+        return self._kernel.read_only
+
+    def _resolve(self, kind: str, ident: str) -> str:
+        return self._kernel._resolve(kind, ident)
+
+    def _signal(self, signal: str, *args: Any) -> None:
+        self._kernel._signal(signal, *args)
+
+    def _task_id(self, ident: str) -> str:
+        return self._kernel._task_id(ident)
+
 
 _S = TypeVar("_S")
 _P = ParamSpec("_P")
