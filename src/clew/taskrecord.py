@@ -15,7 +15,7 @@ from typing import Any
 
 from clew import checks, entities, record, tasks
 from clew.errors import ValidationError
-from clew.facade import Service
+from clew.facade import Facade, Service
 from clew.models import (
     ActionStatus,
     EntryFilter,
@@ -40,6 +40,11 @@ class TaskRecords(Service):
     """Task and step records (a service of Memory): the tracker and the job that names a
     task's entities write them through `_set_record`, `_set_step_record` and `_change_step`,
     and layer 1 reads them through `_record_of`."""
+
+    def __init__(self, kernel: Facade) -> None:
+        super().__init__(kernel)
+        # Records built, by task id, with the seq of the task's newest event then.
+        self._records: OrderedDict[str, tuple[int, TaskRecord]] = OrderedDict()
 
     def set_task_record(
         self,
@@ -118,9 +123,7 @@ class TaskRecords(Service):
         """Build a task's record (inside a read transaction). Every event that can change
         it is the task's, so it is remembered until the task's newest event moves (a hook's
         state and brief read it once)."""
-        cache: OrderedDict[str, tuple[int, TaskRecord]] = self.__dict__.setdefault(
-            "_records", OrderedDict()
-        )
+        cache = self._records
         head = self._store.task_head(task.id)
         known = cache.get(task.id)
         if known is not None and known[0] == head:
