@@ -47,7 +47,7 @@ class Jobs(Governor, Retrieval, Working):
     """Queued jobs (mixed into `Memory`): queueing on the write path, and the worker's
     claim, run and finish; the utility model's handlers stand on it (utility.py)."""
 
-    task_records: TaskRecords  # the task-record service (set by Memory)
+    task_records: TaskRecords  # task and step records (a service, set by Memory)
 
     # -- queueing, on the write path -----------------------------------------------------
 

@@ -40,8 +40,8 @@ MAINTENANCE = "maintenance"
 class Upkeep(Utility, Semantic):
     """The facade's lifecycle upkeep (mixed into `Memory`)."""
 
-    waits: Waits  # the smart-waits service (set by Memory)
-    watch: Watch  # the stuck-detection service (set by Memory)
+    waits: Waits  # the smart waits upkeep ends and polls (a service, set by Memory)
+    watch: Watch  # stuck detection, applied progress (a service, set by Memory)
 
     def tidy(
         self,

@@ -56,8 +56,8 @@ class Primer(NamedTuple):
 class Working(Facade):
     """The facade's layer-1 methods (mixed into `Memory`)."""
 
-    task_records: TaskRecords  # the task-record service (set by Memory)
-    watch: Watch  # the stuck-detection service (set by Memory)
+    task_records: TaskRecords  # task and step records (a service, set by Memory)
+    watch: Watch  # stuck detection, applied progress (a service, set by Memory)
 
     def record_files(
         self, task_id: str, *, created: Sequence[str] = (), modified: Sequence[str] = ()
