@@ -510,6 +510,9 @@ class Service:
     ) -> Event:
         return self._kernel._emit(type, task_id, data, at, found, done)
 
+    def _redacted(self, value: Any, field: str, found: Found) -> Any:
+        return self._kernel._redacted(value, field, found)
+
     @property
     def read_only(self) -> bool:
         return self._kernel.read_only

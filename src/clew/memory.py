@@ -11,6 +11,7 @@ from typing import Any
 
 from clew import checks, record, tasks
 from clew.assembly import Assembly
+from clew.capture import Capture
 from clew.checkpoints import Checkpoints
 from clew.clock import Clock, utcnow
 from clew.errors import ValidationError
@@ -31,8 +32,10 @@ from clew.models import (
     TaskStatus,
     VerifyReport,
 )
+from clew.recollection import Recollection
 from clew.redaction import Found
 from clew.roles import Roles
+from clew.sessions import Sessions
 from clew.store import Store
 from clew.taskrecord import TaskRecords, step_changes
 from clew.trace import Ledger
@@ -75,6 +78,10 @@ class Memory(Assembly, Upkeep, Ledger, Transfer):
         self.keys = Keys(self)
         self.roles = Roles(self)
         self.checkpoints = Checkpoints(self)
+        self.sessions = Sessions(self)
+        self.capture = Capture(self, self.sessions)
+        # Archive and retrieval are still mixins of Memory: it is both, until they are services.
+        self.recollection = Recollection(self, self.sessions, self, self)
         self.task_records = TaskRecords(self)
         self.watch = Watch(self)
         self.waits = Waits(self)
@@ -95,6 +102,24 @@ class Memory(Assembly, Upkeep, Ledger, Transfer):
     database_roles = forward("roles", Roles.database_roles)
     checkpoint = forward("checkpoints", Checkpoints.checkpoint)
     check_checkpoints = forward("checkpoints", Checkpoints.check_checkpoints)
+    start_session = forward("sessions", Sessions.start_session)
+    open_session = forward("sessions", Sessions.open_session)
+    get_session = forward("sessions", Sessions.get_session)
+    list_sessions = forward("sessions", Sessions.list_sessions)
+    update_session = forward("sessions", Sessions.update_session)
+    end_session = forward("sessions", Sessions.end_session)
+    append_turn = forward("sessions", Sessions.append_turn)
+    append_turns = forward("sessions", Sessions.append_turns)
+    list_turns = forward("sessions", Sessions.list_turns)
+    pop_turn = forward("sessions", Sessions.pop_turn)
+    clear_session = forward("sessions", Sessions.clear_session)
+    session_state = forward("sessions", Sessions.session_state)
+    import_session = forward("sessions", Sessions.import_session)
+    export_session = forward("sessions", Sessions.export_session)
+    write_session = forward("sessions", Sessions.write_session)
+    capture_transcript = forward("capture", Capture.capture_transcript)
+    recall = forward("recollection", Recollection.recall)
+    recall_hint = forward("recollection", Recollection.recall_hint)
     set_task_record = forward("task_records", TaskRecords.set_task_record)
     set_step_record = forward("task_records", TaskRecords.set_step_record)
     task_record = forward("task_records", TaskRecords.task_record)
@@ -499,7 +524,7 @@ class Memory(Assembly, Upkeep, Ledger, Transfer):
         (its id, a prefix or its key) or one kind when given."""
         limit = checks.optional_count(limit, "limit")
         tid = None if task_id is None else self._task_id(task_id)
-        sid = None if session is None else self._session(session).id
+        sid = None if session is None else self.sessions.get_session(session).id
         if kind is not None:
             kind = checks.name(kind, "kind")
         return self._store.list_redactions(task_id=tid, session_id=sid, kind=kind, limit=limit)
