@@ -520,6 +520,9 @@ class Service:
     def _resolve(self, kind: str, ident: str) -> str:
         return self._kernel._resolve(kind, ident)
 
+    def _signal(self, signal: str, *args: Any) -> None:
+        self._kernel._signal(signal, *args)
+
     def _task_id(self, ident: str) -> str:
         return self._kernel._task_id(ident)
 

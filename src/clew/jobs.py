@@ -31,6 +31,7 @@ from clew.models import (
     JobStatus,
     StepStatus,
 )
+from clew.taskrecord import TaskRecords
 from clew.working import Working
 
 if TYPE_CHECKING:  # the extraction rules load with the first extraction job
@@ -44,6 +45,8 @@ LATER_ACTIONS = 200  # the newest commands checked for a later successful run
 class Jobs(Governor, Working):
     """Queued jobs (mixed into `Memory`): queueing on the write path, and the worker's
     claim, run and finish; the utility model's handlers stand on it (utility.py)."""
+
+    task_records: TaskRecords  # task and step records (a service, set by Memory)
 
     # -- queueing, on the write path -----------------------------------------------------
 
@@ -154,7 +157,7 @@ class Jobs(Governor, Working):
             named = result.pop("entities", None)
             if named:  # the task record's entities, as the model named them
                 task = self._store.get_task(job.task_id)
-                self._set_record(task, {"entities": named}, at, source="model")
+                self.task_records._set_record(task, {"entities": named}, at, source="model")
             done = {**result, "entries": [e["id"] for e in entries]}
             self._emit("job.done", job.task_id, {"job_id": job.id, "result": done}, at)
 
