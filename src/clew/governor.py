@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 from clew import checks
 from clew.errors import ModelError
-from clew.facade import Facade
+from clew.facade import Service
 from clew.ids import new_id
 from clew.models import (
     ModelCall,
@@ -31,8 +31,8 @@ class Usage(NamedTuple):
     limits: dict[str, int]
 
 
-class Governor(Facade):
-    """Model routing, caps and usage (mixed into `Memory`)."""
+class Governor(Service):
+    """Model routing, caps and usage (a service of Memory; jobs and utility take it)."""
 
     # -- models and the cost governor ------------------------------------------------------
 

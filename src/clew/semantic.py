@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 from clew import checks
 from clew.brief import clip
 from clew.errors import ValidationError
-from clew.facade import Facade
+from clew.facade import Service
 from clew.ids import new_id
 from clew.models import Enforcement, Guardrail, Pattern
 
@@ -121,8 +121,8 @@ def compile_guard(pattern: str) -> re.Pattern[str]:
         ) from None
 
 
-class Semantic(Facade):
-    """The facade's pattern and guardrail methods (mixed into `Memory`)."""
+class Semantic(Service):
+    """Patterns and guardrails (a service of Memory; upkeep takes it)."""
 
     # -- patterns ---------------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from clew import checks, tasks
 from clew.clock import seconds_between
 from clew.error_lines import error_lines
 from clew.errors import ValidationError
-from clew.facade import Facade
+from clew.facade import Service
 from clew.ids import new_id
 from clew.models import (
     Action,
@@ -58,8 +58,8 @@ class Trace(NamedTuple):
     tool_calls: tuple[Action, ...]
 
 
-class Ledger(Facade):
-    """The facade's ledger and trace methods (mixed into `Memory`)."""
+class Ledger(Service):
+    """The command ledger and the episodic trace (a service of Memory)."""
 
     # -- the ledger: actions ------------------------------------------------------------
 

@@ -36,8 +36,10 @@ DAY = 86400.0
 MAINTENANCE = "maintenance"
 
 
-class Upkeep(Utility, Waits, Semantic):
+class Upkeep(Utility, Waits):
     """The facade's lifecycle upkeep (mixed into `Memory`)."""
+
+    semantic: Semantic  # the patterns maintenance prunes (a service, set by Memory)
 
     def tidy(
         self,
@@ -104,7 +106,7 @@ class Upkeep(Utility, Waits, Semantic):
                     self._cancel(wait, why, at)
             done += self._tidy(rules.pause_after, rules.archive_after, dry_run, at)
             if rules.prune_patterns:
-                weak = self.prune_patterns(dry_run=dry_run)
+                weak = self.semantic.prune_patterns(dry_run=dry_run)
                 rate = f"under {MIN_SUCCESS_RATE:.0%} success after {MIN_TRIALS}+ trials"
                 done += [MaintenanceAction("deprecated", p.id, f"{p.name}: {rate}") for p in weak]
             if not dry_run:
