@@ -1,4 +1,4 @@
-"""The utility model's routing and its cost governor on the Memory facade: which model
+"""The utility model's routing and its cost governor, a service of Memory: which model
 answers, whether the caps allow another call, and the record of every call and its cost.
 A call refused or failed is recorded too; the deterministic rules answer instead."""
 
@@ -32,7 +32,8 @@ class Usage(NamedTuple):
 
 
 class Governor(Service):
-    """Model routing, caps and usage (a service of Memory; jobs and utility take it)."""
+    """Model routing, caps and usage (a service of Memory). Its private calls (`_model_for`,
+    `_refusal`, `_call`) are for what calls a model (jobs.py, utility.py), not for users."""
 
     # -- models and the cost governor ------------------------------------------------------
 

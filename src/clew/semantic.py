@@ -1,5 +1,5 @@
-"""Semantic memory on the Memory facade: patterns
-with the evidence for them, and guardrails.
+"""Semantic memory, a service of Memory (`memory.semantic`): patterns with the evidence
+for them, and guardrails.
 
 A pattern is a way of doing something in a domain with counts of when it worked and when
 it did not; patterns are ranked by the lower bound of a Wilson interval on their success

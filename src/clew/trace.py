@@ -1,4 +1,4 @@
-"""The episodic trace and the command ledger, on the Memory facade.
+"""The episodic trace and the command ledger: a service of Memory (`memory.ledger`).
 
 One ledger: every command, tool call and other action is a row of `actions` (recorded
 with `record_action`, or `record_tool_call` for a tool call of the trace). The trace adds
