@@ -540,8 +540,8 @@ class Service:
     ) -> Event:
         return self._kernel._emit(type, task_id, data, at, found, done)
 
-    def _signal(self, signal: str, *args: Any) -> None:
-        self._kernel._signal(signal, *args)
+    def _known_task(self, ident: str) -> AbstractContextManager[None]:
+        return self._kernel._known_task(ident)
 
     def _redacted(self, value: Any, field: str, found: Found) -> Any:
         return self._kernel._redacted(value, field, found)
@@ -549,14 +549,14 @@ class Service:
     def _resolve(self, kind: str, ident: str) -> str:
         return self._kernel._resolve(kind, ident)
 
+    def _signal(self, signal: str, *args: Any) -> None:
+        self._kernel._signal(signal, *args)
+
     def _task_id(self, ident: str) -> str:
         return self._kernel._task_id(ident)
 
     def _whole_task_id(self, ident: str) -> str:
         return self._kernel._whole_task_id(ident)
-
-    def _known_task(self, ident: str) -> AbstractContextManager[None]:
-        return self._kernel._known_task(ident)
 
 
 _S = TypeVar("_S")
