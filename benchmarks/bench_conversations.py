@@ -48,9 +48,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import clew
-from clew import clock, session_state, turns
+from clew import chain, clock, session_state, turns
 from clew.ids import new_id
-from clew.store import chain
 from clew.turns import parse
 from common import alternating_cpu, alternating_ms, header, pct, table, timed_ms
 from workload import PHRASE, RARE, TRACEBACK, messages

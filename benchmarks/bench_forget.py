@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import clew
-from clew.store import chain
+from clew import chain
 from common import alternating_cpu, header, pct, table
 from workload import RARE, messages, stream
 

@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 
 import clew
+from clew import chain, codec
 from clew.server.limits import RateLimit
-from clew.store import chain, codec
 from tests.test_server import Reply, Served, running
 
 KEYS = (

@@ -22,9 +22,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import clew
-from clew import checkpointfile
+from clew import chain, checkpointfile
 from clew.models import ChainHead, Checkpoint
-from clew.store import chain
 from tests.conftest import Result, free_port, new_space, wait_listening
 
 KEY = bytes(range(32))

@@ -21,11 +21,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import clew
-from clew import forgettable
+from clew import chain, forgettable
 from clew.errors import ValidationError
 from clew.models import PLACEHOLDER, Field
 from clew.origin import NOTHING, Origin
-from clew.store import chain
 from clew.store import forgetting as stored
 from tests.conftest import Result
 

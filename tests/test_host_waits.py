@@ -26,11 +26,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import clew
-from clew import origin, probes, sealing
+from clew import chain, origin, probes, sealing
 from clew.cli import main
 from clew.errors import ScopeError, ValidationError
 from clew.origin import HostRules
-from clew.store import chain
 from clew.worker import drain
 from tests.conftest import Result
 from tests.test_server import Served, running

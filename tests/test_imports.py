@@ -79,6 +79,7 @@ ALLOWED_CLEW = frozenset(
         "clew.pattern",
         "clew.progress",
         "clew.providers",  # the provider protocol only; no provider module
+        "clew.providers.protocol",  # the protocol's types, which the package re-exports
         "clew.question",
         "clew.ranking",
         "clew.recall",
@@ -92,6 +93,7 @@ ALLOWED_CLEW = frozenset(
         "clew.semantic",
         "clew.session_state",
         "clew.sessions",
+        "clew.settings",  # the Settings value a Memory is made with
         "clew.state",
         "clew.stuck",
         "clew.summaries",
@@ -119,14 +121,15 @@ ALLOWED_CLEW = frozenset(
         # the SQLite store and its parts
         "clew.store.sqlite_imports",
         "clew.store",
-        "clew.store.chain",
-        "clew.store.codec",
+        "clew.chain",
+        "clew.codec",
         "clew.store.contract",
         "clew.store.frozen_error_lines",  # the projection's upgrade of older events (re only)
         "clew.store.migrations",
         "clew.store.projection",
         "clew.store.projection_archive",
         "clew.store.projection_conversations",
+        "clew.store.projection_handlers",
         "clew.store.projection_record",
         "clew.store.projection_redactions",
         "clew.store.projection_utility",
@@ -137,6 +140,7 @@ ALLOWED_CLEW = frozenset(
         "clew.store.sqlite_archive",
         "clew.store.sqlite_backfill",
         "clew.store.sqlite_conversations",
+        "clew.store.sqlite_file",  # the file opened, recognised and migrated
         "clew.store.sqlite_journal",
         "clew.store.sqlite_record",
         "clew.store.sqlite_search",

@@ -16,7 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import clew
-from clew.store import chain, projection
+from clew import chain
+from clew.store import projection
 from clew.store.migrations import FINGERPRINTS, LATEST, MIGRATIONS
 from clew.store.sqlite_backfill import SEQUENCED
 from tests.conftest import FakeClock, Result, new_space, run_in_lockstep

@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import clew
-from clew import journalfile
+from clew import chain, journalfile
 from clew.errors import ClewError, ValidationError
 from clew.models import EVENT_TYPES
-from clew.store import chain, projection
+from clew.store import projection
 from clew.store.sqlite import SQLiteStore
 from tests.conftest import FakeClock, Result
 from tests.roundtrip import assert_same_store, rows

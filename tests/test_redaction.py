@@ -472,8 +472,7 @@ def test_an_imported_event_whose_redaction_record_is_not_one_is_refused_by_line(
     event = json.loads(lines[2])
     event["data"]["redactions"] = [{"field": "message.content", "kind": 7, "count": "x"}]
     lines[2] = json.dumps(event)  # the chain breaks too: re-chain it as a forger would
-    from clew import journalfile
-    from clew.store import chain, codec
+    from clew import chain, codec, journalfile
 
     previous = json.loads(lines[1])["hash"]
     fields = ("id", "space", "task_id", "correlation_id", "type", "created_at")

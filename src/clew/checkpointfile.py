@@ -15,7 +15,7 @@ at that position diverges. One JSON object a line:
 
 `store` names the store by a keyed digest of its location (a file's real path; a
 PostgreSQL store's host, port and database), so one file can hold the lines of many stores
-without showing where they are. `chain` is the hash chain's version (store/chain.py) the
+without showing where they are. `chain` is the hash chain's version (chain.py) the
 head was made under: a checkpoint made before the chain was redefined (and the journal
 re-chained) cannot be compared, and is said to be of that version rather than to diverge.
 `seal` is sealing.py's keyed BLAKE2b of every other field: a line someone edited or made up
@@ -32,9 +32,8 @@ import json
 import os
 from typing import Any
 
-from clew import sealing
+from clew import chain, sealing
 from clew.models import ChainHead, Checkpoint, CheckpointStatus
-from clew.store import chain
 
 FORMAT = 1
 PURPOSE = "checkpoint"

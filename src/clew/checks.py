@@ -26,6 +26,11 @@ MAX_SECONDS = 100 * 366 * 86400  # any duration longer is a mistake (and overflo
 # Python refuses to print an int of more than 4,300 digits (sys.int_info); 14,000 bits
 # is about 4,200 digits, so every number kept can be written back out as JSON.
 _MAX_JSON_INT_BITS = 14_000
+# The token budgets a state render can honour (state.py renders within them): its core level
+# always fits MIN_BUDGET UTF-8 bytes. Here, below the renderer, so checking a budget needs no
+# renderer.
+MIN_BUDGET = 800
+MAX_BUDGET = 200_000
 
 
 class NotJson(ValidationError):
@@ -312,8 +317,6 @@ def duration(value: object, field: str) -> float | None:
 
 def budget(value: object, field: str = "budget") -> int:
     """Return a token budget within what a render can honour, or raise."""
-    from clew.state import MAX_BUDGET, MIN_BUDGET
-
     value = from_digits(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValidationError(f"{field} must be a whole number of tokens, not {shown(value)}")

@@ -354,8 +354,8 @@ def _regex(source: object, name: str, what: str = "a secret") -> str:
 def settings(store_path: str, *, state_budget: object = None, mirror: object = None) -> Any:
     """Everything a Memory reads from the environment and config files, checked."""
     from clew import checks
-    from clew.facade import Settings
     from clew.providers import connect
+    from clew.settings import Settings
     from clew.state import DEFAULT_BUDGET
 
     if state_budget is None:

@@ -25,23 +25,18 @@ import contextvars
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Concatenate, NamedTuple, ParamSpec, Self, TypeVar
+from typing import Any, Concatenate, NamedTuple, ParamSpec, Self, TypeVar
 
 from clew import checks
 from clew.clock import Clock, stamp, utcnow
 from clew.errors import NotFoundError, ValidationError
 from clew.ids import ID_LENGTH, is_id_prefix, new_id
-from clew.lifecycle import MaintenanceSettings
 from clew.location import is_url
-from clew.models import VOLATILE_PARTS, Event, Job
-from clew.redaction import DEFAULT as DEFAULT_REDACTION
-from clew.redaction import Found, Redactor
+from clew.models import Event, Job
+from clew.redaction import Found
+from clew.settings import Settings as Settings
 from clew.store import Store
 from clew.store.contract import CheckpointStore
-from clew.stuck import StuckRules
-
-if TYPE_CHECKING:
-    from clew.providers import Provider
 
 _correlation: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "clew_correlation", default=None
@@ -187,31 +182,6 @@ class _Hooks(NamedTuple):
     opens: list[Callable[[str], None]]  # in ascending order
     rounds: list[Callable[[], float | None]]  # in ascending order
     closes: list[Callable[[], None]]  # in descending order: what started last stops first
-
-
-class Settings(NamedTuple):
-    """How a Memory behaves beyond its store (see `clew.open` and config.py)."""
-
-    state_budget: int = 1500
-    mirror: bool = False
-    small: Provider | None = None  # the utility model: extraction, summaries, questions
-    large: Provider | None = None  # for complex questions, if configured
-    limits: dict[str, int] | None = None  # the cost governor's caps (config.LIMIT_DEFAULTS)
-    summary_every: int = 5  # messages between running summaries
-    # Who does queued jobs: a thread of this process, a detached `clew work` process, or
-    # nobody until run_jobs(); "auto" is a thread in a library and a process for the CLI.
-    worker: str = "auto"
-    # Messages that say a step is done: "apply" completes the steps a message states are
-    # done (by number or exact title) and suggests the rest; "suggest" only shows them;
-    # "off" reads no message for progress (progress.py).
-    progress: str = "apply"
-    stuck: StuckRules = StuckRules()  # when a task counts as stuck, how often to alert
-    maintenance: MaintenanceSettings = MaintenanceSettings()  # [maintenance] in config.toml
-    # Secrets taken out of every free-text field before its event is made ([redact]).
-    redaction: Redactor = DEFAULT_REDACTION
-    # Parts of a command line that may differ between runs of one command ([errors]
-    # volatile): regular expressions, temporary paths by default (linking.same_command).
-    volatile: tuple[str, ...] = VOLATILE_PARTS
 
 
 _HINTS = {

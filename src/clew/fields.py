@@ -1,4 +1,4 @@
-"""Length-prefixed fields: the one encoding clew hashes, for the journal's chain (store/chain.py)
+"""Length-prefixed fields: the one encoding clew hashes, for the journal's chain (chain.py)
 and for seals (sealing.py). Pure.
 
 Each field is its UTF-8 length as 8 bytes big-endian and its UTF-8 bytes, a null the length

@@ -15,11 +15,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from clew import checks
+from clew import chain, checks, codec
+from clew.chain import Link
 from clew.errors import ValidationError
 from clew.models import Field, ForgetItem, ForgetReport
-from clew.store import chain, codec
-from clew.store.chain import Link
 from clew.store.sqlite_journal import FORGOTTEN
 from clew.working import Working
 

@@ -14,7 +14,7 @@ between `,"data":` and the closing brace without re-encoding anything. `F` is nu
 tombstone of an event whose content was forgotten (`{"digest","by","at","event"}`, the digest
 being that of the data before it was forgotten, which its hash covers instead of D's; the
 `journal.forgotten` event it names comes later in the file). Each `hash` is the event's
-link in its space's chain (store/chain.py) and must follow from the line before it: the
+link in its space's chain (chain.py) and must follow from the line before it: the
 first event's previous hash is `after.hash` when the file continues an earlier export
 (`"after":{"id":I,"hash":H}`, the event just before its first), else empty. The last line
 carries the number of events and the last event's hash and id (null for none), so a file
@@ -34,10 +34,10 @@ import json
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
+from clew import chain, codec
 from clew.errors import ValidationError
 from clew.ids import ALPHABET, ID_LENGTH
 from clew.models import EVENT_TYPES, Event
-from clew.store import chain, codec
 
 FORMAT = "journal"
 VERSION = 2
@@ -293,7 +293,7 @@ def _link_hash(previous: str, moved: Moved, version: int) -> str:
 def _events(
     lines: Iterator[tuple[int, str]], space: str, after: After | None, version: int
 ) -> Iterator[Moved]:
-    from clew.store.forgetting import TombstoneCheck
+    from clew.tombstones import TombstoneCheck
 
     tombstones = TombstoneCheck(whole=False)
     previous = "" if after is None else after.hash

@@ -1,6 +1,7 @@
 """The MCP server: clew's tool registry, task and session states as resources, and a
-"resume work" prompt, over stdio or streamable HTTP on 127.0.0.1, with the official `mcp`
-SDK (2.x, the `mcp` extra). `clew mcp` runs it.
+"resume work" prompt, with the official `mcp` SDK (2.x, the `mcp` extra). `clew mcp` serves
+it over stdio here; `clew mcp --port` over streamable HTTP on 127.0.0.1 through `clew serve`'s
+app (server/app.py), which imports this module, never the other way.
 
 A thin adapter: every tool call goes to `tools.call` on a worker thread (Memory serialises
 its own calls), and whatever goes wrong comes back as a tool error the model can read, never
@@ -281,11 +282,3 @@ async def serve_stdio(mem: Memory, context: tools.Context = tools.NO_CONTEXT) ->
     server = build_server(mem, context)
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
-
-
-async def serve_http(mem: Memory, port: int, context: tools.Context = tools.NO_CONTEXT) -> None:
-    """Serve MCP over streamable HTTP at http://127.0.0.1:PORT/mcp until interrupted: `clew
-    serve`'s app on loopback (server/app.py), whose keys rule it keeps."""
-    from clew.server.app import run_server
-
-    await run_server(mem, host="127.0.0.1", port=port, context=context)

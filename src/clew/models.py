@@ -698,7 +698,7 @@ class Event(NamedTuple):
     type: str
     data: dict[str, Any]
     created_at: str
-    # The event's link in its space's hash chain (store/chain.py).
+    # The event's link in its space's hash chain (chain.py).
     hash: str | None = None
     # Set, with `data` empty, when the stored data is not valid JSON: the text as stored.
     unreadable: str | None = None
@@ -781,7 +781,7 @@ class Checkpoint(NamedTuple):
     events: int
     head: str | None  # the hash of event number `events` (None when there are none)
     last: str | None  # that event's id
-    chain: int  # the version of the hash chain the head was made under (store/chain.py)
+    chain: int  # the version of the hash chain the head was made under (chain.py)
     at: str
     seal: str
 

@@ -47,7 +47,6 @@ MAX_ESTIMATE = 366 * 86400.0
 MAX_FIELD_CHARS = 200  # domain, step agent, outcome
 MAX_ARTIFACTS = 50
 MAX_ENTITIES = 100
-_DONE = frozenset({StepStatus.COMPLETED, StepStatus.SKIPPED})
 _UNITS = {
     "s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1,
     "m": 60, "min": 60, "mins": 60, "minute": 60, "minutes": 60,
@@ -56,13 +55,6 @@ _UNITS = {
     "w": 604800, "week": 604800, "weeks": 604800,
 }  # fmt: skip
 _PART = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-z]+)\s*")
-
-# What the facade may set on a task's record, and the event field each becomes.
-TASK_FIELDS = (
-    "answer", "outcome", "error_reason", "error_step_id", "confidence", "domain", "priority",
-    "estimate_seconds", "plan_source", "entities",
-)  # fmt: skip
-PHASE_FIELDS = ("plan_generated_at", "execution_started_at", "synthesis_started_at")
 
 
 def estimate(value: object, field: str = "estimate") -> float | None:
@@ -203,25 +195,6 @@ def task_changes(
     if entity_map is not None:
         changes["entities"] = entities(entity_map)
     return {k: v for k, v in changes.items() if v is not None}
-
-
-def phase_changes(
-    plan: Sequence[PlanItem], acted: bool, current: Mapping[str, Any], at: str
-) -> dict[str, Any]:
-    """The phase timestamps a write moves: `plan` as it now stands, whether the write
-    recorded an action, the record's current timestamps; {} if nothing moves."""
-    changes: dict[str, Any] = {}
-    if plan and current.get("plan_generated_at") is None:
-        changes["plan_generated_at"] = at
-    started = acted or any(s.status is not StepStatus.PENDING for s in plan)
-    if started and current.get("execution_started_at") is None:
-        changes["execution_started_at"] = at
-    done = bool(plan) and all(s.status in _DONE for s in plan)
-    if done and current.get("synthesis_started_at") is None:
-        changes["synthesis_started_at"] = at
-    elif not done and current.get("synthesis_started_at") is not None:
-        changes["synthesis_started_at"] = None
-    return changes
 
 
 def phase(status: TaskStatus, row: Mapping[str, Any]) -> Phase:

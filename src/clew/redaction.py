@@ -385,4 +385,4 @@ def checked_kind(kind: object, where: str) -> str:
 
 
 DEFAULT = Redactor()
-OFF = Redactor(enabled=False)
+OFF = Redactor(enabled=False)  # benchmarks/bench_redaction.py writes with redaction off

@@ -40,6 +40,8 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from clew.brief import clip
+from clew.checks import MAX_BUDGET as MAX_BUDGET
+from clew.checks import MIN_BUDGET as MIN_BUDGET
 from clew.lifecycle import Waiting
 from clew.models import (
     Entry,
@@ -58,9 +60,8 @@ from clew.yamltext import dump_lines
 
 DEFAULT_BUDGET = 1500
 # The core level (goal, current, next and other active steps, stuck reasons, the newest
-# wait, one hidden line) always fits this many UTF-8 bytes, so this many tokens.
-MIN_BUDGET = 800
-MAX_BUDGET = 200_000
+# wait, one hidden line) always fits MIN_BUDGET UTF-8 bytes, so that many tokens; the bounds
+# live in checks.py, which refuses a budget outside them.
 SUMMARY_CHARS = 100  # subtask summaries at most 100 characters
 WINDOW_AFTER = 15  # more than 15 subtasks are shown as a window
 NEXT_PENDING = 3

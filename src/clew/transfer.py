@@ -40,7 +40,8 @@ import itertools
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence, Sized
 from typing import IO
 
-from clew import checks, journalfile, origin
+from clew import chain, checks, codec, journalfile, origin
+from clew.chain import Link
 from clew.errors import (
     NotFoundError,
     ScopeError,
@@ -54,8 +55,7 @@ from clew.journalfile import After, Moved
 from clew.models import Event, ImportRecord, MoveReport
 from clew.origin import Origin
 from clew.redaction import Redactor
-from clew.store import Store, chain, codec
-from clew.store.chain import Link
+from clew.store import Store
 from clew.store.sqlite_journal import FORGOTTEN
 
 _PAGE = 1000  # events read from the store at a time

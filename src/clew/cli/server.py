@@ -14,8 +14,6 @@ from typing import Any
 from clew.cli.common import Commands, decimal, open_memory, print_json, show_lines, whole
 from clew.errors import ValidationError
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
-
 
 def cmd_keys_create(args: argparse.Namespace) -> int:
     space = args.space or os.environ.get("CLEW_SPACE")

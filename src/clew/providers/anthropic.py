@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from clew.errors import ModelError
-from clew.providers import Completion, Message, ModelSettings
 from clew.providers.http import post_json
+from clew.providers.protocol import Completion, Message, ModelSettings
 
 DEFAULT_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"

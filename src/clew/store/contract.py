@@ -26,6 +26,7 @@ from collections.abc import Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, NamedTuple, Protocol
 
+from clew.chain import Link
 from clew.credentials import ApiKey, RequestLine
 from clew.lifecycle import Wait, WaitStatus
 from clew.models import (
@@ -67,7 +68,6 @@ from clew.models import (
     VerifyReport,
 )
 from clew.search import Query
-from clew.store.chain import Link
 
 
 class GraphCheckpoint(NamedTuple):
@@ -841,11 +841,6 @@ class RecordReads(Protocol):
         """The record rows of a task's steps (artifacts decoded), in no set order."""
         ...
 
-    def task_answers(self, limit: int) -> list[tuple[str, str, str]]:
-        """The tasks' final answers, as (task id, answer, when it was recorded), of the
-        `limit` tasks most recently given one."""
-        ...
-
     def task_head(self, task_id: str) -> int:
         """The seq of a task's newest event (0 if none): a derived value is reused until it
         moves."""
@@ -900,10 +895,6 @@ class VectorReads(Protocol):
     ) -> list[StoredVector]:
         """Vectors of `model` with a seq above `after`, in seq order. A seq is never reused
         and grows in commit order within a space; a record embedded again gets a new one."""
-        ...
-
-    def models_indexed(self) -> list[str]:
-        """The models the space holds vectors of, by name."""
         ...
 
     def vector_search_native(self) -> bool:

@@ -18,8 +18,8 @@ import sqlite3
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
+from clew import chain, codec
 from clew.errors import StoreError
-from clew.store import chain, codec
 from clew.store.frozen_error_lines import OUTPUT_HEAD as OUTPUT_HEAD
 from clew.store.frozen_error_lines import OUTPUT_TAIL as OUTPUT_TAIL
 from clew.store.sqlite_backfill import SEQUENCED, backfill_error_lines, backfill_sequence

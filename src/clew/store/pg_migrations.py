@@ -28,7 +28,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from clew.store import chain, codec, pg_search
+from clew import chain, codec
+from clew.store import pg_search
 from clew.store.frozen_error_lines import OUTPUT_HEAD, OUTPUT_TAIL, error_lines
 from clew.store.migrations import DECISION_FIELDS, Migration, entry_owners, fingerprint
 from clew.store.sqlite_backfill import SEQUENCED
@@ -72,6 +73,16 @@ def table(name: str, body: str) -> tuple[str, ...]:
         f"CREATE POLICY {name}_all_spaces ON {name} FOR SELECT"
         " USING (current_setting('clew.all_spaces', true) = 'on')",
     )
+
+
+def collated(sql: str) -> str:
+    """Give every text column SQLite's bytewise ordering (COLLATE "C"), whatever the
+    database's locale: ids, timestamps and names sort as they do on SQLite. Applied to each
+    migration's statements when they run (postgres.py) and when verify makes its scratch
+    copies of the tables (pg_verify.py)."""
+    import re
+
+    return re.sub(r"(\b\w+\s+)text\b(?! COLLATE)", r'\1text COLLATE "C"', sql)
 
 
 def fk(columns: str, target: str) -> str:

@@ -15,10 +15,10 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from clew import meter
+from clew import chain, meter
 from clew.errors import StoreError, StoreReadOnlyError
 from clew.models import Difference, VerifyReport
-from clew.store import chain, pg_adapter, pg_migrations, projection
+from clew.store import pg_adapter, pg_migrations, projection
 from clew.store.forgetting import TombstoneCheck
 from clew.store.migrations import PROJECTION_TABLES
 from clew.store.sqlite_journal import EVENT_COLUMNS
@@ -51,13 +51,11 @@ _SCRATCH_SKIPS = re.compile(
 
 def scratch_schema(raw: Any) -> None:
     """Make this transaction's temporary copies of every clew table (no policies, no guard)."""
-    from clew.store.postgres import _collated
-
     for migration in pg_migrations.MIGRATIONS:
         for step in migration.statements:
             if not isinstance(step, str) or _SCRATCH_SKIPS.match(step):
                 continue
-            sql = _collated(step).replace("CREATE TABLE ", "CREATE TEMP TABLE ", 1)
+            sql = pg_migrations.collated(step).replace("CREATE TABLE ", "CREATE TEMP TABLE ", 1)
             raw.execute(sql.encode())
 
 

@@ -40,6 +40,7 @@ from clew.store import pg_adapter, pg_migrations, pg_roles, pg_vectors
 from clew.store.contract import CheckpointStore
 from clew.store.migrations import ADMIN_TABLES
 from clew.store.pg_heads import PgHeadReads
+from clew.store.pg_migrations import collated
 from clew.store.pg_search import PostgresSearch
 from clew.store.pg_vectors import PgVectorSearch
 from clew.store.sql import Row
@@ -591,7 +592,7 @@ def migrate(raw: psycopg.Connection[Any]) -> None:
                 if isinstance(step, pg_migrations.PgRun):
                     step.fn(raw)
                 else:
-                    raw.execute((_collated(step) if isinstance(step, str) else step.sql).encode())
+                    raw.execute((collated(step) if isinstance(step, str) else step.sql).encode())
             raw.execute(
                 "INSERT INTO clew_migrations (number, name, applied_at, fingerprint)"
                 " VALUES (%s, %s, to_char(clock_timestamp() AT TIME ZONE 'UTC',"
@@ -602,14 +603,6 @@ def migrate(raw: psycopg.Connection[Any]) -> None:
         except BaseException:
             raw.execute("ROLLBACK")
             raise
-
-
-def _collated(sql: str) -> str:
-    """Give every text column SQLite's bytewise ordering (COLLATE "C"), whatever the
-    database's locale: ids, timestamps and names sort as they do on SQLite."""
-    import re
-
-    return re.sub(r"(\b\w+\s+)text\b(?! COLLATE)", r'\1text COLLATE "C"', sql)
 
 
 def _raise(exc: BaseException) -> None:

@@ -10,22 +10,16 @@ and its timestamp, never the wall clock.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
 from typing import Any
 
+from clew import codec
 from clew.clock import seconds_between
 from clew.models import FINISHED_STEP_STATUSES, Event, StepStatus, TaskStatus
-from clew.store import codec, frozen_error_lines, projection_redactions
-
-Handler = Callable[[sqlite3.Connection, Event], None]
-_HANDLERS: dict[str, Handler] = {}
-# Old events always replay: the journal is append-only (and hashed), so an event written
-# in an older shape is never rewritten; an upgrade brings its data to the current shape
-# whenever it is read (before projection, and when events are listed). Keyed by event
-# type, each with a test for the older shape it knows, run in registration order.
-Upgrade = Callable[[sqlite3.Connection, Event], dict[str, Any]]
-Outdated = Callable[[dict[str, Any]], bool]
-_UPGRADES: dict[str, list[tuple[Outdated, Upgrade]]] = {}
+from clew.store import frozen_error_lines, projection_redactions
+from clew.store.projection_handlers import _HANDLERS as _HANDLERS
+from clew.store.projection_handlers import _JSON_COLUMNS as _JSON_COLUMNS
+from clew.store.projection_handlers import _UPGRADES, _column_value, handles, insert
+from clew.store.projection_handlers import upgrades as upgrades
 
 # Columns an event may change, per table: the handlers never interpolate anything else.
 _TASK_FIELDS = frozenset({"name", "goal", "workspace", "metadata", "next_objective", "summary"})
@@ -34,29 +28,7 @@ _ACTION_FIELDS = frozenset(
     {"summary", "status", "output", "exit_code", "duration_seconds", "stdout", "stderr"}
     | {"ended_at", "cpu_seconds", "memory_mb", "fingerprint", "stdout_errors", "stderr_errors"}
 )
-_JSON_COLUMNS = frozenset(
-    {"metadata", "depends_on", "input", "output", "tags", "relevance_to", "context", "result"}
-    | {"artifacts", "requirements", "violations", "valid_examples", "invalid_examples"}
-)
 _CLOSED = frozenset({TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED})
-
-
-def handles(event_type: str) -> Callable[[Handler], Handler]:
-    def register(fn: Handler) -> Handler:
-        _HANDLERS[event_type] = fn
-        return fn
-
-    return register
-
-
-def upgrades(event_type: str, outdated: Outdated) -> Callable[[Upgrade], Upgrade]:
-    """Register an upgrade of `event_type` data for which `outdated` holds."""
-
-    def register(fn: Upgrade) -> Upgrade:
-        _UPGRADES.setdefault(event_type, []).append((outdated, fn))
-        return fn
-
-    return register
 
 
 def current(conn: sqlite3.Connection, event: Event) -> Event:
@@ -102,10 +74,6 @@ def output_kinds(values: dict[str, Any]) -> dict[str, str | None]:
     }  # fmt: skip
 
 
-def _column_value(column: str, value: Any) -> Any:
-    return codec.dumps(value) if column in _JSON_COLUMNS and value is not None else value
-
-
 def _set(
     conn: sqlite3.Connection,
     table: str,
@@ -128,40 +96,6 @@ def _set(
         f"UPDATE {table} SET {assignments} WHERE id = ?",
         [_column_value(c, values[c]) for c in columns] + [row_id],
     )
-
-
-_TABLE_COLUMNS: dict[str, frozenset[str]] = {}
-# Each insert's statement and the positions of its JSON columns, by table and columns, made
-# once: a projection inserts the same columns for every event of a type (an action's row has
-# 27, and building its statement and checking each column cost more than running it).
-_INSERTS: dict[tuple[str, tuple[str, ...]], tuple[str, tuple[int, ...]]] = {}
-_INSERTS_KEPT = 512  # any more column sets are checked and built each time, not kept
-
-
-def insert(conn: sqlite3.Connection, table: str, values: dict[str, Any]) -> None:
-    """Insert one row; JSON columns are encoded. Keys may come from event data, so each must
-    be a column of the table: a journal event can never name anything else."""
-    columns = tuple(values)
-    made = _INSERTS.get((table, columns))
-    if made is None:
-        known = _TABLE_COLUMNS.get(table)
-        if known is None:
-            # The columns as any DB-API cursor describes them (no PRAGMA: every backend runs this).
-            cursor = conn.execute(f"SELECT * FROM {table} WHERE 1 = 0")
-            known = _TABLE_COLUMNS[table] = frozenset(c[0] for c in cursor.description)
-        unknown = set(columns) - known
-        if unknown:
-            raise ValueError(f"event names unknown {table} columns {sorted(unknown)}")
-        sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
-        made = (sql, tuple(i for i, c in enumerate(columns) if c in _JSON_COLUMNS))
-        if len(_INSERTS) < _INSERTS_KEPT:
-            _INSERTS[table, columns] = made
-    sql, json_at = made
-    params = list(values.values())
-    for i in json_at:
-        if params[i] is not None:
-            params[i] = codec.dumps(params[i])
-    conn.execute(sql, params)
 
 
 def _insert_step(

@@ -1,5 +1,5 @@
 """Apply layer-2 events to their tables: entries with their labels and sources, fixes, the
-episodic trace, patterns and guardrails. Registered with `projection.handles`, so the live
+episodic trace, patterns and guardrails. Registered with `projection_handlers.handles`, so the live
 write path and `verify`'s replay run the same code (see projection.py)."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from clew import codec
 from clew.models import Event
-from clew.store import codec
-from clew.store.projection import handles, insert
+from clew.store.projection_handlers import handles, insert
 
 
 def _entry_children(conn: sqlite3.Connection, event: Event, entry: dict[str, Any]) -> None:

@@ -2,7 +2,7 @@
 A turn's event carries what was derived from it when it was appended (its role, text,
 tool calls, and what it changed in the session state), so this copies values and never
 parses or folds; events older than that are upgraded on read with the heuristics of their
-time (frozen_turns). Registered with `projection.handles` (see projection.py)."""
+time (frozen_turns). Registered with `projection_handlers.handles` (see projection.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import sqlite3
 from typing import Any, NamedTuple
 
 from clew.models import Event
-from clew.store.projection import handles, insert, upgrades
+from clew.store.projection_handlers import handles, insert, upgrades
 
 _SESSION_FIELDS = ("key", "workspace", "model", "system_prompt", "task_id", "title")
 

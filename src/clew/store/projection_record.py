@@ -14,9 +14,9 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from clew import codec
 from clew.models import Event
-from clew.store import codec
-from clew.store.projection import handles
+from clew.store.projection_handlers import handles
 
 _DONE = "('completed', 'skipped')"
 # The synthesis timestamp's new value (parameters: task id, task id, time): set while the

@@ -1,14 +1,14 @@
 """Apply the utility model's events: the job outbox, model calls, running summaries.
 
-Registered with `projection.handles` like every other handler (see projection.py)."""
+Registered with `projection_handlers.handles` like every other handler (see projection.py)."""
 
 from __future__ import annotations
 
 import sqlite3
 
+from clew import codec
 from clew.models import Event
-from clew.store import codec
-from clew.store.projection import handles, insert
+from clew.store.projection_handlers import handles, insert
 
 
 @handles("job.queued")

@@ -1,6 +1,6 @@
 """Apply the lifecycle's events: smart waits and maintenance runs.
 
-Registered with `projection.handles` like every other handler (see projection.py). A wait's
+Registered with `projection_handlers.handles` like every other handler (see projection.py). A wait's
 row holds what the journal says: what is awaited, its status, the last observation that was
 journaled and the evidence it ended with. When it was last polled is not journaled (see
 lifecycle.py) and lives in `schedule`, which no handler writes."""
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import sqlite3
 
+from clew import codec
 from clew.models import Event
-from clew.store import codec
-from clew.store.projection import handles
+from clew.store.projection_handlers import handles
 
 _WAIT_COLUMNS = (
     "id", "step_id", "kind", "target", "description", "cwd", "poll_seconds",

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from clew import codec
 from clew.errors import NotFoundError, StoreBusyError, StoreError
 from clew.models import Entry, EntryFilter, EntryStatus, EntryType, Evidence, Fix, SearchHit
 from clew.search import Query
-from clew.store import codec
 from clew.store.rows import RowReader, json_ids, limited, placeholders
 from clew.store.sql import Row
 from clew.store.sqlite_search import fts5_match

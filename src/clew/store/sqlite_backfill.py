@@ -40,7 +40,7 @@ def backfill_sequence(conn: sqlite3.Connection) -> None:
     # Imported here: neither is needed to open a store that is up to date.
     import tempfile
 
-    from clew.store.sqlite import connect, migrate
+    from clew.store.sqlite_file import connect, migrate
 
     with tempfile.TemporaryDirectory(prefix="clew-migrate-") as scratch_dir:
         scratch = connect(os.path.join(scratch_dir, "replay.db"))
@@ -58,8 +58,9 @@ def backfill_sequence(conn: sqlite3.Connection) -> None:
 def _replay(conn: sqlite3.Connection, scratch: sqlite3.Connection) -> None:
     """Apply every event in seq order; one that cannot be applied is undone and skipped
     (verify reports it; its rows keep 0 here)."""
+    from clew import codec
     from clew.models import Event
-    from clew.store import codec, projection
+    from clew.store import projection
 
     rows = conn.execute(
         "SELECT seq, id, space, task_id, correlation_id, type, data, created_at, hash"

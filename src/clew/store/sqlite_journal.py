@@ -8,9 +8,10 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
+from clew import chain, codec
 from clew.ids import new_id
 from clew.models import Event, Redaction, Tombstone
-from clew.store import chain, codec, projection, projection_conversations
+from clew.store import projection, projection_conversations
 from clew.store.rows import RowReader, limited
 from clew.store.sql import Connection, Row
 from clew.store.sqlite_trace import output

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from clew import codec
 from clew.models import TraceDecision
-from clew.store import codec
 from clew.store.rows import RowReader
 
 
@@ -23,16 +23,6 @@ class RecordReads(RowReader):
         row = dict(zip(rows[0].keys(), tuple(rows[0]), strict=True))
         row["entities"] = codec.loads(row["entities"])
         return row
-
-    def task_answers(self, limit: int) -> list[tuple[str, str, str]]:
-        """The tasks' final answers, as (task id, answer, when it was recorded), of the
-        `limit` tasks most recently given one: what search finds of them."""
-        rows = self._rows(
-            "SELECT id, answer, updated_at FROM task_records WHERE space = ?"
-            " AND answer IS NOT NULL ORDER BY updated_at DESC, id LIMIT ?",
-            (self.space, limit),
-        )
-        return [(r[0], r[1], r[2]) for r in rows]
 
     def task_head(self, task_id: str) -> int:
         """The seq of a task's newest event (0 if none): what its records were last changed

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from clew import codec
 from clew.errors import NotFoundError
 from clew.models import (
     Action,
@@ -19,7 +20,6 @@ from clew.models import (
     Task,
     TaskStatus,
 )
-from clew.store import codec
 from clew.store.rows import RowReader, json_ids, limited
 from clew.store.sql import Row
 from clew.store.sqlite_trace import ACTION_SELECT, action_from_row, actions_in_order

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import Any
 
+from clew import codec
 from clew.errors import NotFoundError
 from clew.models import (
     Action,
@@ -20,7 +21,6 @@ from clew.models import (
     TraceDecision,
     TraceValidation,
 )
-from clew.store import codec
 from clew.store.rows import RowReader, fields, json_ids, like_escaped, limited, positional
 from clew.store.sql import Row
 

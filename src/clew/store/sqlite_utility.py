@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from clew import codec
 from clew.errors import NotFoundError
 from clew.models import Job, JobStatus, ModelCall, RunningSummary
-from clew.store import codec
 from clew.store.rows import RowReader, fields
 from clew.store.sql import Row
 

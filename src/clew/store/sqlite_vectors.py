@@ -241,13 +241,6 @@ class VectorStore(RowReader):
             for r in rows
         ]
 
-    def models_indexed(self) -> list[str]:
-        """The models the space holds vectors of, by name."""
-        rows = self._rows(
-            "SELECT DISTINCT model FROM embeddings WHERE space = ? ORDER BY model", (self.space,)
-        )
-        return [str(r[0]) for r in rows]
-
     def vector_search_native(self) -> bool:
         """Whether `nearest_vectors` runs in the database: not here (see pg_vectors.py)."""
         return False

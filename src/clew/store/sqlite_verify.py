@@ -11,8 +11,9 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from clew import chain, codec
 from clew.models import Difference, Event, VerifyReport
-from clew.store import chain, codec, projection, projection_conversations
+from clew.store import projection, projection_conversations
 from clew.store.migrations import PROJECTION_TABLES
 from clew.store.rows import RowReader
 from clew.store.sqlite_journal import EVENT_COLUMNS, FORGOTTEN
@@ -71,7 +72,7 @@ class Verification(RowReader):
 
         from clew import meter
         from clew.store import sqlite_bulk
-        from clew.store.sqlite import connect, migrate
+        from clew.store.sqlite_file import connect, migrate
 
         scope = None if all_spaces else self.space
         with tempfile.TemporaryDirectory(prefix="clew-verify-") as scratch_dir:

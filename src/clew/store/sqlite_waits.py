@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from clew import codec
 from clew.errors import NotFoundError
 from clew.lifecycle import Wait, WaitKind, WaitStatus
-from clew.store import codec
 from clew.store.rows import RowReader, fields, limited, placeholders
 from clew.store.sql import Row
 
