@@ -7,6 +7,10 @@ space in it (spaces isolate everything), so a PostgreSQL test costs no DDL. The 
 $CLEW_TEST_POSTGRES, else postgresql://root@127.0.0.1:5432/test. With no server answering, the
 PostgreSQL half is skipped and the summary says so; with CLEW_REQUIRE_POSTGRES=1 (CI) it fails.
 A test that only makes sense on SQLite says why with `@pytest.mark.sqlite_only("why")`.
+
+The fast reference: in the modules named in IN_MEMORY, a SQLite `mem` that the test does not
+also reach as a file (through `db` or `cli`) is a `:memory:` store. The store conformance suite
+(tests/test_store_conformance.py) holds the contract on a file, on `:memory:` and on PostgreSQL.
 """
 
 from __future__ import annotations
@@ -299,9 +303,71 @@ def db(tmp_path: Path, backend: str, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "store" / "clew.db"
 
 
+# Facade-level modules whose subject is what the facade does, not files, durability or
+# processes: on SQLite, their `mem` is the `:memory:` reference store (no file, no WAL, a
+# fifth of a file store's cost to open and write) unless the test also reaches the store's
+# file (it, or a fixture it uses, asks for `db` or `cli`). tests/test_store_conformance.py
+# runs the same contract on a file, on `:memory:` and on PostgreSQL; their PostgreSQL half is
+# unchanged. CLEW_TEST_FILE_STORES=1 puts every one back on a file (to compare, or to chase
+# a difference between the two).
+IN_MEMORY = frozenset(
+    {
+        "test_tracker",
+        "test_search_all",
+        "test_search_current",
+        "test_search_time",
+        "test_search_conversations",
+        "test_conversations",
+        "test_working",
+        "test_task_record",
+        "test_trace",
+        "test_progress",
+        "test_context",
+        "test_state",
+        "test_stuck",
+        "test_utility",
+        "test_expansion",
+        "test_tools",
+        "test_waits",
+        "test_archive",
+        "test_outline_index",
+        "test_ask",
+        "test_error_lines",
+        "test_task_context",
+        "test_attribution",
+        "test_hints",
+        "test_subscriptions",
+        "test_continuity",
+        "test_edges",
+        "test_dashboard",
+        "test_vectors",
+        "test_capture",
+        "test_derived_events",
+        "test_sequence",
+        "test_session_judgement",
+        "test_search_judgement",
+        "test_properties",
+        "test_host_waits",
+        "test_async",
+    }
+)
+
+
+def _in_memory(request: pytest.FixtureRequest, backend: str) -> bool:
+    module = request.module.__name__.rsplit(".", 1)[-1]
+    return (
+        backend == "sqlite"
+        and module in IN_MEMORY
+        and "db" not in request.fixturenames
+        and os.environ.get("CLEW_TEST_FILE_STORES", "") in ("", "0")
+    )
+
+
 @pytest.fixture
-def mem(db: Path, clock: FakeClock) -> Iterator[clew.Memory]:
-    with clew.open(db, clock=clock) as memory:
+def mem(request: pytest.FixtureRequest, backend: str, clock: FakeClock) -> Iterator[clew.Memory]:
+    """The test's Memory: over the store `db` names, or (see IN_MEMORY) over `:memory:`."""
+    location = ":memory:" if _in_memory(request, backend) else request.getfixturevalue("db")
+    with clew.open(location, clock=clock) as memory:
         yield memory
 
 

@@ -1,5 +1,5 @@
 """The backend contract is written down: every method says its semantics, and nothing of
-SQLite or SQL crosses it."""
+SQLite or SQL crosses it. That each backend keeps it: test_store_conformance.py."""
 
 from __future__ import annotations
 
@@ -8,14 +8,10 @@ import re
 from pathlib import Path
 
 from clew.store import contract
-from clew.store.sqlite import SQLiteStore
+from clew.store.conformance import PROTOCOLS
 
-_PROTOCOLS = [
-    contract.Journal, contract.TaskReads, contract.ArchiveReads, contract.LedgerReads,
-    contract.ConversationReads, contract.JobReads, contract.LifecycleReads, contract.RecordReads,
-    contract.VectorReads, contract.VectorWrites, contract.KeyStore, contract.RoleAdmin,
-    contract.ImportLog,
-]  # fmt: skip
+# Every protocol of the contract: the bases of `Store`, so a new protocol is checked too.
+_PROTOCOLS = PROTOCOLS
 
 
 def _methods(protocol: type) -> dict[str, object]:
@@ -40,12 +36,6 @@ def test_every_method_of_the_contract_says_what_it_does() -> None:
         if not n.startswith("_") and callable(getattr(contract.Store, n))
     }
     assert union == seen
-
-
-def test_the_sqlite_store_provides_the_whole_contract() -> None:
-    for protocol in _PROTOCOLS:
-        for name in _methods(protocol):
-            assert callable(getattr(SQLiteStore, name, None)), name
 
 
 def test_no_sql_dialect_or_driver_crosses_the_contract() -> None:
