@@ -342,20 +342,26 @@ def test_one_poll_serves_every_listener_of_a_space() -> None:
 
     heads = web.Heads(OneSpace(), every=0.005)  # type: ignore[arg-type]
     heard: dict[str, list[int]] = {"a": [], "b": [], "c": []}
+    listening = anyio.Event()
 
     async def listen(name: str) -> None:
         async for head in heads.follow("team", 60):
             if head is not None:
                 heard[name].append(head)
+            if all(heard.values()):
+                listening.set()
             if len(heard[name]) >= 6:
                 return
 
     async def main() -> None:
         async with anyio.create_task_group() as group:
-            group.start_soon(heads.run)
             async with anyio.create_task_group() as listeners:
                 for name in heard:
                     listeners.start_soon(listen, name)
+                # The poll starts once every listener has its first head: a listener that
+                # began a poll later than the others (a loaded machine) heard other moves.
+                await listening.wait()
+                group.start_soon(heads.run)
             group.cancel_scope.cancel()
 
     anyio.run(main)

@@ -475,18 +475,23 @@ def test_the_budget_can_be_configured(tmp_path: Any, monkeypatch: pytest.MonkeyP
         st.text(),
         st.text(alphabet=" \t\n\r\x0b\x0c\x1c\x85\xa0\u2028\u3000\x00\x1b\x7f\x9fab é"),
         st.text(alphabet="ab é", max_size=8),  # printable: spaces at the ends, runs of them
+        st.text(alphabet='a \ufeff\ufffe\uffff\ud800\udfff"\\'),  # what YAML escapes
     ),
     st.integers(1, 30),
 )
 def test_clip_keeps_its_definition(text: str, limit: int) -> None:
-    """brief.clip: whitespace runs made one space, control characters '?', cut with '…'."""
+    """brief.clip: whitespace runs made one space, control characters and those YAML escapes
+    '?', cut with '…'; so a clipped text costs at most 4 UTF-8 bytes a character as YAML."""
     import re
 
     from clew.brief import clip
+    from clew.yamltext import scalar
 
-    flat = re.sub("[\x00-\x1f\x7f-\x9f]", "?", " ".join(text.split()))
+    unsafe = "[\x00-\x1f\x7f-\x9f\ufeff\ufffe\uffff\ud800-\udfff]"
+    flat = re.sub(unsafe, "?", " ".join(text.split()))
     expected = flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
     assert clip(text, limit) == expected
+    assert len(scalar(expected).encode("utf-8", "surrogatepass")) <= 4 * limit + 2
 
 
 @settings(max_examples=300, deadline=None)
@@ -601,3 +606,21 @@ def test_every_open_error_is_shown_as_open_or_named_among_the_hidden_open_ones(
     assert set(shown) == {e.id for e in errors[: len(shown)]}  # the newest are the ones shown
     # A resolved error is never counted among the open ones.
     assert all("resolved" not in line for line in lines)
+
+
+def test_the_core_of_four_byte_characters_keeps_its_bound(mem: clew.Memory) -> None:
+    # The core's bound was worked out at three UTF-8 bytes a character: a goal, titles and a
+    # wait of four-byte characters (emoji, historic scripts) took it past MIN_BUDGET bytes.
+    wide = "\U00016947\U00012077" * 40
+    task = mem.create_task(wide, [wide] * 400, goal=wide)
+    for n in (213, 335, 337, 338, 340):
+        mem.update_task(task.id, step=n, step_status="active")
+    mem.add_wait(task.id, "file", "/nonexistent/ready", description=wide)
+    for n in range(30):
+        mem.add_error(task.id, f"{wide} {n}")
+    for _ in range(4):  # stuck: the same command failing again and again
+        mem.record_action(task.id, command=f"make {wide}", exit_code=1, stderr=wide)
+    lines, _ = render_lines(mem.snapshot(task.id), len(LEVELS) - 1)
+    core = "\n".join(lines) + "\n"
+    assert len(core.encode("utf-8")) <= MIN_BUDGET
+    assert yaml.safe_load(core)["task"]["id"] == task.id

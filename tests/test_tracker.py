@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from clew import (
     ValidationError,
 )
 from clew.models import TASK_TRANSITIONS
-from tests.conftest import FakeClock, new_space
+from tests.conftest import FakeClock, Result, new_space
 
 
 def test_create_task_stores_fields_and_numbered_plan(mem: clew.Memory) -> None:
@@ -412,3 +413,19 @@ def test_record_action_returns_what_a_fresh_read_returns(
     fresh = mem.get_action(returned.id)
     assert returned == fresh
     assert [type(v) for v in returned] == [type(v) for v in fresh]
+
+
+def test_a_step_alone_marks_it_active_at_every_door(
+    mem: clew.Memory, cli: Callable[..., Result]
+) -> None:
+    # One meaning, defined once (Memory.update_task): the CLI once meant "active" by a bare
+    # `--step N` while the API refused the same call.
+    from clew.tools import run
+
+    plan = ["a", "b", "c", "d"]
+    api, shell, tool = (mem.create_task(name, plan) for name in ("api", "cli", "tool"))
+    mem.update_task(api.id, step=2)
+    assert cli("task", "update", shell.id, "--step", "2").code == 0
+    run(mem, "task_update", {"task_id": tool.id, "step": 2})
+    for task in (api, shell, tool):
+        assert mem.get_task(task.id).plan[1].status is clew.StepStatus.ACTIVE

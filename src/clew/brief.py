@@ -109,12 +109,16 @@ SHAPES = (
 )
 
 
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+# Control characters, and those YAML escapes in six bytes (a BOM, non-characters, lone
+# surrogates): invisible in a prompt, and costly once escaped (a goal of U+FFFE cut to
+# twelve characters took the core state two bytes past its bound).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\ufeff\ufffe\uffff\ud800-\udfff]")
 
 
 def clip(text: str, limit: int) -> str:
     """Return `text` on one line for a prompt, cut to `limit` characters with an ellipsis;
-    control characters (invisible, and costly once escaped) show as '?'."""
+    control characters and those YAML escapes (invisible, and costly once escaped) show
+    as '?'."""
     # Printable text holds no whitespace but the ASCII space (str.isprintable), so text
     # with no run of spaces and none at its ends is already flat: most titles and summaries.
     if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":

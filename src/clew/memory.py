@@ -225,8 +225,10 @@ class Memory(Assembly, Upkeep, Transfer):
         record; `step_agent`, `step_outcome`, `step_artifacts` and `depends_on` the step's
         (see `set_task_record` and `set_step_record`).
 
-        The message is stored first, then the step change, then the task's fields
-        and status, all in one transaction: either all of it happens or none. With
+        `step` alone (no status, summary or record) marks that step active: the agent is
+        now working on it (the CLI's `--step N` and the tool's `step` mean the same). The
+        message is stored first, then the step change, then the task's fields and status,
+        all in one transaction: either all of it happens or none. With
         `progress = "apply"` (the default), steps the message states are done (by number
         or exact title: "step 2 done", "Finished Build image") are completed too
         (journaled as inferred from the message), except the step this call changes itself.
@@ -244,7 +246,7 @@ class Memory(Assembly, Upkeep, Transfer):
         if step is None and any(f is not None for f in step_fields):
             raise ValidationError("say which step to change: give step (a number or a step id)")
         if step is not None and all(f is None for f in step_fields):
-            raise ValidationError("step was given without a change: give step_status or a summary")
+            step_status = StepStatus.ACTIVE  # a step alone: "I am now working on step N"
         fields = (
             ("name", name),
             ("goal", goal),

@@ -18,7 +18,8 @@ it degrades in this fixed order, one level at a time, until it fits (`LEVELS`):
    entries are counted on one line with one recall command
 7. goal and titles cut to 60 characters, no decisions, errors or constraints
 8. the core: id, goal (12 characters), status, step count, current and next step (titles
-   12 characters), and one hidden line whose command recalls everything
+   12 characters; 9 when they are of four-byte characters), and one hidden line whose
+   command recalls everything
 
 A stuck task (stuck.py) shows why under `stuck`: each condition's reason, evidence and
 suggestion; from level 5 without the suggestion, from level 7 its reason alone.
@@ -658,11 +659,23 @@ class _Render:
         return row
 
 
+# The core's bound is worked out at three UTF-8 bytes a character (its texts cut to 12):
+# texts of four-byte characters (most emoji, historic scripts) are cut to three quarters.
+FOUR_BYTE_CORE = LEVELS[-1]._replace(text_chars=9, title_chars=9, goal_chars=9)
+
+
 def render_lines(snap: Snapshot, level: int) -> tuple[list[str], tuple[Hidden, ...]]:
     """Render `snap` at degradation `level` (0 = the pruning rules only)."""
     render = _Render(snap, LEVELS[level])
-    data = render.build()
-    return dump_lines(data), tuple(render.hidden)
+    lines = dump_lines(render.build())
+    if LEVELS[level].core_only and _utf8_bytes(lines) > MIN_BUDGET:
+        render = _Render(snap, FOUR_BYTE_CORE)
+        lines = dump_lines(render.build())
+    return lines, tuple(render.hidden)
+
+
+def _utf8_bytes(lines: list[str]) -> int:
+    return sum(len(line.encode("utf-8", "surrogatepass")) + 1 for line in lines)
 
 
 def render_state(snap: Snapshot, budget: int, counter: TokenCounter) -> State:

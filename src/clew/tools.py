@@ -208,7 +208,9 @@ def task_register(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult
             " done by its number or exact title completes that step."
         ),
         "step": _STEP,
-        "step_status": _choice(STEP_STATUSES, "The step's new status (with step)."),
+        "step_status": _choice(
+            STEP_STATUSES, "The step's new status (with step; step alone marks it active)."
+        ),
         "step_summary": _text("A one-line summary of the step's outcome."),
         "active_issue": _text("What blocks the step now, if anything."),
         "status": _choice(TASK_STATUSES, "The task's new status."),

@@ -147,9 +147,6 @@ def cmd_task_update(args: argparse.Namespace) -> int:
         step_outcome, outcome = None, args.outcome
     if any(v is not None for v in step_record) and args.step is None:
         raise ValidationError("--agent, --artifact and --depends-on need --step (which step)")
-    changes_step = (args.summary, args.issue, step_outcome, *step_record)
-    if args.step_status is None and all(v is None for v in changes_step) and args.step:
-        args.step_status = "active"  # `--step N` alone means: I am now working on step N
     with open_memory(args) as mem:
         task = mem.update_task(
             args.id,
