@@ -37,6 +37,7 @@ from hypothesis import HealthCheck, settings
 import clew
 from clew.cli import main
 from clew.store.sqlite import migrate as _migrate
+from tests import tenancy
 
 # No timed tests: a property test has no deadline and no "generation is slow" check, which
 # fail on a loaded machine (a test's own @settings still sets what it names).
@@ -76,6 +77,34 @@ def _private_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
                      "CLEW_SECRET_FILE", "CLEW_CHECKPOINT_FILE"):  # fmt: skip
             patch.delenv(name, raising=False)
         yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _statements_checked() -> Iterator[None]:
+    """Hand every statement bound for a PostgreSQL connection to tests/tenancy.py, which
+    checks that it names its space (nothing edits it to: store/pg_adapter.py)."""
+    from clew.store import pg_adapter
+
+    translate = pg_adapter.translate
+
+    def checked(sql: str) -> pg_adapter.Statement:
+        statement = translate(sql)
+        tenancy.record(statement.text, sys._getframe(1))
+        return statement
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(pg_adapter, "translate", checked)
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _tenancy_kept() -> Iterator[None]:
+    """A test that sent PostgreSQL a statement not held to its space fails (tests/tenancy.py)."""
+    before = len(tenancy.FOUND)
+    yield
+    if len(tenancy.FOUND) > before:
+        broken = "\n".join(f"{why}: {sql}" for why, sql in tenancy.FOUND[before:])
+        pytest.fail(f"statements not held to their space:\n{broken}", pytrace=False)
 
 
 @pytest.fixture(autouse=True, scope="session")

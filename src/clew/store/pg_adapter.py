@@ -3,11 +3,15 @@
 The read modules and the projection handlers write `?` placeholders and read rows by column
 name or by position, as `sqlite3` gives them. This adapter turns `?` into psycopg's `%s`,
 doubles a literal `%`, leaves quoted text alone, reads a negative `LIMIT ?` as no limit (as
-SQLite does), binds text for a bytea column as its UTF-8 bytes, starts an `ON CONFLICT (...)`
-target with `space` (every key here does), holds every UPDATE and DELETE to the transaction's
-space, and makes rows that are tuples also addressable
-by name. A translation is made once per distinct statement and cached: the shared SQL is a
-fixed set of strings.
+SQLite does), binds text for a bytea column as its UTF-8 bytes, and makes rows that are
+tuples also addressable by name. A translation is made once per distinct statement and
+cached: the shared SQL is a fixed set of strings.
+
+It never edits what a statement means. Tenancy is the statement's own: every UPDATE and
+DELETE names its space in its text (`WHERE id = ? AND space = ?`), and an upsert's target
+is the key as this backend has it (`projection_handlers.conflict`: PostgreSQL's keys start
+with `space`); row-level security is the second wall behind them. tests/tenancy.py checks
+every statement clew sends a PostgreSQL connection while the tests run.
 """
 
 from __future__ import annotations
@@ -22,41 +26,6 @@ if TYPE_CHECKING:
 
 # A quoted string or identifier, `LIMIT ?`, a placeholder, or a literal percent sign.
 _TOKEN = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\bLIMIT\s+\?|\?|%", re.I)
-
-
-_CONFLICT = re.compile(r"ON CONFLICT\s*\((?!\s*space\b)\s*", re.IGNORECASE)
-
-
-# An UPDATE or DELETE of the projections names its row by id alone (ids are unique within a
-# space, and on SQLite across the file): here it is also held to the transaction's space, so
-# that even a role that bypasses row-level security cannot touch another space's row that
-# shares an id (the same journal imported into two spaces).
-_CHANGE = re.compile(
-    r"\s*(UPDATE\s+(?P<updated>\w+)\s+SET|DELETE\s+FROM\s+(?P<deleted>\w+))\b", re.IGNORECASE
-)
-IN_SPACE = "space = current_setting('clew.space')"
-# The server's keys and request log are administration across spaces (migration 17): an admin
-# revokes a key of any space, so their changes are not held to the transaction's.
-_ADMIN_TABLES = frozenset({"clew_keys", "clew_requests"})
-
-
-def _in_space(sql: str) -> str:
-    """`sql` (an UPDATE or DELETE) with its top-level WHERE held to the transaction's space."""
-    depth, quote, where = 0, "", -1
-    for i, char in enumerate(sql):
-        if quote:
-            quote = "" if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-        elif depth == 0 and sql[i : i + 7].upper() == " WHERE ":
-            where = i
-    if where < 0:
-        return f"{sql} WHERE {IN_SPACE}"
-    return f"{sql[:where]} WHERE ({sql[where + 7 :]}) AND {IN_SPACE}"
 
 
 class Row(tuple[Any, ...]):
@@ -105,11 +74,6 @@ _ASSIGNED_TO = re.compile(r"(\w+)\s*=\s*$")
 @lru_cache(maxsize=2048)
 def translate(sql: str) -> Statement:
     """Return `sql` with psycopg placeholders."""
-    # Keys here start with the space (pg_migrations.py): so do the conflict targets.
-    sql = _CONFLICT.sub("ON CONFLICT (space, ", sql)
-    changed = _CHANGE.match(sql)
-    if changed and (changed["updated"] or changed["deleted"]) not in _ADMIN_TABLES:
-        sql = _in_space(sql)
     limits: list[int] = []
     binary: list[int] = []
     plain = 0
@@ -180,6 +144,10 @@ class Cursor:
 
 class Connection:
     """`execute(sql, params)` with `?` placeholders over one psycopg connection."""
+
+    # What the shared SQL asks of its backend (projection_handlers.conflict): keys here start
+    # with `space`.
+    dialect = "postgresql"
 
     def __init__(self, conn: psycopg.Connection[Any]) -> None:
         self.raw = conn

@@ -873,8 +873,8 @@ MIGRATIONS += (
     # SQLite's migration 17: the server's keys and request log. Server administration: a key
     # is found by its prefix before its space is known, and an admin revokes any space's, so
     # these two tables have no row-level security by space (migration 23 gives them one by
-    # role) and their keys do not start with `space` (pg_adapter does not hold their changes
-    # to the transaction's space).
+    # role) and their keys do not start with `space` (their changes name no space: the one
+    # kind of statement tests/test_tenancy.py lets through without one).
     PgMigration(
         17,
         "keys of the HTTP server, one space and scope each, and its request log",

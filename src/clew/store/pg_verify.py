@@ -158,7 +158,7 @@ def _replay(
         count += 1
         if count % 1000 == 0:
             meter.report("verifying", count, total)
-        if link.space != space:  # the projections' changes are held to this (pg_adapter)
+        if link.space != space:  # row-level security holds the replay's rows to this
             scratch.execute("SELECT set_config('clew.space', ?, true)", (link.space,))
             space = link.space
         if expected is not None:

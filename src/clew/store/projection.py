@@ -18,7 +18,7 @@ from clew.models import FINISHED_STEP_STATUSES, Event, StepStatus, TaskStatus
 from clew.store import frozen_error_lines, projection_redactions
 from clew.store.projection_handlers import _HANDLERS as _HANDLERS
 from clew.store.projection_handlers import _JSON_COLUMNS as _JSON_COLUMNS
-from clew.store.projection_handlers import _UPGRADES, _column_value, handles, insert
+from clew.store.projection_handlers import _UPGRADES, _column_value, conflict, handles, insert
 from clew.store.projection_handlers import upgrades as upgrades
 
 # Columns an event may change, per table: the handlers never interpolate anything else.
@@ -59,7 +59,10 @@ def apply(
         return
     key = (event.task_id, event.created_at)
     if touched is None or key not in touched:
-        conn.execute("UPDATE tasks SET updated_at = ? WHERE id = ?", key[::-1])
+        conn.execute(
+            "UPDATE tasks SET updated_at = ? WHERE id = ? AND space = ?",
+            (event.created_at, event.task_id, event.space),
+        )
         if touched is not None:
             touched.add(key)
 
@@ -78,6 +81,7 @@ def _set(
     conn: sqlite3.Connection,
     table: str,
     allowed: frozenset[str],
+    space: str,
     row_id: str,
     changes: dict[str, Any],
     derived: dict[str, Any] | None = None,
@@ -93,8 +97,8 @@ def _set(
     columns = sorted(values)
     assignments = ", ".join(f"{c} = ?" for c in columns)
     conn.execute(
-        f"UPDATE {table} SET {assignments} WHERE id = ?",
-        [_column_value(c, values[c]) for c in columns] + [row_id],
+        f"UPDATE {table} SET {assignments} WHERE id = ? AND space = ?",
+        [_column_value(c, values[c]) for c in columns] + [row_id, space],
     )
 
 
@@ -142,7 +146,7 @@ def _task_created(conn: sqlite3.Connection, event: Event) -> None:
 
 @handles("task.updated")
 def _task_updated(conn: sqlite3.Connection, event: Event) -> None:
-    _set(conn, "tasks", _TASK_FIELDS, event.data["task_id"], event.data["changes"])
+    _set(conn, "tasks", _TASK_FIELDS, event.space, event.data["task_id"], event.data["changes"])
 
 
 @handles("task.status_changed")
@@ -150,8 +154,8 @@ def _task_status_changed(conn: sqlite3.Connection, event: Event) -> None:
     new = TaskStatus(event.data["to"])
     completed_at = event.created_at if new in _CLOSED else None
     conn.execute(
-        "UPDATE tasks SET status = ?, completed_at = ? WHERE id = ?",
-        (new.value, completed_at, event.data["task_id"]),
+        "UPDATE tasks SET status = ?, completed_at = ? WHERE id = ? AND space = ?",
+        (new.value, completed_at, event.data["task_id"], event.space),
     )
 
 
@@ -159,20 +163,22 @@ def _task_status_changed(conn: sqlite3.Connection, event: Event) -> None:
 def _task_archived(conn: sqlite3.Connection, event: Event) -> None:
     archived = bool(event.data["archived"])
     conn.execute(
-        "UPDATE tasks SET archived = ?, archived_at = ? WHERE id = ?",
-        (int(archived), event.created_at if archived else None, event.data["task_id"]),
+        "UPDATE tasks SET archived = ?, archived_at = ? WHERE id = ? AND space = ?",
+        (int(archived), event.created_at if archived else None, event.data["task_id"], event.space),
     )
 
 
 @handles("plan.revised")
 def _plan_revised(conn: sqlite3.Connection, event: Event) -> None:
-    task_id = event.data["task_id"]
+    task_id, space = event.data["task_id"], event.space
     # Clear positions first: the unique (task_id, ordinal) index forbids a transient clash.
-    conn.execute("UPDATE plan_items SET ordinal = NULL WHERE task_id = ?", (task_id,))
+    conn.execute(
+        "UPDATE plan_items SET ordinal = NULL WHERE task_id = ? AND space = ?", (task_id, space)
+    )
     for step_id in event.data["removed"]:
         conn.execute(
-            "UPDATE plan_items SET removed = 1, updated_at = ? WHERE id = ?",
-            (event.created_at, step_id),
+            "UPDATE plan_items SET removed = 1, updated_at = ? WHERE id = ? AND space = ?",
+            (event.created_at, step_id, space),
         )
     added = set(event.data["added"])
     for ordinal, step in enumerate(event.data["plan"], start=1):
@@ -182,7 +188,7 @@ def _plan_revised(conn: sqlite3.Connection, event: Event) -> None:
             conn.execute(
                 "UPDATE plan_items SET ordinal = ?, title = ?, depends_on = ?,"
                 " updated_at = CASE WHEN title = ? AND depends_on = ? THEN updated_at ELSE ? END"
-                " WHERE id = ?",
+                " WHERE id = ? AND space = ?",
                 (
                     ordinal,
                     step["title"],
@@ -191,13 +197,14 @@ def _plan_revised(conn: sqlite3.Connection, event: Event) -> None:
                     codec.dumps(step.get("depends_on", [])),
                     event.created_at,
                     step["id"],
+                    space,
                 ),
             )
     conn.execute(
-        "UPDATE tasks SET plan_version = ?, last_replanned_at = ? WHERE id = ?",
-        (event.data["version"], event.created_at, task_id),
+        "UPDATE tasks SET plan_version = ?, last_replanned_at = ? WHERE id = ? AND space = ?",
+        (event.data["version"], event.created_at, task_id, space),
     )
-    projection_record.plan_changed(conn, task_id, event.created_at)
+    projection_record.plan_changed(conn, space, task_id, event.created_at)
 
 
 @upgrades("step.updated", lambda data: "status" in data["changes"] and "timing" not in data)
@@ -212,7 +219,8 @@ def _step_before_timing(conn: sqlite3.Connection, event: Event) -> dict[str, Any
         timing["started_at"] = at
     elif status in FINISHED_STEP_STATUSES:
         row = conn.execute(
-            "SELECT started_at FROM plan_items WHERE id = ?", (event.data["step_id"],)
+            "SELECT started_at FROM plan_items WHERE id = ? AND space = ?",
+            (event.data["step_id"], event.space),
         )
         found = row.fetchone()
         started = found[0] if found is not None else None
@@ -228,10 +236,10 @@ def _step_updated(conn: sqlite3.Connection, event: Event) -> None:
     changes = event.data["changes"]
     # A status change carries the step's timing (tasks.step_timing).
     timing = {"updated_at": event.created_at, **event.data.get("timing", {})}
-    _set(conn, "plan_items", _STEP_FIELDS, step_id, changes, timing)
+    _set(conn, "plan_items", _STEP_FIELDS, event.space, step_id, changes, timing)
     if "status" in changes:
         projection_record.step_changed(
-            conn, event.data["task_id"], changes["status"], event.created_at
+            conn, event.space, event.data["task_id"], changes["status"], event.created_at
         )
 
 
@@ -252,7 +260,7 @@ def _action_recorded(conn: sqlite3.Connection, event: Event) -> None:
     row.update(output_kinds(row))
     insert(conn, "actions", {**row, "seq": event.seq, "created_at": event.created_at,
                              "updated_at": event.created_at})  # fmt: skip
-    projection_record.acted(conn, row["task_id"], event.created_at)
+    projection_record.acted(conn, event.space, row["task_id"], event.created_at)
 
 
 _STREAMS = ("stdout", "stderr")
@@ -287,7 +295,7 @@ def _action_updated(conn: sqlite3.Connection, event: Event) -> None:
     action_id = event.data["action_id"]
     changes = event.data["changes"]
     derived = {"updated_at": event.created_at, **output_kinds(changes)}
-    _set(conn, "actions", _ACTION_FIELDS, action_id, changes, derived)
+    _set(conn, "actions", _ACTION_FIELDS, event.space, action_id, changes, derived)
 
 
 @handles("action.logged")
@@ -349,8 +357,8 @@ def _files_changed(conn: sqlite3.Connection, event: Event) -> None:
         conn.execute(
             "INSERT INTO task_files (id, space, task_id, path, created, modifications,"
             " first_at, last_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT(id) DO UPDATE SET created = CASE WHEN excluded.created = 1 THEN 1"
-            " ELSE task_files.created END,"
+            f" ON CONFLICT {conflict(conn, 'id')} DO UPDATE SET"
+            " created = CASE WHEN excluded.created = 1 THEN 1 ELSE task_files.created END,"
             " modifications = task_files.modifications + excluded.modifications,"
             " last_at = excluded.last_at",
             (

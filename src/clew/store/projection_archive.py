@@ -61,8 +61,8 @@ def _entry_added(conn: sqlite3.Connection, event: Event) -> None:
     # `also_supersedes`: other records of the same decision or failure (an extracted copy).
     for old in filter(None, [e.get("supersedes"), *e.get("also_supersedes", [])]):
         conn.execute(
-            "UPDATE entries SET status = 'superseded', updated_at = ? WHERE id = ?",
-            (event.created_at, old),
+            "UPDATE entries SET status = 'superseded', updated_at = ? WHERE id = ? AND space = ?",
+            (event.created_at, old, event.space),
         )
     _fix(conn, event, event.data.get("fix"))
 
@@ -71,8 +71,14 @@ def _entry_added(conn: sqlite3.Connection, event: Event) -> None:
 def _entry_resolved(conn: sqlite3.Connection, event: Event) -> None:
     conn.execute(
         "UPDATE entries SET status = 'resolved', resolution = ?, resolved_at = ?, updated_at = ?"
-        " WHERE id = ?",
-        (event.data["resolution"], event.created_at, event.created_at, event.data["entry_id"]),
+        " WHERE id = ? AND space = ?",
+        (
+            event.data["resolution"],
+            event.created_at,
+            event.created_at,
+            event.data["entry_id"],
+            event.space,
+        ),
     )
     _fix(conn, event, event.data.get("fix"))
 
@@ -80,8 +86,8 @@ def _entry_resolved(conn: sqlite3.Connection, event: Event) -> None:
 @handles("entry.kept_open")
 def _entry_kept_open(conn: sqlite3.Connection, event: Event) -> None:
     conn.execute(
-        "UPDATE entries SET keep_open = ?, updated_at = ? WHERE id = ?",
-        (int(bool(event.data["keep_open"])), event.created_at, event.data["entry_id"]),
+        "UPDATE entries SET keep_open = ?, updated_at = ? WHERE id = ? AND space = ?",
+        (int(bool(event.data["keep_open"])), event.created_at, event.data["entry_id"], event.space),
     )
 
 
@@ -89,14 +95,15 @@ def _entry_kept_open(conn: sqlite3.Connection, event: Event) -> None:
 def _entry_evidence_added(conn: sqlite3.Connection, event: Event) -> None:
     # Ids and a time only: the command is the action's, so forgetting it forgets this too.
     row = conn.execute(
-        "SELECT evidence FROM entries WHERE id = ?", (event.data["entry_id"],)
+        "SELECT evidence FROM entries WHERE id = ? AND space = ?",
+        (event.data["entry_id"], event.space),
     ).fetchone()
     if row is None:
         return
     evidence = [*codec.loads(row[0] or "[]"), [event.data["action_id"], event.created_at]]
     conn.execute(
-        "UPDATE entries SET evidence = ?, updated_at = ? WHERE id = ?",
-        (codec.dumps(evidence), event.created_at, event.data["entry_id"]),
+        "UPDATE entries SET evidence = ?, updated_at = ? WHERE id = ? AND space = ?",
+        (codec.dumps(evidence), event.created_at, event.data["entry_id"], event.space),
     )
 
 
@@ -123,8 +130,8 @@ def _validation_recorded(conn: sqlite3.Connection, event: Event) -> None:
         "seq": event.seq,
     })  # fmt: skip
     conn.execute(
-        "UPDATE trace_decisions SET validation_status = ? WHERE id = ?",
-        ("passed" if v["passed"] else "failed", v["decision_id"]),
+        "UPDATE trace_decisions SET validation_status = ? WHERE id = ? AND space = ?",
+        ("passed" if v["passed"] else "failed", v["decision_id"], event.space),
     )
 
 
@@ -142,8 +149,8 @@ def _pattern_observed(conn: sqlite3.Connection, event: Event) -> None:
     column = "success_count" if event.data["success"] else "failure_count"
     conn.execute(
         f"UPDATE patterns SET {column} = {column} + 1, last_validated = ?, updated_at = ?"
-        " WHERE id = ?",
-        (event.created_at, event.created_at, event.data["pattern_id"]),
+        " WHERE id = ? AND space = ?",
+        (event.created_at, event.created_at, event.data["pattern_id"], event.space),
     )
 
 
@@ -151,8 +158,8 @@ def _pattern_observed(conn: sqlite3.Connection, event: Event) -> None:
 def _pattern_deprecated(conn: sqlite3.Connection, event: Event) -> None:
     for pattern_id in event.data["pattern_ids"]:
         conn.execute(
-            "UPDATE patterns SET deprecated = ?, updated_at = ? WHERE id = ?",
-            (int(bool(event.data["deprecated"])), event.created_at, pattern_id),
+            "UPDATE patterns SET deprecated = ?, updated_at = ? WHERE id = ? AND space = ?",
+            (int(bool(event.data["deprecated"])), event.created_at, pattern_id, event.space),
         )
 
 
@@ -168,6 +175,11 @@ def _guardrail_added(conn: sqlite3.Connection, event: Event) -> None:
 @handles("guardrail.changed")
 def _guardrail_changed(conn: sqlite3.Connection, event: Event) -> None:
     conn.execute(
-        "UPDATE guardrails SET enabled = ?, updated_at = ? WHERE id = ?",
-        (int(bool(event.data["enabled"])), event.created_at, event.data["guardrail_id"]),
+        "UPDATE guardrails SET enabled = ?, updated_at = ? WHERE id = ? AND space = ?",
+        (
+            int(bool(event.data["enabled"])),
+            event.created_at,
+            event.data["guardrail_id"],
+            event.space,
+        ),
     )

@@ -37,7 +37,8 @@ def _session_updated(conn: sqlite3.Connection, event: Event) -> None:
     for column in sorted(changes):
         value = int(changes[column]) if column == "active" else changes[column]
         conn.execute(
-            f"UPDATE sessions SET {column} = ? WHERE id = ?", (value, event.data["session_id"])
+            f"UPDATE sessions SET {column} = ? WHERE id = ? AND space = ?",
+            (value, event.data["session_id"], event.space),
         )
 
 
@@ -52,12 +53,15 @@ def _turn_before_call_turn(conn: sqlite3.Connection, event: Event) -> dict[str, 
 
     data = event.data
     t = data["turn"]
-    row = conn.execute("SELECT tool_name, call_turn FROM turns WHERE id = ?", (t["id"],))
+    row = conn.execute(
+        "SELECT tool_name, call_turn FROM turns WHERE id = ? AND space = ?", (t["id"], event.space)
+    )
     known = row.fetchone()
     if known is not None:
         return {**data, "turn": {**t, "tool_name": known[0], "call_turn": known[1]}}
     parts = frozen_turns.parse(t["message"])
-    call = _state(conn, data["session_id"]).get("calls", {}).get(parts.tool_call_id or "", {})
+    calls = _state(conn, event.space, data["session_id"]).get("calls", {})
+    call = calls.get(parts.tool_call_id or "", {})
     name = t.get("tool_name") or parts.tool_name or call.get("name")
     return {**data, "turn": {**t, "tool_name": name, "call_turn": call.get("turn")}}
 
@@ -77,9 +81,10 @@ def _turn_before_derived(conn: sqlite3.Connection, event: Event) -> dict[str, An
     turn = {**t, "role": parts.role, "tool_calls": calls, "tool_call_id": parts.tool_call_id}
     # Derived here, not journaled: the row keeps this text itself (see _text_in).
     turn["text"], turn["text_derived"] = parts.text, True
-    row = conn.execute("SELECT 1 FROM turns WHERE id = ?", (t["id"],)).fetchone()
+    found = conn.execute("SELECT 1 FROM turns WHERE id = ? AND space = ?", (t["id"], event.space))
+    row = found.fetchone()
     if row is None:
-        old = _state(conn, data["session_id"])
+        old = _state(conn, event.space, data["session_id"])
         new = frozen_turns.advance(old, t["number"], parts)
         turn["state"] = {k: v for k, v in new.items() if k not in old or old[k] != v}
     return {**data, "turn": turn}
@@ -145,9 +150,10 @@ def _encoded(old: dict[str, Any], change: dict[str, Any]) -> tuple[dict[str, Any
 class _Pending:
     """What a session's turns in a bulk block changed in its row, not written yet."""
 
-    __slots__ = ("said", "state", "tokens", "turns")
+    __slots__ = ("said", "space", "state", "tokens", "turns")
 
-    def __init__(self) -> None:
+    def __init__(self, space: str) -> None:
+        self.space = space  # the session's (a block's turns are all of one space)
         self.state: dict[str, Any] | None = None  # None: the turns left it as stored
         self.turns = 0
         self.tokens = 0
@@ -177,15 +183,15 @@ def settle(conn: sqlite3.Connection, *, end: bool = False) -> None:
         if p.state is None:
             conn.execute(
                 "UPDATE sessions SET turn_count = turn_count + ?, total_tokens = total_tokens"
-                " + ?, last_active_at = ? WHERE id = ?",
-                (p.turns, p.tokens, p.said, session_id),
+                " + ?, last_active_at = ? WHERE id = ? AND space = ?",
+                (p.turns, p.tokens, p.said, session_id, p.space),
             )
             continue
         text = _ENCODE(p.state)
         conn.execute(
             "UPDATE sessions SET turn_count = turn_count + ?, total_tokens = total_tokens + ?,"
-            " last_active_at = ?, state = ? WHERE id = ?",
-            (p.turns, p.tokens, p.said, text, session_id),
+            " last_active_at = ?, state = ? WHERE id = ? AND space = ?",
+            (p.turns, p.tokens, p.said, text, session_id, p.space),
         )
         _remember(text, p.state)
     pending.clear()
@@ -198,7 +204,7 @@ def settle(conn: sqlite3.Connection, *, end: bool = False) -> None:
 KNOWN: dict[int, tuple[str, dict[str, Any]]] = {}
 
 
-def _state(conn: sqlite3.Connection, session_id: str) -> dict[str, Any]:
+def _state(conn: sqlite3.Connection, space: str, session_id: str) -> dict[str, Any]:
     pending = PUT_OFF.get(id(conn)) if PUT_OFF else None
     if pending:
         p = pending.get(session_id)
@@ -207,7 +213,10 @@ def _state(conn: sqlite3.Connection, session_id: str) -> dict[str, Any]:
     known = KNOWN.get(id(conn)) if KNOWN else None
     if known is not None and known[0] == session_id:
         return known[1]
-    row = conn.execute("SELECT state FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    found = conn.execute(
+        "SELECT state FROM sessions WHERE id = ? AND space = ?", (session_id, space)
+    )
+    row = found.fetchone()
     return decoded_state(row[0]) if row is not None else {}
 
 
@@ -282,9 +291,9 @@ def _turn_appended(conn: sqlite3.Connection, event: Event) -> None:
     pending = PUT_OFF.get(id(conn)) if PUT_OFF else None
     if pending is not None:  # a bulk block: the session's row is written once, by `settle`
         # Worked out before the insert, so that an event failing here leaves nothing done.
-        p = pending.get(session_id) or _Pending()
+        p = pending.get(session_id) or _Pending(event.space)
         tokens = p.tokens + t["token_count"]
-        state = {**_state(conn, session_id), **change} if change else p.state
+        state = {**_state(conn, event.space, session_id), **change} if change else p.state
     # The columns are this handler's, not the event's: one fixed statement (no `insert`).
     # text_in: where the event holds the row's text (None: it does not).
     conn.execute(_INSERT_TURN if pending is None else _INSERT_ROW, (
@@ -302,15 +311,15 @@ def _turn_appended(conn: sqlite3.Connection, event: Event) -> None:
     if not change:
         conn.execute(
             "UPDATE sessions SET turn_count = turn_count + 1, total_tokens = total_tokens + ?,"
-            " last_active_at = ? WHERE id = ?",
-            (t["token_count"], said, session_id),
+            " last_active_at = ? WHERE id = ? AND space = ?",
+            (t["token_count"], said, session_id, event.space),
         )
         return
-    state_now, state_text = _encoded(_state(conn, session_id), change)
+    state_now, state_text = _encoded(_state(conn, event.space, session_id), change)
     conn.execute(
         "UPDATE sessions SET turn_count = turn_count + 1, total_tokens = total_tokens + ?,"
-        " last_active_at = ?, state = ? WHERE id = ?",
-        (t["token_count"], said, state_text, session_id),
+        " last_active_at = ?, state = ? WHERE id = ? AND space = ?",
+        (t["token_count"], said, state_text, session_id, event.space),
     )
     _remember(state_text, state_now)
     if KNOWN and id(conn) in KNOWN:
@@ -324,11 +333,11 @@ def _turns_hidden(conn: sqlite3.Connection, event: Event) -> None:
     session_id = event.data["session_id"]
     if "through" in event.data:
         conn.execute(
-            "UPDATE turns SET hidden = 1 WHERE session_id = ? AND turn <= ?",
-            (session_id, event.data["through"]),
+            "UPDATE turns SET hidden = 1 WHERE session_id = ? AND space = ? AND turn <= ?",
+            (session_id, event.space, event.data["through"]),
         )
     else:
         conn.execute(
-            "UPDATE turns SET hidden = 1 WHERE session_id = ? AND turn = ?",
-            (session_id, event.data["turn"]),
+            "UPDATE turns SET hidden = 1 WHERE session_id = ? AND space = ? AND turn = ?",
+            (session_id, event.space, event.data["turn"]),
         )

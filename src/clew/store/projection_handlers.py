@@ -46,6 +46,16 @@ def upgrades(event_type: str, outdated: Outdated) -> Callable[[Upgrade], Upgrade
     return register
 
 
+def conflict(conn: sqlite3.Connection, *key: str) -> str:
+    """The `ON CONFLICT` target of a row keyed by `key` within its space, as `conn`'s backend
+    keys it: each backend gets its statement as written, never rewritten. PostgreSQL's keys
+    start with `space` (pg_migrations.py: two spaces may hold the same journal, so the same
+    ids); SQLite's ids are unique across the file and its keys have no `space`
+    (migrations.py). A connection says which it is by its `dialect`; sqlite3's has none."""
+    columns = ("space", *key) if getattr(conn, "dialect", "sqlite") == "postgresql" else key
+    return f"({', '.join(columns)})"
+
+
 def _column_value(column: str, value: Any) -> Any:
     return codec.dumps(value) if column in _JSON_COLUMNS and value is not None else value
 

@@ -16,15 +16,15 @@ from typing import Any
 
 from clew import codec
 from clew.models import Event
-from clew.store.projection_handlers import handles
+from clew.store.projection_handlers import conflict, handles
 
 _DONE = "('completed', 'skipped')"
 # The synthesis timestamp's new value (parameters: task id, task id, time): set while the
 # plan has steps and all are done, kept if already set, cleared otherwise.
 _SYNTHESIS = (
-    "CASE WHEN EXISTS (SELECT 1 FROM plan_items WHERE task_id = ? AND removed = 0) AND NOT"
-    f" EXISTS (SELECT 1 FROM plan_items WHERE task_id = ? AND removed = 0 AND status NOT IN"
-    f" {_DONE}) THEN coalesce(synthesis_started_at, ?) ELSE NULL END"
+    "CASE WHEN EXISTS (SELECT 1 FROM plan_items WHERE task_id = ? AND space = ? AND removed = 0)"
+    " AND NOT EXISTS (SELECT 1 FROM plan_items WHERE task_id = ? AND space = ? AND removed = 0"
+    f" AND status NOT IN {_DONE}) THEN coalesce(synthesis_started_at, ?) ELSE NULL END"
 )
 
 TASK_RECORD_FIELDS = frozenset(
@@ -53,7 +53,7 @@ def _upsert(
     updates = ", ".join(f"{c} = excluded.{c}" for c in [*sorted(values), "updated_at"])
     conn.execute(
         f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' for _ in row)})"
-        f" ON CONFLICT(id) DO UPDATE SET {updates}",
+        f" ON CONFLICT {conflict(conn, 'id')} DO UPDATE SET {updates}",
         row,
     )
 
@@ -82,42 +82,43 @@ def created(conn: sqlite3.Connection, event: Event) -> None:
     _upsert(conn, "task_records", TASK_RECORD_FIELDS, key, changes, event.created_at)
 
 
-def plan_changed(conn: sqlite3.Connection, task_id: str, at: str) -> None:
+def plan_changed(conn: sqlite3.Connection, space: str, task_id: str, at: str) -> None:
     """After a replan: the plan may exist for the first time, or be no longer all done."""
     conn.execute(
-        "UPDATE task_records SET plan_generated_at = ? WHERE id = ? AND plan_generated_at IS"
-        " NULL AND EXISTS (SELECT 1 FROM plan_items WHERE task_id = ? AND removed = 0)",
-        (at, task_id, task_id),
+        "UPDATE task_records SET plan_generated_at = ? WHERE id = ? AND space = ?"
+        " AND plan_generated_at IS NULL"
+        " AND EXISTS (SELECT 1 FROM plan_items WHERE task_id = ? AND space = ? AND removed = 0)",
+        (at, task_id, space, task_id, space),
     )
-    synthesis(conn, task_id, at)
+    synthesis(conn, space, task_id, at)
 
 
-def step_changed(conn: sqlite3.Connection, task_id: str, status: str, at: str) -> None:
+def step_changed(conn: sqlite3.Connection, space: str, task_id: str, status: str, at: str) -> None:
     """After a step's status changed: execution may start, synthesis start or stop."""
     if status == "pending":
-        synthesis(conn, task_id, at)
+        synthesis(conn, space, task_id, at)
         return
     # One statement for both (a step begun is the usual change): `acted`'s condition as a
     # coalesce, so the row is found and written once instead of twice.
     conn.execute(
         "UPDATE task_records SET execution_started_at = coalesce(execution_started_at, ?),"
-        f" synthesis_started_at = {_SYNTHESIS} WHERE id = ?",
-        (at, task_id, task_id, at, task_id),
+        f" synthesis_started_at = {_SYNTHESIS} WHERE id = ? AND space = ?",
+        (at, task_id, space, task_id, space, at, task_id, space),
     )
 
 
-def acted(conn: sqlite3.Connection, task_id: str, at: str) -> None:
+def acted(conn: sqlite3.Connection, space: str, task_id: str, at: str) -> None:
     """Execution starts with the first step begun or action recorded."""
     conn.execute(
-        "UPDATE task_records SET execution_started_at = ? WHERE id = ?"
+        "UPDATE task_records SET execution_started_at = ? WHERE id = ? AND space = ?"
         " AND execution_started_at IS NULL",
-        (at, task_id),
+        (at, task_id, space),
     )
 
 
-def synthesis(conn: sqlite3.Connection, task_id: str, at: str) -> None:
+def synthesis(conn: sqlite3.Connection, space: str, task_id: str, at: str) -> None:
     """Synthesis starts when every step is completed or skipped, and stops if one reopens."""
     conn.execute(
-        f"UPDATE task_records SET synthesis_started_at = {_SYNTHESIS} WHERE id = ?",
-        (task_id, task_id, at, task_id),
+        f"UPDATE task_records SET synthesis_started_at = {_SYNTHESIS} WHERE id = ? AND space = ?",
+        (task_id, space, task_id, space, at, task_id, space),
     )

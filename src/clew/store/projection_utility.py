@@ -26,8 +26,8 @@ def _job_queued(conn: sqlite3.Connection, event: Event) -> None:
 def _job_claimed(conn: sqlite3.Connection, event: Event) -> None:
     conn.execute(
         "UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_until = ?,"
-        " updated_at = ? WHERE id = ?",
-        (event.data["lease_until"], event.created_at, event.data["job_id"]),
+        " updated_at = ? WHERE id = ? AND space = ?",
+        (event.data["lease_until"], event.created_at, event.data["job_id"], event.space),
     )
 
 
@@ -35,8 +35,8 @@ def _job_claimed(conn: sqlite3.Connection, event: Event) -> None:
 def _job_done(conn: sqlite3.Connection, event: Event) -> None:
     conn.execute(
         "UPDATE jobs SET status = 'done', lease_until = NULL, result = ?, error = NULL,"
-        " updated_at = ? WHERE id = ?",
-        (codec.dumps(event.data["result"]), event.created_at, event.data["job_id"]),
+        " updated_at = ? WHERE id = ? AND space = ?",
+        (codec.dumps(event.data["result"]), event.created_at, event.data["job_id"], event.space),
     )
 
 
@@ -45,8 +45,9 @@ def _job_failed(conn: sqlite3.Connection, event: Event) -> None:
     # A job that may still be retried goes back to pending; the last failure stays failed.
     status = "pending" if event.data["retry"] else "failed"
     conn.execute(
-        "UPDATE jobs SET status = ?, lease_until = NULL, error = ?, updated_at = ? WHERE id = ?",
-        (status, event.data["error"], event.created_at, event.data["job_id"]),
+        "UPDATE jobs SET status = ?, lease_until = NULL, error = ?, updated_at = ?"
+        " WHERE id = ? AND space = ?",
+        (status, event.data["error"], event.created_at, event.data["job_id"], event.space),
     )
 
 

@@ -34,20 +34,28 @@ def _wait_added(conn: sqlite3.Connection, event: Event) -> None:
 @handles("wait.checked")
 def _wait_checked(conn: sqlite3.Connection, event: Event) -> None:
     conn.execute(
-        "UPDATE waits SET observation = ?, checked_at = ?, updated_at = ? WHERE id = ?",
-        (event.data["observation"], event.created_at, event.created_at, event.data["wait_id"]),
+        "UPDATE waits SET observation = ?, checked_at = ?, updated_at = ?"
+        " WHERE id = ? AND space = ?",
+        (
+            event.data["observation"],
+            event.created_at,
+            event.created_at,
+            event.data["wait_id"],
+            event.space,
+        ),
     )
 
 
 def _end(conn: sqlite3.Connection, event: Event, status: str, result: str | None) -> None:
     conn.execute(
-        "UPDATE waits SET status = ?, result = ?, ended_at = ?, updated_at = ? WHERE id = ?",
-        (status, result, event.created_at, event.created_at, event.data["wait_id"]),
+        "UPDATE waits SET status = ?, result = ?, ended_at = ?, updated_at = ?"
+        " WHERE id = ? AND space = ?",
+        (status, result, event.created_at, event.created_at, event.data["wait_id"], event.space),
     )
     if "observation" in event.data:
         conn.execute(
-            "UPDATE waits SET observation = ?, checked_at = ? WHERE id = ?",
-            (event.data["observation"], event.created_at, event.data["wait_id"]),
+            "UPDATE waits SET observation = ?, checked_at = ? WHERE id = ? AND space = ?",
+            (event.data["observation"], event.created_at, event.data["wait_id"], event.space),
         )
 
 
