@@ -26,6 +26,7 @@ from clew.conversations import (
 )
 from clew.errors import ValidationError
 from clew.models import EntryFilter, EntryStatus, EntryType, Pattern, Task
+from clew.retrieval import Retrieval
 from clew.semantic import evidence, guardrail_lines
 from clew.tokens import counter
 
@@ -69,8 +70,11 @@ def rank_patterns(
     return [p for _, p in scored[:k]]
 
 
-class Assembly(Conversations):
+class Assembly(Retrieval, Conversations):
     """The facade's context assembly (mixed into `Memory`)."""
+
+    # Retrieval is a base only while it is a mixin (Conversations no longer brings it):
+    # once it is a service, Assembly reaches it as an attribute set by Memory instead.
 
     def assemble(
         self,

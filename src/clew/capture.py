@@ -1,4 +1,4 @@
-"""Coding assistants' transcript files archived as sessions, on the Memory facade.
+"""Coding assistants' transcript files archived as sessions: a service of the Memory facade.
 
 `capture_transcript` appends to the session keyed by the transcript's own session id only the
 lines it does not hold yet, so a hook can run it after every prompt and tool call:
@@ -27,6 +27,7 @@ from typing import IO, Any, NamedTuple
 
 from clew import checks, transcripts
 from clew.errors import ValidationError
+from clew.facade import Facade, Service
 from clew.models import Session
 from clew.sessions import Sessions
 
@@ -46,8 +47,12 @@ class Captured(NamedTuple):
     bad: int  # of those, lines that are not JSON
 
 
-class Capture(Sessions):
-    """Transcript capture (mixed into Memory through Conversations)."""
+class Capture(Service):
+    """Transcript capture (a service of Memory): it archives through the sessions service."""
+
+    def __init__(self, kernel: Facade, sessions: Sessions) -> None:
+        super().__init__(kernel)
+        self._sessions = sessions
 
     def capture_transcript(
         self,
@@ -124,7 +129,7 @@ class Capture(Sessions):
                 added += self._append_captured(session, batch.messages, times)
                 consumed, bad = consumed + batch.lines, bad + batch.bad
                 if end and not batch.more:
-                    self.end_session(session.id)
+                    self._sessions.end_session(session.id)
                 if not batch.more:
                     final = self._store.get_session(session.id)
                     return Captured(final, added, consumed - added, bad)
@@ -169,7 +174,7 @@ class Capture(Sessions):
             new = self._codex_new(session, items)
             added = self._append_captured(session, [items[i] for i in new], [times[i] for i in new])
             if end:
-                self.end_session(session.id)
+                self._sessions.end_session(session.id)
             return Captured(self._store.get_session(session.id), added, count - added, bad)
 
     def _codex_new(self, session: Session, items: list[dict[str, Any]]) -> list[int]:
@@ -194,8 +199,10 @@ class Capture(Sessions):
         """The session keyed `key`: started, if it is new, when its transcript began."""
         if self._store.session_by_key(key) is None:
             started = next((t for t in self._said_at(times) if t is not None), None)
-            return self.start_session(key=key, workspace=workspace, model=model, at=started)
-        return self.open_session(key)
+            return self._sessions.start_session(
+                key=key, workspace=workspace, model=model, at=started
+            )
+        return self._sessions.open_session(key)
 
     def _said_at(self, times: list[Any]) -> list[str | None]:
         """A transcript's stamps as store times (None where one is missing or not a time)."""
@@ -223,7 +230,7 @@ class Capture(Sessions):
         with self._store.bulk_turns() if len(messages) >= _BATCH else contextlib.nullcontext():
             for first in range(0, len(messages), _BATCH):
                 batch = messages[first : first + _BATCH]
-                self.append_turns(session.id, batch, at=said[first : first + _BATCH])
+                self._sessions.append_turns(session.id, batch, at=said[first : first + _BATCH])
         return len(messages)
 
 

@@ -1,5 +1,6 @@
-"""The conversation archive on the Memory facade: sessions and their turns (sessions.py),
-recall (recollection.py), and here token-aware context assembly and resume.
+"""The conversation archive on the Memory facade: sessions and their turns (the sessions
+service, sessions.py), recall (recollection.py), and here token-aware context assembly and
+resume.
 """
 
 from __future__ import annotations
@@ -11,14 +12,14 @@ from typing import NamedTuple
 
 from clew import checks
 from clew.brief import clip, current_step
-from clew.capture import Capture
 from clew.context import TIER_BUDGETS, Context, Section, assemble, tier_caps
 from clew.errors import NotFoundError, ValidationError
 from clew.models import EntryStatus, Session, Turn
-from clew.recollection import Recollection
 from clew.semantic import guardrail_lines
+from clew.sessions import Sessions
 from clew.state import MAX_BUDGET
 from clew.tokens import counter
+from clew.working import Working
 
 __all__ = ["CONTEXT_BUDGET", "MAX_CONTEXT_BUDGET", "Conversations", "Resumed"]
 
@@ -36,8 +37,11 @@ class Resumed(NamedTuple):
     context: Context
 
 
-class Conversations(Recollection, Capture):
-    """Sessions, turns, recall and context assembly (mixed into Memory)."""
+class Conversations(Working):
+    """A session's context assembly and resume (mixed into Memory), over the sessions
+    service."""
+
+    sessions: Sessions  # the sessions service (set by Memory)
 
     @functools.cached_property
     def _measured(self) -> OrderedDict[str, int]:
@@ -68,7 +72,7 @@ class Conversations(Recollection, Capture):
             )
         caps = tier_caps(TIER_BUDGETS, tiers)
         with self._store.transaction():
-            current = self._session(session)
+            current = self.sessions.get_session(session)
             tid = self._task_id(task_id) if task_id is not None else current.task_id
             sections = self._sections(current, tid, retrieved)
             prompt, lead = self._system_prompt(current, system_prompt)
@@ -163,7 +167,7 @@ class Conversations(Recollection, Capture):
         return self.state(task_id, budget=min(budget, MAX_BUDGET)).text
 
     def _session_state_text(self, session_id: str, budget: int) -> str:
-        return self.session_state(session_id, budget=min(budget, MAX_BUDGET)).text
+        return self.sessions.session_state(session_id, budget=min(budget, MAX_BUDGET)).text
 
     # -- resume, import, export -----------------------------------------------------------
 
@@ -180,7 +184,7 @@ class Conversations(Recollection, Capture):
         its prompt is assembled (a call without its result is repaired there)."""
         if session is None:
             where = workspace if workspace is not None else os.getcwd()
-            found = self.list_sessions(where, limit=1)
+            found = self.sessions.list_sessions(where, limit=1)
             if not found:
                 raise NotFoundError(
                     "session",
@@ -189,7 +193,7 @@ class Conversations(Recollection, Capture):
                     message=f"no session belongs to the workspace {where}",
                 )
             session = found[0].id
-        current = self._set_active(session, True)
+        current = self.sessions._set_active(session, True)
         context = self.assemble_context(current.id, budget=budget, system_prompt=system_prompt)
         return Resumed(current, context)
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from clew import checks, record, tasks
 from clew.assembly import Assembly
+from clew.capture import Capture
 from clew.checkpoints import Checkpoints
 from clew.clock import Clock, utcnow
 from clew.errors import ValidationError
@@ -32,9 +33,11 @@ from clew.models import (
     TaskStatus,
     VerifyReport,
 )
+from clew.recollection import Recollection
 from clew.redaction import Found
 from clew.roles import Roles
 from clew.semantic import Semantic
+from clew.sessions import Sessions
 from clew.store import Store
 from clew.taskrecord import step_changes
 from clew.trace import Ledger
@@ -78,6 +81,10 @@ class Memory(Assembly, Upkeep, Transfer):
         self.ledger = Ledger(self)
         self.governor = Governor(self)
         self.semantic = Semantic(self)
+        self.sessions = Sessions(self)
+        self.capture = Capture(self, self.sessions)
+        # Archive and retrieval are still mixins of Memory: it is both, until they are services.
+        self.recollection = Recollection(self, self.sessions, self, self)
 
     # -- the services' calls, forwarded: Memory's flat API (tests/test_services.py keeps
     # this list equal to the services' public methods) ------------------------------------
@@ -120,6 +127,24 @@ class Memory(Assembly, Upkeep, Transfer):
     list_guardrails = forward("semantic", Semantic.list_guardrails)
     check_command = forward("semantic", Semantic.check_command)
     guardrails_text = forward("semantic", Semantic.guardrails_text)
+    start_session = forward("sessions", Sessions.start_session)
+    open_session = forward("sessions", Sessions.open_session)
+    get_session = forward("sessions", Sessions.get_session)
+    list_sessions = forward("sessions", Sessions.list_sessions)
+    update_session = forward("sessions", Sessions.update_session)
+    end_session = forward("sessions", Sessions.end_session)
+    append_turn = forward("sessions", Sessions.append_turn)
+    append_turns = forward("sessions", Sessions.append_turns)
+    list_turns = forward("sessions", Sessions.list_turns)
+    pop_turn = forward("sessions", Sessions.pop_turn)
+    clear_session = forward("sessions", Sessions.clear_session)
+    session_state = forward("sessions", Sessions.session_state)
+    import_session = forward("sessions", Sessions.import_session)
+    export_session = forward("sessions", Sessions.export_session)
+    write_session = forward("sessions", Sessions.write_session)
+    capture_transcript = forward("capture", Capture.capture_transcript)
+    recall = forward("recollection", Recollection.recall)
+    recall_hint = forward("recollection", Recollection.recall_hint)
 
     # -- tasks ----------------------------------------------------------------------------
 
@@ -512,7 +537,7 @@ class Memory(Assembly, Upkeep, Transfer):
         (its id, a prefix or its key) or one kind when given."""
         limit = checks.optional_count(limit, "limit")
         tid = None if task_id is None else self._task_id(task_id)
-        sid = None if session is None else self._session(session).id
+        sid = None if session is None else self.sessions.get_session(session).id
         if kind is not None:
             kind = checks.name(kind, "kind")
         return self._store.list_redactions(task_id=tid, session_id=sid, kind=kind, limit=limit)

@@ -1,5 +1,5 @@
-"""`recall` on the Memory facade, the conversation_recall tool's engine: a session's
-turns found by search, by range, by tool, by the entry they were the source of, or its
+"""`recall`, a service of the Memory facade and the conversation_recall tool's engine: a
+session's turns found by search, by range, by tool, by the entry they were the source of, or its
 summary, each within a token budget and shown with the turns around them."""
 
 from __future__ import annotations
@@ -8,10 +8,13 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from clew import checks, recall
+from clew.archive import Archive
 from clew.brief import clip
 from clew.errors import ValidationError
+from clew.facade import Facade, Service
 from clew.models import EntryFilter, RecordHit, Session, Turn
 from clew.recall import RECALL_ACTIONS, RECALL_BUDGET, Fitted
+from clew.retrieval import Retrieval
 from clew.sessions import Sessions
 from clew.tokens import counter
 
@@ -35,8 +38,18 @@ class Recall(NamedTuple):
     hits: tuple[RecordHit, ...] = ()
 
 
-class Recollection(Sessions):
-    """Recall over a session's turns (mixed into Memory through Conversations)."""
+class Recollection(Service):
+    """Recall over a session's turns (a service of Memory): it reads sessions through the
+    sessions service, finds turns with search's engine and an entry's source turns through
+    the archive."""
+
+    def __init__(
+        self, kernel: Facade, sessions: Sessions, archive: Archive, retrieval: Retrieval
+    ) -> None:
+        super().__init__(kernel)
+        self._sessions = sessions
+        self._archive = archive
+        self._retrieval = retrieval
 
     # -- recall ---------------------------------------------------------------------------
 
@@ -72,13 +85,13 @@ class Recollection(Sessions):
             raise ValidationError(f"budget must be at least {MIN_RECALL_BUDGET} tokens")
         with self._store.transaction():
             if action == "search" and session is None:
-                sessions = self.list_sessions(workspace)
+                sessions = self._sessions.list_sessions(workspace)
                 if not sessions:
                     where = f"the workspace {workspace}" if workspace else "this store"
                     raise ValidationError(f"no session belongs to {where}: record some turns first")
                 return self._recall_search(sessions, _required(query, "query", action), limit,
                                            budget, workspace=workspace)  # fmt: skip
-            current = self._session(_required(session, "session", action))
+            current = self._sessions.get_session(_required(session, "session", action))
             if action == "summary":
                 return self._recall_summary(current, budget)
             if action == "search":
@@ -135,7 +148,7 @@ class Recollection(Sessions):
         section per session, the session of the best hit first."""
         # Every session of the store: no list of them to send to the store.
         ids = None if workspace is None and len(sessions) > 1 else [s.id for s in sessions]
-        hits = self._search(query, ("turn",), EntryFilter(), ids, "auto", limit, False)
+        hits = self._retrieval._search(query, ("turn",), EntryFilter(), ids, "auto", limit, False)
         scope = (
             f"session {sessions[0].id}" if len(sessions) == 1 and workspace is None
             else f"the {len(sessions)} session(s) of {workspace or 'this store'}"
@@ -201,7 +214,7 @@ class Recollection(Sessions):
         return self._recall(current, "tool_calls", groups, set(), head, budget)
 
     def _recall_source(self, current: Session, entry_id: str, budget: int) -> Recall:
-        entry = self.get_entry(entry_id)
+        entry = self._archive.get_entry(entry_id)
         ids = [ident for kind, ident in entry.sources if kind == "turn"]
         shown = [t for t in self._store.turns_by_id(ids) if t.session_id == current.id]
         if not shown:
@@ -215,7 +228,7 @@ class Recollection(Sessions):
 
     def _recall_summary(self, current: Session, budget: int) -> Recall:
         stats = self._store.turn_stats(current.id)
-        state = self.session_state(current.id)
+        state = self._sessions.session_state(current.id)
         roles = ", ".join(f"{n} {r}" for r, n in sorted(stats["roles"].items()))
         tools = ", ".join(f"{name} x{n}" for name, n in list(stats["tools"].items())[:15])
         lines = [

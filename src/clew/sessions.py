@@ -1,5 +1,5 @@
-"""Sessions and their turns on the Memory facade: every message kept verbatim as a turn,
-written through before the call returns; the session state folded from the turns as they
+"""Sessions and their turns, a service of the Memory facade: every message kept verbatim as
+a turn, written through before the call returns; the session state folded from the turns as they
 are appended (each turn's event carries what it changed); import and export.
 
 Nothing is ever deleted: popping or clearing a session (the Agents SDK's `pop_item`,
@@ -16,17 +16,16 @@ from typing import IO, Any, NamedTuple
 
 from clew import checks, turns
 from clew.errors import ValidationError, shown_id
+from clew.facade import Service
 from clew.ids import new_id
 from clew.location import kept_path, real_path, related
 from clew.models import Session, Turn
 from clew.redaction import Found
-from clew.retrieval import Retrieval
 from clew.session_state import STATE_BUDGET as SESSION_STATE_BUDGET
 from clew.session_state import advance as fold_state
 from clew.session_state import change as state_change
 from clew.session_state import render as render_session_state
 from clew.tokens import counter
-from clew.working import Working
 
 _SESSION_FIELDS = ("workspace", "model", "system_prompt", "task_id", "title")
 
@@ -40,8 +39,9 @@ class SessionState(NamedTuple):
     state: dict[str, Any]
 
 
-class Sessions(Retrieval, Working):
-    """Sessions, their turns and their state (mixed into Memory through Conversations)."""
+class Sessions(Service):
+    """Sessions, their turns and their state (a service of Memory: it takes only the
+    kernel; capture, recall and context assembly take it)."""
 
     # -- sessions -------------------------------------------------------------------------
 
