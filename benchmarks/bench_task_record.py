@@ -56,16 +56,17 @@ def main() -> None:
             tid, answer="deployed", outcome="success", confidence=0.8, domain="infra",
             priority="high", estimate="2h",
         )  # fmt: skip
-        real = mem._record_of
+        records = mem.task_records
+        real = records._record_of
         without: Callable[..., Any] = lambda task: None  # noqa: E731
 
         def bare(call: Callable[[], object]) -> Callable[[int], object]:
             def run(_: int) -> object:
-                mem._record_of = without  # type: ignore[method-assign]
+                records._record_of = without  # type: ignore[method-assign]
                 try:
                     return call()
                 finally:
-                    mem._record_of = real  # type: ignore[method-assign]
+                    records._record_of = real  # type: ignore[method-assign]
 
             return run
 

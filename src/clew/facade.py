@@ -516,6 +516,10 @@ class Service:
     def _redacted(self, value: Any, field: str, found: Found) -> Any:
         return self._kernel._redacted(value, field, found)
 
+    @property
+    def read_only(self) -> bool:
+        return self._kernel.read_only
+
     def _resolve(self, kind: str, ident: str) -> str:
         return self._kernel._resolve(kind, ident)
 

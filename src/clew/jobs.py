@@ -32,6 +32,7 @@ from clew.models import (
     StepStatus,
 )
 from clew.retrieval import Retrieval
+from clew.taskrecord import TaskRecords
 from clew.working import Working
 
 if TYPE_CHECKING:  # the extraction rules load with the first extraction job
@@ -47,6 +48,7 @@ class Jobs(Retrieval, Working):
     claim, run and finish; the utility model's handlers stand on it (utility.py)."""
 
     governor: Governor  # the model's routing and caps (a service, set by Memory)
+    task_records: TaskRecords  # task and step records (a service, set by Memory)
 
     # -- queueing, on the write path -----------------------------------------------------
 
@@ -157,7 +159,7 @@ class Jobs(Retrieval, Working):
             named = result.pop("entities", None)
             if named:  # the task record's entities, as the model named them
                 task = self._store.get_task(job.task_id)
-                self._set_record(task, {"entities": named}, at, source="model")
+                self.task_records._set_record(task, {"entities": named}, at, source="model")
             done = {**result, "entries": [e["id"] for e in entries]}
             self._emit("job.done", job.task_id, {"job_id": job.id, "result": done}, at)
 

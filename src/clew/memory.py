@@ -39,10 +39,12 @@ from clew.roles import Roles
 from clew.semantic import Semantic
 from clew.sessions import Sessions
 from clew.store import Store
-from clew.taskrecord import step_changes
+from clew.taskrecord import TaskRecords, step_changes
 from clew.trace import Ledger
 from clew.transfer import Transfer
 from clew.upkeep import Upkeep
+from clew.waits import Waits
+from clew.watch import Watch
 
 # Events that change a task's row or plan in ways update_task does not model itself.
 _REWRITES = frozenset({"task.created", "task.archived", "plan.revised"})
@@ -85,6 +87,9 @@ class Memory(Assembly, Upkeep, Transfer):
         self.capture = Capture(self, self.sessions)
         # Archive and retrieval are still mixins of Memory: it is both, until they are services.
         self.recollection = Recollection(self, self.sessions, self, self)
+        self.task_records = TaskRecords(self)
+        self.watch = Watch(self)
+        self.waits = Waits(self)
 
     # -- the services' calls, forwarded: Memory's flat API (tests/test_services.py keeps
     # this list equal to the services' public methods) ------------------------------------
@@ -145,6 +150,18 @@ class Memory(Assembly, Upkeep, Transfer):
     capture_transcript = forward("capture", Capture.capture_transcript)
     recall = forward("recollection", Recollection.recall)
     recall_hint = forward("recollection", Recollection.recall_hint)
+    set_task_record = forward("task_records", TaskRecords.set_task_record)
+    set_step_record = forward("task_records", TaskRecords.set_step_record)
+    task_record = forward("task_records", TaskRecords.task_record)
+    waiting = forward("watch", Watch.waiting)
+    stuck = forward("watch", Watch.stuck)
+    check_stuck = forward("watch", Watch.check_stuck)
+    add_wait = forward("waits", Waits.add_wait)
+    get_wait = forward("waits", Waits.get_wait)
+    list_waits = forward("waits", Waits.list_waits)
+    check_waits = forward("waits", Waits.check_waits)
+    resolve_wait = forward("waits", Waits.resolve_wait)
+    cancel_wait = forward("waits", Waits.cancel_wait)
 
     # -- tasks ----------------------------------------------------------------------------
 
@@ -321,13 +338,13 @@ class Memory(Assembly, Upkeep, Transfer):
                 )
             steps: dict[str, PlanItem] = {}
             if step is not None:
-                step_id = self._change_step(
+                step_id = self.task_records._change_step(
                     task, step, at, status=step_status, summary=step_summary, issue=active_issue,
                     depends_on=depends_on, written=steps,
                 )  # fmt: skip
-                self._set_step_record(task, step_id, step_facts, at)
+                self.task_records._set_step_record(task, step_id, step_facts, at)
             if recorded:
-                self._set_record(task, facts, at, error_step=error_step)
+                self.task_records._set_record(task, facts, at, error_step=error_step)
             if changes:
                 self._emit("task.updated", tid, {"task_id": tid, "changes": changes}, at)
             if new_status is not None and new_status is not task.status:
@@ -394,7 +411,7 @@ class Memory(Assembly, Upkeep, Transfer):
         with self._write() as at:
             task = self._store.get_task(tid)
             tasks.check_open(task.status, tid)
-            step_id = self._change_step(
+            step_id = self.task_records._change_step(
                 task,
                 step,
                 at,
@@ -484,7 +501,7 @@ class Memory(Assembly, Upkeep, Transfer):
         data = {"id": message.id, "role": message.role.value, "type": message.type.value}
         self._emit("message.added", task_id, {"message": {**data, "content": content}}, at, found)
         if message.role is not MessageRole.SYSTEM:
-            done = self._apply_progress(
+            done = self.watch._apply_progress(
                 task_id, message.id, content, at, exclude=exclude, task=task
             )
             if applied is not None:

@@ -1,4 +1,4 @@
-"""The complete task record on the Memory facade: setting a task's
+"""The complete task record, a service of the Memory facade: setting a task's
 answer, outcome, error summary, confidence, domain, priority, estimate, plan source and
 entities, and a step's agent, outcome and artifacts; reading it all back as a `TaskRecord`
 with its phase, phase timestamps and identified entities.
@@ -15,7 +15,7 @@ from typing import Any
 
 from clew import checks, entities, record, tasks
 from clew.errors import ValidationError
-from clew.facade import Facade
+from clew.facade import Facade, Service
 from clew.models import (
     ActionStatus,
     EntryFilter,
@@ -36,8 +36,15 @@ ENTITY_SOURCES = 25  # the newest commands, messages, entries, files entity extr
 _SOURCES = ("agent", "user", "model")
 
 
-class TaskRecords(Facade):
-    """The facade's task-record methods (mixed into `Memory`)."""
+class TaskRecords(Service):
+    """Task and step records (a service of Memory): the tracker and the job that names a
+    task's entities write them through `_set_record`, `_set_step_record` and `_change_step`,
+    and layer 1 reads them through `_record_of`."""
+
+    def __init__(self, kernel: Facade) -> None:
+        super().__init__(kernel)
+        # Records built, by task id, with the seq of the task's newest event then.
+        self._records: OrderedDict[str, tuple[int, TaskRecord]] = OrderedDict()
 
     def set_task_record(
         self,
@@ -110,15 +117,13 @@ class TaskRecords(Facade):
             task = self._store.get_task(tid)
             return self._record_of(task)
 
-    # -- for the other mixins ---------------------------------------------------------------
+    # -- for the other parts of Memory ---------------------------------------------------
 
     def _record_of(self, task: Task) -> TaskRecord:
         """Build a task's record (inside a read transaction). Every event that can change
         it is the task's, so it is remembered until the task's newest event moves (a hook's
         state and brief read it once)."""
-        cache: OrderedDict[str, tuple[int, TaskRecord]] = self.__dict__.setdefault(
-            "_records", OrderedDict()
-        )
+        cache = self._records
         head = self._store.task_head(task.id)
         known = cache.get(task.id)
         if known is not None and known[0] == head:

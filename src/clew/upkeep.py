@@ -31,15 +31,18 @@ from clew.models import CLOSED_TASK_STATUSES, TaskStatus
 from clew.semantic import MIN_SUCCESS_RATE, MIN_TRIALS, Semantic
 from clew.utility import Utility
 from clew.waits import Waits
+from clew.watch import Watch
 
 DAY = 86400.0
 MAINTENANCE = "maintenance"
 
 
-class Upkeep(Utility, Waits):
+class Upkeep(Utility):
     """The facade's lifecycle upkeep (mixed into `Memory`)."""
 
     semantic: Semantic  # the patterns maintenance prunes (a service, set by Memory)
+    waits: Waits  # the smart waits upkeep ends and polls (a service, set by Memory)
+    watch: Watch  # stuck detection, applied progress (a service, set by Memory)
 
     def tidy(
         self,
@@ -95,15 +98,15 @@ class Upkeep(Utility, Waits):
         rules = self.settings.maintenance
         done: list[MaintenanceAction] = []
         with self._write() as at:
-            late, orphaned = self._expired_waits(at)
+            late, orphaned = self.waits._expired_waits(at)
             for wait in late:
                 done.append(MaintenanceAction("timed_out", wait.id, f"wait {wait.label}"))
                 if not dry_run:
-                    self._time_out(wait, at)
+                    self.waits._time_out(wait, at)
             for wait, why in orphaned:
                 done.append(MaintenanceAction("cancelled", wait.id, f"wait {wait.label}: {why}"))
                 if not dry_run:
-                    self._cancel(wait, why, at)
+                    self.waits._cancel(wait, why, at)
             done += self._tidy(rules.pause_after, rules.archive_after, dry_run, at)
             if rules.prune_patterns:
                 weak = self.semantic.prune_patterns(dry_run=dry_run)
@@ -123,7 +126,7 @@ class Upkeep(Utility, Waits):
             # nothing writes to it; each alert is its own write and keeps its cooldown.
             done += [
                 MaintenanceAction("stuck_alerted", r.task_id, f"{r.name}: {r.conditions[0].reason}")
-                for r in self.check_stuck(alert=True)
+                for r in self.watch.check_stuck(alert=True)
                 if r.alerted
             ]
         return MaintenanceReport(True, trigger, at, tuple(done), dry_run)
@@ -160,10 +163,10 @@ class Upkeep(Utility, Waits):
         return the seconds until a wait is due again (None when none is watched)."""
         try:
             self._maintain_if_due("worker")
-            self.check_waits()
+            self.waits.check_waits()
         except ClewError:  # a busy store, say: the next round tries again
             pass
-        return self._next_poll_in()
+        return self.waits._next_poll_in()
 
     # -- archived tasks by month ----------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""Smart waits on the Memory facade: a task waits for a command to succeed, a file
+"""Smart waits, a service of the Memory facade: a task waits for a command to succeed, a file
 to appear, a local URL to answer, a time to come, or someone to say so.
 
 A wait is added, polled by the worker (`clew work`, the library's worker thread, or
@@ -23,7 +23,7 @@ from typing import Any
 from clew import checks, origin, tasks
 from clew.clock import parse, stamp
 from clew.errors import ValidationError
-from clew.facade import Facade
+from clew.facade import Service
 from clew.ids import new_id
 from clew.lifecycle import (
     DEFAULT_POLL,
@@ -51,8 +51,9 @@ from clew.models import CLOSED_TASK_STATUSES
 AUTO = "auto"
 
 
-class Waits(Facade):
-    """The facade's smart waits (mixed into `Memory`)."""
+class Waits(Service):
+    """Smart waits (a service of Memory): upkeep times out and cancels them
+    (`_expired_waits`, `_time_out`, `_cancel`) and polls them in the worker's round."""
 
     def add_wait(
         self,

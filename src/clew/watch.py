@@ -1,8 +1,8 @@
-"""Watching a task as it runs, on the Memory facade: stuck detection with rate-limited
+"""Watching a task as it runs, a service of the Memory facade: stuck detection with rate-limited
 alerts, and progress read from messages (stated steps applied by default, the rest
 suggested).
 
-Detection is pure (`stuck.detect`, `progress.infer`); this mixin reads what it needs and
+Detection is pure (`stuck.detect`, `progress.infer`); this service reads what it needs and
 journals what it decides. A stuck alert is a system message of type `stuck` plus a
 `task.stuck_alerted` event carrying the conditions; the newest `stuck` message is the
 cooldown's clock, so alerts are derived from rows like everything else. An inferred step
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from clew import progress
-from clew.facade import Facade, reacts
+from clew.facade import Service, reacts
 from clew.ids import new_id
 from clew.models import (
     CLOSED_TASK_STATUSES,
@@ -51,8 +51,9 @@ class StuckReport(NamedTuple):
     last_alert: str | None  # when the newest alert was posted (now, if alerted)
 
 
-class Watch(Facade):
-    """The facade's stuck detection and progress inference (mixed into `Memory`)."""
+class Watch(Service):
+    """Stuck detection and progress inference (a service of Memory): layer 1 reads
+    `_stuck_now`, the tracker applies a message's stated progress with `_apply_progress`."""
 
     # -- stuck detection ------------------------------------------------------------------
 

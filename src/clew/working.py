@@ -21,7 +21,7 @@ from clew.brief import (
     clip,
 )
 from clew.errors import ValidationError
-from clew.facade import Committed, after_commit
+from clew.facade import Committed, Facade, after_commit
 from clew.lifecycle import Waiting, WaitStatus
 from clew.location import kept_path, real_path, related
 from clew.models import (
@@ -53,8 +53,11 @@ class Primer(NamedTuple):
     more: int  # matching active tasks left out
 
 
-class Working(TaskRecords, Watch):
+class Working(Facade):
     """The facade's layer-1 methods (mixed into `Memory`)."""
+
+    task_records: TaskRecords  # task and step records (a service, set by Memory)
+    watch: Watch  # stuck detection, applied progress (a service, set by Memory)
 
     def record_files(
         self, task_id: str, *, created: Sequence[str] = (), modified: Sequence[str] = ()
@@ -93,9 +96,9 @@ class Working(TaskRecords, Watch):
                 entries=entries,
                 counts=self._store.count_entries(tid),
                 files=self._store.file_changes(tid),
-                stuck=self._stuck_now(task),
+                stuck=self.watch._stuck_now(task),
                 waits=self._waiting(tid),
-                record=self._record_of(task),
+                record=self.task_records._record_of(task),
                 previous={i: self._store.get_entry(i).summary for i in replaced},
                 open_errors=self._store.list_entries(
                     EntryFilter(tid, (EntryType.ERROR,), (EntryStatus.ACTIVE,)),
@@ -143,7 +146,7 @@ class Working(TaskRecords, Watch):
             decisions = self._store.list_entries(
                 EntryFilter(tid, (EntryType.DECISION,), (EntryStatus.ACTIVE,)), limit=3
             )
-            stuck = self._stuck_now(task, messages, recent)  # both read once
+            stuck = self.watch._stuck_now(task, messages, recent)  # both read once
             watching = self._store.list_waits(task_id=tid, statuses=(WaitStatus.WATCHING,))
             newest = self._store.list_waits(task_id=tid, limit=3)  # maybe ended: news
             waits = list({w.id: w for w in watching + newest}.values())
@@ -160,7 +163,7 @@ class Working(TaskRecords, Watch):
             seen = {a.id for a in actions}
             earlier = [a for a in recent if a.id not in seen]
             actions += [a for a in self._store.open_wait_actions(tid) if a.id not in seen]
-            record = self._record_of(task)
+            record = self.task_records._record_of(task)
         return build_brief(
             task,
             messages,
