@@ -510,12 +510,15 @@ class Service:
     ) -> Event:
         return self._kernel._emit(type, task_id, data, at, found, done)
 
-    @property
-    def read_only(self) -> bool:
-        return self._kernel.read_only
+    def _known_task(self, ident: str) -> AbstractContextManager[None]:
+        return self._kernel._known_task(ident)
 
     def _redacted(self, value: Any, field: str, found: Found) -> Any:
         return self._kernel._redacted(value, field, found)
+
+    @property
+    def read_only(self) -> bool:
+        return self._kernel.read_only
 
     def _resolve(self, kind: str, ident: str) -> str:
         return self._kernel._resolve(kind, ident)
@@ -525,6 +528,9 @@ class Service:
 
     def _task_id(self, ident: str) -> str:
         return self._kernel._task_id(ident)
+
+    def _whole_task_id(self, ident: str) -> str:
+        return self._kernel._whole_task_id(ident)
 
 
 _S = TypeVar("_S")

@@ -1,4 +1,4 @@
-"""The utility model's routing and its cost governor on the Memory facade: which model
+"""The utility model's routing and its cost governor, a service of Memory: which model
 answers, whether the caps allow another call, and the record of every call and its cost.
 A call refused or failed is recorded too; the deterministic rules answer instead."""
 
@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 from clew import checks
 from clew.errors import ModelError
-from clew.facade import Facade
+from clew.facade import Service
 from clew.ids import new_id
 from clew.models import (
     ModelCall,
@@ -31,8 +31,9 @@ class Usage(NamedTuple):
     limits: dict[str, int]
 
 
-class Governor(Facade):
-    """Model routing, caps and usage (mixed into `Memory`)."""
+class Governor(Service):
+    """Model routing, caps and usage (a service of Memory). Its private calls (`_model_for`,
+    `_refusal`, `_call`) are for what calls a model (jobs.py, utility.py), not for users."""
 
     # -- models and the cost governor ------------------------------------------------------
 

@@ -42,10 +42,11 @@ ATTEMPTS = 3
 LATER_ACTIONS = 200  # the newest commands checked for a later successful run
 
 
-class Jobs(Governor, Working):
+class Jobs(Working):
     """Queued jobs (mixed into `Memory`): queueing on the write path, and the worker's
     claim, run and finish; the utility model's handlers stand on it (utility.py)."""
 
+    governor: Governor  # the model's routing and caps (a service, set by Memory)
     task_records: TaskRecords  # task and step records (a service, set by Memory)
 
     # -- queueing, on the write path -----------------------------------------------------
@@ -65,7 +66,7 @@ class Jobs(Governor, Working):
     @reacts("message.added")
     def _queue_summary(self, task_id: str, at: str) -> None:
         """After each message the tracker adds: every Nth queues a running summary."""
-        if self._model_for("summarize") is None:
+        if self.governor._model_for("summarize") is None:
             return  # without a model the summary is computed when asked for
         if self._store.count_messages(task_id) % self.settings.summary_every == 0:
             self._enqueue("summarize", task_id, None, at)

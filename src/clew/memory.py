@@ -17,6 +17,7 @@ from clew.checkpoints import Checkpoints
 from clew.clock import Clock, utcnow
 from clew.errors import ValidationError
 from clew.facade import Settings, forward
+from clew.governor import Governor
 from clew.ids import new_id
 from clew.keys import Keys
 from clew.models import (
@@ -37,6 +38,7 @@ from clew.recollection import Recollection
 from clew.redaction import Found
 from clew.retrieval import Retrieval
 from clew.roles import Roles
+from clew.semantic import Semantic
 from clew.sessions import Sessions
 from clew.store import Store
 from clew.taskrecord import TaskRecords, step_changes
@@ -51,7 +53,7 @@ from clew.watch import Watch
 _REWRITES = frozenset({"task.created", "task.archived", "plan.revised"})
 
 
-class Memory(Assembly, Upkeep, Ledger, Transfer):
+class Memory(Assembly, Upkeep, Transfer):
     """A task memory over one store, in one space. Open it with `clew.open()`.
 
     The methods live in mixins by subject: tasks, plans and messages here; archive
@@ -85,6 +87,9 @@ class Memory(Assembly, Upkeep, Ledger, Transfer):
         self.archive = Archive(self)
         self.vectors = Vectors(self)
         self.retrieval = Retrieval(self, self.archive, self.vectors)
+        self.ledger = Ledger(self)
+        self.governor = Governor(self)
+        self.semantic = Semantic(self)
         self.sessions = Sessions(self)
         self.capture = Capture(self, self.sessions)
         self.recollection = Recollection(self, self.sessions, self.archive, self.retrieval)
@@ -129,6 +134,31 @@ class Memory(Assembly, Upkeep, Ledger, Transfer):
     ann_status = forward("vectors", Vectors.ann_status)
     search_all = forward("retrieval", Retrieval.search_all)
     seen_before = forward("retrieval", Retrieval.seen_before)
+    record_action = forward("ledger", Ledger.record_action)
+    finish_action = forward("ledger", Ledger.finish_action)
+    get_action = forward("ledger", Ledger.get_action)
+    list_actions = forward("ledger", Ledger.list_actions)
+    log_action = forward("ledger", Ledger.log_action)
+    list_action_logs = forward("ledger", Ledger.list_action_logs)
+    trace_decision = forward("ledger", Ledger.trace_decision)
+    trace_validation = forward("ledger", Ledger.trace_validation)
+    record_tool_call = forward("ledger", Ledger.record_tool_call)
+    trace = forward("ledger", Ledger.trace)
+    commands = forward("ledger", Ledger.commands)
+    last_green = forward("ledger", Ledger.last_green)
+    repeated_failures = forward("ledger", Ledger.repeated_failures)
+    history = forward("ledger", Ledger.history)
+    usage = forward("governor", Governor.usage)
+    add_pattern = forward("semantic", Semantic.add_pattern)
+    observe_pattern = forward("semantic", Semantic.observe_pattern)
+    list_patterns = forward("semantic", Semantic.list_patterns)
+    prune_patterns = forward("semantic", Semantic.prune_patterns)
+    add_guardrail = forward("semantic", Semantic.add_guardrail)
+    add_default_guardrails = forward("semantic", Semantic.add_default_guardrails)
+    set_guardrail = forward("semantic", Semantic.set_guardrail)
+    list_guardrails = forward("semantic", Semantic.list_guardrails)
+    check_command = forward("semantic", Semantic.check_command)
+    guardrails_text = forward("semantic", Semantic.guardrails_text)
     start_session = forward("sessions", Sessions.start_session)
     open_session = forward("sessions", Sessions.open_session)
     get_session = forward("sessions", Sessions.get_session)

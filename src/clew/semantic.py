@@ -1,5 +1,5 @@
-"""Semantic memory on the Memory facade: patterns
-with the evidence for them, and guardrails.
+"""Semantic memory, a service of Memory (`memory.semantic`): patterns with the evidence
+for them, and guardrails.
 
 A pattern is a way of doing something in a domain with counts of when it worked and when
 it did not; patterns are ranked by the lower bound of a Wilson interval on their success
@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 from clew import checks
 from clew.brief import clip
 from clew.errors import ValidationError
-from clew.facade import Facade
+from clew.facade import Service
 from clew.ids import new_id
 from clew.models import Enforcement, Guardrail, Pattern
 
@@ -121,8 +121,8 @@ def compile_guard(pattern: str) -> re.Pattern[str]:
         ) from None
 
 
-class Semantic(Facade):
-    """The facade's pattern and guardrail methods (mixed into `Memory`)."""
+class Semantic(Service):
+    """Patterns and guardrails (a service of Memory; upkeep takes it)."""
 
     # -- patterns ---------------------------------------------------------------------------
 

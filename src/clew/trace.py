@@ -1,4 +1,4 @@
-"""The episodic trace and the command ledger, on the Memory facade.
+"""The episodic trace and the command ledger: a service of Memory (`memory.ledger`).
 
 One ledger: every command, tool call and other action is a row of `actions` (recorded
 with `record_action`, or `record_tool_call` for a tool call of the trace). The trace adds
@@ -19,7 +19,7 @@ from clew import checks, tasks
 from clew.clock import seconds_between
 from clew.error_lines import error_lines
 from clew.errors import ValidationError
-from clew.facade import Facade
+from clew.facade import Service
 from clew.ids import new_id
 from clew.models import (
     Action,
@@ -58,8 +58,8 @@ class Trace(NamedTuple):
     tool_calls: tuple[Action, ...]
 
 
-class Ledger(Facade):
-    """The facade's ledger and trace methods (mixed into `Memory`)."""
+class Ledger(Service):
+    """The command ledger and the episodic trace (a service of Memory)."""
 
     # -- the ledger: actions ------------------------------------------------------------
 

@@ -37,9 +37,10 @@ DAY = 86400.0
 MAINTENANCE = "maintenance"
 
 
-class Upkeep(Utility, Semantic):
+class Upkeep(Utility):
     """The facade's lifecycle upkeep (mixed into `Memory`)."""
 
+    semantic: Semantic  # the patterns maintenance prunes (a service, set by Memory)
     waits: Waits  # the smart waits upkeep ends and polls (a service, set by Memory)
     watch: Watch  # stuck detection, applied progress (a service, set by Memory)
 
@@ -108,7 +109,7 @@ class Upkeep(Utility, Semantic):
                     self.waits._cancel(wait, why, at)
             done += self._tidy(rules.pause_after, rules.archive_after, dry_run, at)
             if rules.prune_patterns:
-                weak = self.prune_patterns(dry_run=dry_run)
+                weak = self.semantic.prune_patterns(dry_run=dry_run)
                 rate = f"under {MIN_SUCCESS_RATE:.0%} success after {MIN_TRIALS}+ trials"
                 done += [MaintenanceAction("deprecated", p.id, f"{p.name}: {rate}") for p in weak]
             if not dry_run:

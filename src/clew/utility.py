@@ -14,7 +14,7 @@ from clew import checks
 from clew.archive import Archive, action_hit, entry_hit
 from clew.errors import ModelError, ValidationError
 from clew.facade import handles_job
-from clew.governor import Usage
+from clew.governor import Governor, Usage
 from clew.ids import new_id
 from clew.jobs import Jobs
 from clew.models import (
@@ -47,6 +47,8 @@ class Utility(Jobs):
     archive: Archive  # the archive service (set by Memory)
     retrieval: Retrieval  # search over everything (set by Memory)
 
+    governor: Governor  # routes each model call, caps it and records it (set by Memory)
+
     # -- extraction -----------------------------------------------------------------------
 
     @handles_job("extract")
@@ -71,8 +73,8 @@ class Utility(Jobs):
         files = [f["path"] for e in events if start <= e.created_at <= end for f in e.data["files"]]
         drafts = extraction.rules(step, actions, messages, files)
         result: dict[str, Any] = {"source": "rules"}
-        model = self._model_for("extract")
-        refusal = None if model is None else self._refusal(job.task_id)
+        model = self.governor._model_for("extract")
+        refusal = None if model is None else self.governor._refusal(job.task_id)
         if model is not None and refusal is None:
             numbers = {s.id: n for n, s in enumerate(task.plan, 1)}
             steps = "\n".join(f"{s.id} (step {numbers[s.id]}): {s.title}" for s in task.plan)
@@ -87,7 +89,7 @@ class Utility(Jobs):
             prompt = [Message("system", template["system"]), Message("user", user)]
             names = {**{s.id: s.id for s in task.plan}, **{str(n): i for i, n in numbers.items()}}
             try:
-                answer = self._call(model, "extract", job.task_id, prompt)
+                answer = self.governor._call(model, "extract", job.task_id, prompt)
                 parsed = extraction.parse(answer.text, names)
             except ModelError as exc:
                 result = {"source": "rules", "note": f"the model failed: {exc}"}
@@ -117,18 +119,18 @@ class Utility(Jobs):
     def _summarize(self, job: Job) -> None:
         from clew import summaries  # lazily: not on the hook path
 
-        model = self._model_for("summarize")
+        model = self.governor._model_for("summarize")
         with self._store.transaction():
             task = self._store.get_task(job.task_id)
             messages = self._store.list_messages(job.task_id, limit=SUMMARY_MESSAGES)
             count = self._store.count_messages(job.task_id)
         result: dict[str, Any] = {"source": "none"}
         summary = None
-        refusal = "no model is configured" if model is None else self._refusal(job.task_id)
+        refusal = "no model is configured" if model is None else self.governor._refusal(job.task_id)
         if model is not None and refusal is None:
             try:
                 prompt = summaries.summary_prompt(task, messages)
-                answer = self._call(model, "summarize", job.task_id, prompt)
+                answer = self.governor._call(model, "summarize", job.task_id, prompt)
             except ModelError as exc:
                 refusal = f"the model failed: {exc}"
             else:
@@ -196,8 +198,8 @@ class Utility(Jobs):
 
         tid = self._task_id(task_id)
         text = checks.text(question, "question", max_chars=4000)
-        model = self._model_for("ask", text)
-        note = "no model is configured" if model is None else self._refusal(tid)
+        model = self.governor._model_for("ask", text)
+        note = "no model is configured" if model is None else self.governor._refusal(tid)
         if model is not None and note is None:
             with self._store.transaction():
                 task = self._store.get_task(tid)
@@ -210,7 +212,7 @@ class Utility(Jobs):
             recent = ordered[-since:] if since > 0 else []
             prompt = summaries.ask_prompt(task, found.text if found else None, seen, recent, text)
             try:
-                answer = self._call(model, "ask", tid, prompt)
+                answer = self.governor._call(model, "ask", tid, prompt)
             except ModelError as exc:
                 note = f"the model failed: {exc}"
             else:
