@@ -336,7 +336,7 @@ def compare_ann(
     figures = {"matrix load s": time.perf_counter() - w0, "matrix load cpu s":
                time.process_time() - c0}  # fmt: skip
     exact_mode(False)
-    key = mem._cache_key(mem._embedder().model_id)
+    key = mem.vectors._cache_key(mem.vectors._embedder().model_id)
     cache = vectors._CACHES[key]
     cache.ann = None
     index = ann.AnnIndex(ann.folder(key[0], mem.space), key[2])
@@ -536,7 +536,7 @@ def bench_ann_store(path: Path, runs: int) -> tuple[list[list[object]], str]:
         if task is not None:
             cases["one task"] = {"task_id": task}
         rows, figures = compare_ann(mem, questions, runs, cases, build=False)
-        count = vectors._CACHES[mem._cache_key(mem._embedder().model_id)].live
+        count = vectors._CACHES[mem.vectors._cache_key(mem.vectors._embedder().model_id)].live
     return rows, _figures(count, figures)
 
 

@@ -96,7 +96,7 @@ def same(got: Hits, want: Hits, tolerance: float = 1e-4, missing: int = 1) -> bo
 
 
 def index_of(mem: clew.Memory) -> ann.AnnIndex | None:
-    cache = vectors._CACHES.get(mem._cache_key(mem._embedder().model_id))
+    cache = vectors._CACHES.get(mem.vectors._cache_key(mem.vectors._embedder().model_id))
     return None if cache is None else cache.ann
 
 

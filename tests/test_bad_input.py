@@ -3200,7 +3200,7 @@ def test_a_damaged_index_sidecar_is_rebuilt_and_never_an_error(
         made = [mem.add_finding(task, f"zanderfish number {i} swims").id for i in range(5)]
         mem.update_index()
         mem.nearest("zanderfish")
-        index = vectors._CACHES[mem._cache_key(mem._embedder().model_id)].ann
+        index = vectors._CACHES[mem.vectors._cache_key(mem.vectors._embedder().model_id)].ann
         assert index is not None and index.meta_path is not None
         index.meta_path.write_text(sidecar)
     vectors._CACHES.clear()

@@ -294,7 +294,7 @@ def test_a_decision_is_found_by_its_action_and_its_error_and_filtered(mem: clew.
 def test_a_decision_found_by_meaning_alone_is_described(mem: clew.Memory) -> None:
     task = mem.create_task("Deploy", ["build"])
     decision = mem.trace_decision(task.id, "Roll back the release\nthen page", step=1)
-    described = mem._describe([("decision", decision.id), ("decision", "gone")])
+    described = mem.retrieval._describe([("decision", decision.id), ("decision", "gone")])
     hit = described[("decision", decision.id)]
     assert (hit.kind, hit.title, hit.label) == ("decision", "Roll back the release",
                                                 "decision success")  # fmt: skip

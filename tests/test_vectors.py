@@ -222,12 +222,12 @@ def test_vectors_are_not_exported_and_an_import_embeds_again(
 
 
 def _vectors(mem: clew.Memory) -> Iterator[tuple[tuple[str, str], bytes]]:
-    for row in mem._store.vectors_after(mem._embedder().model_id, 0):
+    for row in mem._store.vectors_after(mem.vectors._embedder().model_id, 0):
         yield (row.kind, row.ref_id), row.vector
 
 
 def _seqs(mem: clew.Memory) -> Iterator[tuple[tuple[str, str], int]]:
-    for row in mem._store.vectors_after(mem._embedder().model_id, 0):
+    for row in mem._store.vectors_after(mem.vectors._embedder().model_id, 0):
         yield (row.kind, row.ref_id), row.seq
 
 
@@ -300,7 +300,7 @@ def test_the_pending_records_are_paged_by_id_not_by_time(tmp_path: Path) -> None
         session = mem.start_session(title="chat")
         mem.append_turns(session.id, [{"role": "user", "content": f"turn {n}"} for n in range(3)])
         store: Any = mem._store
-        model = mem._embedder().model_id
+        model = mem.vectors._embedder().model_id
         seen: list[str] = []
         store._conn.set_trace_callback(seen.append)
         try:
@@ -318,20 +318,22 @@ def test_a_question_is_searched_by_its_own_and_its_content_words_vectors(
 ) -> None:
     import numpy as np
 
-    model = mem._embedder()
+    model = mem.vectors._embedder()
     asked = "what did the vet say about Biscuit's leg?"
     whole, short = model.embed([asked, "vet biscuit leg"])
-    vector = mem._question_vector(asked, ("vet", "biscuit", "leg"))
+    vector = mem.vectors._question_vector(asked, ("vet", "biscuit", "leg"))
     expected = (whole + short) / np.linalg.norm(whole + short)
     assert np.allclose(vector, expected, atol=1e-6)
     assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-5
     # With no content words, or only them, the question's own vector.
-    assert np.allclose(mem._question_vector(asked, ()), whole, atol=1e-6)
-    only = mem._question_vector("vet biscuit leg", ("vet", "biscuit", "leg"))
+    assert np.allclose(mem.vectors._question_vector(asked, ()), whole, atol=1e-6)
+    only = mem.vectors._question_vector("vet biscuit leg", ("vet", "biscuit", "leg"))
     assert np.allclose(only, short, atol=1e-6)
     # nearest by text and by the vector made of it agree.
     World(mem)
     mem.update_index()
     by_text = mem.nearest("registry mirror refused the pull", limit=3)
-    by_vector = mem._nearest_to(model.embed(["registry mirror refused the pull"])[0], limit=3)
+    by_vector = mem.vectors._nearest_to(
+        model.embed(["registry mirror refused the pull"])[0], limit=3
+    )
     assert by_text == by_vector and by_text

@@ -80,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     clock = Clock(NOW)
     mem = open_store(store, clock)
     run.embed_all(mem)
-    embedder = mem._embedder()
+    embedder = mem.vectors._embedder()
     weight = ranking.dense_weight(embedder.model_id)
     asked = [
         {"q": q, "answers": answers, "args": a, "kwargs": kw}
@@ -91,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Each variant says which record keeps a place among the first five (_slotted), so the
     # ranking's own keeping is off here: "base" is the engine as it was before it.
     ranking.MEANING_PLACE = 0
-    cache = mem._matrix(embedder.model_id)
+    cache = mem.vectors._matrix(embedder.model_id)
     live = np.flatnonzero(cache.alive[: cache.n])
     vectors = cache.vectors[live]
     keys = [cache.keys[i] for i in live]

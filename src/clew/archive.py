@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 from clew import checks, search, tasks
 from clew.errors import ValidationError
-from clew.facade import Facade, reacts
+from clew.facade import Service, reacts
 from clew.fingerprint import Fingerprint, fingerprint, telling_line
 from clew.ids import new_id
 from clew.location import DEFAULT_SPACE
@@ -75,8 +75,9 @@ class ErrorHistory(NamedTuple):
         return tuple(f for f in self.fixes if f.worked)
 
 
-class Archive(Facade):
-    """The facade's archive methods (mixed into `Memory`)."""
+class Archive(Service):
+    """The archive: typed entries, their resolutions and fixes, exact queries and the
+    entries' full-text search (a service of Memory)."""
 
     def add_entry(
         self,

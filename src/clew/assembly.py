@@ -70,11 +70,10 @@ def rank_patterns(
     return [p for _, p in scored[:k]]
 
 
-class Assembly(Retrieval, Conversations):
+class Assembly(Conversations):
     """The facade's context assembly (mixed into `Memory`)."""
 
-    # Retrieval is a base only while it is a mixin (Conversations no longer brings it):
-    # once it is a service, Assembly reaches it as an attribute set by Memory instead.
+    retrieval: Retrieval  # search over everything (set by Memory)
 
     def assemble(
         self,
@@ -159,7 +158,7 @@ class Assembly(Retrieval, Conversations):
         have = {p.id for p in patterns}
         by_id = {p.id: p for p in known}
         if len(patterns) < RELEVANT_PATTERNS:
-            for ident in self._patterns_by_meaning(about, RELEVANT_PATTERNS):
+            for ident in self.retrieval._patterns_by_meaning(about, RELEVANT_PATTERNS):
                 if ident not in have and ident in by_id and len(patterns) < RELEVANT_PATTERNS:
                     patterns.append(by_id[ident])
         lines = [_pattern_line(p) for p in patterns]
@@ -205,8 +204,9 @@ class Assembly(Retrieval, Conversations):
         # Then the entries most relevant to the step's words, by meaning too with vectors.
         words = " ".join(sorted(_words(query or step_title or task.goal or task.name)))
         try:
-            hits = self._search(words, ("entry",), EntryFilter(task.id), None, "auto",
-                                RELEVANT_ENTRIES, False) if words else []  # fmt: skip
+            scope = EntryFilter(task.id)
+            hits = self.retrieval._search(words, ("entry",), scope, None, "auto",
+                                          RELEVANT_ENTRIES, False) if words else []  # fmt: skip
         except ValidationError:
             hits = []
         for hit in hits:

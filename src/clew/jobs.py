@@ -31,7 +31,6 @@ from clew.models import (
     JobStatus,
     StepStatus,
 )
-from clew.retrieval import Retrieval
 from clew.taskrecord import TaskRecords
 from clew.working import Working
 
@@ -43,7 +42,7 @@ ATTEMPTS = 3
 LATER_ACTIONS = 200  # the newest commands checked for a later successful run
 
 
-class Jobs(Retrieval, Working):
+class Jobs(Working):
     """Queued jobs (mixed into `Memory`): queueing on the write path, and the worker's
     claim, run and finish; the utility model's handlers stand on it (utility.py)."""
 

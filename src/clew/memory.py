@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from clew import checks, record, tasks
+from clew.archive import Archive
 from clew.assembly import Assembly
 from clew.capture import Capture
 from clew.checkpoints import Checkpoints
@@ -35,6 +36,7 @@ from clew.models import (
 )
 from clew.recollection import Recollection
 from clew.redaction import Found
+from clew.retrieval import Retrieval
 from clew.roles import Roles
 from clew.semantic import Semantic
 from clew.sessions import Sessions
@@ -43,6 +45,7 @@ from clew.taskrecord import TaskRecords, step_changes
 from clew.trace import Ledger
 from clew.transfer import Transfer
 from clew.upkeep import Upkeep
+from clew.vectors import Vectors
 from clew.waits import Waits
 from clew.watch import Watch
 
@@ -67,6 +70,7 @@ class Memory(Assembly, Upkeep, Transfer):
     the HTTP server's keys and request log in `keys.py`;
     a PostgreSQL store's database roles in `roles.py`;
     the vector index (embeddings, `nearest`) in `vectors.py`;
+    search over everything (the archive's words and the vectors' meaning) in `retrieval.py`;
     the complete task record (answer, outcome, phases, entities...) in `taskrecord.py`;
     the shared plumbing (transactions, ids, correlation) in `facade.py`.
     """
@@ -80,13 +84,15 @@ class Memory(Assembly, Upkeep, Transfer):
         self.keys = Keys(self)
         self.roles = Roles(self)
         self.checkpoints = Checkpoints(self)
+        self.archive = Archive(self)
+        self.vectors = Vectors(self)
+        self.retrieval = Retrieval(self, self.archive, self.vectors)
         self.ledger = Ledger(self)
         self.governor = Governor(self)
         self.semantic = Semantic(self)
         self.sessions = Sessions(self)
         self.capture = Capture(self, self.sessions)
-        # Archive and retrieval are still mixins of Memory: it is both, until they are services.
-        self.recollection = Recollection(self, self.sessions, self, self)
+        self.recollection = Recollection(self, self.sessions, self.archive, self.retrieval)
         self.task_records = TaskRecords(self)
         self.watch = Watch(self)
         self.waits = Waits(self)
@@ -107,6 +113,27 @@ class Memory(Assembly, Upkeep, Transfer):
     database_roles = forward("roles", Roles.database_roles)
     checkpoint = forward("checkpoints", Checkpoints.checkpoint)
     check_checkpoints = forward("checkpoints", Checkpoints.check_checkpoints)
+    add_entry = forward("archive", Archive.add_entry)
+    add_decision = forward("archive", Archive.add_decision)
+    add_error = forward("archive", Archive.add_error)
+    add_finding = forward("archive", Archive.add_finding)
+    add_constraint = forward("archive", Archive.add_constraint)
+    add_question = forward("archive", Archive.add_question)
+    resolve = forward("archive", Archive.resolve)
+    keep_open = forward("archive", Archive.keep_open)
+    record_fix = forward("archive", Archive.record_fix)
+    get_entry = forward("archive", Archive.get_entry)
+    list_entries = forward("archive", Archive.list_entries)
+    query_relevant = forward("archive", Archive.query_relevant)
+    search = forward("archive", Archive.search)
+    index_status = forward("vectors", Vectors.index_status)
+    update_index = forward("vectors", Vectors.update_index)
+    rebuild_index = forward("vectors", Vectors.rebuild_index)
+    nearest = forward("vectors", Vectors.nearest)
+    prepare_nearest = forward("vectors", Vectors.prepare_nearest)
+    ann_status = forward("vectors", Vectors.ann_status)
+    search_all = forward("retrieval", Retrieval.search_all)
+    seen_before = forward("retrieval", Retrieval.seen_before)
     record_action = forward("ledger", Ledger.record_action)
     finish_action = forward("ledger", Ledger.finish_action)
     get_action = forward("ledger", Ledger.get_action)

@@ -32,6 +32,7 @@ from clew.archive import (
 from clew.brief import clip
 from clew.clock import stamp
 from clew.errors import NotFoundError, ValidationError
+from clew.facade import Facade, Service
 from clew.fingerprint import telling_line
 from clew.models import (
     OUTLINE_KINDS,
@@ -55,7 +56,7 @@ if TYPE_CHECKING:
     from clew.ranking import Asked, Found, Key, Ranked
 
 # question.py, ranking.py and summaries.py (~60 KB of source) are imported by the searches
-# that use them: Memory holds this mixin, and every hook would load them for nothing.
+# that use them: Memory holds this service, and every hook would load them for nothing.
 
 MODES = ("auto", "keyword", "dense", "hybrid")
 POOL = 60  # keyword matches ranked per index, at least
@@ -108,8 +109,14 @@ KIND_TYPES = {
 SIMILAR_CHARS = 400  # of an error's text they are looked up by
 
 
-class Retrieval(Vectors, Archive):
-    """Search over everything (mixed into Memory)."""
+class Retrieval(Service):
+    """Search over everything (a service of Memory): the archive's entries and the other
+    records by their words, and by meaning through the vector index."""
+
+    def __init__(self, kernel: Facade, archive: Archive, vectors: Vectors) -> None:
+        super().__init__(kernel)
+        self._archive = archive
+        self._vectors = vectors
 
     def search_all(
         self,
@@ -169,7 +176,7 @@ class Retrieval(Vectors, Archive):
             sessions = [named.id if named else self._resolve("session", ident)]
             if kinds is None:
                 chosen = ("turn",)
-        filters = self._filter(task_id, type, status, step, tags, since, until)
+        filters = self._archive._filter(task_id, type, status, step, tags, since, until)
         history = bool(include_superseded) or status is not None
         return self._search(query, chosen, filters, sessions, mode, wanted, explain, history)
 
@@ -199,7 +206,7 @@ class Retrieval(Vectors, Archive):
         asked = _asked(question, query)
         pool = max(POOL, 3 * limit)
         if dense and not (self._store.in_transaction or self._store.read_only):
-            self._catch_up(self._catch_up_size())  # inside a caller's transaction: later
+            self._vectors._catch_up(self._catch_up_size())  # inside a caller's transaction: later
         with self._store.transaction():
             found = {} if mode == "dense" else self._keyword(question, kinds, filters,
                                                               sessions, pool)  # fmt: skip
@@ -213,7 +220,7 @@ class Retrieval(Vectors, Archive):
             timely: frozenset[Key] = frozenset()
             outlined: dict[Key, RecordHit] = {}
             if dense:
-                vector = self._question_vector(query, question.words)
+                vector = self._vectors._question_vector(query, question.words)
                 nearest = self._nearest(vector, kinds, filters, sessions, pool)
                 if sessions is None:
                     close, outlined = self._outline_nearest(vector, kinds, filters, pool)
@@ -226,7 +233,7 @@ class Retrieval(Vectors, Archive):
             if not found and not nearest:
                 return []
             # A record nothing ranks above zero (the farthest of the nearest) is no hit.
-            weight = ranking.dense_weight(self._embedder().model_id if dense else None)
+            weight = ranking.dense_weight(self._vectors._embedder().model_id if dense else None)
             ranked = [r for r in ranking.rank(asked, found, nearest, timely=timely,
                                               dense_weight=weight)
                       if r.score > 0][:limit + HISTORY_MARGIN]  # fmt: skip
@@ -246,7 +253,7 @@ class Retrieval(Vectors, Archive):
             if hit is None:
                 continue  # embedded, then deleted: the vectors lag behind
             hit = hit._replace(
-                score=round(r.score, 4), open=self._open_command(hit),
+                score=round(r.score, 4), open=self._archive._open_command(hit),
                 confident=i == 0 and ranking.confident(
                     r, ranked[1] if len(ranked) > 1 else None, asked.identifiers
                 ) and (not dense or ranking.words_lead(ranked)),
@@ -366,7 +373,7 @@ class Retrieval(Vectors, Archive):
         from clew import ranking
         from clew.question import content_words
 
-        vector = self._question_vector(text, content_words(text))
+        vector = self._vectors._question_vector(text, content_words(text))
         close, hits = self._outline_nearest(vector, ("pattern",), EntryFilter(), 4 * limit)
         return [ident for (_, ident), cosine in close
                 if cosine >= PATTERN_COSINE
@@ -386,7 +393,7 @@ class Retrieval(Vectors, Archive):
             return [], {}
         import numpy as np
 
-        matrix = self._embedder().embed([d.text[:_TEXT_CHARS] for d in docs])
+        matrix = self._vectors._embedder().embed([d.text[:_TEXT_CHARS] for d in docs])
         cosines = np.asarray(matrix, dtype=np.float32) @ vector
         close = sorted(
             ((d.hit.kind, d.hit.id), float(c))
@@ -609,7 +616,7 @@ class Retrieval(Vectors, Archive):
     def seen_before(self, error: str, *, command: str | None = None) -> ErrorHistory:
         """Look an error up by its fingerprint: where it was seen and which fixes worked;
         and, in `similar`, errors and failed commands like it whose text differs."""
-        found = self._fingerprinted(error, command)
+        found = self._archive._fingerprinted(error, command)
         known = {e.id for e in found.errors} | {a.id for a in found.failed_commands}
         probe = telling_line(error) or error[:SIMILAR_CHARS]
         try:
@@ -634,7 +641,7 @@ class Retrieval(Vectors, Archive):
 
     def _catch_up_size(self) -> int:
         """How many pending records a search embeds before it ranks, for this model."""
-        return CATCH_UP_BY_MODEL.get(self._embedder().model_id.partition("@")[0], CATCH_UP)
+        return CATCH_UP_BY_MODEL.get(self._vectors._embedder().model_id.partition("@")[0], CATCH_UP)
 
     def _nearest(
         self,
@@ -652,7 +659,7 @@ class Retrieval(Vectors, Archive):
             kinds = [k for k in kinds if k == "entry"]
         if not kinds:
             return []
-        found = self._nearest_to(
+        found = self._vectors._nearest_to(
             vector, kinds=kinds, task_id=filters.task_id, step_id=filters.subtask_id,
             session_ids=sessions, since=filters.since, until=filters.until,
             limit=pool if not (filters.types or filters.statuses or filters.tags) else 2 * pool,

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from clew import checks
-from clew.archive import action_hit, entry_hit
+from clew.archive import Archive, action_hit, entry_hit
 from clew.errors import ModelError, ValidationError
 from clew.facade import handles_job
 from clew.governor import Governor, Usage
@@ -25,6 +25,7 @@ from clew.models import (
     Task,
 )
 from clew.providers import Message
+from clew.retrieval import Retrieval
 
 if TYPE_CHECKING:
     from clew import summaries
@@ -40,8 +41,11 @@ __all__ = ["Usage", "Utility"]
 
 
 class Utility(Jobs):
-    """The facade's utility-model methods (mixed into `Memory`): they use the archive's
-    search and layer 1's brief, so this mixin stands on those two (through Jobs)."""
+    """The facade's utility-model methods (mixed into `Memory`): they use the archive and
+    its search (services) and layer 1's brief (through Jobs)."""
+
+    archive: Archive  # the archive service (set by Memory)
+    retrieval: Retrieval  # search over everything (set by Memory)
 
     governor: Governor  # routes each model call, caps it and records it (set by Memory)
 
@@ -246,7 +250,7 @@ class Utility(Jobs):
         if not words or not found.kinds:
             return []
         try:
-            return self.search_all(
+            return self.retrieval.search_all(
                 words, kinds=found.kinds, type=found.types or None, task_id=tid, limit=ANSWER_HITS
             )
         except ValidationError:  # nothing searchable in the words
@@ -258,7 +262,9 @@ class Utility(Jobs):
             status = "active" if found.name == "question" else None
             return [
                 entry_hit(e)
-                for e in self.list_entries(tid, type=found.types, status=status, limit=ANSWER_HITS)
+                for e in self.archive.list_entries(
+                    tid, type=found.types, status=status, limit=ANSWER_HITS
+                )
             ]
         if "action" in found.kinds:
             return [action_hit(a) for a in self._store.list_actions(tid, limit=ANSWER_HITS)]

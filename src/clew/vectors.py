@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from clew import checks
 from clew.errors import ValidationError
-from clew.facade import Facade
+from clew.facade import Service
 from clew.models import VECTOR_KINDS, IndexStatus, NewVector, PendingText, StoredVector
 from clew.store.sqlite_vectors import dropped
 
@@ -195,8 +195,8 @@ _CACHES_LOCK = threading.Lock()
 _CAUGHT_UP: dict[tuple[str, str, str], tuple[tuple[int, int], tuple[int, int]]] = {}
 
 
-class Vectors(Facade):
-    """The vector index's part of Memory: its status, updates, rebuilds and `nearest`."""
+class Vectors(Service):
+    """The vector index: its status, updates, rebuilds and `nearest` (a service of Memory)."""
 
     _vector_model: Embedder | None = None  # the embedding model, once loaded
 
