@@ -231,3 +231,16 @@ def test_the_async_methods_do_what_the_sync_ones_do(db: Path) -> None:
     got, found, spaces, gone = asyncio.run(use())
     assert got.value == {"text": "async item"} and [i.key for i in found] == ["k"]
     assert spaces == [("a", "b")] and gone is None
+
+
+def test_a_value_that_reads_like_a_password_assignment_stays_json(store: ClewStore) -> None:
+    # Redacted as prose, `{"pass:": null}` was a password assignment that swallowed the JSON
+    # after it: the stored item no longer parsed, and its next put or get failed.
+    for value in ({"a": [{"pass:": None}]}, {"\x80z": [{"pass:": "x"}]}):
+        store.put(("users", "u1"), "prefs", value)
+        store.put(("users", "u1"), "prefs", value)  # the second reads the first's created_at
+        item = store.get(("users", "u1"), "prefs")
+        assert item is not None and item.value == value
+    store.put(("users", "u1"), "login", {"password": "hunter2-very-secret"})
+    item = store.get(("users", "u1"), "login")
+    assert item is not None and item.value == {"password": "[redacted:password]"}

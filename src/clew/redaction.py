@@ -11,6 +11,7 @@ more kinds, values never redacted, or none at all (`config.redaction`).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -99,6 +100,10 @@ class Redactor:
         `found` under (`field`, its kind)."""
         if not self.enabled or len(text) < SHORTEST or text in self._clean:
             return text
+        if text[0] in "{[":
+            kept = self._json_text(text, found, field)
+            if kept is not None:
+                return kept
         out = text
         for rule in PROVIDERS if has_run(text) else ():
             if rule.pattern.search(out) is not None:
@@ -128,6 +133,24 @@ class Redactor:
             self._clean.clear()
         self._clean[out] = None
         return out
+
+    def _json_text(self, text: str, found: Found | None, field: str) -> str | None:
+        """JSON text (an object or array) redacted as JSON, so that it stays JSON: read as
+        prose, `{"pass:": null}` was a password assignment that swallowed the punctuation
+        after it (a LangGraph item's stored value no longer parsed). Each secret is counted
+        under `field`, as in prose. None when the text is not JSON."""
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return None
+        if not isinstance(value, dict | list):
+            return None
+        inner: Found = {}
+        done = self.json(value, inner, field)
+        if found is not None:
+            for (_, kind), count in inner.items():
+                found[field, kind] = found.get((field, kind), 0) + count
+        return text if done is value else json.dumps(done, ensure_ascii=False)
 
     def output(self, value: str | bytes, found: Found | None = None, field: str = "") -> Any:
         """A command's output (text, or bytes that are not UTF-8) with its secrets redacted;
