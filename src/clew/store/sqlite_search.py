@@ -87,11 +87,7 @@ class SearchReads(RowReader):
         (score, row of `columns`), best first. Ranked first and described after: a snippet
         reads the row's text, so it is made for the rows shown, not for every match."""
         with self.transaction():
-            floor = self._rows(
-                f"SELECT {index}.rowid {base} ORDER BY {index}.rowid DESC LIMIT 1 OFFSET ?",
-                [*params, SEARCH_WINDOW - 1],
-            )
-            low = floor[0][0] if floor else 0
+            low = self._window_floor(index, base, params)
             best = self._rows(
                 f"SELECT {index}.rowid, {score} AS score {base} AND {index}.rowid >= ?"
                 " ORDER BY score LIMIT ?",
@@ -106,6 +102,15 @@ class SearchReads(RowReader):
             )
         found = {r["seq"]: r for r in rows}
         return [(r[1], found[r[0]]) for r in best if r[0] in found]
+
+    def _window_floor(self, index: str, base: str, params: Sequence[Any]) -> int:
+        """The lowest rowid among the newest SEARCH_WINDOW matches of `base` (0 when fewer
+        match): ranking reads only the window, so a common word costs the same at any size."""
+        floor = self._rows(
+            f"SELECT {index}.rowid {base} ORDER BY {index}.rowid DESC LIMIT 1 OFFSET ?",
+            [*params, SEARCH_WINDOW - 1],
+        )
+        return int(floor[0][0]) if floor else 0
 
     def search_records(
         self,
@@ -347,11 +352,7 @@ class SearchReads(RowReader):
         )
         params = [fts5_match(query), self.space, *params]
         with self.transaction():
-            floor = self._rows(
-                f"SELECT outline_fts.rowid {base} ORDER BY outline_fts.rowid DESC LIMIT 1 OFFSET ?",
-                [*params, SEARCH_WINDOW - 1],
-            )
-            low = floor[0][0] if floor else 0
+            low = self._window_floor("outline_fts", base, params)
             best = self._rows(
                 f"SELECT d.kind, d.ref_id, bm25(outline_fts) AS score {base}"
                 " AND outline_fts.rowid >= ? ORDER BY score LIMIT ?",
