@@ -156,6 +156,8 @@ def test_async_memory_runs_a_function_atomically(mem: clew.Memory) -> None:
         name = await amem.atomic(two)
         with pytest.raises(Boom):
             await amem.atomic(failing)
+        with pytest.raises(clew.ValidationError, match="atomic takes a function"):
+            await amem.atomic("create_task")  # type: ignore[arg-type]
         return name
 
     try:

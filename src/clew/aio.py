@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
+from clew.errors import ValidationError
 from clew.memory import Memory
 from clew.store.contract import CheckpointStore
 
@@ -83,6 +84,11 @@ class AsyncMemory:
         # A function, not an `async with` block: the calls of one transaction must run on
         # the worker thread with nothing between them, and another task's awaited call
         # would otherwise join the open transaction (and be rolled back with it).
+        if not callable(fn):
+            raise ValidationError(
+                f"atomic takes a function of the Memory (fn(memory)), not {type(fn).__name__}"
+            )
+
         def run() -> R:
             with self.sync.atomic():
                 return fn(self.sync)
