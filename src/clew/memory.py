@@ -48,6 +48,7 @@ from clew.upkeep import Upkeep
 from clew.vectors import Vectors
 from clew.waits import Waits
 from clew.watch import Watch
+from clew.working import Working
 
 # Events that change a task's row or plan in ways update_task does not model itself.
 _REWRITES = frozenset({"task.created", "task.archived", "plan.revised"})
@@ -96,6 +97,7 @@ class Memory(Assembly, Upkeep, Transfer):
         self.task_records = TaskRecords(self)
         self.watch = Watch(self)
         self.waits = Waits(self)
+        self.working = Working(self, self.task_records, self.watch)
 
     # -- the services' calls, forwarded: Memory's flat API (tests/test_services.py keeps
     # this list equal to the services' public methods) ------------------------------------
@@ -189,6 +191,13 @@ class Memory(Assembly, Upkeep, Transfer):
     check_waits = forward("waits", Waits.check_waits)
     resolve_wait = forward("waits", Waits.resolve_wait)
     cancel_wait = forward("waits", Waits.cancel_wait)
+    record_files = forward("working", Working.record_files)
+    file_changes = forward("working", Working.file_changes)
+    snapshot = forward("working", Working.snapshot)
+    state = forward("working", Working.state)
+    where = forward("working", Working.where)
+    workspace_tasks = forward("working", Working.workspace_tasks)
+    prime = forward("working", Working.prime)
 
     # -- tasks ----------------------------------------------------------------------------
 
