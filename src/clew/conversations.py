@@ -14,12 +14,12 @@ from clew import checks
 from clew.brief import clip, current_step
 from clew.context import TIER_BUDGETS, Context, Section, assemble, tier_caps
 from clew.errors import NotFoundError, ValidationError
+from clew.facade import Facade
 from clew.models import EntryStatus, Session, Turn
 from clew.semantic import guardrail_lines
 from clew.sessions import Sessions
 from clew.state import MAX_BUDGET
 from clew.tokens import counter
-from clew.facade import Facade
 from clew.working import Working
 
 __all__ = ["CONTEXT_BUDGET", "MAX_CONTEXT_BUDGET", "Conversations", "Resumed"]

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from clew import chain, checks, codec
 from clew.chain import Link
 from clew.errors import ValidationError
+from clew.facade import Facade
 from clew.models import Field, ForgetItem, ForgetReport
 from clew.store.sqlite_journal import FORGOTTEN
-from clew.facade import Facade
 from clew.working import Working
 
 if TYPE_CHECKING:

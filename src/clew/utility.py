@@ -14,7 +14,6 @@ from clew import checks
 from clew.archive import Archive, action_hit, entry_hit
 from clew.errors import ModelError, ValidationError
 from clew.facade import handles_job
-from clew.working import Working
 from clew.governor import Governor, Usage
 from clew.ids import new_id
 from clew.jobs import Jobs
@@ -27,6 +26,7 @@ from clew.models import (
 )
 from clew.providers import Message
 from clew.retrieval import Retrieval
+from clew.working import Working
 
 if TYPE_CHECKING:
     from clew import summaries
