@@ -61,8 +61,10 @@ class _Vectors(Memory):
 def test_a_capability_registers_by_marks(mem: clew.Memory) -> None:
     vectors = _Vectors(mem._store, settings=mem.settings)  # type: ignore[attr-defined]
     vectors.embedded, vectors.committed = [], []
-    order = _registry(_Vectors).commits
-    assert order == ("_refresh_mirrors", "_wake_worker", "_note")
+    assert _registry(_Vectors).commits == ("_wake_worker", "_note")
+    # With the services' marks, in one order: layer 1's mirror first (10), the note last.
+    order = [sub.__name__ for sub in vectors._subscribers]  # type: ignore[attr-defined]
+    assert order == ["_refresh_mirrors", "_wake_worker", "_note"]
     task = vectors.create_task("t", ["a"])
     vectors.update_task(task.id, step=1, step_status="completed")
     kinds = sorted(j.kind for j in vectors.list_jobs())

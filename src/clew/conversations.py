@@ -14,6 +14,7 @@ from clew import checks
 from clew.brief import clip, current_step
 from clew.context import TIER_BUDGETS, Context, Section, assemble, tier_caps
 from clew.errors import NotFoundError, ValidationError
+from clew.facade import Facade
 from clew.models import EntryStatus, Session, Turn
 from clew.semantic import guardrail_lines
 from clew.sessions import Sessions
@@ -37,11 +38,12 @@ class Resumed(NamedTuple):
     context: Context
 
 
-class Conversations(Working):
+class Conversations(Facade):
     """A session's context assembly and resume (mixed into Memory), over the sessions
     service."""
 
     sessions: Sessions  # the sessions service (set by Memory)
+    working: Working  # layer 1: the task state a context carries (set by Memory)
 
     @functools.cached_property
     def _measured(self) -> OrderedDict[str, int]:
@@ -164,7 +166,7 @@ class Conversations(Working):
         return sections
 
     def _state_text(self, task_id: str, budget: int) -> str:
-        return self.state(task_id, budget=min(budget, MAX_BUDGET)).text
+        return self.working.state(task_id, budget=min(budget, MAX_BUDGET)).text
 
     def _session_state_text(self, session_id: str, budget: int) -> str:
         return self.sessions.session_state(session_id, budget=min(budget, MAX_BUDGET)).text

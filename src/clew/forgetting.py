@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from clew import chain, checks, codec
 from clew.chain import Link
 from clew.errors import ValidationError
+from clew.facade import Facade
 from clew.models import Field, ForgetItem, ForgetReport
 from clew.store.sqlite_journal import FORGOTTEN
 from clew.working import Working
@@ -41,8 +42,10 @@ class _Planned(NamedTuple):
     record: tuple[str, str] | None
 
 
-class Forgetting(Working):
+class Forgetting(Facade):
     """`forget` (mixed into `Memory`)."""
+
+    working: Working  # layer 1: rewrites the mirror of what was forgotten (set by Memory)
 
     def forget(
         self,
@@ -163,11 +166,8 @@ class Forgetting(Working):
 
         from clew import ann
 
-        if self._mirror is not None:
-            for task_id in sorted(task_ids):
-                self._mirror.write(
-                    task_id, lambda after, tid=task_id: self._mirror_content(tid, after), whole=True
-                )
+        for task_id in sorted(task_ids):
+            self.working._rewrite_mirror(task_id, whole=True)
         folder = ann.folder(self._store.path, self.space)
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)

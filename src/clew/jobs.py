@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from clew import checks
 from clew.errors import ClewError, ValidationError
-from clew.facade import Committed, after_commit, on_close, reacts
+from clew.facade import Committed, Facade, after_commit, on_close, reacts
 from clew.governor import Governor
 from clew.ids import new_id
 from clew.models import (
@@ -32,7 +32,6 @@ from clew.models import (
     StepStatus,
 )
 from clew.taskrecord import TaskRecords
-from clew.working import Working
 
 if TYPE_CHECKING:  # the extraction rules load with the first extraction job
     from clew.extraction import Draft
@@ -42,7 +41,7 @@ ATTEMPTS = 3
 LATER_ACTIONS = 200  # the newest commands checked for a later successful run
 
 
-class Jobs(Working):
+class Jobs(Facade):
     """Queued jobs (mixed into `Memory`): queueing on the write path, and the worker's
     claim, run and finish; the utility model's handlers stand on it (utility.py)."""
 

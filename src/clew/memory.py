@@ -28,6 +28,7 @@ from clew.upkeep import Upkeep
 from clew.vectors import Vectors
 from clew.waits import Waits
 from clew.watch import Watch
+from clew.working import Working
 
 
 class Memory(Assembly, Upkeep, Transfer):
@@ -74,6 +75,7 @@ class Memory(Assembly, Upkeep, Transfer):
         self.task_records = TaskRecords(self)
         self.watch = Watch(self)
         self.waits = Waits(self)
+        self.working = Working(self, self.task_records, self.watch)
         self.tracker = Tracker(self, self.task_records, self.watch)
         self.audit = Audit(self, self.sessions, self.checkpoints)
 
@@ -169,6 +171,13 @@ class Memory(Assembly, Upkeep, Transfer):
     check_waits = forward("waits", Waits.check_waits)
     resolve_wait = forward("waits", Waits.resolve_wait)
     cancel_wait = forward("waits", Waits.cancel_wait)
+    record_files = forward("working", Working.record_files)
+    file_changes = forward("working", Working.file_changes)
+    snapshot = forward("working", Working.snapshot)
+    state = forward("working", Working.state)
+    where = forward("working", Working.where)
+    workspace_tasks = forward("working", Working.workspace_tasks)
+    prime = forward("working", Working.prime)
     create_task = forward("tracker", Tracker.create_task)
     get_task = forward("tracker", Tracker.get_task)
     list_tasks = forward("tracker", Tracker.list_tasks)

@@ -26,6 +26,7 @@ from clew.models import (
 )
 from clew.providers import Message
 from clew.retrieval import Retrieval
+from clew.working import Working
 
 if TYPE_CHECKING:
     from clew import summaries
@@ -47,6 +48,7 @@ class Utility(Jobs):
     archive: Archive  # the archive service (set by Memory)
     retrieval: Retrieval  # search over everything (set by Memory)
 
+    working: Working  # layer 1: "where was I?" answers a question on rules alone (set by Memory)
     governor: Governor  # routes each model call, caps it and records it (set by Memory)
 
     # -- extraction -----------------------------------------------------------------------
@@ -182,7 +184,7 @@ class Utility(Jobs):
         if found is not None:
             return found
         task = self._store.get_task(tid)
-        brief = self.where(tid)
+        brief = self.working.where(tid)
         messages = self._store.list_messages(tid, limit=SUMMARY_MESSAGES)
         text = summaries.rules_summary(task, brief, messages)
         count = self._store.count_messages(tid)
@@ -227,7 +229,7 @@ class Utility(Jobs):
 
         found = summaries.intent(question)
         if found.name == "brief":
-            return summaries.rules_answer(question, self.where(tid), note)
+            return summaries.rules_answer(question, self.working.where(tid), note)
         words = summaries.search_words(question)
         hits = self._find(words, found, tid)
         exact = bool(hits)
@@ -236,7 +238,7 @@ class Utility(Jobs):
             if not hits:
                 hits = self._newest(found, tid)
         if not hits and found is summaries.GENERAL:
-            return summaries.rules_answer(question, self.where(tid), note)
+            return summaries.rules_answer(question, self.working.where(tid), note)
         from clew.ranking import asks_for_history
 
         hits, only_history = _current(hits)
