@@ -17,6 +17,7 @@ from clew.checkpoints import Checkpoints
 from clew.clock import Clock, utcnow
 from clew.errors import ValidationError
 from clew.facade import Settings, forward
+from clew.forgetting import Forgetting
 from clew.governor import Governor
 from clew.ids import new_id
 from clew.keys import Keys
@@ -54,7 +55,7 @@ from clew.working import Working
 _REWRITES = frozenset({"task.created", "task.archived", "plan.revised"})
 
 
-class Memory(Assembly, Upkeep, Transfer):
+class Memory(Assembly, Upkeep):
     """A task memory over one store, in one space. Open it with `clew.open()`.
 
     The methods live in mixins by subject: tasks, plans and messages here; archive
@@ -98,6 +99,8 @@ class Memory(Assembly, Upkeep, Transfer):
         self.watch = Watch(self)
         self.waits = Waits(self)
         self.working = Working(self, self.task_records, self.watch)
+        self.forgetting = Forgetting(self, self.working)
+        self.transfer = Transfer(self, self.forgetting)
 
     # -- the services' calls, forwarded: Memory's flat API (tests/test_services.py keeps
     # this list equal to the services' public methods) ------------------------------------
@@ -198,6 +201,11 @@ class Memory(Assembly, Upkeep, Transfer):
     where = forward("working", Working.where)
     workspace_tasks = forward("working", Working.workspace_tasks)
     prime = forward("working", Working.prime)
+    forget = forward("forgetting", Forgetting.forget)
+    export_events = forward("transfer", Transfer.export_events)
+    import_events = forward("transfer", Transfer.import_events)
+    push = forward("transfer", Transfer.push)
+    import_records = forward("transfer", Transfer.import_records)
 
     # -- tasks ----------------------------------------------------------------------------
 
