@@ -108,7 +108,7 @@ ALLOWED_CLEW = frozenset(
         "clew.roles",  # PostgreSQL's roles, a Memory mixin (its checks imported when called)
         "clew.credentials",
         "clew.transfer",
-        "clew.forgetting",  # `forget`, a Memory mixin (what it reads and rewrites: lazily)
+        "clew.forgetting",  # `forget`, a Memory service (what it reads and rewrites: lazily)
         "clew.turns",
         "clew.upkeep",
         "clew.utility",

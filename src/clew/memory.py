@@ -12,6 +12,7 @@ from clew.capture import Capture
 from clew.checkpoints import Checkpoints
 from clew.clock import Clock, utcnow
 from clew.facade import Settings, forward
+from clew.forgetting import Forgetting
 from clew.governor import Governor
 from clew.keys import Keys
 from clew.recollection import Recollection
@@ -31,7 +32,7 @@ from clew.watch import Watch
 from clew.working import Working
 
 
-class Memory(Assembly, Upkeep, Transfer):
+class Memory(Assembly, Upkeep):
     """A task memory over one store, in one space. Open it with `clew.open()`.
 
     The methods live in mixins and services by subject: tasks, plans and messages in
@@ -78,6 +79,8 @@ class Memory(Assembly, Upkeep, Transfer):
         self.working = Working(self, self.task_records, self.watch)
         self.tracker = Tracker(self, self.task_records, self.watch)
         self.audit = Audit(self, self.sessions, self.checkpoints)
+        self.forgetting = Forgetting(self, self.working)
+        self.transfer = Transfer(self, self.forgetting)
 
     # -- the services' calls, forwarded: Memory's flat API (tests/test_services.py keeps
     # this list equal to the services' public methods) ------------------------------------
@@ -193,3 +196,9 @@ class Memory(Assembly, Upkeep, Transfer):
     redactions = forward("audit", Audit.redactions)
     journal_head = forward("audit", Audit.journal_head)
     verify = forward("audit", Audit.verify)
+    forget = forward("forgetting", Forgetting.forget)
+    export_events = forward("transfer", Transfer.export_events)
+    import_events = forward("transfer", Transfer.import_events)
+    push = forward("transfer", Transfer.push)
+    import_records = forward("transfer", Transfer.import_records)
+
