@@ -19,6 +19,7 @@ from clew.errors import ValidationError
 from clew.facade import Settings, forward
 from clew.governor import Governor
 from clew.ids import new_id
+from clew.jobs import Jobs
 from clew.keys import Keys
 from clew.models import (
     CLOSED_TASK_STATUSES,
@@ -45,6 +46,7 @@ from clew.taskrecord import TaskRecords, step_changes
 from clew.trace import Ledger
 from clew.transfer import Transfer
 from clew.upkeep import Upkeep
+from clew.utility import Utility
 from clew.vectors import Vectors
 from clew.waits import Waits
 from clew.watch import Watch
@@ -54,7 +56,7 @@ from clew.working import Working
 _REWRITES = frozenset({"task.created", "task.archived", "plan.revised"})
 
 
-class Memory(Assembly, Upkeep, Transfer):
+class Memory(Assembly, Transfer):
     """A task memory over one store, in one space. Open it with `clew.open()`.
 
     The methods live in mixins by subject: tasks, plans and messages here; archive
@@ -98,6 +100,10 @@ class Memory(Assembly, Upkeep, Transfer):
         self.watch = Watch(self)
         self.waits = Waits(self)
         self.working = Working(self, self.task_records, self.watch)
+        self.jobs = Jobs(self, self.governor, self.task_records)
+        # One line each, however long (tests/test_services.py reads the services off them).
+        self.utility = Utility(self, self.jobs, self.working, self.archive, self.retrieval, self.governor)  # noqa: E501  # fmt: skip
+        self.upkeep = Upkeep(self, self.jobs, self.semantic, self.waits, self.watch)
 
     # -- the services' calls, forwarded: Memory's flat API (tests/test_services.py keeps
     # this list equal to the services' public methods) ------------------------------------
@@ -198,6 +204,16 @@ class Memory(Assembly, Upkeep, Transfer):
     where = forward("working", Working.where)
     workspace_tasks = forward("working", Working.workspace_tasks)
     prime = forward("working", Working.prime)
+    run_jobs = forward("jobs", Jobs.run_jobs)
+    list_jobs = forward("jobs", Jobs.list_jobs)
+    jobs_due = forward("jobs", Jobs.jobs_due)
+    running_summary = forward("utility", Utility.running_summary)
+    ask = forward("utility", Utility.ask)
+    tidy = forward("upkeep", Upkeep.tidy)
+    maintain = forward("upkeep", Upkeep.maintain)
+    maintenance_due = forward("upkeep", Upkeep.maintenance_due)
+    archived_tasks = forward("upkeep", Upkeep.archived_tasks)
+    export_month = forward("upkeep", Upkeep.export_month)
 
     # -- tasks ----------------------------------------------------------------------------
 
