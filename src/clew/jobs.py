@@ -5,10 +5,10 @@ A write that calls for work (a step finishing, every Nth message) queues a job i
 transaction (`job.queued`), by reacting to the facade's signals; after the commit the
 `_wake_worker` subscriber starts a worker (worker.py): a thread of this process, a detached
 `clew work` process (the CLI), or nobody until `run_jobs` is called. A job is claimed with
-a lease and done by the handler registered for its kind (`@handles_job`, the kernel's
-registry: the utility service's handlers join it); its results and
-`job.done` are written in one transaction, so a crash leaves the job to be done again and
-a job done twice stores nothing twice.
+a lease and done by the handler registered for its kind (`@handles_job`: the kernel's
+registry, which the utility service's handlers join); its results and `job.done` are
+written in one transaction, so a crash leaves the job to be done again and a job done
+twice stores nothing twice.
 """
 
 from __future__ import annotations
