@@ -14,6 +14,7 @@ from clew.clock import Clock, utcnow
 from clew.facade import Settings, forward
 from clew.forgetting import Forgetting
 from clew.governor import Governor
+from clew.jobs import Jobs
 from clew.keys import Keys
 from clew.recollection import Recollection
 from clew.retrieval import Retrieval
@@ -26,13 +27,14 @@ from clew.trace import Ledger
 from clew.tracker import Tracker
 from clew.transfer import Transfer
 from clew.upkeep import Upkeep
+from clew.utility import Utility
 from clew.vectors import Vectors
 from clew.waits import Waits
 from clew.watch import Watch
 from clew.working import Working
 
 
-class Memory(Assembly, Upkeep):
+class Memory(Assembly):
     """A task memory over one store, in one space. Open it with `clew.open()`.
 
     The methods live in mixins and services by subject: tasks, plans and messages in
@@ -81,6 +83,10 @@ class Memory(Assembly, Upkeep):
         self.audit = Audit(self, self.sessions, self.checkpoints)
         self.forgetting = Forgetting(self, self.working)
         self.transfer = Transfer(self, self.forgetting)
+        self.jobs = Jobs(self, self.governor, self.task_records)
+        # One line each, however long (tests/test_services.py reads the services off them).
+        self.utility = Utility(self, self.jobs, self.working, self.archive, self.retrieval, self.governor)  # noqa: E501  # fmt: skip
+        self.upkeep = Upkeep(self, self.jobs, self.semantic, self.waits, self.watch)
 
     # -- the services' calls, forwarded: Memory's flat API (tests/test_services.py keeps
     # this list equal to the services' public methods) ------------------------------------
@@ -201,4 +207,14 @@ class Memory(Assembly, Upkeep):
     import_events = forward("transfer", Transfer.import_events)
     push = forward("transfer", Transfer.push)
     import_records = forward("transfer", Transfer.import_records)
+    run_jobs = forward("jobs", Jobs.run_jobs)
+    list_jobs = forward("jobs", Jobs.list_jobs)
+    jobs_due = forward("jobs", Jobs.jobs_due)
+    running_summary = forward("utility", Utility.running_summary)
+    ask = forward("utility", Utility.ask)
+    tidy = forward("upkeep", Upkeep.tidy)
+    maintain = forward("upkeep", Upkeep.maintain)
+    maintenance_due = forward("upkeep", Upkeep.maintenance_due)
+    archived_tasks = forward("upkeep", Upkeep.archived_tasks)
+    export_month = forward("upkeep", Upkeep.export_month)
 
