@@ -15,6 +15,7 @@ from clew.assembly import Assembly
 from clew.capture import Capture
 from clew.checkpoints import Checkpoints
 from clew.clock import Clock, utcnow
+from clew.conversations import Conversations
 from clew.errors import ValidationError
 from clew.facade import Settings, forward
 from clew.governor import Governor
@@ -54,7 +55,7 @@ from clew.working import Working
 _REWRITES = frozenset({"task.created", "task.archived", "plan.revised"})
 
 
-class Memory(Assembly, Upkeep, Transfer):
+class Memory(Upkeep, Transfer):
     """A task memory over one store, in one space. Open it with `clew.open()`.
 
     The methods live in mixins by subject: tasks, plans and messages here; archive
@@ -63,7 +64,7 @@ class Memory(Assembly, Upkeep, Transfer):
     state and "where was I?" in `working.py`; queued jobs in `jobs.py` (the worker in
     `worker.py`), the model's caps in `governor.py` and its extraction and summaries in
     `utility.py`; sessions and turns in `sessions.py`, recall in `recollection.py` and
-    context assembly in `conversations.py`;
+    a session's context assembly and resume in `conversations.py`;
     smart waits in `waits.py`; maintenance and archived tasks by month in `upkeep.py`;
     `assemble` (a session's prompt, or a task's context without one) in `assembly.py`;
     export, import and push of the journal in `transfer.py`;
@@ -98,6 +99,8 @@ class Memory(Assembly, Upkeep, Transfer):
         self.watch = Watch(self)
         self.waits = Waits(self)
         self.working = Working(self, self.task_records, self.watch)
+        self.conversations = Conversations(self, self.sessions, self.working)
+        self.assembly = Assembly(self, self.conversations, self.retrieval)
 
     # -- the services' calls, forwarded: Memory's flat API (tests/test_services.py keeps
     # this list equal to the services' public methods) ------------------------------------
@@ -198,6 +201,9 @@ class Memory(Assembly, Upkeep, Transfer):
     where = forward("working", Working.where)
     workspace_tasks = forward("working", Working.workspace_tasks)
     prime = forward("working", Working.prime)
+    assemble_context = forward("conversations", Conversations.assemble_context)
+    resume = forward("conversations", Conversations.resume)
+    assemble = forward("assembly", Assembly.assemble)
 
     # -- tasks ----------------------------------------------------------------------------
 
