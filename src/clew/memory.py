@@ -11,7 +11,8 @@ from clew.audit import Audit
 from clew.capture import Capture
 from clew.checkpoints import Checkpoints
 from clew.clock import Clock, utcnow
-from clew.facade import Settings, forward
+from clew.conversations import Conversations
+from clew.facade import Facade, Settings, forward
 from clew.forgetting import Forgetting
 from clew.governor import Governor
 from clew.jobs import Jobs
@@ -34,7 +35,7 @@ from clew.watch import Watch
 from clew.working import Working
 
 
-class Memory(Assembly):
+class Memory(Facade):
     """A task memory over one store, in one space. Open it with `clew.open()`.
 
     The methods live in mixins and services by subject: tasks, plans and messages in
@@ -44,7 +45,7 @@ class Memory(Assembly):
     state and "where was I?" in `working.py`; queued jobs in `jobs.py` (the worker in
     `worker.py`), the model's caps in `governor.py` and its extraction and summaries in
     `utility.py`; sessions and turns in `sessions.py`, recall in `recollection.py` and
-    context assembly in `conversations.py`;
+    a session's context assembly and resume in `conversations.py`;
     smart waits in `waits.py`; maintenance and archived tasks by month in `upkeep.py`;
     `assemble` (a session's prompt, or a task's context without one) in `assembly.py`;
     export, import and push of the journal in `transfer.py`;
@@ -87,6 +88,8 @@ class Memory(Assembly):
         # One line each, however long (tests/test_services.py reads the services off them).
         self.utility = Utility(self, self.jobs, self.working, self.archive, self.retrieval, self.governor)  # noqa: E501  # fmt: skip
         self.upkeep = Upkeep(self, self.jobs, self.semantic, self.waits, self.watch)
+        self.conversations = Conversations(self, self.sessions, self.working)
+        self.assembly = Assembly(self, self.conversations, self.retrieval)
 
     # -- the services' calls, forwarded: Memory's flat API (tests/test_services.py keeps
     # this list equal to the services' public methods) ------------------------------------
@@ -217,4 +220,7 @@ class Memory(Assembly):
     maintenance_due = forward("upkeep", Upkeep.maintenance_due)
     archived_tasks = forward("upkeep", Upkeep.archived_tasks)
     export_month = forward("upkeep", Upkeep.export_month)
+    assemble_context = forward("conversations", Conversations.assemble_context)
+    resume = forward("conversations", Conversations.resume)
+    assemble = forward("assembly", Assembly.assemble)
 
