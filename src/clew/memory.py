@@ -223,4 +223,3 @@ class Memory(Facade):
     assemble_context = forward("conversations", Conversations.assemble_context)
     resume = forward("conversations", Conversations.resume)
     assemble = forward("assembly", Assembly.assemble)
-
