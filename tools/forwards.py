@@ -30,12 +30,10 @@ def composed(source: str) -> list[tuple[str, str]]:
         if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
             continue
         target, call = node.targets[0], node.value
-        made_with_self = call.args and isinstance(call.args[0], ast.Name) and call.args[0].id == "self"
-        if (
-            isinstance(target, ast.Attribute)
-            and isinstance(call.func, ast.Name)
-            and made_with_self
-        ):
+        made_with_self = (
+            call.args and isinstance(call.args[0], ast.Name) and call.args[0].id == "self"
+        )
+        if isinstance(target, ast.Attribute) and isinstance(call.func, ast.Name) and made_with_self:
             found.append((target.attr, call.func.id))
     return found
 

@@ -62,8 +62,8 @@ class Memory(Facade):
         self, store: Store, *, clock: Clock = utcnow, settings: Settings | None = None
     ) -> None:
         super().__init__(store, clock=clock, settings=settings)
-        # The services composed so far (issue 26: the mixins become services one by one);
-        # each is handed the kernel and the services it uses.
+        # Each service is handed the kernel and the services it uses, so the order here is
+        # the dependency order. tools/forwards.py writes the forwarded calls below from it.
         self.keys = Keys(self)
         self.roles = Roles(self)
         self.checkpoints = Checkpoints(self)
@@ -85,15 +85,14 @@ class Memory(Facade):
         self.forgetting = Forgetting(self, self.working)
         self.transfer = Transfer(self, self.forgetting)
         self.jobs = Jobs(self, self.governor, self.task_records)
-        # One line each, however long (tests/test_services.py reads the services off them).
-        self.utility = Utility(self, self.jobs, self.working, self.archive, self.retrieval, self.governor)  # noqa: E501  # fmt: skip
+        self.utility = Utility(
+            self, self.jobs, self.working, self.archive, self.retrieval, self.governor
+        )
         self.upkeep = Upkeep(self, self.jobs, self.semantic, self.waits, self.watch)
         self.conversations = Conversations(self, self.sessions, self.working)
         self.assembly = Assembly(self, self.conversations, self.retrieval)
 
-    # -- the services' calls, forwarded: Memory's flat API (tests/test_services.py keeps
-    # this list equal to the services' public methods) ------------------------------------
-
+    # -- forwarded calls: written by tools/forwards.py, do not edit by hand --
     create_key = forward("keys", Keys.create_key)
     list_keys = forward("keys", Keys.list_keys)
     revoke_key = forward("keys", Keys.revoke_key)
@@ -223,3 +222,4 @@ class Memory(Facade):
     assemble_context = forward("conversations", Conversations.assemble_context)
     resume = forward("conversations", Conversations.resume)
     assemble = forward("assembly", Assembly.assemble)
+    # -- end of forwarded calls --
