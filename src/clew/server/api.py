@@ -27,12 +27,8 @@ from clew.errors import (
 from clew.models import to_jsonable
 from clew.origin import NOTHING, HostRules
 from clew.schema import check_arguments
-from clew.tools import (
-    Context,
-    Tool,
-    ToolResult,
-    _object,  # the registry's own schema shape, for the API's extra routes
-)
+from clew.tools import Context, Tool, ToolResult
+from clew.toolspec import object_schema as _object  # the registry's shape, for extra routes
 
 if TYPE_CHECKING:
     from clew.memory import Memory
