@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 from clew.archive import RELEVANT_LIMIT, SEARCH_LIMIT
 from clew.models import SEARCH_KINDS, EntryType, StepStatus, TaskStatus
 from clew.recall import RECALL_ACTIONS
+from clew.recollection import RECALL_LIMIT
 
 STEP_STATUSES = [s.value for s in StepStatus]
 TASK_STATUSES = [s.value for s in TaskStatus]
@@ -103,10 +104,6 @@ ENTITIES = Param(
     ' ["api"]}. Files, URLs, hosts, services, images, versions and tickets in your'
     " commands and messages are found without this.",
 )
-DURATION = Param(
-    {"type": ["number", "string"]}, "Seconds, or text like 30s, 5m, 1h; never for no timeout."
-)
-
 SPECS: dict[str, Spec] = {
     "task_register": Spec(
         "Register a long task with its plan before you start it. clew keeps the plan, your"
@@ -226,7 +223,11 @@ SPECS: dict[str, Spec] = {
         {
             "task_id": TASK_ID,
             "full": flag("Show everything, not the budgeted view."),
-            "budget": number("Token budget of the view (default 1500).", 800, 200_000),
+            "budget": number(
+                "Token budget of the view (default: the configured state budget, 1500).",
+                800,
+                200_000,
+            ),
             "workspace": text("Without task_id: this folder's active tasks."),
         },
         read_only=True,
@@ -263,11 +264,16 @@ SPECS: dict[str, Spec] = {
             "task_id": TASK_ID,
             "session": text("Only the turns of this session (id or key)."),
             "step": STEP,
-            "type": choice(ENTRY_TYPES, "Only entries of this type (implies kinds=[entry])."),
-            "tags": strings("Only entries with all these tags (implies kinds=[entry])."),
+            "type": choice(ENTRY_TYPES, "Only entries of this type (entries only)."),
+            "tags": strings("Only entries with all these tags (entries only)."),
             "since": text("Created at or after: 2026-11-22, 2026-11-22T09:30, or 2h, 7d."),
             "until": text("Created before: a date, a time or an age."),
-            "mode": choice(SEARCH_MODES, "How to rank (auto).", default="auto"),
+            "mode": choice(
+                SEARCH_MODES,
+                "How to rank: keyword, dense (by meaning), hybrid; auto (the default): hybrid"
+                " with the vectors extra.",
+                default="auto",
+            ),
             "explain": flag("Say why each hit ranked where it did."),
             "include_superseded": flag(
                 "Rank superseded and resolved records as they match, not below the current."
@@ -303,8 +309,9 @@ SPECS: dict[str, Spec] = {
         {
             "action": choice(RECALL_ACTIONS, "What to fetch."),
             "session": text(
-                "The session's id or key (search default: every session of this workspace; other"
-                " actions: this server's, else the workspace's newest; session_list lists them)."
+                "The session's id, prefix or key (default: search looks through every session of"
+                " this workspace; the other actions take this server's session, else the"
+                " workspace's newest)."
             ),
             "query": text("For search: what to look for."),
             "tool_name": text("For tool_calls: the tool's name."),
@@ -312,7 +319,12 @@ SPECS: dict[str, Spec] = {
             "end_turn": number("For range: the last turn."),
             "turn": number("For around: the turn in the middle."),
             "entry_id": text("For source: the entry's id."),
-            "limit": number("Hits (search, tool_calls) or turns each side (around).", 1, 50),
+            "limit": number(
+                "Hits (search, tool_calls) or turns each side (around).",
+                1,
+                50,
+                default=RECALL_LIMIT,
+            ),
         },
         ("action",),
         read_only=True,
@@ -322,7 +334,7 @@ SPECS: dict[str, Spec] = {
         " all=true every session. Pass a session's id to conversation_recall.",
         {
             "all": flag("Every session, not only this workspace's."),
-            "workspace": text("The folder whose sessions to list (default: this server's)."),
+            "workspace": text("The folder whose sessions to list (default: the one you work in)."),
             "active": flag("Only sessions that have not ended."),
             "limit": number("At most this many sessions (20).", 1, 200, default=20),
         },
@@ -350,8 +362,16 @@ SPECS: dict[str, Spec] = {
             "contains": text("Text the output, file or body must contain."),
             "regex": text("A regular expression the output, file or body must match."),
             "status": number("For a URL: the HTTP status wanted (default any 2xx).", 100, 599),
-            "poll_every": DURATION,
-            "timeout": DURATION,
+            "poll_every": Param(
+                {"type": ["number", "string"]},
+                "How often to check (default 30s, at least 1s): seconds, or text like 30s, 5m, 1h.",
+                "30s",
+            ),
+            "timeout": Param(
+                {"type": ["number", "string"]},
+                "Give up after this long: seconds, or text like 30s, 5m, 1h (default 1h; none"
+                " for a time or a manual wait); never for no timeout.",
+            ),
             "evidence": text("For resolve: what shows it is met."),
             "reason": text("For cancel: why."),
         },

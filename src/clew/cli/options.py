@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from clew.cli.common import decimal, whole
@@ -21,6 +22,22 @@ PARAM = "tool_param"  # the attribute of an argparse action naming its (tool, pa
 CLI_TYPES = {"integer": whole, "number": decimal}
 
 
+class OneOf:
+    """argparse type: one of a parameter's values. Not argparse's `choices`, so that a wrong
+    one is refused in the words the API uses ("... is not one of: ...")."""
+
+    def __init__(self, values: Sequence[str]) -> None:
+        self.values = tuple(values)
+
+    def __call__(self, text: str) -> str:
+        if text not in self.values:
+            raise argparse.ArgumentTypeError(f"{text!r} is not one of: {', '.join(self.values)}")
+        return text
+
+    def __repr__(self) -> str:  # argparse names a type in its errors by its repr
+        return "one of"
+
+
 def param(tool: str, name: str) -> Param:
     return SPECS[tool].params[name]
 
@@ -28,7 +45,7 @@ def param(tool: str, name: str) -> Param:
 def help_text(description: str) -> str:
     """A parameter's description as an option's help: the command names the action, so a
     tool's "For add: " falls away, and help is lower case without a full stop."""
-    text = re.sub(r"^For [a-z_, ]+: ", "", description).removesuffix(".")
+    text = re.sub(r"^For [a-z_]+: ", "", description).removesuffix(".")
     return text[:1].lower() + text[1:]
 
 
@@ -41,7 +58,8 @@ def argument_options(spec: Param) -> dict[str, Any]:
     elif isinstance(kind, str) and kind in CLI_TYPES:
         options["type"] = CLI_TYPES[kind]
     if "enum" in spec.schema:
-        options["choices"] = list(spec.schema["enum"])
+        options["type"] = OneOf(spec.schema["enum"])
+        options["metavar"] = "{" + ",".join(spec.schema["enum"]) + "}"
     if spec.default is not None:
         options["default"] = spec.default
     return options
@@ -53,10 +71,10 @@ def tool_option(
     """Add the option (or positional) `flags` for parameter `name` of `tool`, as the tool's
     spec says; `note` is added to its help, `extra` are argparse's own keywords for the
     command line's shape of it (metavar, nargs, action="append" for a list, required)."""
-    options = argument_options(param(tool, name))
+    options = {**argument_options(param(tool, name)), **extra}
     if note:
         options["help"] += f" {note}"
-    action = parser.add_argument(*(flags or (name,)), **options, **extra)
+    action = parser.add_argument(*(flags or (name,)), **options)
     if isinstance(action, argparse.Action):  # not a parser this command line leaves unbuilt
         setattr(action, PARAM, (tool, name))
 

@@ -15,6 +15,7 @@ from clew.cli.common import (
     read_text,
     whole,
 )
+from clew.cli.options import task_id, tool_option
 
 HOOK_INPUT_CHARS = 1_000_000  # a hook's event is small; never read a stream without end
 
@@ -103,9 +104,9 @@ def register(commands: Any, command: Commands) -> None:
         " It always fits the budget; whatever it leaves out is listed under `hidden` with"
         " the command that recalls it.",
     )
-    p.add_argument("id", help="task id or unambiguous prefix")
-    p.add_argument(
-        "--budget", type=whole, help="token budget (default: $CLEW_STATE_BUDGET, config, 1500)"
+    task_id(p, "task_state")
+    tool_option(
+        p, "task_state", "budget", "--budget", note="($CLEW_STATE_BUDGET or config sets it)"
     )
 
     p = command(
