@@ -22,11 +22,9 @@ MODULES = frozenset({
     "store/contract.py", "store/pg_search.py",
 })  # fmt: skip
 FUNCTIONS = frozenset({
-    "archive.py:add_entry", "brief.py:_lines", "brief.py:build_brief", 
-    "cli/store.py:register",
-    "context.py:assemble", "jobs.py:_settle", "mcp_server.py:build_server",
-    "memory.py:update_task", "ranking.py:rank", "recall.py:fit", "retrieval.py:_search",
-    "server/api.py:openapi", "trace.py:record_action", "waits.py:add_wait",
+    "archive.py:add_entry", "brief.py:_lines", "brief.py:build_brief", "context.py:assemble",
+    "jobs.py:_settle", "memory.py:update_task", "ranking.py:rank", "recall.py:fit",
+    "retrieval.py:_search", "trace.py:record_action", "waits.py:add_wait",
 })  # fmt: skip
 
 

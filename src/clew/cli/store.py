@@ -191,6 +191,13 @@ def _checkpoints(given: str | None) -> str | None:
 
 def register(commands: Any, command: Commands) -> None:
     """Add the store commands."""
+    _register_init(commands, command)
+    _register_checks(commands, command)
+    _register_content(commands, command)
+
+
+def _register_init(commands: Any, command: Commands) -> None:
+    """`clew init` and `clew journal`."""
     p = command(commands, "init", cmd_init, "create a project store (.clew/) in this folder")
     ignore = p.add_mutually_exclusive_group()
     ignore.add_argument(
@@ -211,6 +218,9 @@ def register(commands: Any, command: Commands) -> None:
     p.add_argument("--after", type=whole, default=0, metavar="SEQ", help="only events after SEQ")
     p.add_argument("--limit", type=whole, help="at most this many events")
 
+
+def _register_checks(commands: Any, command: Commands) -> None:
+    """`clew verify` and `clew checkpoint`: is the store what its journal says."""
     p = command(
         commands,
         "verify",
@@ -251,6 +261,9 @@ def register(commands: Any, command: Commands) -> None:
         "--all-spaces", action="store_true", help="one line for every space in the store"
     )
 
+
+def _register_content(commands: Any, command: Commands) -> None:
+    """`clew forget`, `clew redactions` and `clew demo`."""
     p = command(
         commands,
         "forget",
