@@ -183,8 +183,12 @@ def task_plan(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     ops: list[PlanOp] = []
     for n, op in enumerate(args["operations"], 1):
         kind = op["op"]
-        needed = {"add": ("title",), "remove": ("step",), "move": ("step", "position"),
-                  "rename": ("step", "title")}[kind]  # fmt: skip
+        needed = {
+            "add": ("title",),
+            "remove": ("step",),
+            "move": ("step", "position"),
+            "rename": ("step", "title"),
+        }[kind]
         missing = [k for k in needed if k not in op]
         if missing:
             raise ValidationError(f"operation {n} ({kind}) needs {', '.join(missing)}")
@@ -284,13 +288,20 @@ def task_list(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
 @tool
 def memory_search(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     hits = mem.search_all(
-        args["query"], kinds=args.get("kinds"), task_id=args.get("task_id"),
-        session_id=args.get("session"), step=args.get("step"), type=args.get("type"),
-        tags=args.get("tags", ()), since=args.get("since"), until=args.get("until"),
-        mode=args["mode"], limit=args["limit"],
+        args["query"],
+        kinds=args.get("kinds"),
+        task_id=args.get("task_id"),
+        session_id=args.get("session"),
+        step=args.get("step"),
+        type=args.get("type"),
+        tags=args.get("tags", ()),
+        since=args.get("since"),
+        until=args.get("until"),
+        mode=args["mode"],
+        limit=args["limit"],
         explain=bool(args.get("explain")),
         include_superseded=bool(args.get("include_superseded")),
-    )  # fmt: skip
+    )
     if not hits:
         return ToolResult(f"Nothing recorded matches {args['query']!r}.", [])
     lines = []
@@ -300,8 +311,9 @@ def memory_search(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult
         sure = " (confident)" if h.confident else ""
         opener = h.open
         if h.kind == "turn":  # a model opens a turn with the tool it already has
-            opener = (f'conversation_recall(action="around", session="{h.session_id}",'
-                      f" turn={h.turn})")  # fmt: skip
+            opener = (
+                f'conversation_recall(action="around", session="{h.session_id}", turn={h.turn})'
+            )
         line = (
             f"{h.score:.2f} {h.kind} {h.id} [{label_of(h)}]{where} {h.created_at[:16]}{sure}"
             f" {clip(h.title, 120)}\n   {clip(' '.join(h.snippet.split()), 160)}\n   open: {opener}"
@@ -320,10 +332,15 @@ def memory_query(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
         entries = mem.query_relevant(args["task_id"], args["relevant_to"], limit=args["limit"])
     else:
         entries = mem.list_entries(
-            args.get("task_id"), type=args.get("type"), status=args.get("status"),
-            step=args.get("step"), tags=args.get("tags", ()), since=args.get("since"),
-            until=args.get("until"), limit=args["limit"],
-        )  # fmt: skip
+            args.get("task_id"),
+            type=args.get("type"),
+            status=args.get("status"),
+            step=args.get("step"),
+            tags=args.get("tags", ()),
+            since=args.get("since"),
+            until=args.get("until"),
+            limit=args["limit"],
+        )
     if not entries:
         return ToolResult("No entries match.", [])
     lines = []
@@ -395,19 +412,36 @@ def _wait_line(wait: Any) -> str:
 @tool
 def smart_wait(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     action = args["action"]
-    needs = {"add": ("task_id", "kind", "target"), "resolve": ("wait_id",),
-             "cancel": ("wait_id",)}.get(action, ())  # fmt: skip
+    needs = {
+        "add": ("task_id", "kind", "target"),
+        "resolve": ("wait_id",),
+        "cancel": ("wait_id",),
+    }.get(action, ())
     missing = [k for k in needs if k not in args]
     if missing:
         raise ValidationError(f"action={action} needs {', '.join(missing)}")
     if action == "add":
-        keys = ("step", "description", "exit_code", "contains", "regex", "status", "poll_every",
-                "timeout")  # fmt: skip
+        keys = (
+            "step",
+            "description",
+            "exit_code",
+            "contains",
+            "regex",
+            "status",
+            "poll_every",
+            "timeout",
+        )
         options = {k: args[k] for k in keys if k in args}
         if "timeout" in options and options["timeout"] == "never":
             options["timeout"] = None
-        wait = mem.add_wait(args["task_id"], args["kind"], args["target"], cwd=ctx.workspace,
-                            allowed=ctx.host, **options)  # fmt: skip
+        wait = mem.add_wait(
+            args["task_id"],
+            args["kind"],
+            args["target"],
+            cwd=ctx.workspace,
+            allowed=ctx.host,
+            **options,
+        )
         return ToolResult(
             f"Added {_wait_line(wait)}. It is polled every {wait.poll_seconds:g}s; carry on"
             " with other work.",
@@ -510,14 +544,23 @@ def guidance() -> str:
 def schemas(format: str = "openai") -> list[dict[str, Any]]:
     """The tools' schemas for a function-calling API: openai, anthropic or mcp."""
     if format == "openai":
-        return [{"type": "function", "function": {"name": t.name, "description": t.description,
-                 "parameters": t.schema}} for t in TOOLS.values()]  # fmt: skip
+        return [
+            {
+                "type": "function",
+                "function": {"name": t.name, "description": t.description, "parameters": t.schema},
+            }
+            for t in TOOLS.values()
+        ]
     if format == "anthropic":
-        return [{"name": t.name, "description": t.description, "input_schema": t.schema}
-                for t in TOOLS.values()]  # fmt: skip
+        return [
+            {"name": t.name, "description": t.description, "input_schema": t.schema}
+            for t in TOOLS.values()
+        ]
     if format == "mcp":
-        return [{"name": t.name, "description": t.description, "inputSchema": t.schema}
-                for t in TOOLS.values()]  # fmt: skip
+        return [
+            {"name": t.name, "description": t.description, "inputSchema": t.schema}
+            for t in TOOLS.values()
+        ]
     raise ValidationError(f"format {format!r} is not one of: openai, anthropic, mcp")
 
 
@@ -531,12 +574,19 @@ def dispatch(mem: Any, payload: Mapping[str, Any], context: Context = NO_CONTEXT
     kind = payload.get("type")
     if kind == "tool_use":
         result = call(mem, str(payload.get("name")), payload.get("input"), context)
-        return {"type": "tool_result", "tool_use_id": payload.get("id"),
-                "content": result.text, "is_error": result.is_error}  # fmt: skip
+        return {
+            "type": "tool_result",
+            "tool_use_id": payload.get("id"),
+            "content": result.text,
+            "is_error": result.is_error,
+        }
     if kind == "function_call":
         result = call(mem, str(payload.get("name")), payload.get("arguments"), context)
-        return {"type": "function_call_output", "call_id": payload.get("call_id"),
-                "output": result.text}  # fmt: skip
+        return {
+            "type": "function_call_output",
+            "call_id": payload.get("call_id"),
+            "output": result.text,
+        }
     function = payload.get("function")
     if isinstance(function, Mapping):
         result = call(mem, str(function.get("name")), function.get("arguments"), context)

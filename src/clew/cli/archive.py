@@ -88,9 +88,11 @@ def cmd_entries(args: argparse.Namespace) -> int:
         numbers = _numbers(mem, args.task)
     now = current_time()
     return show_lines(
-        args, entries, lambda e: entry_line(e, now, numbers),
+        args,
+        entries,
+        lambda e: entry_line(e, now, numbers),
         "no entries match; record some with `clew note` or `clew task record`",
-    )  # fmt: skip
+    )
 
 
 def cmd_search(args: argparse.Namespace) -> int:

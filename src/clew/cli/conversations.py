@@ -176,9 +176,11 @@ def cmd_list(args: argparse.Namespace) -> int:
     now = current_time()
     where = "" if args.all else " for this workspace (--all lists every one)"
     return show_lines(
-        args, sessions, lambda s: session_line(s, now),
+        args,
+        sessions,
+        lambda s: session_line(s, now),
         f"no sessions{where}; import one with `clew session import FILE`",
-    )  # fmt: skip
+    )
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -235,9 +237,12 @@ def cmd_context(args: argparse.Namespace) -> int:
     )
     with open_memory(args) as mem:
         context = mem.assemble_context(
-            args.session, budget=args.budget, system_prompt=prompt, retrieved=retrieved,
+            args.session,
+            budget=args.budget,
+            system_prompt=prompt,
+            retrieved=retrieved,
             task_id=args.task,
-        )  # fmt: skip
+        )
     if args.json:
         print_json(context)
     else:
@@ -324,8 +329,14 @@ def cmd_recall(args: argparse.Namespace) -> int:
                     )
                 session = newest[0].id
         try:
-            found = mem.recall(session, action, workspace=workspace, limit=args.limit,
-                               budget=args.budget, **options)  # fmt: skip
+            found = mem.recall(
+                session,
+                action,
+                workspace=workspace,
+                limit=args.limit,
+                budget=args.budget,
+                **options,
+            )
         except ValidationError as exc:
             raise ValidationError(_in_cli_terms(str(exc))) from None
     found = found._replace(text=for_cli(found.text, found.session_id))

@@ -50,9 +50,13 @@ def cmd_context(args: argparse.Namespace) -> int:
     )
     with open_memory(args) as mem:
         context = mem.assemble(
-            args.session, task=args.task, budget=args.budget, reserve=args.reserve,
-            query=args.query, system_prompt=prompt,
-        )  # fmt: skip
+            args.session,
+            task=args.task,
+            budget=args.budget,
+            reserve=args.reserve,
+            query=args.query,
+            system_prompt=prompt,
+        )
     if args.json:
         print_json(context)
         return 0

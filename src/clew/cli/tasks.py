@@ -62,9 +62,11 @@ def cmd_task_list(args: argparse.Namespace) -> int:
         tasks = mem.list_tasks(args.status or None, include_archived=args.all)
     now = current_time()
     return show_lines(
-        args, tasks, lambda t: task_line(t, now),
+        args,
+        tasks,
+        lambda t: task_line(t, now),
         "no tasks; create one with `clew task new NAME --plan STEP ...`",
-    )  # fmt: skip
+    )
 
 
 def _archived_list(args: argparse.Namespace) -> int:
