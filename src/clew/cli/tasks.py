@@ -700,13 +700,7 @@ def _register_records(tasks: Any, command: Commands) -> None:
         tool_option(kinds, "task_record", kind, f"--{kind}", metavar="TEXT")
     tool_option(p, "task_record", "resolution", "--resolution", metavar="TEXT")
     tool_option(p, "task_record", "command", "--command", metavar="CMD")
-    tool_option(
-        p,
-        "task_record",
-        "keep_open",
-        "--keep-open",
-        note="(a passing rerun is only shown beside it as evidence)",
-    )
+    tool_option(p, "task_record", "keep_open", "--keep-open")
     p.add_argument(
         "--supersedes",
         metavar="ENTRY",
