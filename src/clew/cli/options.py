@@ -24,14 +24,17 @@ CLI_TYPES = {"integer": whole, "number": decimal}
 
 class OneOf:
     """argparse type: one of a parameter's values. Not argparse's `choices`, so that a wrong
-    one is refused in the words the API uses ("... is not one of: ...")."""
+    one is refused in argparse's words and the API's both ("invalid choice: 'x' is not one
+    of: ...")."""
 
     def __init__(self, values: Sequence[str]) -> None:
         self.values = tuple(values)
 
     def __call__(self, text: str) -> str:
         if text not in self.values:
-            raise argparse.ArgumentTypeError(f"{text!r} is not one of: {', '.join(self.values)}")
+            raise argparse.ArgumentTypeError(
+                f"invalid choice: {text!r} is not one of: {', '.join(self.values)}"
+            )
         return text
 
     def __repr__(self) -> str:  # argparse names a type in its errors by its repr
