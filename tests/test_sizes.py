@@ -23,8 +23,8 @@ MODULES = frozenset({
 })  # fmt: skip
 FUNCTIONS = frozenset({
     "archive.py:add_entry", "brief.py:_lines", "brief.py:build_brief", "context.py:assemble",
-    "jobs.py:_settle", "memory.py:update_task", "ranking.py:rank", "recall.py:fit",
-    "retrieval.py:_search", "trace.py:record_action", "waits.py:add_wait",
+    "jobs.py:_settle", "ranking.py:rank", "recall.py:fit", "retrieval.py:_search",
+    "trace.py:record_action", "waits.py:add_wait",
 })  # fmt: skip
 
 
