@@ -56,6 +56,7 @@ ALLOWED_CLEW = frozenset(
         "clew.cli",
         "clew.cli.capture",  # capture --hook
         "clew.cli.common",
+        "clew.cli.options",  # the options of commands that share a tool's parameters
         "clew.cli.state",  # prime
         "clew.cli.tasks",  # task show, task update
         "clew.clock",
@@ -101,6 +102,7 @@ ALLOWED_CLEW = frozenset(
         "clew.taskrecord",
         "clew.tasks",
         "clew.tokens",
+        "clew.toolspec",  # `task update`'s options are the task_update tool's parameters
         "clew.transcripts",  # capture --hook reads the transcript's lines with it
         "clew.trace",
         "clew.tracker",  # a Memory service: tasks, plans, steps, messages

@@ -231,9 +231,14 @@ class Server:
         """Log a request, before its answer goes out (requestlog.py)."""
         said.noted = True
         line = RequestLine(
-            said.space, said.prefix, edge.safe(method)[:20], route, said.status,
-            stamp(utcnow()), round(ms, 3),
-        )  # fmt: skip
+            said.space,
+            said.prefix,
+            edge.safe(method)[:20],
+            route,
+            said.status,
+            stamp(utcnow()),
+            round(ms, 3),
+        )
         self.log.note(line)
 
     def flush(self) -> None:
@@ -689,8 +694,10 @@ async def _not_found(request: Request, exc: Exception) -> Response:
     if web.is_dashboard(request.url.path):  # a person's browser: a page with a way back
         said = {404: "no such page", 405: "this page does not take that method"}
         return web.refused(code, said.get(code, "the request could not be served"))
-    said = {404: "no such route; the API is described at /api/v1/openapi.json",
-            405: "this route does not take that method; see /api/v1/openapi.json"}  # fmt: skip
+    said = {
+        404: "no such route; the API is described at /api/v1/openapi.json",
+        405: "this route does not take that method; see /api/v1/openapi.json",
+    }
     return _error(code, said.get(code, "the request could not be served"))
 
 
@@ -873,12 +880,19 @@ def make_server(
     loopback = check_bind(home, host)
     spaces = Spaces(home, opener)
     server = Server(
-        spaces, loopback=loopback, context=context, rate=options.rate,
-        burst=options.burst, log_days=options.log_days, bind=host,
-        allowed_hosts=options.allowed_hosts, forwarded_allow_ips=options.forwarded_allow_ips,
-        log_folder=options.log_folder, allow=options.allow,
+        spaces,
+        loopback=loopback,
+        context=context,
+        rate=options.rate,
+        burst=options.burst,
+        log_days=options.log_days,
+        bind=host,
+        allowed_hosts=options.allowed_hosts,
+        forwarded_allow_ips=options.forwarded_allow_ips,
+        log_folder=options.log_folder,
+        allow=options.allow,
         checkpoints=Keeper(spaces, options.checkpoint_file, options.checkpoint_every),
-    )  # fmt: skip
+    )
     try:
         server.log.open()
     except OSError as exc:
@@ -897,9 +911,14 @@ def uvicorn_config(app: ASGIApp, host: str, port: int) -> Any:
     # the edge believes it only from the proxies the operator lists. Open event streams
     # would hold a stop for their lifetime: they are cut after a moment.
     return uvicorn.Config(
-        app, host=host, port=port, log_level="warning", lifespan="on",
-        timeout_graceful_shutdown=2, proxy_headers=False,
-    )  # fmt: skip
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=2,
+        proxy_headers=False,
+    )
 
 
 async def run_server(
@@ -955,7 +974,12 @@ def serve(
 
     anyio.run(
         lambda: run_server(
-            home, host=host, port=port, opener=opener, context=context, options=options,
+            home,
+            host=host,
+            port=port,
+            opener=opener,
+            context=context,
+            options=options,
             ready=said,
         )
-    )  # fmt: skip
+    )
