@@ -97,17 +97,24 @@ def is_failure(hit: RecordHit) -> bool:
 def asked_of(question: Question, text: str) -> Asked:
     """The question as the ranking reads it: its words, phrases, identifiers, the names it
     may say, its time, and the kind of record it asks for (summaries.intent)."""
-    from clew import ranking, summaries
-    from clew.coverage import Asked
+    from clew import summaries
+    from clew.coverage import KINDS_ASKED, Asked
 
     when = None
     if question.when is not None:
         when = (question.when.start, question.when.end, question.when.exact)
     names = frozenset(w.casefold() for w in (*question.words, *question.identifiers))
     asked_for = summaries.intent(text).name
-    kinds = (asked_for,) if asked_for in ranking.KINDS_ASKED else ()
-    return Asked(question.words, question.phrases, question.identifiers,
-                 question.exact_text, names, when, kinds)  # fmt: skip
+    kinds = (asked_for,) if asked_for in KINDS_ASKED else ()
+    return Asked(
+        question.words,
+        question.phrases,
+        question.identifiers,
+        question.exact_text,
+        names,
+        when,
+        kinds,
+    )
 
 
 def found_of(hit: RecordHit, turn: Turn | None) -> Found:
