@@ -399,7 +399,7 @@ class Retrieval(Service):
         that many. With more of
         them the newest would be a guess (measured on benchmarks/retrieval: unrelated
         decisions first on 6 questions)."""
-        from clew import ranking
+        from clew import coverage, ranking
 
         types = KIND_TYPES.get(next(iter(asked.kinds), ""), ())
         if not types or "entry" not in kinds or sessions is not None:
@@ -408,9 +408,9 @@ class Retrieval(Service):
             return
         for f in found.values():
             if (
-                ranking.is_kind(asked.kinds[0], f.hit)
+                coverage.is_kind(asked.kinds[0], f.hit)
                 and not ranking.is_history(f.hit)
-                and ranking.coverage(asked, f.text) >= ranking.KIND_ASSUMED
+                and coverage.coverage(asked, f.text) >= ranking.KIND_ASSUMED
             ):
                 return  # a current one holds the question's words: no guess needed
         scope = filters._replace(types=types, statuses=(EntryStatus.ACTIVE,))
@@ -571,13 +571,13 @@ class Retrieval(Service):
         """When no record found holds most of the question's words, look for the words
         related to them in meaning too (question.related), at a lower weight: a record
         found only by them ranks by EXPANDED of its bm25 for them. Returns what the ranking
-        needs to count them (coverage counts a related word at ranking.RELATED of the word)."""
-        from clew import ranking
+        needs to count them (coverage counts a related word at coverage.RELATED of the word)."""
+        from clew import coverage, ranking
         from clew.question import related
 
         if not EXPAND or question.query is None or not asked.words:
             return asked
-        matched = (ranking.coverage(asked, f.text) for f in found.values() if f.hit.score < 0)
+        matched = (coverage.coverage(asked, f.text) for f in found.values() if f.hit.score < 0)
         if max(matched, default=0.0) >= ranking.CONFIDENT_COVERAGE:
             return asked  # the question's own words found what it asks: nothing to bridge
         near = tuple(words[:RELATED_PER_WORD] for words in related(asked.words))
@@ -616,7 +616,7 @@ class Retrieval(Service):
         question like any other; one found already takes that score when it is better
         (FEEDBACK_LIFTS). It costs a second ranking of the matches and a second query of the
         turns (docs/benchmarks-log.md: about a quarter more CPU for a keyword search)."""
-        from clew import ranking
+        from clew import coverage, ranking
 
         # Turns only: a conversation spreads one matter over sittings, while an entry, a
         # command or a decision is found by its own words; and never for an identifier,
@@ -630,7 +630,7 @@ class Retrieval(Service):
         near = ranking.FEEDBACK_NEAR * first[0].score if first else 0.0
         chosen = [r.key for r in first if r.key in found and r.score >= near]
         tops = [found[k].text for k in chosen]
-        others = [ranking.said(f) for f in found.values() if f.hit.score < 0]
+        others = [coverage.said(f) for f in found.values() if f.hit.score < 0]
         words = ranking.feedback_words(asked, tops, others)
         best = min((f.hit.score for f in found.values()), default=0.0)
         if not words or best >= 0:
