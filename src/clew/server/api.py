@@ -343,6 +343,28 @@ _CHECKPOINT = {
 
 def openapi(version: str) -> dict[str, Any]:
     """The OpenAPI 3.1 document of the API, from the operations' schemas."""
+    paths = {**_operation_paths(), **_journal_paths(), **_server_paths()}
+    _add_checkpoint_headers(paths)
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "clew",
+            "version": version,
+            "description": "clew's task memory over HTTP. Every request sends"
+            " 'Authorization: Bearer KEY'; the space is the key's.",
+        },
+        "paths": paths,
+        "components": {
+            "schemas": {"Error": _ERROR, "Result": _RESULT},
+            "headers": {CHECKPOINT_HEADER: _CHECKPOINT_HEADER},
+            "securitySchemes": {"key": {"type": "http", "scheme": "bearer"}},
+        },
+        "security": [{"key": []}],
+    }
+
+
+def _operation_paths() -> dict[str, Any]:
+    """The paths of the operations: one POST each, its body the tool's arguments."""
     paths: dict[str, Any] = {}
     for name, op in OPERATIONS.items():
         scope = "read" if op.read_only else "write"
@@ -368,6 +390,12 @@ def openapi(version: str) -> dict[str, Any]:
                 },
             }
         }
+    return paths
+
+
+def _journal_paths() -> dict[str, Any]:
+    """The paths that move a space's journal: export, import and forget."""
+    paths: dict[str, Any] = {}
     paths[f"{PREFIX}/export"] = {
         "get": {
             "operationId": "export",
@@ -426,6 +454,12 @@ def openapi(version: str) -> dict[str, Any]:
             },
         }
     }
+    return paths
+
+
+def _server_paths() -> dict[str, Any]:
+    """The paths of the server's own: the key, the request log and the checkpoint."""
+    paths: dict[str, Any] = {}
     paths[f"{PREFIX}/key"] = {
         "get": {
             "operationId": "key",
@@ -480,24 +514,13 @@ def openapi(version: str) -> dict[str, Any]:
             },
         }
     }
-    for path in paths.values():  # the header every answer with a key carries
+    return paths
+
+
+def _add_checkpoint_headers(paths: dict[str, Any]) -> None:
+    """Name the checkpoint header on every answer with a key (not the checkpoint's own)."""
+    for path in paths.values():
         for operation in path.values():
             for code, response in operation["responses"].items():
                 if code == "200" and operation["operationId"] != "checkpoint":
                     response["headers"] = {CHECKPOINT_HEADER: {"$ref": _HEADER_REF}}
-    return {
-        "openapi": "3.1.0",
-        "info": {
-            "title": "clew",
-            "version": version,
-            "description": "clew's task memory over HTTP. Every request sends"
-            " 'Authorization: Bearer KEY'; the space is the key's.",
-        },
-        "paths": paths,
-        "components": {
-            "schemas": {"Error": _ERROR, "Result": _RESULT},
-            "headers": {CHECKPOINT_HEADER: _CHECKPOINT_HEADER},
-            "securitySchemes": {"key": {"type": "http", "scheme": "bearer"}},
-        },
-        "security": [{"key": []}],
-    }
