@@ -638,18 +638,40 @@ class Archive(Service):
 def entry_hit(entry: Entry, snippet: str = "", score: float = 0.0) -> RecordHit:
     """An entry as a hit of search over everything."""
     state = "" if entry.status is EntryStatus.ACTIVE else f", {entry.status.value}"
-    return RecordHit("entry", entry.id, entry.task_id, None, None, entry.created_at,
-                     entry.type.value + state, entry.summary, snippet, score, "entry",
-                     step_id=entry.subtask_id)  # fmt: skip
+    return RecordHit(
+        "entry",
+        entry.id,
+        entry.task_id,
+        None,
+        None,
+        entry.created_at,
+        entry.type.value + state,
+        entry.summary,
+        snippet,
+        score,
+        "entry",
+        step_id=entry.subtask_id,
+    )
 
 
 def action_hit(action: Action, snippet: str = "", score: float = 0.0) -> RecordHit:
     """A command (an action) as a hit of search over everything."""
     code = "" if action.exit_code is None else f" exit {action.exit_code}"
     title = (action.command or action.summary).strip().split("\n", 1)[0]
-    return RecordHit("action", action.id, action.task_id, None, None, action.created_at,
-                     f"{action.status.value}{code}", title, snippet, score, "command",
-                     step_id=action.plan_item_id)  # fmt: skip
+    return RecordHit(
+        "action",
+        action.id,
+        action.task_id,
+        None,
+        None,
+        action.created_at,
+        f"{action.status.value}{code}",
+        title,
+        snippet,
+        score,
+        "command",
+        step_id=action.plan_item_id,
+    )
 
 
 def _kinds(kinds: str | Sequence[str] | None) -> tuple[str, ...]:

@@ -143,10 +143,20 @@ def _repaired(turns: list[Turn]) -> Group:
         item = turn.message.get("type") == "function_call"
         missing = [c for c, _, _ in turn.tool_calls if c and c not in answered]
         if missing and messages.calls_by_block(turn.message):  # answered in its own shape
-            synthetic.append({"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": c, "content": NO_RESULT, "is_error": True}
-                for c in missing
-            ]})  # fmt: skip
+            synthetic.append(
+                {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": c,
+                            "content": NO_RESULT,
+                            "is_error": True,
+                        }
+                        for c in missing
+                    ],
+                }
+            )
             continue
         for call_id in missing:
             if item:

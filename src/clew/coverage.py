@@ -173,8 +173,10 @@ KINDS_ASKED = frozenset(_KIND_LABELS)
 def is_kind(asked_for: str, hit: RecordHit) -> bool:
     """Whether a hit is a record of the kind a question asks for: an entry of that type,
     a failed command for an error, any command for a command."""
-    return any(hit.kind == kind and hit.label.startswith(label)
-               for kind, label in _KIND_LABELS.get(asked_for, ()))  # fmt: skip
+    return any(
+        hit.kind == kind and hit.label.startswith(label)
+        for kind, label in _KIND_LABELS.get(asked_for, ())
+    )
 
 
 # -- a rare word of the question counts for more than a common one ---------------------------
@@ -193,8 +195,11 @@ def word_weights(asked: Asked, found: Mapping[Key, Found]) -> dict[str, float] |
     wanted, _, pattern = looked_for(asked.words, asked.related)
     if not RARITY or len(wanted) < 2:
         return None
-    held = [prefixes_held(pattern, said(f)) for f in found.values()
-            if f.hit.score < 0 and f.hit.kind in RARITY_KINDS]  # fmt: skip
+    held = [
+        prefixes_held(pattern, said(f))
+        for f in found.values()
+        if f.hit.score < 0 and f.hit.kind in RARITY_KINDS
+    ]
     n = len(held)
     return {w: math.log(1 + n / (1 + sum(1 for h in held if w in h))) for w in wanted}
 

@@ -1,19 +1,30 @@
 """What search over everything makes of the records it finds and of the question. Pure.
 
-A record as a hit (a turn, a decision of the trace), a hit with the text the ranking reads
-of it (`found_of`: a turn's own text, speaker and tool; another record's title and snippet),
-the question as the ranking reads it (`asked_of`), each index's bm25 read against its own
-best (`per_index`), and the entry filters of a search (narrowed to the time a question
-names, or checked against an entry). retrieval.py runs the search; ranking.py ranks.
+A record as a hit (a turn, a message, a decision of the trace), a hit with the text the
+ranking reads of it (`found_of`: a turn's own text, speaker and tool; another record's title
+and snippet), the question as the ranking reads it (`asked_of`), each index's bm25 read
+against its own best (`per_index`), the entry filters of a search (narrowed to the time a
+question names, or checked against an entry), and the turns either side of the best turns
+found (`neighbour_places`). retrieval.py runs the search; ranking.py ranks.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from clew.brief import clip
 from clew.clock import stamp
-from clew.models import OUTLINE_KINDS, Entry, EntryFilter, EntryType, RecordHit, TraceDecision, Turn
+from clew.models import (
+    OUTLINE_KINDS,
+    Entry,
+    EntryFilter,
+    EntryType,
+    Message,
+    RecordHit,
+    TraceDecision,
+    Turn,
+)
 from clew.pattern import lazy
 
 if TYPE_CHECKING:
@@ -31,10 +42,20 @@ OUTLINE_WEIGHT = 0.7
 
 def decision_hit(decision: TraceDecision) -> RecordHit:
     """A decision of the trace as a hit of search over everything."""
-    return RecordHit("decision", decision.id, decision.task_id, None, None,
-                     decision.created_at, f"decision {decision.outcome}",
-                     first_line(decision.action), "", 0.0, "action",
-                     step_id=decision.plan_item_id)  # fmt: skip
+    return RecordHit(
+        "decision",
+        decision.id,
+        decision.task_id,
+        None,
+        None,
+        decision.created_at,
+        f"decision {decision.outcome}",
+        first_line(decision.action),
+        "",
+        0.0,
+        "action",
+        step_id=decision.plan_item_id,
+    )
 
 
 def per_index(found: dict[Key, Found]) -> dict[Key, Found]:
@@ -146,14 +167,56 @@ def speaker(turn: Turn) -> str | None:
     return None
 
 
+def message_hit(m: Message) -> RecordHit:
+    """A task's message as a hit of search over everything."""
+    return RecordHit(
+        "message",
+        m.id,
+        m.task_id,
+        None,
+        None,
+        m.created_at,
+        m.role.value,
+        first_line(m.content),
+        "",
+        0.0,
+        "content",
+    )
+
+
 def turn_hit(t: Turn) -> RecordHit:
     """A conversation's turn as a hit of search over everything."""
     label = t.role + (f" ({t.tool_name})" if t.tool_name else "")
-    return RecordHit("turn", t.id, None, t.session_id, t.number, t.created_at, label,
-                     first_line(t.text), clip(" ".join((t.text or "").split()), 200), 0.0,
-                     "content")  # fmt: skip
+    return RecordHit(
+        "turn",
+        t.id,
+        None,
+        t.session_id,
+        t.number,
+        t.created_at,
+        label,
+        first_line(t.text),
+        clip(" ".join((t.text or "").split()), 200),
+        0.0,
+        "content",
+    )
 
 
 def first_line(text: str | None) -> str:
     """A text's first line, at most 200 characters: a hit's title."""
     return (text or "").strip().split("\n", 1)[0][:200]
+
+
+def neighbour_places(found: Iterable[Found], top: int) -> dict[str, set[int]]:
+    """The turns either side of the best `top` turns found, by session: the neighbours to
+    fetch so that a reply can rank by the question its turn answers."""
+    turns = sorted(
+        (f for f in found if f.hit.kind == "turn" and f.hit.score < 0), key=lambda f: f.hit.score
+    )[:top]
+    places: dict[str, set[int]] = {}
+    for f in turns:
+        assert f.hit.session_id is not None and f.hit.turn is not None
+        places.setdefault(f.hit.session_id, set()).update(
+            n for n in (f.hit.turn - 1, f.hit.turn + 1) if n >= 1
+        )
+    return places

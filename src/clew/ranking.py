@@ -310,8 +310,11 @@ def _fused(
     for key in found.keys() | cosines.keys():
         kw = keyword.get(key, 0.0) / top_keyword
         if rrf:  # reciprocal rank fusion, the comparator the mix is measured against
-            score = sum(w / (RRF_K + r) for w, r in ((1 - weight, fused_rank.get(key)),
-                        (weight, dense_rank.get(key))) if r is not None)  # fmt: skip
+            score = sum(
+                w / (RRF_K + r)
+                for w, r in ((1 - weight, fused_rank.get(key)), (weight, dense_rank.get(key)))
+                if r is not None
+            )
         else:
             score = (1 - weight) * kw + weight * closeness.get(key, 0.0)
         when = timing(asked, found[key].hit.created_at if key in found else None, key in timely)
@@ -322,12 +325,16 @@ def _fused(
             )
         score *= time_said(asked, found.get(key), why.setdefault(key, []))
         explain = Explain(
-            keyword_rank.get(key), round(found[key].hit.score / best, 4)
-            if key in found and best < 0 and found[key].hit.score < 0 else 0.0,
-            round(covered.get(key, 0.0), 4), dense_rank.get(key),
+            keyword_rank.get(key),
+            round(found[key].hit.score / best, 4)
+            if key in found and best < 0 and found[key].hit.score < 0
+            else 0.0,
+            round(covered.get(key, 0.0), 4),
+            dense_rank.get(key),
             None if key not in cosines else round(cosines[key], 4),
-            tuple(why.get(key, ())), round(score, 4),
-        )  # fmt: skip
+            tuple(why.get(key, ())),
+            round(score, 4),
+        )
         ranked.append(Ranked(key, score, kw, explain, holds_rarest(key)))
     return ranked
 
@@ -511,20 +518,6 @@ def _rarest_holders(asked: Asked, found: Mapping[Key, Found]) -> Callable[[Key],
     counts = {w: sum(1 for h in held.values() if w in h) for w in words}
     rarest = min(sorted(words), key=lambda w: counts[w])
     return lambda key: rarest in held.get(key, ())
-
-
-def neighbour_places(found: Iterable[Found], top: int) -> dict[str, set[int]]:
-    """The turns either side of the best `top` turns found, by session: the neighbours to
-    fetch so that a reply can rank by the question its turn answers."""
-    turns = sorted((f for f in found if f.hit.kind == "turn" and f.hit.score < 0),
-                   key=lambda f: f.hit.score)[:top]  # fmt: skip
-    places: dict[str, set[int]] = {}
-    for f in turns:
-        assert f.hit.session_id is not None and f.hit.turn is not None
-        places.setdefault(f.hit.session_id, set()).update(
-            n for n in (f.hit.turn - 1, f.hit.turn + 1) if n >= 1
-        )
-    return places
 
 
 # -- current before history, identifiers before meaning ------------------------------------
@@ -786,8 +779,11 @@ def later_first(
         places = [p for p in places if ranked[p].score >= LATER_NEAR * ranked[places[0]].score]
         if len(places) < 2:
             continue
-        latest = sorted((ranked[p] for p in places),
-                        key=lambda r: str(found[r.key].hit.created_at), reverse=True)  # fmt: skip
+        latest = sorted(
+            (ranked[p] for p in places),
+            key=lambda r: str(found[r.key].hit.created_at),
+            reverse=True,
+        )
         for place, r in zip(places, latest, strict=True):
             if r.key == ranked[place].key:
                 continue

@@ -168,9 +168,13 @@ class _Layout:
     def block(self, t: Turn) -> str:
         """A turn as it is shown now."""
         return render_turn(
-            self.session_id, t, self.calls, match=t.number in self.matches,
-            head=self.heads[t.number], most_calls=0 if t.number in self.bare else 10,
-        )  # fmt: skip
+            self.session_id,
+            t,
+            self.calls,
+            match=t.number in self.matches,
+            head=self.heads[t.number],
+            most_calls=0 if t.number in self.bare else 10,
+        )
 
     def cost(self, t: Turn) -> int:
         """A block's tokens: counted if it is small, else estimated (a third of its

@@ -36,9 +36,10 @@ from clew.hits import (
     TEXT_CHARS,
     asked_of,
     decision_hit,
-    first_line,
     found_of,
     is_failure,
+    message_hit,
+    neighbour_places,
     passes_filters,
     per_index,
     turn_hit,
@@ -293,9 +294,11 @@ class Retrieval(Service):
 
         # A record nothing ranks above zero (the farthest of the nearest) is no hit.
         weight = ranking.dense_weight(self._vectors._embedder().model_id if dense else None)
-        ranked = [r for r in ranking.rank(asked, found, nearest, timely=timely,
-                                          dense_weight=weight)
-                  if r.score > 0][:limit + HISTORY_MARGIN]  # fmt: skip
+        ranked = [
+            r
+            for r in ranking.rank(asked, found, nearest, timely=timely, dense_weight=weight)
+            if r.score > 0
+        ][: limit + HISTORY_MARGIN]
         missing = [r.key for r in ranked if r.key not in found and r.key not in outlined]
         described = {**outlined, **self._describe(missing)}
         hits_of = {k: f.hit for k, f in found.items()} | described
@@ -326,13 +329,14 @@ class Retrieval(Service):
             if hit is None:
                 continue  # embedded, then deleted: the vectors lag behind
             hit = hit._replace(
-                score=round(r.score, 4), open=self._archive._open_command(hit),
-                confident=i == 0 and ranking.confident(
-                    r, ranked[1] if len(ranked) > 1 else None, asked.identifiers
-                ) and (not dense or ranking.words_lead(ranked)),
+                score=round(r.score, 4),
+                open=self._archive._open_command(hit),
+                confident=i == 0
+                and ranking.confident(r, ranked[1] if len(ranked) > 1 else None, asked.identifiers)
+                and (not dense or ranking.words_lead(ranked)),
                 explain=r.explain if explain else None,
                 superseded_by=replaced.get(hit.id) if hit.kind == "entry" else None,
-            )  # fmt: skip
+            )
             hits.append(hit)
         return hits
 
@@ -346,12 +350,12 @@ class Retrieval(Service):
         from clew import ranking
         from clew.models import Explain
 
-        history = {r.key: None for r in ranked
-                   if r.key in hits and ranking.is_history(hits[r.key])}  # fmt: skip
+        history = {r.key: None for r in ranked if r.key in hits and ranking.is_history(hits[r.key])}
         if not history:
             return ranked, {}
-        superseded = [k[1] for k in history
-                      if k[0] == "entry" and hits[k].label.endswith(", superseded")]  # fmt: skip
+        superseded = [
+            k[1] for k in history if k[0] == "entry" and hits[k].label.endswith(", superseded")
+        ]
         links = self._store.replacements(superseded)
         chained = dict(links)
         for _ in range(MAX_CHAIN):  # a replacement superseded in turn: its replacement
@@ -418,11 +422,14 @@ class Retrieval(Service):
         if len(current) > KIND_FALLBACK and filters.task_id is None:
             # Many in the store: a task the question's best matches belong to may hold few
             # ("Log in to the registry" is a step of the task that decided on ghcr.io).
-            matched = sorted((f for f in found.values() if f.hit.score < 0 and f.hit.task_id),
-                             key=lambda f: f.hit.score)  # fmt: skip
+            matched = sorted(
+                (f for f in found.values() if f.hit.score < 0 and f.hit.task_id),
+                key=lambda f: f.hit.score,
+            )
             for task in list(dict.fromkeys(f.hit.task_id for f in matched))[:KIND_TASKS]:
-                current = self._store.list_entries(scope._replace(task_id=task),
-                                                   limit=KIND_FALLBACK + 1)  # fmt: skip
+                current = self._store.list_entries(
+                    scope._replace(task_id=task), limit=KIND_FALLBACK + 1
+                )
                 if len(current) <= KIND_FALLBACK:
                     break
         if len(current) > KIND_FALLBACK:
@@ -448,9 +455,11 @@ class Retrieval(Service):
 
         vector = self._vectors._question_vector(text, content_words(text))
         close, hits = self._outline_nearest(vector, ("pattern",), EntryFilter(), 4 * limit)
-        return [ident for (_, ident), cosine in close
-                if cosine >= PATTERN_COSINE
-                and not ranking.is_history(hits[("pattern", ident)])][:limit]  # fmt: skip
+        return [
+            ident
+            for (_, ident), cosine in close
+            if cosine >= PATTERN_COSINE and not ranking.is_history(hits[("pattern", ident)])
+        ][:limit]
 
     def _outline_nearest(
         self, vector: np.ndarray, kinds: Sequence[str], filters: EntryFilter, pool: int
@@ -488,7 +497,6 @@ class Retrieval(Service):
         """The keyword matches of every kind asked for, with the turns next to the best; a
         question that names a time also gets the best matches of that time (a common word
         can bury them among all the others)."""
-        from clew import ranking
 
         found: dict[Key, Found] = {}
         if question.query is None:
@@ -500,7 +508,7 @@ class Retrieval(Service):
         for scope in scopes:
             for key, f in self._matches(question.query, kinds, scope, sessions, pool).items():
                 found.setdefault(key, f)
-        for session, numbers in ranking.neighbour_places(found.values(), NEIGHBOURS).items():
+        for session, numbers in neighbour_places(found.values(), NEIGHBOURS).items():
             for t in self._store.turns_numbered(session, sorted(numbers)):
                 found.setdefault(("turn", t.id), found_of(turn_hit(t), t))
         return found
@@ -530,15 +538,20 @@ class Retrieval(Service):
         keys: list[Key] = []
         entries: dict[Key, Entry] = {}
         if "entry" in kinds and sessions is None:
-            entries = {("entry", e.id): e for e in self._store.list_entries(
-                window, limit=TIME_RECORDS + 1)}  # fmt: skip
+            entries = {
+                ("entry", e.id): e for e in self._store.list_entries(window, limit=TIME_RECORDS + 1)
+            }
             keys += entries
         others = [k for k in kinds if k in ("message", "action", "decision", "turn")]
         if others:
             keys += self._store.records_between(
-                others, since=window.since, until=window.until, task_id=window.task_id,
-                session_ids=sessions, limit=TIME_RECORDS + 1,
-            )  # fmt: skip
+                others,
+                since=window.since,
+                until=window.until,
+                task_id=window.task_id,
+                session_ids=sessions,
+                limit=TIME_RECORDS + 1,
+            )
         if len(keys) > TIME_RECORDS:
             return  # a long or busy time: its records are no answer by themselves
         new = [k for k in keys if k not in found]
@@ -549,8 +562,9 @@ class Retrieval(Service):
         hits = self._describe([k for k in new if k not in entries])
         hits.update({k: entry_hit(entries[k]) for k in new if k in entries})
         turns = {t.id: t for t in self._store.turns_by_id([i for k, i in new if k == "turn"])}
-        by_time = sorted((k for k in new if k in hits), key=lambda k: hits[k].created_at or "",
-                         reverse=True)  # fmt: skip
+        by_time = sorted(
+            (k for k in new if k in hits), key=lambda k: hits[k].created_at or "", reverse=True
+        )
         for i, key in enumerate(by_time):
             hit = hits[key]._replace(score=TIME_ONLY * best * (1 - 0.01 * i))
             if key in entries:
@@ -584,8 +598,9 @@ class Retrieval(Service):
         extra = list(dict.fromkeys(w for words in near for w in words))[:MAX_TERMS]
         if not extra:
             return asked
-        query = search.Query(tuple(Term(w, False) for w in extra), question.query.exclude,
-                             True, (), tuple(extra))  # fmt: skip
+        query = search.Query(
+            tuple(Term(w, False) for w in extra), question.query.exclude, True, (), tuple(extra)
+        )
         # Only the records the question's own words did not find: one they did keeps its
         # own bm25 (adding the related words' to it measured worse: a word's nearest words
         # include its opposites, "fail" and "succeed", which then rank up the records of
@@ -635,8 +650,9 @@ class Retrieval(Service):
         best = min((f.hit.score for f in found.values()), default=0.0)
         if not words or best >= 0:
             return
-        query = search.Query(tuple(Term(w, False) for w in words), question.query.exclude,
-                             True, (), words)  # fmt: skip
+        query = search.Query(
+            tuple(Term(w, False) for w in words), question.query.exclude, True, (), words
+        )
         more = self._matches(query, within, filters, sessions, pool)
         # Read against the best record they find besides the first hits, which hold them all.
         more = {k: f for k, f in more.items() if k not in chosen}
@@ -676,11 +692,17 @@ class Retrieval(Service):
         others = [k for k in kinds if k != "entry" and k not in OUTLINE_KINDS]
         if others and not (filters.types or filters.statuses or filters.tags):
             records = self._store.search_records(
-                query, others, task_id=filters.task_id, step_id=filters.subtask_id,
-                session_ids=sessions, since=filters.since, until=filters.until, limit=pool,
-            )  # fmt: skip
-            turns = {t.id: t for t in self._store.turns_by_id(
-                [r.id for r in records if r.kind == "turn"])}  # fmt: skip
+                query,
+                others,
+                task_id=filters.task_id,
+                step_id=filters.subtask_id,
+                session_ids=sessions,
+                since=filters.since,
+                until=filters.until,
+                limit=pool,
+            )
+            turn_ids = [r.id for r in records if r.kind == "turn"]
+            turns = {t.id: t for t in self._store.turns_by_id(turn_ids)}
             for r in records:
                 turn = turns.get(r.id) if r.kind == "turn" else None
                 found[(r.kind, r.id)] = found_of(r, turn)
@@ -693,8 +715,15 @@ class Retrieval(Service):
         known = {e.id for e in found.errors} | {a.id for a in found.failed_commands}
         probe = telling_line(error) or error[:SIMILAR_CHARS]
         try:
-            hits = self._search(probe[:SIMILAR_CHARS], ("entry", "action"),
-                                EntryFilter(), None, "auto", 3 * SIMILAR, False)  # fmt: skip
+            hits = self._search(
+                probe[:SIMILAR_CHARS],
+                ("entry", "action"),
+                EntryFilter(),
+                None,
+                "auto",
+                3 * SIMILAR,
+                False,
+            )
         except ValidationError:  # no words to look for
             return found
         alike = [h for h in hits if h.id not in known and is_failure(h)]
@@ -733,10 +762,15 @@ class Retrieval(Service):
         if not kinds:
             return []
         found = self._vectors._nearest_to(
-            vector, kinds=kinds, task_id=filters.task_id, step_id=filters.subtask_id,
-            session_ids=sessions, since=filters.since, until=filters.until,
+            vector,
+            kinds=kinds,
+            task_id=filters.task_id,
+            step_id=filters.subtask_id,
+            session_ids=sessions,
+            since=filters.since,
+            until=filters.until,
             limit=pool if not (filters.types or filters.statuses or filters.tags) else 2 * pool,
-        )  # fmt: skip
+        )
         if filters.types or filters.statuses or filters.tags:
             get_entry = self._store.get_entry
             found = [f for f in found if passes_filters(get_entry(f[1]), filters)][:pool]
@@ -757,11 +791,7 @@ class Retrieval(Service):
                 elif kind == "action":
                     described[(kind, ident)] = action_hit(self._store.get_action(ident))
                 elif kind == "message":
-                    m = self._store.get_message(ident)
-                    described[(kind, ident)] = RecordHit(
-                        "message", m.id, m.task_id, None, None, m.created_at, m.role.value,
-                        first_line(m.content), "", 0.0, "content",
-                    )  # fmt: skip
+                    described[(kind, ident)] = message_hit(self._store.get_message(ident))
                 elif kind == "decision":
                     described[(kind, ident)] = decision_hit(self._store.get_trace_decision(ident))
             except (ValidationError, NotFoundError):  # embedded, then deleted

@@ -234,9 +234,9 @@ def _month_of(match: re.Match[str], now: datetime) -> tuple[datetime, datetime] 
     """The start and end of the month a match names (its `month`, and its `year` or the
     latest such month up to now)."""
     month = _month_number(match["month"])
-    year = int(match["year"]) if match["year"] else (
-        now.year if month <= now.month else now.year - 1
-    )  # fmt: skip
+    year = (
+        int(match["year"]) if match["year"] else (now.year if month <= now.month else now.year - 1)
+    )
     whole = _month(year, month, now)
     return None if whole is None else (whole[0], whole[1])
 
@@ -258,8 +258,13 @@ def _part_of_month(match: re.Match[str], now: datetime) -> Window | None:
         return None
     start, end = whole
     part = match["part"].split()[0].casefold()
-    first, last = {"early": (1, 11), "start": (1, 11), "beginning": (1, 11),
-                   "mid": (11, 21), "middle": (11, 21)}.get(part, (21, 0))  # fmt: skip
+    first, last = {
+        "early": (1, 11),
+        "start": (1, 11),
+        "beginning": (1, 11),
+        "mid": (11, 21),
+        "middle": (11, 21),
+    }.get(part, (21, 0))
     return (
         start.replace(day=first),
         end if last == 0 else start.replace(day=last),

@@ -37,8 +37,17 @@ if TYPE_CHECKING:
 
 # What a "test run" looks like when no pattern is given: the usual test runners.
 TEST_RUNNERS = (
-    "pytest", "test", "jest", "vitest", "mocha", "rspec", "phpunit", "tox", "nox", "spec",
-)  # fmt: skip
+    "pytest",
+    "test",
+    "jest",
+    "vitest",
+    "mocha",
+    "rspec",
+    "phpunit",
+    "tox",
+    "nox",
+    "spec",
+)
 LEDGER_LIMIT = 50
 # What record_action redacts itself, before deriving the error lines and the fingerprint.
 _ACTION_DONE = frozenset({"action.summary", "action.command", "action.stdout", "action.stderr"})
@@ -195,9 +204,13 @@ class Ledger(Service):
             ("stdout", self._redacted(checks.output(stdout, "stdout"), "changes.stdout", found)),
             ("stderr", self._redacted(checks.output(stderr, "stderr"), "changes.stderr", found)),
             ("output", None if output is None else checks.json_object(output, "output")),
-            ("summary", None if summary is None
-             else self._redacted(checks.text(summary, "summary"), "changes.summary", found)),
-        ):  # fmt: skip
+            (
+                "summary",
+                None
+                if summary is None
+                else self._redacted(checks.text(summary, "summary"), "changes.summary", found),
+            ),
+        ):
             if value is not None:
                 changes[key] = value
         for name in ("stdout", "stderr"):
@@ -486,12 +499,31 @@ def as_recorded(
     in; JSON input and output are read back instead)."""
     get = action.get
     return Action(
-        action["id"], space, task_id, get("plan_item_id"), kind, action["summary"], state,
-        None, None, action["command"], action["cwd"], action["exit_code"],
-        action["duration_seconds"], action["stdout"], action["stderr"], at, at, action["tool"],
-        get("decision_id"), get("started_at"), get("ended_at"), action["cpu_seconds"],
-        action["memory_mb"], get("fingerprint"),
-    )  # fmt: skip
+        action["id"],
+        space,
+        task_id,
+        get("plan_item_id"),
+        kind,
+        action["summary"],
+        state,
+        None,
+        None,
+        action["command"],
+        action["cwd"],
+        action["exit_code"],
+        action["duration_seconds"],
+        action["stdout"],
+        action["stderr"],
+        at,
+        at,
+        action["tool"],
+        get("decision_id"),
+        get("started_at"),
+        get("ended_at"),
+        action["cpu_seconds"],
+        action["memory_mb"],
+        get("fingerprint"),
+    )
 
 
 def failure_fingerprint(command: str | None, action: Mapping[str, Any]) -> str:

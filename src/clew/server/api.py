@@ -45,8 +45,9 @@ _BUDGET = {"type": "integer", "minimum": 200, "maximum": 200_000, "description":
 
 def _task_history(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     items = mem.history(args["task_id"])
-    text = "\n".join(f"{i.at[:19]} {i.type} {i.text}" + (f" ({i.by})" if i.by else "")
-                     for i in items)  # fmt: skip
+    text = "\n".join(
+        f"{i.at[:19]} {i.type} {i.text}" + (f" ({i.by})" if i.by else "") for i in items
+    )
     return ToolResult(text or "No history.", to_jsonable(items))
 
 

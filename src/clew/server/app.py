@@ -26,7 +26,6 @@ them can take MCP, `/events` or the log down with it.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import functools
 import sys
@@ -53,6 +52,7 @@ from clew.models import to_jsonable
 from clew.origin import NOTHING, HostRules, Origin, for_scope
 from clew.server import api, edge, markup, web
 from clew.server.bodies import body_lines, exported, json_arguments, json_error
+from clew.server.callers import Said, is_local, key_of
 from clew.server.checkpoints import EVERY_SECONDS, Keeper, answer
 from clew.server.limits import RateLimit, retry_after
 from clew.server.mcp_endpoint import McpEndpoint
@@ -194,13 +194,13 @@ class Server:
     def identify(self, headers: dict[str, str], path: str = "", client: str = "") -> Caller:
         """The caller a request's Authorization header names (on the dashboard's paths, or
         its key cookie); AuthenticationError if none, naming the key prefix tried."""
-        token = _token(headers.get("authorization", ""))
+        token = key_of(headers.get("authorization", ""))
         if token is None and web.is_dashboard(path):
             held = web.cookie_keys(headers.get("cookie", ""))
             token = held[0] if held else None
         home = self.spaces.home
         if token is None:
-            if self.loopback and _local(headers, client) and not home.has_keys():
+            if self.loopback and is_local(headers, client) and not home.has_keys():
                 return Caller(None, home.space, "admin")
             raise AuthenticationError(
                 "this server needs a key: send 'Authorization: Bearer clew_...' with a key"
@@ -222,13 +222,18 @@ class Server:
             self.log.open()
         self.flush()
 
-    def note(self, said: _Said, method: str, route: str, ms: float) -> None:
+    def note(self, said: Said, method: str, route: str, ms: float) -> None:
         """Log a request, before its answer goes out (requestlog.py)."""
         said.noted = True
         line = RequestLine(
-            said.space, said.prefix, edge.safe(method)[:20], route, said.status,
-            stamp(utcnow()), round(ms, 3),
-        )  # fmt: skip
+            said.space,
+            said.prefix,
+            edge.safe(method)[:20],
+            route,
+            said.status,
+            stamp(utcnow()),
+            round(ms, 3),
+        )
         self.log.note(line)
 
     def flush(self) -> None:
@@ -287,7 +292,7 @@ class Server:
                 await app(scope, receive, send)
                 return
             started = time.perf_counter()
-            said = _Said()
+            said = Said()
             route = edge.route_of(_raw_path(scope))
 
             async def sending(message: Message) -> None:
@@ -505,18 +510,6 @@ class Server:
         return JSONResponse(api.openapi(__version__))
 
 
-class _Said:
-    """What a request's log line says, filled in as the request goes."""
-
-    __slots__ = ("noted", "prefix", "space", "status")
-
-    def __init__(self) -> None:
-        self.prefix: str | None = None  # the key used, or tried
-        self.space = ""  # its space ("" when no key has that prefix)
-        self.status = 500  # until an answer begins
-        self.noted = False
-
-
 def _raw_path(scope: Scope) -> bytes:
     raw = scope.get("raw_path")
     return raw if isinstance(raw, bytes) else str(scope["path"]).encode("utf-8", "surrogatepass")
@@ -529,36 +522,15 @@ def _refused(path: str, status: int, message: str) -> Response:
     return json_error(status, message)
 
 
-def _local(headers: dict[str, str], client: str) -> bool:
-    """Whether a request without a key comes from this machine's own pages and tools: from a
-    loopback address (not through a listed proxy) with a loopback Host. A web page elsewhere
-    can make a browser send a request to 127.0.0.1, but not with its Host (edge.py's rule;
-    a browser's Origin was checked there too)."""
-    host = edge.split_host(headers.get("host", ""))
-    return host is not None and is_loopback(host[0]) and (not client or is_loopback(client))
-
-
-def _token(header: str) -> str | None:
-    """The key an Authorization header carries: Bearer KEY, or Basic with KEY as password."""
-    kind, _, value = header.strip().partition(" ")
-    if kind.lower() == "bearer" and value.strip():
-        return value.strip()
-    if kind.lower() == "basic" and value.strip():
-        try:
-            decoded = base64.b64decode(value.strip(), validate=True).decode("utf-8")
-        except (ValueError, UnicodeDecodeError):
-            return ""  # a malformed header is a wrong key, not no key
-        return decoded.partition(":")[2]
-    return "" if header.strip() else None
-
-
 async def _not_found(request: Request, exc: Exception) -> Response:
     code = exc.status_code if isinstance(exc, HTTPException) else 500
     if web.is_dashboard(request.url.path):  # a person's browser: a page with a way back
         said = {404: "no such page", 405: "this page does not take that method"}
         return web.refused(code, said.get(code, "the request could not be served"))
-    said = {404: "no such route; the API is described at /api/v1/openapi.json",
-            405: "this route does not take that method; see /api/v1/openapi.json"}  # fmt: skip
+    said = {
+        404: "no such route; the API is described at /api/v1/openapi.json",
+        405: "this route does not take that method; see /api/v1/openapi.json",
+    }
     return json_error(code, said.get(code, "the request could not be served"))
 
 
@@ -701,12 +673,19 @@ def make_server(
     loopback = check_bind(home, host)
     spaces = Spaces(home, opener)
     server = Server(
-        spaces, loopback=loopback, context=context, rate=options.rate,
-        burst=options.burst, log_days=options.log_days, bind=host,
-        allowed_hosts=options.allowed_hosts, forwarded_allow_ips=options.forwarded_allow_ips,
-        log_folder=options.log_folder, allow=options.allow,
+        spaces,
+        loopback=loopback,
+        context=context,
+        rate=options.rate,
+        burst=options.burst,
+        log_days=options.log_days,
+        bind=host,
+        allowed_hosts=options.allowed_hosts,
+        forwarded_allow_ips=options.forwarded_allow_ips,
+        log_folder=options.log_folder,
+        allow=options.allow,
         checkpoints=Keeper(spaces, options.checkpoint_file, options.checkpoint_every),
-    )  # fmt: skip
+    )
     try:
         server.log.open()
     except OSError as exc:
@@ -725,9 +704,14 @@ def uvicorn_config(app: ASGIApp, host: str, port: int) -> Any:
     # the edge believes it only from the proxies the operator lists. Open event streams
     # would hold a stop for their lifetime: they are cut after a moment.
     return uvicorn.Config(
-        app, host=host, port=port, log_level="warning", lifespan="on",
-        timeout_graceful_shutdown=2, proxy_headers=False,
-    )  # fmt: skip
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=2,
+        proxy_headers=False,
+    )
 
 
 async def run_server(
@@ -783,7 +767,12 @@ def serve(
 
     anyio.run(
         lambda: run_server(
-            home, host=host, port=port, opener=opener, context=context, options=options,
+            home,
+            host=host,
+            port=port,
+            opener=opener,
+            context=context,
+            options=options,
             ready=said,
         )
-    )  # fmt: skip
+    )
