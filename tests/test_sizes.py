@@ -23,7 +23,6 @@ MODULES = frozenset({
 FUNCTIONS = frozenset({
     "cli/archive.py:register", "cli/conversations.py:register", "cli/store.py:register",
     "cli/tasks.py:register", "jobs.py:_settle", "mcp_server.py:build_server",
-    "memory.py:update_task",
 })  # fmt: skip
 
 
