@@ -3676,7 +3676,7 @@ def test_a_bad_line_of_a_session_import_is_named_and_nothing_is_imported(
 
 
 def test_an_import_body_cut_into_lines_refuses_what_is_not_a_line(mem: clew.Memory) -> None:
-    from clew.server.app import body_lines
+    from clew.server.bodies import body_lines
 
     for chunks, said in (
         ([b"x" * 40], "line 1 of the journal file is larger than"),

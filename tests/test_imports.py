@@ -68,6 +68,7 @@ ALLOWED_CLEW = frozenset(
         "clew.errors",
         "clew.facade",
         "clew.fingerprint",
+        "clew.hits",  # what search makes of its records (retrieval's helpers; re only)
         "clew.governor",
         "clew.ids",
         "clew.jobs",

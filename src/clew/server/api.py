@@ -340,12 +340,8 @@ _CHECKPOINT = {
 
 def openapi(version: str) -> dict[str, Any]:
     """The OpenAPI 3.1 document of the API, from the operations' schemas."""
-    paths = {**_tool_paths(), **_journal_paths(), **_admin_paths(), **_checkpoint_paths()}
-    for path in paths.values():  # the header every answer with a key carries
-        for operation in path.values():
-            for code, response in operation["responses"].items():
-                if code == "200" and operation["operationId"] != "checkpoint":
-                    response["headers"] = {CHECKPOINT_HEADER: {"$ref": _HEADER_REF}}
+    paths = {**_operation_paths(), **_journal_paths(), **_server_paths()}
+    _add_checkpoint_headers(paths)
     return {
         "openapi": "3.1.0",
         "info": {
@@ -364,8 +360,8 @@ def openapi(version: str) -> dict[str, Any]:
     }
 
 
-def _tool_paths() -> dict[str, Any]:
-    """A route for each operation: the tools' and the API's own."""
+def _operation_paths() -> dict[str, Any]:
+    """The paths of the operations: one POST each, its body the tool's arguments."""
     paths: dict[str, Any] = {}
     for name, op in OPERATIONS.items():
         scope = "read" if op.read_only else "write"
@@ -395,7 +391,7 @@ def _tool_paths() -> dict[str, Any]:
 
 
 def _journal_paths() -> dict[str, Any]:
-    """`export` and `import`: the space's journal as a file."""
+    """The paths that move a space's journal: export, import and forget."""
     paths: dict[str, Any] = {}
     paths[f"{PREFIX}/export"] = {
         "get": {
@@ -432,12 +428,6 @@ def _journal_paths() -> dict[str, Any]:
             },
         }
     }
-    return paths
-
-
-def _admin_paths() -> dict[str, Any]:
-    """`forget`, `key` and `requests`."""
-    paths: dict[str, Any] = {}
     paths[f"{PREFIX}/forget"] = {
         "post": {
             "operationId": "forget",
@@ -461,6 +451,12 @@ def _admin_paths() -> dict[str, Any]:
             },
         }
     }
+    return paths
+
+
+def _server_paths() -> dict[str, Any]:
+    """The paths of the server's own: the key, the request log and the checkpoint."""
+    paths: dict[str, Any] = {}
     paths[f"{PREFIX}/key"] = {
         "get": {
             "operationId": "key",
@@ -496,12 +492,6 @@ def _admin_paths() -> dict[str, Any]:
             },
         }
     }
-    return paths
-
-
-def _checkpoint_paths() -> dict[str, Any]:
-    """`checkpoint`: the journal's head, sealed, to keep."""
-    paths: dict[str, Any] = {}
     paths[f"{PREFIX}/checkpoint"] = {
         "get": {
             "operationId": "checkpoint",
@@ -522,3 +512,12 @@ def _checkpoint_paths() -> dict[str, Any]:
         }
     }
     return paths
+
+
+def _add_checkpoint_headers(paths: dict[str, Any]) -> None:
+    """Name the checkpoint header on every answer with a key (not the checkpoint's own)."""
+    for path in paths.values():
+        for operation in path.values():
+            for code, response in operation["responses"].items():
+                if code == "200" and operation["operationId"] != "checkpoint":
+                    response["headers"] = {CHECKPOINT_HEADER: {"$ref": _HEADER_REF}}
