@@ -19,7 +19,7 @@ from clew import chain, checks, codec
 from clew.chain import Link
 from clew.errors import ValidationError
 from clew.models import Field, ForgetItem, ForgetReport
-from clew.store.sqlite_journal import FORGOTTEN
+from clew.store.portable_journal import FORGOTTEN
 from clew.working import Working
 
 if TYPE_CHECKING:
