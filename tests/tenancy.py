@@ -42,9 +42,14 @@ def _top_level(sql: str) -> str:
     return "".join(kept)
 
 
+def bare(sql: str) -> str:
+    """`sql` with its quoted texts, dollar-quoted bodies and comments blanked."""
+    return _QUOTED.sub("''", sql)
+
+
 def untranslated(sql: str) -> str | None:
     """Why `sql` (as sent to PostgreSQL) is not written as PostgreSQL reads it, or None."""
-    if "?" in _QUOTED.sub("''", sql):
+    if "?" in bare(sql):
         return "a `?` placeholder: PostgreSQL's are `$n`, and nothing translates a statement"
     return None
 

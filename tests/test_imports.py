@@ -152,6 +152,8 @@ ALLOWED_CLEW = frozenset(
         "clew.store.portable_waits",
         "clew.store.portable_keys",
         "clew.store.sqlite_heads",  # chain_heads and chain_hashes, a read mixin of the store
+        "clew.store.sqlite_connection",  # the portable statements' connection
+        "clew.store.portable_search",  # what search shares (sqlite_search imports it)
     }
 )
 

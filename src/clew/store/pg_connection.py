@@ -24,6 +24,7 @@ from clew.store.sql import POSTGRESQL, Dialect
 if TYPE_CHECKING:
     import psycopg
 
+
 class Row(tuple[Any, ...]):
     """A result row: a tuple that also answers `row["column"]` and `row.keys()`."""
 

@@ -644,10 +644,9 @@ class PostgresSearch(RowReader):
         """Rank the turns matching a query (of one session, or of all), as on SQLite."""
         columns = ", ".join("t." + c.strip() for c in TURN_COLUMNS.split(","))
         params: list[Any] = [self.space]
+        where = "" if session_id is None else f" AND t.session_id = {param(params, session_id)}"
         rows = self._ranked_rows(
-            _TURNS, query, limit=limit,
-            where=f" AND t.session_id = {param(params, session_id)}" if session_id is not None else "",
-            params=params,
+            _TURNS, query, limit=limit, where=where, params=params,
             columns=f"{columns}, {_headline('t.content', 'm.q')} AS snip",
         )  # fmt: skip
         return [(turn_from_row(tuple(r)[1:]), score, tidy(r["snip"])) for score, r in rows]

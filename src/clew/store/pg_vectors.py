@@ -230,7 +230,8 @@ class PgVectorSearch:
             self._copied.add(model)
         dim = len(query)
         params: list[Any] = [literal(query), self.space, model]  # $1: the query's vector
-        where = [f"space = $2 AND model = $3 AND dim = {dim}", f"kind IN ({param_list(params, kinds)})"]
+        where = [f"space = $2 AND model = $3 AND dim = {dim}"]
+        where.append(f"kind IN ({param_list(params, kinds)})")
         for column, value in (("task_id", task_id), ("step_id", step_id)):
             if value is not None:
                 where.append(f"{column} = {param(params, value)}")

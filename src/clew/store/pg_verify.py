@@ -172,7 +172,7 @@ def _replay(
         if careful:
             scratch.execute("SAVEPOINT event")
         try:
-            projection.apply(scratch, event)  # type: ignore[arg-type]
+            projection.apply(scratch, event)
         except Exception as exc:
             if not careful:
                 raise _Unreplayable from exc

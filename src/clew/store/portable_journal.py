@@ -132,7 +132,7 @@ class JournalWrites:
             hash=digest,
             forgotten=forgotten,
         )
-        self._guard(lambda: projection.apply(conn, event, state.touched))  # type: ignore[arg-type]
+        self._guard(lambda: projection.apply(conn, event, state.touched))
         if type == FORGOTTEN:
             self._guard(lambda: self._forget(conn, event, forgets))
         self._projected(event)
@@ -148,7 +148,7 @@ class JournalWrites:
         an event it would rewrite when not `rewrites` (an adopter who may not forget),
         raises ValueError, which fails the whole write."""
         # A bulk block's session rows put off so far: written first, so they are current.
-        projection_conversations.settle(conn)  # type: ignore[arg-type]
+        projection_conversations.settle(conn)
         from clew.store import forgetting  # only a forget needs it: off the hook path
 
         by = event.data.get("by")
@@ -260,11 +260,14 @@ class JournalWrites:
         for kind, ref in sorted(records):
             key = (self.space, kind, ref)
             found = conn.execute(
-                "SELECT DISTINCT model FROM embeddings WHERE space = $1 AND kind = $2 AND ref_id = $3",
+                "SELECT DISTINCT model FROM embeddings"
+                " WHERE space = $1 AND kind = $2 AND ref_id = $3",
                 key,
             )
             models.update(r[0] for r in found.fetchall())
-            conn.execute("DELETE FROM embeddings WHERE space = $1 AND kind = $2 AND ref_id = $3", key)
+            conn.execute(
+                "DELETE FROM embeddings WHERE space = $1 AND kind = $2 AND ref_id = $3", key
+            )
         for model in sorted(models):
             self.mark_schedule(dropped(model), at)
 
@@ -370,7 +373,7 @@ class JournalReads(RowReader):
         data of a damaged event is shown as stored rather than failing the whole read."""
         damaged: tuple[type[Exception], ...] = (KeyError, TypeError, ValueError, AttributeError)
         try:
-            return projection.current(self._connection(), event)  # type: ignore[arg-type]
+            return projection.current(self._connection(), event)
         except damaged + self._driver_errors:
             return event
 

@@ -40,7 +40,9 @@ class KeyStore(RowReader):
         )
 
     def find_key(self, prefix: str) -> tuple[ApiKey, str] | None:
-        rows = self._rows(f"SELECT {_KEY_COLUMNS}, hash FROM clew_keys WHERE prefix = $1", (prefix,))
+        rows = self._rows(
+            f"SELECT {_KEY_COLUMNS}, hash FROM clew_keys WHERE prefix = $1", (prefix,)
+        )
         if not rows:
             return None
         values = tuple(rows[0])

@@ -65,7 +65,8 @@ def records_between(
             sql += f" AND s.task_id = {param(params, task_id)}"
         if session_ids is not None:
             sql += f" AND t.session_id IN ({param_list(params, session_ids)})"
-        rows = reader._rows(f"{sql} ORDER BY t.created_at DESC LIMIT {param(params, limit)}", params)
+        sql += f" ORDER BY t.created_at DESC LIMIT {param(params, limit)}"
+        rows = reader._rows(sql, params)
         found += [("turn", r[0]) for r in rows]
     return found
 

@@ -196,7 +196,8 @@ def outline_where(
     o = OUTLINE_SQL[kind]
     where = o.where
     if task_id is not None:
-        where += f" AND {o.alias}.{'task_id' if kind == 'step' else 'id'} = {param(params, task_id)}"
+        column = "task_id" if kind == "step" else "id"
+        where += f" AND {o.alias}.{column} = {param(params, task_id)}"
     if step_id is not None:
         where += f" AND {o.alias}.id = {param(params, step_id)}"
     if since is not None:
@@ -371,7 +372,8 @@ class TaskReads(RowReader):
     def list_action_logs(self, action_id: str) -> list[ActionLog]:
         """Return an action's log lines, oldest first."""
         rows = self._rows(
-            "SELECT * FROM action_logs WHERE action_id = $1 AND space = $2 ORDER BY created_at, seq",
+            "SELECT * FROM action_logs WHERE action_id = $1 AND space = $2"
+            " ORDER BY created_at, seq",
             (action_id, self.space),
         )
         return [_log(r) for r in rows]

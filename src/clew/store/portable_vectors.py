@@ -286,8 +286,7 @@ class VectorStore(RowReader):
                     v.step_id, v.session_id, v.created_at, v.dim, v.vector, self.space,
                 ]  # fmt: skip
             conn.execute(
-                f"INSERT INTO embeddings ({_VECTOR_COLUMNS}) VALUES"
-                f" {rows}",
+                f"INSERT INTO embeddings ({_VECTOR_COLUMNS}) VALUES {rows}",
                 params,
             )
 

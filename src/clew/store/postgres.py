@@ -507,7 +507,8 @@ class PostgresStore(
         # Ids use only [0-9a-z] and text compares bytewise (COLLATE "C"): '~' sorts after
         # them all, so one range scan of the (space, id) key finds the match and candidates.
         rows = self._rows(
-            f"SELECT id FROM {table} WHERE space = $1 AND id >= $2 AND id < $3 ORDER BY id LIMIT 51",
+            f"SELECT id FROM {table} WHERE space = $1 AND id >= $2 AND id < $3"
+            " ORDER BY id LIMIT 51",
             (self.space, key, key + "~"),
         )
         if not rows:

@@ -46,9 +46,7 @@ def current(conn: Connection, event: Event) -> Event:
     return event
 
 
-def apply(
-    conn: Connection, event: Event, touched: set[tuple[str, str]] | None = None
-) -> None:
+def apply(conn: Connection, event: Event, touched: set[tuple[str, str]] | None = None) -> None:
     """Bring the projection tables up to date with one event.
 
     A task's `updated_at` becomes the time of its newest event. Events of one call

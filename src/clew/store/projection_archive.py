@@ -61,7 +61,8 @@ def _entry_added(conn: Connection, event: Event) -> None:
     # `also_supersedes`: other records of the same decision or failure (an extracted copy).
     for old in filter(None, [e.get("supersedes"), *e.get("also_supersedes", [])]):
         conn.execute(
-            "UPDATE entries SET status = 'superseded', updated_at = $1 WHERE id = $2 AND space = $3",
+            "UPDATE entries SET status = 'superseded', updated_at = $1"
+            " WHERE id = $2 AND space = $3",
             (event.created_at, old, event.space),
         )
     _fix(conn, event, event.data.get("fix"))

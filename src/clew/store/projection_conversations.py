@@ -54,7 +54,8 @@ def _turn_before_call_turn(conn: Connection, event: Event) -> dict[str, Any]:
     data = event.data
     t = data["turn"]
     row = conn.execute(
-        "SELECT tool_name, call_turn FROM turns WHERE id = $1 AND space = $2", (t["id"], event.space)
+        "SELECT tool_name, call_turn FROM turns WHERE id = $1 AND space = $2",
+        (t["id"], event.space),
     )
     known = row.fetchone()
     if known is not None:

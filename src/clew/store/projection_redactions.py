@@ -34,7 +34,8 @@ def record(conn: Connection, event: Event, redactions: Any) -> None:
             raise ValueError(f"redaction {n} of the event is not a field, a kind and a count")
         conn.execute(
             "INSERT INTO redactions (id, space, seq, event_id, event_type, task_id, session_id,"
-            " field, kind, count, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+            " field, kind, count, created_at)"
+            " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
             (
                 f"{event.id}/{n}", event.space, event.seq, event.id, event.type, event.task_id,
                 session, field, kind, count, event.created_at,

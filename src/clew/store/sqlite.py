@@ -621,7 +621,8 @@ class SQLiteStore(
         # so one indexed query finds an exact match and every candidate at once. The unary
         # `+` keeps SQLite from choosing an index on space, which would scan the whole space.
         rows = self._rows(
-            f"SELECT id FROM {table} WHERE id >= $1 AND id < $2 AND +space = $3 ORDER BY id LIMIT 51",
+            f"SELECT id FROM {table} WHERE id >= $1 AND id < $2 AND +space = $3"
+            " ORDER BY id LIMIT 51",
             (key, key + "~", self.space),
         )
         if not rows:

@@ -468,5 +468,3 @@ def _decoded(value: bytes | str | None) -> str:
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return value or ""
-
-
