@@ -1,11 +1,9 @@
-"""Reads of the layer-2 archive: entries with their sources, exact filters
-`query_relevant`, full-text search, and what an error fingerprint has been seen with.
+"""Reads of the layer-2 archive on both backends: entries with their sources, exact filters,
+`query_relevant`, and what an error fingerprint has been seen with.
 
 Tags and `relevance_to` are matched through `entry_labels` (one row per value, indexed),
-so `db` never matches `db-migrate`. Search ranks with bm25 over `entries_fts`; a term
-matching very many entries is ranked among its newest `SEARCH_WINDOW` matches, which keeps
-a common word fast at a million entries (FTS5 walks matches newest first cheaply, while
-bm25 costs a little for every match it ranks).
+so `db` never matches `db-migrate`. Full-text search is each backend's own
+(`sqlite_search.py`, `pg_search.py`).
 """
 
 from __future__ import annotations
@@ -25,10 +23,7 @@ _COLUMNS = ", ".join(ENTRY_COLUMNS)
 _E_COLUMNS = ", ".join(f"e.{c}" for c in ENTRY_COLUMNS)
 _TYPE = {t.value: t for t in EntryType}
 _STATUS = {s.value: s for s in EntryStatus}
-SEARCH_WINDOW = 5000
 RARE_TAG = 16  # entries a tag may carry for a tag-filtered list to be read from its index
-# bm25 weights of the indexed columns: summary, detail, tags, resolution.
-_BM25 = "bm25(entries_fts, 4.0, 1.0, 2.0, 2.0)"
 
 
 def entry_from_row(row: Row | tuple[Any, ...]) -> Entry:
@@ -85,7 +80,7 @@ def entry_filter(filters: EntryFilter, alias: str, params: list[Any]) -> str:
 
 
 class ArchiveReads(RowReader):
-    """The archive's reads (mixed into SQLiteStore)."""
+    """The archive's reads (mixed into SQLiteStore and PostgresStore)."""
 
     def _with_sources(self, entries: list[Entry]) -> list[Entry]:
         if not entries:

@@ -1,4 +1,5 @@
-"""Reads of the conversation archive: sessions, turns by number, tool calls, search."""
+"""Reads of the conversation archive on both backends: sessions, turns by number, tool calls
+(search is each backend's own: sqlite_search.py, pg_search.py)."""
 
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ def turn_from_row(row: Row | tuple[Any, ...]) -> Turn:
 
 
 class ConversationReads(RowReader):
-    """The conversation archive's reads (mixed into SQLiteStore)."""
+    """The conversation archive's reads (mixed into SQLiteStore and PostgresStore)."""
 
     def get_session(self, session_id: str) -> Session:
         rows = self._rows(

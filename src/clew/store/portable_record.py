@@ -11,7 +11,7 @@ from clew.store.rows import RowReader
 
 
 class RecordReads(RowReader):
-    """The task record's reads (mixed into SQLiteStore)."""
+    """The task record's reads (mixed into SQLiteStore and PostgresStore)."""
 
     def task_record_row(self, task_id: str) -> dict[str, Any] | None:
         """A task's record row as a dict (entities decoded), or None if nothing was set."""

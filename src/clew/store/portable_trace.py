@@ -159,7 +159,7 @@ def _guardrail(row: Row) -> Guardrail:
 
 
 class TraceReads(RowReader):
-    """The ledger's, the trace's and semantic memory's reads (mixed into SQLiteStore)."""
+    """The ledger's, the trace's and semantic memory's reads (mixed into both stores)."""
 
     def commands(
         self,

@@ -25,7 +25,7 @@ def _call(row: Row) -> ModelCall:
 
 
 class UtilityReads(RowReader):
-    """The utility model's reads (mixed into SQLiteStore)."""
+    """The utility model's reads (mixed into SQLiteStore and PostgresStore)."""
 
     def get_job(self, job_id: str) -> Job:
         rows = self._rows("SELECT * FROM jobs WHERE id = $1 AND space = $2", (job_id, self.space))

@@ -28,7 +28,7 @@ def _wait(row: Row) -> Wait:
 
 
 class WaitReads(RowReader):
-    """The lifecycle's reads (mixed into SQLiteStore)."""
+    """The lifecycle's reads (mixed into SQLiteStore and PostgresStore)."""
 
     def get_wait(self, wait_id: str) -> Wait:
         rows = self._rows(f"{_SELECT} WHERE w.id = $1 AND w.space = $2", (wait_id, self.space))

@@ -9,7 +9,7 @@ Invariants (the same as the SQLite store's, held the PostgreSQL way):
   has one head at a time.
 - Every transaction sets `clew.space` (transaction-local), which the row-level security
   policies of every table compare with each row's `space`: the second wall behind the
-  `space = ?` of every query. Superusers bypass it; a team store connects as an ordinary role.
+  `space = $n` of every query. Superusers bypass it; a team store connects as an ordinary role.
 - The read SQL and the projection handlers are the portable modules SQLite's store runs too
   (`$n` placeholders, sent as written through pg_connection.py); only the journal core,
   connections, errors and verify are here.
