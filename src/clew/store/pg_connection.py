@@ -85,16 +85,13 @@ class Connection:
     """`execute(sql, params)` with `$n` placeholders over one psycopg connection."""
 
     __slots__ = ("_raw_cursor", "raw")
+    dialect: ClassVar[Dialect] = POSTGRESQL
 
     def __init__(self, conn: psycopg.Connection[Any]) -> None:
         from psycopg import RawCursor  # psycopg only once a PostgreSQL store is opened
 
         self.raw = conn
         self._raw_cursor = RawCursor
-
-    @property
-    def dialect(self) -> Dialect:
-        return POSTGRESQL
 
     def cursor(self) -> psycopg.Cursor[Any]:
         """A cursor that sends `$n` statements as they are, its rows `Row`s."""

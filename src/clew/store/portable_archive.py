@@ -193,15 +193,15 @@ class ArchiveReads(RowReader):
         """Return the newest `per_group` entries of each (type, status) of a task."""
         # One indexed range scan per group (task, type, status, newest first), all in one
         # statement: far cheaper than ranking every entry of the task with a window.
-        part = (
-            f"SELECT * FROM (SELECT {_COLUMNS} FROM entries WHERE task_id = $1 AND space = $2"
-            " AND type = $3 AND status = $4 ORDER BY created_at DESC, seq DESC LIMIT $5) AS g"
-        )
         groups_wanted = [(t, s) for t in types for s in EntryStatus]
-        params: list[Any] = []
-        for kind, status in groups_wanted:
-            params += [task_id, self.space, kind.value, status.value, per_group]
-        rows = self._rows(" UNION ALL ".join(part for _ in groups_wanted), params)
+        params: list[Any] = [task_id, self.space, per_group]
+        parts = [
+            f"SELECT * FROM (SELECT {_COLUMNS} FROM entries WHERE task_id = $1 AND space = $2"
+            f" AND type = {param(params, kind.value)} AND status = {param(params, status.value)}"
+            " ORDER BY created_at DESC, seq DESC LIMIT $3) AS g"
+            for kind, status in groups_wanted
+        ]
+        rows = self._rows(" UNION ALL ".join(parts), params)
         groups: dict[tuple[EntryType, EntryStatus], list[Entry]] = {}
         for entry in self._with_sources([entry_from_row(row) for row in rows]):
             groups.setdefault((entry.type, entry.status), []).append(entry)

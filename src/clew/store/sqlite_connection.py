@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from clew.store.sql import SQLITE, Dialect
 
-# "1", "2", ...: the names SQLite gives `$1`, `$2`... (a statement with more parameters
-# than this is one no portable module writes).
+# "1", "2", ...: the names SQLite gives `$1`, `$2`..., made once for the usual statement
+# (a batch of vectors binds thousands: their names are made as it runs).
 _NAMES = tuple(str(n) for n in range(1, 1001))
 
 
 def named(params: Sequence[Any]) -> dict[str, Any]:
     """`params` in order, bound to `$1`, `$2`... by the names SQLite reads there."""
+    if len(params) > len(_NAMES):
+        return {str(n): value for n, value in enumerate(params, 1)}
     return dict(zip(_NAMES, params, strict=False))
 
 
@@ -28,18 +30,15 @@ class SQLiteConnection:
     """`execute(sql, params)` with `$n` placeholders over one `sqlite3` connection."""
 
     __slots__ = ("raw",)
+    dialect: ClassVar[Dialect] = SQLITE
 
     def __init__(self, raw: sqlite3.Connection) -> None:
         self.raw = raw
 
-    @property
-    def dialect(self) -> Dialect:
-        return SQLITE
-
     def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
         """Run one statement; its rows are the connection's (`sqlite3.Row`)."""
-        return self.raw.execute(sql, dict(zip(_NAMES, params, strict=False)))
+        return self.raw.execute(sql, named(params))
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> sqlite3.Cursor:
         """Run one statement for each parameter row."""
-        return self.raw.executemany(sql, (dict(zip(_NAMES, r, strict=False)) for r in rows))
+        return self.raw.executemany(sql, map(named, rows))
