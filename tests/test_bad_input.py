@@ -2473,7 +2473,7 @@ def test_messages_with_keys_like_the_event_s_own_replay_exactly(
 def test_a_job_of_a_kind_nobody_handles_fails_with_a_typed_reason(mem: clew.Memory) -> None:
     task = mem.create_task("t", ["a"])
     with mem._write() as at:  # type: ignore[attr-defined]
-        mem._enqueue("no-such-kind", task.id, None, at)  # type: ignore[attr-defined]
+        mem.jobs._enqueue("no-such-kind", task.id, None, at)
     (job,) = mem.run_jobs(limit=1)
     assert job.error == "unknown job kind 'no-such-kind'"
 

@@ -47,6 +47,7 @@ ALLOWED_CLEW = frozenset(
         "clew",
         "clew.archive",
         "clew.assembly",
+        "clew.audit",  # a Memory service: the journal read back and verified
         "clew.brief",
         "clew.capture",  # a Memory mixin: transcript capture (json and os only)
         "clew.checks",
@@ -102,11 +103,12 @@ ALLOWED_CLEW = frozenset(
         "clew.tokens",
         "clew.transcripts",  # capture --hook reads the transcript's lines with it
         "clew.trace",
+        "clew.tracker",  # a Memory service: tasks, plans, steps, messages
         "clew.keys",  # the server's keys, a Memory mixin (hashlib; secrets only to make one)
         "clew.roles",  # PostgreSQL's roles, a Memory mixin (its checks imported when called)
         "clew.credentials",
         "clew.transfer",
-        "clew.forgetting",  # `forget`, a Memory mixin (what it reads and rewrites: lazily)
+        "clew.forgetting",  # `forget`, a Memory service (what it reads and rewrites: lazily)
         "clew.turns",
         "clew.upkeep",
         "clew.utility",

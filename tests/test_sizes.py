@@ -25,7 +25,7 @@ FUNCTIONS = frozenset({
     "archive.py:add_entry", "brief.py:_lines", "brief.py:build_brief", "cli/archive.py:register",
     "cli/conversations.py:register", "cli/store.py:register", "cli/tasks.py:register",
     "context.py:assemble", "jobs.py:_settle", "mcp_server.py:build_server",
-    "memory.py:update_task", "ranking.py:rank", "recall.py:fit", "retrieval.py:_search",
+    "ranking.py:rank", "recall.py:fit", "retrieval.py:_search",
     "server/api.py:openapi", "trace.py:record_action", "waits.py:add_wait",
 })  # fmt: skip
 

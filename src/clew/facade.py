@@ -31,7 +31,6 @@ from clew import checks
 from clew.clock import Clock, stamp, utcnow
 from clew.errors import NotFoundError, ValidationError
 from clew.ids import ID_LENGTH, is_id_prefix, new_id
-from clew.location import is_url
 from clew.models import Event, Job
 from clew.redaction import Found
 from clew.settings import Settings as Settings
@@ -211,9 +210,6 @@ class Facade:
         self._clock = clock
         self.settings = settings or Settings()
         self.state_budget = checks.budget(self.settings.state_budget)
-        # The files mirror a store beside its own file: a team store (a URL) has none.
-        wanted = self.settings.mirror and store.path != ":memory:" and not is_url(store.path)
-        self._mirror = _mirror_for(store.path) if wanted else None
         self._reactions: dict[str, list[Callable[..., None]]] = {}
         self._subscribers: list[Callable[[Committed], None]] = []
         self._job_handlers: dict[str, Callable[[Job], None]] = {}
@@ -678,9 +674,3 @@ class _Atomic:
 
     def __exit__(self, kind: type[BaseException] | None, error: Any, trace: Any) -> None:
         self.block.__exit__(kind, error, trace)
-
-
-def _mirror_for(path: str) -> Any:
-    from clew.mirror import Mirror
-
-    return Mirror.beside(path)

@@ -1,5 +1,5 @@
-"""Forgetting, on the Memory facade: `forget` removes the content of a record, or every match
-of a pattern, and leaves tombstones (docs/architecture.md, "Forgetting").
+"""Forgetting, a service of the Memory facade: `forget` removes the content of a record, or
+every match of a pattern, and leaves tombstones (docs/architecture.md, "Forgetting").
 
 A forget is one write transaction: it reads the events that hold the content (a record's,
 a page at a time, or every event of the space for a pattern), works out the fields to
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from clew import chain, checks, codec
 from clew.chain import Link
 from clew.errors import ValidationError
+from clew.facade import Facade, Service
 from clew.models import Field, ForgetItem, ForgetReport
 from clew.store.portable_journal import FORGOTTEN
 from clew.working import Working
@@ -41,8 +42,13 @@ class _Planned(NamedTuple):
     record: tuple[str, str] | None
 
 
-class Forgetting(Working):
-    """`forget` (mixed into `Memory`)."""
+class Forgetting(Service):
+    """`forget` (a service of `Memory`): handed the kernel and layer 1 (`working`), which
+    rewrites the mirror of what was forgotten."""
+
+    def __init__(self, kernel: Facade, working: Working) -> None:
+        super().__init__(kernel)
+        self.working = working
 
     def forget(
         self,
@@ -163,11 +169,8 @@ class Forgetting(Working):
 
         from clew import ann
 
-        if self._mirror is not None:
-            for task_id in sorted(task_ids):
-                self._mirror.write(
-                    task_id, lambda after, tid=task_id: self._mirror_content(tid, after), whole=True
-                )
+        for task_id in sorted(task_ids):
+            self.working._rewrite_mirror(task_id, whole=True)
         folder = ann.folder(self._store.path, self.space)
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)

@@ -1,4 +1,4 @@
-"""Layer 1 on the Memory facade: the state that is always in the prompt, "where was I?",
+"""Layer 1, a service of the Memory facade: the state that is always in the prompt, "where was I?",
 workspace changes, the session-start primer, and the file mirrors.
 
 Reads gather a snapshot in one read transaction and hand it to the pure renderers
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from clew import checks
 from clew.brief import (
@@ -21,9 +21,9 @@ from clew.brief import (
     clip,
 )
 from clew.errors import ValidationError
-from clew.facade import Committed, Facade, after_commit
+from clew.facade import Committed, Facade, Service, after_commit
 from clew.lifecycle import Waiting, WaitStatus
-from clew.location import kept_path, real_path, related
+from clew.location import is_url, kept_path, real_path, related
 from clew.models import (
     ActionStatus,
     EntryFilter,
@@ -41,6 +41,9 @@ from clew.taskrecord import TaskRecords
 from clew.tokens import counter
 from clew.watch import Watch
 
+if TYPE_CHECKING:
+    from clew.mirror import Mirror
+
 BRIEF_ACTIONS = 20
 PRIME_TASKS = 3
 
@@ -53,11 +56,15 @@ class Primer(NamedTuple):
     more: int  # matching active tasks left out
 
 
-class Working(Facade):
-    """The facade's layer-1 methods (mixed into `Memory`)."""
+class Working(Service):
+    """Layer 1 (a service of Memory): the task state, "where was I?", the primer, the files
+    a task changed, and the files mirror beside the store, rewritten after each write."""
 
-    task_records: TaskRecords  # task and step records (a service, set by Memory)
-    watch: Watch  # stuck detection, applied progress (a service, set by Memory)
+    def __init__(self, kernel: Facade, task_records: TaskRecords, watch: Watch) -> None:
+        super().__init__(kernel)
+        self.task_records = task_records
+        self.watch = watch
+        self._mirror = _mirror_beside(kernel.path) if kernel.settings.mirror else None
 
     def record_files(
         self, task_id: str, *, created: Sequence[str] = (), modified: Sequence[str] = ()
@@ -118,7 +125,7 @@ class Working(Facade):
 
     def state(self, task_id: str, *, budget: int | None = None) -> State:
         """Render the task's always-in-prompt state as YAML within `budget` tokens."""
-        limit = self.state_budget if budget is None else checks.budget(budget)
+        limit = self._kernel.state_budget if budget is None else checks.budget(budget)
         return render_state(self.snapshot(task_id), limit, counter())
 
     def where(self, task_id: str) -> Brief:
@@ -203,7 +210,7 @@ class Working(Facade):
         limit = checks.integer(limit, "limit")
         if limit < 1:
             raise ValidationError("limit must be at least 1")
-        self._opened("prime")
+        self._kernel._opened("prime")
         found = self.workspace_tasks(workspace)
         shown = found[:limit]
         parts = []
@@ -241,10 +248,24 @@ class Working(Facade):
     @after_commit(10)
     def _refresh_mirrors(self, done: Committed) -> None:
         """After a call that wrote tasks: rewrite their mirrored files (when mirroring)."""
-        if self._mirror is None:
-            return
         for task_id in done.tasks:
-            self._mirror.write(task_id, lambda after, tid=task_id: self._mirror_content(tid, after))
+            self._rewrite_mirror(task_id)
+
+    def _rewrite_mirror(self, task_id: str, *, whole: bool = False) -> None:
+        """Rewrite a task's mirrored files (when mirroring): its state, and its events after
+        those already written (`whole`: all of them again, as after a forget)."""
+        if self._mirror is not None:
+            mirror = self._mirror
+            mirror.write(task_id, lambda after: self._mirror_content(task_id, after), whole=whole)
 
     def _mirror_content(self, task_id: str, after: int) -> tuple[str, list[Event]]:
         return self.state(task_id).text, self._store.list_events(task_id=task_id, after=after)
+
+
+def _mirror_beside(path: str) -> Mirror | None:
+    """The files mirror beside a store's file; a `:memory:` or team store (a URL) has none."""
+    if path == ":memory:" or is_url(path):
+        return None
+    from clew.mirror import Mirror  # lazily: only a mirrored store's open pays for it
+
+    return Mirror.beside(path)
