@@ -17,11 +17,12 @@ from clew.store.sql import SQLITE, Dialect
 # "1", "2", ...: the names SQLite gives `$1`, `$2`..., made once for the usual statement
 # (a batch of vectors binds thousands: their names are made as it runs).
 _NAMES = tuple(str(n) for n in range(1, 1001))
+_KEPT = len(_NAMES)
 
 
 def named(params: Sequence[Any]) -> dict[str, Any]:
     """`params` in order, bound to `$1`, `$2`... by the names SQLite reads there."""
-    if len(params) > len(_NAMES):
+    if len(params) > _KEPT:
         return {str(n): value for n, value in enumerate(params, 1)}
     return dict(zip(_NAMES, params, strict=False))
 
@@ -37,7 +38,9 @@ class SQLiteConnection:
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
         """Run one statement; its rows are the connection's (`sqlite3.Row`)."""
-        return self.raw.execute(sql, named(params))
+        if len(params) > _KEPT:
+            return self.raw.execute(sql, named(params))
+        return self.raw.execute(sql, dict(zip(_NAMES, params, strict=False)))  # named's, inline
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> sqlite3.Cursor:
         """Run one statement for each parameter row."""
