@@ -38,7 +38,7 @@ from clew.working import Working
 class Memory(Facade):
     """A task memory over one store, in one space. Open it with `clew.open()`.
 
-    The methods live in mixins and services by subject: tasks, plans and messages in
+    The methods live in services by subject: tasks, plans and messages in
     `tracker.py`; the journal read back and verified in `audit.py`; archive
     entries, search and error fingerprints in `archive.py`; the command ledger and the
     episodic trace in `trace.py`; patterns and guardrails in `semantic.py`; the layer-1
@@ -223,4 +223,3 @@ class Memory(Facade):
     assemble_context = forward("conversations", Conversations.assemble_context)
     resume = forward("conversations", Conversations.resume)
     assemble = forward("assembly", Assembly.assemble)
-
