@@ -124,7 +124,7 @@ ALLOWED_CLEW = frozenset(
         "clew.working",
         "clew.yamltext",
         # the SQLite store and its parts
-        "clew.store.sqlite_imports",
+        "clew.store.portable_imports",
         "clew.store",
         "clew.chain",
         "clew.codec",
@@ -142,21 +142,23 @@ ALLOWED_CLEW = frozenset(
         "clew.store.rows",
         "clew.store.sql",
         "clew.store.sqlite",
-        "clew.store.sqlite_archive",
+        "clew.store.portable_archive",
         "clew.store.sqlite_backfill",
-        "clew.store.sqlite_conversations",
+        "clew.store.portable_conversations",
         "clew.store.sqlite_file",  # the file opened, recognised and migrated
-        "clew.store.sqlite_journal",
-        "clew.store.sqlite_record",
+        "clew.store.portable_journal",
+        "clew.store.portable_record",
         "clew.store.sqlite_search",
-        "clew.store.sqlite_tasks",
-        "clew.store.sqlite_trace",
-        "clew.store.sqlite_utility",
-        "clew.store.sqlite_vectors",
+        "clew.store.portable_tasks",
+        "clew.store.portable_trace",
+        "clew.store.portable_utility",
+        "clew.store.portable_vectors",
         "clew.store.sqlite_verify",
-        "clew.store.sqlite_waits",
-        "clew.store.sqlite_keys",
+        "clew.store.portable_waits",
+        "clew.store.portable_keys",
         "clew.store.sqlite_heads",  # chain_heads and chain_hashes, a read mixin of the store
+        "clew.store.sqlite_connection",  # the portable statements' connection
+        "clew.store.portable_search",  # what search shares (sqlite_search imports it)
     }
 )
 
