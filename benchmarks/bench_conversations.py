@@ -671,7 +671,7 @@ def measure_store(
             searches.append([f"{size:,}", label, f"{matches:,}", *figures])
         conn.close()
         for budget in (32_000, 128_000):
-            mem._measured.clear()  # the first assembly of a process counts every turn
+            mem.conversations._measured.clear()  # a process's first assembly counts every turn
             first = timed_ms(lambda b=budget: mem.assemble_context(session_id, budget=b), 1)[0]
             again = timed_ms(lambda b=budget: mem.assemble_context(session_id, budget=b), runs)
             shown = len(mem.assemble_context(session_id, budget=budget).turns)

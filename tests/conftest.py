@@ -87,19 +87,27 @@ def _private_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
 
 @pytest.fixture(autouse=True, scope="session")
 def _statements_checked() -> Iterator[None]:
-    """Hand every statement bound for a PostgreSQL connection to tests/tenancy.py, which
-    checks that it names its space (nothing edits it to: store/pg_adapter.py)."""
-    from clew.store import pg_adapter
+    """Hand every statement a psycopg cursor is about to send to tests/tenancy.py, which
+    checks that it names its space and is written as PostgreSQL reads it (nothing rewrites
+    it on its way: store/pg_connection.py)."""
+    try:
+        import psycopg
+    except ImportError:  # no PostgreSQL half to check
+        yield
+        return
+    execute, executemany = psycopg.Cursor.execute, psycopg.Cursor.executemany
 
-    translate = pg_adapter.translate
+    def checked(cursor: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        tenancy.record(query, sys._getframe(1))
+        return execute(cursor, query, *args, **kwargs)
 
-    def checked(sql: str) -> pg_adapter.Statement:
-        statement = translate(sql)
-        tenancy.record(statement.text, sys._getframe(1))
-        return statement
+    def checked_many(cursor: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        tenancy.record(query, sys._getframe(1))
+        return executemany(cursor, query, *args, **kwargs)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(pg_adapter, "translate", checked)
+        patch.setattr(psycopg.Cursor, "execute", checked)
+        patch.setattr(psycopg.Cursor, "executemany", checked_many)
         yield
 
 

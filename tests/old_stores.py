@@ -19,6 +19,7 @@ from clew.store.migrations import (
     record_text,
 )
 from clew.store.sqlite_backfill import SEQUENCED
+from clew.store.sqlite_connection import SQLiteConnection
 
 # The indexes migration 10 remade with the sequence column, as migrations 1-9 made them.
 _INDEXES_BEFORE_10 = (
@@ -360,7 +361,7 @@ def _project(conn: sqlite3.Connection, number: int, events: Sequence[chain.Link]
                          " data, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", values)  # fmt: skip
         event = Event(link.seq, link.id, link.space, link.task_id, link.correlation_id,
                       link.type, json.loads(link.data), link.created_at, link.hash)  # fmt: skip
-        projection.apply(conn, event)  # type: ignore[arg-type]
+        projection.apply(SQLiteConnection(conn), event)
     for table, column in added:
         conn.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
     conn.execute("COMMIT")

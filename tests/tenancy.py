@@ -2,25 +2,30 @@
 
 On PostgreSQL two spaces may hold the same journal, so the same ids. Row-level security keeps
 them apart for an ordinary role; the first wall is the statement itself: every UPDATE and
-DELETE says `space = ?` in its own WHERE, and every upsert's target is a key that starts with
-`space`. Nothing edits a statement at run time to make that so (store/pg_adapter.py), so the
-suite checks it: conftest.py hands every statement the adapter translates to `record`, and a
-test that made clew send one that breaks the rule fails (`unscoped` says why). A test's own
-SQL is not checked: some send a statement held to nothing on purpose, to see it refused. The
-server's keys and request log are administration across spaces (migration 17) and name none.
+DELETE says `space = $n` in its own WHERE, and every upsert's target is a key that starts with
+`space`. Nothing edits a statement at run time to make that so, or for any other reason
+(store/pg_connection.py sends each as written), so the suite checks it: conftest.py hands every
+statement a psycopg cursor sends to `record`, and a test that made clew send one that breaks
+the rule fails (`unscoped` says why), as does one written with `?` placeholders, which only a
+translation could have run (`untranslated`). A test's own SQL is not checked: some send a
+statement held to nothing on purpose, to see it refused. The server's keys and request log are
+administration across spaces (migration 17) and name none.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import clew
-from clew.store import pg_adapter, postgres
+from clew.store import pg_connection, postgres
 from clew.store.migrations import ADMIN_TABLES
 
-_QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"")
+# A quoted text or name, a dollar-quoted body, or a comment: none of them the statement's own.
+_QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|(\$\w*\$).*?\1|--[^\n]*", re.S)
 _CHANGE = re.compile(r"\s*(?:UPDATE\s+(\w+)|DELETE\s+FROM\s+(\w+))\b", re.I)
 _WRITE = re.compile(r"\s*(?:WITH|INSERT|UPDATE|DELETE)\b", re.I)
 _CONFLICT = re.compile(r"\bON\s+CONFLICT\s*\(\s*(\w+)", re.I)
@@ -35,6 +40,18 @@ def _top_level(sql: str) -> str:
         kept.append(char if depth == 0 else " ")
         depth -= char == ")" and depth > 0
     return "".join(kept)
+
+
+def bare(sql: str) -> str:
+    """`sql` with its quoted texts, dollar-quoted bodies and comments blanked."""
+    return _QUOTED.sub("''", sql)
+
+
+def untranslated(sql: str) -> str | None:
+    """Why `sql` (as sent to PostgreSQL) is not written as PostgreSQL reads it, or None."""
+    if "?" in bare(sql):
+        return "a `?` placeholder: PostgreSQL's are `$n`, and nothing translates a statement"
+    return None
 
 
 def unscoped(sql: str) -> str | None:
@@ -61,21 +78,27 @@ FOUND: list[tuple[str, str]] = []  # (why, statement) for each one that broke th
 
 
 _CLEW = str(Path(clew.__file__).parent)
-# What carries a statement to the driver: the statement is its caller's.
-_PLUMBING = frozenset({pg_adapter.__file__, postgres.__file__})
+# What carries a statement to the server: the statement is its caller's.
+_PLUMBING = frozenset({pg_connection.__file__, postgres.__file__})
+
+
+def _plumbing(filename: str) -> bool:
+    return filename in _PLUMBING or f"{os.sep}psycopg{os.sep}" in filename
 
 
 def _sent_by_clew(frame: FrameType | None) -> bool:
-    while frame is not None and frame.f_code.co_filename in _PLUMBING:
+    while frame is not None and _plumbing(frame.f_code.co_filename):
         frame = frame.f_back
     return frame is not None and frame.f_code.co_filename.startswith(_CLEW)
 
 
-def record(sql: str, caller: FrameType | None) -> None:
-    """Check `sql`, a statement about to reach a PostgreSQL connection from `caller`, once."""
-    if sql in SEEN or not _sent_by_clew(caller):
+def record(query: Any, caller: FrameType | None) -> None:
+    """Check `query`, a statement about to reach a PostgreSQL connection from `caller`, once
+    (a statement psycopg composes, `psycopg.sql`, is its own: clew's are text)."""
+    sql = query.decode() if isinstance(query, bytes) else query
+    if not isinstance(sql, str) or sql in SEEN or not _sent_by_clew(caller):
         return
     SEEN.add(sql)
-    why = unscoped(sql)
+    why = untranslated(sql) or unscoped(sql)
     if why is not None:
         FOUND.append((why, sql))

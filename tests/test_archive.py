@@ -116,9 +116,9 @@ def test_a_rare_tag_and_a_common_one_list_the_same_entries_by_either_plan(
     # A tag carried by at most RARE_TAG entries is read through its index; a commoner one
     # by walking the entries. Made small here so that both plans run, each must give what
     # filtering every entry by hand gives, newest first, limits and other filters applied.
-    from clew.store import sqlite_archive
+    from clew.store import portable_archive
 
-    monkeypatch.setattr(sqlite_archive, "RARE_TAG", 4)
+    monkeypatch.setattr(portable_archive, "RARE_TAG", 4)
     task = mem.create_task("T", ["a"])
     for n in range(12):
         tags = ["common"] + (["rare"] if n in (2, 9, 10) else []) + (["mid"] * (n % 2 == 0))

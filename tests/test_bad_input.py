@@ -2473,7 +2473,7 @@ def test_messages_with_keys_like_the_event_s_own_replay_exactly(
 def test_a_job_of_a_kind_nobody_handles_fails_with_a_typed_reason(mem: clew.Memory) -> None:
     task = mem.create_task("t", ["a"])
     with mem._write() as at:  # type: ignore[attr-defined]
-        mem._enqueue("no-such-kind", task.id, None, at)  # type: ignore[attr-defined]
+        mem.jobs._enqueue("no-such-kind", task.id, None, at)
     (job,) = mem.run_jobs(limit=1)
     assert job.error == "unknown job kind 'no-such-kind'"
 
@@ -3676,7 +3676,7 @@ def test_a_bad_line_of_a_session_import_is_named_and_nothing_is_imported(
 
 
 def test_an_import_body_cut_into_lines_refuses_what_is_not_a_line(mem: clew.Memory) -> None:
-    from clew.server.app import body_lines
+    from clew.server.bodies import body_lines
 
     for chunks, said in (
         ([b"x" * 40], "line 1 of the journal file is larger than"),

@@ -23,7 +23,7 @@ PAGE = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
 DOCS = ROOT / "docs"
 # A backticked path on the page: under one of the repository's folders, or a root file.
 PATH = re.compile(r"`((?:src|tests|docs|benchmarks|tools|\.ci)/[^`\s]+|[A-Za-z_.]+\.(?:md|toml))`")
-# A backticked module named alone (`sqlite_archive.py`): it lives somewhere in the tree.
+# A backticked module named alone (`portable_archive.py`): it lives somewhere in the tree.
 MODULE = re.compile(r"`(\w+\.py)`")
 
 

@@ -229,6 +229,7 @@ def test_projections_import_no_heuristic() -> None:
 
     store = Path(clew.__file__).parent / "store"
     allowed = {"clew.models", "clew.clock", "clew.store", "clew.store.projection_handlers"}
+    allowed.add("clew.store.sql")  # the connection they write through, and its placeholders
     for path in sorted(store.glob("projection*.py")):
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):

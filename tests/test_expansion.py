@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import clew
-from clew import question, ranking
-from clew.ranking import Asked
+from clew import coverage, question
+from clew.coverage import Asked
 
 
 def test_the_table_relates_common_words_and_never_to_themselves() -> None:
@@ -48,17 +48,17 @@ def asked(words: tuple[str, ...], related: tuple[tuple[str, ...], ...] = ()) -> 
 
 def test_a_related_word_counts_a_part_of_the_word_and_not_for_the_exact_share() -> None:
     a = asked(("doctor", "pet"), (("physician",), ("dog",)))
-    assert ranking.coverages(a, "the doctor saw my pet") == (1.0, 1.0)
-    assert ranking.coverages(a, "the physician saw my dog") == (0.0, ranking.RELATED)
-    assert ranking.coverages(a, "the doctor saw my dog") == (0.5, 0.5 + ranking.RELATED / 2)
-    assert ranking.coverage(a, "the physician saw my dog") == 0.0
+    assert coverage.coverages(a, "the doctor saw my pet") == (1.0, 1.0)
+    assert coverage.coverages(a, "the physician saw my dog") == (0.0, coverage.RELATED)
+    assert coverage.coverages(a, "the doctor saw my dog") == (0.5, 0.5 + coverage.RELATED / 2)
+    assert coverage.coverage(a, "the physician saw my dog") == 0.0
 
 
 @given(st.text(max_size=200), st.lists(st.sampled_from(["doctor", "pet", "car"]), max_size=3))
 def test_coverage_is_a_share_and_related_words_only_add(text: str, words: list[str]) -> None:
     unique = tuple(dict.fromkeys(words))
     a = asked(unique, question.related(unique))
-    exact, near = ranking.coverages(a, text)
+    exact, near = coverage.coverages(a, text)
     assert 0.0 <= exact <= near <= 1.0
 
 

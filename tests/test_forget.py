@@ -112,7 +112,7 @@ def everything(mem: clew.Memory, skip: tuple[str, ...] = ()) -> str:
 def vectors(mem: clew.Memory) -> dict[tuple[str, str], int]:
     """Each vector the space holds: (kind, record id) -> its seq (a new vector, a new seq)."""
     rows = mem._store._rows(  # type: ignore[attr-defined]
-        "SELECT kind, ref_id, seq FROM embeddings WHERE space = ?", (mem.space,)
+        "SELECT kind, ref_id, seq FROM embeddings WHERE space = $1", (mem.space,)
     )
     return {(r[0], r[1]): r[2] for r in rows}
 
@@ -344,21 +344,21 @@ def test_the_journal_refuses_every_change_but_forgetting(mem: clew.Memory) -> No
     link = store.stored_links(limit=1)[0]
     tomb = chain.tombstone_text(clew.models.Tombstone("1" * 64, "x", "y", "z"))
     changes = [
-        ("UPDATE events SET type = 'task.archived' WHERE space = ? AND id = ?", ()),
-        ("UPDATE events SET data = '{}' WHERE space = ? AND id = ?", ()),  # no tombstone
-        ("DELETE FROM events WHERE space = ? AND id = ?", ()),
+        ("UPDATE events SET type = 'task.archived' WHERE space = $1 AND id = $2", ()),
+        ("UPDATE events SET data = '{}' WHERE space = $1 AND id = $2", ()),  # no tombstone
+        ("DELETE FROM events WHERE space = $1 AND id = $2", ()),
     ]
     for sql, _ in changes:
         with pytest.raises(clew.ClewError, match="append-only"), store.transaction(write=True):
             store._guard(lambda sql=sql: store._writer()[0].execute(sql, (mem.space, link.id)))
     with store.transaction(write=True):  # the one change allowed: data with a tombstone
         store._writer()[0].execute(
-            "UPDATE events SET data = '{}', forgotten = ? WHERE space = ? AND id = ?",
+            "UPDATE events SET data = '{}', forgotten = $1 WHERE space = $2 AND id = $3",
             (tomb, mem.space, link.id),
         )
     other = tomb.replace("1" * 64, "2" * 64)
     with pytest.raises(clew.ClewError, match="append-only"), store.transaction(write=True):
-        sql = "UPDATE events SET forgotten = ? WHERE space = ? AND id = ?"
+        sql = "UPDATE events SET forgotten = $1 WHERE space = $2 AND id = $3"
         # A tombstone's digest never changes.
         store._guard(lambda: store._writer()[0].execute(sql, (other, mem.space, link.id)))
 

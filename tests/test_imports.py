@@ -47,6 +47,7 @@ ALLOWED_CLEW = frozenset(
         "clew",
         "clew.archive",
         "clew.assembly",
+        "clew.audit",  # a Memory service: the journal read back and verified
         "clew.brief",
         "clew.capture",  # a Memory mixin: transcript capture (json and os only)
         "clew.checks",
@@ -55,6 +56,7 @@ ALLOWED_CLEW = frozenset(
         "clew.cli",
         "clew.cli.capture",  # capture --hook
         "clew.cli.common",
+        "clew.cli.options",  # the options of commands that share a tool's parameters
         "clew.cli.state",  # prime
         "clew.cli.tasks",  # task show, task update
         "clew.clock",
@@ -66,6 +68,7 @@ ALLOWED_CLEW = frozenset(
         "clew.errors",
         "clew.facade",
         "clew.fingerprint",
+        "clew.hits",  # what search makes of its records (retrieval's helpers; re only)
         "clew.governor",
         "clew.ids",
         "clew.jobs",
@@ -100,13 +103,15 @@ ALLOWED_CLEW = frozenset(
         "clew.taskrecord",
         "clew.tasks",
         "clew.tokens",
+        "clew.toolspec",  # `task update`'s options are the task_update tool's parameters
         "clew.transcripts",  # capture --hook reads the transcript's lines with it
         "clew.trace",
+        "clew.tracker",  # a Memory service: tasks, plans, steps, messages
         "clew.keys",  # the server's keys, a Memory mixin (hashlib; secrets only to make one)
         "clew.roles",  # PostgreSQL's roles, a Memory mixin (its checks imported when called)
         "clew.credentials",
         "clew.transfer",
-        "clew.forgetting",  # `forget`, a Memory mixin (what it reads and rewrites: lazily)
+        "clew.forgetting",  # `forget`, a Memory service (what it reads and rewrites: lazily)
         "clew.turns",
         "clew.upkeep",
         "clew.utility",
@@ -119,7 +124,7 @@ ALLOWED_CLEW = frozenset(
         "clew.working",
         "clew.yamltext",
         # the SQLite store and its parts
-        "clew.store.sqlite_imports",
+        "clew.store.portable_imports",
         "clew.store",
         "clew.chain",
         "clew.codec",
@@ -137,21 +142,23 @@ ALLOWED_CLEW = frozenset(
         "clew.store.rows",
         "clew.store.sql",
         "clew.store.sqlite",
-        "clew.store.sqlite_archive",
+        "clew.store.portable_archive",
         "clew.store.sqlite_backfill",
-        "clew.store.sqlite_conversations",
+        "clew.store.portable_conversations",
         "clew.store.sqlite_file",  # the file opened, recognised and migrated
-        "clew.store.sqlite_journal",
-        "clew.store.sqlite_record",
+        "clew.store.portable_journal",
+        "clew.store.portable_record",
         "clew.store.sqlite_search",
-        "clew.store.sqlite_tasks",
-        "clew.store.sqlite_trace",
-        "clew.store.sqlite_utility",
-        "clew.store.sqlite_vectors",
+        "clew.store.portable_tasks",
+        "clew.store.portable_trace",
+        "clew.store.portable_utility",
+        "clew.store.portable_vectors",
         "clew.store.sqlite_verify",
-        "clew.store.sqlite_waits",
-        "clew.store.sqlite_keys",
+        "clew.store.portable_waits",
+        "clew.store.portable_keys",
         "clew.store.sqlite_heads",  # chain_heads and chain_hashes, a read mixin of the store
+        "clew.store.sqlite_connection",  # the portable statements' connection
+        "clew.store.portable_search",  # what search shares (sqlite_search imports it)
     }
 )
 

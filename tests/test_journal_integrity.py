@@ -20,6 +20,7 @@ from clew import chain
 from clew.store import projection
 from clew.store.migrations import FINGERPRINTS, LATEST, MIGRATIONS
 from clew.store.sqlite_backfill import SEQUENCED
+from clew.store.sqlite_connection import SQLiteConnection
 from tests.conftest import FakeClock, Result, new_space, run_in_lockstep
 
 Cli = Callable[..., Result]
@@ -447,7 +448,7 @@ def legacy_store(path: Path, events: list[Any]) -> None:
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (e.seq, e.id, e.space, e.task_id, e.correlation_id, e.type, e.data, e.created_at),
         )
-        projection.apply(conn, e._replace(data=__import__("json").loads(e.data)))
+        projection.apply(SQLiteConnection(conn), e._replace(data=json.loads(e.data)))
     for table, column in added:
         conn.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
     conn.execute("COMMIT")

@@ -27,7 +27,7 @@ from clew import search
 from clew.errors import ValidationError
 from clew.models import Entry, EntryFilter
 from clew.search import Query, Term
-from clew.store import pg_adapter, pg_search
+from clew.store import pg_connection, pg_search
 from clew.store.postgres import PostgresStore
 from tests.conftest import new_space, postgres_url
 
@@ -40,10 +40,10 @@ TABLES = ("tasks", "plan_items", "entries", "sessions", "turns", "actions", "tas
 
 
 class PgReader(pg_search.PostgresSearch):
-    """The search mixin alone, over one connection (through the store's `?` adapter)."""
+    """The search mixin alone, over one connection (the store's, for `$n` statements)."""
 
     def __init__(self, conn: Any, space: str) -> None:
-        self.conn = pg_adapter.Connection(conn)
+        self.conn = pg_connection.Connection(conn)
         self.space = space
         self.statements = 0
 
@@ -338,11 +338,10 @@ def test_any_text_compiles_to_a_tsquery_the_server_runs(
         query = search.parse(text, any_terms=any_terms)
     except ValidationError:
         return
-    sql, params = pg_search.tsquery(query)
-    conn = pg_conn
-    conn.execute(
-        f"SELECT to_tsvector('simple', 'x') @@ {sql}".replace("?", "%s"), params
-    ).fetchone()
+    params: list[Any] = []
+    sql = pg_search.tsquery(query, params)
+    conn = pg_connection.Connection(pg_conn)
+    conn.execute(f"SELECT to_tsvector('simple', 'x') @@ {sql}", params).fetchone()
 
 
 @settings(
@@ -363,8 +362,9 @@ def test_any_terms_compile_even_those_parse_never_makes(
         tuple(Term(t, p) for t, p in include), tuple(Term(t, p) for t, p in exclude),
         any_terms, (), tuple(t for t, _ in include),
     )  # fmt: skip
-    sql, params = pg_search.tsquery(query)
-    pg_conn.execute(f"SELECT ({sql})::text".replace("?", "%s"), params).fetchone()
+    params: list[Any] = []
+    sql = pg_search.tsquery(query, params)
+    pg_connection.Connection(pg_conn).execute(f"SELECT ({sql})::text", params).fetchone()
 
 
 def test_a_term_is_the_phrase_of_its_pieces_and_an_identifier_also_as_written(
@@ -409,7 +409,7 @@ def test_verify_checks_the_search_documents(pg_url: str) -> None:
 
 def test_a_query_with_no_term_is_refused_before_sql() -> None:
     with pytest.raises(ValidationError, match="at least one term"):
-        pg_search.tsquery(Query((), (Term("x", False),), False, (), ()))
+        pg_search.tsquery(Query((), (Term("x", False),), False, (), ()), [])
 
 
 @given(

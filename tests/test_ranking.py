@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clew import ranking
+from clew import coverage, ranking
+from clew.coverage import Asked, Found
 from clew.models import RecordHit
-from clew.ranking import Asked, Found
 
 NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)
 
@@ -121,7 +121,7 @@ def test_rank_keeps_every_record_once_best_first(records: list[tuple[str, float,
 @settings(deadline=None)
 @given(st.text(max_size=60))
 def test_stem_is_idempotent_enough_and_never_empty_for_words(word: str) -> None:
-    stemmed = ranking.stem(word)
+    stemmed = coverage.stem(word)
     assert isinstance(stemmed, str)
     if len(word.strip()) >= 3 and word.isalpha():
         assert stemmed
@@ -130,13 +130,13 @@ def test_stem_is_idempotent_enough_and_never_empty_for_words(word: str) -> None:
 def test_each_index_is_read_against_its_own_best() -> None:
     """bm25 grows with the log of its index's size: a big index's best must not make a
     small index's best look weak (the million-turn store buried the entry that answers)."""
-    from clew.retrieval import _per_index
+    from clew.hits import per_index
 
     entry = found("e", "the checkout bundle must stay under 180 KB", -4.0)
     turn = found("t", "checkout logs on staging", -12.0, kind="turn", session="s", turn=1)
     weak = found("w", "checkout", -6.0, kind="turn", session="s", turn=3)
     command = found("c", "du -sh checkout", -2.0, kind="action")
-    read = _per_index(dict([entry, turn, weak, command]))
+    read = per_index(dict([entry, turn, weak, command]))
     scores = {key[1]: f.hit.score for key, f in read.items()}
     assert scores == {"e": -1.0, "t": -1.0, "w": -0.5, "c": -1.0}
     ranked = ranking.rank(asked("checkout bundle"), read)
@@ -357,12 +357,12 @@ def test_a_rare_word_of_the_question_counts_for_more_than_a_common_one(
     bands = found("bands", "so many great bands there", -1.0, kind="turn", speaker="Dave")
     records = dict([*common, enjoy, bands])
     question = asked("bands dave enjoy")
-    monkeypatch.setattr(ranking, "RARITY", 0.0)
-    assert ranking.word_weights(question, records) is None
+    monkeypatch.setattr(coverage, "RARITY", 0.0)
+    assert coverage.word_weights(question, records) is None
     alike = {r.key[1]: r.score for r in ranking.rank(question, records)}
     assert alike["enjoy"] == alike["bands"]  # two words of three each, counted alike
-    monkeypatch.setattr(ranking, "RARITY", 0.5)
-    weights = ranking.word_weights(question, records)
+    monkeypatch.setattr(coverage, "RARITY", 0.5)
+    weights = coverage.word_weights(question, records)
     assert weights is not None and weights["band"] > weights["enjo"] > 0  # word prefixes
     rare = {r.key[1]: r.score for r in ranking.rank(question, records)}
     assert rare["bands"] > rare["enjoy"]

@@ -146,7 +146,7 @@ def test_a_huge_output_is_indexed_by_its_head_and_tail(mem: clew.Memory, db: Pat
     assert mem.search_all("middleword") == []  # the middle of 10 MB is not indexed
     assert mem.get_action(action.id).stdout == output  # the row keeps it all
     ((size,),) = mem._store._rows(
-        "SELECT max(length(body)) FROM record_docs WHERE space = ?", (mem.space,)
+        "SELECT max(length(body)) FROM record_docs WHERE space = $1", (mem.space,)
     )
     assert size <= OUTPUT_HEAD + OUTPUT_TAIL + 3
     assert mem.verify().ok

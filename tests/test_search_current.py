@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import clew
-from clew import ranking
+from clew import coverage, ranking
 from clew.errors import ValidationError
 from clew.models import OUTLINE_KINDS, SEARCH_KINDS, AddStep
 
@@ -174,7 +174,7 @@ def test_ask_answers_from_current_records_and_says_when_only_history(mem: clew.M
 
 
 def test_the_ranking_rules_are_pure() -> None:
-    asked = ranking.Asked(("f2000",), (), (), "f2000", frozenset(), None)
+    asked = coverage.Asked(("f2000",), (), (), "f2000", frozenset(), None)
     assert ranking.identifiers(asked) == ("f2000",)
     assert ranking.identifiers(asked._replace(words=("release", "3pm"))) == ()
     assert ranking.asks_for_history("what did we use before ghcr?")

@@ -10,7 +10,7 @@ import pytest
 
 import clew
 from clew import ranking, retrieval
-from clew.question import asks_when, says_when
+from clew.times import asks_when, says_when
 from tests.conftest import FakeClock
 
 

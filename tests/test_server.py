@@ -784,7 +784,7 @@ def test_import_streams_its_body_and_a_bad_line_leaves_nothing(
 def test_body_lines_are_the_bodys_lines_however_it_is_chunked(
     parts: list[bytes], data: st.DataObject
 ) -> None:
-    from clew.server.app import body_lines
+    from clew.server.bodies import body_lines
 
     whole = b"\n".join(p.replace(b"\n", b" ") for p in parts).decode("latin-1").encode()
     cuts = sorted(data.draw(st.lists(st.integers(0, len(whole)), max_size=8)))

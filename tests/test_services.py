@@ -4,26 +4,36 @@ name, signature and docstring, so its flat API does not change."""
 
 from __future__ import annotations
 
+import importlib.util
 import inspect
-from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 import clew
+from clew import memory as memory_module
 from clew.facade import Facade, Service
 from clew.memory import Memory
 
 
-def _composed() -> Iterator[tuple[str, type[Service]]]:
-    """The services a Memory holds, by attribute, read off a Memory's own constructor."""
-    source = inspect.getsource(Memory.__init__)
-    for cls in Service.__subclasses__():
-        for line in source.splitlines():
-            if f"= {cls.__name__}(self" in line:
-                yield line.split("=")[0].strip().removeprefix("self."), cls
+def _generator() -> Any:
+    """tools/forwards.py, which writes Memory's forwarded calls."""
+    path = Path(__file__).resolve().parents[1] / "tools" / "forwards.py"
+    spec = importlib.util.spec_from_file_location("forwards", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-SERVICES = sorted(_composed(), key=lambda pair: pair[0])
+FORWARDS = _generator()
+MEMORY_SOURCE = FORWARDS.MEMORY.read_text(encoding="utf-8")
+# The services a Memory holds, by attribute, read off a Memory's own constructor.
+SERVICES = sorted(
+    ((part, getattr(memory_module, name)) for part, name in FORWARDS.composed(MEMORY_SOURCE)),
+    key=lambda pair: pair[0],
+)
 
 
 def _public(cls: type) -> list[str]:
@@ -64,3 +74,12 @@ def test_a_memory_exposes_its_services(tmp_path: object) -> None:
             assert service._kernel is mem
         made = mem.create_key("default", "read", name="ci")  # through the forward
         assert [k.prefix for k in mem.keys.list_keys()] == [made.key.prefix]
+
+
+def test_the_forwarded_calls_are_the_generated_ones() -> None:
+    # A call added to a service is forwarded by running tools/forwards.py, never by hand.
+    assert FORWARDS.rewritten(MEMORY_SOURCE) == MEMORY_SOURCE, "run python tools/forwards.py"
+
+
+def test_memory_has_one_base_the_kernel() -> None:
+    assert Memory.__bases__ == (Facade,)

@@ -18,15 +18,10 @@ MAX_MODULE = 800
 FROZEN = frozenset({"store/migrations.py", "store/pg_migrations.py"})
 # Over the bound today (2026-11-28), to be split.
 MODULES = frozenset({
-    "models.py", "question.py", "ranking.py", "retrieval.py", "server/app.py",
-    "store/contract.py", "store/pg_search.py", "tools.py",
+    "models.py", "store/contract.py", "store/pg_search.py",
 })  # fmt: skip
 FUNCTIONS = frozenset({
-    "archive.py:add_entry", "brief.py:_lines", "brief.py:build_brief", "cli/archive.py:register",
-    "cli/conversations.py:register", "cli/store.py:register", "cli/tasks.py:register",
-    "context.py:assemble", "jobs.py:_settle", "mcp_server.py:build_server",
-    "memory.py:update_task", "ranking.py:rank", "recall.py:fit", "retrieval.py:_search",
-    "server/api.py:openapi", "trace.py:record_action", "waits.py:add_wait",
+    "jobs.py:_settle",
 })  # fmt: skip
 
 

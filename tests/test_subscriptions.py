@@ -17,7 +17,7 @@ from clew.models import Job, JobStatus
 
 def _queue(mem: clew.Memory, kind: str, task_id: str) -> None:
     with mem._write() as at:  # type: ignore[attr-defined]
-        mem._enqueue(kind, task_id, None, at)  # type: ignore[attr-defined]
+        mem.jobs._enqueue(kind, task_id, None, at)
 
 
 def test_an_added_job_kind_runs_through_the_worker(mem: clew.Memory) -> None:
@@ -51,7 +51,7 @@ class _Vectors(Memory):
 
     @reacts("step.finished")
     def _queue_embedding(self, task_id: str, step_id: str, status: Any, at: str) -> None:
-        self._enqueue("embed", task_id, step_id, at)
+        self.jobs._enqueue("embed", task_id, step_id, at)
 
     @after_commit(30)
     def _note(self, done: Committed) -> None:
@@ -61,8 +61,9 @@ class _Vectors(Memory):
 def test_a_capability_registers_by_marks(mem: clew.Memory) -> None:
     vectors = _Vectors(mem._store, settings=mem.settings)  # type: ignore[attr-defined]
     vectors.embedded, vectors.committed = [], []
-    assert _registry(_Vectors).commits == ("_wake_worker", "_note")
-    # With the services' marks, in one order: layer 1's mirror first (10), the note last.
+    assert _registry(_Vectors).commits == ("_note",)
+    # With the services' marks, in one order: layer 1's mirror first (10), the jobs
+    # service's wake (20), the note last.
     order = [sub.__name__ for sub in vectors._subscribers]  # type: ignore[attr-defined]
     assert order == ["_refresh_mirrors", "_wake_worker", "_note"]
     task = vectors.create_task("t", ["a"])

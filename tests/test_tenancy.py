@@ -4,12 +4,16 @@ when two spaces hold the same journal, even for a role that bypasses row-level s
 
 from __future__ import annotations
 
+import ast
+import re
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import clew
-from clew.store import pg_adapter
+from clew.store import pg_connection, sql
 from clew.store.projection_handlers import conflict
 from tests import tenancy
 from tests.conftest import FakeClock, new_space, postgres_url
@@ -18,18 +22,18 @@ from tests.conftest import FakeClock, new_space, postgres_url
 @pytest.mark.parametrize(
     "statement",
     [
-        "UPDATE tasks SET status = %s WHERE id = %s AND space = %s",
-        "UPDATE sessions SET state = %s WHERE space = %s AND id = %s",
-        "DELETE FROM embeddings WHERE space = %s AND kind = %s AND ref_id = %s",
+        "UPDATE tasks SET status = $1 WHERE id = $2 AND space = $3",
+        "UPDATE sessions SET state = $1 WHERE space = $2 AND id = $3",
+        "DELETE FROM embeddings WHERE space = $1 AND kind = $2 AND ref_id = $3",
         "UPDATE task_records SET synthesis_started_at = CASE WHEN EXISTS (SELECT 1 FROM"
-        " plan_items WHERE task_id = %s AND space = %s) THEN 1 END WHERE id = %s AND space = %s",
-        "INSERT INTO task_files (id, space) VALUES (%s, %s) ON CONFLICT (space, id) DO NOTHING",
-        "INSERT INTO runs (a) VALUES (%s) ON CONFLICT DO NOTHING",
+        " plan_items WHERE task_id = $1 AND space = $2) THEN 1 END WHERE id = $3 AND space = $4",
+        "INSERT INTO task_files (id, space) VALUES ($1, $2) ON CONFLICT (space, id) DO NOTHING",
+        "INSERT INTO runs (a) VALUES ($1) ON CONFLICT DO NOTHING",
         # Administration across spaces (migration 17): named by prefix or time alone.
-        "UPDATE clew_keys SET revoked_at = %s WHERE prefix = %s AND revoked_at IS NULL",
-        "DELETE FROM clew_requests WHERE created_at < %s",
-        "SELECT id FROM tasks WHERE id = %s",  # a read: row-level security's
-        "UPDATE tasks SET note = 'WHERE space = 1' WHERE id = %s AND space = %s",
+        "UPDATE clew_keys SET revoked_at = $1 WHERE prefix = $2 AND revoked_at IS NULL",
+        "DELETE FROM clew_requests WHERE created_at < $1",
+        "SELECT id FROM tasks WHERE id = $1",  # a read: row-level security's
+        "UPDATE tasks SET note = 'WHERE space = 1' WHERE id = $1 AND space = $2",
     ],
 )
 def test_a_statement_held_to_its_space_passes(statement: str) -> None:
@@ -39,17 +43,17 @@ def test_a_statement_held_to_its_space_passes(statement: str) -> None:
 @pytest.mark.parametrize(
     "statement",
     [
-        "UPDATE tasks SET status = %s WHERE id = %s",
-        "DELETE FROM embeddings WHERE model = %s",
+        "UPDATE tasks SET status = $1 WHERE id = $2",
+        "DELETE FROM embeddings WHERE model = $1",
         "DELETE FROM embeddings",
-        "update waits set status = %s where id = %s",
+        "update waits set status = $1 where id = $2",
         # Space only in a subquery, in a quoted text, or beside an OR: not the row's own.
-        "UPDATE task_records SET x = 1 WHERE id = %s AND EXISTS (SELECT 1 FROM plan_items"
-        " WHERE space = %s)",
-        "UPDATE tasks SET note = %s WHERE id = %s AND note = 'space = 1'",
-        "UPDATE tasks SET status = %s WHERE id = %s OR space = %s",
-        "INSERT INTO task_files (id, space) VALUES (%s, %s) ON CONFLICT (id) DO NOTHING",
-        "INSERT INTO task_records (id) VALUES (%s) ON CONFLICT(id) DO UPDATE SET a = 1",
+        "UPDATE task_records SET x = 1 WHERE id = $1 AND EXISTS (SELECT 1 FROM plan_items"
+        " WHERE space = $2)",
+        "UPDATE tasks SET note = $1 WHERE id = $2 AND note = 'space = 1'",
+        "UPDATE tasks SET status = $1 WHERE id = $2 OR space = $3",
+        "INSERT INTO task_files (id, space) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING",
+        "INSERT INTO task_records (id) VALUES ($1) ON CONFLICT(id) DO UPDATE SET a = 1",
     ],
 )
 def test_a_statement_not_held_to_its_space_is_caught(statement: str) -> None:
@@ -57,21 +61,69 @@ def test_a_statement_not_held_to_its_space_is_caught(statement: str) -> None:
 
 
 def test_every_statement_clew_sends_postgres_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
-    """conftest.py hands the adapter's every translation to the check, once per statement,
-    if clew sent it: a test's own statement is its own business."""
-    bad = f"UPDATE tasks SET status = ? WHERE id = ? -- {new_space()}"
-    pg_adapter.translate(bad)  # from a test: not checked
+    """conftest.py hands every statement a psycopg cursor sends to the check, once per
+    statement, if clew sent it: a test's own statement is its own business."""
+    bad = f"UPDATE tasks SET status = $1 WHERE id = $2 -- {new_space()}"
+    tenancy.record(bad, sys._getframe())  # from a test: not checked
     assert all(bad[-12:] not in sql for _, sql in tenancy.FOUND)
     monkeypatch.setattr(tenancy, "_sent_by_clew", lambda frame: True)
-    pg_adapter.translate(bad)
-    assert tenancy.FOUND[-1][1].startswith("UPDATE tasks SET status = %s WHERE id = %s")
+    tenancy.record(bad, sys._getframe())
+    assert tenancy.FOUND[-1] == ("an UPDATE or DELETE whose WHERE does not name its space", bad)
     del tenancy.FOUND[-1]  # found, as it should be: not this test's failure
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "SELECT id FROM tasks WHERE space = ? AND id = ?",
+        "UPDATE tasks SET status = ? WHERE id = ? AND space = ?",
+        "SELECT 1 FROM turns WHERE space = $1 AND content LIKE '%?%' AND id = ?",
+    ],
+)
+def test_a_question_mark_placeholder_is_caught(statement: str) -> None:
+    """A `?` reaches PostgreSQL only if someone expects it translated: nothing translates."""
+    assert tenancy.untranslated(statement) is not None
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "SELECT id FROM tasks WHERE space = $1 AND id = $2",
+        "SELECT 1 FROM turns WHERE content LIKE '%?%' AND note = \"what?\" AND space = $1",
+        "SELECT $$ is it? $$, $fn$ (?:x) $fn$ -- why?\nFROM tasks",
+    ],
+)
+def test_a_question_mark_in_text_is_no_placeholder(statement: str) -> None:
+    assert tenancy.untranslated(statement) is None
+
+
+def test_the_postgres_connection_sends_each_statement_as_written(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No translation on the way: what the portable code writes is the very text psycopg
+    sends (a literal `%` too), with its parameters as they were given."""
+    url = postgres_url()
+    psycopg = pytest.importorskip("psycopg")
+    sent: list[tuple[Any, Any]] = []
+    execute = psycopg.Cursor.execute
+
+    def spy(cursor: Any, query: Any, params: Any = None, **kwargs: Any) -> Any:
+        sent.append((query, params))
+        return execute(cursor, query, params, **kwargs)
+
+    monkeypatch.setattr(psycopg.Cursor, "execute", spy)
+    statement = "SELECT $1::text || '%s 5%' || $2::text AS said, $1::text AS again"
+    params = ("a", "b")
+    with psycopg.connect(url, autocommit=True) as raw:
+        row = pg_connection.Connection(raw).execute(statement, params).fetchone()
+    assert sent == [(statement, params)] and sent[0][0] is statement
+    assert (row["said"], row["again"]) == ("a%s 5%b", "a")
 
 
 def test_an_upsert_target_is_the_key_as_each_backend_has_it(tmp_path: Path) -> None:
     with clew.open(tmp_path / "a.db") as local:
         assert conflict(local._store._connection(), "id") == "(id)"
-    assert conflict(pg_adapter.Connection(None), "id") == "(space, id)"  # type: ignore[arg-type]
+    assert sql.POSTGRESQL.conflict("id") == "(space, id)"
 
 
 def _rows(mem: clew.Memory, task_id: str, session_id: str) -> list[object]:
@@ -117,3 +169,55 @@ def test_one_journal_in_two_spaces_keeps_its_upserts_apart_even_for_a_superuser(
         assert _rows(one, task.id, session.id) != before
         assert _rows(two, task.id, session.id) == before
         assert one.verify().ok and two.verify().ok
+
+
+# The modules whose SQL both backends run (or PostgreSQL runs through the portable
+# connection): their statements number their placeholders, `$1`, `$2`...
+_PORTABLE = ("portable_*.py", "projection*.py", "rows.py", "pg_search.py", "pg_vectors.py",
+             "pg_heads.py", "pg_verify.py")  # fmt: skip
+_SQL_WORD = re.compile(r"\b(?:SELECT|INSERT|UPDATE|DELETE|WHERE|VALUES|SET|AND|LIMIT)\b")
+
+
+def _sql_texts(path: Path) -> list[tuple[int, str]]:
+    """Each string of a module that reads as SQL (its docstrings left out), by line: the
+    literal parts of an f-string, holes left blank."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docs = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef))
+        and node.body and isinstance(node.body[0], ast.Expr)
+    }  # fmt: skip
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            text = "".join(v.value if isinstance(v, ast.Constant) else " " for v in node.values)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value
+        else:
+            continue
+        if id(node) not in docs and _SQL_WORD.search(text):
+            found.append((node.lineno, text))
+    return found
+
+
+def _psycopg_style(path: Path, text: str) -> bool:
+    """Whether `text` has psycopg's `%s`, which a pg_* module may send on a plain psycopg
+    cursor (its own setup) but the portable modules never write."""
+    return not path.name.startswith("pg_") and "%s" in tenancy.bare(text)
+
+
+def test_the_portable_sql_has_no_question_mark_placeholder() -> None:
+    """No statement of theirs needs a translation to run: a `?` (outside quoted text) or
+    psycopg's own `%s` would (store/sql.py)."""
+    store = Path(clew.__file__).parent / "store"
+    paths = sorted({p for pattern in _PORTABLE for p in store.glob(pattern)})
+    assert len(paths) > 20
+    wrong = [
+        f"{path.name}:{line}: {text[:70]!r}"
+        for path in paths
+        for line, text in _sql_texts(path)
+        if not text.lstrip().startswith("CREATE")  # a function's body: PL/pgSQL's own
+        and (tenancy.untranslated(text) or _psycopg_style(path, text))
+    ]
+    assert not wrong, "\n".join(wrong)

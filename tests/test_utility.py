@@ -100,7 +100,7 @@ def test_reprocessing_is_idempotent_and_a_crash_leaves_the_job(
     mem: clew.Memory, clock: FakeClock
 ) -> None:
     task_id = finished_step(mem, clock)
-    job = mem._claim()  # a worker claims the job, then dies before finishing
+    job = mem.jobs._claim()  # a worker claims the job, then dies before finishing
     assert job is not None and job.status is JobStatus.RUNNING
     assert mem.run_jobs() == []  # its lease still holds: nobody else takes it
     clock.advance(11 * 60)  # the lease runs out
@@ -108,7 +108,7 @@ def test_reprocessing_is_idempotent_and_a_crash_leaves_the_job(
     assert redone.status is JobStatus.DONE and redone.attempts == 2
     made = len(mem.list_entries(task_id))
     assert made == 4
-    mem._run(job)  # the first worker wakes up and finishes: its claim is stale
+    mem.jobs._run(job)  # the first worker wakes up and finishes: its claim is stale
     assert len(mem.list_entries(task_id)) == made
     # The agent had already recorded the failure itself: the rules do not repeat it.
     other = mem.create_task("Again", ["one"])

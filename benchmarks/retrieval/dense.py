@@ -48,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from benchmarks.retrieval import run
 from benchmarks.retrieval.variants import hybrid_pass
 
-from clew import ranking, retrieval
+from clew import coverage, ranking, retrieval
 
 POOL = 60
 PRF_DOCS = 3
@@ -123,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     def qvec(text: str) -> Any:
         return np.asarray(embedder.embed([text])[0], dtype=np.float32)
 
-    def window_mask(a: ranking.Asked) -> Any:
+    def window_mask(a: coverage.Asked) -> Any:
         if a.when is None:
             return None
         start, end, _ = a.when

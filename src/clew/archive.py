@@ -111,14 +111,7 @@ class Archive(Service):
         text = self._redacted(
             checks.text(summary, "summary", max_chars=checks.MAX_TEXT_CHARS), "entry.summary", found
         )
-        if resolution is not None and kind not in RESOLVABLE:
-            raise ValidationError(f"only errors and questions have a resolution, not a {kind}")
-        if command is not None and kind is not EntryType.ERROR:
-            raise ValidationError("command goes with an error entry")
-        if not isinstance(keep_open, bool):
-            raise ValidationError("keep_open must be true or false")
-        if keep_open and (kind is not EntryType.ERROR or resolution is not None):
-            raise ValidationError("keep_open goes with an open error (one without a resolution)")
+        _check_options(kind, resolution, command, keep_open)
         entry: dict[str, Any] = {
             "id": new_id(),
             "type": kind.value,
@@ -139,8 +132,9 @@ class Archive(Service):
         if resolution is not None:
             said = self._redacted(
                 checks.text(resolution, "resolution", max_chars=checks.MAX_TEXT_CHARS),
-                "entry.resolution", found,
-            )  # fmt: skip
+                "entry.resolution",
+                found,
+            )
             entry.update(resolution=said, status=EntryStatus.RESOLVED.value)
             if "fingerprint" in entry:
                 fix = _fix(entry["fingerprint"], entry["id"], said, worked=True)
@@ -153,23 +147,8 @@ class Archive(Service):
         old = None if supersedes is None else self._resolve("entry", supersedes)
         with self._write() as at:
             if tid is not None and (step is not None or relevance_to):
-                plan = self._store.get_plan(tid)
-                if step is not None:
-                    entry["subtask_id"] = tasks.find_step(plan, step, tid).id
-                entry["relevance_to"] = list(
-                    dict.fromkeys(tasks.find_step(plan, r, tid).id for r in relevance_to)
-                )
-            previous = None
-            if old is not None:
-                previous = self._store.get_entry(old)
-                if previous.status is not EntryStatus.ACTIVE:
-                    kind_ = previous.type.value
-                    raise ValidationError(
-                        f"entry {old} is already {previous.status.value}; supersede the active"
-                        f" {kind_} instead (list them: clew entries --task"
-                        f" {previous.task_id or 'TASK'} --type {kind_} --status active)"
-                    )
-                entry["supersedes"] = old
+                self._place_in_plan(tid, entry, step, relevance_to)
+            previous = None if old is None else self._supersede(old, entry)
             entry["sources"] = [self._check_source(kind, ident) for kind, ident in links]
             if tid is not None and kind is EntryType.DECISION and "status" not in entry:
                 self._link_decision(tid, entry, previous)
@@ -180,6 +159,35 @@ class Archive(Service):
                 data["fix"] = fix
             self._emit("entry.added", tid, data, at, found)
         return self._store.get_entry(entry["id"])
+
+    def _place_in_plan(
+        self,
+        tid: str,
+        entry: dict[str, Any],
+        step: int | str | None,
+        relevance_to: Sequence[int | str],
+    ) -> None:
+        """Inside a write: the plan steps of the task an entry is of and relevant to."""
+        plan = self._store.get_plan(tid)
+        if step is not None:
+            entry["subtask_id"] = tasks.find_step(plan, step, tid).id
+        entry["relevance_to"] = list(
+            dict.fromkeys(tasks.find_step(plan, r, tid).id for r in relevance_to)
+        )
+
+    def _supersede(self, old: str, entry: dict[str, Any]) -> Entry:
+        """Inside a write: the active entry `old` that `entry` supersedes (ValidationError
+        for one no longer active, saying how to find the active ones)."""
+        previous = self._store.get_entry(old)
+        if previous.status is not EntryStatus.ACTIVE:
+            kind_ = previous.type.value
+            raise ValidationError(
+                f"entry {old} is already {previous.status.value}; supersede the active"
+                f" {kind_} instead (list them: clew entries --task"
+                f" {previous.task_id or 'TASK'} --type {kind_} --status active)"
+            )
+        entry["supersedes"] = old
+        return previous
 
     def _link_decision(self, tid: str, entry: dict[str, Any], previous: Entry | None) -> None:
         """Inside a write: a decision replaces the task's active decisions on its topic (the
@@ -630,18 +638,40 @@ class Archive(Service):
 def entry_hit(entry: Entry, snippet: str = "", score: float = 0.0) -> RecordHit:
     """An entry as a hit of search over everything."""
     state = "" if entry.status is EntryStatus.ACTIVE else f", {entry.status.value}"
-    return RecordHit("entry", entry.id, entry.task_id, None, None, entry.created_at,
-                     entry.type.value + state, entry.summary, snippet, score, "entry",
-                     step_id=entry.subtask_id)  # fmt: skip
+    return RecordHit(
+        "entry",
+        entry.id,
+        entry.task_id,
+        None,
+        None,
+        entry.created_at,
+        entry.type.value + state,
+        entry.summary,
+        snippet,
+        score,
+        "entry",
+        step_id=entry.subtask_id,
+    )
 
 
 def action_hit(action: Action, snippet: str = "", score: float = 0.0) -> RecordHit:
     """A command (an action) as a hit of search over everything."""
     code = "" if action.exit_code is None else f" exit {action.exit_code}"
     title = (action.command or action.summary).strip().split("\n", 1)[0]
-    return RecordHit("action", action.id, action.task_id, None, None, action.created_at,
-                     f"{action.status.value}{code}", title, snippet, score, "command",
-                     step_id=action.plan_item_id)  # fmt: skip
+    return RecordHit(
+        "action",
+        action.id,
+        action.task_id,
+        None,
+        None,
+        action.created_at,
+        f"{action.status.value}{code}",
+        title,
+        snippet,
+        score,
+        "command",
+        step_id=action.plan_item_id,
+    )
 
 
 def _kinds(kinds: str | Sequence[str] | None) -> tuple[str, ...]:
@@ -662,6 +692,21 @@ def _output(value: str | bytes | None) -> str:
 
 def _text_of(entry: Entry) -> str:
     return "\n".join(filter(None, (entry.summary, entry.detail, entry.resolution, *entry.tags)))
+
+
+def _check_options(
+    kind: EntryType, resolution: str | None, command: str | None, keep_open: bool
+) -> None:
+    """Refuse the options an entry of this kind does not take: a resolution (errors and
+    questions only), a command (errors only), keep_open (open errors only)."""
+    if resolution is not None and kind not in RESOLVABLE:
+        raise ValidationError(f"only errors and questions have a resolution, not a {kind}")
+    if command is not None and kind is not EntryType.ERROR:
+        raise ValidationError("command goes with an error entry")
+    if not isinstance(keep_open, bool):
+        raise ValidationError("keep_open must be true or false")
+    if keep_open and (kind is not EntryType.ERROR or resolution is not None):
+        raise ValidationError("keep_open goes with an open error (one without a resolution)")
 
 
 def _fix(key: str, entry_id: str, description: str, *, worked: bool) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Context assembly on the Memory facade, for a session or for a task alone: `Memory.assemble`.
+"""Context assembly for a session or for a task alone: `Memory.assemble`, the service
+`assembly` of Memory (a session's prompt is the conversations service's).
 
 A task's context is built from tiers by the same pure assembler as a session's prompt
 (`context.assemble`), without turns: the task state (always, first), its most recent
@@ -12,6 +13,7 @@ explain record says what went in and what was left out.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -25,6 +27,7 @@ from clew.conversations import (
     Conversations,
 )
 from clew.errors import ValidationError
+from clew.facade import Facade, Service
 from clew.models import EntryFilter, EntryStatus, EntryType, Pattern, Task
 from clew.retrieval import Retrieval
 from clew.semantic import evidence, guardrail_lines
@@ -70,10 +73,15 @@ def rank_patterns(
     return [p for _, p in scored[:k]]
 
 
-class Assembly(Conversations):
-    """The facade's context assembly (mixed into `Memory`)."""
+class Assembly(Service):
+    """What to put in a prompt (a service of Memory): a session's next prompt through the
+    conversations service, or a task's context alone, its entries and patterns found
+    through retrieval."""
 
-    retrieval: Retrieval  # search over everything (set by Memory)
+    def __init__(self, kernel: Facade, conversations: Conversations, retrieval: Retrieval) -> None:
+        super().__init__(kernel)
+        self._conversations = conversations
+        self._retrieval = retrieval
 
     def assemble(
         self,
@@ -99,7 +107,7 @@ class Assembly(Conversations):
             total = CONTEXT_BUDGET if budget is None else checks.integer(budget, "budget")
             if reserve >= total:
                 raise ValidationError(f"reserve {reserve} leaves nothing of the {total} budget")
-            context = self.assemble_context(
+            context = self._conversations.assemble_context(
                 session, budget=total - reserve, system_prompt=system_prompt, task_id=task,
                 tiers=tiers,
             )  # fmt: skip
@@ -142,9 +150,8 @@ class Assembly(Conversations):
 
     def _task_sections(self, task: Task, query: str | None) -> list[Section]:
         """The tiers of a task's context, empty ones too (the explain record lists them)."""
-        sections = [
-            Section("task_state", "Task state", render=lambda b: self._state_text(task.id, b))
-        ]
+        state = functools.partial(self._conversations._state_text, task.id)
+        sections = [Section("task_state", "Task state", render=state)]
         sections.append(Section("decisions", "Recent decisions", tuple(self._decisions(task))))
         found = current_step(task.plan)
         step_title = found[1].title if found else None
@@ -158,7 +165,7 @@ class Assembly(Conversations):
         have = {p.id for p in patterns}
         by_id = {p.id: p for p in known}
         if len(patterns) < RELEVANT_PATTERNS:
-            for ident in self.retrieval._patterns_by_meaning(about, RELEVANT_PATTERNS):
+            for ident in self._retrieval._patterns_by_meaning(about, RELEVANT_PATTERNS):
                 if ident not in have and ident in by_id and len(patterns) < RELEVANT_PATTERNS:
                     patterns.append(by_id[ident])
         lines = [_pattern_line(p) for p in patterns]
@@ -205,7 +212,7 @@ class Assembly(Conversations):
         words = " ".join(sorted(_words(query or step_title or task.goal or task.name)))
         try:
             scope = EntryFilter(task.id)
-            hits = self.retrieval._search(words, ("entry",), scope, None, "auto",
+            hits = self._retrieval._search(words, ("entry",), scope, None, "auto",
                                           RELEVANT_ENTRIES, False) if words else []  # fmt: skip
         except ValidationError:
             hits = []

@@ -316,94 +316,17 @@ def _lines(task: Task, facts: _Facts, shape: _Shape, now: datetime) -> list[tupl
         out.append((5, f"Goal: {clip(task.goal, q)}"))
     if facts.record is not None:
         out += _record_lines(task, facts.record, q, t)
-    if not plan:
-        out.append((0, "It has no plan steps."))
-    elif facts.completed:
-        numbers = number_ranges([n for n, _ in facts.completed])
-        if shape.completed_titles:
-            titles = "; ".join(clip(s.title, t) for _, s in facts.completed[-3:])
-            more = f" (last: {titles})" if len(facts.completed) > 3 else f": {titles}"
-        else:
-            more = ""
-        out.append((0, f"Completed steps {numbers} of {len(plan)}{more}."))
-    else:
-        out.append((0, f"No step of {len(plan)} is completed yet."))
+    out += _progress_lines(task, facts, shape)
     for condition in facts.stuck:
         out.append((0, f"Stuck: {clip(condition.evidence, q)}."))
         out.append((2, f"Try: {clip(condition.suggestion, q)}."))
-    if len(facts.failed) > FAILED_SHOWN:
-        # Many failed steps (each replanned, say) take one line, so they never crowd out
-        # what is open now.
-        n, s = facts.failed[-1]
-        numbers = number_ranges([m for m, _ in facts.failed])
-        out.append((1, f"Failed: steps {numbers} (last: step {n} — {clip(s.title, t)})."))
-    else:
-        for n, s in facts.failed:
-            out.append((1, f"Failed: step {n} — {clip(s.title, t)}."))
-    if facts.current and facts.current[1].status is StepStatus.ACTIVE:
-        n, s = facts.current
-        since = f", started {ago(s.started_at, now)}" if s.started_at else ""
-        out.append((0, f"Current: step {n} — {clip(s.title, t)} (active{since})."))
-        if s.active_issue:
-            out.append((2, f"Its issue: {clip(s.active_issue, q)}"))
-        others = [(m, o) for m, o in enumerate(plan, 1) if o.status is StepStatus.ACTIVE][1:]
-        if others:
-            named = "; ".join(f"step {m} — {clip(o.title, t)}" for m, o in others)
-            out.append((0, f"Also active: {named}."))
-    elif facts.current:
-        n, s = facts.current
-        out.append((0, f"No step is in progress; next up is step {n} — {clip(s.title, t)}."))
-    elif plan:
-        out.append((0, "Every step is finished."))
+    out += _failed_lines(facts, t)
+    out += _current_lines(task, facts, shape, now)
     if facts.last:
         m = facts.last
         out.append((2, f'Last update {ago(m.created_at, now)}: "{clip(m.content, q)}"'))
-    # What is open now ranks with the failed steps; open means shown as open: the tersest
-    # shape names every open error by id (as it does waits), the others quote the newest
-    # and name the rest, never folding one into a count of resolved errors.
-    recall = f"`clew entries --task {task.id} --type error --status active`"
-    errors = (*facts.open_errors, *facts.more_open)
-    unnamed = len(facts.open_errors) + facts.more_open_count - len(errors)
-    if shape.keep == 0 and errors:
-        more = f" (+{unnamed}: {recall})" if unnamed > 0 else ""
-        out.append((0, f"Open errors: {', '.join(e.id for e in errors)}{more}."))
-    else:
-        for e in facts.open_errors:
-            said = ""
-            if e.evidence:  # the newest passing run: the agent, who alone resolves it, judges
-                said = f" [{clip(e.evidence[-1].text(), q)}; resolve it if that fixed it]"
-            kept = " (kept open)" if e.keep_open else ""
-            out.append((1, f"Open error {e.id}: {clip(e.summary, q)}{kept}{said}"))
-        if facts.more_open_count:
-            short = max(q // 4, 12)
-            names = "; ".join(f"{e.id} ({clip(e.summary, short)})" for e in facts.more_open)
-            more = f" and {unnamed} more: {recall}" if unnamed > 0 else ""
-            count = facts.more_open_count
-            out.append((1, f"{count} more open error{'s' if count > 1 else ''}: {names}{more}."))
-    # Open waits are always named, however old: they are what the task is doing. The
-    # tersest shape names them by id on one line.
-    if shape.keep == 0 and (facts.open_waits or facts.waits):
-        ids = ", ".join([w.id for w in facts.open_waits] + [a.id for a in facts.waits])
-        more = (
-            f" (+{facts.more_waits}: `clew wait list --task {task.id}`)" if facts.more_waits else ""
-        )
-        out.append((0, f"Waiting on: {ids}{more}."))
-    else:
-        for w in facts.open_waits:
-            seen = w.seen or w.observation
-            last = f"; last check: {clip(seen, q // 2)}" if seen and shape.keep >= 2 else ""
-            since = ago(w.created_at, now)
-            out.append((0, f"Waiting on {w.id}: {clip(w.label, q)} (since {since}{last})."))
-        if facts.more_waits:
-            more = f"{facts.more_waits} more open waits: `clew wait list --task {task.id}`."
-            out.append((0, more))
-        for a in facts.waits:
-            what = clip(a.summary, q)
-            out.append((0, f"Waiting: {what} (since {ago(a.created_at, now)})."))
-    for w in facts.ended_waits:
-        said = clip(w.result or "", q)
-        status = w.status.value.replace("_", " ")
-        out.append((1, f"Wait {w.id} {status}: {clip(w.label, q // 2)}: {said}"))
+    out += _error_lines(task, facts, shape)
+    out += _wait_lines(task, facts, shape, now)
     for failure in facts.failures:
         out.append((1, f"Recent failure: {_failure_line(failure, q)}"))
     for e in facts.decisions:
@@ -426,42 +349,144 @@ def _lines(task: Task, facts: _Facts, shape: _Shape, now: datetime) -> list[tupl
     return out
 
 
-def build_brief(
+def _progress_lines(task: Task, facts: _Facts, shape: _Shape) -> list[tuple[int, str]]:
+    """The line on how far the plan is: the steps completed (the last titles, as the shape
+    allows), or that none is, or that there is no plan."""
+    plan, t = task.plan, shape.title
+    if not plan:
+        return [(0, "It has no plan steps.")]
+    if not facts.completed:
+        return [(0, f"No step of {len(plan)} is completed yet.")]
+    numbers = number_ranges([n for n, _ in facts.completed])
+    if shape.completed_titles:
+        titles = "; ".join(clip(s.title, t) for _, s in facts.completed[-3:])
+        more = f" (last: {titles})" if len(facts.completed) > 3 else f": {titles}"
+    else:
+        more = ""
+    return [(0, f"Completed steps {numbers} of {len(plan)}{more}.")]
+
+
+def _failed_lines(facts: _Facts, t: int) -> list[tuple[int, str]]:
+    """The failed steps: one line each, or one line for them all when there are many."""
+    if len(facts.failed) > FAILED_SHOWN:
+        # Many failed steps (each replanned, say) take one line, so they never crowd out
+        # what is open now.
+        n, s = facts.failed[-1]
+        numbers = number_ranges([m for m, _ in facts.failed])
+        return [(1, f"Failed: steps {numbers} (last: step {n} — {clip(s.title, t)}).")]
+    return [(1, f"Failed: step {n} — {clip(s.title, t)}.") for n, s in facts.failed]
+
+
+def _current_lines(
+    task: Task, facts: _Facts, shape: _Shape, now: datetime
+) -> list[tuple[int, str]]:
+    """The step in progress (with its issue and the other active ones), or the next one
+    up, or that every step is finished."""
+    q, t = shape.quote, shape.title
+    plan = task.plan
+    out: list[tuple[int, str]] = []
+    if facts.current and facts.current[1].status is StepStatus.ACTIVE:
+        n, s = facts.current
+        since = f", started {ago(s.started_at, now)}" if s.started_at else ""
+        out.append((0, f"Current: step {n} — {clip(s.title, t)} (active{since})."))
+        if s.active_issue:
+            out.append((2, f"Its issue: {clip(s.active_issue, q)}"))
+        others = [(m, o) for m, o in enumerate(plan, 1) if o.status is StepStatus.ACTIVE][1:]
+        if others:
+            named = "; ".join(f"step {m} — {clip(o.title, t)}" for m, o in others)
+            out.append((0, f"Also active: {named}."))
+    elif facts.current:
+        n, s = facts.current
+        out.append((0, f"No step is in progress; next up is step {n} — {clip(s.title, t)}."))
+    elif plan:
+        out.append((0, "Every step is finished."))
+    return out
+
+
+def _error_lines(task: Task, facts: _Facts, shape: _Shape) -> list[tuple[int, str]]:
+    """The open errors, every one named: by id on one line in the tersest shape, else the
+    newest quoted and the rest named with a few words."""
+    # What is open now ranks with the failed steps; open means shown as open: the tersest
+    # shape names every open error by id (as it does waits), the others quote the newest
+    # and name the rest, never folding one into a count of resolved errors.
+    q = shape.quote
+    out: list[tuple[int, str]] = []
+    recall = f"`clew entries --task {task.id} --type error --status active`"
+    errors = (*facts.open_errors, *facts.more_open)
+    unnamed = len(facts.open_errors) + facts.more_open_count - len(errors)
+    if shape.keep == 0 and errors:
+        more = f" (+{unnamed}: {recall})" if unnamed > 0 else ""
+        out.append((0, f"Open errors: {', '.join(e.id for e in errors)}{more}."))
+        return out
+    for e in facts.open_errors:
+        said = ""
+        if e.evidence:  # the newest passing run: the agent, who alone resolves it, judges
+            said = f" [{clip(e.evidence[-1].text(), q)}; resolve it if that fixed it]"
+        kept = " (kept open)" if e.keep_open else ""
+        out.append((1, f"Open error {e.id}: {clip(e.summary, q)}{kept}{said}"))
+    if facts.more_open_count:
+        short = max(q // 4, 12)
+        names = "; ".join(f"{e.id} ({clip(e.summary, short)})" for e in facts.more_open)
+        more = f" and {unnamed} more: {recall}" if unnamed > 0 else ""
+        count = facts.more_open_count
+        out.append((1, f"{count} more open error{'s' if count > 1 else ''}: {names}{more}."))
+    return out
+
+
+def _wait_lines(task: Task, facts: _Facts, shape: _Shape, now: datetime) -> list[tuple[int, str]]:
+    """The open waits, always named however old (they are what the task is doing; the
+    tersest shape names them by id on one line), and the waits that ended since."""
+    q = shape.quote
+    out: list[tuple[int, str]] = []
+    if shape.keep == 0 and (facts.open_waits or facts.waits):
+        ids = ", ".join([w.id for w in facts.open_waits] + [a.id for a in facts.waits])
+        more = (
+            f" (+{facts.more_waits}: `clew wait list --task {task.id}`)" if facts.more_waits else ""
+        )
+        out.append((0, f"Waiting on: {ids}{more}."))
+    else:
+        for w in facts.open_waits:
+            seen = w.seen or w.observation
+            last = f"; last check: {clip(seen, q // 2)}" if seen and shape.keep >= 2 else ""
+            since = ago(w.created_at, now)
+            out.append((0, f"Waiting on {w.id}: {clip(w.label, q)} (since {since}{last})."))
+        if facts.more_waits:
+            more = f"{facts.more_waits} more open waits: `clew wait list --task {task.id}`."
+            out.append((0, more))
+        for a in facts.waits:
+            what = clip(a.summary, q)
+            out.append((0, f"Waiting: {what} (since {ago(a.created_at, now)})."))
+    for w in facts.ended_waits:
+        said = clip(w.result or "", q)
+        status = w.status.value.replace("_", " ")
+        out.append((1, f"Wait {w.id} {status}: {clip(w.label, q // 2)}: {said}"))
+    return out
+
+
+def _facts_of(
     task: Task,
     messages: Sequence[Message],
     actions: Sequence[Action],
     now: datetime,
-    *,
-    open_errors: Sequence[Entry] = (),
-    open_count: int | None = None,
-    decisions: Sequence[Entry] = (),
-    recorded_failures: Mapping[str, str | None] | None = None,
-    earlier: Sequence[Action] = (),
-    counter: TokenCounter | None = None,
-    budget: int = BRIEF_BUDGET,
-    stuck: Sequence[Stuck] = (),
-    suggest: bool = True,
-    applied: bool = False,
-    waits: Sequence[Wait] = (),
-    record: TaskRecord | None = None,
-) -> Brief:
-    """Answer "where was I?" for `task`; messages, actions, entries and waits come newest
-    first. Every open error is named: the newest quoted, the next ones by id and a few
-    words, and `open_count` (all the task's open errors, when more than `open_errors`)
-    counts the rest. `stuck` are the conditions that make it stuck now; `suggest` shows
-    the steps its messages say are done; `applied` (progress is applied) names the message
-    a completed step came from. Open waits are always named (smart `waits`, and the started
-    wait actions among `actions`); a wait that ended since the agent's last message is news
-    and is named too. `recorded_failures` are the failed actions an error entry stands for,
-    each with None while that error is open, else when it was closed: they (and runs of the
-    same command that failed before it closed) are shown as that entry, not again as recent
-    failures; `earlier` are older actions read for that only."""
+    open_errors: Sequence[Entry],
+    open_count: int | None,
+    decisions: Sequence[Entry],
+    recorded_failures: Mapping[str, str | None] | None,
+    earlier: Sequence[Action],
+    stuck: Sequence[Stuck],
+    suggest: bool,
+    applied: bool,
+    waits: Sequence[Wait],
+    record: TaskRecord | None,
+) -> _Facts:
+    """What the brief says of a task, chosen and cut to what it shows (build_brief's
+    arguments, as it takes them)."""
     spoke = next((m.created_at for m in messages if m.role is not MessageRole.SYSTEM), "")
     plan = task.plan
     numbered = tuple(enumerate(plan, 1))
     found = current_step(plan)
     after = found[0] if found else 0
-    facts = _Facts(
+    return _Facts(
         completed=tuple(x for x in numbered if x[1].status is StepStatus.COMPLETED),
         failed=tuple(x for x in numbered if x[1].status is StepStatus.FAILED),
         current=found,
@@ -496,6 +521,13 @@ def build_brief(
             w for w in waits if w.status.value != "watching" and (w.ended_at or "") > spoke
         )[:2],
     )
+
+
+def _fitted(
+    task: Task, facts: _Facts, now: datetime, counter: TokenCounter | None, budget: int
+) -> tuple[str, int, _Shape]:
+    """The brief's text in the first shape that fits `budget` (the tersest when none does;
+    the first when nothing counts tokens), its tokens, and that shape."""
     text, tokens, shape = "", 0, SHAPES[-1]
     for shape in SHAPES:
         lines = [line for rank, line in _lines(task, facts, shape, now) if rank <= shape.keep]
@@ -506,6 +538,57 @@ def build_brief(
         text, tokens = "\n".join(lines), count.tokens
         if count.tokens <= budget:
             break
+    return text, tokens, shape
+
+
+def build_brief(
+    task: Task,
+    messages: Sequence[Message],
+    actions: Sequence[Action],
+    now: datetime,
+    *,
+    open_errors: Sequence[Entry] = (),
+    open_count: int | None = None,
+    decisions: Sequence[Entry] = (),
+    recorded_failures: Mapping[str, str | None] | None = None,
+    earlier: Sequence[Action] = (),
+    counter: TokenCounter | None = None,
+    budget: int = BRIEF_BUDGET,
+    stuck: Sequence[Stuck] = (),
+    suggest: bool = True,
+    applied: bool = False,
+    waits: Sequence[Wait] = (),
+    record: TaskRecord | None = None,
+) -> Brief:
+    """Answer "where was I?" for `task`; messages, actions, entries and waits come newest
+    first. Every open error is named: the newest quoted, the next ones by id and a few
+    words, and `open_count` (all the task's open errors, when more than `open_errors`)
+    counts the rest. `stuck` are the conditions that make it stuck now; `suggest` shows
+    the steps its messages say are done; `applied` (progress is applied) names the message
+    a completed step came from. Open waits are always named (smart `waits`, and the started
+    wait actions among `actions`); a wait that ended since the agent's last message is news
+    and is named too. `recorded_failures` are the failed actions an error entry stands for,
+    each with None while that error is open, else when it was closed: they (and runs of the
+    same command that failed before it closed) are shown as that entry, not again as recent
+    failures; `earlier` are older actions read for that only."""
+    facts = _facts_of(
+        task,
+        messages,
+        actions,
+        now,
+        open_errors,
+        open_count,
+        decisions,
+        recorded_failures,
+        earlier,
+        stuck,
+        suggest,
+        applied,
+        waits,
+        record,
+    )
+    found = facts.current
+    text, tokens, shape = _fitted(task, facts, now, counter, budget)
 
     def ref(item: tuple[int, PlanItem]) -> StepRef:
         n, s = item

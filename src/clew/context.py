@@ -143,10 +143,20 @@ def _repaired(turns: list[Turn]) -> Group:
         item = turn.message.get("type") == "function_call"
         missing = [c for c, _, _ in turn.tool_calls if c and c not in answered]
         if missing and messages.calls_by_block(turn.message):  # answered in its own shape
-            synthetic.append({"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": c, "content": NO_RESULT, "is_error": True}
-                for c in missing
-            ]})  # fmt: skip
+            synthetic.append(
+                {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": c,
+                            "content": NO_RESULT,
+                            "is_error": True,
+                        }
+                        for c in missing
+                    ],
+                }
+            )
             continue
         for call_id in missing:
             if item:
@@ -197,6 +207,67 @@ def fit_section(
     return text, counter.text(text) + 2, len(shown), left
 
 
+def _fit_sections(
+    sections: Sequence[Section],
+    tier_budgets: dict[str, int],
+    budget: int,
+    used: int,
+    newest: int,
+    counter: TokenCounter,
+    tiers: list[Tier],
+) -> tuple[dict[str, str], int]:
+    """Each section fitted within its tier's cap and the room left (the newest turn group's
+    kept for the entries and what was retrieved), its tier added to `tiers`: the sections'
+    texts by name, and the tokens used with them."""
+    parts: dict[str, str] = {}
+    for section in sections:
+        cap = tier_budgets.get(section.name, 0)
+        room = budget - used - (newest if section.name in ("entries", "retrieved") else 0)
+        text, tokens, shown, left = fit_section(section, min(cap, room), counter)
+        if not section.lines and section.render is None:
+            note = "nothing to include"
+        elif cap == 0:
+            note = "turned off (budget 0)"
+        else:
+            note = f"{left} left out for the budget" if left else ""
+        tiers.append(Tier(section.name, cap, tokens, shown, left, note))
+        if text is not None:
+            parts[section.name] = text
+            used += tokens
+    return parts, used
+
+
+def _newest_that_fit(
+    groups: Sequence[Group], cost_of: Callable[[Group], int], used: int, budget: int
+) -> tuple[list[Group], int]:
+    """The newest whole turn groups that fit in what `budget` leaves after `used`, oldest
+    first, and the tokens used with them."""
+    taken: list[Group] = []
+    for group in reversed(groups):
+        cost = cost_of(group)
+        if used + cost > budget:
+            break
+        taken.append(group)
+        used += cost
+    taken.reverse()
+    return taken, used
+
+
+def _repairs(taken: Sequence[Group], orphans: Sequence[Turn]) -> list[str]:
+    """What the context changed of the turns: a result added for each call with none, and
+    each result whose call is not in it dropped."""
+    repairs = [
+        f"added a result for call {call} (none recorded)"
+        for g in taken
+        for s in g.synthetic
+        for call in _synthetic_calls(s)
+    ]
+    repairs += [
+        f"dropped turn {t.number}: a result whose call is not in the context" for t in orphans
+    ]
+    return repairs
+
+
 def assemble(
     *,
     budget: int,
@@ -228,21 +299,7 @@ def assemble(
         )
 
     newest = group_cost(groups[-1]) if groups else 0
-    parts: dict[str, str] = {}
-    for section in sections:
-        cap = tier_budgets.get(section.name, 0)
-        room = budget - used - (newest if section.name in ("entries", "retrieved") else 0)
-        text, tokens, shown, left = fit_section(section, min(cap, room), counter)
-        if not section.lines and section.render is None:
-            note = "nothing to include"
-        elif cap == 0:
-            note = "turned off (budget 0)"
-        else:
-            note = f"{left} left out for the budget" if left else ""
-        tiers.append(Tier(section.name, cap, tokens, shown, left, note))
-        if text is not None:
-            parts[section.name] = text
-            used += tokens
+    parts, used = _fit_sections(sections, tier_budgets, budget, used, newest, counter, tiers)
     # The recall hint for the newest user message, if it refers back: its room is kept
     # while the turns are packed, and it is sent only if some turns were left out.
     latest_user = next((t for t in reversed(turns) if t.role == "user"), None)
@@ -250,14 +307,7 @@ def assemble(
     reserve = counter.text(the_hint) + 2 if the_hint is not None else 0
     # Turns: whole groups, newest first, while they fit.
     used += reserve
-    taken: list[Group] = []
-    for group in reversed(groups):
-        cost = group_cost(group)
-        if used + cost > budget:
-            break
-        taken.append(group)
-        used += cost
-    taken.reverse()
+    taken, used = _newest_that_fit(groups, group_cost, used, budget)
     full = len(taken) < len(groups)
     first = taken[0].turns[0].number if taken else None
     left_out = sum(len(g.turns) for g in groups[: len(groups) - len(taken)]) + earlier
@@ -267,15 +317,7 @@ def assemble(
         note = f"the newest turn group ({newest:,} tokens) does not fit what is left"
     elif left_out:
         note = f"turns before {first} left out (recall them with conversation_recall)"
-    repairs = [
-        f"added a result for call {call} (none recorded)"
-        for g in taken
-        for s in g.synthetic
-        for call in _synthetic_calls(s)
-    ]
-    repairs += [
-        f"dropped turn {t.number}: a result whose call is not in the context" for t in orphans
-    ]
+    repairs = _repairs(taken, orphans)
     used -= reserve
     if the_hint is not None and left_out and latest_user in included:
         parts["hint"] = the_hint

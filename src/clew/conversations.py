@@ -1,6 +1,6 @@
-"""The conversation archive on the Memory facade: sessions and their turns (the sessions
-service, sessions.py), recall (recollection.py), and here token-aware context assembly and
-resume.
+"""The conversation archive's prompt: token-aware context assembly and resume, the service
+`conversations` of Memory (sessions and their turns are the sessions service, sessions.py;
+recall is recollection.py).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from clew import checks
 from clew.brief import clip, current_step
 from clew.context import TIER_BUDGETS, Context, Section, assemble, tier_caps
 from clew.errors import NotFoundError, ValidationError
-from clew.facade import Facade
+from clew.facade import Facade, Service
 from clew.models import EntryStatus, Session, Turn
 from clew.semantic import guardrail_lines
 from clew.sessions import Sessions
@@ -38,17 +38,17 @@ class Resumed(NamedTuple):
     context: Context
 
 
-class Conversations(Facade):
-    """A session's context assembly and resume (mixed into Memory), over the sessions
-    service."""
+class Conversations(Service):
+    """A session's context assembly and resume (a service of Memory): it reads sessions
+    through the sessions service and the task state a context carries through layer 1."""
 
-    sessions: Sessions  # the sessions service (set by Memory)
-    working: Working  # layer 1: the task state a context carries (set by Memory)
-
-    @functools.cached_property
-    def _measured(self) -> OrderedDict[str, int]:
-        """Exact tokens by turn id (made on first use: no `__init__` of its own)."""
-        return OrderedDict()
+    def __init__(self, kernel: Facade, sessions: Sessions, working: Working) -> None:
+        super().__init__(kernel)
+        self._sessions = sessions
+        self._working = working
+        # Exact tokens by turn id, the newest _MEASURED of them: a long session's turns are
+        # counted once, not at every assembly.
+        self._measured: OrderedDict[str, int] = OrderedDict()
 
     # -- context assembly -----------------------------------------------------------------
 
@@ -74,7 +74,7 @@ class Conversations(Facade):
             )
         caps = tier_caps(TIER_BUDGETS, tiers)
         with self._store.transaction():
-            current = self.sessions.get_session(session)
+            current = self._sessions.get_session(session)
             tid = self._task_id(task_id) if task_id is not None else current.task_id
             sections = self._sections(current, tid, retrieved)
             prompt, lead = self._system_prompt(current, system_prompt)
@@ -166,10 +166,10 @@ class Conversations(Facade):
         return sections
 
     def _state_text(self, task_id: str, budget: int) -> str:
-        return self.working.state(task_id, budget=min(budget, MAX_BUDGET)).text
+        return self._working.state(task_id, budget=min(budget, MAX_BUDGET)).text
 
     def _session_state_text(self, session_id: str, budget: int) -> str:
-        return self.sessions.session_state(session_id, budget=min(budget, MAX_BUDGET)).text
+        return self._sessions.session_state(session_id, budget=min(budget, MAX_BUDGET)).text
 
     # -- resume, import, export -----------------------------------------------------------
 
@@ -186,7 +186,7 @@ class Conversations(Facade):
         its prompt is assembled (a call without its result is repaired there)."""
         if session is None:
             where = workspace if workspace is not None else os.getcwd()
-            found = self.sessions.list_sessions(where, limit=1)
+            found = self._sessions.list_sessions(where, limit=1)
             if not found:
                 raise NotFoundError(
                     "session",
@@ -195,7 +195,7 @@ class Conversations(Facade):
                     message=f"no session belongs to the workspace {where}",
                 )
             session = found[0].id
-        current = self.sessions._set_active(session, True)
+        current = self._sessions._set_active(session, True)
         context = self.assemble_context(current.id, budget=budget, system_prompt=system_prompt)
         return Resumed(current, context)
 

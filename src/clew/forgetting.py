@@ -1,5 +1,5 @@
-"""Forgetting, on the Memory facade: `forget` removes the content of a record, or every match
-of a pattern, and leaves tombstones (docs/architecture.md, "Forgetting").
+"""Forgetting, a service of the Memory facade: `forget` removes the content of a record, or
+every match of a pattern, and leaves tombstones (docs/architecture.md, "Forgetting").
 
 A forget is one write transaction: it reads the events that hold the content (a record's,
 a page at a time, or every event of the space for a pattern), works out the fields to
@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from clew import chain, checks, codec
 from clew.chain import Link
 from clew.errors import ValidationError
-from clew.facade import Facade
+from clew.facade import Facade, Service
 from clew.models import Field, ForgetItem, ForgetReport
-from clew.store.sqlite_journal import FORGOTTEN
+from clew.store.portable_journal import FORGOTTEN
 from clew.working import Working
 
 if TYPE_CHECKING:
@@ -42,10 +42,13 @@ class _Planned(NamedTuple):
     record: tuple[str, str] | None
 
 
-class Forgetting(Facade):
-    """`forget` (mixed into `Memory`)."""
+class Forgetting(Service):
+    """`forget` (a service of `Memory`): handed the kernel and layer 1 (`working`), which
+    rewrites the mirror of what was forgotten."""
 
-    working: Working  # layer 1: rewrites the mirror of what was forgotten (set by Memory)
+    def __init__(self, kernel: Facade, working: Working) -> None:
+        super().__init__(kernel)
+        self.working = working
 
     def forget(
         self,

@@ -1,13 +1,14 @@
-"""The job outbox on the Memory facade: what queues work on the write path, and the
-worker's side of a job (claim, run, finish).
+"""The job outbox, a service of the Memory facade: what queues work on the write path, and
+the worker's side of a job (claim, run, finish).
 
 A write that calls for work (a step finishing, every Nth message) queues a job in the same
 transaction (`job.queued`), by reacting to the facade's signals; after the commit the
 `_wake_worker` subscriber starts a worker (worker.py): a thread of this process, a detached
 `clew work` process (the CLI), or nobody until `run_jobs` is called. A job is claimed with
-a lease and done by the handler registered for its kind (`@handles_job`); its results and
-`job.done` are written in one transaction, so a crash leaves the job to be done again and
-a job done twice stores nothing twice.
+a lease and done by the handler registered for its kind (`@handles_job`: the kernel's
+registry, which the utility service's handlers join); its results and `job.done` are
+written in one transaction, so a crash leaves the job to be done again and a job done
+twice stores nothing twice.
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from datetime import UTC, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from clew import checks
 from clew.errors import ClewError, ValidationError
-from clew.facade import Committed, Facade, after_commit, on_close, reacts
+from clew.facade import Committed, Facade, Service, after_commit, on_close, reacts
 from clew.governor import Governor
 from clew.ids import new_id
 from clew.models import (
@@ -41,12 +42,15 @@ ATTEMPTS = 3
 LATER_ACTIONS = 200  # the newest commands checked for a later successful run
 
 
-class Jobs(Facade):
-    """Queued jobs (mixed into `Memory`): queueing on the write path, and the worker's
-    claim, run and finish; the utility model's handlers stand on it (utility.py)."""
+class Jobs(Service):
+    """Queued jobs (a service of Memory): queueing on the write path, and the worker's
+    claim, run and finish; the utility model's handlers finish their jobs through it
+    (`_finish`, `_still_mine`) and upkeep starts the worker by it (`_start_worker`)."""
 
-    governor: Governor  # the model's routing and caps (a service, set by Memory)
-    task_records: TaskRecords  # task and step records (a service, set by Memory)
+    def __init__(self, kernel: Facade, governor: Governor, task_records: TaskRecords) -> None:
+        super().__init__(kernel)
+        self.governor = governor  # the model's routing: a summary is queued only with a model
+        self.task_records = task_records  # where a job's entities go: the task's record
 
     # -- queueing, on the write path -----------------------------------------------------
 
@@ -119,7 +123,7 @@ class Jobs(Facade):
 
     def _run(self, job: Job) -> Job:
         try:
-            handler = self._job_handlers.get(job.kind)
+            handler = self._kernel._job_handlers.get(job.kind)
             if handler is None:
                 raise ValidationError(f"unknown job kind {job.kind!r}")
             handler(job)
@@ -266,15 +270,15 @@ class Jobs(Facade):
 
         if mode == "process":
             worker.spawn(self.path, self.space)
-        else:
-            worker.Worker.start(self)
+        else:  # the thread does the Memory's calls for workers: the kernel is that Memory
+            worker.Worker.start(cast("worker.Workplace", self._kernel))
 
     @on_close(10)
     def _stop_worker(self) -> None:
         """On close: let this Memory's worker thread end, if one is waiting."""
         worker = sys.modules.get("clew.worker")  # imported once work was queued, not before
         if worker is not None:
-            worker.Worker.stop(self)
+            worker.Worker.stop(self._kernel)
 
 
 def _entry(draft: Draft, origin: str) -> dict[str, Any]:

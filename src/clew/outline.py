@@ -140,7 +140,7 @@ def _matcher(term: Term) -> re.Pattern[str]:
 
 
 def stem(word: str) -> str:
-    """A light suffix stripping (as ranking.stem does), less a long stem's last letter so
+    """A light suffix stripping (as coverage.stem does), less a long stem's last letter so
     that "registry" meets "registries"."""
     word = word.casefold()
     for suffix in _SUFFIXES:

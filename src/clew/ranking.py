@@ -6,9 +6,10 @@ vectors are on) and what the question says (its exact phrases and identifiers, a
 a tool, a time) into one score per record:
 
     keyword  = bm25 / best bm25 of the search, times (FLOOR + (1 - FLOOR) * coverage),
-               coverage being the share of the question's words the record holds: a
-               record that holds every word ranks above one that repeats a single word
-               (what AND did, without ever returning fewer hits than OR finds)
+               coverage being the share of the question's words the record holds
+               (coverage.py): a record that holds every word ranks above one that
+               repeats a single word (what AND did, without ever returning fewer hits
+               than OR finds)
     boosts   = an exact phrase or identifier as written, the question whole, a turn by
                the speaker or a call of the tool the question names, a time it names
     turns    = a turn also takes NEIGHBOUR of its best neighbour's keyword score: the
@@ -32,12 +33,28 @@ has the figures with and without each part).
 from __future__ import annotations
 
 import functools
-import math
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import NamedTuple
 
+from clew.coverage import (
+    Asked,
+    Found,
+    Key,
+    coverage,
+    coverages,
+    folded_text,
+    is_kind,
+    looked_for,
+    prefix_of,
+    prefix_pattern,
+    prefixes_held,
+    said,
+    stem,
+    weighted,
+    word_weights,
+)
 from clew.models import Explain, RecordHit
 
 FLOOR = 0.25  # the keyword score kept by a record that holds none but the rarest words
@@ -69,7 +86,6 @@ SPEAKER = 1.2  # a turn said by the person the question names
 OTHER_SPEAKER = 0.8
 TOOL = 1.2  # a call of the tool the question names
 IN_TIME = 1.5  # a record from the time the question names
-RELATED = 0.5  # what a word related to a question's word counts for, of the word itself
 ASKED_KIND = 1.25  # the kind of record the question asks for (decisions, errors, commands)
 OUT_OF_TIME = 0.8  # one from outside an exact date the question names
 # A top hit is "confident" when it has the question as written, or holds most of its words
@@ -81,140 +97,16 @@ CONFIDENT_COSINE = 0.62
 # 50-54% of LoCoMo's questions; at 0.4, 82% (on 8% of questions).
 CLEAR = 0.4
 
-Key = tuple[str, str]  # (kind, id)
-
-_SUFFIXES = ("ingly", "edly", "ies", "ing", "ied", "ed", "es", "ly", "s")
-
-
-class Asked(NamedTuple):
-    """What the ranking needs to know of a question."""
-
-    words: tuple[str, ...]  # content words, lower-case
-    phrases: tuple[str, ...]  # phrases written in it (quoted, or names of several words)
-    identifiers: tuple[str, ...]  # identifiers written in it
-    exact_text: str  # the question, white space folded
-    speakers_or_tools: frozenset[str]  # the question's words, for speaker and tool names
-    when: tuple[datetime, datetime, bool] | None  # (start, end, exact) of a time it names
-    kinds: tuple[str, ...] = ()  # the kinds of record it asks for ("decision", "error"...)
-    # Words related in meaning to each of `words` (question.related), when the search
-    # looked for them: a record holding one instead of the word counts RELATED of it.
-    related: tuple[tuple[str, ...], ...] = ()
-
-
-class Found(NamedTuple):
-    """A record found by keyword search, by meaning, or as a neighbour of a turn found."""
-
-    hit: RecordHit  # hit.score is the index's raw bm25 (lower is better; 0 if not matched)
-    text: str  # what coverage and exact matches are checked in
-    speaker: str | None = None  # a turn's speaker, when it names one
-    tool: str | None = None  # the tool a turn called or answers for
-    # The share of the question's words a record found for its kind alone counts as
-    # holding (kind_fallback): a current decision, for a question asking for one.
-    assumed: float = 0.0
-
-
-def stem(word: str) -> str:
-    """A light suffix stripping for comparing words (the indexes stem with porter; this
-    only needs "registries" and "registry", "failed" and "fail" to meet)."""
-    word = word.casefold()
-    if word.endswith("'s"):
-        word = word[:-2]
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            word = word[: -len(suffix)]
-            break
-    return word[:-1] if word.endswith("e") and len(word) > 4 else word
-
-
-def coverage(asked: Asked, text: str) -> float:
-    """The share of the question's distinct content words the text holds: each word's
-    stem found at the start of a word of the text ("registr" in "registries"), one regular
-    expression over the text (stemming every word of every record found cost more than the
-    search)."""
-    return coverages(asked, text)[0]
-
-
-def coverages(asked: Asked, text: str) -> tuple[float, float]:
-    """The share of the question's words the text holds, and the same counting a word
-    RELATED when the text holds only a word related to it (asked.related)."""
-    wanted, alike, pattern = _looked_for(asked.words, asked.related)
-    if not wanted:
-        return 0.0, 0.0
-    held = _held(pattern, text)
-    exact = sum(1 for p in wanted if p in held)
-    near = sum(1 for p in wanted if p not in held and alike.get(p, frozenset()) & held)
-    return exact / len(wanted), (exact + RELATED * near) / len(wanted)
-
-
-@functools.lru_cache(maxsize=512)
-def _held(pattern: re.Pattern[str], text: str) -> frozenset[str]:
-    """The prefixes of `pattern` a text holds. A search asks this of each record up to
-    three times with one expression (whether to look for related words, coverage, the
-    rarest word), and a record's text is one string object throughout: remembered, not
-    searched again."""
-    return frozenset(m.casefold() for m in pattern.findall(text))
-
-
-@functools.lru_cache(maxsize=64)
-def _looked_for(
-    words: tuple[str, ...], related: tuple[tuple[str, ...], ...]
-) -> tuple[tuple[str, ...], dict[str, frozenset[str]], re.Pattern[str]]:
-    """What coverage looks for, once per question (not once per record: stemming every
-    related word for each of a few hundred records cost more than the search): the
-    words' distinct prefixes, each one's related words' prefixes, and one expression
-    finding any of them."""
-    wanted = tuple(dict.fromkeys(_prefix(stem(w)) for w in words))
-    alike: dict[str, set[str]] = {}  # a word's prefix -> its related words' prefixes
-    for word, near in zip(words, related, strict=False):
-        if near:
-            alike.setdefault(_prefix(stem(word)), set()).update(_prefix(stem(r)) for r in near)
-    every = set(wanted).union(*alike.values())
-    frozen = {p: frozenset(a) for p, a in alike.items()}
-    return wanted, frozen, _prefixes(tuple(sorted(every)))
-
-
-def _prefix(stemmed: str) -> str:
-    """What a stem is matched by: all of a short one, a long one less its last letter
-    (so "registry" meets "registries")."""
-    return stemmed if len(stemmed) <= 4 else stemmed[:-1]
-
-
-@functools.lru_cache(maxsize=256)
-def _prefixes(prefixes: tuple[str, ...]) -> re.Pattern[str]:
-    """One expression finding any of the prefixes at the start of a word."""
-    alternatives = "|".join(re.escape(p) for p in sorted(prefixes, key=len, reverse=True))
-    return re.compile(rf"(?<![^\W_])({alternatives})", re.IGNORECASE)
-
-
-def said(found: Found) -> str:
-    """What a record holds for coverage: its text, and for a turn its speaker's name too.
-    A turn is said by its speaker whether or not it names them ("what does Caroline plan?"
-    is answered by Caroline's own turns, which seldom say "Caroline"; the other person's
-    turns that address her by name do, and would otherwise cover the question better)."""
-    if found.speaker is None:
-        return found.text
-    return _with_speaker(found.text, found.speaker)
-
-
-@functools.lru_cache(maxsize=512)
-def _with_speaker(text: str, speaker: str) -> str:
-    # One string per turn, so _held's cache keeps working across a search's calls.
-    return f"{speaker}: {text}"
-
-
-def _folded(text: str) -> str:
-    return " ".join(text.split()).casefold()
-
 
 def boosts(asked: Asked, found: Found) -> tuple[float, float, list[str]]:
     """What a record gets for matching the question exactly: (added, factor, why)."""
     added, factor = 0.0, 1.0
     why: list[str] = []
-    text = _folded(found.text)
+    text = folded_text(found.text)
     if len(asked.exact_text.split()) >= 2 and asked.exact_text.casefold() in text:
         added += EXACT_TEXT
         why.append(f"the whole question as written +{EXACT_TEXT:.2f}")
-    phrases = [p for p in asked.phrases if _folded(p) in text][:2]
+    phrases = [p for p in asked.phrases if folded_text(p) in text][:2]
     if phrases:
         added += EXACT_PHRASE * len(phrases)
         why.append(f"phrase {', '.join(phrases)} +{EXACT_PHRASE * len(phrases):.2f}")
@@ -276,31 +168,6 @@ def _asks_when(question: str) -> bool:
     return asks_when(question)
 
 
-# What each kind of record a question can ask for is, by a hit's kind and label.
-_KIND_LABELS = {
-    "decision": (("entry", "decision"), ("decision", "")),
-    "error": (
-        ("entry", "error"),
-        ("action", "failed"),
-        ("action", "timeout"),
-        ("decision", "decision failure"),
-    ),
-    "constraint": (("entry", "constraint"), ("entry", "user_instruction")),
-    "question": (("entry", "question"),),
-    "command": (("action", ""),),
-}
-
-
-KINDS_ASKED = frozenset(_KIND_LABELS)
-
-
-def is_kind(asked_for: str, hit: RecordHit) -> bool:
-    """Whether a hit is a record of the kind a question asks for: an entry of that type,
-    a failed command for an error, any command for a command."""
-    return any(hit.kind == kind and hit.label.startswith(label)
-               for kind, label in _KIND_LABELS.get(asked_for, ()))  # fmt: skip
-
-
 def _when(stamp: str) -> datetime | None:
     try:
         at = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
@@ -339,6 +206,24 @@ def rank(
         (k for k, f in found.items() if f.hit.score < 0), key=lambda k: found[k].hit.score
     )
     keyword_rank = {k: i + 1 for i, k in enumerate(order)}
+    keyword, covered, why = _keyword_scores(asked, found, best, neighbours)
+    weight = _meaning_weight(dense_weight, dict(nearest), covered, keyword_rank, nearest)
+    ranked = _fused(
+        asked, found, nearest, timely, best, keyword_rank, keyword, covered, why, weight, fusion
+    )
+    ranked.sort(key=lambda r: (-r.score, r.key))
+    if found and nearest and MEANING_PLACE > 1 and meaning_trusted(covered, keyword_rank, nearest):
+        surest = next((k for k, _ in nearest if k in timely), None) if timely else None
+        ranked = kept_near(ranked, surest or nearest[0][0], MEANING_PLACE)
+    return ranked
+
+
+def _keyword_scores(
+    asked: Asked, found: Mapping[Key, Found], best: float, neighbours: bool | None
+) -> tuple[dict[Key, float], dict[Key, float], dict[Key, list[str]]]:
+    """Each record's keyword score (its bm25 over the search's best, by its coverage, with
+    its boosts, its neighbours' lift and a turn's factors), the share of the question's
+    words it holds, and why."""
     plain: dict[Key, float] = {}
     covered: dict[Key, float] = {}
     why: dict[Key, list[str]] = {}
@@ -357,6 +242,15 @@ def rank(
         for key, lift in _neighbour_lifts(found, plain).items():
             keyword[key] += lift
             why[key].append(f"a neighbouring turn matches +{lift:.2f}")
+    _weigh_turns(asked, found, keyword, why)
+    return keyword, covered, why
+
+
+def _weigh_turns(
+    asked: Asked, found: Mapping[Key, Found], keyword: dict[Key, float], why: dict[Key, list[str]]
+) -> None:
+    """Weigh each turn's keyword score in place: down for a turn that only asks, for one
+    said by another than the person the question names, and for one only addressed to them."""
     named = {f.speaker.casefold() for f in found.values() if f.speaker} & asked.speakers_or_tools
     for key, f in found.items():
         if f.hit.kind != "turn" or keyword[key] <= 0:
@@ -368,17 +262,46 @@ def rank(
             keyword[key] *= OTHER_SPEAKER
             why[key].append(f"said by another than {', '.join(sorted(named))} x{OTHER_SPEAKER:.2f}")
         keyword[key] *= addressed(asked, f, named, why[key])
-    top_keyword = max(keyword.values(), default=0.0) or 1.0
-    cosines = dict(nearest)
-    dense_rank = {k: i + 1 for i, (k, _) in enumerate(nearest)}
-    closeness = _closeness(cosines)
+
+
+def _meaning_weight(
+    dense_weight: float | None,
+    cosines: Mapping[Key, float],
+    covered: Mapping[Key, float],
+    keyword_rank: Mapping[Key, int],
+    nearest: Sequence[tuple[Key, float]],
+) -> float:
+    """The weight of meaning in the fused score: DENSE (or the model's), more when no
+    record holds most of the question's words (ADAPT), and only where it is trusted."""
     weight = (DENSE if dense_weight is None else dense_weight) if cosines else 0.0
     if cosines and ADAPT:
         # Meaning weighs more when no record holds most of the question's words: then the
         # keyword matches are as likely as not to be about something else.
         best_cover = max((covered[k] for k in keyword_rank), default=0.0)
         weight = min(MAX_DENSE, weight + ADAPT * (1 - best_cover))
-    weight = trusted_weight(weight, covered, keyword_rank, nearest)
+    return trusted_weight(weight, covered, keyword_rank, nearest)
+
+
+def _fused(
+    asked: Asked,
+    found: Mapping[Key, Found],
+    nearest: Sequence[tuple[Key, float]],
+    timely: frozenset[Key],
+    best: float,
+    keyword_rank: Mapping[Key, int],
+    keyword: Mapping[Key, float],
+    covered: Mapping[Key, float],
+    why: dict[Key, list[str]],
+    weight: float,
+    fusion: str | None,
+) -> list[Ranked]:
+    """Each record's one score, in no order: its keyword score over the best mixed with
+    its closeness in meaning at `weight` (or fused by rank, RRF), by the time it is from
+    and whether it says when as asked; with why."""
+    top_keyword = max(keyword.values(), default=0.0) or 1.0
+    cosines = dict(nearest)
+    dense_rank = {k: i + 1 for i, (k, _) in enumerate(nearest)}
+    closeness = _closeness(cosines)
     by_keyword = sorted((k for k in keyword if keyword[k] > 0), key=lambda k: -keyword[k])
     fused_rank = {k: i + 1 for i, k in enumerate(by_keyword)}
     rrf = (FUSION if fusion is None else fusion) == "rrf"
@@ -387,8 +310,11 @@ def rank(
     for key in found.keys() | cosines.keys():
         kw = keyword.get(key, 0.0) / top_keyword
         if rrf:  # reciprocal rank fusion, the comparator the mix is measured against
-            score = sum(w / (RRF_K + r) for w, r in ((1 - weight, fused_rank.get(key)),
-                        (weight, dense_rank.get(key))) if r is not None)  # fmt: skip
+            score = sum(
+                w / (RRF_K + r)
+                for w, r in ((1 - weight, fused_rank.get(key)), (weight, dense_rank.get(key)))
+                if r is not None
+            )
         else:
             score = (1 - weight) * kw + weight * closeness.get(key, 0.0)
         when = timing(asked, found[key].hit.created_at if key in found else None, key in timely)
@@ -399,17 +325,17 @@ def rank(
             )
         score *= time_said(asked, found.get(key), why.setdefault(key, []))
         explain = Explain(
-            keyword_rank.get(key), round(found[key].hit.score / best, 4)
-            if key in found and best < 0 and found[key].hit.score < 0 else 0.0,
-            round(covered.get(key, 0.0), 4), dense_rank.get(key),
+            keyword_rank.get(key),
+            round(found[key].hit.score / best, 4)
+            if key in found and best < 0 and found[key].hit.score < 0
+            else 0.0,
+            round(covered.get(key, 0.0), 4),
+            dense_rank.get(key),
             None if key not in cosines else round(cosines[key], 4),
-            tuple(why.get(key, ())), round(score, 4),
-        )  # fmt: skip
+            tuple(why.get(key, ())),
+            round(score, 4),
+        )
         ranked.append(Ranked(key, score, kw, explain, holds_rarest(key)))
-    ranked.sort(key=lambda r: (-r.score, r.key))
-    if found and nearest and MEANING_PLACE > 1 and meaning_trusted(covered, keyword_rank, nearest):
-        surest = next((k for k, _ in nearest if k in timely), None) if timely else None
-        ranked = kept_near(ranked, surest or nearest[0][0], MEANING_PLACE)
     return ranked
 
 
@@ -584,28 +510,14 @@ def _rarest_holders(asked: Asked, found: Mapping[Key, Found]) -> Callable[[Key],
     """Which records hold the question's rarest word: of its words, the one the fewest
     keyword matches hold (none, when the question asks for something nothing recorded
     names). Every record when it has fewer than two words (then coverage says it all)."""
-    words = {_prefix(stem(w)) for w in asked.words}
+    words = {prefix_of(stem(w)) for w in asked.words}
     if len(words) < 2:
         return lambda key: True
-    pattern = _prefixes(tuple(sorted(words)))
-    held = {k: _held(pattern, said(f)) for k, f in found.items() if f.hit.score < 0}
+    pattern = prefix_pattern(tuple(sorted(words)))
+    held = {k: prefixes_held(pattern, said(f)) for k, f in found.items() if f.hit.score < 0}
     counts = {w: sum(1 for h in held.values() if w in h) for w in words}
     rarest = min(sorted(words), key=lambda w: counts[w])
     return lambda key: rarest in held.get(key, ())
-
-
-def neighbour_places(found: Iterable[Found], top: int) -> dict[str, set[int]]:
-    """The turns either side of the best `top` turns found, by session: the neighbours to
-    fetch so that a reply can rank by the question its turn answers."""
-    turns = sorted((f for f in found if f.hit.kind == "turn" and f.hit.score < 0),
-                   key=lambda f: f.hit.score)[:top]  # fmt: skip
-    places: dict[str, set[int]] = {}
-    for f in turns:
-        assert f.hit.session_id is not None and f.hit.turn is not None
-        places.setdefault(f.hit.session_id, set()).update(
-            n for n in (f.hit.turn - 1, f.hit.turn + 1) if n >= 1
-        )
-    return places
 
 
 # -- current before history, identifiers before meaning ------------------------------------
@@ -689,7 +601,7 @@ def identifiers_first(
 
     def holds(key: Key) -> bool:
         f = found.get(key)
-        return f is not None and all(n in _folded(f.text) for n in folded)
+        return f is not None and all(n in folded_text(f.text) for n in folded)
 
     return _raised(ranked, holds, "holds the identifier as written: above meaning alone")
 
@@ -792,14 +704,14 @@ def feedback_words(asked: Asked, tops: Sequence[str], others: Sequence[str]) -> 
     question whose evidence is spread over several sittings ("what does she do to unwind?")
     finds one of them by its own words; the others repeat that one's rarer words ("running"),
     not the question's."""
-    mine = {_prefix(stem(w)) for w in (*asked.words, *asked.speakers_or_tools)}
+    mine = {prefix_of(stem(w)) for w in (*asked.words, *asked.speakers_or_tools)}
     seen: dict[str, tuple[int, str]] = {}  # prefix -> (tops holding it, the word)
     from clew.question import content_words
 
     for text in tops:
         held: set[str] = set()
         for word in content_words(_ATTACHED.sub("", text)):
-            key = _prefix(stem(word))
+            key = prefix_of(stem(word))
             if key in mine or key in held or not _FEEDBACK_WORD.fullmatch(word):
                 continue
             held.add(key)
@@ -807,10 +719,10 @@ def feedback_words(asked: Asked, tops: Sequence[str], others: Sequence[str]) -> 
             seen[key] = (count + 1, first)
     if not seen:
         return ()
-    pattern = _prefixes(tuple(sorted(seen)))
+    pattern = prefix_pattern(tuple(sorted(seen)))
     holders: dict[str, int] = {}
     for text in others:
-        for key in _held(pattern, text):
+        for key in prefixes_held(pattern, text):
             holders[key] = holders.get(key, 0) + 1
     common = max(FEEDBACK_COMMON, int(FEEDBACK_RARE * len(others)))
     rare = [k for k in seen if holders.get(k, 0) <= common]
@@ -850,7 +762,7 @@ def later_first(
         return ranked
     if _ASKS_PAST.search(question) or (LATER_ONLY_NOW and not _ASKS_NOW.search(question)):
         return ranked
-    wanted, _, pattern = _looked_for(asked.words, ())
+    wanted, _, pattern = looked_for(asked.words, ())
     if not wanted:
         return ranked
     groups: dict[tuple[str, frozenset[str]], list[int]] = {}
@@ -858,7 +770,8 @@ def later_first(
         f = found.get(r.key)
         if f is None or f.hit.kind != "turn" or f.speaker is None or not f.hit.created_at:
             continue
-        held = _held(pattern, f.text) & frozenset(wanted)  # the text's, not the speaker's name
+        # The text's prefixes, not the speaker's name.
+        held = prefixes_held(pattern, f.text) & frozenset(wanted)
         if held:
             groups.setdefault((f.speaker.casefold(), held), []).append(i)
     out = list(ranked)
@@ -866,8 +779,11 @@ def later_first(
         places = [p for p in places if ranked[p].score >= LATER_NEAR * ranked[places[0]].score]
         if len(places) < 2:
             continue
-        latest = sorted((ranked[p] for p in places),
-                        key=lambda r: str(found[r.key].hit.created_at), reverse=True)  # fmt: skip
+        latest = sorted(
+            (ranked[p] for p in places),
+            key=lambda r: str(found[r.key].hit.created_at),
+            reverse=True,
+        )
         for place, r in zip(places, latest, strict=True):
             if r.key == ranked[place].key:
                 continue
@@ -877,41 +793,3 @@ def later_first(
                 score=score, explain=r.explain._replace(boosts=why, score=round(score, 4))
             )
     return out
-
-
-# -- a rare word of the question counts for more than a common one ---------------------------
-
-# The share of coverage that counts the question's words by how few of the records found
-# hold them (0: every word alike). A turn of the person asked about holds their name, and
-# "enjoy" is in many turns: neither says much of what is asked ("which bands...").
-RARITY = 1.0
-RARITY_KINDS = frozenset({"turn"})  # the records coverage counts so (what a conversation holds)
-
-
-def word_weights(asked: Asked, found: Mapping[Key, Found]) -> dict[str, float] | None:
-    """Each of the question's words (its prefix) weighed by how few of the keyword matches
-    hold it, as inverse document frequency weighs it: log(1 + N / (1 + holders)). None
-    when RARITY is off or the question has fewer than two words."""
-    wanted, _, pattern = _looked_for(asked.words, asked.related)
-    if not RARITY or len(wanted) < 2:
-        return None
-    held = [_held(pattern, said(f)) for f in found.values()
-            if f.hit.score < 0 and f.hit.kind in RARITY_KINDS]  # fmt: skip
-    n = len(held)
-    return {w: math.log(1 + n / (1 + sum(1 for h in held if w in h))) for w in wanted}
-
-
-def weighted(asked: Asked, found: Found, cov: float, weights: Mapping[str, float] | None) -> float:
-    """A record's coverage with RARITY of it counted by word_weights (the weight of the words
-    it holds over the weight of them all), for the kinds of RARITY_KINDS: the turns of a
-    conversation, where a person's name and the chatter of every day fill most turns. A
-    record of work (a command, an entry) is terse, and there a common word is often the
-    one that tells it apart from a look-alike ("the nightly run that was red": measured on
-    benchmarks/retrieval, counting them so cost its temporal questions 3 first places)."""
-    if not weights or found.hit.kind not in RARITY_KINDS:
-        return cov
-    _, _, pattern = _looked_for(asked.words, asked.related)
-    held = _held(pattern, said(found))
-    total = sum(weights.values())
-    share = sum(w for p, w in weights.items() if p in held) / total if total > 0 else 0.0
-    return (1 - RARITY) * cov + RARITY * share

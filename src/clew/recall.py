@@ -134,89 +134,129 @@ def fit(
     """Render groups of consecutive turns (each a search hit with its neighbours, or one
     run of a range) within `budget` tokens: all of them if they fit, else shortened and
     fewer; the whole text is counted at the end."""
-    heads: dict[int, int | None] = {t.number: None for g in groups for t in g}
-    by_number = {t.number: t for g in groups for t in g}
+    layout = _Layout(session_id, groups, calls, counter, budget, matches, head_text)
+    # The usual case: everything fits, and the whole output is counted once.
+    everything = layout.everything()
+    if everything is not None:
+        return everything
+    shown = layout.estimated(groups, keep_oldest)
+    return layout.counted(shown, keep_oldest)
 
-    bare: set[int] = set()  # turns shown without their tool calls' arguments
 
-    def block(t: Turn) -> str:
+class _Layout:
+    """The turns of a recall being fitted to its budget: how each is shown (its head cut
+    to a length, its calls' arguments shown or not) and the text they make."""
+
+    def __init__(
+        self,
+        session_id: str,
+        groups: Sequence[Sequence[Turn]],
+        calls: Mapping[str, str],
+        counter: TokenCounter,
+        budget: int,
+        matches: frozenset[int],
+        head_text: str,
+    ) -> None:
+        self.session_id, self.calls, self.counter = session_id, calls, counter
+        self.budget, self.matches, self.head_text = budget, matches, head_text
+        self.heads: dict[int, int | None] = {t.number: None for g in groups for t in g}
+        self.by_number = {t.number: t for g in groups for t in g}
+        self.bare: set[int] = set()  # turns shown without their tool calls' arguments
+        self.sizes: dict[int, int] = {}  # each turn's tokens, counted or estimated
+        self.fixed = 0  # the head's tokens, and the closing note's on what is left out
+
+    def block(self, t: Turn) -> str:
+        """A turn as it is shown now."""
         return render_turn(
-            session_id, t, calls, match=t.number in matches, head=heads[t.number],
-            most_calls=0 if t.number in bare else 10,
-        )  # fmt: skip
+            self.session_id,
+            t,
+            self.calls,
+            match=t.number in self.matches,
+            head=self.heads[t.number],
+            most_calls=0 if t.number in self.bare else 10,
+        )
 
-    def cost(t: Turn) -> int:
+    def cost(self, t: Turn) -> int:
         """A block's tokens: counted if it is small, else estimated (a third of its
         characters) so that text about to be cut is not tokenized; the whole output is
         counted exactly at the end."""
-        text = block(t)
-        return (counter.text(text) if len(text) <= _COUNTED else len(text) // 3) + 1
+        text = self.block(t)
+        return (self.counter.text(text) if len(text) <= _COUNTED else len(text) // 3) + 1
 
-    def compose(shown: list[Turn]) -> Fitted:
+    def compose(self, shown: list[Turn]) -> Fitted:
+        """The recall's text of the turns `shown`, with a note on those left out."""
         numbers = {t.number for t in shown}
-        omitted = tuple(sorted(n for n in by_number if n not in numbers))
-        parts = [head_text] if head_text else []
+        omitted = tuple(sorted(n for n in self.by_number if n not in numbers))
+        parts = [self.head_text] if self.head_text else []
         previous: int | None = None
         for t in shown:
             if previous is not None and t.number != previous + 1:
                 parts.append("[…]")
-            parts.append(block(t))
+            parts.append(self.block(t))
             previous = t.number
         if omitted:
             parts.append(
-                f"[{len(omitted)} turn(s) left out to stay within {budget:,} tokens:"
+                f"[{len(omitted)} turn(s) left out to stay within {self.budget:,} tokens:"
                 f" {clip(number_ranges(omitted), 200)}. Fetch them with"
-                f" {fetch_hint(session_id, omitted[0], omitted[-1])}, or narrow the query.]"
+                f" {fetch_hint(self.session_id, omitted[0], omitted[-1])}, or narrow the query.]"
             )
         text = "\n\n".join(parts) + "\n"
-        clipped = tuple(sorted(n for n in numbers if heads[n] is not None))
-        return Fitted(text, counter.text(text), tuple(shown), omitted, clipped)
+        clipped = tuple(sorted(n for n in numbers if self.heads[n] is not None))
+        return Fitted(text, self.counter.text(text), tuple(shown), omitted, clipped)
 
-    # The usual case: everything fits, and the whole output is counted once.
-    if sum(len(block(t)) for t in by_number.values()) // 3 <= budget:
-        everything = compose(list(by_number.values()))
-        if everything.tokens <= budget:
-            return everything
-    sizes = {n: cost(t) for n, t in by_number.items()}
-    fixed = counter.text(head_text) + 120  # the head, and the closing note on what is left out
+    def everything(self) -> Fitted | None:
+        """Every turn in full, when that fits the budget."""
+        if sum(len(self.block(t)) for t in self.by_number.values()) // 3 <= self.budget:
+            everything = self.compose(list(self.by_number.values()))
+            if everything.tokens <= self.budget:
+                return everything
+        return None
 
-    def total(turns: Sequence[Turn]) -> int:
-        return fixed + sum(sizes[t.number] for t in turns)
+    def total(self, turns: Sequence[Turn]) -> int:
+        """The estimated tokens of a recall of `turns`."""
+        return self.fixed + sum(self.sizes[t.number] for t in turns)
 
-    def shorten(candidates: Sequence[Turn], shown: Sequence[Turn]) -> None:
+    def shorten(self, candidates: Sequence[Turn], shown: Sequence[Turn]) -> None:
         """Shorten long turns, largest first, until `shown` fits."""
-        for t in sorted(candidates, key=lambda t: -sizes[t.number]):
-            if total(shown) <= budget:
+        for t in sorted(candidates, key=lambda t: -self.sizes[t.number]):
+            if self.total(shown) <= self.budget:
                 return
             if len(t.text or "") > TOOL_HEAD:
-                heads[t.number] = TOOL_HEAD
-                sizes[t.number] = cost(t)
+                self.heads[t.number] = TOOL_HEAD
+                self.sizes[t.number] = self.cost(t)
 
-    # 1. Tool results first, largest first.
-    shown = list(by_number.values())
-    shorten([t for t in shown if t.role == "tool"], shown)
-    # 2. Then whole groups: the oldest (or, paging a range, the last), keeping one.
-    kept = list(groups)
-    while total([t for g in kept for t in g]) > budget and len(kept) > 1:
-        kept.pop(-1 if keep_oldest else 0)
-    # 3. A group alone too big: shorten its longest turns, then drop its edge turns.
-    shown = [t for g in kept for t in g]
-    shorten(shown, shown)
-    while len(shown) > 1 and total(shown) > budget:
-        shown.pop(-1 if keep_oldest else 0)
-
-    fitted = compose(shown)
-    while fitted.tokens > budget:  # the reserve was not enough, or one turn is dense
-        if len(shown) > 1:
+    def estimated(self, groups: Sequence[Sequence[Turn]], keep_oldest: bool) -> list[Turn]:
+        """The turns shown, shortened and fewer until their estimated tokens fit."""
+        self.sizes = {n: self.cost(t) for n, t in self.by_number.items()}
+        self.fixed = self.counter.text(self.head_text) + 120
+        # 1. Tool results first, largest first.
+        shown = list(self.by_number.values())
+        self.shorten([t for t in shown if t.role == "tool"], shown)
+        # 2. Then whole groups: the oldest (or, paging a range, the last), keeping one.
+        kept = list(groups)
+        while self.total([t for g in kept for t in g]) > self.budget and len(kept) > 1:
+            kept.pop(-1 if keep_oldest else 0)
+        # 3. A group alone too big: shorten its longest turns, then drop its edge turns.
+        shown = [t for g in kept for t in g]
+        self.shorten(shown, shown)
+        while len(shown) > 1 and self.total(shown) > self.budget:
             shown.pop(-1 if keep_oldest else 0)
-        else:
-            alone = shown[0]
-            size = heads[alone.number]
-            size = len(alone.text or "") if size is None else size
-            if size == 0 and alone.number in bare:
-                break
-            if size == 0:
-                bare.add(alone.number)
-            heads[alone.number] = size // 2
-        fitted = compose(shown)
-    return fitted
+        return shown
+
+    def counted(self, shown: list[Turn], keep_oldest: bool) -> Fitted:
+        """The recall of `shown`, fewer or shorter until its counted tokens fit."""
+        fitted = self.compose(shown)
+        while fitted.tokens > self.budget:  # the reserve was not enough, or one turn is dense
+            if len(shown) > 1:
+                shown.pop(-1 if keep_oldest else 0)
+            else:
+                alone = shown[0]
+                size = self.heads[alone.number]
+                size = len(alone.text or "") if size is None else size
+                if size == 0 and alone.number in self.bare:
+                    break
+                if size == 0:
+                    self.bare.add(alone.number)
+                self.heads[alone.number] = size // 2
+            fitted = self.compose(shown)
+        return fitted

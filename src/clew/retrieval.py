@@ -29,11 +29,22 @@ from clew.archive import (
     action_hit,
     entry_hit,
 )
-from clew.brief import clip
-from clew.clock import stamp
 from clew.errors import NotFoundError, ValidationError
 from clew.facade import Facade, Service
 from clew.fingerprint import telling_line
+from clew.hits import (
+    TEXT_CHARS,
+    asked_of,
+    decision_hit,
+    found_of,
+    is_failure,
+    message_hit,
+    neighbour_places,
+    passes_filters,
+    per_index,
+    turn_hit,
+    window_of,
+)
 from clew.models import (
     OUTLINE_KINDS,
     RECORD_KINDS,
@@ -42,18 +53,16 @@ from clew.models import (
     EntryStatus,
     EntryType,
     RecordHit,
-    TraceDecision,
-    Turn,
 )
-from clew.pattern import lazy
 from clew.search import MAX_TERMS, Term
 from clew.vectors import Vectors, embedder_available, load_embedder
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from clew.coverage import Asked, Found, Key
     from clew.question import Question
-    from clew.ranking import Asked, Found, Key, Ranked
+    from clew.ranking import Ranked
 
 # question.py, ranking.py and summaries.py (~60 KB of source) are imported by the searches
 # that use them: Memory holds this service, and every hook would load them for nothing.
@@ -61,8 +70,6 @@ if TYPE_CHECKING:
 MODES = ("auto", "keyword", "dense", "hybrid")
 POOL = 60  # keyword matches ranked per index, at least
 NEIGHBOURS = 12  # the best turns whose neighbours are fetched
-_TEXT_CHARS = 4000  # of a record's text checked for coverage and exact matches
-_MARKS = lazy(r"\[([^\[\]]*)\]")
 MIN_COSINE = 0.2
 # What a record's bm25 for the words related to a question's counts, of its own words'.
 EXPANDED = 0.5
@@ -78,11 +85,6 @@ CATCH_UP = 2000  # records a hybrid search embeds before it ranks (about 0.2 s a
 # ... of a model that embeds tens, not thousands, of texts per CPU-second: about as long
 CATCH_UP_BY_MODEL = {"minilm-onnx-int8": 8}
 SIMILAR = 5  # similar errors `seen_before` names
-# What the best of the outline (task names, goals, steps, answers, patterns, guardrails)
-# counts, of the best of each index: a title names the work, the records under it hold
-# what was found and said (measured on benchmarks/retrieval: at 1, a point of hit@1 lost
-# to step titles that hold the question's words).
-OUTLINE_WEIGHT = 0.7
 # How close in meaning an outline record (a title, a goal, a pattern) must be to be found
 # by meaning, and a pattern to join a task's context without sharing a word: with the
 # packaged static table, unrelated texts score about 0.25 and under (MIN_COSINE), but a
@@ -192,7 +194,6 @@ class Retrieval(Service):
         include_superseded: bool = False,
     ) -> list[RecordHit]:
         """The engine: every view of search comes here."""
-        from clew import ranking
         from clew.question import understand
 
         if mode not in MODES:
@@ -203,63 +204,139 @@ class Retrieval(Service):
         dense = self._dense_mode(mode)
         if question.query is None:  # only question words: search for them, as written
             question = question._replace(query=search.parse(query, any_terms=True))
-        asked = _asked(question, query)
+        asked = asked_of(question, query)
         pool = max(POOL, 3 * limit)
         if dense and not (self._store.in_transaction or self._store.read_only):
             self._vectors._catch_up(self._catch_up_size())  # inside a caller's transaction: later
         with self._store.transaction():
-            found = {} if mode == "dense" else self._keyword(question, kinds, filters,
-                                                              sessions, pool)  # fmt: skip
+            found: dict[Key, Found] = {}
             if mode != "dense":
-                asked = self._expand(question, asked, found, kinds, filters, sessions, pool)
-                self._feedback(question, asked, found, kinds, filters, sessions, pool)
-                found = _per_index(found) if PER_INDEX else found
-                self._of_the_time(question, found, kinds, filters, sessions, dense)
+                found, asked = self._by_words(
+                    question, asked, kinds, filters, sessions, pool, dense
+                )
             self._kind_fallback(asked, found, kinds, filters, sessions)
             nearest: list[tuple[Key, float]] = []
             timely: frozenset[Key] = frozenset()
             outlined: dict[Key, RecordHit] = {}
             if dense:
-                vector = self._vectors._question_vector(query, question.words)
-                nearest = self._nearest(vector, kinds, filters, sessions, pool)
-                if sessions is None:
-                    close, outlined = self._outline_nearest(vector, kinds, filters, pool)
-                    nearest = sorted(nearest + close, key=lambda n: -n[1])
-                window = _window(question, filters)
-                if window is not None:  # the nearest of the time it names, too
-                    then = self._nearest(vector, kinds, window, sessions, pool)
-                    timely = frozenset(k for k, _ in then)
-                    nearest = sorted(dict(nearest + then).items(), key=lambda n: -n[1])
+                nearest, timely, outlined = self._by_meaning(
+                    query, question, kinds, filters, sessions, pool
+                )
             if not found and not nearest:
                 return []
-            # A record nothing ranks above zero (the farthest of the nearest) is no hit.
-            weight = ranking.dense_weight(self._vectors._embedder().model_id if dense else None)
-            ranked = [r for r in ranking.rank(asked, found, nearest, timely=timely,
-                                              dense_weight=weight)
-                      if r.score > 0][:limit + HISTORY_MARGIN]  # fmt: skip
-            missing = [r.key for r in ranked if r.key not in found and r.key not in outlined]
-            described = {**outlined, **self._describe(missing)}
-            hits_of = {k: f.hit for k, f in found.items()} | described
-            replaced: dict[str, str] = {}
-            ranked = ranking.asked_kind_first(ranked, found, asked)
-            ranked = ranking.identifiers_first(ranked, found, ranking.identifiers(asked))
-            ranked = ranking.later_first(ranked, found, asked, query)
-            if not (include_superseded or ranking.asks_for_history(query)):
-                ranked, replaced = self._current_first(ranked, hits_of)
-            ranked = ranked[:limit]
+            ranked, hits_of, replaced = self._ranked(
+                query, asked, found, nearest, timely, outlined, dense, limit, include_superseded
+            )
+        return self._hits(ranked, hits_of, replaced, asked, dense, explain)
+
+    def _by_words(
+        self,
+        question: Question,
+        asked: Asked,
+        kinds: Sequence[str],
+        filters: EntryFilter,
+        sessions: Sequence[str] | None,
+        pool: int,
+        dense: bool,
+    ) -> tuple[dict[Key, Found], Asked]:
+        """The records found by the question's words, its related words, the first hits'
+        words and the time it names, each index's scores over its own best; and the question
+        with the related words looked for."""
+        found = self._keyword(question, kinds, filters, sessions, pool)
+        asked = self._expand(question, asked, found, kinds, filters, sessions, pool)
+        self._feedback(question, asked, found, kinds, filters, sessions, pool)
+        found = per_index(found) if PER_INDEX else found
+        self._of_the_time(question, found, kinds, filters, sessions, dense)
+        return found, asked
+
+    def _by_meaning(
+        self,
+        query: str,
+        question: Question,
+        kinds: Sequence[str],
+        filters: EntryFilter,
+        sessions: Sequence[str] | None,
+        pool: int,
+    ) -> tuple[list[tuple[Key, float]], frozenset[Key], dict[Key, RecordHit]]:
+        """The records nearest the question in meaning, best first, with their cosines (the
+        outline's too, outside a session); those of the time it names; and the outline's
+        records found, as hits."""
+        vector = self._vectors._question_vector(query, question.words)
+        nearest = self._nearest(vector, kinds, filters, sessions, pool)
+        timely: frozenset[Key] = frozenset()
+        outlined: dict[Key, RecordHit] = {}
+        if sessions is None:
+            close, outlined = self._outline_nearest(vector, kinds, filters, pool)
+            nearest = sorted(nearest + close, key=lambda n: -n[1])
+        window = window_of(question, filters)
+        if window is not None:  # the nearest of the time it names, too
+            then = self._nearest(vector, kinds, window, sessions, pool)
+            timely = frozenset(k for k, _ in then)
+            nearest = sorted(dict(nearest + then).items(), key=lambda n: -n[1])
+        return nearest, timely, outlined
+
+    def _ranked(
+        self,
+        query: str,
+        asked: Asked,
+        found: dict[Key, Found],
+        nearest: list[tuple[Key, float]],
+        timely: frozenset[Key],
+        outlined: dict[Key, RecordHit],
+        dense: bool,
+        limit: int,
+        include_superseded: bool,
+    ) -> tuple[list[Ranked], dict[Key, RecordHit], dict[str, str]]:
+        """The first `limit` records ranked, after the kind asked for, identifiers as
+        written, what a speaker said later and what holds now have moved them; every hit
+        they may name, by key; and each superseded entry's current replacement."""
+        from clew import ranking
+
+        # A record nothing ranks above zero (the farthest of the nearest) is no hit.
+        weight = ranking.dense_weight(self._vectors._embedder().model_id if dense else None)
+        ranked = [
+            r
+            for r in ranking.rank(asked, found, nearest, timely=timely, dense_weight=weight)
+            if r.score > 0
+        ][: limit + HISTORY_MARGIN]
+        missing = [r.key for r in ranked if r.key not in found and r.key not in outlined]
+        described = {**outlined, **self._describe(missing)}
+        hits_of = {k: f.hit for k, f in found.items()} | described
+        replaced: dict[str, str] = {}
+        ranked = ranking.asked_kind_first(ranked, found, asked)
+        ranked = ranking.identifiers_first(ranked, found, ranking.identifiers(asked))
+        ranked = ranking.later_first(ranked, found, asked, query)
+        if not (include_superseded or ranking.asks_for_history(query)):
+            ranked, replaced = self._current_first(ranked, hits_of)
+        return ranked[:limit], hits_of, replaced
+
+    def _hits(
+        self,
+        ranked: list[Ranked],
+        hits_of: dict[Key, RecordHit],
+        replaced: dict[str, str],
+        asked: Asked,
+        dense: bool,
+        explain: bool,
+    ) -> list[RecordHit]:
+        """The ranked records as hits: scored, with the command that opens each, the first
+        marked confident when it is likely to answer, and why each ranked there."""
+        from clew import ranking
+
         hits = []
         for i, r in enumerate(ranked):
             hit = hits_of.get(r.key)
             if hit is None:
                 continue  # embedded, then deleted: the vectors lag behind
             hit = hit._replace(
-                score=round(r.score, 4), open=self._archive._open_command(hit),
-                confident=i == 0 and ranking.confident(
-                    r, ranked[1] if len(ranked) > 1 else None, asked.identifiers
-                ) and (not dense or ranking.words_lead(ranked)),
+                score=round(r.score, 4),
+                open=self._archive._open_command(hit),
+                confident=i == 0
+                and ranking.confident(r, ranked[1] if len(ranked) > 1 else None, asked.identifiers)
+                and (not dense or ranking.words_lead(ranked)),
                 explain=r.explain if explain else None,
                 superseded_by=replaced.get(hit.id) if hit.kind == "entry" else None,
-            )  # fmt: skip
+            )
             hits.append(hit)
         return hits
 
@@ -273,12 +350,12 @@ class Retrieval(Service):
         from clew import ranking
         from clew.models import Explain
 
-        history = {r.key: None for r in ranked
-                   if r.key in hits and ranking.is_history(hits[r.key])}  # fmt: skip
+        history = {r.key: None for r in ranked if r.key in hits and ranking.is_history(hits[r.key])}
         if not history:
             return ranked, {}
-        superseded = [k[1] for k in history
-                      if k[0] == "entry" and hits[k].label.endswith(", superseded")]  # fmt: skip
+        superseded = [
+            k[1] for k in history if k[0] == "entry" and hits[k].label.endswith(", superseded")
+        ]
         links = self._store.replacements(superseded)
         chained = dict(links)
         for _ in range(MAX_CHAIN):  # a replacement superseded in turn: its replacement
@@ -326,7 +403,7 @@ class Retrieval(Service):
         that many. With more of
         them the newest would be a guess (measured on benchmarks/retrieval: unrelated
         decisions first on 6 questions)."""
-        from clew import ranking
+        from clew import coverage, ranking
 
         types = KIND_TYPES.get(next(iter(asked.kinds), ""), ())
         if not types or "entry" not in kinds or sessions is not None:
@@ -335,9 +412,9 @@ class Retrieval(Service):
             return
         for f in found.values():
             if (
-                ranking.is_kind(asked.kinds[0], f.hit)
+                coverage.is_kind(asked.kinds[0], f.hit)
                 and not ranking.is_history(f.hit)
-                and ranking.coverage(asked, f.text) >= ranking.KIND_ASSUMED
+                and coverage.coverage(asked, f.text) >= ranking.KIND_ASSUMED
             ):
                 return  # a current one holds the question's words: no guess needed
         scope = filters._replace(types=types, statuses=(EntryStatus.ACTIVE,))
@@ -345,11 +422,14 @@ class Retrieval(Service):
         if len(current) > KIND_FALLBACK and filters.task_id is None:
             # Many in the store: a task the question's best matches belong to may hold few
             # ("Log in to the registry" is a step of the task that decided on ghcr.io).
-            matched = sorted((f for f in found.values() if f.hit.score < 0 and f.hit.task_id),
-                             key=lambda f: f.hit.score)  # fmt: skip
+            matched = sorted(
+                (f for f in found.values() if f.hit.score < 0 and f.hit.task_id),
+                key=lambda f: f.hit.score,
+            )
             for task in list(dict.fromkeys(f.hit.task_id for f in matched))[:KIND_TASKS]:
-                current = self._store.list_entries(scope._replace(task_id=task),
-                                                   limit=KIND_FALLBACK + 1)  # fmt: skip
+                current = self._store.list_entries(
+                    scope._replace(task_id=task), limit=KIND_FALLBACK + 1
+                )
                 if len(current) <= KIND_FALLBACK:
                     break
         if len(current) > KIND_FALLBACK:
@@ -362,7 +442,7 @@ class Retrieval(Service):
                 found[key] = found[key]._replace(assumed=ranking.KIND_ASSUMED)
             else:
                 hit = entry_hit(e, "", best * (1 - 0.01 * i))  # the newest first
-                found[key] = _found(hit, None)._replace(assumed=ranking.KIND_ASSUMED)
+                found[key] = found_of(hit, None)._replace(assumed=ranking.KIND_ASSUMED)
 
     def _patterns_by_meaning(self, text: str, limit: int) -> list[str]:
         """The ids of the current patterns nearest `text` in meaning, at least
@@ -375,9 +455,11 @@ class Retrieval(Service):
 
         vector = self._vectors._question_vector(text, content_words(text))
         close, hits = self._outline_nearest(vector, ("pattern",), EntryFilter(), 4 * limit)
-        return [ident for (_, ident), cosine in close
-                if cosine >= PATTERN_COSINE
-                and not ranking.is_history(hits[("pattern", ident)])][:limit]  # fmt: skip
+        return [
+            ident
+            for (_, ident), cosine in close
+            if cosine >= PATTERN_COSINE and not ranking.is_history(hits[("pattern", ident)])
+        ][:limit]
 
     def _outline_nearest(
         self, vector: np.ndarray, kinds: Sequence[str], filters: EntryFilter, pool: int
@@ -393,7 +475,7 @@ class Retrieval(Service):
             return [], {}
         import numpy as np
 
-        matrix = self._vectors._embedder().embed([d.text[:_TEXT_CHARS] for d in docs])
+        matrix = self._vectors._embedder().embed([d.text[:TEXT_CHARS] for d in docs])
         cosines = np.asarray(matrix, dtype=np.float32) @ vector
         close = sorted(
             ((d.hit.kind, d.hit.id), float(c))
@@ -415,21 +497,20 @@ class Retrieval(Service):
         """The keyword matches of every kind asked for, with the turns next to the best; a
         question that names a time also gets the best matches of that time (a common word
         can bury them among all the others)."""
-        from clew import ranking
 
         found: dict[Key, Found] = {}
         if question.query is None:
             return found
         scopes = [filters]
-        window = _window(question, filters)
+        window = window_of(question, filters)
         if window is not None:
             scopes.append(window)
         for scope in scopes:
             for key, f in self._matches(question.query, kinds, scope, sessions, pool).items():
                 found.setdefault(key, f)
-        for session, numbers in ranking.neighbour_places(found.values(), NEIGHBOURS).items():
+        for session, numbers in neighbour_places(found.values(), NEIGHBOURS).items():
             for t in self._store.turns_numbered(session, sorted(numbers)):
-                found.setdefault(("turn", t.id), _found(_turn_hit(t), t))
+                found.setdefault(("turn", t.id), found_of(turn_hit(t), t))
         return found
 
     def _of_the_time(
@@ -447,9 +528,9 @@ class Retrieval(Service):
         whatever words they use. Keyword search only: a hybrid one has the time's nearest
         records by meaning (measured: the time's records by time as well cost the held-out
         set a question, and gained LoCoMo 0.1)."""
-        from clew.ranking import Found
+        from clew.coverage import Found
 
-        window = _window(question, filters)
+        window = window_of(question, filters)
         if dense or window is None or window.subtask_id is not None or window.since is None:
             return
         if window.until is None or filters.types or filters.statuses or filters.tags:
@@ -457,15 +538,20 @@ class Retrieval(Service):
         keys: list[Key] = []
         entries: dict[Key, Entry] = {}
         if "entry" in kinds and sessions is None:
-            entries = {("entry", e.id): e for e in self._store.list_entries(
-                window, limit=TIME_RECORDS + 1)}  # fmt: skip
+            entries = {
+                ("entry", e.id): e for e in self._store.list_entries(window, limit=TIME_RECORDS + 1)
+            }
             keys += entries
         others = [k for k in kinds if k in ("message", "action", "decision", "turn")]
         if others:
             keys += self._store.records_between(
-                others, since=window.since, until=window.until, task_id=window.task_id,
-                session_ids=sessions, limit=TIME_RECORDS + 1,
-            )  # fmt: skip
+                others,
+                since=window.since,
+                until=window.until,
+                task_id=window.task_id,
+                session_ids=sessions,
+                limit=TIME_RECORDS + 1,
+            )
         if len(keys) > TIME_RECORDS:
             return  # a long or busy time: its records are no answer by themselves
         new = [k for k in keys if k not in found]
@@ -476,14 +562,15 @@ class Retrieval(Service):
         hits = self._describe([k for k in new if k not in entries])
         hits.update({k: entry_hit(entries[k]) for k in new if k in entries})
         turns = {t.id: t for t in self._store.turns_by_id([i for k, i in new if k == "turn"])}
-        by_time = sorted((k for k in new if k in hits), key=lambda k: hits[k].created_at or "",
-                         reverse=True)  # fmt: skip
+        by_time = sorted(
+            (k for k in new if k in hits), key=lambda k: hits[k].created_at or "", reverse=True
+        )
         for i, key in enumerate(by_time):
             hit = hits[key]._replace(score=TIME_ONLY * best * (1 - 0.01 * i))
             if key in entries:
                 found[key] = Found(hit, _text_of(entries[key]))
             else:
-                found[key] = _found(hit, turns.get(key[1]) if key[0] == "turn" else None)
+                found[key] = found_of(hit, turns.get(key[1]) if key[0] == "turn" else None)
 
     def _expand(
         self,
@@ -498,21 +585,22 @@ class Retrieval(Service):
         """When no record found holds most of the question's words, look for the words
         related to them in meaning too (question.related), at a lower weight: a record
         found only by them ranks by EXPANDED of its bm25 for them. Returns what the ranking
-        needs to count them (coverage counts a related word at ranking.RELATED of the word)."""
-        from clew import ranking
+        needs to count them (coverage counts a related word at coverage.RELATED of the word)."""
+        from clew import coverage, ranking
         from clew.question import related
 
         if not EXPAND or question.query is None or not asked.words:
             return asked
-        matched = (ranking.coverage(asked, f.text) for f in found.values() if f.hit.score < 0)
+        matched = (coverage.coverage(asked, f.text) for f in found.values() if f.hit.score < 0)
         if max(matched, default=0.0) >= ranking.CONFIDENT_COVERAGE:
             return asked  # the question's own words found what it asks: nothing to bridge
         near = tuple(words[:RELATED_PER_WORD] for words in related(asked.words))
         extra = list(dict.fromkeys(w for words in near for w in words))[:MAX_TERMS]
         if not extra:
             return asked
-        query = search.Query(tuple(Term(w, False) for w in extra), question.query.exclude,
-                             True, (), tuple(extra))  # fmt: skip
+        query = search.Query(
+            tuple(Term(w, False) for w in extra), question.query.exclude, True, (), tuple(extra)
+        )
         # Only the records the question's own words did not find: one they did keeps its
         # own bm25 (adding the related words' to it measured worse: a word's nearest words
         # include its opposites, "fail" and "succeed", which then rank up the records of
@@ -543,7 +631,7 @@ class Retrieval(Service):
         question like any other; one found already takes that score when it is better
         (FEEDBACK_LIFTS). It costs a second ranking of the matches and a second query of the
         turns (docs/benchmarks-log.md: about a quarter more CPU for a keyword search)."""
-        from clew import ranking
+        from clew import coverage, ranking
 
         # Turns only: a conversation spreads one matter over sittings, while an entry, a
         # command or a decision is found by its own words; and never for an identifier,
@@ -557,13 +645,14 @@ class Retrieval(Service):
         near = ranking.FEEDBACK_NEAR * first[0].score if first else 0.0
         chosen = [r.key for r in first if r.key in found and r.score >= near]
         tops = [found[k].text for k in chosen]
-        others = [ranking.said(f) for f in found.values() if f.hit.score < 0]
+        others = [coverage.said(f) for f in found.values() if f.hit.score < 0]
         words = ranking.feedback_words(asked, tops, others)
         best = min((f.hit.score for f in found.values()), default=0.0)
         if not words or best >= 0:
             return
-        query = search.Query(tuple(Term(w, False) for w in words), question.query.exclude,
-                             True, (), words)  # fmt: skip
+        query = search.Query(
+            tuple(Term(w, False) for w in words), question.query.exclude, True, (), words
+        )
         more = self._matches(query, within, filters, sessions, pool)
         # Read against the best record they find besides the first hits, which hold them all.
         more = {k: f for k, f in more.items() if k not in chosen}
@@ -586,7 +675,7 @@ class Retrieval(Service):
         pool: int,
     ) -> dict[Key, Found]:
         """Each index's best `pool` matches (bm25 in hit.score)."""
-        from clew.ranking import Found
+        from clew.coverage import Found
 
         found: dict[Key, Found] = {}
         if "entry" in kinds and sessions is None:
@@ -603,14 +692,20 @@ class Retrieval(Service):
         others = [k for k in kinds if k != "entry" and k not in OUTLINE_KINDS]
         if others and not (filters.types or filters.statuses or filters.tags):
             records = self._store.search_records(
-                query, others, task_id=filters.task_id, step_id=filters.subtask_id,
-                session_ids=sessions, since=filters.since, until=filters.until, limit=pool,
-            )  # fmt: skip
-            turns = {t.id: t for t in self._store.turns_by_id(
-                [r.id for r in records if r.kind == "turn"])}  # fmt: skip
+                query,
+                others,
+                task_id=filters.task_id,
+                step_id=filters.subtask_id,
+                session_ids=sessions,
+                since=filters.since,
+                until=filters.until,
+                limit=pool,
+            )
+            turn_ids = [r.id for r in records if r.kind == "turn"]
+            turns = {t.id: t for t in self._store.turns_by_id(turn_ids)}
             for r in records:
                 turn = turns.get(r.id) if r.kind == "turn" else None
-                found[(r.kind, r.id)] = _found(r, turn)
+                found[(r.kind, r.id)] = found_of(r, turn)
         return found
 
     def seen_before(self, error: str, *, command: str | None = None) -> ErrorHistory:
@@ -620,11 +715,18 @@ class Retrieval(Service):
         known = {e.id for e in found.errors} | {a.id for a in found.failed_commands}
         probe = telling_line(error) or error[:SIMILAR_CHARS]
         try:
-            hits = self._search(probe[:SIMILAR_CHARS], ("entry", "action"),
-                                EntryFilter(), None, "auto", 3 * SIMILAR, False)  # fmt: skip
+            hits = self._search(
+                probe[:SIMILAR_CHARS],
+                ("entry", "action"),
+                EntryFilter(),
+                None,
+                "auto",
+                3 * SIMILAR,
+                False,
+            )
         except ValidationError:  # no words to look for
             return found
-        alike = [h for h in hits if h.id not in known and _failure(h)]
+        alike = [h for h in hits if h.id not in known and is_failure(h)]
         return found._replace(similar=tuple(alike[:SIMILAR]))
 
     # -- meaning (the vectors extra) ------------------------------------------------------
@@ -660,12 +762,18 @@ class Retrieval(Service):
         if not kinds:
             return []
         found = self._vectors._nearest_to(
-            vector, kinds=kinds, task_id=filters.task_id, step_id=filters.subtask_id,
-            session_ids=sessions, since=filters.since, until=filters.until,
+            vector,
+            kinds=kinds,
+            task_id=filters.task_id,
+            step_id=filters.subtask_id,
+            session_ids=sessions,
+            since=filters.since,
+            until=filters.until,
             limit=pool if not (filters.types or filters.statuses or filters.tags) else 2 * pool,
-        )  # fmt: skip
+        )
         if filters.types or filters.statuses or filters.tags:
-            found = [f for f in found if _kept(self._store.get_entry(f[1]), filters)][:pool]
+            get_entry = self._store.get_entry
+            found = [f for f in found if passes_filters(get_entry(f[1]), filters)][:pool]
         # Below MIN_COSINE a record is about something else (a floor measured on the packaged
         # model: unrelated texts score about 0.25 and under, related ones 0.3 and over).
         return [((kind, ident), cosine) for kind, ident, cosine in found if cosine >= MIN_COSINE]
@@ -675,7 +783,7 @@ class Retrieval(Service):
         described: dict[Key, RecordHit] = {}
         turn_ids = [ident for kind, ident in keys if kind == "turn"]
         for t in self._store.turns_by_id(turn_ids):
-            described[("turn", t.id)] = _turn_hit(t)
+            described[("turn", t.id)] = turn_hit(t)
         for kind, ident in keys:
             try:
                 if kind == "entry":
@@ -683,130 +791,9 @@ class Retrieval(Service):
                 elif kind == "action":
                     described[(kind, ident)] = action_hit(self._store.get_action(ident))
                 elif kind == "message":
-                    m = self._store.get_message(ident)
-                    described[(kind, ident)] = RecordHit(
-                        "message", m.id, m.task_id, None, None, m.created_at, m.role.value,
-                        _first_line(m.content), "", 0.0, "content",
-                    )  # fmt: skip
+                    described[(kind, ident)] = message_hit(self._store.get_message(ident))
                 elif kind == "decision":
                     described[(kind, ident)] = decision_hit(self._store.get_trace_decision(ident))
             except (ValidationError, NotFoundError):  # embedded, then deleted
                 continue
         return described
-
-
-def decision_hit(decision: TraceDecision) -> RecordHit:
-    """A decision of the trace as a hit of search over everything."""
-    return RecordHit("decision", decision.id, decision.task_id, None, None,
-                     decision.created_at, f"decision {decision.outcome}",
-                     _first_line(decision.action), "", 0.0, "action",
-                     step_id=decision.plan_item_id)  # fmt: skip
-
-
-def _per_index(found: dict[Key, Found]) -> dict[Key, Found]:
-    """Each index's bm25 scores over its own best (the best of each is -1), once every
-    match is found (the time's, the related words' at their lower weight). bm25's weight
-    for a word grows with the log of the number of documents its index holds, so a word
-    that few records hold weighs more in a million turns than in a few thousand commands:
-    read against one best, the larger index buries the smaller one's matches as it grows."""
-    best: dict[str, float] = {}
-    for (kind, _), f in found.items():
-        index = _index_of(kind)
-        best[index] = min(best.get(index, 0.0), f.hit.score)
-    out = {}
-    for key, f in found.items():
-        low = best[_index_of(key[0])]
-        weight = OUTLINE_WEIGHT if key[0] in OUTLINE_KINDS else 1.0
-        out[key] = (
-            f._replace(hit=f.hit._replace(score=weight * f.hit.score / -low)) if low < 0 else f
-        )
-    return out
-
-
-def _index_of(kind: str) -> str:
-    """The full-text index a kind of record is found in."""
-    if kind in OUTLINE_KINDS:
-        return "outline"
-    return kind if kind in ("turn", "entry") else "record"
-
-
-def _window(question: Question, filters: EntryFilter) -> EntryFilter | None:
-    """The filters narrowed to the time a question names, if it names one that leaves
-    anything of them."""
-    if question.when is None:
-        return None
-    since, until = stamp(question.when.start), stamp(question.when.end)
-    if filters.since is not None:
-        since = max(since, filters.since)
-    if filters.until is not None:
-        until = min(until, filters.until)
-    return filters._replace(since=since, until=until) if since < until else None
-
-
-def _kept(entry: Entry, filters: EntryFilter) -> bool:
-    """Whether an entry passes the entry filters (type, status, tags) of a search."""
-    return (
-        (not filters.types or entry.type in filters.types)
-        and (not filters.statuses or entry.status in filters.statuses)
-        and set(filters.tags) <= set(entry.tags)
-    )
-
-
-def _failure(hit: RecordHit) -> bool:
-    """Whether a hit is an error entry or a command that failed."""
-    if hit.kind == "entry":
-        return hit.label.split(",")[0] == EntryType.ERROR.value
-    status, _, code = hit.label.partition(" exit ")
-    return status in ("failed", "timeout") or (code not in ("", "0"))
-
-
-def _asked(question: Question, text: str) -> Asked:
-    from clew import ranking, summaries
-    from clew.ranking import Asked
-
-    when = None
-    if question.when is not None:
-        when = (question.when.start, question.when.end, question.when.exact)
-    names = frozenset(w.casefold() for w in (*question.words, *question.identifiers))
-    asked_for = summaries.intent(text).name
-    kinds = (asked_for,) if asked_for in ranking.KINDS_ASKED else ()
-    return Asked(question.words, question.phrases, question.identifiers,
-                 question.exact_text, names, when, kinds)  # fmt: skip
-
-
-def _found(hit: RecordHit, turn: Turn | None) -> Found:
-    from clew.ranking import Found
-
-    if turn is None:  # the snippet without the brackets round each matched word
-        return Found(hit, hit.title + "\n" + _MARKS.sub(r"\1", hit.snippet))
-    return Found(
-        hit, (turn.text or "")[:_TEXT_CHARS], speaker(turn), turn.tool_name or _called(turn)
-    )
-
-
-def _called(turn: Turn) -> str | None:
-    return turn.tool_calls[0][1] if turn.tool_calls else None
-
-
-def speaker(turn: Turn) -> str | None:
-    """Who said a turn, when it says: the message's `name`, else a "Name: " its text
-    begins with (how multi-party chats are often written)."""
-    name = turn.message.get("name") if isinstance(turn.message, dict) else None
-    if isinstance(name, str) and name.strip():
-        return name.strip()
-    text = turn.text or ""
-    head, sep, _ = text[:40].partition(":")
-    if sep and head.strip() and len(head.split()) <= 2 and head.strip()[0].isupper():
-        return head.strip()
-    return None
-
-
-def _turn_hit(t: Turn) -> RecordHit:
-    label = t.role + (f" ({t.tool_name})" if t.tool_name else "")
-    return RecordHit("turn", t.id, None, t.session_id, t.number, t.created_at, label,
-                     _first_line(t.text), clip(" ".join((t.text or "").split()), 200), 0.0,
-                     "content")  # fmt: skip
-
-
-def _first_line(text: str | None) -> str:
-    return (text or "").strip().split("\n", 1)[0][:200]

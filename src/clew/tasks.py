@@ -1,5 +1,6 @@
 """Task-tracker rules, as pure functions over records: lifecycle transitions,
-naming steps, replanning. They validate and return the data of the events the
+naming steps, replanning, and what one progress report changes (the value objects the
+tracker's `update_task` is made of). They validate and return the data of the events the
 facade journals; none of them touches the store."""
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from clew.models import (
     FINISHED_STEP_STATUSES,
     TASK_TRANSITIONS,
     AddStep,
+    MessageRole,
+    MessageType,
     MoveStep,
     PlanItem,
     PlanOp,
@@ -216,3 +219,87 @@ def step_timing(step: PlanItem, status: StepStatus, at: str) -> dict[str, Any]:
         duration = seconds_between(started, at) if started else None
         return {"completed_at": at, "duration_seconds": duration}
     return {"started_at": None, "completed_at": None, "duration_seconds": None}
+
+
+# -- what one progress report changes (update_task) ---------------------------------------
+
+
+class StepChange(NamedTuple):
+    """What a progress report changes of one step: the step (a number or an id prefix), its
+    status (checked against the step when written), summary, active issue and dependencies,
+    and its record's changes (validated: agent, outcome, artifacts)."""
+
+    step: StepRef
+    status: str | StepStatus | None
+    summary: str | None
+    issue: str | None
+    depends_on: Sequence[StepRef] | None
+    record: dict[str, Any]
+
+
+class TaskChange(NamedTuple):
+    """What a progress report changes of the task itself: its fields (checked), the
+    metadata to merge into its own (checked when merged) and its new status."""
+
+    fields: dict[str, Any]
+    metadata: dict[str, Any] | None = None
+    status: TaskStatus | None = None
+
+
+class RecordChange(NamedTuple):
+    """What a progress report sets of the task's record: its fields (validated) and the
+    step that failed (a number or an id prefix)."""
+
+    facts: dict[str, Any]
+    error_step: StepRef | None = None
+
+    @property
+    def given(self) -> bool:
+        """Whether it sets anything."""
+        return bool(self.facts) or self.error_step is not None
+
+
+class NewMessage(NamedTuple):
+    """The message a progress report posts: its text (checked), role and type."""
+
+    content: str
+    role: str | MessageRole
+    type: str | MessageType
+
+
+def step_change(
+    step: StepRef | None,
+    status: str | StepStatus | None,
+    summary: str | None,
+    issue: str | None,
+    depends_on: Sequence[StepRef] | None,
+    record: dict[str, Any] | None,
+) -> StepChange | None:
+    """A report's step arguments as one change, or None when it names no step (and so
+    must give none of them). `record`: the step record's changes, None when no field of
+    it was given. A step alone means "I am now working on it": it becomes active."""
+    given = (status, summary, issue, depends_on, record)
+    if step is None:
+        if any(f is not None for f in given):
+            raise ValidationError("say which step to change: give step (a number or a step id)")
+        return None
+    if all(f is None for f in given):
+        status = StepStatus.ACTIVE
+    return StepChange(step, status, summary, issue, depends_on, record or {})
+
+
+def task_change(
+    fields: dict[str, str | None],
+    metadata: dict[str, Any] | None,
+    status: str | TaskStatus | None,
+) -> TaskChange:
+    """A report's changes to the task itself, checked: `fields` (name, goal, workspace,
+    next_objective, summary: those given), the metadata to merge and the status."""
+    changes: dict[str, Any] = {k: v for k, v in fields.items() if v is not None}
+    if "name" in changes:
+        changes["name"] = checks.name(changes["name"], "task name")
+    for key in ("goal", "workspace", "next_objective", "summary"):
+        if key in changes:
+            changes[key] = checks.text(changes[key], key, max_chars=checks.MAX_TEXT_CHARS)
+    new_status = checks.choice(status, TaskStatus, "task status") if status else None
+    return TaskChange(changes, metadata, new_status)

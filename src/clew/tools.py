@@ -10,52 +10,28 @@ with `is_error=True` and one sentence that says what to do instead.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from clew import checks, origin
 from clew.brief import clip, current_step
 from clew.errors import ClewError, NotFoundError, ScopeError, ValidationError
 from clew.models import (
-    SEARCH_KINDS,
     AddStep,
-    EntryType,
     MoveStep,
     PlanOp,
     RemoveStep,
     RenameStep,
     StepStatus,
     Task,
-    TaskStatus,
     to_jsonable,
 )
-from clew.recall import RECALL_ACTIONS
 from clew.schema import check_arguments
+from clew.toolspec import SPECS, Spec
 from clew.views import explain_line, label_of
 
 if TYPE_CHECKING:
     from clew.memory import Memory
-
-STEP_STATUSES = [s.value for s in StepStatus]
-TASK_STATUSES = [s.value for s in TaskStatus]
-ENTRY_TYPES = [t.value for t in EntryType]
-_STEP = {
-    "type": ["integer", "string"],
-    "description": "A step: its number in the plan (1 = first) or its id.",
-}
-_TASK_ID = {"type": "string", "description": "The task's id (or an unambiguous prefix)."}
-_PRIORITY = ["low", "normal", "high", "critical"]
-_ESTIMATE = {
-    "type": ["number", "string"],
-    "description": "Estimated duration: seconds, or text like '45m', '2h', '1h30m'.",
-}
-_ENTITIES = {
-    "type": "object",
-    "additionalProperties": {"type": "array", "items": {"type": "string"}},
-    "description": 'Entities the task touched, by kind: {"hosts": ["db-1"], "services":'
-    ' ["api"]}. Files, URLs, hosts, services, images, versions and tickets in your'
-    " commands and messages are found without this.",
-}
 
 
 class ToolResult(NamedTuple):
@@ -87,57 +63,25 @@ class Tool(NamedTuple):
     read_only: bool  # changes nothing (MCP hosts may call it without asking)
 
 
-def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": list(required),
-        "additionalProperties": False,
-    }
-
-
-def _text(description: str) -> dict[str, Any]:
-    return {"type": "string", "description": description}
-
-
-def _strings(description: str) -> dict[str, Any]:
-    return {"type": "array", "items": {"type": "string"}, "description": description}
-
-
-def _choice(values: Sequence[str], description: str) -> dict[str, Any]:
-    return {"type": "string", "enum": list(values), "description": description}
-
-
-def _number(description: str, low: int = 1, high: int | None = None) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "integer", "minimum": low, "description": description}
-    if high is not None:
-        schema["maximum"] = high
-    return schema
-
-
-def _flag(description: str) -> dict[str, Any]:
-    return {"type": "boolean", "description": description}
-
-
 TOOLS: dict[str, Tool] = {}
 
 
-def tool(
-    description: str,
-    properties: dict[str, Any],
-    required: tuple[str, ...] = (),
-    *,
-    read_only: bool = False,
-) -> Callable[[Handler], Handler]:
-    """Register a handler as the tool of its name, with the schema of its arguments."""
+def tool(handler: Handler) -> Handler:
+    """Register a handler as the tool of its name: its description and the schema of its
+    arguments are the tool's spec (toolspec.py), which the CLI's options share."""
+    name = handler.__name__
+    spec: Spec = SPECS[name]
+    TOOLS[name] = Tool(name, spec.description, spec.schema(), handler, spec.read_only)
+    return handler
 
-    def register(handler: Handler) -> Handler:
-        name = handler.__name__
-        schema = _object(properties, required)
-        TOOLS[name] = Tool(name, description, schema, handler, read_only)
-        return handler
 
-    return register
+def _defaults(name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """The arguments with the defaults of the parameters left out that have one."""
+    spec = SPECS.get(name)
+    if spec is None:
+        return args
+    given = {k: p.default for k, p in spec.params.items() if p.default is not None}
+    return {**given, **args}
 
 
 # -- the tools --------------------------------------------------------------------------------
@@ -156,25 +100,7 @@ def _position(task: Task) -> str:
     return f"task {task.id} '{name}' {status}, {done}/{len(task.plan)} steps done, {where}"
 
 
-@tool(
-    "Register a long task with its plan before you start it. clew keeps the plan, your progress,"
-    " decisions and errors outside your context window, so they survive compaction and"
-    " restarts. Returns the task id: keep it.",
-    {
-        "name": _text("A short name for the task."),
-        "plan": _strings("The steps, in order."),
-        "goal": _text("What done looks like."),
-        "constraints": _strings("Rules the work must keep (e.g. 'no ORM')."),
-        "workspace": _text("The folder the task works in."),
-        "domain": _text("The task's domain, e.g. 'backend_api' or 'infra'."),
-        "priority": _choice(_PRIORITY, "How urgent the task is."),
-        "estimate": _ESTIMATE,
-        "plan_source": _choice(
-            ["agent", "user", "model", "template"], "Who made the plan (default: agent)."
-        ),
-    },
-    ("name",),
-)
+@tool
 def task_register(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     with mem.correlation():
         task = mem.create_task(
@@ -197,51 +123,7 @@ def task_register(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult
     return ToolResult(text, {"task_id": task.id, "task": to_jsonable(task)})
 
 
-@tool(
-    "Report progress on a task: a message, a step's new status, the task's status. After a"
-    ' context loss, or whenever unsure where you are, pass query="where was I?" (or any'
-    " question about the task) and get an exact answer from the records.",
-    {
-        "task_id": _TASK_ID,
-        "message": _text(
-            "What happened (e.g. 'Step 2 done, pushed v1.2.3'). A message that says a step is"
-            " done by its number or exact title completes that step."
-        ),
-        "step": _STEP,
-        "step_status": _choice(
-            STEP_STATUSES, "The step's new status (with step; step alone marks it active)."
-        ),
-        "step_summary": _text("A one-line summary of the step's outcome."),
-        "active_issue": _text("What blocks the step now, if anything."),
-        "status": _choice(TASK_STATUSES, "The task's new status."),
-        "next_objective": _text("What you will do next."),
-        "summary": _text("A summary of progress so far."),
-        "answer": _text("The task's final answer, when you have it."),
-        "outcome": _text("How the task turned out, briefly (e.g. 'success', 'deployed v2')."),
-        "confidence": {
-            "type": "number",
-            "minimum": 0,
-            "maximum": 1,
-            "description": "Your confidence (0 to 1) that the goal is or will be met.",
-        },
-        "error_summary": _text("Why the task failed (with status=failed)."),
-        "failed_step": _STEP,
-        "domain": _text("The task's domain."),
-        "priority": _choice(_PRIORITY, "How urgent the task is."),
-        "estimate": _ESTIMATE,
-        "entities": _ENTITIES,
-        "step_agent": _text("With step: the agent doing the step."),
-        "step_outcome": _text("With step: how the step turned out (e.g. 'success')."),
-        "step_artifacts": _strings("With step: what the step made (paths, URLs, image tags)."),
-        "depends_on": {
-            "type": "array",
-            "items": {"type": ["integer", "string"]},
-            "description": "With step: the steps it depends on (numbers or ids).",
-        },
-        "query": _text("A question about the task, e.g. 'where was I?'."),
-    },
-    ("task_id",),
-)
+@tool
 def task_update(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     task_id = args["task_id"]
     renamed = {"error_summary": "error", "failed_step": "error_step"}
@@ -296,35 +178,17 @@ def _progress_lines(mem: Memory, before: Task, after: Task, changes: dict[str, A
     return lines
 
 
-@tool(
-    "Change a task's plan: add, remove, move or rename steps, in order, as one new plan"
-    " version. Removed steps keep their history.",
-    {
-        "task_id": _TASK_ID,
-        "operations": {
-            "type": "array",
-            "minItems": 1,
-            "description": "The changes, applied in order.",
-            "items": _object(
-                {
-                    "op": _choice(["add", "remove", "move", "rename"], "What to do."),
-                    "step": _STEP,
-                    "title": _text("The step's (new) title: add, rename."),
-                    "position": _number("Where it goes: move, add (else appended)."),
-                },
-                ("op",),
-            ),
-        },
-        "reason": _text("Why the plan changes."),
-    },
-    ("task_id", "operations"),
-)
+@tool
 def task_plan(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     ops: list[PlanOp] = []
     for n, op in enumerate(args["operations"], 1):
         kind = op["op"]
-        needed = {"add": ("title",), "remove": ("step",), "move": ("step", "position"),
-                  "rename": ("step", "title")}[kind]  # fmt: skip
+        needed = {
+            "add": ("title",),
+            "remove": ("step",),
+            "move": ("step", "position"),
+            "rename": ("step", "title"),
+        }[kind]
         missing = [k for k in needed if k not in op]
         if missing:
             raise ValidationError(f"operation {n} ({kind}) needs {', '.join(missing)}")
@@ -352,33 +216,7 @@ _RECORDS = {
 }
 
 
-@tool(
-    "Record on a task what you decided, what broke, what you found, a constraint to keep or"
-    " an open question. Decisions, errors and constraints stay in the task's state, which is"
-    " always in your prompt. To mark an error fixed, pass resolves (its id) and resolution."
-    " A later decision on the same topic replaces the earlier one (name the topic: 'Database:"
-    " Postgres 16' or 'Use Postgres 16 for the database'); an error that quotes a failed"
-    " command is linked to it and stays open until you resolve it: a later passing run of"
-    " that same command is shown beside it as evidence. keep_open (with error), or"
-    " keeps_open (an open error's id), marks one you leave open on purpose.",
-    {
-        "task_id": _TASK_ID,
-        "decision": _text("A decision and its reason."),
-        "error": _text("An error you met (with resolution if already fixed)."),
-        "finding": _text("Something you found out."),
-        "constraint": _text("A rule the work must keep."),
-        "question": _text("An open question."),
-        "resolves": _text("The id of an open error (or question) now resolved."),
-        "resolution": _text("How the error was fixed, or the question's answer."),
-        "command": _text("With error: the command that failed (links the error to its run)."),
-        "keep_open": _flag(
-            "With error: leave it open until you resolve it (one flaky pass is not a fix)."
-        ),
-        "keeps_open": _text("The id of an open error to leave open until you resolve it."),
-        "step": _STEP,
-    },
-    ("task_id",),
-)
+@tool
 def task_record(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     task_id = args["task_id"]
     if ("keep_open" in args or "command" in args) and "error" not in args:
@@ -417,18 +255,7 @@ def task_record(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     return ToolResult("\n".join(lines), {"entries": to_jsonable(recorded)})
 
 
-@tool(
-    "The task state: goal, plan, current and next steps, constraints, decisions, errors,"
-    " findings, questions. full=true shows everything (nothing hidden) and the 'where was I?'"
-    " brief. Without task_id: the active tasks of this workspace.",
-    {
-        "task_id": _TASK_ID,
-        "full": _flag("Show everything, not the budgeted view."),
-        "budget": _number("Token budget of the view (default 1500).", 800, 200_000),
-        "workspace": _text("Without task_id: this folder's active tasks."),
-    },
-    read_only=True,
-)
+@tool
 def task_state(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     task_id = args.get("task_id")
     if task_id is None:
@@ -445,15 +272,7 @@ def task_state(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     return ToolResult(text, data)
 
 
-@tool(
-    "List tasks: this workspace's active ones, or with all=true every task (of one status).",
-    {
-        "all": _flag("Every task, not only this workspace's active ones."),
-        "status": _choice(TASK_STATUSES, "With all: only tasks of this status."),
-        "workspace": _text("The folder whose tasks to list."),
-    },
-    read_only=True,
-)
+@tool
 def task_list(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     if args.get("all"):
         found = mem.list_tasks(args.get("status"))
@@ -466,53 +285,23 @@ def task_list(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     return ToolResult("\n".join(_position(t) for t in found), to_jsonable(found))
 
 
-@tool(
-    "Search everything recorded, best first: decisions, errors, findings and other entries,"
-    " task messages, commands with their output, conversation turns, the trace's"
-    " decisions (what the agent did, how it turned out), task names, goals and final"
-    " answers, plan steps and their issues, patterns and guardrails; each hit with its"
-    ' score, kind, id and the clew command that opens it. Ask in plain words ("which'
-    ' registry did we pick, and why?"); exact phrases, identifiers like ERR_CONN_RESET or'
-    " src/auth.py, a speaker, a tool or a time named in the question count too. What holds"
-    " now ranks first: a superseded or resolved record is labelled so ([decision,"
-    " superseded], with the entry that replaced it) and ranks below its replacement"
-    " (include_superseded to rank history as it matches). kinds, task_id, session, step"
-    " and since/until narrow it.",
-    {
-        "query": _text("What to look for: a question or words."),
-        "kinds": {
-            "type": "array",
-            "items": {"type": "string", "enum": list(SEARCH_KINDS)},
-            "description": "Only these kinds: entry, message, action (commands), turn,"
-            " decision (the trace's decisions), task (names), goal, step (titles and"
-            " issues), answer (a task's final answer), pattern, guardrail.",
-        },
-        "task_id": _TASK_ID,
-        "session": _text("Only the turns of this session (id or key)."),
-        "step": _STEP,
-        "type": _choice(ENTRY_TYPES, "Only entries of this type (implies kinds=[entry])."),
-        "tags": _strings("Only entries with all these tags (implies kinds=[entry])."),
-        "since": _text("Created at or after: 2026-11-22, 2026-11-22T09:30, or 2h, 7d."),
-        "until": _text("Created before: a date, a time or an age."),
-        "mode": _choice(["auto", "keyword", "dense", "hybrid"], "How to rank (auto)."),
-        "explain": _flag("Say why each hit ranked where it did."),
-        "include_superseded": _flag(
-            "Rank superseded and resolved records as they match, not below the current."
-        ),
-        "limit": _number("At most this many hits (10).", 1, 100),
-    },
-    ("query",),
-    read_only=True,
-)
+@tool
 def memory_search(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     hits = mem.search_all(
-        args["query"], kinds=args.get("kinds"), task_id=args.get("task_id"),
-        session_id=args.get("session"), step=args.get("step"), type=args.get("type"),
-        tags=args.get("tags", ()), since=args.get("since"), until=args.get("until"),
-        mode=args.get("mode", "auto"), limit=args.get("limit", 10),
+        args["query"],
+        kinds=args.get("kinds"),
+        task_id=args.get("task_id"),
+        session_id=args.get("session"),
+        step=args.get("step"),
+        type=args.get("type"),
+        tags=args.get("tags", ()),
+        since=args.get("since"),
+        until=args.get("until"),
+        mode=args["mode"],
+        limit=args["limit"],
         explain=bool(args.get("explain")),
         include_superseded=bool(args.get("include_superseded")),
-    )  # fmt: skip
+    )
     if not hits:
         return ToolResult(f"Nothing recorded matches {args['query']!r}.", [])
     lines = []
@@ -522,8 +311,9 @@ def memory_search(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult
         sure = " (confident)" if h.confident else ""
         opener = h.open
         if h.kind == "turn":  # a model opens a turn with the tool it already has
-            opener = (f'conversation_recall(action="around", session="{h.session_id}",'
-                      f" turn={h.turn})")  # fmt: skip
+            opener = (
+                f'conversation_recall(action="around", session="{h.session_id}", turn={h.turn})'
+            )
         line = (
             f"{h.score:.2f} {h.kind} {h.id} [{label_of(h)}]{where} {h.created_at[:16]}{sure}"
             f" {clip(h.title, 120)}\n   {clip(' '.join(h.snippet.split()), 160)}\n   open: {opener}"
@@ -534,36 +324,23 @@ def memory_search(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult
     return ToolResult("\n".join(lines), to_jsonable(hits))
 
 
-@tool(
-    "Exact lookup of recorded entries by task, type, status, step, tags and time, newest"
-    " first; or relevant_to=STEP for what matters for a step (its entries, those relevant to"
-    " it, and the task's decisions, errors and user instructions).",
-    {
-        "task_id": _TASK_ID,
-        "type": _choice(ENTRY_TYPES, "Only entries of this type."),
-        "status": _choice(["active", "superseded", "resolved"], "Only entries in this status."),
-        "step": _STEP,
-        "relevant_to": _STEP,
-        "tags": _strings("Only entries with all these tags."),
-        "since": _text("Created at or after: 2026-11-22, 2026-11-22T09:30, or 2h, 7d."),
-        "until": _text("Created before: a date, a time or an age."),
-        "limit": _number("At most this many entries (20).", 1, 200),
-    },
-    read_only=True,
-)
+@tool
 def memory_query(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     if "relevant_to" in args:
         if "task_id" not in args:
             raise ValidationError("relevant_to needs task_id: the step belongs to a task")
-        entries = mem.query_relevant(
-            args["task_id"], args["relevant_to"], limit=args.get("limit", 20)
-        )
+        entries = mem.query_relevant(args["task_id"], args["relevant_to"], limit=args["limit"])
     else:
         entries = mem.list_entries(
-            args.get("task_id"), type=args.get("type"), status=args.get("status"),
-            step=args.get("step"), tags=args.get("tags", ()), since=args.get("since"),
-            until=args.get("until"), limit=args.get("limit", 20),
-        )  # fmt: skip
+            args.get("task_id"),
+            type=args.get("type"),
+            status=args.get("status"),
+            step=args.get("step"),
+            tags=args.get("tags", ()),
+            since=args.get("since"),
+            until=args.get("until"),
+            limit=args["limit"],
+        )
     if not entries:
         return ToolResult("No entries match.", [])
     lines = []
@@ -578,29 +355,7 @@ def memory_query(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     return ToolResult("\n".join(lines), to_jsonable(entries))
 
 
-@tool(
-    "Your context window holds only recent turns; the whole conversation is archived. Search"
-    " it (action=search, query), fetch turns by number (range, start_turn, end_turn), the"
-    " results of a tool's past calls (tool_calls, tool_name), the turns around one (around,"
-    " turn), the turns an entry came from (source, entry_id), or a summary. Use it before"
-    " asking the user to repeat anything.",
-    {
-        "action": _choice(RECALL_ACTIONS, "What to fetch."),
-        "session": _text(
-            "The session's id or key (search default: every session of this workspace; other"
-            " actions: this server's, else the workspace's newest; session_list lists them)."
-        ),
-        "query": _text("For search: what to look for."),
-        "tool_name": _text("For tool_calls: the tool's name."),
-        "start_turn": _number("For range: the first turn."),
-        "end_turn": _number("For range: the last turn."),
-        "turn": _number("For around: the turn in the middle."),
-        "entry_id": _text("For source: the entry's id."),
-        "limit": _number("Hits (search, tool_calls) or turns each side (around).", 1, 50),
-    },
-    ("action",),
-    read_only=True,
-)
+@tool
 def conversation_recall(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     session = args.get("session")
     where = ctx.workspace or os.getcwd()
@@ -625,22 +380,10 @@ def conversation_recall(mem: Memory, args: dict[str, Any], ctx: Context) -> Tool
     return ToolResult(chosen + found.text, to_jsonable(found._replace(turns=())))
 
 
-@tool(
-    "List conversation sessions, most recently active first: this workspace's, or with"
-    " all=true every session. Pass a session's id to conversation_recall.",
-    {
-        "all": _flag("Every session, not only this workspace's."),
-        "workspace": _text("The folder whose sessions to list (default: this server's)."),
-        "active": _flag("Only sessions that have not ended."),
-        "limit": _number("At most this many sessions (20).", 1, 200),
-    },
-    read_only=True,
-)
+@tool
 def session_list(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     where = None if args.get("all") else args.get("workspace") or ctx.workspace or os.getcwd()
-    found = mem.list_sessions(
-        where, active_only=bool(args.get("active")), limit=args.get("limit", 20)
-    )
+    found = mem.list_sessions(where, active_only=bool(args.get("active")), limit=args["limit"])
     if not found:
         scope = "" if where is None else f" of workspace {where} (all=true lists every one)"
         return ToolResult(f"No sessions{scope}.", [])
@@ -657,12 +400,6 @@ def session_list(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     return ToolResult("\n".join(lines), to_jsonable(found))
 
 
-_DURATION = {
-    "type": ["number", "string"],
-    "description": "Seconds, or text like 30s, 5m, 1h; never for no timeout.",
-}
-
-
 def _wait_line(wait: Any) -> str:
     seen = wait.seen or wait.observation
     if wait.status.value == "watching":
@@ -672,50 +409,39 @@ def _wait_line(wait: Any) -> str:
     return f"wait {wait.id} on task {wait.task_id}: {clip(wait.label, 100)} — {state}"
 
 
-@tool(
-    "Wait for something on a task's behalf instead of polling it yourself: a command to"
-    " succeed (exit code, output), a file to appear, a URL on this machine (127.0.0.1,"
-    " localhost) to answer, a time, or a manual condition. clew polls it in the background;"
-    " when it is met or times out, a '[wait resolved] ...' message with the evidence lands on"
-    " the task and shows in its state. action=add (task_id, kind, target), list, check"
-    " (poll now), resolve (wait_id, evidence), cancel (wait_id, reason).",
-    {
-        "action": _choice(["add", "list", "check", "resolve", "cancel"], "What to do."),
-        "task_id": _TASK_ID,
-        "wait_id": _text("For check, resolve, cancel: the wait's id."),
-        "kind": _choice(["command", "file", "url", "time", "manual"], "For add: what to await."),
-        "target": _text(
-            "For add: the command line, file path, local URL, ISO time or delay (10m), or the"
-            " condition in words."
-        ),
-        "step": _STEP,
-        "description": _text("For add: what is awaited, in words."),
-        "exit_code": _number("For a command: the exit code wanted (default 0).", 0, 255),
-        "contains": _text("Text the output, file or body must contain."),
-        "regex": _text("A regular expression the output, file or body must match."),
-        "status": _number("For a URL: the HTTP status wanted (default any 2xx).", 100, 599),
-        "poll_every": _DURATION,
-        "timeout": _DURATION,
-        "evidence": _text("For resolve: what shows it is met."),
-        "reason": _text("For cancel: why."),
-    },
-    ("action",),
-)
+@tool
 def smart_wait(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     action = args["action"]
-    needs = {"add": ("task_id", "kind", "target"), "resolve": ("wait_id",),
-             "cancel": ("wait_id",)}.get(action, ())  # fmt: skip
+    needs = {
+        "add": ("task_id", "kind", "target"),
+        "resolve": ("wait_id",),
+        "cancel": ("wait_id",),
+    }.get(action, ())
     missing = [k for k in needs if k not in args]
     if missing:
         raise ValidationError(f"action={action} needs {', '.join(missing)}")
     if action == "add":
-        keys = ("step", "description", "exit_code", "contains", "regex", "status", "poll_every",
-                "timeout")  # fmt: skip
+        keys = (
+            "step",
+            "description",
+            "exit_code",
+            "contains",
+            "regex",
+            "status",
+            "poll_every",
+            "timeout",
+        )
         options = {k: args[k] for k in keys if k in args}
         if "timeout" in options and options["timeout"] == "never":
             options["timeout"] = None
-        wait = mem.add_wait(args["task_id"], args["kind"], args["target"], cwd=ctx.workspace,
-                            allowed=ctx.host, **options)  # fmt: skip
+        wait = mem.add_wait(
+            args["task_id"],
+            args["kind"],
+            args["target"],
+            cwd=ctx.workspace,
+            allowed=ctx.host,
+            **options,
+        )
         return ToolResult(
             f"Added {_wait_line(wait)}. It is polled every {wait.poll_seconds:g}s; carry on"
             " with other work.",
@@ -777,7 +503,7 @@ def run(
         )
     args = _arguments(arguments)
     check_arguments(tool.schema, args)
-    return tool.run(mem, args, context)
+    return tool.run(mem, _defaults(name, args), context)
 
 
 def error_text(exc: ClewError) -> str:
@@ -818,14 +544,23 @@ def guidance() -> str:
 def schemas(format: str = "openai") -> list[dict[str, Any]]:
     """The tools' schemas for a function-calling API: openai, anthropic or mcp."""
     if format == "openai":
-        return [{"type": "function", "function": {"name": t.name, "description": t.description,
-                 "parameters": t.schema}} for t in TOOLS.values()]  # fmt: skip
+        return [
+            {
+                "type": "function",
+                "function": {"name": t.name, "description": t.description, "parameters": t.schema},
+            }
+            for t in TOOLS.values()
+        ]
     if format == "anthropic":
-        return [{"name": t.name, "description": t.description, "input_schema": t.schema}
-                for t in TOOLS.values()]  # fmt: skip
+        return [
+            {"name": t.name, "description": t.description, "input_schema": t.schema}
+            for t in TOOLS.values()
+        ]
     if format == "mcp":
-        return [{"name": t.name, "description": t.description, "inputSchema": t.schema}
-                for t in TOOLS.values()]  # fmt: skip
+        return [
+            {"name": t.name, "description": t.description, "inputSchema": t.schema}
+            for t in TOOLS.values()
+        ]
     raise ValidationError(f"format {format!r} is not one of: openai, anthropic, mcp")
 
 
@@ -839,12 +574,19 @@ def dispatch(mem: Any, payload: Mapping[str, Any], context: Context = NO_CONTEXT
     kind = payload.get("type")
     if kind == "tool_use":
         result = call(mem, str(payload.get("name")), payload.get("input"), context)
-        return {"type": "tool_result", "tool_use_id": payload.get("id"),
-                "content": result.text, "is_error": result.is_error}  # fmt: skip
+        return {
+            "type": "tool_result",
+            "tool_use_id": payload.get("id"),
+            "content": result.text,
+            "is_error": result.is_error,
+        }
     if kind == "function_call":
         result = call(mem, str(payload.get("name")), payload.get("arguments"), context)
-        return {"type": "function_call_output", "call_id": payload.get("call_id"),
-                "output": result.text}  # fmt: skip
+        return {
+            "type": "function_call_output",
+            "call_id": payload.get("call_id"),
+            "output": result.text,
+        }
     function = payload.get("function")
     if isinstance(function, Mapping):
         result = call(mem, str(function.get("name")), function.get("arguments"), context)

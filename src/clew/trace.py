@@ -37,8 +37,17 @@ if TYPE_CHECKING:
 
 # What a "test run" looks like when no pattern is given: the usual test runners.
 TEST_RUNNERS = (
-    "pytest", "test", "jest", "vitest", "mocha", "rspec", "phpunit", "tox", "nox", "spec",
-)  # fmt: skip
+    "pytest",
+    "test",
+    "jest",
+    "vitest",
+    "mocha",
+    "rspec",
+    "phpunit",
+    "tox",
+    "nox",
+    "spec",
+)
 LEDGER_LIMIT = 50
 # What record_action redacts itself, before deriving the error lines and the fingerprint.
 _ACTION_DONE = frozenset({"action.summary", "action.command", "action.stdout", "action.stderr"})
@@ -105,12 +114,7 @@ class Ledger(Service):
         if summary is None and command is None:
             raise ValidationError("an action needs a summary or a command")
         code = None if exit_code is None else checks.integer(exit_code, "exit code")
-        if status is not None:
-            state = checks.choice(status, ActionStatus, "action status")
-        elif code is not None and code != 0:
-            state = ActionStatus.FAILED
-        else:
-            state = ActionStatus.COMPLETED
+        state = _action_status(status, code)
         action_id = new_id()
         action: dict[str, Any] = {
             "id": action_id,
@@ -134,20 +138,25 @@ class Ledger(Service):
         # What search keeps of the middle of a long output, derived once, here.
         for name in ("stdout", "stderr"):
             action[f"{name}_errors"] = error_lines(action[name])
-        now = self._clock()
-        for key, value in (("started_at", started_at), ("ended_at", ended_at)):
-            if value is not None:
-                action[key] = checks.moment(value, key.replace("_", " "), now)
-        if action.get("started_at") and action.get("ended_at"):
-            if action["ended_at"] < action["started_at"]:
-                raise ValidationError("ended_at is before started_at")
-            if action["duration_seconds"] is None:
-                action["duration_seconds"] = seconds_between(
-                    action["started_at"], action["ended_at"]
-                )
+        _add_times(action, started_at, ended_at, self._clock())
         if state in (ActionStatus.FAILED, ActionStatus.TIMEOUT):
             action["fingerprint"] = failure_fingerprint(command, action)
         decision_id = None if decision is None else self._resolve("decision", decision)
+        at = self._write_action(tid, action, step, decision_id, found)
+        if action["input"] is not None or action["output"] is not None:
+            return self._store.get_action(action_id)  # JSON: as the store gives it back
+        return as_recorded(action, kind, state, self.space, tid, at)
+
+    def _write_action(
+        self,
+        tid: str,
+        action: dict[str, Any],
+        step: int | str | None,
+        decision_id: str | None,
+        found: Found,
+    ) -> str:
+        """Record `action` of an open task in one write, with its step and decision (each
+        checked to be the task's), and signal it; returns when it was written."""
         with self._write() as at:
             with self._known_task(tid):
                 if step is None:
@@ -163,11 +172,10 @@ class Ledger(Service):
                 action["decision_id"] = decision_id
             self._emit("action.recorded", tid, {"action": action}, at, found, _ACTION_DONE)
             self._signal("action.recorded", tid, "fingerprint" in action, at)
-            if command is not None and state is ActionStatus.COMPLETED:
-                self._signal("command.succeeded", tid, command, action_id, at)
-        if action["input"] is not None or action["output"] is not None:
-            return self._store.get_action(action_id)  # JSON: as the store gives it back
-        return as_recorded(action, kind, state, self.space, tid, at)
+            command = action["command"]
+            if command is not None and action["status"] == ActionStatus.COMPLETED.value:
+                self._signal("command.succeeded", tid, command, action["id"], at)
+        return at
 
     def finish_action(
         self,
@@ -196,9 +204,13 @@ class Ledger(Service):
             ("stdout", self._redacted(checks.output(stdout, "stdout"), "changes.stdout", found)),
             ("stderr", self._redacted(checks.output(stderr, "stderr"), "changes.stderr", found)),
             ("output", None if output is None else checks.json_object(output, "output")),
-            ("summary", None if summary is None
-             else self._redacted(checks.text(summary, "summary"), "changes.summary", found)),
-        ):  # fmt: skip
+            (
+                "summary",
+                None
+                if summary is None
+                else self._redacted(checks.text(summary, "summary"), "changes.summary", found),
+            ),
+        ):
             if value is not None:
                 changes[key] = value
         for name in ("stdout", "stderr"):
@@ -487,12 +499,31 @@ def as_recorded(
     in; JSON input and output are read back instead)."""
     get = action.get
     return Action(
-        action["id"], space, task_id, get("plan_item_id"), kind, action["summary"], state,
-        None, None, action["command"], action["cwd"], action["exit_code"],
-        action["duration_seconds"], action["stdout"], action["stderr"], at, at, action["tool"],
-        get("decision_id"), get("started_at"), get("ended_at"), action["cpu_seconds"],
-        action["memory_mb"], get("fingerprint"),
-    )  # fmt: skip
+        action["id"],
+        space,
+        task_id,
+        get("plan_item_id"),
+        kind,
+        action["summary"],
+        state,
+        None,
+        None,
+        action["command"],
+        action["cwd"],
+        action["exit_code"],
+        action["duration_seconds"],
+        action["stdout"],
+        action["stderr"],
+        at,
+        at,
+        action["tool"],
+        get("decision_id"),
+        get("started_at"),
+        get("ended_at"),
+        action["cpu_seconds"],
+        action["memory_mb"],
+        get("fingerprint"),
+    )
 
 
 def failure_fingerprint(command: str | None, action: Mapping[str, Any]) -> str:
@@ -506,3 +537,31 @@ def failure_fingerprint(command: str | None, action: Mapping[str, Any]) -> str:
         if isinstance(stream, str) and stream.strip():
             return fingerprint(stream[-4096:], command).key
     return fingerprint(str(action.get("summary") or command or "failed"), command).key
+
+
+def _action_status(status: str | ActionStatus | None, code: int | None) -> ActionStatus:
+    """An action's status: as given, else failed for a command that exited other than 0,
+    else completed."""
+    if status is not None:
+        return checks.choice(status, ActionStatus, "action status")
+    if code is not None and code != 0:
+        return ActionStatus.FAILED
+    return ActionStatus.COMPLETED
+
+
+def _add_times(
+    action: dict[str, Any],
+    started_at: str | datetime | None,
+    ended_at: str | datetime | None,
+    now: datetime,
+) -> None:
+    """Set an action's start and end as given (checked, in order) and its duration from
+    them when it has none."""
+    for key, value in (("started_at", started_at), ("ended_at", ended_at)):
+        if value is not None:
+            action[key] = checks.moment(value, key.replace("_", " "), now)
+    if action.get("started_at") and action.get("ended_at"):
+        if action["ended_at"] < action["started_at"]:
+            raise ValidationError("ended_at is before started_at")
+        if action["duration_seconds"] is None:
+            action["duration_seconds"] = seconds_between(action["started_at"], action["ended_at"])

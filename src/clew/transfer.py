@@ -50,13 +50,14 @@ from clew.errors import (
     StoreReadOnlyError,
     ValidationError,
 )
+from clew.facade import Facade, Service
 from clew.forgetting import Forgetting
 from clew.journalfile import After, Moved
 from clew.models import Event, ImportRecord, MoveReport
 from clew.origin import Origin
 from clew.redaction import Redactor
 from clew.store import Store
-from clew.store.sqlite_journal import FORGOTTEN
+from clew.store.portable_journal import FORGOTTEN
 
 _PAGE = 1000  # events read from the store at a time
 PUSH_BATCH = 500  # events written to a target per transaction
@@ -83,8 +84,14 @@ def _pushed(outcome: str) -> _Refusal:
     return _Refusal(lambda m: f"event #{m.line} ({m.event.type} {m.event.id})", outcome)
 
 
-class Transfer(Forgetting):
-    """Export, import and push of a space's journal (see the module docstring)."""
+class Transfer(Service):
+    """Export, import and push of a space's journal (see the module docstring): a service
+    of `Memory`, handed the kernel and `forgetting`, which finishes what an imported
+    forget touched (the store's files, the mirrors)."""
+
+    def __init__(self, kernel: Facade, forgetting: Forgetting) -> None:
+        super().__init__(kernel)
+        self.forgetting = forgetting
 
     def export_events(
         self, out: IO[str], *, after: str | None = None, since_seq: int | None = None
@@ -162,7 +169,7 @@ class Transfer(Forgetting):
             )
         if adoption.forgot:
             self._store.purge()
-            self._forgotten_in(adoption.tasks)
+            self.forgetting._forgotten_in(adoption.tasks)
         return report
 
     def push(

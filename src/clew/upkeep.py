@@ -1,4 +1,4 @@
-"""Maintenance that runs by itself, on the Memory facade: pause idle tasks (24 h), archive
+"""Maintenance that runs by itself, a service of the Memory facade: pause idle tasks (24 h), archive
 closed ones (7 d), deprecate patterns by the pruning rule, time out waits past their deadline
 and cancel those of closed tasks. And the worker's round: maintenance when due, then the
 waits that are due.
@@ -19,7 +19,8 @@ from __future__ import annotations
 from clew import checks
 from clew.clock import parse
 from clew.errors import ClewError, ValidationError
-from clew.facade import in_background, on_open
+from clew.facade import Facade, Service, in_background, on_open
+from clew.jobs import Jobs
 from clew.lifecycle import (
     ArchivedTask,
     MaintenanceAction,
@@ -29,7 +30,6 @@ from clew.lifecycle import (
 )
 from clew.models import CLOSED_TASK_STATUSES, TaskStatus
 from clew.semantic import MIN_SUCCESS_RATE, MIN_TRIALS, Semantic
-from clew.utility import Utility
 from clew.waits import Waits
 from clew.watch import Watch
 
@@ -37,12 +37,18 @@ DAY = 86400.0
 MAINTENANCE = "maintenance"
 
 
-class Upkeep(Utility):
-    """The facade's lifecycle upkeep (mixed into `Memory`)."""
+class Upkeep(Service):
+    """Lifecycle upkeep (a service of Memory): maintenance on open, prime and in the
+    worker's round, tidy, and archived tasks by month."""
 
-    semantic: Semantic  # the patterns maintenance prunes (a service, set by Memory)
-    waits: Waits  # the smart waits upkeep ends and polls (a service, set by Memory)
-    watch: Watch  # stuck detection, applied progress (a service, set by Memory)
+    def __init__(
+        self, kernel: Facade, jobs: Jobs, semantic: Semantic, waits: Waits, watch: Watch
+    ) -> None:
+        super().__init__(kernel)
+        self.jobs = jobs  # prime starts the worker to poll the watched waits
+        self.semantic = semantic  # the patterns maintenance prunes
+        self.waits = waits  # the smart waits upkeep ends and polls
+        self.watch = watch  # stuck detection: maintenance alerts stuck tasks
 
     def tidy(
         self,
@@ -153,7 +159,7 @@ class Upkeep(Utility):
             self._maintain_if_due(trigger)
             wake = trigger == "prime" and self.settings.worker != "off" and not self.read_only
             if wake and self._store.has_watching():
-                self._start_worker()
+                self.jobs._start_worker()
         except ClewError:
             pass
 

@@ -1,8 +1,9 @@
-"""The utility model on the Memory facade: write-time extraction, running summaries and
-live questions, each with a no-model path. Their work is queued jobs (jobs.py), done by the
-handlers registered here for their kinds; the model is routed and capped by the governor
-(governor.py). A model that is slow, fails, answers nonsense or is over its caps never
-loses anything: the deterministic rules answer instead, and the reason is recorded.
+"""The utility model, a service of the Memory facade: write-time extraction, running
+summaries and live questions, each with a no-model path. Their work is queued jobs (the
+jobs service, jobs.py), done by the handlers registered here for their kinds; the model is
+routed and capped by the governor (governor.py). A model that is slow, fails, answers
+nonsense or is over its caps never loses anything: the deterministic rules answer instead,
+and the reason is recorded.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from clew import checks
 from clew.archive import Archive, action_hit, entry_hit
 from clew.errors import ModelError, ValidationError
-from clew.facade import handles_job
+from clew.facade import Facade, Service, handles_job
 from clew.governor import Governor, Usage
 from clew.ids import new_id
 from clew.jobs import Jobs
@@ -41,15 +42,26 @@ ANSWER_HITS = 3  # records an answer from the records shows
 __all__ = ["Usage", "Utility"]
 
 
-class Utility(Jobs):
-    """The facade's utility-model methods (mixed into `Memory`): they use the archive and
-    its search (services) and layer 1's brief (through Jobs)."""
+class Utility(Service):
+    """The utility model's calls (a service of Memory): its job handlers finish their jobs
+    through the jobs service; a question without a model is answered from layer 1's brief
+    and the archive's records, found by retrieval."""
 
-    archive: Archive  # the archive service (set by Memory)
-    retrieval: Retrieval  # search over everything (set by Memory)
-
-    working: Working  # layer 1: "where was I?" answers a question on rules alone (set by Memory)
-    governor: Governor  # routes each model call, caps it and records it (set by Memory)
+    def __init__(
+        self,
+        kernel: Facade,
+        jobs: Jobs,
+        working: Working,
+        archive: Archive,
+        retrieval: Retrieval,
+        governor: Governor,
+    ) -> None:
+        super().__init__(kernel)
+        self.jobs = jobs  # a handler's results and job.done, written by the outbox
+        self.working = working  # layer 1: "where was I?" answers a question on rules alone
+        self.archive = archive  # the newest records of a kind, when search finds none
+        self.retrieval = retrieval  # the records a question is about
+        self.governor = governor  # routes each model call, caps it and records it
 
     # -- extraction -----------------------------------------------------------------------
 
@@ -113,7 +125,7 @@ class Utility(Jobs):
                     result["entities"] = named
         elif refusal is not None:
             result["note"] = refusal
-        self._finish(job, _new_only(drafts, existing), result)
+        self.jobs._finish(job, _new_only(drafts, existing), result)
 
     # -- running summaries and questions --------------------------------------------------
 
@@ -146,10 +158,10 @@ class Utility(Jobs):
             result["note"] = refusal
         if summary is not None and summary["text"]:
             with self._write() as at:
-                if self._still_mine(job):
+                if self.jobs._still_mine(job):
                     self._emit("summary.recorded", job.task_id, {"summary": summary}, at)
                     self._refine(job, task, refined, str(summary["model"]), at)
-        self._finish(job, [], result)
+        self.jobs._finish(job, [], result)
 
     def _refine(
         self, job: Job, seen: Task, refined: summaries.Refined, model: str, at: str

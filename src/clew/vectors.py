@@ -31,7 +31,7 @@ from clew import checks
 from clew.errors import ValidationError
 from clew.facade import Service
 from clew.models import VECTOR_KINDS, IndexStatus, NewVector, PendingText, StoredVector
-from clew.store.sqlite_vectors import dropped
+from clew.store.portable_vectors import dropped
 
 if TYPE_CHECKING:
     import numpy as np

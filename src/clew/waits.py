@@ -94,20 +94,7 @@ class Waits(Service):
         criteria = probes.criteria_of(
             what, {"exit_code": exit_code, "contains": contains, "regex": regex, "status": status}
         )
-        poll = seconds(poll_every, "poll interval", allow_never=False)
-        assert poll is not None
-        if not MIN_POLL <= poll <= MAX_POLL:
-            raise ValidationError(f"poll interval must be 1s-1d, not {poll:g}s")
-        if timeout == AUTO:
-            limit = DEFAULT_TIMEOUT if what in POLLED else None
-        else:
-            limit = seconds(timeout, "timeout")
-            if limit is not None and limit <= 0:
-                raise ValidationError("timeout must be more than 0 (or never)")
-        run = seconds(run_timeout, "run timeout", allow_never=False)
-        assert run is not None
-        if not 0 < run <= MAX_RUN_TIMEOUT:
-            raise ValidationError(f"run timeout must be over 0s and at most {MAX_RUN_TIMEOUT:g}s")
+        poll, limit, run = _timings(what, poll_every, timeout, run_timeout)
         folder = None
         if what in (WaitKind.COMMAND, WaitKind.FILE):
             folder = os.path.abspath(checks.text(cwd, "cwd") if cwd else os.getcwd())
@@ -119,10 +106,17 @@ class Waits(Service):
         within = origin.permit(what.value, target, allowed)
         wait_id = new_id()
         wait: dict[str, Any] = {
-            "id": wait_id, "kind": what.value, "target": target, "criteria": criteria,
-            "description": note, "cwd": folder, "poll_seconds": poll, "timeout_seconds": limit,
-            "run_timeout": run, "deadline": stamp(plus(now, limit)) if limit else None,
-        }  # fmt: skip
+            "id": wait_id,
+            "kind": what.value,
+            "target": target,
+            "criteria": criteria,
+            "description": note,
+            "cwd": folder,
+            "poll_seconds": poll,
+            "timeout_seconds": limit,
+            "run_timeout": run,
+            "deadline": stamp(plus(now, limit)) if limit else None,
+        }
         if within is not None:
             wait["confined_to"] = within
         if what in POLLED:
@@ -288,6 +282,28 @@ class Waits(Service):
             if when is not None and (soonest is None or when < soonest):
                 soonest = when
         return None if soonest is None else max(0.0, (soonest - now).total_seconds())
+
+
+def _timings(
+    what: WaitKind, poll_every: float | str, timeout: float | str | None, run_timeout: float | str
+) -> tuple[float, float | None, float]:
+    """A wait's poll interval, timeout (None: never; AUTO: an hour for the polled kinds)
+    and a command's run timeout, in seconds; ValidationError for one out of its bounds."""
+    poll = seconds(poll_every, "poll interval", allow_never=False)
+    assert poll is not None
+    if not MIN_POLL <= poll <= MAX_POLL:
+        raise ValidationError(f"poll interval must be 1s-1d, not {poll:g}s")
+    if timeout == AUTO:
+        limit = DEFAULT_TIMEOUT if what in POLLED else None
+    else:
+        limit = seconds(timeout, "timeout")
+        if limit is not None and limit <= 0:
+            raise ValidationError("timeout must be more than 0 (or never)")
+    run = seconds(run_timeout, "run timeout", allow_never=False)
+    assert run is not None
+    if not 0 < run <= MAX_RUN_TIMEOUT:
+        raise ValidationError(f"run timeout must be over 0s and at most {MAX_RUN_TIMEOUT:g}s")
+    return poll, limit, run
 
 
 def _is_delay(text: str) -> bool:

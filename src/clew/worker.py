@@ -11,16 +11,29 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar, Protocol
 
 from clew.models import Job
-
-if TYPE_CHECKING:
-    from clew.jobs import Jobs
 
 # A worker watching waits sleeps at least this long between rounds: a round polls every due
 # wait, so "due now" right after one means a check failed (a busy store), to retry calmly.
 MIN_NAP = 1.0
+
+
+class Workplace(Protocol):
+    """What a worker needs of a Memory: its calls for workers, and where it is."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def space(self) -> str: ...
+
+    def run_jobs(self, *, limit: int | None = None) -> list[Job]: ...
+
+    def jobs_due(self) -> bool: ...
+
+    def run_background(self) -> float | None: ...
 
 
 class Worker:
@@ -29,14 +42,14 @@ class Worker:
     _lock = threading.Lock()
     _running: ClassVar[dict[int, Worker]] = {}
 
-    def __init__(self, memory: Jobs) -> None:
+    def __init__(self, memory: Workplace) -> None:
         self.memory = memory
         self.again = threading.Event()
         self.stopping = False
         self.thread = threading.Thread(target=self.loop, name="clew-worker", daemon=True)
 
     @classmethod
-    def start(cls, memory: Jobs) -> None:
+    def start(cls, memory: Workplace) -> None:
         with cls._lock:
             worker = cls._running.get(id(memory))
             if worker is not None and worker.thread.is_alive():
@@ -46,7 +59,7 @@ class Worker:
         worker.thread.start()
 
     @classmethod
-    def stop(cls, memory: Jobs) -> None:
+    def stop(cls, memory: object) -> None:
         """Let a Memory's worker end (its Memory is closing); it ends after what it is doing."""
         with cls._lock:
             worker = cls._running.pop(id(memory), None)
@@ -115,7 +128,7 @@ def worker_lock(store_path: str, space: str) -> Iterator[bool]:
         os.close(handle)  # closing releases the lock
 
 
-def drain(memory: Jobs) -> list[Job]:
+def drain(memory: Workplace) -> list[Job]:
     """Do every queued job of the space as its one background worker (or do nothing if
     another holds the space's lock), and keep polling the space's waits while any is
     watched. Checks again after letting go, so a job queued just as it finished is not left
@@ -135,7 +148,7 @@ def drain(memory: Jobs) -> list[Job]:
             return done
 
 
-def _nap(memory: Jobs, delay: float) -> None:
+def _nap(memory: Workplace, delay: float) -> None:
     """Sleep until a wait is due, waking each second to see if a job was queued."""
     end = time.monotonic() + max(delay, MIN_NAP)
     while (left := end - time.monotonic()) > 0:

@@ -82,8 +82,14 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             from clew.server.app import serve
 
             print(f"clew: MCP at http://127.0.0.1:{args.port}/mcp", file=sys.stderr)
-            serve(mem, host="127.0.0.1", port=args.port, opener=opener(args), context=context,
-                  options=options)  # fmt: skip
+            serve(
+                mem,
+                host="127.0.0.1",
+                port=args.port,
+                opener=opener(args),
+                context=context,
+                options=options,
+            )
     except KeyboardInterrupt:
         pass
     finally:
@@ -124,9 +130,11 @@ def register(commands: Any, command: Commands) -> None:
         " the model would read; exit 1 when the call is an error.",
     )
     p.add_argument(
-        "--format", choices=("openai", "anthropic", "mcp"), default="openai",
+        "--format",
+        choices=("openai", "anthropic", "mcp"),
+        default="openai",
         help="the schema format (default openai)",
-    )  # fmt: skip
+    )
     p.add_argument("--call", metavar="NAME", help="call this tool instead")
     p.add_argument("--arguments", metavar="JSON", default="{}", help="its arguments ('-': stdin)")
     _server_options(p)

@@ -19,6 +19,7 @@ from clew.cli.common import (
     tags,
     whole,
 )
+from clew.cli.options import tool_option
 from clew.errors import ValidationError
 
 ENTRY_TYPES = (
@@ -87,9 +88,11 @@ def cmd_entries(args: argparse.Namespace) -> int:
         numbers = _numbers(mem, args.task)
     now = current_time()
     return show_lines(
-        args, entries, lambda e: entry_line(e, now, numbers),
+        args,
+        entries,
+        lambda e: entry_line(e, now, numbers),
         "no entries match; record some with `clew note` or `clew task record`",
-    )  # fmt: skip
+    )
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -153,18 +156,23 @@ def cmd_fix(args: argparse.Namespace) -> int:
     return show(args, fix, f"{fix.id} {'worked' if fix.worked else 'did not work'}")
 
 
-def _filters(p: Any, *, task: bool = True) -> None:
-    if task:
-        p.add_argument("--task", help="only this task's entries")
-    p.add_argument("--type", action="append", help=f"{ENTRY_TYPES} (repeatable)")
-    p.add_argument("--status", help="active, superseded or resolved")
-    p.add_argument("--tag", action="append", help="only entries with this tag (repeatable: all)")
-    p.add_argument("--since", help="created at or after: 2026-11-22, 2026-11-22T09:30, or 2h, 7d")
-    p.add_argument("--until", help="created before: a date, a time or an age")
+def _filters(p: Any, tool: str) -> None:
+    """The exact filters of entries, as `tool` (memory_query or memory_search) has them."""
+    tool_option(p, tool, "type", "--type", action="append", note="(repeatable)")
+    tool_option(p, tool, "tags", "--tag", action="append", note="(repeatable: all)")
+    tool_option(p, tool, "since", "--since")
+    tool_option(p, tool, "until", "--until")
 
 
 def register(commands: Any, command: Commands) -> None:
     """Add the archive commands."""
+    _register_note(commands, command)
+    _register_entries(commands, command)
+    _register_search(commands, command)
+    _register_errors(commands, command)
+
+
+def _register_note(commands: Any, command: Commands) -> None:
     p = command(
         commands,
         "note",
@@ -183,12 +191,17 @@ def register(commands: Any, command: Commands) -> None:
     p.add_argument("--relevance-to", metavar="S1,S2", help="steps it matters for (numbers or ids)")
     p.add_argument("--supersedes", metavar="ENTRY_ID", help="an older entry this one replaces")
     p.add_argument(
-        "--source", action="append", metavar="KIND:ID", help="where it came from: action:ID,"
-        " message:ID, turn:ID or entry:ID (repeatable)",
-    )  # fmt: skip
+        "--source",
+        action="append",
+        metavar="KIND:ID",
+        help="where it came from: action:ID, message:ID, turn:ID or entry:ID (repeatable)",
+    )
     p.add_argument("--command", help="for an error: the command that failed")
     p.add_argument("--resolution", metavar="TEXT", help="for an error: how it was resolved")
 
+
+def _register_entries(commands: Any, command: Commands) -> None:
+    """`clew entries`: what memory_query does, and one entry in full."""
     p = command(
         commands,
         "entries",
@@ -197,15 +210,24 @@ def register(commands: Any, command: Commands) -> None:
         "List entries, newest first, filtered exactly; with ENTRY_ID, show that entry in full.",
     )
     p.add_argument("id", nargs="?", metavar="ENTRY_ID", help="show this entry in full")
-    _filters(p)
-    p.add_argument("--step", help="only entries of this step (needs --task)")
-    p.add_argument(
+    tool_option(p, "memory_query", "task_id", "--task", note="(only its entries)")
+    _filters(p, "memory_query")
+    tool_option(p, "memory_query", "status", "--status")
+    tool_option(p, "memory_query", "step", "--step", note="(only its entries; needs --task)")
+    tool_option(
+        p,
+        "memory_query",
+        "relevant_to",
         "--relevant-to",
         metavar="STEP",
-        help="what matters for this step: its entries, those relevant to it",
+        note="(what matters for it: its entries, those relevant to it)",
     )
+    # The tool's limit is a page for a model's context (20); a listing here shows them all.
     p.add_argument("--limit", type=whole, help="at most this many entries")
 
+
+def _register_search(commands: Any, command: Commands) -> None:
+    """`clew search`: what memory_search does."""
     p = command(
         commands,
         "search",
@@ -219,36 +241,36 @@ def register(commands: Any, command: Commands) -> None:
         " vectors extra, meaning too."
         ' "quoted phrase", -exclude and prefix* work.',
     )
-    p.add_argument("query", help="what to look for")
-    p.add_argument(
+    tool = "memory_search"
+    tool_option(p, tool, "query", "query")
+    tool_option(
+        p,
+        tool,
+        "kinds",
         "--kind",
         action="append",
         metavar="KIND",
-        help="only entry, message, action, turn, decision, task, goal, step, answer, pattern"
-        " or guardrail (repeatable, or a comma list)",
+        note="(repeatable, or a comma list)",
     )
-    p.add_argument(
-        "--include-superseded",
-        action="store_true",
-        help="rank superseded and resolved records as they match, not below the current",
+    tool_option(p, tool, "include_superseded", "--include-superseded")
+    tool_option(p, tool, "task_id", "--task", note="(only its records; turns: of its sessions)")
+    tool_option(p, tool, "session", "--session")
+    tool_option(
+        p,
+        tool,
+        "step",
+        "--step",
+        note="(with --task: only that step's entries, commands and decisions)",
     )
-    p.add_argument("--task", help="only this task's records (turns: of its sessions)")
-    p.add_argument("--session", help="only the turns of this session (id, prefix or key)")
-    p.add_argument("--step", help="with --task: only that step's entries, commands and decisions")
-    p.add_argument("--type", action="append", help=f"entries only: {ENTRY_TYPES} (repeatable)")
+    _filters(p, tool)
     p.add_argument("--status", help="entries only: active, superseded or resolved")
-    p.add_argument("--tag", action="append", help="entries only: with this tag (repeatable: all)")
-    p.add_argument("--since", help="created at or after: 2026-11-22, 2026-11-22T09:30, or 2h, 7d")
-    p.add_argument("--until", help="created before: a date, a time or an age")
-    p.add_argument("--limit", type=whole, default=10, help="at most this many hits (default 10)")
-    p.add_argument(
-        "--mode",
-        choices=("auto", "keyword", "dense", "hybrid"),
-        default="auto",
-        help="keyword, dense (by meaning), hybrid; auto: hybrid with the vectors extra",
-    )
-    p.add_argument("--explain", action="store_true", help="show why each hit ranked there")
+    tool_option(p, tool, "limit", "--limit")
+    tool_option(p, tool, "mode", "--mode")
+    tool_option(p, tool, "explain", "--explain")
 
+
+def _register_errors(commands: Any, command: Commands) -> None:
+    """`clew seen` and `clew fix`."""
     p = command(
         commands,
         "seen",

@@ -42,15 +42,30 @@ def report(done: Any, as_json: bool) -> None:
     """Print what a capture did: one line, or JSON."""
     if done.session is None:
         if as_json:
-            print_json({"session": None, "key": None, "added": 0, "skipped": done.skipped,
-                        "not_json": done.bad, "turns": 0})  # fmt: skip
+            print_json(
+                {
+                    "session": None,
+                    "key": None,
+                    "added": 0,
+                    "skipped": done.skipped,
+                    "not_json": done.bad,
+                    "turns": 0,
+                }
+            )
         else:
             print(f"no messages in the transcript ({done.skipped} line(s) skipped); nothing kept")
         return
     if as_json:
-        print_json({"session": done.session.id, "key": done.session.key, "added": done.added,
-                    "skipped": done.skipped, "not_json": done.bad,
-                    "turns": done.session.turn_count})  # fmt: skip
+        print_json(
+            {
+                "session": done.session.id,
+                "key": done.session.key,
+                "added": done.added,
+                "skipped": done.skipped,
+                "not_json": done.bad,
+                "turns": done.session.turn_count,
+            }
+        )
         return
     bad = f", {done.bad} not JSON" if done.bad else ""
     print(

@@ -21,6 +21,7 @@ from clew.cli.common import (
     show_lines,
     whole,
 )
+from clew.cli.options import tool_option
 from clew.errors import ValidationError
 
 if TYPE_CHECKING:
@@ -175,9 +176,11 @@ def cmd_list(args: argparse.Namespace) -> int:
     now = current_time()
     where = "" if args.all else " for this workspace (--all lists every one)"
     return show_lines(
-        args, sessions, lambda s: session_line(s, now),
+        args,
+        sessions,
+        lambda s: session_line(s, now),
         f"no sessions{where}; import one with `clew session import FILE`",
-    )  # fmt: skip
+    )
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -234,9 +237,12 @@ def cmd_context(args: argparse.Namespace) -> int:
     )
     with open_memory(args) as mem:
         context = mem.assemble_context(
-            args.session, budget=args.budget, system_prompt=prompt, retrieved=retrieved,
+            args.session,
+            budget=args.budget,
+            system_prompt=prompt,
+            retrieved=retrieved,
             task_id=args.task,
-        )  # fmt: skip
+        )
     if args.json:
         print_json(context)
     else:
@@ -323,8 +329,14 @@ def cmd_recall(args: argparse.Namespace) -> int:
                     )
                 session = newest[0].id
         try:
-            found = mem.recall(session, action, workspace=workspace, limit=args.limit,
-                               budget=args.budget, **options)  # fmt: skip
+            found = mem.recall(
+                session,
+                action,
+                workspace=workspace,
+                limit=args.limit,
+                budget=args.budget,
+                **options,
+            )
         except ValidationError as exc:
             raise ValidationError(_in_cli_terms(str(exc))) from None
     found = found._replace(text=for_cli(found.text, found.session_id))
@@ -404,7 +416,14 @@ def register(commands: Any, command: Commands) -> None:
     )
     sub = group.add_subparsers(dest="session_command", metavar="SESSION_COMMAND")
     sub.required = True
+    _register_sessions(sub, command)
+    _register_prompts(sub, command)
+    _register_files(sub, command)
+    _register_recall(commands, command)
 
+
+def _register_sessions(sub: Any, command: Commands) -> None:
+    """`session new`, `append`, `list`, `show` and `end`."""
     p = command(sub, "new", cmd_new, "start a session; prints its id")
     _new_session_options(p)
     p.add_argument("--key", help="your own unique name for it (usable wherever an id is)")
@@ -415,15 +434,22 @@ def register(commands: Any, command: Commands) -> None:
     _at_option(p)
 
     p = command(sub, "list", cmd_list, "list this workspace's sessions, most recent first")
-    p.add_argument("--all", action="store_true", help="every session, of any workspace")
-    p.add_argument("--workspace", metavar="DIR", help="this workspace's (default: this folder)")
-    p.add_argument("--active", action="store_true", help="only sessions not ended")
+    tool_option(p, "session_list", "all", "--all")
+    tool_option(p, "session_list", "workspace", "--workspace", metavar="DIR")
+    tool_option(p, "session_list", "active", "--active")
+    # The tool's limit is a page for a model's context (20); a listing here shows them all.
     p.add_argument("--limit", type=whole, help="at most this many")
 
     p = command(sub, "show", cmd_show, "show a session: its state and its newest turns")
     p.add_argument("session", metavar="SESSION", help="session id, prefix or key")
     p.add_argument("--turns", type=whole, default=10, help="newest turns shown (default 10)")
 
+    p = command(sub, "end", cmd_end, "mark a session ended (resuming reopens it)")
+    p.add_argument("session", metavar="SESSION", help="session id, prefix or key")
+
+
+def _register_prompts(sub: Any, command: Commands) -> None:
+    """`session resume` and `context`: a session's next prompt."""
     p = command(
         sub,
         "resume",
@@ -449,6 +475,9 @@ def register(commands: Any, command: Commands) -> None:
     p.add_argument("--system-prompt-file", metavar="FILE", help="use this system prompt")
     p.add_argument("--retrieved-file", metavar="FILE", help="retrieved context to include")
 
+
+def _register_files(sub: Any, command: Commands) -> None:
+    """`session import` and `export`."""
     p = command(sub, "import", cmd_import, "import messages (JSON or JSONL) as a new session")
     p.add_argument("file", metavar="FILE", help="the messages ('-': stdin)")
     _new_session_options(p)
@@ -458,9 +487,9 @@ def register(commands: Any, command: Commands) -> None:
     p.add_argument("--output", "-o", metavar="FILE", help="a new file to write (default: stdout)")
     p.add_argument("--visible", action="store_true", help="leave out popped or cleared turns")
 
-    p = command(sub, "end", cmd_end, "mark a session ended (resuming reopens it)")
-    p.add_argument("session", metavar="SESSION", help="session id, prefix or key")
 
+def _register_recall(commands: Any, command: Commands) -> None:
+    """`clew recall`: what conversation_recall does."""
     p = command(
         commands,
         "recall",
@@ -470,23 +499,22 @@ def register(commands: Any, command: Commands) -> None:
         " tool results are shortened first, then the oldest hits, and the output says how"
         " to fetch the rest.",
     )
-    p.add_argument(
-        "session",
-        nargs="?",
-        metavar="SESSION",
-        help="session id, prefix or key (default: --search looks through every session of"
-        " this folder; the others take its newest session)",
-    )
-    p.add_argument("--search", metavar="QUERY", help="search: the best turns first, ranked")
+    tool = "conversation_recall"
+    tool_option(p, tool, "session", "session", nargs="?", metavar="SESSION")
+    tool_option(p, tool, "query", "--search", metavar="QUERY", note="(the best turns first)")
     p.add_argument(
         "--range",
         nargs="+",
         metavar="A-B",
         help="turns A to B, inclusive: 1-3 or 1 3 (one number: that turn)",
     )
-    p.add_argument("--tool-calls", metavar="NAME", help="the results of this tool's calls")
+    tool_option(
+        p, tool, "tool_name", "--tool-calls", metavar="NAME", note="(the results of its calls)"
+    )
     p.add_argument("--summary", action="store_true", help="the session state and statistics")
-    p.add_argument("--around", type=whole, metavar="N", help="the turns around turn N")
-    p.add_argument("--source", metavar="ENTRY_ID", help="the turns an archive entry came from")
-    p.add_argument("--limit", type=whole, default=10, help="at most this many hits (default 10)")
+    tool_option(p, tool, "turn", "--around", metavar="N", note="(the turns around it)")
+    tool_option(
+        p, tool, "entry_id", "--source", metavar="ENTRY_ID", note="(the turns it came from)"
+    )
+    tool_option(p, tool, "limit", "--limit")
     p.add_argument("--budget", type=whole, default=8000, help="output tokens (default 8000)")

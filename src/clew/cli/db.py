@@ -97,10 +97,8 @@ def register(commands: Any, command: Commands) -> None:
         " table, or with another kind. --sql prints the statements instead of running them.",
     )
     p.add_argument("role", help="the PostgreSQL role (made first with CREATE ROLE)")
-    p.add_argument("--as", dest="kind", choices=_KINDS, required=True,
-                   help="what the role is for")  # fmt: skip
-    p.add_argument("--sql", action="store_true",
-                   help="print the statements, run nothing")  # fmt: skip
+    p.add_argument("--as", dest="kind", choices=_KINDS, required=True, help="what the role is for")
+    p.add_argument("--sql", action="store_true", help="print the statements, run nothing")
     p = command(
         db,
         "revoke",
@@ -110,8 +108,7 @@ def register(commands: Any, command: Commands) -> None:
         " --sql prints the statements instead of running them.",
     )
     p.add_argument("role", help="the PostgreSQL role")
-    p.add_argument("--sql", action="store_true",
-                   help="print the statements, run nothing")  # fmt: skip
+    p.add_argument("--sql", action="store_true", help="print the statements, run nothing")
     command(
         db,
         "roles",

@@ -106,8 +106,9 @@ def register(commands: Any, command: Commands) -> None:
         " extra (pip install 'clew[vectors]'). Derived from the records and never journaled:"
         " export, import and push leave it behind, and `rebuild` makes it again.",
     )
-    index = index_parser.add_subparsers(dest="index_command", metavar="INDEX_COMMAND",
-                                        parser_class=Parser)  # fmt: skip
+    index = index_parser.add_subparsers(
+        dest="index_command", metavar="INDEX_COMMAND", parser_class=Parser
+    )
     index.required = True
     command(
         index,

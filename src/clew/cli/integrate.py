@@ -143,8 +143,14 @@ def _integrate_codex(args: argparse.Namespace) -> int:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         write_atomically(path, after.encode("utf-8"))
     if args.json:
-        print_json({"changed": [path] if changed else [], "config": path, "command": clew,
-                    "installed": not args.uninstall})  # fmt: skip
+        print_json(
+            {
+                "changed": [path] if changed else [],
+                "config": path,
+                "command": clew,
+                "installed": not args.uninstall,
+            }
+        )
     elif args.uninstall:
         print(f"removed clew from {path}" if changed else "clew was not installed there")
     else:
@@ -157,12 +163,22 @@ def _report(
     args: argparse.Namespace, clew: str, changed: list[str], settings: str, mcp: str
 ) -> None:
     if args.json:
-        print_json({"changed": changed, "settings": settings, "mcp": mcp, "command": clew,
-                    "installed": not args.uninstall})  # fmt: skip
+        print_json(
+            {
+                "changed": changed,
+                "settings": settings,
+                "mcp": mcp,
+                "command": clew,
+                "installed": not args.uninstall,
+            }
+        )
         return
     if args.uninstall:
-        print(f"removed clew's hooks and MCP server from {settings} and {mcp}"
-              if changed else "clew was not installed there: nothing to remove")  # fmt: skip
+        print(
+            f"removed clew's hooks and MCP server from {settings} and {mcp}"
+            if changed
+            else "clew was not installed there: nothing to remove"
+        )
         return
     done = "installed" if changed else "already installed"
     print(f"{done}: clew's hooks in {settings}, its MCP server in {mcp} (run as {clew})")

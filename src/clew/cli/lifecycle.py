@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from clew.cli.common import Commands, Parser, current_time, open_memory, print_json, show, step_ref
+from clew.cli.options import task_id, tool_option
 
 _KINDS = ("command", "file", "url", "time", "manual")
 
@@ -116,8 +117,9 @@ def register(commands: Any, command: Commands) -> None:
         " URL on this machine to answer, a time, or a condition someone resolves. The worker"
         " polls them; the end posts '[wait resolved] ...' to the task.",
     )
-    waits = wait_parser.add_subparsers(dest="wait_command", metavar="WAIT_COMMAND",
-                                       parser_class=Parser)  # fmt: skip
+    waits = wait_parser.add_subparsers(
+        dest="wait_command", metavar="WAIT_COMMAND", parser_class=Parser
+    )
     waits.required = True
 
     p = command(
@@ -128,7 +130,25 @@ def register(commands: Any, command: Commands) -> None:
         "Add a wait to a task: exactly one of --command, --file, --url, --time, --manual."
         " It is polled every --every until it is met or --timeout passes.",
     )
-    p.add_argument("id", help="task id or unambiguous prefix")
+    task_id(p, "smart_wait")
+    _wait_targets(p)
+    tool = "smart_wait"
+    tool_option(p, tool, "step", "--step")
+    tool_option(p, tool, "description", "--description", metavar="TEXT")
+    tool_option(p, tool, "exit_code", "--exit-code")
+    tool_option(p, tool, "contains", "--contains", metavar="TEXT")
+    tool_option(p, tool, "regex", "--regex", metavar="RE")
+    tool_option(p, tool, "status", "--http-status", metavar="CODE")
+    tool_option(p, tool, "poll_every", "--every")
+    tool_option(p, tool, "timeout", "--timeout")
+    p.add_argument("--run-timeout", default="30s", help="time limit of one check (default 30s)")
+    p.add_argument("--cwd", metavar="DIR", help="where the command runs (default: here)")
+    _register_wait_changes(waits, command)
+    _register_maintain(commands, command)
+
+
+def _wait_targets(p: Any) -> None:
+    """What `wait add` waits for: smart_wait's kind and target, as one option of each kind."""
     kinds = p.add_mutually_exclusive_group(required=True)
     kinds.add_argument("--command", metavar="CMD", help="a shell command to run until it succeeds")
     kinds.add_argument("--file", metavar="PATH", help="a file (or folder) to appear")
@@ -137,24 +157,12 @@ def register(commands: Any, command: Commands) -> None:
     )
     kinds.add_argument("--time", metavar="WHEN", help="an ISO time, or a delay like 10m")
     kinds.add_argument("--manual", metavar="TEXT", help="a condition you will resolve by hand")
-    p.add_argument("--step", help="the plan step it belongs to (number or id)")
-    p.add_argument("--description", metavar="TEXT", help="what is awaited, in words")
-    p.add_argument("--exit-code", type=int, help="with --command: the exit code wanted (0)")
-    p.add_argument("--contains", metavar="TEXT", help="the output, file or body must contain it")
-    p.add_argument("--regex", metavar="RE", help="the output, file or body must match it")
-    p.add_argument(
-        "--http-status", type=int, metavar="CODE", help="with --url: the status wanted (any 2xx)"
-    )
-    p.add_argument("--every", default="30s", help="poll interval (default 30s; at least 1s)")
-    p.add_argument(
-        "--timeout", help="give up after this long (default 1h; none for --time and --manual;"
-        " never)"
-    )  # fmt: skip
-    p.add_argument("--run-timeout", default="30s", help="time limit of one check (default 30s)")
-    p.add_argument("--cwd", metavar="DIR", help="where the command runs (default: here)")
 
+
+def _register_wait_changes(waits: Any, command: Commands) -> None:
+    """`wait list`, `check`, `resolve` and `cancel`."""
     p = command(waits, "list", cmd_wait_list, "list waits: the watching ones, newest first")
-    p.add_argument("--task", help="only this task's waits")
+    tool_option(p, "smart_wait", "task_id", "--task", note="(only its waits)")
     p.add_argument("--status", help="watching (default), resolved, timed_out, cancelled or error")
     p.add_argument("--all", action="store_true", help="waits of every status")
     p.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
@@ -166,12 +174,14 @@ def register(commands: Any, command: Commands) -> None:
 
     p = command(waits, "resolve", cmd_wait_resolve, "mark a wait met by hand")
     p.add_argument("wait", metavar="WAIT_ID", help="wait id or unambiguous prefix")
-    p.add_argument("--evidence", metavar="TEXT", help="what shows it is met")
+    tool_option(p, "smart_wait", "evidence", "--evidence", metavar="TEXT")
 
     p = command(waits, "cancel", cmd_wait_cancel, "stop waiting")
     p.add_argument("wait", metavar="WAIT_ID", help="wait id or unambiguous prefix")
-    p.add_argument("--reason", metavar="TEXT", help="why")
+    tool_option(p, "smart_wait", "reason", "--reason", metavar="TEXT")
 
+
+def _register_maintain(commands: Any, command: Commands) -> None:
     p = command(
         commands,
         "maintain",

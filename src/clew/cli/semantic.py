@@ -84,9 +84,11 @@ def cmd_guard_list(args: argparse.Namespace) -> int:
     with open_memory(args) as mem:
         rules = mem.list_guardrails(enabled_only=not args.all)
     return show_lines(
-        args, rules, guardrail_line,
+        args,
+        rules,
+        guardrail_line,
         "no guardrails; add one with `clew guard add` or `clew guard defaults`",
-    )  # fmt: skip
+    )
 
 
 def cmd_guard_switch(args: argparse.Namespace) -> int:

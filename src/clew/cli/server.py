@@ -114,39 +114,62 @@ def server_options(args: argparse.Namespace) -> Any:
     proxies = tuple(args.forwarded_allow_ips or ())
     Proxies(proxies)  # each one an address or network, or a line saying what is wrong
     return Options(
-        rate=args.rate, burst=args.burst, log_days=args.log_days, allowed_hosts=hosts,
-        forwarded_allow_ips=proxies, log_folder=args.request_log, allow=host_rules(args),
-        checkpoint_file=args.checkpoint_file, checkpoint_every=args.checkpoint_every,
-    )  # fmt: skip
+        rate=args.rate,
+        burst=args.burst,
+        log_days=args.log_days,
+        allowed_hosts=hosts,
+        forwarded_allow_ips=proxies,
+        log_folder=args.request_log,
+        allow=host_rules(args),
+        checkpoint_file=args.checkpoint_file,
+        checkpoint_every=args.checkpoint_every,
+    )
 
 
 def add_server_options(p: Any) -> None:
     """The options `clew serve` and `clew mcp --port` share: the rate limit, the request
     log, the Host names served and the proxies believed, what admin keys' waits may make
     this host do, and the checkpoint file."""
-    p.add_argument("--rate", type=float, default=20.0,
-                   help="each key's sustained requests a second (default 20)")  # fmt: skip
-    p.add_argument("--burst", type=whole, default=60,
-                   help="requests a key may make at once above the rate (default 60)")  # fmt: skip
-    p.add_argument("--log-days", type=whole, default=30,
-                   help="keep the request log this many days (default 30)")  # fmt: skip
     p.add_argument(
-        "--allowed-host", action="append", metavar="NAME",
+        "--rate",
+        type=float,
+        default=20.0,
+        help="each key's sustained requests a second (default 20)",
+    )
+    p.add_argument(
+        "--burst",
+        type=whole,
+        default=60,
+        help="requests a key may make at once above the rate (default 60)",
+    )
+    p.add_argument(
+        "--log-days",
+        type=whole,
+        default=30,
+        help="keep the request log this many days (default 30)",
+    )
+    p.add_argument(
+        "--allowed-host",
+        action="append",
+        metavar="NAME",
         help="also serve requests whose Host is NAME (any port; .example.com: it and every"
         " name under it); repeat for more. Without it only the bound address and port are"
         " served (and localhost on loopback; any IP address on 0.0.0.0 or ::)",
-    )  # fmt: skip
+    )
     p.add_argument(
-        "--forwarded-allow-ips", action="append", metavar="ADDRESSES",
+        "--forwarded-allow-ips",
+        action="append",
+        metavar="ADDRESSES",
         help="believe X-Forwarded-For and X-Forwarded-Proto from these proxy addresses or"
         " networks (comma-separated, repeatable, e.g. 127.0.0.1); default none: the"
         " socket's address is the client's",
-    )  # fmt: skip
+    )
     p.add_argument(
-        "--request-log", metavar="DIR",
+        "--request-log",
+        metavar="DIR",
         help="the folder of the request log's spill files (default: beside a SQLite store,"
         " STORE-requests; for PostgreSQL under $XDG_STATE_HOME/clew/requests/)",
-    )  # fmt: skip
+    )
     host_options(p)
     p.add_argument(
         "--checkpoint-file",
@@ -155,8 +178,13 @@ def add_server_options(p: Any) -> None:
         " start, every --checkpoint-every seconds, at shutdown); keep it where the store's"
         " writers cannot reach; `clew verify --checkpoint FILE` checks the store against it",
     )
-    p.add_argument("--checkpoint-every", type=decimal, default=60.0, metavar="SECONDS",
-                   help="write checkpoints at most this often (default 60)")  # fmt: skip
+    p.add_argument(
+        "--checkpoint-every",
+        type=decimal,
+        default=60.0,
+        metavar="SECONDS",
+        help="write checkpoints at most this often (default 60)",
+    )
 
 
 def host_rules(args: argparse.Namespace) -> Any:
@@ -174,18 +202,23 @@ def host_rules(args: argparse.Namespace) -> Any:
 def host_options(p: Any) -> None:
     """Add the options that let a server's admin keys add waits that make the host act."""
     p.add_argument(
-        "--allow-commands", action="store_true",
+        "--allow-commands",
+        action="store_true",
         help="let admin keys add waits that run shell commands as this user (off by default)",
-    )  # fmt: skip
+    )
     p.add_argument(
-        "--allow-wait-path", action="append", metavar="DIR",
+        "--allow-wait-path",
+        action="append",
+        metavar="DIR",
         help="let admin keys add file waits inside DIR (its real path; repeatable)",
-    )  # fmt: skip
+    )
     p.add_argument(
-        "--allow-wait-url", action="append", metavar="URL",
+        "--allow-wait-url",
+        action="append",
+        metavar="URL",
         help="let admin keys add URL waits under URL, a prefix on this host's loopback such as"
         " http://127.0.0.1:9000/health (scheme, host, port and path; repeatable)",
-    )  # fmt: skip
+    )
 
 
 def opener(args: argparse.Namespace) -> Any:
@@ -208,8 +241,9 @@ def register(commands: Any, command: Commands) -> None:
         " write or admin). A key is printed once when made; the store keeps its prefix and a"
         " hash of its secret.",
     )
-    keys = keys_parser.add_subparsers(dest="keys_command", metavar="KEYS_COMMAND",
-                                      parser_class=Parser)  # fmt: skip
+    keys = keys_parser.add_subparsers(
+        dest="keys_command", metavar="KEYS_COMMAND", parser_class=Parser
+    )
     keys.required = True
     p = command(
         keys,
@@ -219,19 +253,24 @@ def register(commands: Any, command: Commands) -> None:
         "Make a key that opens --space SPACE with --scope read (read tools and exports),"
         " write (every tool, imports) or admin (also the request log). Prints the key once.",
     )
-    p.add_argument("--scope", choices=("read", "write", "admin"), required=True,
-                   help="what the key may do")  # fmt: skip
+    p.add_argument(
+        "--scope", choices=("read", "write", "admin"), required=True, help="what the key may do"
+    )
     p.add_argument("--name", help="a label, e.g. who or what uses the key")
     p = command(
-        keys, "list", cmd_keys_list,
+        keys,
+        "list",
+        cmd_keys_list,
         "list keys (every space's, or --space's): prefix, scope, use, revoked",
-    )  # fmt: skip
+    )
     p = command(keys, "revoke", cmd_keys_revoke, "revoke a key by its prefix")
     p.add_argument("prefix", help="the key's prefix (as `clew keys list` shows it)")
     p = command(
-        keys, "log", cmd_keys_log,
+        keys,
+        "log",
+        cmd_keys_log,
         "the server's request log, newest first (every space's, or --space's)",
-    )  # fmt: skip
+    )
     p.add_argument("--limit", type=whole, default=50, help="at most this many (default 50)")
 
     p = command(

@@ -15,6 +15,7 @@ from clew.cli.common import (
     read_text,
     whole,
 )
+from clew.cli.options import task_id, tool_option
 
 HOOK_INPUT_CHARS = 1_000_000  # a hook's event is small; never read a stream without end
 
@@ -49,9 +50,13 @@ def cmd_context(args: argparse.Namespace) -> int:
     )
     with open_memory(args) as mem:
         context = mem.assemble(
-            args.session, task=args.task, budget=args.budget, reserve=args.reserve,
-            query=args.query, system_prompt=prompt,
-        )  # fmt: skip
+            args.session,
+            task=args.task,
+            budget=args.budget,
+            reserve=args.reserve,
+            query=args.query,
+            system_prompt=prompt,
+        )
     if args.json:
         print_json(context)
         return 0
@@ -103,9 +108,9 @@ def register(commands: Any, command: Commands) -> None:
         " It always fits the budget; whatever it leaves out is listed under `hidden` with"
         " the command that recalls it.",
     )
-    p.add_argument("id", help="task id or unambiguous prefix")
-    p.add_argument(
-        "--budget", type=whole, help="token budget (default: $CLEW_STATE_BUDGET, config, 1500)"
+    task_id(p, "task_state")
+    tool_option(
+        p, "task_state", "budget", "--budget", note="($CLEW_STATE_BUDGET or config sets it)"
     )
 
     p = command(

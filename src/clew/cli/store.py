@@ -76,16 +76,23 @@ def _keep_out_of_git(here: str, args: argparse.Namespace) -> str | None:
         return "ignored"
     asked = args.gitignore is None and sys.stdin.isatty() and sys.stderr.isatty()
     if asked:
-        print(f"clew: add {gitignore.LINE} to {os.path.join(here, '.gitignore')}, so the"
-              " store is not committed with the code? [Y/n] ", end="", file=sys.stderr,
-              flush=True)  # fmt: skip
+        print(
+            f"clew: add {gitignore.LINE} to {os.path.join(here, '.gitignore')}, so the"
+            " store is not committed with the code? [Y/n] ",
+            end="",
+            file=sys.stderr,
+            flush=True,
+        )
         answer = sys.stdin.readline().strip().lower()
         if answer not in ("", "y", "yes"):
             return "declined"
     elif not args.gitignore:
-        print(f"clew: {gitignore.LINE} is not in .gitignore, so git would commit the store"
-              " (every command, output and message it records) with the code; `clew init"
-              " --gitignore` adds it", file=sys.stderr)  # fmt: skip
+        print(
+            f"clew: {gitignore.LINE} is not in .gitignore, so git would commit the store"
+            " (every command, output and message it records) with the code; `clew init"
+            " --gitignore` adds it",
+            file=sys.stderr,
+        )
         return "told"
     added = gitignore.add(here)
     if not args.json:
@@ -133,8 +140,10 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
         head = f"the last {c.last}, hash {c.head[:16]}…" if c.head else "none yet"
         print(f"space {c.space!r}: {counted(c.events)} ({head}) at {c.at}")
     named = f" {path}" if args.file else ""
-    print(f"appended {len(made)} checkpoint line{'' if len(made) == 1 else 's'} to {path};"
-          f" `clew verify --checkpoint{named}` checks the store against it")  # fmt: skip
+    print(
+        f"appended {len(made)} checkpoint line{'' if len(made) == 1 else 's'} to {path};"
+        f" `clew verify --checkpoint{named}` checks the store against it"
+    )
     return 0
 
 
@@ -191,6 +200,13 @@ def _checkpoints(given: str | None) -> str | None:
 
 def register(commands: Any, command: Commands) -> None:
     """Add the store commands."""
+    _register_init(commands, command)
+    _register_checks(commands, command)
+    _register_content(commands, command)
+
+
+def _register_init(commands: Any, command: Commands) -> None:
+    """`clew init` and `clew journal`."""
     p = command(commands, "init", cmd_init, "create a project store (.clew/) in this folder")
     ignore = p.add_mutually_exclusive_group()
     ignore.add_argument(
@@ -211,6 +227,9 @@ def register(commands: Any, command: Commands) -> None:
     p.add_argument("--after", type=whole, default=0, metavar="SEQ", help="only events after SEQ")
     p.add_argument("--limit", type=whole, help="at most this many events")
 
+
+def _register_checks(commands: Any, command: Commands) -> None:
+    """`clew verify` and `clew checkpoint`: is the store what its journal says."""
     p = command(
         commands,
         "verify",
@@ -251,6 +270,9 @@ def register(commands: Any, command: Commands) -> None:
         "--all-spaces", action="store_true", help="one line for every space in the store"
     )
 
+
+def _register_content(commands: Any, command: Commands) -> None:
+    """`clew forget`, `clew redactions` and `clew demo`."""
     p = command(
         commands,
         "forget",

@@ -28,6 +28,7 @@ from clew.cli.common import (
     tags,
     whole,
 )
+from clew.cli.options import task_id, tool_option
 from clew.errors import ValidationError
 
 if TYPE_CHECKING:
@@ -61,9 +62,11 @@ def cmd_task_list(args: argparse.Namespace) -> int:
         tasks = mem.list_tasks(args.status or None, include_archived=args.all)
     now = current_time()
     return show_lines(
-        args, tasks, lambda t: task_line(t, now),
+        args,
+        tasks,
+        lambda t: task_line(t, now),
         "no tasks; create one with `clew task new NAME --plan STEP ...`",
-    )  # fmt: skip
+    )
 
 
 def _archived_list(args: argparse.Namespace) -> int:
@@ -434,13 +437,11 @@ def cmd_task_summary(args: argparse.Namespace) -> int:
     return show(args, summary, f"{summary.text}\n({how}, after {summary.message_count} messages)")
 
 
-def _record_options(p: argparse.ArgumentParser) -> None:
+def _record_options(p: argparse.ArgumentParser, tool: str) -> None:
     """Options of the task record that `task new` and `task update` share."""
-    p.add_argument("--domain", help="the task's domain, e.g. backend_api")
-    p.add_argument(
-        "--priority", choices=["low", "normal", "high", "critical"], help="the task's priority"
-    )
-    p.add_argument("--estimate", metavar="DURATION", help="estimated duration, e.g. 45m or 2h")
+    tool_option(p, tool, "domain", "--domain")
+    tool_option(p, tool, "priority", "--priority")
+    tool_option(p, tool, "estimate", "--estimate", metavar="DURATION")
 
 
 def register(commands: Any, command: Commands) -> None:
@@ -454,27 +455,27 @@ def register(commands: Any, command: Commands) -> None:
         dest="task_command", metavar="TASK_COMMAND", parser_class=Parser
     )
     tasks.required = True
+    _register_plans(tasks, command)
+    _register_update(tasks, command)
+    _register_actions(tasks, command)
+    _register_where(tasks, commands, command)
+    _register_records(tasks, command)
+    _register_upkeep(tasks, command)
 
+
+def _register_plans(tasks: Any, command: Commands) -> None:
+    """`task new`, `list`, `show` and `replan`."""
     p = command(tasks, "new", cmd_task_new, "register a task with a plan; prints its id")
-    p.add_argument("name", help="the task's name")
-    p.add_argument("--plan", nargs="+", metavar="STEP", help="plan step titles, in order")
-    p.add_argument("--goal", help="what done looks like")
-    p.add_argument("--workspace", help="folder or project the task works in")
+    tool_option(p, "task_register", "name", "name")
+    tool_option(p, "task_register", "plan", "--plan", nargs="+", metavar="STEP")
+    tool_option(p, "task_register", "goal", "--goal")
+    tool_option(p, "task_register", "workspace", "--workspace")
     p.add_argument("--meta", action="append", metavar="KEY=VALUE", help="metadata (repeatable)")
-    _record_options(p)
-    p.add_argument(
-        "--plan-source",
-        choices=["agent", "user", "model", "template"],
-        help="who made the plan (default: agent, when a plan is given)",
-    )
+    _record_options(p, "task_register")
+    tool_option(p, "task_register", "plan_source", "--plan-source", note="(when a plan is given)")
 
     p = command(tasks, "list", cmd_task_list, "list tasks, most recently updated first")
-    p.add_argument(
-        "--status",
-        action="append",
-        choices=["active", "paused", "completed", "failed", "cancelled"],
-        help="only tasks with this status (repeatable)",
-    )
+    tool_option(p, "task_list", "status", "--status", action="append", note="(repeatable)")
     p.add_argument("--all", action="store_true", help="include archived tasks")
     p.add_argument(
         "--archived", action="store_true", help="only archived tasks, grouped by month archived"
@@ -487,125 +488,6 @@ def register(commands: Any, command: Commands) -> None:
 
     p = command(
         tasks,
-        "update",
-        cmd_task_update,
-        "report progress: a message, a step's status, the task's status",
-        "Report progress in one atomic call. `--step N` alone marks step N active.",
-    )
-    p.add_argument("id", help="task id or unambiguous prefix")
-    p.add_argument("--message", "-m", help="a progress message to record")
-    p.add_argument("--role", default="agent", help="message role: agent, system or user")
-    p.add_argument("--type", help="message type: text, lifecycle, progress, wait, stuck or plan")
-    p.add_argument("--step", help="step number (1-based) or step id")
-    p.add_argument(
-        "--step-status", help="new step status: pending, active, completed, failed or skipped"
-    )
-    p.add_argument("--summary", help="the step's summary (what was done, where results are)")
-    p.add_argument("--issue", help="the step's active issue ('' clears it)")
-    p.add_argument(
-        "--status", help="new task status: active, paused, completed, failed or cancelled"
-    )
-    p.add_argument("--name", help="rename the task")
-    p.add_argument("--goal", help="change the goal")
-    p.add_argument("--workspace", help="change the workspace")
-    p.add_argument("--next", metavar="TEXT", help="the next objective (shown in the state)")
-    p.add_argument("--progress", metavar="TEXT", help="a summary of progress so far")
-    p.add_argument("--meta", action="append", metavar="KEY=VALUE", help="set metadata (repeatable)")
-    _record_options(p)
-    p.add_argument(
-        "--outcome",
-        metavar="TEXT",
-        help="the outcome: of the step with --step, else of the task (e.g. success)",
-    )
-    p.add_argument("--answer", metavar="TEXT", help="the task's final answer")
-    p.add_argument("--answer-file", metavar="FILE", help="read the final answer from FILE")
-    p.add_argument("--confidence", type=float, help="confidence the goal is met, from 0 to 1")
-    p.add_argument("--error-summary", metavar="TEXT", help="why the task failed")
-    p.add_argument("--failed-step", metavar="STEP", help="the step that failed (number or id)")
-    p.add_argument("--agent", help="with --step: the agent that does the step")
-    p.add_argument(
-        "--artifact",
-        action="append",
-        metavar="REF",
-        help="with --step: an artifact the step made (repeatable; replaces the list)",
-    )
-    p.add_argument(
-        "--depends-on",
-        nargs="+",
-        metavar="STEP",
-        help="with --step: the steps it depends on (numbers or ids; replaces the list)",
-    )
-
-    p = command(
-        tasks,
-        "action",
-        cmd_task_action,
-        "record an action, e.g. a command with its exit code and output",
-        "Record an action. Output is stored verbatim, bytes included; read it from a file"
-        " or from stdin with '-', e.g. `make test 2>&1 | clew task action T --command 'make"
-        " test' --exit-code 1 --stdout-file -`.",
-    )
-    p.add_argument("id", help="task id or unambiguous prefix")
-    p.add_argument("--command", "-c", help="the command line that ran")
-    p.add_argument("--summary", help="what the action did (default: the command)")
-    p.add_argument("--exit-code", type=whole, help="the command's exit code (non-zero = failed)")
-    p.add_argument("--cwd", help="the directory the command ran in")
-    p.add_argument("--duration", type=decimal, metavar="SECONDS", help="how long it took")
-    p.add_argument("--stdout", help="standard output, given inline")
-    p.add_argument("--stderr", help="standard error, given inline")
-    p.add_argument(
-        "--stdout-file", metavar="FILE", help="read standard output from FILE ('-': stdin)"
-    )
-    p.add_argument(
-        "--stderr-file", metavar="FILE", help="read standard error from FILE ('-': stdin)"
-    )
-    p.add_argument("--step", help="the plan step it belongs to (number or id)")
-    p.add_argument(
-        "--type",
-        default="cli",
-        help="action type: cli, gui, wait, vision, reasoning, tool or other",
-    )
-    p.add_argument("--status", help="started, completed or failed (default: from the exit code)")
-    p.add_argument("--input", metavar="JSON", help="structured input, a JSON object")
-    p.add_argument("--output", metavar="JSON", help="structured output, a JSON object")
-    p.add_argument("--tool", help="for a tool call of the trace: the tool's name")
-    p.add_argument("--decision", metavar="DECISION_ID", help="the trace decision that made it")
-    p.add_argument("--started-at", metavar="TIME", help="when it started (ISO time)")
-    p.add_argument("--ended-at", metavar="TIME", help="when it ended (ISO time)")
-    p.add_argument("--cpu-seconds", type=decimal, help="CPU time it used")
-    p.add_argument("--memory-mb", type=decimal, help="its peak memory, in MB")
-
-    p = command(tasks, "finish", cmd_task_finish, "finish an action that was recorded as started")
-    p.add_argument("action", help="action id or unambiguous prefix")
-    p.add_argument("--status", help="completed or failed (default: from the exit code)")
-    p.add_argument("--exit-code", type=whole, help="the command's exit code")
-    p.add_argument("--duration", type=decimal, metavar="SECONDS", help="how long it took")
-    p.add_argument(
-        "--stdout-file", metavar="FILE", help="read standard output from FILE ('-': stdin)"
-    )
-    p.add_argument(
-        "--stderr-file", metavar="FILE", help="read standard error from FILE ('-': stdin)"
-    )
-    p.add_argument("--output", metavar="JSON", help="structured output, a JSON object")
-    p.add_argument("--summary", help="a new summary")
-
-    p = command(
-        tasks, "output", cmd_task_output, "print an action's stdout (or stderr) exactly as stored"
-    )
-    p.add_argument("action", help="action id or unambiguous prefix")
-    p.add_argument("--stderr", action="store_true", help="print standard error instead")
-    p.add_argument("--info", action="store_true", help="describe the action instead")
-
-    p = command(tasks, "message", cmd_task_message, "print one task message in full")
-    p.add_argument("message", metavar="MESSAGE_ID", help="message id or unambiguous prefix")
-
-    p = command(tasks, "log", cmd_task_log, "add a log line to an action")
-    p.add_argument("action", help="action id or unambiguous prefix")
-    p.add_argument("text", help="the log line")
-    p.add_argument("--type", default="info", help="log type (default: info)")
-
-    p = command(
-        tasks,
         "replan",
         cmd_task_replan,
         "change the plan: add, insert, remove, move, rename steps (one new version)",
@@ -613,7 +495,13 @@ def register(commands: Any, command: Commands) -> None:
         " the old plan stays in the journal and removed steps keep their actions."
         " Step numbers refer to the plan as it stands when each operation applies.",
     )
-    p.add_argument("id", help="task id or unambiguous prefix")
+    task_id(p, "task_plan")
+    _replan_operations(p)
+    tool_option(p, "task_plan", "reason", "--reason")
+
+
+def _replan_operations(p: Any) -> None:
+    """`task replan`'s operations, applied in the order given (OrderedOps)."""
     p.add_argument("--add", action=OrderedOps, dest="add", metavar="TITLE", help="append a step")
     p.add_argument(
         "--insert",
@@ -642,8 +530,146 @@ def register(commands: Any, command: Commands) -> None:
         metavar=("STEP", "TITLE"),
         help="rename a step",
     )
-    p.add_argument("--reason", help="why the plan changed")
 
+
+def _register_update(tasks: Any, command: Commands) -> None:
+    """`task update`: what task_update does, and the task's own fields."""
+    p = command(
+        tasks,
+        "update",
+        cmd_task_update,
+        "report progress: a message, a step's status, the task's status",
+        "Report progress in one atomic call. `--step N` alone marks step N active.",
+    )
+    task_id(p, "task_update")
+    tool_option(p, "task_update", "message", "--message", "-m")
+    p.add_argument("--role", default="agent", help="message role: agent, system or user")
+    p.add_argument("--type", help="message type: text, lifecycle, progress, wait, stuck or plan")
+    tool_option(p, "task_update", "step", "--step")
+    tool_option(p, "task_update", "step_status", "--step-status")
+    tool_option(p, "task_update", "step_summary", "--summary")
+    tool_option(p, "task_update", "active_issue", "--issue", note="('' clears it)")
+    tool_option(p, "task_update", "status", "--status")
+    p.add_argument("--name", help="rename the task")
+    p.add_argument("--goal", help="change the goal")
+    p.add_argument("--workspace", help="change the workspace")
+    tool_option(p, "task_update", "next_objective", "--next", metavar="TEXT")
+    tool_option(p, "task_update", "summary", "--progress", metavar="TEXT")
+    p.add_argument("--meta", action="append", metavar="KEY=VALUE", help="set metadata (repeatable)")
+    _record_options(p, "task_update")
+    _update_record_options(p)
+
+
+def _update_record_options(p: Any) -> None:
+    """`task update`'s options of the task record and of the step's."""
+    p.add_argument(
+        "--outcome",
+        metavar="TEXT",
+        help="the outcome: of the step with --step, else of the task (e.g. success)",
+    )
+    tool_option(p, "task_update", "answer", "--answer", metavar="TEXT")
+    p.add_argument("--answer-file", metavar="FILE", help="read the final answer from FILE")
+    tool_option(p, "task_update", "confidence", "--confidence")
+    tool_option(p, "task_update", "error_summary", "--error-summary", metavar="TEXT")
+    tool_option(p, "task_update", "failed_step", "--failed-step", metavar="STEP")
+    tool_option(p, "task_update", "step_agent", "--agent")
+    tool_option(
+        p,
+        "task_update",
+        "step_artifacts",
+        "--artifact",
+        action="append",
+        metavar="REF",
+        note="(repeatable; replaces the list)",
+    )
+    tool_option(
+        p,
+        "task_update",
+        "depends_on",
+        "--depends-on",
+        nargs="+",
+        metavar="STEP",
+        note="(replaces the list)",
+    )
+
+
+def _register_actions(tasks: Any, command: Commands) -> None:
+    """`task action`, `finish`, `output`, `message` and `log`."""
+    p = command(
+        tasks,
+        "action",
+        cmd_task_action,
+        "record an action, e.g. a command with its exit code and output",
+        "Record an action. Output is stored verbatim, bytes included; read it from a file"
+        " or from stdin with '-', e.g. `make test 2>&1 | clew task action T --command 'make"
+        " test' --exit-code 1 --stdout-file -`.",
+    )
+    p.add_argument("id", help="task id or unambiguous prefix")
+    p.add_argument("--command", "-c", help="the command line that ran")
+    p.add_argument("--summary", help="what the action did (default: the command)")
+    p.add_argument("--exit-code", type=whole, help="the command's exit code (non-zero = failed)")
+    p.add_argument("--cwd", help="the directory the command ran in")
+    _action_result_options(p, inline=True)
+    p.add_argument("--step", help="the plan step it belongs to (number or id)")
+    p.add_argument(
+        "--type",
+        default="cli",
+        help="action type: cli, gui, wait, vision, reasoning, tool or other",
+    )
+    p.add_argument("--status", help="started, completed or failed (default: from the exit code)")
+    p.add_argument("--input", metavar="JSON", help="structured input, a JSON object")
+    p.add_argument("--output", metavar="JSON", help="structured output, a JSON object")
+    p.add_argument("--tool", help="for a tool call of the trace: the tool's name")
+    p.add_argument("--decision", metavar="DECISION_ID", help="the trace decision that made it")
+    p.add_argument("--started-at", metavar="TIME", help="when it started (ISO time)")
+    p.add_argument("--ended-at", metavar="TIME", help="when it ended (ISO time)")
+    p.add_argument("--cpu-seconds", type=decimal, help="CPU time it used")
+    p.add_argument("--memory-mb", type=decimal, help="its peak memory, in MB")
+
+    p = command(tasks, "finish", cmd_task_finish, "finish an action that was recorded as started")
+    p.add_argument("action", help="action id or unambiguous prefix")
+    p.add_argument("--status", help="completed or failed (default: from the exit code)")
+    p.add_argument("--exit-code", type=whole, help="the command's exit code")
+    _action_result_options(p, inline=False)
+    p.add_argument("--output", metavar="JSON", help="structured output, a JSON object")
+    p.add_argument("--summary", help="a new summary")
+    _register_action_reads(tasks, command)
+
+
+def _action_result_options(p: Any, *, inline: bool) -> None:
+    """How long an action took and its output: inline (`task action` only) or from files."""
+    p.add_argument("--duration", type=decimal, metavar="SECONDS", help="how long it took")
+    if inline:
+        p.add_argument("--stdout", help="standard output, given inline")
+        p.add_argument("--stderr", help="standard error, given inline")
+    p.add_argument(
+        "--stdout-file", metavar="FILE", help="read standard output from FILE ('-': stdin)"
+    )
+    p.add_argument(
+        "--stderr-file", metavar="FILE", help="read standard error from FILE ('-': stdin)"
+    )
+
+
+def _register_action_reads(tasks: Any, command: Commands) -> None:
+    """`task output`, `message` and `log`."""
+    p = command(
+        tasks, "output", cmd_task_output, "print an action's stdout (or stderr) exactly as stored"
+    )
+    p.add_argument("action", help="action id or unambiguous prefix")
+    p.add_argument("--stderr", action="store_true", help="print standard error instead")
+    p.add_argument("--info", action="store_true", help="describe the action instead")
+
+    p = command(tasks, "message", cmd_task_message, "print one task message in full")
+    p.add_argument("message", metavar="MESSAGE_ID", help="message id or unambiguous prefix")
+
+    p = command(tasks, "log", cmd_task_log, "add a log line to an action")
+    p.add_argument("action", help="action id or unambiguous prefix")
+    p.add_argument("text", help="the log line")
+    p.add_argument("--type", default="info", help="log type (default: info)")
+
+
+def _register_where(tasks: Any, commands: Any, command: Commands) -> None:
+    """`task where`, and `clew where` for this folder's task."""
     p = command(tasks, "where", cmd_task_where, 'answer "where was I?" for a task')
     p.add_argument("id", help="task id or unambiguous prefix")
 
@@ -657,6 +683,9 @@ def register(commands: Any, command: Commands) -> None:
     )
     p.add_argument("id", nargs="?", help="task id or unambiguous prefix (default: this folder's)")
 
+
+def _register_records(tasks: Any, command: Commands) -> None:
+    """`task record`, `resolve` and `keep-open`: what task_record does."""
     p = command(
         tasks,
         "record",
@@ -665,32 +694,20 @@ def register(commands: Any, command: Commands) -> None:
         "Record one fact about a task, stored once as a typed entry and shown in its state."
         " Exactly one of --decision, --error, --finding, --constraint, --question.",
     )
-    p.add_argument("id", help="task id or unambiguous prefix")
+    task_id(p, "task_record")
     kinds = p.add_mutually_exclusive_group(required=True)
-    kinds.add_argument("--decision", metavar="TEXT", help="a decision made")
-    kinds.add_argument("--error", metavar="TEXT", help="an error met")
-    kinds.add_argument("--finding", metavar="TEXT", help="something learned (a discovery)")
-    kinds.add_argument("--constraint", metavar="TEXT", help="a constraint the work must respect")
-    kinds.add_argument("--question", metavar="TEXT", help="a question that needs an answer")
-    p.add_argument("--resolution", metavar="TEXT", help="with --error: how it was resolved")
-    p.add_argument(
-        "--command",
-        metavar="CMD",
-        help="with --error: the command that failed (links the error to its run)",
-    )
-    p.add_argument(
-        "--keep-open",
-        action="store_true",
-        help="with --error: leave it open until you resolve it (a passing rerun is only"
-        " shown beside it as evidence)",
-    )
+    for kind in _RECORD_KINDS:
+        tool_option(kinds, "task_record", kind, f"--{kind}", metavar="TEXT")
+    tool_option(p, "task_record", "resolution", "--resolution", metavar="TEXT")
+    tool_option(p, "task_record", "command", "--command", metavar="CMD")
+    tool_option(p, "task_record", "keep_open", "--keep-open")
     p.add_argument(
         "--supersedes",
         metavar="ENTRY",
         help="an earlier entry this one replaces (a decision reversed); search and the state"
         " then show the new one as current",
     )
-    p.add_argument("--step", help="the plan step it belongs to (number or id)")
+    tool_option(p, "task_record", "step", "--step")
     p.add_argument("--detail", metavar="TEXT", help="the full detail, verbatim")
     p.add_argument("--detail-file", metavar="FILE", help="read the detail from FILE ('-': stdin)")
     p.add_argument("--tags", metavar="A,B", help="comma-separated tags")
@@ -701,9 +718,9 @@ def register(commands: Any, command: Commands) -> None:
         cmd_task_resolve,
         "resolve an open error (or answer a question)",
     )
-    p.add_argument("id", help="task id or unambiguous prefix")
-    p.add_argument("entry", metavar="ERROR_ID", help="the error's (or question's) entry id")
-    p.add_argument("--resolution", required=True, metavar="TEXT", help="how it was resolved")
+    task_id(p, "task_record")
+    tool_option(p, "task_record", "resolves", "entry", metavar="ERROR_ID")
+    tool_option(p, "task_record", "resolution", "--resolution", required=True, metavar="TEXT")
 
     p = command(
         tasks,
@@ -714,12 +731,15 @@ def register(commands: Any, command: Commands) -> None:
         " command when that same command passes. Keep-open makes any open error yours to"
         " resolve: later passing runs of its command are shown beside it as evidence.",
     )
-    p.add_argument("id", help="task id or unambiguous prefix")
-    p.add_argument("entry", metavar="ERROR_ID", help="the open error's entry id")
+    task_id(p, "task_record")
+    tool_option(p, "task_record", "keeps_open", "entry", metavar="ERROR_ID")
     p.add_argument(
         "--release", action="store_true", help="no longer kept open (clew's copy resolves again)"
     )
 
+
+def _register_upkeep(tasks: Any, command: Commands) -> None:
+    """`task files`, `summary`, `history`, `archive` and `tidy`."""
     p = command(
         tasks,
         "files",

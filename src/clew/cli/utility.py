@@ -84,8 +84,10 @@ def cmd_usage(args: argparse.Namespace) -> int:
     if args.json:
         print_json(usage)
         return 0
-    print(f"{usage.calls} model calls, {usage.tokens:,} tokens in {args.days} days"
-          f" ({usage.failed_calls} failed)")  # fmt: skip
+    print(
+        f"{usage.calls} model calls, {usage.tokens:,} tokens in {args.days} days"
+        f" ({usage.failed_calls} failed)"
+    )
     for day, calls, tokens in usage.by_day:
         print(f"  {day}  {calls:>5} calls  {tokens:>10,} tokens")
     for task_id, calls, tokens in usage.by_task[:10]:

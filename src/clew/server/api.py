@@ -27,12 +27,8 @@ from clew.errors import (
 from clew.models import to_jsonable
 from clew.origin import NOTHING, HostRules
 from clew.schema import check_arguments
-from clew.tools import (
-    Context,
-    Tool,
-    ToolResult,
-    _object,  # the registry's own schema shape, for the API's extra routes
-)
+from clew.tools import Context, Tool, ToolResult
+from clew.toolspec import object_schema as _object  # the registry's shape, for extra routes
 
 if TYPE_CHECKING:
     from clew.memory import Memory
@@ -45,8 +41,9 @@ _BUDGET = {"type": "integer", "minimum": 200, "maximum": 200_000, "description":
 
 def _task_history(mem: Memory, args: dict[str, Any], ctx: Context) -> ToolResult:
     items = mem.history(args["task_id"])
-    text = "\n".join(f"{i.at[:19]} {i.type} {i.text}" + (f" ({i.by})" if i.by else "")
-                     for i in items)  # fmt: skip
+    text = "\n".join(
+        f"{i.at[:19]} {i.type} {i.text}" + (f" ({i.by})" if i.by else "") for i in items
+    )
     return ToolResult(text or "No history.", to_jsonable(items))
 
 
@@ -343,6 +340,28 @@ _CHECKPOINT = {
 
 def openapi(version: str) -> dict[str, Any]:
     """The OpenAPI 3.1 document of the API, from the operations' schemas."""
+    paths = {**_operation_paths(), **_journal_paths(), **_server_paths()}
+    _add_checkpoint_headers(paths)
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "clew",
+            "version": version,
+            "description": "clew's task memory over HTTP. Every request sends"
+            " 'Authorization: Bearer KEY'; the space is the key's.",
+        },
+        "paths": paths,
+        "components": {
+            "schemas": {"Error": _ERROR, "Result": _RESULT},
+            "headers": {CHECKPOINT_HEADER: _CHECKPOINT_HEADER},
+            "securitySchemes": {"key": {"type": "http", "scheme": "bearer"}},
+        },
+        "security": [{"key": []}],
+    }
+
+
+def _operation_paths() -> dict[str, Any]:
+    """The paths of the operations: one POST each, its body the tool's arguments."""
     paths: dict[str, Any] = {}
     for name, op in OPERATIONS.items():
         scope = "read" if op.read_only else "write"
@@ -368,6 +387,12 @@ def openapi(version: str) -> dict[str, Any]:
                 },
             }
         }
+    return paths
+
+
+def _journal_paths() -> dict[str, Any]:
+    """The paths that move a space's journal: export, import and forget."""
+    paths: dict[str, Any] = {}
     paths[f"{PREFIX}/export"] = {
         "get": {
             "operationId": "export",
@@ -426,6 +451,12 @@ def openapi(version: str) -> dict[str, Any]:
             },
         }
     }
+    return paths
+
+
+def _server_paths() -> dict[str, Any]:
+    """The paths of the server's own: the key, the request log and the checkpoint."""
+    paths: dict[str, Any] = {}
     paths[f"{PREFIX}/key"] = {
         "get": {
             "operationId": "key",
@@ -480,24 +511,13 @@ def openapi(version: str) -> dict[str, Any]:
             },
         }
     }
-    for path in paths.values():  # the header every answer with a key carries
+    return paths
+
+
+def _add_checkpoint_headers(paths: dict[str, Any]) -> None:
+    """Name the checkpoint header on every answer with a key (not the checkpoint's own)."""
+    for path in paths.values():
         for operation in path.values():
             for code, response in operation["responses"].items():
                 if code == "200" and operation["operationId"] != "checkpoint":
                     response["headers"] = {CHECKPOINT_HEADER: {"$ref": _HEADER_REF}}
-    return {
-        "openapi": "3.1.0",
-        "info": {
-            "title": "clew",
-            "version": version,
-            "description": "clew's task memory over HTTP. Every request sends"
-            " 'Authorization: Bearer KEY'; the space is the key's.",
-        },
-        "paths": paths,
-        "components": {
-            "schemas": {"Error": _ERROR, "Result": _RESULT},
-            "headers": {CHECKPOINT_HEADER: _CHECKPOINT_HEADER},
-            "securitySchemes": {"key": {"type": "http", "scheme": "bearer"}},
-        },
-        "security": [{"key": []}],
-    }

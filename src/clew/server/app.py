@@ -26,16 +26,13 @@ them can take MCP, `/events` or the log down with it.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import functools
-import json
-import queue
 import sys
 import threading
 import time
 import traceback
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import anyio
@@ -54,14 +51,16 @@ from clew.history import actor_of
 from clew.models import to_jsonable
 from clew.origin import NOTHING, HostRules, Origin, for_scope
 from clew.server import api, edge, markup, web
+from clew.server.bodies import body_lines, exported, json_arguments, json_error
+from clew.server.callers import Said, is_local, key_of
 from clew.server.checkpoints import EVERY_SECONDS, Keeper, answer
 from clew.server.limits import RateLimit, retry_after
+from clew.server.mcp_endpoint import McpEndpoint
 from clew.server.requestlog import RequestLog, default_folder
 
 if TYPE_CHECKING:
     from clew.memory import Memory
 
-MAX_BODY = 64 * 1024 * 1024  # the most a request body may hold (as the CLI's --max-input-mb)
 PUBLIC = frozenset({f"{api.PREFIX}/openapi.json"})
 PAGE_POLICY = edge.page_policy(
     markup.STYLE
@@ -106,16 +105,12 @@ class Spaces:
             self._open = {self.home.space: self.home}
 
 
-def _error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status, headers=headers)
-
-
 def _scope_refusal(caller: Caller, needed: str, what: str) -> Response | None:
     """The 403 a caller whose key's scope is below `needed` gets for `what`, or None."""
     try:
         api.check_scope(caller.scope, needed, what)
     except ClewError as exc:
-        return _error(api.status_of(exc), api.error_text(exc))
+        return json_error(api.status_of(exc), api.error_text(exc))
     return None
 
 
@@ -153,7 +148,7 @@ class Server:
         self.log_days = log_days
         self._pruned = -PRUNE_SECONDS  # when the log was last pruned (monotonic)
         self._failing = ""  # the flush failure last said on stderr
-        self.mcp: _Mcp | None = None  # the /mcp endpoint, once build_app made it
+        self.mcp: McpEndpoint | None = None  # the /mcp endpoint, once build_app made it
 
     # -- the Door of mcp_server ---------------------------------------------------------
 
@@ -199,13 +194,13 @@ class Server:
     def identify(self, headers: dict[str, str], path: str = "", client: str = "") -> Caller:
         """The caller a request's Authorization header names (on the dashboard's paths, or
         its key cookie); AuthenticationError if none, naming the key prefix tried."""
-        token = _token(headers.get("authorization", ""))
+        token = key_of(headers.get("authorization", ""))
         if token is None and web.is_dashboard(path):
             held = web.cookie_keys(headers.get("cookie", ""))
             token = held[0] if held else None
         home = self.spaces.home
         if token is None:
-            if self.loopback and _local(headers, client) and not home.has_keys():
+            if self.loopback and is_local(headers, client) and not home.has_keys():
                 return Caller(None, home.space, "admin")
             raise AuthenticationError(
                 "this server needs a key: send 'Authorization: Bearer clew_...' with a key"
@@ -227,13 +222,18 @@ class Server:
             self.log.open()
         self.flush()
 
-    def note(self, said: _Said, method: str, route: str, ms: float) -> None:
+    def note(self, said: Said, method: str, route: str, ms: float) -> None:
         """Log a request, before its answer goes out (requestlog.py)."""
         said.noted = True
         line = RequestLine(
-            said.space, said.prefix, edge.safe(method)[:20], route, said.status,
-            stamp(utcnow()), round(ms, 3),
-        )  # fmt: skip
+            said.space,
+            said.prefix,
+            edge.safe(method)[:20],
+            route,
+            said.status,
+            stamp(utcnow()),
+            round(ms, 3),
+        )
         self.log.note(line)
 
     def flush(self) -> None:
@@ -292,7 +292,7 @@ class Server:
                 await app(scope, receive, send)
                 return
             started = time.perf_counter()
-            said = _Said()
+            said = Said()
             route = edge.route_of(_raw_path(scope))
 
             async def sending(message: Message) -> None:
@@ -342,7 +342,7 @@ class Server:
                         await login(scope, receive, sending)
                         return
                     challenge = {"WWW-Authenticate": 'Bearer realm="clew"'}
-                    await _error(401, api.error_text(exc), challenge)(scope, receive, sending)
+                    await json_error(401, api.error_text(exc), challenge)(scope, receive, sending)
                     return
                 said.prefix, said.space = caller.prefix, caller.space
                 wait = self.limit.take(caller.prefix or "-", self._clock())
@@ -359,7 +359,7 @@ class Server:
         return checked
 
     def _limited(self, wait: float) -> Response:
-        return _error(
+        return json_error(
             429,
             f"rate limited: a key (or an address without one) may make {self.limit.rate:g}"
             f" requests a second ({self.limit.burst} at once); retry after"
@@ -374,10 +374,10 @@ class Server:
         name = str(request.path_params["name"])
         caller = self.caller(request)
         if name not in api.OPERATIONS:
-            return _error(
+            return json_error(
                 404, f"no operation is called {name!r}; the operations: {', '.join(api.OPERATIONS)}"
             )
-        arguments = await _arguments(request)
+        arguments = await json_arguments(request)
         if isinstance(arguments, Response):
             return arguments
 
@@ -392,10 +392,11 @@ class Server:
         except ClewError as exc:
             status = api.status_of(exc)
             headers = {"Retry-After": "1"} if status == 503 else None
-            return _error(status, api.error_text(exc), headers)
+            return json_error(status, api.error_text(exc), headers)
         except Exception as exc:  # a bug of clew's: say so, keep serving
             traceback.print_exc(file=sys.stderr)
-            return _error(500, f"clew failed inside {name} ({type(exc).__name__}); a bug in clew")
+            failed = f"clew failed inside {name} ({type(exc).__name__}); a bug in clew"
+            return json_error(500, failed)
         return JSONResponse({"text": result.text, "data": to_jsonable(result.data)})
 
     async def forget(self, request: Request) -> Response:
@@ -404,7 +405,7 @@ class Server:
         refused = _scope_refusal(caller, "admin", "forget")
         if refused is not None:
             return refused
-        arguments = await _arguments(request)
+        arguments = await json_arguments(request)
         if isinstance(arguments, Response):
             return arguments
         door = web.actor(caller, "api")
@@ -418,7 +419,7 @@ class Server:
             result = await anyio.to_thread.run_sync(call)
         except ClewError as exc:
             status = api.status_of(exc)
-            return _error(
+            return json_error(
                 status, api.error_text(exc), {"Retry-After": "1"} if status == 503 else None
             )
         return JSONResponse({"text": result.text, "data": to_jsonable(result.data)})
@@ -426,7 +427,7 @@ class Server:
     async def export(self, request: Request) -> Response:
         """GET /api/v1/export: the space's journal file, streamed as it is read."""
         mem = self.spaces.get(self.caller(request).space)
-        return StreamingResponse(_exported(mem), media_type="application/x-ndjson")
+        return StreamingResponse(exported(mem), media_type="application/x-ndjson")
 
     async def import_(self, request: Request) -> Response:
         """POST /api/v1/import: replay a journal file into the space, streamed: the body is
@@ -468,7 +469,7 @@ class Server:
             try:
                 outcome = await anyio.to_thread.run_sync(replay)
             except ClewError as exc:
-                outcome = _error(api.status_of(exc), api.error_text(exc))
+                outcome = json_error(api.status_of(exc), api.error_text(exc))
             finally:
                 group.cancel_scope.cancel()  # a body cut short: the feeder waits no more
         return outcome if isinstance(outcome, Response) else JSONResponse(to_jsonable(outcome))
@@ -486,9 +487,9 @@ class Server:
         try:
             limit = int(request.query_params.get("limit", "100"))
         except ValueError:
-            return _error(400, "limit must be a whole number (1-1000)")
+            return json_error(400, "limit must be a whole number (1-1000)")
         if not 1 <= limit <= 1000:
-            return _error(400, "limit must be a whole number (1-1000)")
+            return json_error(400, "limit must be a whole number (1-1000)")
         await anyio.to_thread.run_sync(self.flush)
         found = await anyio.to_thread.run_sync(
             lambda: self.spaces.home.list_requests(caller.space, limit=limit)
@@ -501,24 +502,12 @@ class Server:
         try:
             made = await anyio.to_thread.run_sync(self.checkpoints.of, space)
         except ClewError as exc:
-            return _error(api.status_of(exc), api.error_text(exc))
+            return json_error(api.status_of(exc), api.error_text(exc))
         return JSONResponse(answer(made))
 
     async def openapi(self, request: Request) -> Response:
         """GET /api/v1/openapi.json: the API's OpenAPI 3.1 document."""
         return JSONResponse(api.openapi(__version__))
-
-
-class _Said:
-    """What a request's log line says, filled in as the request goes."""
-
-    __slots__ = ("noted", "prefix", "space", "status")
-
-    def __init__(self) -> None:
-        self.prefix: str | None = None  # the key used, or tried
-        self.space = ""  # its space ("" when no key has that prefix)
-        self.status = 500  # until an answer begins
-        self.noted = False
 
 
 def _raw_path(scope: Scope) -> bytes:
@@ -530,158 +519,7 @@ def _refused(path: str, status: int, message: str) -> Response:
     """The answer of a request refused at the edge: a page for a person, JSON for a program."""
     if web.is_dashboard(path):
         return web.refused(status, message)
-    return _error(status, message)
-
-
-def _local(headers: dict[str, str], client: str) -> bool:
-    """Whether a request without a key comes from this machine's own pages and tools: from a
-    loopback address (not through a listed proxy) with a loopback Host. A web page elsewhere
-    can make a browser send a request to 127.0.0.1, but not with its Host (edge.py's rule;
-    a browser's Origin was checked there too)."""
-    host = edge.split_host(headers.get("host", ""))
-    return host is not None and is_loopback(host[0]) and (not client or is_loopback(client))
-
-
-def _token(header: str) -> str | None:
-    """The key an Authorization header carries: Bearer KEY, or Basic with KEY as password."""
-    kind, _, value = header.strip().partition(" ")
-    if kind.lower() == "bearer" and value.strip():
-        return value.strip()
-    if kind.lower() == "basic" and value.strip():
-        try:
-            decoded = base64.b64decode(value.strip(), validate=True).decode("utf-8")
-        except (ValueError, UnicodeDecodeError):
-            return ""  # a malformed header is a wrong key, not no key
-        return decoded.partition(":")[2]
-    return "" if header.strip() else None
-
-
-async def _arguments(request: Request) -> dict[str, Any] | Response:
-    """A request's JSON object body (none: an empty object), or the 400 it gets."""
-    raw = await _body(request)
-    if isinstance(raw, Response):
-        return raw
-    try:
-        arguments = json.loads(raw) if raw.strip() else {}
-    except (ValueError, RecursionError):
-        return _error(400, "the request body is not valid JSON: send a JSON object")
-    if not isinstance(arguments, dict):
-        return _error(400, "the request body must be a JSON object")
-    return arguments
-
-
-async def _body(request: Request) -> bytes | Response:
-    """The request's body, or the 400 that says it is too large."""
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > MAX_BODY:
-        return _error(400, f"the request body is larger than {MAX_BODY >> 20} MB")
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY:
-            return _error(400, f"the request body is larger than {MAX_BODY >> 20} MB")
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def body_lines(next_chunk: Callable[[], bytes | None], limit: int = MAX_BODY) -> Iterator[str]:
-    """A request body's lines as text, from its chunks as they come (only "\n" ends a line:
-    the data may hold other line breaks); ValidationError for a line that is not UTF-8 or
-    longer than `limit` bytes."""
-    buffer, number = bytearray(), 0
-
-    def text(raw: bytes | bytearray) -> str:
-        try:
-            return bytes(raw).decode("utf-8")
-        except UnicodeDecodeError:
-            raise ValidationError(
-                f"line {number} of the journal file is not UTF-8 text; send what export"
-                " gives; nothing was imported"
-            ) from None
-
-    while (chunk := next_chunk()) is not None:
-        buffer += chunk
-        start = 0
-        while (end := buffer.find(b"\n", start)) >= 0:
-            number += 1
-            yield text(buffer[start : end + 1])
-            start = end + 1
-        del buffer[:start]
-        if len(buffer) > limit:
-            raise ValidationError(
-                f"line {number + 1} of the journal file is larger than {limit >> 20} MB;"
-                " nothing was imported"
-            )
-    if buffer:
-        number += 1
-        yield text(buffer)
-
-
-class _Pipe:
-    """A text file whose writes go to a bounded queue in chunks: the export, written by its
-    thread, read by the response as it goes (bounded: a slow client slows the export)."""
-
-    CHUNK = 64 * 1024
-
-    def __init__(self) -> None:
-        self.queue: queue.Queue[bytes | BaseException | None] = queue.Queue(maxsize=16)
-        self.closed = threading.Event()  # the client went away: stop writing
-        self._buffer: list[str] = []
-        self._size = 0
-
-    def write(self, text: str) -> int:
-        self._buffer.append(text)
-        self._size += len(text)
-        if self._size >= self.CHUNK:
-            self.flush()
-        return len(text)
-
-    def flush(self) -> None:
-        if self._buffer:
-            self.put("".join(self._buffer).encode("utf-8"))
-            self._buffer, self._size = [], 0
-
-    def put(self, item: bytes | BaseException | None) -> None:
-        while not self.closed.is_set():
-            with contextlib.suppress(queue.Full):
-                self.queue.put(item, timeout=0.5)
-                return
-        raise _Gone
-
-
-class _Gone(Exception):
-    """The client stopped reading the export."""
-
-
-async def _exported(mem: Memory) -> AsyncIterator[bytes]:
-    pipe = _Pipe()
-
-    def produce() -> None:
-        try:
-            mem.export_events(pipe)  # type: ignore[arg-type]  # a file's write and flush
-            pipe.flush()
-            pipe.put(None)
-        except _Gone:
-            return
-        except BaseException as exc:
-            with contextlib.suppress(_Gone):
-                pipe.put(exc)
-
-    worker = threading.Thread(target=produce, name="clew-export", daemon=True)
-    worker.start()
-    try:
-        while True:
-            item = await anyio.to_thread.run_sync(pipe.queue.get)
-            if item is None:
-                return
-            if isinstance(item, BaseException):
-                # The status line is sent: the stream ends without its end line, which an
-                # import refuses, so a cut export is never taken for a whole one.
-                print(f"clew: export failed: {item}", file=sys.stderr)
-                return
-            yield item
-    finally:
-        pipe.closed.set()
+    return json_error(status, message)
 
 
 async def _not_found(request: Request, exc: Exception) -> Response:
@@ -689,9 +527,11 @@ async def _not_found(request: Request, exc: Exception) -> Response:
     if web.is_dashboard(request.url.path):  # a person's browser: a page with a way back
         said = {404: "no such page", 405: "this page does not take that method"}
         return web.refused(code, said.get(code, "the request could not be served"))
-    said = {404: "no such route; the API is described at /api/v1/openapi.json",
-            405: "this route does not take that method; see /api/v1/openapi.json"}  # fmt: skip
-    return _error(code, said.get(code, "the request could not be served"))
+    said = {
+        404: "no such route; the API is described at /api/v1/openapi.json",
+        405: "this route does not take that method; see /api/v1/openapi.json",
+    }
+    return json_error(code, said.get(code, "the request could not be served"))
 
 
 def build_app(
@@ -712,7 +552,7 @@ def build_app(
     ]
     board = web.Dashboard(server)
     routes += board.routes()
-    door = server.mcp = _Mcp(server) if mcp else None
+    door = server.mcp = McpEndpoint(server.context, server) if mcp else None
     if door is not None:
         routes = [Route("/mcp", endpoint=door), *routes]
 
@@ -750,46 +590,6 @@ def build_app(
     app.add_middleware(_Wrapped, wrap=stamped)
     app.add_middleware(_Wrapped, wrap=server.keys)
     return app, lifespan
-
-
-class _Mcp:
-    """The /mcp endpoint: the MCP SDK's session manager, made again whenever one stops (a
-    manager runs only once), so MCP outlives a failure of its own."""
-
-    def __init__(self, server: Server) -> None:
-        from clew.mcp_server import build_server
-
-        self._app = build_server(None, server.context, door=server)
-        self.manager: Any = None
-        self.running = anyio.Event()  # the first manager runs
-
-    def _make(self) -> Any:
-        from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-        from mcp.server.transport_security import TransportSecuritySettings
-
-        # The SDK's own Host and Origin check is off: the edge's (edge.py) holds for every
-        # route, /mcp included, so there is one rule, not two.
-        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-        return StreamableHTTPSessionManager(app=self._app, security_settings=security)
-
-    async def run(self) -> None:
-        """Run one session manager until it stops (`kept` makes the next)."""
-        manager = self._make()
-        async with manager.run():
-            self.manager = manager
-            self.running.set()
-            try:
-                await anyio.sleep_forever()
-            finally:
-                self.manager = None
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        manager = self.manager
-        if manager is None:  # between one manager and the next
-            busy = _error(503, "MCP is starting again; retry in a second", {"Retry-After": "1"})
-            await busy(scope, receive, send)
-            return
-        await manager.handle_request(scope, receive, send)
 
 
 class _Wrapped:
@@ -873,12 +673,19 @@ def make_server(
     loopback = check_bind(home, host)
     spaces = Spaces(home, opener)
     server = Server(
-        spaces, loopback=loopback, context=context, rate=options.rate,
-        burst=options.burst, log_days=options.log_days, bind=host,
-        allowed_hosts=options.allowed_hosts, forwarded_allow_ips=options.forwarded_allow_ips,
-        log_folder=options.log_folder, allow=options.allow,
+        spaces,
+        loopback=loopback,
+        context=context,
+        rate=options.rate,
+        burst=options.burst,
+        log_days=options.log_days,
+        bind=host,
+        allowed_hosts=options.allowed_hosts,
+        forwarded_allow_ips=options.forwarded_allow_ips,
+        log_folder=options.log_folder,
+        allow=options.allow,
         checkpoints=Keeper(spaces, options.checkpoint_file, options.checkpoint_every),
-    )  # fmt: skip
+    )
     try:
         server.log.open()
     except OSError as exc:
@@ -897,9 +704,14 @@ def uvicorn_config(app: ASGIApp, host: str, port: int) -> Any:
     # the edge believes it only from the proxies the operator lists. Open event streams
     # would hold a stop for their lifetime: they are cut after a moment.
     return uvicorn.Config(
-        app, host=host, port=port, log_level="warning", lifespan="on",
-        timeout_graceful_shutdown=2, proxy_headers=False,
-    )  # fmt: skip
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=2,
+        proxy_headers=False,
+    )
 
 
 async def run_server(
@@ -955,7 +767,12 @@ def serve(
 
     anyio.run(
         lambda: run_server(
-            home, host=host, port=port, opener=opener, context=context, options=options,
+            home,
+            host=host,
+            port=port,
+            opener=opener,
+            context=context,
+            options=options,
             ready=said,
         )
-    )  # fmt: skip
+    )

@@ -116,9 +116,12 @@ class RequestLog:
                 self._memory.append(line)
                 if str(exc) != self._failing:
                     self._failing = str(exc)
-                    print(f"clew: the request log cannot write its spill file in {self.folder}"
-                          f" ({exc}); until it can, its lines wait in memory, and a crash"
-                          " would lose them", file=sys.stderr)  # fmt: skip
+                    print(
+                        f"clew: the request log cannot write its spill file in {self.folder}"
+                        f" ({exc}); until it can, its lines wait in memory, and a crash"
+                        " would lose them",
+                        file=sys.stderr,
+                    )
         return line
 
     def fold(self) -> int:
@@ -193,8 +196,10 @@ class RequestLog:
         try:
             self.fold()
         except Exception as exc:  # the store is gone: the files wait for the next start
-            print(f"clew: the request log keeps unfolded lines in {self.folder}: {exc}",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"clew: the request log keeps unfolded lines in {self.folder}: {exc}",
+                file=sys.stderr,
+            )
         with self._lock:
             fd, self._fd = self._fd, None
             if fd is None:

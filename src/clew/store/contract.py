@@ -418,7 +418,7 @@ class TaskReads(Protocol):
         limit: int,
     ) -> list[tuple[Any, ...]]:
         """The newest `limit` rows of one kind of the outline (task, goal, step, answer,
-        pattern, guardrail: sqlite_tasks.OUTLINE_SQL's columns), of one task or step."""
+        pattern, guardrail: portable_tasks.OUTLINE_SQL's columns), of one task or step."""
         ...
 
     def list_tasks(
@@ -530,7 +530,7 @@ class ArchiveReads(Protocol):
         their issue and summary, final answers, patterns, guardrails: the `kinds` asked
         for), of one task or step, made within `since` (inclusive) and `until`
         (exclusive), by their search index: the best `limit`, best first, as (kind, score,
-        row of sqlite_tasks.OUTLINE_SQL's columns), the score comparable across these
+        row of portable_tasks.OUTLINE_SQL's columns), the score comparable across these
         kinds (bm25, lower is better)."""
         ...
 

@@ -1202,8 +1202,8 @@ MIGRATIONS += (
 # A task's open waits (wait actions still started) were found by reading every action of
 # the task (and the space's waiting tasks by every action of the space): `where`, `state`
 # and the brief slowed down as a task grew. A partial index holds only the open ones, so it
-# stays tiny and costs the other actions' writes nothing; the reads (sqlite_trace.open_waits,
-# sqlite_waits.open_wait_actions and waiting_tasks) name its condition word for word, as they
+# stays tiny and costs the other actions' writes nothing; the reads (portable_trace.open_waits,
+# portable_waits.open_wait_actions and waiting_tasks) name its condition word for word, as they
 # must for SQLite to use it.
 MIGRATIONS += (
     Migration(

@@ -2,7 +2,7 @@
 
 A composed object, not a mixin: the store makes one (`store.graph_checkpoints`). Its
 statements are PostgreSQL's own, `%s` placeholders on the psycopg connection of the store's
-transaction (never through pg_adapter's translation), each naming the space it reads or
+transaction (psycopg's own cursor, not the portable connection's), each naming the space it reads or
 changes; row-level security checks the same space behind them. They run inside the store's
 transactions, so they join one the caller opened.
 """

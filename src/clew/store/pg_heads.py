@@ -50,14 +50,14 @@ class PgHeadReads:
         after, base = -1, 0
         if known is not None and known.last is not None:
             held = self._rows(
-                "SELECT seq FROM events WHERE space = ? AND id = ? AND hash = ?",
+                "SELECT seq FROM events WHERE space = $1 AND id = $2 AND hash = $3",
                 (space, known.last, known.head),
             )
             if held:
                 after, base = int(held[0][0]), known.events
         row = self._rows(
             "SELECT e.id, e.hash, (SELECT count(*) FROM events c WHERE c.space = e.space"
-            " AND c.seq > ? AND c.seq <= e.seq) FROM events e WHERE e.space = ?"
+            " AND c.seq > $1 AND c.seq <= e.seq) FROM events e WHERE e.space = $2"
             " ORDER BY e.seq DESC LIMIT 1",
             (after, space),
         )
@@ -76,8 +76,8 @@ class PgHeadReads:
                     continue
                 rows = self._rows(
                     "SELECT n, hash FROM (SELECT row_number() OVER (ORDER BY seq) AS n, hash"
-                    " FROM events WHERE space = ? ORDER BY seq LIMIT ?) numbered"
-                    " WHERE n = ANY(?)",
+                    " FROM events WHERE space = $1 ORDER BY seq LIMIT $2) numbered"
+                    " WHERE n = ANY($3)",
                     (space, numbers[-1], numbers),
                 )
                 for n, head in rows:

@@ -53,27 +53,28 @@ from clew.models import Action, Entry, EntryFilter, RecordHit, SearchHit, Turn
 from clew.search import Query, Term
 from clew.store.frozen_error_lines import OUTPUT_HEAD, OUTPUT_TAIL
 from clew.store.migrations import OUTLINE_COLUMNS, OUTLINE_TABLES, decision_body, outline_text
-from clew.store.rows import RowReader, placeholders
-from clew.store.sqlite_archive import ENTRY_COLUMNS, _entry, _where
-from clew.store.sqlite_conversations import _TURN_COLUMNS, turn_from_row
-from clew.store.sqlite_search import (
-    _first_line,
-    _time,
+from clew.store.portable_archive import ENTRY_COLUMNS, entry_filter, entry_from_row
+from clew.store.portable_conversations import TURN_COLUMNS, turn_from_row
+from clew.store.portable_search import (
+    TITLE_CHARS,
+    first_line,
     outline_check_sql,
     outline_fault,
     records_between,
     records_check_sql,
     records_fault,
     task_record_kinds,
+    time_conditions,
 )
-from clew.store.sqlite_tasks import outline_joins
-from clew.store.sqlite_trace import actions_from_rows
+from clew.store.portable_tasks import outline_joins
+from clew.store.portable_trace import actions_from_rows
+from clew.store.rows import RowReader
+from clew.store.sql import numbered, param, param_list
 
 SEARCH_WINDOW = 5000
 DF_CAP = 1000
 INDEX_HEAD = 60_000
 INDEX_TAIL = 20_000
-_TITLE_CHARS = 200
 # BM25's constants, as FTS5's bm25 has them: how fast a term's count saturates, and how
 # much a row's length discounts it.
 K1 = 1.2
@@ -469,19 +470,23 @@ def outline_backfill() -> str:
     """
 
 
-def tsquery(query: Query) -> tuple[str, list[Any]]:
-    """Compile a query into a tsquery expression (SQL with `?` parameters): every included
-    term (any one when any_terms), none of the excluded ones. No user text reaches SQL or
-    tsquery syntax: the terms are parameters of `clew_term`."""
+def tsquery(query: Query, params: list[Any]) -> str:
+    """Compile a query into a tsquery expression (SQL whose values are added to `params`):
+    every included term (any one when any_terms), none of the excluded ones. No user text
+    reaches SQL or tsquery syntax: the terms are parameters of `clew_term`."""
     if not query.include:  # search.parse never makes one: nothing to look for
         raise ValidationError("a search needs at least one term to look for")
     join = " || " if query.any_terms else " && "
-    sql = "(" + join.join("clew_term(?, ?)" for _ in query.include) + ")"
-    params: list[Any] = [v for t in query.include for v in _term(t)]
+    sql = "(" + join.join(_clew_term(t, params) for t in query.include) + ")"
     for term in query.exclude:
-        sql = f"({sql} && !!clew_term(?, ?))"
-        params += _term(term)
-    return sql, params
+        sql = f"({sql} && !!{_clew_term(term, params)})"
+    return sql
+
+
+def _clew_term(term: Term, params: list[Any]) -> str:
+    """`clew_term(text, prefix)` of one term, its values added to `params`."""
+    text, prefix = _term(term)
+    return f"clew_term({param(params, text)}, {param(params, prefix)})"
 
 
 def _term(term: Term) -> list[Any]:
@@ -544,26 +549,27 @@ class PostgresSearch(RowReader):
         limit: int,
         joins: str = "",
         where: str = "",
-        params: Sequence[Any] = (),
+        params: Sequence[Any] | None = None,
         outer_joins: str = "",
     ) -> list[tuple[float, Any]]:
         """The best `limit` rows of an index's table (alias `t`, with `joins`, narrowed by
         `where`) among its newest SEARCH_WINDOW matches, as (score, row of `columns`), best
-        first.
+        first. `params` are `where`'s and `joins`', the space first (`$1`: None, the space
+        alone); the statement's own values are added after them.
         `columns` may read `t`, `outer_joins` and `m.q`, the query's tsquery: they are
         read for the rows shown only. Two statements: the terms' document frequencies
         (none for one term), then the ranked rows."""
-        match, match_params = tsquery(query)
+        values = [self.space] if params is None else list(params)
+        match = tsquery(query, values)
         table, weights, length = index
         with self.transaction():
             counts: list[str] = []
             parts: list[str] = []
-            count_params: list[Any] = []
-            for i, (sql, params_of, weight) in enumerate(self._weighed_terms(table, query)):
+            for i, (form, term, weight) in enumerate(self._weighed_terms(table, query)):
                 # BM25 of the term in the row: its frequency is ts_rank_cd's count of its
                 # occurrences (weighted by column), against the row's length in bytes.
+                sql = form.format(*(param(values, v) for v in term))
                 counts.append(f"ts_rank_cd({weights}, v.search, {sql}, 0) AS tf{i}")
-                count_params += params_of
                 parts.append(
                     f"{weight!r} * w.tf{i} * {K1 + 1} / (w.tf{i} + {K1} * (1 - {B} + {B} * w.dl"
                     " / w.avgdl))"
@@ -573,36 +579,36 @@ class PostgresSearch(RowReader):
                 f" SELECT w.seq, -({' + '.join(parts)}) AS score FROM ("
                 f"  SELECT v.seq, v.dl, avg(v.dl) OVER () AS avgdl, {', '.join(counts)} FROM ("
                 f"   SELECT t.seq, t.search, {length} AS dl FROM {table} t{joins}"
-                f"   WHERE t.search @@ {match} AND t.space = ?{where}"
+                f"   WHERE t.search @@ {match} AND t.space = $1{where}"
                 f"   ORDER BY t.seq DESC LIMIT {SEARCH_WINDOW}) v) w"
-                f" ORDER BY score, w.seq DESC LIMIT ?) r"
-                f" JOIN {table} t ON t.seq = r.seq AND t.space = ?{outer_joins}"
+                f" ORDER BY score, w.seq DESC LIMIT {param(values, limit)}) r"
+                f" JOIN {table} t ON t.seq = r.seq AND t.space = $1{outer_joins}"
                 f" CROSS JOIN (SELECT {match} AS q) m"
                 " ORDER BY r.score, r.seq DESC",
-                [*count_params, *match_params, self.space, *params, limit, self.space,
-                 *match_params],
-            )  # fmt: skip
+                values,
+            )
         return [(float(r[0]), r) for r in rows]
 
     def _weighed_terms(self, table: str, query: Query) -> list[tuple[str, list[Any], float]]:
-        """Each included term's tsquery (SQL and parameters) and its idf in the space. One
-        statement, or none for a query of one term: its idf would scale every score of the
-        index alike (so kinds merged by the facade interleave by the term's count alone)."""
+        """Each included term's tsquery (SQL with a `{}` for each of its values, and the
+        values) and its idf in the space. One statement, or none for a query of one term:
+        its idf would scale every score of the index alike (so kinds merged by the facade
+        interleave by the term's count alone)."""
         if len(query.include) == 1:
-            return [("clew_term(?, ?)", _term(query.include[0]), 1.0)]
-        stats = [f"(SELECT coalesce(max(seq) - min(seq) + 1, 0) FROM {table} WHERE space = ?)"]
+            return [("clew_term({}, {})", _term(query.include[0]), 1.0)]
+        stats = [f"(SELECT coalesce(max(seq) - min(seq) + 1, 0) FROM {table} WHERE space = $1)"]
         params: list[Any] = [self.space]
         for term in query.include:
-            stats.append("clew_term(?, ?)::text")
+            clew_term = _clew_term(term, params)
+            stats.append(f"{clew_term}::text")
             stats.append(
-                f"(SELECT count(*) FROM (SELECT 1 FROM {table} WHERE space = ?"
-                f" AND search @@ clew_term(?, ?) LIMIT {DF_CAP}) d)"
+                f"(SELECT count(*) FROM (SELECT 1 FROM {table} WHERE space = $1"
+                f" AND search @@ {clew_term} LIMIT {DF_CAP}) d)"
             )
-            params += [*_term(term), self.space, *_term(term)]
         got = tuple(self._rows("SELECT " + ", ".join(stats), params)[0])
         n = int(got[0])
         return [
-            ("?::tsquery", [str(got[i])], idf(n, int(got[i + 1]))) for i in range(1, len(got), 2)
+            ("{}::tsquery", [str(got[i])], idf(n, int(got[i + 1]))) for i in range(1, len(got), 2)
         ]
 
     def turns_by_id(self, ids: list[str]) -> list[Turn]:
@@ -610,7 +616,7 @@ class PostgresSearch(RowReader):
         if not ids:
             return []
         rows = self._rows(
-            f"SELECT {_TURN_COLUMNS} FROM turns WHERE space = ? AND id IN ({placeholders(ids)})"
+            f"SELECT {TURN_COLUMNS} FROM turns WHERE space = $1 AND id IN ({numbered(len(ids), 2)})"
             " ORDER BY session_id, turn",
             [self.space, *ids],
         )
@@ -618,14 +624,15 @@ class PostgresSearch(RowReader):
 
     def search_entries(self, query: Query, filters: EntryFilter, *, limit: int) -> list[SearchHit]:
         """Rank the entries matching a query (rare terms weigh more), newest first on ties."""
-        where, params = _where(filters, "t.")
+        params: list[Any] = [self.space]
+        where = entry_filter(filters, "t.", params)
         columns = ", ".join(f"t.{c}" for c in ENTRY_COLUMNS)
         text = "concat_ws(E'\\n', t.summary, t.detail, t.resolution)"
         rows = self._ranked_rows(
             _ENTRIES, query, where=where, params=params, limit=limit,
             columns=f"{columns}, {_headline(text, 'm.q')} AS snippet",
         )  # fmt: skip
-        entries = self._with_sources([_entry(tuple(r)[1:]) for _, r in rows])
+        entries = self._with_sources([entry_from_row(tuple(r)[1:]) for _, r in rows])
         return [
             SearchHit(e, score, tidy(r["snippet"]))
             for e, (score, r) in zip(entries, rows, strict=True)
@@ -635,11 +642,11 @@ class PostgresSearch(RowReader):
         self, session_id: str | None, query: Query, *, limit: int
     ) -> list[tuple[Turn, float, str]]:
         """Rank the turns matching a query (of one session, or of all), as on SQLite."""
-        columns = ", ".join("t." + c.strip() for c in _TURN_COLUMNS.split(","))
+        columns = ", ".join("t." + c.strip() for c in TURN_COLUMNS.split(","))
+        params: list[Any] = [self.space]
+        where = "" if session_id is None else f" AND t.session_id = {param(params, session_id)}"
         rows = self._ranked_rows(
-            _TURNS, query, limit=limit,
-            where=" AND t.session_id = ?" if session_id is not None else "",
-            params=[session_id] if session_id is not None else [],
+            _TURNS, query, limit=limit, where=where, params=params,
             columns=f"{columns}, {_headline('t.content', 'm.q')} AS snip",
         )  # fmt: skip
         return [(turn_from_row(tuple(r)[1:]), score, tidy(r["snip"])) for score, r in rows]
@@ -692,20 +699,19 @@ class PostgresSearch(RowReader):
         until: str | None,
         limit: int,
     ) -> list[RecordHit]:
-        where, params = _time("t.", since, until)
-        where = f" AND t.kind IN ({placeholders(kinds)}){where}"
-        params = [*kinds, *params]
+        params: list[Any] = [self.space]
+        where = f" AND t.kind IN ({param_list(params, kinds)})"
+        where += time_conditions("t.", since, until, params)
         if task_id is not None:
-            where += " AND t.task_id = ?"
-            params.append(task_id)
+            where += f" AND t.task_id = {param(params, task_id)}"
         if step_id is not None:
+            step = param(params, step_id)
             where += (
                 " AND (EXISTS (SELECT 1 FROM actions x WHERE t.kind = 'action'"
-                " AND x.space = t.space AND x.id = t.ref_id AND x.plan_item_id = ?)"
+                f" AND x.space = t.space AND x.id = t.ref_id AND x.plan_item_id = {step})"
                 " OR EXISTS (SELECT 1 FROM trace_decisions x WHERE t.kind = 'decision'"
-                " AND x.space = t.space AND x.id = t.ref_id AND x.plan_item_id = ?))"
+                f" AND x.space = t.space AND x.id = t.ref_id AND x.plan_item_id = {step}))"
             )
-            params += [step_id, step_id]
         # Where it matched: the body (stdout, or the message) weighs C, stderr B.
         field = (
             "CASE WHEN ts_filter(t.search, '{c}') @@ m.q THEN 'stdout'"
@@ -723,7 +729,7 @@ class PostgresSearch(RowReader):
                 f" {_headline(text, 'm.q')} AS snip, {field} AS field,"
                 " a.summary, a.command, a.status, a.exit_code,"
                 " coalesce(a.plan_item_id, d.plan_item_id) AS plan_item_id, g.role, d.outcome,"
-                f" substr(coalesce(g.content, d.action), 1, {_TITLE_CHARS}) AS head"
+                f" substr(coalesce(g.content, d.action), 1, {TITLE_CHARS}) AS head"
             ),
             outer_joins=(
                 " LEFT JOIN actions a ON t.kind = 'action' AND a.space = t.space"
@@ -737,13 +743,13 @@ class PostgresSearch(RowReader):
         for score, r in rows:
             if r["kind"] == "action":
                 code = "" if r["exit_code"] is None else f" exit {r['exit_code']}"
-                label, title = f"{r['status']}{code}", _first_line(r["command"] or r["summary"])
+                label, title = f"{r['status']}{code}", first_line(r["command"] or r["summary"])
                 field_name = r["field"]
             elif r["kind"] == "decision":
-                label, title = f"decision {r['outcome']}", _first_line(r["head"])
+                label, title = f"decision {r['outcome']}", first_line(r["head"])
                 field_name = "outcome" if r["field"] == "stdout" else "action"
             else:
-                label, title, field_name = r["role"], _first_line(r["head"]), "content"
+                label, title, field_name = r["role"], first_line(r["head"]), "content"
             hit = RecordHit(
                 r["kind"], r["ref_id"], r["task_id"], None, None, r["created_at"], label,
                 title, tidy(r["snip"]), score, field_name, step_id=r["plan_item_id"],
@@ -760,21 +766,20 @@ class PostgresSearch(RowReader):
         until: str | None,
         limit: int,
     ) -> list[RecordHit]:
-        where, params = _time("t.", since, until)
+        params: list[Any] = [self.space]
+        where = time_conditions("t.", since, until, params)
         joins = ""
         if task_id is not None:
             joins = " JOIN sessions s ON s.space = t.space AND s.id = t.session_id"
-            where += " AND s.task_id = ?"
-            params.append(task_id)
+            where += f" AND s.task_id = {param(params, task_id)}"
         if session_ids is not None:
-            where += f" AND t.session_id IN ({placeholders(session_ids)})"
-            params += session_ids
+            where += f" AND t.session_id IN ({param_list(params, session_ids)})"
         rows = self._ranked_rows(
             _TURNS, query, joins=joins, where=where, params=params,
             limit=limit,
             columns=(
                 "t.id, s.task_id, t.session_id, t.turn, t.created_at, t.role, t.tool_name,"
-                f" substr(t.content, 1, {_TITLE_CHARS}) AS head,"
+                f" substr(t.content, 1, {TITLE_CHARS}) AS head,"
                 f" {_headline('t.content', 'm.q')} AS snip"
             ),
             outer_joins=" JOIN sessions s ON s.space = t.space AND s.id = t.session_id",
@@ -784,7 +789,7 @@ class PostgresSearch(RowReader):
             label = r["role"] + (f" ({r['tool_name']})" if r["tool_name"] else "")
             hit = RecordHit(
                 "turn", r["id"], r["task_id"], r["session_id"], r["turn"], r["created_at"],
-                label, _first_line(r["head"]), tidy(r["snip"]), score, "content",
+                label, first_line(r["head"]), tidy(r["snip"]), score, "content",
             )  # fmt: skip
             hits.append(hit)
         return hits
@@ -804,8 +809,9 @@ class PostgresSearch(RowReader):
         as on SQLite), as (kind, score, row)."""
         if not kinds:
             return []
-        joins, where, params = outline_joins(kinds, task_id, step_id, since, until,
-                                             plain="", same_space=True, doc="t")  # fmt: skip
+        params: list[Any] = [self.space]
+        joins, where = outline_joins(kinds, task_id, step_id, since, until, params,
+                                     plain="", same_space=True, doc="t")  # fmt: skip
         with self.transaction():
             best = self._ranked_rows(
                 _OUTLINE, query, columns="t.kind, t.ref_id", limit=limit, joins=joins,
@@ -825,13 +831,14 @@ class PostgresSearch(RowReader):
     def failed_actions_matching(self, query: Query, *, limit: int = 50) -> list[Action]:
         """Failed commands whose command or output matches a query, newest first (the
         caller confirms the text is there verbatim)."""
-        match, params = tsquery(query)
+        params: list[Any] = [self.space, limit]
+        match = tsquery(query, params)
         rows = self._rows(
             "SELECT a.* FROM record_docs k JOIN actions a ON a.space = k.space AND a.id = k.ref_id"
-            f" WHERE k.search @@ {match} AND k.space = ? AND k.kind = 'action'"
+            f" WHERE k.search @@ {match} AND k.space = $1 AND k.kind = 'action'"
             " AND (a.exit_code <> 0 OR a.status IN ('failed', 'timeout'))"
-            " ORDER BY k.seq DESC LIMIT ?",
-            [*params, self.space, limit],
+            " ORDER BY k.seq DESC LIMIT $2",
+            params,
         )
         return actions_from_rows(rows)
 

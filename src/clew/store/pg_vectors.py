@@ -30,8 +30,7 @@ from typing import Any
 
 from clew.models import NewVector
 from clew.store import pg_migrations
-from clew.store.rows import placeholders
-from clew.store.sql import Connection, Row
+from clew.store.sql import Connection, Row, param, param_list
 
 _log = logging.getLogger(__name__)
 
@@ -150,7 +149,7 @@ class PgVectorSearch:
             return
         conn, _ = self._writer()
         newest = conn.execute(
-            "SELECT coalesce(max(seq), 0) FROM embeddings WHERE space = ? AND model = ?",
+            "SELECT coalesce(max(seq), 0) FROM embeddings WHERE space = $1 AND model = $2",
             (self.space, model),
         ).fetchone()[0]
         super().put_vectors(model, vectors)  # type: ignore[misc]
@@ -166,8 +165,8 @@ class PgVectorSearch:
                 "SELECT e.seq, e.kind, e.ref_id, e.task_id, e.step_id, e.session_id,"
                 " e.created_at, e.dim, e.vector FROM embeddings e"
                 f" LEFT JOIN {TABLE} c ON c.space = e.space AND c.seq = e.seq"
-                " WHERE e.space = ? AND e.model = ? AND e.seq > ? AND c.seq IS NULL"
-                " ORDER BY e.seq LIMIT ?",
+                " WHERE e.space = $1 AND e.model = $2 AND e.seq > $3 AND c.seq IS NULL"
+                " ORDER BY e.seq LIMIT $4",
                 (self.space, model, after, _COPY_PAGE),
             ).fetchall()
             if not rows:
@@ -180,8 +179,8 @@ class PgVectorSearch:
                 " session_id, created_at, dim, vector)"
                 " SELECT e.space, e.seq, e.model, e.kind, e.ref_id, e.task_id, e.step_id,"
                 " e.session_id, e.created_at, e.dim, x.v::vector"
-                " FROM unnest(?::bigint[], ?::text[]) AS x(seq, v)"
-                " JOIN embeddings e ON e.space = ? AND e.seq = x.seq",
+                " FROM unnest($1::bigint[], $2::text[]) AS x(seq, v)"
+                " JOIN embeddings e ON e.space = $3 AND e.seq = x.seq",
                 (
                     [int(r[0]) for r in rows],
                     [half_literal(bytes(r[8]), int(r[7])) for r in rows],
@@ -194,7 +193,7 @@ class PgVectorSearch:
         """Make the HNSW index of vectors of `dim` values, once per database: an HNSW index
         needs one dimension, and each model has its own (a partial index per dimension)."""
         name = f"{TABLE}_hnsw_{dim}"
-        if conn.execute("SELECT to_regclass(?)", (name,)).fetchone()[0] is None:
+        if conn.execute("SELECT to_regclass($1)", (name,)).fetchone()[0] is None:
             # A role that does not own the table (a team's agents' role) may not make an
             # index: the search then scans, still in the database, and the write goes on.
             conn.execute("SAVEPOINT clew_hnsw")
@@ -230,40 +229,37 @@ class PgVectorSearch:
                 self._copy_missing(model)
             self._copied.add(model)
         dim = len(query)
-        where = [f"space = ? AND model = ? AND dim = {dim}", f"kind IN ({placeholders(kinds)})"]
-        params: list[Any] = [self.space, model, *kinds]
+        params: list[Any] = [literal(query), self.space, model]  # $1: the query's vector
+        where = [f"space = $2 AND model = $3 AND dim = {dim}"]
+        where.append(f"kind IN ({param_list(params, kinds)})")
         for column, value in (("task_id", task_id), ("step_id", step_id)):
             if value is not None:
-                where.append(f"{column} = ?")
-                params.append(value)
+                where.append(f"{column} = {param(params, value)}")
         if session_ids is not None:
             if not session_ids:
                 return []
-            where.append(f"session_id IN ({placeholders(session_ids)})")
-            params += session_ids
+            where.append(f"session_id IN ({param_list(params, session_ids)})")
         if since is not None:
-            where.append("created_at >= ?")
-            params.append(since)
+            where.append(f"created_at >= {param(params, since)}")
         if until is not None:
-            where.append("created_at < ?")
-            params.append(until)
+            where.append(f"created_at < {param(params, until)}")
         ef = max(40, min(limit, _EF_MAX))
         # A task, step, session or time filter keeps few rows of many, which an HNSW scan
         # finds only in part (measured: 0.79 of the exact top 10 for one task of 100 at 50,000
         # vectors): those rows are scored exactly instead (`+ 0` hides the ORDER BY from the
         # HNSW index), as in process. Kinds keep a large share, which HNSW serves.
         narrow = any(f is not None for f in (task_id, step_id, session_ids, since, until))
-        order = f"(vector::vector({dim}) <=> ?::vector({dim})){' + 0' if narrow else ''}"
+        order = f"(vector::vector({dim}) <=> $1::vector({dim})){' + 0' if narrow else ''}"
         with self.transaction():
             self._rows(
-                "SELECT set_config('hnsw.ef_search', ?, true),"
+                "SELECT set_config('hnsw.ef_search', $1, true),"
                 " set_config('hnsw.iterative_scan', 'strict_order', true)",
                 (str(ef),),
             )
             rows = self._rows(
-                f"SELECT kind, ref_id, 1 - (vector::vector({dim}) <=> ?::vector({dim}))"
+                f"SELECT kind, ref_id, 1 - (vector::vector({dim}) <=> $1::vector({dim}))"
                 f" FROM {TABLE} WHERE {' AND '.join(where)}"
-                f" ORDER BY {order}, seq LIMIT ?",
-                [literal(query), *params, literal(query), limit],
+                f" ORDER BY {order}, seq LIMIT {param(params, limit)}",
+                params,
             )
         return [(str(r[0]), str(r[1]), float(r[2])) for r in rows if float(r[2]) > 0]

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 from clew import chain, meter
 from clew.errors import StoreError, StoreReadOnlyError
 from clew.models import Difference, VerifyReport
-from clew.store import pg_adapter, pg_migrations, projection
+from clew.store import pg_connection, pg_migrations, projection
 from clew.store.forgetting import TombstoneCheck
 from clew.store.migrations import PROJECTION_TABLES
-from clew.store.sqlite_journal import EVENT_COLUMNS
+from clew.store.portable_journal import EVENT_COLUMNS
 from clew.store.sqlite_verify import (
     MAX_DIFFERENCES,
     SELF_NUMBERED,
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 DERIVED = frozenset({"search"})
 _COLUMNS = (
     "SELECT column_name FROM information_schema.columns"
-    " WHERE table_name = ? AND table_schema = current_schema() ORDER BY ordinal_position"
+    " WHERE table_name = $1 AND table_schema = current_schema() ORDER BY ordinal_position"
 )
 # Row-level security and the journal's guard: the temporary copies need neither.
 _SCRATCH_SKIPS = re.compile(
@@ -88,11 +88,11 @@ def _verify(store: PostgresStore, raw: Any, scope: str | None) -> VerifyReport:
     try:
         raw.execute("SET LOCAL search_path = pg_temp")  # the replay reaches no real table
         scratch_schema(raw)
-        scratch = pg_adapter.Connection(raw)
+        scratch = pg_connection.Connection(raw)
         with store._reading_all() if scope is None else store.transaction():
             conn = store._connection()
             total = conn.execute(
-                "SELECT count(*) FROM events" + ("" if scope is None else " WHERE space = ?"),
+                "SELECT count(*) FROM events" + ("" if scope is None else " WHERE space = $1"),
                 () if scope is None else (scope,),
             ).fetchone()[0]
             scratch.execute("SAVEPOINT replay")
@@ -124,8 +124,8 @@ def _events(conn: Any, scope: str | None) -> Iterator[Any]:
     seq = 0
     while True:
         rows = conn.execute(
-            f"SELECT {EVENT_COLUMNS} FROM events WHERE seq > ?"
-            + ("" if scope is None else " AND space = ?")
+            f"SELECT {EVENT_COLUMNS} FROM events WHERE seq > $1"
+            + ("" if scope is None else " AND space = $2")
             + f" ORDER BY seq LIMIT {_PAGE}",
             (seq,) if scope is None else (seq, scope),
         ).fetchall()
@@ -143,7 +143,7 @@ class _Unreplayable(Exception):
 
 
 def _replay(
-    scratch: pg_adapter.Connection, rows: Iterable[Any], total: int, *, careful: bool
+    scratch: pg_connection.Connection, rows: Iterable[Any], total: int, *, careful: bool
 ) -> tuple[int, list[Difference], dict[str, str], TombstoneCheck]:
     """Walk the journal (in seq order): check each space's chain up to its first break and
     apply each event to the temporary tables. An event that cannot be read or applied is a
@@ -159,7 +159,7 @@ def _replay(
         if count % 1000 == 0:
             meter.report("verifying", count, total)
         if link.space != space:  # row-level security holds the replay's rows to this
-            scratch.execute("SELECT set_config('clew.space', ?, true)", (link.space,))
+            scratch.execute("SELECT set_config('clew.space', $1, true)", (link.space,))
             space = link.space
         if expected is not None:
             findings.append(_chain_finding(link, expected))
@@ -172,7 +172,7 @@ def _replay(
         if careful:
             scratch.execute("SAVEPOINT event")
         try:
-            projection.apply(scratch, event)  # type: ignore[arg-type]
+            projection.apply(scratch, event)
         except Exception as exc:
             if not careful:
                 raise _Unreplayable from exc
@@ -188,8 +188,8 @@ def _short(exc: BaseException) -> str:
 
 
 def _compare(
-    conn: pg_adapter.Connection,
-    scratch: pg_adapter.Connection,
+    conn: pg_connection.Connection,
+    scratch: pg_connection.Connection,
     events: int,
     spaces: list[str],
     findings: list[Difference],
@@ -205,7 +205,7 @@ def _compare(
         columns = [
             n for n in names if not (n == "seq" and table in SELF_NUMBERED) and n not in DERIVED
         ]
-        select = f"SELECT {', '.join(columns)} FROM {table} WHERE space = ? ORDER BY id"
+        select = f"SELECT {', '.join(columns)} FROM {table} WHERE space = $1 ORDER BY id"
         for space in spaces:
             stored, rebuilt = conn.execute(select, (space,)), scratch.execute(select, (space,))
             for found in _diff_rows(table, columns, stored, rebuilt, counts):

@@ -9,9 +9,10 @@ Invariants (the same as the SQLite store's, held the PostgreSQL way):
   has one head at a time.
 - Every transaction sets `clew.space` (transaction-local), which the row-level security
   policies of every table compare with each row's `space`: the second wall behind the
-  `space = ?` of every query. Superusers bypass it; a team store connects as an ordinary role.
-- The read SQL and the projection handlers are the SQLite store's, run through a DB-API
-  adapter (pg_adapter.py); only the journal core, connections, errors and verify are here.
+  `space = $n` of every query. Superusers bypass it; a team store connects as an ordinary role.
+- The read SQL and the projection handlers are the portable modules SQLite's store runs too
+  (`$n` placeholders, sent as written through pg_connection.py); only the journal core,
+  connections, errors and verify are here.
 
 psycopg is imported only when a PostgreSQL URL is opened: the CLI on a SQLite store never
 loads it.
@@ -36,26 +37,26 @@ from clew.errors import (
 from clew.ids import is_id_prefix
 from clew.location import shown
 from clew.models import DatabaseRole, VerifyReport
-from clew.store import pg_adapter, pg_migrations, pg_roles, pg_vectors
+from clew.store import pg_connection, pg_migrations, pg_roles, pg_vectors
 from clew.store.contract import CheckpointStore
 from clew.store.migrations import ADMIN_TABLES
 from clew.store.pg_heads import PgHeadReads
 from clew.store.pg_migrations import collated
 from clew.store.pg_search import PostgresSearch
 from clew.store.pg_vectors import PgVectorSearch
+from clew.store.portable_archive import ArchiveReads
+from clew.store.portable_conversations import ConversationReads
+from clew.store.portable_imports import ImportLog
+from clew.store.portable_journal import JournalReads, JournalWrites
+from clew.store.portable_keys import KeyStore
+from clew.store.portable_record import RecordReads
+from clew.store.portable_tasks import TaskReads
+from clew.store.portable_trace import TraceReads
+from clew.store.portable_utility import UtilityReads
+from clew.store.portable_vectors import VectorStore
+from clew.store.portable_waits import WaitReads
 from clew.store.sql import Row
 from clew.store.sqlite import KIND_TABLES, NOT_UTF8
-from clew.store.sqlite_archive import ArchiveReads
-from clew.store.sqlite_conversations import ConversationReads
-from clew.store.sqlite_imports import ImportLog
-from clew.store.sqlite_journal import JournalReads, JournalWrites
-from clew.store.sqlite_keys import KeyStore
-from clew.store.sqlite_record import RecordReads
-from clew.store.sqlite_tasks import TaskReads
-from clew.store.sqlite_trace import TraceReads
-from clew.store.sqlite_utility import UtilityReads
-from clew.store.sqlite_vectors import VectorStore
-from clew.store.sqlite_waits import WaitReads
 
 if TYPE_CHECKING:
     import psycopg
@@ -92,7 +93,7 @@ class _Txn:
 
     def __init__(self, raw: psycopg.Connection[Any]) -> None:
         self.raw = raw
-        self.conn = pg_adapter.Connection(raw)
+        self.conn = pg_connection.Connection(raw)
         self.depth = 0
         self.writing = False
         self.touched: set[tuple[str, str]] = set()
@@ -119,8 +120,8 @@ class PostgresStore(
 ):
     """The Store interface over one PostgreSQL database, bound to one space.
 
-    Its reads are the portable read modules SQLite's store mixes in too (run through
-    pg_adapter); its own are the journal core: connections, transactions, the journal write,
+    Its reads are the portable read modules SQLite's store mixes in too (through
+    pg_connection); its own are the journal core: connections, transactions, the journal write,
     resolve, errors and verify; and full-text search (PostgresSearch, store/pg_search.py)."""
 
     # The vector index reads a command's text as it is: a PostgreSQL text is valid UTF-8.
@@ -328,7 +329,7 @@ class PostgresStore(
     def _txn(self) -> _Txn | None:
         return getattr(self._local, "txn", None)
 
-    def _connection(self) -> pg_adapter.Connection:
+    def _connection(self) -> pg_connection.Connection:
         """The connection of this thread's transaction (the projections run on it)."""
         txn = self._txn
         if txn is None:
@@ -451,7 +452,7 @@ class PostgresStore(
         self._writer()  # inside a write transaction, as on every backend
         yield
 
-    def _writer(self) -> tuple[pg_adapter.Connection, _Txn]:
+    def _writer(self) -> tuple[pg_connection.Connection, _Txn]:
         txn = self._txn
         if txn is None or not txn.writing:
             raise RuntimeError("journal writes must run inside transaction(write=True)")
@@ -480,16 +481,14 @@ class PostgresStore(
         """One read in a transaction of its own, sent as one pipeline (BEGIN, the space, the
         query, COMMIT): one round trip instead of three. A connection the server dropped is
         replaced (a read is safe to send again)."""
-        statement = pg_adapter.translate(sql)
-        values = pg_adapter.bound(statement, params)
         for attempt in range(self._pool.max_size + 1):
             raw: psycopg.Connection[Any] = self._pool.getconn()
             try:
                 with raw.pipeline():
                     raw.execute("BEGIN")
                     raw.execute("SELECT set_config('clew.space', %s, true)", (self.space,))
-                    cursor = raw.cursor(row_factory=pg_adapter.row_factory)
-                    cursor.execute(statement.text, values)
+                    cursor = pg_connection.Connection(raw).cursor()
+                    cursor.execute(sql, params)
                     raw.execute("COMMIT")
                 return cursor.fetchall() if cursor.description is not None else []
             except self._psycopg.OperationalError:
@@ -508,7 +507,8 @@ class PostgresStore(
         # Ids use only [0-9a-z] and text compares bytewise (COLLATE "C"): '~' sorts after
         # them all, so one range scan of the (space, id) key finds the match and candidates.
         rows = self._rows(
-            f"SELECT id FROM {table} WHERE space = ? AND id >= ? AND id < ? ORDER BY id LIMIT 51",
+            f"SELECT id FROM {table} WHERE space = $1 AND id >= $2 AND id < $3"
+            " ORDER BY id LIMIT 51",
             (self.space, key, key + "~"),
         )
         if not rows:

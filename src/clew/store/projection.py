@@ -9,7 +9,6 @@ and its timestamp, never the wall clock.
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 from clew import codec
@@ -18,8 +17,16 @@ from clew.models import FINISHED_STEP_STATUSES, Event, StepStatus, TaskStatus
 from clew.store import frozen_error_lines, projection_redactions
 from clew.store.projection_handlers import _HANDLERS as _HANDLERS
 from clew.store.projection_handlers import _JSON_COLUMNS as _JSON_COLUMNS
-from clew.store.projection_handlers import _UPGRADES, _column_value, conflict, handles, insert
+from clew.store.projection_handlers import (
+    _UPGRADES,
+    OUTPUTS,
+    _column_value,
+    conflict,
+    handles,
+    insert,
+)
 from clew.store.projection_handlers import upgrades as upgrades
+from clew.store.sql import Connection
 
 # Columns an event may change, per table: the handlers never interpolate anything else.
 _TASK_FIELDS = frozenset({"name", "goal", "workspace", "metadata", "next_objective", "summary"})
@@ -31,7 +38,7 @@ _ACTION_FIELDS = frozenset(
 _CLOSED = frozenset({TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED})
 
 
-def current(conn: sqlite3.Connection, event: Event) -> Event:
+def current(conn: Connection, event: Event) -> Event:
     """Return `event` with its data in the current shape (the event itself if it is)."""
     for outdated, upgrade in _UPGRADES.get(event.type, ()):
         if outdated(event.data):
@@ -39,9 +46,7 @@ def current(conn: sqlite3.Connection, event: Event) -> Event:
     return event
 
 
-def apply(
-    conn: sqlite3.Connection, event: Event, touched: set[tuple[str, str]] | None = None
-) -> None:
+def apply(conn: Connection, event: Event, touched: set[tuple[str, str]] | None = None) -> None:
     """Bring the projection tables up to date with one event.
 
     A task's `updated_at` becomes the time of its newest event. Events of one call
@@ -60,7 +65,7 @@ def apply(
     key = (event.task_id, event.created_at)
     if touched is None or key not in touched:
         conn.execute(
-            "UPDATE tasks SET updated_at = ? WHERE id = ? AND space = ?",
+            "UPDATE tasks SET updated_at = $1 WHERE id = $2 AND space = $3",
             (event.created_at, event.task_id, event.space),
         )
         if touched is not None:
@@ -78,7 +83,7 @@ def output_kinds(values: dict[str, Any]) -> dict[str, str | None]:
 
 
 def _set(
-    conn: sqlite3.Connection,
+    conn: Connection,
     table: str,
     allowed: frozenset[str],
     space: str,
@@ -95,19 +100,21 @@ def _set(
     if not values:
         return
     columns = sorted(values)
-    assignments = ", ".join(f"{c} = ?" for c in columns)
+    assignments = ", ".join(f"{c} = ${n}" for n, c in enumerate(columns, 3))
+    output = conn.dialect.output  # a command's output as its column takes it
     conn.execute(
-        f"UPDATE {table} SET {assignments} WHERE id = ? AND space = ?",
-        [_column_value(c, values[c]) for c in columns] + [row_id, space],
+        f"UPDATE {table} SET {assignments} WHERE id = $1 AND space = $2",
+        [row_id, space]
+        + [output(values[c]) if c in OUTPUTS else _column_value(c, values[c]) for c in columns],
     )
 
 
 def _insert_step(
-    conn: sqlite3.Connection, event: Event, task_id: str, ordinal: int, step: dict[str, Any]
+    conn: Connection, event: Event, task_id: str, ordinal: int, step: dict[str, Any]
 ) -> None:
     conn.execute(
         "INSERT INTO plan_items (id, space, task_id, ordinal, title, status, depends_on,"
-        " created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)",
+        " created_at, updated_at) VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8)",
         (
             step["id"],
             event.space,
@@ -122,11 +129,11 @@ def _insert_step(
 
 
 @handles("task.created")
-def _task_created(conn: sqlite3.Connection, event: Event) -> None:
+def _task_created(conn: Connection, event: Event) -> None:
     task = event.data["task"]
     conn.execute(
         "INSERT INTO tasks (id, space, name, goal, workspace, status, metadata, plan_version,"
-        " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
+        " created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9)",
         (
             task["id"],
             event.space,
@@ -145,39 +152,39 @@ def _task_created(conn: sqlite3.Connection, event: Event) -> None:
 
 
 @handles("task.updated")
-def _task_updated(conn: sqlite3.Connection, event: Event) -> None:
+def _task_updated(conn: Connection, event: Event) -> None:
     _set(conn, "tasks", _TASK_FIELDS, event.space, event.data["task_id"], event.data["changes"])
 
 
 @handles("task.status_changed")
-def _task_status_changed(conn: sqlite3.Connection, event: Event) -> None:
+def _task_status_changed(conn: Connection, event: Event) -> None:
     new = TaskStatus(event.data["to"])
     completed_at = event.created_at if new in _CLOSED else None
     conn.execute(
-        "UPDATE tasks SET status = ?, completed_at = ? WHERE id = ? AND space = ?",
+        "UPDATE tasks SET status = $1, completed_at = $2 WHERE id = $3 AND space = $4",
         (new.value, completed_at, event.data["task_id"], event.space),
     )
 
 
 @handles("task.archived")
-def _task_archived(conn: sqlite3.Connection, event: Event) -> None:
+def _task_archived(conn: Connection, event: Event) -> None:
     archived = bool(event.data["archived"])
     conn.execute(
-        "UPDATE tasks SET archived = ?, archived_at = ? WHERE id = ? AND space = ?",
+        "UPDATE tasks SET archived = $1, archived_at = $2 WHERE id = $3 AND space = $4",
         (int(archived), event.created_at if archived else None, event.data["task_id"], event.space),
     )
 
 
 @handles("plan.revised")
-def _plan_revised(conn: sqlite3.Connection, event: Event) -> None:
+def _plan_revised(conn: Connection, event: Event) -> None:
     task_id, space = event.data["task_id"], event.space
     # Clear positions first: the unique (task_id, ordinal) index forbids a transient clash.
     conn.execute(
-        "UPDATE plan_items SET ordinal = NULL WHERE task_id = ? AND space = ?", (task_id, space)
+        "UPDATE plan_items SET ordinal = NULL WHERE task_id = $1 AND space = $2", (task_id, space)
     )
     for step_id in event.data["removed"]:
         conn.execute(
-            "UPDATE plan_items SET removed = 1, updated_at = ? WHERE id = ? AND space = ?",
+            "UPDATE plan_items SET removed = 1, updated_at = $1 WHERE id = $2 AND space = $3",
             (event.created_at, step_id, space),
         )
     added = set(event.data["added"])
@@ -186,9 +193,9 @@ def _plan_revised(conn: sqlite3.Connection, event: Event) -> None:
             _insert_step(conn, event, task_id, ordinal, step)
         else:
             conn.execute(
-                "UPDATE plan_items SET ordinal = ?, title = ?, depends_on = ?,"
-                " updated_at = CASE WHEN title = ? AND depends_on = ? THEN updated_at ELSE ? END"
-                " WHERE id = ? AND space = ?",
+                "UPDATE plan_items SET ordinal = $1, title = $2, depends_on = $3,"
+                " updated_at = CASE WHEN title = $4 AND depends_on = $5 THEN updated_at ELSE $6 END"
+                " WHERE id = $7 AND space = $8",
                 (
                     ordinal,
                     step["title"],
@@ -201,14 +208,14 @@ def _plan_revised(conn: sqlite3.Connection, event: Event) -> None:
                 ),
             )
     conn.execute(
-        "UPDATE tasks SET plan_version = ?, last_replanned_at = ? WHERE id = ? AND space = ?",
+        "UPDATE tasks SET plan_version = $1, last_replanned_at = $2 WHERE id = $3 AND space = $4",
         (event.data["version"], event.created_at, task_id, space),
     )
     projection_record.plan_changed(conn, space, task_id, event.created_at)
 
 
 @upgrades("step.updated", lambda data: "status" in data["changes"] and "timing" not in data)
-def _step_before_timing(conn: sqlite3.Connection, event: Event) -> dict[str, Any]:
+def _step_before_timing(conn: Connection, event: Event) -> dict[str, Any]:
     """Derive the timing a status change gave a step, which events written before they
     carried it lack, as the projection then did: a finish reads the step's start from its
     row, which is the start the step had at this event while the journal replays in order."""
@@ -219,7 +226,7 @@ def _step_before_timing(conn: sqlite3.Connection, event: Event) -> dict[str, Any
         timing["started_at"] = at
     elif status in FINISHED_STEP_STATUSES:
         row = conn.execute(
-            "SELECT started_at FROM plan_items WHERE id = ? AND space = ?",
+            "SELECT started_at FROM plan_items WHERE id = $1 AND space = $2",
             (event.data["step_id"], event.space),
         )
         found = row.fetchone()
@@ -231,7 +238,7 @@ def _step_before_timing(conn: sqlite3.Connection, event: Event) -> dict[str, Any
 
 
 @handles("step.updated")
-def _step_updated(conn: sqlite3.Connection, event: Event) -> None:
+def _step_updated(conn: Connection, event: Event) -> None:
     step_id = event.data["step_id"]
     changes = event.data["changes"]
     # A status change carries the step's timing (tasks.step_timing).
@@ -252,7 +259,7 @@ _ACTION_OPTIONAL = (
 
 
 @handles("action.recorded")
-def _action_recorded(conn: sqlite3.Connection, event: Event) -> None:
+def _action_recorded(conn: Connection, event: Event) -> None:
     a = event.data["action"]
     row = {"id": a["id"], "space": event.space, "task_id": event.task_id}
     row.update(type=a["type"], summary=a["summary"], status=a["status"])
@@ -267,7 +274,7 @@ _STREAMS = ("stdout", "stderr")
 
 
 @upgrades("action.recorded", lambda data: "stdout_errors" not in data["action"])
-def _action_before_error_lines(conn: sqlite3.Connection, event: Event) -> dict[str, Any]:
+def _action_before_error_lines(conn: Connection, event: Event) -> dict[str, Any]:
     """The error lines of the middle of each output, which events written before they
     carried them lack: derived by the frozen copy migration 14 filled their rows with."""
     action = dict(event.data["action"])
@@ -281,7 +288,7 @@ def _output_without_error_lines(data: dict[str, Any]) -> bool:
 
 
 @upgrades("action.updated", _output_without_error_lines)
-def _update_before_error_lines(conn: sqlite3.Connection, event: Event) -> dict[str, Any]:
+def _update_before_error_lines(conn: Connection, event: Event) -> dict[str, Any]:
     """The same for an output given when a command finished."""
     changes = dict(event.data["changes"])
     for name in _STREAMS:
@@ -291,7 +298,7 @@ def _update_before_error_lines(conn: sqlite3.Connection, event: Event) -> dict[s
 
 
 @handles("action.updated")
-def _action_updated(conn: sqlite3.Connection, event: Event) -> None:
+def _action_updated(conn: Connection, event: Event) -> None:
     action_id = event.data["action_id"]
     changes = event.data["changes"]
     derived = {"updated_at": event.created_at, **output_kinds(changes)}
@@ -299,11 +306,11 @@ def _action_updated(conn: sqlite3.Connection, event: Event) -> None:
 
 
 @handles("action.logged")
-def _action_logged(conn: sqlite3.Connection, event: Event) -> None:
+def _action_logged(conn: Connection, event: Event) -> None:
     log = event.data["log"]
     conn.execute(
         "INSERT INTO action_logs (id, space, task_id, action_id, type, content, created_at, seq)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        " VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         (
             log["id"],
             event.space,
@@ -318,11 +325,11 @@ def _action_logged(conn: sqlite3.Connection, event: Event) -> None:
 
 
 @handles("message.added")
-def _message_added(conn: sqlite3.Connection, event: Event) -> None:
+def _message_added(conn: Connection, event: Event) -> None:
     m = event.data["message"]
     conn.execute(
         "INSERT INTO task_messages (id, space, task_id, role, type, content, created_at, seq)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        " VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         (
             m["id"],
             event.space,
@@ -337,26 +344,26 @@ def _message_added(conn: sqlite3.Connection, event: Event) -> None:
 
 
 @handles("task.stuck_alerted")
-def _stuck_alerted(conn: sqlite3.Connection, event: Event) -> None:
+def _stuck_alerted(conn: Connection, event: Event) -> None:
     """The alert's conditions stay in the journal; its message is a row of its own (the
     `message.added` event before this one), which is what the cooldown reads."""
 
 
 @handles("journal.forgotten")
-def _forgotten(conn: sqlite3.Connection, event: Event) -> None:
+def _forgotten(conn: Connection, event: Event) -> None:
     """No row of its own. The events it names are rewritten, and their rows brought along,
     when it is journaled (store/forgetting.py); a replay reads those events as they were
     left, so their rows come out forgotten already."""
 
 
 @handles("task.files_changed")
-def _files_changed(conn: sqlite3.Connection, event: Event) -> None:
+def _files_changed(conn: Connection, event: Event) -> None:
     # A path first seen as created stays "created" however often it is modified after.
     for change in event.data["files"]:
         created = 1 if change["change"] == "created" else 0
         conn.execute(
             "INSERT INTO task_files (id, space, task_id, path, created, modifications,"
-            " first_at, last_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+            " first_at, last_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
             f" ON CONFLICT {conflict(conn, 'id')} DO UPDATE SET"
             " created = CASE WHEN excluded.created = 1 THEN 1 ELSE task_files.created END,"
             " modifications = task_files.modifications + excluded.modifications,"

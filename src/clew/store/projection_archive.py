@@ -4,15 +4,15 @@ write path and `verify`'s replay run the same code (see projection.py)."""
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 from clew import codec
 from clew.models import Event
 from clew.store.projection_handlers import handles, insert
+from clew.store.sql import Connection
 
 
-def _entry_children(conn: sqlite3.Connection, event: Event, entry: dict[str, Any]) -> None:
+def _entry_children(conn: Connection, event: Event, entry: dict[str, Any]) -> None:
     """The rows an entry brings: one per tag, per relevant step, per source."""
     entry_id = entry["id"]
     for kind, values in (
@@ -31,7 +31,7 @@ def _entry_children(conn: sqlite3.Connection, event: Event, entry: dict[str, Any
         })  # fmt: skip
 
 
-def _fix(conn: sqlite3.Connection, event: Event, fix: dict[str, Any] | None) -> None:
+def _fix(conn: Connection, event: Event, fix: dict[str, Any] | None) -> None:
     if fix is not None:
         insert(conn, "fixes", {
             "id": fix["id"], "space": event.space, "fingerprint": fix["fingerprint"],
@@ -43,7 +43,7 @@ def _fix(conn: sqlite3.Connection, event: Event, fix: dict[str, Any] | None) -> 
 
 
 @handles("entry.added")
-def _entry_added(conn: sqlite3.Connection, event: Event) -> None:
+def _entry_added(conn: Connection, event: Event) -> None:
     e = event.data["entry"]
     resolved = e.get("status") == "resolved"
     insert(conn, "entries", {
@@ -61,17 +61,18 @@ def _entry_added(conn: sqlite3.Connection, event: Event) -> None:
     # `also_supersedes`: other records of the same decision or failure (an extracted copy).
     for old in filter(None, [e.get("supersedes"), *e.get("also_supersedes", [])]):
         conn.execute(
-            "UPDATE entries SET status = 'superseded', updated_at = ? WHERE id = ? AND space = ?",
+            "UPDATE entries SET status = 'superseded', updated_at = $1"
+            " WHERE id = $2 AND space = $3",
             (event.created_at, old, event.space),
         )
     _fix(conn, event, event.data.get("fix"))
 
 
 @handles("entry.resolved")
-def _entry_resolved(conn: sqlite3.Connection, event: Event) -> None:
+def _entry_resolved(conn: Connection, event: Event) -> None:
     conn.execute(
-        "UPDATE entries SET status = 'resolved', resolution = ?, resolved_at = ?, updated_at = ?"
-        " WHERE id = ? AND space = ?",
+        "UPDATE entries SET status = 'resolved', resolution = $1, resolved_at = $2, updated_at = $3"
+        " WHERE id = $4 AND space = $5",
         (
             event.data["resolution"],
             event.created_at,
@@ -84,36 +85,36 @@ def _entry_resolved(conn: sqlite3.Connection, event: Event) -> None:
 
 
 @handles("entry.kept_open")
-def _entry_kept_open(conn: sqlite3.Connection, event: Event) -> None:
+def _entry_kept_open(conn: Connection, event: Event) -> None:
     conn.execute(
-        "UPDATE entries SET keep_open = ?, updated_at = ? WHERE id = ? AND space = ?",
+        "UPDATE entries SET keep_open = $1, updated_at = $2 WHERE id = $3 AND space = $4",
         (int(bool(event.data["keep_open"])), event.created_at, event.data["entry_id"], event.space),
     )
 
 
 @handles("entry.evidence_added")
-def _entry_evidence_added(conn: sqlite3.Connection, event: Event) -> None:
+def _entry_evidence_added(conn: Connection, event: Event) -> None:
     # Ids and a time only: the command is the action's, so forgetting it forgets this too.
     row = conn.execute(
-        "SELECT evidence FROM entries WHERE id = ? AND space = ?",
+        "SELECT evidence FROM entries WHERE id = $1 AND space = $2",
         (event.data["entry_id"], event.space),
     ).fetchone()
     if row is None:
         return
     evidence = [*codec.loads(row[0] or "[]"), [event.data["action_id"], event.created_at]]
     conn.execute(
-        "UPDATE entries SET evidence = ?, updated_at = ? WHERE id = ? AND space = ?",
+        "UPDATE entries SET evidence = $1, updated_at = $2 WHERE id = $3 AND space = $4",
         (codec.dumps(evidence), event.created_at, event.data["entry_id"], event.space),
     )
 
 
 @handles("fix.recorded")
-def _fix_recorded(conn: sqlite3.Connection, event: Event) -> None:
+def _fix_recorded(conn: Connection, event: Event) -> None:
     _fix(conn, event, event.data["fix"])
 
 
 @handles("trace.decision_recorded")
-def _decision_recorded(conn: sqlite3.Connection, event: Event) -> None:
+def _decision_recorded(conn: Connection, event: Event) -> None:
     d = dict(event.data["decision"])
     insert(conn, "trace_decisions", {
         **d, "space": event.space, "task_id": event.task_id, "created_at": event.created_at,
@@ -122,7 +123,7 @@ def _decision_recorded(conn: sqlite3.Connection, event: Event) -> None:
 
 
 @handles("trace.validation_recorded")
-def _validation_recorded(conn: sqlite3.Connection, event: Event) -> None:
+def _validation_recorded(conn: Connection, event: Event) -> None:
     v = dict(event.data["validation"])
     v["passed"] = int(bool(v["passed"]))
     insert(conn, "trace_validations", {
@@ -130,13 +131,13 @@ def _validation_recorded(conn: sqlite3.Connection, event: Event) -> None:
         "seq": event.seq,
     })  # fmt: skip
     conn.execute(
-        "UPDATE trace_decisions SET validation_status = ? WHERE id = ? AND space = ?",
+        "UPDATE trace_decisions SET validation_status = $1 WHERE id = $2 AND space = $3",
         ("passed" if v["passed"] else "failed", v["decision_id"], event.space),
     )
 
 
 @handles("pattern.added")
-def _pattern_added(conn: sqlite3.Connection, event: Event) -> None:
+def _pattern_added(conn: Connection, event: Event) -> None:
     insert(conn, "patterns", {
         **event.data["pattern"], "space": event.space, "created_at": event.created_at,
         "updated_at": event.created_at,
@@ -145,26 +146,26 @@ def _pattern_added(conn: sqlite3.Connection, event: Event) -> None:
 
 
 @handles("pattern.observed")
-def _pattern_observed(conn: sqlite3.Connection, event: Event) -> None:
+def _pattern_observed(conn: Connection, event: Event) -> None:
     column = "success_count" if event.data["success"] else "failure_count"
     conn.execute(
-        f"UPDATE patterns SET {column} = {column} + 1, last_validated = ?, updated_at = ?"
-        " WHERE id = ? AND space = ?",
+        f"UPDATE patterns SET {column} = {column} + 1, last_validated = $1, updated_at = $2"
+        " WHERE id = $3 AND space = $4",
         (event.created_at, event.created_at, event.data["pattern_id"], event.space),
     )
 
 
 @handles("pattern.deprecated")
-def _pattern_deprecated(conn: sqlite3.Connection, event: Event) -> None:
+def _pattern_deprecated(conn: Connection, event: Event) -> None:
     for pattern_id in event.data["pattern_ids"]:
         conn.execute(
-            "UPDATE patterns SET deprecated = ?, updated_at = ? WHERE id = ? AND space = ?",
+            "UPDATE patterns SET deprecated = $1, updated_at = $2 WHERE id = $3 AND space = $4",
             (int(bool(event.data["deprecated"])), event.created_at, pattern_id, event.space),
         )
 
 
 @handles("guardrail.added")
-def _guardrail_added(conn: sqlite3.Connection, event: Event) -> None:
+def _guardrail_added(conn: Connection, event: Event) -> None:
     insert(conn, "guardrails", {
         **event.data["guardrail"], "space": event.space, "created_at": event.created_at,
         "updated_at": event.created_at,
@@ -173,9 +174,9 @@ def _guardrail_added(conn: sqlite3.Connection, event: Event) -> None:
 
 
 @handles("guardrail.changed")
-def _guardrail_changed(conn: sqlite3.Connection, event: Event) -> None:
+def _guardrail_changed(conn: Connection, event: Event) -> None:
     conn.execute(
-        "UPDATE guardrails SET enabled = ?, updated_at = ? WHERE id = ? AND space = ?",
+        "UPDATE guardrails SET enabled = $1, updated_at = $2 WHERE id = $3 AND space = $4",
         (
             int(bool(event.data["enabled"])),
             event.created_at,

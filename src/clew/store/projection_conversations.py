@@ -7,17 +7,17 @@ time (frozen_turns). Registered with `projection_handlers.handles` (see projecti
 from __future__ import annotations
 
 import json
-import sqlite3
 from typing import Any, NamedTuple
 
 from clew.models import Event
 from clew.store.projection_handlers import handles, insert, upgrades
+from clew.store.sql import Connection
 
 _SESSION_FIELDS = ("key", "workspace", "model", "system_prompt", "task_id", "title")
 
 
 @handles("session.started")
-def _session_started(conn: sqlite3.Connection, event: Event) -> None:
+def _session_started(conn: Connection, event: Event) -> None:
     s = event.data["session"]
     insert(conn, "sessions", {
         "id": s["id"], "space": event.space, **{k: s.get(k) for k in _SESSION_FIELDS},
@@ -29,7 +29,7 @@ def _session_started(conn: sqlite3.Connection, event: Event) -> None:
 
 
 @handles("session.updated")
-def _session_updated(conn: sqlite3.Connection, event: Event) -> None:
+def _session_updated(conn: Connection, event: Event) -> None:
     changes = event.data["changes"]
     unknown = set(changes) - {*_SESSION_FIELDS, "active"}
     if unknown:
@@ -37,13 +37,13 @@ def _session_updated(conn: sqlite3.Connection, event: Event) -> None:
     for column in sorted(changes):
         value = int(changes[column]) if column == "active" else changes[column]
         conn.execute(
-            f"UPDATE sessions SET {column} = ? WHERE id = ? AND space = ?",
+            f"UPDATE sessions SET {column} = $1 WHERE id = $2 AND space = $3",
             (value, event.data["session_id"], event.space),
         )
 
 
 @upgrades("turn.appended", lambda data: "call_turn" not in data["turn"])
-def _turn_before_call_turn(conn: sqlite3.Connection, event: Event) -> dict[str, Any]:
+def _turn_before_call_turn(conn: Connection, event: Event) -> dict[str, Any]:
     """Derive `call_turn` and `tool_name`, which turns written before the facade put them in
     the event lack (clew's shape up to commit a0ae60a), as the projection then did: from
     the calls the session state keeps until their results arrive. Replayed in order, the
@@ -54,7 +54,8 @@ def _turn_before_call_turn(conn: sqlite3.Connection, event: Event) -> dict[str, 
     data = event.data
     t = data["turn"]
     row = conn.execute(
-        "SELECT tool_name, call_turn FROM turns WHERE id = ? AND space = ?", (t["id"], event.space)
+        "SELECT tool_name, call_turn FROM turns WHERE id = $1 AND space = $2",
+        (t["id"], event.space),
     )
     known = row.fetchone()
     if known is not None:
@@ -67,7 +68,7 @@ def _turn_before_call_turn(conn: sqlite3.Connection, event: Event) -> dict[str, 
 
 
 @upgrades("turn.appended", lambda data: "role" not in data["turn"])
-def _turn_before_derived(conn: sqlite3.Connection, event: Event) -> dict[str, Any]:
+def _turn_before_derived(conn: Connection, event: Event) -> dict[str, Any]:
     """Derive the parts and the session state's change, which turns written before events
     carried them lack, with the parser and fold of that time (frozen_turns). The change is
     folded from the session's state, which is the one the turn was appended to only while
@@ -81,7 +82,7 @@ def _turn_before_derived(conn: sqlite3.Connection, event: Event) -> dict[str, An
     turn = {**t, "role": parts.role, "tool_calls": calls, "tool_call_id": parts.tool_call_id}
     # Derived here, not journaled: the row keeps this text itself (see _text_in).
     turn["text"], turn["text_derived"] = parts.text, True
-    found = conn.execute("SELECT 1 FROM turns WHERE id = ? AND space = ?", (t["id"], event.space))
+    found = conn.execute("SELECT 1 FROM turns WHERE id = $1 AND space = $2", (t["id"], event.space))
     row = found.fetchone()
     if row is None:
         old = _state(conn, event.space, data["session_id"])
@@ -94,7 +95,7 @@ def _turn_before_derived(conn: sqlite3.Connection, event: Event) -> dict[str, An
 # change read the stored state (decoding a few KB) and wrote the result (encoding it) on
 # every turn. Keyed by the text itself, so a state another process wrote is never mistaken
 # for one seen here. Never handed out (a caller could change it): the overlay builds a new
-# dict, and reads decode their own copy (sqlite_conversations.session_from_row).
+# dict, and reads decode their own copy (portable_conversations.session_from_row).
 _DECODED: dict[str, dict[str, Any]] = {}
 _DECODED_MAX = 64
 
@@ -163,17 +164,17 @@ class _Pending:
 PUT_OFF: dict[int, dict[str, _Pending]] = {}
 
 
-def put_off(conn: sqlite3.Connection) -> None:
+def put_off(conn: Connection) -> None:
     """Put off writing session rows on `conn` until `settle` (a bulk block's start)."""
     PUT_OFF.setdefault(id(conn), {})
 
 
-def drop(conn: sqlite3.Connection) -> None:
+def drop(conn: Connection) -> None:
     """Forget what was put off on `conn` (its transaction was rolled back)."""
     PUT_OFF.pop(id(conn), None)
 
 
-def settle(conn: sqlite3.Connection, *, end: bool = False) -> None:
+def settle(conn: Connection, *, end: bool = False) -> None:
     """Write the session rows put off on `conn`, exactly as the turns one by one would
     have (the state as json.dumps(state, ensure_ascii=False)); `end` stops putting off."""
     pending = PUT_OFF.pop(id(conn), None) if end else PUT_OFF.get(id(conn))
@@ -182,15 +183,15 @@ def settle(conn: sqlite3.Connection, *, end: bool = False) -> None:
     for session_id, p in pending.items():
         if p.state is None:
             conn.execute(
-                "UPDATE sessions SET turn_count = turn_count + ?, total_tokens = total_tokens"
-                " + ?, last_active_at = ? WHERE id = ? AND space = ?",
+                "UPDATE sessions SET turn_count = turn_count + $1, total_tokens = total_tokens"
+                " + $2, last_active_at = $3 WHERE id = $4 AND space = $5",
                 (p.turns, p.tokens, p.said, session_id, p.space),
             )
             continue
         text = _ENCODE(p.state)
         conn.execute(
-            "UPDATE sessions SET turn_count = turn_count + ?, total_tokens = total_tokens + ?,"
-            " last_active_at = ?, state = ? WHERE id = ? AND space = ?",
+            "UPDATE sessions SET turn_count = turn_count + $1, total_tokens = total_tokens + $2,"
+            " last_active_at = $3, state = $4 WHERE id = $5 AND space = $6",
             (p.turns, p.tokens, p.said, text, session_id, p.space),
         )
         _remember(text, p.state)
@@ -204,7 +205,7 @@ def settle(conn: sqlite3.Connection, *, end: bool = False) -> None:
 KNOWN: dict[int, tuple[str, dict[str, Any]]] = {}
 
 
-def _state(conn: sqlite3.Connection, space: str, session_id: str) -> dict[str, Any]:
+def _state(conn: Connection, space: str, session_id: str) -> dict[str, Any]:
     pending = PUT_OFF.get(id(conn)) if PUT_OFF else None
     if pending:
         p = pending.get(session_id)
@@ -214,7 +215,7 @@ def _state(conn: sqlite3.Connection, space: str, session_id: str) -> dict[str, A
     if known is not None and known[0] == session_id:
         return known[1]
     found = conn.execute(
-        "SELECT state FROM sessions WHERE id = ? AND space = ?", (session_id, space)
+        "SELECT state FROM sessions WHERE id = $1 AND space = $2", (session_id, space)
     )
     row = found.fetchone()
     return decoded_state(row[0]) if row is not None else {}
@@ -238,7 +239,7 @@ def _text_in(t: dict[str, Any], text: str | None) -> int | None:
 _INSERT_TURN = (
     "INSERT INTO turns (id, space, session_id, turn, role, content, text_content, tool_calls,"
     " tool_call_id, tool_name, call_turn, message, token_count, created_at, event_seq,"
-    " text_in) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " text_in) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
 )
 
 
@@ -280,7 +281,7 @@ def encode_state(state: dict[str, Any]) -> str:
 
 
 @handles("turn.appended")
-def _turn_appended(conn: sqlite3.Connection, event: Event) -> None:
+def _turn_appended(conn: Connection, event: Event) -> None:
     """Insert the turn as its event says, and overlay the session state's change on the
     session's state (a plain read and write: the fold ran when the turn was appended)."""
     t = event.data["turn"]
@@ -310,15 +311,15 @@ def _turn_appended(conn: sqlite3.Connection, event: Event) -> None:
         return
     if not change:
         conn.execute(
-            "UPDATE sessions SET turn_count = turn_count + 1, total_tokens = total_tokens + ?,"
-            " last_active_at = ? WHERE id = ? AND space = ?",
+            "UPDATE sessions SET turn_count = turn_count + 1, total_tokens = total_tokens + $1,"
+            " last_active_at = $2 WHERE id = $3 AND space = $4",
             (t["token_count"], said, session_id, event.space),
         )
         return
     state_now, state_text = _encoded(_state(conn, event.space, session_id), change)
     conn.execute(
-        "UPDATE sessions SET turn_count = turn_count + 1, total_tokens = total_tokens + ?,"
-        " last_active_at = ?, state = ? WHERE id = ? AND space = ?",
+        "UPDATE sessions SET turn_count = turn_count + 1, total_tokens = total_tokens + $1,"
+        " last_active_at = $2, state = $3 WHERE id = $4 AND space = $5",
         (t["token_count"], said, state_text, session_id, event.space),
     )
     _remember(state_text, state_now)
@@ -327,17 +328,17 @@ def _turn_appended(conn: sqlite3.Connection, event: Event) -> None:
 
 
 @handles("turns.hidden")
-def _turns_hidden(conn: sqlite3.Connection, event: Event) -> None:
+def _turns_hidden(conn: Connection, event: Event) -> None:
     """Hidden from the session's view (Agents SDK pop / clear), kept in the archive:
     one turn (`turn`) or every turn up to one (`through`)."""
     session_id = event.data["session_id"]
     if "through" in event.data:
         conn.execute(
-            "UPDATE turns SET hidden = 1 WHERE session_id = ? AND space = ? AND turn <= ?",
+            "UPDATE turns SET hidden = 1 WHERE session_id = $1 AND space = $2 AND turn <= $3",
             (session_id, event.space, event.data["through"]),
         )
     else:
         conn.execute(
-            "UPDATE turns SET hidden = 1 WHERE session_id = ? AND space = ? AND turn = ?",
+            "UPDATE turns SET hidden = 1 WHERE session_id = $1 AND space = $2 AND turn = $3",
             (session_id, event.space, event.data["turn"]),
         )

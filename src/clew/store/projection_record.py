@@ -11,20 +11,20 @@ made before records existed gets none from its old events, live or replayed.
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 from clew import codec
 from clew.models import Event
 from clew.store.projection_handlers import conflict, handles
+from clew.store.sql import Connection, numbered
 
 _DONE = "('completed', 'skipped')"
-# The synthesis timestamp's new value (parameters: task id, task id, time): set while the
-# plan has steps and all are done, kept if already set, cleared otherwise.
+# The synthesis timestamp's new value (parameters: $1 the task id, $2 its space, $3 the
+# time): set while the plan has steps and all are done, kept if already set, cleared otherwise.
 _SYNTHESIS = (
-    "CASE WHEN EXISTS (SELECT 1 FROM plan_items WHERE task_id = ? AND space = ? AND removed = 0)"
-    " AND NOT EXISTS (SELECT 1 FROM plan_items WHERE task_id = ? AND space = ? AND removed = 0"
-    f" AND status NOT IN {_DONE}) THEN coalesce(synthesis_started_at, ?) ELSE NULL END"
+    "CASE WHEN EXISTS (SELECT 1 FROM plan_items WHERE task_id = $1 AND space = $2 AND removed = 0)"
+    " AND NOT EXISTS (SELECT 1 FROM plan_items WHERE task_id = $1 AND space = $2 AND removed = 0"
+    f" AND status NOT IN {_DONE}) THEN coalesce(synthesis_started_at, $3) ELSE NULL END"
 )
 
 TASK_RECORD_FIELDS = frozenset(
@@ -37,7 +37,7 @@ _JSON = frozenset({"entities", "artifacts"})
 
 
 def _upsert(
-    conn: sqlite3.Connection,
+    conn: Connection,
     table: str,
     allowed: frozenset[str],
     key: dict[str, Any],
@@ -52,25 +52,25 @@ def _upsert(
     row = [*key.values(), *(values[c] for c in sorted(values)), at]
     updates = ", ".join(f"{c} = excluded.{c}" for c in [*sorted(values), "updated_at"])
     conn.execute(
-        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' for _ in row)})"
+        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({numbered(len(row))})"
         f" ON CONFLICT {conflict(conn, 'id')} DO UPDATE SET {updates}",
         row,
     )
 
 
 @handles("task.record_set")
-def _task_record_set(conn: sqlite3.Connection, event: Event) -> None:
+def _task_record_set(conn: Connection, event: Event) -> None:
     key = {"id": event.data["task_id"], "space": event.space}
     _upsert(conn, "task_records", TASK_RECORD_FIELDS, key, event.data["changes"], event.created_at)
 
 
 @handles("step.record_set")
-def _step_record_set(conn: sqlite3.Connection, event: Event) -> None:
+def _step_record_set(conn: Connection, event: Event) -> None:
     key = {"id": event.data["step_id"], "space": event.space, "task_id": event.data["task_id"]}
     _upsert(conn, "step_records", STEP_RECORD_FIELDS, key, event.data["changes"], event.created_at)
 
 
-def created(conn: sqlite3.Connection, event: Event) -> None:
+def created(conn: Connection, event: Event) -> None:
     """A new task's record row, from the `record` its `task.created` event carries."""
     data = event.data.get("record")
     if data is None:
@@ -82,18 +82,18 @@ def created(conn: sqlite3.Connection, event: Event) -> None:
     _upsert(conn, "task_records", TASK_RECORD_FIELDS, key, changes, event.created_at)
 
 
-def plan_changed(conn: sqlite3.Connection, space: str, task_id: str, at: str) -> None:
+def plan_changed(conn: Connection, space: str, task_id: str, at: str) -> None:
     """After a replan: the plan may exist for the first time, or be no longer all done."""
     conn.execute(
-        "UPDATE task_records SET plan_generated_at = ? WHERE id = ? AND space = ?"
+        "UPDATE task_records SET plan_generated_at = $1 WHERE id = $2 AND space = $3"
         " AND plan_generated_at IS NULL"
-        " AND EXISTS (SELECT 1 FROM plan_items WHERE task_id = ? AND space = ? AND removed = 0)",
+        " AND EXISTS (SELECT 1 FROM plan_items WHERE task_id = $4 AND space = $5 AND removed = 0)",
         (at, task_id, space, task_id, space),
     )
     synthesis(conn, space, task_id, at)
 
 
-def step_changed(conn: sqlite3.Connection, space: str, task_id: str, status: str, at: str) -> None:
+def step_changed(conn: Connection, space: str, task_id: str, status: str, at: str) -> None:
     """After a step's status changed: execution may start, synthesis start or stop."""
     if status == "pending":
         synthesis(conn, space, task_id, at)
@@ -101,24 +101,24 @@ def step_changed(conn: sqlite3.Connection, space: str, task_id: str, status: str
     # One statement for both (a step begun is the usual change): `acted`'s condition as a
     # coalesce, so the row is found and written once instead of twice.
     conn.execute(
-        "UPDATE task_records SET execution_started_at = coalesce(execution_started_at, ?),"
-        f" synthesis_started_at = {_SYNTHESIS} WHERE id = ? AND space = ?",
-        (at, task_id, space, task_id, space, at, task_id, space),
+        "UPDATE task_records SET execution_started_at = coalesce(execution_started_at, $3),"
+        f" synthesis_started_at = {_SYNTHESIS} WHERE id = $1 AND space = $2",
+        (task_id, space, at),
     )
 
 
-def acted(conn: sqlite3.Connection, space: str, task_id: str, at: str) -> None:
+def acted(conn: Connection, space: str, task_id: str, at: str) -> None:
     """Execution starts with the first step begun or action recorded."""
     conn.execute(
-        "UPDATE task_records SET execution_started_at = ? WHERE id = ? AND space = ?"
+        "UPDATE task_records SET execution_started_at = $1 WHERE id = $2 AND space = $3"
         " AND execution_started_at IS NULL",
         (at, task_id, space),
     )
 
 
-def synthesis(conn: sqlite3.Connection, space: str, task_id: str, at: str) -> None:
+def synthesis(conn: Connection, space: str, task_id: str, at: str) -> None:
     """Synthesis starts when every step is completed or skipped, and stops if one reopens."""
     conn.execute(
-        f"UPDATE task_records SET synthesis_started_at = {_SYNTHESIS} WHERE id = ? AND space = ?",
-        (task_id, space, task_id, space, at, task_id, space),
+        f"UPDATE task_records SET synthesis_started_at = {_SYNTHESIS} WHERE id = $1 AND space = $2",
+        (task_id, space, at),
     )

@@ -5,16 +5,16 @@ way, and `verify` rebuilds them from the journal like every other projection."""
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 from clew.models import Event
+from clew.store.sql import Connection
 
 MAX_FIELD = 200  # characters of a field's path
 MAX_KIND = 40
 
 
-def record(conn: sqlite3.Connection, event: Event, redactions: Any) -> None:
+def record(conn: Connection, event: Event, redactions: Any) -> None:
     """Insert the rows of one event's redactions; refuse a record that is not one."""
     if not isinstance(redactions, list):
         raise ValueError("an event's redactions must be a list")
@@ -34,7 +34,8 @@ def record(conn: sqlite3.Connection, event: Event, redactions: Any) -> None:
             raise ValueError(f"redaction {n} of the event is not a field, a kind and a count")
         conn.execute(
             "INSERT INTO redactions (id, space, seq, event_id, event_type, task_id, session_id,"
-            " field, kind, count, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " field, kind, count, created_at)"
+            " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
             (
                 f"{event.id}/{n}", event.space, event.seq, event.id, event.type, event.task_id,
                 session, field, kind, count, event.created_at,

@@ -4,15 +4,14 @@ Registered with `projection_handlers.handles` like every other handler (see proj
 
 from __future__ import annotations
 
-import sqlite3
-
 from clew import codec
 from clew.models import Event
 from clew.store.projection_handlers import handles, insert
+from clew.store.sql import Connection
 
 
 @handles("job.queued")
-def _job_queued(conn: sqlite3.Connection, event: Event) -> None:
+def _job_queued(conn: Connection, event: Event) -> None:
     job = event.data["job"]
     insert(conn, "jobs", {
         "id": job["id"], "space": event.space, "kind": job["kind"], "task_id": event.task_id,
@@ -23,36 +22,36 @@ def _job_queued(conn: sqlite3.Connection, event: Event) -> None:
 
 
 @handles("job.claimed")
-def _job_claimed(conn: sqlite3.Connection, event: Event) -> None:
+def _job_claimed(conn: Connection, event: Event) -> None:
     conn.execute(
-        "UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_until = ?,"
-        " updated_at = ? WHERE id = ? AND space = ?",
+        "UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_until = $1,"
+        " updated_at = $2 WHERE id = $3 AND space = $4",
         (event.data["lease_until"], event.created_at, event.data["job_id"], event.space),
     )
 
 
 @handles("job.done")
-def _job_done(conn: sqlite3.Connection, event: Event) -> None:
+def _job_done(conn: Connection, event: Event) -> None:
     conn.execute(
-        "UPDATE jobs SET status = 'done', lease_until = NULL, result = ?, error = NULL,"
-        " updated_at = ? WHERE id = ? AND space = ?",
+        "UPDATE jobs SET status = 'done', lease_until = NULL, result = $1, error = NULL,"
+        " updated_at = $2 WHERE id = $3 AND space = $4",
         (codec.dumps(event.data["result"]), event.created_at, event.data["job_id"], event.space),
     )
 
 
 @handles("job.failed")
-def _job_failed(conn: sqlite3.Connection, event: Event) -> None:
+def _job_failed(conn: Connection, event: Event) -> None:
     # A job that may still be retried goes back to pending; the last failure stays failed.
     status = "pending" if event.data["retry"] else "failed"
     conn.execute(
-        "UPDATE jobs SET status = ?, lease_until = NULL, error = ?, updated_at = ?"
-        " WHERE id = ? AND space = ?",
+        "UPDATE jobs SET status = $1, lease_until = NULL, error = $2, updated_at = $3"
+        " WHERE id = $4 AND space = $5",
         (status, event.data["error"], event.created_at, event.data["job_id"], event.space),
     )
 
 
 @handles("model.called")
-def _model_called(conn: sqlite3.Connection, event: Event) -> None:
+def _model_called(conn: Connection, event: Event) -> None:
     call = event.data["call"]
     insert(conn, "model_calls", {
         **call, "ok": int(bool(call["ok"])), "space": event.space, "task_id": event.task_id,
@@ -62,12 +61,12 @@ def _model_called(conn: sqlite3.Connection, event: Event) -> None:
 
 
 @handles("model.output_rejected")
-def _output_rejected(conn: sqlite3.Connection, event: Event) -> None:
+def _output_rejected(conn: Connection, event: Event) -> None:
     """The answer stays in the journal, verbatim; no table holds a rejected answer."""
 
 
 @handles("summary.recorded")
-def _summary_recorded(conn: sqlite3.Connection, event: Event) -> None:
+def _summary_recorded(conn: Connection, event: Event) -> None:
     insert(conn, "task_summaries", {
         **event.data["summary"], "space": event.space, "task_id": event.task_id,
         "created_at": event.created_at,

@@ -7,11 +7,10 @@ lifecycle.py) and lives in `schedule`, which no handler writes."""
 
 from __future__ import annotations
 
-import sqlite3
-
 from clew import codec
 from clew.models import Event
 from clew.store.projection_handlers import handles
+from clew.store.sql import Connection, numbered
 
 _WAIT_COLUMNS = (
     "id", "step_id", "kind", "target", "description", "cwd", "poll_seconds",
@@ -20,22 +19,22 @@ _WAIT_COLUMNS = (
 
 
 @handles("wait.added")
-def _wait_added(conn: sqlite3.Connection, event: Event) -> None:
+def _wait_added(conn: Connection, event: Event) -> None:
     wait = event.data["wait"]
     values = [wait.get(c) for c in _WAIT_COLUMNS]
     conn.execute(
         f"INSERT INTO waits ({', '.join(_WAIT_COLUMNS)}, space, task_id, criteria, created_at,"
-        f" updated_at) VALUES ({', '.join('?' for _ in _WAIT_COLUMNS)}, ?, ?, ?, ?, ?)",
+        f" updated_at) VALUES ({numbered(len(_WAIT_COLUMNS) + 5)})",
         [*values, event.space, event.task_id, codec.dumps(wait.get("criteria", {})),
          event.created_at, event.created_at],
     )  # fmt: skip
 
 
 @handles("wait.checked")
-def _wait_checked(conn: sqlite3.Connection, event: Event) -> None:
+def _wait_checked(conn: Connection, event: Event) -> None:
     conn.execute(
-        "UPDATE waits SET observation = ?, checked_at = ?, updated_at = ?"
-        " WHERE id = ? AND space = ?",
+        "UPDATE waits SET observation = $1, checked_at = $2, updated_at = $3"
+        " WHERE id = $4 AND space = $5",
         (
             event.data["observation"],
             event.created_at,
@@ -46,39 +45,39 @@ def _wait_checked(conn: sqlite3.Connection, event: Event) -> None:
     )
 
 
-def _end(conn: sqlite3.Connection, event: Event, status: str, result: str | None) -> None:
+def _end(conn: Connection, event: Event, status: str, result: str | None) -> None:
     conn.execute(
-        "UPDATE waits SET status = ?, result = ?, ended_at = ?, updated_at = ?"
-        " WHERE id = ? AND space = ?",
+        "UPDATE waits SET status = $1, result = $2, ended_at = $3, updated_at = $4"
+        " WHERE id = $5 AND space = $6",
         (status, result, event.created_at, event.created_at, event.data["wait_id"], event.space),
     )
     if "observation" in event.data:
         conn.execute(
-            "UPDATE waits SET observation = ?, checked_at = ? WHERE id = ? AND space = ?",
+            "UPDATE waits SET observation = $1, checked_at = $2 WHERE id = $3 AND space = $4",
             (event.data["observation"], event.created_at, event.data["wait_id"], event.space),
         )
 
 
 @handles("wait.resolved")
-def _wait_resolved(conn: sqlite3.Connection, event: Event) -> None:
+def _wait_resolved(conn: Connection, event: Event) -> None:
     _end(conn, event, "resolved", event.data["evidence"])
 
 
 @handles("wait.timed_out")
-def _wait_timed_out(conn: sqlite3.Connection, event: Event) -> None:
+def _wait_timed_out(conn: Connection, event: Event) -> None:
     _end(conn, event, "timed_out", event.data["evidence"])
 
 
 @handles("wait.failed")
-def _wait_failed(conn: sqlite3.Connection, event: Event) -> None:
+def _wait_failed(conn: Connection, event: Event) -> None:
     _end(conn, event, "error", event.data["error"])
 
 
 @handles("wait.cancelled")
-def _wait_cancelled(conn: sqlite3.Connection, event: Event) -> None:
+def _wait_cancelled(conn: Connection, event: Event) -> None:
     _end(conn, event, "cancelled", event.data.get("reason"))
 
 
 @handles("maintenance.ran")
-def _maintenance_ran(conn: sqlite3.Connection, event: Event) -> None:
+def _maintenance_ran(conn: Connection, event: Event) -> None:
     """A summary of one run for the journal; each action has its own event beside it."""

@@ -1,4 +1,4 @@
-"""What the SQLite store's read mixins share: the row reader they are mixed into."""
+"""What the read mixins share: the row reader they are mixed into."""
 
 from __future__ import annotations
 
@@ -33,21 +33,15 @@ def positional(rows: Sequence[Row]) -> Iterable[Any]:
 
 
 def limited(sql: str, params: Sequence[Any], limit: int | None) -> tuple[str, list[Any]]:
-    """`sql` with ` LIMIT ?` when there is a limit: no limit is no clause (not SQLite's
-    `LIMIT -1`, which PostgreSQL refuses)."""
+    """`sql` with ` LIMIT $n` (n after `params`) when there is a limit: no limit is no clause."""
     if limit is None:
         return sql, list(params)
-    return f"{sql} LIMIT ?", [*params, limit]
+    return f"{sql} LIMIT ${len(params) + 1}", [*params, limit]
 
 
 def like_escaped(text: str) -> str:
     """`text` for a LIKE pattern with `ESCAPE '\\'`: its wildcards match only themselves."""
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-def placeholders(values: Sequence[object]) -> str:
-    """`?, ?, ?` for an IN list of `values`."""
-    return ", ".join("?" for _ in values)
 
 
 class RowReader:
@@ -60,6 +54,7 @@ class RowReader:
     _no_index = "+"
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        """A read's rows: `sql` with `$n` placeholders, `params` in their order."""
         raise NotImplementedError
 
     def _tuples(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:

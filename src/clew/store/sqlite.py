@@ -33,9 +33,19 @@ from clew.models import DatabaseRole, Event, Session
 from clew.store import projection_conversations
 from clew.store.contract import CheckpointStore
 from clew.store.migrations import LATEST
+from clew.store.portable_archive import ArchiveReads
+from clew.store.portable_conversations import ConversationReads
+from clew.store.portable_imports import ImportLog
+from clew.store.portable_journal import JournalReads, JournalWrites
+from clew.store.portable_keys import KeyStore
+from clew.store.portable_record import RecordReads
+from clew.store.portable_tasks import TaskReads
+from clew.store.portable_trace import TraceReads
+from clew.store.portable_utility import UtilityReads
+from clew.store.portable_vectors import VectorStore
+from clew.store.portable_waits import WaitReads
 from clew.store.sql import Connection, Row
-from clew.store.sqlite_archive import ArchiveReads
-from clew.store.sqlite_conversations import ConversationReads
+from clew.store.sqlite_connection import SQLiteConnection, named
 from clew.store.sqlite_file import NOT_UTF8 as NOT_UTF8
 from clew.store.sqlite_file import (
     READ_ONLY_MOUNT,
@@ -52,17 +62,15 @@ from clew.store.sqlite_file import migrate as migrate
 from clew.store.sqlite_file import schema_version as schema_version
 from clew.store.sqlite_file import unwritable as unwritable
 from clew.store.sqlite_heads import HeadReads
-from clew.store.sqlite_imports import ImportLog
-from clew.store.sqlite_journal import INSERT_EVENT, JournalReads, JournalWrites
-from clew.store.sqlite_keys import KeyStore
-from clew.store.sqlite_record import RecordReads
 from clew.store.sqlite_search import SearchReads
-from clew.store.sqlite_tasks import TaskReads
-from clew.store.sqlite_trace import TraceReads
-from clew.store.sqlite_utility import UtilityReads
-from clew.store.sqlite_vectors import VectorStore
 from clew.store.sqlite_verify import Verification
-from clew.store.sqlite_waits import WaitReads
+
+# The journal's insert, SQLite's own (JournalWrites.INSERT_EVENT's columns): the hot write
+# binds its row by position, as sqlite3 takes `?` fastest.
+_INSERT_EVENT = (
+    "INSERT INTO events (id, space, task_id, correlation_id, type, data, created_at, hash,"
+    " forgotten) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
 
 KIND_TABLES = {
     "task": "tasks",
@@ -176,7 +184,7 @@ class _Transaction:
                     secure = store._state.secure_delete
                     store._guard(lambda: store._conn.execute(f"PRAGMA secure_delete = {secure}"))
                 if projection_conversations.KNOWN:
-                    projection_conversations.KNOWN.pop(id(store._conn), None)
+                    projection_conversations.KNOWN.pop(id(store._sql), None)
         finally:
             store._lock.release()
 
@@ -214,6 +222,9 @@ class SQLiteStore(
         self.read_only_reason = unwritable(self.path)
         self.read_only: bool = self.read_only_reason is not None
         self._conn = connect(self.path, busy_timeout, read_only=self.read_only)
+        # The same connection as the portable modules and the projections take it: `$n`
+        # statements (store/sql.py); SQLite's own SQL runs on `_conn` with `?`.
+        self._sql = SQLiteConnection(self._conn)
         self._lock = threading.RLock()
         self._depth = 0
         self._writing = False
@@ -364,7 +375,7 @@ class SQLiteStore(
         saved = self._guard(lambda: sqlite_bulk.strip(conn, ("turns_fts",), inserts_only=True))
         cache = conn.execute("PRAGMA cache_size").fetchone()[0]
         state.bulk, state.bulk_start = True, int(start)
-        projection_conversations.put_off(conn)
+        projection_conversations.put_off(self._sql)
         try:
             # The ids' unique indexes take random inserts: once they outgrow the default
             # 2 MB cache, their pages are written to the WAL and read back again and again
@@ -376,7 +387,7 @@ class SQLiteStore(
             # Also after an error: a caller that goes on in the same transaction must find
             # the index whole (an error that leaves it rolls all of this back anyway).
             state.bulk = False
-            self._guard(lambda: projection_conversations.settle(conn, end=True))
+            self._guard(lambda: projection_conversations.settle(self._sql, end=True))
             if saved:
                 from clew import meter
 
@@ -396,7 +407,7 @@ class SQLiteStore(
         temporary storage (a temporary file with the default temp_store), which cost more
         CPU than the insert itself: 29 against 11 µs an event (docs/benchmarks-log.md, session
         import, fifth round)."""
-        cursor: sqlite3.Cursor = self._conn.execute(INSERT_EVENT, row)  # `conn` is it
+        cursor: sqlite3.Cursor = self._conn.execute(_INSERT_EVENT, row)  # `conn` wraps it
         return int(cursor.lastrowid or 0)
 
     def _data_version(self) -> int:
@@ -439,7 +450,7 @@ class SQLiteStore(
             found = super().session_to_append(ident)
         self._state.session = found
         if found is not None:  # the projection's overlay of each turn reads no row either
-            projection_conversations.KNOWN[id(self._conn)] = (found.id, found.state)
+            projection_conversations.KNOWN[id(self._sql)] = (found.id, found.state)
         return found
 
     def _projected(self, event: Event) -> None:
@@ -452,7 +463,7 @@ class SQLiteStore(
         if session is None:
             return
         data = event.data
-        known = projection_conversations.KNOWN.get(id(self._conn))
+        known = projection_conversations.KNOWN.get(id(self._sql))
         if (
             event.type != "turn.appended"
             or data["session_id"] != session.id
@@ -461,7 +472,7 @@ class SQLiteStore(
             or known is None
         ):
             state.session = None
-            projection_conversations.KNOWN.pop(id(self._conn), None)
+            projection_conversations.KNOWN.pop(id(self._sql), None)
             return
         t = data["turn"]
         state.session = session._replace(
@@ -567,10 +578,10 @@ class SQLiteStore(
     def _writer(self) -> tuple[Connection, _WriteState]:
         if not self._writing:
             raise RuntimeError("journal writes must run inside transaction(write=True)")
-        return self._conn, self._state
+        return self._sql, self._state
 
-    def _connection(self) -> sqlite3.Connection:
-        return self._conn
+    def _connection(self) -> SQLiteConnection:
+        return self._sql
 
     def _reading(self) -> AbstractContextManager[Any]:
         """Hold the connection across a read of several statements (one thread at a time)."""
@@ -597,8 +608,8 @@ class SQLiteStore(
         # The lock keeps another thread's statement out of a transaction in progress.
         with self._lock:
             if projection_conversations.PUT_OFF:  # a bulk block's session states, first
-                self._guard(lambda: projection_conversations.settle(self._conn))
-            return self._guard(lambda: fetch(self._conn.execute(sql, params)))
+                self._guard(lambda: projection_conversations.settle(self._sql))
+            return self._guard(lambda: fetch(self._conn.execute(sql, named(params))))
 
     def resolve(self, kind: str, ident: str, hint: str = "") -> str:
         """Return the full id of the `kind` record whose id is `ident` or starts with it."""
@@ -610,7 +621,8 @@ class SQLiteStore(
         # so one indexed query finds an exact match and every candidate at once. The unary
         # `+` keeps SQLite from choosing an index on space, which would scan the whole space.
         rows = self._rows(
-            f"SELECT id FROM {table} WHERE id >= ? AND id < ? AND +space = ? ORDER BY id LIMIT 51",
+            f"SELECT id FROM {table} WHERE id >= $1 AND id < $2 AND +space = $3"
+            " ORDER BY id LIMIT 51",
             (key, key + "~", self.space),
         )
         if not rows:

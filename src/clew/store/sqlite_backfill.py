@@ -61,12 +61,14 @@ def _replay(conn: sqlite3.Connection, scratch: sqlite3.Connection) -> None:
     from clew import codec
     from clew.models import Event
     from clew.store import projection
+    from clew.store.sqlite_connection import SQLiteConnection
 
     rows = conn.execute(
         "SELECT seq, id, space, task_id, correlation_id, type, data, created_at, hash"
         " FROM events ORDER BY seq"
     )
     scratch.execute("BEGIN")
+    replay = SQLiteConnection(scratch)  # as the projections take it
     for seq, event_id, space, task_id, correlation_id, type_, data, created_at, digest in rows:
         scratch.execute("SAVEPOINT event")
         try:
@@ -74,7 +76,7 @@ def _replay(conn: sqlite3.Connection, scratch: sqlite3.Connection) -> None:
                 seq, event_id, space, task_id, correlation_id, type_, codec.loads(data),
                 created_at, digest,
             )  # fmt: skip
-            projection.apply(scratch, event)
+            projection.apply(replay, event)
         except (ValueError, KeyError, TypeError, AttributeError, sqlite3.Error):
             scratch.execute("ROLLBACK TO event")
         scratch.execute("RELEASE event")

@@ -49,7 +49,7 @@ class HeadReads:
 
     def _space_head(self, space: str, known: ChainHead | None) -> ChainHead:
         newest = self._rows(
-            "SELECT seq, id, hash FROM events WHERE space = ? ORDER BY seq DESC LIMIT 1", (space,)
+            "SELECT seq, id, hash FROM events WHERE space = $1 ORDER BY seq DESC LIMIT 1", (space,)
         )
         if not newest:
             return ChainHead(0, None, None)
@@ -57,13 +57,13 @@ class HeadReads:
         after, base = 0, 0
         if known is not None and known.last is not None:
             held = self._rows(
-                "SELECT seq FROM events WHERE id = ? AND space = ? AND hash = ?",
+                "SELECT seq FROM events WHERE id = $1 AND space = $2 AND hash = $3",
                 (known.last, space, known.head),
             )
             if held:
                 after, base = int(held[0][0]), known.events
         counted = self._rows(
-            "SELECT count(*) FROM events WHERE space = ? AND seq > ? AND seq <= ?",
+            "SELECT count(*) FROM events WHERE space = $1 AND seq > $2 AND seq <= $3",
             (space, after, seq),
         )
         return ChainHead(base + int(counted[0][0]), str(event), head)
@@ -77,8 +77,8 @@ class HeadReads:
                 seq, at = 0, 0
                 for position in sorted({p for p in wanted if p >= 1}):
                     row = self._rows(
-                        "SELECT seq, hash FROM events WHERE space = ? AND seq > ?"
-                        " ORDER BY seq LIMIT 1 OFFSET ?",
+                        "SELECT seq, hash FROM events WHERE space = $1 AND seq > $2"
+                        " ORDER BY seq LIMIT 1 OFFSET $3",
                         (space, seq, position - at - 1),
                     )
                     if not row:

@@ -14,14 +14,33 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from clew.models import Action, RecordHit
+from clew.errors import StoreBusyError, StoreError
+from clew.models import Action, Entry, EntryFilter, RecordHit, SearchHit, Turn
 from clew.search import Query, Term
-from clew.store.migrations import OUTLINE_TABLES, outline_text, record_text
-from clew.store.rows import RowReader, placeholders
-from clew.store.sqlite_tasks import outline_joins
-from clew.store.sqlite_trace import actions_from_rows
+from clew.store.migrations import record_text
+from clew.store.portable_archive import ENTRY_COLUMNS, entry_filter, entry_from_row
+from clew.store.portable_conversations import TURN_COLUMNS, turn_from_row
+from clew.store.portable_search import (
+    RECORD_TABLES,
+    TITLE_CHARS,
+    first_line,
+    outline_check_sql,
+    outline_fault,
+    records_between,
+    records_check_sql,
+    records_fault,
+    task_record_kinds,
+    time_conditions,
+)
+from clew.store.portable_tasks import outline_joins
+from clew.store.portable_trace import actions_from_rows
+from clew.store.rows import RowReader
+from clew.store.sql import param, param_list
 
 SEARCH_WINDOW = 5000
+_ENTRY_BM25 = "bm25(entries_fts, 4.0, 1.0, 2.0, 2.0)"  # summary, detail, tags, resolution
+_E_COLUMNS = ", ".join(f"e.{c}" for c in ENTRY_COLUMNS)
+_T_COLUMNS = ", ".join("t." + c.strip() for c in TURN_COLUMNS.split(","))
 COMMON_PROBE = 1000  # matches of a word among the newest turns that tell it is common
 COMMON_SHARE = 0.15  # the share of the newest turns holding a word that makes it common
 SPAN_BLOCK = 1024  # turn numbers per block of a time's ranges (_time_spans)
@@ -30,9 +49,6 @@ SPAN_TURNS = 10_000  # a time's turns read to find their ranges, at most
 # bm25 weights of records_fts's columns: title (summary and command), body (stdout or the
 # message), stderr.
 _BM25 = "bm25(records_fts, 3.0, 1.0, 1.0)"
-_TITLE_CHARS = 200
-# What `record_docs` holds a document of: each kind and its table.
-RECORD_TABLES = {"action": "actions", "message": "task_messages", "decision": "trace_decisions"}
 
 
 def fts5_match(query: Query) -> str:
@@ -50,25 +66,12 @@ def _phrase(term: Term) -> str:
     return '"' + term.text.replace('"', '""') + '"' + ("*" if term.prefix else "")
 
 
-def task_record_kinds(
-    kinds: Sequence[str], step_id: str | None, session_ids: Sequence[str] | None
-) -> list[str]:
-    """The kinds asked for that `record_docs` holds and the filters leave: none within
-    sessions (turns only), and no messages within a step (a message has none)."""
-    if session_ids is not None:
-        return []
-    return [k for k in ("message", "action", "decision")
-            if k in kinds and not (k == "message" and step_id is not None)]  # fmt: skip
-
-
-def _first_line(text: str | None) -> str:
-    return (text or "").strip().split("\n", 1)[0][:_TITLE_CHARS]
-
-
 class SearchReads(RowReader):
     """Reads of search over messages, commands and turns (mixed into SQLiteStore)."""
 
-    if TYPE_CHECKING:  # the task reads give it
+    if TYPE_CHECKING:  # the task reads and the archive's give them
+
+        def _with_sources(self, entries: list[Entry]) -> list[Entry]: ...
 
         def _outline_described(
             self, found: Sequence[tuple[str, str]]
@@ -88,17 +91,19 @@ class SearchReads(RowReader):
         reads the row's text, so it is made for the rows shown, not for every match."""
         with self.transaction():
             low = self._window_floor(index, base, params)
+            n = len(params)
             best = self._rows(
-                f"SELECT {index}.rowid, {score} AS score {base} AND {index}.rowid >= ?"
-                " ORDER BY score LIMIT ?",
+                f"SELECT {index}.rowid, {score} AS score {base} AND {index}.rowid >= ${n + 1}"
+                f" ORDER BY score LIMIT ${n + 2}",
                 [*params, low, limit],
             )
             if not best:
                 return []
             seqs = [r[0] for r in best]
+            among = list(params)
             rows = self._rows(
-                f"SELECT {index}.rowid AS seq, {columns} {base}{_among(index, seqs)}",
-                [*params, *seqs, min(seqs), max(seqs)],
+                f"SELECT {index}.rowid AS seq, {columns} {base}{_among(index, seqs, among)}",
+                among,
             )
         found = {r["seq"]: r for r in rows}
         return [(r[1], found[r[0]]) for r in best if r[0] in found]
@@ -107,7 +112,8 @@ class SearchReads(RowReader):
         """The lowest rowid among the newest SEARCH_WINDOW matches of `base` (0 when fewer
         match): ranking reads only the window, so a common word costs the same at any size."""
         floor = self._rows(
-            f"SELECT {index}.rowid {base} ORDER BY {index}.rowid DESC LIMIT 1 OFFSET ?",
+            f"SELECT {index}.rowid {base} ORDER BY {index}.rowid DESC LIMIT 1"
+            f" OFFSET ${len(params) + 1}",
             [*params, SEARCH_WINDOW - 1],
         )
         return int(floor[0][0]) if floor else 0
@@ -167,8 +173,8 @@ class SearchReads(RowReader):
         common = set()
         for term in query.include:
             probe = self._rows(
-                "SELECT rowid FROM turns_fts WHERE turns_fts MATCH ?"
-                " ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+                "SELECT rowid FROM turns_fts WHERE turns_fts MATCH $1"
+                " ORDER BY rowid DESC LIMIT 1 OFFSET $2",
                 (_phrase(term), COMMON_PROBE - 1),
             )
             if probe and COMMON_SHARE * (newest - probe[0][0] + 1) <= COMMON_PROBE:
@@ -188,20 +194,19 @@ class SearchReads(RowReader):
         until: str | None,
         limit: int,
     ) -> list[RecordHit]:
-        where, params = _time("k.", since, until)
+        params: list[Any] = [match, self.space]
+        where = f" AND k.kind IN ({param_list(params, kinds)})"
+        where += time_conditions("k.", since, until, params)
         if task_id is not None:
-            where += " AND k.task_id = ?"
-            params.append(task_id)
+            where += f" AND k.task_id = {param(params, task_id)}"
         if step_id is not None:
-            where += " AND coalesce(a.plan_item_id, d.plan_item_id) = ?"
-            params.append(step_id)
+            where += f" AND coalesce(a.plan_item_id, d.plan_item_id) = {param(params, step_id)}"
         base = (
             "FROM records_fts JOIN record_docs k ON k.seq = records_fts.rowid"
             " LEFT JOIN actions a ON k.kind = 'action' AND a.id = k.ref_id"
             " LEFT JOIN task_messages m ON k.kind = 'message' AND m.id = k.ref_id"
             " LEFT JOIN trace_decisions d ON k.kind = 'decision' AND d.id = k.ref_id"
-            f" WHERE records_fts MATCH ? AND k.space = ? AND k.kind IN ({placeholders(kinds)})"
-            f"{where}"
+            f" WHERE records_fts MATCH $1 AND k.space = $2{where}"
         )
         columns = (
             "k.kind, k.ref_id, k.task_id, k.created_at,"
@@ -209,10 +214,9 @@ class SearchReads(RowReader):
             " CAST(snippet(records_fts, -1, '[', ']', '…', 16) AS BLOB) AS snip,"
             " a.summary, a.command, a.status, a.exit_code,"
             " coalesce(a.plan_item_id, d.plan_item_id) AS plan_item_id, m.role, d.outcome,"
-            f" substr(coalesce(m.content, d.action), 1, {_TITLE_CHARS}) AS head"
+            f" substr(coalesce(m.content, d.action), 1, {TITLE_CHARS}) AS head"
         )
-        rows = self._ranked("records_fts", base, [match, self.space, *kinds, *params], _BM25,
-                            columns, limit)  # fmt: skip
+        rows = self._ranked("records_fts", base, params, _BM25, columns, limit)
         seqs = [r["seq"] for _, r in rows if r["kind"] in ("action", "decision")]
         in_stdout, in_stderr = (
             self._matching(match, column, seqs) for column in ("body", "stderr")
@@ -222,16 +226,16 @@ class SearchReads(RowReader):
             if r["kind"] == "action":
                 code = "" if r["exit_code"] is None else f" exit {r['exit_code']}"
                 label = f"{r['status']}{code}"
-                title = _first_line(r["command"] or r["summary"])
+                title = first_line(r["command"] or r["summary"])
                 field = (
                     "stdout" if r["seq"] in in_stdout else
                     "stderr" if r["seq"] in in_stderr else "command"
                 )  # fmt: skip
             elif r["kind"] == "decision":
-                label, title = f"decision {r['outcome']}", _first_line(r["head"])
+                label, title = f"decision {r['outcome']}", first_line(r["head"])
                 field = "outcome" if r["seq"] in in_stdout else "action"
             else:
-                label, title, field = r["role"], _first_line(r["head"]), "content"
+                label, title, field = r["role"], first_line(r["head"]), "content"
             hit = RecordHit(
                 r["kind"], r["ref_id"], r["task_id"], None, None, r["created_at"], label,
                 title, _decoded(r["snip"]), score, field, step_id=r["plan_item_id"],
@@ -244,9 +248,11 @@ class SearchReads(RowReader):
         read (a snippet per column would read every record's output again)."""
         if not seqs:
             return set()
+        params: list[Any] = [f"{{{column}}} : ({match})"]
         rows = self._rows(
-            f"SELECT rowid FROM records_fts WHERE records_fts MATCH ?{_among('records_fts', seqs)}",
-            [f"{{{column}}} : ({match})", *seqs, min(seqs), max(seqs)],
+            f"SELECT rowid FROM records_fts WHERE records_fts MATCH $1"
+            f"{_among('records_fts', seqs, params)}",
+            params,
         )
         return {r[0] for r in rows}
 
@@ -259,13 +265,13 @@ class SearchReads(RowReader):
         until: str | None,
         limit: int,
     ) -> list[RecordHit]:
-        where, params = _time("+t.", since, until)  # `+`: walk the index, not turns_time
+        params: list[Any] = [match, self.space]
+        where = time_conditions("+t.", since, until, params)  # `+`: walk the index, not turns_time
         if task_id is not None:
-            where += " AND s.task_id = ?"
-            params.append(task_id)
+            where += f" AND s.task_id = {param(params, task_id)}"
         if session_ids is not None:
-            where += f" AND t.session_id IN ({placeholders(session_ids)})"
-            params += session_ids
+            where += f" AND t.session_id IN ({param_list(params, session_ids)})"
+        n = len(params)
         spans: list[tuple[int, int]] = [(0, 2**62)]
         if since is not None or until is not None:
             # The numbers of the time's turns bound the walk (turns_time): FTS5 seeks to
@@ -274,18 +280,18 @@ class SearchReads(RowReader):
         base = (
             "FROM turns_fts JOIN turns t ON t.seq = turns_fts.rowid"
             " JOIN sessions s ON s.id = t.session_id"
-            f" WHERE turns_fts MATCH ? AND +t.space = ?{where}"
-            " AND turns_fts.rowid BETWEEN ? AND ?"
+            f" WHERE turns_fts MATCH $1 AND +t.space = $2{where}"
+            f" AND turns_fts.rowid BETWEEN ${n + 1} AND ${n + 2}"
         )
         columns = (
             "t.id, s.task_id, t.session_id, t.turn, t.created_at, t.role, t.tool_name,"
-            f" substr(t.content, 1, {_TITLE_CHARS}) AS head,"
+            f" substr(t.content, 1, {TITLE_CHARS}) AS head,"
             " snippet(turns_fts, 0, '[', ']', '…', 16) AS snip"
         )
         rows = []
         with self.transaction():
             for low, high in spans:
-                rows += self._ranked("turns_fts", base, [match, self.space, *params, low, high],
+                rows += self._ranked("turns_fts", base, [*params, low, high],
                                      "bm25(turns_fts)", columns, limit)  # fmt: skip
         if len(spans) > 1:
             rows = sorted(rows, key=lambda r: (r[0], -r[1]["seq"]))[:limit]
@@ -294,7 +300,7 @@ class SearchReads(RowReader):
             label = r["role"] + (f" ({r['tool_name']})" if r["tool_name"] else "")
             hit = RecordHit(
                 "turn", r["id"], r["task_id"], r["session_id"], r["turn"], r["created_at"],
-                label, _first_line(r["head"]), r["snip"], score, "content",
+                label, first_line(r["head"]), r["snip"], score, "content",
             )  # fmt: skip
             hits.append(hit)
         return hits
@@ -308,7 +314,7 @@ class SearchReads(RowReader):
         any (one read of the time index)."""
         rows = self._rows(
             f"SELECT seq / {SPAN_BLOCK} AS block, min(seq), max(seq), count(*) FROM (SELECT seq"
-            " FROM turns WHERE space = ? AND created_at >= ? AND created_at < ? LIMIT ?)"
+            " FROM turns WHERE space = $1 AND created_at >= $2 AND created_at < $3 LIMIT $4)"
             " GROUP BY block ORDER BY block",
             (self.space, since or "", until or "\uffff", SPAN_TURNS + 1),
         )
@@ -342,20 +348,21 @@ class SearchReads(RowReader):
         one index for every kind, so their scores compare), as (kind, score, row)."""
         if not kinds:
             return []
-        joins, where, params = outline_joins(kinds, task_id, step_id, since, until,
-                                             plain="+", same_space=False)  # fmt: skip
+        params: list[Any] = [fts5_match(query), self.space]
+        joins, where = outline_joins(kinds, task_id, step_id, since, until, params,
+                                     plain="+", same_space=False)  # fmt: skip
         # `+`: the index drives; handed each document of a kind to look up, FTS5 would
         # open the query's terms again for each (50x the cost).
         base = (
             f"FROM outline_fts JOIN outline_docs d ON d.seq = outline_fts.rowid{joins}"
-            f" WHERE outline_fts MATCH ? AND +d.space = ?{where}"
+            f" WHERE outline_fts MATCH $1 AND +d.space = $2{where}"
         )
-        params = [fts5_match(query), self.space, *params]
+        n = len(params)
         with self.transaction():
             low = self._window_floor("outline_fts", base, params)
             best = self._rows(
                 f"SELECT d.kind, d.ref_id, bm25(outline_fts) AS score {base}"
-                " AND outline_fts.rowid >= ? ORDER BY score LIMIT ?",
+                f" AND outline_fts.rowid >= ${n + 1} ORDER BY score LIMIT ${n + 2}",
                 [*params, low, limit],
             )
             rows = self._outline_described([(r[0], r[1]) for r in best])
@@ -376,9 +383,9 @@ class SearchReads(RowReader):
         caller confirms the text is there verbatim)."""
         rows = self._rows(
             "SELECT a.* FROM records_fts JOIN record_docs k ON k.seq = records_fts.rowid"
-            " JOIN actions a ON a.id = k.ref_id WHERE records_fts MATCH ? AND k.space = ?"
+            " JOIN actions a ON a.id = k.ref_id WHERE records_fts MATCH $1 AND k.space = $2"
             " AND k.kind = 'action' AND (a.exit_code <> 0 OR a.status IN ('failed', 'timeout'))"
-            " ORDER BY records_fts.rowid DESC LIMIT ?",
+            " ORDER BY records_fts.rowid DESC LIMIT $3",
             (fts5_match(query), self.space, limit),
         )
         return actions_from_rows(rows)
@@ -395,152 +402,69 @@ class SearchReads(RowReader):
             return fault
         return self.fts_check("records_fts")
 
-
-def records_between(
-    reader: RowReader,
-    space: str,
-    kinds: Sequence[str],
-    *,
-    since: str,
-    until: str,
-    task_id: str | None,
-    session_ids: Sequence[str] | None,
-    limit: int,
-) -> list[tuple[str, str]]:
-    """A space's records of a time, whatever their words, newest first (the time indexes):
-    the same SQL on both backends, as the records' search documents are the same."""
-    found: list[tuple[str, str]] = []
-    for kind in task_record_kinds(kinds, None, session_ids):
-        sql = (
-            "SELECT kind, ref_id FROM record_docs WHERE space = ? AND kind = ?"
-            " AND created_at >= ? AND created_at < ?"
+    def search_entries(self, query: Query, filters: EntryFilter, *, limit: int) -> list[SearchHit]:
+        """Rank the archive entries matching a query with bm25 over `entries_fts`."""
+        params: list[Any] = [fts5_match(query), self.space]
+        where = entry_filter(filters, "e.", params)
+        base = (
+            "FROM entries_fts JOIN entries e ON e.seq = entries_fts.rowid"
+            f" WHERE entries_fts MATCH $1 AND e.space = $2{where}"
         )
-        params: list[Any] = [space, kind, since, until]
-        if task_id is not None:
-            sql += " AND task_id = ?"
-            params.append(task_id)
-        rows = reader._rows(sql + " ORDER BY created_at DESC LIMIT ?", [*params, limit])
-        found += [(r[0], r[1]) for r in rows]
-    if "turn" in kinds and session_ids != []:
-        sql = (
-            "SELECT t.id FROM turns t JOIN sessions s ON s.id = t.session_id"
-            " WHERE t.space = ? AND t.created_at >= ? AND t.created_at < ?"
+        n = len(params)
+        with self.transaction():
+            low = self._window_floor("entries_fts", base, params)
+            rows = self._rows(
+                f"SELECT {_E_COLUMNS}, {_ENTRY_BM25} AS score,"
+                " snippet(entries_fts, -1, '[', ']', '…', 16) AS snippet"
+                f" {base} AND entries_fts.rowid >= ${n + 1} ORDER BY score LIMIT ${n + 2}",
+                [*params, low, limit],
+            )
+        entries = self._with_sources([entry_from_row(r) for r in rows])
+        return [SearchHit(e, r["score"], r["snippet"]) for e, r in zip(entries, rows, strict=True)]
+
+    def search_turns(
+        self, session_id: str | None, query: Query, *, limit: int
+    ) -> list[tuple[Turn, float, str]]:
+        """bm25-ranked turns matching a query, among the newest SEARCH_WINDOW."""
+        params: list[Any] = [fts5_match(query), self.space]
+        where = f" AND t.session_id = {param(params, session_id)}" if session_id is not None else ""
+        base = (
+            "FROM turns_fts JOIN turns t ON t.seq = turns_fts.rowid"
+            f" WHERE turns_fts MATCH $1 AND +t.space = $2{where}"
         )
-        params = [space, since, until]
-        if task_id is not None:
-            sql += " AND s.task_id = ?"
-            params.append(task_id)
-        if session_ids is not None:
-            sql += f" AND t.session_id IN ({placeholders(session_ids)})"
-            params += session_ids
-        rows = reader._rows(sql + " ORDER BY t.created_at DESC LIMIT ?", [*params, limit])
-        found += [("turn", r[0]) for r in rows]
-    return found
+        n = len(params)
+        with self.transaction():
+            low = self._window_floor("turns_fts", base, params)
+            rows = self._rows(
+                f"SELECT {_T_COLUMNS}, bm25(turns_fts) AS score,"
+                " snippet(turns_fts, 0, '[', ']', '…', 16) AS snip"
+                f" {base} AND turns_fts.rowid >= ${n + 1} ORDER BY score LIMIT ${n + 2}",
+                [*params, low, limit],
+            )
+        return [(turn_from_row(r), r["score"], r["snip"]) for r in rows]
+
+    def fts_check(self, index: str = "entries_fts") -> str | None:
+        """Run FTS5's integrity check of a search index; None when it is sound."""
+        try:
+            self._rows(f"INSERT INTO {index} ({index}, rank) VALUES ('integrity-check', 1)")
+        except StoreBusyError:
+            raise  # a writer holds the lock: that says nothing about the index
+        except StoreError as exc:
+            return str(exc)
+        return None
 
 
-def records_check_sql(
-    texts: dict[str, tuple[str, str, str]], space: str | None, *, differs: str, same_space: str
-) -> tuple[str, list[str]]:
-    """The statement counting, per kind of record with documents, the records without one
-    (unkeyed), the documents without their record (stray) and those whose text is not what
-    the row makes (stale), then documents of no known kind: both backends' check, each
-    with its SQL for a row's texts (`texts`, of alias `r.`), its "is not" operator and its
-    join condition on the space (PostgreSQL's keys start with it)."""
-    d_in = " AND d.space = ?" if space is not None else ""
-    r_in = " AND r.space = ?" if space is not None else ""
-    counts: list[str] = []
-    params: list[str] = []
-    for kind, table in RECORD_TABLES.items():
-        title, body, stderr = texts[kind]
-        on = f"d.kind = '{kind}'{same_space} AND d.ref_id = r.id"
-        counts += [
-            f"(SELECT count(*) FROM {table} r WHERE NOT EXISTS"
-            f" (SELECT 1 FROM record_docs d WHERE {on}){r_in})",
-            f"(SELECT count(*) FROM record_docs d WHERE d.kind = '{kind}' AND NOT EXISTS"
-            f" (SELECT 1 FROM {table} r WHERE {on}){d_in})",
-            f"(SELECT count(*) FROM record_docs d JOIN {table} r ON {on}"
-            f" WHERE (d.title {differs} {title} OR d.body {differs} {body}"
-            f" OR d.stderr {differs} {stderr}){d_in})",
-        ]
-        params += [space] * 3 if space is not None else []
-    kinds = ", ".join(f"'{k}'" for k in RECORD_TABLES)
-    counts.append(f"(SELECT count(*) FROM record_docs d WHERE d.kind NOT IN ({kinds}){d_in})")
-    params += [space] if space is not None else []
-    return f"SELECT {', '.join(counts)}", params
-
-
-def outline_check_sql(
-    space: str | None, *, differs: str, same_space: str, newline: str = "char(10)"
-) -> tuple[str, list[str]]:
-    """The statement counting, per kind of the outline, the rows without their document,
-    the documents without their row and those whose text is not what the row makes, then
-    documents of no known kind (both backends' check, as `records_check_sql`)."""
-    d_in = " AND d.space = ?" if space is not None else ""
-    r_in = " AND r.space = ?" if space is not None else ""
-    counts: list[str] = []
-    params: list[str] = []
-    for kind, table in OUTLINE_TABLES.items():
-        on = f"d.kind = '{kind}'{same_space} AND d.ref_id = r.id"
-        counts += [
-            f"(SELECT count(*) FROM {table} r WHERE NOT EXISTS"
-            f" (SELECT 1 FROM outline_docs d WHERE {on}){r_in})",
-            f"(SELECT count(*) FROM outline_docs d WHERE d.kind = '{kind}' AND NOT EXISTS"
-            f" (SELECT 1 FROM {table} r WHERE {on}){d_in})",
-            f"(SELECT count(*) FROM outline_docs d JOIN {table} r ON {on}"
-            f" WHERE d.body {differs} {outline_text(kind, 'r.', newline)}{d_in})",
-        ]
-        params += [space] * 3 if space is not None else []
-    kinds = ", ".join(f"'{k}'" for k in OUTLINE_TABLES)
-    counts.append(f"(SELECT count(*) FROM outline_docs d WHERE d.kind NOT IN ({kinds}){d_in})")
-    params += [space] if space is not None else []
-    return f"SELECT {', '.join(counts)}", params
-
-
-def outline_fault(found: tuple[int, ...]) -> str | None:
-    """What the counts of `outline_check_sql` say is wrong, or None."""
-    unkeyed, stray, stale = (sum(found[i:-1:3]) for i in range(3))
-    stray += found[-1]
-    if unkeyed or stray or stale:
-        return (
-            f"{unkeyed} task name(s), goal(s), step(s), answer(s), pattern(s) or guardrail(s)"
-            f" are not in the search index, {stray} index document(s) name nothing and"
-            f" {stale} differ from their row"
-        )
-    return None
-
-
-def records_fault(found: tuple[int, ...]) -> str | None:
-    """What the counts of `records_check_sql` say is wrong, or None."""
-    unkeyed, stray, stale = (sum(found[i:-1:3]) for i in range(3))
-    stray += found[-1]
-    if unkeyed or stray or stale:
-        return (
-            f"{unkeyed} message(s), command(s) or decision(s) are not in the search index,"
-            f" {stray} index document(s) name nothing and {stale} differ from their row"
-        )
-    return None
-
-
-def _among(index: str, seqs: Sequence[int]) -> str:
-    """SQL keeping an index's matches to these rows (parameters: the rows, then their least
-    and greatest). FTS5 takes `rowid IN (...)` as one lookup per row, each opening the
+def _among(index: str, seqs: Sequence[int], params: list[Any]) -> str:
+    """SQL keeping an index's matches to these rows (added to `params`: the rows, then their
+    least and greatest). FTS5 takes `rowid IN (...)` as one lookup per row, each opening the
     query's terms again (60 rows cost 30 ms on a small store); `+` leaves the list a filter
     and the range bounds the walk instead (1 ms)."""
-    return f" AND +{index}.rowid IN ({placeholders(seqs)}) AND {index}.rowid BETWEEN ? AND ?"
+    among = param_list(params, seqs)
+    low, high = param(params, min(seqs)), param(params, max(seqs))
+    return f" AND +{index}.rowid IN ({among}) AND {index}.rowid BETWEEN {low} AND {high}"
 
 
 def _decoded(value: bytes | str | None) -> str:
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return value or ""
-
-
-def _time(alias: str, since: str | None, until: str | None) -> tuple[str, list[Any]]:
-    sql, params = "", []
-    if since is not None:
-        sql += f" AND {alias}created_at >= ?"
-        params.append(since)
-    if until is not None:
-        sql += f" AND {alias}created_at < ?"
-        params.append(until)
-    return sql, params

@@ -15,8 +15,9 @@ from clew import chain, codec
 from clew.models import Difference, Event, VerifyReport
 from clew.store import projection, projection_conversations
 from clew.store.migrations import PROJECTION_TABLES
+from clew.store.portable_journal import EVENT_COLUMNS, FORGOTTEN
 from clew.store.rows import RowReader
-from clew.store.sqlite_journal import EVENT_COLUMNS, FORGOTTEN
+from clew.store.sqlite_connection import SQLiteConnection
 
 if TYPE_CHECKING:
     from clew.store.forgetting import TombstoneCheck
@@ -77,6 +78,7 @@ class Verification(RowReader):
         scope = None if all_spaces else self.space
         with tempfile.TemporaryDirectory(prefix="clew-verify-") as scratch_dir:
             scratch = connect(os.path.join(scratch_dir, "rebuilt.db"))
+            replay = SQLiteConnection(scratch)  # as the projections take it
             try:
                 scratch.execute("PRAGMA synchronous = OFF")
                 migrate(scratch)
@@ -94,13 +96,13 @@ class Verification(RowReader):
                     scratch.execute(f"DROP INDEX IF EXISTS {index}")
                 with self.transaction():
                     try:
-                        count, findings, heads, kept = self._replay(scratch, scope, careful=False)
+                        count, findings, heads, kept = self._replay(replay, scope, careful=False)
                     except _Unreplayable:
                         # An event failed half-applied: replay again, undoing each failure.
-                        count, findings, heads, kept = self._replay(scratch, scope, careful=True)
+                        count, findings, heads, kept = self._replay(replay, scope, careful=True)
                     report = with_tombstones(self._compare(scratch, count, scope, findings), kept)
             finally:
-                projection_conversations.drop(scratch)  # after an error: no state left behind
+                projection_conversations.drop(replay)  # after an error: no state left behind
                 scratch.close()
         report = report._replace(heads=heads)
         meter.report("checking the search indexes", 0, None)
@@ -114,7 +116,7 @@ class Verification(RowReader):
         return report
 
     def _replay(
-        self, scratch: sqlite3.Connection, space: str | None, *, careful: bool
+        self, scratch: SQLiteConnection, space: str | None, *, careful: bool
     ) -> tuple[int, list[Difference], dict[str, str], TombstoneCheck]:
         """Walk the journal once (streamed, in seq order): check each space's hash chain up
         to its first break and apply each event to the scratch database. An event that

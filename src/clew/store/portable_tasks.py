@@ -20,9 +20,9 @@ from clew.models import (
     Task,
     TaskStatus,
 )
+from clew.store.portable_trace import ACTION_SELECT, action_from_row, actions_in_order
 from clew.store.rows import RowReader, json_ids, limited
-from clew.store.sql import Row
-from clew.store.sqlite_trace import ACTION_SELECT, action_from_row, actions_in_order
+from clew.store.sql import Row, numbered, param, param_list
 
 # Plan rows are read on every task read, so they are selected in PlanItem's field order
 # and unpacked by position: several times faster than building them by column name.
@@ -51,7 +51,7 @@ _TASKS_WITH_PLANS = (
     " FROM tasks t LEFT JOIN plan_items p"
     " ON p.task_id = t.id AND p.space = t.space AND p.removed = 0"
 )
-_TASK_WITH_PLAN = f"{_TASKS_WITH_PLANS} WHERE t.id = ? AND t.space = ? ORDER BY p.ordinal"
+_TASK_WITH_PLAN = f"{_TASKS_WITH_PLANS} WHERE t.id = $1 AND t.space = $2 ORDER BY p.ordinal"
 
 
 def _tasks_with_plans(rows: Sequence[tuple[Any, ...]]) -> list[Task]:
@@ -146,21 +146,22 @@ def outline_joins(
     step_id: str | None,
     since: str | None,
     until: str | None,
+    params: list[Any],
     *,
     plain: str,
     same_space: bool,
     doc: str = "d",
-) -> tuple[str, str, list[Any]]:
+) -> tuple[str, str]:
     """For one statement over the documents of several kinds of the outline (alias `doc`):
     SQL LEFT JOINing each kind's table (on its space too with `same_space`), and the
     condition (led by AND) keeping the documents whose row is of a kind asked for and meets
-    that kind's conditions (`outline_where`), with its parameters. `plain` is the backend's
+    that kind's conditions (`outline_where`), its values added to `params`. `plain` is the backend's
     prefix that keeps a column's index out of the plan (SQLite's `+`): the match drives."""
     if task_id is None and step_id is None and since is None and until is None:
         # Nothing but the kinds: a document that matches is a row to show (a goal or an
         # answer not set, a removed step, has an empty one), so no table is read per match.
         among = ", ".join(f"'{k}'" for k in kinds)
-        return "", f" AND {plain}{doc}.kind IN ({among})", []
+        return "", f" AND {plain}{doc}.kind IN ({among})"
     tables: dict[str, list[str]] = {}
     for kind in kinds:
         tables.setdefault(OUTLINE_SQL[kind].alias, []).append(kind)
@@ -172,41 +173,38 @@ def outline_joins(
             f" LEFT JOIN {OUTLINE_SQL[of[0]].table} {alias} ON {alias}.id = {doc}.ref_id{space}"
             f" AND {doc}.kind IN ({among})"
         )
-    ors, params = [], []
+    ors = []
     for kind in kinds:
-        where, more = outline_where(kind, task_id, step_id, since, until)
+        where = outline_where(kind, task_id, step_id, params, since, until)
         ors.append(
             f"({plain}{doc}.kind = '{kind}' AND {OUTLINE_SQL[kind].alias}.id IS NOT NULL{where})"
         )
-        params += more
-    return joins, f" AND ({' OR '.join(ors)})", params
+    return joins, f" AND ({' OR '.join(ors)})"
 
 
 def outline_where(
     kind: str,
     task_id: str | None,
     step_id: str | None,
+    params: list[Any],
     since: str | None = None,
     until: str | None = None,
-) -> tuple[str, list[Any]]:
-    """SQL (after a WHERE, each part led by AND) and parameters keeping the rows of one
-    kind of the outline that meet its own conditions, of one task or step, made (an answer:
-    set) within `since` (inclusive) and `until` (exclusive)."""
+) -> str:
+    """SQL (after a WHERE, each part led by AND) keeping the rows of one kind of the outline
+    that meet its own conditions, of one task or step, made (an answer: set) within `since`
+    (inclusive) and `until` (exclusive); its values added to `params`."""
     o = OUTLINE_SQL[kind]
-    where, params = o.where, []
+    where = o.where
     if task_id is not None:
-        where += f" AND {o.alias}.{'task_id' if kind == 'step' else 'id'} = ?"
-        params.append(task_id)
+        column = "task_id" if kind == "step" else "id"
+        where += f" AND {o.alias}.{column} = {param(params, task_id)}"
     if step_id is not None:
-        where += f" AND {o.alias}.id = ?"
-        params.append(step_id)
+        where += f" AND {o.alias}.id = {param(params, step_id)}"
     if since is not None:
-        where += f" AND {o.alias}.{o.stamp} >= ?"
-        params.append(since)
+        where += f" AND {o.alias}.{o.stamp} >= {param(params, since)}"
     if until is not None:
-        where += f" AND {o.alias}.{o.stamp} < ?"
-        params.append(until)
-    return where, params
+        where += f" AND {o.alias}.{o.stamp} < {param(params, until)}"
+    return where
 
 
 class TaskReads(RowReader):
@@ -223,11 +221,12 @@ class TaskReads(RowReader):
         """The newest `limit` rows of one kind of the outline (OUTLINE_SQL's columns), of
         one task or step if given."""
         o = OUTLINE_SQL[kind]
-        where, params = outline_where(kind, task_id, step_id)
+        params: list[Any] = [self.space]
+        where = outline_where(kind, task_id, step_id, params)
         rows = self._rows(
-            f"SELECT {o.columns} FROM {o.table} {o.alias} WHERE {o.alias}.space = ?{where}"
-            f" ORDER BY {o.alias}.{o.stamp} DESC, {o.alias}.id LIMIT ?",
-            [self.space, *params, limit],
+            f"SELECT {o.columns} FROM {o.table} {o.alias} WHERE {o.alias}.space = $1{where}"
+            f" ORDER BY {o.alias}.{o.stamp} DESC, {o.alias}.id LIMIT {param(params, limit)}",
+            params,
         )
         return [tuple(r) for r in rows]
 
@@ -244,8 +243,8 @@ class TaskReads(RowReader):
         for kind, ids in by_kind.items():
             o = OUTLINE_SQL[kind]
             rows = self._rows(
-                f"SELECT {o.columns} FROM {o.table} {o.alias} WHERE {o.alias}.space = ?"
-                f" AND {o.alias}.id IN ({', '.join('?' for _ in ids)})",
+                f"SELECT {o.columns} FROM {o.table} {o.alias} WHERE {o.alias}.space = $1"
+                f" AND {o.alias}.id IN ({numbered(len(ids), 2)})",
                 [self.space, *ids],
             )
             described.update(((kind, r[0]), tuple(r)) for r in rows)
@@ -260,7 +259,7 @@ class TaskReads(RowReader):
             else (" AND removed = 0 ORDER BY ordinal")
         )
         rows = self._rows(
-            f"SELECT {_STEP_COLUMNS} FROM plan_items WHERE task_id = ? AND space = ?{where}",
+            f"SELECT {_STEP_COLUMNS} FROM plan_items WHERE task_id = $1 AND space = $2{where}",
             (task_id, self.space),
         )
         return tuple(_step(r) for r in rows)
@@ -275,7 +274,7 @@ class TaskReads(RowReader):
     def get_task_status(self, task_id: str) -> TaskStatus:
         """Return just a task's status: the hot write path's only check."""
         rows = self._rows(
-            "SELECT status FROM tasks WHERE id = ? AND space = ?", (task_id, self.space)
+            "SELECT status FROM tasks WHERE id = $1 AND space = $2", (task_id, self.space)
         )
         if not rows:
             raise NotFoundError("task", task_id)
@@ -286,7 +285,7 @@ class TaskReads(RowReader):
         naming a step checks, in one read (not the task, nor its steps' other columns)."""
         rows = self._rows(
             "SELECT t.status, p.id FROM tasks t LEFT JOIN plan_items p ON p.task_id = t.id"
-            " AND p.removed = 0 WHERE t.id = ? AND t.space = ? ORDER BY p.ordinal",
+            " AND p.removed = 0 WHERE t.id = $1 AND t.space = $2 ORDER BY p.ordinal",
             (task_id, self.space),
         )
         if not rows:
@@ -299,11 +298,10 @@ class TaskReads(RowReader):
     ) -> list[Task]:
         """Return tasks, most recently updated first, each with its plan (one query: the
         tasks joined to their steps, so a listing costs the same at any number of tasks)."""
-        sql = f"{_TASKS_WITH_PLANS} WHERE t.space = ?"
+        sql = f"{_TASKS_WITH_PLANS} WHERE t.space = $1"
         params: list[Any] = [self.space]
         if statuses:
-            sql += f" AND t.status IN ({', '.join('?' for _ in statuses)})"
-            params += [s.value for s in statuses]
+            sql += f" AND t.status IN ({param_list(params, [s.value for s in statuses])})"
         if not include_archived:
             sql += " AND t.archived = 0"
         sql += " ORDER BY t.updated_at DESC, t.id, p.ordinal"
@@ -312,7 +310,7 @@ class TaskReads(RowReader):
     def get_step(self, step_id: str) -> PlanItem:
         """Return one plan item by id."""
         rows = self._rows(
-            f"SELECT {_STEP_COLUMNS} FROM plan_items WHERE id = ? AND space = ?",
+            f"SELECT {_STEP_COLUMNS} FROM plan_items WHERE id = $1 AND space = $2",
             (step_id, self.space),
         )
         if not rows:
@@ -322,7 +320,7 @@ class TaskReads(RowReader):
     def get_action(self, action_id: str) -> Action:
         """Return one action by id."""
         rows = self._rows(
-            "SELECT * FROM actions WHERE id = ? AND space = ?", (action_id, self.space)
+            "SELECT * FROM actions WHERE id = $1 AND space = $2", (action_id, self.space)
         )
         if not rows:
             raise NotFoundError("action", action_id)
@@ -335,10 +333,10 @@ class TaskReads(RowReader):
         with `failed`), by id (one read)."""
         if not action_ids:
             return {}
-        marks = ", ".join("?" for _ in action_ids)
+        marks = numbered(len(action_ids), 2)
         only = " AND status IN ('failed', 'timeout')" if failed else ""
         rows = self._rows(
-            f"SELECT id, command FROM actions WHERE space = ? AND id IN ({marks}){only}",
+            f"SELECT id, command FROM actions WHERE space = $1 AND id IN ({marks}){only}",
             (self.space, *action_ids),
         )
         return {r["id"]: r["command"] for r in rows}
@@ -347,11 +345,10 @@ class TaskReads(RowReader):
         self, task_id: str, *, plan_item_id: str | None = None, limit: int | None = None
     ) -> list[Action]:
         """Return a task's actions, newest first."""
-        sql = f"SELECT {ACTION_SELECT} FROM actions WHERE task_id = ? AND space = ?"
+        sql = f"SELECT {ACTION_SELECT} FROM actions WHERE task_id = $1 AND space = $2"
         params: list[Any] = [task_id, self.space]
         if plan_item_id is not None:
-            sql += " AND plan_item_id = ?"
-            params.append(plan_item_id)
+            sql += f" AND plan_item_id = {param(params, plan_item_id)}"
         sql += " ORDER BY created_at DESC, seq DESC"
         return actions_in_order(self._tuples(*limited(sql, params, limit)))
 
@@ -360,13 +357,13 @@ class TaskReads(RowReader):
         such an entry is active, else when the last of them was closed."""
         if not action_ids:
             return {}
-        marks = ", ".join("?" * len(action_ids))
+        marks = numbered(len(action_ids), 2)
         rows = self._rows(
             # CASE, not max() of a comparison: PostgreSQL has no max of booleans.
             "SELECT s.source_id, MAX(CASE WHEN e.status = 'active' THEN 1 ELSE 0 END) AS open,"
             " MAX(COALESCE(e.resolved_at, e.updated_at)) AS closed_at"
             " FROM entry_sources s JOIN entries e ON e.id = s.entry_id AND e.space = s.space"
-            " WHERE s.space = ? AND s.kind = 'action' AND e.type = 'error'"
+            " WHERE s.space = $1 AND s.kind = 'action' AND e.type = 'error'"
             f" AND s.source_id IN ({marks}) GROUP BY s.source_id",
             (self.space, *action_ids),
         )
@@ -375,7 +372,8 @@ class TaskReads(RowReader):
     def list_action_logs(self, action_id: str) -> list[ActionLog]:
         """Return an action's log lines, oldest first."""
         rows = self._rows(
-            "SELECT * FROM action_logs WHERE action_id = ? AND space = ? ORDER BY created_at, seq",
+            "SELECT * FROM action_logs WHERE action_id = $1 AND space = $2"
+            " ORDER BY created_at, seq",
             (action_id, self.space),
         )
         return [_log(r) for r in rows]
@@ -383,7 +381,7 @@ class TaskReads(RowReader):
     def list_messages(self, task_id: str, *, limit: int | None = None) -> list[Message]:
         """Return a task's messages, newest first."""
         rows = self._tuples(*limited(
-            f"SELECT {_MESSAGE_COLUMNS} FROM task_messages WHERE task_id = ? AND space = ?"
+            f"SELECT {_MESSAGE_COLUMNS} FROM task_messages WHERE task_id = $1 AND space = $2"
             " ORDER BY created_at DESC, seq DESC",
             (task_id, self.space), limit,
         ))  # fmt: skip
@@ -392,7 +390,7 @@ class TaskReads(RowReader):
     def get_message(self, message_id: str) -> Message:
         """Return one task message by id."""
         rows = self._tuples(
-            f"SELECT {_MESSAGE_COLUMNS} FROM task_messages WHERE id = ? AND space = ?",
+            f"SELECT {_MESSAGE_COLUMNS} FROM task_messages WHERE id = $1 AND space = $2",
             (message_id, self.space),
         )
         if not rows:
@@ -404,11 +402,11 @@ class TaskReads(RowReader):
         with self.transaction():
             totals = self._rows(
                 "SELECT sum(created), count(*) - sum(created), max(last_at) FROM task_files"
-                " WHERE task_id = ? AND space = ?",
+                " WHERE task_id = $1 AND space = $2",
                 (task_id, self.space),
             )[0]
             paths = self._rows(*limited(
-                "SELECT path FROM task_files WHERE task_id = ? AND space = ?"
+                "SELECT path FROM task_files WHERE task_id = $1 AND space = $2"
                 " ORDER BY last_at DESC, path",
                 (task_id, self.space), newest,
             ))  # fmt: skip

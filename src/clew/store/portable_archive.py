@@ -1,11 +1,9 @@
-"""Reads of the layer-2 archive: entries with their sources, exact filters
-`query_relevant`, full-text search, and what an error fingerprint has been seen with.
+"""Reads of the layer-2 archive on both backends: entries with their sources, exact filters,
+`query_relevant`, and what an error fingerprint has been seen with.
 
 Tags and `relevance_to` are matched through `entry_labels` (one row per value, indexed),
-so `db` never matches `db-migrate`. Search ranks with bm25 over `entries_fts`; a term
-matching very many entries is ranked among its newest `SEARCH_WINDOW` matches, which keeps
-a common word fast at a million entries (FTS5 walks matches newest first cheaply, while
-bm25 costs a little for every match it ranks).
+so `db` never matches `db-migrate`. Full-text search is each backend's own
+(`sqlite_search.py`, `pg_search.py`).
 """
 
 from __future__ import annotations
@@ -14,12 +12,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from clew import codec
-from clew.errors import NotFoundError, StoreBusyError, StoreError
-from clew.models import Entry, EntryFilter, EntryStatus, EntryType, Evidence, Fix, SearchHit
-from clew.search import Query
-from clew.store.rows import RowReader, json_ids, limited, placeholders
-from clew.store.sql import Row
-from clew.store.sqlite_search import fts5_match
+from clew.errors import NotFoundError
+from clew.models import Entry, EntryFilter, EntryStatus, EntryType, Evidence, Fix
+from clew.store.rows import RowReader, json_ids, limited
+from clew.store.sql import Row, numbered, param, param_list
 
 # All but `sources`, which come from entry_sources (and evidence's commands, from actions).
 ENTRY_COLUMNS = tuple(f for f in Entry._fields if f != "sources")
@@ -27,13 +23,10 @@ _COLUMNS = ", ".join(ENTRY_COLUMNS)
 _E_COLUMNS = ", ".join(f"e.{c}" for c in ENTRY_COLUMNS)
 _TYPE = {t.value: t for t in EntryType}
 _STATUS = {s.value: s for s in EntryStatus}
-SEARCH_WINDOW = 5000
 RARE_TAG = 16  # entries a tag may carry for a tag-filtered list to be read from its index
-# bm25 weights of the indexed columns: summary, detail, tags, resolution.
-_BM25 = "bm25(entries_fts, 4.0, 1.0, 2.0, 2.0)"
 
 
-def _entry(row: Row | tuple[Any, ...]) -> Entry:
+def entry_from_row(row: Row | tuple[Any, ...]) -> Entry:
     (
         id, space, task_id, subtask_id, type, summary, detail, tags, relevance_to, status,
         resolution, resolved_at, supersedes, fingerprint, created_at, updated_at, origin,
@@ -60,38 +53,34 @@ def _fix(row: Row) -> Fix:
     )
 
 
-def _where(filters: EntryFilter, alias: str) -> tuple[str, list[Any]]:
-    """SQL conditions (after `WHERE space = ?`) and their parameters for `filters`."""
+def entry_filter(filters: EntryFilter, alias: str, params: list[Any]) -> str:
+    """SQL conditions (after `WHERE space = $1`) for `filters`, their values added to
+    `params` (the statement's so far)."""
     a = alias
-    sql, params = "", []
+    sql = ""
     for column, value in (
         ("task_id", filters.task_id),
         ("subtask_id", filters.subtask_id),
     ):
         if value is not None:
-            sql += f" AND {a}{column} = ?"
-            params.append(value)
+            sql += f" AND {a}{column} = {param(params, value)}"
     for column, values in (("type", filters.types), ("status", filters.statuses)):
         if values:
-            sql += f" AND {a}{column} IN ({placeholders(values)})"
-            params += [v.value for v in values]
+            sql += f" AND {a}{column} IN ({param_list(params, [v.value for v in values])})"
     if filters.since is not None:
-        sql += f" AND {a}created_at >= ?"
-        params.append(filters.since)
+        sql += f" AND {a}created_at >= {param(params, filters.since)}"
     if filters.until is not None:
-        sql += f" AND {a}created_at < ?"
-        params.append(filters.until)
+        sql += f" AND {a}created_at < {param(params, filters.until)}"
     for tag in filters.tags:
         sql += (
-            f" AND EXISTS (SELECT 1 FROM entry_labels l WHERE l.kind = 'tag' AND l.value = ?"
-            f" AND l.entry_id = {a}id AND l.space = {a}space)"
+            " AND EXISTS (SELECT 1 FROM entry_labels l WHERE l.kind = 'tag'"
+            f" AND l.value = {param(params, tag)} AND l.entry_id = {a}id AND l.space = {a}space)"
         )
-        params.append(tag)
-    return sql, params
+    return sql
 
 
 class ArchiveReads(RowReader):
-    """The archive's reads (mixed into SQLiteStore)."""
+    """The archive's reads (mixed into SQLiteStore and PostgresStore)."""
 
     def _with_sources(self, entries: list[Entry]) -> list[Entry]:
         if not entries:
@@ -102,7 +91,7 @@ class ArchiveReads(RowReader):
             chunk = ids[start : start + 500]
             for row in self._rows(
                 "SELECT entry_id, kind, source_id FROM entry_sources"
-                f" WHERE space = ? AND entry_id IN ({placeholders(chunk)}) ORDER BY position",
+                f" WHERE space = $1 AND entry_id IN ({numbered(len(chunk), 2)}) ORDER BY position",
                 [self.space, *chunk],
             ):
                 found.setdefault(row[0], []).append((row[1], row[2]))
@@ -118,8 +107,8 @@ class ArchiveReads(RowReader):
         for start in range(0, len(wanted), 500):
             chunk = wanted[start : start + 500]
             for row in self._rows(
-                "SELECT id, command FROM actions WHERE space = ?"
-                f" AND id IN ({placeholders(chunk)})",
+                "SELECT id, command FROM actions WHERE space = $1"
+                f" AND id IN ({numbered(len(chunk), 2)})",
                 [self.space, *chunk],
             ):
                 commands[row[0]] = row[1]
@@ -132,34 +121,37 @@ class ArchiveReads(RowReader):
     def get_entry(self, entry_id: str) -> Entry:
         """Return one archive entry by id."""
         rows = self._rows(
-            f"SELECT {_COLUMNS} FROM entries WHERE id = ? AND space = ?", (entry_id, self.space)
+            f"SELECT {_COLUMNS} FROM entries WHERE id = $1 AND space = $2", (entry_id, self.space)
         )
         if not rows:
             raise NotFoundError("entry", entry_id)
-        return self._with_sources([_entry(rows[0])])[0]
+        return self._with_sources([entry_from_row(rows[0])])[0]
 
     def list_entries(self, filters: EntryFilter, *, limit: int | None = None) -> list[Entry]:
         """Return archive entries, newest first, filtered exactly."""
-        where, params = _where(filters, "e.")
         # Which plan only: both give the same entries, so the two reads need not be one.
         rare = self._rare_tag(filters.tags)
         if rare is None:
+            params: list[Any] = [self.space]
+            where = entry_filter(filters, "e.", params)
             rows = self._rows(*limited(
-                f"SELECT {_E_COLUMNS} FROM entries e WHERE e.space = ?{where}"
+                f"SELECT {_E_COLUMNS} FROM entries e WHERE e.space = $1{where}"
                 " ORDER BY e.created_at DESC, e.seq DESC",
-                [self.space, *params], limit,
+                params, limit,
             ))  # fmt: skip
         else:
             # The few entries carrying the tag, read through its index (CROSS JOIN keeps
             # SQLite's join order: the labels first), then the other filters and the sort.
+            params = [rare, self.space, self.space]
+            where = entry_filter(filters, "e.", params)
             rows = self._rows(*limited(
                 f"SELECT {_E_COLUMNS} FROM entry_labels l CROSS JOIN entries e"
-                " WHERE l.kind = 'tag' AND l.value = ? AND l.space = ?"
-                f" AND e.id = l.entry_id AND e.space = ?{where}"
+                " WHERE l.kind = 'tag' AND l.value = $1 AND l.space = $2"
+                f" AND e.id = l.entry_id AND e.space = $3{where}"
                 " ORDER BY e.created_at DESC, e.seq DESC",
-                [rare, self.space, self.space, *params], limit,
+                params, limit,
             ))  # fmt: skip
-        return self._with_sources([_entry(r) for r in rows])
+        return self._with_sources([entry_from_row(r) for r in rows])
 
     def _rare_tag(self, tags: tuple[str, ...]) -> str | None:
         """The filter's tag carried by the fewest entries, if at most RARE_TAG carry it.
@@ -172,7 +164,7 @@ class ArchiveReads(RowReader):
         for tag in tags:
             rows = self._rows(
                 "SELECT count(*) FROM (SELECT 1 FROM entry_labels"
-                " WHERE kind = 'tag' AND value = ? AND space = ? LIMIT ?) AS t",
+                " WHERE kind = 'tag' AND value = $1 AND space = $2 LIMIT $3) AS t",
                 (tag, self.space, RARE_TAG + 1),
             )
             count = rows[0][0]
@@ -187,13 +179,13 @@ class ArchiveReads(RowReader):
         relevance_to, and the task's decisions, errors and user instructions; newest first."""
         kinds = ("decision", "error", "user_instruction")
         rows = self._rows(
-            f"SELECT {_COLUMNS} FROM entries WHERE task_id = ? AND space = ? AND ("
-            " subtask_id = ? OR type IN (?, ?, ?) OR id IN (SELECT entry_id FROM entry_labels"
-            " WHERE kind = 'relevance' AND value = ? AND space = ?))"
-            " ORDER BY created_at DESC, seq DESC LIMIT ?",
+            f"SELECT {_COLUMNS} FROM entries WHERE task_id = $1 AND space = $2 AND ("
+            " subtask_id = $3 OR type IN ($4, $5, $6) OR id IN (SELECT entry_id FROM entry_labels"
+            " WHERE kind = 'relevance' AND value = $7 AND space = $8))"
+            " ORDER BY created_at DESC, seq DESC LIMIT $9",
             (task_id, self.space, subtask_id, *kinds, subtask_id, self.space, limit),
         )
-        return self._with_sources([_entry(r) for r in rows])
+        return self._with_sources([entry_from_row(r) for r in rows])
 
     def newest_entries(
         self, task_id: str, types: tuple[EntryType, ...], per_group: int
@@ -201,24 +193,24 @@ class ArchiveReads(RowReader):
         """Return the newest `per_group` entries of each (type, status) of a task."""
         # One indexed range scan per group (task, type, status, newest first), all in one
         # statement: far cheaper than ranking every entry of the task with a window.
-        part = (
-            f"SELECT * FROM (SELECT {_COLUMNS} FROM entries WHERE task_id = ? AND space = ?"
-            " AND type = ? AND status = ? ORDER BY created_at DESC, seq DESC LIMIT ?) AS g"
-        )
         groups_wanted = [(t, s) for t in types for s in EntryStatus]
-        params: list[Any] = []
-        for kind, status in groups_wanted:
-            params += [task_id, self.space, kind.value, status.value, per_group]
-        rows = self._rows(" UNION ALL ".join(part for _ in groups_wanted), params)
+        params: list[Any] = [task_id, self.space, per_group]
+        parts = [
+            f"SELECT * FROM (SELECT {_COLUMNS} FROM entries WHERE task_id = $1 AND space = $2"
+            f" AND type = {param(params, kind.value)} AND status = {param(params, status.value)}"
+            " ORDER BY created_at DESC, seq DESC LIMIT $3) AS g"
+            for kind, status in groups_wanted
+        ]
+        rows = self._rows(" UNION ALL ".join(parts), params)
         groups: dict[tuple[EntryType, EntryStatus], list[Entry]] = {}
-        for entry in self._with_sources([_entry(row) for row in rows]):
+        for entry in self._with_sources([entry_from_row(row) for row in rows]):
             groups.setdefault((entry.type, entry.status), []).append(entry)
         return groups
 
     def count_entries(self, task_id: str) -> dict[tuple[EntryType, EntryStatus], int]:
         """Return how many entries a task has of each type and status."""
         rows = self._rows(
-            "SELECT type, status, count(*) FROM entries WHERE task_id = ? AND space = ?"
+            "SELECT type, status, count(*) FROM entries WHERE task_id = $1 AND space = $2"
             " GROUP BY type, status",
             (task_id, self.space),
         )
@@ -230,73 +222,41 @@ class ArchiveReads(RowReader):
         if not entry_ids:
             return {}
         olds = self._rows(
-            f"SELECT id, created_at FROM entries WHERE space = ?"
-            f" AND id IN ({placeholders(entry_ids)})",
+            f"SELECT id, created_at FROM entries WHERE space = $1"
+            f" AND id IN ({numbered(len(entry_ids), 2)})",
             [self.space, *entry_ids],
         )
         types = [t.value for t in EntryType]
+        at_least, superseding = len(types) + 2, len(types) + 3  # after space and the types
         found: dict[str, str] = {}
         for old, at in olds:
             # A replacement is newer (of any type: a decision may replace a question): the
             # (space, type, created_at) index, every type listed, bounds the walk to the
             # entries since the old one instead of the whole space.
             rows = self._rows(
-                f"SELECT id FROM entries WHERE space = ? AND type IN ({placeholders(types)})"
-                " AND created_at >= ? AND supersedes = ? ORDER BY created_at LIMIT 1",
+                f"SELECT id FROM entries WHERE space = $1 AND type IN ({numbered(len(types), 2)})"
+                f" AND created_at >= ${at_least} AND supersedes = ${superseding}"
+                " ORDER BY created_at LIMIT 1",
                 (self.space, *types, at, old),
             )
             if rows:
                 found[old] = rows[0][0]
         return found
 
-    def search_entries(self, query: Query, filters: EntryFilter, *, limit: int) -> list[SearchHit]:
-        """Rank the entries matching a query with bm25."""
-        match = fts5_match(query)
-        where, params = _where(filters, "e.")
-        base = (
-            "FROM entries_fts JOIN entries e ON e.seq = entries_fts.rowid"
-            f" WHERE entries_fts MATCH ? AND e.space = ?{where}"
-        )
-        with self.transaction():
-            # The newest SEARCH_WINDOW matches only: FTS5 walks rowids newest first cheaply.
-            floor = self._rows(
-                f"SELECT e.seq {base} ORDER BY entries_fts.rowid DESC LIMIT 1 OFFSET ?",
-                [match, self.space, *params, SEARCH_WINDOW - 1],
-            )
-            low = floor[0][0] if floor else 0
-            rows = self._rows(
-                f"SELECT {_E_COLUMNS}, {_BM25} AS score,"
-                " snippet(entries_fts, -1, '[', ']', '…', 16) AS snippet"
-                f" {base} AND entries_fts.rowid >= ? ORDER BY score LIMIT ?",
-                [match, self.space, *params, low, limit],
-            )
-        entries = self._with_sources([_entry(r) for r in rows])
-        return [SearchHit(e, r["score"], r["snippet"]) for e, r in zip(entries, rows, strict=True)]
-
     def entries_with_fingerprint(self, key: str, *, limit: int = 50) -> list[Entry]:
         """Error entries with this fingerprint, newest first, in any task of the space."""
         rows = self._rows(
-            f"SELECT {_COLUMNS} FROM entries WHERE fingerprint = ? AND space = ?"
-            " ORDER BY created_at DESC, seq DESC LIMIT ?",
+            f"SELECT {_COLUMNS} FROM entries WHERE fingerprint = $1 AND space = $2"
+            " ORDER BY created_at DESC, seq DESC LIMIT $3",
             (key, self.space, limit),
         )
-        return self._with_sources([_entry(r) for r in rows])
+        return self._with_sources([entry_from_row(r) for r in rows])
 
     def fixes_for(self, key: str) -> list[Fix]:
         """The fixes tried for a fingerprint, newest first."""
         rows = self._rows(
-            "SELECT * FROM fixes WHERE fingerprint = ? AND space = ?"
+            "SELECT * FROM fixes WHERE fingerprint = $1 AND space = $2"
             " ORDER BY created_at DESC, seq DESC",
             (key, self.space),
         )
         return [_fix(r) for r in rows]
-
-    def fts_check(self, index: str = "entries_fts") -> str | None:
-        """Run FTS5's integrity check of a search index; None when it is sound."""
-        try:
-            self._rows(f"INSERT INTO {index} ({index}, rank) VALUES ('integrity-check', 1)")
-        except StoreBusyError:
-            raise  # a writer holds the lock: that says nothing about the index
-        except StoreError as exc:
-            return str(exc)
-        return None

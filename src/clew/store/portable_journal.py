@@ -12,16 +12,16 @@ from clew import chain, codec
 from clew.ids import new_id
 from clew.models import Event, Redaction, Tombstone
 from clew.store import projection, projection_conversations
+from clew.store.portable_trace import output
+from clew.store.portable_vectors import dropped
 from clew.store.rows import RowReader, limited
-from clew.store.sql import Connection, Row
-from clew.store.sqlite_trace import output
-from clew.store.sqlite_vectors import dropped
+from clew.store.sql import Connection, Row, numbered, param, param_list
 
 EVENT_COLUMNS = "seq, id, space, task_id, correlation_id, type, data, created_at, hash, forgotten"
 FORGOTTEN = "journal.forgotten"  # the event that forgets (store/forgetting.py applies it)
 INSERT_EVENT = (
     "INSERT INTO events (id, space, task_id, correlation_id, type, data, created_at, hash,"
-    " forgotten) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " forgotten) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
 )
 
 
@@ -100,7 +100,7 @@ class JournalWrites:
             # the space's advisory lock on PostgreSQL) keeps it the head until commit.
             row = self._guard(
                 lambda: conn.execute(
-                    "SELECT hash FROM events WHERE space = ? ORDER BY seq DESC LIMIT 1",
+                    "SELECT hash FROM events WHERE space = $1 ORDER BY seq DESC LIMIT 1",
                     (self.space,),
                 ).fetchone()
             )
@@ -132,7 +132,7 @@ class JournalWrites:
             hash=digest,
             forgotten=forgotten,
         )
-        self._guard(lambda: projection.apply(conn, event, state.touched))  # type: ignore[arg-type]
+        self._guard(lambda: projection.apply(conn, event, state.touched))
         if type == FORGOTTEN:
             self._guard(lambda: self._forget(conn, event, forgets))
         self._projected(event)
@@ -148,7 +148,7 @@ class JournalWrites:
         an event it would rewrite when not `rewrites` (an adopter who may not forget),
         raises ValueError, which fails the whole write."""
         # A bulk block's session rows put off so far: written first, so they are current.
-        projection_conversations.settle(conn)  # type: ignore[arg-type]
+        projection_conversations.settle(conn)
         from clew.store import forgetting  # only a forget needs it: off the hook path
 
         by = event.data.get("by")
@@ -157,7 +157,7 @@ class JournalWrites:
         records: set[tuple[str, str]] = set()
         for item in forgetting.items(event.data):
             row = conn.execute(
-                f"SELECT {EVENT_COLUMNS} FROM events WHERE space = ? AND id = ?",
+                f"SELECT {EVENT_COLUMNS} FROM events WHERE space = $1 AND id = $2",
                 (self.space, item.id),
             ).fetchone()
             if row is None:
@@ -186,7 +186,7 @@ class JournalWrites:
             self._forget_begins(conn, link.type)
             turn = self._turn_forgetting(conn, old) if link.type == "turn.appended" else None
             conn.execute(
-                "UPDATE events SET data = ?, forgotten = ? WHERE space = ? AND id = ?",
+                "UPDATE events SET data = $1, forgotten = $2 WHERE space = $3 AND id = $4",
                 (text, chain.tombstone_text(tomb), self.space, item.id),
             )
             self._forget_rows(conn, link.type, old, new)
@@ -208,23 +208,23 @@ class JournalWrites:
             if was is forgetting.MISSING or (type(was) is type(now) and was == now):
                 continue
             key = (self.space, forgetting.get(new, col.key))
-            where = f"FROM {col.table} WHERE space = ? AND id = ?"
+            where = f"FROM {col.table} WHERE space = $1 AND id = $2"
             if col.kind == "output":
                 found = conn.execute(f"SELECT {col.column}, {col.column}_kind {where}", key)
                 current = found.fetchone()
                 if current is None or output(current[0], current[1]) != was:
                     continue
                 conn.execute(
-                    f"UPDATE {col.table} SET {col.column} = ?, {col.column}_kind = ?"
-                    " WHERE space = ? AND id = ?",
-                    (now, forgetting.output_kind(now), *key),
+                    f"UPDATE {col.table} SET {col.column} = $1, {col.column}_kind = $2"
+                    " WHERE space = $3 AND id = $4",
+                    (conn.dialect.output(now), forgetting.output_kind(now), *key),
                 )
                 continue
             current = conn.execute(f"SELECT {col.column} {where}", key).fetchone()
             if current is None or current[0] != forgetting.stored(was, col.kind):
                 continue
             conn.execute(
-                f"UPDATE {col.table} SET {col.column} = ? WHERE space = ? AND id = ?",
+                f"UPDATE {col.table} SET {col.column} = $1 WHERE space = $2 AND id = $3",
                 (forgetting.stored(now, col.kind), *key),
             )
 
@@ -240,7 +240,7 @@ class JournalWrites:
         if not changed:
             return
         key = (self.space, new["session_id"])
-        found = conn.execute("SELECT state FROM sessions WHERE space = ? AND id = ?", key)
+        found = conn.execute("SELECT state FROM sessions WHERE space = $1 AND id = $2", key)
         row = found.fetchone()
         if row is None:
             return
@@ -249,7 +249,7 @@ class JournalWrites:
         if hits:
             state.update({k: now[k] for k in hits})
             conn.execute(
-                "UPDATE sessions SET state = ? WHERE space = ? AND id = ?",
+                "UPDATE sessions SET state = $1 WHERE space = $2 AND id = $3",
                 (projection_conversations.encode_state(state), *key),
             )
 
@@ -260,11 +260,14 @@ class JournalWrites:
         for kind, ref in sorted(records):
             key = (self.space, kind, ref)
             found = conn.execute(
-                "SELECT DISTINCT model FROM embeddings WHERE space = ? AND kind = ? AND ref_id = ?",
+                "SELECT DISTINCT model FROM embeddings"
+                " WHERE space = $1 AND kind = $2 AND ref_id = $3",
                 key,
             )
             models.update(r[0] for r in found.fetchall())
-            conn.execute("DELETE FROM embeddings WHERE space = ? AND kind = ? AND ref_id = ?", key)
+            conn.execute(
+                "DELETE FROM embeddings WHERE space = $1 AND kind = $2 AND ref_id = $3", key
+            )
         for model in sorted(models):
             self.mark_schedule(dropped(model), at)
 
@@ -281,8 +284,8 @@ class JournalWrites:
     def _turn_forgotten(self, conn: Connection, turn: Any, turn_id: str, values: Any) -> None:
         """Write a rewritten turn's row (`values`: projection_conversations.TurnColumns)."""
         conn.execute(
-            "UPDATE turns SET content = ?, text_in = ?, message = ?, tool_calls = ?"
-            " WHERE space = ? AND id = ?",
+            "UPDATE turns SET content = $1, text_in = $2, message = $3, tool_calls = $4"
+            " WHERE space = $5 AND id = $6",
             (values.text, values.text_in, values.message, values.tool_calls, self.space, turn_id),
         )
 
@@ -349,14 +352,12 @@ class JournalReads(RowReader):
         # One task's: read through events(task_id, seq), not the space's or the type's, which
         # hold every task's (rows.py says why).
         off = "" if task_id is None else self._no_index
-        sql = f"SELECT {EVENT_COLUMNS} FROM events WHERE {off}space = ? AND seq > ?"
+        sql = f"SELECT {EVENT_COLUMNS} FROM events WHERE {off}space = $1 AND seq > $2"
         params: list[Any] = [self.space, after]
         if task_id is not None:
-            sql += " AND task_id = ?"
-            params.append(task_id)
+            sql += f" AND task_id = {param(params, task_id)}"
         if types:
-            sql += f" AND {off}type IN ({', '.join('?' for _ in types)})"
-            params += list(types)
+            sql += f" AND {off}type IN ({param_list(params, types)})"
         order = " ORDER BY seq DESC" if newest and limit is not None else " ORDER BY seq"
         sql, params = limited(sql + order, params, limit)
         with self._reading():  # an upgrade may read rows: on the same connection
@@ -372,13 +373,13 @@ class JournalReads(RowReader):
         data of a damaged event is shown as stored rather than failing the whole read."""
         damaged: tuple[type[Exception], ...] = (KeyError, TypeError, ValueError, AttributeError)
         try:
-            return projection.current(self._connection(), event)  # type: ignore[arg-type]
+            return projection.current(self._connection(), event)
         except damaged + self._driver_errors:
             return event
 
     def stored_links(self, *, after: int = 0, limit: int = 1000) -> list[chain.Link]:
         """`Journal.stored_links`: events after seq `after` as stored, `limit` of them."""
-        sql = f"SELECT {EVENT_COLUMNS} FROM events WHERE space = ? AND seq > ? ORDER BY seq"
+        sql = f"SELECT {EVENT_COLUMNS} FROM events WHERE space = $1 AND seq > $2 ORDER BY seq"
         sql, params = limited(sql, [self.space, after], limit)
         return [chain.Link(*row) for row in self._rows(sql, params)]
 
@@ -392,37 +393,37 @@ class JournalReads(RowReader):
         cut = (limit,)
         if kind == "message":
             sql = (
-                f"SELECT {EVENT_COLUMNS} FROM events WHERE space = ? AND seq > ? AND seq ="
-                " (SELECT seq FROM task_messages WHERE space = ? AND id = ?) LIMIT ?"
+                f"SELECT {EVENT_COLUMNS} FROM events WHERE space = $1 AND seq > $2 AND seq ="
+                " (SELECT seq FROM task_messages WHERE space = $3 AND id = $4) LIMIT $5"
             )
             params: tuple[Any, ...] = (self.space, after, self.space, record_id, *cut)
         elif kind == "action":
             sql = (
-                f"SELECT {EVENT_COLUMNS} FROM events WHERE space = ? AND seq > ?"
-                " AND task_id = (SELECT task_id FROM actions WHERE space = ? AND id = ?)"
+                f"SELECT {EVENT_COLUMNS} FROM events WHERE space = $1 AND seq > $2"
+                " AND task_id = (SELECT task_id FROM actions WHERE space = $3 AND id = $4)"
                 " AND type IN ('action.recorded', 'action.updated', 'action.logged')"
-                " ORDER BY seq LIMIT ?"
+                " ORDER BY seq LIMIT $5"
             )
             params = (self.space, after, self.space, record_id, *cut)
         elif kind == "entry":
             sql = (
-                f"SELECT {EVENT_COLUMNS} FROM events WHERE space = ? AND seq > ?"
+                f"SELECT {EVENT_COLUMNS} FROM events WHERE space = $1 AND seq > $2"
                 " AND type IN ('entry.added', 'entry.resolved', 'fix.recorded')"
-                " ORDER BY seq LIMIT ?"
+                " ORDER BY seq LIMIT $3"
             )
             params = (self.space, after, *cut)
         elif kind == "turn":
             # By each turn's reference to its event (migration 15); a turn older than that
             # reference has its event found by type.
             sql = (
-                f"SELECT {EVENT_COLUMNS} FROM events e WHERE space = ? AND seq > ?"
+                f"SELECT {EVENT_COLUMNS} FROM events e WHERE space = $1 AND seq > $2"
                 " AND type = 'turn.appended' AND (seq IN (SELECT l.event_seq FROM turns t"
                 " JOIN turns l ON l.space = t.space AND l.session_id = t.session_id"
-                " AND l.turn >= t.turn WHERE t.space = ? AND t.id = ?) OR EXISTS (SELECT 1"
+                " AND l.turn >= t.turn WHERE t.space = $3 AND t.id = $4) OR EXISTS (SELECT 1"
                 " FROM turns t JOIN turns l ON l.space = t.space"
                 " AND l.session_id = t.session_id AND l.turn >= t.turn"
-                " WHERE t.space = ? AND t.id = ? AND l.event_seq IS NULL))"
-                " ORDER BY seq LIMIT ?"
+                " WHERE t.space = $5 AND t.id = $6 AND l.event_seq IS NULL))"
+                " ORDER BY seq LIMIT $7"
             )
             params = (self.space, after, self.space, record_id, self.space, record_id, *cut)
         else:
@@ -440,19 +441,18 @@ class JournalReads(RowReader):
         """`Journal.list_redactions`: the redactions projection, newest first."""
         sql = (
             "SELECT event_id, seq, event_type, task_id, session_id, field, kind, count,"
-            " created_at FROM redactions WHERE space = ?"
+            " created_at FROM redactions WHERE space = $1"
         )
         params: list[Any] = [self.space]
         for column, value in (("task_id", task_id), ("session_id", session_id), ("kind", kind)):
             if value is not None:
-                sql += f" AND {column} = ?"
-                params.append(value)
+                sql += f" AND {column} = {param(params, value)}"
         sql, params = limited(sql + " ORDER BY seq DESC, id", params, limit)
         return [Redaction(*row) for row in self._rows(sql, params)]
 
     def count_events(self) -> int:
         """Return the number of journal events in this space."""
-        return int(self._rows("SELECT count(*) FROM events WHERE space = ?", (self.space,))[0][0])
+        return int(self._rows("SELECT count(*) FROM events WHERE space = $1", (self.space,))[0][0])
 
     def event_ids(self, ids: Sequence[str]) -> set[str]:
         """Return which of these event ids this space's journal holds."""
@@ -460,9 +460,9 @@ class JournalReads(RowReader):
         found: set[str] = set()
         for start in range(0, len(wanted), 500):  # under SQLite's limit of bound values
             chunk = wanted[start : start + 500]
-            marks = ", ".join("?" * len(chunk))
             rows = self._rows(
-                f"SELECT id FROM events WHERE id IN ({marks}) AND space = ?", (*chunk, self.space)
+                f"SELECT id FROM events WHERE space = $1 AND id IN ({numbered(len(chunk), 2)})",
+                (self.space, *chunk),
             )
             found.update(r[0] for r in rows)
         return found

@@ -11,12 +11,12 @@ from clew.store.rows import RowReader
 
 
 class RecordReads(RowReader):
-    """The task record's reads (mixed into SQLiteStore)."""
+    """The task record's reads (mixed into SQLiteStore and PostgresStore)."""
 
     def task_record_row(self, task_id: str) -> dict[str, Any] | None:
         """A task's record row as a dict (entities decoded), or None if nothing was set."""
         rows = self._rows(
-            "SELECT * FROM task_records WHERE id = ? AND space = ?", (task_id, self.space)
+            "SELECT * FROM task_records WHERE id = $1 AND space = $2", (task_id, self.space)
         )
         if not rows:
             return None
@@ -32,18 +32,18 @@ class RecordReads(RowReader):
         # whole space's history for an old task (~5 ms at 10,000 events); held off it, it
         # reads the task's own index on (task_id, seq). PostgreSQL's index leads with space.
         rows = self._rows(
-            f"SELECT max(seq) FROM events WHERE task_id = ? AND {self._no_index}space = ?",
+            f"SELECT max(seq) FROM events WHERE task_id = $1 AND {self._no_index}space = $2",
             (task_id, self.space),
         )
         return int(rows[0][0] or 0)
 
     def newest_trace_decisions(self, task_id: str, limit: int) -> list[TraceDecision]:
         """A task's newest `limit` decisions of the episodic trace, newest first."""
-        from clew.store.sqlite_trace import _decision
+        from clew.store.portable_trace import _decision
 
         rows = self._rows(
-            "SELECT * FROM trace_decisions WHERE task_id = ? AND space = ?"
-            " ORDER BY created_at DESC, seq DESC LIMIT ?",
+            "SELECT * FROM trace_decisions WHERE task_id = $1 AND space = $2"
+            " ORDER BY created_at DESC, seq DESC LIMIT $3",
             (task_id, self.space, limit),
         )
         return [_decision(r) for r in rows]
@@ -51,7 +51,7 @@ class RecordReads(RowReader):
     def step_record_rows(self, task_id: str) -> list[dict[str, Any]]:
         """The record rows of a task's steps (artifacts decoded)."""
         rows = self._rows(
-            "SELECT * FROM step_records WHERE task_id = ? AND space = ?", (task_id, self.space)
+            "SELECT * FROM step_records WHERE task_id = $1 AND space = $2", (task_id, self.space)
         )
         out = []
         for r in rows:
@@ -67,8 +67,8 @@ class RecordReads(RowReader):
         commands = [
             str(r[0])
             for r in self._rows(
-                "SELECT command FROM actions WHERE task_id = ? AND space = ?"
-                " AND command IS NOT NULL ORDER BY created_at DESC, seq DESC LIMIT ?",
+                "SELECT command FROM actions WHERE task_id = $1 AND space = $2"
+                " AND command IS NOT NULL ORDER BY created_at DESC, seq DESC LIMIT $3",
                 params,
             )
         ]
@@ -77,17 +77,17 @@ class RecordReads(RowReader):
             for r in self._rows(
                 # Plain `?` placeholders (not SQLite's numbered `?1`): one SQL for any backend.
                 "SELECT content FROM (SELECT content, created_at FROM task_messages"
-                " WHERE task_id = ? AND space = ? ORDER BY created_at DESC, seq DESC LIMIT ?) m"
+                " WHERE task_id = $1 AND space = $2 ORDER BY created_at DESC, seq DESC LIMIT $3) m"
                 " UNION ALL SELECT summary FROM (SELECT summary, created_at FROM entries"
-                " WHERE task_id = ? AND space = ? ORDER BY created_at DESC, seq DESC LIMIT ?) e",
+                " WHERE task_id = $4 AND space = $5 ORDER BY created_at DESC, seq DESC LIMIT $6) e",
                 params * 2,
             )
         ]
         paths = [
             str(r[0])
             for r in self._rows(
-                "SELECT path FROM task_files WHERE task_id = ? AND space = ?"
-                " ORDER BY last_at DESC LIMIT ?",
+                "SELECT path FROM task_files WHERE task_id = $1 AND space = $2"
+                " ORDER BY last_at DESC LIMIT $3",
                 params,
             )
         ]

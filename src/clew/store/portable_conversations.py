@@ -1,4 +1,5 @@
-"""Reads of the conversation archive: sessions, turns by number, tool calls, search."""
+"""Reads of the conversation archive on both backends: sessions, turns by number, tool calls
+(search is each backend's own: sqlite_search.py, pg_search.py)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,11 @@ from typing import Any
 from clew import turns
 from clew.errors import NotFoundError
 from clew.models import Session, Turn
-from clew.search import Query
 from clew.store.projection_conversations import decoded_state
 from clew.store.rows import RowReader, limited
-from clew.store.sql import Row
-from clew.store.sqlite_search import fts5_match
+from clew.store.sql import Row, numbered, param
 
-SEARCH_WINDOW = 5000  # as for entries: a common word is ranked among its newest matches
-_TURN_COLUMNS = (
+TURN_COLUMNS = (
     "id, space, session_id, turn, role, content, text_content, tool_calls, tool_call_id,"
     " tool_name, call_turn, message, token_count, hidden, created_at"
 )
@@ -56,11 +54,11 @@ def turn_from_row(row: Row | tuple[Any, ...]) -> Turn:
 
 
 class ConversationReads(RowReader):
-    """The conversation archive's reads (mixed into SQLiteStore)."""
+    """The conversation archive's reads (mixed into SQLiteStore and PostgresStore)."""
 
     def get_session(self, session_id: str) -> Session:
         rows = self._rows(
-            "SELECT * FROM sessions WHERE id = ? AND space = ?", (session_id, self.space)
+            "SELECT * FROM sessions WHERE id = $1 AND space = $2", (session_id, self.space)
         )
         if not rows:
             raise NotFoundError("session", session_id)
@@ -69,8 +67,8 @@ class ConversationReads(RowReader):
     def find_session(self, ident: str) -> Session | None:
         """The session whose id or key is exactly `ident`."""
         rows = self._rows(
-            "SELECT * FROM sessions WHERE id = ? AND space = ? UNION ALL"
-            " SELECT * FROM sessions WHERE key = ? AND space = ? LIMIT 1",
+            "SELECT * FROM sessions WHERE id = $1 AND space = $2 UNION ALL"
+            " SELECT * FROM sessions WHERE key = $3 AND space = $4 LIMIT 1",
             (ident, self.space, ident, self.space),
         )
         return session_from_row(rows[0]) if rows else None
@@ -80,8 +78,8 @@ class ConversationReads(RowReader):
         the projection's cached copy (a few KB of JSON not decoded on every turn), which the
         append path reads and never changes."""
         rows = self._rows(
-            "SELECT * FROM sessions WHERE id = ? AND space = ? UNION ALL"
-            " SELECT * FROM sessions WHERE key = ? AND space = ? LIMIT 1",
+            "SELECT * FROM sessions WHERE id = $1 AND space = $2 UNION ALL"
+            " SELECT * FROM sessions WHERE key = $3 AND space = $4 LIMIT 1",
             (ident, self.space, ident, self.space),
         )
         if not rows:
@@ -95,19 +93,19 @@ class ConversationReads(RowReader):
         )  # fmt: skip
 
     def session_by_key(self, key: str) -> Session | None:
-        rows = self._rows("SELECT * FROM sessions WHERE space = ? AND key = ?", (self.space, key))
+        rows = self._rows("SELECT * FROM sessions WHERE space = $1 AND key = $2", (self.space, key))
         return session_from_row(rows[0]) if rows else None
 
     def list_sessions(
         self, *, active_only: bool = False, limit: int | None = None, offset: int = 0
     ) -> list[Session]:
         """Sessions, the most recently active first."""
-        sql = "SELECT * FROM sessions WHERE space = ?"
+        sql = "SELECT * FROM sessions WHERE space = $1"
         if active_only:
             sql += " AND active = 1"
         sql, params = limited(sql + " ORDER BY last_active_at DESC, seq DESC", [self.space], limit)
         if offset:  # after a LIMIT only: SQLite has no OFFSET without one
-            sql, params = sql + " OFFSET ?", [*params, offset]
+            sql += f" OFFSET {param(params, offset)}"
         rows = self._rows(sql, params)
         return [session_from_row(r) for r in rows]
 
@@ -121,18 +119,16 @@ class ConversationReads(RowReader):
         newest: int | None = None,
     ) -> list[Turn]:
         """Turns in order: numbers `first`..`last` (inclusive), or the `newest` N."""
-        sql = f"SELECT {_TURN_COLUMNS} FROM turns WHERE session_id = ? AND space = ?"
+        sql = f"SELECT {TURN_COLUMNS} FROM turns WHERE session_id = $1 AND space = $2"
         params: list[Any] = [session_id, self.space]
         if first is not None:
-            sql += " AND turn >= ?"
-            params.append(first)
+            sql += f" AND turn >= {param(params, first)}"
         if last is not None:
-            sql += " AND turn <= ?"
-            params.append(last)
+            sql += f" AND turn <= {param(params, last)}"
         if not include_hidden:
             sql += " AND hidden = 0"
         if newest is not None:
-            rows = self._rows(sql + " ORDER BY turn DESC LIMIT ?", [*params, newest])
+            rows = self._rows(f"{sql} ORDER BY turn DESC LIMIT {param(params, newest)}", params)
             return [turn_from_row(r) for r in reversed(rows)]
         return [turn_from_row(r) for r in self._rows(sql + " ORDER BY turn", params)]
 
@@ -140,8 +136,8 @@ class ConversationReads(RowReader):
         if not numbers:
             return []
         rows = self._rows(
-            f"SELECT {_TURN_COLUMNS} FROM turns WHERE session_id = ? AND space = ?"
-            f" AND turn IN ({', '.join('?' for _ in numbers)}) ORDER BY turn",
+            f"SELECT {TURN_COLUMNS} FROM turns WHERE session_id = $1 AND space = $2"
+            f" AND turn IN ({numbered(len(numbers), 3)}) ORDER BY turn",
             [session_id, self.space, *numbers],
         )
         return [turn_from_row(r) for r in rows]
@@ -151,11 +147,11 @@ class ConversationReads(RowReader):
         numbered 1, 2, 3... with no gaps (none is ever deleted), so that is a subtraction
         and a count over the hidden ones' index, never a scan of the session."""
         below = before if before is not None else 2**62
-        # CASE, not SQLite's two-argument min(); plain `?` placeholders: portable SQL.
+        # CASE, not SQLite's two-argument min(): portable SQL.
         rows = self._rows(
-            "SELECT CASE WHEN s.turn_count < ? THEN s.turn_count ELSE ? END - (SELECT count(*)"
-            " FROM turns WHERE session_id = ? AND space = ? AND turn < ? AND hidden = 1)"
-            " FROM sessions s WHERE s.id = ? AND s.space = ?",
+            "SELECT CASE WHEN s.turn_count < $1 THEN s.turn_count ELSE $2 END - (SELECT count(*)"
+            " FROM turns WHERE session_id = $3 AND space = $4 AND turn < $5 AND hidden = 1)"
+            " FROM sessions s WHERE s.id = $6 AND s.space = $7",
             (below - 1, below - 1, session_id, self.space, below, session_id, self.space),
         )
         return int(rows[0][0]) if rows else 0
@@ -163,7 +159,7 @@ class ConversationReads(RowReader):
     def last_user_turn(self, session_id: str, *, at_most: int) -> int | None:
         """The newest visible user turn numbered `at_most` or below."""
         rows = self._rows(
-            "SELECT turn FROM turns WHERE session_id = ? AND space = ? AND turn <= ?"
+            "SELECT turn FROM turns WHERE session_id = $1 AND space = $2 AND turn <= $3"
             " AND role = 'user' AND hidden = 0 ORDER BY turn DESC LIMIT 1",
             (session_id, self.space, at_most),
         )
@@ -175,8 +171,8 @@ class ConversationReads(RowReader):
         # `+space`: look each id up (its unique index), never walk the space's turns by
         # time (turns_time: 1.4 s at a million turns).
         rows = self._rows(
-            f"SELECT {_TURN_COLUMNS} FROM turns WHERE +space = ? AND id IN"
-            f" ({', '.join('?' for _ in ids)}) ORDER BY session_id, turn",
+            f"SELECT {TURN_COLUMNS} FROM turns WHERE +space = $1 AND id IN"
+            f" ({numbered(len(ids), 2)}) ORDER BY session_id, turn",
             [self.space, *ids],
         )
         return [turn_from_row(r) for r in rows]
@@ -184,8 +180,8 @@ class ConversationReads(RowReader):
     def tool_turns(self, session_id: str, tool_name: str, *, limit: int) -> list[Turn]:
         """The results of a tool's calls, newest first."""
         rows = self._rows(
-            f"SELECT {_TURN_COLUMNS} FROM turns WHERE session_id = ? AND space = ?"
-            " AND tool_name = ? ORDER BY turn DESC LIMIT ?",
+            f"SELECT {TURN_COLUMNS} FROM turns WHERE session_id = $1 AND space = $2"
+            " AND tool_name = $3 ORDER BY turn DESC LIMIT $4",
             (session_id, self.space, tool_name, limit),
         )
         return [turn_from_row(r) for r in rows]
@@ -193,36 +189,12 @@ class ConversationReads(RowReader):
     def turn_stats(self, session_id: str) -> dict[str, dict[str, int]]:
         """Turns per role and tool results per tool name."""
         roles = self._rows(
-            "SELECT role, count(*) FROM turns WHERE session_id = ? AND space = ? GROUP BY role",
+            "SELECT role, count(*) FROM turns WHERE session_id = $1 AND space = $2 GROUP BY role",
             (session_id, self.space),
         )
         tools = self._rows(
-            "SELECT tool_name, count(*) FROM turns WHERE session_id = ? AND space = ?"
+            "SELECT tool_name, count(*) FROM turns WHERE session_id = $1 AND space = $2"
             " AND tool_name IS NOT NULL GROUP BY tool_name ORDER BY count(*) DESC, tool_name",
             (session_id, self.space),
         )
         return {"roles": {r[0]: r[1] for r in roles}, "tools": {r[0]: r[1] for r in tools}}
-
-    def search_turns(
-        self, session_id: str | None, query: Query, *, limit: int
-    ) -> list[tuple[Turn, float, str]]:
-        """bm25-ranked turns matching a query, among the newest SEARCH_WINDOW."""
-        match = fts5_match(query)
-        where = " AND t.session_id = ?" if session_id is not None else ""
-        scope = [session_id] if session_id is not None else []
-        base = (
-            "FROM turns_fts JOIN turns t ON t.seq = turns_fts.rowid"
-            f" WHERE turns_fts MATCH ? AND +t.space = ?{where}"
-        )
-        with self.transaction():
-            floor = self._rows(
-                f"SELECT t.seq {base} ORDER BY turns_fts.rowid DESC LIMIT 1 OFFSET ?",
-                [match, self.space, *scope, SEARCH_WINDOW - 1],
-            )
-            rows = self._rows(
-                f"SELECT {', '.join('t.' + c.strip() for c in _TURN_COLUMNS.split(','))},"
-                " bm25(turns_fts) AS score, snippet(turns_fts, 0, '[', ']', '…', 16) AS snip"
-                f" {base} AND turns_fts.rowid >= ? ORDER BY score LIMIT ?",
-                [match, self.space, *scope, floor[0][0] if floor else 0, limit],
-            )
-        return [(turn_from_row(r), r["score"], r["snip"]) for r in rows]

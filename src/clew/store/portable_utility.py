@@ -8,7 +8,7 @@ from clew import codec
 from clew.errors import NotFoundError
 from clew.models import Job, JobStatus, ModelCall, RunningSummary
 from clew.store.rows import RowReader, fields
-from clew.store.sql import Row
+from clew.store.sql import Row, param, param_list
 
 
 def _job(row: Row) -> Job:
@@ -25,10 +25,10 @@ def _call(row: Row) -> ModelCall:
 
 
 class UtilityReads(RowReader):
-    """The utility model's reads (mixed into SQLiteStore)."""
+    """The utility model's reads (mixed into SQLiteStore and PostgresStore)."""
 
     def get_job(self, job_id: str) -> Job:
-        rows = self._rows("SELECT * FROM jobs WHERE id = ? AND space = ?", (job_id, self.space))
+        rows = self._rows("SELECT * FROM jobs WHERE id = $1 AND space = $2", (job_id, self.space))
         if not rows:
             raise NotFoundError("job", job_id)
         return _job(rows[0])
@@ -36,8 +36,8 @@ class UtilityReads(RowReader):
     def next_job(self, now: str) -> Job | None:
         """The oldest job to do: pending, or running with a lease that has run out."""
         rows = self._rows(
-            "SELECT * FROM jobs WHERE space = ? AND (status = 'pending' OR (status = 'running'"
-            " AND lease_until < ?)) ORDER BY created_at, seq LIMIT 1",
+            "SELECT * FROM jobs WHERE space = $1 AND (status = 'pending' OR (status = 'running'"
+            " AND lease_until < $2)) ORDER BY created_at, seq LIMIT 1",
             (self.space, now),
         )
         return _job(rows[0]) if rows else None
@@ -45,21 +45,19 @@ class UtilityReads(RowReader):
     def list_jobs(
         self, *, statuses: tuple[JobStatus, ...] = (), task_id: str | None = None, limit: int = 50
     ) -> list[Job]:
-        sql = "SELECT * FROM jobs WHERE space = ?"
+        sql = "SELECT * FROM jobs WHERE space = $1"
         params: list[Any] = [self.space]
         if statuses:
-            sql += f" AND status IN ({', '.join('?' for _ in statuses)})"
-            params += [s.value for s in statuses]
+            sql += f" AND status IN ({param_list(params, [s.value for s in statuses])})"
         if task_id is not None:
-            sql += " AND task_id = ?"
-            params.append(task_id)
-        sql += " ORDER BY created_at DESC, seq DESC LIMIT ?"
-        return [_job(r) for r in self._rows(sql, [*params, limit])]
+            sql += f" AND task_id = {param(params, task_id)}"
+        sql += f" ORDER BY created_at DESC, seq DESC LIMIT {param(params, limit)}"
+        return [_job(r) for r in self._rows(sql, params)]
 
     def count_messages(self, task_id: str) -> int:
         return int(
             self._rows(
-                "SELECT count(*) FROM task_messages WHERE task_id = ? AND space = ?",
+                "SELECT count(*) FROM task_messages WHERE task_id = $1 AND space = $2",
                 (task_id, self.space),
             )[0][0]
         )
@@ -84,19 +82,17 @@ class UtilityReads(RowReader):
         return [_call(r) for r in rows]
 
     def _calls_where(self, task_id: str | None, since: str | None) -> tuple[str, list[Any]]:
-        where = "WHERE space = ?"
+        where = "WHERE space = $1"
         params: list[Any] = [self.space]
         if task_id is not None:
-            where += " AND task_id = ?"
-            params.append(task_id)
+            where += f" AND task_id = {param(params, task_id)}"
         if since is not None:
-            where += " AND created_at >= ?"
-            params.append(since)
+            where += f" AND created_at >= {param(params, since)}"
         return where, params
 
     def latest_summary(self, task_id: str) -> RunningSummary | None:
         rows = self._rows(
-            "SELECT * FROM task_summaries WHERE task_id = ? AND space = ?"
+            "SELECT * FROM task_summaries WHERE task_id = $1 AND space = $2"
             " ORDER BY created_at DESC, seq DESC LIMIT 1",
             (task_id, self.space),
         )

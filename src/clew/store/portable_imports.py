@@ -43,7 +43,7 @@ class ImportLog(RowReader):
         """Inside the write transaction that adopted them: record who imported these events."""
         conn, _ = self._writer()
         conn.execute(
-            f"INSERT INTO clew_imports (space, {_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO clew_imports (space, {_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
             (self.space, first_seq, last_seq, events, door, key_prefix, self._user_name(conn), at),
         )
 
@@ -51,8 +51,8 @@ class ImportLog(RowReader):
         """The space's import records that added any event of seq `first_seq`..`last_seq`,
         oldest first."""
         rows = self._rows(
-            f"SELECT {_COLUMNS} FROM clew_imports WHERE space = ? AND last_seq >= ?"
-            " AND first_seq <= ? ORDER BY first_seq",
+            f"SELECT {_COLUMNS} FROM clew_imports WHERE space = $1 AND last_seq >= $2"
+            " AND first_seq <= $3 ORDER BY first_seq",
             (self.space, first_seq, last_seq),
         )
         return [ImportRecord(int(r[0]), int(r[1]), int(r[2]), r[3], r[4], r[5], r[6]) for r in rows]

@@ -14,7 +14,7 @@ from typing import Any
 
 from clew.credentials import ApiKey, RequestLine
 from clew.store.rows import RowReader, limited
-from clew.store.sql import Row
+from clew.store.sql import Row, param
 
 _KEY_COLUMNS = "prefix, space, scope, name, created_at, last_used_at, revoked_at"
 
@@ -35,12 +35,14 @@ class KeyStore(RowReader):
     def put_key(self, key: ApiKey, hash: str) -> None:
         conn, _ = self._writer()
         conn.execute(
-            f"INSERT INTO clew_keys ({_KEY_COLUMNS}, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO clew_keys ({_KEY_COLUMNS}, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
             (*key, hash),
         )
 
     def find_key(self, prefix: str) -> tuple[ApiKey, str] | None:
-        rows = self._rows(f"SELECT {_KEY_COLUMNS}, hash FROM clew_keys WHERE prefix = ?", (prefix,))
+        rows = self._rows(
+            f"SELECT {_KEY_COLUMNS}, hash FROM clew_keys WHERE prefix = $1", (prefix,)
+        )
         if not rows:
             return None
         values = tuple(rows[0])
@@ -50,8 +52,7 @@ class KeyStore(RowReader):
         sql = f"SELECT {_KEY_COLUMNS} FROM clew_keys"
         params: list[Any] = []
         if space is not None:
-            sql += " WHERE space = ?"
-            params.append(space)
+            sql += f" WHERE space = {param(params, space)}"
         return [_key(r) for r in self._rows(f"{sql} ORDER BY created_at, prefix", params)]
 
     def any_key(self) -> bool:
@@ -60,13 +61,13 @@ class KeyStore(RowReader):
     def revoke_key(self, prefix: str, at: str) -> None:
         conn, _ = self._writer()
         conn.execute(
-            "UPDATE clew_keys SET revoked_at = ? WHERE prefix = ? AND revoked_at IS NULL",
+            "UPDATE clew_keys SET revoked_at = $1 WHERE prefix = $2 AND revoked_at IS NULL",
             (at, prefix),
         )
 
     def touch_key(self, prefix: str, at: str) -> None:
         conn, _ = self._writer()
-        conn.execute("UPDATE clew_keys SET last_used_at = ? WHERE prefix = ?", (at, prefix))
+        conn.execute("UPDATE clew_keys SET last_used_at = $1 WHERE prefix = $2", (at, prefix))
 
     def log_requests(self, lines: Sequence[RequestLine]) -> None:
         conn, _ = self._writer()
@@ -74,7 +75,7 @@ class KeyStore(RowReader):
         # lines whose ids are here already: kept once (migration 24's index).
         conn.executemany(
             "INSERT INTO clew_requests (space, key_prefix, method, route, status, created_at,"
-            " ms, line_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+            " ms, line_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
             " ON CONFLICT (space, line_id) DO NOTHING",
             [tuple(line) for line in lines],
         )
@@ -88,8 +89,7 @@ class KeyStore(RowReader):
         )
         params: list[Any] = []
         if space is not None:
-            sql += " WHERE space = ?"
-            params.append(space)
+            sql += f" WHERE space = {param(params, space)}"
         sql += " ORDER BY seq DESC"
         rows = self._rows(*limited(sql, params, limit))
         return [
@@ -98,5 +98,5 @@ class KeyStore(RowReader):
 
     def prune_requests(self, before: str) -> int:
         conn, _ = self._writer()
-        found = conn.execute("DELETE FROM clew_requests WHERE created_at < ?", (before,))
+        found = conn.execute("DELETE FROM clew_requests WHERE created_at < $1", (before,))
         return int(found.rowcount)

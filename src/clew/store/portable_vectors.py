@@ -24,8 +24,8 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from clew.models import NewVector, PendingText, StoredVector
-from clew.store.rows import RowReader, limited, placeholders
-from clew.store.sql import Connection, Row
+from clew.store.rows import RowReader, limited
+from clew.store.sql import Connection, Row, numbered
 
 TAIL = 1000  # characters of each output's tail embedded for a command (and of its title)
 _PUT_BATCH = 200  # rows per INSERT: within SQLite's and PostgreSQL's parameter limits
@@ -67,9 +67,9 @@ def _content(row: Row) -> str:
 
 
 def _joined(kind: str) -> str:
-    """The LEFT JOIN of a record (alias r) to its vector of the model (the first `?`)."""
+    """The LEFT JOIN of a record (alias r) to its vector of the model (`$1`)."""
     return (
-        "LEFT JOIN embeddings v ON v.space = r.space AND v.model = ?"
+        "LEFT JOIN embeddings v ON v.space = r.space AND v.model = $1"
         f" AND v.kind = '{kind}' AND v.ref_id = r.id"
     )
 
@@ -170,7 +170,7 @@ class VectorStore(RowReader):
         # took that one, which read and sorted every turn of the space for each page of
         # BATCH, 3.9 s a page at a million turns.
         sql = (
-            f"{select} WHERE {self._no_index}r.space = ? AND r.id > ?"
+            f"{select} WHERE {self._no_index}r.space = $2 AND r.id > $3"
             f" AND (v.seq IS NULL OR v.source_at <> {marker}) ORDER BY r.id"
         )
         rows = self._rows(*limited(sql, (model, self.space, after), limit))
@@ -196,10 +196,10 @@ class VectorStore(RowReader):
             for kind, (_, marker, _) in _KINDS.items():
                 table = _TABLES[kind]
                 row = self._rows(
-                    f"SELECT (SELECT count(*) FROM {table} WHERE space = ?),"
+                    f"SELECT (SELECT count(*) FROM {table} WHERE space = $1),"
                     f" (SELECT count(*) FROM {table} r JOIN embeddings v ON v.space = r.space"
-                    f" AND v.model = ? AND v.kind = '{kind}' AND v.ref_id = r.id"
-                    f" WHERE r.space = ? AND v.source_at = {marker})",
+                    f" AND v.model = $2 AND v.kind = '{kind}' AND v.ref_id = r.id"
+                    f" WHERE r.space = $3 AND v.source_at = {marker})",
                     (self.space, model, self.space),
                 )[0]
                 counts[kind] = (int(row[1]), int(row[0]))
@@ -208,7 +208,7 @@ class VectorStore(RowReader):
     def newest_vector(self, model: str) -> int:
         """The highest seq among the space's vectors of `model`, or 0."""
         row = self._rows(
-            "SELECT coalesce(max(seq), 0) FROM embeddings WHERE space = ? AND model = ?",
+            "SELECT coalesce(max(seq), 0) FROM embeddings WHERE space = $1 AND model = $2",
             (self.space, model),
         )[0]
         return int(row[0])
@@ -216,13 +216,13 @@ class VectorStore(RowReader):
     def journal_head(self) -> int:
         """The highest event seq of the space, or 0: every record comes from an event, so
         while it stays the same no record is pending that was not before."""
-        row = self._rows("SELECT coalesce(max(seq), 0) FROM events WHERE space = ?", (self.space,))
+        row = self._rows("SELECT coalesce(max(seq), 0) FROM events WHERE space = $1", (self.space,))
         return int(row[0][0])
 
     def vector_count(self, model: str, *, after: int = 0) -> int:
         """How many vectors of `model` the space holds with a seq above `after`."""
         row = self._rows(
-            "SELECT count(*) FROM embeddings WHERE space = ? AND model = ? AND seq > ?",
+            "SELECT count(*) FROM embeddings WHERE space = $1 AND model = $2 AND seq > $3",
             (self.space, model, after),
         )[0]
         return int(row[0])
@@ -233,7 +233,7 @@ class VectorStore(RowReader):
         """Vectors of `model` with a seq above `after`, in seq (write) order."""
         sql = (
             "SELECT seq, kind, ref_id, task_id, step_id, session_id, created_at, dim, vector"
-            " FROM embeddings WHERE space = ? AND model = ? AND seq > ? ORDER BY seq"
+            " FROM embeddings WHERE space = $1 AND model = $2 AND seq > $3 ORDER BY seq"
         )
         rows = self._rows(*limited(sql, (self.space, model, after), limit))
         return [
@@ -274,11 +274,11 @@ class VectorStore(RowReader):
                 by_kind.setdefault(v.kind, []).append(v.ref_id)
             for kind, ids in by_kind.items():
                 conn.execute(
-                    "DELETE FROM embeddings WHERE space = ? AND model = ? AND kind = ?"
-                    f" AND ref_id IN ({placeholders(ids)})",
+                    "DELETE FROM embeddings WHERE space = $1 AND model = $2 AND kind = $3"
+                    f" AND ref_id IN ({numbered(len(ids), 4)})",
                     (self.space, model, kind, *ids),
                 )
-            row = f"({', '.join('?' for _ in range(12))})"
+            rows = ", ".join(f"({numbered(12, 1 + 12 * n)})" for n in range(len(batch)))
             params: list[Any] = []
             for v in batch:
                 params += [
@@ -286,8 +286,7 @@ class VectorStore(RowReader):
                     v.step_id, v.session_id, v.created_at, v.dim, v.vector, self.space,
                 ]  # fmt: skip
             conn.execute(
-                f"INSERT INTO embeddings ({_VECTOR_COLUMNS}) VALUES"
-                f" {', '.join(row for _ in batch)}",
+                f"INSERT INTO embeddings ({_VECTOR_COLUMNS}) VALUES {rows}",
                 params,
             )
 
@@ -297,8 +296,8 @@ class VectorStore(RowReader):
         conn, _ = self._writer()
         for ref_id, source_at in marks:
             conn.execute(
-                "UPDATE embeddings SET source_at = ? WHERE space = ? AND model = ? AND kind = ?"
-                " AND ref_id = ?",
+                "UPDATE embeddings SET source_at = $1 WHERE space = $2 AND model = $3 AND kind = $4"
+                " AND ref_id = $5",
                 (source_at, self.space, model, kind, ref_id),
             )
 
@@ -307,7 +306,7 @@ class VectorStore(RowReader):
         return how many there were."""
         conn, _ = self._writer()
         found = conn.execute(
-            "SELECT count(*) FROM embeddings WHERE space = ? AND model = ?", (self.space, model)
+            "SELECT count(*) FROM embeddings WHERE space = $1 AND model = $2", (self.space, model)
         ).fetchone()
-        conn.execute("DELETE FROM embeddings WHERE space = ? AND model = ?", (self.space, model))
+        conn.execute("DELETE FROM embeddings WHERE space = $1 AND model = $2", (self.space, model))
         return int(found[0])

@@ -9,8 +9,8 @@ from typing import Any
 from clew import codec
 from clew.errors import NotFoundError
 from clew.lifecycle import Wait, WaitKind, WaitStatus
-from clew.store.rows import RowReader, fields, limited, placeholders
-from clew.store.sql import Row
+from clew.store.rows import RowReader, fields, limited
+from clew.store.sql import Row, numbered, param, param_list
 
 _SELECT = (
     "SELECT w.*, s.runs AS polls, s.last_at AS polled_at, s.note AS seen FROM waits w"
@@ -28,10 +28,10 @@ def _wait(row: Row) -> Wait:
 
 
 class WaitReads(RowReader):
-    """The lifecycle's reads (mixed into SQLiteStore)."""
+    """The lifecycle's reads (mixed into SQLiteStore and PostgresStore)."""
 
     def get_wait(self, wait_id: str) -> Wait:
-        rows = self._rows(f"{_SELECT} WHERE w.id = ? AND w.space = ?", (wait_id, self.space))
+        rows = self._rows(f"{_SELECT} WHERE w.id = $1 AND w.space = $2", (wait_id, self.space))
         if not rows:
             raise NotFoundError("wait", wait_id)
         return _wait(rows[0])
@@ -44,21 +44,19 @@ class WaitReads(RowReader):
         limit: int | None = None,
     ) -> list[Wait]:
         """Waits, newest first."""
-        sql = f"{_SELECT} WHERE w.space = ?"
+        sql = f"{_SELECT} WHERE w.space = $1"
         params: list[Any] = [self.space]
         if task_id is not None:
-            sql += " AND w.task_id = ?"
-            params.append(task_id)
+            sql += f" AND w.task_id = {param(params, task_id)}"
         if statuses:
-            sql += f" AND w.status IN ({placeholders(statuses)})"
-            params += [s.value for s in statuses]
+            sql += f" AND w.status IN ({param_list(params, [s.value for s in statuses])})"
         sql += " ORDER BY w.created_at DESC, w.id"
         return [_wait(r) for r in self._rows(*limited(sql, params, limit))]
 
     def has_watching(self) -> bool:
         """Whether any wait of the space is watching something a poller must look at."""
         rows = self._rows(
-            "SELECT 1 FROM waits WHERE space = ? AND status = 'watching'"
+            "SELECT 1 FROM waits WHERE space = $1 AND status = 'watching'"
             " AND (kind != 'manual' OR deadline IS NOT NULL) LIMIT 1",
             (self.space,),
         )
@@ -67,8 +65,8 @@ class WaitReads(RowReader):
     def waiting_tasks(self) -> set[str]:
         """Tasks with an open wait: a watching smart wait, or a wait action still started."""
         rows = self._rows(
-            "SELECT task_id FROM waits WHERE space = ? AND status = 'watching'"
-            " UNION SELECT task_id FROM actions WHERE space = ? AND type = 'wait'"
+            "SELECT task_id FROM waits WHERE space = $1 AND status = 'watching'"
+            " UNION SELECT task_id FROM actions WHERE space = $2 AND type = 'wait'"
             " AND status = 'started'",
             (self.space, self.space),
         )
@@ -76,11 +74,11 @@ class WaitReads(RowReader):
 
     def open_wait_actions(self, task_id: str, *, limit: int = 5) -> list[Any]:
         """A task's wait actions still started, newest first, however old."""
-        from clew.store.sqlite_trace import actions_from_rows
+        from clew.store.portable_trace import actions_from_rows
 
         rows = self._rows(
-            "SELECT * FROM actions WHERE task_id = ? AND space = ? AND type = 'wait'"
-            " AND status = 'started' ORDER BY created_at DESC, seq DESC LIMIT ?",
+            "SELECT * FROM actions WHERE task_id = $1 AND space = $2 AND type = 'wait'"
+            " AND status = 'started' ORDER BY created_at DESC, seq DESC LIMIT $3",
             (task_id, self.space, limit),
         )
         return actions_from_rows(rows)
@@ -88,7 +86,7 @@ class WaitReads(RowReader):
     def schedule(self, key: str) -> tuple[str, int, str | None] | None:
         """When `key` last ran, how often, and its note."""
         rows = self._rows(
-            "SELECT last_at, runs, note FROM schedule WHERE space = ? AND key = ?",
+            "SELECT last_at, runs, note FROM schedule WHERE space = $1 AND key = $2",
             (self.space, key),
         )
         return (rows[0][0], rows[0][1], rows[0][2]) if rows else None
@@ -96,7 +94,7 @@ class WaitReads(RowReader):
     def mark_schedule(self, key: str, at: str, note: str | None = None) -> None:
         """Record that `key` ran at `at` (inside a write transaction; not journaled)."""
         self._rows(
-            "INSERT INTO schedule (space, key, last_at, runs, note) VALUES (?, ?, ?, 1, ?)"
+            "INSERT INTO schedule (space, key, last_at, runs, note) VALUES ($1, $2, $3, 1, $4)"
             " ON CONFLICT(space, key) DO UPDATE SET last_at = excluded.last_at,"
             " runs = schedule.runs + 1, note = excluded.note",
             (self.space, key, at, note),
@@ -105,10 +103,10 @@ class WaitReads(RowReader):
     def archived_task_ids(self, month: str | None = None) -> list[tuple[str, str | None]]:
         """(task id, archived_at) of archived tasks, newest archived first; of one month
         (YYYY-MM) if given."""
-        sql = "SELECT id, archived_at FROM tasks WHERE space = ? AND archived = 1"
+        sql = "SELECT id, archived_at FROM tasks WHERE space = $1 AND archived = 1"
         params: list[Any] = [self.space]
         if month is not None:
-            sql += " AND archived_at >= ? AND archived_at < ?"
+            sql += " AND archived_at >= $2 AND archived_at < $3"
             params += [f"{month}-01", f"{month}-32"]
         sql += " ORDER BY archived_at DESC, id"
         return [(r[0], r[1]) for r in self._rows(sql, params)]
@@ -121,8 +119,8 @@ class WaitReads(RowReader):
             chunk = ids[start : start + 500]
             out += self._rows(
                 "SELECT seq, id, space, task_id, correlation_id, type, data, created_at, hash,"
-                f" forgotten FROM events WHERE {self._no_index}space = ?"
-                f" AND task_id IN ({placeholders(chunk)})",
+                f" forgotten FROM events WHERE {self._no_index}space = $1"
+                f" AND task_id IN ({numbered(len(chunk), 2)})",
                 (self.space, *chunk),
             )
         out.sort(key=lambda r: r[0])

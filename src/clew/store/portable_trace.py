@@ -22,7 +22,7 @@ from clew.models import (
     TraceValidation,
 )
 from clew.store.rows import RowReader, fields, json_ids, like_escaped, limited, positional
-from clew.store.sql import Row
+from clew.store.sql import Row, param, param_list
 
 
 def _json(text: str | None) -> Any:
@@ -159,7 +159,7 @@ def _guardrail(row: Row) -> Guardrail:
 
 
 class TraceReads(RowReader):
-    """The ledger's, the trace's and semantic memory's reads (mixed into SQLiteStore)."""
+    """The ledger's, the trace's and semantic memory's reads (mixed into both stores)."""
 
     def commands(
         self,
@@ -172,7 +172,7 @@ class TraceReads(RowReader):
         limit: int | None = None,
     ) -> list[Action]:
         """Recorded commands, newest first; `contains`: the command holds any of these."""
-        sql = "SELECT * FROM actions WHERE space = ? AND command IS NOT NULL"
+        sql = "SELECT * FROM actions WHERE space = $1 AND command IS NOT NULL"
         params: list[Any] = [self.space]
         for column, value in (
             ("task_id", task_id),
@@ -180,16 +180,16 @@ class TraceReads(RowReader):
             ("exit_code", exit_code),
         ):
             if value is not None:
-                sql += f" AND {column} = ?"
-                params.append(value)
+                sql += f" AND {column} = {param(params, value)}"
         if statuses:
-            sql += f" AND status IN ({', '.join('?' for _ in statuses)})"
-            params += [s.value for s in statuses]
+            sql += f" AND status IN ({param_list(params, [s.value for s in statuses])})"
         if contains:
             # LIKE with its wildcards escaped, so no `%` or `_` in a command widens the match.
-            like = "lower(command) LIKE ? ESCAPE '\\'"
-            sql += " AND (" + " OR ".join(like for _ in contains) + ")"
-            params += [f"%{like_escaped(c.lower())}%" for c in contains]
+            likes = (
+                f"lower(command) LIKE {param(params, f'%{like_escaped(c.lower())}%')} ESCAPE '\\'"
+                for c in contains
+            )
+            sql += " AND (" + " OR ".join(likes) + ")"
         sql += " ORDER BY created_at DESC, seq DESC"
         return actions_from_rows(self._rows(*limited(sql, params, limit)))
 
@@ -199,19 +199,18 @@ class TraceReads(RowReader):
         """Commands (exact text) that failed at least `min_failures` times, most first."""
         sql = (
             "SELECT command, count(*) AS failures, max(created_at) AS last_at FROM actions"
-            " WHERE space = ? AND status IN ('failed', 'timeout') AND command IS NOT NULL"
+            " WHERE space = $1 AND status IN ('failed', 'timeout') AND command IS NOT NULL"
         )
         params: list[Any] = [self.space]
         if task_id is not None:
-            sql += " AND task_id = ?"
-            params.append(task_id)
-        sql += " GROUP BY command HAVING count(*) >= ? ORDER BY failures DESC, last_at DESC LIMIT ?"
-        params += [min_failures, limit]
+            sql += f" AND task_id = {param(params, task_id)}"
+        sql += f" GROUP BY command HAVING count(*) >= {param(params, min_failures)}"
+        sql += f" ORDER BY failures DESC, last_at DESC LIMIT {param(params, limit)}"
         out = []
         with self.transaction():
             for row in self._rows(sql, params):
                 last = self._rows(
-                    "SELECT id, exit_code FROM actions WHERE space = ? AND command = ?"
+                    "SELECT id, exit_code FROM actions WHERE space = $1 AND command = $2"
                     " AND status IN ('failed', 'timeout') ORDER BY created_at DESC, seq DESC"
                     " LIMIT 1",
                     (self.space, row["command"]),
@@ -233,8 +232,8 @@ class TraceReads(RowReader):
             " NULL AS output, command, cwd, exit_code, duration_seconds, NULL AS stdout,"
             " NULL AS stderr, created_at, updated_at, tool, decision_id, started_at, ended_at,"
             " cpu_seconds, memory_mb, fingerprint, NULL AS stdout_kind, NULL AS stderr_kind"
-            " FROM actions WHERE task_id = ? AND space = ? ORDER BY created_at DESC, seq DESC"
-            " LIMIT ?",
+            " FROM actions WHERE task_id = $1 AND space = $2 ORDER BY created_at DESC, seq DESC"
+            " LIMIT $3",
             (task_id, self.space, limit),
         )
         return actions_in_order(rows)
@@ -244,8 +243,8 @@ class TraceReads(RowReader):
         seven columns, each row made a tuple as NamedTuple makes it, without its frame."""
         rows = self._tuples(
             "SELECT id, summary, status, command, fingerprint, created_at, updated_at"
-            " FROM actions WHERE task_id = ? AND space = ? ORDER BY created_at DESC, seq DESC"
-            " LIMIT ?",
+            " FROM actions WHERE task_id = $1 AND space = $2 ORDER BY created_at DESC, seq DESC"
+            " LIMIT $3",
             (task_id, self.space, limit),
         )
         statuses, new = _ACTION_STATUS, tuple.__new__
@@ -258,9 +257,9 @@ class TraceReads(RowReader):
         """How many waits of a task are open: smart waits still watching, and wait actions
         still recorded as started."""
         rows = self._rows(
-            "SELECT (SELECT count(*) FROM actions WHERE task_id = ? AND space = ?"
+            "SELECT (SELECT count(*) FROM actions WHERE task_id = $1 AND space = $2"
             " AND type = 'wait' AND status = 'started')"
-            " + (SELECT count(*) FROM waits WHERE task_id = ? AND space = ?"
+            " + (SELECT count(*) FROM waits WHERE task_id = $3 AND space = $4"
             " AND status = 'watching')",
             (task_id, self.space, task_id, self.space),
         )
@@ -269,8 +268,8 @@ class TraceReads(RowReader):
     def last_message_at(self, task_id: str, type: str) -> str | None:
         """When the newest message of one type was added to a task, if any was."""
         rows = self._rows(
-            "SELECT max(created_at) FROM task_messages WHERE task_id = ? AND space = ?"
-            " AND type = ?",
+            "SELECT max(created_at) FROM task_messages WHERE task_id = $1 AND space = $2"
+            " AND type = $3",
             (task_id, self.space, type),
         )
         return rows[0][0] if rows else None
@@ -278,8 +277,8 @@ class TraceReads(RowReader):
     def last_event_at(self, task_id: str, type: str) -> str | None:
         """When the newest event of one type was journaled for a task, if any was."""
         rows = self._rows(
-            "SELECT max(created_at) FROM events WHERE task_id = ?"
-            f" AND {self._no_index}space = ? AND {self._no_index}type = ?",
+            "SELECT max(created_at) FROM events WHERE task_id = $1"
+            f" AND {self._no_index}space = $2 AND {self._no_index}type = $3",
             (task_id, self.space, type),
         )
         return rows[0][0] if rows else None
@@ -287,15 +286,15 @@ class TraceReads(RowReader):
     def actions_with_fingerprint(self, key: str, *, limit: int = 50) -> list[Action]:
         """Failed commands whose error has this fingerprint, newest first."""
         rows = self._rows(
-            "SELECT * FROM actions WHERE fingerprint = ? AND space = ?"
-            " ORDER BY created_at DESC, seq DESC LIMIT ?",
+            "SELECT * FROM actions WHERE fingerprint = $1 AND space = $2"
+            " ORDER BY created_at DESC, seq DESC LIMIT $3",
             (key, self.space, limit),
         )
         return actions_from_rows(rows)
 
     def get_trace_decision(self, decision_id: str) -> TraceDecision:
         rows = self._rows(
-            "SELECT * FROM trace_decisions WHERE id = ? AND space = ?", (decision_id, self.space)
+            "SELECT * FROM trace_decisions WHERE id = $1 AND space = $2", (decision_id, self.space)
         )
         if not rows:
             raise NotFoundError("decision", decision_id)
@@ -307,17 +306,17 @@ class TraceReads(RowReader):
         """A task's trace in order: its decisions, their validations, and its tool calls."""
         with self.transaction():
             decisions = self._rows(
-                "SELECT * FROM trace_decisions WHERE task_id = ? AND space = ?"
+                "SELECT * FROM trace_decisions WHERE task_id = $1 AND space = $2"
                 " ORDER BY created_at, seq",
                 (task_id, self.space),
             )
             validations = self._rows(
-                "SELECT * FROM trace_validations WHERE task_id = ? AND space = ?"
+                "SELECT * FROM trace_validations WHERE task_id = $1 AND space = $2"
                 " ORDER BY created_at, seq",
                 (task_id, self.space),
             )
             calls = self._rows(
-                "SELECT * FROM actions WHERE task_id = ? AND space = ?"
+                "SELECT * FROM actions WHERE task_id = $1 AND space = $2"
                 " AND (decision_id IS NOT NULL OR type = 'tool') ORDER BY created_at, seq",
                 (task_id, self.space),
             )
@@ -329,7 +328,7 @@ class TraceReads(RowReader):
 
     def get_pattern(self, pattern_id: str) -> Pattern:
         rows = self._rows(
-            "SELECT * FROM patterns WHERE id = ? AND space = ?", (pattern_id, self.space)
+            "SELECT * FROM patterns WHERE id = $1 AND space = $2", (pattern_id, self.space)
         )
         if not rows:
             raise NotFoundError("pattern", pattern_id)
@@ -338,25 +337,24 @@ class TraceReads(RowReader):
     def list_patterns(
         self, *, domain: str | None = None, include_deprecated: bool = False
     ) -> list[Pattern]:
-        sql = "SELECT * FROM patterns WHERE space = ?"
+        sql = "SELECT * FROM patterns WHERE space = $1"
         params: list[Any] = [self.space]
         if domain is not None:
-            sql += " AND domain = ?"
-            params.append(domain)
+            sql += f" AND domain = {param(params, domain)}"
         if not include_deprecated:
             sql += " AND deprecated = 0"
         return [_pattern(r) for r in self._rows(sql + " ORDER BY created_at, seq", params)]
 
     def get_guardrail(self, guardrail_id: str) -> Guardrail:
         rows = self._rows(
-            "SELECT * FROM guardrails WHERE id = ? AND space = ?", (guardrail_id, self.space)
+            "SELECT * FROM guardrails WHERE id = $1 AND space = $2", (guardrail_id, self.space)
         )
         if not rows:
             raise NotFoundError("guardrail", guardrail_id)
         return _guardrail(rows[0])
 
     def list_guardrails(self, *, enabled_only: bool = False) -> list[Guardrail]:
-        sql = "SELECT * FROM guardrails WHERE space = ?"
+        sql = "SELECT * FROM guardrails WHERE space = $1"
         if enabled_only:
             sql += " AND enabled = 1"
         return [_guardrail(r) for r in self._rows(sql + " ORDER BY created_at, seq", [self.space])]
