@@ -350,7 +350,7 @@ def db(tmp_path: Path, backend: str, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "store" / "clew.db"
 
 
-# Facade-level modules whose subject is what the facade does, not files, durability or
+# Kernel-level modules whose subject is what the facade does, not files, durability or
 # processes: on SQLite, their `mem` is the `:memory:` reference store (no file, no WAL, a
 # fifth of a file store's cost to open and write) unless the test also reaches the store's
 # file (it, or a fixture it uses, asks for `db` or `cli`). tests/test_store_conformance.py
