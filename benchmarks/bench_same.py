@@ -159,7 +159,7 @@ def timings(sides: Sequence[Side], runs: int, warm: int) -> list[list[object]]:
 
 # What reports how long something took or how many tokens a random id took, not what was
 # found: such lines, and such columns of a table (the tokens of a brief vary with its ids).
-TIMING = re.compile(r"\b(ms|µs|wall|cpu|p\d\d|date|elapsed|tokens)\b|\d s$", re.I)
+TIMING = re.compile(r"\b(ms|µs|wall|cpu|p\d\d|date|elapsed|tokens)\b|\d ?s$", re.I)
 
 
 def _kept(lines: Sequence[str]) -> list[str]:
