@@ -26,11 +26,11 @@ LEFT = {
     "integrations/adk.py:ClewMemoryService": {"_OnWorker"},
     "store/sqlite.py:SQLiteStore": {
         "Verification", "ArchiveReads", "TraceReads", "UtilityReads", "ConversationReads",
-        "SearchReads", "WaitReads", "RecordReads", "VectorStore", "TaskReads", "KeyStore",
+        "WaitReads", "RecordReads", "VectorStore", "TaskReads", "KeyStore",
         "ImportLog", "HeadReads", "JournalReads", "JournalWrites",
     },
     "store/postgres.py:PostgresStore": {
-        "PostgresSearch", "ArchiveReads", "TraceReads", "UtilityReads", "ConversationReads",
+        "ArchiveReads", "TraceReads", "UtilityReads", "ConversationReads",
         "WaitReads", "RecordReads", "PgVectorSearch", "VectorStore", "TaskReads", "KeyStore",
         "ImportLog", "PgHeadReads", "JournalReads", "JournalWrites",
     },

@@ -42,7 +42,7 @@ from clew.store.contract import CheckpointStore
 from clew.store.migrations import ADMIN_TABLES
 from clew.store.pg_heads import PgHeadReads
 from clew.store.pg_migrations import collated
-from clew.store.pg_search import PostgresSearch
+from clew.store.pg_search import TsIndex
 from clew.store.pg_vectors import PgVectorSearch
 from clew.store.portable_archive import ArchiveReads
 from clew.store.portable_conversations import ConversationReads
@@ -50,11 +50,13 @@ from clew.store.portable_imports import ImportLog
 from clew.store.portable_journal import JournalReads, JournalWrites
 from clew.store.portable_keys import KeyStore
 from clew.store.portable_record import RecordReads
+from clew.store.portable_search import TextIndex
 from clew.store.portable_tasks import TaskReads
 from clew.store.portable_trace import TraceReads
 from clew.store.portable_utility import UtilityReads
 from clew.store.portable_vectors import VectorStore
 from clew.store.portable_waits import WaitReads
+from clew.store.rows import forward
 from clew.store.sql import Row
 from clew.store.sqlite import KIND_TABLES, NOT_UTF8
 
@@ -102,7 +104,6 @@ class _Txn:
 
 
 class PostgresStore(
-    PostgresSearch,  # first: its search replaces the FTS5 reads of the modules below
     ArchiveReads,
     TraceReads,
     UtilityReads,
@@ -122,7 +123,7 @@ class PostgresStore(
 
     Its reads are the portable read modules SQLite's store mixes in too (through
     pg_connection); its own are the journal core: connections, transactions, the journal write,
-    resolve, errors and verify; and full-text search (PostgresSearch, store/pg_search.py)."""
+    resolve, errors and verify; and full-text search (the TsIndex it holds, store/pg_search.py)."""
 
     # The vector index reads a command's text as it is: a PostgreSQL text is valid UTF-8.
     _raw_open, _raw_close = "((", "))"
@@ -135,6 +136,7 @@ class PostgresStore(
         self.url = url
         self.path = shown(url)
         self.space = space
+        self._text = TsIndex(self)
         self._graph_checkpoints: CheckpointStore | None = None
         self.busy_timeout = busy_timeout
         self._lock = threading.RLock()
@@ -517,7 +519,15 @@ class PostgresStore(
             raise AmbiguousIdError(kind, ident, [r["id"] for r in rows])
         return str(rows[0]["id"])
 
-    # -- search: PostgresSearch (pg_search.py) gives the reads --------------------------
+    # -- search: forwarded to the text index the store holds (TsIndex, pg_search.py) --
+    search_entries = forward("_text", TextIndex.search_entries)
+    search_turns = forward("_text", TextIndex.search_turns)
+    search_records = forward("_text", TextIndex.search_records)
+    records_between = forward("_text", TextIndex.records_between)
+    search_outline = forward("_text", TextIndex.search_outline)
+    failed_actions_matching = forward("_text", TextIndex.failed_actions_matching)
+    outline_check = forward("_text", TextIndex.outline_check)
+    records_check = forward("_text", TextIndex.records_check)
 
     def fts_check(self, index: str = "entries_fts") -> str | None:
         """SQLite's FTS5 indexes do not exist here: nothing to check."""
