@@ -43,7 +43,7 @@ from clew.store.migrations import ADMIN_TABLES
 from clew.store.pg_heads import PgHeadReads
 from clew.store.pg_migrations import collated
 from clew.store.pg_search import TsIndex
-from clew.store.pg_vectors import PgVectorSearch
+from clew.store.pg_vectors import PgVectors
 from clew.store.portable_archive import ArchiveReads
 from clew.store.portable_conversations import ConversationReads
 from clew.store.portable_imports import ImportLog
@@ -54,7 +54,7 @@ from clew.store.portable_search import TextIndex
 from clew.store.portable_tasks import TaskReads
 from clew.store.portable_trace import TraceReads
 from clew.store.portable_utility import UtilityReads
-from clew.store.portable_vectors import VectorStore
+from clew.store.portable_vectors import VectorIndex, VectorStore
 from clew.store.portable_waits import WaitReads
 from clew.store.rows import forward
 from clew.store.sql import Row
@@ -110,7 +110,6 @@ class PostgresStore(
     ConversationReads,
     WaitReads,
     RecordReads,
-    PgVectorSearch,  # before VectorStore: it keeps pgvector copies of the rows written
     VectorStore,
     TaskReads,
     KeyStore,
@@ -167,9 +166,7 @@ class PostgresStore(
             self.read_only_reason = self._guard(lambda: self._server_read_only(first))
             self.read_only: bool = self.read_only_reason is not None
             self._guard(lambda: self._set_up(first))
-            self._native = pg_vectors.set_up(first)
-            self._copied: set[str] = set()
-            self._indexed: set[int] = set()
+            self._vectors = PgVectors(self, native=pg_vectors.set_up(first))
         finally:
             first.close()
         logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
@@ -528,6 +525,11 @@ class PostgresStore(
     failed_actions_matching = forward("_text", TextIndex.failed_actions_matching)
     outline_check = forward("_text", TextIndex.outline_check)
     records_check = forward("_text", TextIndex.records_check)
+
+    # -- vectors: forwarded to the vector index the store holds (PgVectors, pg_vectors.py) --
+    vector_search_native = forward("_vectors", VectorIndex.vector_search_native)
+    nearest_vectors = forward("_vectors", VectorIndex.nearest_vectors)
+    put_vectors = forward("_vectors", VectorIndex.put_vectors)
 
     def fts_check(self, index: str = "entries_fts") -> str | None:
         """SQLite's FTS5 indexes do not exist here: nothing to check."""

@@ -43,7 +43,7 @@ from clew.store.portable_search import TextIndex
 from clew.store.portable_tasks import TaskReads
 from clew.store.portable_trace import TraceReads
 from clew.store.portable_utility import UtilityReads
-from clew.store.portable_vectors import VectorStore
+from clew.store.portable_vectors import RowVectors, VectorIndex, VectorStore
 from clew.store.portable_waits import WaitReads
 from clew.store.rows import forward
 from clew.store.sql import Connection, Row
@@ -225,10 +225,16 @@ class SQLiteStore(
     outline_check = forward("_text", TextIndex.outline_check)
     records_check = forward("_text", TextIndex.records_check)
 
+    # -- vectors: forwarded to the vector index the store holds (RowVectors, portable_vectors.py) --
+    vector_search_native = forward("_vectors", VectorIndex.vector_search_native)
+    nearest_vectors = forward("_vectors", VectorIndex.nearest_vectors)
+    put_vectors = forward("_vectors", VectorIndex.put_vectors)
+
     def __init__(self, path: str | os.PathLike[str], space: str, busy_timeout: float = 5.0):
         self.path = os.fspath(path)
         self.space = space
         self._text = Fts5Index(self)
+        self._vectors = RowVectors(self)
         self.busy_timeout = busy_timeout
         # Why the store cannot be written, if it cannot: then it opens for reading only.
         self.read_only_reason = unwritable(self.path)
