@@ -22,17 +22,15 @@ BUILTIN_ERRORS = frozenset(
 )
 # Still built from several of our own classes today (2026-11-28), to be composed.
 LEFT = {
-    "integrations/adk.py:ClewSessionService": {"_OnWorker"},
-    "integrations/adk.py:ClewMemoryService": {"_OnWorker"},
     "store/sqlite.py:SQLiteStore": {
         "Verification", "ArchiveReads", "TraceReads", "UtilityReads", "ConversationReads",
         "WaitReads", "RecordReads", "VectorStore", "TaskReads", "KeyStore",
-        "ImportLog", "HeadReads", "JournalReads", "JournalWrites",
+        "HeadReads", "JournalReads", "JournalWrites",
     },
     "store/postgres.py:PostgresStore": {
         "ArchiveReads", "TraceReads", "UtilityReads", "ConversationReads",
-        "WaitReads", "RecordReads", "PgVectorSearch", "VectorStore", "TaskReads", "KeyStore",
-        "ImportLog", "PgHeadReads", "JournalReads", "JournalWrites",
+        "WaitReads", "RecordReads", "VectorStore", "TaskReads", "KeyStore",
+        "PgHeadReads", "JournalReads", "JournalWrites",
     },
 }  # fmt: skip
 

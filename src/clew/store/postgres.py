@@ -38,7 +38,7 @@ from clew.ids import is_id_prefix
 from clew.location import shown
 from clew.models import DatabaseRole, VerifyReport
 from clew.store import pg_connection, pg_migrations, pg_roles, pg_vectors
-from clew.store.contract import CheckpointStore
+from clew.store.contract import CheckpointStore, ImportLog
 from clew.store.migrations import ADMIN_TABLES
 from clew.store.pg_heads import PgHeadReads
 from clew.store.pg_migrations import collated
@@ -46,7 +46,7 @@ from clew.store.pg_search import TsIndex
 from clew.store.pg_vectors import PgVectors
 from clew.store.portable_archive import ArchiveReads
 from clew.store.portable_conversations import ConversationReads
-from clew.store.portable_imports import ImportLog
+from clew.store.portable_imports import Imports
 from clew.store.portable_journal import JournalReads, JournalWrites
 from clew.store.portable_keys import KeyStore
 from clew.store.portable_record import RecordReads
@@ -113,7 +113,6 @@ class PostgresStore(
     VectorStore,
     TaskReads,
     KeyStore,
-    ImportLog,
     PgHeadReads,
     JournalReads,
     JournalWrites,
@@ -136,6 +135,7 @@ class PostgresStore(
         self.path = shown(url)
         self.space = space
         self._text = TsIndex(self)
+        self._imports = Imports(self, self._user_name)
         self._graph_checkpoints: CheckpointStore | None = None
         self.busy_timeout = busy_timeout
         self._lock = threading.RLock()
@@ -458,7 +458,8 @@ class PostgresStore(
         return txn.conn, txn
 
     def _user_name(self, conn: Any) -> str | None:
-        """`ImportLog._user_name`: the database role this store writes as (the server's own
+        """Who a write connection writes as, for the record of imports (portable_imports.py):
+        the database role this store writes as (the server's own
         word for who wrote, whatever the client says)."""
         return str(conn.execute("SELECT current_user").fetchone()[0])
 
@@ -530,6 +531,10 @@ class PostgresStore(
     vector_search_native = forward("_vectors", VectorIndex.vector_search_native)
     nearest_vectors = forward("_vectors", VectorIndex.nearest_vectors)
     put_vectors = forward("_vectors", VectorIndex.put_vectors)
+
+    # -- imports: forwarded to the record of imports the store holds (portable_imports.py) --
+    record_import = forward("_imports", ImportLog.record_import)
+    imports_between = forward("_imports", ImportLog.imports_between)
 
     def fts_check(self, index: str = "entries_fts") -> str | None:
         """SQLite's FTS5 indexes do not exist here: nothing to check."""

@@ -31,11 +31,11 @@ from clew.errors import (
 from clew.ids import ID_LENGTH, is_id_prefix
 from clew.models import DatabaseRole, Event, Session
 from clew.store import projection_conversations
-from clew.store.contract import CheckpointStore
+from clew.store.contract import CheckpointStore, ImportLog
 from clew.store.migrations import LATEST
 from clew.store.portable_archive import ArchiveReads
 from clew.store.portable_conversations import ConversationReads
-from clew.store.portable_imports import ImportLog
+from clew.store.portable_imports import Imports
 from clew.store.portable_journal import JournalReads, JournalWrites
 from clew.store.portable_keys import KeyStore
 from clew.store.portable_record import RecordReads
@@ -206,7 +206,6 @@ class SQLiteStore(
     VectorStore,
     TaskReads,
     KeyStore,
-    ImportLog,
     HeadReads,
     JournalReads,
     JournalWrites,
@@ -230,10 +229,15 @@ class SQLiteStore(
     nearest_vectors = forward("_vectors", VectorIndex.nearest_vectors)
     put_vectors = forward("_vectors", VectorIndex.put_vectors)
 
+    # -- imports: forwarded to the record of imports the store holds (portable_imports.py) --
+    record_import = forward("_imports", ImportLog.record_import)
+    imports_between = forward("_imports", ImportLog.imports_between)
+
     def __init__(self, path: str | os.PathLike[str], space: str, busy_timeout: float = 5.0):
         self.path = os.fspath(path)
         self.space = space
         self._text = Fts5Index(self)
+        self._imports = Imports(self)
         self._vectors = RowVectors(self)
         self.busy_timeout = busy_timeout
         # Why the store cannot be written, if it cannot: then it opens for reading only.
