@@ -13,7 +13,7 @@ import pytest
 import clew
 from clew.aio import AsyncMemory
 from clew.errors import StoreError, ValidationError
-from clew.facade import Committed
+from clew.kernel import Committed
 
 
 class Boom(Exception):

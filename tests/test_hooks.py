@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import clew
-from clew.facade import _registry, in_background, on_close, on_open
+from clew.kernel import _registry, in_background, on_close, on_open
 from clew.memory import Memory
 from tests.conftest import FakeClock
 
@@ -31,7 +31,7 @@ _EVERY_CLASS = frozenset(
 )
 
 # Names two classes of Memory's MRO may both define, each with the reason. Keep it empty:
-# a behaviour that extends another is a hook (facade.py), a dependency a distinct name.
+# a behaviour that extends another is a hook (kernel.py), a dependency a distinct name.
 _ALLOWED: dict[str, str] = {
     "__init__": "Memory's constructor is the composition root: the kernel's, then its services",
 }

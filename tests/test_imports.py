@@ -66,7 +66,7 @@ ALLOWED_CLEW = frozenset(
         "clew.entities",
         "clew.error_lines",  # a command's error lines, on the ledger's write path (re only)
         "clew.errors",
-        "clew.facade",
+        "clew.kernel",
         "clew.fingerprint",
         "clew.hits",  # what search makes of its records (retrieval's helpers; re only)
         "clew.governor",

@@ -38,9 +38,9 @@ def layers() -> list[str]:
 
 def groups(names: list[str]) -> list[str]:
     """The group each layer belongs to (shown once, on the group's first layer): the doors
-    down to Memory, the facade down to its plumbing, then the helpers, the store and base."""
-    after_facade = names.index("facade") + 1
-    firsts = {0: "doors", names.index("memory"): "facade", after_facade: "helpers"}
+    down to Memory, the facade down to its kernel, then the helpers, the store and base."""
+    after_kernel = names.index("kernel") + 1
+    firsts = {0: "doors", names.index("memory"): "facade", after_kernel: "helpers"}
     firsts |= {names.index("store"): "store", names.index("store") + 1: "base"}
     return [firsts.get(i, "") for i in range(len(names))]
 
@@ -125,7 +125,7 @@ def test_the_store_rules_name_every_helper_and_every_door() -> None:
     def modules(chosen: list[str]) -> set[str]:
         return {f"clew.{m.strip()}" for layer in chosen for m in re.split(r"[|:]", layer)}
 
-    helpers = names[names.index("facade") + 1 : names.index("store")]
+    helpers = names[names.index("kernel") + 1 : names.index("store")]
     assert set(by_id["pure-no-store"]["source_modules"]) == modules(helpers)
     doors = names[: names.index("memory")]
     assert set(by_id["doors-no-store"]["source_modules"]) == modules(doors)

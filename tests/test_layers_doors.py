@@ -10,7 +10,7 @@ import ast
 from pathlib import Path
 
 import clew
-from clew.facade import Service
+from clew.kernel import Service
 
 SOURCE = Path(clew.__file__).parent
 # What only the store and the facade may touch: the store itself, its connection, and the
@@ -44,7 +44,7 @@ def _reaches(path: Path, root: Path = SOURCE.parent) -> list[str]:
 
 
 def test_the_facade_is_found() -> None:
-    assert SOURCE / "facade.py" in FACADE and SOURCE / "memory.py" in FACADE
+    assert SOURCE / "kernel.py" in FACADE and SOURCE / "memory.py" in FACADE
     assert all(path.is_file() for path in FACADE)
 
 

@@ -13,7 +13,7 @@ import pytest
 
 import clew
 from clew import memory as memory_module
-from clew.facade import Facade, Service
+from clew.kernel import Kernel, Service
 from clew.memory import Memory
 
 
@@ -62,7 +62,7 @@ def test_nothing_is_forwarded_to_a_call_a_service_does_not_have() -> None:
 @pytest.mark.parametrize(("part", "cls"), SERVICES, ids=[p for p, _ in SERVICES])
 def test_a_service_is_handed_the_kernel_never_inherits_it(part: str, cls: type) -> None:
     assert cls.__bases__ == (Service,)
-    assert not issubclass(cls, Facade)
+    assert not issubclass(cls, Kernel)
     assert part not in vars(Memory) or not callable(vars(Memory)[part])
 
 
@@ -82,4 +82,4 @@ def test_the_forwarded_calls_are_the_generated_ones() -> None:
 
 
 def test_memory_has_one_base_the_kernel() -> None:
-    assert Memory.__bases__ == (Facade,)
+    assert Memory.__bases__ == (Kernel,)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import clew
-from clew.facade import Committed, _registry, after_commit, handles_job, reacts
+from clew.kernel import Committed, _registry, after_commit, handles_job, reacts
 from clew.memory import Memory
 from clew.models import Job, JobStatus
 

@@ -19,9 +19,9 @@ from typing import Any, NamedTuple
 
 from clew import checks, search, tasks
 from clew.errors import ValidationError
-from clew.facade import Service, reacts
 from clew.fingerprint import Fingerprint, fingerprint, telling_line
 from clew.ids import new_id
+from clew.kernel import Service, reacts
 from clew.location import DEFAULT_SPACE
 from clew.models import (
     OUTLINE_KINDS,

@@ -27,7 +27,7 @@ from clew.conversations import (
     Conversations,
 )
 from clew.errors import ValidationError
-from clew.facade import Facade, Service
+from clew.kernel import Kernel, Service
 from clew.models import EntryFilter, EntryStatus, EntryType, Pattern, Task
 from clew.retrieval import Retrieval
 from clew.semantic import evidence, guardrail_lines
@@ -78,7 +78,7 @@ class Assembly(Service):
     conversations service, or a task's context alone, its entries and patterns found
     through retrieval."""
 
-    def __init__(self, kernel: Facade, conversations: Conversations, retrieval: Retrieval) -> None:
+    def __init__(self, kernel: Kernel, conversations: Conversations, retrieval: Retrieval) -> None:
         super().__init__(kernel)
         self._conversations = conversations
         self._retrieval = retrieval

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from clew import checks
 from clew.checkpoints import Checkpoints
 from clew.errors import ValidationError
-from clew.facade import Facade, Service
+from clew.kernel import Kernel, Service
 from clew.models import Event, Redaction, VerifyReport
 from clew.sessions import Sessions
 
@@ -23,7 +23,7 @@ class Audit(Service):
     """The journal's events, redactions, head and verification (a service of Memory; takes
     the sessions, which name a session by key, and the checkpoints, which verify checks)."""
 
-    def __init__(self, kernel: Facade, sessions: Sessions, checkpoints: Checkpoints) -> None:
+    def __init__(self, kernel: Kernel, sessions: Sessions, checkpoints: Checkpoints) -> None:
         super().__init__(kernel)
         self._sessions = sessions
         self._checkpoints = checkpoints

@@ -27,7 +27,7 @@ from typing import IO, Any, NamedTuple
 
 from clew import checks, transcripts
 from clew.errors import ValidationError
-from clew.facade import Facade, Service
+from clew.kernel import Kernel, Service
 from clew.models import Session
 from clew.sessions import Sessions
 
@@ -50,7 +50,7 @@ class Captured(NamedTuple):
 class Capture(Service):
     """Transcript capture (a service of Memory): it archives through the sessions service."""
 
-    def __init__(self, kernel: Facade, sessions: Sessions) -> None:
+    def __init__(self, kernel: Kernel, sessions: Sessions) -> None:
         super().__init__(kernel)
         self._sessions = sessions
 

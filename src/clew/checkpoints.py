@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import BinaryIO
 
 from clew.errors import ValidationError
-from clew.facade import Service
+from clew.kernel import Service
 from clew.models import (
     ChainHead,
     Checkpoint,

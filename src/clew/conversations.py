@@ -14,7 +14,7 @@ from clew import checks
 from clew.brief import clip, current_step
 from clew.context import TIER_BUDGETS, Context, Section, assemble, tier_caps
 from clew.errors import NotFoundError, ValidationError
-from clew.facade import Facade, Service
+from clew.kernel import Kernel, Service
 from clew.models import EntryStatus, Session, Turn
 from clew.semantic import guardrail_lines
 from clew.sessions import Sessions
@@ -42,7 +42,7 @@ class Conversations(Service):
     """A session's context assembly and resume (a service of Memory): it reads sessions
     through the sessions service and the task state a context carries through layer 1."""
 
-    def __init__(self, kernel: Facade, sessions: Sessions, working: Working) -> None:
+    def __init__(self, kernel: Kernel, sessions: Sessions, working: Working) -> None:
         super().__init__(kernel)
         self._sessions = sessions
         self._working = working

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from clew import chain, checks, codec
 from clew.chain import Link
 from clew.errors import ValidationError
-from clew.facade import Facade, Service
+from clew.kernel import Kernel, Service
 from clew.models import Field, ForgetItem, ForgetReport
 from clew.store.portable_journal import FORGOTTEN
 from clew.working import Working
@@ -46,7 +46,7 @@ class Forgetting(Service):
     """`forget` (a service of `Memory`): handed the kernel and layer 1 (`working`), which
     rewrites the mirror of what was forgotten."""
 
-    def __init__(self, kernel: Facade, working: Working) -> None:
+    def __init__(self, kernel: Kernel, working: Working) -> None:
         super().__init__(kernel)
         self.working = working
 

@@ -10,8 +10,8 @@ from typing import NamedTuple
 
 from clew import checks
 from clew.errors import ModelError
-from clew.facade import Service
 from clew.ids import new_id
+from clew.kernel import Service
 from clew.models import (
     ModelCall,
 )

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 from clew import checks
 from clew.errors import ClewError, ValidationError
-from clew.facade import Committed, Facade, Service, after_commit, on_close, reacts
 from clew.governor import Governor
 from clew.ids import new_id
+from clew.kernel import Committed, Kernel, Service, after_commit, on_close, reacts
 from clew.models import (
     ActionStatus,
     EntryFilter,
@@ -47,7 +47,7 @@ class Jobs(Service):
     claim, run and finish; the utility model's handlers finish their jobs through it
     (`_finish`, `_still_mine`) and upkeep starts the worker by it (`_start_worker`)."""
 
-    def __init__(self, kernel: Facade, governor: Governor, task_records: TaskRecords) -> None:
+    def __init__(self, kernel: Kernel, governor: Governor, task_records: TaskRecords) -> None:
         super().__init__(kernel)
         self.governor = governor  # the model's routing: a summary is queued only with a model
         self.task_records = task_records  # where a job's entities go: the task's record

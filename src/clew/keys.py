@@ -15,7 +15,7 @@ from clew import checks, credentials
 from clew.clock import stamp
 from clew.credentials import ApiKey, NewKey, RequestLine
 from clew.errors import AuthenticationError, NotFoundError, ValidationError
-from clew.facade import Service
+from clew.kernel import Service
 
 
 class Keys(Service):

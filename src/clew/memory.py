@@ -1,6 +1,6 @@
 """The Memory facade: every behaviour of clew, over one store; here, its composition.
 
-How a call writes (validate, one write transaction, journal events) is in `facade.py`.
+How a call writes (validate, one write transaction, journal events) is in `kernel.py`.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from clew.capture import Capture
 from clew.checkpoints import Checkpoints
 from clew.clock import Clock, utcnow
 from clew.conversations import Conversations
-from clew.facade import Facade, Settings, forward
 from clew.forgetting import Forgetting
 from clew.governor import Governor
 from clew.jobs import Jobs
+from clew.kernel import Kernel, Settings, forward
 from clew.keys import Keys
 from clew.recollection import Recollection
 from clew.retrieval import Retrieval
@@ -35,7 +35,7 @@ from clew.watch import Watch
 from clew.working import Working
 
 
-class Memory(Facade):
+class Memory(Kernel):
     """A task memory over one store, in one space. Open it with `clew.open()`.
 
     The methods live in services by subject: tasks, plans and messages in
@@ -55,7 +55,7 @@ class Memory(Facade):
     the vector index (embeddings, `nearest`) in `vectors.py`;
     search over everything (the archive's words and the vectors' meaning) in `retrieval.py`;
     the complete task record (answer, outcome, phases, entities...) in `taskrecord.py`;
-    the shared plumbing (transactions, ids, correlation) in `facade.py`.
+    the shared plumbing (transactions, ids, correlation) in `kernel.py`.
     """
 
     def __init__(

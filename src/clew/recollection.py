@@ -11,7 +11,7 @@ from clew import checks, recall
 from clew.archive import Archive
 from clew.brief import clip
 from clew.errors import ValidationError
-from clew.facade import Facade, Service
+from clew.kernel import Kernel, Service
 from clew.models import EntryFilter, RecordHit, Session, Turn
 from clew.recall import RECALL_ACTIONS, RECALL_BUDGET, Fitted
 from clew.retrieval import Retrieval
@@ -44,7 +44,7 @@ class Recollection(Service):
     the archive."""
 
     def __init__(
-        self, kernel: Facade, sessions: Sessions, archive: Archive, retrieval: Retrieval
+        self, kernel: Kernel, sessions: Sessions, archive: Archive, retrieval: Retrieval
     ) -> None:
         super().__init__(kernel)
         self._sessions = sessions

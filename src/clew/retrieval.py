@@ -30,7 +30,6 @@ from clew.archive import (
     entry_hit,
 )
 from clew.errors import NotFoundError, ValidationError
-from clew.facade import Facade, Service
 from clew.fingerprint import telling_line
 from clew.hits import (
     TEXT_CHARS,
@@ -45,6 +44,7 @@ from clew.hits import (
     turn_hit,
     window_of,
 )
+from clew.kernel import Kernel, Service
 from clew.models import (
     OUTLINE_KINDS,
     RECORD_KINDS,
@@ -115,7 +115,7 @@ class Retrieval(Service):
     """Search over everything (a service of Memory): the archive's entries and the other
     records by their words, and by meaning through the vector index."""
 
-    def __init__(self, kernel: Facade, archive: Archive, vectors: Vectors) -> None:
+    def __init__(self, kernel: Kernel, archive: Archive, vectors: Vectors) -> None:
         super().__init__(kernel)
         self._archive = archive
         self._vectors = vectors

@@ -8,7 +8,7 @@ may change them.
 
 from __future__ import annotations
 
-from clew.facade import Service
+from clew.kernel import Service
 from clew.models import DatabaseRole, RoleGrant
 
 

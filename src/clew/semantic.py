@@ -20,8 +20,8 @@ from typing import Any, NamedTuple
 from clew import checks
 from clew.brief import clip
 from clew.errors import ValidationError
-from clew.facade import Service
 from clew.ids import new_id
+from clew.kernel import Service
 from clew.models import Enforcement, Guardrail, Pattern
 
 MIN_SUCCESS_RATE = 0.7  # the prune rule

@@ -16,8 +16,8 @@ from typing import IO, Any, NamedTuple
 
 from clew import checks, turns
 from clew.errors import ValidationError, shown_id
-from clew.facade import Service
 from clew.ids import new_id
+from clew.kernel import Service
 from clew.location import kept_path, real_path, related
 from clew.models import Session, Turn
 from clew.redaction import Found

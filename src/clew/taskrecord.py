@@ -15,7 +15,7 @@ from typing import Any
 
 from clew import checks, entities, record, tasks
 from clew.errors import ValidationError
-from clew.facade import Facade, Service
+from clew.kernel import Kernel, Service
 from clew.models import (
     ActionStatus,
     EntryFilter,
@@ -41,7 +41,7 @@ class TaskRecords(Service):
     task's entities write them through `_set_record`, `_set_step_record` and `_change_step`,
     and layer 1 reads them through `_record_of`."""
 
-    def __init__(self, kernel: Facade) -> None:
+    def __init__(self, kernel: Kernel) -> None:
         super().__init__(kernel)
         # Records built, by task id, with the seq of the task's newest event then.
         self._records: OrderedDict[str, tuple[int, TaskRecord]] = OrderedDict()

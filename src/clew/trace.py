@@ -19,8 +19,8 @@ from clew import checks, tasks
 from clew.clock import seconds_between
 from clew.error_lines import error_lines
 from clew.errors import ValidationError
-from clew.facade import Service
 from clew.ids import new_id
+from clew.kernel import Service
 from clew.models import (
     Action,
     ActionLog,

@@ -17,8 +17,8 @@ from typing import Any
 
 from clew import checks, record, tasks
 from clew.errors import ValidationError
-from clew.facade import Facade, Service
 from clew.ids import new_id
+from clew.kernel import Kernel, Service
 from clew.models import (
     CLOSED_TASK_STATUSES,
     Message,
@@ -44,7 +44,7 @@ class Tracker(Service):
     it changes steps and records through, and the watch, which applies a message's stated
     progress)."""
 
-    def __init__(self, kernel: Facade, task_records: TaskRecords, watch: Watch) -> None:
+    def __init__(self, kernel: Kernel, task_records: TaskRecords, watch: Watch) -> None:
         super().__init__(kernel)
         self._records = task_records
         self._watch = watch

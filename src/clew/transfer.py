@@ -50,9 +50,9 @@ from clew.errors import (
     StoreReadOnlyError,
     ValidationError,
 )
-from clew.facade import Facade, Service
 from clew.forgetting import Forgetting
 from clew.journalfile import After, Moved
+from clew.kernel import Kernel, Service
 from clew.models import Event, ImportRecord, MoveReport
 from clew.origin import Origin
 from clew.redaction import Redactor
@@ -89,7 +89,7 @@ class Transfer(Service):
     of `Memory`, handed the kernel and `forgetting`, which finishes what an imported
     forget touched (the store's files, the mirrors)."""
 
-    def __init__(self, kernel: Facade, forgetting: Forgetting) -> None:
+    def __init__(self, kernel: Kernel, forgetting: Forgetting) -> None:
         super().__init__(kernel)
         self.forgetting = forgetting
 

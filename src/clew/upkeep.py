@@ -19,8 +19,8 @@ from __future__ import annotations
 from clew import checks
 from clew.clock import parse
 from clew.errors import ClewError, ValidationError
-from clew.facade import Facade, Service, in_background, on_open
 from clew.jobs import Jobs
+from clew.kernel import Kernel, Service, in_background, on_open
 from clew.lifecycle import (
     ArchivedTask,
     MaintenanceAction,
@@ -42,7 +42,7 @@ class Upkeep(Service):
     worker's round, tidy, and archived tasks by month."""
 
     def __init__(
-        self, kernel: Facade, jobs: Jobs, semantic: Semantic, waits: Waits, watch: Watch
+        self, kernel: Kernel, jobs: Jobs, semantic: Semantic, waits: Waits, watch: Watch
     ) -> None:
         super().__init__(kernel)
         self.jobs = jobs  # prime starts the worker to poll the watched waits

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 from clew import checks
 from clew.archive import Archive, action_hit, entry_hit
 from clew.errors import ModelError, ValidationError
-from clew.facade import Facade, Service, handles_job
 from clew.governor import Governor, Usage
 from clew.ids import new_id
 from clew.jobs import Jobs
+from clew.kernel import Kernel, Service, handles_job
 from clew.models import (
     EntryFilter,
     Job,
@@ -49,7 +49,7 @@ class Utility(Service):
 
     def __init__(
         self,
-        kernel: Facade,
+        kernel: Kernel,
         jobs: Jobs,
         working: Working,
         archive: Archive,

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from clew import checks
 from clew.errors import ValidationError
-from clew.facade import Service
+from clew.kernel import Service
 from clew.models import VECTOR_KINDS, IndexStatus, NewVector, PendingText, StoredVector
 from clew.store.portable_vectors import dropped
 

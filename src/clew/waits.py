@@ -23,8 +23,8 @@ from typing import Any
 from clew import checks, origin, tasks
 from clew.clock import parse, stamp
 from clew.errors import ValidationError
-from clew.facade import Service
 from clew.ids import new_id
+from clew.kernel import Service
 from clew.lifecycle import (
     DEFAULT_POLL,
     DEFAULT_RUN_TIMEOUT,

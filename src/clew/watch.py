@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from clew import progress
-from clew.facade import Service, reacts
 from clew.ids import new_id
+from clew.kernel import Service, reacts
 from clew.models import (
     CLOSED_TASK_STATUSES,
     Message,

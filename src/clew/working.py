@@ -21,7 +21,7 @@ from clew.brief import (
     clip,
 )
 from clew.errors import ValidationError
-from clew.facade import Committed, Facade, Service, after_commit
+from clew.kernel import Committed, Kernel, Service, after_commit
 from clew.lifecycle import Waiting, WaitStatus
 from clew.location import is_url, kept_path, real_path, related
 from clew.models import (
@@ -60,7 +60,7 @@ class Working(Service):
     """Layer 1 (a service of Memory): the task state, "where was I?", the primer, the files
     a task changed, and the files mirror beside the store, rewritten after each write."""
 
-    def __init__(self, kernel: Facade, task_records: TaskRecords, watch: Watch) -> None:
+    def __init__(self, kernel: Kernel, task_records: TaskRecords, watch: Watch) -> None:
         super().__init__(kernel)
         self.task_records = task_records
         self.watch = watch

@@ -1,4 +1,4 @@
-"""The plumbing every part of the Memory facade shares: the store, the clock, one write
+"""The kernel every service of the Memory facade is handed: the store, the clock, one write
 transaction per call with one correlation id and timestamp, and id resolution.
 
 Each public mutating method validates its arguments, then, in one write transaction
@@ -69,41 +69,42 @@ class Committed(NamedTuple):
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
-# The attribute a decorator marks a facade method with: (registry, key, order).
+# The attribute a decorator marks a method (of the kernel or a service) with: (registry, key,
+# order).
 _MARK = "_clew_subscription"
 
 
 def reacts(signal: str, order: int = 100) -> Callable[[_F], _F]:
-    """Mark a facade method to run inside the write whenever `signal` is raised."""
+    """Mark a method to run inside the write whenever `signal` is raised."""
     return _marked("react", signal, order)
 
 
 def after_commit(order: int) -> Callable[[_F], _F]:
-    """Mark a facade method `(self, Committed)` to run after each call's commit."""
+    """Mark a method `(self, Committed)` to run after each call's commit."""
     return _marked("commit", "", order)
 
 
 def handles_job(kind: str) -> Callable[[_F], _F]:
-    """Mark a facade method `(self, Job)` as what does queued jobs of `kind`."""
+    """Mark a method `(self, Job)` as what does queued jobs of `kind`."""
     return _marked("job", kind, 0)
 
 
 def on_open(order: int) -> Callable[[_F], _F]:
-    """Mark a facade method `(self, trigger)` to run, in ascending order, when the store is
+    """Mark a method `(self, trigger)` to run, in ascending order, when the store is
     opened (`clew.open`: trigger "open") or primed (`prime`: trigger "prime"). It must
     never fail the call it rides on."""
     return _marked("open", "", order)
 
 
 def in_background(order: int) -> Callable[[_F], _F]:
-    """Mark a facade method `(self) -> float | None` as part of a worker's round besides
+    """Mark a method `(self) -> float | None` as part of a worker's round besides
     jobs, in ascending order: it returns the seconds until it wants another round, or
     None when it has nothing left to do."""
     return _marked("background", "", order)
 
 
 def on_close(order: int) -> Callable[[_F], _F]:
-    """Mark a facade method `(self)` to run when the Memory closes, before its store
+    """Mark a method `(self)` to run when the Memory closes, before its store
     closes: in descending order (the reverse of the others: what started last stops first)."""
     return _marked("close", "", order)
 
@@ -117,7 +118,7 @@ def _marked(registry: str, key: str, order: int) -> Callable[[_F], _F]:
 
 
 class _Registry(NamedTuple):
-    """A facade class's subscriptions, by method name (bound per instance)."""
+    """A class's subscriptions, by method name (bound per instance)."""
 
     reactions: dict[str, tuple[str, ...]]  # signal -> methods, in order
     commits: tuple[str, ...]  # after-commit methods, in order
@@ -200,8 +201,9 @@ _HINTS = {
 _WORK_EVENTS = frozenset({"job.queued", "wait.added"})
 
 
-class Facade:
-    """The shared plumbing of `Memory`; not used on its own."""
+class Kernel:
+    """What every service shares (the store, clock, settings, the write transaction, events,
+    signals and the registries): Memory's one base, handed to each service it composes."""
 
     def __init__(
         self, store: Store, *, clock: Clock = utcnow, settings: Settings | None = None
@@ -219,7 +221,7 @@ class Facade:
         self._adopt(self)
 
     def _adopt(self, part: object) -> None:
-        """Take the marked methods of `part` (this facade, or a service composed into it)
+        """Take the marked methods of `part` (this kernel, or a service composed into it)
         into the registries, ordered with those already taken by their order, then name."""
         for order, name, registry, key in _marks(type(part)):
             bound = getattr(part, name)
@@ -458,12 +460,12 @@ class Facade:
 
 class Service:
     """A subject's calls (keys, roles, checkpoints, ...) composed into Memory: handed the
-    kernel (the facade: its store, clock, settings, write transaction, events and
+    kernel (its store, clock, settings, write transaction, events and
     registries), never inheriting it, and taking the other services it uses as arguments.
     Its marked methods (`after_commit`, `reacts`, `handles_job`, the hooks) join the
     kernel's registries when it is made."""
 
-    def __init__(self, kernel: Facade) -> None:
+    def __init__(self, kernel: Kernel) -> None:
         self._kernel = kernel
         kernel._adopt(self)
 
@@ -553,11 +555,11 @@ def forward(
 
 
 class _Write:
-    """`Facade._write`. A class, not a generator context manager: every write runs it."""
+    """`Kernel._write`. A class, not a generator context manager: every write runs it."""
 
     __slots__ = ("call", "facade", "own", "saved", "token", "txn")
 
-    def __init__(self, facade: Facade) -> None:
+    def __init__(self, facade: Kernel) -> None:
         self.facade = facade
 
     def __enter__(self) -> str:
@@ -632,7 +634,7 @@ class _Savepoint:
 
     __slots__ = ("before", "block", "call", "inside", "was")
 
-    def __init__(self, facade: Facade, call: _Call, *, bare: bool) -> None:
+    def __init__(self, facade: Kernel, call: _Call, *, bare: bool) -> None:
         self.block = facade._store.savepoint()
         self.call = call
         self.inside = bare
@@ -652,12 +654,12 @@ class _Savepoint:
 
 
 class _Atomic:
-    """`Facade.atomic`: the outermost block is a call's write (one transaction, one
+    """`Kernel.atomic`: the outermost block is a call's write (one transaction, one
     correlation id, after-commit work once); one inside another write is a savepoint."""
 
     __slots__ = ("block", "facade")
 
-    def __init__(self, facade: Facade) -> None:
+    def __init__(self, facade: Kernel) -> None:
         self.facade = facade
 
     def __enter__(self) -> None:
