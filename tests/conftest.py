@@ -280,7 +280,7 @@ def _postgres_searches() -> bool:
     """Whether the PostgreSQL store has full-text search (its own search module) yet."""
     from clew.store.postgres import PostgresStore
 
-    # The stub that refused is gone once PostgresSearch (store/pg_search.py) is mixed in.
+    # The stub that refused is gone once the store holds its TsIndex (store/pg_search.py).
     return getattr(PostgresStore, "_no_search", None) is None
 
 

@@ -39,8 +39,8 @@ psycopg = pytest.importorskip(
 TABLES = ("tasks", "plan_items", "entries", "sessions", "turns", "actions", "task_messages")
 
 
-class PgReader(pg_search.PostgresSearch):
-    """The search mixin alone, over one connection (the store's, for `$n` statements)."""
+class PgReader(pg_search.TsIndex):
+    """The text index alone, over one connection (the store's, for `$n` statements)."""
 
     def __init__(self, conn: Any, space: str) -> None:
         self.conn = pg_connection.Connection(conn)

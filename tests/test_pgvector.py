@@ -88,11 +88,11 @@ def _both(mem: clew.Memory, text: str, **filters: object) -> tuple[list, list]: 
     store = mem._store
     assert store.vector_search_native()
     native = mem.nearest(text, **filters)  # type: ignore[arg-type]
-    store._native = False  # type: ignore[attr-defined]
+    store._vectors.native = False  # type: ignore[attr-defined]
     try:
         numpy = mem.nearest(text, **filters)  # type: ignore[arg-type]
     finally:
-        store._native = True  # type: ignore[attr-defined]
+        store._vectors.native = True  # type: ignore[attr-defined]
     return native, numpy
 
 
@@ -172,11 +172,11 @@ def test_rows_written_without_pgvector_are_copied_at_the_first_search(
     space_mem: clew.Memory,
 ) -> None:
     store = space_mem._store
-    store._native = False  # type: ignore[attr-defined]  # as a clew without pgvector writes
+    store._vectors.native = False  # type: ignore[attr-defined]  # as a clew without pgvector writes
     task = space_mem.create_task("t")
     space_mem.add_finding(task.id, "kaniko cache under /var/cache")
     space_mem.update_index()
-    store._native = True  # type: ignore[attr-defined]
+    store._vectors.native = True  # type: ignore[attr-defined]
     assert space_mem.nearest("kaniko cache")[0][0] == "entry"
 
 

@@ -609,7 +609,7 @@ def test_a_word_in_most_turns_is_left_to_the_ranking(
     assert found[0].id == rare
     matched = {h.id for h in mem._store.search_records(parse("alpha kestrel", any_terms=True),
                                                        ["turn"], limit=20)}  # fmt: skip
-    if isinstance(mem._store, sqlite_search.SearchReads):
+    if isinstance(mem._store._text, sqlite_search.Fts5Index):
         assert matched == {rare}
     else:  # PostgreSQL ranks every match (its idf is capped instead)
         assert matched == {rare, *plain}

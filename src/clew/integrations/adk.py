@@ -176,8 +176,9 @@ def _open_memory(memory: Store) -> Memory:
     return memory if isinstance(memory, Memory) else clew.open(memory)
 
 
-class _OnWorker:
-    """Runs a Memory's calls on the one worker thread kept for that Memory."""
+class _Worker:
+    """A Memory and the one worker thread kept for it, which runs its calls (a part each
+    service holds)."""
 
     def __init__(self, memory: Store) -> None:
         self.memory = _open_memory(memory)
@@ -186,13 +187,13 @@ class _OnWorker:
             if worker is None:
                 worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clew-adk")
                 _workers[self.memory] = worker
-        self._worker = worker
+        self._executor = worker
 
-    async def _run(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    async def run(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._worker, functools.partial(fn, *args, **kwargs))
+        return await loop.run_in_executor(self._executor, functools.partial(fn, *args, **kwargs))
 
-    def _held(self, key: str) -> bool:
+    def held(self, key: str) -> bool:
         """Whether a clew session with this key exists."""
         try:
             self.memory.get_session(key)
@@ -200,22 +201,14 @@ class _OnWorker:
             return False
         return True
 
-    def _state_turns(self, key: str) -> list[Turn]:
-        return self.memory.list_turns(key) if self._held(key) else []
 
-    def _add_state(self, key: str, delta: dict[str, Any], title: str) -> None:
-        if delta:
-            self.memory.open_session(key, title=title)
-            self.memory.append_turn(key, {"role": "system", "content": None,
-                                          "adk_state_delta": _json_safe(delta)})  # fmt: skip
-
-
-class ClewSessionService(BaseSessionService, _OnWorker):
+class ClewSessionService(BaseSessionService):
     """ADK's BaseSessionService over a clew store: `memory` is a Memory, a store's path or
     URL, or None (the store found from the folder, as every clew command finds it)."""
 
     def __init__(self, memory: Store = None) -> None:
-        _OnWorker.__init__(self, memory)
+        self._worker = _Worker(memory)
+        self.memory = self._worker.memory
 
     # -- the service ----------------------------------------------------------------------
 
@@ -230,7 +223,9 @@ class ClewSessionService(BaseSessionService, _OnWorker):
         """Create a session (with `session_id`, else a new one); AlreadyExistsError if that
         id is taken."""
         session_id = (session_id.strip() if session_id else None) or platform_uuid.new_uuid()
-        return await self._run(self._create, app_name, user_id, dict(state or {}), session_id)
+        return await self._worker.run(
+            self._create, app_name, user_id, dict(state or {}), session_id
+        )
 
     async def get_session(
         self,
@@ -243,23 +238,23 @@ class ClewSessionService(BaseSessionService, _OnWorker):
         """The session with its events (the newest `num_recent_events`, those at or after
         `after_timestamp`) and its state, app and user state merged in; None if none."""
         session_id = session_id.strip() if session_id else session_id
-        return await self._run(self._get, app_name, user_id, session_id, config)
+        return await self._worker.run(self._get, app_name, user_id, session_id, config)
 
     async def list_sessions(
         self, *, app_name: str, user_id: str | None = None
     ) -> ListSessionsResponse:
         """The app's sessions (of one user, or of all), without events, oldest update first."""
-        return await self._run(self._list, app_name, user_id)
+        return await self._worker.run(self._list, app_name, user_id)
 
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
         """Delete a session for ADK: hidden from it from now on, kept in clew's archive."""
         session_id = session_id.strip() if session_id else session_id
-        await self._run(self._delete, session_key(app_name, user_id, session_id))
+        await self._worker.run(self._delete, session_key(app_name, user_id, session_id))
 
     async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
         """The user's state, its keys without the `user:` prefix."""
         key = _key(USER_STATE, app_name, user_id)
-        return await self._run(lambda: _fold(self._state_turns(key), "adk_state_delta"))
+        return await self._worker.run(lambda: _fold(self._state_turns(key), "adk_state_delta"))
 
     async def append_event(self, session: Session, event: Event) -> Event:
         """Keep the event (committed before this returns), then apply it to `session`.
@@ -268,7 +263,7 @@ class ClewSessionService(BaseSessionService, _OnWorker):
         if event.partial:
             return event
         key = session_key(session.app_name, session.user_id, session.id)
-        if await self._run(self._append_checked, session, key, event):
+        if await self._worker.run(self._append_checked, session, key, event):
             self._commit_event_to_session(session, event)
             session.last_update_time = event.timestamp
             session._storage_update_marker = event.id
@@ -286,7 +281,7 @@ class ClewSessionService(BaseSessionService, _OnWorker):
         self, app: str, user: str, state: dict[str, Any], session_id: str
     ) -> Session:
         key = session_key(app, user, session_id)
-        if self._held(key) and self.memory.list_turns(key, newest=1):
+        if self._worker.held(key) and self.memory.list_turns(key, newest=1):
             raise AlreadyExistsError(f"Session with id {session_id} already exists.")
         parts = _scoped(state)
         created = time.time()
@@ -311,7 +306,7 @@ class ClewSessionService(BaseSessionService, _OnWorker):
         Events only for those a caller gets: validating is most of a read's cost); None if
         there is none."""
         key = session_key(app, user, session_id)
-        if not self._held(key):
+        if not self._worker.held(key):
             return None
         turns = self.memory.list_turns(key)
         opening = next((t.message["adk_session"] for t in turns if "adk_session" in t.message),
@@ -370,13 +365,13 @@ class ClewSessionService(BaseSessionService, _OnWorker):
 
     def _delete(self, key: str) -> None:
         with self.memory.atomic():  # hidden and ended together
-            if self._held(key) and self.memory.list_turns(key, newest=1):
+            if self._worker.held(key) and self.memory.list_turns(key, newest=1):
                 self.memory.clear_session(key)
                 self.memory.end_session(key)
 
     def _newest(self, key: str) -> list[Event] | None:
         """The newest event of a live session ([] before its first), None if none."""
-        if not self._held(key):
+        if not self._worker.held(key):
             return None
         newest = self.memory.list_turns(key, newest=1)
         if not newest:
@@ -419,6 +414,15 @@ class ClewSessionService(BaseSessionService, _OnWorker):
                             f"ADK user state ({app}, {user})")  # fmt: skip
         return True
 
+    def _state_turns(self, key: str) -> list[Turn]:
+        return self.memory.list_turns(key) if self._worker.held(key) else []
+
+    def _add_state(self, key: str, delta: dict[str, Any], title: str) -> None:
+        if delta:
+            self.memory.open_session(key, title=title)
+            self.memory.append_turn(key, {"role": "system", "content": None,
+                                          "adk_state_delta": _json_safe(delta)})  # fmt: skip
+
     def _merged(self, session: Session) -> Session:
         """The session with the app's and the user's state merged in, by their prefixes."""
         app = _fold(self._state_turns(_key(APP_STATE, session.app_name)), "adk_state_delta")
@@ -433,17 +437,18 @@ class ClewSessionService(BaseSessionService, _OnWorker):
         return session
 
 
-class ClewMemoryService(BaseMemoryService, _OnWorker):
+class ClewMemoryService(BaseMemoryService):
     """ADK's BaseMemoryService over a clew store, searched by clew's ranked search: `memory`
     is a Memory, a store's path or URL, or None (the store found from the folder)."""
 
     def __init__(self, memory: Store = None, *, limit: int = SEARCH_LIMIT) -> None:
-        _OnWorker.__init__(self, memory)
+        self._worker = _Worker(memory)
+        self.memory = self._worker.memory
         self.limit = limit
 
     async def add_session_to_memory(self, session: Session) -> None:
         """Keep the session's events that have content (each once, however often added)."""
-        await self._run(self._add_events, session.app_name, session.user_id, session.events,
+        await self._worker.run(self._add_events, session.app_name, session.user_id, session.events,
                         session.id)  # fmt: skip
 
     async def add_events_to_memory(
@@ -456,7 +461,7 @@ class ClewMemoryService(BaseMemoryService, _OnWorker):
         custom_metadata: Mapping[str, object] | None = None,
     ) -> None:
         """Keep these events (those with content, each once)."""
-        await self._run(self._add_events, app_name, user_id, list(events), session_id)
+        await self._worker.run(self._add_events, app_name, user_id, list(events), session_id)
 
     async def add_memory(
         self,
@@ -467,13 +472,13 @@ class ClewMemoryService(BaseMemoryService, _OnWorker):
         custom_metadata: Mapping[str, object] | None = None,
     ) -> None:
         """Keep explicit memories (their text is what search finds)."""
-        await self._run(self._add_memories, app_name, user_id, list(memories))
+        await self._worker.run(self._add_memories, app_name, user_id, list(memories))
 
     async def search_memory(
         self, *, app_name: str, user_id: str, query: str
     ) -> SearchMemoryResponse:
         """The user's memories that best answer `query`, best first (clew's ranked search)."""
-        return await self._run(self._search, app_name, user_id, query)
+        return await self._worker.run(self._search, app_name, user_id, query)
 
     # -- on the worker --------------------------------------------------------------------
 
@@ -513,7 +518,7 @@ class ClewMemoryService(BaseMemoryService, _OnWorker):
 
     def _search(self, app: str, user: str, query: str) -> SearchMemoryResponse:
         key = _key(MEMORY, app, user)
-        if not query.strip() or not self._held(key):
+        if not query.strip() or not self._worker.held(key):
             return SearchMemoryResponse()
         try:
             hits = self.memory.search_all(query, session_id=key, limit=self.limit)

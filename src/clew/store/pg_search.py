@@ -46,10 +46,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from clew.errors import ValidationError
-from clew.models import Action, Entry, EntryFilter, RecordHit, SearchHit, Turn
+from clew.models import Action, EntryFilter, RecordHit, SearchHit, Turn
 from clew.search import Query, Term
 from clew.store.frozen_error_lines import OUTPUT_HEAD, OUTPUT_TAIL
 from clew.store.migrations import OUTLINE_COLUMNS, OUTLINE_TABLES, decision_body, outline_text
@@ -57,6 +57,7 @@ from clew.store.portable_archive import ENTRY_COLUMNS, entry_filter, entry_from_
 from clew.store.portable_conversations import TURN_COLUMNS, turn_from_row
 from clew.store.portable_search import (
     TITLE_CHARS,
+    IndexReads,
     first_line,
     outline_check_sql,
     outline_fault,
@@ -68,8 +69,7 @@ from clew.store.portable_search import (
 )
 from clew.store.portable_tasks import outline_joins
 from clew.store.portable_trace import actions_from_rows
-from clew.store.rows import RowReader
-from clew.store.sql import numbered, param, param_list
+from clew.store.sql import param, param_list
 
 SEARCH_WINDOW = 5000
 DF_CAP = 1000
@@ -529,16 +529,9 @@ def tidy(snippet: str | None) -> str:
     return _JOINED.sub(r"\1", (snippet or "").replace(_ZWSP, ""))
 
 
-class PostgresSearch(RowReader):
-    """Search over entries, messages, commands and turns (mixed into PostgresStore)."""
-
-    if TYPE_CHECKING:  # the archive's and the task reads give them
-
-        def _with_sources(self, entries: list[Entry]) -> list[Entry]: ...
-
-        def _outline_described(
-            self, found: Sequence[tuple[str, str]]
-        ) -> dict[tuple[str, str], tuple[Any, ...]]: ...
+class TsIndex(IndexReads):
+    """PostgreSQL's text index (tsvector): search over entries, messages, commands and turns,
+    a part PostgresStore holds (its `_text`) and forwards its search methods to."""
 
     def _ranked_rows(
         self,
@@ -610,17 +603,6 @@ class PostgresSearch(RowReader):
         return [
             ("{}::tsquery", [str(got[i])], idf(n, int(got[i + 1]))) for i in range(1, len(got), 2)
         ]
-
-    def turns_by_id(self, ids: list[str]) -> list[Turn]:
-        """Turns by id (SQLite's statement writes `+space`, which PostgreSQL does not take)."""
-        if not ids:
-            return []
-        rows = self._rows(
-            f"SELECT {TURN_COLUMNS} FROM turns WHERE space = $1 AND id IN ({numbered(len(ids), 2)})"
-            " ORDER BY session_id, turn",
-            [self.space, *ids],
-        )
-        return [turn_from_row(r) for r in rows]
 
     def search_entries(self, query: Query, filters: EntryFilter, *, limit: int) -> list[SearchHit]:
         """Rank the entries matching a query (rare terms weigh more), newest first on ties."""

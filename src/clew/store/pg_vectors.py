@@ -26,10 +26,11 @@ import logging
 import struct
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, Protocol
 
 from clew.models import NewVector
 from clew.store import pg_migrations
+from clew.store.portable_vectors import RowVectors, VectorHost
 from clew.store.sql import Connection, Row, param, param_list
 
 _log = logging.getLogger(__name__)
@@ -118,41 +119,53 @@ def set_up(raw: Any) -> bool:
     return True
 
 
-class PgVectorSearch:
-    """`nearest` in the database (mixed into PostgresStore before VectorStore). The store
-    sets `_native` when it opens (set_up)."""
+class PgVectorHost(VectorHost, Protocol):
+    """What pgvector's index reads and writes through: the store that holds it."""
 
-    space: str
-    _native: bool = False
+    read_only: bool
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]: ...
+
+    def transaction(self, *, write: bool = False) -> AbstractContextManager[None]: ...
+
+
+class PgVectors:
+    """The vector index in the database (pgvector), a part PostgresStore holds (its `_vectors`)
+    and forwards `nearest_vectors`, `put_vectors` and `vector_search_native` to. `native` is
+    whether the server has pgvector (set_up); without it this is the rows alone (RowVectors)."""
+
+    def __init__(self, store: PgVectorHost, *, native: bool) -> None:
+        self._store = store
+        self._plain = RowVectors(store)
+        self.space = store.space
+        self.native = native
+        self._copied: set[str] = set()  # models whose rows this store has made sure are copied
+        self._indexed: set[int] = set()  # dimensions known to have their HNSW index
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        raise NotImplementedError
+        return self._store._rows(sql, params)
 
     def _writer(self) -> tuple[Connection, Any]:
-        raise NotImplementedError
+        return self._store._writer()
 
     def transaction(self, *, write: bool = False) -> AbstractContextManager[None]:
-        raise NotImplementedError
-
-    _copied: set[str]  # models whose rows this store has made sure are all copied
-    _indexed: set[int]  # dimensions known to have their HNSW index
-    read_only: bool
+        return self._store.transaction(write=write)
 
     def vector_search_native(self) -> bool:
         """Whether `nearest_vectors` runs in the database (pgvector), not in process."""
-        return self._native
+        return self.native
 
     def put_vectors(self, model: str, vectors: Sequence[NewVector]) -> None:
-        """Store the vectors (VectorStore's rows), and their pgvector copies when native."""
-        if not (self._native and vectors):
-            super().put_vectors(model, vectors)  # type: ignore[misc]
+        """Store the vectors (RowVectors' rows), and their pgvector copies when native."""
+        if not (self.native and vectors):
+            self._plain.put_vectors(model, vectors)
             return
         conn, _ = self._writer()
         newest = conn.execute(
             "SELECT coalesce(max(seq), 0) FROM embeddings WHERE space = $1 AND model = $2",
             (self.space, model),
         ).fetchone()[0]
-        super().put_vectors(model, vectors)  # type: ignore[misc]
+        self._plain.put_vectors(model, vectors)
         self._copy_missing(model, after=int(newest))
 
     def _copy_missing(self, model: str, *, after: int = 0) -> int:
@@ -224,7 +237,7 @@ class PgVectorSearch:
         """The `limit` vectors of `model` nearest to `query` by cosine, as (kind, ref_id,
         cosine), best first, of these kinds, task, step, sessions and time range (`since`
         inclusive, `until` exclusive); only those with a cosine above 0."""
-        if model not in self._copied and not self.read_only:
+        if model not in self._copied and not self._store.read_only:
             with self.transaction(write=True):
                 self._copy_missing(model)
             self._copied.add(model)

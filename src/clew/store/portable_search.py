@@ -1,19 +1,123 @@
 """What search shares on both backends: the record kinds a search reads, the reads of a
 time's records whatever their words, and the checks of the search documents (each backend
-runs them with its own operators), over the portable connection (store/sql.py)."""
+runs them with its own operators), over the portable connection (store/sql.py); and what a
+text index is to the store that holds it (`TextIndex`, `IndexReads`): SQLite's FTS5 index
+(sqlite_search.Fts5Index) and PostgreSQL's tsvector one (pg_search.TsIndex) are parts the
+store holds and forwards its search methods to, not bases it inherits."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Protocol
 
 from clew.store.migrations import OUTLINE_TABLES, outline_text
 from clew.store.rows import RowReader
-from clew.store.sql import param, param_list
+from clew.store.sql import Row, param, param_list
+
+if TYPE_CHECKING:
+    from clew.models import Action, Entry, EntryFilter, RecordHit, SearchHit, Turn
+    from clew.search import Query
 
 TITLE_CHARS = 200
 # What `record_docs` holds a document of: each kind and its table.
 RECORD_TABLES = {"action": "actions", "message": "task_messages", "decision": "trace_decisions"}
+
+
+class IndexHost(Protocol):
+    """What a text index reads through: the store that holds it."""
+
+    space: str
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]: ...
+
+    def transaction(self, *, write: bool = False) -> AbstractContextManager[None]: ...
+
+    def _with_sources(self, entries: list[Entry]) -> list[Entry]: ...
+
+    def _outline_described(
+        self, found: Sequence[tuple[str, str]]
+    ) -> dict[tuple[str, str], tuple[Any, ...]]: ...
+
+    def fts_check(self, index: str = "entries_fts") -> str | None: ...
+
+
+class IndexReads(RowReader):
+    """A text index's reads, through the store that holds it (its rows, transactions and
+    space; the archive's sources and the tasks' outline descriptions)."""
+
+    def __init__(self, store: IndexHost) -> None:
+        self._store = store
+        self.space = store.space
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        return self._store._rows(sql, params)
+
+    def transaction(self, *, write: bool = False) -> AbstractContextManager[None]:
+        return self._store.transaction(write=write)
+
+    def _with_sources(self, entries: list[Entry]) -> list[Entry]:
+        return self._store._with_sources(entries)
+
+    def _outline_described(
+        self, found: Sequence[tuple[str, str]]
+    ) -> dict[tuple[str, str], tuple[Any, ...]]:
+        return self._store._outline_described(found)
+
+
+class TextIndex(Protocol):
+    """What the store's search methods need of its text index (the store's contract names
+    them; see store/contract.py for what each returns)."""
+
+    def search_entries(
+        self, query: Query, filters: EntryFilter, *, limit: int
+    ) -> list[SearchHit]: ...
+
+    def search_turns(
+        self, session_id: str | None, query: Query, *, limit: int
+    ) -> list[tuple[Turn, float, str]]: ...
+
+    def search_records(
+        self,
+        query: Query,
+        kinds: Sequence[str],
+        *,
+        task_id: str | None = None,
+        step_id: str | None = None,
+        session_ids: Sequence[str] | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int,
+    ) -> list[RecordHit]: ...
+
+    def records_between(
+        self,
+        kinds: Sequence[str],
+        *,
+        since: str,
+        until: str,
+        task_id: str | None = None,
+        session_ids: Sequence[str] | None = None,
+        limit: int,
+    ) -> list[tuple[str, str]]: ...
+
+    def search_outline(
+        self,
+        query: Query,
+        kinds: Sequence[str],
+        *,
+        task_id: str | None = None,
+        step_id: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int,
+    ) -> list[tuple[str, float, tuple[Any, ...]]]: ...
+
+    def failed_actions_matching(self, query: Query, *, limit: int = 50) -> list[Action]: ...
+
+    def outline_check(self, space: str | None = None) -> str | None: ...
+
+    def records_check(self, space: str | None = None) -> str | None: ...
 
 
 def task_record_kinds(

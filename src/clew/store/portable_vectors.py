@@ -1,6 +1,7 @@
 """The vector index's reads and writes: which records lack a current vector, the stored vectors
 in write order, counts, and the rows themselves. Portable SQL (store/sql.py), mixed into both
-stores.
+stores. The search itself is a part each store holds behind `VectorIndex`: `RowVectors` here
+(the rows alone, searched in process by the facade), or pg_vectors.PgVectors (pgvector).
 
 The rows of `embeddings` are derived, like the search indexes: no event makes them, so they
 are written outside the journal (in a write transaction, for the space's lock) and `verify`,
@@ -21,7 +22,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, Protocol
 
 from clew.models import NewVector, PendingText, StoredVector
 from clew.store.rows import RowReader, limited
@@ -241,6 +242,69 @@ class VectorStore(RowReader):
             for r in rows
         ]
 
+    # -- writes: derived rows, outside the journal ----------------------------------------
+
+    def touch_vectors(self, model: str, kind: str, marks: Sequence[tuple[str, str]]) -> None:
+        """Say that these records' vectors of `model` are still current at their new
+        `source_at` ((ref_id, source_at) pairs): their text did not change."""
+        conn, _ = self._writer()
+        for ref_id, source_at in marks:
+            conn.execute(
+                "UPDATE embeddings SET source_at = $1 WHERE space = $2 AND model = $3 AND kind = $4"
+                " AND ref_id = $5",
+                (source_at, self.space, model, kind, ref_id),
+            )
+
+    def drop_vectors(self, model: str) -> int:
+        """Delete every vector of `model` in the space, in the current write transaction;
+        return how many there were."""
+        conn, _ = self._writer()
+        found = conn.execute(
+            "SELECT count(*) FROM embeddings WHERE space = $1 AND model = $2", (self.space, model)
+        ).fetchone()
+        conn.execute("DELETE FROM embeddings WHERE space = $1 AND model = $2", (self.space, model))
+        return int(found[0])
+
+
+class VectorHost(Protocol):
+    """What a vector index writes through: the store that holds it."""
+
+    space: str
+
+    def _writer(self) -> tuple[Connection, Any]: ...
+
+
+class VectorIndex(Protocol):
+    """What the store's vector search and vector writes need of its vector index."""
+
+    def vector_search_native(self) -> bool: ...
+
+    def nearest_vectors(
+        self,
+        model: str,
+        query: Sequence[float],
+        *,
+        kinds: Sequence[str],
+        task_id: str | None = None,
+        step_id: str | None = None,
+        session_ids: Sequence[str] | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int,
+    ) -> list[tuple[str, str, float]]: ...
+
+    def put_vectors(self, model: str, vectors: Sequence[NewVector]) -> None: ...
+
+
+class RowVectors:
+    """The vector index with no search of its own: the rows of `embeddings`, which the facade
+    loads and searches in process (numpy). SQLite's store holds it; pgvector's index holds one
+    for the rows it copies."""
+
+    def __init__(self, store: VectorHost) -> None:
+        self._store = store
+        self.space = store.space
+
     def vector_search_native(self) -> bool:
         """Whether `nearest_vectors` runs in the database: not here (see pg_vectors.py)."""
         return False
@@ -261,12 +325,10 @@ class VectorStore(RowReader):
         """Search in the database; only where `vector_search_native()` says so."""
         raise NotImplementedError("this store searches its vectors in process")
 
-    # -- writes: derived rows, outside the journal ----------------------------------------
-
     def put_vectors(self, model: str, vectors: Sequence[NewVector]) -> None:
         """Store these vectors of `model`, each replacing the record's old one (with a new
         seq), in the current write transaction."""
-        conn, _ = self._writer()
+        conn, _ = self._store._writer()
         for start in range(0, len(vectors), _PUT_BATCH):
             batch = vectors[start : start + _PUT_BATCH]
             by_kind: dict[str, list[str]] = {}
@@ -289,24 +351,3 @@ class VectorStore(RowReader):
                 f"INSERT INTO embeddings ({_VECTOR_COLUMNS}) VALUES {rows}",
                 params,
             )
-
-    def touch_vectors(self, model: str, kind: str, marks: Sequence[tuple[str, str]]) -> None:
-        """Say that these records' vectors of `model` are still current at their new
-        `source_at` ((ref_id, source_at) pairs): their text did not change."""
-        conn, _ = self._writer()
-        for ref_id, source_at in marks:
-            conn.execute(
-                "UPDATE embeddings SET source_at = $1 WHERE space = $2 AND model = $3 AND kind = $4"
-                " AND ref_id = $5",
-                (source_at, self.space, model, kind, ref_id),
-            )
-
-    def drop_vectors(self, model: str) -> int:
-        """Delete every vector of `model` in the space, in the current write transaction;
-        return how many there were."""
-        conn, _ = self._writer()
-        found = conn.execute(
-            "SELECT count(*) FROM embeddings WHERE space = $1 AND model = $2", (self.space, model)
-        ).fetchone()
-        conn.execute("DELETE FROM embeddings WHERE space = $1 AND model = $2", (self.space, model))
-        return int(found[0])

@@ -38,23 +38,25 @@ from clew.ids import is_id_prefix
 from clew.location import shown
 from clew.models import DatabaseRole, VerifyReport
 from clew.store import pg_connection, pg_migrations, pg_roles, pg_vectors
-from clew.store.contract import CheckpointStore
+from clew.store.contract import CheckpointStore, ImportLog
 from clew.store.migrations import ADMIN_TABLES
 from clew.store.pg_heads import PgHeadReads
 from clew.store.pg_migrations import collated
-from clew.store.pg_search import PostgresSearch
-from clew.store.pg_vectors import PgVectorSearch
+from clew.store.pg_search import TsIndex
+from clew.store.pg_vectors import PgVectors
 from clew.store.portable_archive import ArchiveReads
 from clew.store.portable_conversations import ConversationReads
-from clew.store.portable_imports import ImportLog
+from clew.store.portable_imports import Imports
 from clew.store.portable_journal import JournalReads, JournalWrites
 from clew.store.portable_keys import KeyStore
 from clew.store.portable_record import RecordReads
+from clew.store.portable_search import TextIndex
 from clew.store.portable_tasks import TaskReads
 from clew.store.portable_trace import TraceReads
 from clew.store.portable_utility import UtilityReads
-from clew.store.portable_vectors import VectorStore
+from clew.store.portable_vectors import VectorIndex, VectorStore
 from clew.store.portable_waits import WaitReads
+from clew.store.rows import forward
 from clew.store.sql import Row
 from clew.store.sqlite import KIND_TABLES, NOT_UTF8
 
@@ -102,18 +104,15 @@ class _Txn:
 
 
 class PostgresStore(
-    PostgresSearch,  # first: its search replaces the FTS5 reads of the modules below
     ArchiveReads,
     TraceReads,
     UtilityReads,
     ConversationReads,
     WaitReads,
     RecordReads,
-    PgVectorSearch,  # before VectorStore: it keeps pgvector copies of the rows written
     VectorStore,
     TaskReads,
     KeyStore,
-    ImportLog,
     PgHeadReads,
     JournalReads,
     JournalWrites,
@@ -122,7 +121,7 @@ class PostgresStore(
 
     Its reads are the portable read modules SQLite's store mixes in too (through
     pg_connection); its own are the journal core: connections, transactions, the journal write,
-    resolve, errors and verify; and full-text search (PostgresSearch, store/pg_search.py)."""
+    resolve, errors and verify; and full-text search (the TsIndex it holds, store/pg_search.py)."""
 
     # The vector index reads a command's text as it is: a PostgreSQL text is valid UTF-8.
     _raw_open, _raw_close = "((", "))"
@@ -135,6 +134,8 @@ class PostgresStore(
         self.url = url
         self.path = shown(url)
         self.space = space
+        self._text = TsIndex(self)
+        self._imports = Imports(self, self._user_name)
         self._graph_checkpoints: CheckpointStore | None = None
         self.busy_timeout = busy_timeout
         self._lock = threading.RLock()
@@ -165,9 +166,7 @@ class PostgresStore(
             self.read_only_reason = self._guard(lambda: self._server_read_only(first))
             self.read_only: bool = self.read_only_reason is not None
             self._guard(lambda: self._set_up(first))
-            self._native = pg_vectors.set_up(first)
-            self._copied: set[str] = set()
-            self._indexed: set[int] = set()
+            self._vectors = PgVectors(self, native=pg_vectors.set_up(first))
         finally:
             first.close()
         logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
@@ -459,7 +458,8 @@ class PostgresStore(
         return txn.conn, txn
 
     def _user_name(self, conn: Any) -> str | None:
-        """`ImportLog._user_name`: the database role this store writes as (the server's own
+        """Who a write connection writes as, for the record of imports (portable_imports.py):
+        the database role this store writes as (the server's own
         word for who wrote, whatever the client says)."""
         return str(conn.execute("SELECT current_user").fetchone()[0])
 
@@ -517,7 +517,24 @@ class PostgresStore(
             raise AmbiguousIdError(kind, ident, [r["id"] for r in rows])
         return str(rows[0]["id"])
 
-    # -- search: PostgresSearch (pg_search.py) gives the reads --------------------------
+    # -- search: forwarded to the text index the store holds (TsIndex, pg_search.py) --
+    search_entries = forward("_text", TextIndex.search_entries)
+    search_turns = forward("_text", TextIndex.search_turns)
+    search_records = forward("_text", TextIndex.search_records)
+    records_between = forward("_text", TextIndex.records_between)
+    search_outline = forward("_text", TextIndex.search_outline)
+    failed_actions_matching = forward("_text", TextIndex.failed_actions_matching)
+    outline_check = forward("_text", TextIndex.outline_check)
+    records_check = forward("_text", TextIndex.records_check)
+
+    # -- vectors: forwarded to the vector index the store holds (PgVectors, pg_vectors.py) --
+    vector_search_native = forward("_vectors", VectorIndex.vector_search_native)
+    nearest_vectors = forward("_vectors", VectorIndex.nearest_vectors)
+    put_vectors = forward("_vectors", VectorIndex.put_vectors)
+
+    # -- imports: forwarded to the record of imports the store holds (portable_imports.py) --
+    record_import = forward("_imports", ImportLog.record_import)
+    imports_between = forward("_imports", ImportLog.imports_between)
 
     def fts_check(self, index: str = "entries_fts") -> str | None:
         """SQLite's FTS5 indexes do not exist here: nothing to check."""

@@ -31,19 +31,21 @@ from clew.errors import (
 from clew.ids import ID_LENGTH, is_id_prefix
 from clew.models import DatabaseRole, Event, Session
 from clew.store import projection_conversations
-from clew.store.contract import CheckpointStore
+from clew.store.contract import CheckpointStore, ImportLog
 from clew.store.migrations import LATEST
 from clew.store.portable_archive import ArchiveReads
 from clew.store.portable_conversations import ConversationReads
-from clew.store.portable_imports import ImportLog
+from clew.store.portable_imports import Imports
 from clew.store.portable_journal import JournalReads, JournalWrites
 from clew.store.portable_keys import KeyStore
 from clew.store.portable_record import RecordReads
+from clew.store.portable_search import TextIndex
 from clew.store.portable_tasks import TaskReads
 from clew.store.portable_trace import TraceReads
 from clew.store.portable_utility import UtilityReads
-from clew.store.portable_vectors import VectorStore
+from clew.store.portable_vectors import RowVectors, VectorIndex, VectorStore
 from clew.store.portable_waits import WaitReads
+from clew.store.rows import forward
 from clew.store.sql import Connection, Row
 from clew.store.sqlite_connection import SQLiteConnection, named
 from clew.store.sqlite_file import NOT_UTF8 as NOT_UTF8
@@ -62,7 +64,7 @@ from clew.store.sqlite_file import migrate as migrate
 from clew.store.sqlite_file import schema_version as schema_version
 from clew.store.sqlite_file import unwritable as unwritable
 from clew.store.sqlite_heads import HeadReads
-from clew.store.sqlite_search import SearchReads
+from clew.store.sqlite_search import Fts5Index
 from clew.store.sqlite_verify import Verification
 
 # The journal's insert, SQLite's own (JournalWrites.INSERT_EVENT's columns): the hot write
@@ -194,18 +196,16 @@ _WIPE_PIECE = 256 * 1024 * 1024  # bytes of free pages overwritten per blob (for
 
 
 class SQLiteStore(
-    Verification,  # first: its fts_check wraps ArchiveReads' for read-only stores
+    Verification,  # first: its fts_check wraps the text index's for read-only stores
     ArchiveReads,
     TraceReads,
     UtilityReads,
     ConversationReads,
-    SearchReads,
     WaitReads,
     RecordReads,
     VectorStore,
     TaskReads,
     KeyStore,
-    ImportLog,
     HeadReads,
     JournalReads,
     JournalWrites,
@@ -214,9 +214,31 @@ class SQLiteStore(
 
     _driver_errors = (sqlite3.Error,)
 
+    # -- search: forwarded to the text index the store holds (Fts5Index, sqlite_search.py) --
+    search_entries = forward("_text", TextIndex.search_entries)
+    search_turns = forward("_text", TextIndex.search_turns)
+    search_records = forward("_text", TextIndex.search_records)
+    records_between = forward("_text", TextIndex.records_between)
+    search_outline = forward("_text", TextIndex.search_outline)
+    failed_actions_matching = forward("_text", TextIndex.failed_actions_matching)
+    outline_check = forward("_text", TextIndex.outline_check)
+    records_check = forward("_text", TextIndex.records_check)
+
+    # -- vectors: forwarded to the vector index the store holds (RowVectors, portable_vectors.py) --
+    vector_search_native = forward("_vectors", VectorIndex.vector_search_native)
+    nearest_vectors = forward("_vectors", VectorIndex.nearest_vectors)
+    put_vectors = forward("_vectors", VectorIndex.put_vectors)
+
+    # -- imports: forwarded to the record of imports the store holds (portable_imports.py) --
+    record_import = forward("_imports", ImportLog.record_import)
+    imports_between = forward("_imports", ImportLog.imports_between)
+
     def __init__(self, path: str | os.PathLike[str], space: str, busy_timeout: float = 5.0):
         self.path = os.fspath(path)
         self.space = space
+        self._text = Fts5Index(self)
+        self._imports = Imports(self)
+        self._vectors = RowVectors(self)
         self.busy_timeout = busy_timeout
         # Why the store cannot be written, if it cannot: then it opens for reading only.
         self.read_only_reason = unwritable(self.path)

@@ -1,7 +1,6 @@
 """Reads for search over what was recorded beyond the archive: task messages, commands with
 their output (`records_fts`, over `record_docs`) and conversation turns
-(`turns_fts`). Archive entries are searched by `ArchiveReads.search_entries`; the facade
-merges the kinds.
+(`turns_fts`), and archive entries (`entries_fts`); the facade merges the kinds.
 
 `fts5_match` compiles a structured `search.Query` into FTS5's query language; no other
 module sees that language. Each index is ranked with bm25 among its newest SEARCH_WINDOW
@@ -12,10 +11,10 @@ for every match it ranks.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from clew.errors import StoreBusyError, StoreError
-from clew.models import Action, Entry, EntryFilter, RecordHit, SearchHit, Turn
+from clew.models import Action, EntryFilter, RecordHit, SearchHit, Turn
 from clew.search import Query, Term
 from clew.store.migrations import record_text
 from clew.store.portable_archive import ENTRY_COLUMNS, entry_filter, entry_from_row
@@ -23,6 +22,7 @@ from clew.store.portable_conversations import TURN_COLUMNS, turn_from_row
 from clew.store.portable_search import (
     RECORD_TABLES,
     TITLE_CHARS,
+    IndexReads,
     first_line,
     outline_check_sql,
     outline_fault,
@@ -34,7 +34,6 @@ from clew.store.portable_search import (
 )
 from clew.store.portable_tasks import outline_joins
 from clew.store.portable_trace import actions_from_rows
-from clew.store.rows import RowReader
 from clew.store.sql import param, param_list
 
 SEARCH_WINDOW = 5000
@@ -66,16 +65,9 @@ def _phrase(term: Term) -> str:
     return '"' + term.text.replace('"', '""') + '"' + ("*" if term.prefix else "")
 
 
-class SearchReads(RowReader):
-    """Reads of search over messages, commands and turns (mixed into SQLiteStore)."""
-
-    if TYPE_CHECKING:  # the task reads and the archive's give them
-
-        def _with_sources(self, entries: list[Entry]) -> list[Entry]: ...
-
-        def _outline_described(
-            self, found: Sequence[tuple[str, str]]
-        ) -> dict[tuple[str, str], tuple[Any, ...]]: ...
+class Fts5Index(IndexReads):
+    """SQLite's text index (FTS5): search over entries, messages, commands and turns, a part
+    SQLiteStore holds (its `_text`) and forwards its search methods to."""
 
     def _ranked(
         self,
@@ -376,7 +368,7 @@ class SearchReads(RowReader):
         fault = outline_fault(tuple(self._rows(sql, params)[0]))
         if fault is not None:
             return fault
-        return self.fts_check("outline_fts")
+        return self._store.fts_check("outline_fts")
 
     def failed_actions_matching(self, query: Query, *, limit: int = 50) -> list[Action]:
         """Failed commands whose command or output matches a query, newest first (the
@@ -400,7 +392,7 @@ class SearchReads(RowReader):
         fault = records_fault(tuple(self._rows(sql, params)[0]))
         if fault is not None:
             return fault
-        return self.fts_check("records_fts")
+        return self._store.fts_check("records_fts")
 
     def search_entries(self, query: Query, filters: EntryFilter, *, limit: int) -> list[SearchHit]:
         """Rank the archive entries matching a query with bm25 over `entries_fts`."""

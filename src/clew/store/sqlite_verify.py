@@ -21,6 +21,7 @@ from clew.store.sqlite_connection import SQLiteConnection
 
 if TYPE_CHECKING:
     from clew.store.forgetting import TombstoneCheck
+    from clew.store.sqlite_search import Fts5Index
 
 MAX_DIFFERENCES = 100
 MAX_FORGOTTEN = 100  # forgotten events a report lists (it counts them all)
@@ -40,11 +41,12 @@ class Verification(RowReader):
     _lock: threading.RLock
     read_only: bool
     _guard: Callable[..., Any]
+    _text: Fts5Index  # the store's text index, whose check this wraps
 
     def fts_check(self, index: str = "entries_fts") -> str | None:
         """Run FTS5's integrity check of a search index; None when it is sound."""
         if not self.read_only:
-            return super().fts_check(index)
+            return self._text.fts_check(index)
         import tempfile
 
         # FTS5 runs its check as a write, which a read-only store refuses: so a read-only
