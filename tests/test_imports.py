@@ -118,6 +118,7 @@ ALLOWED_CLEW = frozenset(
         "clew.vectors",
         "clew.views",  # `task show` prints with it
         "clew.fields",  # the chain's encoding
+        "clew.forwarding",  # Memory's calls to its services, a store's to its parts
         "clew.waits",
         "clew.watch",
         "clew.worker",  # `task update` wakes the worker when it queued a job

@@ -25,7 +25,7 @@ import contextvars
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
-from typing import Any, Concatenate, NamedTuple, ParamSpec, Self, TypeVar
+from typing import Any, NamedTuple, Self, TypeVar
 
 from clew import checks
 from clew.clock import Clock, stamp, utcnow
@@ -529,29 +529,6 @@ class Service:
 
     def _whole_task_id(self, ident: str) -> str:
         return self._kernel._whole_task_id(ident)
-
-
-_S = TypeVar("_S")
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-
-
-def forward(
-    part: str, method: Callable[Concatenate[_S, _P], _R]
-) -> Callable[Concatenate[Any, _P], _R]:
-    """A Memory method that calls `method` on the service Memory holds as `part`: the flat
-    API stays Memory's, the behaviour lives in the service (its name, signature and
-    docstring carried over)."""
-
-    def call(self: Any, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        return method(getattr(self, part), *args, **kwargs)
-
-    call.__name__ = method.__name__
-    call.__qualname__ = f"Memory.{method.__name__}"
-    call.__doc__ = method.__doc__
-    call.__module__ = method.__module__
-    call.__wrapped__ = method  # type: ignore[attr-defined]  # inspect.signature reads it
-    return call
 
 
 class _Write:

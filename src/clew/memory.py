@@ -13,9 +13,10 @@ from clew.checkpoints import Checkpoints
 from clew.clock import Clock, utcnow
 from clew.conversations import Conversations
 from clew.forgetting import Forgetting
+from clew.forwarding import forward
 from clew.governor import Governor
 from clew.jobs import Jobs
-from clew.kernel import Kernel, Settings, forward
+from clew.kernel import Kernel, Settings
 from clew.keys import Keys
 from clew.recollection import Recollection
 from clew.retrieval import Retrieval

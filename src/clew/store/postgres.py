@@ -34,6 +34,7 @@ from clew.errors import (
     StoreReadOnlyError,
     ValidationError,
 )
+from clew.forwarding import forward
 from clew.ids import is_id_prefix
 from clew.location import shown
 from clew.models import DatabaseRole, VerifyReport
@@ -56,7 +57,6 @@ from clew.store.portable_trace import TraceReads
 from clew.store.portable_utility import UtilityReads
 from clew.store.portable_vectors import VectorIndex, VectorStore
 from clew.store.portable_waits import WaitReads
-from clew.store.rows import forward
 from clew.store.sql import Row
 from clew.store.sqlite import KIND_TABLES, NOT_UTF8
 

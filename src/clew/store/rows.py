@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any
 
 from clew.store.sql import Row
 
@@ -13,32 +13,6 @@ from clew.store.sql import Row
 def json_ids(text: str) -> tuple[str, ...]:
     """Decode a JSON array of texts; most are empty, and skipping the parse keeps reads cheap."""
     return () if text == "[]" else tuple(json.loads(text))
-
-
-_S = TypeVar("_S")
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-
-
-def forward(
-    part: str, method: Callable[Concatenate[_S, _P], _R]
-) -> Callable[Concatenate[Any, _P], _R]:
-    """A store method that calls the method named as `method` on the part the store holds as
-    `part` (its text index, say): the contract stays the store's, the reads live in the part
-    (name, signature and docstring carried over). By name, not `method` itself: `method` may
-    be a protocol's, each backend's part its own class."""
-    name = method.__name__
-
-    def call(self: Any, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        found: Callable[_P, _R] = getattr(getattr(self, part), name)
-        return found(*args, **kwargs)
-
-    call.__name__ = method.__name__
-    call.__qualname__ = method.__qualname__
-    call.__doc__ = method.__doc__
-    call.__module__ = method.__module__
-    call.__wrapped__ = method  # type: ignore[attr-defined]  # inspect.signature reads it
-    return call
 
 
 # Columns that order rows but are no field of the record they hold.

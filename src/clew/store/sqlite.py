@@ -28,6 +28,7 @@ from clew.errors import (
     StoreReadOnlyError,
     ValidationError,
 )
+from clew.forwarding import forward
 from clew.ids import ID_LENGTH, is_id_prefix
 from clew.models import DatabaseRole, Event, Session
 from clew.store import projection_conversations
@@ -45,7 +46,6 @@ from clew.store.portable_trace import TraceReads
 from clew.store.portable_utility import UtilityReads
 from clew.store.portable_vectors import RowVectors, VectorIndex, VectorStore
 from clew.store.portable_waits import WaitReads
-from clew.store.rows import forward
 from clew.store.sql import Connection, Row
 from clew.store.sqlite_connection import SQLiteConnection, named
 from clew.store.sqlite_file import NOT_UTF8 as NOT_UTF8

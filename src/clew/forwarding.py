@@ -1,0 +1,32 @@
+"""`forward`: a method of one object that calls the same method on a part it holds. Memory
+forwards its flat API to its services with it, and each store its contract's search, vector
+and import calls to the parts it holds."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+_S = TypeVar("_S")
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def forward(
+    part: str, method: Callable[Concatenate[_S, _P], _R]
+) -> Callable[Concatenate[Any, _P], _R]:
+    """A method that calls the method named as `method` on the part its object holds as
+    `part`, with `method`'s name, signature and docstring. By name, not `method` itself:
+    `method` may be a protocol's, each backend's part a class of its own."""
+    name = method.__name__
+
+    def call(self: Any, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        found: Callable[_P, _R] = getattr(getattr(self, part), name)
+        return found(*args, **kwargs)
+
+    call.__name__ = name
+    call.__qualname__ = method.__qualname__
+    call.__doc__ = method.__doc__
+    call.__module__ = method.__module__
+    call.__wrapped__ = method  # type: ignore[attr-defined]  # inspect.signature reads it
+    return call
