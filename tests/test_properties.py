@@ -21,9 +21,9 @@ from hypothesis.stateful import (
 
 import clew
 from clew import AddStep, MoveStep, RemoveStep, RenameStep
-from clew.brief import number_ranges
 from clew.models import PlanItem, StepStatus
 from clew.tasks import revise_plan
+from clew.text import number_ranges
 from tests.conftest import FakeClock, new_space, postgres_url
 
 T = TypeVar("T")

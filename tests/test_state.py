@@ -480,11 +480,11 @@ def test_the_budget_can_be_configured(tmp_path: Any, monkeypatch: pytest.MonkeyP
     st.integers(1, 30),
 )
 def test_clip_keeps_its_definition(text: str, limit: int) -> None:
-    """brief.clip: whitespace runs made one space, control characters and those YAML escapes
+    """text.clip: whitespace runs made one space, control characters and those YAML escapes
     '?', cut with '…'; so a clipped text costs at most 4 UTF-8 bytes a character as YAML."""
     import re
 
-    from clew.brief import clip
+    from clew.text import clip
     from clew.yamltext import scalar
 
     unsafe = "[\x00-\x1f\x7f-\x9f\ufeff\ufffe\uffff\ud800-\udfff]"
@@ -499,9 +499,9 @@ def test_clip_keeps_its_definition(text: str, limit: int) -> None:
 def test_a_clipped_command_keeps_its_program_and_its_last_arguments(
     command: str, limit: int
 ) -> None:
-    """brief.clip_command: within its limit, and what it keeps of a long command line is its
+    """text.clip_command: within its limit, and what it keeps of a long command line is its
     head and its tail (where runs of one command differ), cut in the middle."""
-    from clew.brief import clip, clip_command
+    from clew.text import clip, clip_command
 
     clipped = clip_command(command, limit)
     flat = clip(command, len(command) + 1)
@@ -516,7 +516,8 @@ def test_a_clipped_command_keeps_its_program_and_its_last_arguments(
 def test_two_runs_of_one_command_read_apart_at_every_brief_shape() -> None:
     """Failures of two partitions, clipped as each of the brief's shapes quotes a command,
     still read apart (cut at the end, both read `python manage.py backfill --t…`)."""
-    from clew.brief import SHAPES, clip_command
+    from clew.brief import SHAPES
+    from clew.text import clip_command
 
     runs = [f"python manage.py backfill --table orders_p00{n}" for n in (4, 5)]
     for shape in SHAPES:

@@ -483,8 +483,9 @@ def test_a_task_that_cannot_be_stuck_is_not(
     plan and messages are: `detect` finds nothing whenever `cannot_be_stuck` says so."""
     from datetime import UTC, datetime
 
+    from clew.lifecycle import StuckRules
     from clew.models import Attempt
-    from clew.stuck import StuckRules, cannot_be_stuck, detect
+    from clew.stuck import cannot_be_stuck, detect
 
     def at(minute: int) -> str:
         return f"2026-11-22T09:0{minute}:00.000000Z"

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from clew import checks
-from clew.brief import clip, current_step
+from clew.brief import current_step
 from clew.context import Context, Section, Tier, assemble, tier_caps
 from clew.conversations import (
     CONTEXT_BUDGET,
@@ -31,6 +31,7 @@ from clew.kernel import Kernel, Service
 from clew.models import EntryFilter, EntryStatus, EntryType, Pattern, Task
 from clew.retrieval import Retrieval
 from clew.semantic import evidence, guardrail_lines
+from clew.text import clip
 from clew.tokens import counter
 
 TASK_CONTEXT_BUDGET = 2_000  # tokens of a task's context, by default

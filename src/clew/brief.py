@@ -13,7 +13,6 @@ facade's business, by configuration) names that message, so the agent can undo i
 stuck task (stuck.py) says so near the top, with the evidence and what to try.
 """
 
-import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import NamedTuple
@@ -35,6 +34,7 @@ from clew.models import (
 )
 from clew.progress import Suggestion, applied_from, infer_completed, suggestions
 from clew.stuck import Stuck
+from clew.text import clip, clip_command, number_ranges
 from clew.tokens import TokenCounter
 
 __all__ = [
@@ -43,10 +43,8 @@ __all__ = [
     "StepRef",
     "Suggestion",
     "build_brief",
-    "clip",
     "current_step",
     "infer_completed",
-    "number_ranges",
     "suggestions",
 ]
 
@@ -107,56 +105,6 @@ SHAPES = (
     _Shape(40, 30, 1, completed_titles=False, next_steps=1),
     _Shape(20, 12, 0, completed_titles=False, next_steps=1),
 )
-
-
-# Control characters, and those YAML escapes in six bytes (a BOM, non-characters, lone
-# surrogates): invisible in a prompt, and costly once escaped (a goal of U+FFFE cut to
-# twelve characters took the core state two bytes past its bound).
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\ufeff\ufffe\uffff\ud800-\udfff]")
-
-
-def clip(text: str, limit: int) -> str:
-    """Return `text` on one line for a prompt, cut to `limit` characters with an ellipsis;
-    control characters and those YAML escapes (invisible, and costly once escaped) show
-    as '?'."""
-    # Printable text holds no whitespace but the ASCII space (str.isprintable), so text
-    # with no run of spaces and none at its ends is already flat: most titles and summaries.
-    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
-        flat = text
-    else:
-        flat = " ".join(text.split())
-        if not flat.isprintable():  # a control character is never printable
-            flat = _CONTROL.sub("?", flat)
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
-
-
-def clip_command(command: str, limit: int) -> str:
-    """A command line on one line in `limit` characters, cut in the middle: its program at the
-    head and its last arguments at the tail, where runs of one command differ (a shard, a
-    partition, a version, a test id), so two clipped runs still read apart."""
-    flat = clip(command, len(command) + 1)
-    if len(flat) <= limit or limit < 8:
-        return clip(flat, limit)
-    head = max(1, (limit - 1) // 3)
-    tail = limit - 1 - head
-    return flat[:head].rstrip() + "…" + flat[len(flat) - tail :].lstrip()
-
-
-def number_ranges(numbers: Sequence[int]) -> str:
-    """Format sorted step numbers compactly: [1, 2, 3, 5] -> '1-3, 5'."""
-    parts: list[str] = []
-    start = prev = None
-    for n in numbers:
-        if start is None:
-            start = prev = n
-        elif prev is not None and n == prev + 1:
-            prev = n
-        else:
-            parts.append(f"{start}-{prev}" if start != prev else f"{start}")
-            start = prev = n
-    if start is not None:
-        parts.append(f"{start}-{prev}" if start != prev else f"{start}")
-    return ", ".join(parts)
 
 
 def current_step(plan: Sequence[PlanItem]) -> tuple[int, PlanItem] | None:

@@ -245,7 +245,7 @@ def progress_mode(store_path: str) -> str:
 
 def stuck_rules(store_path: str) -> Any:
     """When a task counts as stuck, and how often it is alerted about (`[stuck]`)."""
-    from clew.stuck import StuckRules
+    from clew.lifecycle import StuckRules
 
     base = StuckRules()
     after = setting(store_path, "stuck", "after", "CLEW_STUCK_AFTER", base.idle_after)

@@ -11,7 +11,7 @@ from collections import OrderedDict
 from typing import NamedTuple
 
 from clew import checks
-from clew.brief import clip, current_step
+from clew.brief import current_step
 from clew.context import TIER_BUDGETS, Context, Section, assemble, tier_caps
 from clew.errors import NotFoundError, ValidationError
 from clew.kernel import Kernel, Service
@@ -19,6 +19,7 @@ from clew.models import EntryStatus, Session, Turn
 from clew.semantic import guardrail_lines
 from clew.sessions import Sessions
 from clew.state import MAX_BUDGET
+from clew.text import clip
 from clew.tokens import counter
 from clew.working import Working
 

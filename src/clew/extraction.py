@@ -21,11 +21,11 @@ import re
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from clew.brief import clip
 from clew.claims import claims
 from clew.claims import sentences as sentences  # here before claims.py: callers import it
 from clew.fingerprint import telling_line
 from clew.models import Action, ActionStatus, Message, PlanItem
+from clew.text import clip
 
 MODEL_TYPES = (
     "decision", "error", "tool_result", "discovery", "constraint", "artifact", "context"

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from clew.brief import clip
 from clew.models import Event, ImportRecord
+from clew.text import clip
 
 TEXT = 120
 # The doors a write comes through: a server's correlation ids name the first three, the store's

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from clew.brief import clip
 from clew.clock import stamp
 from clew.models import (
     OUTLINE_KINDS,
@@ -26,6 +25,7 @@ from clew.models import (
     Turn,
 )
 from clew.pattern import lazy
+from clew.text import clip
 
 if TYPE_CHECKING:
     from clew.coverage import Asked, Found, Key

@@ -268,3 +268,12 @@ def error_text(wait: Wait, why: str) -> str:
 
 def cancelled_text(wait: Wait, reason: str | None) -> str:
     return f"[wait cancelled] {wait.label}" + (f": {reason}" if reason else "")
+
+
+class StuckRules(NamedTuple):
+    """When a task counts as stuck, and how often it may be alerted about (config `[stuck]`)."""
+
+    idle_after: float = 1800.0  # seconds without progress
+    repeats: int = 3  # failures with one fingerprint
+    cooldown: float = 1800.0  # seconds between two alerts of one task
+    enabled: bool = True

@@ -25,8 +25,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-from clew.brief import clip, number_ranges
 from clew.models import Turn
+from clew.text import clip, number_ranges
 from clew.tokens import TokenCounter
 
 RECALL_ACTIONS = ("search", "range", "tool_calls", "summary", "around", "source")

@@ -9,13 +9,13 @@ from typing import Any, NamedTuple
 
 from clew import checks, recall
 from clew.archive import Archive
-from clew.brief import clip
 from clew.errors import ValidationError
 from clew.kernel import Kernel, Service
 from clew.models import EntryFilter, RecordHit, Session, Turn
 from clew.recall import RECALL_ACTIONS, RECALL_BUDGET, Fitted
 from clew.retrieval import Retrieval
 from clew.sessions import Sessions
+from clew.text import clip
 from clew.tokens import counter
 
 RECALL_LIMIT = 10

@@ -18,11 +18,11 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from clew import checks
-from clew.brief import clip
 from clew.errors import ValidationError
 from clew.ids import new_id
 from clew.kernel import Service
 from clew.models import Enforcement, Guardrail, Pattern
+from clew.text import clip
 
 MIN_SUCCESS_RATE = 0.7  # the prune rule
 MIN_TRIALS = 10

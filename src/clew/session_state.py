@@ -20,10 +20,10 @@ import re
 import shlex
 from typing import Any
 
-from clew.brief import clip
 from clew.claims import DECISION_WORDS, RULE_WORDS, claims, holds
 from clew.fingerprint import telling_line
 from clew.pattern import lazy
+from clew.text import clip
 from clew.tokens import TokenCounter
 from clew.turns import Parts
 from clew.yamltext import dump_lines

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from clew.lifecycle import MaintenanceSettings
+from clew.lifecycle import MaintenanceSettings, StuckRules
 from clew.models import VOLATILE_PARTS
 from clew.redaction import DEFAULT as DEFAULT_REDACTION
 from clew.redaction import Redactor
-from clew.stuck import StuckRules
 
 if TYPE_CHECKING:
     from clew.providers import Provider

@@ -40,7 +40,6 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from clew.brief import clip
 from clew.checks import MAX_BUDGET as MAX_BUDGET
 from clew.checks import MIN_BUDGET as MIN_BUDGET
 from clew.lifecycle import Waiting
@@ -56,6 +55,7 @@ from clew.models import (
 )
 from clew.record import format_duration
 from clew.stuck import Stuck
+from clew.text import clip
 from clew.tokens import TokenCounter
 from clew.yamltext import dump_lines
 

@@ -23,6 +23,7 @@ from operator import attrgetter
 from typing import NamedTuple
 
 from clew.clock import parse
+from clew.lifecycle import StuckRules
 from clew.models import Action, ActionStatus, Attempt, Message, MessageType, Task, TaskStatus
 
 NO_PROGRESS = "no_progress"
@@ -31,15 +32,6 @@ ACTIONS_READ = 50  # the newest actions the repeated-failure check reads
 # What the checks read of an action: whole `Action`s where a caller has them, else the
 # store's `recent_attempts` (the same fields, for a third of the cost).
 Run = Action | Attempt
-
-
-class StuckRules(NamedTuple):
-    """When a task counts as stuck, and how often it may be alerted about (config `[stuck]`)."""
-
-    idle_after: float = 1800.0  # seconds without progress
-    repeats: int = 3  # failures with one fingerprint
-    cooldown: float = 1800.0  # seconds between two alerts of one task
-    enabled: bool = True
 
 
 DEFAULT_RULES = StuckRules()

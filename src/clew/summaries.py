@@ -18,10 +18,11 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import NamedTuple
 
-from clew.brief import Brief, clip
+from clew.brief import Brief
 from clew.models import SEARCH_KINDS, Entry, Message, RecordHit, Task
 from clew.pattern import LazyPattern, lazy
 from clew.providers import Message as Prompt
+from clew.text import clip
 
 _COMPLEX = lazy(
     r"\b(?:should|why|how|analy[sz]e|compare|recommend|suggest|plan|risk|alternative|explain|"

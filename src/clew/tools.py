@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from clew import checks, origin
-from clew.brief import clip, current_step
+from clew.brief import current_step
 from clew.errors import ClewError, NotFoundError, ScopeError, ValidationError
 from clew.models import (
     AddStep,
@@ -27,6 +27,7 @@ from clew.models import (
     to_jsonable,
 )
 from clew.schema import check_arguments
+from clew.text import clip
 from clew.toolspec import SPECS, Spec
 from clew.views import explain_line, label_of
 

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from clew.brief import clip
 from clew.clock import ago
 from clew.models import (
     Action,
@@ -36,6 +35,7 @@ from clew.models import (
     TaskRecord,
     VerifyReport,
 )
+from clew.text import clip
 
 if TYPE_CHECKING:
     from clew.archive import ErrorHistory

@@ -12,14 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from clew import checks
-from clew.brief import (
-    INFERENCE_MESSAGES,
-    OPEN_ERRORS_NAMED,
-    OPEN_ERRORS_SHOWN,
-    Brief,
-    build_brief,
-    clip,
-)
+from clew.brief import INFERENCE_MESSAGES, OPEN_ERRORS_NAMED, OPEN_ERRORS_SHOWN, Brief, build_brief
 from clew.errors import ValidationError
 from clew.kernel import Committed, Kernel, Service, after_commit
 from clew.lifecycle import Waiting, WaitStatus
@@ -38,6 +31,7 @@ from clew.semantic import guardrail_lines
 from clew.state import OPEN_NAMED, SHOWN, STATE_TYPES, Snapshot, State, render_state
 from clew.stuck import ACTIONS_READ
 from clew.taskrecord import TaskRecords
+from clew.text import clip
 from clew.tokens import counter
 from clew.watch import Watch
 
