@@ -33,7 +33,7 @@ from collections.abc import Sequence
 
 import clew
 from bench_state import seed
-from clew import tools
+from clew.tools import registry as tools
 from common import header, pct, table
 
 FLOOR = (

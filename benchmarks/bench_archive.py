@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import clew
-from clew.ids import new_id
+from clew.core.ids import new_id
 from common import alternating_ms, header, pct, table
 
 RARE = "ERR_QUOTA_7731"  # exactly 3 entries

@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 import clew
-from clew import checkpointfile
+from clew.journal import checkpointfile
 from clew.models import ChainHead
 from common import alternating_ms, header, pct, table
 

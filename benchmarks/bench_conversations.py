@@ -48,9 +48,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import clew
-from clew import chain, clock, session_state, turns
-from clew.ids import new_id
-from clew.turns import parse
+from clew.conversations import session_state
+from clew.core import chain, clock, turns
+from clew.core.ids import new_id
+from clew.core.turns import parse
 from common import alternating_cpu, alternating_ms, header, pct, table, timed_ms
 from workload import PHRASE, RARE, TRACEBACK, messages
 

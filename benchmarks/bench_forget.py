@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import clew
-from clew import chain
+from clew.core import chain
 from common import alternating_cpu, header, pct, table
 from workload import RARE, messages, stream
 

@@ -24,9 +24,9 @@ import statistics
 import tempfile
 
 import clew
-from clew.ids import new_id
-from clew.mirror import JOURNAL_FILE, Mirror, journal_line
+from clew.core.ids import new_id
 from clew.models import Event
+from clew.state.mirror import JOURNAL_FILE, Mirror, journal_line
 from common import alternating_ms, header, pct, table
 
 STATE = "task:\n  id: x\n  status: active\n" + "  - step: a completed step with a summary\n" * 40

@@ -28,7 +28,7 @@ from typing import Any
 import psycopg
 
 import clew
-from clew import search
+from clew.core import query as search
 from common import header, pct, table, timed_ms
 from workload import PHRASE, RARE, TRACEBACK, messages
 

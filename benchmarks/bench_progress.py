@@ -8,7 +8,7 @@ Prints markdown tables; a script, not a timed test:
    agents write them, 44 completions among them, 39 messages that complete nothing) read by
    three rules: the original `infer_plan_progress` (a completion word anywhere and half the
    step's words), the rule clew had before (the same, with negations next to the word, step
-   numbers, and two shared words), and `clew.progress.infer` (clause by clause). Counted per
+   numbers, and two shared words), and `clew.tasks.progress.infer` (clause by clause). Counted per
    (message, step): precision, recall, and false completions on the negative messages; for
    clew's rule also what `progress = "apply"` would apply.
 2. What each rule costs per message.
@@ -32,7 +32,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "src"))
 
 import clew  # noqa: E402
-from clew.progress import _infer, _read, to_apply  # noqa: E402
+from clew.tasks.progress import _infer, _read, to_apply  # noqa: E402
 from common import alternating_ms, header, pct, table  # noqa: E402
 
 Rule = Callable[[Sequence[str], str], set[int]]
@@ -183,7 +183,7 @@ def main() -> None:
     header("Progress inference and stuck detection")
     accuracy({
         "the original rule": seed_rule, "clew's previous rule": previous_rule,
-        "clew.progress.infer (suggest)": clew_rule, "clew.progress (apply)": apply_rule,
+        "clew.tasks.progress.infer (suggest)": clew_rule, "clew.tasks.progress (apply)": apply_rule,
     })  # fmt: skip
     stuck_cost()
 

@@ -20,8 +20,8 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from clew import search
-from clew.question import content_words, understand
+from clew.core import query as search
+from clew.search.question import content_words, understand
 from common import header, pct, table
 
 QUESTIONS = (

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import clew
-from clew.redaction import OFF, Redactor
+from clew.privacy.redaction import OFF, Redactor
 from common import alternating_cpu, header, pct, table
 from workload import messages
 

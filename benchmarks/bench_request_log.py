@@ -26,8 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 import clew
-from clew.clock import stamp, utcnow
-from clew.credentials import RequestLine
+from clew.core.clock import stamp, utcnow
+from clew.core.credentials import RequestLine
 from clew.server.requestlog import RequestLog
 from common import header, table
 

@@ -25,7 +25,7 @@ import argparse
 import psycopg
 
 import clew
-from clew.credentials import RequestLine
+from clew.core.credentials import RequestLine
 from common import alternating_cpu, header, pct, table
 from pg_common import ADMIN, analyze, fresh_database, server_facts
 

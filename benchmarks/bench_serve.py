@@ -41,8 +41,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 import clew
-from clew import tools
 from clew.errors import ClewError
+from clew.tools import registry as tools
 from common import header, pct, table
 
 MIX = (

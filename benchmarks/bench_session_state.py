@@ -26,8 +26,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from clew import session_state
-from clew.turns import Parts, parse
+from clew.conversations import session_state
+from clew.core.turns import Parts, parse
 from common import alternating_cpu, header, pct, table
 from workload import messages
 
@@ -36,9 +36,9 @@ ROOT = HERE.parent
 
 
 def fold_of(rev: str) -> ModuleType:
-    """`clew.session_state` as it was at `rev` (its imports from this tree's clew)."""
+    """`clew.conversations.session_state` as it was at `rev` (its imports from this tree's clew)."""
     source = subprocess.run(
-        ["git", "show", f"{rev}:src/clew/session_state.py"],
+        ["git", "show", f"{rev}:src/clew/conversations/session_state.py"],
         cwd=ROOT, capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     folder = tempfile.mkdtemp()

@@ -36,8 +36,8 @@ import time
 from collections.abc import Callable, Sequence
 
 import clew
-from clew.state import render_state
-from clew.tokens import counter
+from clew.core.tokens import counter
+from clew.state.document import render_state
 from common import header, pct, table
 
 _WORD_TEXT = (

@@ -29,7 +29,7 @@ from typing import Any
 
 import clew
 from bench_state import seed
-from clew.entities import extract
+from clew.tasks.entities import extract
 from common import alternating_ms, header, pct, table
 
 

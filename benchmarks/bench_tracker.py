@@ -77,12 +77,12 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import clew
-from clew import chain
-from clew.error_lines import error_lines
+from clew.archive.error_lines import error_lines
+from clew.archive.trace import failure_fingerprint
+from clew.core import chain
 from clew.models import AddStep
 from clew.store import projection_record
 from clew.store.sqlite import connect, migrate
-from clew.trace import failure_fingerprint
 from common import header, pct, table
 
 SPACE = "default"

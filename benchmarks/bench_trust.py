@@ -27,8 +27,9 @@ import time
 from collections.abc import Callable
 
 import clew
-from clew import journalfile, probes
-from clew.origin import HostRules, Origin
+from clew.core.origin import HostRules, Origin
+from clew.journal import journalfile
+from clew.tasks import probes
 from common import header, table
 
 

@@ -42,8 +42,8 @@ from typing import Any
 import numpy as np
 
 import clew
-from clew import vectors
 from clew.models import NewVector
+from clew.search import vectors
 from common import header, pct, table
 
 WORDS = [
@@ -325,7 +325,7 @@ def compare_ann(
     store, taking turns query by query (the same query both ways); p50/p95 wall and CPU,
     and recall@60 (the share of the exact top 60 the index path finds, ties by score).
     Returns the rows and the index's build, load and size figures."""
-    from clew import ann
+    from clew.search import ann
 
     def exact_mode(on: bool) -> None:
         ann.THRESHOLD = 10**12 if on else 1
@@ -419,7 +419,7 @@ def bench_ann_metric(count: int, efs: list[int]) -> list[list[object]]:
 
     from usearch.index import Index
 
-    from clew import ann
+    from clew.search import ann
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from benchmarks import workload

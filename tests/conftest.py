@@ -253,7 +253,7 @@ def _make_database() -> tuple[str | None, str]:
             # waiting for the WAL flush was some 6 ms a commit, thousands of times.
             admin.execute(f"ALTER DATABASE {name} SET synchronous_commit = off")
     except psycopg.Error as exc:
-        from clew.location import shown
+        from clew.core.location import shown
 
         why = str(exc).strip().splitlines()[0][:160]
         return None, f"no PostgreSQL server answered at {shown(SERVER)} ({why})"

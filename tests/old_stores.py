@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
-from clew import chain
+from clew.core import chain
 from clew.models import Event
 from clew.store import projection
 from clew.store.migrations import (
@@ -100,7 +100,7 @@ def undo_migration_21(conn: sqlite3.Connection) -> None:
     """Take a store at schema 21 (or later) back to 20: no tombstones, every
     event chained with version 1 of the hash again, the journal's guard refusing every
     update, no update triggers of message and decision search documents."""
-    from clew import chain
+    from clew.core import chain
 
     if _applied(conn, 22):
         undo_migration_22(conn)

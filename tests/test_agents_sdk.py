@@ -23,7 +23,7 @@ from openai.types.responses import (
 )
 
 import clew
-from clew.agents_sdk import ClewSession
+from clew.integrations.agents_sdk import ClewSession
 
 set_tracing_disabled(True)  # its exporter would send traces to OpenAI
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import clew
-from clew import ann, vectors
+from clew.search import ann, vectors
 from tests.conftest import FakeClock
 
 TOPICS = [
@@ -30,7 +30,7 @@ TOPICS = [
 @pytest.fixture(autouse=True)
 def _forced(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     """The index on from one vector and for any filter; its cache folder in tmp_path."""
-    from clew import embedding
+    from clew.search import embedding
 
     if not embedding.available() or not ann.available():
         pytest.skip("needs the vectors and ann extras")
@@ -203,7 +203,10 @@ def test_a_corrupt_index_file_is_built_again_with_a_warning(
         vectors._CACHES.clear()
         path.write_bytes(damage)
         caplog.clear()
-        with caplog.at_level(logging.WARNING, logger="clew.ann"), clew.open(db, clock=clock) as mem:
+        with (
+            caplog.at_level(logging.WARNING, logger="clew.search.ann"),
+            clew.open(db, clock=clock) as mem,
+        ):
             assert same(mem.nearest("nginx timeout"), exact(mem, "nginx timeout"))
         assert any("cannot be read" in r.getMessage() for r in caplog.records)
         assert path.stat().st_size > 1000  # written again, whole
@@ -262,7 +265,7 @@ def test_a_folder_that_cannot_be_written_only_costs_the_saving(
         fill(mem, 30)
         blocker = Path(f"{db}.clew-ann")
         blocker.write_text("a file where the folder would go")
-        with caplog.at_level(logging.WARNING, logger="clew.ann"):
+        with caplog.at_level(logging.WARNING, logger="clew.search.ann"):
             assert same(mem.nearest("registry", limit=5), exact(mem, "registry", limit=5))
         assert any("could not save" in r.getMessage() for r in caplog.records)
 

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import clew
-from clew import search
-from clew.fingerprint import fingerprint, mask
+from clew.archive.fingerprint import fingerprint, mask
+from clew.core import query as search
 from clew.models import EntryStatus, EntryType
 from clew.store.sqlite_search import fts5_match
 from tests.conftest import FakeClock

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import clew
-from clew.summaries import intent, search_words
+from clew.state.summaries import intent, search_words
 
 # The questions were written as a user would ask them, before the rules that answer them,
 # and are not tuned to the implementation: some of them use words the records do not.

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 import clew
-from clew import chain, codec
+from clew.core import chain, codec
 from clew.server.limits import RateLimit
 from tests.test_server import Reply, Served, running
 
@@ -279,7 +279,7 @@ def _unredacted(text: bytes, secret: str) -> bytes:
         head = chain.event_hash(head, **fields, digest=chain.data_digest(text_data),
                                 created_at=row["created_at"])  # fmt: skip
         link = chain.Link(row["seq"], *fields.values(), text_data, row["created_at"], head)
-        from clew import journalfile
+        from clew.journal import journalfile
 
         out.append(journalfile.event_line(link))
         count += 1

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 import clew
-from clew.history import HistoryItem, author, importer
+from clew.core.origin import Origin
 from clew.models import Event, ImportRecord
-from clew.origin import Origin
+from clew.tasks.history import HistoryItem, author, importer
 from tests.test_server import running
 
 

@@ -26,11 +26,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import clew
-from clew import search, tools
 from clew.cli import main
+from clew.core import query as search
+from clew.core.ids import ALPHABET
 from clew.errors import ValidationError
-from clew.ids import ALPHABET
 from clew.models import AddStep, MoveStep, RemoveStep, RenameStep
+from clew.tools import registry as tools
 from tests.conftest import FakeClock, Result, new_space, run_in_lockstep
 
 Cli = Callable[..., Result]
@@ -958,7 +959,7 @@ def test_a_read_only_store_is_read_and_refuses_writes_in_one_line(
         with pytest.raises(clew.StoreReadOnlyError, match=f"is read-only .*may not write {why}"):
             mem.update_task(task_id, message="lost?")
         # A model's tool call gets the same sentence as a tool error, and reads still answer.
-        from clew import tools
+        from clew.tools import registry as tools
 
         refused = tools.call(mem, "task_update", {"task_id": task_id, "message": "lost?"})
         assert refused.is_error and "is read-only" in refused.text
@@ -1226,7 +1227,7 @@ def test_the_per_user_store_is_announced_once_and_never_on_json_stdout(
     work.mkdir()
     monkeypatch.chdir(work)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-    from clew.location import find_project_store
+    from clew.core.location import find_project_store
 
     if find_project_store(str(work)) is not None:
         pytest.skip("a .clew/ folder above the temporary folder")
@@ -1346,7 +1347,7 @@ def test_search_all_refuses_bad_kinds(mem: clew.Memory, kinds: Any, says: str) -
 def test_recall_and_search_tools_say_what_to_call_instead(
     mem: clew.Memory, name: str, arguments: dict[str, Any], says: str
 ) -> None:
-    from clew import tools
+    from clew.tools import registry as tools
 
     result = tools.call(mem, name, arguments, tools.Context(workspace="/nowhere"))
     assert result.is_error and says in result.text, result.text
@@ -1829,7 +1830,7 @@ def test_hostile_value_is_a_validation_error_in_the_api(
 
 
 def test_hostile_json_as_tool_arguments_is_a_model_readable_error(mem: clew.Memory) -> None:
-    from clew import tools
+    from clew.tools import registry as tools
 
     for arguments, says in (
         (DEEP, "the arguments' JSON is nested more than 200 levels deep; flatten it"),
@@ -1922,7 +1923,7 @@ JSON_DATA = st.recursive(
 
 @given(JSON_DATA)
 def test_json_within_bounds_parses_to_what_json_would(value: Any) -> None:
-    from clew.checks import json_value
+    from clew.core.checks import json_value
 
     text = json.dumps(value)
     assert json_value(text, "value") == json.loads(text)
@@ -2023,7 +2024,7 @@ TOOL_HOSTILE: list[tuple[str, dict[str, Any], str]] = [
 def test_hostile_tool_arguments_are_model_readable_errors(
     mem: clew.Memory, stored: Stored, name: str, arguments: dict[str, Any], says: str
 ) -> None:
-    from clew import tools
+    from clew.tools import registry as tools
 
     before = snapshot(mem)
     args = {k: stored.task if v == "TASK" else v for k, v in arguments.items()}
@@ -2033,7 +2034,7 @@ def test_hostile_tool_arguments_are_model_readable_errors(
 
 
 def test_a_constraint_recorded_by_the_tool_is_kept(mem: clew.Memory, stored: Stored) -> None:
-    from clew import tools
+    from clew.tools import registry as tools
 
     result = tools.call(mem, "task_record", {"task_id": stored.task, "constraint": "no downtime"})
     assert not result.is_error, result.text
@@ -2357,7 +2358,7 @@ def test_cli_bad_record_and_context_input(
 
 
 def test_tools_refuse_a_bad_record_in_words(mem: clew.Memory, stored: Stored) -> None:
-    from clew import tools
+    from clew.tools import registry as tools
 
     before = snapshot(mem)
     for args in (
@@ -2863,7 +2864,7 @@ def test_a_search_with_no_words_is_refused_on_postgresql_as_on_sqlite(
 def test_nearest_refuses_bad_arguments_before_loading_a_model(
     mem: clew.Memory, monkeypatch: pytest.MonkeyPatch, arguments: dict[str, Any], message: str
 ) -> None:
-    from clew import vectors
+    from clew.search import vectors
 
     def no_model() -> None:
         raise AssertionError("a bad argument must be refused before the model loads")
@@ -2891,7 +2892,7 @@ def test_update_index_refuses_a_bad_limit(mem: clew.Memory) -> None:
 def test_index_commands_without_the_extra_say_so_in_one_line(
     cli: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from clew import vectors
+    from clew.search import vectors
 
     def missing() -> None:
         from clew.errors import VectorsUnavailable
@@ -2916,7 +2917,7 @@ def test_index_commands_without_the_extra_say_so_in_one_line(
     "texts", ["a single text", ["fine", 7], [None], [b"raw bytes"], 3.5, [["nested"]]]
 )
 def test_the_embedding_model_refuses_what_is_not_a_list_of_texts(texts: Any) -> None:
-    from clew import embedding
+    from clew.search import embedding
 
     with pytest.raises(ValidationError, match="embed takes"):
         embedding.load().embed(texts)
@@ -2924,7 +2925,7 @@ def test_the_embedding_model_refuses_what_is_not_a_list_of_texts(texts: Any) -> 
 
 @pytest.mark.parametrize("name", ["", "minilm", "../../etc/passwd", "MINILM-STATIC-256"])
 def test_an_unknown_embedding_model_is_refused_with_the_known_names(name: str) -> None:
-    from clew import embedding
+    from clew.search import embedding
 
     with pytest.raises(ValidationError, match="the models are: minilm-static-256"):
         embedding.load(name)
@@ -2939,7 +2940,7 @@ def test_an_unknown_embedding_model_is_refused_with_the_known_names(name: str) -
 def test_a_question_that_is_not_text_is_refused(text: Any) -> None:
     from datetime import UTC, datetime
 
-    from clew.question import content_words, understand
+    from clew.search.question import content_words, understand
 
     with pytest.raises(ValidationError, match="must be text"):
         understand(text, now=datetime.now(UTC))
@@ -2961,7 +2962,7 @@ def test_a_question_that_is_not_text_is_refused(text: Any) -> None:
 def test_bad_arguments_to_understand_are_refused(arguments: dict[str, Any], message: str) -> None:
     from datetime import UTC, datetime
 
-    from clew.question import understand
+    from clew.search.question import understand
 
     given_ = {"now": datetime.now(UTC), **arguments}
     with pytest.raises(ValidationError, match=message):
@@ -2986,7 +2987,7 @@ def test_bad_arguments_to_understand_are_refused(arguments: dict[str, Any], mess
 def test_any_text_is_understood_without_error(text: str) -> None:
     from datetime import UTC, datetime
 
-    from clew.question import understand
+    from clew.search.question import understand
     from clew.store.sqlite_search import fts5_match
 
     found = understand(text, now=datetime(2026, 5, 20, tzinfo=UTC), speakers=["a"], tools=["b"])
@@ -3001,7 +3002,7 @@ def test_any_text_is_understood_without_error(text: str) -> None:
 
 def test_one_long_token_is_parsed_in_linear_time() -> None:
     # A regular expression once backtracked over such a token for minutes.
-    from clew import search
+    from clew.core import query as search
 
     assert search.parse("a" * 100_000 + "_b").identifiers == ("a" * 100_000 + "_b",)
     assert search.parse("a" * 100_000).identifiers == ()
@@ -3094,8 +3095,8 @@ def test_any_decision_text_is_indexed_and_searchable(mem: clew.Memory, text: str
 def test_hostile_text_and_ids_are_parameters_to_pgvector(
     pgvector_url: str, clock: FakeClock, text: str
 ) -> None:
-    from clew import embedding
     from clew.errors import NotFoundError
+    from clew.search import embedding
 
     if not embedding.available():
         pytest.skip("the vectors extra is not installed (pip install 'clew[vectors]')")
@@ -3161,7 +3162,7 @@ def test_a_stamp_of_any_shape_parses_or_is_refused_as_before(text: str) -> None:
     # exactly as strptime meets it: the same datetime, or a ValueError.
     from datetime import UTC, datetime
 
-    from clew import clock
+    from clew.core import clock
 
     try:
         expected: datetime | None = datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ")
@@ -3188,7 +3189,7 @@ def test_a_damaged_index_sidecar_is_rebuilt_and_never_an_error(
     capsys: pytest.CaptureFixture[str],
     sidecar: str,
 ) -> None:
-    from clew import ann, embedding, vectors
+    from clew.search import ann, embedding, vectors
 
     if not embedding.available() or not ann.available():
         pytest.skip("needs the vectors and ann extras")
@@ -3272,7 +3273,7 @@ def test_questions_of_related_words_search_without_error(tmp_path: Path, questio
 def test_a_wrong_embedding_model_is_one_line_and_loses_nothing(
     cli: Cli, mem: clew.Memory, monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
-    from clew import embedding
+    from clew.search import embedding
 
     if not embedding.available():
         pytest.skip("the vectors extra is not installed (pip install 'clew[vectors]')")
@@ -3301,7 +3302,7 @@ def test_a_wrong_embedding_model_is_one_line_and_loses_nothing(
 )
 def test_the_onnx_model_refuses_what_is_not_a_list_of_texts(texts: Any) -> None:
     pytest.importorskip("onnxruntime")
-    from clew import embedding
+    from clew.search import embedding
 
     with pytest.raises(ValidationError, match="embed takes"):
         embedding.load(embedding.ONNX_MODEL).embed(texts)
@@ -3388,7 +3389,7 @@ def test_write_session_refuses_what_is_not_a_session(mem: clew.Memory) -> None:
 
 
 def test_only_a_message_checked_by_clew_skips_the_check(mem: clew.Memory) -> None:
-    from clew import turns
+    from clew.core import turns
 
     session = mem.start_session().id
     good = {"role": "user", "content": "hello"}
@@ -3585,7 +3586,7 @@ def test_the_key_cookie_and_origins_take_any_text(mem: clew.Memory) -> None:
 
 
 def test_hybrid_takes_any_question_and_keeps_its_hits_in_order(mem: clew.Memory) -> None:
-    from clew import embedding
+    from clew.search import embedding
 
     if not embedding.available():
         pytest.skip("the vectors extra is not installed")

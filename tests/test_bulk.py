@@ -19,8 +19,9 @@ from typing import Any
 import pytest
 
 import clew
-from clew import meter, sessions
 from clew.cli import bar
+from clew.conversations import sessions
+from clew.core import meter
 from clew.errors import ValidationError
 from tests.conftest import Result
 
@@ -235,7 +236,7 @@ def test_a_push_checks_and_sends_a_page_at_a_time(
     """A push reads the journal in pages (here of 2 events) for its checks and again for its
     batches, and each page is checked with what the pages before it showed: a task created
     on one page and updated on the next moves; a gap found on a later page refuses it all."""
-    from clew import transfer
+    from clew.journal import transfer
     from tests.test_move import work
 
     monkeypatch.setattr(transfer, "_PAGE", 2)
@@ -265,7 +266,7 @@ def test_a_push_checks_and_sends_a_page_at_a_time(
 def test_a_journal_file_imports_a_line_at_a_time_all_or_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from clew import transfer
+    from clew.journal import transfer
     from tests.roundtrip import assert_same_store
     from tests.test_move import work
 

@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import clew
-from clew.capture import _after
-from clew.transcripts import CLAUDE_KEPT, claude_id, claude_message
+from clew.conversations.capture import _after
+from clew.conversations.transcripts import CLAUDE_KEPT, claude_id, claude_message
 from tests.conftest import run_in_lockstep
 
 DATA = Path(__file__).parent / "data"
@@ -216,12 +216,12 @@ def test_any_sequence_of_captures_archives_the_transcript_once(
     # However the hooks fall (after any line, several times at the same point), and
     # whatever the size of a capture's transactions, the session ends with every message of
     # the transcript once, in order.
-    import clew.capture
+    import clew.conversations.capture
 
     folder = tmp_path_factory.mktemp("cuts")
     lines = lines_of(CLAUDE)
     transcript = folder / f"{CLAUDE_ID}.jsonl"
-    default, clew.capture._BATCH = clew.capture._BATCH, batch
+    default, clew.conversations.capture._BATCH = clew.conversations.capture._BATCH, batch
     try:
         with clew.open(folder / "clew.db") as mem:
             for cut in [*sorted(cuts), len(lines)]:
@@ -229,14 +229,14 @@ def test_any_sequence_of_captures_archives_the_transcript_once(
                 mem.capture_transcript(str(transcript))
             assert [t.message for t in mem.list_turns(CLAUDE_ID)] == kept(CLAUDE)
     finally:
-        clew.capture._BATCH = default
+        clew.conversations.capture._BATCH = default
 
 
 CAPTURE = """
 import sys
 import clew
-import clew.capture
-clew.capture._BATCH = int(sys.argv[3])
+import clew.conversations.capture
+clew.conversations.capture._BATCH = int(sys.argv[3])
 mem = clew.open(sys.argv[1])
 print("ready", flush=True)
 sys.stdin.readline()
@@ -268,10 +268,10 @@ def test_hooks_racing_archive_each_line_once(db: Path, tmp_path: Path, batch: in
 def test_a_capture_stopped_midway_keeps_its_batches_and_the_next_completes_it(
     mem: clew.Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import clew.capture
+    import clew.conversations.capture
 
-    monkeypatch.setattr(clew.capture, "_BATCH", 5)
-    appended = clew.capture.Capture._append_captured
+    monkeypatch.setattr(clew.conversations.capture, "_BATCH", 5)
+    appended = clew.conversations.capture.Capture._append_captured
     calls = []
 
     def failing(self: Any, *args: Any) -> int:
@@ -280,7 +280,7 @@ def test_a_capture_stopped_midway_keeps_its_batches_and_the_next_completes_it(
             raise KeyboardInterrupt  # the hook's timeout, in the third batch
         return appended(self, *args)
 
-    monkeypatch.setattr(clew.capture.Capture, "_append_captured", failing)
+    monkeypatch.setattr(clew.conversations.capture.Capture, "_append_captured", failing)
     with pytest.raises(KeyboardInterrupt):
         mem.capture_transcript(str(CLAUDE))
     assert [t.message for t in mem.list_turns(CLAUDE_ID)] == kept(CLAUDE)[:10]

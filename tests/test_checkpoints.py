@@ -22,7 +22,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import clew
-from clew import chain, checkpointfile
+from clew.core import chain
+from clew.journal import checkpointfile
 from clew.models import ChainHead, Checkpoint
 from tests.conftest import Result, free_port, new_space, wait_listening
 
@@ -397,7 +398,7 @@ def test_verify_with_no_file_or_no_key_says_so_in_one_line(
 def test_appends_from_many_writers_stay_whole_lines_and_a_torn_line_spoils_only_itself(
     tmp_path: Path,
 ) -> None:
-    from clew.checkpoints import append
+    from clew.journal.checkpoints import append
 
     file = tmp_path / "deep" / "cp.jsonl"
     lines = [f'{{"n": {i}, "pad": "{"x" * 3000}"}}' for i in range(40)]

@@ -13,7 +13,7 @@ import pytest
 from clew.cli import build_parser
 from clew.cli.common import decimal, whole
 from clew.cli.options import PARAM, OneOf, help_text
-from clew.toolspec import SPECS, Param
+from clew.tools.spec import SPECS, Param
 
 # Each tool with a command line, and the commands that do what it does.
 COUNTERPARTS = {

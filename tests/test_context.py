@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import clew
-from clew.context import NO_RESULT
-from clew.tokens import counter
+from clew.conversations.context import NO_RESULT
+from clew.core.tokens import counter
 from tests.test_conversations import call, result
 
 SLOW = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import clew
-from clew.linking import same_command, same_decision, same_topic
+from clew.archive.linking import same_command, same_decision, same_topic
 from tests.conftest import FakeClock
 
 # -- the benchmark, small -----------------------------------------------------------------
@@ -123,7 +123,7 @@ def test_a_retry_of_a_recorded_failure_stays_that_error_when_the_recorded_run_is
     """The agent records an error for a failed run, the retry fails too, and the agent
     resolves the error; later work pushes the recorded run out of the brief's window while
     the retry is still in it: the retry is still that error's, not a new failure."""
-    from clew.working import BRIEF_ACTIONS
+    from clew.state.working import BRIEF_ACTIONS
 
     task = mem.create_task("Audit", ["Check tables"]).id
     command = "psql -c 'select count(*) from audit_p1'"
@@ -396,7 +396,7 @@ def test_topics_and_commands_are_symmetric_for_any_text(a: str, b: str) -> None:
 def test_the_brief_names_every_open_error_and_never_counts_one_as_resolved(
     mem: clew.Memory,
 ) -> None:
-    from clew.brief import OPEN_ERRORS_NAMED, OPEN_ERRORS_SHOWN
+    from clew.state.brief import OPEN_ERRORS_NAMED, OPEN_ERRORS_SHOWN
 
     task = mem.create_task("Backfill", ["Partitions"]).id
     made = [mem.add_error(task, f"backfill orders_p{n:03d} timed out") for n in range(14)]

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from clew import tools
 from clew.models import EVENT_TYPES
 from clew.store import contract, migrations, pg_migrations, projection
 from clew.store.sqlite import SQLiteStore
+from clew.tools import registry as tools
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
@@ -53,7 +53,7 @@ def test_the_readme_sends_contributors_to_the_page() -> None:
 
 def test_every_event_type_is_projected_and_has_its_free_text_named() -> None:
     import clew.store.sqlite  # noqa: F401  (registers every handler)
-    from clew.free_text import TEXT_FIELDS
+    from clew.privacy.free_text import TEXT_FIELDS
 
     assert set(projection._HANDLERS) == EVENT_TYPES
     assert set(TEXT_FIELDS) == EVENT_TYPES

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import clew
-from clew import turns
+from clew.core import turns
 from tests.conftest import FakeClock, Result
 
 

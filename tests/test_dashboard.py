@@ -19,7 +19,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import clew
-from clew.history import HistoryItem, actor_of
 from clew.models import (
     Action,
     ActionStatus,
@@ -30,7 +29,8 @@ from clew.models import (
     TaskStatus,
 )
 from clew.server import dashboard, markup, web
-from clew.state import State
+from clew.state.document import State
+from clew.tasks.history import HistoryItem, actor_of
 from tests.test_server import SECRET, Served, running, seed
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 import clew
 from clew.cli import main
-from clew.credentials import RequestLine
+from clew.core.credentials import RequestLine
 from clew.errors import AuthenticationError
 from clew.store import pg_migrations
 from clew.store.migrations import OUTLINE_COLUMNS

@@ -16,7 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import clew
-from clew import session_state, turns
+from clew.conversations import session_state
+from clew.core import turns
 from clew.store import frozen_turns
 from tests.conftest import FakeClock
 
@@ -228,7 +229,7 @@ def test_projections_import_no_heuristic() -> None:
     import ast
 
     store = Path(clew.__file__).parent / "store"
-    allowed = {"clew.models", "clew.clock", "clew.store", "clew.store.projection_handlers"}
+    allowed = {"clew.models", "clew.core.clock", "clew.store", "clew.store.projection_handlers"}
     allowed.add("clew.store.sql")  # the connection they write through, and its placeholders
     for path in sorted(store.glob("projection*.py")):
         tree = ast.parse(path.read_text())

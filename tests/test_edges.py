@@ -23,8 +23,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import clew
-from clew import chain
 from clew.cli import main
+from clew.core import chain
 from clew.store.migrations import LATEST
 from tests.conftest import Result
 from tests.old_stores import as_released, store_at

@@ -1,4 +1,4 @@
-"""The packaged embedding model: what clew.embedding promises the vector index.
+"""The packaged embedding model: what clew.search.embedding promises the vector index.
 
 Rows are float32 and unit length (zero for a text with no words), the same text always gives
 the same row wherever it sits in a batch, meaning beats shared words on a few plain pairs,
@@ -20,9 +20,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clew import embedding
-from clew.embedding import Embedder, StaticEmbedder
 from clew.errors import ClewError, ValidationError, VectorsUnavailable
+from clew.search import embedding
+from clew.search.embedding import Embedder, StaticEmbedder
 
 
 @pytest.fixture(scope="module")
@@ -172,7 +172,7 @@ def test_a_table_from_another_directory_loads(tmp_path: Path) -> None:
 
 def test_importing_clew_does_not_import_numpy_or_tokenizers() -> None:
     code = (
-        "import sys, clew, clew.cli, clew.embedding;"
+        "import sys, clew, clew.cli, clew.search.embedding;"
         "print(sorted(m for m in ('numpy', 'tokenizers') if m in sys.modules))"
     )
     out = subprocess.run(

@@ -1,4 +1,4 @@
-"""The int8 ONNX MiniLM (`minilm-onnx-int8`): what clew.embedding promises of it.
+"""The int8 ONNX MiniLM (`minilm-onnx-int8`): what clew.search.embedding promises of it.
 
 It loads from the package (no download), its file is the one the manifest records (checked
 on load: a changed file is refused), a text's row is the same alone, again and in any batch
@@ -21,10 +21,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clew import embedding
 from clew.cli import main
-from clew.embedding import ONNX_MODEL, Embedder, OnnxEmbedder
 from clew.errors import ClewError, ValidationError, VectorsUnavailable
+from clew.search import embedding
+from clew.search.embedding import ONNX_MODEL, Embedder, OnnxEmbedder
 
 pytest.importorskip("onnxruntime")
 
@@ -204,7 +204,7 @@ def test_the_cli_imports_no_model_runtime_on_help() -> None:
 
 
 def test_each_model_has_its_weight_of_meaning() -> None:
-    from clew import ranking
+    from clew.search import ranking
 
     onnx = ranking.DENSE_BY_MODEL[ONNX_MODEL]
     assert ranking.dense_weight(f"{ONNX_MODEL}@0123456789ab") == onnx
@@ -217,7 +217,7 @@ def test_a_search_with_it_finds_by_meaning_and_embeds_a_few_first(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import clew
-    from clew.retrieval import CATCH_UP_BY_MODEL
+    from clew.search.retrieval import CATCH_UP_BY_MODEL
 
     monkeypatch.setenv(embedding.ENV, ONNX_MODEL)
     with clew.open(tmp_path / "c.db") as mem:

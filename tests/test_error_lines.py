@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import clew
-from clew.error_lines import MIDDLE_CHARS, OUTPUT_HEAD, OUTPUT_TAIL, error_lines
+from clew.archive.error_lines import MIDDLE_CHARS, OUTPUT_HEAD, OUTPUT_TAIL, error_lines
 from tests.conftest import new_space, postgres_url
 from tests.old_stores import undo_migration_14
 

@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import clew
-from clew import coverage, question
-from clew.coverage import Asked
+from clew.search import coverage, question
+from clew.search.coverage import Asked
 
 
 def test_the_table_relates_common_words_and_never_to_themselves() -> None:
@@ -35,9 +35,7 @@ def test_the_table_is_small_plain_text_with_its_source() -> None:
 
 
 def test_keyword_search_with_related_words_imports_no_numpy() -> None:
-    code = (
-        "import sys, clew.question as q;print(q.related(['doctor'])[0][:1], 'numpy' in sys.modules)"
-    )
+    code = "import sys, clew.search.question as q;print(q.related(['doctor'])[0][:1], 'numpy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["('physician',)", "False"]
 

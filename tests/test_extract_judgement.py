@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from benchmarks.judgement import extract
 
-from clew.claims import claims
+from clew.archive.claims import claims
 from tests.test_providers import FakeAPI, Reply, chat
 
 

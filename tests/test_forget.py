@@ -21,10 +21,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import clew
-from clew import chain, forgettable
+from clew.core import chain
+from clew.core.origin import NOTHING, Origin
 from clew.errors import ValidationError
+from clew.journal import forgettable
 from clew.models import PLACEHOLDER, Field
-from clew.origin import NOTHING, Origin
 from clew.store import forgetting as stored
 from tests.conftest import Result
 

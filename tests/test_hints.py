@@ -11,7 +11,7 @@ the held-out lists at the end are the fair measure (45% found, 20% false positiv
 
 from __future__ import annotations
 
-from clew import hints
+from clew.conversations import hints
 
 REFERS = [
     "Like we discussed, use the repository pattern for this.",

@@ -26,11 +26,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import clew
-from clew import chain, origin, probes, sealing
 from clew.cli import main
+from clew.core import chain, origin
+from clew.core.origin import HostRules
 from clew.errors import ScopeError, ValidationError
-from clew.origin import HostRules
-from clew.worker import drain
+from clew.jobs.worker import drain
+from clew.privacy import sealing
+from clew.tasks import probes
 from tests.conftest import Result
 from tests.test_server import Served, running
 

@@ -24,8 +24,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import clew
-from clew import clock
-from clew.tokens import Vocabulary
+from clew.core import clock
+from clew.core.tokens import Vocabulary
 
 # The interpreter's own modules before clew starts count as free; the harness writes what
 # the command added to the file named by its first argument.
@@ -39,96 +39,109 @@ with open(sys.argv[1], "w", encoding="utf-8") as out:
 sys.exit(code)
 """
 
-# The clew modules the hook path may import. Memory is one class built from its subjects'
-# mixins, so every mixin module is here; what those modules need only for work a hook does
+# The clew modules the hook path may import. Memory is built from its subjects' services, so
+# every service module is here, with its subject package (a docstring, nothing to run); what those modules need only for work a hook does
 # not do (search ranking, model prompts, embeddings, exports...) is imported where it is used.
 ALLOWED_CLEW = frozenset(
     {
         "clew",
+        # the subject packages: each __init__ is a docstring (clew.tools: lazy public names)
+        "clew.access",
         "clew.archive",
-        "clew.assembly",
-        "clew.audit",  # a Memory service: the journal read back and verified
-        "clew.brief",
-        "clew.capture",  # a Memory mixin: transcript capture (json and os only)
-        "clew.checks",
-        "clew.claims",  # the session state's key decisions (re; compiled on first use)
-        "clew.checkpoints",  # a Memory mixin: checkpoints (os and stat only; the rest lazily)
+        "clew.conversations",
+        "clew.core",
+        "clew.jobs",
+        "clew.journal",
+        "clew.privacy",
+        "clew.search",
+        "clew.state",
+        "clew.tasks",
+        "clew.tools",
+        "clew.core.text",  # clipping a line for a prompt (re only)
+        "clew.archive.entries",
+        "clew.conversations.assembly",
+        "clew.journal.audit",  # a Memory service: the journal read back and verified
+        "clew.state.brief",
+        "clew.conversations.capture",  # a Memory mixin: transcript capture (json and os only)
+        "clew.core.checks",
+        "clew.archive.claims",  # the session state's key decisions (re; compiled on first use)
+        "clew.journal.checkpoints",  # a Memory mixin: checkpoints (os and stat only; the rest lazily)
         "clew.cli",
         "clew.cli.capture",  # capture --hook
         "clew.cli.common",
         "clew.cli.options",  # the options of commands that share a tool's parameters
         "clew.cli.state",  # prime
         "clew.cli.tasks",  # task show, task update
-        "clew.clock",
+        "clew.core.clock",
         "clew.config",
-        "clew.context",
-        "clew.conversations",
-        "clew.entities",
-        "clew.error_lines",  # a command's error lines, on the ledger's write path (re only)
+        "clew.conversations.context",
+        "clew.conversations.prompting",
+        "clew.tasks.entities",
+        "clew.archive.error_lines",  # a command's error lines, on the ledger's write path (re only)
         "clew.errors",
         "clew.kernel",
-        "clew.fingerprint",
-        "clew.hits",  # what search makes of its records (retrieval's helpers; re only)
-        "clew.governor",
-        "clew.ids",
-        "clew.jobs",
-        "clew.journalfile",
-        "clew.lifecycle",
-        "clew.linking",
-        "clew.location",
+        "clew.archive.fingerprint",
+        "clew.search.hits",  # what search makes of its records (retrieval's helpers; re only)
+        "clew.jobs.governor",
+        "clew.core.ids",
+        "clew.jobs.outbox",
+        "clew.journal.journalfile",
+        "clew.core.lifecycle",
+        "clew.archive.linking",
+        "clew.core.location",
         "clew.memory",
         "clew.models",
-        "clew.origin",  # who may make the host act: waits and imports ask it (os only)
-        "clew.pattern",
-        "clew.progress",
+        "clew.core.origin",  # who may make the host act: waits and imports ask it (os only)
+        "clew.core.pattern",
+        "clew.tasks.progress",
         "clew.providers",  # the provider protocol only; no provider module
         "clew.providers.protocol",  # the protocol's types, which the package re-exports
-        "clew.question",
-        "clew.ranking",
-        "clew.recall",
-        "clew.recollection",
-        "clew.record",
-        "clew.redaction",  # secrets out before every write (re; patterns compiled lazily)
-        "clew.secret_shapes",  # the rules redaction applies (re, math; compiled on first use)
-        "clew.free_text",  # which fields of each event redaction reads (a table of names)
-        "clew.retrieval",
-        "clew.search",
-        "clew.semantic",
-        "clew.session_state",
-        "clew.sessions",
+        "clew.search.question",
+        "clew.search.ranking",
+        "clew.conversations.recall",
+        "clew.conversations.recollection",
+        "clew.tasks.record",
+        "clew.privacy.redaction",  # secrets out before every write (re; patterns compiled lazily)
+        "clew.privacy.secret_shapes",  # the rules redaction applies (re, math; compiled on first use)
+        "clew.privacy.free_text",  # which fields of each event redaction reads (a table of names)
+        "clew.search.retrieval",
+        "clew.core.query",
+        "clew.archive.semantic",
+        "clew.conversations.session_state",
+        "clew.conversations.sessions",
         "clew.settings",  # the Settings value a Memory is made with
-        "clew.state",
-        "clew.stuck",
-        "clew.summaries",
-        "clew.taskrecord",
-        "clew.tasks",
-        "clew.tokens",
-        "clew.toolspec",  # `task update`'s options are the task_update tool's parameters
-        "clew.transcripts",  # capture --hook reads the transcript's lines with it
-        "clew.trace",
-        "clew.tracker",  # a Memory service: tasks, plans, steps, messages
-        "clew.keys",  # the server's keys, a Memory mixin (hashlib; secrets only to make one)
-        "clew.roles",  # PostgreSQL's roles, a Memory mixin (its checks imported when called)
-        "clew.credentials",
-        "clew.transfer",
-        "clew.forgetting",  # `forget`, a Memory service (what it reads and rewrites: lazily)
-        "clew.turns",
-        "clew.upkeep",
-        "clew.utility",
-        "clew.vectors",
-        "clew.views",  # `task show` prints with it
-        "clew.fields",  # the chain's encoding
-        "clew.forwarding",  # Memory's calls to its services, a store's to its parts
-        "clew.waits",
-        "clew.watch",
-        "clew.worker",  # `task update` wakes the worker when it queued a job
-        "clew.working",
-        "clew.yamltext",
+        "clew.state.document",
+        "clew.tasks.stuck",
+        "clew.state.summaries",
+        "clew.tasks.taskrecord",
+        "clew.tasks.rules",
+        "clew.core.tokens",
+        "clew.tools.spec",  # `task update`'s options are the task_update tool's parameters
+        "clew.conversations.transcripts",  # capture --hook reads the transcript's lines with it
+        "clew.archive.trace",
+        "clew.tasks.tracker",  # a Memory service: tasks, plans, steps, messages
+        "clew.access.keys",  # the server's keys, a Memory mixin (hashlib; secrets only to make one)
+        "clew.access.roles",  # PostgreSQL's roles, a Memory mixin (its checks imported when called)
+        "clew.core.credentials",
+        "clew.journal.transfer",
+        "clew.journal.forgetting",  # `forget`, a Memory service (what it reads and rewrites: lazily)
+        "clew.core.turns",
+        "clew.jobs.upkeep",
+        "clew.jobs.utility",
+        "clew.search.vectors",
+        "clew.tools.views",  # `task show` prints with it
+        "clew.core.fields",  # the chain's encoding
+        "clew.core.forwarding",  # Memory's calls to its services, a store's to its parts
+        "clew.tasks.waits",
+        "clew.tasks.watch",
+        "clew.jobs.worker",  # `task update` wakes the worker when it queued a job
+        "clew.state.working",
+        "clew.state.yamltext",
         # the SQLite store and its parts
         "clew.store.portable_imports",
         "clew.store",
-        "clew.chain",
-        "clew.codec",
+        "clew.core.chain",
+        "clew.core.codec",
         "clew.store.contract",
         "clew.store.frozen_error_lines",  # the projection's upgrade of older events (re only)
         "clew.store.migrations",
@@ -262,9 +275,9 @@ def test_the_hook_path_imports_only_what_it_uses(project: tuple[Path, str], path
 def test_the_allowed_list_is_not_vacuous(project: tuple[Path, str]) -> None:
     # What the lists keep out is what the other commands import: if `clew mcp`'s tools or
     # search's question parser stopped being caught, the test above would prove nothing.
-    assert not allowed("clew.tools")
-    assert not allowed("clew.mcp_server")
-    assert not allowed("clew.embedding")
+    assert not allowed("clew.tools.registry")
+    assert not allowed("clew.server.mcp_server")
+    assert not allowed("clew.search.embedding")
     assert not allowed("clew.store.postgres")
     assert not allowed("logging")
     assert not allowed("tiktoken")
@@ -356,7 +369,7 @@ def test_a_url_s_host_is_what_urlsplit_says(scheme: str, rest: str) -> None:
     # path; for every URL it can meet, the host must be exactly urlsplit's.
     from urllib.parse import urlsplit
 
-    from clew.entities import url_hostname
+    from clew.tasks.entities import url_hostname
 
     url = scheme + rest
     try:
@@ -374,7 +387,7 @@ def test_a_command_key_says_what_same_command_says(commands: list[str | None]) -
     # The brief compares its actions' commands by key, computed once each (it compared
     # every pair): equal keys that are not None must say what comparing the pair says
     # (`pairwise`: the same words, numbers included; issue 25).
-    from clew.linking import command_key, same_command
+    from clew.archive.linking import command_key, same_command
 
     def pairwise(a: str | None, b: str | None) -> bool:
         if not a or not b:

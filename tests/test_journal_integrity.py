@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import clew
-from clew import chain
+from clew.core import chain
 from clew.store import projection
 from clew.store.migrations import FINGERPRINTS, LATEST, MIGRATIONS
 from clew.store.sqlite_backfill import SEQUENCED

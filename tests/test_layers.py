@@ -38,10 +38,10 @@ def layers() -> list[str]:
 
 def groups(names: list[str]) -> list[str]:
     """The group each layer belongs to (shown once, on the group's first layer): the doors
-    down to Memory, the facade down to its kernel, then the helpers, the store and base."""
-    after_kernel = names.index("kernel") + 1
-    firsts = {0: "doors", names.index("memory"): "facade", after_kernel: "helpers"}
-    firsts |= {names.index("store"): "store", names.index("store") + 1: "base"}
+    down to Memory, the facade, the subject packages, the kernel with its settings, then the
+    base: the store and what every part shares."""
+    firsts = {0: "doors", names.index("memory"): "facade", names.index("memory") + 1: "subjects"}
+    firsts |= {names.index("kernel"): "kernel", names.index("settings") + 1: "base"}
     return [firsts.get(i, "") for i in range(len(names))]
 
 
@@ -116,16 +116,42 @@ def test_no_module_imports_one_that_imports_it_back() -> None:
     assert cyclic == MIGRATION_10
 
 
-def test_the_store_rules_name_every_helper_and_every_door() -> None:
-    """`pure-no-store` and `doors-no-store` list their modules; a new helper or door is in
-    them as soon as it is in its layer."""
+def _modules(layer_names: list[str]) -> set[str]:
+    return {f"clew.{m.strip()}" for layer in layer_names for m in re.split(r"[|:]", layer)}
+
+
+def test_every_module_of_a_subject_is_a_service_or_a_pure_helper() -> None:
+    """`pure-no-store` lists the pure helpers, and forbids them the store, the kernel and the
+    services it names: every module of a subject package is on one list, never on both, so a
+    new module is placed as soon as it exists."""
     names = layers()
-    by_id = {c.get("id"): c for c in contracts()}
+    rule = {c.get("id"): c for c in contracts()}["pure-no-store"]
+    pure = set(rule["source_modules"])
+    services = set(rule["forbidden_modules"]) - {"clew.store", "clew.kernel", "clew.memory"}
+    package = ROOT / "src" / "clew"
+    subjects = _modules(names[names.index("memory") + 1 : names.index("kernel")])
+    found = {
+        f"{subject}.{path.stem}"
+        for subject in subjects
+        for path in (package / subject.removeprefix("clew.")).glob("*.py")
+        if path.stem != "__init__"
+    }
+    assert pure & services == set(), "a module both pure and a service"
+    assert found - pure - services == set(), "modules on neither list of pure-no-store"
+    assert services - found == set(), "services that are no module of a subject package"
+    # a service is what is handed the kernel: it imports it, and no pure helper does
+    for module in services:
+        text = (package / (module.removeprefix("clew.").replace(".", "/") + ".py")).read_text()
+        assert "clew.kernel" in text or module in KERNEL_FREE_SERVICES, module
 
-    def modules(chosen: list[str]) -> set[str]:
-        return {f"clew.{m.strip()}" for layer in chosen for m in re.split(r"[|:]", layer)}
 
-    helpers = names[names.index("kernel") + 1 : names.index("store")]
-    assert set(by_id["pure-no-store"]["source_modules"]) == modules(helpers)
-    doors = names[: names.index("memory")]
-    assert set(by_id["doors-no-store"]["source_modules"]) == modules(doors)
+# Services that do not name the kernel themselves: the vector index's cache, the outline's
+# store-side search and the worker, which are handed what they use by a service that does.
+KERNEL_FREE_SERVICES = {"clew.search.ann", "clew.archive.outline", "clew.jobs.worker"}
+
+
+def test_the_door_rule_names_every_door() -> None:
+    """`doors-no-store` lists the doors: every layer above the facade."""
+    names = layers()
+    rule = {c.get("id"): c for c in contracts()}["doors-no-store"]
+    assert set(rule["source_modules"]) == _modules(names[: names.index("memory")])

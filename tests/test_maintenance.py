@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import clew
-from clew import chain, codec
+from clew.core import chain, codec
 from tests.conftest import FakeClock, Result
 from tests.old_stores import undo_migration_10
 

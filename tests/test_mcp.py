@@ -17,8 +17,8 @@ import pytest
 from mcp import Client, MCPError, StdioServerParameters
 
 import clew
-from clew import tools
-from clew.mcp_server import build_server
+from clew.server.mcp_server import build_server
+from clew.tools import registry as tools
 from tests.conftest import free_port, wait_listening
 from tests.test_conversations import CONVERSATION
 
@@ -190,7 +190,7 @@ def test_the_mcp_command_explains_a_bad_port(cli: Any) -> None:
 def test_without_the_mcp_extra_the_command_says_what_to_install(
     cli: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delitem(sys.modules, "clew.mcp_server", raising=False)
+    monkeypatch.delitem(sys.modules, "clew.server.mcp_server", raising=False)
     monkeypatch.setitem(sys.modules, "mcp_types", None)  # as if the mcp extra were not installed
     result = cli("mcp")
     assert result.code != 0 and "pip install -e '.[mcp]'" in result.err

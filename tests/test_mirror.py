@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import clew
-from clew.mirror import Mirror, check_task_id, journal_line
 from clew.models import Event
+from clew.state.mirror import Mirror, check_task_id, journal_line
 
 
 def mirror_files(db: Path, task_id: str) -> tuple[Path, Path]:

@@ -18,8 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import clew
-from clew import chain, journalfile
+from clew.core import chain
 from clew.errors import ClewError, ValidationError
+from clew.journal import journalfile
 from clew.models import EVENT_TYPES
 from clew.store import projection
 from clew.store.sqlite import SQLiteStore

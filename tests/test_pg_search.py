@@ -23,10 +23,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import clew
-from clew import search
+from clew.core import query as search
+from clew.core.query import Query, Term
 from clew.errors import ValidationError
 from clew.models import Entry, EntryFilter
-from clew.search import Query, Term
 from clew.store import pg_connection, pg_search
 from clew.store.postgres import PostgresStore
 from tests.conftest import new_space, postgres_url

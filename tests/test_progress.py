@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import clew
-from clew.progress import infer, stem, to_apply
 from clew.providers import Completion, Message
+from clew.tasks.progress import infer, stem, to_apply
 from tests.conftest import FakeClock
 
 LABELLED = Path(__file__).resolve().parent.parent / "benchmarks" / "data" / "progress_messages.json"
@@ -206,7 +206,7 @@ def test_the_mode_comes_from_the_environment_or_config(
 
 
 def test_the_task_update_tool_says_what_the_message_did(mem: clew.Memory) -> None:
-    from clew.tools import call
+    from clew.tools.registry import call
 
     task = mem.create_task("Deploy", DEPLOY)
     said = call(mem, "task_update", {"task_id": task.id, "message": "Pushed the image"})

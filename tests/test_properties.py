@@ -21,9 +21,9 @@ from hypothesis.stateful import (
 
 import clew
 from clew import AddStep, MoveStep, RemoveStep, RenameStep
+from clew.core.text import number_ranges
 from clew.models import PlanItem, StepStatus
-from clew.tasks import revise_plan
-from clew.text import number_ranges
+from clew.tasks.rules import revise_plan
 from tests.conftest import FakeClock, new_space, postgres_url
 
 T = TypeVar("T")
@@ -209,7 +209,7 @@ _ERROR_PIECES = st.sampled_from([
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_ERROR_PIECES, max_size=40).map("".join))
 def test_the_telling_line_is_the_last_line_naming_an_error(text: str) -> None:
-    from clew.fingerprint import _ERROR_LINE, _STRONG, telling_line
+    from clew.archive.fingerprint import _ERROR_LINE, _STRONG, telling_line
 
     # The definition, line by line (telling_line skips a text's lines that cannot match).
     lines = [line.strip() for line in text.splitlines() if line.strip()]
@@ -221,7 +221,7 @@ def test_the_telling_line_is_the_last_line_naming_an_error(text: str) -> None:
 @settings(max_examples=300, deadline=None)
 @given(st.datetimes(timezones=st.sampled_from([UTC, timezone(timedelta(hours=5, minutes=30))])))
 def test_a_stamp_is_the_time_in_utc_as_strftime_writes_it(moment: datetime) -> None:
-    from clew.clock import stamp
+    from clew.core.clock import stamp
 
     try:
         utc = moment.astimezone(UTC)

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clew.question import STOP_WORDS, Question, TimeHint, content_words, understand
-from clew.search import MAX_TERMS
+from clew.core.query import MAX_TERMS
+from clew.search.question import STOP_WORDS, Question, TimeHint, content_words, understand
 from clew.store.sqlite_search import fts5_match
 
 # A Wednesday afternoon.

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clew import coverage, ranking
-from clew.coverage import Asked, Found
 from clew.models import RecordHit
+from clew.search import coverage, ranking
+from clew.search.coverage import Asked, Found
 
 NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)
 
@@ -130,7 +130,7 @@ def test_stem_is_idempotent_enough_and_never_empty_for_words(word: str) -> None:
 def test_each_index_is_read_against_its_own_best() -> None:
     """bm25 grows with the log of its index's size: a big index's best must not make a
     small index's best look weak (the million-turn store buried the entry that answers)."""
-    from clew.hits import per_index
+    from clew.search.hits import per_index
 
     entry = found("e", "the checkout bundle must stay under 180 KB", -4.0)
     turn = found("t", "checkout logs on staging", -12.0, kind="turn", session="s", turn=1)

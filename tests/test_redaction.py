@@ -23,11 +23,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import clew
-from clew import redaction
 from clew.errors import ValidationError
-from clew.free_text import FIELDS, TEXT_FIELDS
 from clew.models import EVENT_TYPES
-from clew.redaction import DEFAULT, Redactor
+from clew.privacy import redaction
+from clew.privacy.free_text import FIELDS, TEXT_FIELDS
+from clew.privacy.redaction import DEFAULT, Redactor
 from tests.conftest import Result
 
 Cli = Callable[..., Result]
@@ -472,7 +472,8 @@ def test_an_imported_event_whose_redaction_record_is_not_one_is_refused_by_line(
     event = json.loads(lines[2])
     event["data"]["redactions"] = [{"field": "message.content", "kind": 7, "count": "x"}]
     lines[2] = json.dumps(event)  # the chain breaks too: re-chain it as a forger would
-    from clew import chain, codec, journalfile
+    from clew.core import chain, codec
+    from clew.journal import journalfile
 
     previous = json.loads(lines[1])["hash"]
     fields = ("id", "space", "task_id", "correlation_id", "type", "created_at")

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from clew import sealing
 from clew.errors import ValidationError
+from clew.privacy import sealing
 
 KEY = bytes(range(32))
 texts = st.one_of(st.none(), st.text(max_size=40))

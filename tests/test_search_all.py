@@ -21,10 +21,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import clew
-from clew import tools
-from clew.extraction import rules, sentences
+from clew.archive.extraction import rules, sentences
 from clew.models import RECORD_KINDS, Message, MessageRole, MessageType
 from clew.store.migrations import OUTPUT_HEAD, OUTPUT_TAIL
+from clew.tools import registry as tools
 from tests.conftest import Result
 from tests.old_stores import undo_migration_10, undo_migration_12
 
@@ -548,7 +548,7 @@ def test_seen_before_names_errors_like_it_whose_text_differs(mem: clew.Memory) -
     assert not found.seen  # another fingerprint
     assert [h.kind for h in found.similar][:1] == ["entry"]
     assert "connection reset" in found.similar[0].title
-    from clew.views import error_history_view
+    from clew.tools.views import error_history_view
 
     assert "like it (another fingerprint):" in error_history_view(found, datetime.now(UTC))
 
@@ -597,7 +597,7 @@ def test_a_word_in_most_turns_is_left_to_the_ranking(
     # A word that fills the newest turns (3 matches within 10 turns here) is not looked
     # for in the turns index when a rarer word is left: the turn with both still ranks
     # first, and a turn holding only the common word is no match of its own.
-    from clew.search import parse
+    from clew.core.query import parse
     from clew.store import sqlite_search
 
     monkeypatch.setattr(sqlite_search, "COMMON_PROBE", 3)
@@ -635,7 +635,7 @@ class _Toy:
 def test_hybrid_keeps_the_record_nearest_in_meaning_among_the_first_two(
     mem: clew.Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from clew import ranking, retrieval, vectors
+    from clew.search import ranking, retrieval, vectors
 
     pytest.importorskip("numpy")
     monkeypatch.setattr(vectors, "load_embedder", _Toy)
@@ -673,7 +673,7 @@ def test_hybrid_keeps_the_record_nearest_in_meaning_among_the_first_two(
 def test_a_hybrid_hit_meaning_put_above_keywords_best_is_not_confident(
     mem: clew.Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from clew import ranking, retrieval, vectors
+    from clew.search import ranking, retrieval, vectors
 
     pytest.importorskip("numpy")
     monkeypatch.setattr(vectors, "load_embedder", _Toy)

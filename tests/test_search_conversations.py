@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 import pytest
 
 import clew
-from clew import ranking, retrieval
+from clew.search import ranking, retrieval
 
 Said = tuple[str, str]  # (speaker, text)
 

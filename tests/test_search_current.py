@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 import clew
-from clew import coverage, ranking
 from clew.errors import ValidationError
 from clew.models import OUTLINE_KINDS, SEARCH_KINDS, AddStep
+from clew.search import coverage, ranking
 
 CORE = (  # a `clew` process as the core install runs it: the vectors extra unavailable
-    "import sys, clew.vectors as v, clew.embedding as e;"
+    "import sys, clew.search.vectors as v, clew.search.embedding as e;"
     " v.embedder_available = e.available = lambda name=None: False;"
     " from clew.cli import main; sys.exit(main(sys.argv[1:]))"
 )
@@ -197,7 +197,7 @@ def _blue_green(mem: clew.Memory) -> str:
     return str(content) if rollout else ""
 
 
-@pytest.mark.skipif(not __import__("clew.vectors").vectors.embedder_available(),
+@pytest.mark.skipif(not __import__("clew.search.vectors").vectors.embedder_available(),
                     reason="the vectors extra is not installed")  # fmt: skip
 def test_a_pattern_reaches_the_task_context_by_meaning(mem: clew.Memory) -> None:
     text = _blue_green(mem)
@@ -208,7 +208,7 @@ def test_a_pattern_reaches_the_task_context_by_meaning(mem: clew.Memory) -> None
 def test_without_vectors_the_context_takes_patterns_by_their_words(
     mem: clew.Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from clew import retrieval
+    from clew.search import retrieval
 
     monkeypatch.setattr(retrieval, "embedder_available", lambda: False)
     assert "blue-green rollout" not in _blue_green(mem)
@@ -244,7 +244,7 @@ def test_the_readme_example_in_a_store_of_other_work(mem: clew.Memory, mode: str
 
 
 def test_the_tool_labels_history_and_takes_include_superseded(mem: clew.Memory) -> None:
-    from clew import tools
+    from clew.tools import registry as tools
 
     _, old, new = _readme(mem)
     found = tools.call(mem, "memory_search", {"query": "Docker Hub", "mode": "keyword"})

@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 import clew
-from clew import ranking, retrieval
-from clew.times import asks_when, says_when
+from clew.search import ranking, retrieval
+from clew.search.times import asks_when, says_when
 from tests.conftest import FakeClock
 
 

@@ -27,12 +27,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import clew
-from clew import tools
+from clew.core.origin import HostRules
 from clew.errors import ValidationError
-from clew.origin import HostRules
 from clew.server import api
 from clew.server.app import Server, Spaces, build_app, check_bind, uvicorn_config
 from clew.server.limits import RateLimit
+from clew.tools import registry as tools
 from tests.conftest import free_port, new_space, wait_listening
 
 
@@ -609,7 +609,7 @@ def test_the_keys_commands_make_list_revoke_and_show_the_log(
     assert token.split("_", 2)[2] not in listed.out  # never the secret again
     with clew.open(db, space=space) as home:
         assert home.authenticate(token).scope == "read"
-        from clew.credentials import RequestLine
+        from clew.core.credentials import RequestLine
 
         home.log_requests([RequestLine(space, prefix, "POST", "/api/v1/task_list", 200,
                                        "2026-11-25T10:00:00.000000Z", 1.5)])  # fmt: skip
@@ -662,7 +662,7 @@ def test_clew_mcp_port_is_the_same_app_and_keeps_its_keys_rule(tmp_path: Path) -
 
 
 def test_the_request_log_forgets_what_is_older_than_its_days(db: Path, clock: Any) -> None:
-    from clew.credentials import RequestLine
+    from clew.core.credentials import RequestLine
 
     space = new_space()
     days = ["2026-10-01T00:00:00.000000Z", "2026-11-20T00:00:00.000000Z",

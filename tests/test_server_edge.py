@@ -26,8 +26,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import clew
-from clew.clock import stamp, utcnow
-from clew.credentials import RequestLine
+from clew.core.clock import stamp, utcnow
+from clew.core.credentials import RequestLine
 from clew.errors import ClewError, ValidationError
 from clew.server import api, edge
 from clew.server.app import Server, Spaces

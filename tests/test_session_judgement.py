@@ -10,7 +10,7 @@ from benchmarks.judgement import extract, session
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clew.claims import DECISION_WORDS, RULE_WORDS, claims
+from clew.archive.claims import DECISION_WORDS, RULE_WORDS, claims
 
 
 def test_key_decisions_hold_the_floor_on_the_labelled_set() -> None:

@@ -21,7 +21,7 @@ MODULES = frozenset({
     "models.py", "store/contract.py", "store/pg_search.py",
 })  # fmt: skip
 FUNCTIONS = frozenset({
-    "jobs.py:_settle",
+    "jobs/outbox.py:_settle",
 })  # fmt: skip
 
 

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import clew
+from clew.core.tokens import byte_counter, counter
 from clew.models import (
     Entry,
     EntryStatus,
@@ -30,10 +31,9 @@ from clew.models import (
     TaskRecord,
     TaskStatus,
 )
-from clew.state import LEVELS, MIN_BUDGET, Snapshot, render_lines, render_state
-from clew.stuck import NO_PROGRESS, REPEATED_FAILURE, Stuck
-from clew.tokens import byte_counter, counter
-from clew.yamltext import dump, dump_lines, scalar
+from clew.state.document import LEVELS, MIN_BUDGET, Snapshot, render_lines, render_state
+from clew.state.yamltext import dump, dump_lines, scalar
+from clew.tasks.stuck import NO_PROGRESS, REPEATED_FAILURE, Stuck
 from tests.conftest import FakeClock
 
 
@@ -484,8 +484,8 @@ def test_clip_keeps_its_definition(text: str, limit: int) -> None:
     '?', cut with '…'; so a clipped text costs at most 4 UTF-8 bytes a character as YAML."""
     import re
 
-    from clew.text import clip
-    from clew.yamltext import scalar
+    from clew.core.text import clip
+    from clew.state.yamltext import scalar
 
     unsafe = "[\x00-\x1f\x7f-\x9f\ufeff\ufffe\uffff\ud800-\udfff]"
     flat = re.sub(unsafe, "?", " ".join(text.split()))
@@ -501,7 +501,7 @@ def test_a_clipped_command_keeps_its_program_and_its_last_arguments(
 ) -> None:
     """text.clip_command: within its limit, and what it keeps of a long command line is its
     head and its tail (where runs of one command differ), cut in the middle."""
-    from clew.text import clip, clip_command
+    from clew.core.text import clip, clip_command
 
     clipped = clip_command(command, limit)
     flat = clip(command, len(command) + 1)
@@ -516,8 +516,8 @@ def test_a_clipped_command_keeps_its_program_and_its_last_arguments(
 def test_two_runs_of_one_command_read_apart_at_every_brief_shape() -> None:
     """Failures of two partitions, clipped as each of the brief's shapes quotes a command,
     still read apart (cut at the end, both read `python manage.py backfill --t…`)."""
-    from clew.brief import SHAPES
-    from clew.text import clip_command
+    from clew.core.text import clip_command
+    from clew.state.brief import SHAPES
 
     runs = [f"python manage.py backfill --table orders_p00{n}" for n in (4, 5)]
     for shape in SHAPES:
@@ -537,7 +537,7 @@ _LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 def test_a_failures_last_line_keeps_its_definition(stderr: Any, stdout: str | None) -> None:
     """brief._last_line: the last of the stripped output's lines (stderr first), as
     str.splitlines breaks them; "" when neither stream has text."""
-    from clew.brief import _last_line
+    from clew.state.brief import _last_line
 
     expected = ""
     for stream in (stderr, stdout):
@@ -559,7 +559,7 @@ def test_a_failures_last_line_keeps_its_definition(stderr: Any, stdout: str | No
 def with_open_errors(draw: Any) -> tuple[Snapshot, list[Entry]]:
     """Any snapshot, with its open errors as the store hands them (newest first, up to the
     state's reading of them) and a count that may be larger."""
-    from clew.state import OPEN_NAMED, SHOWN
+    from clew.state.document import OPEN_NAMED, SHOWN
 
     snap = draw(snapshots())
     count = draw(st.sampled_from([0, 1, 2, 4, 6, 9, 14, 25, 300]))
@@ -583,7 +583,7 @@ def with_open_errors(draw: Any) -> tuple[Snapshot, list[Entry]]:
 def test_every_open_error_is_shown_as_open_or_named_among_the_hidden_open_ones(
     made: tuple[Snapshot, list[Entry]], budget: int
 ) -> None:
-    from clew.state import CORE_OPEN_NAMED, OPEN_NAMED
+    from clew.state.document import CORE_OPEN_NAMED, OPEN_NAMED
 
     snap, errors = made
     count = snap.counts.get((EntryType.ERROR, EntryStatus.ACTIVE), 0)

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import clew
-from clew import codec
+from clew.core import codec
 from clew.store.migrations import LATEST, MIGRATIONS, PROJECTION_TABLES
 
 

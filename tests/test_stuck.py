@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import clew
-from clew.brief import BRIEF_BUDGET, build_brief
-from clew.stuck import NO_PROGRESS, REPEATED_FAILURE, Stuck
-from clew.tokens import counter
+from clew.core.tokens import counter
+from clew.state.brief import BRIEF_BUDGET, build_brief
+from clew.tasks.stuck import NO_PROGRESS, REPEATED_FAILURE, Stuck
 from tests.conftest import FakeClock, Result
 from tests.test_state import STAMP, any_text, exact_tokens, task_of
 
@@ -252,7 +252,7 @@ def test_a_stuck_brief_fits_its_budget_and_says_it_is_stuck(case: tuple[Any, ...
 def _repeated_failure_by_definition(task: Any, actions: list[clew.Action], repeats: int) -> Any:
     """The definition stuck.repeated_failure keeps: each failure's group is fixed when any
     other action of its command (or summary) completed at or after its newest failure."""
-    from clew.stuck import _step_changed
+    from clew.tasks.stuck import _step_changed
 
     since = _step_changed(task)
     recent = sorted((a for a in actions if a.created_at >= since), key=lambda a: a.created_at)
@@ -293,7 +293,7 @@ def _repeated_failure_by_definition(task: Any, actions: list[clew.Action], repea
 def test_repeated_failure_keeps_its_definition(
     runs: list[tuple[Any, ...]], repeats: int, step_minute: int
 ) -> None:
-    from clew.stuck import repeated_failure
+    from clew.tasks.stuck import repeated_failure
 
     task = task_of_plan_changed_at(f"2026-11-22T09:0{step_minute}:00.000000Z")
     actions = [
@@ -331,7 +331,7 @@ def _unfixed_by_definition(
     """The definition brief._unfixed_failures keeps (actions newest first): a failure not
     recorded as an error, with no newer success of its command, no error entry of its
     command open or closed at or after it, and no newer failure of its command listed."""
-    from clew.linking import command_key
+    from clew.archive.linking import command_key
 
     keys = [command_key(a.command) for a in actions]
     out: list[clew.Action] = []
@@ -374,7 +374,7 @@ def _unfixed_by_definition(
     )
 )
 def test_unfixed_failures_keep_their_definition(runs: list[tuple[Any, ...]]) -> None:
-    from clew.brief import _unfixed_failures
+    from clew.state.brief import _unfixed_failures
 
     actions = [
         clew.Action(
@@ -436,7 +436,7 @@ def test_last_progress_keeps_its_definition(
     said: list[tuple[Any, int]], ran: list[tuple[Any, int]], step_minute: int, resumed: int | None
 ) -> None:
     from clew.models import Attempt
-    from clew.stuck import last_progress
+    from clew.tasks.stuck import last_progress
 
     def at(minute: int) -> str:
         return f"2026-11-22T09:0{minute}:00.000000Z"
@@ -483,9 +483,9 @@ def test_a_task_that_cannot_be_stuck_is_not(
     plan and messages are: `detect` finds nothing whenever `cannot_be_stuck` says so."""
     from datetime import UTC, datetime
 
-    from clew.lifecycle import StuckRules
+    from clew.core.lifecycle import StuckRules
     from clew.models import Attempt
-    from clew.stuck import cannot_be_stuck, detect
+    from clew.tasks.stuck import cannot_be_stuck, detect
 
     def at(minute: int) -> str:
         return f"2026-11-22T09:0{minute}:00.000000Z"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from clew import tasks
 from clew.errors import ValidationError
 from clew.models import StepStatus, TaskStatus
+from clew.tasks import rules as tasks
 
 
 def test_a_step_alone_becomes_active() -> None:

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import clew
-from clew.context import MESSAGE_OVERHEAD
+from clew.conversations.context import MESSAGE_OVERHEAD
 from tests.conftest import FakeClock, Result
 
 Cli = Callable[..., Result]

@@ -16,10 +16,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import clew
-from clew import tools
-from clew.entities import extract
 from clew.models import Phase, PlanSource, Priority
-from clew.record import estimate, format_duration
+from clew.tasks.entities import extract
+from clew.tasks.record import estimate, format_duration
+from clew.tools import registry as tools
 from tests.conftest import FakeClock, Result
 
 Cli = Callable[..., Result]

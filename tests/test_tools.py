@@ -16,8 +16,8 @@ import jsonschema
 import pytest
 
 import clew
-from clew import tools
-from clew.schema import check_arguments
+from clew.tools import registry as tools
+from clew.tools.schema import check_arguments
 from tests.conftest import Result
 from tests.test_providers import FakeAPI
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 import clew
+from clew.archive.semantic import evidence
 from clew.models import MoveStep, RemoveStep, TaskStatus
-from clew.semantic import evidence
 from tests.conftest import FakeClock
 
 

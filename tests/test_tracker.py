@@ -420,7 +420,7 @@ def test_a_step_alone_marks_it_active_at_every_door(
 ) -> None:
     # One meaning, defined once (Memory.update_task): the CLI once meant "active" by a bare
     # `--step N` while the API refused the same call.
-    from clew.tools import run
+    from clew.tools.registry import run
 
     plan = ["a", "b", "c", "d"]
     api, shell, tool = (mem.create_task(name, plan) for name in ("api", "cli", "tool"))

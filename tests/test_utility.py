@@ -330,7 +330,7 @@ def test_a_job_in_one_space_is_done_while_another_spaces_worker_holds_its_lock(
     import subprocess
     import sys
 
-    from clew.worker import worker_lock
+    from clew.jobs.worker import worker_lock
 
     db = tmp_path / "spaces.db"
     env = {k: v for k, v in os.environ.items() if k != "CLEW_WORKER"}

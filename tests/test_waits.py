@@ -20,10 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import clew
-from clew import tools
-from clew.lifecycle import Waiting, seconds, words
-from clew.state import LEVELS, MIN_BUDGET, Snapshot, render_lines, render_state
-from clew.tokens import byte_counter
+from clew.core.lifecycle import Waiting, seconds, words
+from clew.core.tokens import byte_counter
+from clew.state.document import LEVELS, MIN_BUDGET, Snapshot, render_lines, render_state
+from clew.tools import registry as tools
 from tests.conftest import FakeClock, Result
 from tests.test_state import STAMP, any_text, snapshots
 
@@ -440,7 +440,7 @@ def test_a_wait_that_cannot_be_checked_ends_in_error_and_says_why(
 def test_the_brief_fits_its_budget_with_open_waits_whatever_their_text(
     mem: clew.Memory, clock: FakeClock
 ) -> None:
-    from clew.brief import BRIEF_BUDGET
+    from clew.state.brief import BRIEF_BUDGET
     from tests.test_working import exact_tokens
 
     long = "é🙂 " * 400

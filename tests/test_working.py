@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 import clew
-from clew.brief import BRIEF_BUDGET, build_brief, infer_completed
+from clew.core.tokens import counter
 from clew.models import EntryStatus, EntryType, Message, MessageRole, MessageType, to_jsonable
-from clew.tokens import counter
+from clew.state.brief import BRIEF_BUDGET, build_brief, infer_completed
 from tests.conftest import FakeClock
 from tests.test_state import exact_tokens
 

@@ -8,11 +8,11 @@ what it writes:
     python tools/build_related_words.py            # writes src/clew/words_data/related.tsv
 
 The method: every whole word of the packaged MiniLM WordPiece vocabulary (letters only, three
-or more, not a stop word of clew.question) gets its nearest whole words by the cosine of the
+or more, not a stop word of clew.search.question) gets its nearest whole words by the cosine of the
 packaged static embedding table's rows (clew/models_data: distilled from all-MiniLM-L6-v2),
 at most NEIGHBOURS of them with a cosine of at least MIN_COSINE, leaving out the word's own
 inflections (the indexes' porter stemmer meets those already) and words as common as stop
-words. Both sides are made singular as a question's words are (clew.question.content_words),
+words. Both sides are made singular as a question's words are (clew.search.question.content_words),
 so a lookup is one dictionary access. The vocabulary is roughly in frequency order, and only
 its first COMMON words are kept as keys: a rare word says precisely what it means, and
 expanding it would cost bytes and add noise.
@@ -32,8 +32,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from clew.question import STOP_WORDS, content_words  # noqa: E402
-from clew.ranking import stem  # noqa: E402
+from clew.search.question import STOP_WORDS, content_words  # noqa: E402
+from clew.search.ranking import stem  # noqa: E402
 
 DATA = ROOT / "src" / "clew" / "models_data"
 OUT = ROOT / "src" / "clew" / "words_data" / "related.tsv"

@@ -12,7 +12,7 @@ output states) becomes that token's row. The rows are centred and projected onto
 256 principal components, then each row is weighted by a smooth inverse frequency estimated
 from its vocabulary rank (Zipf's law: the WordPiece vocabulary is roughly in frequency
 order), so that "the" or "##s" move a text's mean less than "postgres". At run time a text's
-vector is the mean of its tokens' rows, L2-normalised (clew.embedding).
+vector is the mean of its tokens' rows, L2-normalised (clew.search.embedding).
 
 Rows that a text without special tokens can never produce ([PAD], [unusedN], [CLS] ...) are
 zero, and so are the rows of pure punctuation: a text's punctuation says little about what it

@@ -33,8 +33,8 @@ from benchmarks.continuity import score
 from benchmarks.continuity.script import Op, Script, generate
 
 import clew
+from clew.core.tokens import counter
 from clew.models import AddStep, RemoveStep
-from clew.tokens import counter
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)

@@ -48,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from benchmarks.retrieval import run
 from benchmarks.retrieval.variants import hybrid_pass
 
-from clew import coverage, ranking, retrieval
+from clew.search import coverage, ranking, retrieval
 
 POOL = 60
 PRF_DOCS = 3

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.retrieval.build import Clock, open_store, quiet
 
-from clew import ranking
+from clew.search import ranking
 
 TOP = 10
 # name: the ranking constants the rule sets
@@ -221,7 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("--data DIR (or $CLEW_LOCOMO): LoCoMo's data folder", file=sys.stderr)
         return 2
     if args.model is not None:
-        from clew import embedding
+        from clew.search import embedding
 
         os.environ[embedding.ENV] = args.model
     # The heldout set is a judge: its per-category figures are printed, never its questions.

@@ -124,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{args.data}: no LoCoMo conversation files", file=sys.stderr)
         return 2
     if args.model is not None:
-        from clew import embedding
+        from clew.search import embedding
 
         os.environ[embedding.ENV] = args.model
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]

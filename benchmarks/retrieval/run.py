@@ -157,8 +157,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f" {', '.join(known)}", file=sys.stderr)  # fmt: skip
             return 2
     if args.model is not None:
-        from clew import embedding
         from clew.errors import ValidationError
+        from clew.search import embedding
 
         try:
             embedding.chosen(args.model)

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.retrieval import run
 
-from clew import ranking, retrieval
+from clew.search import ranking, retrieval
 
 # name: (system, the ranking constants it sets)
 VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from clew.aio import AsyncMemory
-    from clew.brief import Brief
-    from clew.clock import Clock
+    from clew.core.clock import Clock
     from clew.errors import (
         AmbiguousIdError,
         ClewError,
@@ -28,7 +27,6 @@ if TYPE_CHECKING:
         ValidationError,
     )
     from clew.memory import Memory
-    from clew.mirror import MirrorWarning
     from clew.models import (
         Action,
         ActionLog,
@@ -56,6 +54,8 @@ if TYPE_CHECKING:
         TaskStatus,
         VerifyReport,
     )
+    from clew.state.brief import Brief
+    from clew.state.mirror import MirrorWarning
 
 __version__ = "0.1.0"
 
@@ -108,11 +108,11 @@ __all__ = [
 # Public names load on first use (PEP 562), so `clew --version` and hooks start fast.
 _LAZY = {
     "AsyncMemory": "clew.aio",
-    "Brief": "clew.brief",
+    "Brief": "clew.state.brief",
     "Memory": "clew.memory",
-    "MirrorWarning": "clew.mirror",
-    "Primer": "clew.working",
-    "State": "clew.state",
+    "MirrorWarning": "clew.state.mirror",
+    "Primer": "clew.state.working",
+    "State": "clew.state.document",
     **dict.fromkeys(
         [
             "AmbiguousIdError",
@@ -194,9 +194,10 @@ def open(  # clew.open mirrors the builtin on purpose: it opens a store
     opens for reading; its writes raise StoreReadOnlyError. Opening runs maintenance when
     it is due (`[maintenance]` in config.toml; at most once an hour by default).
     """
-    from clew import checks, config
-    from clew.clock import utcnow
-    from clew.location import resolve_busy_timeout, resolve_space, resolve_store
+    from clew import config
+    from clew.core import checks
+    from clew.core.clock import utcnow
+    from clew.core.location import resolve_busy_timeout, resolve_space, resolve_store
     from clew.memory import Memory
     from clew.store import open_store
 

@@ -45,7 +45,7 @@ _FALSE = {"0", "false", "no", "off", ""}
 
 def config_files(store_path: str) -> list[str]:
     """The config files that apply to a store, most specific first."""
-    from clew.location import is_url
+    from clew.core.location import is_url
 
     base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
     user = os.path.join(base, "clew", "config.toml")
@@ -235,7 +235,7 @@ def progress_mode(store_path: str) -> str:
     """What a message saying a step is done does: apply (the default: a step it names by
     number or exact title is completed, one it only shares words with is suggested),
     suggest (nothing is completed; both are shown) or off."""
-    from clew.progress import DEFAULT_MODE, MODES
+    from clew.tasks.progress import DEFAULT_MODE, MODES
 
     mode = str(setting(store_path, "progress", "mode", "CLEW_PROGRESS", DEFAULT_MODE))
     if mode.strip().lower() not in MODES:
@@ -245,7 +245,7 @@ def progress_mode(store_path: str) -> str:
 
 def stuck_rules(store_path: str) -> Any:
     """When a task counts as stuck, and how often it is alerted about (`[stuck]`)."""
-    from clew.lifecycle import StuckRules
+    from clew.core.lifecycle import StuckRules
 
     base = StuckRules()
     after = setting(store_path, "stuck", "after", "CLEW_STUCK_AFTER", base.idle_after)
@@ -268,7 +268,7 @@ def stuck_rules(store_path: str) -> Any:
 
 def maintenance(store_path: str) -> Any:
     """The `[maintenance]` settings, from the environment, else the config files."""
-    from clew.lifecycle import MaintenanceSettings, seconds
+    from clew.core.lifecycle import MaintenanceSettings, seconds
 
     section = load(store_path).get("maintenance", {})
     if not isinstance(section, dict):
@@ -300,7 +300,7 @@ _REDACT_KEYS = ("enabled", "patterns", "allow", "allow_patterns")
 def redaction(store_path: str) -> Any:
     """The `[redact]` settings as a Redactor, from the environment (CLEW_REDACT), else the
     config files; each mistake refused with one line naming it."""
-    from clew.redaction import Redactor, checked_kind
+    from clew.privacy.redaction import Redactor, checked_kind
 
     _refuse_project(store_path, "redact")
     section = load(store_path).get("redact", {})
@@ -353,10 +353,10 @@ def _regex(source: object, name: str, what: str = "a secret") -> str:
 
 def settings(store_path: str, *, state_budget: object = None, mirror: object = None) -> Any:
     """Everything a Memory reads from the environment and config files, checked."""
-    from clew import checks
+    from clew.core import checks
     from clew.providers import connect
     from clew.settings import Settings
-    from clew.state import DEFAULT_BUDGET
+    from clew.state.document import DEFAULT_BUDGET
 
     if state_budget is None:
         state_budget = setting(store_path, "state", "budget", "CLEW_STATE_BUDGET", DEFAULT_BUDGET)

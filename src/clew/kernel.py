@@ -27,12 +27,12 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from typing import Any, NamedTuple, Self, TypeVar
 
-from clew import checks
-from clew.clock import Clock, stamp, utcnow
+from clew.core import checks
+from clew.core.clock import Clock, stamp, utcnow
+from clew.core.ids import ID_LENGTH, is_id_prefix, new_id
 from clew.errors import NotFoundError, ValidationError
-from clew.ids import ID_LENGTH, is_id_prefix, new_id
 from clew.models import Event, Job
-from clew.redaction import Found
+from clew.privacy.redaction import Found
 from clew.settings import Settings as Settings
 from clew.store import Store
 from clew.store.contract import CheckpointStore

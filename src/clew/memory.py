@@ -5,35 +5,35 @@ How a call writes (validate, one write transaction, journal events) is in `kerne
 
 from __future__ import annotations
 
-from clew.archive import Archive
-from clew.assembly import Assembly
-from clew.audit import Audit
-from clew.capture import Capture
-from clew.checkpoints import Checkpoints
-from clew.clock import Clock, utcnow
-from clew.conversations import Conversations
-from clew.forgetting import Forgetting
-from clew.forwarding import forward
-from clew.governor import Governor
-from clew.jobs import Jobs
+from clew.access.keys import Keys
+from clew.access.roles import Roles
+from clew.archive.entries import Archive
+from clew.archive.semantic import Semantic
+from clew.archive.trace import Ledger
+from clew.conversations.assembly import Assembly
+from clew.conversations.capture import Capture
+from clew.conversations.prompting import Conversations
+from clew.conversations.recollection import Recollection
+from clew.conversations.sessions import Sessions
+from clew.core.clock import Clock, utcnow
+from clew.core.forwarding import forward
+from clew.jobs.governor import Governor
+from clew.jobs.outbox import Jobs
+from clew.jobs.upkeep import Upkeep
+from clew.jobs.utility import Utility
+from clew.journal.audit import Audit
+from clew.journal.checkpoints import Checkpoints
+from clew.journal.forgetting import Forgetting
+from clew.journal.transfer import Transfer
 from clew.kernel import Kernel, Settings
-from clew.keys import Keys
-from clew.recollection import Recollection
-from clew.retrieval import Retrieval
-from clew.roles import Roles
-from clew.semantic import Semantic
-from clew.sessions import Sessions
+from clew.search.retrieval import Retrieval
+from clew.search.vectors import Vectors
+from clew.state.working import Working
 from clew.store import Store
-from clew.taskrecord import TaskRecords
-from clew.trace import Ledger
-from clew.tracker import Tracker
-from clew.transfer import Transfer
-from clew.upkeep import Upkeep
-from clew.utility import Utility
-from clew.vectors import Vectors
-from clew.waits import Waits
-from clew.watch import Watch
-from clew.working import Working
+from clew.tasks.taskrecord import TaskRecords
+from clew.tasks.tracker import Tracker
+from clew.tasks.waits import Waits
+from clew.tasks.watch import Watch
 
 
 class Memory(Kernel):

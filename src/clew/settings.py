@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from clew.lifecycle import MaintenanceSettings, StuckRules
+from clew.core.lifecycle import MaintenanceSettings, StuckRules
 from clew.models import VOLATILE_PARTS
-from clew.redaction import DEFAULT as DEFAULT_REDACTION
-from clew.redaction import Redactor
+from clew.privacy.redaction import DEFAULT as DEFAULT_REDACTION
+from clew.privacy.redaction import Redactor
 
 if TYPE_CHECKING:
     from clew.providers import Provider

@@ -20,7 +20,7 @@ from clew.errors import ValidationError
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
-    from clew import tools
+    from clew.tools import registry as tools
 
     if args.call is None:
         print(json.dumps(tools.schemas(args.format), indent=2, ensure_ascii=False))
@@ -40,7 +40,7 @@ def cmd_tools(args: argparse.Namespace) -> int:
 
 
 def cmd_prompt(args: argparse.Namespace) -> int:
-    from clew.tools import guidance
+    from clew.tools.registry import guidance
 
     sys.stdout.write(guidance())
     return 0
@@ -50,13 +50,13 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     try:
         import anyio
 
-        import clew.mcp_server as mcp_server
+        import clew.server.mcp_server as mcp_server
     except ImportError:
         raise ValidationError(
             "the MCP server needs the mcp extra: run `pip install -e '.[mcp]'` in clew's checkout"
         ) from None
     from clew.cli.server import server_options
-    from clew.origin import HostRules
+    from clew.core.origin import HostRules
 
     options: Any = None
     if args.port is None and bool(args.allow_wait_path) | bool(args.allow_wait_url):
@@ -113,7 +113,7 @@ def _check_port(port: int) -> None:
 
 
 def _context(args: argparse.Namespace) -> Any:
-    from clew.tools import Context
+    from clew.tools.registry import Context
 
     return Context(session=args.session, workspace=args.workspace or os.getcwd())
 

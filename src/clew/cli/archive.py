@@ -62,7 +62,7 @@ def cmd_note(args: argparse.Namespace) -> int:
 
 
 def cmd_entries(args: argparse.Namespace) -> int:
-    from clew.views import entry_line, entry_view
+    from clew.tools.views import entry_line, entry_view
 
     if args.id is not None:
         with open_memory(args) as mem:
@@ -96,7 +96,7 @@ def cmd_entries(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from clew.views import record_hit_line
+    from clew.tools.views import record_hit_line
 
     with open_memory(args) as mem:
         hits = mem.search_all(
@@ -124,7 +124,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 def _meaning_behind(mem: Any, mode: str) -> str | None:
     """A note when a search ranked by meaning while the vector index is behind."""
-    from clew.vectors import embedder_available
+    from clew.search.vectors import embedder_available
 
     if mode == "keyword" or mem.read_only or not embedder_available():
         return None  # a read-only store cannot catch up: nothing to suggest
@@ -138,7 +138,7 @@ def _meaning_behind(mem: Any, mode: str) -> str | None:
 
 
 def cmd_seen(args: argparse.Namespace) -> int:
-    from clew.views import error_history_view
+    from clew.tools.views import error_history_view
 
     error = read_text("-", "the error", input_limit(args)) if args.error == "-" else args.error
     with open_memory(args) as mem:

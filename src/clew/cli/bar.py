@@ -1,6 +1,6 @@
 """A progress bar on stderr for the commands that can run long (import, export, verify,
 push, index): drawn only when stderr is a terminal, and only once the work has run a
-second, so piped output and quick runs show nothing. It listens to `clew.meter`'s reports;
+second, so piped output and quick runs show nothing. It listens to `clew.core.meter`'s reports;
 no dependency, one line redrawn in place and erased at the end."""
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def shown(stream: TextIO | None = None) -> Iterator[None]:
     if not terminal:
         yield
         return
-    from clew import meter
+    from clew.core import meter
 
     bar = Bar(out)
     try:

@@ -79,7 +79,7 @@ def _capture_for_hook(args: argparse.Namespace) -> int:
     import os
 
     try:
-        from clew.checks import json_value
+        from clew.core.checks import json_value
 
         raw = "" if sys.stdin.isatty() else sys.stdin.read(HOOK_INPUT_CHARS)
         event = json_value(raw or "{}", "the hook's input")
@@ -96,7 +96,7 @@ def _capture_for_hook(args: argparse.Namespace) -> int:
         else:
             folder = None
         session = event.get("session_id")
-        from clew.transcripts import subagent
+        from clew.conversations.transcripts import subagent
 
         agent = subagent(event)  # a subagent's own transcript (newer Claude Codes keep one)
         with open_memory(args) as mem:
@@ -124,8 +124,8 @@ def _capture_for_codex(args: argparse.Namespace) -> int:
     import os
 
     try:
-        from clew.checks import json_value
         from clew.cli.integrate import codex_home
+        from clew.core.checks import json_value
         from clew.integrations.codex import find_rollout
 
         event = json_value(args.codex_notify, "the notification")

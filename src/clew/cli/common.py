@@ -128,7 +128,7 @@ def store_path(args: argparse.Namespace, *, create: bool = False) -> tuple[str, 
     nobody reads) unless `create` or --create."""
     import os
 
-    from clew.location import is_url, locate_store
+    from clew.core.location import is_url, locate_store
 
     path, source = locate_store(args.db)
     if is_url(path):  # a team store: no folder to check, nothing to announce
@@ -207,14 +207,14 @@ def show_lines(
 
 
 def current_time() -> Any:
-    from clew.clock import utcnow
+    from clew.core.clock import utcnow
 
     return utcnow()
 
 
 def json_or_text(raw: str, field: str) -> Any:
     """A value given on the command line: its JSON meaning if it is JSON, else the text."""
-    from clew.checks import NotJson, json_value
+    from clew.core.checks import NotJson, json_value
 
     try:
         return json_value(raw, field)
@@ -237,7 +237,7 @@ def meta(pairs: Sequence[str] | None) -> dict[str, Any] | None:
 
 def json_arg(text: str | None, field: str) -> dict[str, Any] | None:
     """Parse an option's JSON object, or raise naming the option."""
-    from clew.checks import json_value
+    from clew.core.checks import json_value
 
     if text is None:
         return None
@@ -285,7 +285,7 @@ def megabytes(text: str) -> int:
 
 def whole(text: str) -> int:
     """argparse type: a whole number that fits in 64 bits (what the store keeps)."""
-    from clew.checks import BEYOND_64_BITS, MAX_INT, MIN_INT
+    from clew.core.checks import BEYOND_64_BITS, MAX_INT, MIN_INT
 
     digits = text.strip().removeprefix("-").removeprefix("+")
     if not (digits.isascii() and digits.isdigit()):
@@ -309,7 +309,7 @@ def decimal(text: str) -> float:
 
 
 def _shown(text: str) -> str:
-    from clew.checks import shown
+    from clew.core.checks import shown
 
     return shown(text)
 
@@ -406,7 +406,7 @@ def duration(text: str) -> float | None:
     if text == "never":
         return None
     units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-    from clew.checks import duration as seconds
+    from clew.core.checks import duration as seconds
 
     number, unit = text[:-1], text[-1:]
     try:
@@ -417,7 +417,7 @@ def duration(text: str) -> float | None:
         raise ValidationError(
             f"duration {_shown(text)} is not like 90s, 30m, 24h, 7d or never"
         ) from None
-    from clew.checks import MAX_SECONDS
+    from clew.core.checks import MAX_SECONDS
 
     if value > MAX_SECONDS:
         raise ValidationError(f"duration {_shown(text)} is longer than 100 years")

@@ -25,7 +25,7 @@ from clew.cli.options import tool_option
 from clew.errors import ValidationError
 
 if TYPE_CHECKING:
-    from clew.turns import Checked
+    from clew.core.turns import Checked
 
 
 @contextlib.contextmanager
@@ -42,7 +42,7 @@ def _messages(args: argparse.Namespace, source: str, handle: BinaryIO) -> Iterab
     import takes them (each line at most the input limit), so a file of any length imports
     in constant memory; a JSON document is read whole, within the input limit. Each line
     comes checked (a turns.Checked, which append_turns and import_session take as it is)."""
-    from clew.turns import read_messages
+    from clew.core.turns import read_messages
 
     limit = input_limit(args)
     name = "stdin" if source == "-" else source
@@ -70,7 +70,7 @@ def _messages(args: argparse.Namespace, source: str, handle: BinaryIO) -> Iterab
 def _message_line(raw: bytes, name: str, number: int, limit: int) -> dict[str, Any] | None:
     """The first line's message when the file is JSON Lines (the line is one message by
     itself), else None."""
-    from clew import checks
+    from clew.core import checks
 
     text = _decoded(raw, name, limit).removeprefix("\ufeff")
     try:
@@ -87,8 +87,8 @@ def _message_lines(
 ) -> Iterator[Checked]:
     """Each message of a JSON Lines file, checked as `read_messages` checks them (an error
     names its line); the file's share read so far reported to the progress bar."""
-    from clew import checks, meter
-    from clew.turns import checked
+    from clew.core import checks, meter
+    from clew.core.turns import checked
 
     size = _size(handle)
     done = 0
@@ -168,7 +168,7 @@ def cmd_append(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from clew.views import session_line
+    from clew.tools.views import session_line
 
     workspace = None if args.all else (args.workspace or os.getcwd())
     with open_memory(args) as mem:
@@ -184,7 +184,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from clew.views import session_line
+    from clew.tools.views import session_line
 
     with open_memory(args) as mem:
         session = mem.get_session(args.session)
@@ -198,7 +198,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"session": session, "state": state, "recent": recent})
         return 0
-    from clew.recall import for_cli
+    from clew.conversations.recall import for_cli
 
     print(session_line(session, current_time()))
     sys.stdout.write(state.text)
@@ -209,7 +209,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    from clew.views import context_view
+    from clew.tools.views import context_view
 
     with open_memory(args) as mem:
         resumed = mem.resume(args.session, workspace=args.workspace, budget=args.budget)
@@ -223,7 +223,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 
 def cmd_context(args: argparse.Namespace) -> int:
-    from clew.views import context_view
+    from clew.tools.views import context_view
 
     prompt = (
         read_text(args.system_prompt_file, "system prompt", input_limit(args))
@@ -308,7 +308,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
         raise ValidationError(
             "give exactly one of --search, --range, --tool-calls, --summary, --around, --source"
         )
-    from clew.recall import for_cli
+    from clew.conversations.recall import for_cli
 
     action, value = chosen[0]
     options: dict[str, Any] = {}

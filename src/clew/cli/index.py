@@ -42,7 +42,7 @@ def _records(count: int) -> str:
 
 
 def _print_status(status: Any) -> None:
-    from clew.vectors import UNAVAILABLE
+    from clew.search.vectors import UNAVAILABLE
 
     print(f"model: {status.model or 'none (' + UNAVAILABLE + ')'}")
     print(status.lag())

@@ -57,7 +57,7 @@ def cmd_integrate(args: argparse.Namespace) -> int:
     if args.assistant == "codex":
         return _integrate_codex(args)
     from clew.integrations import claude_code
-    from clew.mirror import write_atomically
+    from clew.state.mirror import write_atomically
 
     if args.user:
         home = os.path.expanduser("~")
@@ -111,7 +111,7 @@ def _integrate_codex(args: argparse.Namespace) -> int:
     import tomllib
 
     from clew.integrations import codex
-    from clew.mirror import write_atomically
+    from clew.state.mirror import write_atomically
 
     if args.project or args.dir:
         raise ValidationError(

@@ -20,7 +20,7 @@ from clew.cli.common import (
 
 
 def cmd_ledger(args: argparse.Namespace) -> int:
-    from clew.views import action_line, repeated_line
+    from clew.tools.views import action_line, repeated_line
 
     with open_memory(args) as mem:
         if args.repeated:
@@ -57,7 +57,7 @@ def cmd_ledger(args: argparse.Namespace) -> int:
 
 
 def cmd_trace_show(args: argparse.Namespace) -> int:
-    from clew.views import trace_view
+    from clew.tools.views import trace_view
 
     with open_memory(args) as mem:
         trace = mem.trace(args.id)

@@ -13,8 +13,8 @@ _KINDS = ("command", "file", "url", "time", "manual")
 
 def wait_line(wait: Any, now: Any) -> str:
     """One wait: id, status, task, what it waits for, and what its last check saw."""
-    from clew.clock import ago
-    from clew.text import clip
+    from clew.core.clock import ago
+    from clew.core.text import clip
 
     seen = wait.seen or wait.observation
     if wait.status.value == "watching":

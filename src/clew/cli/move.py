@@ -10,8 +10,8 @@ from typing import Any, BinaryIO
 
 from clew.cli.bar import shown as bar
 from clew.cli.common import Commands, input_limit, open_input, open_memory, print_json, whole
+from clew.core.location import shown
 from clew.errors import ValidationError
-from clew.location import shown
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -38,7 +38,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def _export_to(mem: Any, args: argparse.Namespace) -> int:
     """Export into --output atomically: the file appears whole, or not at all."""
-    from clew.mirror import replacing
+    from clew.state.mirror import replacing
 
     try:
         with replacing(args.output) as handle:
@@ -55,7 +55,7 @@ def _write(output: str | None, text: str) -> None:
     if output in (None, "-"):
         sys.stdout.write(text)
         return
-    from clew.mirror import write_atomically
+    from clew.state.mirror import write_atomically
 
     try:
         write_atomically(output, text.encode("utf-8"))
@@ -73,7 +73,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         )
     limit = input_limit(args)
     handle = open_input(args.file, "the journal file")
-    from clew.origin import Origin
+    from clew.core.origin import Origin
 
     with handle, open_memory(args) as mem, bar():
         # This host's own user: any event goes in (its host waits still never run here

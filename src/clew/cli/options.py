@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from clew.cli.common import decimal, whole
-from clew.toolspec import SPECS, Param
+from clew.tools.spec import SPECS, Param
 
 PARAM = "tool_param"  # the attribute of an argparse action naming its (tool, parameter)
 

@@ -39,7 +39,7 @@ def cmd_pattern_observe(args: argparse.Namespace) -> int:
 
 
 def cmd_pattern_list(args: argparse.Namespace) -> int:
-    from clew.views import pattern_line
+    from clew.tools.views import pattern_line
 
     with open_memory(args) as mem:
         patterns = mem.list_patterns(args.domain, include_deprecated=args.all, limit=args.limit)
@@ -79,7 +79,7 @@ def cmd_guard_defaults(args: argparse.Namespace) -> int:
 
 
 def cmd_guard_list(args: argparse.Namespace) -> int:
-    from clew.views import guardrail_line
+    from clew.tools.views import guardrail_line
 
     with open_memory(args) as mem:
         rules = mem.list_guardrails(enabled_only=not args.all)

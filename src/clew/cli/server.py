@@ -190,7 +190,7 @@ def add_server_options(p: Any) -> None:
 def host_rules(args: argparse.Namespace) -> Any:
     """What the operator lets admin keys' waits make this host do (--allow-commands,
     --allow-wait-path, --allow-wait-url): nothing unless named; each checked now."""
-    from clew.origin import HostRules, folder_rule, url_rule
+    from clew.core.origin import HostRules, folder_rule, url_rule
 
     return HostRules(
         bool(args.allow_commands),

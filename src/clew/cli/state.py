@@ -60,7 +60,7 @@ def cmd_context(args: argparse.Namespace) -> int:
     if args.json:
         print_json(context)
         return 0
-    from clew.views import context_view
+    from clew.tools.views import context_view
 
     if args.explain or args.session is not None:
         sys.stdout.write(context_view(context))
@@ -75,7 +75,7 @@ def _prime_for_hook(args: argparse.Namespace) -> int:
     session, so a failure is one line on stderr and exit 0."""
     import os
 
-    from clew.checks import json_value
+    from clew.core.checks import json_value
     from clew.errors import ClewError
 
     try:

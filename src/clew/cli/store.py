@@ -21,7 +21,14 @@ def cmd_init(args: argparse.Namespace) -> int:
     import sys
 
     import clew
-    from clew.location import STORE_DIR, STORE_FILE, find_project_store, is_url, locate_store, shown
+    from clew.core.location import (
+        STORE_DIR,
+        STORE_FILE,
+        find_project_store,
+        is_url,
+        locate_store,
+        shown,
+    )
 
     named, source = locate_store(args.db)
     if is_url(named):  # a team store: migrated when opened; its password is never printed
@@ -67,7 +74,7 @@ def _keep_out_of_git(here: str, args: argparse.Namespace) -> str | None:
     what happened: "ignored" (already), "added", "declined", "told"; None outside git."""
     import sys
 
-    from clew import gitignore
+    from clew.cli import gitignore
 
     root = gitignore.work_tree(here)
     if root is None or args.gitignore is False:
@@ -101,7 +108,7 @@ def _keep_out_of_git(here: str, args: argparse.Namespace) -> str | None:
 
 
 def cmd_journal(args: argparse.Namespace) -> int:
-    from clew.views import event_line
+    from clew.tools.views import event_line
 
     with open_memory(args) as mem:
         events = mem.journal(task_id=args.task, after=args.after, limit=args.limit)
@@ -116,7 +123,7 @@ def cmd_journal(args: argparse.Namespace) -> int:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from clew.cli.bar import shown as bar
-    from clew.views import verify_view
+    from clew.tools.views import verify_view
 
     with open_memory(args) as mem, bar():
         report = mem.verify(all_spaces=args.all_spaces, checkpoint=_checkpoints(args.checkpoint))
@@ -128,7 +135,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_checkpoint(args: argparse.Namespace) -> int:
-    from clew.checkpointfile import counted, default_path
+    from clew.journal.checkpointfile import counted, default_path
 
     path = args.file or default_path()
     with open_memory(args) as mem:
@@ -148,7 +155,7 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
-    from clew.views import forget_view
+    from clew.tools.views import forget_view
 
     if args.pattern is None and (args.kind is None or args.id is None):
         raise ClewError(
@@ -167,7 +174,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
 
 
 def cmd_redactions(args: argparse.Namespace) -> int:
-    from clew.views import redactions_view
+    from clew.tools.views import redactions_view
 
     with open_memory(args) as mem:
         found = mem.redactions(
@@ -181,7 +188,7 @@ def cmd_redactions(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from clew.demo import run_demo
+    from clew.cli.demo import run_demo
 
     return run_demo(keep=args.keep, as_json=args.json)
 
@@ -193,7 +200,7 @@ def _checkpoints(given: str | None) -> str | None:
     """The checkpoint file --checkpoint names: the default one for the option alone."""
     if given != "":
         return given
-    from clew.checkpointfile import default_path
+    from clew.journal.checkpointfile import default_path
 
     return default_path()
 

@@ -52,7 +52,7 @@ def cmd_task_new(args: argparse.Namespace) -> int:
 
 
 def cmd_task_list(args: argparse.Namespace) -> int:
-    from clew.views import task_line
+    from clew.tools.views import task_line
 
     if args.month and not args.archived:
         raise ValidationError("--month goes with --archived")
@@ -71,7 +71,7 @@ def cmd_task_list(args: argparse.Namespace) -> int:
 
 def _archived_list(args: argparse.Namespace) -> int:
     """Archived tasks grouped by the month they were archived in, newest month first."""
-    from clew.views import task_line
+    from clew.tools.views import task_line
 
     with open_memory(args) as mem:
         found = mem.archived_tasks(args.month)
@@ -99,7 +99,7 @@ def _archived_list(args: argparse.Namespace) -> int:
 
 
 def cmd_task_show(args: argparse.Namespace) -> int:
-    from clew.views import task_view
+    from clew.tools.views import task_view
 
     limit = None if args.all else 10
     with open_memory(args) as mem:
@@ -272,7 +272,7 @@ def cmd_task_output(args: argparse.Namespace) -> int:
         print_json({"action": action, "logs": logs})
         return 0
     if args.info:
-        from clew.views import action_view
+        from clew.tools.views import action_view
 
         print(action_view(action, logs, current_time()))
         return 0
@@ -285,7 +285,7 @@ def cmd_task_output(args: argparse.Namespace) -> int:
 
 
 def cmd_task_message(args: argparse.Namespace) -> int:
-    from clew.views import message_view
+    from clew.tools.views import message_view
 
     with open_memory(args) as mem:
         message = mem.get_message(args.message)
@@ -406,7 +406,7 @@ def cmd_task_resolve(args: argparse.Namespace) -> int:
 
 
 def cmd_task_files(args: argparse.Namespace) -> int:
-    from clew.views import files_view
+    from clew.tools.views import files_view
 
     with open_memory(args) as mem:
         if args.created or args.modified:

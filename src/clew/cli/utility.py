@@ -27,7 +27,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 def cmd_work(args: argparse.Namespace) -> int:
-    from clew.worker import drain
+    from clew.jobs.worker import drain
 
     checked: list[Any] = []
     upkeep = None

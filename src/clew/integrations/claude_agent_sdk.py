@@ -9,7 +9,7 @@
   has no SessionStart callback, so the state rides on the first UserPromptSubmit or
   PostToolUse after the session starts or PreCompact fires;
 - **clew's tools** as an MCP server: in process (`server="sdk"`, the default: the SDK's own
-  MCP server running `clew.tools`), or `clew mcp` over stdio (`server="stdio"`); allowed, so
+  MCP server running `clew.tools.registry`), or `clew mcp` over stdio (`server="stdio"`); allowed, so
   the agent can call them without a permission prompt.
 
 A hook never fails the agent: an error is one line on stderr and the hook answers `{}`. The
@@ -35,7 +35,7 @@ from claude_agent_sdk import (
 )
 
 import clew
-from clew import transcripts
+from clew.conversations import transcripts
 from clew.errors import ValidationError
 from clew.memory import Memory
 
@@ -134,7 +134,7 @@ class ClewHooks:
 
 
 def _tool(hooks: ClewHooks, name: str, description: str, schema: dict[str, Any]) -> SdkMcpTool[Any]:
-    from clew import tools
+    from clew.tools import registry as tools
 
     async def handler(arguments: dict[str, Any]) -> dict[str, Any]:
         context = tools.Context(session=hooks.session, workspace=hooks.workspace)
@@ -146,7 +146,7 @@ def _tool(hooks: ClewHooks, name: str, description: str, schema: dict[str, Any])
 
 def mcp_server(hooks: ClewHooks) -> Any:
     """clew's tools as the SDK's in-process MCP server (an McpSdkServerConfig)."""
-    from clew import tools
+    from clew.tools import registry as tools
 
     made = [
         _tool(hooks, s["name"], s["description"], s["inputSchema"]) for s in tools.schemas("mcp")
@@ -197,7 +197,7 @@ def options(
         servers[SERVER] = _stdio(mem, command)
     else:
         raise ValidationError(f"server {server!r} is not one of: sdk, stdio")
-    from clew import tools
+    from clew.tools import registry as tools
 
     allowed = [*fields.pop("allowed_tools", [])]
     allowed += [f"mcp__{SERVER}__{s['name']}" for s in tools.schemas("mcp")]

@@ -37,7 +37,7 @@ from langgraph.store.base import (
 from langgraph.store.base.embed import get_text_at_path
 
 import clew
-from clew.checks import MAX_NAME_CHARS
+from clew.core.checks import MAX_NAME_CHARS
 from clew.errors import ValidationError
 from clew.models import Entry, EntryStatus, EntryType
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from clew import credentials, tools
+from clew.core import credentials
+from clew.core.origin import NOTHING, HostRules
 from clew.errors import (
     AmbiguousIdError,
     AuthenticationError,
@@ -25,10 +26,10 @@ from clew.errors import (
     ValidationError,
 )
 from clew.models import to_jsonable
-from clew.origin import NOTHING, HostRules
-from clew.schema import check_arguments
-from clew.tools import Context, Tool, ToolResult
-from clew.toolspec import object_schema as _object  # the registry's shape, for extra routes
+from clew.tools import registry as tools
+from clew.tools.registry import Context, Tool, ToolResult
+from clew.tools.schema import check_arguments
+from clew.tools.spec import object_schema as _object  # the registry's shape, for extra routes
 
 if TYPE_CHECKING:
     from clew.memory import Memory
@@ -204,7 +205,7 @@ FORGET = _object(
 
 def forget(mem: Memory, arguments: Any, by: str) -> ToolResult:
     """Forget what a request's body names (`FORGET`), as `by`; raise the ClewError a refusal is."""
-    from clew.views import forget_view
+    from clew.tools.views import forget_view
 
     if not isinstance(arguments, dict):
         raise ValidationError("the request body must be a JSON object")

@@ -43,13 +43,12 @@ from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from clew import __version__, tools
-from clew.clock import stamp, utcnow
-from clew.credentials import Caller, RequestLine
+from clew import __version__
+from clew.core.clock import stamp, utcnow
+from clew.core.credentials import Caller, RequestLine
+from clew.core.origin import NOTHING, HostRules, Origin, for_scope
 from clew.errors import AuthenticationError, ClewError, StoreBusyError, ValidationError
-from clew.history import actor_of
 from clew.models import to_jsonable
-from clew.origin import NOTHING, HostRules, Origin, for_scope
 from clew.server import api, edge, markup, web
 from clew.server.bodies import body_lines, exported, json_arguments, json_error
 from clew.server.callers import Said, is_local, key_of
@@ -57,6 +56,8 @@ from clew.server.checkpoints import EVERY_SECONDS, Keeper, answer
 from clew.server.limits import RateLimit, retry_after
 from clew.server.mcp_endpoint import McpEndpoint
 from clew.server.requestlog import RequestLog, default_folder
+from clew.tasks.history import actor_of
+from clew.tools import registry as tools
 
 if TYPE_CHECKING:
     from clew.memory import Memory

@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from clew import checkpointfile
-from clew.checkpoints import append
 from clew.errors import ClewError
+from clew.journal import checkpointfile
+from clew.journal.checkpoints import append
 from clew.models import Checkpoint
 from clew.server.api import CHECKPOINT_HEADER as HEADER
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from clew.history import HistoryItem
-from clew.lifecycle import Wait
+from clew.core.lifecycle import Wait
 from clew.models import (
     Action,
     Entry,
@@ -23,7 +22,8 @@ from clew.models import (
     Turn,
 )
 from clew.server.markup import Nav, cells, escape, hidden, page, table, when
-from clew.state import State
+from clew.state.document import State
+from clew.tasks.history import HistoryItem
 
 KINDS = ("entry", "message", "action", "turn", "decision")  # what search may narrow to
 OUTPUT_CHARS = 200_000  # of one command's output shown on a page (the API has it all)

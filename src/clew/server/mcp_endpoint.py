@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from starlette.types import Receive, Scope, Send
 
-from clew import tools
 from clew.server.bodies import json_error
+from clew.tools import registry as tools
 
 if TYPE_CHECKING:
-    from clew.mcp_server import Door
+    from clew.server.mcp_server import Door
 
 
 class McpEndpoint:
@@ -24,7 +24,7 @@ class McpEndpoint:
     manager runs only once), so MCP outlives a failure of its own."""
 
     def __init__(self, context: tools.Context, door: Door) -> None:
-        from clew.mcp_server import build_server
+        from clew.server.mcp_server import build_server
 
         self._app = build_server(None, context, door=door)
         self.manager: Any = None

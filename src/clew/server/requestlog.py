@@ -34,8 +34,8 @@ import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from clew.credentials import RequestLine
-from clew.location import is_url
+from clew.core.credentials import RequestLine
+from clew.core.location import is_url
 from clew.server.edge import ROUTE_CHARS, safe
 
 if TYPE_CHECKING:

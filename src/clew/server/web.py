@@ -33,7 +33,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from clew.credentials import Caller
+from clew.core.credentials import Caller
+from clew.core.ids import new_id
 from clew.errors import (
     AmbiguousIdError,
     AuthenticationError,
@@ -41,10 +42,9 @@ from clew.errors import (
     NotFoundError,
     ValidationError,
 )
-from clew.history import actor_of
-from clew.history import history as words
-from clew.ids import new_id
 from clew.server import api, dashboard, edge, markup
+from clew.tasks.history import actor_of
+from clew.tasks.history import history as words
 
 if TYPE_CHECKING:
     from clew.memory import Memory

@@ -22,7 +22,7 @@ from clew.store.contract import (
 
 def open_store(location: str, space: str, busy_timeout: float = 5.0) -> Store:
     """Open the backend for `location`: a `postgresql://` URL, else a SQLite file path."""
-    from clew.location import is_url
+    from clew.core.location import is_url
 
     if is_url(location):
         from clew.store.postgres import PostgresStore  # imports psycopg: only for a URL

@@ -31,9 +31,9 @@ import unittest
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from clew.credentials import ApiKey, RequestLine
+from clew.core.credentials import ApiKey, RequestLine
+from clew.core.ids import new_id
 from clew.errors import AmbiguousIdError, NotFoundError, ValidationError
-from clew.ids import new_id
 from clew.models import ChainHead, EntryFilter, Event, NewVector, TaskStatus
 from clew.store import contract
 from clew.store.contract import Store

@@ -26,9 +26,10 @@ from collections.abc import Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, NamedTuple, Protocol
 
-from clew.chain import Link
-from clew.credentials import ApiKey, RequestLine
-from clew.lifecycle import Wait, WaitStatus
+from clew.core.chain import Link
+from clew.core.credentials import ApiKey, RequestLine
+from clew.core.lifecycle import Wait, WaitStatus
+from clew.core.query import Query
 from clew.models import (
     Action,
     ActionLog,
@@ -67,7 +68,6 @@ from clew.models import (
     Turn,
     VerifyReport,
 )
-from clew.search import Query
 
 
 class GraphCheckpoint(NamedTuple):

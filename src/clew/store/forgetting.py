@@ -22,16 +22,16 @@ import copy
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
-from clew import chain, codec
+from clew.core import chain, codec
+from clew.core.tombstones import TYPE as TYPE
+from clew.core.tombstones import Item as Item
+from clew.core.tombstones import Problem as Problem
+from clew.core.tombstones import TombstoneCheck as TombstoneCheck
+from clew.core.tombstones import field_json as field_json
+from clew.core.tombstones import fields_of as fields_of
+from clew.core.tombstones import items as items
 from clew.models import PLACEHOLDER, Event, Field
 from clew.store import projection
-from clew.tombstones import TYPE as TYPE
-from clew.tombstones import Item as Item
-from clew.tombstones import Problem as Problem
-from clew.tombstones import TombstoneCheck as TombstoneCheck
-from clew.tombstones import field_json as field_json
-from clew.tombstones import fields_of as fields_of
-from clew.tombstones import items as items
 
 # Event types whose upgrades read only the event's data (projection.py): their data is
 # rewritten in the shape the projection reads.

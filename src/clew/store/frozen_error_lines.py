@@ -1,7 +1,7 @@
 """The error lines of the middle of a long command output, for the search index: a frozen
-copy of clew/error_lines.py as migration 14 shipped it. Never edit it: events written before
+copy of clew/archive/error_lines.py as migration 14 shipped it. Never edit it: events written before
 they carried their error lines, and the rows migration 14 filled, are derived by exactly
-this (a tuned clew/error_lines.py changes only what new events carry).
+this (a tuned clew/archive/error_lines.py changes only what new events carry).
 
 The index keeps a command output's head (OUTPUT_HEAD characters) and tail (OUTPUT_TAIL): a
 2 MB build log that failed in its middle and went on would otherwise hide the failure. So

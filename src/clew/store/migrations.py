@@ -18,7 +18,7 @@ import sqlite3
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
-from clew import chain, codec
+from clew.core import chain, codec
 from clew.errors import StoreError
 from clew.store.frozen_error_lines import OUTPUT_HEAD as OUTPUT_HEAD
 from clew.store.frozen_error_lines import OUTPUT_TAIL as OUTPUT_TAIL

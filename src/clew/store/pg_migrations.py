@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from clew import chain, codec
+from clew.core import chain, codec
 from clew.store import pg_search
 from clew.store.frozen_error_lines import OUTPUT_HEAD, OUTPUT_TAIL, error_lines
 from clew.store.migrations import DECISION_FIELDS, Migration, entry_owners, fingerprint

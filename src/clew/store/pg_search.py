@@ -48,9 +48,9 @@ import re
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from clew.core.query import Query, Term
 from clew.errors import ValidationError
 from clew.models import Action, EntryFilter, RecordHit, SearchHit, Turn
-from clew.search import Query, Term
 from clew.store.frozen_error_lines import OUTPUT_HEAD, OUTPUT_TAIL
 from clew.store.migrations import OUTLINE_COLUMNS, OUTLINE_TABLES, decision_body, outline_text
 from clew.store.portable_archive import ENTRY_COLUMNS, entry_filter, entry_from_row

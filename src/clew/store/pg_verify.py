@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from clew import chain, meter
+from clew.core import chain, meter
 from clew.errors import StoreError, StoreReadOnlyError
 from clew.models import Difference, VerifyReport
 from clew.store import pg_connection, pg_migrations, projection

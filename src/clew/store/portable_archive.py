@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from clew import codec
+from clew.core import codec
 from clew.errors import NotFoundError
 from clew.models import Entry, EntryFilter, EntryStatus, EntryType, Evidence, Fix
 from clew.store.rows import RowReader, json_ids, limited

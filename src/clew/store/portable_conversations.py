@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from clew import turns
+from clew.core import turns
 from clew.errors import NotFoundError
 from clew.models import Session, Turn
 from clew.store.projection_conversations import decoded_state

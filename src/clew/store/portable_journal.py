@@ -8,8 +8,8 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from clew import chain, codec
-from clew.ids import new_id
+from clew.core import chain, codec
+from clew.core.ids import new_id
 from clew.models import Event, Redaction, Tombstone
 from clew.store import projection, projection_conversations
 from clew.store.portable_trace import output

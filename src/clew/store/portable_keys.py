@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from clew.credentials import ApiKey, RequestLine
+from clew.core.credentials import ApiKey, RequestLine
 from clew.store.rows import RowReader, limited
 from clew.store.sql import Row, param
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from clew import codec
+from clew.core import codec
 from clew.models import TraceDecision
 from clew.store.rows import RowReader
 

@@ -16,8 +16,8 @@ from clew.store.rows import RowReader
 from clew.store.sql import Row, param, param_list
 
 if TYPE_CHECKING:
+    from clew.core.query import Query
     from clew.models import Action, Entry, EntryFilter, RecordHit, SearchHit, Turn
-    from clew.search import Query
 
 TITLE_CHARS = 200
 # What `record_docs` holds a document of: each kind and its table.

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from clew import codec
+from clew.core import codec
 from clew.errors import NotFoundError
 from clew.models import (
     Action,

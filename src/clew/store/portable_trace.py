@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import Any
 
-from clew import codec
+from clew.core import codec
 from clew.errors import NotFoundError
 from clew.models import (
     Action,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from clew import codec
+from clew.core import codec
 from clew.errors import NotFoundError
 from clew.models import Job, JobStatus, ModelCall, RunningSummary
 from clew.store.rows import RowReader, fields

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from clew import codec
+from clew.core import codec
+from clew.core.lifecycle import Wait, WaitKind, WaitStatus
 from clew.errors import NotFoundError
-from clew.lifecycle import Wait, WaitKind, WaitStatus
 from clew.store.rows import RowReader, fields, limited
 from clew.store.sql import Row, numbered, param, param_list
 

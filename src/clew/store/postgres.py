@@ -26,6 +26,9 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from clew.core.forwarding import forward
+from clew.core.ids import is_id_prefix
+from clew.core.location import shown
 from clew.errors import (
     AmbiguousIdError,
     NotFoundError,
@@ -34,9 +37,6 @@ from clew.errors import (
     StoreReadOnlyError,
     ValidationError,
 )
-from clew.forwarding import forward
-from clew.ids import is_id_prefix
-from clew.location import shown
 from clew.models import DatabaseRole, VerifyReport
 from clew.store import pg_connection, pg_migrations, pg_roles, pg_vectors
 from clew.store.contract import CheckpointStore, ImportLog

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from clew import codec
-from clew.clock import seconds_between
+from clew.core import codec
+from clew.core.clock import seconds_between
 from clew.models import FINISHED_STEP_STATUSES, Event, StepStatus, TaskStatus
 from clew.store import frozen_error_lines, projection_redactions
 from clew.store.projection_handlers import _HANDLERS as _HANDLERS

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from clew import codec
+from clew.core import codec
 from clew.models import Event
 from clew.store.sql import Connection, numbered
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from clew import codec
+from clew.core import codec
 from clew.models import Event
 from clew.store.projection_handlers import conflict, handles
 from clew.store.sql import Connection, numbered

@@ -4,7 +4,7 @@ Registered with `projection_handlers.handles` like every other handler (see proj
 
 from __future__ import annotations
 
-from clew import codec
+from clew.core import codec
 from clew.models import Event
 from clew.store.projection_handlers import handles, insert
 from clew.store.sql import Connection

@@ -7,7 +7,7 @@ lifecycle.py) and lives in `schedule`, which no handler writes."""
 
 from __future__ import annotations
 
-from clew import codec
+from clew.core import codec
 from clew.models import Event
 from clew.store.projection_handlers import handles
 from clew.store.sql import Connection, numbered

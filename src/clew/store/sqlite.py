@@ -19,7 +19,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from clew import codec
+from clew.core import codec
+from clew.core.forwarding import forward
+from clew.core.ids import ID_LENGTH, is_id_prefix
 from clew.errors import (
     AmbiguousIdError,
     NotFoundError,
@@ -28,8 +30,6 @@ from clew.errors import (
     StoreReadOnlyError,
     ValidationError,
 )
-from clew.forwarding import forward
-from clew.ids import ID_LENGTH, is_id_prefix
 from clew.models import DatabaseRole, Event, Session
 from clew.store import projection_conversations
 from clew.store.contract import CheckpointStore, ImportLog
@@ -411,7 +411,7 @@ class SQLiteStore(
             state.bulk = False
             self._guard(lambda: projection_conversations.settle(self._sql, end=True))
             if saved:
-                from clew import meter
+                from clew.core import meter
 
                 meter.report("indexing for search", 0, None)  # one statement: no steps to tell
                 self._guard(

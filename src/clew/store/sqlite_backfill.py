@@ -58,7 +58,7 @@ def backfill_sequence(conn: sqlite3.Connection) -> None:
 def _replay(conn: sqlite3.Connection, scratch: sqlite3.Connection) -> None:
     """Apply every event in seq order; one that cannot be applied is undone and skipped
     (verify reports it; its rows keep 0 here)."""
-    from clew import codec
+    from clew.core import codec
     from clew.models import Event
     from clew.store import projection
     from clew.store.sqlite_connection import SQLiteConnection

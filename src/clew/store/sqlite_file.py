@@ -270,7 +270,7 @@ def migrate(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA journal_mode = WAL")  # persistent; a no-op once set
     if applied == LATEST:
         return
-    from clew import meter  # here: a store that is up to date (the hook path's) needs none
+    from clew.core import meter  # here: a store that is up to date (the hook path's) needs none
 
     pending = [m for m in MIGRATIONS if m.number > applied]
     for done, migration in enumerate(pending):

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from clew.core.query import Query, Term
 from clew.errors import StoreBusyError, StoreError
 from clew.models import Action, EntryFilter, RecordHit, SearchHit, Turn
-from clew.search import Query, Term
 from clew.store.migrations import record_text
 from clew.store.portable_archive import ENTRY_COLUMNS, entry_filter, entry_from_row
 from clew.store.portable_conversations import TURN_COLUMNS, turn_from_row

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from clew import chain, codec
+from clew.core import chain, codec
 from clew.models import Difference, Event, VerifyReport
 from clew.store import projection, projection_conversations
 from clew.store.migrations import PROJECTION_TABLES
@@ -73,7 +73,7 @@ class Verification(RowReader):
     def _verify(self, all_spaces: bool) -> VerifyReport:
         import tempfile  # only verify needs it; keep it off the CLI's start-up path
 
-        from clew import meter
+        from clew.core import meter
         from clew.store import sqlite_bulk
         from clew.store.sqlite_file import connect, migrate
 
@@ -136,7 +136,7 @@ class Verification(RowReader):
         findings: list[Difference] = []
         heads: dict[str, str] = {}
         kept = TombstoneCheck(whole=True)
-        from clew import meter
+        from clew.core import meter
 
         count = 0
         total = self._conn.execute(f"SELECT count(*) FROM events {where}", params).fetchone()[0]
@@ -181,7 +181,7 @@ class Verification(RowReader):
         space: str | None,
         findings: list[Difference],
     ) -> VerifyReport:
-        from clew import meter
+        from clew.core import meter
 
         differences = findings[:MAX_DIFFERENCES]
         truncated = len(findings) > MAX_DIFFERENCES
