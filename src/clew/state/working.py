@@ -37,6 +37,7 @@ from clew.state.brief import (
     build_brief,
 )
 from clew.state.document import OPEN_NAMED, SHOWN, STATE_TYPES, Snapshot, State, render_state
+from clew.tasks.rules import captured_from
 from clew.tasks.stuck import ACTIONS_READ
 from clew.tasks.taskrecord import TaskRecords
 from clew.tasks.watch import Watch
@@ -191,11 +192,14 @@ class Working(Service):
 
     def workspace_tasks(self, workspace: str | None = None) -> list[Task]:
         """Active tasks of a workspace: those whose workspace holds it or lies within it,
-        most recently updated first; if none has one, the active tasks with no workspace."""
+        most recently updated first; if none has one, the active tasks with no workspace.
+        The tasks the agent recorded come before those kept from its transcript's lists."""
         here = real_path(workspace or os.getcwd())
         active = self._store.list_tasks((TaskStatus.ACTIVE,))
         matched = [t for t in active if (kept := kept_path(t.workspace)) and related(kept, here)]
-        return matched or [t for t in active if not t.workspace]
+        found = matched or [t for t in active if not t.workspace]
+        # What the agent recorded outranks what clew kept for it (a stable sort).
+        return sorted(found, key=lambda t: captured_from(t) is not None)
 
     def _paused_here(self, workspace: str | None) -> list[Task]:
         here = real_path(workspace or os.getcwd())
@@ -217,6 +221,9 @@ class Working(Service):
         for task in shown:
             state = self.state(task.id, budget=budget)
             brief = self.where(task.id)
+            tool = captured_from(task)
+            if tool is not None:  # the agent's own list, which it has lost: say how to restore it
+                parts.append(_restore_note(tool))
             parts.append(
                 f'<clew-task-state task="{task.id}" tokens="{state.tokens}">\n{state.text}'
                 f'</clew-task-state>\n<clew-where-was-i task="{task.id}">\n{brief.text}\n'
@@ -260,6 +267,17 @@ class Working(Service):
 
     def _mirror_content(self, task_id: str, after: int) -> tuple[str, list[Event]]:
         return self.state(task_id).text, self._store.list_events(task_id=task_id, after=after)
+
+
+def _restore_note(tool: str) -> str:
+    """The line before a task kept from the agent's own list: it is the agent's list, which
+    compaction, /clear or a resume emptied; how to write it back."""
+    calls = "TaskCreate and TaskUpdate" if tool == "TaskCreate" else tool
+    return (
+        f"clew kept your own task list from your {calls} calls (the next task). If your list"
+        f" is empty after a compaction, /clear or resume, write it back with {calls} as"
+        " the plan below stands: done steps completed, the active one in progress."
+    )
 
 
 def _mirror_beside(path: str) -> Mirror | None:
