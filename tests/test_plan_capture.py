@@ -153,6 +153,20 @@ def test_a_todo_list_comes_back_after_compaction_as_its_last_rewrite_left_it(
     ]
 
 
+def test_after_clear_the_new_session_gets_the_list_back(project: Path) -> None:
+    # /clear starts a new session (a new id, its transcript not written yet); the list kept
+    # from the session before is the workspace's, so its SessionStart hook primes it.
+    before = Session(project, TODOS, TODOS_ID)
+    before.write_upto(upto(TODOS, "toolu_01TodoA2"))
+    before.hook("PostToolUse")
+    after = Session(project, TODOS, "c1ea2000-0000-4000-8000-00000000c1ea")
+    after.path.unlink()
+    after.hook("SessionStart", source="clear")
+    primed = after.hook("SessionStart", "prime", "--hook", source="clear")
+    assert "clew kept your own task list from your TodoWrite calls" in primed
+    assert "Current: step 2 — Store refresh tokens hashed" in primed
+
+
 def test_capturing_the_same_lines_again_changes_nothing(mem: clew.Memory, tmp_path: Path) -> None:
     transcript = tmp_path / f"{TODOS_ID}.jsonl"
     transcript.write_text("".join(lines_of(TODOS)[: upto(TODOS, "toolu_01TodoA2")]))
@@ -315,3 +329,32 @@ def test_a_list_all_done_completes_its_task_and_a_new_item_reopens_it(
         assert task_id is not None
         statuses.append(mem.get_task(task_id).status)
     assert statuses == [TaskStatus.ACTIVE, TaskStatus.COMPLETED, TaskStatus.ACTIVE]
+
+
+def test_a_fault_midway_undoes_only_the_list_s_writes(
+    mem: clew.Memory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    transcript = tmp_path / f"{TODOS_ID}.jsonl"
+    lines = lines_of(TODOS)
+    transcript.write_text("".join(lines[: upto(TODOS, "toolu_01TodoA1")]))
+    mem.capture_transcript(str(transcript), workspace=str(tmp_path))
+    task_id = mem.get_session(TODOS_ID).task_id
+    assert task_id is not None
+    before = mem.get_task(task_id)
+
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("a fault after the replan")
+
+    monkeypatch.setattr(mem.plan_capture._tracker, "update_step", broken)
+    transcript.write_text("".join(lines[: upto(TODOS, "toolu_01TodoA2")]))
+    done = mem.capture_transcript(str(transcript))
+    # The lines are archived; the replan the fault followed is undone with the rest.
+    assert done.added == upto(TODOS, "toolu_01TodoA2") - upto(TODOS, "toolu_01TodoA1")
+    assert mem.get_task(task_id) == before
+
+
+def test_a_subagent_s_list_is_not_the_session_s() -> None:
+    line = json.loads(lines_of(TODOS)[upto(TODOS, "toolu_01TodoA1") - 2])
+    message = {k: line[k] for k in ("type", "uuid", "isSidechain", "message")}
+    assert [c.name for c in plan_calls(message)] == ["TodoWrite"]
+    assert plan_calls({**message, "isSidechain": True}) == []

@@ -118,6 +118,8 @@ def plan_calls(message: dict[str, Any]) -> list[Call]:
         if not isinstance(arguments, dict):
             return []
         return [Call("update_plan", arguments, _text(message.get("call_id")))]
+    if message.get("isSidechain") is True:
+        return []  # a subagent's line: its list is its own, gone when it ends
     inner = message.get("message")
     content = inner.get("content") if isinstance(inner, dict) else None
     if not isinstance(content, list):

@@ -202,12 +202,11 @@ class Capture(Service):
 
     def _keep_plans(self, session: Session, messages: list[dict[str, Any]]) -> None:
         """Keep the agent's own list from the messages just appended, in the same write (so
-        each line's calls are applied once). Its own savepoint: a list clew cannot keep, or
-        a fault in keeping it, never costs the transcript its capture."""
+        each line's calls are applied once). A list clew cannot keep, or a fault in keeping
+        it, undoes only its own savepoint and never costs the transcript its capture."""
         try:
-            with self._kernel.atomic():
-                self._plans._keep_plans(session, messages)
-        except Exception:
+            self._plans._keep_plans(session, messages)
+        except Exception:  # the transcript matters more than the list it holds
             return
 
     def _open_captured(

@@ -32,6 +32,7 @@ from clew.conversations.agent_plans import AgentList, Item, fold, plan_calls
 from clew.conversations.sessions import Sessions
 from clew.kernel import Kernel, Service
 from clew.models import (
+    CLOSED_TASK_STATUSES,
     AddStep,
     MoveStep,
     PlanOp,
@@ -68,14 +69,15 @@ class PlanCapture(Service):
     def _keep_plans(self, session: Session, messages: Sequence[dict[str, Any]]) -> Task | None:
         """Apply the list-writing calls of messages just archived in `session` to the task
         that keeps its list (made at the first call); return that task, if any changed.
-        Runs inside capture's write."""
+        Runs inside capture's write, in a savepoint of its own: a list clew cannot keep
+        undoes only what it wrote here."""
         calls = [c for m in messages for c in plan_calls(m)]
-        if not calls:
+        if not calls:  # most lines: nothing read, nothing written
             return None
         writes = any(c.name != "result" for c in calls)
         if not writes and session.task_id is None:
             return None  # results only, and no list kept yet: no TaskCreate waits for one
-        with self._write():
+        with self._kernel.atomic():
             task = self._kept_task(session, look=writes)
             if task is not None and task.status in _LEFT_ALONE:
                 return None
@@ -128,6 +130,8 @@ class PlanCapture(Service):
         statuses the list changed, the task's status, and the list kept in its metadata."""
         items = list(after.items)
         opened = [i for i in items if i.status != "completed"]
+        if not opened and task.status in CLOSED_TASK_STATUSES:  # done: its plan stays as it was
+            return self._tracker.update_task(task.id, metadata={MARK: _kept(task, after)})
         if opened and task.status is not TaskStatus.ACTIVE:  # the agent works on it again
             task = self._tracker.update_task(task.id, status=TaskStatus.ACTIVE)
         ops = _plan_ops(task, before, items)
@@ -145,11 +149,7 @@ class PlanCapture(Service):
             if step is None or step.status is wanted or was.get(step.id) == item.status:
                 continue  # not in the plan, already so, or not changed by the list
             self._tracker.update_step(task.id, step.id, status=wanted)
-        kept = {
-            **task.metadata.get(MARK, {}),
-            "tool": after.tool,
-            "list": after._replace(items=tuple(items)).to_json(),
-        }
+        kept = _kept(task, after._replace(items=tuple(items)))
         done = items and not opened and task.status is TaskStatus.ACTIVE
         if after.explanation and (before is None or before.explanation != after.explanation):
             self._tracker.add_message(task.id, after.explanation)
@@ -184,6 +184,11 @@ def _plan_ops(task: Task, before: AgentList | None, items: list[Item]) -> list[P
             continue
         position += 1
     return ops
+
+
+def _kept(task: Task, after: AgentList) -> dict[str, Any]:
+    """The task's mark with the list as it now stands."""
+    return {**task.metadata.get(MARK, {}), "tool": after.tool, "list": after.to_json()}
 
 
 def _session_of(task: Task) -> str | None:
