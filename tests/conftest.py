@@ -169,6 +169,7 @@ CONFORMANCE = frozenset(
         "test_archive",
         "test_conversations",
         "test_capture",
+        "test_plan_capture",
         "test_adk",
         "test_langgraph_graph",
         "test_langgraph_saver",

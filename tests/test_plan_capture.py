@@ -182,8 +182,10 @@ def test_capturing_the_same_lines_again_changes_nothing(mem: clew.Memory, tmp_pa
     transcript.write_text("".join(lines_of(TODOS)[: upto(TODOS, "toolu_01TodoA2")]) + "\n")
     mem.capture_transcript(str(transcript))
     assert mem.get_task(task_id) == before and len(mem.journal(task_id=task_id)) == events
-    # Only one task per session, however many captures.
+    # Only one task per session, however many captures; and it is ordinary task events,
+    # which the projections are rebuilt from.
     assert [t.id for t in mem.list_tasks()] == [task_id]
+    assert mem.verify().ok
 
 
 def test_what_the_agent_recorded_through_clew_outranks_its_list(
