@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -72,8 +73,11 @@ class Session:
         self.written = 0
 
     def write_upto(self, count: int) -> None:
+        """Write the transcript's lines up to `count`, stamped now, as Claude Code writes."""
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
         with self.path.open("a", encoding="utf-8") as out:
-            out.writelines(self.lines[self.written : count])
+            for line in self.lines[self.written : count]:
+                out.write(json.dumps({**json.loads(line), "timestamp": now}) + "\n")
         self.written = count
 
     def hook(self, name: str, *command: str, **extra: Any) -> str:
@@ -266,8 +270,13 @@ def test_a_resumed_session_numbering_its_tasks_again_is_followed() -> None:
 # -- Codex: update_plan --------------------------------------------------------------------
 
 
-def test_a_codex_plan_comes_back_with_its_explanation(project: Path) -> None:
-    done = run(project, "capture", "--format", "codex", "--workspace", str(project), str(CODEX))
+def test_a_codex_plan_comes_back_with_its_explanation(project: Path, tmp_path: Path) -> None:
+    # The rollout as Codex writes it as it goes: stamped now.
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    rollout = tmp_path / CODEX.name
+    rollout.write_text("".join(json.dumps({**json.loads(x), "timestamp": now}) + "\n"
+                               for x in lines_of(CODEX)))  # fmt: skip
+    done = run(project, "capture", "--format", "codex", "--workspace", str(project), str(rollout))
     assert done.returncode == 0, done.stderr
     primed = run(project, "prime", "--hook", stdin=json.dumps({"cwd": str(project)}))
     assert "from your update_plan calls" in primed.stdout
@@ -360,3 +369,45 @@ def test_a_subagent_s_list_is_not_the_session_s() -> None:
     message = {k: line[k] for k in ("type", "uuid", "isSidechain", "message")}
     assert [c.name for c in plan_calls(message)] == ["TodoWrite"]
     assert plan_calls({**message, "isSidechain": True}) == []
+
+
+def test_the_list_of_an_old_session_imported_is_kept_paused(
+    mem: clew.Memory, clock: Any, tmp_path: Path
+) -> None:
+    # Importing last week's sessions must not fill the prompt with their lists: a list last
+    # written over a day ago is history, kept paused (as maintenance pauses an idle task).
+    clock.advance(9 * 24 * 3600)  # the transcripts are of 2026-11-27; now is 2026-12-01
+    done = mem.capture_transcript(str(TODOS), workspace=str(tmp_path))
+    assert done.session is not None and done.session.task_id is not None
+    task = mem.get_task(done.session.task_id)
+    assert task.status is TaskStatus.PAUSED and len(task.plan) == 4
+    primed = mem.prime(str(tmp_path))
+    assert primed.task_ids == () and "Paused here" in primed.text
+    # Picking the session up again (a new call, written now) makes it active.
+    line = json.loads(lines_of(TODOS)[-2])
+    line["uuid"] = "0000000a-0000-4000-8000-000000000000"
+    line["timestamp"] = "2026-12-01T09:00:00.000Z"
+    line["message"]["content"][0]["input"]["todos"][3]["status"] = "in_progress"
+    with (tmp_path / "now.jsonl").open("w") as out:
+        out.writelines([*lines_of(TODOS), json.dumps(line) + "\n"])
+    mem.capture_transcript(str(tmp_path / "now.jsonl"), key=TODOS_ID)
+    assert mem.get_task(task.id).status is TaskStatus.ACTIVE
+
+
+def test_a_session_resumed_after_its_list_was_paused_gets_it_back(project: Path) -> None:
+    # A session picked up again days later (`claude --resume`): maintenance paused its list
+    # while it was away, and the hook at its SessionStart still puts the list back.
+    session = Session(project, TODOS, TODOS_ID)
+    session.write_upto(upto(TODOS, "toolu_01TodoA2"))
+    session.hook("PostToolUse")
+    task = session.task()
+    with clew.open(project / ".clew" / "clew.db") as mem:
+        mem.update_task(task.id, status="paused")  # as `clew task tidy` leaves an idle task
+        assert mem.prime(str(project)).task_ids == ()
+    primed = session.hook("SessionStart", "prime", "--hook", source="resume")
+    assert "clew kept your own task list from your TodoWrite calls" in primed
+    assert "Current: step 2 — Store refresh tokens hashed" in primed
+    # Another session in the folder is not given a list that is not its own.
+    other = {**json.loads(json.dumps({"cwd": str(project), "session_id": "another"}))}
+    done = run(project, "prime", "--hook", stdin=json.dumps(other))
+    assert "TodoWrite" not in done.stdout and "Paused here" in done.stdout

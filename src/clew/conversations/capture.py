@@ -131,7 +131,7 @@ class Capture(Service):
                 times = [m.get("timestamp") for m in batch.messages]
                 session = self._open_captured(name, workspace, times)
                 added += self._append_captured(session, batch.messages, times)
-                self._keep_plans(session, batch.messages)
+                self._keep_plans(session, batch.messages, times)
                 consumed, bad = consumed + batch.lines, bad + batch.bad
                 if end and not batch.more:
                     self._sessions.end_session(session.id)
@@ -179,7 +179,7 @@ class Capture(Service):
             new = self._codex_new(session, items)
             fresh = [items[i] for i in new]
             added = self._append_captured(session, fresh, [times[i] for i in new])
-            self._keep_plans(session, fresh)
+            self._keep_plans(session, fresh, [times[i] for i in new])
             if end:
                 self._sessions.end_session(session.id)
             return Captured(self._store.get_session(session.id), added, count - added, bad)
@@ -200,12 +200,19 @@ class Capture(Service):
 
     # -- both ------------------------------------------------------------------------------
 
-    def _keep_plans(self, session: Session, messages: list[dict[str, Any]]) -> None:
-        """Keep the agent's own list from the messages just appended, in the same write (so
-        each line's calls are applied once). A list clew cannot keep, or a fault in keeping
-        it, undoes only its own savepoint and never costs the transcript its capture."""
+    def _keep_plans(
+        self, session: Session, messages: list[dict[str, Any]], times: list[Any]
+    ) -> None:
+        """Keep the agent's own list from the messages just appended (said at `times`, the
+        transcript's stamps), in the same write, so each line's calls are applied once. A
+        list clew cannot keep, or a fault in keeping it, undoes only its own savepoint and
+        never costs the transcript its capture."""
+
+        def newest() -> str | None:  # read only when the lines hold a list's calls
+            return next((t for t in reversed(self._said_at(times)) if t is not None), None)
+
         try:
-            self._plans._keep_plans(session, messages)
+            self._plans._keep_plans(session, messages, newest)
         except Exception:  # the transcript matters more than the list it holds
             return
 

@@ -25,11 +25,12 @@ answers for:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from clew.conversations.agent_plans import AgentList, Item, fold, plan_calls
 from clew.conversations.sessions import Sessions
+from clew.core.clock import seconds_between
 from clew.kernel import Kernel, Service
 from clew.models import (
     CLOSED_TASK_STATUSES,
@@ -56,6 +57,7 @@ _STEP_STATUS = {
 _TOOLS = {"TodoWrite": "Claude Code", "TaskCreate": "Claude Code", "TaskUpdate": "Claude Code",
           "update_plan": "Codex"}  # fmt: skip
 _LEFT_ALONE = frozenset({TaskStatus.FAILED, TaskStatus.CANCELLED})
+_STALE_AFTER = 24 * 3600  # seconds: the idle time after which maintenance pauses a task
 
 
 class PlanCapture(Service):
@@ -66,11 +68,16 @@ class PlanCapture(Service):
         self._sessions = sessions
         self._tracker = tracker
 
-    def _keep_plans(self, session: Session, messages: Sequence[dict[str, Any]]) -> Task | None:
-        """Apply the list-writing calls of messages just archived in `session` to the task
-        that keeps its list (made at the first call); return that task, if any changed.
-        Runs inside capture's write, in a savepoint of its own: a list clew cannot keep
-        undoes only what it wrote here."""
+    def _keep_plans(
+        self,
+        session: Session,
+        messages: Sequence[dict[str, Any]],
+        said: Callable[[], str | None] = lambda: None,
+    ) -> Task | None:
+        """Apply the list-writing calls of messages just archived in `session` (`said`: when
+        the newest was written, a store time) to the task that keeps its list (made at the
+        first call); return that task, if any changed. Runs inside capture's write, in a
+        savepoint of its own: a list clew cannot keep undoes only what it wrote here."""
         calls = [c for m in messages for c in plan_calls(m)]
         if not calls:  # most lines: nothing read, nothing written
             return None
@@ -87,11 +94,15 @@ class PlanCapture(Service):
             after = fold(before, calls)
             if after is None or after == before:
                 return None
+            # A list last written long ago (an old session imported) is history: its task
+            # is kept paused, as maintenance leaves an idle task, not put in the prompt.
+            written = said()
+            stale = written is not None and seconds_between(written, self._now()) > _STALE_AFTER
             if task is None:
                 if not after.items:
                     return None
-                return self._start(session, after)
-            return self._follow(task, before, after)
+                return self._start(session, after, stale)
+            return self._follow(task, before, after, stale)
 
     def _kept_task(self, session: Session, *, look: bool) -> Task | None:
         """The task keeping this session's list: the one the session is linked to, if it is
@@ -109,7 +120,7 @@ class PlanCapture(Service):
                 return self._store.get_task(other.id)
         return None
 
-    def _start(self, session: Session, after: AgentList) -> Task:
+    def _start(self, session: Session, after: AgentList, stale: bool) -> Task:
         """The task for a session's first list: its plan the list's items."""
         tool = _TOOLS.get(after.tool, after.tool)
         name = f"{tool} task list (session {(session.key or session.id)[:8]})"
@@ -123,16 +134,19 @@ class PlanCapture(Service):
         if session.task_id is None:
             self._sessions.update_session(session.id, task_id=task.id)
         items = tuple(i._replace(step=s.id) for i, s in zip(after.items, task.plan, strict=True))
-        return self._follow(task, None, after._replace(items=items))
+        return self._follow(task, None, after._replace(items=items), stale)
 
-    def _follow(self, task: Task, before: AgentList | None, after: AgentList) -> Task:
+    def _follow(
+        self, task: Task, before: AgentList | None, after: AgentList, stale: bool = False
+    ) -> Task:
         """Make the task follow its list's change from `before` to `after`: the plan, the
-        statuses the list changed, the task's status, and the list kept in its metadata."""
+        statuses the list changed, the task's status (paused if `stale`), and the list kept
+        in its metadata."""
         items = list(after.items)
         opened = [i for i in items if i.status != "completed"]
         if not opened and task.status in CLOSED_TASK_STATUSES:  # done: its plan stays as it was
             return self._tracker.update_task(task.id, metadata={MARK: _kept(task, after)})
-        if opened and task.status is not TaskStatus.ACTIVE:  # the agent works on it again
+        if opened and not stale and task.status is not TaskStatus.ACTIVE:  # at work again
             task = self._tracker.update_task(task.id, status=TaskStatus.ACTIVE)
         ops = _plan_ops(task, before, items)
         if ops:
@@ -150,12 +164,14 @@ class PlanCapture(Service):
                 continue  # not in the plan, already so, or not changed by the list
             self._tracker.update_step(task.id, step.id, status=wanted)
         kept = _kept(task, after._replace(items=tuple(items)))
-        done = items and not opened and task.status is TaskStatus.ACTIVE
+        status = None
+        if items and not opened and task.status is not TaskStatus.COMPLETED:
+            status = TaskStatus.COMPLETED
+        elif opened and stale and task.status is TaskStatus.ACTIVE:
+            status = TaskStatus.PAUSED
         if after.explanation and (before is None or before.explanation != after.explanation):
             self._tracker.add_message(task.id, after.explanation)
-        return self._tracker.update_task(
-            task.id, metadata={MARK: kept}, status=TaskStatus.COMPLETED if done else None
-        )
+        return self._tracker.update_task(task.id, metadata={MARK: kept}, status=status)
 
 
 def _plan_ops(task: Task, before: AgentList | None, items: list[Item]) -> list[PlanOp]:

@@ -207,15 +207,24 @@ class Working(Service):
         return [t for t in paused if (kept := kept_path(t.workspace)) and related(kept, here)]
 
     def prime(
-        self, workspace: str | None = None, *, budget: int | None = None, limit: int = PRIME_TASKS
+        self,
+        workspace: str | None = None,
+        *,
+        budget: int | None = None,
+        limit: int = PRIME_TASKS,
+        session: str | None = None,
     ) -> Primer:
         """The state and brief of a workspace's active tasks, with the enabled guardrails, for
-        an assistant's session-start and after-compaction hooks."""
+        an assistant's session-start and after-compaction hooks. `session` (an id or key):
+        the session starting or resumed, whose own task (its kept list) comes back even if
+        maintenance paused it while the session was away."""
         limit = checks.integer(limit, "limit")
         if limit < 1:
             raise ValidationError("limit must be at least 1")
         self._kernel._opened("prime")
         found = self.workspace_tasks(workspace)
+        if session is not None:
+            found = self._with_session_task(found, session)
         shown = found[:limit]
         parts = []
         for task in shown:
@@ -251,6 +260,22 @@ class Working(Service):
             parts.insert(0, f"<clew-guardrails>\n{guardrail_lines(rules)}\n</clew-guardrails>")
         text = "\n".join([head, *parts]) + "\n"
         return Primer(text, tuple(t.id for t in shown), max(0, len(found) - limit))
+
+    def _with_session_task(self, found: list[Task], session: str) -> list[Task]:
+        """The workspace's tasks with the task a session is linked to, if it is open (active,
+        or paused by maintenance), first of the lists kept from transcripts (the agent's own
+        tasks still come before it)."""
+        held = self._store.find_session(checks.text(session, "session"))
+        if held is None or held.task_id is None:
+            return found
+        task = self._store.get_task(held.task_id)
+        if task.status not in (TaskStatus.ACTIVE, TaskStatus.PAUSED) or task.archived:
+            return found
+        others = [t for t in found if t.id != task.id]
+        own = [t for t in others if captured_from(t) is None]
+        if captured_from(task) is None:
+            return [task, *others]
+        return [*own, task, *[t for t in others if captured_from(t) is not None]]
 
     @after_commit(10)
     def _refresh_mirrors(self, done: Committed) -> None:
