@@ -16,10 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import clew
 from clew.conversations.agent_plans import AgentList, Call, Item, fold, plan_calls
-from clew.models import StepStatus, TaskStatus
+from clew.core.checks import MIN_BUDGET
+from clew.core.tokens import counter
+from clew.models import PlanItem, StepStatus, TaskStatus
+from clew.state.checklist import render_checklist
 
 PLANS = Path(__file__).parent / "data" / "plans"
 TODOS = PLANS / "claude-todowrite.jsonl"
@@ -143,8 +148,14 @@ def test_a_todo_list_comes_back_after_compaction_as_its_last_rewrite_left_it(
     assert "clew kept your own task list from your TodoWrite calls" in primed
     assert "Current: step 2 — Store refresh tokens hashed" in primed
     assert "Completed steps 1 of 4: Issue refresh tokens at login." in primed
-    for title, _ in titles(task):
-        assert title in primed
+    # The list itself, as the agent would write it back, within the state's budget.
+    listed = primed.split('tool="TodoWrite"', 1)[1].split("</clew-agent-list>")[0]
+    assert listed.splitlines()[1:] == [
+        "[x] 1. Issue refresh tokens at login",
+        "[>] 2. Store refresh tokens hashed",
+        "[ ] 3. Rotate refresh tokens on POST /refresh",
+        "[ ] 4. Write the token tests",
+    ]
     # `clew where`, in the project, answers for the list.
     where = run(project, "where")
     assert where.returncode == 0 and "Current: step 2 — Store refresh tokens hashed" in where.stdout
@@ -307,8 +318,8 @@ def test_a_list_clew_cannot_keep_never_costs_the_capture(mem: clew.Memory, tmp_p
     assert line["message"]["content"][0]["name"] == "TodoWrite"
     odd = [{"todos": "all of it"}, {"todos": [{"content": "  ", "status": "done"}, 7]}]
     text = ""
-    for n, given in enumerate(odd):
-        line["message"]["content"][0]["input"] = given
+    for n, written in enumerate(odd):
+        line["message"]["content"][0]["input"] = written
         line["uuid"] = f"0000000{n}-0000-4000-8000-000000000000"
         text += json.dumps(line) + "\n"
     transcript = tmp_path / f"{TODOS_ID}.jsonl"
@@ -411,3 +422,56 @@ def test_a_session_resumed_after_its_list_was_paused_gets_it_back(project: Path)
     other = {**json.loads(json.dumps({"cwd": str(project), "session_id": "another"}))}
     done = run(project, "prime", "--hook", stdin=json.dumps(other))
     assert "TodoWrite" not in done.stdout and "Paused here" in done.stdout
+
+
+# -- the list given back, within its budget ------------------------------------------------
+
+
+AT = "2026-11-27T14:00:00Z"
+
+
+def _task(steps: list[tuple[str, StepStatus]]) -> clew.Task:
+    empty = (None, None, None, None, None, (), False, AT, AT)
+    plan = tuple(
+        PlanItem(f"s{n}", "default", "t1", n, title, status, *empty)
+        for n, (title, status) in enumerate(steps, 1)
+    )
+    return clew.Task(
+        "t1", "default", "list", None, None, TaskStatus.ACTIVE, False, {}, 1, None, AT, AT,
+        None, None, None, plan,
+    )  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    steps=st.lists(
+        st.tuples(st.text(min_size=1, max_size=300), st.sampled_from(list(StepStatus))),
+        max_size=120,
+    ),
+    budget=st.integers(min_value=MIN_BUDGET, max_value=3000),
+)
+def test_the_checklist_always_fits_its_budget(
+    steps: list[tuple[str, StepStatus]], budget: int
+) -> None:
+    listed = render_checklist(_task(steps), budget, counter())
+    lines = listed.text.splitlines()
+    assert counter().count(lines).tokens <= budget
+    first_open = next((n for n, (_, s) in enumerate(steps, 1) if s is not StepStatus.COMPLETED), 0)
+    if first_open:  # the first step not done is always named
+        assert any(line[4:].startswith(f"{first_open}. ") for line in lines)
+
+
+def test_a_long_list_comes_back_whole_while_it_fits() -> None:
+    # A 43-item list, the length of the one Claude Code lost in its issue 979.
+    steps = [(f"Port module {n:02d} of the billing service to the new ledger API",
+              StepStatus.COMPLETED if n < 20 else StepStatus.ACTIVE if n == 20
+              else StepStatus.PENDING) for n in range(1, 44)]  # fmt: skip
+    listed = render_checklist(_task(steps), 1500, counter())
+    assert listed.shown == 43 and listed.tokens <= 1500
+    assert listed.text.splitlines()[19] == (
+        "[>] 20. Port module 20 of the billing service to the new ledger API"
+    )
+    # Under a tight budget, the steps done before the current one fold into one line.
+    tight = render_checklist(_task(steps * 3), 800, counter())
+    assert tight.text.startswith("[x] 1-19. completed (clew task show t1 --all)")
+    assert tight.text.endswith("step(s): clew task show t1 --all") and tight.tokens <= 800

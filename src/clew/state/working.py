@@ -36,6 +36,7 @@ from clew.state.brief import (
     Brief,
     build_brief,
 )
+from clew.state.checklist import render_checklist
 from clew.state.document import OPEN_NAMED, SHOWN, STATE_TYPES, Snapshot, State, render_state
 from clew.tasks.rules import captured_from
 from clew.tasks.stuck import ACTIONS_READ
@@ -231,8 +232,8 @@ class Working(Service):
             state = self.state(task.id, budget=budget)
             brief = self.where(task.id)
             tool = captured_from(task)
-            if tool is not None:  # the agent's own list, which it has lost: say how to restore it
-                parts.append(_restore_note(tool))
+            if tool is not None:  # the agent's own list, which it may have lost: give it back
+                parts.append(self._kept_list(task, tool, budget))
             parts.append(
                 f'<clew-task-state task="{task.id}" tokens="{state.tokens}">\n{state.text}'
                 f'</clew-task-state>\n<clew-where-was-i task="{task.id}">\n{brief.text}\n'
@@ -260,6 +261,16 @@ class Working(Service):
             parts.insert(0, f"<clew-guardrails>\n{guardrail_lines(rules)}\n</clew-guardrails>")
         text = "\n".join([head, *parts]) + "\n"
         return Primer(text, tuple(t.id for t in shown), max(0, len(found) - limit))
+
+    def _kept_list(self, task: Task, tool: str, budget: int | None) -> str:
+        """A task kept from the agent's own list, as that list: every step with its mark
+        (within the state's budget), after the line that says how to write it back."""
+        limit = self._kernel.state_budget if budget is None else checks.budget(budget)
+        listed = render_checklist(task, limit, counter())
+        return (
+            f'{_restore_note(tool)}\n<clew-agent-list task="{task.id}" tool="{tool}"'
+            f' tokens="{listed.tokens}">\n{listed.text}\n</clew-agent-list>'
+        )
 
     def _with_session_task(self, found: list[Task], session: str) -> list[Task]:
         """The workspace's tasks with the task a session is linked to, if it is open (active,
@@ -299,9 +310,9 @@ def _restore_note(tool: str) -> str:
     compaction, /clear or a resume emptied; how to write it back."""
     calls = "TaskCreate and TaskUpdate" if tool == "TaskCreate" else tool
     return (
-        f"clew kept your own task list from your {calls} calls (the next task). If your list"
-        f" is empty after a compaction, /clear or resume, write it back with {calls} as"
-        " the plan below stands: done steps completed, the active one in progress."
+        f"clew kept your own task list from your {calls} calls. If your list is empty after"
+        f" a compaction, /clear or resume, write it back with {calls} as it stands here"
+        " ([x] completed, [>] in progress, [ ] pending)."
     )
 
 
