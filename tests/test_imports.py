@@ -40,8 +40,9 @@ sys.exit(code)
 """
 
 # The clew modules the hook path may import. Memory is built from its subjects' services, so
-# every service module is here, with its subject package (a docstring, nothing to run); what those modules need only for work a hook does
-# not do (search ranking, model prompts, embeddings, exports...) is imported where it is used.
+# every service module is here, with its subject package (a docstring, nothing to run); what
+# those modules need only for work a hook does not do (search ranking, model prompts,
+# embeddings, exports...) is imported where it is used.
 ALLOWED_CLEW = frozenset(
     {
         "clew",
@@ -65,7 +66,7 @@ ALLOWED_CLEW = frozenset(
         "clew.conversations.capture",  # a Memory mixin: transcript capture (json and os only)
         "clew.core.checks",
         "clew.archive.claims",  # the session state's key decisions (re; compiled on first use)
-        "clew.journal.checkpoints",  # a Memory mixin: checkpoints (os and stat only; the rest lazily)
+        "clew.journal.checkpoints",  # a service: checkpoints (os and stat only; the rest lazily)
         "clew.cli",
         "clew.cli.capture",  # capture --hook
         "clew.cli.common",
@@ -102,7 +103,7 @@ ALLOWED_CLEW = frozenset(
         "clew.conversations.recollection",
         "clew.tasks.record",
         "clew.privacy.redaction",  # secrets out before every write (re; patterns compiled lazily)
-        "clew.privacy.secret_shapes",  # the rules redaction applies (re, math; compiled on first use)
+        "clew.privacy.secret_shapes",  # redaction's rules (re, math; compiled on first use)
         "clew.privacy.free_text",  # which fields of each event redaction reads (a table of names)
         "clew.search.retrieval",
         "clew.core.query",
@@ -124,7 +125,7 @@ ALLOWED_CLEW = frozenset(
         "clew.access.roles",  # PostgreSQL's roles, a Memory mixin (its checks imported when called)
         "clew.core.credentials",
         "clew.journal.transfer",
-        "clew.journal.forgetting",  # `forget`, a Memory service (what it reads and rewrites: lazily)
+        "clew.journal.forgetting",  # `forget`, a service (what it reads and rewrites: lazily)
         "clew.core.turns",
         "clew.jobs.upkeep",
         "clew.jobs.utility",

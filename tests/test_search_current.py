@@ -5,6 +5,7 @@ core install (keyword search, no vectors)."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -197,7 +198,7 @@ def _blue_green(mem: clew.Memory) -> str:
     return str(content) if rollout else ""
 
 
-@pytest.mark.skipif(not __import__("clew.search.vectors").vectors.embedder_available(),
+@pytest.mark.skipif(not importlib.import_module("clew.search.vectors").embedder_available(),
                     reason="the vectors extra is not installed")  # fmt: skip
 def test_a_pattern_reaches_the_task_context_by_meaning(mem: clew.Memory) -> None:
     text = _blue_green(mem)

@@ -51,7 +51,8 @@ OVERFETCH = 2  # candidates asked of the index per result wanted, before the fil
 _FETCH_MAX = 20_000  # candidates asked at most; a filter dropping more is searched exactly
 
 
-# What a command says when the extra is missing (clew.search.embedding raises it as VectorsUnavailable).
+# What a command says when the extra is missing (clew.search.embedding raises it as
+# VectorsUnavailable).
 UNAVAILABLE = "vectors need the optional extra: pip install 'clew[vectors]'"
 
 
