@@ -91,7 +91,15 @@ ALLOWED_CLEW = frozenset(
         "clew.archive.linking",
         "clew.core.location",
         "clew.memory",
-        "clew.models",
+        "clew.models",  # the value types: a package by subject, every module re-exported
+        "clew.models.access",
+        "clew.models.archive",
+        "clew.models.conversations",
+        "clew.models.jobs",
+        "clew.models.journal",
+        "clew.models.jsonable",
+        "clew.models.search",
+        "clew.models.tasks",
         "clew.core.origin",  # who may make the host act: waits and imports ask it (os only)
         "clew.core.pattern",
         "clew.tasks.progress",
