@@ -53,10 +53,16 @@ async def every_tool(client: Client, workspace: Path) -> None:
     by_name = {t.name: t for t in listed}
     assert by_name["memory_search"].annotations.read_only_hint  # type: ignore[union-attr]
 
-    made = await client.call_tool("task_register", {
-        "name": "Add JWT auth", "plan": ["Design", "Build", "Test"], "goal": "tokens work",
-        "constraints": ["raw SQL only"], "workspace": str(workspace),
-    })  # fmt: skip
+    made = await client.call_tool(
+        "task_register",
+        {
+            "name": "Add JWT auth",
+            "plan": ["Design", "Build", "Test"],
+            "goal": "tokens work",
+            "constraints": ["raw SQL only"],
+            "workspace": str(workspace),
+        },
+    )
     assert not made.is_error, text(made)
     task_id = made.structured_content["task_id"]  # type: ignore[index]
     calls: list[tuple[str, dict[str, Any], str]] = [
@@ -142,10 +148,22 @@ def test_http_server_on_loopback(store: tuple[Path, Path]) -> None:
     db, workspace = store
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "clew", "--db", str(db), "mcp", "--port", str(port),
-         "--session", "chat-1"],
-        cwd=workspace, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "clew",
+            "--db",
+            str(db),
+            "mcp",
+            "--port",
+            str(port),
+            "--session",
+            "chat-1",
+        ],
+        cwd=workspace,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         wait_listening(server, port)
 
