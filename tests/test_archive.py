@@ -210,11 +210,32 @@ def test_identifiers_are_found_exactly_first(
 @pytest.mark.parametrize(
     "query",
     [
-        '"unbalanced', "(", ")(", "a AND", "OR b", "NOT", "*", "-", "--", ":", "summary:deploy",
-        "NEAR(deploy pipeline)", "deploy*", "-deploy pipeline", "'single", '""', "a\x00b",
-        "\\", "{}", "^deploy", "deploy +pipeline", "🙂", "%_", "AND OR NOT",
+        '"unbalanced',
+        "(",
+        ")(",
+        "a AND",
+        "OR b",
+        "NOT",
+        "*",
+        "-",
+        "--",
+        ":",
+        "summary:deploy",
+        "NEAR(deploy pipeline)",
+        "deploy*",
+        "-deploy pipeline",
+        "'single",
+        '""',
+        "a\x00b",
+        "\\",
+        "{}",
+        "^deploy",
+        "deploy +pipeline",
+        "🙂",
+        "%_",
+        "AND OR NOT",
     ],
-)  # fmt: skip
+)
 def test_any_user_text_is_safe(mem: clew.Memory, corpus: dict[str, str], query: str) -> None:
     if any(c.isalnum() for c in query.replace("AND", "").replace("OR", "").replace("NOT", "")):
         mem.search(query)

@@ -28,9 +28,11 @@ from clew.server.limits import RateLimit
 from tests.test_server import Reply, Served, running
 
 KEYS = (
-    ("read", "a", "read"), ("write", "a", "write"), ("admin", "a", "admin"),
+    ("read", "a", "read"),
+    ("write", "a", "write"),
+    ("admin", "a", "admin"),
     ("other", "b", "write"),
-)  # fmt: skip
+)
 TOKEN = "ghp_" + "Zq7Lm2Xv9Rt4Wb8Nc1Yd6Kf3Hs5Jp0Ga2UeX"  # the 36 characters of a classic token
 
 

@@ -1355,13 +1355,19 @@ def test_search_all_refuses_bad_kinds(mem: clew.Memory, kinds: Any, says: str) -
         ("memory_search", {"query": "deploy", "kinds": ["bogus"]}, "kinds"),
         ("memory_search", {"query": "deploy", "kinds": "entry"}, "kinds"),
         ("memory_search", {"query": "((("}, "no words to look for"),
-        ("conversation_recall", {"action": "summary", "session": "nosuchsession"},
-         "no session matches 'nosuchsession'; session_list"),
-        ("conversation_recall", {"action": "summary"},
-         "no session belongs to the workspace /nowhere; session_list"),
+        (
+            "conversation_recall",
+            {"action": "summary", "session": "nosuchsession"},
+            "no session matches 'nosuchsession'; session_list",
+        ),
+        (
+            "conversation_recall",
+            {"action": "summary"},
+            "no session belongs to the workspace /nowhere; session_list",
+        ),
         ("session_list", {"limit": 0}, "limit"),
     ],
-)  # fmt: skip
+)
 def test_recall_and_search_tools_say_what_to_call_instead(
     mem: clew.Memory, name: str, arguments: dict[str, Any], says: str
 ) -> None:
@@ -2036,18 +2042,27 @@ TOOL_HOSTILE: list[tuple[str, dict[str, Any], str]] = [
         {"task_id": "TASK", "decision": "x", "keep_open": True},
         "keep_open and command go with error (the error they describe)",
     ),
-    ("task_record", {"task_id": "TASK", "error": "x", "keep_open": "yes"},
-     "keep_open must be boolean, not 'yes'"),
-    ("task_record", {"task_id": "TASK", "error": "x", "command": 5},
-     "command must be string, not 5"),
+    (
+        "task_record",
+        {"task_id": "TASK", "error": "x", "keep_open": "yes"},
+        "keep_open must be boolean, not 'yes'",
+    ),
+    (
+        "task_record",
+        {"task_id": "TASK", "error": "x", "command": 5},
+        "command must be string, not 5",
+    ),
     (
         "task_record",
         {"task_id": "TASK", "keeps_open": "zzzz"},
         "no entry matches 'zzzz'; memory_search or memory_query find entries and their ids",
     ),
-    ("memory_search", {"query": "x", "include_superseded": "yes"},
-     "include_superseded must be boolean, not 'yes'"),
-]  # fmt: skip
+    (
+        "memory_search",
+        {"query": "x", "include_superseded": "yes"},
+        "include_superseded must be boolean, not 'yes'",
+    ),
+]
 
 
 @pytest.mark.parametrize(
@@ -2135,9 +2150,20 @@ def test_stuck_of_an_unknown_task_is_not_found(cli: Cli, mem: clew.Memory, store
 
 @pytest.mark.parametrize(
     "text",
-    ["", "step", "steps 1-99999", "step 0 done", "step -1 done", "§0 done", "step 2" * 5000,
-     "done " * 20_000, "\x00\x1b[31mstep 1 done\x1b[0m", "s̶t̶e̶p̶ 1 done", "STEP 1 DONE?!"],
-)  # fmt: skip
+    [
+        "",
+        "step",
+        "steps 1-99999",
+        "step 0 done",
+        "step -1 done",
+        "§0 done",
+        "step 2" * 5000,
+        "done " * 20_000,
+        "\x00\x1b[31mstep 1 done\x1b[0m",
+        "s̶t̶e̶p̶ 1 done",
+        "STEP 1 DONE?!",
+    ],
+)
 def test_hostile_progress_messages_never_break_the_write_or_the_plan(
     mem: clew.Memory, text: str
 ) -> None:
@@ -3390,14 +3416,18 @@ def test_common_word_probes_take_hostile_terms_as_text(
 @pytest.mark.parametrize(
     ("lines", "says"),
     [
-        (['{"role": "user", "content": "ok"}', "x" * 1_100_000],
-         "hold a line (or document) larger than 1 MB"),
-        (['{"role": "user", "content": "ok"}', '{"role": "user", "content": "\\ud800"}'],
-         "line 2 holds text that is not valid UTF-8"),  # checked once, as it is read
+        (
+            ['{"role": "user", "content": "ok"}', "x" * 1_100_000],
+            "hold a line (or document) larger than 1 MB",
+        ),
+        (
+            ['{"role": "user", "content": "ok"}', '{"role": "user", "content": "\\ud800"}'],
+            "line 2 holds text that is not valid UTF-8",
+        ),  # checked once, as it is read
         (['{"role": "user", "content": "ok"}', "[1, 2]"], "line 2"),
         (['{"role": "user", "content": "ok"}', '{"role": "tool"}'], "line 2"),
     ],
-)  # fmt: skip
+)
 def test_a_streamed_session_import_refuses_a_bad_line_in_one_line(
     tmp_path: Path, lines: list[str], says: str
 ) -> None:

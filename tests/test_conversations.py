@@ -467,14 +467,16 @@ def test_bad_recall_arguments_say_what_to_do(mem: clew.Memory, session: clew.Ses
     cases: list[tuple[dict[str, Any], str]] = [
         ({"action": "find"}, "not one of: search, range"),
         ({"action": "search"}, "needs query"),
-        ({"action": "range", "start_turn": 10, "end_turn": 99},
-         "out of range: session .* has turns 1-16"),
+        (
+            {"action": "range", "start_turn": 10, "end_turn": 99},
+            "out of range: session .* has turns 1-16",
+        ),
         ({"action": "range", "start_turn": 0}, "out of range"),
         ({"action": "range", "start_turn": 9, "end_turn": 3}, "before start_turn"),
         ({"action": "around", "turn": "3"}, "whole number"),
         ({"action": "tool_calls"}, "needs tool_name"),
         ({"action": "search", "query": "x", "budget": 10}, "at least 1000"),
-    ]  # fmt: skip
+    ]
     for kwargs, error in cases:
         with pytest.raises(clew.ValidationError, match=error):
             mem.recall(session.id, **kwargs)

@@ -111,10 +111,17 @@ def test_a_value_no_check_saw_is_still_refused_by_the_store(mem: clew.Memory) ->
 # -- a damaged file ------------------------------------------------------------------------------
 
 COMMANDS = (
-    ["verify"], ["task", "list"], ["where"], ["search", "hello"], ["journal", "--limit", "5"],
-    ["export"], ["session", "list", "--all"], ["entries"], ["task", "new", "more"],
+    ["verify"],
+    ["task", "list"],
+    ["where"],
+    ["search", "hello"],
+    ["journal", "--limit", "5"],
+    ["export"],
+    ["session", "list", "--all"],
+    ["entries"],
+    ["task", "new", "more"],
     ["checkpoint", "--file", "{tmp}/cp.jsonl"],
-)  # fmt: skip
+)
 
 
 @pytest.fixture(scope="module")
@@ -296,9 +303,14 @@ def test_init_gitignore_adds_the_line_once(repo: Path) -> None:
 
 @pytest.mark.parametrize(
     ("where", "line"),
-    [("repo", "/app/.clew/"), ("repo", ".clew"), ("repo", "**/.clew/"), ("app", "/.clew"),
-     ("exclude", "app/.clew/*")],
-)  # fmt: skip
+    [
+        ("repo", "/app/.clew/"),
+        ("repo", ".clew"),
+        ("repo", "**/.clew/"),
+        ("app", "/.clew"),
+        ("exclude", "app/.clew/*"),
+    ],
+)
 def test_a_store_ignored_already_is_not_offered(repo: Path, where: str, line: str) -> None:
     files = {
         "repo": repo.parent / ".gitignore",

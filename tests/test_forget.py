@@ -173,8 +173,13 @@ def test_forgetting_each_kind_leaves_its_content_nowhere_and_verify_reports_it(
     # No vector of a forgotten record's content remains: each was dropped, and any there now
     # was made since (a read may embed the record's placeholder text).
     newest = max(vectors_before.values())
-    forgotten = {("message", w.message), ("entry", w.entry), ("action", w.action),
-                 ("turn", w.turn), ("turn", w.call_turn)}  # fmt: skip
+    forgotten = {
+        ("message", w.message),
+        ("entry", w.entry),
+        ("action", w.action),
+        ("turn", w.turn),
+        ("turn", w.call_turn),
+    }
     assert forgotten <= set(vectors_before)
     assert all(seq > newest for ref, seq in vectors(mem).items() if ref in forgotten)
     assert vectors(mem)[("decision", w.decision)] == vectors_before[("decision", w.decision)]
@@ -314,17 +319,25 @@ def _tamper(path: str, sql: str, *params: Any) -> None:
 @pytest.mark.parametrize(
     ("change", "says"),
     [
-        ("UPDATE events SET forgotten = json_set(forgotten, '$.digest', ?) WHERE seq = ?",
-         "chain of space 'default' breaks"),
-        ("UPDATE events SET forgotten = json_set(forgotten, '$.by', ?) WHERE seq = ?",
-         "not the forget that last forgot it"),
-        ("UPDATE events SET forgotten = json_set(forgotten, '$.at', ?) WHERE seq = ?",
-         "not the forget that last forgot it"),
-        ("UPDATE events SET data = replace(data, '[forgotten]', ?) WHERE seq = ?",
-         "holds data that is not what forget"),
+        (
+            "UPDATE events SET forgotten = json_set(forgotten, '$.digest', ?) WHERE seq = ?",
+            "chain of space 'default' breaks",
+        ),
+        (
+            "UPDATE events SET forgotten = json_set(forgotten, '$.by', ?) WHERE seq = ?",
+            "not the forget that last forgot it",
+        ),
+        (
+            "UPDATE events SET forgotten = json_set(forgotten, '$.at', ?) WHERE seq = ?",
+            "not the forget that last forgot it",
+        ),
+        (
+            "UPDATE events SET data = replace(data, '[forgotten]', ?) WHERE seq = ?",
+            "holds data that is not what forget",
+        ),
         ("UPDATE events SET forgotten = ? WHERE seq = ?", "its tombstone is not valid JSON"),
     ],
-)  # fmt: skip
+)
 def test_a_tampered_tombstone_fails_verify(mem: clew.Memory, change: str, says: str) -> None:
     w = World(mem)
     mem.forget("message", w.message)

@@ -416,9 +416,12 @@ def test_file_and_url_waits_through_a_server_keep_to_the_operators_lists(
     )
     accepted = {
         "file": [str(allowed / "ready.txt"), str(allowed / "later" / "x.flag")],
-        "url": [f"http://127.0.0.1:{service}/health", f"http://127.0.0.1:{service}/health/db",
-                f"http://127.0.0.1:{service}/health?verbose=1"],
-    }  # fmt: skip
+        "url": [
+            f"http://127.0.0.1:{service}/health",
+            f"http://127.0.0.1:{service}/health/db",
+            f"http://127.0.0.1:{service}/health?verbose=1",
+        ],
+    }
     refused = {
         "file": [
             str(outside / "secret.txt"),  # outside

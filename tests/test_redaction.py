@@ -66,7 +66,7 @@ def redacted(text: str) -> tuple[str, dict[tuple[str, str], int]]:
         (PEM + "\nok", "[redacted:private-key]\nok", "private-key"),
         ("DB_PASSWORD='correct horse battery'", "DB_PASSWORD='[redacted:password]'", "password"),
     ],
-)  # fmt: skip
+)
 def test_a_secret_is_replaced_by_a_marker_naming_its_kind(text: str, kept: str, kind: str) -> None:
     out, found = redacted(text)
     assert kept in out
@@ -659,7 +659,7 @@ allow_patterns = ["sk_test_[A-Za-z0-9]+"]
         ("[redact]\nallow_patterns = ['(']", "allow_patterns[0] is not a valid regular"),
         ("redact = 1", "the [redact] setting in config.toml must be a table"),
     ],
-)  # fmt: skip
+)
 def test_a_bad_setting_is_one_line_and_exit_2(
     tmp_path: Path,
     config: str,

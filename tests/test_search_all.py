@@ -494,22 +494,32 @@ def test_conversation_recall_without_a_session_searches_the_whole_workspace(
     ("text", "expected"),
     [
         ("use ghcr.io instead of docker hub", ["use ghcr.io instead of docker hub"]),
-        ("Decided: use ghcr.io instead of docker hub. Then push.",
-         ["Decided: use ghcr.io instead of docker hub.", "Then push."]),
+        (
+            "Decided: use ghcr.io instead of docker hub. Then push.",
+            ["Decided: use ghcr.io instead of docker hub.", "Then push."],
+        ),
         ("Pin v1.2.3 and python 3.11 now. Done", ["Pin v1.2.3 and python 3.11 now.", "Done"]),
-        ("Edit src/app.py and ./run.sh first! Then test?",
-         ["Edit src/app.py and ./run.sh first!", "Then test?"]),
-        ("See https://example.com/a.b?c=1 for it. ok", ["See https://example.com/a.b?c=1 for it.",
-                                                         "ok"]),
-        ("Use a fast tool, e.g. ripgrep, i.e. rg. Next", ["Use a fast tool, e.g. ripgrep, i.e. rg.",
-                                                          "Next"]),
-        ("Going with the slim image (e.g. python:3.11-slim) now", [
-            "Going with the slim image (e.g. python:3.11-slim) now"]),
+        (
+            "Edit src/app.py and ./run.sh first! Then test?",
+            ["Edit src/app.py and ./run.sh first!", "Then test?"],
+        ),
+        (
+            "See https://example.com/a.b?c=1 for it. ok",
+            ["See https://example.com/a.b?c=1 for it.", "ok"],
+        ),
+        (
+            "Use a fast tool, e.g. ripgrep, i.e. rg. Next",
+            ["Use a fast tool, e.g. ripgrep, i.e. rg.", "Next"],
+        ),
+        (
+            "Going with the slim image (e.g. python:3.11-slim) now",
+            ["Going with the slim image (e.g. python:3.11-slim) now"],
+        ),
         ("one line\nanother line", ["one line", "another line"]),
         ("Wait... really?! yes", ["Wait...", "really?!", "yes"]),
         ("", []),
     ],
-)  # fmt: skip
+)
 def test_sentences_never_split_inside_names_versions_or_paths(
     text: str, expected: list[str]
 ) -> None:

@@ -141,9 +141,13 @@ def served(db: Path, backend: str) -> Iterator[Served]:
     """A server whose home space is A, with keys of A (read, write, admin, one revoked) and
     of B (write, admin); A holds a task and a session whose words B must never see."""
     keys = (
-        ("read", "a", "read"), ("write", "a", "write"), ("admin", "a", "admin"),
-        ("revoked", "a", "write"), ("other", "b", "write"), ("other-admin", "b", "admin"),
-    )  # fmt: skip
+        ("read", "a", "read"),
+        ("write", "a", "write"),
+        ("admin", "a", "admin"),
+        ("revoked", "a", "write"),
+        ("other", "b", "write"),
+        ("other-admin", "b", "admin"),
+    )
     with running(db, keys) as result:
         result.server.spaces.home.revoke_key(result.tokens["revoked"])
         yield result
@@ -207,18 +211,31 @@ def test_every_route_answers_with_its_data(served: Served, backend: str) -> None
     ids = seed(s)
     task = ids["task"]
     checks: list[tuple[str, dict[str, Any], str]] = [
-        ("task_update", {"task_id": task, "step": 1, "step_status": "completed",
-                         "message": "built it"}, "1/2 steps done"),
+        (
+            "task_update",
+            {"task_id": task, "step": 1, "step_status": "completed", "message": "built it"},
+            "1/2 steps done",
+        ),
         ("task_update", {"task_id": task, "query": "where was I?"}, "Ship"),
-        ("task_plan", {"task_id": task, "operations": [{"op": "add", "title": "Verify"}],
-                       "reason": "check it"}, "Verify"),
+        (
+            "task_plan",
+            {
+                "task_id": task,
+                "operations": [{"op": "add", "title": "Verify"}],
+                "reason": "check it",
+            },
+            "Verify",
+        ),
         ("task_record", {"task_id": task, "finding": "cache is cold"}, "Recorded discovery"),
         ("task_state", {"task_id": task}, "Ship"),
         ("task_list", {"all": True}, SECRET),
         ("memory_search", {"query": "registry"}, SECRET),
         ("memory_query", {"task_id": task, "type": "decision"}, SECRET),
-        ("conversation_recall", {"action": "range", "session": "chat-a", "start_turn": 1,
-                                 "end_turn": 2}, SECRET),
+        (
+            "conversation_recall",
+            {"action": "range", "session": "chat-a", "start_turn": 1, "end_turn": 2},
+            SECRET,
+        ),
         ("session_list", {"all": True}, ids["session"]),
         ("smart_wait", {"action": "list", "task_id": task}, "approval"),
         ("task_history", {"task_id": task}, "task.created"),
@@ -226,9 +243,8 @@ def test_every_route_answers_with_its_data(served: Served, backend: str) -> None
         ("session_turns", {"session": "chat-a"}, SECRET),
         ("session_context", {"session": "chat-a"}, SECRET),
         ("session_resume", {"session": "chat-a"}, ids["session"]),
-        ("smart_wait", {"action": "resolve", "wait_id": ids["wait"], "evidence": "ok"},
-         "resolved"),
-    ]  # fmt: skip
+        ("smart_wait", {"action": "resolve", "wait_id": ids["wait"], "evidence": "ok"}, "resolved"),
+    ]
     called = set()
     for name, body, expected in checks:
         reply = s.op(name, body)

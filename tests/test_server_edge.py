@@ -302,8 +302,12 @@ def test_a_host_the_server_does_not_answer_to_is_refused_on_every_route(tmp_path
 def test_a_wildcard_bind_takes_ip_literals_and_listed_names_only(tmp_path: Path) -> None:
     with serving(tmp_path / "s.db", bind="0.0.0.0") as s:  # listening on 127.0.0.1 still
         port = s.url.rsplit(":", 1)[1]
-        served = ((f"127.0.0.1:{port}", 200), (f"localhost:{port}", 200),
-                  (f"memory.example.com:{port}", 421), ("127.0.0.1:1", 421))  # fmt: skip
+        served = (
+            (f"127.0.0.1:{port}", 200),
+            (f"localhost:{port}", 200),
+            (f"memory.example.com:{port}", 421),
+            ("127.0.0.1:1", 421),
+        )
         for host, status in served:
             assert _send(s, "GET", "/api/v1/key", None, {"Host": host}).status == status, host
 
@@ -363,8 +367,10 @@ def test_the_nginx_recipe_keeps_the_per_address_limit_whatever_a_client_sends(
         allowed_hosts=options.allowed_hosts,
         forwarded_allow_ips=options.forwarded_allow_ips,
     ) as s:
-        tries = (("203.0.113.7", "POST", "/api/v1/task_list", b"{}"),
-                 ("198.51.100.9", "POST", "/login", b"key=clew_x"))  # fmt: skip
+        tries = (
+            ("203.0.113.7", "POST", "/api/v1/task_list", b"{}"),
+            ("198.51.100.9", "POST", "/login", b"key=clew_x"),
+        )
         for client, method, path, body in tries:
             statuses = []
             for n in range(8):
@@ -471,10 +477,12 @@ def _put(value: Any, at: tuple[Any, ...], new: Any) -> Any:
 
 
 def _mcp(s: Served, body: dict[str, Any], session: str = "") -> Reply:
-    headers = [("Authorization", f"Bearer {s.tokens['write']}"),
-               ("Accept", "application/json, text/event-stream"),
-               ("Content-Type", "application/json"),
-               ("MCP-Protocol-Version", "2025-06-18")]  # fmt: skip
+    headers = [
+        ("Authorization", f"Bearer {s.tokens['write']}"),
+        ("Accept", "application/json, text/event-stream"),
+        ("Content-Type", "application/json"),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ]
     if session:
         headers.append(("Mcp-Session-Id", session))
     return raw(s, "POST", "/mcp", json.dumps(body).encode(), headers)

@@ -410,9 +410,17 @@ def test_an_estimate_said_briefly_reads_back_to_its_minutes(seconds: int) -> Non
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
-    [("90s", 90), ("30m", 1800), ("1h30m", 5400), ("2 days", 172800), ("1.5h", 5400),
-     (45, 45), (0.5, 0.5), ("1w", 604800)],
-)  # fmt: skip
+    [
+        ("90s", 90),
+        ("30m", 1800),
+        ("1h30m", 5400),
+        ("2 days", 172800),
+        ("1.5h", 5400),
+        (45, 45),
+        (0.5, 0.5),
+        ("1w", 604800),
+    ],
+)
 def test_estimates_read_as_durations(text: object, seconds: float) -> None:
     assert estimate(text) == seconds
 
