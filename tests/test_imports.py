@@ -188,17 +188,56 @@ ALLOWED_CLEW = frozenset(
 # Standard-library packages the hook path may import (any of their submodules).
 ALLOWED_STDLIB = frozenset(
     {
-        "argparse", "base64", "binascii", "bisect", "calendar", "collections", "contextlib",
-        "contextvars", "copyreg", "datetime", "enum", "errno", "fcntl", "functools", "gettext",
-        "hashlib", "itertools", "json", "keyword", "locale", "marshal", "math", "operator",
-        "random", "re", "reprlib", "select", "selectors", "shlex", "signal", "sqlite3",
-        "string", "struct", "subprocess", "threading", "time", "types", "typing", "warnings",
+        "argparse",
+        "base64",
+        "binascii",
+        "bisect",
+        "calendar",
+        "collections",
+        "contextlib",
+        "contextvars",
+        "copyreg",
+        "datetime",
+        "enum",
+        "errno",
+        "fcntl",
+        "functools",
+        "gettext",
+        "hashlib",
+        "itertools",
+        "json",
+        "keyword",
+        "locale",
+        "marshal",
+        "math",
+        "operator",
+        "random",
+        "re",
+        "reprlib",
+        "select",
+        "selectors",
+        "shlex",
+        "signal",
+        "sqlite3",
+        "string",
+        "struct",
+        "subprocess",
+        "threading",
+        "time",
+        "types",
+        "typing",
+        "warnings",
         "weakref",
         # what those import, or the interpreter loads lazily, on some Python versions
-        "__future__", "_strptime", "importlib", "sre_compile", "sre_constants", "sre_parse",
+        "__future__",
+        "_strptime",
+        "importlib",
+        "sre_compile",
+        "sre_constants",
+        "sre_parse",
         "token",
     }
-)  # fmt: skip
+)
 
 # The C parts of those (a module named _x is allowed with x, and these besides).
 ALLOWED_PRIVATE = frozenset(
@@ -206,8 +245,20 @@ ALLOWED_PRIVATE = frozenset(
 )
 
 # Never on the hook path: each costs milliseconds to import and a hook never uses it.
-HEAVY = ("logging", "tomllib", "urllib", "pathlib", "tempfile", "shutil", "asyncio",
-         "importlib.resources", "inspect", "dataclasses", "traceback", "textwrap")  # fmt: skip
+HEAVY = (
+    "logging",
+    "tomllib",
+    "urllib",
+    "pathlib",
+    "tempfile",
+    "shutil",
+    "asyncio",
+    "importlib.resources",
+    "inspect",
+    "dataclasses",
+    "traceback",
+    "textwrap",
+)
 
 
 def allowed(module: str) -> bool:
@@ -254,8 +305,12 @@ def hook_paths(folder: Path, task_id: str) -> dict[str, tuple[list[str], str]]:
     transcript = folder / "transcript.jsonl"
     line = {"type": "user", "uuid": "u1", "message": {"role": "user", "content": "go"}}
     transcript.write_text(json.dumps(line) + "\n", encoding="utf-8")
-    captured = {"hook_event_name": "PostToolUse", "cwd": str(folder), "session_id": "s1",
-                "transcript_path": str(transcript)}  # fmt: skip
+    captured = {
+        "hook_event_name": "PostToolUse",
+        "cwd": str(folder),
+        "session_id": "s1",
+        "transcript_path": str(transcript),
+    }
     return {
         "capture --hook": (["capture", "--hook"], json.dumps(captured)),
         "prime": (["prime"], ""),

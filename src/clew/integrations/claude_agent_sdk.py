@@ -185,8 +185,12 @@ def options(
     given there are kept beside clew's."""
     mem = memory if isinstance(memory, Memory) else clew.open(memory)
     where = fields.get("cwd")
-    hooks = ClewHooks(mem, capture=capture, prime=prime,
-                      workspace=str(where) if where is not None else os.getcwd())  # fmt: skip
+    hooks = ClewHooks(
+        mem,
+        capture=capture,
+        prime=prime,
+        workspace=str(where) if where is not None else os.getcwd(),
+    )
     given_hooks: dict[str, list[HookMatcher]] = dict(fields.pop("hooks", None) or {})
     for event in CAPTURE_EVENTS:
         matcher = HookMatcher(hooks=[cast("HookCallback", hooks)], timeout=60)
