@@ -51,7 +51,8 @@ OVERFETCH = 2  # candidates asked of the index per result wanted, before the fil
 _FETCH_MAX = 20_000  # candidates asked at most; a filter dropping more is searched exactly
 
 
-# What a command says when the extra is missing (clew.search.embedding raises it as VectorsUnavailable).
+# What a command says when the extra is missing (clew.search.embedding raises it as
+# VectorsUnavailable).
 UNAVAILABLE = "vectors need the optional extra: pip install 'clew[vectors]'"
 
 
@@ -370,8 +371,7 @@ class Vectors(Service):
         limit: int = 100,
     ) -> list[tuple[str, str, float]]:
         """`nearest` for a vector already made (a unit row of the current model)."""
-        return self._scan(q, self._scope(kinds, task_id, step_id, session_ids, since, until,
-                                         limit))  # fmt: skip
+        return self._scan(q, self._scope(kinds, task_id, step_id, session_ids, since, until, limit))
 
     def _scope(
         self,
