@@ -227,13 +227,13 @@ def _numbered(state: AgentList, call: Call) -> AgentList:
     if said is None or said.group(1) == taken:
         return state._replace(pending=pending)
     given = said.group(1)
+    # The item of that number before is another list's (a session resumed or cleared, whose
+    # numbers start again): it keeps its place, no longer reachable by number.
+    renumbered = {taken: given, given: None}
     items = tuple(
-        # The item of that number before is another list's (a session resumed or cleared,
-        # whose numbers start again): it keeps its place, no longer reachable by number.
-        item._replace(key=given) if item.key == taken else
-        item._replace(key=None) if item.key == given else item
+        item._replace(key=renumbered[item.key]) if item.key in renumbered else item
         for item in state.items
-    )  # fmt: skip
+    )
     return state._replace(items=items, pending=pending, numbered=max(state.numbered, int(given)))
 
 

@@ -54,8 +54,7 @@ _STEP_STATUS = {
     "in_progress": StepStatus.ACTIVE,
     "completed": StepStatus.COMPLETED,
 }
-_TOOLS = {"TodoWrite": "Claude Code", "TaskCreate": "Claude Code", "TaskUpdate": "Claude Code",
-          "update_plan": "Codex"}  # fmt: skip
+_ASSISTANTS = {"TodoWrite": "Claude Code", "TaskCreate": "Claude Code", "update_plan": "Codex"}
 _LEFT_ALONE = frozenset({TaskStatus.FAILED, TaskStatus.CANCELLED})
 _STALE_AFTER = 24 * 3600  # seconds: the idle time after which maintenance pauses a task
 
@@ -122,7 +121,7 @@ class PlanCapture(Service):
 
     def _start(self, session: Session, after: AgentList, stale: bool) -> Task:
         """The task for a session's first list: its plan the list's items."""
-        tool = _TOOLS.get(after.tool, after.tool)
+        tool = _ASSISTANTS.get(after.tool, after.tool)
         name = f"{tool} task list (session {(session.key or session.id)[:8]})"
         task = self._tracker.create_task(
             name,
