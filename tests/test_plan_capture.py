@@ -419,7 +419,7 @@ def test_a_session_resumed_after_its_list_was_paused_gets_it_back(project: Path)
     assert "clew kept your own task list from your TodoWrite calls" in primed
     assert "Current: step 2 — Store refresh tokens hashed" in primed
     # Another session in the folder is not given a list that is not its own.
-    other = {**json.loads(json.dumps({"cwd": str(project), "session_id": "another"}))}
+    other = {"cwd": str(project), "session_id": "another", "hook_event_name": "SessionStart"}
     done = run(project, "prime", "--hook", stdin=json.dumps(other))
     assert "TodoWrite" not in done.stdout and "Paused here" in done.stdout
 
