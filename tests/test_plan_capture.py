@@ -23,7 +23,7 @@ import clew
 from clew.conversations.agent_plans import AgentList, Call, Item, fold, plan_calls
 from clew.core.checks import MIN_BUDGET
 from clew.core.tokens import counter
-from clew.models import PlanItem, StepStatus, TaskStatus
+from clew.models import PlanItem, StepStatus, TaskStatus, to_jsonable
 from clew.state.checklist import render_checklist
 
 PLANS = Path(__file__).parent / "data" / "plans"
@@ -475,3 +475,28 @@ def test_a_long_list_comes_back_whole_while_it_fits() -> None:
     tight = render_checklist(_task(steps * 3), 800, counter())
     assert tight.text.startswith("[x] 1-19. completed (clew task show t1 --all)")
     assert tight.text.endswith("step(s): clew task show t1 --all") and tight.tokens <= 800
+
+
+def test_a_secret_in_an_item_is_redacted_and_the_item_keeps_its_step(
+    mem: clew.Memory, tmp_path: Path
+) -> None:
+    line = json.loads(lines_of(TODOS)[upto(TODOS, "toolu_01TodoA1") - 2])
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    transcript = tmp_path / f"{TODOS_ID}.jsonl"
+    lists = [
+        [{"content": f"Rotate {token} in CI", "status": "in_progress"}],
+        [{"content": f"Rotate {token} in CI", "status": "in_progress"},
+         {"content": "Tell the team", "status": "pending"}],
+    ]  # fmt: skip
+    for n, todos in enumerate(lists):
+        line["message"]["content"][0]["input"] = {"todos": todos}
+        line["uuid"] = f"0000000{n}-0000-4000-8000-000000000000"
+        with transcript.open("a") as out:
+            out.write(json.dumps(line) + "\n")
+        mem.capture_transcript(str(transcript), workspace=str(tmp_path))
+    task_id = mem.get_session(TODOS_ID).task_id
+    assert task_id is not None
+    task = mem.get_task(task_id)
+    assert token not in json.dumps(to_jsonable(task))
+    assert [s.title for s in task.plan] == ["Rotate [redacted:github-token] in CI", "Tell the team"]
+    assert mem.removed_steps(task_id) == []  # the same step, not a new one with the same text

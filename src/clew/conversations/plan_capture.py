@@ -83,6 +83,9 @@ class PlanCapture(Service):
         writes = any(c.name != "result" for c in calls)
         if not writes and session.task_id is None:
             return None  # results only, and no list kept yet: no TaskCreate waits for one
+        # As the store keeps them (their secrets redacted), so an item's title compares
+        # equal to the step it became, capture after capture.
+        calls = [c._replace(input=self._redacted(c.input, "turn.message", {})) for c in calls]
         with self._kernel.atomic():
             task = self._kept_task(session, look=writes)
             if task is not None and task.status in _LEFT_ALONE:
