@@ -64,6 +64,8 @@ ALLOWED_CLEW = frozenset(
         "clew.journal.audit",  # a Memory service: the journal read back and verified
         "clew.state.brief",
         "clew.conversations.capture",  # a Memory mixin: transcript capture (json and os only)
+        "clew.conversations.plan_capture",  # a service: the agent's own list kept as a task
+        "clew.conversations.agent_plans",  # the list's calls read from new lines (json, re)
         "clew.core.checks",
         "clew.archive.claims",  # the session state's key decisions (re; compiled on first use)
         "clew.journal.checkpoints",  # a service: checkpoints (os and stat only; the rest lazily)

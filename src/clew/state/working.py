@@ -36,7 +36,6 @@ from clew.state.brief import (
     Brief,
     build_brief,
 )
-from clew.state.checklist import render_checklist
 from clew.state.document import OPEN_NAMED, SHOWN, STATE_TYPES, Snapshot, State, render_state
 from clew.tasks.rules import captured_from
 from clew.tasks.stuck import ACTIONS_READ
@@ -265,6 +264,8 @@ class Working(Service):
     def _kept_list(self, task: Task, tool: str, budget: int | None) -> str:
         """A task kept from the agent's own list, as that list: every step with its mark
         (within the state's budget), after the line that says how to write it back."""
+        from clew.state.checklist import render_checklist  # only a kept list's prime uses it
+
         limit = self._kernel.state_budget if budget is None else checks.budget(budget)
         listed = render_checklist(task, limit, counter())
         return (
