@@ -63,7 +63,7 @@ ALLOWED_CLEW = frozenset(
         "clew.conversations.assembly",
         "clew.journal.audit",  # a Memory service: the journal read back and verified
         "clew.state.brief",
-        "clew.conversations.capture",  # a Memory mixin: transcript capture (json and os only)
+        "clew.conversations.capture",  # a service: transcript capture (json and os only)
         "clew.core.checks",
         "clew.archive.claims",  # the session state's key decisions (re; compiled on first use)
         "clew.journal.checkpoints",  # a service: checkpoints (os and stat only; the rest lazily)
@@ -129,8 +129,8 @@ ALLOWED_CLEW = frozenset(
         "clew.conversations.transcripts",  # capture --hook reads the transcript's lines with it
         "clew.archive.trace",
         "clew.tasks.tracker",  # a Memory service: tasks, plans, steps, messages
-        "clew.access.keys",  # the server's keys, a Memory mixin (hashlib; secrets only to make one)
-        "clew.access.roles",  # PostgreSQL's roles, a Memory mixin (its checks imported when called)
+        "clew.access.keys",  # the server's keys, a service (hashlib; secrets only to make one)
+        "clew.access.roles",  # PostgreSQL's roles, a service (its checks imported when called)
         "clew.core.credentials",
         "clew.journal.transfer",
         "clew.journal.forgetting",  # `forget`, a service (what it reads and rewrites: lazily)
