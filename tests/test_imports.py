@@ -157,7 +157,9 @@ ALLOWED_CLEW = frozenset(
         "clew.store.sqlite_verify",
         "clew.store.portable_waits",
         "clew.store.portable_keys",
-        "clew.store.sqlite_heads",  # chain_heads and chain_hashes, a read mixin of the store
+        "clew.store.sqlite_heads",  # chain_heads and chain_hashes, a part of the store
+        "clew.store.parts",  # the store's parts and the contract methods each answers
+        "clew.store.sqlite_writes",  # SQLite's side of the journal's write path
         "clew.store.sqlite_connection",  # the portable statements' connection
         "clew.store.portable_search",  # what search shares (sqlite_search imports it)
     }

@@ -1,5 +1,5 @@
 """Where each space's journal ends, and which hash it has at a position: the reads behind
-checkpoints (checkpointfile.py), in PostgreSQL's SQL (a mixin of PostgresStore).
+checkpoints (checkpointfile.py), in PostgreSQL's SQL (a part PostgresStore holds, its `_heads`).
 
 A position is an event's place in its space's journal in seq order, counted from 1. One
 statement numbers a space's events along its primary key (space, seq) with `row_number()`,
@@ -11,28 +11,27 @@ reading only.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Protocol
 
 from clew.models import ChainHead
-from clew.store.sql import Row
+from clew.store.rows import RowReader, StoreHost
 from clew.store.sqlite_heads import SPACES
 
 
-class PgHeadReads:
+class AllSpacesHost(StoreHost, Protocol):
+    """The store, with its read of every space (verify --all-spaces)."""
+
+    def _reading_all(self) -> AbstractContextManager[None]: ...
+
+
+class PgHeadReads(RowReader):
     """`chain_heads` and `chain_hashes` for PostgresStore."""
 
-    space: str
-
-    def transaction(self, *, write: bool = False) -> AbstractContextManager[None]:
-        raise NotImplementedError
-
-    def _reading_all(self) -> AbstractContextManager[None]:
-        raise NotImplementedError
-
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        raise NotImplementedError
+    def __init__(self, store: AllSpacesHost) -> None:
+        super().__init__(store)
+        self._reading_all = store._reading_all
 
     def chain_heads(
         self, since: Mapping[str, ChainHead] | None = None, *, all_spaces: bool = False

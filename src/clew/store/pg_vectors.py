@@ -25,13 +25,13 @@ from __future__ import annotations
 import logging
 import struct
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from clew.models import NewVector
 from clew.store import pg_migrations
-from clew.store.portable_vectors import RowVectors, VectorHost
-from clew.store.sql import Connection, Row, param, param_list
+from clew.store.portable_vectors import RowVectors
+from clew.store.rows import RowReader, StoreHost
+from clew.store.sql import Connection, param, param_list
 
 _log = logging.getLogger(__name__)
 
@@ -119,37 +119,24 @@ def set_up(raw: Any) -> bool:
     return True
 
 
-class PgVectorHost(VectorHost, Protocol):
+class PgVectorHost(StoreHost, Protocol):
     """What pgvector's index reads and writes through: the store that holds it."""
 
     read_only: bool
 
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]: ...
 
-    def transaction(self, *, write: bool = False) -> AbstractContextManager[None]: ...
-
-
-class PgVectors:
+class PgVectors(RowReader):
     """The vector index in the database (pgvector), a part PostgresStore holds (its `_vectors`)
     and forwards `nearest_vectors`, `put_vectors` and `vector_search_native` to. `native` is
     whether the server has pgvector (set_up); without it this is the rows alone (RowVectors)."""
 
     def __init__(self, store: PgVectorHost, *, native: bool) -> None:
+        super().__init__(store)
         self._store = store
         self._plain = RowVectors(store)
-        self.space = store.space
         self.native = native
         self._copied: set[str] = set()  # models whose rows this store has made sure are copied
         self._indexed: set[int] = set()  # dimensions known to have their HNSW index
-
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        return self._store._rows(sql, params)
-
-    def _writer(self) -> tuple[Connection, Any]:
-        return self._store._writer()
-
-    def transaction(self, *, write: bool = False) -> AbstractContextManager[None]:
-        return self._store.transaction(write=write)
 
     def vector_search_native(self) -> bool:
         """Whether `nearest_vectors` runs in the database (pgvector), not in process."""

@@ -1,11 +1,13 @@
 """The journal's one write path (append and adopt) and its reads: events in commit order, how
-many, which ids a space holds. Portable SQL (store/sql.py), mixed into both stores."""
+many, which ids a space holds. Portable SQL (store/sql.py): parts both stores hold
+(`JournalWrites`, `JournalReads`), the write path handed what its backend does beyond the
+shared SQL (`JournalBackend`: `PortableBackend` here for PostgreSQL, sqlite_writes.py's for
+SQLite)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from clew import chain, codec
@@ -14,7 +16,7 @@ from clew.models import Event, Redaction, Tombstone
 from clew.store import projection, projection_conversations
 from clew.store.portable_trace import output
 from clew.store.portable_vectors import dropped
-from clew.store.rows import RowReader, limited
+from clew.store.rows import RowReader, StoreHost, limited
 from clew.store.sql import Connection, Row, numbered, param, param_list
 
 EVENT_COLUMNS = "seq, id, space, task_id, correlation_id, type, data, created_at, hash, forgotten"
@@ -32,27 +34,99 @@ class WriteState(Protocol):
     touched: set[tuple[str, str]]  # the projection's per-transaction bookkeeping
 
 
-class JournalWrites:
-    """`append` and `adopt` on one write path: the event chained to its space's head,
-    inserted and projected in the store's write transaction. A store provides `_writer`:
-    its connection and state in the current write transaction (RuntimeError outside one)."""
+class JournalHost(StoreHost, Protocol):
+    """What the journal's parts need of the store beyond its reads: its guard (a driver's
+    error as the ClewError it is), the connection of the transaction in progress, and what
+    its driver raises (an upgrade of an event that fails on one shows the event as stored)."""
 
-    space: str
-    _guard: Callable[..., Any]
-    mark_schedule: Callable[..., None]
+    @property
+    def _driver_errors(self) -> tuple[type[Exception], ...]: ...
 
-    def _writer(self) -> tuple[Connection, WriteState]:
-        raise NotImplementedError
+    def _guard(self, fn: Any) -> Any: ...
 
-    def _known_head(self, conn: Connection) -> str | None:
+    def _connection(self) -> Connection: ...
+
+
+class JournalBackend(Protocol):
+    """What a backend does on the journal's write path beyond the shared SQL (SQLite: the
+    head and session kept between writes, the insert by lastrowid, the file's bytes and FTS5
+    indexes on a forget; PostgreSQL: nothing more, `PortableBackend`)."""
+
+    def known_head(self, conn: Connection) -> str | None:
         """The space's newest event hash if the store knows it without reading the journal
-        (None: read it). PostgreSQL always reads it: other writers may have added events."""
+        (None: read it)."""
+        ...
+
+    def inserted_event(self, conn: Connection, row: tuple[Any, ...]) -> int:
+        """Insert an event's row (the columns of INSERT_EVENT); return its seq."""
+        ...
+
+    def forget_begins(self, conn: Connection, type: str) -> None:
+        """Before an event of `type` is rewritten in this write transaction."""
+        ...
+
+    def turn_forgetting(self, conn: Connection, old: dict[str, Any]) -> Any:
+        """Before a turn's event is rewritten: what the store needs of its row."""
+        ...
+
+    def turn_forgotten(self, conn: Connection, turn: Any, turn_id: str, values: Any) -> None:
+        """Write a rewritten turn's row (`values`: projection_conversations.TurnColumns)."""
+        ...
+
+    def projected(self, event: Event) -> None:
+        """What the store keeps of each event it has just journaled and projected."""
+        ...
+
+
+class PortableBackend:
+    """The journal's write path with nothing beyond the shared SQL: PostgreSQL's."""
+
+    def __init__(self, space: str) -> None:
+        self.space = space
+
+    def known_head(self, conn: Connection) -> str | None:
+        """Always read: other writers may have added events since this store's last."""
         return None
 
-    def _inserted_event(self, conn: Connection, row: tuple[Any, ...]) -> int:
-        """Insert an event's row (the columns of INSERT_EVENT); return its seq."""
-        # RETURNING, not the driver's lastrowid: the journal's seq is a column of its own.
+    def inserted_event(self, conn: Connection, row: tuple[Any, ...]) -> int:
+        """RETURNING, not the driver's lastrowid: the journal's seq is a column of its own."""
         return int(conn.execute(INSERT_EVENT + " RETURNING seq", row).fetchone()[0])
+
+    def forget_begins(self, conn: Connection, type: str) -> None:
+        """Nothing: the server's files are not clew's to wipe (`Journal.purge` says so)."""
+
+    def turn_forgetting(self, conn: Connection, old: dict[str, Any]) -> Any:
+        """The turn's id."""
+        return old["turn"]["id"]
+
+    def turn_forgotten(self, conn: Connection, turn: Any, turn_id: str, values: Any) -> None:
+        """The turn's row, which keeps its text (its tsvector is a generated column)."""
+        conn.execute(
+            "UPDATE turns SET content = $1, text_in = $2, message = $3, tool_calls = $4"
+            " WHERE space = $5 AND id = $6",
+            (values.text, values.text_in, values.message, values.tool_calls, self.space, turn_id),
+        )
+
+    def projected(self, event: Event) -> None:
+        """Nothing kept."""
+
+
+class JournalWrites(RowReader):
+    """`append` and `adopt` on one write path: the event chained to its space's head,
+    inserted and projected in the store's write transaction; a part both stores hold (their
+    `_writes`), handed their backend's part of the write path and the space's schedules (a
+    forget counts the vector drops it makes there)."""
+
+    def __init__(
+        self,
+        store: JournalHost,
+        backend: JournalBackend,
+        mark_schedule: Callable[[str, str], None],
+    ) -> None:
+        super().__init__(store)
+        self._guard = store._guard
+        self._backend = backend
+        self.mark_schedule = mark_schedule
 
     def append(
         self,
@@ -94,7 +168,7 @@ class JournalWrites:
         conn, state = self._writer()
         text = codec.dumps(data)
         if state.head is None:
-            state.head = self._known_head(conn)
+            state.head = self._backend.known_head(conn)
         if state.head is None:
             # One indexed read per transaction: the write lock (BEGIN IMMEDIATE on SQLite,
             # the space's advisory lock on PostgreSQL) keeps it the head until commit.
@@ -118,7 +192,7 @@ class JournalWrites:
         )
         tomb = None if forgotten is None else chain.tombstone_text(forgotten)
         row = (event_id, self.space, task_id, correlation_id, type, text, created_at, digest, tomb)
-        seq = self._guard(lambda: self._inserted_event(conn, row))
+        seq = self._guard(lambda: self._backend.inserted_event(conn, row))
         state.head = digest
         event = Event(
             seq=seq,
@@ -135,7 +209,7 @@ class JournalWrites:
         self._guard(lambda: projection.apply(conn, event, state.touched))
         if type == FORGOTTEN:
             self._guard(lambda: self._forget(conn, event, forgets))
-        self._projected(event)
+        self._backend.projected(event)
         return event
 
     # -- forgetting (store/forgetting.py; docs/architecture.md, "Forgetting") ---------------
@@ -183,8 +257,10 @@ class JournalWrites:
             if chain.data_digest(text) != item.after:
                 raise ValueError(f"forgetting event {item.id} does not leave the data it says")
             tomb = Tombstone(now if held is None else held.digest, by, event.created_at, event.id)
-            self._forget_begins(conn, link.type)
-            turn = self._turn_forgetting(conn, old) if link.type == "turn.appended" else None
+            self._backend.forget_begins(conn, link.type)
+            turn = (
+                self._backend.turn_forgetting(conn, old) if link.type == "turn.appended" else None
+            )
             conn.execute(
                 "UPDATE events SET data = $1, forgotten = $2 WHERE space = $3 AND id = $4",
                 (text, chain.tombstone_text(tomb), self.space, item.id),
@@ -234,7 +310,7 @@ class JournalWrites:
         """A rewritten turn's row made again from its event, and the session state's keys
         that its state change set brought along, key by key, as the rows above."""
         values = projection_conversations.turn_columns(new["turn"])
-        self._turn_forgotten(conn, turn, new["turn"]["id"], values)
+        self._backend.turn_forgotten(conn, turn, new["turn"]["id"], values)
         was, now = old["turn"].get("state") or {}, new["turn"].get("state") or {}
         changed = [k for k in now if k in was and was[k] != now[k]]
         if not changed:
@@ -271,27 +347,6 @@ class JournalWrites:
         for model in sorted(models):
             self.mark_schedule(dropped(model), at)
 
-    # What each backend does about forgetting beyond the shared SQL (SQLite: the file's bytes
-    # and its FTS5 indexes; PostgreSQL: the turn's row, which keeps its text).
-
-    def _forget_begins(self, conn: Connection, type: str) -> None:
-        """Before an event of `type` is rewritten in this write transaction."""
-
-    def _turn_forgetting(self, conn: Connection, old: dict[str, Any]) -> Any:
-        """Before a turn's event is rewritten: what the store needs of its row (its id)."""
-        return old["turn"]["id"]
-
-    def _turn_forgotten(self, conn: Connection, turn: Any, turn_id: str, values: Any) -> None:
-        """Write a rewritten turn's row (`values`: projection_conversations.TurnColumns)."""
-        conn.execute(
-            "UPDATE turns SET content = $1, text_in = $2, message = $3, tool_calls = $4"
-            " WHERE space = $5 AND id = $6",
-            (values.text, values.text_in, values.message, values.tool_calls, self.space, turn_id),
-        )
-
-    def _projected(self, event: Event) -> None:
-        """What a store keeps of each event it has just journaled and projected (nothing)."""
-
 
 def _event(row: Row) -> Event:
     """Build an Event from its row; data that is not valid JSON is kept as text (`unreadable`)
@@ -322,18 +377,11 @@ def _event(row: Row) -> Event:
 
 
 class JournalReads(RowReader):
-    """The journal's reads (mixed into SQLiteStore and PostgresStore)."""
+    """The journal's reads: a part both stores hold (their `_events`)."""
 
-    # What the store's driver raises: an upgrade that fails on one is shown as stored.
-    _driver_errors: tuple[type[Exception], ...] = ()
-
-    def _connection(self) -> Connection:
-        """The connection reads run on now (an upgrade of an old event may read rows)."""
-        raise NotImplementedError
-
-    def _reading(self) -> AbstractContextManager[Any]:
-        """Keep one connection for a read of several statements."""
-        raise NotImplementedError
+    def __init__(self, store: JournalHost) -> None:
+        super().__init__(store)
+        self._store = store
 
     def list_events(
         self,
@@ -373,8 +421,8 @@ class JournalReads(RowReader):
         data of a damaged event is shown as stored rather than failing the whole read."""
         damaged: tuple[type[Exception], ...] = (KeyError, TypeError, ValueError, AttributeError)
         try:
-            return projection.current(self._connection(), event)
-        except damaged + self._driver_errors:
+            return projection.current(self._store._connection(), event)
+        except damaged + self._store._driver_errors:
             return event
 
     def stored_links(self, *, after: int = 0, limit: int = 1000) -> list[chain.Link]:

@@ -9,7 +9,6 @@ transaction) are not journaled; `contract.KeyStore` says why.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from typing import Any
 
 from clew.credentials import ApiKey, RequestLine
@@ -24,13 +23,7 @@ def _key(row: Row) -> ApiKey:
 
 
 class KeyStore(RowReader):
-    """The server's keys and request log (mixed into both stores)."""
-
-    def _writer(self) -> tuple[Any, Any]:
-        raise NotImplementedError
-
-    def _reading(self) -> AbstractContextManager[Any]:
-        raise NotImplementedError
+    """The server's keys and request log: a part both stores hold (their `_keys`)."""
 
     def put_key(self, key: ApiKey, hash: str) -> None:
         conn, _ = self._writer()

@@ -8,61 +8,32 @@ store holds and forwards its search methods to, not bases it inherits."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
 from clew.store.migrations import OUTLINE_TABLES, outline_text
-from clew.store.rows import RowReader
-from clew.store.sql import Row, param, param_list
+from clew.store.rows import RowReader, StoreHost
+from clew.store.sql import param, param_list
 
 if TYPE_CHECKING:
-    from clew.models import Action, Entry, EntryFilter, RecordHit, SearchHit, Turn
+    from clew.models import Action, EntryFilter, RecordHit, SearchHit, Turn
     from clew.search import Query
+    from clew.store.portable_archive import ArchiveReads
+    from clew.store.portable_tasks import TaskReads
 
 TITLE_CHARS = 200
 # What `record_docs` holds a document of: each kind and its table.
 RECORD_TABLES = {"action": "actions", "message": "task_messages", "decision": "trace_decisions"}
 
 
-class IndexHost(Protocol):
-    """What a text index reads through: the store that holds it."""
-
-    space: str
-
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]: ...
-
-    def transaction(self, *, write: bool = False) -> AbstractContextManager[None]: ...
-
-    def _with_sources(self, entries: list[Entry]) -> list[Entry]: ...
-
-    def _outline_described(
-        self, found: Sequence[tuple[str, str]]
-    ) -> dict[tuple[str, str], tuple[Any, ...]]: ...
-
-    def fts_check(self, index: str = "entries_fts") -> str | None: ...
-
-
 class IndexReads(RowReader):
     """A text index's reads, through the store that holds it (its rows, transactions and
-    space; the archive's sources and the tasks' outline descriptions)."""
+    space), and the store's parts it completes hits from: the archive's sources of entries
+    and the tasks' descriptions of outline rows."""
 
-    def __init__(self, store: IndexHost) -> None:
-        self._store = store
-        self.space = store.space
-
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        return self._store._rows(sql, params)
-
-    def transaction(self, *, write: bool = False) -> AbstractContextManager[None]:
-        return self._store.transaction(write=write)
-
-    def _with_sources(self, entries: list[Entry]) -> list[Entry]:
-        return self._store._with_sources(entries)
-
-    def _outline_described(
-        self, found: Sequence[tuple[str, str]]
-    ) -> dict[tuple[str, str], tuple[Any, ...]]:
-        return self._store._outline_described(found)
+    def __init__(self, store: StoreHost, archive: ArchiveReads, tasks: TaskReads) -> None:
+        super().__init__(store)
+        self._with_sources = archive._with_sources
+        self._outline_described = tasks._outline_described
 
 
 class TextIndex(Protocol):

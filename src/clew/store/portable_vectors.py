@@ -21,12 +21,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from clew.models import NewVector, PendingText, StoredVector
 from clew.store.rows import RowReader, limited
-from clew.store.sql import Connection, Row, numbered
+from clew.store.sql import Row, numbered
 
 TAIL = 1000  # characters of each output's tail embedded for a command (and of its title)
 _PUT_BATCH = 200  # rows per INSERT: within SQLite's and PostgreSQL's parameter limits
@@ -143,21 +142,8 @@ def dropped(model: str) -> str:
 
 
 class VectorStore(RowReader):
-    """The vector index's reads and writes (mixed into both stores). A store provides
-    `_writer`: its connection in the current write transaction (RuntimeError outside one)."""
-
-    # How a text column is read as its bytes: SQLite keeps what it was given; a PostgreSQL
-    # text is always valid UTF-8, so it reads as it is (postgres.py says so).
-    _raw_open, _raw_close = "CAST((", ") AS BLOB)"
-    # What keeps SQLite's planner off an index for a term (`+`); PostgreSQL has no such
-    # operator on text, and its planner needs none (postgres.py sets it empty).
-    _no_index = "+"
-
-    def _writer(self) -> tuple[Connection, Any]:
-        raise NotImplementedError
-
-    def _reading(self) -> AbstractContextManager[Any]:
-        raise NotImplementedError
+    """The vector index's reads and writes on its rows: a part both stores hold (their
+    `_embeddings`), writing through the store's write transaction."""
 
     def pending_vectors(
         self, kind: str, model: str, *, after: str = "", limit: int
@@ -165,7 +151,9 @@ class VectorStore(RowReader):
         """Records of `kind` with no vector of `model`, or whose record changed since its
         vector was made; by id, those with an id above `after` (a page's last id)."""
         select, marker, text = _KINDS[kind]
-        select = select.replace("RAW(", self._raw_open).replace(")RAW", self._raw_close)
+        select = select.replace("RAW(", self.dialect.raw_text[0]).replace(
+            ")RAW", self.dialect.raw_text[1]
+        )
         # `+r.space` (SQLite): walk the records by id from the page's last (their primary key's
         # order), never by an index that starts with space (turns_time): SQLite's planner
         # took that one, which read and sorted every turn of the space for each page of
@@ -266,14 +254,6 @@ class VectorStore(RowReader):
         return int(found[0])
 
 
-class VectorHost(Protocol):
-    """What a vector index writes through: the store that holds it."""
-
-    space: str
-
-    def _writer(self) -> tuple[Connection, Any]: ...
-
-
 class VectorIndex(Protocol):
     """What the store's vector search and vector writes need of its vector index."""
 
@@ -296,14 +276,10 @@ class VectorIndex(Protocol):
     def put_vectors(self, model: str, vectors: Sequence[NewVector]) -> None: ...
 
 
-class RowVectors:
+class RowVectors(RowReader):
     """The vector index with no search of its own: the rows of `embeddings`, which the facade
     loads and searches in process (numpy). SQLite's store holds it; pgvector's index holds one
     for the rows it copies."""
-
-    def __init__(self, store: VectorHost) -> None:
-        self._store = store
-        self.space = store.space
 
     def vector_search_native(self) -> bool:
         """Whether `nearest_vectors` runs in the database: not here (see pg_vectors.py)."""
@@ -328,7 +304,7 @@ class RowVectors:
     def put_vectors(self, model: str, vectors: Sequence[NewVector]) -> None:
         """Store these vectors of `model`, each replacing the record's old one (with a new
         seq), in the current write transaction."""
-        conn, _ = self._store._writer()
+        conn, _ = self._writer()
         for start in range(0, len(vectors), _PUT_BATCH):
             batch = vectors[start : start + _PUT_BATCH]
             by_kind: dict[str, list[str]] = {}

@@ -11,8 +11,8 @@ Invariants (the same as the SQLite store's, held the PostgreSQL way):
   policies of every table compare with each row's `space`: the second wall behind the
   `space = $n` of every query. Superusers bypass it; a team store connects as an ordinary role.
 - The read SQL and the projection handlers are the portable modules SQLite's store runs too
-  (`$n` placeholders, sent as written through pg_connection.py); only the journal core,
-  connections, errors and verify are here.
+  (`$n` placeholders, sent as written through pg_connection.py), held as parts
+  (store/parts.py); only the journal core, connections, errors and verify are here.
 
 psycopg is imported only when a PostgreSQL URL is opened: the CLI on a SQLite store never
 loads it.
@@ -34,30 +34,20 @@ from clew.errors import (
     StoreReadOnlyError,
     ValidationError,
 )
-from clew.forwarding import forward
 from clew.ids import is_id_prefix
 from clew.location import shown
 from clew.models import DatabaseRole, VerifyReport
 from clew.store import pg_connection, pg_migrations, pg_roles, pg_vectors
-from clew.store.contract import CheckpointStore, ImportLog
+from clew.store.contract import CheckpointStore
 from clew.store.migrations import ADMIN_TABLES
+from clew.store.parts import Parts
 from clew.store.pg_heads import PgHeadReads
 from clew.store.pg_migrations import collated
 from clew.store.pg_search import TsIndex
 from clew.store.pg_vectors import PgVectors
-from clew.store.portable_archive import ArchiveReads
-from clew.store.portable_conversations import ConversationReads
 from clew.store.portable_imports import Imports
-from clew.store.portable_journal import JournalReads, JournalWrites
-from clew.store.portable_keys import KeyStore
-from clew.store.portable_record import RecordReads
-from clew.store.portable_search import TextIndex
-from clew.store.portable_tasks import TaskReads
-from clew.store.portable_trace import TraceReads
-from clew.store.portable_utility import UtilityReads
-from clew.store.portable_vectors import VectorIndex, VectorStore
-from clew.store.portable_waits import WaitReads
-from clew.store.sql import Row
+from clew.store.portable_journal import PortableBackend
+from clew.store.sql import POSTGRESQL, Row
 from clew.store.sqlite import KIND_TABLES, NOT_UTF8
 
 if TYPE_CHECKING:
@@ -103,38 +93,50 @@ class _Txn:
         self.savepoints = 0  # savepoints open in it (their names)
 
 
-class PostgresStore(
-    ArchiveReads,
-    TraceReads,
-    UtilityReads,
-    ConversationReads,
-    WaitReads,
-    RecordReads,
-    VectorStore,
-    TaskReads,
-    KeyStore,
-    PgHeadReads,
-    JournalReads,
-    JournalWrites,
-):
+class PgVerification:
+    """`verify` and `fts_check` for PostgresStore (its `_verification`)."""
+
+    def __init__(self, store: PostgresStore) -> None:
+        self._store = store
+
+    def verify(self, *, all_spaces: bool = False) -> VerifyReport:
+        """Check the journal chain, replay the journal into a temporary schema made by the
+        same migrations, and compare every projection row of the space (of every space with
+        `all_spaces`)."""
+        from clew.store.pg_verify import verify
+
+        store = self._store
+        report: VerifyReport = store._guard(lambda: verify(store, all_spaces=all_spaces))
+        return report
+
+    def fts_check(self, index: str = "entries_fts") -> str | None:
+        """SQLite's FTS5 indexes do not exist here: nothing to check."""
+        return None
+
+
+class PostgresStore(Parts):
     """The Store interface over one PostgreSQL database, bound to one space.
 
-    Its reads are the portable read modules SQLite's store mixes in too (through
-    pg_connection); its own are the journal core: connections, transactions, the journal write,
-    resolve, errors and verify; and full-text search (the TsIndex it holds, store/pg_search.py)."""
-
-    # The vector index reads a command's text as it is: a PostgreSQL text is valid UTF-8.
-    _raw_open, _raw_close = "((", "))"
-    _no_index = ""  # SQLite's `+` before a term: PostgreSQL's planner needs no such hint
+    Its reads are the portable parts SQLite's store holds too (through pg_connection); its own
+    are the journal core: connections, transactions, resolve, errors; and the parts only it
+    has: verify (PgVerification), the heads' reads (pg_heads.py), full-text search (TsIndex,
+    store/pg_search.py) and pgvector's index (pg_vectors.py)."""
 
     def __init__(self, url: str, space: str, busy_timeout: float = 5.0, *, max_size: int = 4):
         psycopg, pool = _import_psycopg()
         self._psycopg = psycopg
-        self._driver_errors = (psycopg.Error,)
+        self._driver_errors: tuple[type[Exception], ...] = (psycopg.Error,)
         self.url = url
         self.path = shown(url)
         self.space = space
-        self._text = TsIndex(self)
+        self.dialect = POSTGRESQL
+        # The parts (store/parts.py), each reading through this store; the write path has
+        # nothing beyond the shared SQL here, and a session to append to is read afresh.
+        self._hold_portable(self, PortableBackend(space))
+        self._appending = self._conversations
+        self._heads = PgHeadReads(self)
+        self._verification = PgVerification(self)
+        self._text = TsIndex(self, self._archive, self._tasks)
         self._imports = Imports(self, self._user_name)
         self._graph_checkpoints: CheckpointStore | None = None
         self.busy_timeout = busy_timeout
@@ -477,6 +479,10 @@ class PostgresStore(
         found: list[Row] = self._guard(lambda: self._read_alone(sql, params))
         return found
 
+    def _tuples(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """A read's rows as plain tuples (psycopg's rows are tuples of a class of its own)."""
+        return [tuple(row) for row in self._rows(sql, params)]
+
     def _read_alone(self, sql: str, params: Sequence[Any]) -> list[Row]:
         """One read in a transaction of its own, sent as one pipeline (BEGIN, the space, the
         query, COMMIT): one round trip instead of three. A connection the server dropped is
@@ -517,29 +523,6 @@ class PostgresStore(
             raise AmbiguousIdError(kind, ident, [r["id"] for r in rows])
         return str(rows[0]["id"])
 
-    # -- search: forwarded to the text index the store holds (TsIndex, pg_search.py) --
-    search_entries = forward("_text", TextIndex.search_entries)
-    search_turns = forward("_text", TextIndex.search_turns)
-    search_records = forward("_text", TextIndex.search_records)
-    records_between = forward("_text", TextIndex.records_between)
-    search_outline = forward("_text", TextIndex.search_outline)
-    failed_actions_matching = forward("_text", TextIndex.failed_actions_matching)
-    outline_check = forward("_text", TextIndex.outline_check)
-    records_check = forward("_text", TextIndex.records_check)
-
-    # -- vectors: forwarded to the vector index the store holds (PgVectors, pg_vectors.py) --
-    vector_search_native = forward("_vectors", VectorIndex.vector_search_native)
-    nearest_vectors = forward("_vectors", VectorIndex.nearest_vectors)
-    put_vectors = forward("_vectors", VectorIndex.put_vectors)
-
-    # -- imports: forwarded to the record of imports the store holds (portable_imports.py) --
-    record_import = forward("_imports", ImportLog.record_import)
-    imports_between = forward("_imports", ImportLog.imports_between)
-
-    def fts_check(self, index: str = "entries_fts") -> str | None:
-        """SQLite's FTS5 indexes do not exist here: nothing to check."""
-        return None
-
     # -- database roles (store/pg_roles.py) ------------------------------------------------
 
     def grant_role(self, role: str, kind: str | None, *, apply: bool) -> list[str]:
@@ -574,17 +557,6 @@ class PostgresStore(
             " the tables (events and those the forget changed), and in its write-ahead log"
             " and backups"
         )
-
-    # -- verify ---------------------------------------------------------------------------
-
-    def verify(self, *, all_spaces: bool = False) -> VerifyReport:
-        """Check the journal chain, replay the journal into a temporary schema made by the
-        same migrations, and compare every projection row of the space (of every space with
-        `all_spaces`)."""
-        from clew.store.pg_verify import verify
-
-        report: VerifyReport = self._guard(lambda: verify(self, all_spaces=all_spaces))
-        return report
 
 
 def migrate(raw: psycopg.Connection[Any]) -> None:

@@ -28,25 +28,15 @@ from clew.errors import (
     StoreReadOnlyError,
     ValidationError,
 )
-from clew.forwarding import forward
-from clew.ids import ID_LENGTH, is_id_prefix
-from clew.models import DatabaseRole, Event, Session
+from clew.ids import is_id_prefix
+from clew.models import DatabaseRole, Session
 from clew.store import projection_conversations
-from clew.store.contract import CheckpointStore, ImportLog
+from clew.store.contract import CheckpointStore
 from clew.store.migrations import LATEST
-from clew.store.portable_archive import ArchiveReads
-from clew.store.portable_conversations import ConversationReads
+from clew.store.parts import Parts
 from clew.store.portable_imports import Imports
-from clew.store.portable_journal import JournalReads, JournalWrites
-from clew.store.portable_keys import KeyStore
-from clew.store.portable_record import RecordReads
-from clew.store.portable_search import TextIndex
-from clew.store.portable_tasks import TaskReads
-from clew.store.portable_trace import TraceReads
-from clew.store.portable_utility import UtilityReads
-from clew.store.portable_vectors import RowVectors, VectorIndex, VectorStore
-from clew.store.portable_waits import WaitReads
-from clew.store.sql import Connection, Row
+from clew.store.portable_vectors import RowVectors
+from clew.store.sql import SQLITE, Connection, Row
 from clew.store.sqlite_connection import SQLiteConnection, named
 from clew.store.sqlite_file import NOT_UTF8 as NOT_UTF8
 from clew.store.sqlite_file import (
@@ -66,13 +56,7 @@ from clew.store.sqlite_file import unwritable as unwritable
 from clew.store.sqlite_heads import HeadReads
 from clew.store.sqlite_search import Fts5Index
 from clew.store.sqlite_verify import Verification
-
-# The journal's insert, SQLite's own (JournalWrites.INSERT_EVENT's columns): the hot write
-# binds its row by position, as sqlite3 takes `?` fastest.
-_INSERT_EVENT = (
-    "INSERT INTO events (id, space, task_id, correlation_id, type, data, created_at, hash,"
-    " forgotten) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
+from clew.store.sqlite_writes import SQLiteWrites
 
 KIND_TABLES = {
     "task": "tasks",
@@ -122,14 +106,6 @@ class _WriteState:
         self.secure_delete = 0
 
 
-def _names(session: Session, ident: str) -> bool:
-    """Whether `ident` names `session` as session_to_append's read would find it: by its
-    id, or by its key when no id could be the same text (the read prefers an id)."""
-    if ident == session.id:
-        return True
-    return ident == session.key and not (len(ident) == ID_LENGTH and is_id_prefix(ident))
-
-
 class _Transaction:
     """`SQLiteStore.transaction`: one transaction, or a block joining the open one. A class,
     not a generator context manager: every write runs it (1-2 µs less a call)."""
@@ -173,7 +149,7 @@ class _Transaction:
                         raise damaged(store.path, error) from None
                     return
                 if store._state.forgetting is not None:  # before the commit: in its pages
-                    store._guard(store._forgetting_ends)
+                    store._guard(store._backend.forgetting_ends)
                 store._guard(lambda: store._conn.execute("COMMIT"))
                 state = store._state
                 if state.version is not None and state.head is not None:
@@ -192,51 +168,28 @@ class _Transaction:
 
 
 _BULK_CACHE_KIB = 64 * 1024  # the page cache of a bulk block (bulk_turns), in KiB
-_WIPE_PIECE = 256 * 1024 * 1024  # bytes of free pages overwritten per blob (forgetting)
 
 
-class SQLiteStore(
-    Verification,  # first: its fts_check wraps the text index's for read-only stores
-    ArchiveReads,
-    TraceReads,
-    UtilityReads,
-    ConversationReads,
-    WaitReads,
-    RecordReads,
-    VectorStore,
-    TaskReads,
-    KeyStore,
-    HeadReads,
-    JournalReads,
-    JournalWrites,
-):
-    """The Store interface over one SQLite file, bound to one space."""
+class SQLiteStore(Parts):
+    """The Store interface over one SQLite file, bound to one space: the journal core
+    (connection, transactions, savepoints, bulk blocks, resolve, errors) is its own; the
+    contract's reads and the journal's write path are the parts it holds (store/parts.py)."""
 
-    _driver_errors = (sqlite3.Error,)
-
-    # -- search: forwarded to the text index the store holds (Fts5Index, sqlite_search.py) --
-    search_entries = forward("_text", TextIndex.search_entries)
-    search_turns = forward("_text", TextIndex.search_turns)
-    search_records = forward("_text", TextIndex.search_records)
-    records_between = forward("_text", TextIndex.records_between)
-    search_outline = forward("_text", TextIndex.search_outline)
-    failed_actions_matching = forward("_text", TextIndex.failed_actions_matching)
-    outline_check = forward("_text", TextIndex.outline_check)
-    records_check = forward("_text", TextIndex.records_check)
-
-    # -- vectors: forwarded to the vector index the store holds (RowVectors, portable_vectors.py) --
-    vector_search_native = forward("_vectors", VectorIndex.vector_search_native)
-    nearest_vectors = forward("_vectors", VectorIndex.nearest_vectors)
-    put_vectors = forward("_vectors", VectorIndex.put_vectors)
-
-    # -- imports: forwarded to the record of imports the store holds (portable_imports.py) --
-    record_import = forward("_imports", ImportLog.record_import)
-    imports_between = forward("_imports", ImportLog.imports_between)
+    _driver_errors: tuple[type[Exception], ...] = (sqlite3.Error,)
 
     def __init__(self, path: str | os.PathLike[str], space: str, busy_timeout: float = 5.0):
         self.path = os.fspath(path)
         self.space = space
-        self._text = Fts5Index(self)
+        self.dialect = SQLITE
+        # The parts (store/parts.py), each reading through this store. SQLite's own: the
+        # write path's side that keeps the head and session between writes (which also
+        # answers session_to_append), the heads' reads, verify, and the FTS5 index.
+        self._backend = SQLiteWrites(self)
+        self._appending = self._backend
+        self._hold_portable(self, self._backend)
+        self._heads = HeadReads(self)
+        self._verification = Verification(self)
+        self._text = Fts5Index(self, self._archive, self._tasks, self._verification.fts_check)
         self._imports = Imports(self)
         self._vectors = RowVectors(self)
         self.busy_timeout = busy_timeout
@@ -253,11 +206,11 @@ class SQLiteStore(
         self._state = _WriteState()  # of the write transaction in progress
         # The space's newest event hash as this connection's last write committed it, and
         # SQLite's data_version then: while that has not changed, no other connection has
-        # committed, so the head is still the newest (see _known_head).
+        # committed, so the head is still the newest (see SQLiteWrites.known_head).
         self._head: tuple[int, str] | None = None
         # The session this connection's last committed write appended to, as its row then
         # stood, with data_version and this connection's total_changes then: while neither
-        # has moved, no one has written since (session_to_append).
+        # has moved, no one has written since (SQLiteWrites.session_to_append).
         self._session: tuple[int, int, Session] | None = None
         self._graph_checkpoints: CheckpointStore | None = None
         self._savepoints = 0  # savepoints open in the write transaction (their names)
@@ -422,163 +375,6 @@ class SQLiteStore(
                     )
                 )
                 self._guard(lambda: sqlite_bulk.restore(conn, saved))
-
-    def _inserted_event(self, conn: Connection, row: tuple[Any, ...]) -> int:
-        """`JournalWrites._inserted_event` by the driver's lastrowid: seq is the events'
-        INTEGER PRIMARY KEY, so the rowid. SQLite runs an INSERT ... RETURNING through
-        temporary storage (a temporary file with the default temp_store), which cost more
-        CPU than the insert itself: 29 against 11 µs an event (docs/benchmarks-log.md, session
-        import, fifth round)."""
-        cursor: sqlite3.Cursor = self._conn.execute(_INSERT_EVENT, row)  # `conn` wraps it
-        return int(cursor.lastrowid or 0)
-
-    def _data_version(self) -> int:
-        """SQLite's data_version, read once per write transaction: read under the write lock
-        (no one can commit until ours does), it changes only on another connection's commit,
-        never on this one's. A pragma that reads no page."""
-        state = self._state
-        if state.version is None:
-            row = self._guard(lambda: self._conn.execute("PRAGMA data_version").fetchone())
-            state.version = int(row[0])
-        return state.version
-
-    def _known_head(self, conn: Connection) -> str | None:
-        """The head this connection's last write committed, unless another connection has
-        committed since (`_data_version`): instead of a read of the journal's index; every
-        event this connection writes goes through `_journal`, which keeps the head."""
-        version = self._data_version()
-        cached = self._head
-        return cached[1] if cached is not None and cached[0] == version else None
-
-    def session_to_append(self, ident: str) -> Session | None:
-        """`Conversations.session_to_append`, its row kept from this connection's last
-        append while no one has written since: the same data_version (no other connection
-        has committed) and the same total_changes (this one has changed no row since). The
-        row kept is the one read, advanced by each turn appended (`_projected`)."""
-        if not self._writing:
-            return super().session_to_append(ident)
-        kept = self._session
-        current = self._state.session  # appended to earlier in this transaction
-        if current is not None and _names(current, ident):
-            found: Session | None = current
-        elif (
-            kept is not None
-            and _names(kept[2], ident)
-            and kept[1] == self._conn.total_changes
-            and kept[0] == self._data_version()
-        ):
-            found = kept[2]
-        else:
-            found = super().session_to_append(ident)
-        self._state.session = found
-        if found is not None:  # the projection's overlay of each turn reads no row either
-            projection_conversations.KNOWN[id(self._sql)] = (found.id, found.state)
-        return found
-
-    def _projected(self, event: Event) -> None:
-        """After each event this connection journals: keep the row of the session being
-        appended to as the projection has just written it (projection_conversations'
-        _turn_appended: one more turn, its tokens, when it was said, the state's change);
-        anything else (or a bulk block, which writes the row later) forgets it."""
-        state = self._state
-        session = state.session
-        if session is None:
-            return
-        data = event.data
-        known = projection_conversations.KNOWN.get(id(self._sql))
-        if (
-            event.type != "turn.appended"
-            or data["session_id"] != session.id
-            or state.bulk
-            or "state" not in data["turn"]  # an older shape (adopted): read the row again
-            or known is None
-        ):
-            state.session = None
-            projection_conversations.KNOWN.pop(id(self._sql), None)
-            return
-        t = data["turn"]
-        state.session = session._replace(
-            turn_count=session.turn_count + 1,
-            total_tokens=session.total_tokens + t["token_count"],
-            last_active_at=t.get("said_at", event.created_at),
-            state=known[1],  # the state the projection has just written
-        )
-
-    # -- forgetting: the file's bytes (docs/architecture.md, "Forgetting") -------------------
-
-    def _forget_begins(self, conn: Connection, type: str) -> None:
-        """`JournalWrites._forget_begins`: from the first forget of the transaction on,
-        SQLite zeroes what it frees (secure_delete); note the index the event's rows are in."""
-        from clew.store import forgetting
-
-        state = self._state
-        if state.forgetting is None:
-            state.secure_delete = int(self._conn.execute("PRAGMA secure_delete").fetchone()[0])
-            self._conn.execute("PRAGMA secure_delete = ON")
-            state.forgetting = set()
-        index = forgetting.INDEXES.get(type)
-        if index is not None:
-            state.forgetting.add(index)
-
-    def _turn_forgetting(self, conn: Connection, old: dict[str, Any]) -> Any:
-        """The turn's row number, its text taken out of the turns' index first: the text
-        is read from the event, which is about to change (an external-content FTS5 index
-        deletes a row by the values it indexed). A turn of the bulk block in progress is
-        not indexed yet: the block's end indexes it, forgotten."""
-        turn_id = old["turn"]["id"]
-        row = self._conn.execute("SELECT seq, content FROM turns WHERE id = ?", (turn_id,))
-        found = row.fetchone()
-        if found is None:
-            raise ValueError(f"it forgets turn {turn_id}, which has no row")
-        seq, content = found
-        indexed = not (self._state.bulk and seq > self._state.bulk_start)
-        if indexed and content is not None:
-            self._conn.execute(
-                "INSERT INTO turns_fts (turns_fts, rowid, content) VALUES ('delete', ?, ?)",
-                (seq, content),
-            )
-        return seq, indexed
-
-    def _turn_forgotten(self, conn: Connection, turn: Any, turn_id: str, values: Any) -> None:
-        """The row as the view's trigger writes it (its text kept only where the event does
-        not hold it), and its text indexed again."""
-        seq, indexed = turn
-        self._conn.execute(
-            "UPDATE turn_rows SET content = ?, text_in = ?, message = ?, tool_calls = ?"
-            " WHERE seq = ?",
-            (
-                values.text if values.text_in is None else None,
-                values.text_in,
-                values.message,
-                values.tool_calls,
-                seq,
-            ),
-        )
-        if indexed and values.text is not None:
-            self._conn.execute(
-                "INSERT INTO turns_fts (rowid, content) VALUES (?, ?)", (seq, values.text)
-            )
-
-    def _forgetting_ends(self) -> None:
-        """Before a forget's commit: merge each full-text index it touched, so no older
-        segment keeps the forgotten words, and overwrite the pages that were already free
-        (freed by ordinary writes, which do not zero them) with zeros."""
-        conn = self._conn
-        for index in sorted(self._state.forgetting or ()):
-            conn.execute(f"INSERT INTO {index} ({index}) VALUES ('optimize')")
-        free = int(conn.execute("PRAGMA freelist_count").fetchone()[0])
-        if not free:
-            return
-        size = int(conn.execute("PRAGMA page_size").fetchone()[0])
-        # A blob takes its pages from the free list first; dropped with secure_delete on,
-        # they are zeroed again. In pieces: SQLite's blobs stop at a billion bytes.
-        conn.execute("CREATE TABLE clew_wipe (fill BLOB)")
-        left = free * size
-        while left > 0:
-            piece = min(left, _WIPE_PIECE)
-            conn.execute("INSERT INTO clew_wipe (fill) VALUES (zeroblob(?))", (piece,))
-            left -= piece
-        conn.execute("DROP TABLE clew_wipe")
 
     def purge(self) -> str | None:
         """`Journal.purge`: after a forget's commit, empty the write-ahead log (a TRUNCATE

@@ -1,5 +1,5 @@
 """Where each space's journal ends, and which hash it has at a position: the reads behind
-checkpoints (checkpointfile.py), in SQLite's SQL (a mixin of SQLiteStore).
+checkpoints (checkpointfile.py), in SQLite's SQL (a part SQLiteStore holds, its `_heads`).
 
 A position is an event's place in its space's journal in seq order, counted from 1; the
 journal stores no such number, so a position is found by stepping along the space's index
@@ -10,12 +10,10 @@ so checking many checkpoints walks the journal's index once.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
-from contextlib import AbstractContextManager
-from typing import Any
+from collections.abc import Collection, Mapping
 
 from clew.models import ChainHead
-from clew.store.sql import Row
+from clew.store.rows import RowReader
 
 # Every space with an event, each found by one seek of the (space, seq) index (a loose
 # index scan): a store of a few spaces and millions of events costs a few reads, not a scan.
@@ -26,16 +24,8 @@ SPACES = (
 )
 
 
-class HeadReads:
+class HeadReads(RowReader):
     """`chain_heads` and `chain_hashes` for SQLiteStore."""
-
-    space: str
-
-    def transaction(self, *, write: bool = False) -> AbstractContextManager[None]:
-        raise NotImplementedError
-
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        raise NotImplementedError
 
     def chain_heads(
         self, since: Mapping[str, ChainHead] | None = None, *, all_spaces: bool = False

@@ -10,14 +10,14 @@ for every match it ranks.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from clew.errors import StoreBusyError, StoreError
 from clew.models import Action, EntryFilter, RecordHit, SearchHit, Turn
 from clew.search import Query, Term
 from clew.store.migrations import record_text
-from clew.store.portable_archive import ENTRY_COLUMNS, entry_filter, entry_from_row
+from clew.store.portable_archive import ENTRY_COLUMNS, ArchiveReads, entry_filter, entry_from_row
 from clew.store.portable_conversations import TURN_COLUMNS, turn_from_row
 from clew.store.portable_search import (
     RECORD_TABLES,
@@ -32,8 +32,9 @@ from clew.store.portable_search import (
     task_record_kinds,
     time_conditions,
 )
-from clew.store.portable_tasks import outline_joins
+from clew.store.portable_tasks import TaskReads, outline_joins
 from clew.store.portable_trace import actions_from_rows
+from clew.store.rows import StoreHost
 from clew.store.sql import param, param_list
 
 SEARCH_WINDOW = 5000
@@ -67,7 +68,19 @@ def _phrase(term: Term) -> str:
 
 class Fts5Index(IndexReads):
     """SQLite's text index (FTS5): search over entries, messages, commands and turns, a part
-    SQLiteStore holds (its `_text`) and forwards its search methods to."""
+    SQLiteStore holds (its `_text`) and forwards its search methods to. `fts_check` is
+    the store's check of an FTS5 index (sqlite_verify.py: on a copy when the store is
+    read-only), which the checks of the outline's and records' indexes run too."""
+
+    def __init__(
+        self,
+        store: StoreHost,
+        archive: ArchiveReads,
+        tasks: TaskReads,
+        fts_check: Callable[[str], str | None],
+    ) -> None:
+        super().__init__(store, archive, tasks)
+        self._fts_check = fts_check
 
     def _ranked(
         self,
@@ -368,7 +381,7 @@ class Fts5Index(IndexReads):
         fault = outline_fault(tuple(self._rows(sql, params)[0]))
         if fault is not None:
             return fault
-        return self._store.fts_check("outline_fts")
+        return self._fts_check("outline_fts")
 
     def failed_actions_matching(self, query: Query, *, limit: int = 50) -> list[Action]:
         """Failed commands whose command or output matches a query, newest first (the
@@ -392,7 +405,7 @@ class Fts5Index(IndexReads):
         fault = records_fault(tuple(self._rows(sql, params)[0]))
         if fault is not None:
             return fault
-        return self._store.fts_check("records_fts")
+        return self._fts_check("records_fts")
 
     def search_entries(self, query: Query, filters: EntryFilter, *, limit: int) -> list[SearchHit]:
         """Rank the archive entries matching a query with bm25 over `entries_fts`."""

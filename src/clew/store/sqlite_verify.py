@@ -1,14 +1,14 @@
-"""Verification of the SQLite store (a mixin of SQLiteStore): walk each space's hash chain,
-replay the journal into a scratch database, compare every projection row, and check the search
-indexes (on a copy when the store is read-only, since FTS5's check is a write)."""
+"""Verification of the SQLite store (a part SQLiteStore holds, its `_verification`): walk each
+space's hash chain, replay the journal into a scratch database, compare every projection row,
+and check the search indexes (on a copy when the store is read-only, since FTS5's check is a
+write)."""
 
 from __future__ import annotations
 
 import itertools
 import os
 import sqlite3
-import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from clew import chain, codec
@@ -16,12 +16,11 @@ from clew.models import Difference, Event, VerifyReport
 from clew.store import projection, projection_conversations
 from clew.store.migrations import PROJECTION_TABLES
 from clew.store.portable_journal import EVENT_COLUMNS, FORGOTTEN
-from clew.store.rows import RowReader
 from clew.store.sqlite_connection import SQLiteConnection
 
 if TYPE_CHECKING:
     from clew.store.forgetting import TombstoneCheck
-    from clew.store.sqlite_search import Fts5Index
+    from clew.store.sqlite import SQLiteStore
 
 MAX_DIFFERENCES = 100
 MAX_FORGOTTEN = 100  # forgotten events a report lists (it counts them all)
@@ -34,19 +33,17 @@ SELF_NUMBERED = frozenset({"entries", "turns"})
 STORED_AS = {"turns": "turn_rows"}
 
 
-class Verification(RowReader):
-    """What `verify` needs of the store; SQLiteStore provides the connection and guards."""
+class Verification:
+    """`verify` and `fts_check` of the store that holds it, read through its own SQLite
+    connection, lock and guard (and its text index, whose check this wraps)."""
 
-    _conn: sqlite3.Connection
-    _lock: threading.RLock
-    read_only: bool
-    _guard: Callable[..., Any]
-    _text: Fts5Index  # the store's text index, whose check this wraps
+    def __init__(self, store: SQLiteStore) -> None:
+        self._store = store
 
     def fts_check(self, index: str = "entries_fts") -> str | None:
         """Run FTS5's integrity check of a search index; None when it is sound."""
-        if not self.read_only:
-            return self._text.fts_check(index)
+        if not self._store.read_only:
+            return self._store._text.fts_check(index)
         import tempfile
 
         # FTS5 runs its check as a write, which a read-only store refuses: so a read-only
@@ -54,8 +51,8 @@ class Verification(RowReader):
         with tempfile.TemporaryDirectory(prefix="clew-verify-") as scratch_dir:
             copy = sqlite3.connect(os.path.join(scratch_dir, "copy.db"), isolation_level=None)
             try:
-                with self._lock:
-                    self._guard(lambda: self._conn.backup(copy))
+                with self._store._lock:
+                    self._store._guard(lambda: self._store._conn.backup(copy))
                 copy.execute(f"INSERT INTO {index} ({index}, rank) VALUES ('integrity-check', 1)")
             except sqlite3.Error as exc:
                 return f"store error: {exc}"
@@ -67,7 +64,7 @@ class Verification(RowReader):
         """Check this space's journal chain, replay its journal into a scratch database and
         compare every projection row of the space (of the whole file with `all_spaces`); a
         store SQLite cannot read is one StoreError saying why (damaged, busy)."""
-        report: VerifyReport = self._guard(lambda: self._verify(all_spaces))
+        report: VerifyReport = self._store._guard(lambda: self._verify(all_spaces))
         return report
 
     def _verify(self, all_spaces: bool) -> VerifyReport:
@@ -77,7 +74,7 @@ class Verification(RowReader):
         from clew.store import sqlite_bulk
         from clew.store.sqlite_file import connect, migrate
 
-        scope = None if all_spaces else self.space
+        scope = None if all_spaces else self._store.space
         with tempfile.TemporaryDirectory(prefix="clew-verify-") as scratch_dir:
             scratch = connect(os.path.join(scratch_dir, "rebuilt.db"))
             replay = SQLiteConnection(scratch)  # as the projections take it
@@ -96,7 +93,7 @@ class Verification(RowReader):
                 scratch.execute("PRAGMA journal_mode = MEMORY")
                 for index in _SCRATCH_UNUSED:
                     scratch.execute(f"DROP INDEX IF EXISTS {index}")
-                with self.transaction():
+                with self._store.transaction():
                     try:
                         count, findings, heads, kept = self._replay(replay, scope, careful=False)
                     except _Unreplayable:
@@ -110,8 +107,8 @@ class Verification(RowReader):
         meter.report("checking the search indexes", 0, None)
         # The search indexes against the rows they index.
         for index, problem in (("entries_fts", self.fts_check()),
-                               ("records_fts", self.records_check(scope)),
-                               ("outline_fts", self.outline_check(scope))):  # fmt: skip
+                               ("records_fts", self._store.records_check(scope)),
+                               ("outline_fts", self._store.outline_check(scope))):  # fmt: skip
             if problem is not None:
                 found = Difference(index, "*", "*", problem, "a sound index")
                 report = report._replace(differences=(*report.differences, found))
@@ -128,7 +125,7 @@ class Verification(RowReader):
         Return the events seen, the findings, each space's newest hash and the tombstones
         seen (forgotten events, checked against the forgets that made them)."""
         where, params = ("WHERE space = ?", (space,)) if space is not None else ("", ())
-        rows = self._conn.execute(
+        rows = self._store._conn.execute(
             f"SELECT {EVENT_COLUMNS} FROM events {where} ORDER BY seq", params
         )
         from clew.store.forgetting import TombstoneCheck  # verify's alone: off the hook path
@@ -139,7 +136,9 @@ class Verification(RowReader):
         from clew import meter
 
         count = 0
-        total = self._conn.execute(f"SELECT count(*) FROM events {where}", params).fetchone()[0]
+        total = self._store._conn.execute(
+            f"SELECT count(*) FROM events {where}", params
+        ).fetchone()[0]
         scratch.execute("BEGIN")
         # The sessions' rows are written once at the end, as a bulk import writes them: a
         # session's count, tokens and state (a few KB of JSON) were written on every turn.
@@ -191,8 +190,8 @@ class Verification(RowReader):
             # The rows as stored (turns is a view that reads its events: migration 15).
             source = STORED_AS.get(table, table)
             sql = f"SELECT * FROM {source} {where} ORDER BY id"
-            columns = [c[1] for c in self._conn.execute(f"PRAGMA table_info({source})")]
-            stored, rebuilt = _tuples(self._conn, sql, params), _tuples(scratch, sql, params)
+            columns = [c[1] for c in self._store._conn.execute(f"PRAGMA table_info({source})")]
+            stored, rebuilt = _tuples(self._store._conn, sql, params), _tuples(scratch, sql, params)
             counts[table] = 0
             meter.report("comparing tables", len(counts) - 1, len(PROJECTION_TABLES))
             skip = table in SELF_NUMBERED
@@ -212,7 +211,7 @@ class Verification(RowReader):
         """A self-numbered table's rows in the same order in both (their numbers may differ:
         the file numbers them across its spaces, a one-space replay from 1)."""
         sql = f"SELECT id FROM {STORED_AS.get(table, table)} {where} ORDER BY seq"
-        stored = self._conn.execute(sql, params)
+        stored = self._store._conn.execute(sql, params)
         rebuilt = scratch.execute(sql, params)
         for a, b in itertools.zip_longest(stored, rebuilt):
             if a != b:  # a missing row is reported already; this is the first out of order
