@@ -129,7 +129,16 @@ ALLOWED_CLEW = frozenset(
         "clew.store",
         "clew.chain",
         "clew.codec",
-        "clew.store.contract",
+        "clew.store.contract",  # the contract: one module of protocols per subject
+        "clew.store.contract.admin",
+        "clew.store.contract.archive",
+        "clew.store.contract.conversations",
+        "clew.store.contract.graph",
+        "clew.store.contract.jobs",
+        "clew.store.contract.journal",
+        "clew.store.contract.search",
+        "clew.store.contract.tasks",
+        "clew.store.contract.vectors",
         "clew.store.frozen_error_lines",  # the projection's upgrade of older events (re only)
         "clew.store.migrations",
         "clew.store.projection",

@@ -27,7 +27,7 @@ from clew import search
 from clew.errors import ValidationError
 from clew.models import Entry, EntryFilter
 from clew.search import Query, Term
-from clew.store import pg_connection, pg_search
+from clew.store import pg_connection, pg_search, pg_search_schema
 from clew.store.postgres import PostgresStore
 from tests.conftest import new_space, postgres_url
 
@@ -424,5 +424,5 @@ def test_a_rarer_term_weighs_more(n: int, rare: int, more: int) -> None:
 def test_the_search_functions_can_be_made_again(pg_conn: Any) -> None:
     """Every statement of FUNCTIONS runs on a database that has them (a migration run
     again after a failure, another store in the same schema)."""
-    for statement in pg_search.FUNCTIONS:
+    for statement in pg_search_schema.FUNCTIONS:
         pg_conn.execute(statement)

@@ -44,7 +44,7 @@ def open_pg(url: str, space: str | None = None, **kwargs: Any) -> clew.Memory:
 # -- the schema ------------------------------------------------------------------------------
 
 # SQLite's FTS5 tables (and their shadow tables) have no counterpart here: PostgreSQL keeps
-# its search vectors in generated `search` columns (store/pg_search.py), left out below.
+# its search vectors in generated `search` columns (store/pg_search_schema.py), left out below.
 # `record_docs`, the documents of messages and commands, is on both.
 _SQLITE_ONLY = ("sqlite_sequence",)
 _TYPES = {"TEXT": "text", "INTEGER": "bigint", "REAL": "double precision", "BLOB": "bytea"}
@@ -435,7 +435,7 @@ def test_migration_12_indexes_every_space_s_decisions_even_for_an_ordinary_role(
     """A store made before migration 12: its decisions of every space get their documents
     when it opens; the backfill writes space by space, which row-level security needs
     (checked by running it as a role that is subject to it)."""
-    from clew.store import pg_search
+    from clew.store import pg_search_schema
 
     made: dict[str, tuple[str, str]] = {}
     for space in (new_space(), new_space()):
@@ -470,7 +470,7 @@ def test_migration_12_indexes_every_space_s_decisions_even_for_an_ordinary_role(
         try:
             with psycopg.connect(own_database.replace("://root@", f"://{member}@", 1),
                                  autocommit=True) as as_member:  # fmt: skip
-                as_member.execute(pg_search.DECISION_FUNCTIONS[-1])
+                as_member.execute(pg_search_schema.DECISION_FUNCTIONS[-1])
         finally:
             conn.execute(f"DROP OWNED BY {member}")
             conn.execute(f"DROP ROLE {member}")

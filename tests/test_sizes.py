@@ -18,7 +18,7 @@ MAX_MODULE = 800
 FROZEN = frozenset({"store/migrations.py", "store/pg_migrations.py"})
 # Over the bound today (2026-11-28), to be split.
 MODULES = frozenset({
-    "models.py", "store/contract.py", "store/pg_search.py",
+    "models.py",
 })  # fmt: skip
 FUNCTIONS = frozenset({
     "jobs.py:_settle",

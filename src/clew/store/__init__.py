@@ -1,6 +1,6 @@
 """The store interface: all SQL lives behind it.
 
-`Store` (store/contract.py) is what the facade needs from a backend: a journal core and one
+`Store` (store/contract/) is what the facade needs from a backend: a journal core and one
 read protocol per subject, each method's semantics in its docstring. SQLite (`sqlite.py`)
 is the embedded default; a PostgreSQL backend implements the same contract.
 """

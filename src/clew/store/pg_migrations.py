@@ -16,7 +16,7 @@ What differs, on purpose:
   connects as ordinary roles.
 - The search indexes are each backend's own: FTS5 tables and triggers on SQLite; here a
   generated `search` tsvector column with a GIN index on entries, turns and `record_docs`
-  (kept by a trigger, as on SQLite), and the functions that make them (store/pg_search.py).
+  (kept by a trigger, as on SQLite), and the functions that make them (store/pg_search_schema.py).
   They are `Shared` steps: verify's temporary tables, which it compares without `search`,
   need none of them.
 - The journal's append-only guard is a trigger function, created once for the database (a
@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from clew import chain, codec
-from clew.store import pg_search
+from clew.store import pg_search_schema
 from clew.store.frozen_error_lines import OUTPUT_HEAD, OUTPUT_TAIL, error_lines
 from clew.store.migrations import DECISION_FIELDS, Migration, entry_owners, fingerprint
 from clew.store.sqlite_backfill import SEQUENCED
@@ -262,8 +262,8 @@ MIGRATIONS: tuple[PgMigration, ...] = (
             "CREATE INDEX entries_fingerprint ON entries(space, fingerprint)",
             # Full-text search (SQLite's entries_fts): pg_search's functions, once per
             # database, and the entries' search vector.
-            *(Shared(statement) for statement in pg_search.FUNCTIONS),
-            *(Shared(statement) for statement in pg_search.ENTRIES_INDEX),
+            *(Shared(statement) for statement in pg_search_schema.FUNCTIONS),
+            *(Shared(statement) for statement in pg_search_schema.ENTRIES_INDEX),
             *table(
                 "task_files",
                 f"""
@@ -554,7 +554,9 @@ MIGRATIONS: tuple[PgMigration, ...] = (
             "CREATE INDEX turns_tool ON turns(space, session_id, tool_name, turn)"
             " WHERE tool_name IS NOT NULL",
             "CREATE INDEX turns_hidden ON turns(space, session_id, turn) WHERE hidden = 1",
-            *(Shared(statement) for statement in pg_search.TURNS_INDEX),  # SQLite's turns_fts
+            *(
+                Shared(statement) for statement in pg_search_schema.TURNS_INDEX
+            ),  # SQLite's turns_fts
         ),
     ),
     PgMigration(
@@ -572,10 +574,10 @@ MIGRATIONS: tuple[PgMigration, ...] = (
         "search over task messages and commands with their output",
         (
             # SQLite's record_docs and records_fts: the same documents, kept by a trigger.
-            *table("record_docs", pg_search.RECORD_DOCS),
-            *(Shared(statement) for statement in pg_search.RECORD_FUNCTIONS),
-            *(Shared(statement) for statement in pg_search.RECORD_TRIGGERS),
-            *(Shared(statement) for statement in pg_search.RECORDS_INDEX),
+            *table("record_docs", pg_search_schema.RECORD_DOCS),
+            *(Shared(statement) for statement in pg_search_schema.RECORD_FUNCTIONS),
+            *(Shared(statement) for statement in pg_search_schema.RECORD_TRIGGERS),
+            *(Shared(statement) for statement in pg_search_schema.RECORDS_INDEX),
         ),
     ),
     PgMigration(
@@ -752,7 +754,7 @@ MIGRATIONS += (
         12,
         "search over the trace's decisions: their action, outcome, error, state, agent, context"
         " and artifacts",
-        tuple(Shared(statement) for statement in pg_search.DECISION_FUNCTIONS),
+        tuple(Shared(statement) for statement in pg_search_schema.DECISION_FUNCTIONS),
     ),
 )
 
@@ -798,7 +800,7 @@ MIGRATIONS += (
         (
             "ALTER TABLE actions ADD COLUMN stdout_errors text",
             "ALTER TABLE actions ADD COLUMN stderr_errors text",
-            *(Shared(statement) for statement in pg_search.ERROR_LINE_FUNCTIONS),
+            *(Shared(statement) for statement in pg_search_schema.ERROR_LINE_FUNCTIONS),
             PgRun(
                 "compute the error lines of the middle of every command output longer than"
                 " the index's head and tail into stdout_errors and stderr_errors (the update"
@@ -1054,7 +1056,7 @@ _GUARD = Shared(
     " CASE TG_OP WHEN 'DELETE' THEN 'deleted'"
     " ELSE 'changed, only its content forgotten (clew forget)' END; END $$"
 )
-_DECISION_DOC = pg_search.DECISION_FUNCTIONS[0]
+_DECISION_DOC = pg_search_schema.DECISION_FUNCTIONS[0]
 _DECISION_INSERT = (
     "        INSERT INTO record_docs (kind, ref_id, space, task_id, created_at, title, body,"
     " stderr)"
@@ -1063,9 +1065,9 @@ _DECISION_UPDATE = _DECISION_DOC.replace(
     _DECISION_INSERT,
     "        IF TG_OP = 'UPDATE' THEN\n"
     "            UPDATE record_docs SET title = "
-    + pg_search.DECISION_TITLE.format(row="NEW.")
+    + pg_search_schema.DECISION_TITLE.format(row="NEW.")
     + ", body = "
-    + pg_search.DECISION_BODY.format(row="NEW.")
+    + pg_search_schema.DECISION_BODY.format(row="NEW.")
     + "\n            WHERE space = NEW.space AND kind = 'decision' AND ref_id = NEW.id;\n"
     "            RETURN NULL;\n"
     "        END IF;\n" + _DECISION_INSERT,
@@ -1246,10 +1248,10 @@ MIGRATIONS += (
         26,
         "search indexes for task names, goals, plan steps, final answers, patterns, guardrails",
         (
-            *table("outline_docs", pg_search.OUTLINE_DOCS),
-            *(Shared(statement) for statement in pg_search.OUTLINE_FUNCTIONS),
-            *(Shared(statement) for statement in pg_search.OUTLINE_INDEX),
-            Shared(pg_search.outline_backfill()),
+            *table("outline_docs", pg_search_schema.OUTLINE_DOCS),
+            *(Shared(statement) for statement in pg_search_schema.OUTLINE_FUNCTIONS),
+            *(Shared(statement) for statement in pg_search_schema.OUTLINE_INDEX),
+            Shared(pg_search_schema.outline_backfill()),
         ),
     ),
 )

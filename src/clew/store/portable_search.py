@@ -10,13 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from clew.store.contract import TextSearch
 from clew.store.migrations import OUTLINE_TABLES, outline_text
 from clew.store.rows import RowReader, StoreHost
 from clew.store.sql import param, param_list
 
 if TYPE_CHECKING:
-    from clew.models import Action, EntryFilter, RecordHit, SearchHit, Turn
-    from clew.search import Query
     from clew.store.portable_archive import ArchiveReads
     from clew.store.portable_tasks import TaskReads
 
@@ -36,59 +35,19 @@ class IndexReads(RowReader):
         self._outline_described = tasks._outline_described
 
 
-class TextIndex(Protocol):
-    """What the store's search methods need of its text index (the store's contract names
-    them; see store/contract.py for what each returns)."""
+class TextIndex(TextSearch, Protocol):
+    """A store's text index: the contract's search (contract.TextSearch), and the checks of
+    its outline's and records' search documents that `verify` runs."""
 
-    def search_entries(
-        self, query: Query, filters: EntryFilter, *, limit: int
-    ) -> list[SearchHit]: ...
+    def outline_check(self, space: str | None = None) -> str | None:
+        """What is wrong with the outline's search documents of a space (None: every space),
+        or None when they match the rows."""
+        ...
 
-    def search_turns(
-        self, session_id: str | None, query: Query, *, limit: int
-    ) -> list[tuple[Turn, float, str]]: ...
-
-    def search_records(
-        self,
-        query: Query,
-        kinds: Sequence[str],
-        *,
-        task_id: str | None = None,
-        step_id: str | None = None,
-        session_ids: Sequence[str] | None = None,
-        since: str | None = None,
-        until: str | None = None,
-        limit: int,
-    ) -> list[RecordHit]: ...
-
-    def records_between(
-        self,
-        kinds: Sequence[str],
-        *,
-        since: str,
-        until: str,
-        task_id: str | None = None,
-        session_ids: Sequence[str] | None = None,
-        limit: int,
-    ) -> list[tuple[str, str]]: ...
-
-    def search_outline(
-        self,
-        query: Query,
-        kinds: Sequence[str],
-        *,
-        task_id: str | None = None,
-        step_id: str | None = None,
-        since: str | None = None,
-        until: str | None = None,
-        limit: int,
-    ) -> list[tuple[str, float, tuple[Any, ...]]]: ...
-
-    def failed_actions_matching(self, query: Query, *, limit: int = 50) -> list[Action]: ...
-
-    def outline_check(self, space: str | None = None) -> str | None: ...
-
-    def records_check(self, space: str | None = None) -> str | None: ...
+    def records_check(self, space: str | None = None) -> str | None:
+        """What is wrong with the records' search documents of a space (None: every space),
+        or None when they match the rows."""
+        ...
 
 
 def task_record_kinds(

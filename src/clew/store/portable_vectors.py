@@ -1,7 +1,8 @@
 """The vector index's reads and writes: which records lack a current vector, the stored vectors
-in write order, counts, and the rows themselves. Portable SQL (store/sql.py), mixed into both
-stores. The search itself is a part each store holds behind `VectorIndex`: `RowVectors` here
-(the rows alone, searched in process by the facade), or pg_vectors.PgVectors (pgvector).
+in write order, counts, and the rows themselves. Portable SQL (store/sql.py), a part both
+stores hold (`VectorStore`). The search itself is a part each store holds behind
+`contract.VectorIndex`: `RowVectors` here (the rows alone, searched in process by the facade),
+or pg_vectors.PgVectors (pgvector).
 
 The rows of `embeddings` are derived, like the search indexes: no event makes them, so they
 are written outside the journal (in a write transaction, for the space's lock) and `verify`,
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from clew.models import NewVector, PendingText, StoredVector
 from clew.store.rows import RowReader, limited
@@ -252,28 +253,6 @@ class VectorStore(RowReader):
         ).fetchone()
         conn.execute("DELETE FROM embeddings WHERE space = $1 AND model = $2", (self.space, model))
         return int(found[0])
-
-
-class VectorIndex(Protocol):
-    """What the store's vector search and vector writes need of its vector index."""
-
-    def vector_search_native(self) -> bool: ...
-
-    def nearest_vectors(
-        self,
-        model: str,
-        query: Sequence[float],
-        *,
-        kinds: Sequence[str],
-        task_id: str | None = None,
-        step_id: str | None = None,
-        session_ids: Sequence[str] | None = None,
-        since: str | None = None,
-        until: str | None = None,
-        limit: int,
-    ) -> list[tuple[str, str, float]]: ...
-
-    def put_vectors(self, model: str, vectors: Sequence[NewVector]) -> None: ...
 
 
 class RowVectors(RowReader):
