@@ -164,6 +164,7 @@ ALLOWED_CLEW = frozenset(
         "clew.store.portable_utility",
         "clew.store.portable_vectors",
         "clew.store.sqlite_verify",
+        "clew.store.portable_findings",  # what verify reports, on both backends
         "clew.store.portable_waits",
         "clew.store.portable_keys",
         "clew.store.sqlite_heads",  # chain_heads and chain_hashes, a part of the store

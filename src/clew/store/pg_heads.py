@@ -16,8 +16,8 @@ from contextlib import AbstractContextManager
 from typing import Protocol
 
 from clew.models import ChainHead
+from clew.store.portable_journal import SPACES
 from clew.store.rows import RowReader, StoreHost
-from clew.store.sqlite_heads import SPACES
 
 
 class AllSpacesHost(StoreHost, Protocol):

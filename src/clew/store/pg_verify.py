@@ -21,17 +21,18 @@ from clew.models import Difference, VerifyReport
 from clew.store import pg_connection, pg_migrations, projection
 from clew.store.forgetting import TombstoneCheck
 from clew.store.migrations import PROJECTION_TABLES
-from clew.store.portable_journal import EVENT_COLUMNS
-from clew.store.sqlite_verify import (
+from clew.store.portable_findings import (
     MAX_DIFFERENCES,
     SELF_NUMBERED,
-    _chain_finding,
-    _diff_rows,
-    _event_finding,
+    Unreplayable,
+    chain_finding,
+    diff_rows,
+    event_finding,
     replayable,
     see_tombstone,
     with_tombstones,
 )
+from clew.store.portable_journal import EVENT_COLUMNS
 
 if TYPE_CHECKING:
     from clew.store.postgres import PostgresStore
@@ -100,7 +101,7 @@ def _verify(store: PostgresStore, raw: Any, scope: str | None) -> VerifyReport:
                 count, findings, heads, kept = _replay(
                     scratch, _events(conn, scope), total, careful=False
                 )
-            except _Unreplayable:
+            except Unreplayable:
                 scratch.execute("ROLLBACK TO replay")
                 count, findings, heads, kept = _replay(
                     scratch, _events(conn, scope), total, careful=True
@@ -138,17 +139,13 @@ def _events(conn: Any, scope: str | None) -> Iterator[Any]:
 _PAGE = 1000
 
 
-class _Unreplayable(Exception):
-    """An event could not be applied in a replay without savepoints."""
-
-
 def _replay(
     scratch: pg_connection.Connection, rows: Iterable[Any], total: int, *, careful: bool
 ) -> tuple[int, list[Difference], dict[str, str], TombstoneCheck]:
     """Walk the journal (in seq order): check each space's chain up to its first break and
     apply each event to the temporary tables. An event that cannot be read or applied is a
     finding; `careful` wraps each event in a savepoint to undo what it half did, without it
-    such an event raises _Unreplayable (and the caller replays carefully)."""
+    such an event raises Unreplayable (and the caller replays carefully)."""
     findings: list[Difference] = []
     heads: dict[str, str] = {}
     kept = TombstoneCheck(whole=True)
@@ -162,11 +159,11 @@ def _replay(
             scratch.execute("SELECT set_config('clew.space', $1, true)", (link.space,))
             space = link.space
         if expected is not None:
-            findings.append(_chain_finding(link, expected))
+            findings.append(chain_finding(link, expected))
         heads[link.space] = link.hash or ""
         event, why = replayable(link)
         if event is None:
-            findings.append(_event_finding(link, why))
+            findings.append(event_finding(link, why))
             continue
         see_tombstone(kept, link, event, findings)
         if careful:
@@ -175,9 +172,9 @@ def _replay(
             projection.apply(scratch, event)
         except Exception as exc:
             if not careful:
-                raise _Unreplayable from exc
+                raise Unreplayable from exc
             scratch.execute("ROLLBACK TO event")
-            findings.append(_event_finding(link, f"it cannot be replayed ({_short(exc)})"))
+            findings.append(event_finding(link, f"it cannot be replayed ({_short(exc)})"))
         if careful:
             scratch.execute("RELEASE event")
     return count, findings, heads, kept
@@ -208,7 +205,7 @@ def _compare(
         select = f"SELECT {', '.join(columns)} FROM {table} WHERE space = $1 ORDER BY id"
         for space in spaces:
             stored, rebuilt = conn.execute(select, (space,)), scratch.execute(select, (space,))
-            for found in _diff_rows(table, columns, stored, rebuilt, counts):
+            for found in diff_rows(table, columns, stored, rebuilt, counts):
                 if len(differences) >= MAX_DIFFERENCES:
                     truncated = True
                     break

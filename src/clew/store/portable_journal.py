@@ -26,6 +26,14 @@ INSERT_EVENT = (
     " forgotten) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
 )
 
+# Every space with an event, each found by one seek of the (space, seq) index (a loose
+# index scan): a store of a few spaces and millions of events costs a few reads, not a scan.
+SPACES = (
+    "WITH RECURSIVE s(space) AS (SELECT min(space) FROM events UNION ALL"
+    " SELECT (SELECT min(space) FROM events WHERE space > s.space) FROM s"
+    " WHERE s.space IS NOT NULL) SELECT space FROM s WHERE space IS NOT NULL"
+)
+
 
 class WriteState(Protocol):
     """What a store keeps for its write transaction in progress."""

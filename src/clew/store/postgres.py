@@ -47,8 +47,8 @@ from clew.store.pg_search import TsIndex
 from clew.store.pg_vectors import PgVectors
 from clew.store.portable_imports import Imports
 from clew.store.portable_journal import PortableBackend
+from clew.store.rows import KIND_TABLES, NOT_UTF8
 from clew.store.sql import POSTGRESQL, Row
-from clew.store.sqlite import KIND_TABLES, NOT_UTF8
 
 if TYPE_CHECKING:
     import psycopg

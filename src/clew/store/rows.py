@@ -10,6 +10,26 @@ from typing import Any, Protocol
 
 from clew.store.sql import Connection, Dialect, Row
 
+# Each kind of record `resolve` finds by an id or its prefix, and its table.
+KIND_TABLES = {
+    "task": "tasks",
+    "step": "plan_items",
+    "action": "actions",
+    "log": "action_logs",
+    "message": "task_messages",
+    "entry": "entries",
+    "decision": "trace_decisions",
+    "pattern": "patterns",
+    "guardrail": "guardrails",
+    "job": "jobs",
+    "session": "sessions",
+    "turn": "turns",
+    "wait": "waits",
+}
+
+# What a store says of text it cannot keep (a lone surrogate, from bytes that were not UTF-8).
+NOT_UTF8 = "a value given is not valid UTF-8 text (it holds bytes that are not); give it as UTF-8"
+
 
 def json_ids(text: str) -> tuple[str, ...]:
     """Decode a JSON array of texts; most are empty, and skipping the parse keeps reads cheap."""

@@ -36,9 +36,9 @@ from clew.store.migrations import LATEST
 from clew.store.parts import Parts
 from clew.store.portable_imports import Imports
 from clew.store.portable_vectors import RowVectors
+from clew.store.rows import KIND_TABLES, NOT_UTF8
 from clew.store.sql import SQLITE, Connection, Row
 from clew.store.sqlite_connection import SQLiteConnection, named
-from clew.store.sqlite_file import NOT_UTF8 as NOT_UTF8
 from clew.store.sqlite_file import (
     READ_ONLY_MOUNT,
     busy_opening,
@@ -57,22 +57,6 @@ from clew.store.sqlite_heads import HeadReads
 from clew.store.sqlite_search import Fts5Index
 from clew.store.sqlite_verify import Verification
 from clew.store.sqlite_writes import SQLiteWrites
-
-KIND_TABLES = {
-    "task": "tasks",
-    "step": "plan_items",
-    "action": "actions",
-    "log": "action_logs",
-    "message": "task_messages",
-    "entry": "entries",
-    "decision": "trace_decisions",
-    "pattern": "patterns",
-    "guardrail": "guardrails",
-    "job": "jobs",
-    "session": "sessions",
-    "turn": "turns",
-    "wait": "waits",
-}
 
 
 def _fetch_all(cursor: sqlite3.Cursor) -> list[Row]:

@@ -62,7 +62,6 @@ def busy_opening(path: str, busy_timeout: float) -> StoreBusyError:
 READ_ONLY_MOUNT = "it is on a read-only file system"
 # A value the facade did not check that holds lone surrogates (bytes a command line could
 # not decode): the driver cannot encode it, so it never reaches the store.
-NOT_UTF8 = "a value given is not valid UTF-8 text (it holds bytes that are not); give it as UTF-8"
 
 
 def unwritable(path: str) -> str | None:

@@ -13,15 +13,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 
 from clew.models import ChainHead
+from clew.store.portable_journal import SPACES
 from clew.store.rows import RowReader
-
-# Every space with an event, each found by one seek of the (space, seq) index (a loose
-# index scan): a store of a few spaces and millions of events costs a few reads, not a scan.
-SPACES = (
-    "WITH RECURSIVE s(space) AS (SELECT min(space) FROM events UNION ALL"
-    " SELECT (SELECT min(space) FROM events WHERE space > s.space) FROM s"
-    " WHERE s.space IS NOT NULL) SELECT space FROM s WHERE space IS NOT NULL"
-)
 
 
 class HeadReads(RowReader):

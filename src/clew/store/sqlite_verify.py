@@ -8,27 +8,33 @@ from __future__ import annotations
 import itertools
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from clew import chain, codec
-from clew.models import Difference, Event, VerifyReport
+from clew import chain
+from clew.models import Difference, VerifyReport
 from clew.store import projection, projection_conversations
 from clew.store.migrations import PROJECTION_TABLES
-from clew.store.portable_journal import EVENT_COLUMNS, FORGOTTEN
+from clew.store.portable_findings import (
+    MAX_DIFFERENCES,
+    SELF_NUMBERED,
+    Unreplayable,
+    chain_finding,
+    diff_rows,
+    event_finding,
+    replayable,
+    see_tombstone,
+    with_tombstones,
+)
+from clew.store.portable_journal import EVENT_COLUMNS
 from clew.store.sqlite_connection import SQLiteConnection
 
 if TYPE_CHECKING:
     from clew.store.forgetting import TombstoneCheck
     from clew.store.sqlite import SQLiteStore
 
-MAX_DIFFERENCES = 100
-MAX_FORGOTTEN = 100  # forgotten events a report lists (it counts them all)
 # Indexes that only reads use: no projection looks turns up by time or by tool.
 _SCRATCH_UNUSED = ("turns_time", "turns_tool")
-# Tables whose `seq` is their own integer key, numbered across the file's spaces (the other
-# tables' `seq` is the journal seq of the event that made the row, the same in a replay).
-SELF_NUMBERED = frozenset({"entries", "turns"})
 # Projection tables whose rows are stored in another table than the one read (a view).
 STORED_AS = {"turns": "turn_rows"}
 
@@ -96,7 +102,7 @@ class Verification:
                 with self._store.transaction():
                     try:
                         count, findings, heads, kept = self._replay(replay, scope, careful=False)
-                    except _Unreplayable:
+                    except Unreplayable:
                         # An event failed half-applied: replay again, undoing each failure.
                         count, findings, heads, kept = self._replay(replay, scope, careful=True)
                     report = with_tombstones(self._compare(scratch, count, scope, findings), kept)
@@ -121,7 +127,7 @@ class Verification:
         to its first break and apply each event to the scratch database. An event that
         cannot be read is a finding, and the replay goes on without it. So is one that
         cannot be applied: `careful` wraps each event in a savepoint to undo what it half
-        did; without it (a third faster), such an event raises _Unreplayable instead.
+        did; without it (a third faster), such an event raises Unreplayable instead.
         Return the events seen, the findings, each space's newest hash and the tombstones
         seen (forgotten events, checked against the forgets that made them)."""
         where, params = ("WHERE space = ?", (space,)) if space is not None else ("", ())
@@ -149,11 +155,11 @@ class Verification:
             if count % 1000 == 0:
                 meter.report("verifying", count, total)
             if expected is not None:
-                findings.append(_chain_finding(link, expected))
+                findings.append(chain_finding(link, expected))
             heads[link.space] = link.hash or ""
             event, why = replayable(link)
             if event is None:
-                findings.append(_event_finding(link, why))
+                findings.append(event_finding(link, why))
                 continue
             see_tombstone(kept, link, event, findings)
             if careful:
@@ -164,9 +170,9 @@ class Verification:
                 if not careful:
                     scratch.execute("ROLLBACK")
                     projection_conversations.drop(scratch)
-                    raise _Unreplayable from exc
+                    raise Unreplayable from exc
                 scratch.execute("ROLLBACK TO event")
-                findings.append(_event_finding(link, f"it cannot be replayed ({exc!r})"))
+                findings.append(event_finding(link, f"it cannot be replayed ({exc!r})"))
             if careful:
                 scratch.execute("RELEASE event")
         projection_conversations.settle(scratch, end=True)
@@ -195,7 +201,7 @@ class Verification:
             counts[table] = 0
             meter.report("comparing tables", len(counts) - 1, len(PROJECTION_TABLES))
             skip = table in SELF_NUMBERED
-            found = _diff_rows(table, columns, stored, rebuilt, counts, skip=skip)
+            found = diff_rows(table, columns, stored, rebuilt, counts, skip=skip)
             if table in SELF_NUMBERED:
                 found = itertools.chain(found, self._diff_order(scratch, table, where, params))
             for difference in found:
@@ -218,126 +224,6 @@ class Verification:
                 if a is not None and b is not None:
                     yield Difference(table, a[0], "seq", "out of order", f"before {b[0]}")
                 return
-
-
-def replayable(link: chain.Link) -> tuple[Event | None, str]:
-    """The event a journal row holds, or None and why it cannot be replayed."""
-    try:
-        data = codec.loads(link.data)
-    except (ValueError, TypeError, RecursionError) as exc:
-        return None, f"its data is not valid JSON ({exc})"
-    if not isinstance(data, dict):
-        return None, "its data is not a JSON object"
-    return Event(
-        link.seq, link.id, link.space, link.task_id, link.correlation_id, link.type,
-        data, link.created_at, link.hash,
-    ), ""  # fmt: skip
-
-
-class _Unreplayable(Exception):
-    """An event could not be applied in a replay without savepoints."""
-
-
-def see_tombstone(
-    kept: TombstoneCheck, link: chain.Link, event: Event, findings: list[Difference]
-) -> None:
-    """Take an event into the check of tombstones; what is wrong at once is a finding."""
-    if link.forgotten is None and link.type != FORGOTTEN:
-        return  # nearly every event: nothing to check, nothing to build
-    try:
-        tombstone = chain.tombstone(link.forgotten)
-    except ValueError as exc:
-        findings.append(_tombstone_finding(link.seq, link.type, f"{exc}"))
-        tombstone = None
-    problem = kept.see(link.seq, event._replace(forgotten=tombstone), link.data)
-    if problem is not None:
-        findings.append(_tombstone_finding(link.seq, link.type, problem))
-
-
-def with_tombstones(report: VerifyReport, kept: TombstoneCheck) -> VerifyReport:
-    """`report` with what the check of tombstones found once the journal was walked, and
-    the forgotten events it saw (the first MAX_FORGOTTEN of them)."""
-    found = [_tombstone_finding(p.line, "", p.text) for p in kept.findings()]
-    room = max(0, MAX_DIFFERENCES - len(report.differences))
-    forgotten = kept.forgotten()
-    return report._replace(
-        differences=(*report.differences, *found[:room]),
-        truncated=report.truncated or len(found) > room,
-        forgotten=tuple(forgotten[:MAX_FORGOTTEN]),
-        forgotten_count=len(forgotten),
-    )
-
-
-def _tombstone_finding(seq: int, type: str, problem: str) -> Difference:
-    what = f" ({type})" if type else ""
-    return Difference(
-        "events",
-        f"#{seq}",
-        "forgotten",
-        None,
-        None,
-        f"journal event #{seq}{what}: {problem}: its content was forgotten outside clew, or"
-        " the tombstone or the forget was changed",
-    )
-
-
-def _chain_finding(link: chain.Link, expected: str) -> Difference:
-    return Difference(
-        "events",
-        f"#{link.seq}",
-        "hash",
-        link.hash,
-        expected,
-        f"the journal chain of space {link.space!r} breaks at event #{link.seq} ({link.type}):"
-        " this event or the one before it in the space was changed, removed or inserted"
-        " outside clew",
-    )
-
-
-def _event_finding(link: chain.Link, why: str) -> Difference:
-    data = link.data if len(link.data) <= 80 else link.data[:77] + "..."
-    return Difference(
-        "events",
-        f"#{link.seq}",
-        "data",
-        data,
-        None,
-        f"journal event #{link.seq} ({link.type}) is skipped in the replay: {why}",
-    )
-
-
-def _diff_rows(
-    table: str,
-    columns: Sequence[str],
-    stored: Iterable[Sequence[Any]],
-    rebuilt: Iterable[Sequence[Any]],
-    counts: dict[str, int],
-    *,
-    skip: bool = False,
-) -> Iterator[Difference]:
-    """Merge-walk two id-ordered streams of rows (values in the order of `columns`) and
-    yield every disagreement (of every column but `seq` when `skip`: a self-numbered
-    table's numbers are compared by their order)."""
-    key = columns.index("id")
-    ours, theirs = iter(stored), iter(rebuilt)
-    a, b = next(ours, None), next(theirs, None)
-    while a is not None or b is not None:
-        if b is None or (a is not None and a[key] < b[key]):
-            counts[table] += 1
-            yield Difference(table, a[key], "*", "present", "missing")  # type: ignore[index]
-            a = next(ours, None)
-        elif a is None or b[key] < a[key]:
-            yield Difference(table, b[key], "*", "missing", "present")
-            b = next(theirs, None)
-        elif a == b:  # the same values in the same columns: nothing to look at one by one
-            counts[table] += 1
-            a, b = next(ours, None), next(theirs, None)
-        else:
-            counts[table] += 1
-            for i, column in enumerate(columns):
-                if a[i] != b[i] and not (skip and column == "seq"):
-                    yield Difference(table, a[key], column, a[i], b[i])
-            a, b = next(ours, None), next(theirs, None)
 
 
 def _tuples(
