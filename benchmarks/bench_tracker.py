@@ -80,8 +80,8 @@ import clew
 from clew import chain
 from clew.error_lines import error_lines
 from clew.models import AddStep
-from clew.store import projection_record
-from clew.store.sqlite import connect, migrate
+from clew.store.projection import record as projection_record
+from clew.store.sqlite.store import connect, migrate
 from clew.trace import failure_fingerprint
 from common import header, pct, table
 

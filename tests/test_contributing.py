@@ -15,8 +15,9 @@ import pytest
 
 from clew import tools
 from clew.models import EVENT_TYPES
-from clew.store import contract, migrations, pg_migrations, projection
-from clew.store.sqlite import SQLiteStore
+from clew.store import contract, migrations, projection
+from clew.store.postgres import migrations as pg_migrations
+from clew.store.sqlite.store import SQLiteStore
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
@@ -52,7 +53,7 @@ def test_the_readme_sends_contributors_to_the_page() -> None:
 
 
 def test_every_event_type_is_projected_and_has_its_free_text_named() -> None:
-    import clew.store.sqlite  # noqa: F401  (registers every handler)
+    import clew.store.sqlite.store  # noqa: F401  (registers every handler)
     from clew.free_text import TEXT_FIELDS
 
     assert set(projection._HANDLERS) == EVENT_TYPES
@@ -100,7 +101,7 @@ def _contract_methods() -> list[str]:
 
 def test_both_backends_provide_every_method_of_the_contract() -> None:
     pytest.importorskip("psycopg")
-    from clew.store.postgres import PostgresStore
+    from clew.store.postgres.store import PostgresStore
 
     for name in _contract_methods():
         assert callable(getattr(SQLiteStore, name, None)), f"SQLiteStore lacks {name}"

@@ -27,8 +27,10 @@ from clew import search
 from clew.errors import ValidationError
 from clew.models import Entry, EntryFilter
 from clew.search import Query, Term
-from clew.store import pg_connection, pg_search, pg_search_schema
-from clew.store.postgres import PostgresStore
+from clew.store.postgres import connection as pg_connection
+from clew.store.postgres import search as pg_search
+from clew.store.postgres import search_schema as pg_search_schema
+from clew.store.postgres.store import PostgresStore
 from tests.conftest import new_space, postgres_url
 
 psycopg = pytest.importorskip(

@@ -20,7 +20,7 @@ from clew.chain import Link
 from clew.errors import ValidationError
 from clew.kernel import Kernel, Service
 from clew.models import Field, ForgetItem, ForgetReport
-from clew.store.portable_journal import FORGOTTEN
+from clew.store.portable.journal import FORGOTTEN
 from clew.working import Working
 
 if TYPE_CHECKING:

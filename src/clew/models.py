@@ -953,7 +953,7 @@ class ImportRecord(NamedTuple):
     created_at: str
 
 
-# -- the vector index (vectors.py, store/portable_vectors.py) ---------------------------------
+# -- the vector index (vectors.py, store/portable/vectors.py) ---------------------------------
 
 # The kinds of record the vector index embeds, in the order an update goes through them.
 VECTOR_KINDS: tuple[str, ...] = ("entry", "message", "action", "turn", "decision")

@@ -33,7 +33,7 @@ from clew.tombstones import field_json as field_json
 from clew.tombstones import fields_of as fields_of
 from clew.tombstones import items as items
 
-# Event types whose upgrades read only the event's data (projection.py): their data is
+# Event types whose upgrades read only the event's data (projection/__init__.py): their data is
 # rewritten in the shape the projection reads.
 _PURE_UPGRADES = frozenset({"action.recorded", "action.updated"})
 

@@ -1,6 +1,6 @@
 """The parts a store is made of, and the contract's flat methods each part answers.
 
-Both stores (sqlite.py, postgres.py) are composed, not mixed: each builds its parts in
+Both stores (sqlite/store.py, postgres/store.py) are composed, not mixed: each builds its parts in
 `__init__`, each part handed the store as what it reads and writes through (rows.StoreHost:
 its reads, write connection, transactions, space and dialect), and takes `Parts` as its one
 base, which is nothing but this table: each contract method a `forward` to the part the store
@@ -14,17 +14,17 @@ from __future__ import annotations
 
 from clew.forwarding import forward
 from clew.store import contract as c
-from clew.store.portable_archive import ArchiveReads
-from clew.store.portable_conversations import ConversationReads
-from clew.store.portable_journal import JournalBackend, JournalHost, JournalReads, JournalWrites
-from clew.store.portable_keys import KeyStore
-from clew.store.portable_record import RecordReads
-from clew.store.portable_search import TextIndex
-from clew.store.portable_tasks import TaskReads
-from clew.store.portable_trace import TraceReads
-from clew.store.portable_utility import UtilityReads
-from clew.store.portable_vectors import VectorStore
-from clew.store.portable_waits import WaitReads
+from clew.store.portable.archive import ArchiveReads
+from clew.store.portable.conversations import ConversationReads
+from clew.store.portable.journal import JournalBackend, JournalHost, JournalReads, JournalWrites
+from clew.store.portable.keys import KeyStore
+from clew.store.portable.record import RecordReads
+from clew.store.portable.search import TextIndex
+from clew.store.portable.tasks import TaskReads
+from clew.store.portable.trace import TraceReads
+from clew.store.portable.utility import UtilityReads
+from clew.store.portable.vectors import VectorStore
+from clew.store.portable.waits import WaitReads
 
 
 class Parts:

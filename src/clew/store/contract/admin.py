@@ -65,7 +65,7 @@ class KeyStore(Protocol):
 
 class RoleAdmin(Protocol):
     """Database roles: what each kind of role may do to the store's tables (PostgreSQL's
-    privileges and row-level security; store/pg_roles.py). A SQLite file has no roles:
+    privileges and row-level security; store/postgres/roles.py). A SQLite file has no roles:
     whoever can open it may do anything to it, so there each raises ValidationError."""
 
     def grant_role(self, role: str, kind: str | None, *, apply: bool) -> list[str]:
