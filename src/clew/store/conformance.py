@@ -1,6 +1,6 @@
 """The store conformance suite: the contract's rules, written once, run on every backend.
 
-`StoreConformance` holds tests of a `Store` (store/contract.py) driven through the store's
+`StoreConformance` holds tests of a `Store` (store/contract/) driven through the store's
 own public methods alone: no facade, no SQL. A backend runs them by subclassing it and
 saying how a store is made (eventsourcing's recorder tests work this way):
 

@@ -33,7 +33,7 @@ from clew.core.tombstones import items as items
 from clew.models import PLACEHOLDER, Event, Field
 from clew.store import projection
 
-# Event types whose upgrades read only the event's data (projection.py): their data is
+# Event types whose upgrades read only the event's data (projection/__init__.py): their data is
 # rewritten in the shape the projection reads.
 _PURE_UPGRADES = frozenset({"action.recorded", "action.updated"})
 
