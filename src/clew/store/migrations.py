@@ -67,9 +67,9 @@ def _record_fingerprints(conn: sqlite3.Connection) -> None:
     columns = {r[1] for r in conn.execute("PRAGMA table_info(clew_migrations)")}
     if "fingerprint" not in columns:
         conn.execute("ALTER TABLE clew_migrations ADD COLUMN fingerprint TEXT")
-    missing = [r[0] for r in conn.execute(
-        "SELECT number FROM clew_migrations WHERE fingerprint IS NULL"
-    )]  # fmt: skip
+    missing = [
+        r[0] for r in conn.execute("SELECT number FROM clew_migrations WHERE fingerprint IS NULL")
+    ]
     if not missing:
         return
     known = sqlite3.connect(":memory:")

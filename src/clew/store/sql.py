@@ -52,19 +52,18 @@ class Cursor(Protocol):
 class Dialect:
     """What one backend spells its own way, for the portable SQL to ask instead of guess."""
 
-    __slots__ = (
-        "name",
-        "no_index",
-        "no_limit",
-        "raw_text",
-        "space_keyed",
-        "text_output_as_bytes"
-    )  # fmt: skip
+    __slots__ = ("name", "no_index", "no_limit", "raw_text", "space_keyed", "text_output_as_bytes")
 
     def __init__(
-        self, name: str, *, no_limit: int | None, space_keyed: bool, text_output_as_bytes: bool,
-        no_index: str, raw_text: tuple[str, str],
-    ) -> None:  # fmt: skip
+        self,
+        name: str,
+        *,
+        no_limit: int | None,
+        space_keyed: bool,
+        text_output_as_bytes: bool,
+        no_index: str,
+        raw_text: tuple[str, str],
+    ) -> None:
         self.name = name
         # The value of `LIMIT $n` that limits nothing: SQLite's -1 (NULL is an error there);
         # PostgreSQL's NULL (-1 is an error there).
@@ -98,13 +97,21 @@ class Dialect:
 
 
 SQLITE = Dialect(
-    "sqlite", no_limit=-1, space_keyed=False, text_output_as_bytes=False, no_index="+",
+    "sqlite",
+    no_limit=-1,
+    space_keyed=False,
+    text_output_as_bytes=False,
+    no_index="+",
     raw_text=("CAST((", ") AS BLOB)"),
-)  # fmt: skip
+)
 POSTGRESQL = Dialect(
-    "postgresql", no_limit=None, space_keyed=True, text_output_as_bytes=True, no_index="",
+    "postgresql",
+    no_limit=None,
+    space_keyed=True,
+    text_output_as_bytes=True,
+    no_index="",
     raw_text=("((", "))"),
-)  # fmt: skip
+)
 
 
 class Connection(Protocol):

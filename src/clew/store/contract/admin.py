@@ -87,9 +87,14 @@ class ImportLog(Protocol):
     here is the store's to say), written in the write transaction that adopts the events."""
 
     def record_import(
-        self, first_seq: int, last_seq: int, events: int, door: str, key_prefix: str | None,
+        self,
+        first_seq: int,
+        last_seq: int,
+        events: int,
+        door: str,
+        key_prefix: str | None,
         at: str,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """Inside the write transaction that adopted events `first_seq`..`last_seq`: record
         that `key_prefix` (None: the host's user, whom the store names itself) brought them
         through `door` at `at`."""

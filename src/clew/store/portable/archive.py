@@ -28,16 +28,48 @@ RARE_TAG = 16  # entries a tag may carry for a tag-filtered list to be read from
 
 def entry_from_row(row: Row | tuple[Any, ...]) -> Entry:
     (
-        id, space, task_id, subtask_id, type, summary, detail, tags, relevance_to, status,
-        resolution, resolved_at, supersedes, fingerprint, created_at, updated_at, origin,
-        keep_open, evidence,
-    ) = tuple(row)[: len(ENTRY_COLUMNS)]  # fmt: skip
+        id,
+        space,
+        task_id,
+        subtask_id,
+        type,
+        summary,
+        detail,
+        tags,
+        relevance_to,
+        status,
+        resolution,
+        resolved_at,
+        supersedes,
+        fingerprint,
+        created_at,
+        updated_at,
+        origin,
+        keep_open,
+        evidence,
+    ) = tuple(row)[: len(ENTRY_COLUMNS)]
     return Entry(
-        id, space, task_id, subtask_id, _TYPE[type], summary, detail, json_ids(tags),
-        json_ids(relevance_to), _STATUS[status], resolution, resolved_at, supersedes,
-        fingerprint, created_at, updated_at, (), origin, bool(keep_open),
+        id,
+        space,
+        task_id,
+        subtask_id,
+        _TYPE[type],
+        summary,
+        detail,
+        json_ids(tags),
+        json_ids(relevance_to),
+        _STATUS[status],
+        resolution,
+        resolved_at,
+        supersedes,
+        fingerprint,
+        created_at,
+        updated_at,
+        (),
+        origin,
+        bool(keep_open),
         tuple(Evidence(str(a), str(at)) for a, at in codec.loads(evidence or "[]")),
-    )  # fmt: skip
+    )
 
 
 def _fix(row: Row) -> Fix:
@@ -134,23 +166,29 @@ class ArchiveReads(RowReader):
         if rare is None:
             params: list[Any] = [self.space]
             where = entry_filter(filters, "e.", params)
-            rows = self._rows(*limited(
-                f"SELECT {_E_COLUMNS} FROM entries e WHERE e.space = $1{where}"
-                " ORDER BY e.created_at DESC, e.seq DESC",
-                params, limit,
-            ))  # fmt: skip
+            rows = self._rows(
+                *limited(
+                    f"SELECT {_E_COLUMNS} FROM entries e WHERE e.space = $1{where}"
+                    " ORDER BY e.created_at DESC, e.seq DESC",
+                    params,
+                    limit,
+                )
+            )
         else:
             # The few entries carrying the tag, read through its index (CROSS JOIN keeps
             # SQLite's join order: the labels first), then the other filters and the sort.
             params = [rare, self.space, self.space]
             where = entry_filter(filters, "e.", params)
-            rows = self._rows(*limited(
-                f"SELECT {_E_COLUMNS} FROM entry_labels l CROSS JOIN entries e"
-                " WHERE l.kind = 'tag' AND l.value = $1 AND l.space = $2"
-                f" AND e.id = l.entry_id AND e.space = $3{where}"
-                " ORDER BY e.created_at DESC, e.seq DESC",
-                params, limit,
-            ))  # fmt: skip
+            rows = self._rows(
+                *limited(
+                    f"SELECT {_E_COLUMNS} FROM entry_labels l CROSS JOIN entries e"
+                    " WHERE l.kind = 'tag' AND l.value = $1 AND l.space = $2"
+                    f" AND e.id = l.entry_id AND e.space = $3{where}"
+                    " ORDER BY e.created_at DESC, e.seq DESC",
+                    params,
+                    limit,
+                )
+            )
         return self._with_sources([entry_from_row(r) for r in rows])
 
     def _rare_tag(self, tags: tuple[str, ...]) -> str | None:

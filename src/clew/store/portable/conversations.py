@@ -42,15 +42,39 @@ def session_from_row(row: Row) -> Session:
 
 def turn_from_row(row: Row | tuple[Any, ...]) -> Turn:
     (
-        id, space, session_id, number, role, content, text_content, tool_calls, call_id,
-        tool_name, call_turn, message, token_count, hidden, created_at,
-    ) = tuple(row)[:15]  # fmt: skip
+        id,
+        space,
+        session_id,
+        number,
+        role,
+        content,
+        text_content,
+        tool_calls,
+        call_id,
+        tool_name,
+        call_turn,
+        message,
+        token_count,
+        hidden,
+        created_at,
+    ) = tuple(row)[:15]
     calls = tuple(tuple(c) for c in json.loads(tool_calls)) if tool_calls else ()
     return Turn(
-        id, space, session_id, number, role, content,
-        turns.restore(message, content, bool(text_content)), calls,
-        call_id, tool_name, call_turn, token_count, bool(hidden), created_at,
-    )  # fmt: skip
+        id,
+        space,
+        session_id,
+        number,
+        role,
+        content,
+        turns.restore(message, content, bool(text_content)),
+        calls,
+        call_id,
+        tool_name,
+        call_turn,
+        token_count,
+        bool(hidden),
+        created_at,
+    )
 
 
 class ConversationReads(RowReader):
@@ -86,11 +110,21 @@ class ConversationReads(RowReader):
             return None
         row = rows[0]
         return Session(
-            row["id"], row["space"], row["key"], row["workspace"], row["model"],
-            row["system_prompt"], row["task_id"], row["title"], row["started_at"],
-            row["last_active_at"], row["total_tokens"], row["turn_count"],
-            decoded_state(row["state"]), bool(row["active"]),
-        )  # fmt: skip
+            row["id"],
+            row["space"],
+            row["key"],
+            row["workspace"],
+            row["model"],
+            row["system_prompt"],
+            row["task_id"],
+            row["title"],
+            row["started_at"],
+            row["last_active_at"],
+            row["total_tokens"],
+            row["turn_count"],
+            decoded_state(row["state"]),
+            bool(row["active"]),
+        )
 
     def session_by_key(self, key: str) -> Session | None:
         rows = self._rows("SELECT * FROM sessions WHERE space = $1 AND key = $2", (self.space, key))

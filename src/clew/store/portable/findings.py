@@ -31,9 +31,16 @@ def replayable(link: chain.Link) -> tuple[Event | None, str]:
     if not isinstance(data, dict):
         return None, "its data is not a JSON object"
     return Event(
-        link.seq, link.id, link.space, link.task_id, link.correlation_id, link.type,
-        data, link.created_at, link.hash,
-    ), ""  # fmt: skip
+        link.seq,
+        link.id,
+        link.space,
+        link.task_id,
+        link.correlation_id,
+        link.type,
+        data,
+        link.created_at,
+        link.hash,
+    ), ""
 
 
 class Unreplayable(Exception):

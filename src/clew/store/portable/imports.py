@@ -52,9 +52,14 @@ class Imports:
         self._user_name = user_name
 
     def record_import(
-        self, first_seq: int, last_seq: int, events: int, door: str, key_prefix: str | None,
+        self,
+        first_seq: int,
+        last_seq: int,
+        events: int,
+        door: str,
+        key_prefix: str | None,
         at: str,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """Inside the write transaction that adopted them: record who imported these events."""
         conn, _ = self._store._writer()
         conn.execute(

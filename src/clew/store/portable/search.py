@@ -57,8 +57,11 @@ def task_record_kinds(
     sessions (turns only), and no messages within a step (a message has none)."""
     if session_ids is not None:
         return []
-    return [k for k in ("message", "action", "decision")
-            if k in kinds and not (k == "message" and step_id is not None)]  # fmt: skip
+    return [
+        k
+        for k in ("message", "action", "decision")
+        if k in kinds and not (k == "message" and step_id is not None)
+    ]
 
 
 def first_line(text: str | None) -> str:

@@ -32,14 +32,43 @@ _STEP_STATUS = {s.value: s for s in StepStatus}
 
 def _step(row: Row | tuple[Any, ...]) -> PlanItem:
     (
-        id, space, task_id, ordinal, title, status, started_at, completed_at,
-        duration, summary, issue, depends_on, removed, created_at, updated_at,
-    ) = row  # fmt: skip
+        id,
+        space,
+        task_id,
+        ordinal,
+        title,
+        status,
+        started_at,
+        completed_at,
+        duration,
+        summary,
+        issue,
+        depends_on,
+        removed,
+        created_at,
+        updated_at,
+    ) = row
     # Made as NamedTuple's own __new__ makes it, without its Python frame (every task read).
-    return tuple.__new__(PlanItem, (
-        id, space, task_id, ordinal, title, _STEP_STATUS[status], started_at, completed_at,
-        duration, summary, issue, json_ids(depends_on), bool(removed), created_at, updated_at,
-    ))  # fmt: skip
+    return tuple.__new__(
+        PlanItem,
+        (
+            id,
+            space,
+            task_id,
+            ordinal,
+            title,
+            _STEP_STATUS[status],
+            started_at,
+            completed_at,
+            duration,
+            summary,
+            issue,
+            json_ids(depends_on),
+            bool(removed),
+            created_at,
+            updated_at,
+        ),
+    )
 
 
 # Task fields in Task's order (all but the plan), selected by position like steps.
@@ -70,14 +99,43 @@ def _tasks_with_plans(rows: Sequence[tuple[Any, ...]]) -> list[Task]:
 
 def _task(row: Row | tuple[Any, ...], plan: tuple[PlanItem, ...]) -> Task:
     (
-        id, space, name, goal, workspace, status, archived, metadata, plan_version,
-        last_replanned_at, created_at, updated_at, completed_at, next_objective, summary,
-    ) = row  # fmt: skip
-    return tuple.__new__(Task, (
-        id, space, name, goal, workspace, _TASK_STATUS[status], bool(archived),
-        {} if metadata == "{}" else codec.loads(metadata), plan_version, last_replanned_at,
-        created_at, updated_at, completed_at, next_objective, summary, plan,
-    ))  # fmt: skip
+        id,
+        space,
+        name,
+        goal,
+        workspace,
+        status,
+        archived,
+        metadata,
+        plan_version,
+        last_replanned_at,
+        created_at,
+        updated_at,
+        completed_at,
+        next_objective,
+        summary,
+    ) = row
+    return tuple.__new__(
+        Task,
+        (
+            id,
+            space,
+            name,
+            goal,
+            workspace,
+            _TASK_STATUS[status],
+            bool(archived),
+            {} if metadata == "{}" else codec.loads(metadata),
+            plan_version,
+            last_replanned_at,
+            created_at,
+            updated_at,
+            completed_at,
+            next_objective,
+            summary,
+            plan,
+        ),
+    )
 
 
 def _log(row: Row) -> ActionLog:
@@ -124,20 +182,46 @@ class Outline(NamedTuple):
 
 
 OUTLINE_SQL: dict[str, Outline] = {
-    "task": Outline("tk.id, tk.id, tk.created_at, tk.name, tk.status", "tasks", "tk", "",
-                    "created_at"),
-    "goal": Outline("tk.id, tk.id, tk.created_at, tk.goal, tk.status", "tasks", "tk",
-                    " AND tk.goal IS NOT NULL", "created_at"),
-    "step": Outline("p.id, p.task_id, p.created_at, p.title, p.status, p.ordinal,"
-                    " p.active_issue, p.summary", "plan_items", "p", " AND p.removed = 0",
-                    "created_at"),
-    "answer": Outline("tr.id, tr.id, tr.updated_at, tr.answer", "task_records", "tr",
-                      " AND tr.answer IS NOT NULL", "updated_at"),
-    "pattern": Outline("g.id, NULL, g.created_at, g.name, g.domain, g.deprecated,"
-                       " g.description, g.example, g.kind", "patterns", "g", "", "created_at"),
-    "guardrail": Outline("gr.id, NULL, gr.created_at, gr.text, gr.enforcement, gr.enabled",
-                         "guardrails", "gr", "", "created_at"),
-}  # fmt: skip
+    "task": Outline(
+        "tk.id, tk.id, tk.created_at, tk.name, tk.status", "tasks", "tk", "", "created_at"
+    ),
+    "goal": Outline(
+        "tk.id, tk.id, tk.created_at, tk.goal, tk.status",
+        "tasks",
+        "tk",
+        " AND tk.goal IS NOT NULL",
+        "created_at",
+    ),
+    "step": Outline(
+        "p.id, p.task_id, p.created_at, p.title, p.status, p.ordinal, p.active_issue, p.summary",
+        "plan_items",
+        "p",
+        " AND p.removed = 0",
+        "created_at",
+    ),
+    "answer": Outline(
+        "tr.id, tr.id, tr.updated_at, tr.answer",
+        "task_records",
+        "tr",
+        " AND tr.answer IS NOT NULL",
+        "updated_at",
+    ),
+    "pattern": Outline(
+        "g.id, NULL, g.created_at, g.name, g.domain, g.deprecated,"
+        " g.description, g.example, g.kind",
+        "patterns",
+        "g",
+        "",
+        "created_at",
+    ),
+    "guardrail": Outline(
+        "gr.id, NULL, gr.created_at, gr.text, gr.enforcement, gr.enabled",
+        "guardrails",
+        "gr",
+        "",
+        "created_at",
+    ),
+}
 
 
 def outline_joins(
@@ -380,11 +464,14 @@ class TaskReads(RowReader):
 
     def list_messages(self, task_id: str, *, limit: int | None = None) -> list[Message]:
         """Return a task's messages, newest first."""
-        rows = self._tuples(*limited(
-            f"SELECT {_MESSAGE_COLUMNS} FROM task_messages WHERE task_id = $1 AND space = $2"
-            " ORDER BY created_at DESC, seq DESC",
-            (task_id, self.space), limit,
-        ))  # fmt: skip
+        rows = self._tuples(
+            *limited(
+                f"SELECT {_MESSAGE_COLUMNS} FROM task_messages WHERE task_id = $1 AND space = $2"
+                " ORDER BY created_at DESC, seq DESC",
+                (task_id, self.space),
+                limit,
+            )
+        )
         return _messages(rows)
 
     def get_message(self, message_id: str) -> Message:
@@ -405,11 +492,14 @@ class TaskReads(RowReader):
                 " WHERE task_id = $1 AND space = $2",
                 (task_id, self.space),
             )[0]
-            paths = self._rows(*limited(
-                "SELECT path FROM task_files WHERE task_id = $1 AND space = $2"
-                " ORDER BY last_at DESC, path",
-                (task_id, self.space), newest,
-            ))  # fmt: skip
+            paths = self._rows(
+                *limited(
+                    "SELECT path FROM task_files WHERE task_id = $1 AND space = $2"
+                    " ORDER BY last_at DESC, path",
+                    (task_id, self.space),
+                    newest,
+                )
+            )
         return FileChanges(
             created=totals[0] or 0,
             modified=totals[1] or 0,

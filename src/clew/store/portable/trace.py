@@ -120,11 +120,35 @@ def _action(values: tuple[Any, ...]) -> Action:
         stdout = output(stdout, stdout_kind)
     if stderr is not None and (stderr_kind == "bytes" or isinstance(stderr, bytes)):
         stderr = output(stderr, stderr_kind)
-    return tuple.__new__(Action, (
-        id, space, task_id, plan_item_id, _ACTION_TYPE[type], summary, _ACTION_STATUS[status],
-        input, output_value, command, cwd, exit_code, duration, stdout, stderr, created_at,
-        updated_at, tool, decision_id, started_at, ended_at, cpu_seconds, memory_mb, fingerprint,
-    ))  # fmt: skip
+    return tuple.__new__(
+        Action,
+        (
+            id,
+            space,
+            task_id,
+            plan_item_id,
+            _ACTION_TYPE[type],
+            summary,
+            _ACTION_STATUS[status],
+            input,
+            output_value,
+            command,
+            cwd,
+            exit_code,
+            duration,
+            stdout,
+            stderr,
+            created_at,
+            updated_at,
+            tool,
+            decision_id,
+            started_at,
+            ended_at,
+            cpu_seconds,
+            memory_mb,
+            fingerprint,
+        ),
+    )
 
 
 def _decision(row: Row) -> TraceDecision:

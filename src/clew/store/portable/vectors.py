@@ -53,8 +53,13 @@ def _decoded(value: bytes | str | None) -> str:
 
 
 def _action_text(row: Row) -> str:
-    parts = [_decoded(row["title"]), row["err_lines"], _decoded(row["err"]),
-             row["out_lines"], _decoded(row["out"])]  # fmt: skip
+    parts = [
+        _decoded(row["title"]),
+        row["err_lines"],
+        _decoded(row["err"]),
+        row["out_lines"],
+        _decoded(row["out"]),
+    ]
     return "\n".join(p for p in parts if p)
 
 
@@ -299,9 +304,19 @@ class RowVectors(RowReader):
             params: list[Any] = []
             for v in batch:
                 params += [
-                    v.kind, v.ref_id, model, v.content_hash, v.source_at, v.task_id,
-                    v.step_id, v.session_id, v.created_at, v.dim, v.vector, self.space,
-                ]  # fmt: skip
+                    v.kind,
+                    v.ref_id,
+                    model,
+                    v.content_hash,
+                    v.source_at,
+                    v.task_id,
+                    v.step_id,
+                    v.session_id,
+                    v.created_at,
+                    v.dim,
+                    v.vector,
+                    self.space,
+                ]
             conn.execute(
                 f"INSERT INTO embeddings ({_VECTOR_COLUMNS}) VALUES {rows}",
                 params,

@@ -1263,11 +1263,13 @@ LATEST = MIGRATIONS[-1].number
 def pg_fingerprint(migration: PgMigration) -> str:
     """Return the fingerprint of a PostgreSQL migration (its number, name and steps)."""
     steps = tuple(
-        s if isinstance(s, str)
-        else f"python {s.fn.__qualname__}: {s.does}" if isinstance(s, PgRun)
+        s
+        if isinstance(s, str)
+        else f"python {s.fn.__qualname__}: {s.does}"
+        if isinstance(s, PgRun)
         else f"shared: {s.sql}"
         for s in migration.statements
-    )  # fmt: skip
+    )
     return fingerprint(Migration(migration.number, migration.name, steps))
 
 

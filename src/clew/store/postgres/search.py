@@ -247,9 +247,13 @@ class TsIndex(IndexReads):
         columns = ", ".join(f"t.{c}" for c in ENTRY_COLUMNS)
         text = "concat_ws(E'\\n', t.summary, t.detail, t.resolution)"
         rows = self._ranked_rows(
-            _ENTRIES, query, where=where, params=params, limit=limit,
+            _ENTRIES,
+            query,
+            where=where,
+            params=params,
+            limit=limit,
             columns=f"{columns}, {_headline(text, 'm.q')} AS snippet",
-        )  # fmt: skip
+        )
         entries = self._with_sources([entry_from_row(tuple(r)[1:]) for _, r in rows])
         return [
             SearchHit(e, score, tidy(r["snippet"]))
@@ -264,9 +268,13 @@ class TsIndex(IndexReads):
         params: list[Any] = [self.space]
         where = "" if session_id is None else f" AND t.session_id = {param(params, session_id)}"
         rows = self._ranked_rows(
-            _TURNS, query, limit=limit, where=where, params=params,
+            _TURNS,
+            query,
+            limit=limit,
+            where=where,
+            params=params,
             columns=f"{columns}, {_headline('t.content', 'm.q')} AS snip",
-        )  # fmt: skip
+        )
         return [(turn_from_row(tuple(r)[1:]), score, tidy(r["snip"])) for score, r in rows]
 
     def search_records(
@@ -304,8 +312,16 @@ class TsIndex(IndexReads):
         limit: int,
     ) -> list[tuple[str, str]]:
         """Records of a time, whatever their words, newest first (the time indexes)."""
-        return records_between(self, self.space, kinds, since=since, until=until,
-                               task_id=task_id, session_ids=session_ids, limit=limit)  # fmt: skip
+        return records_between(
+            self,
+            self.space,
+            kinds,
+            since=since,
+            until=until,
+            task_id=task_id,
+            session_ids=session_ids,
+            limit=limit,
+        )
 
     def _search_record_docs(
         self,
@@ -340,7 +356,10 @@ class TsIndex(IndexReads):
             " WHEN ts_filter(t.search, '{b}') @@ m.q THEN t.stderr ELSE t.title END"
         )
         rows = self._ranked_rows(
-            _RECORDS, query, where=where, params=params,
+            _RECORDS,
+            query,
+            where=where,
+            params=params,
             limit=limit,
             columns=(
                 "t.kind, t.ref_id, t.task_id, t.created_at,"
@@ -356,7 +375,7 @@ class TsIndex(IndexReads):
                 " LEFT JOIN trace_decisions d ON t.kind = 'decision' AND d.space = t.space"
                 " AND d.id = t.ref_id"
             ),
-        )  # fmt: skip
+        )
         hits = []
         for score, r in rows:
             if r["kind"] == "action":
@@ -369,9 +388,19 @@ class TsIndex(IndexReads):
             else:
                 label, title, field_name = r["role"], first_line(r["head"]), "content"
             hit = RecordHit(
-                r["kind"], r["ref_id"], r["task_id"], None, None, r["created_at"], label,
-                title, tidy(r["snip"]), score, field_name, step_id=r["plan_item_id"],
-            )  # fmt: skip
+                r["kind"],
+                r["ref_id"],
+                r["task_id"],
+                None,
+                None,
+                r["created_at"],
+                label,
+                title,
+                tidy(r["snip"]),
+                score,
+                field_name,
+                step_id=r["plan_item_id"],
+            )
             hits.append(hit)
         return hits
 
@@ -393,7 +422,11 @@ class TsIndex(IndexReads):
         if session_ids is not None:
             where += f" AND t.session_id IN ({param_list(params, session_ids)})"
         rows = self._ranked_rows(
-            _TURNS, query, joins=joins, where=where, params=params,
+            _TURNS,
+            query,
+            joins=joins,
+            where=where,
+            params=params,
             limit=limit,
             columns=(
                 "t.id, s.task_id, t.session_id, t.turn, t.created_at, t.role, t.tool_name,"
@@ -401,14 +434,23 @@ class TsIndex(IndexReads):
                 f" {_headline('t.content', 'm.q')} AS snip"
             ),
             outer_joins=" JOIN sessions s ON s.space = t.space AND s.id = t.session_id",
-        )  # fmt: skip
+        )
         hits = []
         for score, r in rows:
             label = r["role"] + (f" ({r['tool_name']})" if r["tool_name"] else "")
             hit = RecordHit(
-                "turn", r["id"], r["task_id"], r["session_id"], r["turn"], r["created_at"],
-                label, first_line(r["head"]), tidy(r["snip"]), score, "content",
-            )  # fmt: skip
+                "turn",
+                r["id"],
+                r["task_id"],
+                r["session_id"],
+                r["turn"],
+                r["created_at"],
+                label,
+                first_line(r["head"]),
+                tidy(r["snip"]),
+                score,
+                "content",
+            )
             hits.append(hit)
         return hits
 
@@ -428,22 +470,28 @@ class TsIndex(IndexReads):
         if not kinds:
             return []
         params: list[Any] = [self.space]
-        joins, where = outline_joins(kinds, task_id, step_id, since, until, params,
-                                     plain="", same_space=True, doc="t")  # fmt: skip
+        joins, where = outline_joins(
+            kinds, task_id, step_id, since, until, params, plain="", same_space=True, doc="t"
+        )
         with self.transaction():
             best = self._ranked_rows(
-                _OUTLINE, query, columns="t.kind, t.ref_id", limit=limit, joins=joins,
-                where=where, params=params,
-            )  # fmt: skip
+                _OUTLINE,
+                query,
+                columns="t.kind, t.ref_id",
+                limit=limit,
+                joins=joins,
+                where=where,
+                params=params,
+            )
             rows = self._outline_described([(r[1], r[2]) for _, r in best])
         return [(r[1], score, rows[(r[1], r[2])]) for score, r in best if (r[1], r[2]) in rows]
 
     def outline_check(self, space: str | None = None) -> str | None:
         """Check the outline's search documents of one space (of every space without one):
         one for each row and kind, holding the text its trigger makes; None when sound."""
-        sql, params = outline_check_sql(space, differs="IS DISTINCT FROM",
-                                        same_space=" AND d.space = r.space",
-                                        newline=NEWLINE)  # fmt: skip
+        sql, params = outline_check_sql(
+            space, differs="IS DISTINCT FROM", same_space=" AND d.space = r.space", newline=NEWLINE
+        )
         return outline_fault(tuple(self._rows(sql, params)[0]))
 
     def failed_actions_matching(self, query: Query, *, limit: int = 50) -> list[Action]:
@@ -473,10 +521,9 @@ class TsIndex(IndexReads):
                 "clew_output(r.stderr, r.stderr_errors)",
             ),
             "message": ("''", "clew_cut(r.content)", "''"),
-            "decision": (
-                DECISION_TITLE.format(row="r."), DECISION_BODY.format(row="r."), "''"
-            ),
-        }  # fmt: skip
-        sql, params = records_check_sql(texts, space, differs="IS DISTINCT FROM",
-                                        same_space=" AND d.space = r.space")  # fmt: skip
+            "decision": (DECISION_TITLE.format(row="r."), DECISION_BODY.format(row="r."), "''"),
+        }
+        sql, params = records_check_sql(
+            texts, space, differs="IS DISTINCT FROM", same_space=" AND d.space = r.space"
+        )
         return records_fault(tuple(self._rows(sql, params)[0]))

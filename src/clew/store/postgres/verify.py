@@ -112,8 +112,10 @@ def _verify(store: PostgresStore, raw: Any, scope: str | None) -> VerifyReport:
             report = with_tombstones(_compare(conn, scratch, count, spaces, findings), kept)
             # The search documents against the rows they index, as SQLite's verify checks
             # its own (the tsvectors are generated columns, which the database keeps exact).
-            for index, problem in (("record_docs", store.records_check(scope)),
-                                   ("outline_docs", store.outline_check(scope))):  # fmt: skip
+            for index, problem in (
+                ("record_docs", store.records_check(scope)),
+                ("outline_docs", store.outline_check(scope)),
+            ):
                 if problem is not None:
                     found = Difference(index, "*", "*", problem, "a sound index")
                     report = report._replace(differences=(*report.differences, found))

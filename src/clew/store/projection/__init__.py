@@ -84,10 +84,14 @@ def output_kinds(values: dict[str, Any]) -> dict[str, str | None]:
     """The kind of each command output among `values`: 'bytes' for output that is not
     UTF-8 text, 'text' for text, None for none; a backend stores each kind as its own type."""
     return {
-        f"{name}_kind": None if values[name] is None else
-        "bytes" if isinstance(values[name], bytes) else "text"
-        for name in ("stdout", "stderr") if name in values
-    }  # fmt: skip
+        f"{name}_kind": None
+        if values[name] is None
+        else "bytes"
+        if isinstance(values[name], bytes)
+        else "text"
+        for name in ("stdout", "stderr")
+        if name in values
+    }
 
 
 def _set(
@@ -260,10 +264,25 @@ def _step_updated(conn: Connection, event: Event) -> None:
 
 # What an action.recorded event may carry besides id, type, summary and status.
 _ACTION_OPTIONAL = (
-    "plan_item_id", "input", "output", "command", "cwd", "exit_code", "duration_seconds",
-    "stdout", "stderr", "tool", "decision_id", "started_at", "ended_at", "cpu_seconds",
-    "memory_mb", "fingerprint", "stdout_errors", "stderr_errors",
-)  # fmt: skip
+    "plan_item_id",
+    "input",
+    "output",
+    "command",
+    "cwd",
+    "exit_code",
+    "duration_seconds",
+    "stdout",
+    "stderr",
+    "tool",
+    "decision_id",
+    "started_at",
+    "ended_at",
+    "cpu_seconds",
+    "memory_mb",
+    "fingerprint",
+    "stdout_errors",
+    "stderr_errors",
+)
 
 
 @handles("action.recorded")
@@ -273,8 +292,11 @@ def _action_recorded(conn: Connection, event: Event) -> None:
     row.update(type=a["type"], summary=a["summary"], status=a["status"])
     row.update({key: a.get(key) for key in _ACTION_OPTIONAL})
     row.update(output_kinds(row))
-    insert(conn, "actions", {**row, "seq": event.seq, "created_at": event.created_at,
-                             "updated_at": event.created_at})  # fmt: skip
+    insert(
+        conn,
+        "actions",
+        {**row, "seq": event.seq, "created_at": event.created_at, "updated_at": event.created_at},
+    )
     projection_record.acted(conn, event.space, row["task_id"], event.created_at)
 
 

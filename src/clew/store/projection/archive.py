@@ -20,43 +20,79 @@ def _entry_children(conn: Connection, event: Event, entry: dict[str, Any]) -> No
         ("relevance", entry.get("relevance_to", [])),
     ):
         for value in values:
-            insert(conn, "entry_labels", {
-                "id": f"{entry_id}/{kind}/{value}", "space": event.space, "entry_id": entry_id,
-                "kind": kind, "value": value,
-            })  # fmt: skip
+            insert(
+                conn,
+                "entry_labels",
+                {
+                    "id": f"{entry_id}/{kind}/{value}",
+                    "space": event.space,
+                    "entry_id": entry_id,
+                    "kind": kind,
+                    "value": value,
+                },
+            )
     for position, (kind, source_id) in enumerate(entry.get("sources", [])):
-        insert(conn, "entry_sources", {
-            "id": f"{entry_id}/{kind}/{source_id}", "space": event.space, "entry_id": entry_id,
-            "kind": kind, "source_id": source_id, "position": position,
-        })  # fmt: skip
+        insert(
+            conn,
+            "entry_sources",
+            {
+                "id": f"{entry_id}/{kind}/{source_id}",
+                "space": event.space,
+                "entry_id": entry_id,
+                "kind": kind,
+                "source_id": source_id,
+                "position": position,
+            },
+        )
 
 
 def _fix(conn: Connection, event: Event, fix: dict[str, Any] | None) -> None:
     if fix is not None:
-        insert(conn, "fixes", {
-            "id": fix["id"], "space": event.space, "fingerprint": fix["fingerprint"],
-            "entry_id": fix.get("entry_id"), "task_id": event.task_id,
-            "description": fix["description"], "worked": int(bool(fix["worked"])),
-            "created_at": event.created_at,
-            "seq": event.seq,
-        })  # fmt: skip
+        insert(
+            conn,
+            "fixes",
+            {
+                "id": fix["id"],
+                "space": event.space,
+                "fingerprint": fix["fingerprint"],
+                "entry_id": fix.get("entry_id"),
+                "task_id": event.task_id,
+                "description": fix["description"],
+                "worked": int(bool(fix["worked"])),
+                "created_at": event.created_at,
+                "seq": event.seq,
+            },
+        )
 
 
 @handles("entry.added")
 def _entry_added(conn: Connection, event: Event) -> None:
     e = event.data["entry"]
     resolved = e.get("status") == "resolved"
-    insert(conn, "entries", {
-        "id": e["id"], "space": event.space, "task_id": event.task_id,
-        "subtask_id": e.get("subtask_id"), "type": e["type"], "summary": e["summary"],
-        "detail": e.get("detail"), "tags": e.get("tags", []),
-        "relevance_to": e.get("relevance_to", []), "status": e.get("status", "active"),
-        "resolution": e.get("resolution"),
-        "resolved_at": event.created_at if resolved else None,
-        "supersedes": e.get("supersedes"), "fingerprint": e.get("fingerprint"),
-        "created_at": event.created_at, "updated_at": event.created_at,
-        "origin": e.get("origin"), "keep_open": int(bool(e.get("keep_open"))),
-    })  # fmt: skip
+    insert(
+        conn,
+        "entries",
+        {
+            "id": e["id"],
+            "space": event.space,
+            "task_id": event.task_id,
+            "subtask_id": e.get("subtask_id"),
+            "type": e["type"],
+            "summary": e["summary"],
+            "detail": e.get("detail"),
+            "tags": e.get("tags", []),
+            "relevance_to": e.get("relevance_to", []),
+            "status": e.get("status", "active"),
+            "resolution": e.get("resolution"),
+            "resolved_at": event.created_at if resolved else None,
+            "supersedes": e.get("supersedes"),
+            "fingerprint": e.get("fingerprint"),
+            "created_at": event.created_at,
+            "updated_at": event.created_at,
+            "origin": e.get("origin"),
+            "keep_open": int(bool(e.get("keep_open"))),
+        },
+    )
     _entry_children(conn, event, e)
     # `also_supersedes`: other records of the same decision or failure (an extracted copy).
     for old in filter(None, [e.get("supersedes"), *e.get("also_supersedes", [])]):
@@ -116,20 +152,34 @@ def _fix_recorded(conn: Connection, event: Event) -> None:
 @handles("trace.decision_recorded")
 def _decision_recorded(conn: Connection, event: Event) -> None:
     d = dict(event.data["decision"])
-    insert(conn, "trace_decisions", {
-        **d, "space": event.space, "task_id": event.task_id, "created_at": event.created_at,
-        "seq": event.seq,
-    })  # fmt: skip
+    insert(
+        conn,
+        "trace_decisions",
+        {
+            **d,
+            "space": event.space,
+            "task_id": event.task_id,
+            "created_at": event.created_at,
+            "seq": event.seq,
+        },
+    )
 
 
 @handles("trace.validation_recorded")
 def _validation_recorded(conn: Connection, event: Event) -> None:
     v = dict(event.data["validation"])
     v["passed"] = int(bool(v["passed"]))
-    insert(conn, "trace_validations", {
-        **v, "space": event.space, "task_id": event.task_id, "created_at": event.created_at,
-        "seq": event.seq,
-    })  # fmt: skip
+    insert(
+        conn,
+        "trace_validations",
+        {
+            **v,
+            "space": event.space,
+            "task_id": event.task_id,
+            "created_at": event.created_at,
+            "seq": event.seq,
+        },
+    )
     conn.execute(
         "UPDATE trace_decisions SET validation_status = $1 WHERE id = $2 AND space = $3",
         ("passed" if v["passed"] else "failed", v["decision_id"], event.space),
@@ -138,11 +188,17 @@ def _validation_recorded(conn: Connection, event: Event) -> None:
 
 @handles("pattern.added")
 def _pattern_added(conn: Connection, event: Event) -> None:
-    insert(conn, "patterns", {
-        **event.data["pattern"], "space": event.space, "created_at": event.created_at,
-        "updated_at": event.created_at,
-        "seq": event.seq,
-    })  # fmt: skip
+    insert(
+        conn,
+        "patterns",
+        {
+            **event.data["pattern"],
+            "space": event.space,
+            "created_at": event.created_at,
+            "updated_at": event.created_at,
+            "seq": event.seq,
+        },
+    )
 
 
 @handles("pattern.observed")
@@ -166,11 +222,17 @@ def _pattern_deprecated(conn: Connection, event: Event) -> None:
 
 @handles("guardrail.added")
 def _guardrail_added(conn: Connection, event: Event) -> None:
-    insert(conn, "guardrails", {
-        **event.data["guardrail"], "space": event.space, "created_at": event.created_at,
-        "updated_at": event.created_at,
-        "seq": event.seq,
-    })  # fmt: skip
+    insert(
+        conn,
+        "guardrails",
+        {
+            **event.data["guardrail"],
+            "space": event.space,
+            "created_at": event.created_at,
+            "updated_at": event.created_at,
+            "seq": event.seq,
+        },
+    )
 
 
 @handles("guardrail.changed")

@@ -19,13 +19,19 @@ _SESSION_FIELDS = ("key", "workspace", "model", "system_prompt", "task_id", "tit
 @handles("session.started")
 def _session_started(conn: Connection, event: Event) -> None:
     s = event.data["session"]
-    insert(conn, "sessions", {
-        "id": s["id"], "space": event.space, **{k: s.get(k) for k in _SESSION_FIELDS},
-        # A conversation recorded after it happened says when it started.
-        "started_at": s.get("started_at", event.created_at),
-        "last_active_at": s.get("started_at", event.created_at),
-        "seq": event.seq,
-    })  # fmt: skip
+    insert(
+        conn,
+        "sessions",
+        {
+            "id": s["id"],
+            "space": event.space,
+            **{k: s.get(k) for k in _SESSION_FIELDS},
+            # A conversation recorded after it happened says when it started.
+            "started_at": s.get("started_at", event.created_at),
+            "last_active_at": s.get("started_at", event.created_at),
+            "seq": event.seq,
+        },
+    )
 
 
 @handles("session.updated")
@@ -297,14 +303,28 @@ def _turn_appended(conn: Connection, event: Event) -> None:
         state = {**_state(conn, event.space, session_id), **change} if change else p.state
     # The columns are this handler's, not the event's: one fixed statement (no `insert`).
     # text_in: where the event holds the row's text (None: it does not).
-    conn.execute(_INSERT_TURN if pending is None else _INSERT_ROW, (
-        t["id"], event.space, session_id, t["number"], t["role"],
-        text if pending is None or text_in is None else None, int(text_content),
-        calls, t["tool_call_id"], t["tool_name"],
-        t["call_turn"], stored, t["token_count"], said,
-        # The event the row's text can be read from (see _text_in).
-        event.seq, text_in,
-    ))  # fmt: skip
+    conn.execute(
+        _INSERT_TURN if pending is None else _INSERT_ROW,
+        (
+            t["id"],
+            event.space,
+            session_id,
+            t["number"],
+            t["role"],
+            text if pending is None or text_in is None else None,
+            int(text_content),
+            calls,
+            t["tool_call_id"],
+            t["tool_name"],
+            t["call_turn"],
+            stored,
+            t["token_count"],
+            said,
+            # The event the row's text can be read from (see _text_in).
+            event.seq,
+            text_in,
+        ),
+    )
     if pending is not None:
         p.state, p.turns, p.tokens, p.said = state, p.turns + 1, tokens, said
         pending[session_id] = p

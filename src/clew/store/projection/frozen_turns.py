@@ -90,12 +90,28 @@ _OPEN_ERRORS = 10
 _WRITE = re.compile(r"write|create|save|new_file", re.I)
 _EDIT = re.compile(r"edit|replace|patch|modify|update_file|insert|append", re.I)
 _SHELL = re.compile(r"bash|shell|exec|run|terminal|command|cmd|sh$", re.I)
-_DECIDED = ("let's use", "let us use", "we'll use", "we will use", "i'll use", "decided",
-            "going with", "we chose", "i chose", "switch to", "switched to", "switching to",
-            "instead of")  # fmt: skip
+_DECIDED = (
+    "let's use",
+    "let us use",
+    "we'll use",
+    "we will use",
+    "i'll use",
+    "decided",
+    "going with",
+    "we chose",
+    "i chose",
+    "switch to",
+    "switched to",
+    "switching to",
+    "instead of",
+)
 _RULE = ("always", "never", "don't", "do not", "must")
-_FAILED_TEXT = ("Traceback (most recent call last)", "command not found", "returned non-zero",
-                "No such file or directory")  # fmt: skip
+_FAILED_TEXT = (
+    "Traceback (most recent call last)",
+    "command not found",
+    "returned non-zero",
+    "No such file or directory",
+)
 _FAILED_WORD = ("Error:", "Exception:", "error:", "FAILED")
 _EXIT = re.compile(r"[Ee]xit (?:code|status)[: =]*[1-9]")
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")

@@ -37,10 +37,19 @@ def record(conn: Connection, event: Event, redactions: Any) -> None:
             " field, kind, count, created_at)"
             " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
             (
-                f"{event.id}/{n}", event.space, event.seq, event.id, event.type, event.task_id,
-                session, field, kind, count, event.created_at,
+                f"{event.id}/{n}",
+                event.space,
+                event.seq,
+                event.id,
+                event.type,
+                event.task_id,
+                session,
+                field,
+                kind,
+                count,
+                event.created_at,
             ),
-        )  # fmt: skip
+        )
 
 
 def _session_of(event: Event) -> str | None:

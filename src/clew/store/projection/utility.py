@@ -13,12 +13,20 @@ from clew.store.sql import Connection
 @handles("job.queued")
 def _job_queued(conn: Connection, event: Event) -> None:
     job = event.data["job"]
-    insert(conn, "jobs", {
-        "id": job["id"], "space": event.space, "kind": job["kind"], "task_id": event.task_id,
-        "step_id": job.get("step_id"), "created_at": event.created_at,
-        "updated_at": event.created_at,
-        "seq": event.seq,
-    })  # fmt: skip
+    insert(
+        conn,
+        "jobs",
+        {
+            "id": job["id"],
+            "space": event.space,
+            "kind": job["kind"],
+            "task_id": event.task_id,
+            "step_id": job.get("step_id"),
+            "created_at": event.created_at,
+            "updated_at": event.created_at,
+            "seq": event.seq,
+        },
+    )
 
 
 @handles("job.claimed")
@@ -53,11 +61,18 @@ def _job_failed(conn: Connection, event: Event) -> None:
 @handles("model.called")
 def _model_called(conn: Connection, event: Event) -> None:
     call = event.data["call"]
-    insert(conn, "model_calls", {
-        **call, "ok": int(bool(call["ok"])), "space": event.space, "task_id": event.task_id,
-        "created_at": event.created_at,
-        "seq": event.seq,
-    })  # fmt: skip
+    insert(
+        conn,
+        "model_calls",
+        {
+            **call,
+            "ok": int(bool(call["ok"])),
+            "space": event.space,
+            "task_id": event.task_id,
+            "created_at": event.created_at,
+            "seq": event.seq,
+        },
+    )
 
 
 @handles("model.output_rejected")
@@ -67,8 +82,14 @@ def _output_rejected(conn: Connection, event: Event) -> None:
 
 @handles("summary.recorded")
 def _summary_recorded(conn: Connection, event: Event) -> None:
-    insert(conn, "task_summaries", {
-        **event.data["summary"], "space": event.space, "task_id": event.task_id,
-        "created_at": event.created_at,
-        "seq": event.seq,
-    })  # fmt: skip
+    insert(
+        conn,
+        "task_summaries",
+        {
+            **event.data["summary"],
+            "space": event.space,
+            "task_id": event.task_id,
+            "created_at": event.created_at,
+            "seq": event.seq,
+        },
+    )

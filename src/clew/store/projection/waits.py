@@ -13,9 +13,19 @@ from clew.store.projection.handlers import handles
 from clew.store.sql import Connection, numbered
 
 _WAIT_COLUMNS = (
-    "id", "step_id", "kind", "target", "description", "cwd", "poll_seconds",
-    "timeout_seconds", "run_timeout", "deadline", "seal", "confined_to",
-)  # fmt: skip
+    "id",
+    "step_id",
+    "kind",
+    "target",
+    "description",
+    "cwd",
+    "poll_seconds",
+    "timeout_seconds",
+    "run_timeout",
+    "deadline",
+    "seal",
+    "confined_to",
+)
 
 
 @handles("wait.added")
@@ -25,9 +35,15 @@ def _wait_added(conn: Connection, event: Event) -> None:
     conn.execute(
         f"INSERT INTO waits ({', '.join(_WAIT_COLUMNS)}, space, task_id, criteria, created_at,"
         f" updated_at) VALUES ({numbered(len(_WAIT_COLUMNS) + 5)})",
-        [*values, event.space, event.task_id, codec.dumps(wait.get("criteria", {})),
-         event.created_at, event.created_at],
-    )  # fmt: skip
+        [
+            *values,
+            event.space,
+            event.task_id,
+            codec.dumps(wait.get("criteria", {})),
+            event.created_at,
+            event.created_at,
+        ],
+    )
 
 
 @handles("wait.checked")

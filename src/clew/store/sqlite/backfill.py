@@ -73,9 +73,16 @@ def _replay(conn: sqlite3.Connection, scratch: sqlite3.Connection) -> None:
         scratch.execute("SAVEPOINT event")
         try:
             event = Event(
-                seq, event_id, space, task_id, correlation_id, type_, codec.loads(data),
-                created_at, digest,
-            )  # fmt: skip
+                seq,
+                event_id,
+                space,
+                task_id,
+                correlation_id,
+                type_,
+                codec.loads(data),
+                created_at,
+                digest,
+            )
             projection.apply(replay, event)
         except (ValueError, KeyError, TypeError, AttributeError, sqlite3.Error):
             scratch.execute("ROLLBACK TO event")

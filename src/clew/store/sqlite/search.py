@@ -160,8 +160,16 @@ class Fts5Index(IndexReads):
         limit: int,
     ) -> list[tuple[str, str]]:
         """Records of a time, whatever their words, newest first (the time indexes)."""
-        return records_between(self, self.space, kinds, since=since, until=until,
-                               task_id=task_id, session_ids=session_ids, limit=limit)  # fmt: skip
+        return records_between(
+            self,
+            self.space,
+            kinds,
+            since=since,
+            until=until,
+            task_id=task_id,
+            session_ids=session_ids,
+            limit=limit,
+        )
 
     def _uncommon(self, query: Query) -> Query:
         """An OR query without the terms that fill the newest turns (COMMON_PROBE matches
@@ -233,18 +241,31 @@ class Fts5Index(IndexReads):
                 label = f"{r['status']}{code}"
                 title = first_line(r["command"] or r["summary"])
                 field = (
-                    "stdout" if r["seq"] in in_stdout else
-                    "stderr" if r["seq"] in in_stderr else "command"
-                )  # fmt: skip
+                    "stdout"
+                    if r["seq"] in in_stdout
+                    else "stderr"
+                    if r["seq"] in in_stderr
+                    else "command"
+                )
             elif r["kind"] == "decision":
                 label, title = f"decision {r['outcome']}", first_line(r["head"])
                 field = "outcome" if r["seq"] in in_stdout else "action"
             else:
                 label, title, field = r["role"], first_line(r["head"]), "content"
             hit = RecordHit(
-                r["kind"], r["ref_id"], r["task_id"], None, None, r["created_at"], label,
-                title, _decoded(r["snip"]), score, field, step_id=r["plan_item_id"],
-            )  # fmt: skip
+                r["kind"],
+                r["ref_id"],
+                r["task_id"],
+                None,
+                None,
+                r["created_at"],
+                label,
+                title,
+                _decoded(r["snip"]),
+                score,
+                field,
+                step_id=r["plan_item_id"],
+            )
             hits.append(hit)
         return hits
 
@@ -296,17 +317,27 @@ class Fts5Index(IndexReads):
         rows = []
         with self.transaction():
             for low, high in spans:
-                rows += self._ranked("turns_fts", base, [*params, low, high],
-                                     "bm25(turns_fts)", columns, limit)  # fmt: skip
+                rows += self._ranked(
+                    "turns_fts", base, [*params, low, high], "bm25(turns_fts)", columns, limit
+                )
         if len(spans) > 1:
             rows = sorted(rows, key=lambda r: (r[0], -r[1]["seq"]))[:limit]
         hits = []
         for score, r in rows:
             label = r["role"] + (f" ({r['tool_name']})" if r["tool_name"] else "")
             hit = RecordHit(
-                "turn", r["id"], r["task_id"], r["session_id"], r["turn"], r["created_at"],
-                label, first_line(r["head"]), r["snip"], score, "content",
-            )  # fmt: skip
+                "turn",
+                r["id"],
+                r["task_id"],
+                r["session_id"],
+                r["turn"],
+                r["created_at"],
+                label,
+                first_line(r["head"]),
+                r["snip"],
+                score,
+                "content",
+            )
             hits.append(hit)
         return hits
 
@@ -354,8 +385,9 @@ class Fts5Index(IndexReads):
         if not kinds:
             return []
         params: list[Any] = [fts5_match(query), self.space]
-        joins, where = outline_joins(kinds, task_id, step_id, since, until, params,
-                                     plain="+", same_space=False)  # fmt: skip
+        joins, where = outline_joins(
+            kinds, task_id, step_id, since, until, params, plain="+", same_space=False
+        )
         # `+`: the index drives; handed each document of a kind to look up, FTS5 would
         # open the query's terms again for each (50x the cost).
         base = (

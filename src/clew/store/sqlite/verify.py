@@ -113,9 +113,11 @@ class Verification:
         report = report._replace(heads=heads)
         meter.report("checking the search indexes", 0, None)
         # The search indexes against the rows they index.
-        for index, problem in (("entries_fts", self.fts_check()),
-                               ("records_fts", self._store.records_check(scope)),
-                               ("outline_fts", self._store.outline_check(scope))):  # fmt: skip
+        for index, problem in (
+            ("entries_fts", self.fts_check()),
+            ("records_fts", self._store.records_check(scope)),
+            ("outline_fts", self._store.outline_check(scope)),
+        ):
             if problem is not None:
                 found = Difference(index, "*", "*", problem, "a sound index")
                 report = report._replace(differences=(*report.differences, found))
