@@ -2897,14 +2897,14 @@ def test_index_commands_without_the_extra_say_so_in_one_line(
     def missing() -> None:
         from clew.errors import VectorsUnavailable
 
-        raise VectorsUnavailable(vectors.UNAVAILABLE)
+        raise VectorsUnavailable(vectors.unavailable())
 
     monkeypatch.setattr(vectors, "load_embedder", missing)
     monkeypatch.setattr(vectors, "embedder_available", lambda: False)
     for command in (["update"], ["rebuild"], ["update", "--limit", "5"]):
         result = cli("index", *command)
         assert result.code == 2
-        assert result.err.strip().splitlines() == [f"clew: error: {vectors.UNAVAILABLE}"]
+        assert result.err.strip().splitlines() == [f"clew: error: {vectors.unavailable()}"]
     status = cli("index", "status")
     assert status.code == 0 and "model: none" in status.out
     for bad in (["update", "--limit", "0"], ["update", "--limit", "x"], ["nonsense"], []):

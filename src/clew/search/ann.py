@@ -59,7 +59,12 @@ _DEAD_SHARE = 0.2  # labels of vectors since replaced, of all labels, that make 
 _TAIL_MIN = 20_000  # vectors written since the index was saved, searched by brute force...
 _TAIL_SHARE = 0.05  # ...up to this share of those it holds, then added and saved
 
-UNAVAILABLE = "the approximate index needs the optional extra: pip install 'clew[ann]'"
+
+def unavailable() -> str:
+    """Say what is missing without the `ann` extra, and the command that adds it."""
+    from clew.core.installation import install_command
+
+    return f"the approximate index needs the optional extra: {install_command('ann')}"
 
 
 def available() -> bool:
@@ -103,7 +108,7 @@ class AnnStatus:
         if not self.used:
             return f"approximate index: not needed below {THRESHOLD:,} vectors (exact search)"
         if not self.installed:
-            return f"approximate index: none, exact search ({UNAVAILABLE})"
+            return f"approximate index: none, exact search ({unavailable()})"
         if not self.exists:
             return "approximate index: not built yet (the next search or `clew index update`)"
         size = f", {self.bytes / 1e6:,.1f} MB" if self.bytes else ""
