@@ -37,10 +37,15 @@ ROOT = HERE.parent
 
 def fold_of(rev: str) -> ModuleType:
     """`clew.conversations.session_state` as it was at `rev` (its imports from this tree's clew)."""
-    source = subprocess.run(
-        ["git", "show", f"{rev}:src/clew/conversations/session_state.py"],
-        cwd=ROOT, capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
+    # its path at `rev`: in the conversations package since issue 26, at the top before
+    for where in ("conversations/session_state.py", "session_state.py"):
+        shown = subprocess.run(
+            ["git", "show", f"{rev}:src/clew/{where}"], cwd=ROOT, capture_output=True, text=True
+        )
+        if shown.returncode == 0:
+            break
+    shown.check_returncode()
+    source = shown.stdout
     folder = tempfile.mkdtemp()
     path = Path(folder) / "session_state_then.py"
     path.write_text(source, encoding="utf-8")

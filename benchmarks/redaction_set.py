@@ -391,7 +391,7 @@ def near_misses(m: Maker) -> list[dict[str, object]]:
         "mkdir -p build/out && cp -p a b",
         "docker run -p 8080:80 -p 4443:443 nginx",
         "pytest -p no:cacheprovider -q tests",
-        "git add -p src/clew/privacy/redaction.py",
+        "git add -p src/clew/redaction.py",
         "psql -p 5432 -U app -h db",
         "mysql -u root -p shop",
         "curl -u deploy https://example.com",

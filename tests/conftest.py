@@ -79,8 +79,14 @@ def _private_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
         patch.setenv("PYTHONPYCACHEPREFIX", str(tmp_path_factory.mktemp("pycache")))
         patch.setenv("CLEW_WORKER", "off")
         patch.setenv("CLEW_MAINTENANCE", "off")
-        for name in ("CLEW_MODEL", "CLEW_LARGE_MODEL", "CLEW_DB", "CLEW_SPACE",
-                     "CLEW_SECRET_FILE", "CLEW_CHECKPOINT_FILE"):  # fmt: skip
+        for name in (
+            "CLEW_MODEL",
+            "CLEW_LARGE_MODEL",
+            "CLEW_DB",
+            "CLEW_SPACE",
+            "CLEW_SECRET_FILE",
+            "CLEW_CHECKPOINT_FILE",
+        ):
             patch.delenv(name, raising=False)
         yield
 

@@ -81,9 +81,11 @@ def store(db: Path) -> Any:
 async def test_a_session_is_created_read_and_listed(store: clew.Memory) -> None:
     service = ClewSessionService(store)
     made = await service.create_session(
-        app_name=APP, user_id=USER, session_id=" s1 ",
+        app_name=APP,
+        user_id=USER,
+        session_id=" s1 ",
         state={"topic": "vpn", "app:tier": "gold", "user:lang": "fr", "temp:scratch": 1},
-    )  # fmt: skip
+    )
     assert made.id == "s1"
     assert made.state == {"topic": "vpn", "app:tier": "gold", "user:lang": "fr"}
     got = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
@@ -120,8 +122,9 @@ async def test_events_are_kept_verbatim_with_their_state(store: clew.Memory) -> 
     # clew reads them as any conversation: roles, text, search
     turns = store.list_turns(session_key(APP, USER, "s1"))
     assert [(t.role, t.text) for t in turns[1:]] == [
-        ("user", "My VPN token is KX-88."), ("assistant", "Noted."),
-    ]  # fmt: skip
+        ("user", "My VPN token is KX-88."),
+        ("assistant", "Noted."),
+    ]
     hits = store.search_all("VPN token", session_id=session_key(APP, USER, "s1"))
     assert hits and hits[0].turn == turns[1].number
 
@@ -135,8 +138,9 @@ async def test_get_session_config_limits_the_events(store: clew.Memory) -> None:
         await service.append_event(session, event)
 
     async def get(**config: Any) -> list[Event]:
-        got = await service.get_session(app_name=APP, user_id=USER, session_id="s1",
-                                        config=GetSessionConfig(**config))  # fmt: skip
+        got = await service.get_session(
+            app_name=APP, user_id=USER, session_id="s1", config=GetSessionConfig(**config)
+        )
         assert got is not None
         return got.events
 
@@ -150,15 +154,19 @@ async def test_get_session_config_limits_the_events(store: clew.Memory) -> None:
 async def test_the_newest_events_alone_come_with_the_whole_state(store: clew.Memory) -> None:
     # Only the events returned are made Events; the state is still every event's delta.
     service = ClewSessionService(store)
-    session = await service.create_session(app_name=APP, user_id=USER, session_id="s1",
-                                           state={"a": 0})  # fmt: skip
-    events = [said("user", f"m{n}", 100.0 + n, **{f"k{n}": {"n": [n]}, "a": n, "temp:t": n})
-              for n in range(6)]  # fmt: skip
+    session = await service.create_session(
+        app_name=APP, user_id=USER, session_id="s1", state={"a": 0}
+    )
+    events = [
+        said("user", f"m{n}", 100.0 + n, **{f"k{n}": {"n": [n]}, "a": n, "temp:t": n})
+        for n in range(6)
+    ]
     for event in events:
         await service.append_event(session, event)
     whole = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
-    newest = await service.get_session(app_name=APP, user_id=USER, session_id="s1",
-                                       config=GetSessionConfig(num_recent_events=1))  # fmt: skip
+    newest = await service.get_session(
+        app_name=APP, user_id=USER, session_id="s1", config=GetSessionConfig(num_recent_events=1)
+    )
     assert whole is not None and newest is not None
     assert newest.events == events[-1:] and whole.events == events
     assert newest.state == whole.state == {"a": 5, **{f"k{n}": {"n": [n]} for n in range(6)}}
@@ -181,8 +189,9 @@ async def test_a_deleted_session_is_gone_for_adk_and_kept_by_clew(store: clew.Me
     with pytest.raises(SessionNotFoundError):
         await service.append_event(session, said("user", "more", 6.0))
     key = session_key(APP, USER, "s1")
-    assert any(t.text and "heliotrope" in t.text
-               for t in store.list_turns(key, include_hidden=True))  # fmt: skip
+    assert any(
+        t.text and "heliotrope" in t.text for t in store.list_turns(key, include_hidden=True)
+    )
     again = await service.create_session(app_name=APP, user_id=USER, session_id="s1")
     got = await service.get_session(app_name=APP, user_id=USER, session_id=again.id)
     assert got is not None and got.events == []
@@ -192,8 +201,9 @@ async def test_a_deleted_session_is_gone_for_adk_and_kept_by_clew(store: clew.Me
 async def test_a_session_survives_a_new_store_and_service(db: Path) -> None:
     with clew.open(db) as first:
         service = ClewSessionService(first)
-        session = await service.create_session(app_name=APP, user_id=USER, session_id="s1",
-                                                state={"a": 1})  # fmt: skip
+        session = await service.create_session(
+            app_name=APP, user_id=USER, session_id="s1", state={"a": 1}
+        )
         event = said("user", "hello", 7.0, b=2, **{"app:c": 3})
         await service.append_event(session, event)
     with clew.open(db) as second:
@@ -219,8 +229,9 @@ async def test_a_stale_session_is_refused_and_odd_state_kept(store: clew.Memory)
     await service.append_event(fresh, said("user", "second", 11.0, hook=print, n=1))
     got = await service.get_session(app_name=APP, user_id=USER, session_id="s1")
     assert got is not None and [e.content.parts[0].text for e in got.events if e.content] == [
-        "first", "second",
-    ]  # fmt: skip
+        "first",
+        "second",
+    ]
     assert got.state["n"] == 1 and "print" in got.state["hook"]  # kept as its repr
 
 
@@ -310,8 +321,7 @@ async def test_two_processes_appending_to_one_session_at_once_one_wins(
     db: Path, tmp_path: Path
 ) -> None:
     with clew.open(db) as memory:
-        await ClewSessionService(memory).create_session(app_name=APP, user_id=USER,
-                                                        session_id="s1")  # fmt: skip
+        await ClewSessionService(memory).create_session(app_name=APP, user_id=USER, session_id="s1")
     script = tmp_path / "racer.py"
     script.write_text(_RACER)
     racers = [
@@ -330,8 +340,9 @@ async def test_two_processes_appending_to_one_session_at_once_one_wins(
         outcomes.append(out.strip())
     assert sorted(outcomes) == ["stale", "won"]
     with clew.open(db) as memory:
-        got = await ClewSessionService(memory).get_session(app_name=APP, user_id=USER,
-                                                           session_id="s1")  # fmt: skip
+        got = await ClewSessionService(memory).get_session(
+            app_name=APP, user_id=USER, session_id="s1"
+        )
         assert got is not None and len(got.events) == 1
         assert got.events[0].id == ("e-a" if outcomes[0] == "won" else "e-b")
 
@@ -340,23 +351,27 @@ async def test_two_processes_appending_to_one_session_at_once_one_wins(
 async def test_memory_is_searched_by_clew(store: clew.Memory) -> None:
     sessions, memory = ClewSessionService(store), ClewMemoryService(store)
     session = await sessions.create_session(app_name=APP, user_id=USER, session_id="s1")
-    facts = [said("user", "My printer on floor 3 is jammed.", 1.0),
-             said("helper", "The VPN server is vpn-eu-2.corp.", 2.0),
-             said("user", "My badge number is 7731.", 3.0)]  # fmt: skip
+    facts = [
+        said("user", "My printer on floor 3 is jammed.", 1.0),
+        said("helper", "The VPN server is vpn-eu-2.corp.", 2.0),
+        said("user", "My badge number is 7731.", 3.0),
+    ]
     for event in facts:
         await sessions.append_event(session, event)
     await memory.add_session_to_memory(session)
     await memory.add_session_to_memory(session)  # added twice: kept once
-    await memory.add_events_to_memory(app_name=APP, user_id=USER, events=facts[:1],
-                                      session_id="s1")  # fmt: skip
+    await memory.add_events_to_memory(app_name=APP, user_id=USER, events=facts[:1], session_id="s1")
     found = await memory.search_memory(app_name=APP, user_id=USER, query="badge number")
     assert found.memories[0].id == facts[2].id
     assert found.memories[0].content == facts[2].content and found.memories[0].author == "user"
     assert found.memories[0].custom_metadata["session_id"] == "s1"
     key = "adk-memory/helpdesk/ada"
     assert len(store.list_turns(key)) == 3
-    explicit = MemoryEntry(content=types.Content(parts=[types.Part(text="Ada prefers email")]),
-                           author="user", custom_metadata={"source": "crm"})  # fmt: skip
+    explicit = MemoryEntry(
+        content=types.Content(parts=[types.Part(text="Ada prefers email")]),
+        author="user",
+        custom_metadata={"source": "crm"},
+    )
     await memory.add_memory(app_name=APP, user_id=USER, memories=[explicit])
     found = await memory.search_memory(app_name=APP, user_id=USER, query="prefers email")
     assert found.memories[0].content == explicit.content
@@ -373,8 +388,9 @@ def _seen(session: Any) -> Any:
     if session is None:
         return None
     # copied: the caller's Session object changes as events are appended to it
-    return copy.deepcopy((session.id, session.app_name, session.user_id, session.state,
-                          session.events))  # fmt: skip
+    return copy.deepcopy(
+        (session.id, session.app_name, session.user_id, session.state, session.events)
+    )
 
 
 async def _script(service: BaseSessionService) -> list[Any]:
@@ -385,18 +401,28 @@ async def _script(service: BaseSessionService) -> list[Any]:
     out.append(_seen(s))
     t = await service.create_session(app_name=APP, user_id="bob", session_id="two")
     out.append(_seen(t))
-    for n, event in enumerate([
-        said("user", "hi", 10.0, x=5, **{"temp:q": 1}),
-        said("helper", "hello", 11.0, **{"app:y": 7, "user:z": None}),
-        said("helper", "bye", 12.0, **{"user:new": [1, 2]}),
-    ]):  # fmt: skip
+    for n, event in enumerate(
+        [
+            said("user", "hi", 10.0, x=5, **{"temp:q": 1}),
+            said("helper", "hello", 11.0, **{"app:y": 7, "user:z": None}),
+            said("helper", "bye", 12.0, **{"user:new": [1, 2]}),
+        ]
+    ):
         await service.append_event(s, event)
         out.append(dict(s.state))
         await service.append_event(t, said("user", f"bob {n}", 20.0 + n, **{"app:n": n}))
-    for config in (None, GetSessionConfig(num_recent_events=1),
-                   GetSessionConfig(after_timestamp=11.0)):  # fmt: skip
-        out.append(_seen(await service.get_session(app_name=APP, user_id=USER, session_id="one",
-                                                   config=config)))  # fmt: skip
+    for config in (
+        None,
+        GetSessionConfig(num_recent_events=1),
+        GetSessionConfig(after_timestamp=11.0),
+    ):
+        out.append(
+            _seen(
+                await service.get_session(
+                    app_name=APP, user_id=USER, session_id="one", config=config
+                )
+            )
+        )
     out.append(_seen(await service.get_session(app_name=APP, user_id="bob", session_id="two")))
     listed = await service.list_sessions(app_name=APP)
     out.append([(x.id, x.user_id, x.state, x.events, x.last_update_time) for x in listed.sessions])
@@ -452,8 +478,10 @@ def seen_text(request: LlmRequest) -> str:
 
 
 async def run(runner: Runner, session_id: str, text: str) -> list[Event]:
-    return [e async for e in runner.run_async(user_id=USER, session_id=session_id,
-                                             new_message=ask(text))]  # fmt: skip
+    return [
+        e
+        async for e in runner.run_async(user_id=USER, session_id=session_id, new_message=ask(text))
+    ]
 
 
 @synchronous
@@ -478,8 +506,11 @@ async def test_adks_runner_keeps_a_conversation_in_clew(db: Path) -> None:
     with clew.open(db) as second:  # a fresh process's view: a new store, services, runner
         model = Scripted(script=[reply("You asked about Paris.")])
         sessions = ClewSessionService(second)
-        runner = Runner(agent=LlmAgent(name="helper", model=model, tools=[get_weather]),
-                        app_name=APP, session_service=sessions)  # fmt: skip
+        runner = Runner(
+            agent=LlmAgent(name="helper", model=model, tools=[get_weather]),
+            app_name=APP,
+            session_service=sessions,
+        )
         await run(runner, "s1", "What did I ask?")
         history = seen_text(model.asked[0])
         assert "Weather in Paris?" in history and "Sunny in Paris." in history
@@ -489,16 +520,24 @@ async def test_adks_runner_keeps_a_conversation_in_clew(db: Path) -> None:
         # a later session finds the earlier one's fact through memory
         memory = ClewMemoryService(second)
         model = Scripted(script=[call("load_memory", query="badge number"), reply("7731")])
-        runner = Runner(agent=LlmAgent(name="helper", model=model, tools=[load_memory]),
-                        app_name=APP, session_service=sessions, memory_service=memory)  # fmt: skip
+        runner = Runner(
+            agent=LlmAgent(name="helper", model=model, tools=[load_memory]),
+            app_name=APP,
+            session_service=sessions,
+            memory_service=memory,
+        )
         await sessions.create_session(app_name=APP, user_id=USER, session_id="s2")
         events = await run(runner, "s2", "What is my badge number?")
         responses = [r for e in events for r in e.get_function_responses()]
         assert responses and "7731" in str(responses[0].response)
 
         model = Scripted(script=[reply("It is 7731.")])
-        runner = Runner(agent=LlmAgent(name="helper", model=model, tools=[preload_memory]),
-                        app_name=APP, session_service=sessions, memory_service=memory)  # fmt: skip
+        runner = Runner(
+            agent=LlmAgent(name="helper", model=model, tools=[preload_memory]),
+            app_name=APP,
+            session_service=sessions,
+            memory_service=memory,
+        )
         await sessions.create_session(app_name=APP, user_id=USER, session_id="s3")
         await run(runner, "s3", "Remind me of my badge number")
         assert "7731" in seen_text(model.asked[0])
@@ -509,12 +548,14 @@ async def test_adks_runner_keeps_a_conversation_in_clew(db: Path) -> None:
 
 _values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
-                                                                max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
     max_leaves=6,
-)  # fmt: skip
-_deltas = st.dictionaries(st.sampled_from(["a", "b", "app:a", "user:a", "temp:a"]), _values,
-                          max_size=3)  # fmt: skip
+)
+_deltas = st.dictionaries(
+    st.sampled_from(["a", "b", "app:a", "user:a", "temp:a"]), _values, max_size=3
+)
 _events = st.lists(
     st.tuples(st.sampled_from(["user", "helper"]), st.text(min_size=1, max_size=40), _deltas),
     max_size=6,
@@ -527,8 +568,9 @@ def test_any_events_read_back_as_adks_own_service_gives_them(
     initial: dict[str, Any], script: list[tuple[str, str, dict[str, Any]]]
 ) -> None:
     async def play(service: BaseSessionService) -> Any:
-        session = await service.create_session(app_name=APP, user_id=USER, session_id="s",
-                                               state=copy.deepcopy(initial))  # fmt: skip
+        session = await service.create_session(
+            app_name=APP, user_id=USER, session_id="s", state=copy.deepcopy(initial)
+        )
         for n, (author, text, delta) in enumerate(script):
             event = said(author, text, 100.0 + n, **copy.deepcopy(delta))
             await service.append_event(session, event)

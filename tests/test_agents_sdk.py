@@ -30,9 +30,12 @@ set_tracing_disabled(True)  # its exporter would send traces to OpenAI
 
 def say(text: str) -> ResponseOutputMessage:
     return ResponseOutputMessage(
-        id="msg_1", type="message", role="assistant", status="completed",
+        id="msg_1",
+        type="message",
+        role="assistant",
+        status="completed",
         content=[ResponseOutputText(type="output_text", text=text, annotations=[])],
-    )  # fmt: skip
+    )
 
 
 class Scripted(Model):
@@ -42,8 +45,9 @@ class Scripted(Model):
         self.outputs = outputs
         self.inputs: list[Any] = []
 
-    async def get_response(self, system_instructions: Any, input: Any, *args: Any,
-                           **kwargs: Any) -> ModelResponse:  # fmt: skip
+    async def get_response(
+        self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any
+    ) -> ModelResponse:
         self.inputs.append(input)
         return ModelResponse(output=self.outputs.pop(0), usage=Usage(), response_id=None)
 
@@ -63,12 +67,22 @@ def test_clew_session_satisfies_the_sdk_protocol(tmp_path: Path) -> None:
 
 def test_runner_keeps_the_conversation_in_clew(tmp_path: Path) -> None:
     db = tmp_path / "clew.db"
-    model = Scripted([
-        [ResponseFunctionToolCall(type="function_call", call_id="call_1", name="lookup_weather",
-                                  arguments='{"city": "Oslo"}', id="fc_1", status="completed")],
-        [say("It is sunny in Oslo.")],
-        [say("You asked about Oslo.")],
-    ])  # fmt: skip
+    model = Scripted(
+        [
+            [
+                ResponseFunctionToolCall(
+                    type="function_call",
+                    call_id="call_1",
+                    name="lookup_weather",
+                    arguments='{"city": "Oslo"}',
+                    id="fc_1",
+                    status="completed",
+                )
+            ],
+            [say("It is sunny in Oslo.")],
+            [say("You asked about Oslo.")],
+        ]
+    )
     agent = Agent(name="helper", instructions="Be brief.", model=model, tools=[lookup_weather])
 
     async def scenario() -> None:

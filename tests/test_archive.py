@@ -89,8 +89,12 @@ def test_query_relevant_follows_seed_000(mem: clew.Memory, clock: FakeClock) -> 
         made.append(mem.add_entry(kind, kind, task_id=task.id, step=step, relevance_to=relevance))
     found = mem.query_relevant(task.id, 1)
     assert [e.type.value for e in found] == [
-        "user_instruction", "error", "decision", "tool_result", "discovery",
-    ]  # fmt: skip
+        "user_instruction",
+        "error",
+        "decision",
+        "tool_result",
+        "discovery",
+    ]
     assert len(mem.query_relevant(task.id, 1, limit=2)) == 2
 
 
@@ -127,16 +131,27 @@ def test_a_rare_tag_and_a_common_one_list_the_same_entries_by_either_plan(
         if n % 5 != 4:  # 4 and 5, 9 and 10 written in the same second: order breaks the tie
             clock.advance(60)
     everything = mem.list_entries()
-    for tags in ([], ["rare"], ["mid"], ["common"], ["rare", "common"], ["mid", "rare"],
-                 ["common", "mid"], ["absent"], ["rare", "absent"]):  # fmt: skip
+    for tags in (
+        [],
+        ["rare"],
+        ["mid"],
+        ["common"],
+        ["rare", "common"],
+        ["mid", "rare"],
+        ["common", "mid"],
+        ["absent"],
+        ["rare", "absent"],
+    ):
         for kind in (None, "context"):
             for task_id in (None, task.id):
                 for limit in (None, 1, 2):
                     want = [
-                        e.id for e in everything
-                        if set(tags) <= set(e.tags) and kind in (None, e.type.value)
+                        e.id
+                        for e in everything
+                        if set(tags) <= set(e.tags)
+                        and kind in (None, e.type.value)
                         and task_id in (None, e.task_id)
-                    ][:limit]  # fmt: skip
+                    ][:limit]
                     got = mem.list_entries(task_id, type=kind, tags=tags, limit=limit)
                     assert [e.id for e in got] == want, (tags, kind, task_id, limit)
 
@@ -195,11 +210,32 @@ def test_identifiers_are_found_exactly_first(
 @pytest.mark.parametrize(
     "query",
     [
-        '"unbalanced', "(", ")(", "a AND", "OR b", "NOT", "*", "-", "--", ":", "summary:deploy",
-        "NEAR(deploy pipeline)", "deploy*", "-deploy pipeline", "'single", '""', "a\x00b",
-        "\\", "{}", "^deploy", "deploy +pipeline", "🙂", "%_", "AND OR NOT",
+        '"unbalanced',
+        "(",
+        ")(",
+        "a AND",
+        "OR b",
+        "NOT",
+        "*",
+        "-",
+        "--",
+        ":",
+        "summary:deploy",
+        "NEAR(deploy pipeline)",
+        "deploy*",
+        "-deploy pipeline",
+        "'single",
+        '""',
+        "a\x00b",
+        "\\",
+        "{}",
+        "^deploy",
+        "deploy +pipeline",
+        "🙂",
+        "%_",
+        "AND OR NOT",
     ],
-)  # fmt: skip
+)
 def test_any_user_text_is_safe(mem: clew.Memory, corpus: dict[str, str], query: str) -> None:
     if any(c.isalnum() for c in query.replace("AND", "").replace("OR", "").replace("NOT", "")):
         mem.search(query)
@@ -303,8 +339,9 @@ def test_have_i_seen_this_and_what_worked(mem: clew.Memory, clock: FakeClock) ->
     assert [e.id for e in found.errors] == [error.id]
     assert [a.id for a in found.failed_commands] == [failed.id]
     assert [(f.description, f.worked) for f in found.fixes] == [
-        ("set PIP_DEFAULT_TIMEOUT=100", True), ("retried as is", False),
-    ]  # fmt: skip
+        ("set PIP_DEFAULT_TIMEOUT=100", True),
+        ("retried as is", False),
+    ]
     assert [f.description for f in found.worked] == ["set PIP_DEFAULT_TIMEOUT=100"]
     assert not mem.seen_before("KeyError: 'name'").seen
     # Resolving an error records its resolution as a fix that worked.

@@ -67,9 +67,12 @@ def record_deploy(mem: clew.Memory) -> str:
         detail="alpine's musl breaks the psycopg wheels and builds take 6 minutes",
     )
     mem.record_action(
-        t, command="docker build -t ghcr.io/acme/coursefolio:1.4.2 .", exit_code=0,
-        stdout="Step 12/12 : CMD gunicorn app:app\nSuccessfully built 9f3c2a1b\n", step=1,
-    )  # fmt: skip
+        t,
+        command="docker build -t ghcr.io/acme/coursefolio:1.4.2 .",
+        exit_code=0,
+        stdout="Step 12/12 : CMD gunicorn app:app\nSuccessfully built 9f3c2a1b\n",
+        step=1,
+    )
     mem.update_task(t, message="Step 1 done: Dockerfile builds in 48s, image is 212 MB")
     mem.update_task(t, step=1, step_status="completed")
     mem.update_task(t, step=2, step_status="active")
@@ -79,15 +82,21 @@ def record_deploy(mem: clew.Memory) -> str:
         detail="Docker Hub rate limits pulls from the VM to 100 per 6 hours",
     )
     mem.record_action(
-        t, command="docker push ghcr.io/acme/coursefolio:1.4.2", exit_code=1,
-        stderr="denied: permission_denied: write_package\n", step=2,
-    )  # fmt: skip
+        t,
+        command="docker push ghcr.io/acme/coursefolio:1.4.2",
+        exit_code=1,
+        stderr="denied: permission_denied: write_package\n",
+        step=2,
+    )
     error = mem.add_error(t, "docker push denied: permission_denied: write_package", step=2)
     mem.resolve(error.id, "created a token with write:packages scope and ran docker login ghcr.io")
     mem.record_action(
-        t, command="docker push ghcr.io/acme/coursefolio:1.4.2", exit_code=0,
-        stdout="1.4.2: digest: sha256:4be1c0d2 size: 2417\n", step=2,
-    )  # fmt: skip
+        t,
+        command="docker push ghcr.io/acme/coursefolio:1.4.2",
+        exit_code=0,
+        stdout="1.4.2: digest: sha256:4be1c0d2 size: 2417\n",
+        step=2,
+    )
     mem.update_task(t, message="Pushed ghcr.io/acme/coursefolio:1.4.2 after fixing the token")
     mem.record_action(t, command="pytest -q", exit_code=0, stdout="112 passed in 3.2s\n", step=2)
     mem.update_task(t, step=2, step_status="completed")
@@ -112,10 +121,13 @@ def record_deploy(mem: clew.Memory) -> str:
     mem.update_task(t, message="Container is up on port 8000; health check /healthz returns 200")
     mem.add_decision(t, "Terminate TLS in nginx with certbot certificates")
     mem.record_action(
-        t, command="sudo nginx -t", exit_code=1, step=4,
+        t,
+        command="sudo nginx -t",
+        exit_code=1,
+        step=4,
         stderr="nginx: [emerg] cannot load certificate"
         ' "/etc/letsencrypt/live/coursefolio.dev/fullchain.pem"\n',
-    )  # fmt: skip
+    )
     certificate = "/etc/letsencrypt/live/coursefolio.dev/fullchain.pem"
     mem.add_error(
         t, f"nginx: [emerg] cannot load certificate {certificate}", command="sudo nginx -t"

@@ -28,9 +28,11 @@ from clew.server.limits import RateLimit
 from tests.test_server import Reply, Served, running
 
 KEYS = (
-    ("read", "a", "read"), ("write", "a", "write"), ("admin", "a", "admin"),
+    ("read", "a", "read"),
+    ("write", "a", "write"),
+    ("admin", "a", "admin"),
     ("other", "b", "write"),
-)  # fmt: skip
+)
 TOKEN = "ghp_" + "Zq7Lm2Xv9Rt4Wb8Nc1Yd6Kf3Hs5Jp0Ga2UeX"  # the 36 characters of a classic token
 
 
@@ -110,8 +112,13 @@ def point_a_url_wait_at_the_cloud_metadata_service(t: Target) -> None:
 
 
 def read_a_host_file_through_a_file_wait(t: Target) -> None:
-    args = {"action": "add", "task_id": t.task, "kind": "file", "target": "/etc/passwd",
-            "contains": "root"}  # fmt: skip
+    args = {
+        "action": "add",
+        "task_id": t.task,
+        "kind": "file",
+        "target": "/etc/passwd",
+        "contains": "root",
+    }
     for key in ("write", "admin"):
         assert t.s.op("smart_wait", args, key=key).status == 403
     assert t.mem.list_waits(t.task) == []
@@ -127,8 +134,7 @@ def rebind_a_name_to_the_loopback(t: Target) -> None:
 def post_from_another_site(t: Target) -> None:
     before = t.mem.journal_head()
     for origin in ("http://attacker.example", "null", "http://127.0.0.1:1"):
-        reply = t.s.call("POST", "/api/v1/task_register", {"name": "x"},
-                         headers={"Origin": origin})  # fmt: skip
+        reply = t.s.call("POST", "/api/v1/task_register", {"name": "x"}, headers={"Origin": origin})
         assert reply.status == 403, reply.text
     assert t.mem.journal_head() == before
 
@@ -154,8 +160,11 @@ def spoof_an_address_to_guess_keys(t: Target) -> None:
         codes = []
         for n in range(12):
             forged = {"X-Forwarded-For": f"10.0.{n}.{n}", "Forwarded": f"for=10.1.{n}.{n}"}
-            codes.append(t.s.call("GET", "/api/v1/key", key=f"clew_{n:012x}_{'x' * 43}",
-                                  headers=forged).status)  # fmt: skip
+            codes.append(
+                t.s.call(
+                    "GET", "/api/v1/key", key=f"clew_{n:012x}_{'x' * 43}", headers=forged
+                ).status
+            )
     finally:
         server.limit = kept
     assert codes == [401] * 8 + [429] * 4
@@ -235,16 +244,37 @@ def read_another_space(t: Target) -> None:
 
 
 def store_a_token_from_a_command_line(t: Target) -> None:
-    t.mem.record_action(t.task, command=f"docker login -p {TOKEN} ghcr.io", exit_code=0,
-                        stdout=f"Login Succeeded with {TOKEN}")  # fmt: skip
+    t.mem.record_action(
+        t.task,
+        command=f"docker login -p {TOKEN} ghcr.io",
+        exit_code=0,
+        stdout=f"Login Succeeded with {TOKEN}",
+    )
     said = t.s.op("task_record", {"task_id": t.task, "error": f"push denied for {TOKEN}"})
     assert said.status == 200, said.text
-    turns = t.s.op("session_append", {"session": "leak", "messages": [
-        {"role": "user", "content": f"export GITHUB_TOKEN={TOKEN}"},
-        {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function",
-         "function": {"name": "bash", "arguments": json.dumps(
-             {"command": f"docker login -p {TOKEN}"})}}]},
-    ]})  # fmt: skip
+    turns = t.s.op(
+        "session_append",
+        {
+            "session": "leak",
+            "messages": [
+                {"role": "user", "content": f"export GITHUB_TOKEN={TOKEN}"},
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {
+                                "name": "bash",
+                                "arguments": json.dumps({"command": f"docker login -p {TOKEN}"}),
+                            },
+                        }
+                    ],
+                },
+            ],
+        },
+    )
     assert turns.status == 200, turns.text
     for part in (TOKEN, TOKEN[4:20]):
         found = t.s.op("memory_search", {"query": part}, key="read")
@@ -276,15 +306,20 @@ def _unredacted(text: bytes, secret: str) -> bytes:
         data.pop("redactions", None)
         text_data = codec.dumps(data)
         fields = {k: row[k] for k in ("id", "space", "task_id", "correlation_id", "type")}
-        head = chain.event_hash(head, **fields, digest=chain.data_digest(text_data),
-                                created_at=row["created_at"])  # fmt: skip
+        head = chain.event_hash(
+            head, **fields, digest=chain.data_digest(text_data), created_at=row["created_at"]
+        )
         link = chain.Link(row["seq"], *fields.values(), text_data, row["created_at"], head)
         from clew.journal import journalfile
 
         out.append(journalfile.event_line(link))
         count += 1
-    out.append(json.dumps({"clew": "end", "events": count, "head": head,
-                           "last": json.loads(out[-1])["id"]}, separators=(",", ":")))  # fmt: skip
+    out.append(
+        json.dumps(
+            {"clew": "end", "events": count, "head": head, "last": json.loads(out[-1])["id"]},
+            separators=(",", ":"),
+        )
+    )
     return ("\n".join(out) + "\n").encode()
 
 
@@ -316,8 +351,9 @@ def _cut_the_newest_event(mem: clew.Memory) -> None:
             try:
                 conn.execute(
                     "DELETE FROM events WHERE space = %s AND seq = (SELECT max(seq) FROM events"
-                    " WHERE space = %s)", (mem.space, mem.space),
-                )  # fmt: skip
+                    " WHERE space = %s)",
+                    (mem.space, mem.space),
+                )
             finally:
                 conn.execute("ALTER TABLE events ENABLE TRIGGER events_append_only")
         return
@@ -338,43 +374,78 @@ def _cut_the_newest_event(mem: clew.Memory) -> None:
 
 
 ATTACKS = (
-    Attack("a write key imports a journal adding a command wait, then checks the waits",
-           "Nothing from outside becomes a command", import_a_command_wait_then_check),
-    Attack("a write key, then an admin key, adds a command wait on a server that allows none",
-           "Nothing from outside becomes a command", add_a_command_wait_with_a_write_key),
-    Attack("a URL wait at the cloud metadata service or another local port",
-           "Nothing from outside becomes a command",
-           point_a_url_wait_at_the_cloud_metadata_service),
-    Attack("a file wait on /etc/passwd", "Nothing from outside becomes a command",
-           read_a_host_file_through_a_file_wait),
-    Attack("a page rebinds its own name to 127.0.0.1", "Hosts and proxies",
-           rebind_a_name_to_the_loopback),
-    Attack("a page of another site posts with the user's key", "Hosts and proxies",
-           post_from_another_site),
-    Attack("another site frames the dashboard, or a browser sniffs an answer's type",
-           "Hosts and proxies", frame_the_dashboard_or_sniff_an_answer),
-    Attack("wrong keys each claiming another X-Forwarded-For", "Hosts and proxies",
-           spoof_an_address_to_guess_keys),
-    Attack("a write key imports events claiming an admin's dashboard edit", "Who did what",
-           forge_an_admins_dashboard_edit_by_import),
-    Attack("one keyless GET /%00, then the log and the API", "Hostile bytes",
-           break_the_log_with_a_nul),
-    Attack("a lone surrogate in a session id", "Hostile bytes",
-           a_lone_surrogate_in_a_session_id),
-    Attack("a wrong secret for the admin's key prefix", "The audit trail",
-           guess_the_admins_secret),
+    Attack(
+        "a write key imports a journal adding a command wait, then checks the waits",
+        "Nothing from outside becomes a command",
+        import_a_command_wait_then_check,
+    ),
+    Attack(
+        "a write key, then an admin key, adds a command wait on a server that allows none",
+        "Nothing from outside becomes a command",
+        add_a_command_wait_with_a_write_key,
+    ),
+    Attack(
+        "a URL wait at the cloud metadata service or another local port",
+        "Nothing from outside becomes a command",
+        point_a_url_wait_at_the_cloud_metadata_service,
+    ),
+    Attack(
+        "a file wait on /etc/passwd",
+        "Nothing from outside becomes a command",
+        read_a_host_file_through_a_file_wait,
+    ),
+    Attack(
+        "a page rebinds its own name to 127.0.0.1",
+        "Hosts and proxies",
+        rebind_a_name_to_the_loopback,
+    ),
+    Attack(
+        "a page of another site posts with the user's key",
+        "Hosts and proxies",
+        post_from_another_site,
+    ),
+    Attack(
+        "another site frames the dashboard, or a browser sniffs an answer's type",
+        "Hosts and proxies",
+        frame_the_dashboard_or_sniff_an_answer,
+    ),
+    Attack(
+        "wrong keys each claiming another X-Forwarded-For",
+        "Hosts and proxies",
+        spoof_an_address_to_guess_keys,
+    ),
+    Attack(
+        "a write key imports events claiming an admin's dashboard edit",
+        "Who did what",
+        forge_an_admins_dashboard_edit_by_import,
+    ),
+    Attack(
+        "one keyless GET /%00, then the log and the API", "Hostile bytes", break_the_log_with_a_nul
+    ),
+    Attack("a lone surrogate in a session id", "Hostile bytes", a_lone_surrogate_in_a_session_id),
+    Attack("a wrong secret for the admin's key prefix", "The audit trail", guess_the_admins_secret),
     Attack("a read or write key forgets", "Forgetting", forget_with_a_write_key),
-    Attack("a write key imports a forget of content the space holds", "Forgetting",
-           forget_held_content_by_import_with_a_write_key),
+    Attack(
+        "a write key imports a forget of content the space holds",
+        "Forgetting",
+        forget_held_content_by_import_with_a_write_key,
+    ),
     Attack("a read key writes and imports", "Actors", write_with_a_read_key),
     Attack("a key of another space reads this one", "Actors", read_another_space),
-    Attack("a token on a command line, in its output and a turn", "Secrets",
-           store_a_token_from_a_command_line),
-    Attack("a journal from a clew that kept the token, imported", "Secrets",
-           bring_a_token_in_by_import),
-    Attack("the store's newest events removed after a client kept a checkpoint",
-           "Rollback and rewrite", roll_the_store_back),
-)  # fmt: skip
+    Attack(
+        "a token on a command line, in its output and a turn",
+        "Secrets",
+        store_a_token_from_a_command_line,
+    ),
+    Attack(
+        "a journal from a clew that kept the token, imported", "Secrets", bring_a_token_in_by_import
+    ),
+    Attack(
+        "the store's newest events removed after a client kept a checkpoint",
+        "Rollback and rewrite",
+        roll_the_store_back,
+    ),
+)
 
 
 @pytest.fixture

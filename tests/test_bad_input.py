@@ -971,8 +971,9 @@ def test_a_read_only_store_is_read_and_refuses_writes_in_one_line(
         result = run_main("--db", str(db), *args, capsys=capsys)
         assert result.code == 0, (args, result.err)
         assert result.err == ""
-    line = error_line(run_main("--db", str(db), "task", "update", task_id, "--message", "x",
-                               capsys=capsys))  # fmt: skip
+    line = error_line(
+        run_main("--db", str(db), "task", "update", task_id, "--message", "x", capsys=capsys)
+    )
     assert line == (
         f"clew: error: the store {db} is read-only (this user may not write {why}): reads"
         " work, but this would change it; to write, give this user write access to the file"
@@ -1018,10 +1019,20 @@ def _in_a_read_only_mount(source: Path, target: Path, *args: str) -> Any:
         pytest.skip("needs unshare and mount")
     for flags in (["-rm"], ["-m"]):
         done = subprocess.run(
-            ["unshare", *flags, sys.executable, "-c", MOUNT_SCRIPT, str(source), str(target),
-             *args],
-            capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
+            [
+                "unshare",
+                *flags,
+                sys.executable,
+                "-c",
+                MOUNT_SCRIPT,
+                str(source),
+                str(target),
+                *args,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         if done.returncode == 0:
             return __import__("json").loads(done.stdout)
     pytest.skip(f"no bind mount in a namespace here: {done.stderr.strip()[-200:]}")
@@ -1083,11 +1094,17 @@ def test_a_store_held_past_the_busy_timeout_says_busy_and_names_the_option(
     with clew.open(db) as mem:
         before = snapshot(mem)
     holder = subprocess.Popen(  # a real second process holds the write lock
-        [sys.executable, "-c",
-         "import sqlite3, sys; c = sqlite3.connect(sys.argv[1], isolation_level=None);"
-         " c.execute('BEGIN IMMEDIATE'); print('held', flush=True); sys.stdin.read()", str(db)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            "import sqlite3, sys; c = sqlite3.connect(sys.argv[1], isolation_level=None);"
+            " c.execute('BEGIN IMMEDIATE'); print('held', flush=True); sys.stdin.read()",
+            str(db),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "held\n"
         write = ["task", "update", task_id, "--message", "lost?"]
@@ -1100,8 +1117,10 @@ def test_a_store_held_past_the_busy_timeout_says_busy_and_names_the_option(
         env = {**os.environ, "CLEW_BUSY_TIMEOUT": "0.2"}
         done = subprocess.run(
             [sys.executable, "-m", "clew", "--db", str(db), *write],
-            capture_output=True, env=env, timeout=60,
-        )  # fmt: skip
+            capture_output=True,
+            env=env,
+            timeout=60,
+        )
         assert "(0.2 s)" in process_error_line(done)
         # Reads do not wait for a writer, and verify never calls a busy store damaged.
         assert run_clew(db, "--busy-timeout", "0.1", "task", "list").returncode == 0
@@ -1337,13 +1356,19 @@ def test_search_all_refuses_bad_kinds(mem: clew.Memory, kinds: Any, says: str) -
         ("memory_search", {"query": "deploy", "kinds": ["bogus"]}, "kinds"),
         ("memory_search", {"query": "deploy", "kinds": "entry"}, "kinds"),
         ("memory_search", {"query": "((("}, "no words to look for"),
-        ("conversation_recall", {"action": "summary", "session": "nosuchsession"},
-         "no session matches 'nosuchsession'; session_list"),
-        ("conversation_recall", {"action": "summary"},
-         "no session belongs to the workspace /nowhere; session_list"),
+        (
+            "conversation_recall",
+            {"action": "summary", "session": "nosuchsession"},
+            "no session matches 'nosuchsession'; session_list",
+        ),
+        (
+            "conversation_recall",
+            {"action": "summary"},
+            "no session belongs to the workspace /nowhere; session_list",
+        ),
         ("session_list", {"limit": 0}, "limit"),
     ],
-)  # fmt: skip
+)
 def test_recall_and_search_tools_say_what_to_call_instead(
     mem: clew.Memory, name: str, arguments: dict[str, Any], says: str
 ) -> None:
@@ -1860,10 +1885,26 @@ def test_endless_reads_end_in_a_real_process(tmp_path: Path) -> None:
     # An endless stdin is read up to the limit, then refused.
     with open("/dev/zero", "rb") as zeros:
         done = subprocess.run(
-            [sys.executable, "-m", "clew", "--db", str(db), "--max-input-mb", "1",
-             "task", "action", task_id, "-c", "x", "--stdout-file", "-"],
-            stdin=zeros, capture_output=True, timeout=60,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "clew",
+                "--db",
+                str(db),
+                "--max-input-mb",
+                "1",
+                "task",
+                "action",
+                task_id,
+                "-c",
+                "x",
+                "--stdout-file",
+                "-",
+            ],
+            stdin=zeros,
+            capture_output=True,
+            timeout=60,
+        )
     assert process_error_line(done) == (
         "clew: error: stdout from stdin is larger than 1 MB; raise the limit with --max-input-mb"
         " (or $CLEW_MAX_INPUT_MB)"
@@ -2002,18 +2043,27 @@ TOOL_HOSTILE: list[tuple[str, dict[str, Any], str]] = [
         {"task_id": "TASK", "decision": "x", "keep_open": True},
         "keep_open and command go with error (the error they describe)",
     ),
-    ("task_record", {"task_id": "TASK", "error": "x", "keep_open": "yes"},
-     "keep_open must be boolean, not 'yes'"),
-    ("task_record", {"task_id": "TASK", "error": "x", "command": 5},
-     "command must be string, not 5"),
+    (
+        "task_record",
+        {"task_id": "TASK", "error": "x", "keep_open": "yes"},
+        "keep_open must be boolean, not 'yes'",
+    ),
+    (
+        "task_record",
+        {"task_id": "TASK", "error": "x", "command": 5},
+        "command must be string, not 5",
+    ),
     (
         "task_record",
         {"task_id": "TASK", "keeps_open": "zzzz"},
         "no entry matches 'zzzz'; memory_search or memory_query find entries and their ids",
     ),
-    ("memory_search", {"query": "x", "include_superseded": "yes"},
-     "include_superseded must be boolean, not 'yes'"),
-]  # fmt: skip
+    (
+        "memory_search",
+        {"query": "x", "include_superseded": "yes"},
+        "include_superseded must be boolean, not 'yes'",
+    ),
+]
 
 
 @pytest.mark.parametrize(
@@ -2101,9 +2151,20 @@ def test_stuck_of_an_unknown_task_is_not_found(cli: Cli, mem: clew.Memory, store
 
 @pytest.mark.parametrize(
     "text",
-    ["", "step", "steps 1-99999", "step 0 done", "step -1 done", "§0 done", "step 2" * 5000,
-     "done " * 20_000, "\x00\x1b[31mstep 1 done\x1b[0m", "s̶t̶e̶p̶ 1 done", "STEP 1 DONE?!"],
-)  # fmt: skip
+    [
+        "",
+        "step",
+        "steps 1-99999",
+        "step 0 done",
+        "step -1 done",
+        "§0 done",
+        "step 2" * 5000,
+        "done " * 20_000,
+        "\x00\x1b[31mstep 1 done\x1b[0m",
+        "s̶t̶e̶p̶ 1 done",
+        "STEP 1 DONE?!",
+    ],
+)
 def test_hostile_progress_messages_never_break_the_write_or_the_plan(
     mem: clew.Memory, text: str
 ) -> None:
@@ -2402,8 +2463,9 @@ def test_superseding_a_decision_a_later_one_already_replaced_is_refused_whole(
         cli("note", stored.task, "--type", "decision", "--summary", "x", "--supersedes", first.id)
     )
     assert "already superseded" in line and "--status active" in line
-    result = tools.call(mem, "task_record", {"task_id": stored.task, "resolves": first.id,
-                                             "resolution": "n/a"})  # fmt: skip
+    result = tools.call(
+        mem, "task_record", {"task_id": stored.task, "resolves": first.id, "resolution": "n/a"}
+    )
     assert result.is_error and "only errors and questions" in result.text
     assert_unchanged(mem, before)
 
@@ -2568,9 +2630,16 @@ def test_bad_journal_files_are_refused_whole_before_anything_is_written(
 
 
 def event_row(**changes: Any) -> str:
-    row = {"seq": 1, "id": "a" * 10, "space": "default", "task_id": None,
-           "correlation_id": "c", "type": "task.created", "created_at": "2026-11-22T09:00:00Z",
-           "hash": "0" * 64}  # fmt: skip
+    row = {
+        "seq": 1,
+        "id": "a" * 10,
+        "space": "default",
+        "task_id": None,
+        "correlation_id": "c",
+        "type": "task.created",
+        "created_at": "2026-11-22T09:00:00Z",
+        "hash": "0" * 64,
+    }
     row.update(changes)
     data = row.pop("data", "{}")
     return json.dumps(row, separators=(",", ":"))[:-1] + ',"data":' + data + "}"
@@ -3072,8 +3141,9 @@ def test_the_cli_refuses_a_wrong_kind_in_one_line(
 )
 def test_any_decision_text_is_indexed_and_searchable(mem: clew.Memory, text: str) -> None:
     task = mem.create_task("Hostile", ["one"])
-    made = mem.trace_decision(task.id, f"{text} zanderfish", error=text,
-                              context={text: text}, artifacts={"k": [text]})  # fmt: skip
+    made = mem.trace_decision(
+        task.id, f"{text} zanderfish", error=text, context={text: text}, artifacts={"k": [text]}
+    )
     assert [h.id for h in mem.search_all("zanderfish", kinds="decision")] == [made.id]
     # The text itself, as a query: it finds the decision (or has no words to look for).
     refused = ""
@@ -3099,7 +3169,7 @@ def test_hostile_text_and_ids_are_parameters_to_pgvector(
     from clew.search import embedding
 
     if not embedding.available():
-        pytest.skip("the vectors extra is not installed (pip install 'clew[vectors]')")
+        pytest.skip("the vectors extra is not installed (pip install -e '.[vectors]')")
     with clew.open(pgvector_url, space=new_space(), clock=clock) as mem:
         assert mem._store.vector_search_native()
         task = mem.create_task("hostile")
@@ -3145,8 +3215,12 @@ def test_a_hook_given_hostile_input_never_fails_the_session(tmp_path: Path, stdi
     env = {k: v for k, v in os.environ.items() if k != "CLEW_DB"}
     done = subprocess.run(
         [sys.executable, "-m", "clew", "prime", "--hook"],
-        cwd=project, input=stdin, capture_output=True, env=env, timeout=120,
-    )  # fmt: skip
+        cwd=project,
+        input=stdin,
+        capture_output=True,
+        env=env,
+        timeout=120,
+    )
     assert done.returncode == 0
     assert b"Traceback" not in done.stderr and done.stderr.count(b"\n") <= 1
     assert b"Deploy" in done.stdout  # the project's task, found from the process's folder
@@ -3276,7 +3350,7 @@ def test_a_wrong_embedding_model_is_one_line_and_loses_nothing(
     from clew.search import embedding
 
     if not embedding.available():
-        pytest.skip("the vectors extra is not installed (pip install 'clew[vectors]')")
+        pytest.skip("the vectors extra is not installed (pip install -e '.[vectors]')")
     task = mem.create_task("registry choice")
     mem.add_finding(task.id, "we picked the harbor registry")
     before = snapshot(mem)
@@ -3343,14 +3417,18 @@ def test_common_word_probes_take_hostile_terms_as_text(
 @pytest.mark.parametrize(
     ("lines", "says"),
     [
-        (['{"role": "user", "content": "ok"}', "x" * 1_100_000],
-         "hold a line (or document) larger than 1 MB"),
-        (['{"role": "user", "content": "ok"}', '{"role": "user", "content": "\\ud800"}'],
-         "line 2 holds text that is not valid UTF-8"),  # checked once, as it is read
+        (
+            ['{"role": "user", "content": "ok"}', "x" * 1_100_000],
+            "hold a line (or document) larger than 1 MB",
+        ),
+        (
+            ['{"role": "user", "content": "ok"}', '{"role": "user", "content": "\\ud800"}'],
+            "line 2 holds text that is not valid UTF-8",
+        ),  # checked once, as it is read
         (['{"role": "user", "content": "ok"}', "[1, 2]"], "line 2"),
         (['{"role": "user", "content": "ok"}', '{"role": "tool"}'], "line 2"),
     ],
-)  # fmt: skip
+)
 def test_a_streamed_session_import_refuses_a_bad_line_in_one_line(
     tmp_path: Path, lines: list[str], says: str
 ) -> None:
@@ -3497,10 +3575,20 @@ def test_any_malformed_token_is_one_refusal_that_says_nothing_more(mem: clew.Mem
     made = mem.create_key("team", "write").token
     prefix = made.split("_")[1]
     hostile = [
-        "", " ", "clew_", f"clew_{prefix}", f"clew_{prefix}_", f"clew_{prefix}_{'x' * 43}",
-        made.upper(), made + "x", "clew_" + "0" * 12 + "_" + "a" * 43, "\x00" * 50,
-        "clew_\ud800_x", "clew_" + prefix + "_" + "é" * 43, "x" * 100_000,
-    ]  # fmt: skip
+        "",
+        " ",
+        "clew_",
+        f"clew_{prefix}",
+        f"clew_{prefix}_",
+        f"clew_{prefix}_{'x' * 43}",
+        made.upper(),
+        made + "x",
+        "clew_" + "0" * 12 + "_" + "a" * 43,
+        "\x00" * 50,
+        "clew_\ud800_x",
+        "clew_" + prefix + "_" + "é" * 43,
+        "x" * 100_000,
+    ]
     for token in hostile:
         with pytest.raises(AuthenticationError) as refused:
             mem.authenticate(token)
@@ -3545,13 +3633,19 @@ def test_the_dashboards_edits_refuse_bad_fields_with_one_line_and_write_nothing(
     decision = mem.add_decision(task.id, "a decision")
     before = mem.journal_head()
     hostile: list[dict[str, str]] = [
-        {}, {"do": ""}, {"do": "drop table"}, {"do": "note"}, {"do": "note", "text": "  "},
-        {"do": "constraint", "text": "x" * 2_000_000}, {"do": "resolve", "text": "fixed"},
+        {},
+        {"do": ""},
+        {"do": "drop table"},
+        {"do": "note"},
+        {"do": "note", "text": "  "},
+        {"do": "constraint", "text": "x" * 2_000_000},
+        {"do": "resolve", "text": "fixed"},
         {"do": "resolve", "entry": "zzzz", "text": "fixed"},
         {"do": "resolve", "entry": decision.id, "text": "a decision is not resolved"},
-        {"do": "supersede", "entry": "", "text": "x"}, {"do": "supersede", "entry": decision.id},
+        {"do": "supersede", "entry": "", "text": "x"},
+        {"do": "supersede", "entry": decision.id},
         {"do": "note", "text": "a\ud800b"},
-    ]  # fmt: skip
+    ]
     for form in hostile:
         with pytest.raises(ClewError) as refused:
             web.edit(mem, task.id, form)
@@ -3564,8 +3658,15 @@ def test_the_dashboards_edits_refuse_bad_fields_with_one_line_and_write_nothing(
 def test_the_key_cookie_and_origins_take_any_text(mem: clew.Memory) -> None:
     from clew.server import web
 
-    for header in ("", ";;;", "clew_keys=", "clew_keys=....", "clew_keys=" + "k." * 1000,
-                   "clew_keys=\x00; clew_keys=second", "=; =="):  # fmt: skip
+    for header in (
+        "",
+        ";;;",
+        "clew_keys=",
+        "clew_keys=....",
+        "clew_keys=" + "k." * 1000,
+        "clew_keys=\x00; clew_keys=second",
+        "=; ==",
+    ):
         assert len(web.cookie_keys(header)) <= web.MAX_KEYS
     assert not web._same_origin({"host": "127.0.0.1:8", "origin": "null"})
     assert not web._same_origin({"host": "127.0.0.1:8", "origin": "http://127.0.0.1:8.evil"})
@@ -3595,8 +3696,13 @@ def test_hybrid_takes_any_question_and_keeps_its_hits_in_order(mem: clew.Memory)
         mem.add_finding(task.id, f"the vet on street {n} had something to say")
     mem.add_finding(task.id, "Biscuit must rest her injured leg for six weeks")
     odd = "\u03a9\u2248\u00e7 \u221a\u222b vet"  # symbols the model has no words for
-    for question in ("what did we?", "the vet " * 5_000, "vet\x00say\u202edog",
-                     "what did I say yesterday?", odd):  # fmt: skip
+    for question in (
+        "what did we?",
+        "the vet " * 5_000,
+        "vet\x00say\u202edog",
+        "what did I say yesterday?",
+        odd,
+    ):
         hits = mem.search_all(question, mode="hybrid", explain=True, limit=7)
         scores = [h.score for h in hits]
         assert scores == sorted(scores, reverse=True) and len(hits) <= 7
@@ -3700,8 +3806,12 @@ def test_an_import_body_cut_into_lines_refuses_what_is_not_a_line(mem: clew.Memo
 
 def test_the_journals_tail_read_and_types_refuse_bad_values(mem: clew.Memory) -> None:
     mem.create_task("t")
-    for bad in ({"limit": -1, "newest": True}, {"limit": "5", "newest": True},
-                {"types": "plan.revised"}, {"types": [1]}):  # fmt: skip
+    for bad in (
+        {"limit": -1, "newest": True},
+        {"limit": "5", "newest": True},
+        {"types": "plan.revised"},
+        {"types": [1]},
+    ):
         with pytest.raises(ValidationError) as refused:
             mem.journal(**bad)  # type: ignore[arg-type]
         assert "\n" not in str(refused.value)

@@ -100,8 +100,15 @@ def test_a_task_page_follows_an_agent_as_it_writes(browser: Any, site: Served) -
     page.goto(f"{s.url}/tasks/{ids['task']}")
     page.wait_for_selector("#timeline")
     # A test agent writes through the API while the page is open.
-    reply = s.op("task_update", {"task_id": ids["task"], "step": 1, "step_status": "completed",
-                                 "message": "built the image"})  # fmt: skip
+    reply = s.op(
+        "task_update",
+        {
+            "task_id": ids["task"],
+            "step": 1,
+            "step_status": "completed",
+            "message": "built the image",
+        },
+    )
     assert reply.status == 200, reply.text
     # Selectors, not a script: the pages' Content-Security-Policy refuses evaluated strings.
     page.locator("li.current", has_text="Ship").wait_for()

@@ -31,8 +31,11 @@ def _messages(count: int) -> Iterator[dict[str, Any]]:
         if n % 3 == 2:
             yield {"role": "tool", "tool_call_id": f"c{n - 1}", "content": f"output {n} ok"}
         elif n % 3 == 1:
-            call = {"id": f"c{n}", "type": "function",
-                    "function": {"name": "bash", "arguments": json.dumps({"n": n})}}  # fmt: skip
+            call = {
+                "id": f"c{n}",
+                "type": "function",
+                "function": {"name": "bash", "arguments": json.dumps({"n": n})},
+            }
             yield {"role": "assistant", "content": f"running step {n}", "tool_calls": [call]}
         else:
             yield {"role": "user", "content": f"message number {n} about zebra{n}"}
@@ -202,7 +205,7 @@ def test_index_statements_leave_any_trigger_and_come_back_exactly() -> None:
             INSERT INTO turns_fts (turns_fts, rowid, content)
             VALUES ('delete', old.seq, old.content);
         END;
-    """)  # fmt: skip
+    """)
     schema = conn.execute("SELECT name, sql FROM sqlite_master ORDER BY name").fetchall()
     conn.execute("BEGIN")
     saved = sqlite_bulk.strip(conn, ("turns_fts",), inserts_only=True)

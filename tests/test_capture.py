@@ -299,8 +299,12 @@ def hook(cwd: Path, event: dict[str, Any] | str, *args: str) -> subprocess.Compl
     return subprocess.run(
         [sys.executable, "-m", "clew", *(args or ("capture", "--hook"))],
         input=event if isinstance(event, str) else json.dumps(event),
-        capture_output=True, text=True, cwd=cwd, env=env, timeout=60,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=60,
+    )
 
 
 @pytest.fixture
@@ -316,8 +320,14 @@ def project(tmp_path: Path) -> Path:
 
 
 def event(project: Path, transcript: Path, name: str, **extra: Any) -> dict[str, Any]:
-    return {"session_id": CLAUDE_ID, "transcript_path": str(transcript), "cwd": str(project),
-            "hook_event_name": name, "permission_mode": "default", **extra}  # fmt: skip
+    return {
+        "session_id": CLAUDE_ID,
+        "transcript_path": str(transcript),
+        "cwd": str(project),
+        "hook_event_name": name,
+        "permission_mode": "default",
+        **extra,
+    }
 
 
 def test_the_hook_captures_into_the_project_store_and_prints_nothing(
@@ -377,8 +387,15 @@ def test_a_subagent_s_own_transcript_goes_to_its_own_session(project: Path, tmp_
     agent = tmp_path / CLAUDE_ID / "subagents" / "agent-a3f9c2e1.jsonl"
     agent.parent.mkdir(parents=True)
     agent.write_text("".join(lines[13:17]), encoding="utf-8")  # the sidechain's four lines
-    stop = event(project, transcript, "SubagentStop", agent_id="a3f9c2e1", agent_type="Explore",
-                 agent_transcript_path=str(agent), stop_hook_active=False)  # fmt: skip
+    stop = event(
+        project,
+        transcript,
+        "SubagentStop",
+        agent_id="a3f9c2e1",
+        agent_type="Explore",
+        agent_transcript_path=str(agent),
+        stop_hook_active=False,
+    )
     done = hook(tmp_path, stop)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     with clew.open(project / ".clew" / "clew.db") as mem:
@@ -391,8 +408,12 @@ def test_a_subagent_s_own_transcript_goes_to_its_own_session(project: Path, tmp_
 
 def test_a_transcript_not_written_yet_is_nothing_to_capture(project: Path) -> None:
     # At a session's start Claude Code may not have made its transcript yet.
-    missing = {"transcript_path": str(project / "none.jsonl"), "session_id": "x",
-               "cwd": str(project), "hook_event_name": "SessionStart"}  # fmt: skip
+    missing = {
+        "transcript_path": str(project / "none.jsonl"),
+        "session_id": "x",
+        "cwd": str(project),
+        "hook_event_name": "SessionStart",
+    }
     done = hook(project, missing)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
 
@@ -476,16 +497,23 @@ _BLOCK = st.one_of(
     st.fixed_dictionaries({"type": st.just("text"), "text": _TEXT}),
     st.fixed_dictionaries({"type": st.just("thinking"), "thinking": _TEXT, "signature": _TEXT}),
     st.fixed_dictionaries(
-        {"type": st.just("tool_use"), "id": _TEXT, "name": _TEXT,
-         "input": st.dictionaries(_TEXT, _TEXT | st.integers(), max_size=2)}
+        {
+            "type": st.just("tool_use"),
+            "id": _TEXT,
+            "name": _TEXT,
+            "input": st.dictionaries(_TEXT, _TEXT | st.integers(), max_size=2),
+        }
     ),
     st.fixed_dictionaries(
-        {"type": st.just("tool_result"), "tool_use_id": _TEXT | st.none(),
-         "content": _TEXT | st.lists(_TEXT_BLOCK, max_size=2)},
+        {
+            "type": st.just("tool_result"),
+            "tool_use_id": _TEXT | st.none(),
+            "content": _TEXT | st.lists(_TEXT_BLOCK, max_size=2),
+        },
         optional={"is_error": st.booleans()},
     ),
     st.dictionaries(_TEXT, _TEXT, max_size=2),  # a block of a kind clew does not know
-)  # fmt: skip
+)
 _MESSAGE = st.fixed_dictionaries(
     {
         "role": st.sampled_from(["user", "assistant"]),
@@ -493,12 +521,17 @@ _MESSAGE = st.fixed_dictionaries(
     }
 )
 _LINE = st.one_of(
-    st.fixed_dictionaries({"type": st.sampled_from(["user", "assistant"]), "uuid": _TEXT,
-                           "message": _MESSAGE | st.dictionaries(_TEXT, _TEXT, max_size=2)}),
+    st.fixed_dictionaries(
+        {
+            "type": st.sampled_from(["user", "assistant"]),
+            "uuid": _TEXT,
+            "message": _MESSAGE | st.dictionaries(_TEXT, _TEXT, max_size=2),
+        }
+    ),
     st.fixed_dictionaries({"type": st.just("summary"), "summary": _TEXT, "leafUuid": _TEXT}),
     st.fixed_dictionaries({"type": st.just("system"), "uuid": _TEXT, "content": _TEXT}),
     st.dictionaries(_TEXT, _TEXT | st.none(), max_size=3),
-)  # fmt: skip
+)
 
 
 @settings(max_examples=150, deadline=None)
@@ -525,15 +558,21 @@ def test_anthropic_parallel_calls_answered_in_one_message_need_no_repair(mem: cl
     # The Messages API answers every tool_use of a reply in one user message of tool_results.
     session = mem.start_session().id
     asked = {"role": "user", "content": "Read both files."}
-    calls = {"role": "assistant", "content": [
-        {"type": "text", "text": "Reading them."},
-        {"type": "tool_use", "id": "toolu_a", "name": "read", "input": {"path": "a.py"}},
-        {"type": "tool_use", "id": "toolu_b", "name": "read", "input": {"path": "b.py"}},
-    ]}  # fmt: skip
-    results = {"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": "toolu_a", "content": "A = 1"},
-        {"type": "tool_result", "tool_use_id": "toolu_b", "content": "B = 2"},
-    ]}  # fmt: skip
+    calls = {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "Reading them."},
+            {"type": "tool_use", "id": "toolu_a", "name": "read", "input": {"path": "a.py"}},
+            {"type": "tool_use", "id": "toolu_b", "name": "read", "input": {"path": "b.py"}},
+        ],
+    }
+    results = {
+        "role": "user",
+        "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_a", "content": "A = 1"},
+            {"type": "tool_result", "tool_use_id": "toolu_b", "content": "B = 2"},
+        ],
+    }
     mem.append_turns(session, [asked, calls, results])
     context = mem.assemble_context(session, budget=4000)
     assert context.repairs == ()
@@ -546,13 +585,23 @@ def test_an_anthropic_call_without_its_result_is_repaired_in_its_own_shape(
     mem: clew.Memory,
 ) -> None:
     session = mem.start_session().id
-    calls = {"role": "assistant", "content": [
-        {"type": "tool_use", "id": "toolu_c", "name": "bash", "input": {"command": "make"}},
-    ]}  # fmt: skip
+    calls = {
+        "role": "assistant",
+        "content": [
+            {"type": "tool_use", "id": "toolu_c", "name": "bash", "input": {"command": "make"}},
+        ],
+    }
     mem.append_turns(session, [{"role": "user", "content": "Build it."}, calls])
     context = mem.assemble_context(session, budget=4000)
     assert len(context.repairs) == 1
-    assert context.messages[-1] == {"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": "toolu_c",
-         "content": "[clew: no result was recorded for this tool call]", "is_error": True},
-    ]}  # fmt: skip
+    assert context.messages[-1] == {
+        "role": "user",
+        "content": [
+            {
+                "type": "tool_result",
+                "tool_use_id": "toolu_c",
+                "content": "[clew: no result was recorded for this tool call]",
+                "is_error": True,
+            },
+        ],
+    }

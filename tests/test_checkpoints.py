@@ -81,8 +81,10 @@ class Raw:
         for n, link in enumerate(links[at - 1 :]):
             link = link._replace(data=edit(link.data)) if n == 0 else link
             previous = chain.row_hash(previous or "", link)
-            self.run("UPDATE events SET data = ?, hash = ? WHERE seq = ?",
-                     (link.data, previous, link.seq))  # fmt: skip
+            self.run(
+                "UPDATE events SET data = ?, hash = ? WHERE seq = ?",
+                (link.data, previous, link.seq),
+            )
 
     def cut(self, space: str, keep: int) -> None:
         """Remove the space's events after its first `keep` (a rollback of the journal)."""
@@ -314,8 +316,9 @@ def test_a_forged_or_foreign_line_is_not_checkable_and_fails_nothing(
     file = tmp_path / "cp.jsonl"
     real = mem.checkpoint(file)[0]
     forged = real._replace(events=real.events + 50)  # a line edited to accuse the store
-    foreign = checkpointfile.make(real.store, real.space, ChainHead(99, "x", "f" * 64),
-                                  real.at, key=bytes(32))  # fmt: skip
+    foreign = checkpointfile.make(
+        real.store, real.space, ChainHead(99, "x", "f" * 64), real.at, key=bytes(32)
+    )
     with file.open("a") as out:
         out.write(checkpointfile.line(forged) + "\n")
         out.write(checkpointfile.line(foreign) + "\n")
@@ -478,9 +481,22 @@ def test_serve_writes_checkpoints_at_start_when_spaces_move_and_at_shutdown(
         started = len(mem.journal())
     port = free_port()
     env = {**os.environ, "CLEW_WORKER": "off"}
-    command = [sys.executable, "-m", "clew", "--db", str(db), "--space", "team", "serve",
-               "--port", str(port), "--checkpoint-file", str(file),
-               "--checkpoint-every", "1"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "clew",
+        "--db",
+        str(db),
+        "--space",
+        "team",
+        "serve",
+        "--port",
+        str(port),
+        "--checkpoint-file",
+        str(file),
+        "--checkpoint-every",
+        "1",
+    ]
     server = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
 
     def counts() -> list[int]:
@@ -516,8 +532,18 @@ def test_serve_refuses_to_start_when_its_checkpoint_file_cannot_be_written(
     db = tmp_path / "s.db"
     clew.open(db).close()
     port = free_port()
-    command = [sys.executable, "-m", "clew", "--db", str(db), "serve", "--port", str(port),
-               "--checkpoint-file", str(tmp_path)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "clew",
+        "--db",
+        str(db),
+        "serve",
+        "--port",
+        str(port),
+        "--checkpoint-file",
+        str(tmp_path),
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and done.stderr.count("\n") == 1
     assert "cannot write checkpoints" in done.stderr

@@ -103,11 +103,22 @@ class FakeClaudeCode(Transport):
         return dict(answer["response"])
 
     async def hook(self, event: str, **extra: Any) -> None:
-        data = {"session_id": SESSION, "transcript_path": str(self.transcript),
-                "cwd": str(self.cwd), "hook_event_name": event, **extra}  # fmt: skip
+        data = {
+            "session_id": SESSION,
+            "transcript_path": str(self.transcript),
+            "cwd": str(self.cwd),
+            "hook_event_name": event,
+            **extra,
+        }
         for callback in self.callbacks.get(event, []):
-            answer = await self.ask({"subtype": "hook_callback", "callback_id": callback,
-                                     "input": data, "tool_use_id": None})  # fmt: skip
+            answer = await self.ask(
+                {
+                    "subtype": "hook_callback",
+                    "callback_id": callback,
+                    "input": data,
+                    "tool_use_id": None,
+                }
+            )
             self.hook_answers.append((event, answer))
 
     async def mcp(self, method: str, params: dict[str, Any] | None = None) -> Any:
@@ -124,10 +135,19 @@ class FakeClaudeCode(Transport):
     def line(self, kind: str, message: dict[str, Any], **extra: Any) -> str:
         """Write a transcript line as Claude Code does."""
         line_id = str(uuid.uuid4())
-        line = {"parentUuid": self.parent, "isSidechain": False, "userType": "external",
-                "cwd": str(self.cwd), "sessionId": SESSION, "version": "2.0.31", "type": kind,
-                "message": message, "uuid": line_id, "timestamp": "2026-11-25T10:00:00.000Z",
-                **extra}  # fmt: skip
+        line = {
+            "parentUuid": self.parent,
+            "isSidechain": False,
+            "userType": "external",
+            "cwd": str(self.cwd),
+            "sessionId": SESSION,
+            "version": "2.0.31",
+            "type": kind,
+            "message": message,
+            "uuid": line_id,
+            "timestamp": "2026-11-25T10:00:00.000Z",
+            **extra,
+        }
         with self.transcript.open("a", encoding="utf-8") as out:
             out.write(json.dumps(line) + "\n")
         self.parent = line_id
@@ -176,8 +196,12 @@ class FakeClaudeCode(Transport):
         )
         await self.hook("PostToolUse", tool_name=tool, tool_input={}, tool_response=result)
         reply = f"Turn {self.turns}: the task list is read."
-        said = {"role": "assistant", "model": "claude-sonnet-4-5", "id": f"msg_{self.turns}b",
-                "content": [{"type": "text", "text": reply}]}  # fmt: skip
+        said = {
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "id": f"msg_{self.turns}b",
+            "content": [{"type": "text", "text": reply}],
+        }
         self.line("assistant", said)
         await self.hook("Stop", stop_hook_active=False)
         await self.inbox.put(
@@ -207,8 +231,9 @@ def project(tmp_path: Path) -> Path:
     folder = tmp_path / "project"
     (folder / ".clew").mkdir(parents=True)
     with clew.open(folder / ".clew" / "clew.db") as mem:
-        task = mem.create_task("Ship the billing export", ["Query", "Format", "Upload"],
-                               workspace=str(folder))  # fmt: skip
+        task = mem.create_task(
+            "Ship the billing export", ["Query", "Format", "Upload"], workspace=str(folder)
+        )
         mem.update_task(task.id, step=2, step_status="active", message="CSV columns settled")
     return folder
 
@@ -229,9 +254,10 @@ def test_options_are_the_sdk_s_own_types(project: Path) -> None:
         stdio = options(mem, server="stdio", command="/opt/clew/bin/clew")
         assert isinstance(stdio.mcp_servers, dict)
         assert stdio.mcp_servers[SERVER] == {
-            "type": "stdio", "command": "/opt/clew/bin/clew",
+            "type": "stdio",
+            "command": "/opt/clew/bin/clew",
             "args": ["--db", mem.path, "--space", mem.space, "mcp"],
-        }  # fmt: skip
+        }
         with pytest.raises(clew.ValidationError, match="server 'http' is not one of"):
             options(mem, server="http")  # type: ignore[arg-type]
 
@@ -260,8 +286,11 @@ def test_a_scripted_claude_code_session_is_archived_and_primed(
     assert set(fake.callbacks) == set(CAPTURE_EVENTS)
     # The state came with the first prompt, and again with the first prompt after compaction;
     # no other hook put anything into the context.
-    contexts = [(e, a["hookSpecificOutput"]["additionalContext"]) for e, a in fake.hook_answers
-                if "hookSpecificOutput" in a]  # fmt: skip
+    contexts = [
+        (e, a["hookSpecificOutput"]["additionalContext"])
+        for e, a in fake.hook_answers
+        if "hookSpecificOutput" in a
+    ]
     assert [e for e, _ in contexts] == ["UserPromptSubmit", "UserPromptSubmit"]
     assert all("Ship the billing export" in c and "CSV columns settled" in c for _, c in contexts)
     assert all(a == {} for _, a in fake.hook_answers if "hookSpecificOutput" not in a)
@@ -272,9 +301,16 @@ def test_a_scripted_claude_code_session_is_archived_and_primed(
     with clew.open(project / ".clew" / "clew.db") as mem:
         turns = mem.list_turns(SESSION)
         assert [t.role for t in turns] == [
-            "user", "assistant", "tool", "assistant",
-            "system", "user", "assistant", "tool", "assistant",
-        ]  # fmt: skip
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+        ]
         assert [t.tool_name for t in turns if t.role == "tool"] == [f"mcp__{SERVER}__task_list"] * 2
         assert mem.get_session(SESSION).workspace == str(project)
         assert mem.verify().ok
@@ -287,14 +323,22 @@ def test_a_failing_hook_never_fails_the_agent(
         made = options(mem)
         assert made.hooks is not None
         callback = made.hooks["Stop"][0].hooks[0]
-        event = {"session_id": SESSION, "transcript_path": str(tmp_path),  # a folder
-                 "cwd": str(project), "hook_event_name": "UserPromptSubmit"}  # fmt: skip
+        event = {
+            "session_id": SESSION,
+            "transcript_path": str(tmp_path),  # a folder
+            "cwd": str(project),
+            "hook_event_name": "UserPromptSubmit",
+        }
         answer = asyncio.run(callback(event, None, {"signal": None}))  # type: ignore[arg-type]
         # The capture failed, said so, and the state still came with the first prompt.
         assert capsys.readouterr().err.startswith("clew hook: the transcript ")
         assert "Ship the billing export" in answer["hookSpecificOutput"]["additionalContext"]
-        missing = {**event, "transcript_path": str(tmp_path / "none.jsonl"), "session_id": "s2",
-                   "hook_event_name": "Stop"}  # fmt: skip
+        missing = {
+            **event,
+            "transcript_path": str(tmp_path / "none.jsonl"),
+            "session_id": "s2",
+            "hook_event_name": "Stop",
+        }
         assert asyncio.run(callback(missing, None, {"signal": None})) == {}  # type: ignore[arg-type]
         assert capsys.readouterr().err == ""
         broken = {**event, "session_id": "s3", "cwd": 7}

@@ -272,9 +272,15 @@ def test_an_error_recorded_or_kept_open_gets_evidence_not_resolution(cli: Cli) -
     for command in ("pytest -n 4 --group 22", "make lint"):
         assert cli("task", "action", task_id, "--command", command, "--exit-code", "1").code == 0
     flaky = cli(
-        "task", "record", task_id, "--error", "group 22 is flaky", "--command",
-        "pytest -n 4 --group 22", "--keep-open",
-    ).out.strip()  # fmt: skip
+        "task",
+        "record",
+        task_id,
+        "--error",
+        "group 22 is flaky",
+        "--command",
+        "pytest -n 4 --group 22",
+        "--keep-open",
+    ).out.strip()
     lint = cli("task", "record", task_id, "--error", "lint", "--command", "make lint").out.strip()
     for command in ("pytest -n 4 --group 23", "pytest -n 4 --group 22", "make lint"):
         assert cli("task", "action", task_id, "--command", command, "--exit-code", "0").code == 0
@@ -327,9 +333,14 @@ def test_record_resolve_and_list_entries(cli: Cli) -> None:
     # one labelled.
     dockerhub = cli("task", "record", task_id, "--decision", "Push to Docker Hub").out.strip()
     ghcr = cli(
-        "task", "record", task_id, "--decision", "Push to ghcr.io: Docker Hub rate-limits pulls",
-        "--supersedes", dockerhub[:6],
-    ).out.strip()  # fmt: skip
+        "task",
+        "record",
+        task_id,
+        "--decision",
+        "Push to ghcr.io: Docker Hub rate-limits pulls",
+        "--supersedes",
+        dockerhub[:6],
+    ).out.strip()
     hits = json.loads(cli("search", "which registry did we push to?", "--json").out)
     ids = [h["id"] for h in hits]
     assert ids.index(ghcr) < ids.index(dockerhub)
@@ -372,16 +383,40 @@ def test_state_prime_and_files(cli: Cli, tmp_path: Path, monkeypatch: pytest.Mon
 def test_note_search_seen_and_fix(cli: Cli) -> None:
     task_id = new_task(cli)
     made = cli(
-        "note", task_id, "--type", "error", "--summary", "upload failed", "--detail",
-        "ConnectionError: ERR_CONN_RESET after 30s", "--tags", "net,upload", "--subtask", "2",
-        "--command", "curl -T big.bin https://x", "--source", "entry:" + task_id[:0] + "zz",
-    )  # fmt: skip
+        "note",
+        task_id,
+        "--type",
+        "error",
+        "--summary",
+        "upload failed",
+        "--detail",
+        "ConnectionError: ERR_CONN_RESET after 30s",
+        "--tags",
+        "net,upload",
+        "--subtask",
+        "2",
+        "--command",
+        "curl -T big.bin https://x",
+        "--source",
+        "entry:" + task_id[:0] + "zz",
+    )
     assert made.code == 2 and "no entry matches" in made.err
     error_id = cli(
-        "note", task_id, "--type", "error", "--summary", "upload failed", "--detail",
-        "ConnectionError: ERR_CONN_RESET after 30s", "--tags", "net,upload", "--subtask", "2",
-        "--command", "curl -T big.bin https://x",
-    ).out.strip()  # fmt: skip
+        "note",
+        task_id,
+        "--type",
+        "error",
+        "--summary",
+        "upload failed",
+        "--detail",
+        "ConnectionError: ERR_CONN_RESET after 30s",
+        "--tags",
+        "net,upload",
+        "--subtask",
+        "2",
+        "--command",
+        "curl -T big.bin https://x",
+    ).out.strip()
     assert cli("note", "--type", "context", "--summary", "the CDN is in eu-west").code == 0
     found = cli("search", "ERR_CONN_RESET")
     assert error_id in found.out and "CONN" in found.out
@@ -414,15 +449,42 @@ def test_ledger_trace_and_history(cli: Cli) -> None:
     assert "2x  `pytest -q`" in cli("ledger", "--repeated").out
     assert len(json.loads(cli("ledger", "--failed", "--json").out)) == 2
     decision = cli(
-        "trace", "decide", task_id, "--action", "run the tests", "--agent", "executor",
-        "--model", "m", "--prompt-tokens", "10", "--completion-tokens", "5", "--context",
+        "trace",
+        "decide",
+        task_id,
+        "--action",
+        "run the tests",
+        "--agent",
+        "executor",
+        "--model",
+        "m",
+        "--prompt-tokens",
+        "10",
+        "--completion-tokens",
+        "5",
+        "--context",
         '{"why": "check"}',
-    ).out.strip()  # fmt: skip
-    assert cli(
-        "task", "action", task_id, "--tool", "run_tests", "--type", "tool", "--summary",
-        "ran them", "--decision", decision, "--started-at", "2026-11-22T09:00:00Z",
-        "--ended-at", "2026-11-22T09:00:03Z",
-    ).code == 0  # fmt: skip
+    ).out.strip()
+    assert (
+        cli(
+            "task",
+            "action",
+            task_id,
+            "--tool",
+            "run_tests",
+            "--type",
+            "tool",
+            "--summary",
+            "ran them",
+            "--decision",
+            decision,
+            "--started-at",
+            "2026-11-22T09:00:00Z",
+            "--ended-at",
+            "2026-11-22T09:00:03Z",
+        ).code
+        == 0
+    )
     assert "passed" in cli("trace", "validate", decision, "--passed", "--feedback", "ok").out
     shown = cli("trace", "show", task_id).out
     assert (

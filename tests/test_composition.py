@@ -23,16 +23,35 @@ BUILTIN_ERRORS = frozenset(
 # Still built from several of our own classes today (2026-11-28), to be composed.
 LEFT = {
     "store/sqlite.py:SQLiteStore": {
-        "Verification", "ArchiveReads", "TraceReads", "UtilityReads", "ConversationReads",
-        "WaitReads", "RecordReads", "VectorStore", "TaskReads", "KeyStore",
-        "HeadReads", "JournalReads", "JournalWrites",
+        "Verification",
+        "ArchiveReads",
+        "TraceReads",
+        "UtilityReads",
+        "ConversationReads",
+        "WaitReads",
+        "RecordReads",
+        "VectorStore",
+        "TaskReads",
+        "KeyStore",
+        "HeadReads",
+        "JournalReads",
+        "JournalWrites",
     },
     "store/postgres.py:PostgresStore": {
-        "ArchiveReads", "TraceReads", "UtilityReads", "ConversationReads",
-        "WaitReads", "RecordReads", "VectorStore", "TaskReads", "KeyStore",
-        "PgHeadReads", "JournalReads", "JournalWrites",
+        "ArchiveReads",
+        "TraceReads",
+        "UtilityReads",
+        "ConversationReads",
+        "WaitReads",
+        "RecordReads",
+        "VectorStore",
+        "TaskReads",
+        "KeyStore",
+        "PgHeadReads",
+        "JournalReads",
+        "JournalWrites",
     },
-}  # fmt: skip
+}
 
 
 def _name(base: ast.expr) -> str:

@@ -55,8 +55,15 @@ def test_tiers_are_explained_and_the_total_is_within_budget(mem: clew.Memory) ->
     mem.append_turns(session.id, chat(200))
     context = mem.assemble_context(session.id, budget=6000)
     tiers = {t.name: t for t in context.tiers}
-    assert list(tiers) == ["system_prompt", "task_state", "session_state", "guardrails",
-                           "entries", "retrieved", "turns"]  # fmt: skip
+    assert list(tiers) == [
+        "system_prompt",
+        "task_state",
+        "session_state",
+        "guardrails",
+        "entries",
+        "retrieved",
+        "turns",
+    ]
     assert context.tokens == sum(t.tokens for t in context.tiers) <= 6000
     assert all(t.tokens <= t.budget for t in context.tiers if t.budget is not None)
     system = context.messages[0]["content"]
@@ -115,15 +122,23 @@ def test_every_turn_that_fits_is_included_across_pages(mem: clew.Memory) -> None
 
 def test_dangling_calls_are_repaired_and_orphans_dropped(mem: clew.Memory) -> None:
     session = mem.start_session()
-    mem.append_turns(session.id, [
-        {"role": "user", "content": "go"},
-        result("ghost", "a result whose call was never archived"),
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "a", "type": "function", "function": {"name": "x", "arguments": "{}"}},
-            {"id": "b", "type": "function", "function": {"name": "y", "arguments": "{}"}}]},
-        result("b", "b done"),  # the crash came before a's result
-        {"role": "user", "content": "are you there?"},
-    ])  # fmt: skip
+    mem.append_turns(
+        session.id,
+        [
+            {"role": "user", "content": "go"},
+            result("ghost", "a result whose call was never archived"),
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": "a", "type": "function", "function": {"name": "x", "arguments": "{}"}},
+                    {"id": "b", "type": "function", "function": {"name": "y", "arguments": "{}"}},
+                ],
+            },
+            result("b", "b done"),  # the crash came before a's result
+            {"role": "user", "content": "are you there?"},
+        ],
+    )
     context = mem.assemble_context(session.id)
     calls_and_results_pair(context.messages)
     assert {"role": "tool", "tool_call_id": "a", "content": NO_RESULT} in context.messages
@@ -154,18 +169,30 @@ def _conversation(draw: st.DrawFn) -> list[dict[str, Any]]:
         n_calls = draw(st.integers(0, 3))
         ids = [f"g{g}c{k}" for k in range(n_calls)]
         if draw(st.booleans()):  # Responses items, one call each, outputs after
-            messages += [{"type": "function_call", "call_id": i, "name": "f", "arguments": "{}"}
-                         for i in ids]  # fmt: skip
+            messages += [
+                {"type": "function_call", "call_id": i, "name": "f", "arguments": "{}"} for i in ids
+            ]
             answered = draw(st.permutations(ids))
-            messages += [{"type": "function_call_output", "call_id": i, "output": "o" * 500}
-                         for i in answered[: draw(st.integers(0, len(ids)))]]  # fmt: skip
+            messages += [
+                {"type": "function_call_output", "call_id": i, "output": "o" * 500}
+                for i in answered[: draw(st.integers(0, len(ids)))]
+            ]
         elif ids:
-            messages.append({"role": "assistant", "content": None, "tool_calls": [
-                {"id": i, "type": "function", "function": {"name": "f", "arguments": "{}"}}
-                for i in ids]})  # fmt: skip
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {"id": i, "type": "function", "function": {"name": "f", "arguments": "{}"}}
+                        for i in ids
+                    ],
+                }
+            )
             answered = draw(st.permutations(ids))
-            messages += [result(i, "r" * draw(st.integers(0, 4000)))
-                         for i in answered[: draw(st.integers(0, len(ids)))]]  # fmt: skip
+            messages += [
+                result(i, "r" * draw(st.integers(0, 4000)))
+                for i in answered[: draw(st.integers(0, len(ids)))]
+            ]
         if draw(st.booleans()):
             messages.append(result(f"orphan{g}", "nobody asked"))
         messages.append({"role": "assistant", "content": "a" * draw(st.integers(1, 2000))})

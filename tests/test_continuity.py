@@ -29,8 +29,20 @@ def test_the_suite_is_thirty_long_varied_tasks_and_the_same_for_a_seed() -> None
     assert all(20 <= s.steps <= 200 for s in scripts)
     assert min(s.steps for s in scripts) < 60 and max(s.steps for s in scripts) > 150
     kinds = {op.kind for s in scripts for op in s.ops}
-    assert kinds >= {"replan", "fail", "error", "resolve", "decide", "constrain", "ask",
-                     "answer", "wait", "unwait", "run", "message"}  # fmt: skip
+    assert kinds >= {
+        "replan",
+        "fail",
+        "error",
+        "resolve",
+        "decide",
+        "constrain",
+        "ask",
+        "answer",
+        "wait",
+        "unwait",
+        "run",
+        "message",
+    }
     cuts = {op.args["kind"] for s in scripts for op in s.ops if op.kind == "interrupt"}
     assert cuts == set(INTERRUPTIONS)
     decided = [op for s in scripts for op in s.ops if op.kind == "decide"]
@@ -93,9 +105,12 @@ def test_the_scorer_fails_what_is_missing_or_wrong(tmp_path: Path) -> None:
 
 def _failing_push(mem: clew.Memory, task: str, step: int = 1) -> clew.Action:
     return mem.record_action(
-        task, command="docker push ghcr.io/acme/api:v1", exit_code=1, step=step,
+        task,
+        command="docker push ghcr.io/acme/api:v1",
+        exit_code=1,
+        step=step,
         stderr="pushing layers\nerror: connection reset by peer",
-    )  # fmt: skip
+    )
 
 
 def _open_errors(mem: clew.Memory, task: str) -> list[str]:
@@ -205,9 +220,12 @@ def test_a_passing_run_resolves_only_clews_own_copy_of_that_same_command(
     mem.update_step(task, 1, status="active")
     for group in (22, 23):
         mem.record_action(
-            task, command=f"pytest --group {group}", exit_code=1, step=1,
+            task,
+            command=f"pytest --group {group}",
+            exit_code=1,
+            step=1,
             stderr=f"FAILED tests/test_orders.py::test_shard_{group} - AssertionError",
-        )  # fmt: skip
+        )
     mem.update_step(task, 1, status="failed")
     mem.run_jobs()
     copies = {e.summary.split("`")[1]: e for e in mem.list_entries(task, type="error")}
@@ -290,8 +308,9 @@ def test_decisions_on_one_topic_labelled_pairs(new: str, old: str, same: bool) -
 
 def test_topic_tags_decide_when_both_carry_them() -> None:
     assert same_topic("Use A", "Use B", ["topic:db"], ["topic:db"])
-    assert not same_topic("Use Redis for caching", "Use Redis for caching", ["topic:a"],
-                          ["topic:b"])  # fmt: skip
+    assert not same_topic(
+        "Use Redis for caching", "Use Redis for caching", ["topic:a"], ["topic:b"]
+    )
     assert same_decision("Going with Postgres 14 for the database", "Use Postgres 14 for database")
     assert not same_decision("Use Postgres 16 for the database", "Use Postgres 14 for database")
 
@@ -330,8 +349,9 @@ def test_an_extracted_decision_goes_when_the_agent_supersedes_its_record(
     clock.advance(60)
     mine = mem.add_decision(task, "Use ghcr.io for the image registry")  # the same decision
     clock.advance(60)
-    mem.add_entry("decision", "Use Amazon ECR for the image registry", task_id=task,
-                  supersedes=mine.id)  # fmt: skip
+    mem.add_entry(
+        "decision", "Use Amazon ECR for the image registry", task_id=task, supersedes=mine.id
+    )
     [current] = mem.list_entries(task, type="decision", status="active")
     assert "ECR" in current.summary
     state = mem.state(task).text

@@ -21,8 +21,12 @@ SAMPLE = {
     "session_1": [
         {"speaker": "Ada", "dia_id": "D1:1", "text": "Morning Bo! How was the climbing trip?"},
         {"speaker": "Bo", "dia_id": "D1:2", "text": "Great, we did the north ridge in fog."},
-        {"speaker": "Ada", "dia_id": "D1:3", "text": "I adopted a ferret called Nutmeg.",
-         "blip_caption": "a ferret in a hammock"},
+        {
+            "speaker": "Ada",
+            "dia_id": "D1:3",
+            "text": "I adopted a ferret called Nutmeg.",
+            "blip_caption": "a ferret in a hammock",
+        },
     ],
     "session_2_date_time": "6:40 pm on 20 April, 2025",
     "session_2": [
@@ -32,11 +36,14 @@ SAMPLE = {
     "qa": [
         {"question": "What pet did Ada adopt?", "evidence": ["D1:3"], "category": 4},
         {"question": "Which ridge did Bo climb?", "evidence": ["D1:2; D9:9"], "category": 1},
-        {"question": "When did Ada talk about the ferret stealing socks?",
-         "evidence": ["D2:02"], "category": 2},
+        {
+            "question": "When did Ada talk about the ferret stealing socks?",
+            "evidence": ["D2:02"],
+            "category": 2,
+        },
         {"question": "What is Ada's favourite film?", "evidence": [], "category": 3},
     ],
-}  # fmt: skip
+}
 
 
 def test_the_harness_writes_sessions_at_their_dates_and_scores_evidence(tmp_path: Path) -> None:
@@ -45,7 +52,9 @@ def test_the_harness_writes_sessions_at_their_dates_and_scores_evidence(tmp_path
     (data / "tiny.json").write_text(json.dumps(SAMPLE))
     [conv] = locomo.load(data)
     assert [s.at.isoformat() for s in conv.sittings] == [
-        "2025-03-03T09:05:00+00:00", "2025-04-20T18:40:00+00:00"]  # fmt: skip
+        "2025-03-03T09:05:00+00:00",
+        "2025-04-20T18:40:00+00:00",
+    ]
     assert "[shares a photo: a ferret in a hammock]" in conv.sittings[0].turns[2].text
     # Several ids in one string, a leading zero; a question without evidence is left out.
     assert [q.evidence for q in conv.questions] == [("D1:3",), ("D1:2", "D9:9"), ("D2:2",)]
@@ -111,9 +120,11 @@ def test_the_fusion_replay_ranks_as_the_engine_does(tmp_path: Path) -> None:
             for rule, mode in (("shipped", "hybrid"), ("keyword", "keyword")):
                 hits = mem.search_all(q.question, mode=mode, limit=fusion.TOP)
                 assert [r.key for r in fusion.ranked_by(rule, case)] == [
-                    (h.kind, h.id) for h in hits]  # fmt: skip
+                    (h.kind, h.id) for h in hits
+                ]
                 assert fusion.row(fusion.ranked_by(rule, case), case, rule)["confident"] == (
-                    bool(hits) and hits[0].confident)  # fmt: skip
+                    bool(hits) and hits[0].confident
+                )
     finally:
         mem.close()
     report = fusion.report(cases, ["before", "shipped"], per_category=True)

@@ -21,8 +21,11 @@ from tests.conftest import FakeClock, Result
 def call(call_id: str, tool: str, /, **arguments: Any) -> dict[str, Any]:
     """An assistant message that calls one tool."""
     function = {"name": tool, "arguments": json.dumps(arguments)}
-    return {"role": "assistant", "content": None,
-            "tool_calls": [{"id": call_id, "type": "function", "function": function}]}  # fmt: skip
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": call_id, "type": "function", "function": function}],
+    }
 
 
 def result(call_id: str, content: str) -> dict[str, Any]:
@@ -148,18 +151,26 @@ _json = st.recursive(
 )
 _message = st.one_of(
     st.fixed_dictionaries(
-        {"role": st.sampled_from(["user", "assistant", "system", "developer"]),
-         "content": st.one_of(st.none(), _text,
-                              st.lists(st.fixed_dictionaries({"type": st.just("text"),
-                                                              "text": _text}), max_size=2))},
+        {
+            "role": st.sampled_from(["user", "assistant", "system", "developer"]),
+            "content": st.one_of(
+                st.none(),
+                _text,
+                st.lists(
+                    st.fixed_dictionaries({"type": st.just("text"), "text": _text}), max_size=2
+                ),
+            ),
+        },
         optional={"name": _text, "extra": _json},
     ),
     st.fixed_dictionaries({"role": st.just("tool"), "tool_call_id": _text, "content": _text}),
-    st.fixed_dictionaries({"type": st.just("function_call"), "call_id": _text, "name": _text,
-                           "arguments": _text}),
-    st.fixed_dictionaries({"type": st.just("function_call_output"), "call_id": _text,
-                           "output": _text}),
-)  # fmt: skip
+    st.fixed_dictionaries(
+        {"type": st.just("function_call"), "call_id": _text, "name": _text, "arguments": _text}
+    ),
+    st.fixed_dictionaries(
+        {"type": st.just("function_call_output"), "call_id": _text, "output": _text}
+    ),
+)
 
 
 @settings(
@@ -188,12 +199,19 @@ def test_responses_items_are_understood(mem: clew.Memory) -> None:
     items = [
         {"role": "user", "content": "what is the weather?"},
         {"type": "reasoning", "id": "rs_1", "summary": []},
-        {"type": "function_call", "call_id": "fc1", "name": "weather",
-         "arguments": '{"city": "Oslo"}'},
+        {
+            "type": "function_call",
+            "call_id": "fc1",
+            "name": "weather",
+            "arguments": '{"city": "Oslo"}',
+        },
         {"type": "function_call_output", "call_id": "fc1", "output": "sunny, 12 C"},
-        {"type": "message", "role": "assistant",
-         "content": [{"type": "output_text", "text": "Sunny in Oslo.", "annotations": []}]},
-    ]  # fmt: skip
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "Sunny in Oslo.", "annotations": []}],
+        },
+    ]
     started = mem.import_session(items)
     stored = mem.list_turns(started.id)
     assert [t.role for t in stored] == ["user", "assistant", "assistant", "tool", "assistant"]
@@ -359,8 +377,11 @@ def test_recall_is_always_within_its_budget(
     started = mem.start_session()
     messages: list[dict[str, Any]] = []
     for n, size in enumerate(sizes):
-        messages += [{"role": "user", "content": (text + " ") * (size // 50 + 1)},
-                     call(f"k{n}", "t"), result(f"k{n}", text * size)]  # fmt: skip
+        messages += [
+            {"role": "user", "content": (text + " ") * (size // 50 + 1)},
+            call(f"k{n}", "t"),
+            result(f"k{n}", text * size),
+        ]
     mem.append_turns(started.id, messages)
     found = mem.recall(started.id, "range", start_turn=1, end_turn=len(messages), budget=budget)
     assert found.tokens <= budget
@@ -446,14 +467,16 @@ def test_bad_recall_arguments_say_what_to_do(mem: clew.Memory, session: clew.Ses
     cases: list[tuple[dict[str, Any], str]] = [
         ({"action": "find"}, "not one of: search, range"),
         ({"action": "search"}, "needs query"),
-        ({"action": "range", "start_turn": 10, "end_turn": 99},
-         "out of range: session .* has turns 1-16"),
+        (
+            {"action": "range", "start_turn": 10, "end_turn": 99},
+            "out of range: session .* has turns 1-16",
+        ),
         ({"action": "range", "start_turn": 0}, "out of range"),
         ({"action": "range", "start_turn": 9, "end_turn": 3}, "before start_turn"),
         ({"action": "around", "turn": "3"}, "whole number"),
         ({"action": "tool_calls"}, "needs tool_name"),
         ({"action": "search", "query": "x", "budget": 10}, "at least 1000"),
-    ]  # fmt: skip
+    ]
     for kwargs, error in cases:
         with pytest.raises(clew.ValidationError, match=error):
             mem.recall(session.id, **kwargs)
@@ -527,14 +550,18 @@ def test_a_conversation_recorded_later_keeps_when_it_was_said(mem: clew.Memory) 
     started = mem.start_session(title="trip", at="2026-05-03T10:00")
     said = mem.append_turns(
         started.id,
-        [{"role": "user", "content": "I booked a pottery class"}, {"role": "assistant",
-                                                                   "content": "Enjoy it"}],
+        [
+            {"role": "user", "content": "I booked a pottery class"},
+            {"role": "assistant", "content": "Enjoy it"},
+        ],
         at=["2026-05-03T10:00", "2026-05-03T10:01"],
-    )  # fmt: skip
+    )
     later = mem.append_turn(started.id, role="user", content="back again", at="2026-05-20")
     assert [t.created_at[:16] for t in (*said, later)] == [
-        "2026-05-03T10:00", "2026-05-03T10:01", "2026-05-20T00:00",
-    ]  # fmt: skip
+        "2026-05-03T10:00",
+        "2026-05-03T10:01",
+        "2026-05-20T00:00",
+    ]
     session = mem.get_session(started.id)
     assert session.started_at.startswith("2026-05-03T10:00")
     assert session.last_active_at.startswith("2026-05-20")

@@ -70,8 +70,9 @@ def _raw(
 def _login(s: Served, token: str, cookie: str = "") -> str:
     """Log in with `token` (on top of `cookie`); the browser's cookie afterwards."""
     headers = {"Cookie": cookie} if cookie else {}
-    status, got, _ = _raw(s, "POST", "/login", urllib.parse.urlencode({"key": token}).encode(),
-                          headers)  # fmt: skip
+    status, got, _ = _raw(
+        s, "POST", "/login", urllib.parse.urlencode({"key": token}).encode(), headers
+    )
     assert status == 303, status
     return got["set-cookie"].split(";")[0]
 
@@ -134,14 +135,32 @@ def test_hostile_text_from_the_store_stays_text(site: Served) -> None:
     mem.add_error(task.id, HOSTILE)
     mem.record_action(task.id, command=HOSTILE, exit_code=1, stdout=HOSTILE, stderr=HOSTILE)
     session = mem.open_session("chat", title=HOSTILE)
-    mem.append_turns(session.id, [
-        {"role": "user", "content": HOSTILE},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": HOSTILE, "arguments": HOSTILE}}]},
-        {"role": "tool", "tool_call_id": "c1", "content": HOSTILE},
-    ])  # fmt: skip
-    for path in ("/", f"/tasks/{task.id}", "/sessions", f"/sessions/{session.id}",
-                 "/search?q=alert", "/search?q=" + urllib.parse.quote(HOSTILE)):  # fmt: skip
+    mem.append_turns(
+        session.id,
+        [
+            {"role": "user", "content": HOSTILE},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": HOSTILE, "arguments": HOSTILE},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": HOSTILE},
+        ],
+    )
+    for path in (
+        "/",
+        f"/tasks/{task.id}",
+        "/sessions",
+        f"/sessions/{session.id}",
+        "/search?q=alert",
+        "/search?q=" + urllib.parse.quote(HOSTILE),
+    ):
         text = s.call("GET", path, key="write").text
         assert "<script>alert" not in text and "<img" not in text, path
         assert "&lt;script&gt;alert" in text, path
@@ -245,7 +264,7 @@ def test_the_event_stream_says_when_the_journal_moves(site: Served) -> None:
         sock.sendall(
             f"GET /events HTTP/1.1\r\nHost: {parsed.netloc}\r\nAuthorization: Bearer {token}"
             "\r\n\r\n".encode()
-        )  # fmt: skip
+        )
         seen = b""
 
         def heads() -> list[int]:
@@ -265,10 +284,43 @@ def test_the_event_stream_says_when_the_journal_moves(site: Served) -> None:
 
 def _task(name: str, step: str) -> Task:
     at = "2026-11-25T10:00:00Z"
-    plan = (PlanItem("s1", "sp", "t1", 1, step, StepStatus.ACTIVE, at, None, None, step, step,
-                     (), False, at, at),)  # fmt: skip
-    return Task("t1", "sp", name, name, None, TaskStatus.ACTIVE, False, {}, 1, None, at, at, None,
-                name, name, plan)  # fmt: skip
+    plan = (
+        PlanItem(
+            "s1",
+            "sp",
+            "t1",
+            1,
+            step,
+            StepStatus.ACTIVE,
+            at,
+            None,
+            None,
+            step,
+            step,
+            (),
+            False,
+            at,
+            at,
+        ),
+    )
+    return Task(
+        "t1",
+        "sp",
+        name,
+        name,
+        None,
+        TaskStatus.ACTIVE,
+        False,
+        {},
+        1,
+        None,
+        at,
+        at,
+        None,
+        name,
+        name,
+        plan,
+    )
 
 
 def _opens_a_tag(text: str) -> bool:
@@ -299,10 +351,28 @@ def _task_page(text: str) -> str:
     at = "2026-11-25T10:00:00Z"
     task = _task(text, text)
     state = State(task.id, text, 10, True, 1500, "cl100k_base", 0, ())
-    action = Action("a1", "sp", "t1", "s1", ActionType.CLI, text, ActionStatus.FAILED, None, None,
-                    text, None, 2, 1.0, text, text.encode("utf-8", "replace"), at, at)  # fmt: skip
-    view = dashboard.TaskView(task, state, [action], [], [], [], [(HistoryItem(1, at, text, text),
-                                                                  text)])  # fmt: skip
+    action = Action(
+        "a1",
+        "sp",
+        "t1",
+        "s1",
+        ActionType.CLI,
+        text,
+        ActionStatus.FAILED,
+        None,
+        None,
+        text,
+        None,
+        2,
+        1.0,
+        text,
+        text.encode("utf-8", "replace"),
+        at,
+        at,
+    )
+    view = dashboard.TaskView(
+        task, state, [action], [], [], [], [(HistoryItem(1, at, text, text), text)]
+    )
     nav = markup.Nav(text, text, "write", (), text, 3)
     return dashboard.task_page(view, nav, can_edit=True)
 

@@ -72,8 +72,11 @@ def test_tuning_today_s_heuristics_never_changes_an_old_turn_s_replay(
 
 def _conversation(mem: clew.Memory) -> str:
     sid = mem.start_session(workspace="/w").id
-    call = {"id": "c1", "type": "function",
-            "function": {"name": "edit_file", "arguments": '{"path": "a.py"}'}}  # fmt: skip
+    call = {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "edit_file", "arguments": '{"path": "a.py"}'},
+    }
     mem.append_turn(sid, role="user", content="Never touch prod. Let's use tox.")
     mem.append_turn(sid, {"role": "assistant", "content": None, "tool_calls": [call]})
     mem.append_turn(sid, role="tool", tool_call_id="c1", content="error: disk full")
@@ -133,9 +136,24 @@ def test_an_output_item_s_text_is_named_not_copied(mem: clew.Memory) -> None:
 # -- the frozen copy is today's heuristic ---------------------------------------------------
 
 _WORDS = st.sampled_from(
-    ["never", "always", "let's use", "decided", "Error:", "FAILED", "exit code 2", "ok", "a.py",
-     "git commit -m 'x'", "Traceback (most recent call last)", "\n", ".", "we chose", "fine"]
-)  # fmt: skip
+    [
+        "never",
+        "always",
+        "let's use",
+        "decided",
+        "Error:",
+        "FAILED",
+        "exit code 2",
+        "ok",
+        "a.py",
+        "git commit -m 'x'",
+        "Traceback (most recent call last)",
+        "\n",
+        ".",
+        "we chose",
+        "fine",
+    ]
+)
 _TEXT = st.lists(_WORDS, max_size=8).map(" ".join)
 _NAMES = st.sampled_from(["bash", "edit_file", "write_file", "grep", "run"])
 
@@ -170,8 +188,11 @@ def test_the_frozen_fold_is_today_s_fold(messages: list[dict[str, Any]]) -> None
         parts = turns.parse(message)
         old = frozen_turns.parse(message)
         assert (old.role, old.text, old.tool_call_id, old.tool_name) == (
-            parts.role, parts.text, parts.tool_call_id, parts.tool_name,
-        )  # fmt: skip
+            parts.role,
+            parts.text,
+            parts.tool_call_id,
+            parts.tool_name,
+        )
         assert old.tool_calls == tuple(tuple(c) for c in parts.tool_calls)
         live = session_state.advance(live, number, parts)
         frozen = frozen_turns.advance(frozen, number, old)
@@ -211,8 +232,10 @@ def test_a_step_s_timing_is_in_its_event_and_older_events_derive_it(
     # As clew wrote a status change before events carried the timing: none in the data.
     step = task.plan[1].id
     store = mem._store  # type: ignore[attr-defined]
-    for status, at in (("active", "2030-01-01T00:00:00.000000Z"),
-                       ("failed", "2030-01-01T00:01:05.500000Z")):  # fmt: skip
+    for status, at in (
+        ("active", "2030-01-01T00:00:00.000000Z"),
+        ("failed", "2030-01-01T00:01:05.500000Z"),
+    ):
         data = {"task_id": task.id, "step_id": step, "changes": {"status": status}}
         with store.transaction(write=True):
             store.append(
@@ -236,7 +259,7 @@ def test_projections_import_no_heuristic() -> None:
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("clew"):
                 names = {a.name for a in node.names}
-                if node.module == "clew":
+                if node.module == "clew.core":
                     assert names <= {"codec"}, path.name  # the journal's JSON, below the store
                 elif node.module == "clew.store":
                     assert names <= {
@@ -251,9 +274,13 @@ def test_projections_import_no_heuristic() -> None:
 
 
 _PROJECTION_MODULES = {
-    "projection_archive", "projection_conversations", "projection_record",
-    "projection_utility", "projection_waits", "projection_redactions",
-}  # fmt: skip
+    "projection_archive",
+    "projection_conversations",
+    "projection_record",
+    "projection_utility",
+    "projection_waits",
+    "projection_redactions",
+}
 
 
 def test_a_store_before_migration_15_keeps_each_text_once_and_reads_the_same(
@@ -286,8 +313,13 @@ def test_a_store_before_migration_15_keeps_each_text_once_and_reads_the_same(
         (sid,),
     )
     # The text of each new-shape turn is read from its event; the call has none.
-    assert stored.fetchall() == [(1, True, 1), (2, True, None), (3, True, 1), (4, True, 1),
-                                 (5, True, 2)]  # fmt: skip
+    assert stored.fetchall() == [
+        (1, True, 1),
+        (2, True, None),
+        (3, True, 1),
+        (4, True, 1),
+        (5, True, 2),
+    ]
     old_shape = sqlite3.connect(db).execute(
         "SELECT count(*) FROM turn_rows WHERE session_id != ? AND content IS NULL AND text_in"
         " IS NULL AND role != 'assistant'",

@@ -111,10 +111,17 @@ def test_a_value_no_check_saw_is_still_refused_by_the_store(mem: clew.Memory) ->
 # -- a damaged file ------------------------------------------------------------------------------
 
 COMMANDS = (
-    ["verify"], ["task", "list"], ["where"], ["search", "hello"], ["journal", "--limit", "5"],
-    ["export"], ["session", "list", "--all"], ["entries"], ["task", "new", "more"],
+    ["verify"],
+    ["task", "list"],
+    ["where"],
+    ["search", "hello"],
+    ["journal", "--limit", "5"],
+    ["export"],
+    ["session", "list", "--all"],
+    ["entries"],
+    ["task", "new", "more"],
     ["checkpoint", "--file", "{tmp}/cp.jsonl"],
-)  # fmt: skip
+)
 
 
 @pytest.fixture(scope="module")
@@ -181,12 +188,18 @@ def test_a_store_locked_in_exclusive_mode_is_busy_not_foreign(tmp_path: Path) ->
     with clew.open(db) as mem:
         mem.create_task("t")
     holder = subprocess.Popen(  # another process takes the file in exclusive locking mode
-        [sys.executable, "-c",
-         "import sqlite3, sys; c = sqlite3.connect(sys.argv[1], isolation_level=None);"
-         " c.execute('PRAGMA locking_mode = EXCLUSIVE'); c.execute('BEGIN EXCLUSIVE');"
-         " c.execute('COMMIT'); print('held', flush=True); sys.stdin.read()", str(db)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            "import sqlite3, sys; c = sqlite3.connect(sys.argv[1], isolation_level=None);"
+            " c.execute('PRAGMA locking_mode = EXCLUSIVE'); c.execute('BEGIN EXCLUSIVE');"
+            " c.execute('COMMIT'); print('held', flush=True); sys.stdin.read()",
+            str(db),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "held\n"
         for command in (["task", "list"], ["verify"], ["task", "new", "x"]):
@@ -232,8 +245,9 @@ def test_a_store_of_every_older_schema_upgrades_and_verifies(
         assert report.ok, report.differences
         assert [t.name for t in mem.list_tasks()] == ["Deploy"]
         assert [s.status.value for s in mem.get_task(mem.list_tasks()[0].id).plan] == [
-            "completed", "pending",
-        ]  # fmt: skip
+            "completed",
+            "pending",
+        ]
         mem.create_task("after the upgrade")
         assert mem.verify().ok
     applied = sqlite3.connect(db).execute("SELECT max(number) FROM clew_migrations").fetchone()
@@ -246,8 +260,9 @@ def test_a_store_of_a_newer_schema_is_refused_in_one_line_naming_its_version(
     db = tmp_path / "newer.db"
     clew.open(db).close()
     conn = sqlite3.connect(db)
-    conn.execute("INSERT INTO clew_migrations VALUES (?, 'from the future', 'then', 'f')",
-                 (LATEST + 1,))  # fmt: skip
+    conn.execute(
+        "INSERT INTO clew_migrations VALUES (?, 'from the future', 'then', 'f')", (LATEST + 1,)
+    )
     conn.commit()
     conn.close()
     line = one_line(run(["--db", str(db), "task", "list"]))
@@ -288,12 +303,20 @@ def test_init_gitignore_adds_the_line_once(repo: Path) -> None:
 
 @pytest.mark.parametrize(
     ("where", "line"),
-    [("repo", "/app/.clew/"), ("repo", ".clew"), ("repo", "**/.clew/"), ("app", "/.clew"),
-     ("exclude", "app/.clew/*")],
-)  # fmt: skip
+    [
+        ("repo", "/app/.clew/"),
+        ("repo", ".clew"),
+        ("repo", "**/.clew/"),
+        ("app", "/.clew"),
+        ("exclude", "app/.clew/*"),
+    ],
+)
 def test_a_store_ignored_already_is_not_offered(repo: Path, where: str, line: str) -> None:
-    files = {"repo": repo.parent / ".gitignore", "app": repo / ".gitignore",
-             "exclude": repo.parent / ".git" / "info" / "exclude"}  # fmt: skip
+    files = {
+        "repo": repo.parent / ".gitignore",
+        "app": repo / ".gitignore",
+        "exclude": repo.parent / ".git" / "info" / "exclude",
+    }
     files[where].parent.mkdir(parents=True, exist_ok=True)
     files[where].write_text(f"*.pyc\n{line}\n")
     result = run(["init", "--json"])
@@ -319,8 +342,14 @@ def test_init_on_a_terminal_asks_first(repo: Path, answer: str, added: bool) -> 
     """A real process on a pseudo-terminal, answering the question as a person would."""
     leader, follower = pty.openpty()
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLEW_")}
-    process = subprocess.Popen([sys.executable, "-m", "clew", "init"], cwd=repo, env=env,
-                               stdin=follower, stdout=follower, stderr=follower)  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-m", "clew", "init"],
+        cwd=repo,
+        env=env,
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+    )
     os.close(follower)
     seen = b""
     deadline = time.monotonic() + 30

@@ -95,14 +95,23 @@ def test_a_long_text_is_embedded_from_its_beginning(model: Embedder) -> None:
 @pytest.mark.parametrize(
     ("text", "paraphrase", "unrelated"),
     [
-        ("the unit tests are failing", "pytest reports errors in the test suite",
-         "we bought a new couch for the living room"),
-        ("my dog is sick", "the puppy has been ill and went to the vet",
-         "the database migration added an index"),
-        ("the car broke down", "my vehicle stopped working on the highway",
-         "refactor the parser module"),
+        (
+            "the unit tests are failing",
+            "pytest reports errors in the test suite",
+            "we bought a new couch for the living room",
+        ),
+        (
+            "my dog is sick",
+            "the puppy has been ill and went to the vet",
+            "the database migration added an index",
+        ),
+        (
+            "the car broke down",
+            "my vehicle stopped working on the highway",
+            "refactor the parser module",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_paraphrase_is_closer_than_an_unrelated_text(
     model: Embedder, text: str, paraphrase: str, unrelated: str
 ) -> None:

@@ -25,8 +25,9 @@ AFTER = "during handling, the retry queue drained"
 
 def filler(lines: int, word: str = "module") -> str:
     """Build-log lines that say no error."""
-    return "".join(f"compiling {word}_{i} ok: wrote {i * 7} bytes to build/obj_{i}.o\n"
-                   for i in range(lines))  # fmt: skip
+    return "".join(
+        f"compiling {word}_{i} ok: wrote {i * 7} bytes to build/obj_{i}.o\n" for i in range(lines)
+    )
 
 
 def long_log(middle: str, size: int = 3_000_000) -> str:
@@ -123,8 +124,9 @@ def test_what_is_kept_is_bounded_and_lines_of_the_middle(lines: list[str], pad: 
 def record_log(mem: clew.Memory, log: str, *, stream: str = "stdout") -> str:
     task = mem.create_task("Build", ["compile"])
     stdout, stderr = (log, None) if stream == "stdout" else (None, log)
-    action = mem.record_action(task.id, command="make all", exit_code=2, stdout=stdout,
-                               stderr=stderr)  # fmt: skip
+    action = mem.record_action(
+        task.id, command="make all", exit_code=2, stdout=stdout, stderr=stderr
+    )
     return action.id
 
 

@@ -35,7 +35,10 @@ def test_the_table_is_small_plain_text_with_its_source() -> None:
 
 
 def test_keyword_search_with_related_words_imports_no_numpy() -> None:
-    code = "import sys, clew.search.question as q;print(q.related(['doctor'])[0][:1], 'numpy' in sys.modules)"
+    code = (
+        "import sys, clew.search.question as q;"
+        "print(q.related(['doctor'])[0][:1], 'numpy' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["('physician',)", "False"]
 

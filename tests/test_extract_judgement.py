@@ -96,8 +96,9 @@ def test_the_same_set_scores_a_configured_model(model: FakeAPI) -> None:
         prompt = body["messages"][-1]["content"]
         shown = [c for c in everything if all(p in prompt for p in parts(c))]
         case = max(shown, key=lambda c: sum(map(len, parts(c))))  # "mypy src" is twice
-        items = [{"type": i["kind"], "summary": i.get("says") or "the failure"}
-                 for i in case["expect"]]  # fmt: skip
+        items = [
+            {"type": i["kind"], "summary": i.get("says") or "the failure"} for i in case["expect"]
+        ]
         if case.get("text") and CHATTER.search(case["text"]):
             items.append({"type": "decision", "summary": case["text"]})
         return chat(json.dumps(items))

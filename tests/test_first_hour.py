@@ -44,8 +44,13 @@ def test_bare_clew_prints_the_commands_grouped_core_first() -> None:
     assert headings == ["Everyday:", "Memory:", "For agents:", "Maintenance:", "Examples:"]
     everyday = text.split("Everyday:\n", 1)[1].split("\n\n", 1)[0]
     assert [line.split()[0] for line in everyday.splitlines()] == [
-        "task", "state", "where", "search", "recall", "session",
-    ]  # fmt: skip
+        "task",
+        "state",
+        "where",
+        "search",
+        "recall",
+        "session",
+    ]
     maintenance = text.split("Maintenance:\n", 1)[1].split("\n\n", 1)[0]
     assert {"init", "verify", "journal", "work", "jobs", "usage", "demo"} <= {
         line.split()[0] for line in maintenance.splitlines()

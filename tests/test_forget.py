@@ -66,10 +66,13 @@ class World:
         call = {
             "id": "call_1",
             "type": "function",
-            "function": {"name": "write_file", "arguments": json.dumps(
-                {"path": "/srv/app/.env", "text": f"TOKEN={S_TURN} {S_SHARED}"}
-            )},
-        }  # fmt: skip
+            "function": {
+                "name": "write_file",
+                "arguments": json.dumps(
+                    {"path": "/srv/app/.env", "text": f"TOKEN={S_TURN} {S_SHARED}"}
+                ),
+            },
+        }
         self.turn = mem.append_turn(
             session.id, {"role": "user", "content": f"let's use {S_TURN} and {S_SHARED}"}
         ).id
@@ -87,10 +90,13 @@ def everything(mem: clew.Memory, skip: tuple[str, ...] = ()) -> str:
         import psycopg
 
         with psycopg.connect(mem.path, autocommit=True) as conn:
-            tables = [r[0] for r in conn.execute(
-                "SELECT table_name FROM information_schema.columns WHERE column_name = 'space'"
-                " AND table_schema = 'public'"
-            )]  # fmt: skip
+            tables = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT table_name FROM information_schema.columns WHERE column_name = 'space'"
+                    " AND table_schema = 'public'"
+                )
+            ]
             for table in (t for t in tables if t not in skip):
                 for row in conn.execute(f"SELECT * FROM {table} WHERE space = %s", (mem.space,)):
                     out.write(repr(row))
@@ -138,8 +144,13 @@ def test_forgetting_each_kind_leaves_its_content_nowhere_and_verify_reports_it(
     for secret in (S_MESSAGE, S_ENTRY, S_OUTPUT, S_TURN):
         assert secret in everything(mem)
     assert found(mem, S_MESSAGE) and found(mem, S_ENTRY) and found(mem, S_TURN)
-    for kind, ident in (("message", w.message), ("entry", w.entry), ("action", w.action),
-                        ("turn", w.turn), ("turn", w.call_turn)):  # fmt: skip
+    for kind, ident in (
+        ("message", w.message),
+        ("entry", w.entry),
+        ("action", w.action),
+        ("turn", w.turn),
+        ("turn", w.call_turn),
+    ):
         report = mem.forget(kind, ident[:6])  # a prefix, as everywhere
         assert report.items and report.forgets and report.by == "local user"
         assert any(i.record == f"{kind} {ident}" for i in report.items)
@@ -163,8 +174,13 @@ def test_forgetting_each_kind_leaves_its_content_nowhere_and_verify_reports_it(
     # No vector of a forgotten record's content remains: each was dropped, and any there now
     # was made since (a read may embed the record's placeholder text).
     newest = max(vectors_before.values())
-    forgotten = {("message", w.message), ("entry", w.entry), ("action", w.action),
-                 ("turn", w.turn), ("turn", w.call_turn)}  # fmt: skip
+    forgotten = {
+        ("message", w.message),
+        ("entry", w.entry),
+        ("action", w.action),
+        ("turn", w.turn),
+        ("turn", w.call_turn),
+    }
     assert forgotten <= set(vectors_before)
     assert all(seq > newest for ref, seq in vectors(mem).items() if ref in forgotten)
     assert vectors(mem)[("decision", w.decision)] == vectors_before[("decision", w.decision)]
@@ -189,8 +205,13 @@ def test_a_pattern_forget_reaches_every_kind_and_never_an_id_an_exit_code_or_a_p
     dry = mem.forget(pattern=PATTERN, dry_run=True)
     assert dry.dry_run and not dry.forgets and everything(mem) == before  # nothing written
     kinds = {i.type for i in dry.items}
-    assert {"message.added", "entry.added", "action.recorded", "trace.decision_recorded",
-            "turn.appended"} <= kinds  # fmt: skip
+    assert {
+        "message.added",
+        "entry.added",
+        "action.recorded",
+        "trace.decision_recorded",
+        "turn.appended",
+    } <= kinds
     # The task's name is no content a forget rewrites: said, not hidden.
     assert any(i.type == "task.created" for i in dry.remaining)
     report = mem.forget(pattern=PATTERN)
@@ -299,17 +320,25 @@ def _tamper(path: str, sql: str, *params: Any) -> None:
 @pytest.mark.parametrize(
     ("change", "says"),
     [
-        ("UPDATE events SET forgotten = json_set(forgotten, '$.digest', ?) WHERE seq = ?",
-         "chain of space 'default' breaks"),
-        ("UPDATE events SET forgotten = json_set(forgotten, '$.by', ?) WHERE seq = ?",
-         "not the forget that last forgot it"),
-        ("UPDATE events SET forgotten = json_set(forgotten, '$.at', ?) WHERE seq = ?",
-         "not the forget that last forgot it"),
-        ("UPDATE events SET data = replace(data, '[forgotten]', ?) WHERE seq = ?",
-         "holds data that is not what forget"),
+        (
+            "UPDATE events SET forgotten = json_set(forgotten, '$.digest', ?) WHERE seq = ?",
+            "chain of space 'default' breaks",
+        ),
+        (
+            "UPDATE events SET forgotten = json_set(forgotten, '$.by', ?) WHERE seq = ?",
+            "not the forget that last forgot it",
+        ),
+        (
+            "UPDATE events SET forgotten = json_set(forgotten, '$.at', ?) WHERE seq = ?",
+            "not the forget that last forgot it",
+        ),
+        (
+            "UPDATE events SET data = replace(data, '[forgotten]', ?) WHERE seq = ?",
+            "holds data that is not what forget",
+        ),
         ("UPDATE events SET forgotten = ? WHERE seq = ?", "its tombstone is not valid JSON"),
     ],
-)  # fmt: skip
+)
 def test_a_tampered_tombstone_fails_verify(mem: clew.Memory, change: str, says: str) -> None:
     w = World(mem)
     mem.forget("message", w.message)
@@ -423,8 +452,10 @@ def test_a_forget_reaches_a_store_that_holds_the_content_by_import_and_push(
     mem.push(team)
     mem.forget("message", w.message)
     mem.forget(pattern=PATTERN)
-    for where, move in ((str(copy), lambda o: o.import_events(exported(mem))),
-                        (team, lambda o: mem.push(team))):  # fmt: skip
+    for where, move in (
+        (str(copy), lambda o: o.import_events(exported(mem))),
+        (team, lambda o: mem.push(team)),
+    ):
         with clew.open(where) as other:
             move(other)
             assert S_MESSAGE not in everything(other)
@@ -491,12 +522,18 @@ def test_a_format_1_file_still_imports_its_chain_checked_as_version_1(
         fields, text = line.split(',"forgotten":null,"data":', 1)
         row = json.loads(fields + "}")
         row["hash"] = previous = chain.event_hash_v1(
-            previous, id=row["id"], space=row["space"], task_id=row["task_id"],
-            correlation_id=row["correlation_id"], type=row["type"], data=text[:-1],
+            previous,
+            id=row["id"],
+            space=row["space"],
+            task_id=row["task_id"],
+            correlation_id=row["correlation_id"],
+            type=row["type"],
+            data=text[:-1],
             created_at=row["created_at"],
-        )  # fmt: skip
-        old.append(json.dumps(row, ensure_ascii=False, separators=(",", ":"))[:-1]
-                   + ',"data":' + text)  # fmt: skip
+        )
+        old.append(
+            json.dumps(row, ensure_ascii=False, separators=(",", ":"))[:-1] + ',"data":' + text
+        )
     last = json.loads(lines[-1])
     last["head"] = previous
     old.append(json.dumps(last, separators=(",", ":")))
@@ -544,9 +581,14 @@ def test_a_pattern_rewrite_leaves_no_match_in_content_and_changes_nothing_else(
     secret = "quokka-shared-0123abcd"
     texts = [w + (secret if data.draw(st.booleans()) else "") + w for w in words]
     event = {
-        "action": {"id": "abcdefghij", "command": texts[0], "stdout": " ".join(texts),
-                   "exit_code": number, "cwd": f"/p/{secret}"},
-    }  # fmt: skip
+        "action": {
+            "id": "abcdefghij",
+            "command": texts[0],
+            "stdout": " ".join(texts),
+            "exit_code": number,
+            "cwd": f"/p/{secret}",
+        },
+    }
     regex = forgettable.compiled(PATTERN)
     fields = forgettable.pattern_fields(regex, "action.recorded", event)
     new = stored.rewrite(event, fields)
@@ -638,8 +680,9 @@ def test_only_an_admin_forgets_on_the_dashboard_and_its_pages_show_no_content(
     stale = urllib.parse.urlencode({**fields, "csrf": "0" * 32}).encode()
     assert _raw(s, "POST", "/forget", stale, {"Cookie": admin})[0] == 403
     assert S_SHARED in everything(mem).replace(f"with {S_SHARED}", "")
-    status, _, shown = _raw(s, "POST", "/forget", urllib.parse.urlencode(fields).encode(),
-                            {"Cookie": admin})  # fmt: skip
+    status, _, shown = _raw(
+        s, "POST", "/forget", urllib.parse.urlencode(fields).encode(), {"Cookie": admin}
+    )
     assert status == 200 and "Forgot" in shown and PATTERN not in shown
     turns = f"/sessions/{w.session}"
     for path in ("/", f"/tasks/{w.task}", "/sessions", turns, f"/search?q={S_SHARED}"):

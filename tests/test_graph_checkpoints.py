@@ -58,9 +58,12 @@ def test_checkpoints_are_found_and_listed_newest_first(mem: clew.Memory) -> None
     assert store.find_graph_checkpoint("t", "", "id-009") is None
     assert store.find_graph_checkpoint("nobody", "") is None
     assert _ids(store.list_graph_checkpoints()) == [
-        ("u", "", "id-004"), ("t", "", "id-003"), ("t", "", "id-002"), ("t", "child", "id-002"),
+        ("u", "", "id-004"),
+        ("t", "", "id-003"),
+        ("t", "", "id-002"),
+        ("t", "child", "id-002"),
         ("t", "", "id-001"),
-    ]  # fmt: skip
+    ]
     assert _ids(store.list_graph_checkpoints(thread_id="t", ns="", before="id-003", limit=1)) == [
         ("t", "", "id-002")
     ]
@@ -71,8 +74,12 @@ def test_checkpoints_are_found_and_listed_newest_first(mem: clew.Memory) -> None
     assert store.list_graph_checkpoints(limit=0) == []
     assert store.newest_graph_checkpoints("t") == {"": "id-003", "child": "id-002"}
     assert sorted((m.thread_id, m.checkpoint_id) for m in store.graph_checkpoint_metadata()) == [
-        ("t", "id-001"), ("t", "id-002"), ("t", "id-002"), ("t", "id-003"), ("u", "id-004"),
-    ]  # fmt: skip
+        ("t", "id-001"),
+        ("t", "id-002"),
+        ("t", "id-002"),
+        ("t", "id-003"),
+        ("u", "id-004"),
+    ]
     # A checkpoint put again replaces the one stored.
     store.put_graph_checkpoint(_checkpoint("t", 3)._replace(metadata=b"new"), [])
     found = store.find_graph_checkpoint("t", "")
@@ -95,9 +102,11 @@ def test_a_version_names_one_value_and_appends_chain_back_to_a_full_one(
     assert store.graph_blobs("t", "", []) == []
     assert store.graph_blob_chain("t", "", "messages", "v3") == [first, grown, again]
     assert store.graph_blob_bases("t", "") == {
-        ("messages", "v1"): None, ("messages", "v2"): "v1", ("messages", "v3"): "v2",
+        ("messages", "v1"): None,
+        ("messages", "v2"): "v1",
+        ("messages", "v3"): "v2",
         ("step", "v1"): None,
-    }  # fmt: skip
+    }
     store.delete_graph_blobs("t", "", [("messages", "v1"), ("nothing", "v0")])
     chain = store.graph_blob_chain("t", "", "messages", "v3")
     assert chain == [grown, again] and chain[0].base_length is not None  # a base is missing

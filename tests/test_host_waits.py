@@ -157,9 +157,18 @@ def _raw_command_wait(
     `wait.added` event (chained to the space's head, so `verify` still passes) and its row."""
     conn, mark = _connect(db)
     wait_id = "w" + os.urandom(5).hex()[:9]
-    wait = {"id": wait_id, "kind": "command", "target": command, "criteria": {}, "cwd": "/",
-            "poll_seconds": 30.0, "timeout_seconds": None, "run_timeout": 30.0,
-            "deadline": None, **extra}  # fmt: skip
+    wait = {
+        "id": wait_id,
+        "kind": "command",
+        "target": command,
+        "criteria": {},
+        "cwd": "/",
+        "poll_seconds": 30.0,
+        "timeout_seconds": None,
+        "run_timeout": 30.0,
+        "deadline": None,
+        **extra,
+    }
     data = json.dumps({"wait": wait}, separators=(",", ":"), ensure_ascii=False)
     q = lambda sql: sql.replace("?", mark)  # noqa: E731
     try:
@@ -170,21 +179,30 @@ def _raw_command_wait(
         ).fetchone()
         event_id = "e" + os.urandom(5).hex()[:9]
         digest = chain.event_hash(
-            head[0] if head else "", id=event_id, space=space, task_id=task_id,
-            correlation_id="web:forged:x", type="wait.added", digest=chain.data_digest(data),
+            head[0] if head else "",
+            id=event_id,
+            space=space,
+            task_id=task_id,
+            correlation_id="web:forged:x",
+            type="wait.added",
+            digest=chain.data_digest(data),
             created_at=at,
-        )  # fmt: skip
+        )
         conn.execute(
-            q("INSERT INTO events (id, space, task_id, correlation_id, type, data, created_at,"
-              " hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
+            q(
+                "INSERT INTO events (id, space, task_id, correlation_id, type, data, created_at,"
+                " hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+            ),
             (event_id, space, task_id, "web:forged:x", "wait.added", data, at, digest),
-        )  # fmt: skip
+        )
         conn.execute(
-            q("INSERT INTO waits (id, space, task_id, kind, target, criteria, cwd, poll_seconds,"
-              " timeout_seconds, run_timeout, deadline, seal, created_at, updated_at) VALUES"
-              " (?, ?, ?, 'command', ?, '{}', '/', 30.0, NULL, 30.0, NULL, ?, ?, ?)"),
+            q(
+                "INSERT INTO waits (id, space, task_id, kind, target, criteria, cwd, poll_seconds,"
+                " timeout_seconds, run_timeout, deadline, seal, created_at, updated_at) VALUES"
+                " (?, ?, ?, 'command', ?, '{}', '/', 30.0, NULL, 30.0, NULL, ?, ?, ?)"
+            ),
             (wait_id, space, task_id, command, extra.get("seal"), at, at),
-        )  # fmt: skip
+        )
         conn.execute(q("UPDATE tasks SET updated_at = ? WHERE id = ?"), (at, task_id))
     finally:
         conn.close()
@@ -292,8 +310,12 @@ def test_an_admin_of_a_server_that_allows_commands_adds_and_runs_one(
     marker = tmp_path / "ran"
     with running(db, ADMIN_AND_WRITE, allow=HostRules(True, (), ())) as s:
         task = s.op("task_register", {"name": "Deploy", "plan": ["Build"]}).json()["data"]
-        body = {"action": "add", "task_id": task["task_id"], "kind": "command",
-                "target": f"touch {marker} && echo built"}  # fmt: skip
+        body = {
+            "action": "add",
+            "task_id": task["task_id"],
+            "kind": "command",
+            "target": f"touch {marker} && echo built",
+        }
         refused = s.op("smart_wait", body, key="write")
         assert refused.status == 403 and "scope admin" in refused.json()["error"]
         added = s.op("smart_wait", body, key="admin")
@@ -304,8 +326,12 @@ def test_an_admin_of_a_server_that_allows_commands_adds_and_runs_one(
         assert marker.exists()
         # file and URL waits stay shut: only --allow-commands was given
         for kind, option in (("file", "--allow-wait-path"), ("url", "--allow-wait-url")):
-            body = {"action": "add", "task_id": task["task_id"], "kind": kind,
-                    "target": "http://127.0.0.1:1/" if kind == "url" else str(marker)}  # fmt: skip
+            body = {
+                "action": "add",
+                "task_id": task["task_id"],
+                "kind": kind,
+                "target": "http://127.0.0.1:1/" if kind == "url" else str(marker),
+            }
             refused = s.op("smart_wait", body, key="admin")
             assert refused.status == 403 and option in refused.json()["error"], refused.text
 
@@ -392,9 +418,12 @@ def test_file_and_url_waits_through_a_server_keep_to_the_operators_lists(
     )
     accepted = {
         "file": [str(allowed / "ready.txt"), str(allowed / "later" / "x.flag")],
-        "url": [f"http://127.0.0.1:{service}/health", f"http://127.0.0.1:{service}/health/db",
-                f"http://127.0.0.1:{service}/health?verbose=1"],
-    }  # fmt: skip
+        "url": [
+            f"http://127.0.0.1:{service}/health",
+            f"http://127.0.0.1:{service}/health/db",
+            f"http://127.0.0.1:{service}/health?verbose=1",
+        ],
+    }
     refused = {
         "file": [
             str(outside / "secret.txt"),  # outside
@@ -436,8 +465,14 @@ def test_file_and_url_waits_through_a_server_keep_to_the_operators_lists(
                 assert "\n" not in error
                 if reply.status == 403:
                     assert ("--allow-wait-path" if kind == "file" else "--allow-wait-url") in error
-        assert s.op("smart_wait", {"action": "add", "task_id": task, "kind": "command",
-                                   "target": "true"}, key="admin").status == 403  # fmt: skip
+        assert (
+            s.op(
+                "smart_wait",
+                {"action": "add", "task_id": task, "kind": "command", "target": "true"},
+                key="admin",
+            ).status
+            == 403
+        )
         check = s.op("smart_wait", {"action": "check"}, key="admin")
         assert check.status == 200, check.text
         home = s.server.spaces.home
@@ -457,8 +492,13 @@ def test_a_file_wait_whose_path_is_turned_into_a_link_out_is_refused_when_checke
     with running(db, ADMIN_AND_WRITE, allow=rules) as s:
         task = s.op("task_register", {"name": "D", "plan": ["B"]}).json()["data"]["task_id"]
         target = allowed / "soon.txt"
-        body = {"action": "add", "task_id": task, "kind": "file", "target": str(target),
-                "contains": "hunter2"}  # fmt: skip
+        body = {
+            "action": "add",
+            "task_id": task,
+            "kind": "file",
+            "target": str(target),
+            "contains": "hunter2",
+        }
         added = s.op("smart_wait", body, key="admin")
         assert added.status == 200, added.text
         assert added.json()["data"]["confined_to"] == str(allowed.resolve())
@@ -509,8 +549,19 @@ def test_the_command_lines_options_reach_the_server(
     db, port, marker = tmp_path / "s.db", free_port(), tmp_path / "ran"
     with clew.open(db) as mem:
         task = mem.create_task("Deploy", ["Build"]).id
-    argv = [sys.executable, "-m", "clew", "--db", str(db), command, "--port", str(port),
-            "--allow-commands", "--allow-wait-path", str(folders["allowed"])]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "clew",
+        "--db",
+        str(db),
+        command,
+        "--port",
+        str(port),
+        "--allow-commands",
+        "--allow-wait-path",
+        str(folders["allowed"]),
+    ]
     server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         wait_listening(server, port)
@@ -577,19 +628,32 @@ def test_a_command_wait_over_stdio_mcp_needs_the_users_allow_commands(tmp_path: 
 
     async def add(*extra: str) -> tuple[bool, str, bool]:
         params = StdioServerParameters(
-            command=sys.executable, args=["-m", "clew", "--db", str(db), "mcp", *extra],
-            env=child_env(), cwd=str(tmp_path),
-        )  # fmt: skip
+            command=sys.executable,
+            args=["-m", "clew", "--db", str(db), "mcp", *extra],
+            env=child_env(),
+            cwd=str(tmp_path),
+        )
         async with Client(params, mode="legacy") as client:
-            made = await client.call_tool("smart_wait", {
-                "action": "add", "task_id": task, "kind": "command",
-                "target": f"touch {marker}",
-            })  # fmt: skip
+            made = await client.call_tool(
+                "smart_wait",
+                {
+                    "action": "add",
+                    "task_id": task,
+                    "kind": "command",
+                    "target": f"touch {marker}",
+                },
+            )
             said = made.content[0].text  # type: ignore[union-attr]
             checked = await client.call_tool("smart_wait", {"action": "check"})
-            filed = await client.call_tool("smart_wait", {
-                "action": "add", "task_id": task, "kind": "file", "target": str(marker),
-            })  # fmt: skip
+            filed = await client.call_tool(
+                "smart_wait",
+                {
+                    "action": "add",
+                    "task_id": task,
+                    "kind": "file",
+                    "target": str(marker),
+                },
+            )
             return made.is_error, said, bool(checked.is_error) or filed.is_error
 
     refused, said, failed = asyncio.run(add())
@@ -639,10 +703,16 @@ def test_the_seal_binds_every_field_that_decides_what_runs(mem: clew.Memory) -> 
     wait = mem.add_wait(task.id, "command", "echo hi", contains="hi", cwd="/tmp")
     assert probes.unsealed(wait) is None
     changes: dict[str, Any] = {
-        "target": "echo bye", "cwd": "/", "criteria": {"contains": "bye"}, "run_timeout": 31.0,
-        "poll_seconds": 1.0, "task_id": "zzzzzzzzzz", "space": "elsewhere", "id": "zzzzzzzzzz",
+        "target": "echo bye",
+        "cwd": "/",
+        "criteria": {"contains": "bye"},
+        "run_timeout": 31.0,
+        "poll_seconds": 1.0,
+        "task_id": "zzzzzzzzzz",
+        "space": "elsewhere",
+        "id": "zzzzzzzzzz",
         "confined_to": "/tmp",
-    }  # fmt: skip
+    }
     for field, value in changes.items():
         assert probes.unsealed(wait._replace(**{field: value})) == probes.NOT_SEALED, field
     assert sealing.check("wait", (), wait.seal) is False

@@ -40,8 +40,9 @@ sys.exit(code)
 """
 
 # The clew modules the hook path may import. Memory is built from its subjects' services, so
-# every service module is here, with its subject package (a docstring, nothing to run); what those modules need only for work a hook does
-# not do (search ranking, model prompts, embeddings, exports...) is imported where it is used.
+# every service module is here, with its subject package (a docstring, nothing to run); what
+# those modules need only for work a hook does not do (search ranking, model prompts,
+# embeddings, exports...) is imported where it is used.
 ALLOWED_CLEW = frozenset(
     {
         "clew",
@@ -65,7 +66,7 @@ ALLOWED_CLEW = frozenset(
         "clew.conversations.capture",  # a Memory mixin: transcript capture (json and os only)
         "clew.core.checks",
         "clew.archive.claims",  # the session state's key decisions (re; compiled on first use)
-        "clew.journal.checkpoints",  # a Memory mixin: checkpoints (os and stat only; the rest lazily)
+        "clew.journal.checkpoints",  # a service: checkpoints (os and stat only; the rest lazily)
         "clew.cli",
         "clew.cli.capture",  # capture --hook
         "clew.cli.common",
@@ -90,7 +91,15 @@ ALLOWED_CLEW = frozenset(
         "clew.archive.linking",
         "clew.core.location",
         "clew.memory",
-        "clew.models",
+        "clew.models",  # the value types: a package by subject, every module re-exported
+        "clew.models.access",
+        "clew.models.archive",
+        "clew.models.conversations",
+        "clew.models.jobs",
+        "clew.models.journal",
+        "clew.models.jsonable",
+        "clew.models.search",
+        "clew.models.tasks",
         "clew.core.origin",  # who may make the host act: waits and imports ask it (os only)
         "clew.core.pattern",
         "clew.tasks.progress",
@@ -102,7 +111,7 @@ ALLOWED_CLEW = frozenset(
         "clew.conversations.recollection",
         "clew.tasks.record",
         "clew.privacy.redaction",  # secrets out before every write (re; patterns compiled lazily)
-        "clew.privacy.secret_shapes",  # the rules redaction applies (re, math; compiled on first use)
+        "clew.privacy.secret_shapes",  # redaction's rules (re, math; compiled on first use)
         "clew.privacy.free_text",  # which fields of each event redaction reads (a table of names)
         "clew.search.retrieval",
         "clew.core.query",
@@ -124,7 +133,7 @@ ALLOWED_CLEW = frozenset(
         "clew.access.roles",  # PostgreSQL's roles, a Memory mixin (its checks imported when called)
         "clew.core.credentials",
         "clew.journal.transfer",
-        "clew.journal.forgetting",  # `forget`, a Memory service (what it reads and rewrites: lazily)
+        "clew.journal.forgetting",  # `forget`, a service (what it reads and rewrites: lazily)
         "clew.core.turns",
         "clew.jobs.upkeep",
         "clew.jobs.utility",
@@ -179,17 +188,56 @@ ALLOWED_CLEW = frozenset(
 # Standard-library packages the hook path may import (any of their submodules).
 ALLOWED_STDLIB = frozenset(
     {
-        "argparse", "base64", "binascii", "bisect", "calendar", "collections", "contextlib",
-        "contextvars", "copyreg", "datetime", "enum", "errno", "fcntl", "functools", "gettext",
-        "hashlib", "itertools", "json", "keyword", "locale", "marshal", "math", "operator",
-        "random", "re", "reprlib", "select", "selectors", "shlex", "signal", "sqlite3",
-        "string", "struct", "subprocess", "threading", "time", "types", "typing", "warnings",
+        "argparse",
+        "base64",
+        "binascii",
+        "bisect",
+        "calendar",
+        "collections",
+        "contextlib",
+        "contextvars",
+        "copyreg",
+        "datetime",
+        "enum",
+        "errno",
+        "fcntl",
+        "functools",
+        "gettext",
+        "hashlib",
+        "itertools",
+        "json",
+        "keyword",
+        "locale",
+        "marshal",
+        "math",
+        "operator",
+        "random",
+        "re",
+        "reprlib",
+        "select",
+        "selectors",
+        "shlex",
+        "signal",
+        "sqlite3",
+        "string",
+        "struct",
+        "subprocess",
+        "threading",
+        "time",
+        "types",
+        "typing",
+        "warnings",
         "weakref",
         # what those import, or the interpreter loads lazily, on some Python versions
-        "__future__", "_strptime", "importlib", "sre_compile", "sre_constants", "sre_parse",
+        "__future__",
+        "_strptime",
+        "importlib",
+        "sre_compile",
+        "sre_constants",
+        "sre_parse",
         "token",
     }
-)  # fmt: skip
+)
 
 # The C parts of those (a module named _x is allowed with x, and these besides).
 ALLOWED_PRIVATE = frozenset(
@@ -197,8 +245,20 @@ ALLOWED_PRIVATE = frozenset(
 )
 
 # Never on the hook path: each costs milliseconds to import and a hook never uses it.
-HEAVY = ("logging", "tomllib", "urllib", "pathlib", "tempfile", "shutil", "asyncio",
-         "importlib.resources", "inspect", "dataclasses", "traceback", "textwrap")  # fmt: skip
+HEAVY = (
+    "logging",
+    "tomllib",
+    "urllib",
+    "pathlib",
+    "tempfile",
+    "shutil",
+    "asyncio",
+    "importlib.resources",
+    "inspect",
+    "dataclasses",
+    "traceback",
+    "textwrap",
+)
 
 
 def allowed(module: str) -> bool:
@@ -245,8 +305,12 @@ def hook_paths(folder: Path, task_id: str) -> dict[str, tuple[list[str], str]]:
     transcript = folder / "transcript.jsonl"
     line = {"type": "user", "uuid": "u1", "message": {"role": "user", "content": "go"}}
     transcript.write_text(json.dumps(line) + "\n", encoding="utf-8")
-    captured = {"hook_event_name": "PostToolUse", "cwd": str(folder), "session_id": "s1",
-                "transcript_path": str(transcript)}  # fmt: skip
+    captured = {
+        "hook_event_name": "PostToolUse",
+        "cwd": str(folder),
+        "session_id": "s1",
+        "transcript_path": str(transcript),
+    }
     return {
         "capture --hook": (["capture", "--hook"], json.dumps(captured)),
         "prime": (["prime"], ""),

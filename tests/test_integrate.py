@@ -38,15 +38,17 @@ THEIRS: dict[str, Any] = {
     "env": {"NODE_ENV": "development"},
     "hooks": {
         "PostToolUse": [
-            {"matcher": "Edit|Write",
-             "hooks": [{"type": "command", "command": "npx prettier --write \"$FILE\""}]},
+            {
+                "matcher": "Edit|Write",
+                "hooks": [{"type": "command", "command": 'npx prettier --write "$FILE"'}],
+            },
         ],
         "SessionStart": [
             {"matcher": "startup", "hooks": [{"type": "command", "command": "./scripts/hello.sh"}]},
         ],
         "Notification": [{"hooks": [{"type": "command", "command": "notify-send claude"}]}],
     },
-}  # fmt: skip
+}
 THEIR_SERVERS = {"mcpServers": {"github": {"type": "http", "url": "https://api.example.com/mcp"}}}
 
 
@@ -172,16 +174,27 @@ def test_the_installed_hooks_run_as_claude_code_runs_them(
     transcript = tmp_path / SAMPLE.name
     shutil.copy(SAMPLE, transcript)
     session = SAMPLE.stem
-    event = {"session_id": session, "transcript_path": str(transcript), "cwd": str(project),
-             "hook_event_name": "SessionStart", "source": "compact"}  # fmt: skip
+    event = {
+        "session_id": session,
+        "transcript_path": str(transcript),
+        "cwd": str(project),
+        "hook_event_name": "SessionStart",
+        "source": "compact",
+    }
     printed = []
     env = {k: v for k, v in os.environ.items() if k not in ("CLEW_DB", "CLEW_SPACE")}
     for group in read(project / ".claude" / "settings.json")["hooks"]["SessionStart"]:
         for hook in group["hooks"]:
             done = subprocess.run(
-                hook["command"], shell=True, input=json.dumps(event), capture_output=True,
-                text=True, cwd=tmp_path, env=env, timeout=hook["timeout"] * 4,
-            )  # fmt: skip
+                hook["command"],
+                shell=True,
+                input=json.dumps(event),
+                capture_output=True,
+                text=True,
+                cwd=tmp_path,
+                env=env,
+                timeout=hook["timeout"] * 4,
+            )
             assert done.returncode == 0, done.stderr
             printed.append(done.stdout)
     assert printed[0] == "" and "Refresh tokens" in printed[1]
@@ -191,9 +204,17 @@ def test_the_installed_hooks_run_as_claude_code_runs_them(
 
 # -- the edits, as a property --------------------------------------------------------------
 
-_COMMANDS = st.sampled_from(["./x.sh", "npx prettier", "clew prime", "clew capture --hook",
-                             "/usr/bin/clew prime --hook", "python -m clew capture --hook",
-                             "echo 'clew prime --hook'"])  # fmt: skip
+_COMMANDS = st.sampled_from(
+    [
+        "./x.sh",
+        "npx prettier",
+        "clew prime",
+        "clew capture --hook",
+        "/usr/bin/clew prime --hook",
+        "python -m clew capture --hook",
+        "echo 'clew prime --hook'",
+    ]
+)
 _GROUP = st.fixed_dictionaries(
     {
         "hooks": st.lists(
@@ -314,9 +335,12 @@ def test_codex_config_gets_notify_and_the_server_and_uninstall_restores_it(
     ],
 )
 def test_a_codex_config_clew_cannot_share_is_refused_untouched(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
-    text: str, says: str,
-) -> None:  # fmt: skip
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    text: str,
+    says: str,
+) -> None:
     monkeypatch.setenv("CODEX_HOME", str(tmp_path))
     config = tmp_path / "config.toml"
     config.write_text(text, encoding="utf-8")
@@ -337,16 +361,23 @@ def test_codex_s_notify_archives_the_session_after_each_turn(
     env["CODEX_HOME"] = str(home)
     subprocess.run(
         [sys.executable, "-m", "clew", "integrate", "codex", "--command", CLEW],
-        env=env, check=True, capture_output=True,
-    )  # fmt: skip
+        env=env,
+        check=True,
+        capture_output=True,
+    )
     notify = tomllib.loads((home / "config.toml").read_text(encoding="utf-8"))["notify"]
     rollout = home / "sessions" / "2026" / "11" / "21" / CODEX_SAMPLE.name
     rollout.parent.mkdir(parents=True)
     lines = CODEX_SAMPLE.read_text(encoding="utf-8").splitlines(keepends=True)
     thread = "0199a1c2-7d3e-7b41-9f0a-5c2e8d4b1a67"
-    event = {"type": "agent-turn-complete", "thread-id": thread, "turn-id": "1",
-             "cwd": str(project), "input-messages": ["fix the build"],
-             "last-assistant-message": "Fixed."}  # fmt: skip
+    event = {
+        "type": "agent-turn-complete",
+        "thread-id": thread,
+        "turn-id": "1",
+        "cwd": str(project),
+        "input-messages": ["fix the build"],
+        "last-assistant-message": "Fixed.",
+    }
     for cut in (12, len(lines)):  # two turns: the rollout grows between them
         rollout.write_text("".join(lines[:cut]), encoding="utf-8")
         done = subprocess.run(
@@ -356,11 +387,17 @@ def test_codex_s_notify_archives_the_session_after_each_turn(
     with clew.open(project / ".clew" / "clew.db") as mem:
         assert mem.get_session(thread).turn_count == 16
     # Another kind of notification is nothing to capture; a session with no rollout fails open.
-    other = subprocess.run([*notify, '{"type": "approval-requested"}'], env=env,
-                           capture_output=True, text=True)  # fmt: skip
+    other = subprocess.run(
+        [*notify, '{"type": "approval-requested"}'], env=env, capture_output=True, text=True
+    )
     assert (other.returncode, other.stdout, other.stderr) == (0, "", "")
-    lost = subprocess.run([*notify, json.dumps({**event, "thread-id": "nope"})], env=env,
-                          capture_output=True, text=True, cwd=tmp_path)  # fmt: skip
+    lost = subprocess.run(
+        [*notify, json.dumps({**event, "thread-id": "nope"})],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert (
         lost.returncode == 0 and lost.stdout == "" and "no rollout of session nope" in lost.stderr
     )

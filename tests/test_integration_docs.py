@@ -46,9 +46,14 @@ class Shell:
 
     def run(self, script: str, stdin: str = "") -> str:
         done = subprocess.run(
-            ["bash", "-e", "-c", script], input=stdin, capture_output=True, text=True,
-            cwd=self.project, env=self.env, timeout=120,
-        )  # fmt: skip
+            ["bash", "-e", "-c", script],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            cwd=self.project,
+            env=self.env,
+            timeout=120,
+        )
         assert done.returncode == 0, f"{script}\n{done.stdout}\n{done.stderr}"
         return done.stdout
 
@@ -104,9 +109,11 @@ def test_the_claude_code_recipe_runs_as_written(tmp_path: Path) -> None:
     # A session from before the hooks: imported by the loop, the captured one left as it is.
     older = "0b1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f"
     transcript_in(
-        shell, DATA / "claude-code" / f"{CLAUDE_ID}.jsonl", folder / f"{older}.jsonl",
+        shell,
+        DATA / "claude-code" / f"{CLAUDE_ID}.jsonl",
+        folder / f"{older}.jsonl",
         sessionId=older,
-    )  # fmt: skip
+    )
     imported = shell.run(before)
     assert f"session {older}: 29 new turn(s)" in imported
     assert f"session {CLAUDE_ID}: 0 new turn(s)" in imported
@@ -136,8 +143,9 @@ def test_the_codex_recipe_runs_as_written(tmp_path: Path) -> None:
     text = rollout.read_text(encoding="utf-8").replace(CODEX_ID, later)
     (rollout.parent / rollout.name.replace(CODEX_ID, later)).write_text(text, encoding="utf-8")
     event = {"type": "agent-turn-complete", "thread-id": later, "cwd": str(shell.project)}
-    done = subprocess.run([*notify, json.dumps(event)], env=shell.env, cwd=tmp_path,
-                          capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        [*notify, json.dumps(event)], env=shell.env, cwd=tmp_path, capture_output=True, text=True
+    )
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     with shell.store() as mem:
         assert mem.get_session(later).turn_count == 16
@@ -181,8 +189,12 @@ def test_the_adk_recipe_runs_as_written(
     (recipe,) = re.findall(r"```python\n(.*?)```", page, re.S)
     (install, search) = blocks("adk.md")
     assert install.strip() == "pip install -e '.[adk]'"
-    model = Scripted(script=[reply("Noted: badge 7731. Try holding the power button."),
-                             reply("Your badge number is 7731.")])  # fmt: skip
+    model = Scripted(
+        script=[
+            reply("Noted: badge 7731. Try holding the power button."),
+            reply("Your badge number is 7731."),
+        ]
+    )
     monkeypatch.setattr(LLMRegistry, "new_llm", staticmethod(lambda name: model))
     shell = Shell(tmp_path)
     (shell.project / ".clew").mkdir()

@@ -424,9 +424,11 @@ def legacy_store(path: Path, events: list[Any]) -> None:
     # That release had no task records, and its projection wrote none: the phase timestamps
     # today's projection keeps for record rows (of which an old task has none) go to a
     # scratch table that leaves with the connection.
-    conn.execute("CREATE TEMP TABLE task_records (id TEXT PRIMARY KEY, space TEXT,"
-                 " execution_started_at TEXT, synthesis_started_at TEXT,"
-                 " plan_generated_at TEXT)")  # fmt: skip
+    conn.execute(
+        "CREATE TEMP TABLE task_records (id TEXT PRIMARY KEY, space TEXT,"
+        " execution_started_at TEXT, synthesis_started_at TEXT,"
+        " plan_generated_at TEXT)"
+    )
     # Nor sequence columns or output kinds (migration 10): added for today's projection to
     # write, and dropped again, so the rows are as that release wrote them.
     added = [

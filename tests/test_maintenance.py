@@ -213,9 +213,17 @@ def test_archived_tasks_are_grouped_by_month_and_exported(
     for line in lines:
         row = json.loads(line)
         assert list(row) == [
-            "seq", "id", "space", "task_id", "correlation_id", "type", "data", "created_at",
-            "hash", "forgotten",
-        ]  # fmt: skip
+            "seq",
+            "id",
+            "space",
+            "task_id",
+            "correlation_id",
+            "type",
+            "data",
+            "created_at",
+            "hash",
+            "forgotten",
+        ]
         event = by_id[row["id"]]
         assert (row["seq"], row["type"], row["hash"]) == (event.seq, event.type, event.hash)
         # The data is the stored text itself, so the event's own hash can be checked.
@@ -240,11 +248,20 @@ def test_an_exported_event_hash_checks_against_its_data(mem: clew.Memory, clock:
         index = next(i for i, e in enumerate(ordered) if e.id == row["id"])
         previous = ordered[index - 1].hash if index else ""
         assert row["forgotten"] is None
-        assert chain.event_hash(
-            previous or "", id=row["id"], space=row["space"], task_id=row["task_id"],
-            correlation_id=row["correlation_id"], type=row["type"],
-            digest=chain.data_digest(text), created_at=row["created_at"],
-        ) == row["hash"] == events[row["id"]].hash  # fmt: skip
+        assert (
+            chain.event_hash(
+                previous or "",
+                id=row["id"],
+                space=row["space"],
+                task_id=row["task_id"],
+                correlation_id=row["correlation_id"],
+                type=row["type"],
+                digest=chain.data_digest(text),
+                created_at=row["created_at"],
+            )
+            == row["hash"]
+            == events[row["id"]].hash
+        )
     assert task.archived
 
 

@@ -53,21 +53,44 @@ async def every_tool(client: Client, workspace: Path) -> None:
     by_name = {t.name: t for t in listed}
     assert by_name["memory_search"].annotations.read_only_hint  # type: ignore[union-attr]
 
-    made = await client.call_tool("task_register", {
-        "name": "Add JWT auth", "plan": ["Design", "Build", "Test"], "goal": "tokens work",
-        "constraints": ["raw SQL only"], "workspace": str(workspace),
-    })  # fmt: skip
+    made = await client.call_tool(
+        "task_register",
+        {
+            "name": "Add JWT auth",
+            "plan": ["Design", "Build", "Test"],
+            "goal": "tokens work",
+            "constraints": ["raw SQL only"],
+            "workspace": str(workspace),
+        },
+    )
     assert not made.is_error, text(made)
     task_id = made.structured_content["task_id"]  # type: ignore[index]
     calls: list[tuple[str, dict[str, Any], str]] = [
-        ("task_update", {"task_id": task_id, "step": 1, "step_status": "completed",
-                         "message": "designed the token table"}, "1/3 steps done"),
+        (
+            "task_update",
+            {
+                "task_id": task_id,
+                "step": 1,
+                "step_status": "completed",
+                "message": "designed the token table",
+            },
+            "1/3 steps done",
+        ),
         ("task_update", {"task_id": task_id[:5], "query": "where was I?"}, "Build"),
-        ("task_plan", {"task_id": task_id, "operations": [
-            {"op": "add", "title": "Document the API", "position": 4}], "reason": "docs"},
-         "4. [pending] Document the API"),
-        ("task_record", {"task_id": task_id, "decision": "PyJWT for tokens",
-                         "error": "ImportError: jwt"}, "Recorded decision"),
+        (
+            "task_plan",
+            {
+                "task_id": task_id,
+                "operations": [{"op": "add", "title": "Document the API", "position": 4}],
+                "reason": "docs",
+            },
+            "4. [pending] Document the API",
+        ),
+        (
+            "task_record",
+            {"task_id": task_id, "decision": "PyJWT for tokens", "error": "ImportError: jwt"},
+            "Recorded decision",
+        ),
         ("task_state", {"task_id": task_id}, "raw SQL only"),
         ("task_state", {"task_id": task_id, "full": True}, "Completed steps 1 of 4"),
         ("task_state", {}, task_id),
@@ -75,9 +98,12 @@ async def every_tool(client: Client, workspace: Path) -> None:
         ("memory_search", {"query": "PyJWT"}, "PyJWT for tokens"),
         ("memory_query", {"task_id": task_id, "type": "error"}, "ImportError: jwt"),
         ("conversation_recall", {"action": "search", "query": "refresh token"}, "(match)"),
-        ("conversation_recall", {"action": "tool_calls", "tool_name": "bash", "session": "chat-1"},
-         'tool:bash(command="pytest -q")'),
-    ]  # fmt: skip
+        (
+            "conversation_recall",
+            {"action": "tool_calls", "tool_name": "bash", "session": "chat-1"},
+            'tool:bash(command="pytest -q")',
+        ),
+    ]
     for name, arguments, expected in calls:
         result = await client.call_tool(name, arguments)
         assert not result.is_error, (name, text(result))
@@ -90,10 +116,13 @@ async def every_tool(client: Client, workspace: Path) -> None:
         ("task_update", {"task_id": "zzzzz", "message": "x"}, "no task matches 'zzzzz'; task_list"),
         ("task_update", {"task_id": task_id, "step": 9, "step_status": "active"}, "step 9"),
         ("task_register", {"name": "x", "colour": "red"}, "unknown argument 'colour'"),
-        ("conversation_recall", {"action": "range", "start_turn": 1, "end_turn": 999},
-         "out of range"),
+        (
+            "conversation_recall",
+            {"action": "range", "start_turn": 1, "end_turn": 999},
+            "out of range",
+        ),
         ("no_such_tool", {}, "no tool is called 'no_such_tool'"),
-    ]  # fmt: skip
+    ]
     for name, arguments, expected in bad:
         result = await client.call_tool(name, arguments)
         assert result.is_error, (name, arguments)
@@ -142,10 +171,22 @@ def test_http_server_on_loopback(store: tuple[Path, Path]) -> None:
     db, workspace = store
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "clew", "--db", str(db), "mcp", "--port", str(port),
-         "--session", "chat-1"],
-        cwd=workspace, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "clew",
+            "--db",
+            str(db),
+            "mcp",
+            "--port",
+            str(port),
+            "--session",
+            "chat-1",
+        ],
+        cwd=workspace,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         wait_listening(server, port)
 

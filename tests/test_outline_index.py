@@ -20,16 +20,27 @@ from tests.old_stores import undo_migration_26
 
 def _outline(mem: clew.Memory) -> dict[str, str]:
     """One record of each kind of the outline, each with a word of its own; their ids."""
-    task = mem.create_task("Migrate the quokka service", ["Draft the plan", "Cut over"],
-                           goal="the wombat cluster serves all traffic")  # fmt: skip
-    mem.update_task(task.id, step=1, step_status="completed",
-                    step_summary="drafted the bilby runbook")  # fmt: skip
+    task = mem.create_task(
+        "Migrate the quokka service",
+        ["Draft the plan", "Cut over"],
+        goal="the wombat cluster serves all traffic",
+    )
+    mem.update_task(
+        task.id, step=1, step_status="completed", step_summary="drafted the bilby runbook"
+    )
     mem.update_task(task.id, step=2, step_status="active", active_issue="numbat proxy refuses")
     mem.set_task_record(task.id, answer="The echidna endpoints were moved last")
     pattern = mem.add_pattern("ops", "platypus rollout", description="two colours of servers")
     guard = mem.add_guardrail("never restart the dingo queue by hand")
-    return {"task": task.id, "goal": task.id, "answer": task.id, "pattern": pattern.id,
-            "guardrail": guard.id, "step": task.plan[1].id, "summary": task.plan[0].id}  # fmt: skip
+    return {
+        "task": task.id,
+        "goal": task.id,
+        "answer": task.id,
+        "pattern": pattern.id,
+        "guardrail": guard.id,
+        "step": task.plan[1].id,
+        "summary": task.plan[0].id,
+    }
 
 
 def _found(mem: clew.Memory, question: str, kind: str) -> list[str]:
@@ -38,8 +49,15 @@ def _found(mem: clew.Memory, question: str, kind: str) -> list[str]:
 
 def test_every_kind_of_the_outline_is_found_by_its_index(mem: clew.Memory) -> None:
     ids = _outline(mem)
-    asked = {"task": "quokka", "goal": "wombat", "answer": "echidna", "pattern": "platypus",
-             "guardrail": "dingo", "step": "numbat", "summary": "bilby"}  # fmt: skip
+    asked = {
+        "task": "quokka",
+        "goal": "wombat",
+        "answer": "echidna",
+        "pattern": "platypus",
+        "guardrail": "dingo",
+        "step": "numbat",
+        "summary": "bilby",
+    }
     for name, word in asked.items():
         kind = "step" if name == "summary" else name
         assert _found(mem, word, kind) == [ids[name]], (name, word)
@@ -93,8 +111,10 @@ def test_a_store_from_before_gets_its_documents(db: Path) -> None:
         ids = _outline(mem)
     conn = sqlite3.connect(db, isolation_level=None)
     undo_migration_26(conn)
-    assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name LIKE 'outline%'"
-                        ).fetchone()[0] == 0  # fmt: skip
+    assert (
+        conn.execute("SELECT count(*) FROM sqlite_master WHERE name LIKE 'outline%'").fetchone()[0]
+        == 0
+    )
     conn.close()
     with clew.open(db) as mem:
         assert _found(mem, "platypus", "pattern") == [ids["pattern"]]

@@ -57,9 +57,22 @@ def test_the_labelled_set_is_read_with_no_false_completion() -> None:
 
 def _item(n: int, title: str) -> clew.PlanItem:
     return clew.PlanItem(
-        f"s{n:09d}", "default", "t", n, title, clew.StepStatus.PENDING, None, None, None, None,
-        None, (), False, "2026-11-22T09:00:00.000000Z", "2026-11-22T09:00:00.000000Z",
-    )  # fmt: skip
+        f"s{n:09d}",
+        "default",
+        "t",
+        n,
+        title,
+        clew.StepStatus.PENDING,
+        None,
+        None,
+        None,
+        None,
+        None,
+        (),
+        False,
+        "2026-11-22T09:00:00.000000Z",
+        "2026-11-22T09:00:00.000000Z",
+    )
 
 
 @pytest.mark.parametrize("word", ["done", "finished", "completed", "complete"])
@@ -346,9 +359,15 @@ def test_the_task_memory_designs_example_leaves_steps_1_to_3_done(mem: clew.Memo
 def test_the_issues_failures_are_neither_applied_nor_suggested(mem: clew.Memory) -> None:
     release = mem.create_task(
         "Release search-gateway",
-        ["Build image search-gateway:v2.19.2", "Run smoke tests", "Push image",
-         "Tag v2.19.2", "Update changelog", "Deploy v2.19.2 to staging"],
-    )  # fmt: skip
+        [
+            "Build image search-gateway:v2.19.2",
+            "Run smoke tests",
+            "Push image",
+            "Tag v2.19.2",
+            "Update changelog",
+            "Deploy v2.19.2 to staging",
+        ],
+    )
     mem.add_message(release.id, "Finished Build image search-gateway:v2.19.2")
     statuses = [s.status.value for s in mem.get_task(release.id).plan]
     assert statuses == ["completed"] + ["pending"] * 5
@@ -379,17 +398,44 @@ def test_the_agents_later_status_outranks_an_applied_message(
 
 
 TITLE_WORDS = st.sampled_from(
-    ["verified", "done", "complete", "finished", "build", "image", "deploy", "v2.19.2",
-     "email_verified", "backfill", "tests", "passed", "rows", "staging", "node", "pool"]
-)  # fmt: skip
+    [
+        "verified",
+        "done",
+        "complete",
+        "finished",
+        "build",
+        "image",
+        "deploy",
+        "v2.19.2",
+        "email_verified",
+        "backfill",
+        "tests",
+        "passed",
+        "rows",
+        "staging",
+        "node",
+        "pool",
+    ]
+)
 
 
 @given(
     st.lists(st.lists(TITLE_WORDS, min_size=1, max_size=4).map(" ".join), min_size=2, max_size=6),
     st.integers(0, 5),
-    st.sampled_from(["{}", "Picking up {}", "Starting {}", "Working on {}", "Next: {}",
-                     "About to {}", "Is {} done?", "{} is not done yet", "Will finish {}"]),
-)  # fmt: skip
+    st.sampled_from(
+        [
+            "{}",
+            "Picking up {}",
+            "Starting {}",
+            "Working on {}",
+            "Next: {}",
+            "About to {}",
+            "Is {} done?",
+            "{} is not done yet",
+            "Will finish {}",
+        ]
+    ),
+)
 @settings(max_examples=150, deadline=None)
 def test_a_title_alone_or_in_intent_says_nothing_of_any_step(
     titles: list[str], pick: int, form: str
@@ -406,7 +452,7 @@ def test_a_title_alone_or_in_intent_says_nothing_of_any_step(
     st.lists(st.lists(TITLE_WORDS, min_size=1, max_size=4).map(" ".join), min_size=2, max_size=6),
     st.integers(0, 5),
     st.sampled_from(["Finished {}", "{}: done", "{} — done", "✅ {}", "- [x] {}", "Completed {}"]),
-)  # fmt: skip
+)
 @settings(max_examples=150, deadline=None)
 def test_an_exact_title_with_a_completion_word_is_stated_for_that_step_alone(
     titles: list[str], pick: int, form: str

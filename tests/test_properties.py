@@ -198,12 +198,47 @@ def test_tracker_machine_on_postgres() -> None:
 
 # Pieces an error output is made of: error words of each kind, line breaks of every kind
 # str.splitlines knows, whitespace, word characters.
-_ERROR_PIECES = st.sampled_from([
-    "Error", "error:", "error[E1]:", "ValueError: x", "ValueError", "fatal:", "fatal", "EACCES",
-    "EAC", "SegFault:", "Warning", "ERROR", "FAILED", "failed", "denied", "make: *** Error 1",
-    " ", "\t", "\u00a0", "\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85",
-    "\u2028", "\u2029", "a", "E", "x:", "_", "é", "1", ":",
-])  # fmt: skip
+_ERROR_PIECES = st.sampled_from(
+    [
+        "Error",
+        "error:",
+        "error[E1]:",
+        "ValueError: x",
+        "ValueError",
+        "fatal:",
+        "fatal",
+        "EACCES",
+        "EAC",
+        "SegFault:",
+        "Warning",
+        "ERROR",
+        "FAILED",
+        "failed",
+        "denied",
+        "make: *** Error 1",
+        " ",
+        "\t",
+        "\u00a0",
+        "\n",
+        "\r",
+        "\r\n",
+        "\x0b",
+        "\x0c",
+        "\x1c",
+        "\x1d",
+        "\x1e",
+        "\x85",
+        "\u2028",
+        "\u2029",
+        "a",
+        "E",
+        "x:",
+        "_",
+        "é",
+        "1",
+        ":",
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None)

@@ -82,8 +82,14 @@ def chat(text: str, prompt: int = 30, completion: int = 7) -> Reply:
 
 
 def settings(api: FakeAPI, **overrides: Any) -> ModelSettings:
-    base = {"provider": "openai", "model": "tiny-local", "base_url": api.url + "/v1",
-            "api_key": "sk-test", "timeout": 2.0, "retries": 2}  # fmt: skip
+    base = {
+        "provider": "openai",
+        "model": "tiny-local",
+        "base_url": api.url + "/v1",
+        "api_key": "sk-test",
+        "timeout": 2.0,
+        "retries": 2,
+    }
     return ModelSettings(**{**base, **overrides})
 
 
@@ -143,8 +149,11 @@ def test_nobody_listening_is_unavailable() -> None:
 
 
 def test_anthropic_messages_api(api: FakeAPI) -> None:
-    body = {"model": "claude-x", "content": [{"type": "text", "text": "hi there"}],
-            "usage": {"input_tokens": 12, "output_tokens": 3}}  # fmt: skip
+    body = {
+        "model": "claude-x",
+        "content": [{"type": "text", "text": "hi there"}],
+        "usage": {"input_tokens": 12, "output_tokens": 3},
+    }
     api.replies = [(200, {}, json.dumps(body).encode())]
     provider = connect(ModelSettings("anthropic", "claude-x", api.url, "ak-test"))
     answer = provider.complete([Message("system", "be brief"), Message("user", "hi")])

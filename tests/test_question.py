@@ -297,9 +297,18 @@ def test_exact_text_folds_white_space() -> None:
 def test_content_words_normalise_a_records_text_as_a_questions_words() -> None:
     record = "Melanie's pottery classes: the AuthService tests failed with ERR_CONN_RESET."
     assert content_words(record) == (
-        "melanie", "pottery", "class", "auth", "service", "authservice", "test", "failed",
-        "err", "conn", "reset",
-    )  # fmt: skip
+        "melanie",
+        "pottery",
+        "class",
+        "auth",
+        "service",
+        "authservice",
+        "test",
+        "failed",
+        "err",
+        "conn",
+        "reset",
+    )
     question = ask("what did Melanie say about her pottery class?")
     assert set(question.words) <= set(content_words(record))
 
@@ -341,12 +350,47 @@ _FTS.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='porter unicode61')"
 def _questions() -> st.SearchStrategy[str]:
     pieces = st.sampled_from(
         [
-            "what", "did", "Melanie's", "ERR_CONN_RESET", "src/auth.py", "v1.2.3", "`--x`",
-            '"a phrase"', "-not", "pre*", "last", "week", "May", "3", "2026-05-03", "ago",
-            "a", "couple", "of", "days", "yesterday", "on", "Friday", "in", "2025", "?", ",",
-            "'", '"', "-", "*", "`", "since", "the", "other", "day", "AuthService", "é", "_",
+            "what",
+            "did",
+            "Melanie's",
+            "ERR_CONN_RESET",
+            "src/auth.py",
+            "v1.2.3",
+            "`--x`",
+            '"a phrase"',
+            "-not",
+            "pre*",
+            "last",
+            "week",
+            "May",
+            "3",
+            "2026-05-03",
+            "ago",
+            "a",
+            "couple",
+            "of",
+            "days",
+            "yesterday",
+            "on",
+            "Friday",
+            "in",
+            "2025",
+            "?",
+            ",",
+            "'",
+            '"',
+            "-",
+            "*",
+            "`",
+            "since",
+            "the",
+            "other",
+            "day",
+            "AuthService",
+            "é",
+            "_",
         ]
-    )  # fmt: skip
+    )
     return st.one_of(
         st.text(max_size=200),
         st.lists(st.one_of(pieces, st.text(max_size=8)), max_size=30).map(" ".join),

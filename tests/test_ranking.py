@@ -16,15 +16,28 @@ from clew.search.coverage import Asked, Found
 NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)
 
 
-def asked(words: str, *, exact: str = "", identifiers: tuple[str, ...] = (),
-          when: tuple[datetime, datetime, bool] | None = None) -> Asked:  # fmt: skip
+def asked(
+    words: str,
+    *,
+    exact: str = "",
+    identifiers: tuple[str, ...] = (),
+    when: tuple[datetime, datetime, bool] | None = None,
+) -> Asked:
     split = tuple(words.split())
     return Asked(split, (), identifiers, exact or words, frozenset(split), when)
 
 
-def found(ident: str, text: str, bm25: float, *, kind: str = "entry", session: str | None = None,
-          turn: int | None = None, at: str = "2026-11-20T10:00:00+00:00",
-          speaker: str | None = None) -> tuple[tuple[str, str], Found]:  # fmt: skip
+def found(
+    ident: str,
+    text: str,
+    bm25: float,
+    *,
+    kind: str = "entry",
+    session: str | None = None,
+    turn: int | None = None,
+    at: str = "2026-11-20T10:00:00+00:00",
+    speaker: str | None = None,
+) -> tuple[tuple[str, str], Found]:
     hit = RecordHit(kind, ident, None, session, turn, at, "", text, text, bm25, "content")
     return (kind, ident), Found(hit, text, speaker)
 
@@ -41,15 +54,17 @@ def test_a_record_holding_every_word_outranks_one_repeating_the_rarest() -> None
 def test_an_identifier_written_exactly_is_a_bonus() -> None:
     exact = found("exact", "failed with ERR_CONN_RESET", -1.0)
     pieces = found("pieces", "err conn reset in the pool", -2.0)
-    ranked = ranking.rank(asked("err_conn_reset", identifiers=("ERR_CONN_RESET",)),
-                          dict([exact, pieces]))  # fmt: skip
+    ranked = ranking.rank(
+        asked("err_conn_reset", identifiers=("ERR_CONN_RESET",)), dict([exact, pieces])
+    )
     assert ranked[0].key[1] == "exact"
     assert any(b.startswith("identifier as written") for b in ranked[0].explain.boosts)
 
 
 def test_a_reply_next_to_the_matching_turn_ranks_as_its_neighbour() -> None:
-    question = found("q", "which port should the dev server use?", -3.0, kind="turn",
-                     session="s", turn=4)  # fmt: skip
+    question = found(
+        "q", "which port should the dev server use?", -3.0, kind="turn", session="s", turn=4
+    )
     reply = found("a", "use 8080, 3000 is taken", 0.0, kind="turn", session="s", turn=5)
     far = found("far", "ports are configured in env", -0.5, kind="turn", session="s", turn=9)
     found_ = dict([question, reply, far])
@@ -61,10 +76,18 @@ def test_a_reply_next_to_the_matching_turn_ranks_as_its_neighbour() -> None:
 
 
 def test_a_speaker_named_in_the_question_boosts_their_turns() -> None:
-    hers = found("hers", "pottery class on tuesday", -1.0, kind="turn", session="s", turn=1,
-                 speaker="Melanie")  # fmt: skip
-    his = found("his", "pottery class on tuesday", -1.0, kind="turn", session="s", turn=8,
-                speaker="Dan")  # fmt: skip
+    hers = found(
+        "hers",
+        "pottery class on tuesday",
+        -1.0,
+        kind="turn",
+        session="s",
+        turn=1,
+        speaker="Melanie",
+    )
+    his = found(
+        "his", "pottery class on tuesday", -1.0, kind="turn", session="s", turn=8, speaker="Dan"
+    )
     ranked = ranking.rank(asked("melanie pottery class"), dict([hers, his]))
     assert ranked[0].key[1] == "hers"
 
@@ -92,8 +115,7 @@ def test_confident_needs_most_words_an_exact_match_or_close_meaning() -> None:
     ranked = ranking.rank(asked("registry credentials expired"), dict([half]))
     assert not ranking.confident(ranked[0])
     whole = found("whole", "registry credentials expired yesterday", -1.0)
-    assert ranking.confident(ranking.rank(asked("registry credentials expired"),
-                                          dict([whole]))[0])  # fmt: skip
+    assert ranking.confident(ranking.rank(asked("registry credentials expired"), dict([whole]))[0])
 
 
 @settings(deadline=None)  # no timing in the suite: a loaded machine is slow
@@ -105,8 +127,9 @@ def test_confident_needs_most_words_an_exact_match_or_close_meaning() -> None:
     ),
     st.text(max_size=30),
 )
-def test_rank_keeps_every_record_once_best_first(records: list[tuple[str, float, bool]],
-                                                  words: str) -> None:  # fmt: skip
+def test_rank_keeps_every_record_once_best_first(
+    records: list[tuple[str, float, bool]], words: str
+) -> None:
     pool = dict(
         found(str(i), text, bm25, kind="turn" if is_turn else "entry", session="s", turn=i + 1)
         for i, (text, bm25, is_turn) in enumerate(records)
@@ -176,8 +199,13 @@ def test_a_question_naming_a_time_keeps_the_nearest_of_that_time(
     pool, nearest = _buried(8)
     monkeypatch.setattr(ranking, "ADAPT", 0.0)
     monkeypatch.setattr(ranking, "WEAK_COVER", math.inf)
-    ranked = ranking.rank(asked("registry credentials"), pool, nearest, dense_weight=0.05,
-                          timely=frozenset({("entry", "may")}))  # fmt: skip
+    ranked = ranking.rank(
+        asked("registry credentials"),
+        pool,
+        nearest,
+        dense_weight=0.05,
+        timely=frozenset({("entry", "may")}),
+    )
     keys = [r.key[1] for r in ranked]
     assert keys.index("may") <= 4 and keys.index("meaning") >= 5
 
@@ -224,20 +252,41 @@ def test_keeping_the_nearest_moves_only_it_and_never_the_first_hit(
 def test_a_turn_holds_its_speakers_name_for_coverage() -> None:
     # "what does Lena plan?": Lena's own turn seldom says "Lena"; the other person's turn
     # that addresses her by name must not cover the question better for it.
-    own = found("own", "I plan to hike the whole ridge in May", -1.0, kind="turn",
-                session="s", turn=2, speaker="Lena")  # fmt: skip
-    other = found("other", "Lena, how was the weekend at the lake", -1.5, kind="turn",
-                  session="s", turn=9, speaker="Omar")  # fmt: skip
+    own = found(
+        "own",
+        "I plan to hike the whole ridge in May",
+        -1.0,
+        kind="turn",
+        session="s",
+        turn=2,
+        speaker="Lena",
+    )
+    other = found(
+        "other",
+        "Lena, how was the weekend at the lake",
+        -1.5,
+        kind="turn",
+        session="s",
+        turn=9,
+        speaker="Omar",
+    )
     ranked = {r.key[1]: r for r in ranking.rank(asked("lena plan"), dict([own, other]))}
     assert ranked["own"].explain.coverage == 1.0
     assert ranked["own"].score > ranked["other"].score
 
 
 def test_the_reply_to_a_question_takes_more_of_it_and_the_question_less() -> None:
-    question = found("q", "Which registry did you pick in the end?", -3.0, kind="turn",
-                     session="s", turn=4)  # fmt: skip
-    reply = found("a", "ghcr, Docker Hub throttles us [shares a screenshot]", 0.0,
-                  kind="turn", session="s", turn=5)  # fmt: skip
+    question = found(
+        "q", "Which registry did you pick in the end?", -3.0, kind="turn", session="s", turn=4
+    )
+    reply = found(
+        "a",
+        "ghcr, Docker Hub throttles us [shares a screenshot]",
+        0.0,
+        kind="turn",
+        session="s",
+        turn=5,
+    )
     before = found("b", "ok", 0.0, kind="turn", session="s", turn=3)
     records = dict([question, reply, before])
     ranked = {r.key[1]: r for r in ranking.rank(asked("registry pick"), records)}
@@ -264,22 +313,38 @@ def test_an_identifier_as_written_is_confident_only_when_it_is_code() -> None:
     assert not ranking.code_like("self-care") and not ranking.code_like("hand-painted")
     code = found("code", "pytest failed: ERR_CONN_RESET in the pool", -1.0)
     twin = found("twin", "ERR_CONN_RESET again on retry", -1.0)
-    ranked = ranking.rank(asked("err_conn_reset", identifiers=("ERR_CONN_RESET",)),
-                          dict([code, twin]))  # fmt: skip
+    ranked = ranking.rank(
+        asked("err_conn_reset", identifiers=("ERR_CONN_RESET",)), dict([code, twin])
+    )
     assert ranking.confident(ranked[0], ranked[1], ("ERR_CONN_RESET",))
     prose = found("prose", "self-care matters, I run daily", -1.0)
     other = found("other", "self-care is hard with kids", -1.0)
-    ranked = ranking.rank(asked("self care daily", identifiers=("self-care",)),
-                          dict([prose, other]))  # fmt: skip
+    ranked = ranking.rank(
+        asked("self care daily", identifiers=("self-care",)), dict([prose, other])
+    )
     assert not ranking.confident(ranked[0], ranked[1], ("self-care",))
 
 
 def test_a_question_naming_a_speaker_ranks_the_others_turns_lower() -> None:
     # Omar's turn names Lena to address her; Lena's own turn tells what she did.
-    own = found("own", "I finally went to the pottery class", -1.0, kind="turn",
-                session="s", turn=3, speaker="Lena")  # fmt: skip
-    other = found("other", "Lena, the pottery class sounds lovely", -1.0, kind="turn",
-                  session="s", turn=8, speaker="Omar")  # fmt: skip
+    own = found(
+        "own",
+        "I finally went to the pottery class",
+        -1.0,
+        kind="turn",
+        session="s",
+        turn=3,
+        speaker="Lena",
+    )
+    other = found(
+        "other",
+        "Lena, the pottery class sounds lovely",
+        -1.0,
+        kind="turn",
+        session="s",
+        turn=8,
+        speaker="Omar",
+    )
     ranked = {r.key[1]: r for r in ranking.rank(asked("lena pottery class"), dict([own, other]))}
     assert ranked["own"].score > ranked["other"].score
     assert any(b.startswith("said by another than lena") for b in ranked["other"].explain.boosts)
@@ -321,12 +386,30 @@ def test_what_a_speaker_says_later_on_the_same_words_comes_first(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(ranking, "LATER", True)
-    early = found("early", "my rent is 1200 a month", -2.0, kind="turn", speaker="Noor",
-                  at="2026-02-01T10:00:00+00:00")  # fmt: skip
-    late = found("late", "the rent went up, 1350 now", -1.8, kind="turn", speaker="Noor",
-                 at="2026-05-01T10:00:00+00:00")  # fmt: skip
-    other = found("other", "rent is due on the first", -1.9, kind="turn", speaker="Sam",
-                  at="2026-06-01T10:00:00+00:00")  # fmt: skip
+    early = found(
+        "early",
+        "my rent is 1200 a month",
+        -2.0,
+        kind="turn",
+        speaker="Noor",
+        at="2026-02-01T10:00:00+00:00",
+    )
+    late = found(
+        "late",
+        "the rent went up, 1350 now",
+        -1.8,
+        kind="turn",
+        speaker="Noor",
+        at="2026-05-01T10:00:00+00:00",
+    )
+    other = found(
+        "other",
+        "rent is due on the first",
+        -1.9,
+        kind="turn",
+        speaker="Sam",
+        at="2026-06-01T10:00:00+00:00",
+    )
     records = dict([early, late, other])
     question = asked("rent")
     ranked = ranking.rank(question, records)
@@ -342,8 +425,19 @@ def test_what_a_speaker_says_later_on_the_same_words_comes_first(
     then = question._replace(when=(NOW, NOW, False))
     assert ranking.later_first(ranked, records, then, "my rent in May") == ranked
     # Far below the speaker's best on those words: not the same statement made again.
-    weak = dict([early, found("late", "the rent went up, 1350 now", -0.2, kind="turn",
-                              speaker="Noor", at="2026-05-01T10:00:00+00:00")])  # fmt: skip
+    weak = dict(
+        [
+            early,
+            found(
+                "late",
+                "the rent went up, 1350 now",
+                -0.2,
+                kind="turn",
+                speaker="Noor",
+                at="2026-05-01T10:00:00+00:00",
+            ),
+        ]
+    )
     ranked = ranking.rank(question, weak)
     assert ranking.later_first(ranked, weak, question, "how much is my rent now?") == ranked
 
@@ -351,8 +445,9 @@ def test_what_a_speaker_says_later_on_the_same_words_comes_first(
 def test_a_rare_word_of_the_question_counts_for_more_than_a_common_one(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    common = [found(f"c{n}", f"enjoy the weekend {n}", -1.0, kind="turn", speaker="Ben")
-              for n in range(6)]  # fmt: skip
+    common = [
+        found(f"c{n}", f"enjoy the weekend {n}", -1.0, kind="turn", speaker="Ben") for n in range(6)
+    ]
     enjoy = found("enjoy", "enjoy your trip", -1.0, kind="turn", speaker="Dave")
     bands = found("bands", "so many great bands there", -1.0, kind="turn", speaker="Dave")
     records = dict([*common, enjoy, bands])
@@ -401,8 +496,12 @@ def test_a_hit_meaning_put_first_is_not_confident() -> None:
     # The top hit holds the question and leads clearly, but only because meaning lifted it
     # above the record keyword search ranked best: in a hybrid search that is no lead of
     # the words, and the mark is withheld (fusion.py: 80.8% -> 83.1% right on LoCoMo).
-    pool = dict([found("top", "deploy the gateway to staging", -1.0),
-                 found("words", "deploy the gateway to staging now", -4.0)])  # fmt: skip
+    pool = dict(
+        [
+            found("top", "deploy the gateway to staging", -1.0),
+            found("words", "deploy the gateway to staging now", -4.0),
+        ]
+    )
     nearest = [(("entry", "top"), 0.95), (("entry", "other"), 0.2)]
     question = asked("deploy gateway staging friday rollback")  # weak: 3 of 5 words held
     ranked = ranking.rank(question, pool, nearest, dense_weight=0.7)
@@ -414,14 +513,17 @@ def test_a_hit_meaning_put_first_is_not_confident() -> None:
 
 
 @settings(deadline=None)
-@given(st.lists(st.floats(-20, -0.01), min_size=1, max_size=10),
-       st.lists(st.floats(0.2, 1.0), min_size=0, max_size=10))  # fmt: skip
+@given(
+    st.lists(st.floats(-20, -0.01), min_size=1, max_size=10),
+    st.lists(st.floats(0.2, 1.0), min_size=0, max_size=10),
+)
 def test_words_lead_whenever_keyword_alone_ranks_the_same_first(
     bm25s: list[float], cosines: list[float]
 ) -> None:
     pool = dict(found(f"k{i}", f"word{i % 3} other", b) for i, b in enumerate(bm25s))
-    nearest = sorted(((("entry", f"k{i}"), c) for i, c in enumerate(cosines[: len(bm25s)])),
-                     key=lambda n: -n[1])  # fmt: skip
+    nearest = sorted(
+        ((("entry", f"k{i}"), c) for i, c in enumerate(cosines[: len(bm25s)])), key=lambda n: -n[1]
+    )
     ranked = ranking.rank(asked("word0 word1"), pool, nearest)
     # Keyword mode: the first always leads by words (ties aside, its keyword is the best).
     assert ranking.words_lead(ranking.rank(asked("word0 word1"), pool))
@@ -433,15 +535,23 @@ def test_meaning_only_breaks_near_ties_when_keyword_matches_hold_the_question() 
     # Both records hold every word; keyword ranks "words" first by a clear margin. Meaning,
     # surer of "top", may not reorder them however much it weighs (fusion.py: on LoCoMo's
     # turns, whose cosines lie close together, the mix buried keyword's answers) ...
-    pool = dict([found("top", "deploy the gateway to staging", -3.0),
-                 found("words", "deploy the gateway to staging now", -4.0)])  # fmt: skip
+    pool = dict(
+        [
+            found("top", "deploy the gateway to staging", -3.0),
+            found("words", "deploy the gateway to staging now", -4.0),
+        ]
+    )
     nearest = [(("entry", "top"), 0.95), (("entry", "words"), 0.3)]
     ranked = ranking.rank(asked("deploy gateway staging"), pool, nearest, dense_weight=0.7)
     assert [r.key[1] for r in ranked] == ["words", "top"]
     assert ranked[0].score == pytest.approx(1 - ranking.STRONG_DENSE)
     # ... but it breaks a tie of keyword scores.
-    tied = dict([found("top", "deploy the gateway to staging", -4.0),
-                 found("words", "deploy the gateway to staging", -4.0)])  # fmt: skip
+    tied = dict(
+        [
+            found("top", "deploy the gateway to staging", -4.0),
+            found("words", "deploy the gateway to staging", -4.0),
+        ]
+    )
     ranked = ranking.rank(asked("deploy gateway staging"), tied, nearest, dense_weight=0.7)
     assert [r.key[1] for r in ranked] == ["top", "words"]
     # When the matches hold less of the question, meaning weighs as much as it did.
@@ -452,8 +562,9 @@ def test_meaning_only_breaks_near_ties_when_keyword_matches_hold_the_question() 
 
 def test_sharpness_is_the_nearest_lead_over_the_next_nine() -> None:
     keys = [("turn", str(i)) for i in range(12)]
-    flat = list(zip(keys, [0.62, 0.61, 0.61, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.1, 0.1],
-                    strict=True))  # fmt: skip
+    flat = list(
+        zip(keys, [0.62, 0.61, 0.61, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.1, 0.1], strict=True)
+    )
     assert ranking.sharpness(flat) == pytest.approx(0.62 - (0.61 * 2 + 0.6 * 7) / 9)
     sharp = [(keys[0], 0.9), *[(k, 0.5) for k in keys[1:]]]
     assert ranking.sharpness(sharp) == pytest.approx(0.4)

@@ -66,7 +66,7 @@ def redacted(text: str) -> tuple[str, dict[tuple[str, str], int]]:
         (PEM + "\nok", "[redacted:private-key]\nok", "private-key"),
         ("DB_PASSWORD='correct horse battery'", "DB_PASSWORD='[redacted:password]'", "password"),
     ],
-)  # fmt: skip
+)
 def test_a_secret_is_replaced_by_a_marker_naming_its_kind(text: str, kept: str, kind: str) -> None:
     out, found = redacted(text)
     assert kept in out
@@ -132,9 +132,12 @@ _SECRET_VALUES = [
     'a"b',
 ]
 _VALUES = st.one_of(
-    st.sampled_from(_SECRET_VALUES), st.text(max_size=20), st.integers(), st.booleans(),
+    st.sampled_from(_SECRET_VALUES),
+    st.text(max_size=20),
+    st.integers(),
+    st.booleans(),
     st.none(),
-)  # fmt: skip
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -164,14 +167,22 @@ def test_every_event_type_names_its_free_text_fields() -> None:
 def _scenario(mem: clew.Memory, secret: str) -> None:
     """Every kind of write, each with `secret` in its free text."""
     task = mem.create_task(
-        f"Deploy {secret}", [f"Build {secret}", "Push"], goal=f"ship {secret}",
-        workspace="/w", metadata={"note": f"uses {secret}"},
-    )  # fmt: skip
+        f"Deploy {secret}",
+        [f"Build {secret}", "Push"],
+        goal=f"ship {secret}",
+        workspace="/w",
+        metadata={"note": f"uses {secret}"},
+    )
     mem.update_task(task.id, step=1, step_status="active", message=f"building {secret}")
     action = mem.record_action(
-        task.id, command=f"docker login -u me -p {secret}", cwd="/w", exit_code=1,
-        stdout=f"out {secret}", stderr=f"Error: denied {secret}", input={"q": secret},
-    )  # fmt: skip
+        task.id,
+        command=f"docker login -u me -p {secret}",
+        cwd="/w",
+        exit_code=1,
+        stdout=f"out {secret}",
+        stderr=f"Error: denied {secret}",
+        input={"q": secret},
+    )
     mem.log_action(action.id, f"retrying with {secret}")
     error = mem.add_error(task.id, f"denied for {secret}", command=f"login {secret}")
     mem.resolve(error.id, f"rotated {secret}")
@@ -184,16 +195,26 @@ def _scenario(mem: clew.Memory, secret: str) -> None:
         "type": "function",
         "function": {"name": "bash", "arguments": json.dumps({"command": f"echo {secret}"})},
     }
-    mem.append_turns(session.id, [
-        {"role": "user", "content": f"my token is {secret}"},
-        {"role": "assistant", "content": None, "tool_calls": [call]},
-        {"role": "tool", "tool_call_id": "c1", "content": f"{secret}\n"},
-    ])  # fmt: skip
-    wait = mem.add_wait(task.id, "manual", f"the key {secret} is rotated",
-                        description=f"rotate {secret}")  # fmt: skip
+    mem.append_turns(
+        session.id,
+        [
+            {"role": "user", "content": f"my token is {secret}"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": f"{secret}\n"},
+        ],
+    )
+    wait = mem.add_wait(
+        task.id, "manual", f"the key {secret} is rotated", description=f"rotate {secret}"
+    )
     mem.cancel_wait(wait.id, f"no need: {secret}")
-    mem.update_task(task.id, step=1, step_status="completed", summary=f"done {secret}",
-                    step_outcome=f"pushed {secret}", step_artifacts=[f"img {secret}"])  # fmt: skip
+    mem.update_task(
+        task.id,
+        step=1,
+        step_status="completed",
+        summary=f"done {secret}",
+        step_outcome=f"pushed {secret}",
+        step_artifacts=[f"img {secret}"],
+    )
     started = mem.record_action(task.id, command=f"tail {secret}", status="started")
     mem.finish_action(started.id, exit_code=0, stdout=f"tail {secret}", summary=f"s {secret}")
     mem.set_task_record(task.id, answer=f"done with {secret}", entities={"keys": [secret]})
@@ -201,8 +222,9 @@ def _scenario(mem: clew.Memory, secret: str) -> None:
     mem.replan(task.id, [clew.AddStep(f"Smoke {secret}")], reason=f"gap {secret}")
     mem.add_guardrail(f"never print {secret}", pattern="print .*", enforcement="warn")
     decision = mem.trace_decision(task.id, "check")
-    mem.trace_validation(decision.id, passed=False, feedback=f"leaked {secret}",
-                         violations=[f"printed {secret}"])  # fmt: skip
+    mem.trace_validation(
+        decision.id, passed=False, feedback=f"leaked {secret}", violations=[f"printed {secret}"]
+    )
     mem.update_session(session.id, title=f"renamed {secret}")
     mem.pop_turn(session.id)
     mem.update_task(task.id, status="failed")
@@ -218,7 +240,7 @@ def _leaves(node: Any, path: str = "") -> dict[str, Any]:
         return {
             k: v for i, item in enumerate(node) for k, v in _leaves(item, f"{path}[{i}]").items()
         }
-    return {path: node}  # fmt: skip
+    return {path: node}
 
 
 def _free(path: str) -> bool:
@@ -329,8 +351,9 @@ def test_the_scenario_covers_most_event_types(templates: dict[str, dict[str, Any
 
 def test_what_a_write_returns_is_what_it_stored(mem: clew.Memory) -> None:
     task = mem.create_task("Deploy", ["Login"])
-    action = mem.record_action(task.id, command=f"docker login -p {TOKEN}", exit_code=0,
-                               stdout=f"ok {TOKEN}")  # fmt: skip
+    action = mem.record_action(
+        task.id, command=f"docker login -p {TOKEN}", exit_code=0, stdout=f"ok {TOKEN}"
+    )
     assert action.command == "docker login -p [redacted:github-token]"
     assert mem.get_action(action.id) == action
     message = mem.add_message(task.id, f"token {TOKEN}")
@@ -513,9 +536,12 @@ def _table_text(mem: clew.Memory) -> str:
     store = mem._store  # type: ignore[attr-defined]
     with store.transaction():
         conn = store._connection()
-        tables = [r[0] for r in conn.execute(
-            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
-        ).fetchall()]  # fmt: skip
+        tables = [
+            r[0]
+            for r in conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+            ).fetchall()
+        ]
         return "\n".join(
             str(row)
             for t in tables
@@ -531,10 +557,12 @@ def test_the_issues_scenario_leaves_no_byte_of_the_token_anywhere(
     the database file or its WAL)."""
     task = mem.create_task("Push the image", ["Log in", "Push"])
     mem.record_action(
-        task.id, command=f"docker login ghcr.io -u deploy -p {TOKEN}", exit_code=0,
+        task.id,
+        command=f"docker login ghcr.io -u deploy -p {TOKEN}",
+        exit_code=0,
         stdout=f"WARNING! Using --password via the CLI is insecure.\nLogin Succeeded ({TOKEN})",
         step=1,
-    )  # fmt: skip
+    )
     mem.add_message(task.id, f"logged in to ghcr.io with {TOKEN}")
     session = mem.start_session(task_id=task.id)
     mem.append_turn(session.id, {"role": "user", "content": f"the token is {TOKEN}, push it"})
@@ -597,16 +625,22 @@ def test_a_stores_own_config_adds_kinds_but_never_turns_redaction_down(
 def test_the_config_adds_kinds_and_allows_values(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    db = _config(tmp_path, monkeypatch=monkeypatch, text="""
+    db = _config(
+        tmp_path,
+        monkeypatch=monkeypatch,
+        text="""
 [redact]
 patterns = { internal-token = "itk_[a-z0-9]{16}", session = "sess=([A-Za-z0-9]{12})" }
 allow = ["AKIAIOSFODNN7EXAMPLE"]
 allow_patterns = ["sk_test_[A-Za-z0-9]+"]
-""")  # fmt: skip
+""",
+    )
     with clew.open(db) as mem:
         task = mem.create_task("Deploy")
-        text = ("itk_0123456789abcdef sess=ABCDEFabcdef AKIAIOSFODNN7EXAMPLE"
-                " sk_test_4eC39HqLyjWDarjtT1zdp7dc " + TOKEN)  # fmt: skip
+        text = (
+            "itk_0123456789abcdef sess=ABCDEFabcdef AKIAIOSFODNN7EXAMPLE"
+            " sk_test_4eC39HqLyjWDarjtT1zdp7dc " + TOKEN
+        )
         assert mem.add_message(task.id, text).content == (
             "[redacted:internal-token] sess=[redacted:session] AKIAIOSFODNN7EXAMPLE"
             " sk_test_4eC39HqLyjWDarjtT1zdp7dc [redacted:github-token]"
@@ -626,7 +660,7 @@ allow_patterns = ["sk_test_[A-Za-z0-9]+"]
         ("[redact]\nallow_patterns = ['(']", "allow_patterns[0] is not a valid regular"),
         ("redact = 1", "the [redact] setting in config.toml must be a table"),
     ],
-)  # fmt: skip
+)
 def test_a_bad_setting_is_one_line_and_exit_2(
     tmp_path: Path,
     config: str,

@@ -67,8 +67,14 @@ def test_a_built_store_maps_keys_to_the_hits_the_floor_returns(tmp_path: Path) -
     small = Book()
     task = small.task("t", "2026-05-01 09:00", "Tiny task", goal="g", plan=["one"])
     session = small.session("s", "2026-05-01 09:05", "tiny chat")
-    small.entry("e", task, "2026-05-01 09:10", "decision", "Pick zstd for the archive",
-                detail="smaller than gzip")  # fmt: skip
+    small.entry(
+        "e",
+        task,
+        "2026-05-01 09:10",
+        "decision",
+        "Pick zstd for the archive",
+        detail="smaller than gzip",
+    )
     small.turn("u", session, "2026-05-02 10:00", "user", "My sister lives in Porto.")
     refs = write(small, tmp_path / "s.db")
     assert refs["e"]["kind"] == "entry" and refs["u"]["kind"] == "turn"

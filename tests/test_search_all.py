@@ -51,14 +51,22 @@ def record_one_of_each(mem: clew.Memory, word: str) -> dict[str, str]:
     action = mem.record_action(
         task.id, command="docker push app", exit_code=1, stderr=f"denied by {word}\n"
     )
-    decision = mem.trace_decision(task.id, "retry the push with a token", outcome="failure",
-                                  error=f"still refused by {word}")  # fmt: skip
+    decision = mem.trace_decision(
+        task.id, "retry the push with a token", outcome="failure", error=f"still refused by {word}"
+    )
     session = mem.start_session(workspace="/srv/app")
     hello = mem.append_turn(session.id, {"role": "user", "content": "hello"})
     turn = mem.append_turn(session.id, {"role": "user", "content": f"please use {word}"})
-    return {"entry": entry.id, "message": message.id, "action": action.id, "turn": turn.id,
-            "decision": decision.id, "task": task.id, "session": session.id,
-            "hello": hello.id}  # fmt: skip
+    return {
+        "entry": entry.id,
+        "message": message.id,
+        "action": action.id,
+        "turn": turn.id,
+        "decision": decision.id,
+        "task": task.id,
+        "session": session.id,
+        "hello": hello.id,
+    }
 
 
 def test_search_finds_every_kind_and_each_open_command_shows_it(db: Path, cli: Cli) -> None:
@@ -121,11 +129,17 @@ def test_kind_narrows_and_filters_keep_working(mem: clew.Memory) -> None:
 
 def test_cli_kind_is_repeatable_and_takes_a_comma_list(cli: Cli, mem: clew.Memory) -> None:
     record_one_of_each(mem, "kestrel")
-    kinds = {h["kind"] for h in json.loads(cli("search", "kestrel", "--kind", "turn",
-                                               "--kind", "entry", "--json").out)}  # fmt: skip
+    kinds = {
+        h["kind"]
+        for h in json.loads(
+            cli("search", "kestrel", "--kind", "turn", "--kind", "entry", "--json").out
+        )
+    }
     assert kinds == {"turn", "entry"}
-    kinds = {h["kind"] for h in json.loads(cli("search", "kestrel", "--kind", "action,message",
-                                               "--json").out)}  # fmt: skip
+    kinds = {
+        h["kind"]
+        for h in json.loads(cli("search", "kestrel", "--kind", "action,message", "--json").out)
+    }
     assert kinds == {"action", "message"}
 
 
@@ -175,8 +189,9 @@ def test_the_records_index_follows_any_output_and_any_update(
         task = mem.create_task("Prop", ["one"])
         started = mem.record_action(task.id, command="run it", status="started", stdout=first)
         mem.finish_action(started.id, exit_code=3, stderr=second, stdout="quokka")
-        mem.update_task(task.id, message="x" if not isinstance(first, str) or not first.strip()
-                        else first)  # fmt: skip
+        mem.update_task(
+            task.id, message="x" if not isinstance(first, str) or not first.strip() else first
+        )
         assert mem.verify().ok
         assert [h.id for h in mem.search_all("quokka", kinds="action")] == [started.id]
 
@@ -243,18 +258,27 @@ def test_a_decision_is_found_by_its_action_and_its_error_and_filtered(mem: clew.
     # Keyword search: by meaning, the other decisions about a registry would rank too.
     task = mem.create_task("Deploy", ["build", "ship"])
     ship = mem.trace_decision(
-        task.id, "Switch the image registry to ghcr.io\nthe hub throttles pulls",
-        outcome="failure", error="quota exceeded on the mirror", agent="planner",
-        state="EXECUTING", context={"why": "rate limited"}, artifacts={"file": "deploy.yaml"},
+        task.id,
+        "Switch the image registry to ghcr.io\nthe hub throttles pulls",
+        outcome="failure",
+        error="quota exceeded on the mirror",
+        agent="planner",
+        state="EXECUTING",
+        context={"why": "rate limited"},
+        artifacts={"file": "deploy.yaml"},
         step=2,
-    )  # fmt: skip
+    )
     build = mem.trace_decision(task.id, "Pin the registry digest", step=1)
     other = mem.create_task("Other", ["one"])
     elsewhere = mem.trace_decision(other.id, "Use the registry cache", error="mirror offline")
     # By its action: the hit says what it is, where it belongs and how it turned out.
     (hit,) = mem.search_all("ghcr.io", mode="keyword", kinds="decision")
-    assert (hit.kind, hit.id, hit.task_id, hit.step_id) == ("decision", ship.id, task.id,
-                                                            ship.plan_item_id)  # fmt: skip
+    assert (hit.kind, hit.id, hit.task_id, hit.step_id) == (
+        "decision",
+        ship.id,
+        task.id,
+        ship.plan_item_id,
+    )
     assert hit.label == "decision failure" and hit.field == "action"
     assert hit.title == "Switch the image registry to ghcr.io"  # its first line
     assert "[ghcr.io]" in hit.snippet or "[ghcr]" in hit.snippet
@@ -296,8 +320,11 @@ def test_a_decision_found_by_meaning_alone_is_described(mem: clew.Memory) -> Non
     decision = mem.trace_decision(task.id, "Roll back the release\nthen page", step=1)
     described = mem.retrieval._describe([("decision", decision.id), ("decision", "gone")])
     hit = described[("decision", decision.id)]
-    assert (hit.kind, hit.title, hit.label) == ("decision", "Roll back the release",
-                                                "decision success")  # fmt: skip
+    assert (hit.kind, hit.title, hit.label) == (
+        "decision",
+        "Roll back the release",
+        "decision success",
+    )
     assert hit.task_id == task.id and hit.step_id == decision.plan_item_id
     assert ("decision", "gone") not in described  # deleted since it was embedded
 
@@ -318,9 +345,10 @@ def test_the_decision_open_command_shows_its_error(db: Path, cli: Cli) -> None:
 @given(
     action=st.text(min_size=1, max_size=200).filter(str.strip),
     error=st.one_of(st.none(), st.text(max_size=200).filter(str.strip)),
-    context=st.one_of(st.none(), st.dictionaries(st.text(max_size=8), st.text(max_size=40),
-                                                 max_size=3)),
-)  # fmt: skip
+    context=st.one_of(
+        st.none(), st.dictionaries(st.text(max_size=8), st.text(max_size=40), max_size=3)
+    ),
+)
 def test_the_records_index_follows_any_decision(
     tmp_path_factory: pytest.TempPathFactory,
     action: str,
@@ -329,8 +357,9 @@ def test_the_records_index_follows_any_decision(
 ) -> None:
     with clew.open(tmp_path_factory.mktemp("prop") / "clew.db") as mem:
         task = mem.create_task("Prop", ["one"])
-        made = mem.trace_decision(task.id, action, error=error, context=context,
-                                  artifacts={"marker": "wombat"})  # fmt: skip
+        made = mem.trace_decision(
+            task.id, action, error=error, context=context, artifacts={"marker": "wombat"}
+        )
         assert mem.verify().ok
         assert [h.id for h in mem.search_all("wombat", kinds="decision")] == [made.id]
 
@@ -339,8 +368,9 @@ def test_a_huge_decision_is_indexed_by_its_head_and_tail(mem: clew.Memory) -> No
     task = mem.create_task("Big", ["one"])
     filler = "filler " * 20_000
     log = f"{filler} middleword {filler} omegatail"
-    made = mem.trace_decision(task.id, "load the dump", error="alphahead failed",
-                              context={"log": log})  # fmt: skip
+    made = mem.trace_decision(
+        task.id, "load the dump", error="alphahead failed", context={"log": log}
+    )
     assert [h.id for h in mem.search_all("alphahead", kinds="decision")] == [made.id]
     assert [h.id for h in mem.search_all("omegatail", kinds="decision")] == [made.id]
     assert mem.search_all("middleword", kinds="decision") == []
@@ -351,8 +381,12 @@ def test_a_huge_decision_is_indexed_by_its_head_and_tail(mem: clew.Memory) -> No
 def test_an_older_store_gets_its_decisions_indexed_at_migration_12(db: Path) -> None:
     with clew.open(db) as mem:
         task = mem.create_task("Old", ["one", "two"])
-        made = [mem.trace_decision(task.id, f"decision {n} about the gannet", step=n % 2 + 1,
-                                   error=f"reason {n}") for n in range(4)]  # fmt: skip
+        made = [
+            mem.trace_decision(
+                task.id, f"decision {n} about the gannet", step=n % 2 + 1, error=f"reason {n}"
+            )
+            for n in range(4)
+        ]
         action = mem.record_action(task.id, command="echo gannet", exit_code=0)
     conn = sqlite3.connect(db)
     undo_migration_12(conn)
@@ -386,9 +420,11 @@ def test_verify_reports_a_decision_missing_from_the_index(mem: clew.Memory, db: 
     found = [d for d in mem.verify().differences if d.table == "records_fts"]
     assert found and found[0].stored.startswith("1 message(s), command(s) or decision(s)")
     # A decision deleted by hand takes its document with it.
-    conn.execute("INSERT INTO record_docs (kind, ref_id, space, task_id, created_at, title, body,"
-                 " stderr) VALUES ('decision', ?, ?, ?, '2026', 'x', 'y', '')",
-                 (made.id, mem.space, task.id))  # fmt: skip
+    conn.execute(
+        "INSERT INTO record_docs (kind, ref_id, space, task_id, created_at, title, body,"
+        " stderr) VALUES ('decision', ?, ?, ?, '2026', 'x', 'y', '')",
+        (made.id, mem.space, task.id),
+    )
     conn.execute("INSERT INTO records_fts (records_fts) VALUES ('rebuild')")
     conn.execute("DELETE FROM trace_decisions WHERE id = ?", (made.id,))
     conn.commit()
@@ -400,8 +436,17 @@ def test_seen_finds_the_failed_make_by_its_output(db: Path, cli: Cli) -> None:
     line = "make: *** [Makefile:2: all] Error 2"
     made = cli("task", "new", "Build", "--plan", "compile")
     task = made.out.strip()
-    failed = cli("task", "action", task, "-c", "make", "--exit-code", "2",
-                 "--stderr", f"cc -o app main.c\nmain.c:3: error\n{line}\n")  # fmt: skip
+    failed = cli(
+        "task",
+        "action",
+        task,
+        "-c",
+        "make",
+        "--exit-code",
+        "2",
+        "--stderr",
+        f"cc -o app main.c\nmain.c:3: error\n{line}\n",
+    )
     assert failed.code == 0, failed.err
     action = failed.out.strip().split()[0]
     # The same output from a command that passed is not a failure seen before.
@@ -449,22 +494,32 @@ def test_conversation_recall_without_a_session_searches_the_whole_workspace(
     ("text", "expected"),
     [
         ("use ghcr.io instead of docker hub", ["use ghcr.io instead of docker hub"]),
-        ("Decided: use ghcr.io instead of docker hub. Then push.",
-         ["Decided: use ghcr.io instead of docker hub.", "Then push."]),
+        (
+            "Decided: use ghcr.io instead of docker hub. Then push.",
+            ["Decided: use ghcr.io instead of docker hub.", "Then push."],
+        ),
         ("Pin v1.2.3 and python 3.11 now. Done", ["Pin v1.2.3 and python 3.11 now.", "Done"]),
-        ("Edit src/app.py and ./run.sh first! Then test?",
-         ["Edit src/app.py and ./run.sh first!", "Then test?"]),
-        ("See https://example.com/a.b?c=1 for it. ok", ["See https://example.com/a.b?c=1 for it.",
-                                                         "ok"]),
-        ("Use a fast tool, e.g. ripgrep, i.e. rg. Next", ["Use a fast tool, e.g. ripgrep, i.e. rg.",
-                                                          "Next"]),
-        ("Going with the slim image (e.g. python:3.11-slim) now", [
-            "Going with the slim image (e.g. python:3.11-slim) now"]),
+        (
+            "Edit src/app.py and ./run.sh first! Then test?",
+            ["Edit src/app.py and ./run.sh first!", "Then test?"],
+        ),
+        (
+            "See https://example.com/a.b?c=1 for it. ok",
+            ["See https://example.com/a.b?c=1 for it.", "ok"],
+        ),
+        (
+            "Use a fast tool, e.g. ripgrep, i.e. rg. Next",
+            ["Use a fast tool, e.g. ripgrep, i.e. rg.", "Next"],
+        ),
+        (
+            "Going with the slim image (e.g. python:3.11-slim) now",
+            ["Going with the slim image (e.g. python:3.11-slim) now"],
+        ),
         ("one line\nanother line", ["one line", "another line"]),
         ("Wait... really?! yes", ["Wait...", "really?!", "yes"]),
         ("", []),
     ],
-)  # fmt: skip
+)
 def test_sentences_never_split_inside_names_versions_or_paths(
     text: str, expected: list[str]
 ) -> None:
@@ -478,8 +533,9 @@ _NAME = st.from_regex(
 )
 
 
-@given(st.lists(st.one_of(st.from_regex(r"[a-z]{1,8}", fullmatch=True), _NAME), min_size=1,
-                max_size=8))  # fmt: skip
+@given(
+    st.lists(st.one_of(st.from_regex(r"[a-z]{1,8}", fullmatch=True), _NAME), min_size=1, max_size=8)
+)
 def test_a_sentence_of_names_stays_whole(words: list[str]) -> None:
     sentence = "Use " + " ".join(words) + " now."
     assert sentences(sentence) == [sentence]
@@ -487,9 +543,15 @@ def test_a_sentence_of_names_stays_whole(words: list[str]) -> None:
 
 
 def test_extraction_keeps_a_decision_about_a_host_whole() -> None:
-    message = Message("m1", "default", "t1", MessageRole.AGENT, MessageType.TEXT,
-                      "Going with ghcr.io instead of docker hub. Pulls are rate limited.",
-                      "2026-11-22T09:00:00Z")  # fmt: skip
+    message = Message(
+        "m1",
+        "default",
+        "t1",
+        MessageRole.AGENT,
+        MessageType.TEXT,
+        "Going with ghcr.io instead of docker hub. Pulls are rate limited.",
+        "2026-11-22T09:00:00Z",
+    )
     (draft,) = rules(None, [], [message], [])
     assert draft.summary == "Going with ghcr.io instead of docker hub."
 
@@ -555,10 +617,14 @@ def test_seen_before_names_errors_like_it_whose_text_differs(mem: clew.Memory) -
 
 def test_recall_search_across_sessions_ranks_best_first(mem: clew.Memory) -> None:
     one = mem.start_session(workspace="/srv/home", title="spring", at="2026-04-02")
-    mem.append_turns(one.id, [
-        {"role": "user", "content": "Melanie signed up for a pottery class on Tuesdays"},
-        {"role": "assistant", "content": "Lovely, she will enjoy the wheel"},
-    ], at="2026-04-02")  # fmt: skip
+    mem.append_turns(
+        one.id,
+        [
+            {"role": "user", "content": "Melanie signed up for a pottery class on Tuesdays"},
+            {"role": "assistant", "content": "Lovely, she will enjoy the wheel"},
+        ],
+        at="2026-04-02",
+    )
     two = mem.start_session(workspace="/srv/home", title="summer", at="2026-06-10")
     mem.append_turns(two.id, [{"role": "user", "content": "the garden needs water"}])
     found = mem.recall(None, "search", workspace="/srv/home", query="Melanie's pottery class")
@@ -584,8 +650,7 @@ def test_a_time_finds_its_turns_written_out_of_time_order(
         clock.now = datetime.fromisoformat(f"{day}T10:00:00+00:00")  # type: ignore[attr-defined]
         words = "kestrel nest " * (n + 1)  # each a different score
         written.append(mem.append_turn(session, {"role": "user", "content": words}).id)
-    found = mem.search_all("kestrel nest", kinds="turn", since="2026-01-05",
-                           until="2026-01-06")  # fmt: skip
+    found = mem.search_all("kestrel nest", kinds="turn", since="2026-01-05", until="2026-01-06")
     # The day's three first (then their neighbours, which may be of other days).
     assert {h.id for h in found[:3]} == {written[1], written[3], written[5]}
     assert mem.search_all("kestrel", kinds="turn", since="2026-02-01", until="2026-03-01") == []
@@ -602,13 +667,19 @@ def test_a_word_in_most_turns_is_left_to_the_ranking(
 
     monkeypatch.setattr(sqlite_search, "COMMON_PROBE", 3)
     session = mem.start_session(title="chatter").id
-    plain = [mem.append_turn(session, {"role": "user", "content": f"alpha note {n}"}).id
-             for n in range(10)]  # fmt: skip
+    plain = [
+        mem.append_turn(session, {"role": "user", "content": f"alpha note {n}"}).id
+        for n in range(10)
+    ]
     rare = mem.append_turn(session, {"role": "user", "content": "alpha kestrel"}).id
     found = mem.search_all("alpha kestrel", kinds="turn")
     assert found[0].id == rare
-    matched = {h.id for h in mem._store.search_records(parse("alpha kestrel", any_terms=True),
-                                                       ["turn"], limit=20)}  # fmt: skip
+    matched = {
+        h.id
+        for h in mem._store.search_records(
+            parse("alpha kestrel", any_terms=True), ["turn"], limit=20
+        )
+    }
     if isinstance(mem._store._text, sqlite_search.Fts5Index):
         assert matched == {rare}
     else:  # PostgreSQL ranks every match (its idf is capped instead)
@@ -626,8 +697,10 @@ class _Toy:
     def embed(self, texts: list[str]) -> Any:
         import numpy as np
 
-        rows = [[1.0, 0.0] if any(w in t.casefold() for w in ("dog", "biscuit")) else [0.3, 1.0]
-                for t in texts]  # fmt: skip
+        rows = [
+            [1.0, 0.0] if any(w in t.casefold() for w in ("dog", "biscuit")) else [0.3, 1.0]
+            for t in texts
+        ]
         out = np.array(rows, dtype=np.float32).reshape(len(texts), 2)
         return out / np.linalg.norm(out, axis=1, keepdims=True)
 
@@ -647,8 +720,15 @@ def test_hybrid_keeps_the_record_nearest_in_meaning_among_the_first_two(
     task = mem.create_task("Home", ["one"])
     for n in range(20):  # so that "vet" is a word of weight to bm25
         mem.add_finding(task.id, f"groceries: item {n} on the list")
-    for place in ("on Elm street", "at the mall", "by the station", "downtown", "uptown",
-                  "near the park", "on the hill"):  # fmt: skip
+    for place in (
+        "on Elm street",
+        "at the mall",
+        "by the station",
+        "downtown",
+        "uptown",
+        "near the park",
+        "on the hill",
+    ):
         mem.add_finding(task.id, f"the vet {place} had something to say about cats")
     puppy = mem.add_finding(task.id, "Biscuit must rest her injured leg for six weeks")
     question = "what did the vet say about my dog?"

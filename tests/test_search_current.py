@@ -5,6 +5,7 @@ core install (keyword search, no vectors)."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -30,8 +31,11 @@ def _clew(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": src}
     return subprocess.run(
         [sys.executable, "-c", CORE, "--db", str(db), *args],
-        capture_output=True, text=True, env=env, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
 
 
 def _readme(mem: clew.Memory) -> tuple[str, str, str]:
@@ -51,30 +55,69 @@ def _readme(mem: clew.Memory) -> tuple[str, str, str]:
 
 def test_the_readme_example_in_a_real_process_with_the_core_install(tmp_path: Path) -> None:
     db = tmp_path / "clew.db"
-    made = _clew(db, "--create", "task", "new", "Deploy", "--plan", "Build", "Push", "Run",
-                 "--goal", "v1.2.3 live")  # fmt: skip
+    made = _clew(
+        db,
+        "--create",
+        "task",
+        "new",
+        "Deploy",
+        "--plan",
+        "Build",
+        "Push",
+        "Run",
+        "--goal",
+        "v1.2.3 live",
+    )
     assert made.returncode == 0, made.stderr
     tid = made.stdout.strip()
-    assert _clew(db, "task", "replan", tid, "--insert", "3", "Log in to the registry",
-                 "--reason", "pull was denied").returncode == 0  # fmt: skip
+    assert (
+        _clew(
+            db,
+            "task",
+            "replan",
+            tid,
+            "--insert",
+            "3",
+            "Log in to the registry",
+            "--reason",
+            "pull was denied",
+        ).returncode
+        == 0
+    )
     old = _clew(db, "task", "record", tid, "--decision", "Push to Docker Hub").stdout.strip()
-    new = _clew(db, "note", tid, "--type", "decision", "--summary",
-                "Push to ghcr.io instead of Docker Hub: Docker Hub rate-limits pulls",
-                "--supersedes", old).stdout.strip()  # fmt: skip
+    new = _clew(
+        db,
+        "note",
+        tid,
+        "--type",
+        "decision",
+        "--summary",
+        "Push to ghcr.io instead of Docker Hub: Docker Hub rate-limits pulls",
+        "--supersedes",
+        old,
+    ).stdout.strip()
     found = _clew(db, "search", "which registry did we pick?", "--json")
     assert found.returncode == 0, found.stderr
     hits = json.loads(found.stdout)
     assert hits[0]["id"] == new and hits[0]["label"] == "decision"
-    pushing = json.loads(_clew(db, "search", "what did we decide about pushing the image?",
-                               "--json").stdout)  # fmt: skip
+    pushing = json.loads(
+        _clew(db, "search", "what did we decide about pushing the image?", "--json").stdout
+    )
     ids = [h["id"] for h in pushing]
     assert ids[0] == new and ids.index(new) < ids.index(old)
     shown = pushing[ids.index(old)]
     assert shown["label"] == "decision, superseded" and shown["superseded_by"] == new
     text = _clew(db, "search", "what did we decide about pushing the image?").stdout
     assert f"[decision, superseded by {new}]" in text
-    history = json.loads(_clew(db, "search", "what did we decide about pushing the image?",
-                               "--include-superseded", "--json").stdout)  # fmt: skip
+    history = json.loads(
+        _clew(
+            db,
+            "search",
+            "what did we decide about pushing the image?",
+            "--include-superseded",
+            "--json",
+        ).stdout
+    )
     assert {h["id"] for h in history[:2]} == {old, new}  # alongside, as they match
     answer = _clew(db, "ask", tid, "what did we decide about pushing the image?")
     assert "ghcr.io" in answer.stdout and "Push to Docker Hub\n" not in answer.stdout
@@ -98,8 +141,9 @@ def test_a_superseded_hit_brings_its_replacement_even_unmatched(mem: clew.Memory
     hits = mem.search_all("memcached", mode="keyword")
     assert [h.id for h in hits][:2] == [new.id, old.id]
     assert hits[1].label == "decision, superseded" and hits[1].superseded_by == new.id
-    assert [h.id for h in mem.search_all("memcached", mode="keyword",
-                                         include_superseded=True)] == [old.id]  # fmt: skip
+    assert [h.id for h in mem.search_all("memcached", mode="keyword", include_superseded=True)] == [
+        old.id
+    ]
 
 
 def test_a_chain_of_replacements_leads_to_the_current_one(mem: clew.Memory) -> None:
@@ -111,16 +155,23 @@ def test_a_chain_of_replacements_leads_to_the_current_one(mem: clew.Memory) -> N
 
 
 def test_every_new_kind_is_searched_and_narrowed_by_kind(mem: clew.Memory) -> None:
-    task = mem.create_task("Migrate billing to stripe", ["Export invoices", "Backfill ledger"],
-                           goal="zero double charges")  # fmt: skip
+    task = mem.create_task(
+        "Migrate billing to stripe",
+        ["Export invoices", "Backfill ledger"],
+        goal="zero double charges",
+    )
     mem.update_task(task.id, step=2, step_status="active", active_issue="ledger_p004 lock timeout")
     mem.set_task_record(task.id, answer="Invoices moved; ledger backfilled in 3 partitions")
     mem.add_pattern("deploys", "blue-green rollout", description="two fleets, switch traffic")
     mem.add_guardrail("never force-push to main", pattern=r"git push .*--force")
     expected = {
-        "task": "stripe billing", "goal": "double charges", "step": "ledger_p004",
-        "answer": "partitions backfilled", "pattern": "blue-green", "guardrail": "force-push",
-    }  # fmt: skip
+        "task": "stripe billing",
+        "goal": "double charges",
+        "step": "ledger_p004",
+        "answer": "partitions backfilled",
+        "pattern": "blue-green",
+        "guardrail": "force-push",
+    }
     for kind, words in expected.items():
         hits = mem.search_all(words, kinds=kind, mode="keyword")
         assert hits and hits[0].kind == kind, (kind, hits)
@@ -162,13 +213,21 @@ def test_an_identifier_as_written_ranks_above_meaning(mem: clew.Memory) -> None:
 def test_ask_answers_from_current_records_and_says_when_only_history(mem: clew.Memory) -> None:
     task = mem.create_task("Release v2.19.2", ["Build", "Publish"])
     old = mem.add_entry("decision", "Publish the release to Docker Hub", task_id=task.id)
-    mem.add_entry("decision", "Publish the release to ghcr.io: Docker Hub rate-limits pulls",
-                  task_id=task.id, supersedes=old.id)  # fmt: skip
+    mem.add_entry(
+        "decision",
+        "Publish the release to ghcr.io: Docker Hub rate-limits pulls",
+        task_id=task.id,
+        supersedes=old.id,
+    )
     answer = mem.ask(task.id, "which registry did we pick for the release?")
     assert "ghcr.io" in answer.text
     assert f"{old.id} [decision" not in answer.text
-    err = mem.add_entry("error", "flaky checkout of the release assets", task_id=task.id,
-                        resolution="retried with a cache")  # fmt: skip
+    err = mem.add_entry(
+        "error",
+        "flaky checkout of the release assets",
+        task_id=task.id,
+        resolution="retried with a cache",
+    )
     answer = mem.ask(task.id, "what went wrong with the checkout of the assets?")
     assert err.id in answer.text and "history" in (answer.note or "")
 
@@ -184,21 +243,32 @@ def test_the_ranking_rules_are_pure() -> None:
 
 
 def _blue_green(mem: clew.Memory) -> str:
-    mem.add_pattern("deploys", "retry with exponential backoff and jitter",
-                    description="when a remote API answers 429 or 503")  # fmt: skip
-    mem.add_pattern("testing", "one database per test worker",
-                    description="isolates tests that share state")  # fmt: skip
-    rollout = mem.add_pattern("deploys", "blue-green rollout", description="run two identical"
-                              " fleets and switch traffic to the new one, so a new version never"
-                              " leaves users without the site")  # fmt: skip
-    task = mem.create_task("Deploy the API", ["Cut the release"],
-                           goal="zero downtime for the release")  # fmt: skip
+    mem.add_pattern(
+        "deploys",
+        "retry with exponential backoff and jitter",
+        description="when a remote API answers 429 or 503",
+    )
+    mem.add_pattern(
+        "testing", "one database per test worker", description="isolates tests that share state"
+    )
+    rollout = mem.add_pattern(
+        "deploys",
+        "blue-green rollout",
+        description="run two identical"
+        " fleets and switch traffic to the new one, so a new version never"
+        " leaves users without the site",
+    )
+    task = mem.create_task(
+        "Deploy the API", ["Cut the release"], goal="zero downtime for the release"
+    )
     content = mem.assemble(task=task.id).messages[0]["content"]
     return str(content) if rollout else ""
 
 
-@pytest.mark.skipif(not __import__("clew.search.vectors").vectors.embedder_available(),
-                    reason="the vectors extra is not installed")  # fmt: skip
+@pytest.mark.skipif(
+    not importlib.import_module("clew.search.vectors").embedder_available(),
+    reason="the vectors extra is not installed",
+)
 def test_a_pattern_reaches_the_task_context_by_meaning(mem: clew.Memory) -> None:
     text = _blue_green(mem)
     assert "blue-green rollout" in text
@@ -217,12 +287,23 @@ def test_without_vectors_the_context_takes_patterns_by_their_words(
 def test_ask_what_is_blocking_the_release_from_the_open_error(mem: clew.Memory) -> None:
     task = mem.create_task("Release v2.19.2", ["Build image", "Push image", "Tag release"])
     old = mem.add_entry("decision", "Push to Docker Hub", task_id=task.id)
-    mem.add_entry("decision", "Push to ghcr.io instead of Docker Hub: Docker Hub rate-limits"
-                  " pulls", task_id=task.id, supersedes=old.id)  # fmt: skip
-    fixed = mem.add_entry("error", "docker push to Docker Hub blocked the release: rate limit",
-                          task_id=task.id, resolution="moved to ghcr.io")  # fmt: skip
-    now = mem.add_entry("error", "ghcr.io push denied: the token lacks write:packages, blocking"
-                        " the release", task_id=task.id)  # fmt: skip
+    mem.add_entry(
+        "decision",
+        "Push to ghcr.io instead of Docker Hub: Docker Hub rate-limits pulls",
+        task_id=task.id,
+        supersedes=old.id,
+    )
+    fixed = mem.add_entry(
+        "error",
+        "docker push to Docker Hub blocked the release: rate limit",
+        task_id=task.id,
+        resolution="moved to ghcr.io",
+    )
+    now = mem.add_entry(
+        "error",
+        "ghcr.io push denied: the token lacks write:packages, blocking the release",
+        task_id=task.id,
+    )
     answer = mem.ask(task.id, "what is blocking the release?")
     assert now.id in answer.text and fixed.id not in answer.text and old.id not in answer.text
 
@@ -230,9 +311,13 @@ def test_ask_what_is_blocking_the_release_from_the_open_error(mem: clew.Memory) 
 @pytest.mark.parametrize("mode", ["keyword", "auto"])
 def test_the_readme_example_in_a_store_of_other_work(mem: clew.Memory, mode: str) -> None:
     other = mem.create_task("Billing service", ["Schema", "API", "Deploy"])
-    for said in ("Use PostgreSQL 16 for billing", "Expose billing over gRPC",
-                 "Run migrations with alembic", "Cache invoices in Redis for an hour",
-                 "Deploy billing with kamal"):  # fmt: skip
+    for said in (
+        "Use PostgreSQL 16 for billing",
+        "Expose billing over gRPC",
+        "Run migrations with alembic",
+        "Cache invoices in Redis for an hour",
+        "Deploy billing with kamal",
+    ):
         mem.add_entry("decision", said, task_id=other.id)
     mem.update_task(other.id, message="Looking at image registries again: pulls are slow")
     _, old, new = _readme(mem)
@@ -250,8 +335,9 @@ def test_the_tool_labels_history_and_takes_include_superseded(mem: clew.Memory) 
     found = tools.call(mem, "memory_search", {"query": "Docker Hub", "mode": "keyword"})
     assert f"[decision, superseded by {new}]" in found.text
     assert found.text.index(new) < found.text.index(f"{old} [decision, superseded")
-    alongside = tools.call(mem, "memory_search", {"query": "Docker Hub", "mode": "keyword",
-                                                  "include_superseded": True})  # fmt: skip
+    alongside = tools.call(
+        mem, "memory_search", {"query": "Docker Hub", "mode": "keyword", "include_superseded": True}
+    )
     assert old in alongside.text
     step = tools.call(mem, "memory_search", {"query": "registry", "kinds": ["step"]})
     assert "Log in to the registry" in step.text and "step" in step.text

@@ -107,9 +107,11 @@ def _pottery(mem: clew.Memory, clock: FakeClock) -> tuple[str, str]:
     (report,) = _talk(mem, clock, start, ("Mia", "I went to a pottery workshop yesterday."))
     _talk(mem, clock, start + timedelta(days=9), *FILLER[::-1])
     (mention,) = _talk(
-        mem, clock, start + timedelta(days=20),
+        mem,
+        clock,
+        start + timedelta(days=20),
         ("Mia", "Back at the pottery workshop, the pottery teacher says my pottery is coming on."),
-    )  # fmt: skip
+    )
     clock.now = start + timedelta(days=30)
     return report, mention
 
@@ -122,8 +124,9 @@ def test_when_did_ranks_the_report_that_says_when_above_later_mentions(
     when = [h.id for h in mem.search_all("When did Mia go to the pottery workshop?", mode=mode)]
     assert when[0] == report, when
     # Asked what, not when: the fuller mention ranks first.
-    what = [h.id for h in mem.search_all("What did the pottery workshop teacher tell Mia?",
-                                         mode=mode)]  # fmt: skip
+    what = [
+        h.id for h in mem.search_all("What did the pottery workshop teacher tell Mia?", mode=mode)
+    ]
     assert what[0] == mention, what
     # And without the rule the mention would have led the "when" question too.
     monkeypatch.setattr(ranking, "SAYS_WHEN", 1.0)
@@ -173,13 +176,19 @@ def test_the_records_of_a_time_are_read_on_both_backends(
         ("turn", early[1])
     ]
     everything = store.records_between(
-        ["turn", "message"], since="2026-03-01T00:00:00.000Z", until="2027-01-01T00:00:00.000Z",
+        ["turn", "message"],
+        since="2026-03-01T00:00:00.000Z",
+        until="2027-01-01T00:00:00.000Z",
         limit=10,
-    )  # fmt: skip
+    )
     assert {k for k, _ in everything} == {"turn", "message"}
     assert ("turn", late[0]) in everything
     (session,) = {t.session_id for t in store.turns_by_id(late)}
-    only = store.records_between(["turn", "message"], since=since,
-                                 until="2027-01-01T00:00:00.000Z", session_ids=[session],
-                                 limit=10)  # fmt: skip
+    only = store.records_between(
+        ["turn", "message"],
+        since=since,
+        until="2027-01-01T00:00:00.000Z",
+        session_ids=[session],
+        limit=10,
+    )
     assert only == [("turn", late[0])]

@@ -36,9 +36,11 @@ def fill(mem: clew.Memory) -> dict[str, str]:
     error = mem.add_error(task.id, "push denied", detail="denied by the registry")
     mem.record_fix(error.id, "log in first", worked=False)
     mem.add_entry(
-        "decision", "Push after login", task_id=task.id,
+        "decision",
+        "Push after login",
+        task_id=task.id,
         sources=[("action", bad.id), ("action", ok.id), ("entry", error.id)],
-    )  # fmt: skip
+    )
     for n in range(3):
         session = mem.start_session(workspace="/srv/app", title=f"s{n}")
         mem.append_turn(session.id, {"role": "user", "content": f"hello {n}"})

@@ -141,9 +141,13 @@ def served(db: Path, backend: str) -> Iterator[Served]:
     """A server whose home space is A, with keys of A (read, write, admin, one revoked) and
     of B (write, admin); A holds a task and a session whose words B must never see."""
     keys = (
-        ("read", "a", "read"), ("write", "a", "write"), ("admin", "a", "admin"),
-        ("revoked", "a", "write"), ("other", "b", "write"), ("other-admin", "b", "admin"),
-    )  # fmt: skip
+        ("read", "a", "read"),
+        ("write", "a", "write"),
+        ("admin", "a", "admin"),
+        ("revoked", "a", "write"),
+        ("other", "b", "write"),
+        ("other-admin", "b", "admin"),
+    )
     with running(db, keys) as result:
         result.server.spaces.home.revoke_key(result.tokens["revoked"])
         yield result
@@ -155,23 +159,39 @@ SECRET = "zebra-7f3a-unique"
 def seed(s: Served) -> dict[str, str]:
     """Space A's records through the API: a task with a decision, an error, a command, a
     session; returns their ids."""
-    task = s.op("task_register", {"name": f"Deploy {SECRET}", "plan": ["Build", "Ship"],
-                                  "constraints": [f"keep {SECRET}"]})  # fmt: skip
+    task = s.op(
+        "task_register",
+        {"name": f"Deploy {SECRET}", "plan": ["Build", "Ship"], "constraints": [f"keep {SECRET}"]},
+    )
     assert task.status == 200, task.text
     task_id = task.json()["data"]["task_id"]
-    record = s.op("task_record", {"task_id": task_id, "decision": f"Use {SECRET} registry",
-                                  "error": f"ImportError {SECRET}"})  # fmt: skip
+    record = s.op(
+        "task_record",
+        {
+            "task_id": task_id,
+            "decision": f"Use {SECRET} registry",
+            "error": f"ImportError {SECRET}",
+        },
+    )
     assert record.status == 200, record.text
     entries = record.json()["data"]["entries"]
     mem = s.mems[next(iter(s.mems))]
     action = mem.record_action(task_id, command=f"make {SECRET}", exit_code=2, stdout=SECRET)
-    turns = s.op("session_append", {"session": "chat-a", "messages": [
-        {"role": "user", "content": f"the password is {SECRET}"},
-        {"role": "assistant", "content": "noted"},
-    ]})  # fmt: skip
+    turns = s.op(
+        "session_append",
+        {
+            "session": "chat-a",
+            "messages": [
+                {"role": "user", "content": f"the password is {SECRET}"},
+                {"role": "assistant", "content": "noted"},
+            ],
+        },
+    )
     assert turns.status == 200, turns.text
-    wait = s.op("smart_wait", {"action": "add", "task_id": task_id, "kind": "manual",
-                               "target": f"approval of {SECRET}"})  # fmt: skip
+    wait = s.op(
+        "smart_wait",
+        {"action": "add", "task_id": task_id, "kind": "manual", "target": f"approval of {SECRET}"},
+    )
     assert wait.status == 200, wait.text
     return {
         "task": task_id,
@@ -191,18 +211,31 @@ def test_every_route_answers_with_its_data(served: Served, backend: str) -> None
     ids = seed(s)
     task = ids["task"]
     checks: list[tuple[str, dict[str, Any], str]] = [
-        ("task_update", {"task_id": task, "step": 1, "step_status": "completed",
-                         "message": "built it"}, "1/2 steps done"),
+        (
+            "task_update",
+            {"task_id": task, "step": 1, "step_status": "completed", "message": "built it"},
+            "1/2 steps done",
+        ),
         ("task_update", {"task_id": task, "query": "where was I?"}, "Ship"),
-        ("task_plan", {"task_id": task, "operations": [{"op": "add", "title": "Verify"}],
-                       "reason": "check it"}, "Verify"),
+        (
+            "task_plan",
+            {
+                "task_id": task,
+                "operations": [{"op": "add", "title": "Verify"}],
+                "reason": "check it",
+            },
+            "Verify",
+        ),
         ("task_record", {"task_id": task, "finding": "cache is cold"}, "Recorded discovery"),
         ("task_state", {"task_id": task}, "Ship"),
         ("task_list", {"all": True}, SECRET),
         ("memory_search", {"query": "registry"}, SECRET),
         ("memory_query", {"task_id": task, "type": "decision"}, SECRET),
-        ("conversation_recall", {"action": "range", "session": "chat-a", "start_turn": 1,
-                                 "end_turn": 2}, SECRET),
+        (
+            "conversation_recall",
+            {"action": "range", "session": "chat-a", "start_turn": 1, "end_turn": 2},
+            SECRET,
+        ),
         ("session_list", {"all": True}, ids["session"]),
         ("smart_wait", {"action": "list", "task_id": task}, "approval"),
         ("task_history", {"task_id": task}, "task.created"),
@@ -210,9 +243,8 @@ def test_every_route_answers_with_its_data(served: Served, backend: str) -> None
         ("session_turns", {"session": "chat-a"}, SECRET),
         ("session_context", {"session": "chat-a"}, SECRET),
         ("session_resume", {"session": "chat-a"}, ids["session"]),
-        ("smart_wait", {"action": "resolve", "wait_id": ids["wait"], "evidence": "ok"},
-         "resolved"),
-    ]  # fmt: skip
+        ("smart_wait", {"action": "resolve", "wait_id": ids["wait"], "evidence": "ok"}, "resolved"),
+    ]
     called = set()
     for name, body, expected in checks:
         reply = s.op(name, body)
@@ -227,8 +259,18 @@ def test_every_route_answers_with_its_data(served: Served, backend: str) -> None
 
     page = s.call("GET", "/")
     assert page.status == 200 and SECRET in page.text and "<progress" in page.text
-    assert s.call("GET", "/", key=None, headers={"Authorization": "Basic " + base64.b64encode(
-        f"me:{s.tokens['read']}".encode()).decode()}).status == 200  # fmt: skip
+    assert (
+        s.call(
+            "GET",
+            "/",
+            key=None,
+            headers={
+                "Authorization": "Basic "
+                + base64.b64encode(f"me:{s.tokens['read']}".encode()).decode()
+            },
+        ).status
+        == 200
+    )
 
     document = s.call("GET", "/api/v1/openapi.json", key=None)
     assert document.status == 200
@@ -317,12 +359,14 @@ def _every_request(ids: dict[str, str]) -> list[tuple[str, str, Any]]:
         "smart_wait": {"action": "resolve", "wait_id": ids["wait"]},
         "task_history": {"task_id": task},
         "ledger": {"contains": SECRET},
-        "session_append": {"session": ids["session"], "messages": [{"role": "user",
-                                                                    "content": "hi"}]},
+        "session_append": {
+            "session": ids["session"],
+            "messages": [{"role": "user", "content": "hi"}],
+        },
         "session_turns": {"session": ids["session"]},
         "session_context": {"session": ids["session"]},
         "session_resume": {"session": ids["session"]},
-    }  # fmt: skip
+    }
     assert set(bodies) == set(api.OPERATIONS)
     found: list[tuple[str, str, Any]] = [
         ("POST", f"/api/v1/{name}", body) for name, body in bodies.items()
@@ -338,9 +382,17 @@ def _every_request(ids: dict[str, str]) -> list[tuple[str, str, Any]]:
         ("GET", "/sessions", None),
         ("GET", f"/sessions/{ids['session']}", None),
         ("GET", "/search?q=Deploy", None),
-        ("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                          "params": {"name": "task_list", "arguments": {"all": True}}}),
-    ]  # fmt: skip
+        (
+            "POST",
+            "/mcp",
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "task_list", "arguments": {"all": True}},
+            },
+        ),
+    ]
     return found
 
 
@@ -375,8 +427,11 @@ def test_no_route_reveals_or_changes_another_space(served: Served) -> None:
             assert SECRET not in reply.text or SECRET in asked, (who, path, reply.text[:300])
             for record in ("task", "decision", "error", "action", "wait"):
                 assert ids[record] not in reply.text or ids[record] in asked, (
-                    who, path, record, reply.text[:300]
-                )  # fmt: skip
+                    who,
+                    path,
+                    record,
+                    reply.text[:300],
+                )
             if token is not None and "another space" in who:
                 # B's own key works in B, which holds none of A's records.
                 assert reply.status in (200, 202, 400, 403, 404, 406), (who, path, reply.text[:300])
@@ -390,8 +445,9 @@ def test_no_route_reveals_or_changes_another_space(served: Served) -> None:
     for method, path, body in _every_request(ids):
         name = path.rsplit("/", 1)[-1]
         if (name in api.OPERATIONS and api.scope_needed(name, body) != "read") or name in (
-            "import", "requests"
-        ):  # fmt: skip
+            "import",
+            "requests",
+        ):
             raw = body if isinstance(body, bytes) else None
             reply = s.call(method, path, None if raw is not None else body, raw=raw, key="read")
             assert reply.status == 403, (path, reply.text)
@@ -405,9 +461,12 @@ def test_a_request_cannot_name_another_space(served: Served) -> None:
     seed(s)
     b = s.tokens["space-b"]
     reply = s.call(
-        "POST", "/api/v1/task_list?space=" + next(iter(s.mems)), {"all": True}, key="other",
+        "POST",
+        "/api/v1/task_list?space=" + next(iter(s.mems)),
+        {"all": True},
+        key="other",
         headers={"X-Clew-Space": next(iter(s.mems))},
-    )  # fmt: skip
+    )
     assert reply.status == 200 and SECRET not in reply.text
     assert s.op("task_list", {"all": True, "space": "x"}, key="other").status == 400
     assert s.call("GET", "/api/v1/key", key="other").json()["space"] == b
@@ -429,10 +488,12 @@ def test_loopback_without_keys_serves_the_local_user_until_a_key_exists(db: Path
             assert s.op("task_register", {"name": "local"}, key=None).status == 200
             # A page elsewhere cannot use the keyless server through a visitor's browser:
             # another site's page is refused (403), a rebound name is not this server (421).
-            for header, status in (({"Origin": "https://evil.example"}, 403),
-                                   ({"Host": "evil.example:80"}, 421),
-                                   ({"Host": "127.attacker.example:" + url.rsplit(":", 1)[1]}, 421),
-                                   ({"Origin": "http://127.0.0.1:1"}, 403)):  # fmt: skip
+            for header, status in (
+                ({"Origin": "https://evil.example"}, 403),
+                ({"Host": "evil.example:80"}, 421),
+                ({"Host": "127.attacker.example:" + url.rsplit(":", 1)[1]}, 421),
+                ({"Origin": "http://127.0.0.1:1"}, 403),
+            ):
                 forged = s.call("POST", "/api/v1/task_list", {}, key=None, headers=header)
                 assert forged.status == status, header
                 assert "\n" not in forged.json()["error"]
@@ -456,10 +517,22 @@ def test_binding_beyond_loopback_needs_a_key(tmp_path: Path) -> None:
 
 def test_the_serve_command_refuses_a_wide_bind_without_keys_in_one_line(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "clew", "--db", str(tmp_path / "s.db"), "serve", "--host",
-         "0.0.0.0", "--port", "0"],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "clew",
+            "--db",
+            str(tmp_path / "s.db"),
+            "serve",
+            "--host",
+            "0.0.0.0",
+            "--port",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "clew keys create" in done.stderr
 
@@ -579,8 +652,13 @@ def test_the_api_keeps_to_its_openapi_document(served: Served) -> None:
         if operation.path in _NOT_GENERATED:
             continue
 
-        @settings(max_examples=EXAMPLES, deadline=None, database=None, phases=[Phase.generate],
-                  suppress_health_check=list(HealthCheck))  # fmt: skip
+        @settings(
+            max_examples=EXAMPLES,
+            deadline=None,
+            database=None,
+            phases=[Phase.generate],
+            suppress_health_check=list(HealthCheck),
+        )
         @given(case=operation.as_strategy())
         def conforms(case: Any) -> None:
             case.call_and_validate(
@@ -611,8 +689,19 @@ def test_the_keys_commands_make_list_revoke_and_show_the_log(
         assert home.authenticate(token).scope == "read"
         from clew.core.credentials import RequestLine
 
-        home.log_requests([RequestLine(space, prefix, "POST", "/api/v1/task_list", 200,
-                                       "2026-11-25T10:00:00.000000Z", 1.5)])  # fmt: skip
+        home.log_requests(
+            [
+                RequestLine(
+                    space,
+                    prefix,
+                    "POST",
+                    "/api/v1/task_list",
+                    200,
+                    "2026-11-25T10:00:00.000000Z",
+                    1.5,
+                )
+            ]
+        )
     log = cli("keys", "log", "--space", space)
     assert "/api/v1/task_list" in log.out and prefix in log.out
     assert cli("keys", "revoke", prefix).code == 0
@@ -643,14 +732,22 @@ def test_clew_mcp_port_is_the_same_app_and_keeps_its_keys_rule(tmp_path: Path) -
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "clew", "--db", str(db), "mcp", "--port", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )  # fmt: skip
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         wait_listening(server, port)
         s = Served(f"http://127.0.0.1:{port}", None, {}, {})  # type: ignore[arg-type]
-        initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"}}}  # fmt: skip
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
         accept = {
             "Accept": "application/json, text/event-stream",
             "Content-Type": "application/json",
@@ -669,8 +766,11 @@ def test_the_request_log_forgets_what_is_older_than_its_days(db: Path, clock: An
     from clew.core.credentials import RequestLine
 
     space = new_space()
-    days = ["2026-10-01T00:00:00.000000Z", "2026-11-20T00:00:00.000000Z",
-            "2026-11-21T12:00:00.000000Z"]  # fmt: skip
+    days = [
+        "2026-10-01T00:00:00.000000Z",
+        "2026-11-20T00:00:00.000000Z",
+        "2026-11-21T12:00:00.000000Z",
+    ]
     with clew.open(db, space=space, clock=clock) as home:  # the clock says 2026-11-22 09:00
         home.log_requests([RequestLine(space, None, "GET", "/", 200, at, 1.0) for at in days])
         assert home.prune_requests(30) >= 1  # every space's: other tests' old lines go too
@@ -748,9 +848,12 @@ def _post_chunked(s: Served, chunks: list[bytes]) -> Reply:
     conn = http.client.HTTPConnection(host, int(port), timeout=60)
     try:
         conn.request(
-            "POST", "/api/v1/import", body=iter(chunks), encode_chunked=True,
+            "POST",
+            "/api/v1/import",
+            body=iter(chunks),
+            encode_chunked=True,
             headers={"Authorization": f"Bearer {s.tokens['write']}"},
-        )  # fmt: skip
+        )
         response = conn.getresponse()
         return Reply(response.status, response.read(), dict(response.getheaders()))
     finally:

@@ -56,9 +56,13 @@ class Shell:
 
     def run(self, script: str) -> str:
         done = subprocess.run(
-            ["bash", "-e", "-c", self.local(script)], capture_output=True, text=True,
-            cwd=self.folder, env=self.env, timeout=120,
-        )  # fmt: skip
+            ["bash", "-e", "-c", self.local(script)],
+            capture_output=True,
+            text=True,
+            cwd=self.folder,
+            env=self.env,
+            timeout=120,
+        )
         assert done.returncode == 0, f"{script}\n{done.stdout}\n{done.stderr}"
         return done.stdout
 
@@ -74,9 +78,12 @@ def test_the_server_recipe_runs_as_written(shell: Shell) -> None:
     key = shell.run(start[1]).splitlines()[0]
     assert re.fullmatch(r"clew_[0-9a-f]{12}_\S+", key)
     server = subprocess.Popen(
-        ["bash", "-c", "exec " + shell.local(start[2]).split("#")[0]], cwd=shell.folder,
-        env=shell.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        ["bash", "-c", "exec " + shell.local(start[2]).split("#")[0]],
+        cwd=shell.folder,
+        env=shell.env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 60
         while True:

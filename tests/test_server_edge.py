@@ -286,17 +286,28 @@ def test_a_host_the_server_does_not_answer_to_is_refused_on_every_route(tmp_path
                 listed = _send(s, method, path, body, {"Host": "memory.example.com"})
                 assert listed.status not in (421, 500), (path, listed.status, listed.text)
                 assert "another site" not in listed.text, path
-        initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"}}}  # fmt: skip
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
         assert _send(s, "POST", "/mcp", initialize, {"Host": f"localhost:{port}"}).status == 200
 
 
 def test_a_wildcard_bind_takes_ip_literals_and_listed_names_only(tmp_path: Path) -> None:
     with serving(tmp_path / "s.db", bind="0.0.0.0") as s:  # listening on 127.0.0.1 still
         port = s.url.rsplit(":", 1)[1]
-        served = ((f"127.0.0.1:{port}", 200), (f"localhost:{port}", 200),
-                  (f"memory.example.com:{port}", 421), ("127.0.0.1:1", 421))  # fmt: skip
+        served = (
+            (f"127.0.0.1:{port}", 200),
+            (f"localhost:{port}", 200),
+            (f"memory.example.com:{port}", 421),
+            ("127.0.0.1:1", 421),
+        )
         for host, status in served:
             assert _send(s, "GET", "/api/v1/key", None, {"Host": host}).status == status, host
 
@@ -318,9 +329,13 @@ def _through_nginx(
 ) -> dict[str, str]:
     """The headers nginx sends on with `sets` for a request from `client` with `sent`."""
     before = [sent["X-Forwarded-For"]] if "X-Forwarded-For" in sent else []
-    values = {"$remote_addr": client, "$host": host.split(":")[0], "$scheme": "https",
-              "$http_host": host,
-              "$proxy_add_x_forwarded_for": ", ".join([*before, client])}  # fmt: skip
+    values = {
+        "$remote_addr": client,
+        "$host": host.split(":")[0],
+        "$scheme": "https",
+        "$http_host": host,
+        "$proxy_add_x_forwarded_for": ", ".join([*before, client]),
+    }
     out = dict(sent)
     for name, value in sets.items():
         out = {k: v for k, v in out.items() if k.lower() != name.lower()}
@@ -344,17 +359,27 @@ def test_the_nginx_recipe_keeps_the_per_address_limit_whatever_a_client_sends(
     options = server_options(args)
     assert options.forwarded_allow_ips and options.allowed_hosts
     public = options.allowed_hosts[0]
-    with serving(tmp_path / "s.db", rate=0.001, burst=3, bind="127.0.0.1",
-                 allowed_hosts=options.allowed_hosts,
-                 forwarded_allow_ips=options.forwarded_allow_ips) as s:  # fmt: skip
-        tries = (("203.0.113.7", "POST", "/api/v1/task_list", b"{}"),
-                 ("198.51.100.9", "POST", "/login", b"key=clew_x"))  # fmt: skip
+    with serving(
+        tmp_path / "s.db",
+        rate=0.001,
+        burst=3,
+        bind="127.0.0.1",
+        allowed_hosts=options.allowed_hosts,
+        forwarded_allow_ips=options.forwarded_allow_ips,
+    ) as s:
+        tries = (
+            ("203.0.113.7", "POST", "/api/v1/task_list", b"{}"),
+            ("198.51.100.9", "POST", "/login", b"key=clew_x"),
+        )
         for client, method, path, body in tries:
             statuses = []
             for n in range(8):
-                sent = {"X-Forwarded-For": f"10.0.0.{n}", "Authorization": f"Bearer clew_{n}",
-                        "Forwarded": f"for=10.1.0.{n}",  # nginx passes it on: never read
-                        "Content-Type": "application/x-www-form-urlencoded"}  # fmt: skip
+                sent = {
+                    "X-Forwarded-For": f"10.0.0.{n}",
+                    "Authorization": f"Bearer clew_{n}",
+                    "Forwarded": f"for=10.1.0.{n}",  # nginx passes it on: never read
+                    "Content-Type": "application/x-www-form-urlencoded",
+                }
                 headers = _through_nginx(sets, client, public, sent)
                 statuses.append(raw(s, method, path, body, list(headers.items())).status)
             assert statuses == [401] * 3 + [429] * 5, (client, statuses)
@@ -372,8 +397,9 @@ def test_a_keyless_server_serves_nothing_that_came_through_a_proxy(tmp_path: Pat
         try:
             s = Served(url, server, {"a": home})
             assert s.op("task_list", {}, key=None).status == 200  # the local user
-            proxied = raw(s, "POST", "/api/v1/task_list", b"{}",
-                          [("X-Forwarded-For", "203.0.113.7")])  # fmt: skip
+            proxied = raw(
+                s, "POST", "/api/v1/task_list", b"{}", [("X-Forwarded-For", "203.0.113.7")]
+            )
             assert proxied.status == 401 and "needs a key" in one_line(proxied)
         finally:
             stop()
@@ -384,14 +410,29 @@ def test_x_forwarded_for_from_an_unlisted_peer_moves_nothing(tmp_path: Path) -> 
     address's tries (issue 24: they never got a 429), and so are the login form's."""
     with serving(tmp_path / "s.db", rate=0.001, burst=3) as s:
         statuses = [
-            raw(s, "POST", "/api/v1/task_list", b"{}",
-                [("X-Forwarded-For", f"10.{n // 250}.0.{n % 250}"),
-                 ("Authorization", "Bearer clew_0123456789ab_" + "x" * 43)]).status
+            raw(
+                s,
+                "POST",
+                "/api/v1/task_list",
+                b"{}",
+                [
+                    ("X-Forwarded-For", f"10.{n // 250}.0.{n % 250}"),
+                    ("Authorization", "Bearer clew_0123456789ab_" + "x" * 43),
+                ],
+            ).status
             for n in range(500)
-        ]  # fmt: skip
+        ]
         assert statuses[:3] == [401] * 3 and set(statuses[3:]) == {429}
-        login = raw(s, "POST", "/login", b"key=x", [("X-Forwarded-For", "10.9.9.9"),
-                    ("Content-Type", "application/x-www-form-urlencoded")])  # fmt: skip
+        login = raw(
+            s,
+            "POST",
+            "/login",
+            b"key=x",
+            [
+                ("X-Forwarded-For", "10.9.9.9"),
+                ("Content-Type", "application/x-www-form-urlencoded"),
+            ],
+        )
         assert login.status == 429
 
 
@@ -401,10 +442,18 @@ LONG = "x" * 1_000_001  # past every text limit (a message, an entry: 1,000,000 
 HOSTILE_TEXT = {"NUL": "\x00", "a lone surrogate": "\ud800", "an over-long value": LONG}
 # In a path or query, as a client sends them: NUL, a surrogate's UTF-8 (not UTF-8 at all),
 # a byte that is not UTF-8, a control character, and a value past the edge's limit.
-HOSTILE_URL = {"NUL": "%00", "a lone surrogate": "%ED%A0%80", "invalid UTF-8": "%FF",
-               "a control character": "%1B", "an over-long value": "x" * 5000}  # fmt: skip
-HOSTILE_HEADER = {"invalid UTF-8": b"\xff\xfe", "a control character": b"a\x1bb",
-                  "an over-long value": b"k" * 9000}  # fmt: skip
+HOSTILE_URL = {
+    "NUL": "%00",
+    "a lone surrogate": "%ED%A0%80",
+    "invalid UTF-8": "%FF",
+    "a control character": "%1B",
+    "an over-long value": "x" * 5000,
+}
+HOSTILE_HEADER = {
+    "invalid UTF-8": b"\xff\xfe",
+    "a control character": b"a\x1bb",
+    "an over-long value": b"k" * 9000,
+}
 
 
 def _leaves(value: Any, at: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
@@ -428,10 +477,12 @@ def _put(value: Any, at: tuple[Any, ...], new: Any) -> Any:
 
 
 def _mcp(s: Served, body: dict[str, Any], session: str = "") -> Reply:
-    headers = [("Authorization", f"Bearer {s.tokens['write']}"),
-               ("Accept", "application/json, text/event-stream"),
-               ("Content-Type", "application/json"),
-               ("MCP-Protocol-Version", "2025-06-18")]  # fmt: skip
+    headers = [
+        ("Authorization", f"Bearer {s.tokens['write']}"),
+        ("Accept", "application/json, text/event-stream"),
+        ("Content-Type", "application/json"),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ]
     if session:
         headers.append(("Mcp-Session-Id", session))
     return raw(s, "POST", "/mcp", json.dumps(body).encode(), headers)
@@ -460,8 +511,9 @@ def test_hostile_bytes_anywhere_get_one_line_and_break_nothing(db: Path, backend
         form = [*key, ("Content-Type", "application/x-www-form-urlencoded")]
         refused: list[tuple[str, Reply]] = []  # (what was sent, the answer): each a 400
 
-        def send(what: str, method: str, target: str | bytes, body: bytes = b"",
-                 headers: Any = ()) -> None:  # fmt: skip
+        def send(
+            what: str, method: str, target: str | bytes, body: bytes = b"", headers: Any = ()
+        ) -> None:
             refused.append((what, raw(s, method, target, body, [*key, *headers])))
 
         routes = _routes(ids)
@@ -476,21 +528,39 @@ def test_hostile_bytes_anywhere_get_one_line_and_break_nothing(db: Path, backend
                     sent = json.dumps(_put(body, at, value)).encode()
                     send(f"{kind} in {name}'s {at}", "POST", path, sent)
                 if kind != "an over-long value":
-                    send(f"{kind} in a key of {name}", "POST", path,
-                         json.dumps({**body, value: 1}).encode())  # fmt: skip
+                    send(
+                        f"{kind} in a key of {name}",
+                        "POST",
+                        path,
+                        json.dumps({**body, value: 1}).encode(),
+                    )
             send(f"invalid UTF-8 in {name}'s body", "POST", path, b'{"x": "\xff\xfe"}')
         # A journal file to import with each hostile value in an event.
         journal = s.call("GET", "/api/v1/export").body.splitlines(keepends=True)
         for kind, value in (("NUL", "\\u0000"), ("a lone surrogate", "\\ud800")):
             line = journal[1].replace(b'"id":', f'"hostile": "{value}", "id":'.encode(), 1)
-            send(f"{kind} in an imported event", "POST", "/api/v1/import",
-                 b"".join([journal[0], line, *journal[2:]]))  # fmt: skip
-        send("invalid UTF-8 in an imported event", "POST", "/api/v1/import",
-             b"".join([journal[0], journal[1][:-3] + b"\xff}\n", *journal[2:]]))  # fmt: skip
+            send(
+                f"{kind} in an imported event",
+                "POST",
+                "/api/v1/import",
+                b"".join([journal[0], line, *journal[2:]]),
+            )
+        send(
+            "invalid UTF-8 in an imported event",
+            "POST",
+            "/api/v1/import",
+            b"".join([journal[0], journal[1][:-3] + b"\xff}\n", *journal[2:]]),
+        )
         # Ids in the path, and the path itself.
         for kind, value in HOSTILE_URL.items():
-            for target in (f"/tasks/{value}", f"/tasks/{value}/act", f"/sessions/{value}",
-                           f"/api/v1/{value}", f"/{value}", f"/mcp/{value}"):  # fmt: skip
+            for target in (
+                f"/tasks/{value}",
+                f"/tasks/{value}/act",
+                f"/sessions/{value}",
+                f"/api/v1/{value}",
+                f"/{value}",
+                f"/mcp/{value}",
+            ):
                 method = "POST" if target.startswith(("/api", "/mcp")) or "act" in target else "GET"
                 send(f"{kind} in the path {target[:40]}", method, target)
         # The query of every route, and the headers of every route.
@@ -499,12 +569,18 @@ def test_hostile_bytes_anywhere_get_one_line_and_break_nothing(db: Path, backend
             for kind, value in HOSTILE_URL.items():
                 send(f"{kind} in {path}'s query", method, f"{path}?q={value}", data)
             for kind, raw_value in HOSTILE_HEADER.items():
-                for header in ("Authorization", "Cookie", "Origin", "X-Forwarded-For",
-                               "Mcp-Session-Id"):  # fmt: skip
+                for header in (
+                    "Authorization",
+                    "Cookie",
+                    "Origin",
+                    "X-Forwarded-For",
+                    "Mcp-Session-Id",
+                ):
                     sent = [(header, raw_value)]
                     if header == "Authorization":  # instead of the good key
-                        refused.append((f"{kind} in {path}'s {header}",
-                                        raw(s, method, path, data, sent)))  # fmt: skip
+                        refused.append(
+                            (f"{kind} in {path}'s {header}", raw(s, method, path, data, sent))
+                        )
                     else:
                         send(f"{kind} in {path}'s {header}", method, path, data, sent)
         # The dashboard's forms: a good token, a hostile field.
@@ -514,11 +590,18 @@ def test_hostile_bytes_anywhere_get_one_line_and_break_nothing(db: Path, backend
         for kind, value in HOSTILE_URL.items():
             if kind == "an over-long value":
                 value = "x" * (300 * 1024)  # past the form's limit
-            for path, fields in ((f"/tasks/{ids['task']}/act", f"do=note&csrf={token}&text="),
-                                 ("/login", "key="), ("/use", f"csrf={token}&prefix="),
-                                 ("/logout", "csrf=")):  # fmt: skip
-                refused.append((f"{kind} in the form of {path}", raw(
-                    s, "POST", path, (fields + value).encode(), [*form[1:], *cookie])))  # fmt: skip
+            for path, fields in (
+                (f"/tasks/{ids['task']}/act", f"do=note&csrf={token}&text="),
+                ("/login", "key="),
+                ("/use", f"csrf={token}&prefix="),
+                ("/logout", "csrf="),
+            ):
+                refused.append(
+                    (
+                        f"{kind} in the form of {path}",
+                        raw(s, "POST", path, (fields + value).encode(), [*form[1:], *cookie]),
+                    )
+                )
         for what, reply in refused:
             assert reply.status == 400, (what, reply.status, reply.text[:300])
             one_line(reply)
@@ -528,9 +611,16 @@ def test_hostile_bytes_anywhere_get_one_line_and_break_nothing(db: Path, backend
 
         # /mcp: hostile arguments to a tool are a tool error the model can act on; a body
         # that is not JSON text (a lone surrogate) is the protocol's parse error, 400.
-        initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"}}}  # fmt: skip
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
         opened = _mcp(s, initialize)
         assert opened.status == 200, opened.text
         session = opened.headers["mcp-session-id"]
@@ -541,8 +631,12 @@ def test_hostile_bytes_anywhere_get_one_line_and_break_nothing(db: Path, backend
             if kind != "an over-long value":  # a message has no limit short of the body's
                 tries += [{"task_id": ids["task"], "message": value}, {value: 1}]
             for args in tries:
-                call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                        "params": {"name": "task_update", "arguments": args}}  # fmt: skip
+                call = {
+                    "jsonrpc": "2.0",
+                    "id": 2,
+                    "method": "tools/call",
+                    "params": {"name": "task_update", "arguments": args},
+                }
                 reply = _mcp(s, call, session)
                 if kind == "a lone surrogate":
                     assert reply.status == 400, reply.text[:300]
@@ -565,8 +659,13 @@ def test_hostile_bytes_anywhere_get_one_line_and_break_nothing(db: Path, backend
         statuses = [r.status for r in logged]
         assert statuses.count(400) >= len(refused) + 2, (statuses.count(400), len(refused))
         routes_logged = {r.route for r in logged}
-        for expected in ("/\\x00", "/tasks/\\xff", "/tasks/\\xed\\xa0\\x80", "/api/v1/\\x1b",
-                         "/sessions/" + "x" * 290):  # fmt: skip
+        for expected in (
+            "/\\x00",
+            "/tasks/\\xff",
+            "/tasks/\\xed\\xa0\\x80",
+            "/api/v1/\\x1b",
+            "/sessions/" + "x" * 290,
+        ):
             assert any(r.startswith(expected) for r in routes_logged), expected
 
 
@@ -586,8 +685,10 @@ def _events_announce_a_write(
     """Follow /events, write through the API (after `meanwhile`), hear the new head."""
     port = int(s.url.rsplit(":", 1)[1])
     with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
-        sock.sendall(f"GET /events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer"
-                     f" {s.tokens['write']}\r\n\r\n".encode())  # fmt: skip
+        sock.sendall(
+            f"GET /events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer"
+            f" {s.tokens['write']}\r\n\r\n".encode()
+        )
         seen = b""
 
         def heads() -> list[int]:
@@ -689,8 +790,13 @@ def test_refused_requests_are_logged_with_the_key_tried_and_its_space(
         assert s.op("task_list", {}, key=wrong).status == 401
         assert s.op("task_list", {}, key=s.tokens["revoked"]).status == 401
         assert s.op("task_list", {}, key=stranger).status == 401
-        login = raw(s, "POST", "/login", f"key={wrong}".encode(),
-                    [("Content-Type", "application/x-www-form-urlencoded")])  # fmt: skip
+        login = raw(
+            s,
+            "POST",
+            "/login",
+            f"key={wrong}".encode(),
+            [("Content-Type", "application/x-www-form-urlencoded")],
+        )
         assert login.status == 401
         assert s.op("task_list", {}, key=wrong).status == 429  # the address's fifth try
         assert s.call("GET", "/api/v1/requests", key="write").status == 403
@@ -725,8 +831,20 @@ def test_a_sigkilled_server_loses_no_answered_request(db: Path, tmp_path: Path) 
         token = home.create_key(space, "read").token
     prefix = token.split("_")[1]
     port = free_port()
-    command = [sys.executable, "-m", "clew", "--db", str(db), "serve", "--port", str(port),
-               "--rate", "1000", "--burst", "1000"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "clew",
+        "--db",
+        str(db),
+        "serve",
+        "--port",
+        str(port),
+        "--rate",
+        "1000",
+        "--burst",
+        "1000",
+    ]
     server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         wait_listening(server, port)
@@ -787,10 +905,25 @@ def test_clew_mcp_port_takes_the_servers_options(tmp_path: Path) -> None:
         token = home.create_key("default", "read").token
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "clew", "--db", str(db), "mcp", "--port", str(port),
-         "--burst", "2", "--rate", "0.01", "--allowed-host", "memory.example.com"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "clew",
+            "--db",
+            str(db),
+            "mcp",
+            "--port",
+            str(port),
+            "--burst",
+            "2",
+            "--rate",
+            "0.01",
+            "--allowed-host",
+            "memory.example.com",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         wait_listening(server, port)
         s = Served(f"http://127.0.0.1:{port}", None, {}, {"read": token})  # type: ignore[arg-type]

@@ -47,12 +47,51 @@ def exact_tokens(text: str) -> int:
 
 
 HOSTILE = [
-    "yes", "No", "NULL", "~", "on", "y", ": colon", "- dash", "# hash", "a #b", "&anchor",
-    "*alias", "!tag", "%directive", "@at", "`tick", "{flow}", "[list]", "'single", '"double',
-    "tab\there", "new\nline", "cr\rline", "---", "...", "1e3", "0x1F", "2026-11-22", ".inf",
-    "\u2028sep", "nel\x85", "\ufeffbom", "<|endoftext|>", "  spaced  ", "trailing ", "é🙂中",
-    "\x00nul", "\x7fdel", "\x1bescape", "key: value", "? q", "| pipe", "> fold", "=",
-]  # fmt: skip
+    "yes",
+    "No",
+    "NULL",
+    "~",
+    "on",
+    "y",
+    ": colon",
+    "- dash",
+    "# hash",
+    "a #b",
+    "&anchor",
+    "*alias",
+    "!tag",
+    "%directive",
+    "@at",
+    "`tick",
+    "{flow}",
+    "[list]",
+    "'single",
+    '"double',
+    "tab\there",
+    "new\nline",
+    "cr\rline",
+    "---",
+    "...",
+    "1e3",
+    "0x1F",
+    "2026-11-22",
+    ".inf",
+    "\u2028sep",
+    "nel\x85",
+    "\ufeffbom",
+    "<|endoftext|>",
+    "  spaced  ",
+    "trailing ",
+    "é🙂中",
+    "\x00nul",
+    "\x7fdel",
+    "\x1bescape",
+    "key: value",
+    "? q",
+    "| pipe",
+    "> fold",
+    "=",
+]
 
 short_text = st.one_of(st.sampled_from(HOSTILE), st.text(min_size=1, max_size=40))
 # Up to ~100 KB: a short piece repeated, so big inputs are cheap to generate.
@@ -311,9 +350,13 @@ def _lines_by_definition(value: Any, indent: str = "") -> list[str]:
 
 
 _yaml_scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False),
-    short_text, st.sampled_from(list(StepStatus)),
-)  # fmt: skip
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False),
+    short_text,
+    st.sampled_from(list(StepStatus)),
+)
 _yaml_values = st.recursive(
     _yaml_scalars,
     lambda inner: st.one_of(
@@ -371,8 +414,12 @@ def test_seed_pruning_rules(mem: clew.Memory, clock: FakeClock) -> None:
     # Decisions newest 10; errors newest 5 with the unresolved first.
     assert data["decisions_log"] == [f"decision {n}" for n in range(24, 14, -1)]
     assert [e["error"] for e in data["errors_encountered"]] == [
-        "error 7", "error 6", "error 5", "error 4", "error 3",
-    ]  # fmt: skip
+        "error 7",
+        "error 6",
+        "error 5",
+        "error 4",
+        "error 3",
+    ]
     assert [e["resolution"] for e in data["errors_encountered"]][:2] == [None, None]
     # More than 15 steps: completed count, current, next 3 pending.
     assert data["plan"]["completed"] == 10
@@ -410,9 +457,14 @@ def test_every_section_of_the_state(mem: clew.Memory) -> None:
     mem.record_files(task.id, created=["auth.py"], modified=["app.py", "auth.py"])
     data = yaml.safe_load(mem.state(task.id).text)
     assert data["task"] == {
-        "id": task.id, "name": "Auth", "goal": "login works", "status": "active",
-        "workspace": "/srv/app", "phase": "planned", "plan_source": "agent",
-    }  # fmt: skip
+        "id": task.id,
+        "name": "Auth",
+        "goal": "login works",
+        "status": "active",
+        "workspace": "/srv/app",
+        "phase": "planned",
+        "plan_source": "agent",
+    }
     assert data["constraints"] == ["Use bcrypt for password hashing"]
     assert data["key_findings"] == ["The users table has 3 undocumented columns"]
     assert data["pending_questions"] == [
@@ -545,10 +597,24 @@ def test_a_failures_last_line_keeps_its_definition(stderr: Any, stdout: str | No
             expected = stream.strip().splitlines()[-1]
             break
     action = clew.Action(
-        "a000000001", "default", "t000000001", None, clew.ActionType.CLI, "run",
-        clew.ActionStatus.FAILED, None, None, "make", None, 1, None, stdout, stderr,
-        "2026-11-22T09:00:00.000000Z", "2026-11-22T09:00:00.000000Z",
-    )  # fmt: skip
+        "a000000001",
+        "default",
+        "t000000001",
+        None,
+        clew.ActionType.CLI,
+        "run",
+        clew.ActionStatus.FAILED,
+        None,
+        None,
+        "make",
+        None,
+        1,
+        None,
+        stdout,
+        stderr,
+        "2026-11-22T09:00:00.000000Z",
+        "2026-11-22T09:00:00.000000Z",
+    )
     assert _last_line(action) == expected
 
 

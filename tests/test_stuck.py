@@ -155,9 +155,12 @@ def test_a_success_or_a_step_change_ends_a_repeated_failure(
 def test_a_fix_that_worked_before_is_the_suggestion(mem: clew.Memory, clock: FakeClock) -> None:
     old = mem.create_task("Earlier", ["a"])
     mem.add_error(
-        old.id, "numpy missing", detail=TRACEBACK, command="pytest -x",
+        old.id,
+        "numpy missing",
+        detail=TRACEBACK,
+        command="pytest -x",
         resolution="pip install 'numpy<2' in the venv",
-    )  # fmt: skip
+    )
     task = mem.create_task("Now", ["a"])
     for _ in range(3):
         fail(mem, task.id, clock)
@@ -193,8 +196,11 @@ def test_settings_come_from_the_environment_or_config(
     with clew.open(db, clock=clock) as mem:
         rules = mem.settings.stuck
         assert (rules.idle_after, rules.repeats, rules.cooldown, rules.enabled) == (
-            300.0, 2, 7200.0, True,
-        )  # fmt: skip
+            300.0,
+            2,
+            7200.0,
+            True,
+        )
         task = mem.create_task("T", ["a"])
         clock.advance(6 * MINUTE)
         assert mem.stuck(task.id)
@@ -228,10 +234,17 @@ def test_the_cli_lists_stuck_tasks(
 def stuck_briefs(draw: Any) -> tuple[Any, ...]:
     task = task_of(draw, draw(st.integers(0, 30)))
     messages = [
-        clew.Message(f"m{n:09d}", "default", task.id, clew.MessageRole.AGENT,
-                     clew.MessageType.TEXT, draw(any_text), STAMP)
+        clew.Message(
+            f"m{n:09d}",
+            "default",
+            task.id,
+            clew.MessageRole.AGENT,
+            clew.MessageType.TEXT,
+            draw(any_text),
+            STAMP,
+        )
         for n in range(draw(st.integers(0, 4)))
-    ]  # fmt: skip
+    ]
     stuck = tuple(
         Stuck(reason, STAMP, draw(any_text), draw(any_text))
         for reason in draw(st.sampled_from([(), (NO_PROGRESS,), (REPEATED_FAILURE, NO_PROGRESS)]))
@@ -298,13 +311,27 @@ def test_repeated_failure_keeps_its_definition(
     task = task_of_plan_changed_at(f"2026-11-22T09:0{step_minute}:00.000000Z")
     actions = [
         clew.Action(
-            f"a{n:09d}", "default", task.id, None, clew.ActionType.CLI, summary, status,
-            None, None, command, None, 1, None, None, None,
-            f"2026-11-22T09:0{minute}:00.000000Z", f"2026-11-22T09:0{minute}:00.000000Z",
+            f"a{n:09d}",
+            "default",
+            task.id,
+            None,
+            clew.ActionType.CLI,
+            summary,
+            status,
+            None,
+            None,
+            command,
+            None,
+            1,
+            None,
+            None,
+            None,
+            f"2026-11-22T09:0{minute}:00.000000Z",
+            f"2026-11-22T09:0{minute}:00.000000Z",
             fingerprint=fingerprint,
         )
         for n, (status, command, summary, fingerprint, minute) in enumerate(runs)
-    ]  # fmt: skip
+    ]
     found = repeated_failure(task, actions, repeats)
     assert (found.action_id if found else None) == _repeated_failure_by_definition(
         task, actions, repeats
@@ -316,13 +343,40 @@ def task_of_plan_changed_at(stamp: str) -> Any:
     from clew.models import PlanItem, StepStatus, Task, TaskStatus
 
     step = PlanItem(
-        "s000000001", "default", "t000000000", 1, "step", StepStatus.ACTIVE, stamp, None, None,
-        None, None, (), False, "2026-11-22T09:00:00.000000Z", stamp,
-    )  # fmt: skip
+        "s000000001",
+        "default",
+        "t000000000",
+        1,
+        "step",
+        StepStatus.ACTIVE,
+        stamp,
+        None,
+        None,
+        None,
+        None,
+        (),
+        False,
+        "2026-11-22T09:00:00.000000Z",
+        stamp,
+    )
     return Task(
-        "t000000000", "default", "task", None, None, TaskStatus.ACTIVE, False, {}, 1, None,
-        "2026-11-22T09:00:00.000000Z", stamp, None, None, None, (step,),
-    )  # fmt: skip
+        "t000000000",
+        "default",
+        "task",
+        None,
+        None,
+        TaskStatus.ACTIVE,
+        False,
+        {},
+        1,
+        None,
+        "2026-11-22T09:00:00.000000Z",
+        stamp,
+        None,
+        None,
+        None,
+        (step,),
+    )
 
 
 def _unfixed_by_definition(
@@ -378,12 +432,26 @@ def test_unfixed_failures_keep_their_definition(runs: list[tuple[Any, ...]]) -> 
 
     actions = [
         clew.Action(
-            f"a{n:09d}", "default", "t000000000", None, clew.ActionType.CLI, "ran it", status,
-            None, None, command, None, 1, None, None, None,
-            f"2026-11-22T09:0{minute}:00.000000Z", f"2026-11-22T09:0{minute}:00.000000Z",
+            f"a{n:09d}",
+            "default",
+            "t000000000",
+            None,
+            clew.ActionType.CLI,
+            "ran it",
+            status,
+            None,
+            None,
+            command,
+            None,
+            1,
+            None,
+            None,
+            None,
+            f"2026-11-22T09:0{minute}:00.000000Z",
+            f"2026-11-22T09:0{minute}:00.000000Z",
         )
         for n, (status, command, minute, _) in enumerate(runs)
-    ][::-1]  # fmt: skip
+    ][::-1]
     # Which actions an error entry stands for, and when it was closed (None: still open).
     recorded = {f"a{n:09d}": closed for n, (*_, closed) in enumerate(runs) if closed != "no"}
     assert _unfixed_failures(actions, recorded) == _unfixed_by_definition(actions, recorded)

@@ -45,17 +45,24 @@ def exact(context: Any) -> int:
 
 def deploy(mem: clew.Memory, clock: FakeClock) -> str:
     task = mem.create_task(
-        "Deploy coursefolio", ["Build image", "Push image to registry", "Restart container"],
-        goal="coursefolio runs on prod-1", domain="infra",
-    )  # fmt: skip
+        "Deploy coursefolio",
+        ["Build image", "Push image to registry", "Restart container"],
+        goal="coursefolio runs on prod-1",
+        domain="infra",
+    )
     mem.update_task(task.id, step=1, step_status="completed")
     mem.update_task(task.id, step=2, step_status="active")
     for summary in DECISIONS:  # seven topics, so none replaces another
         clock.advance(10)
         mem.add_decision(task.id, summary)
     clock.advance(10)
-    mem.trace_decision(task.id, action="push the image to ghcr.io", outcome="failure",
-                       agent="executor", error="denied")  # fmt: skip
+    mem.trace_decision(
+        task.id,
+        action="push the image to ghcr.io",
+        outcome="failure",
+        agent="executor",
+        error="denied",
+    )
     mem.add_error(task.id, "registry push denied: token lacks write:packages", step=2)
     mem.add_finding(task.id, "the registry needs a personal access token", tags=["registry"])
     mem.add_finding(task.id, "the database has 3 replicas")  # not about pushing
@@ -78,8 +85,13 @@ def test_a_tasks_context_has_every_tier_in_order(mem: clew.Memory, clock: FakeCl
     context = mem.assemble(task=tid)
     text = context.messages[0]["content"]
     assert context.budget == 2000 and context.tokens <= 2000
-    order = ["## Task state", "## Recent decisions", "## Relevant patterns", "## Guardrails",
-             "## Relevant memory"]  # fmt: skip
+    order = [
+        "## Task state",
+        "## Recent decisions",
+        "## Relevant patterns",
+        "## Guardrails",
+        "## Relevant memory",
+    ]
     assert [text.index(h) for h in order] == sorted(text.index(h) for h in order)
     decisions = text.split("## Recent decisions")[1].split("##")[0].strip().splitlines()
     assert decisions[0] == "- [trace] executor: push the image to ghcr.io -> failure; denied"
@@ -94,8 +106,13 @@ def test_a_tasks_context_has_every_tier_in_order(mem: clew.Memory, clock: FakeCl
     assert "registry push denied" in memory and "personal access token" in memory
     assert "3 replicas" not in memory
     assert [t.name for t in context.tiers] == [
-        "system_prompt", "task_state", "decisions", "patterns", "guardrails", "entries",
-    ]  # fmt: skip
+        "system_prompt",
+        "task_state",
+        "decisions",
+        "patterns",
+        "guardrails",
+        "entries",
+    ]
     assert context.turns == () and exact(context) <= context.tokens
 
 

@@ -33,18 +33,29 @@ def stamp(clock: FakeClock) -> str:
 def full_record(mem: clew.Memory) -> str:
     """A deploy task with every record field set, through the API."""
     task = mem.create_task(
-        "Deploy coursefolio", ["Build image", "Push image", "Run container"],
-        goal="coursefolio runs on prod-1", domain="infra", priority="high", estimate="1h30m",
-    )  # fmt: skip
+        "Deploy coursefolio",
+        ["Build image", "Push image", "Run container"],
+        goal="coursefolio runs on prod-1",
+        domain="infra",
+        priority="high",
+        estimate="1h30m",
+    )
     mem.update_task(
-        task.id, step=1, step_status="completed", step_agent="builder", step_outcome="success",
+        task.id,
+        step=1,
+        step_status="completed",
+        step_agent="builder",
+        step_outcome="success",
         step_artifacts=["ghcr.io/acme/coursefolio:v1.4.0", "dist/coursefolio.tar.gz"],
-    )  # fmt: skip
+    )
     mem.update_task(task.id, step=3, depends_on=[1, 2])
     mem.update_task(
-        task.id, answer="coursefolio v1.4.0 runs on prod-1 behind nginx", outcome="success",
-        confidence=0.85, entities={"services": ["coursefolio"]},
-    )  # fmt: skip
+        task.id,
+        answer="coursefolio v1.4.0 runs on prod-1 behind nginx",
+        outcome="success",
+        confidence=0.85,
+        entities={"services": ["coursefolio"]},
+    )
     return task.id
 
 
@@ -55,8 +66,10 @@ def test_every_field_round_trips_through_the_record(mem: clew.Memory) -> None:
     assert (rec.domain, rec.priority, rec.estimate_seconds) == ("infra", Priority.HIGH, 5400.0)
     assert rec.plan_source is PlanSource.AGENT  # a plan given at creation is the agent's
     assert (rec.answer, rec.outcome, rec.confidence) == (
-        "coursefolio v1.4.0 runs on prod-1 behind nginx", "success", 0.85,
-    )  # fmt: skip
+        "coursefolio v1.4.0 runs on prod-1 behind nginx",
+        "success",
+        0.85,
+    )
     first = rec.steps[steps[0].id]
     assert (first.agent, first.outcome) == ("builder", "success")
     assert first.artifacts == ("ghcr.io/acme/coursefolio:v1.4.0", "dist/coursefolio.tar.gz")
@@ -76,8 +89,11 @@ def test_the_record_is_in_the_state_brief_show_json_tools_and_mirror(
         via_tool = tools.call(mem, "task_state", {"task_id": tid})
     head = state["task"]
     assert (head["phase"], head["domain"], head["priority"], head["estimate"]) == (
-        "executing", "infra", "high", "1h30m",
-    )  # fmt: skip
+        "executing",
+        "infra",
+        "high",
+        "1h30m",
+    )
     assert head["confidence"] == 0.85 and head["plan_source"] == "agent"
     assert state["timestamps"]["created"] == "2026-11-22T09:00Z"
     assert state["outcome"] == "success"
@@ -102,8 +118,22 @@ def test_the_record_is_in_the_state_brief_show_json_tools_and_mirror(
 
 
 def test_the_cli_and_the_tools_set_every_field(cli: Cli, mem: clew.Memory) -> None:
-    made = cli("task", "new", "Migrate", "--plan", "Dump", "Load", "--domain", "db",
-               "--priority", "critical", "--estimate", "2h", "--plan-source", "user")  # fmt: skip
+    made = cli(
+        "task",
+        "new",
+        "Migrate",
+        "--plan",
+        "Dump",
+        "Load",
+        "--domain",
+        "db",
+        "--priority",
+        "critical",
+        "--estimate",
+        "2h",
+        "--plan-source",
+        "user",
+    )
     tid = made.out.strip()
     step_one = ("--step", "1", "--step-status", "completed", "--agent", "dba")
     assert (
@@ -111,35 +141,77 @@ def test_the_cli_and_the_tools_set_every_field(cli: Cli, mem: clew.Memory) -> No
         == 0
     )
     assert cli("task", "update", tid, "--step", "2", "--depends-on", "1").code == 0
-    assert cli("task", "update", tid, "--outcome", "partial", "--answer", "half loaded",
-               "--confidence", "0.4", "--error-summary", "disk full", "--failed-step", "2",
-               "--status", "failed").code == 0  # fmt: skip
+    assert (
+        cli(
+            "task",
+            "update",
+            tid,
+            "--outcome",
+            "partial",
+            "--answer",
+            "half loaded",
+            "--confidence",
+            "0.4",
+            "--error-summary",
+            "disk full",
+            "--failed-step",
+            "2",
+            "--status",
+            "failed",
+        ).code
+        == 0
+    )
     rec = mem.task_record(tid)
     plan = mem.get_task(tid).plan
     assert (rec.domain, rec.priority, rec.estimate_seconds, rec.plan_source) == (
-        "db", Priority.CRITICAL, 7200.0, PlanSource.USER,
-    )  # fmt: skip
+        "db",
+        Priority.CRITICAL,
+        7200.0,
+        PlanSource.USER,
+    )
     assert (rec.outcome, rec.answer, rec.confidence) == ("partial", "half loaded", 0.4)
     assert (rec.error_reason, rec.error_step_id) == ("disk full", plan[1].id)
     assert rec.steps[plan[0].id].outcome == "success" and rec.steps[plan[0].id].agent == "dba"
     assert plan[1].depends_on == (plan[0].id,)
     assert rec.phase is Phase.FAILED_EXECUTION
-    made = tools.call(mem, "task_register", {
-        "name": "Research", "plan": ["Read", "Write"], "domain": "docs", "priority": "low",
-        "estimate": 900, "plan_source": "template",
-    })  # fmt: skip
+    made = tools.call(
+        mem,
+        "task_register",
+        {
+            "name": "Research",
+            "plan": ["Read", "Write"],
+            "domain": "docs",
+            "priority": "low",
+            "estimate": 900,
+            "plan_source": "template",
+        },
+    )
     rid = made.data["task_id"]
-    done = tools.call(mem, "task_update", {
-        "task_id": rid, "step": 1, "step_status": "completed", "step_agent": "reader",
-        "step_outcome": "ok", "step_artifacts": ["notes.md"], "confidence": 0.7,
-        "answer": "42", "outcome": "success", "entities": {"papers": ["arXiv:1706.03762"]},
-    })  # fmt: skip
+    done = tools.call(
+        mem,
+        "task_update",
+        {
+            "task_id": rid,
+            "step": 1,
+            "step_status": "completed",
+            "step_agent": "reader",
+            "step_outcome": "ok",
+            "step_artifacts": ["notes.md"],
+            "confidence": 0.7,
+            "answer": "42",
+            "outcome": "success",
+            "entities": {"papers": ["arXiv:1706.03762"]},
+        },
+    )
     assert not done.is_error, done.text
     tools.call(mem, "task_update", {"task_id": rid, "step": 2, "depends_on": [1]})
     r = mem.task_record(rid)
     assert (r.domain, r.priority, r.estimate_seconds, r.plan_source) == (
-        "docs", Priority.LOW, 900.0, PlanSource.TEMPLATE,
-    )  # fmt: skip
+        "docs",
+        Priority.LOW,
+        900.0,
+        PlanSource.TEMPLATE,
+    )
     assert (r.answer, r.outcome, r.confidence) == ("42", "success", 0.7)
     assert r.entities["papers"] == ("arXiv:1706.03762",)
     assert mem.get_task(rid).plan[1].depends_on == (mem.get_task(rid).plan[0].id,)
@@ -237,9 +309,12 @@ def test_a_failed_tasks_error_summary_comes_from_its_records(mem: clew.Memory) -
     mem.update_task(task.id, step=1, step_status="completed")
     mem.update_task(task.id, step=2, step_status="failed")
     mem.record_action(
-        task.id, command="docker push ghcr.io/acme/app:v2", exit_code=1, step=2,
+        task.id,
+        command="docker push ghcr.io/acme/app:v2",
+        exit_code=1,
+        step=2,
         stderr="denied: permission_denied: write_package",
-    )  # fmt: skip
+    )
     mem.update_task(task.id, status="failed")
     rec = mem.task_record(task.id)
     assert rec.error_reason == (
@@ -251,8 +326,9 @@ def test_a_failed_tasks_error_summary_comes_from_its_records(mem: clew.Memory) -
     mem.set_task_record(task.id, error="no registry credentials on the runner")
     assert mem.task_record(task.id).error_reason == "no registry credentials on the runner"
     assert yaml.safe_load(mem.state(task.id).text)["error_summary"] == {
-        "reason": "no registry credentials on the runner", "failed_step": 2,
-    }  # fmt: skip
+        "reason": "no registry credentials on the runner",
+        "failed_step": 2,
+    }
     assert "Failed (step 2): no registry credentials" in mem.where(task.id).text
 
 
@@ -266,8 +342,11 @@ def test_an_active_task_has_no_derived_error_summary(mem: clew.Memory) -> None:
 
 
 def test_entities_are_extracted_precisely_from_realistic_records(mem: clew.Memory) -> None:
-    task = mem.create_task("Deploy coursefolio", ["Build", "Push", "Restart"],
-                           goal="coursefolio v1.4.0 live on prod-1.example.com")  # fmt: skip
+    task = mem.create_task(
+        "Deploy coursefolio",
+        ["Build", "Push", "Restart"],
+        goal="coursefolio v1.4.0 live on prod-1.example.com",
+    )
     commands = [
         "docker build -t ghcr.io/acme/coursefolio:v1.4.0 .",
         "docker push ghcr.io/acme/coursefolio:v1.4.0",
@@ -331,9 +410,17 @@ def test_an_estimate_said_briefly_reads_back_to_its_minutes(seconds: int) -> Non
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
-    [("90s", 90), ("30m", 1800), ("1h30m", 5400), ("2 days", 172800), ("1.5h", 5400),
-     (45, 45), (0.5, 0.5), ("1w", 604800)],
-)  # fmt: skip
+    [
+        ("90s", 90),
+        ("30m", 1800),
+        ("1h30m", 5400),
+        ("2 days", 172800),
+        ("1.5h", 5400),
+        (45, 45),
+        (0.5, 0.5),
+        ("1w", 604800),
+    ],
+)
 def test_estimates_read_as_durations(text: object, seconds: float) -> None:
     assert estimate(text) == seconds
 

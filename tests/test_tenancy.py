@@ -173,8 +173,15 @@ def test_one_journal_in_two_spaces_keeps_its_upserts_apart_even_for_a_superuser(
 
 # The modules whose SQL both backends run (or PostgreSQL runs through the portable
 # connection): their statements number their placeholders, `$1`, `$2`...
-_PORTABLE = ("portable_*.py", "projection*.py", "rows.py", "pg_search.py", "pg_vectors.py",
-             "pg_heads.py", "pg_verify.py")  # fmt: skip
+_PORTABLE = (
+    "portable_*.py",
+    "projection*.py",
+    "rows.py",
+    "pg_search.py",
+    "pg_vectors.py",
+    "pg_heads.py",
+    "pg_verify.py",
+)
 _SQL_WORD = re.compile(r"\b(?:SELECT|INSERT|UPDATE|DELETE|WHERE|VALUES|SET|AND|LIMIT)\b")
 
 
@@ -186,8 +193,9 @@ def _sql_texts(path: Path) -> list[tuple[int, str]]:
         id(node.body[0].value)
         for node in ast.walk(tree)
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef))
-        and node.body and isinstance(node.body[0], ast.Expr)
-    }  # fmt: skip
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+    }
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.JoinedStr):

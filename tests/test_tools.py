@@ -87,12 +87,23 @@ def test_dispatch_answers_in_the_shape_of_the_call(mem: clew.Memory) -> None:
     openai = tools.dispatch(mem, {"id": "call_1", "type": "function", "function": function})
     assert openai["role"] == "tool" and openai["tool_call_id"] == "call_1"
     assert "1/2 steps done" in openai["content"]
-    item = {"type": "function_call", "call_id": "fc_1", "name": "task_state",
-            "arguments": json.dumps({"task_id": task.id})}  # fmt: skip
+    item = {
+        "type": "function_call",
+        "call_id": "fc_1",
+        "name": "task_state",
+        "arguments": json.dumps({"task_id": task.id}),
+    }
     responses = tools.dispatch(mem, item)
     assert responses["type"] == "function_call_output" and "title: b" in responses["output"]
-    anthropic = tools.dispatch(mem, {"type": "tool_use", "id": "tu_1", "name": "task_update",
-                                     "input": {"task_id": "nope", "message": "x"}})  # fmt: skip
+    anthropic = tools.dispatch(
+        mem,
+        {
+            "type": "tool_use",
+            "id": "tu_1",
+            "name": "task_update",
+            "input": {"task_id": "nope", "message": "x"},
+        },
+    )
     assert anthropic["is_error"] and "no task matches 'nope'" in anthropic["content"]
     with pytest.raises(clew.ValidationError, match="unknown tool call shape"):
         tools.dispatch(mem, {"name": "task_state"})
@@ -134,14 +145,24 @@ def test_the_hook_recipe_prints_the_state_after_compaction(project: Path, tmp_pa
     [entry] = settings["hooks"]["SessionStart"]
     assert set(entry["matcher"].split("|")) >= {"startup", "compact"}
     [hook] = entry["hooks"]
-    event = {"session_id": "s1", "hook_event_name": "SessionStart", "source": "compact",
-             "cwd": str(project), "transcript_path": "/tmp/t.jsonl"}  # fmt: skip
+    event = {
+        "session_id": "s1",
+        "hook_event_name": "SessionStart",
+        "source": "compact",
+        "cwd": str(project),
+        "transcript_path": "/tmp/t.jsonl",
+    }
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     ran = subprocess.run(
-        ["sh", "-c", hook["command"]], input=json.dumps(event), capture_output=True, text=True,
-        cwd=elsewhere, env=hook_environment(), timeout=hook["timeout"],
-    )  # fmt: skip
+        ["sh", "-c", hook["command"]],
+        input=json.dumps(event),
+        capture_output=True,
+        text=True,
+        cwd=elsewhere,
+        env=hook_environment(),
+        timeout=hook["timeout"],
+    )
     assert ran.returncode == 0, ran.stderr
     assert "goal: v2 live" in ran.stdout and "<clew-where-was-i" in ran.stdout
     broken = project / "broken"
@@ -150,9 +171,14 @@ def test_the_hook_recipe_prints_the_state_after_compaction(project: Path, tmp_pa
     (broken / ".clew" / "clew.db").write_text("not a database")
     event["cwd"] = str(broken)
     failed = subprocess.run(
-        ["sh", "-c", hook["command"]], input=json.dumps(event), capture_output=True, text=True,
-        cwd=elsewhere, env=hook_environment(), timeout=hook["timeout"],
-    )  # fmt: skip
+        ["sh", "-c", hook["command"]],
+        input=json.dumps(event),
+        capture_output=True,
+        text=True,
+        cwd=elsewhere,
+        env=hook_environment(),
+        timeout=hook["timeout"],
+    )
     assert failed.returncode == 0 and failed.stdout == ""
     assert failed.stderr.startswith("clew: ") and failed.stderr.count("\n") == 1
 
@@ -166,9 +192,14 @@ def test_the_mcp_config_snippet_starts_clew_mcp() -> None:
 
 
 def reply(message: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
-    body = {"id": "c1", "object": "chat.completion", "created": 0, "model": "gpt-5-mini",
-            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}  # fmt: skip
+    body = {
+        "id": "c1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "gpt-5-mini",
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }
     return 200, {"Content-Type": "application/json"}, json.dumps(body).encode()
 
 
@@ -181,11 +212,21 @@ def test_the_python_agent_loop_runs_as_written(
     api = FakeAPI()
     arguments = {"name": "Deploy coursefolio", "plan": ["Build", "Push", "Run"]}
     api.replies = [
-        reply({"role": "assistant", "content": None, "tool_calls": [{
-            "id": "call_1", "type": "function",
-            "function": {"name": "task_register", "arguments": json.dumps(arguments)}}]}),
+        reply(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "task_register", "arguments": json.dumps(arguments)},
+                    }
+                ],
+            }
+        ),
         reply({"role": "assistant", "content": "Registered the task; building now."}),
-    ]  # fmt: skip
+    ]
     db = tmp_path / "agent.db"
     monkeypatch.setenv("CLEW_DB", str(db))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
@@ -212,10 +253,16 @@ def test_the_python_agent_loop_runs_as_written(
 def test_task_record_keeps_an_error_open_and_shows_its_evidence(mem: clew.Memory) -> None:
     task = mem.create_task("Shards", ["Run"]).id
     mem.record_action(task, command="pytest --group 22", exit_code=1, stderr="FAILED x")
-    said = tools.call(mem, "task_record", {
-        "task_id": task, "error": "group 22 is flaky", "command": "pytest --group 22",
-        "keep_open": True,
-    })  # fmt: skip
+    said = tools.call(
+        mem,
+        "task_record",
+        {
+            "task_id": task,
+            "error": "group 22 is flaky",
+            "command": "pytest --group 22",
+            "keep_open": True,
+        },
+    )
     assert not said.is_error and "kept open until you resolve it" in said.text
     [error] = said.data["entries"]
     assert error["keep_open"] is True and error["origin"] == "agent"

@@ -399,11 +399,17 @@ def test_a_whole_id_of_no_task_is_reported_as_a_prefix_is(mem: clew.Memory) -> N
         {"command": "make", "exit_code": 0, "duration_seconds": 3, "cwd": "/srv", "step": 2},
         {"summary": "read the docs", "status": "started", "tool": "browser"},
         {"command": "cat x", "exit_code": 0, "stdout": b"\xff\xfe raw", "stderr": b"ok"},
-        {"command": "du", "exit_code": 0, "started_at": "2026-11-20T10:00",
-         "ended_at": "2026-11-20T10:00:02.5", "cpu_seconds": 1, "memory_mb": 12.5},
+        {
+            "command": "du",
+            "exit_code": 0,
+            "started_at": "2026-11-20T10:00",
+            "ended_at": "2026-11-20T10:00:02.5",
+            "cpu_seconds": 1,
+            "memory_mb": 12.5,
+        },
         {"command": "api", "exit_code": 0, "input": {"q": [1, 2]}, "output": {"ok": True}},
     ],
-)  # fmt: skip
+)
 def test_record_action_returns_what_a_fresh_read_returns(
     mem: clew.Memory, fields: dict[str, object]
 ) -> None:

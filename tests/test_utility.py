@@ -304,8 +304,11 @@ def test_the_cli_hands_jobs_to_a_detached_worker(
     def clew_cli(*args: str) -> str:
         done = subprocess.run(
             [sys.executable, "-m", "clew", "--db", str(db), *args],
-            env=env, capture_output=True, text=True, check=True,
-        )  # fmt: skip
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         return done.stdout.strip()
 
     task_id = clew_cli("task", "new", "T", "--plan", "a")
@@ -338,8 +341,11 @@ def test_a_job_in_one_space_is_done_while_another_spaces_worker_holds_its_lock(
     def clew_cli(*args: str) -> str:
         done = subprocess.run(
             [sys.executable, "-m", "clew", "--db", str(db), "--space", "mine", *args],
-            env=env, capture_output=True, text=True, check=True,
-        )  # fmt: skip
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         return done.stdout.strip()
 
     task_id = clew_cli("task", "new", "T", "--plan", "a")
@@ -348,9 +354,18 @@ def test_a_job_in_one_space_is_done_while_another_spaces_worker_holds_its_lock(
     with worker_lock(str(db), "other") as held:
         assert held
         clew_cli(
-            "task", "action", task_id, "-c", "make", "--exit-code", "1", "--stderr", "E1",
-            "--step", "1",
-        )  # fmt: skip
+            "task",
+            "action",
+            task_id,
+            "-c",
+            "make",
+            "--exit-code",
+            "1",
+            "--stderr",
+            "E1",
+            "--step",
+            "1",
+        )
         clew_cli("task", "update", task_id, "--step", "1", "--step-status", "completed")
         deadline = time.monotonic() + 30  # generous: only a hang fails, never slowness
         while time.monotonic() < deadline:

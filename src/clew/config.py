@@ -286,12 +286,14 @@ def maintenance(store_path: str) -> Any:
     return MaintenanceSettings(
         enabled=flag(get("enabled", "CLEW_MAINTENANCE", True), "maintenance"),
         interval=interval if interval is not None else default.interval,
-        pause_after=seconds(get("pause_after", "CLEW_PAUSE_AFTER", default.pause_after),
-                            "pause_after"),
-        archive_after=seconds(get("archive_after", "CLEW_ARCHIVE_AFTER", default.archive_after),
-                              "archive_after"),
+        pause_after=seconds(
+            get("pause_after", "CLEW_PAUSE_AFTER", default.pause_after), "pause_after"
+        ),
+        archive_after=seconds(
+            get("archive_after", "CLEW_ARCHIVE_AFTER", default.archive_after), "archive_after"
+        ),
         prune_patterns=flag(get("prune_patterns", "CLEW_PRUNE_PATTERNS", True), "prune_patterns"),
-    )  # fmt: skip
+    )
 
 
 _REDACT_KEYS = ("enabled", "patterns", "allow", "allow_patterns")

@@ -25,9 +25,10 @@ from clew.core.pattern import lazy
 _END = lazy(r"[.!?]+(?=\s|$)|\n")
 # Words whose final dot is not a sentence's end.
 _ABBREVIATIONS = frozenset(
-    {"e.g", "i.e", "etc", "vs", "cf", "approx", "incl", "esp", "viz", "resp", "no", "fig", "al",
-     "mr", "mrs", "ms", "dr", "st", "jr", "sr", "inc", "ltd", "co"}
-)  # fmt: skip
+    """
+    e.g i.e etc vs cf approx incl esp viz resp no fig al mr mrs ms dr st jr sr inc ltd co
+    """.split()
+)
 
 
 def sentences(text: str) -> list[str]:
@@ -155,14 +156,53 @@ _DOUBT = lazy(
 # (`DECISION_WORDS`) or a user's rule (`RULE_WORDS`): a caller on a hot path (the session
 # state, folded on every turn) reads a message only when one is in it, with `str.find`.
 # Phrases are matched with one space between their words, as agents write them.
-DECISION_WORDS = ("decided", "chose", "opted", "picked", "settled on", "went with", "go with",
-                  "going with", "decision", "picking", "sticking with", "forward", "instead of",
-                  "rather than", "switch")  # fmt: skip
-RULE_WORDS = ("never", "don't", "dont", "do not", "always", "avoid", "must", "stick to",
-              "make sure", "ensure", "only touch", "only change", "only modify", "only edit",
-              "only use", "only work", "keep all", "keep the", "keep everything",
-              "keep changes", "keep this", "no new", "shouldn't ever", "can't", "cannot",
-              "may not", "are not allowed", "alone")  # fmt: skip
+DECISION_WORDS = (
+    "decided",
+    "chose",
+    "opted",
+    "picked",
+    "settled on",
+    "went with",
+    "go with",
+    "going with",
+    "decision",
+    "picking",
+    "sticking with",
+    "forward",
+    "instead of",
+    "rather than",
+    "switch",
+)
+RULE_WORDS = (
+    "never",
+    "don't",
+    "dont",
+    "do not",
+    "always",
+    "avoid",
+    "must",
+    "stick to",
+    "make sure",
+    "ensure",
+    "only touch",
+    "only change",
+    "only modify",
+    "only edit",
+    "only use",
+    "only work",
+    "keep all",
+    "keep the",
+    "keep everything",
+    "keep changes",
+    "keep this",
+    "no new",
+    "shouldn't ever",
+    "can't",
+    "cannot",
+    "may not",
+    "are not allowed",
+    "alone",
+)
 
 
 class Claim(NamedTuple):

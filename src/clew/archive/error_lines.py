@@ -49,10 +49,28 @@ _SAYS_ERROR = re.compile(
 # scans megabytes in milliseconds where the expression above would take seconds; only the
 # lines holding one are tested by it.
 _CUES = (
-    "error", "exception", "fault", "fail", "fatal", "panic", "traceback", "err!", "exit",
-    "returned non-zero", "core dumped", "aborted", "killed", "out of memory", "***",
-    "undefined reference", "caused by", "uncaught", "not found", "no such file", "\ne  ",
-)  # fmt: skip
+    "error",
+    "exception",
+    "fault",
+    "fail",
+    "fatal",
+    "panic",
+    "traceback",
+    "err!",
+    "exit",
+    "returned non-zero",
+    "core dumped",
+    "aborted",
+    "killed",
+    "out of memory",
+    "***",
+    "undefined reference",
+    "caused by",
+    "uncaught",
+    "not found",
+    "no such file",
+    "\ne  ",
+)
 MAX_CUES = 5000  # places of one cue looked at: a log saying "error" on every line costs no more
 
 

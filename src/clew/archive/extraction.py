@@ -27,9 +27,7 @@ from clew.archive.fingerprint import telling_line
 from clew.core.text import clip
 from clew.models import Action, ActionStatus, Message, PlanItem
 
-MODEL_TYPES = (
-    "decision", "error", "tool_result", "discovery", "constraint", "artifact", "context"
-)  # fmt: skip
+MODEL_TYPES = ("decision", "error", "tool_result", "discovery", "constraint", "artifact", "context")
 SUMMARY_CHARS = 300  # the prompt asks for 150; longer is cut, not refused
 DETAIL_CHARS = 20_000
 OUTPUT_TAIL = 4_000  # characters of a command's output shown to the model or kept
@@ -66,8 +64,11 @@ def _tail(text: str, limit: int = OUTPUT_TAIL) -> str:
 # Programs whose exit status answers a question ("no match", "the files differ", "not
 # there", "not an ancestor", "inactive") rather than reporting a failure: with nothing on
 # stderr, such a run is no error. Status 1 for most; `systemctl is-active` says 3.
-_ANSWERING = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "diff", "cmp", "test", "[",
-                        "[[", "pgrep", "which", "command", "type", "hash"})  # fmt: skip
+_ANSWERING = frozenset(
+    """
+    grep egrep fgrep rg ag ack diff cmp test [ [[ pgrep which command type hash
+    """.split()
+)
 _ALSO_ANSWERING = re.compile(
     r"^(?:git\s+(?:grep\b|diff\b.*\s--(?:quiet|exit-code)\b|merge-base\s+--is-ancestor\b"
     r"|show-ref\b.*\s--quiet\b)|(?:npm|yarn|pnpm)\s+outdated\b"

@@ -35,17 +35,18 @@ _WORD = lazy(r"[a-z0-9][a-z0-9_.+#-]*[a-z0-9+#]|[a-z0-9]")
 _VALUE = lazy(r"v?\d+(?:[._-]\d+)*[a-z]?")
 # Words that say a decision is being made, not what about.
 _VERBS = frozenset(
-    {"use", "uses", "using", "used", "go", "going", "goes", "with", "decided", "decide",
-     "decision", "chose", "choose", "choosing", "chosen", "opted", "opt", "pick", "picked",
-     "switch", "switched", "switching", "keep", "keeping", "stay", "staying", "stick",
-     "sticking", "prefer", "adopt", "adopted", "we", "will", "we'll", "i", "i'll", "let's",
-     "now", "instead", "after", "all", "rather", "than", "then", "back", "revert",
-     "reverted", "don't", "do", "not", "no", "never", "stop", "drop", "dropped"}
-)  # fmt: skip
+    """
+    use uses using used go going goes with decided decide decision chose choose choosing chosen
+    opted opt pick picked switch switched switching keep keeping stay staying stick sticking prefer
+    adopt adopted we will we'll i i'll let's now instead after all rather than then back revert
+    reverted don't do not no never stop drop dropped
+    """.split()
+)
 _STOP = frozenset(
-    {"the", "a", "an", "to", "and", "or", "of", "in", "on", "for", "by", "at", "is", "are",
-     "be", "it", "its", "this", "that", "as", "from", "into", "our", "my", "so", "but"}
-)  # fmt: skip
+    """
+    the a an to and or of in on for by at is are be it its this that as from into our my so but
+    """.split()
+)
 _SUBJECT_SPLIT = (": ", " for ", " as ")
 
 

@@ -65,9 +65,14 @@ def found(
     if not wanted or not query.include:
         return []
     rows = store.search_outline(
-        query, wanted, task_id=filters.task_id, step_id=filters.subtask_id,
-        since=filters.since, until=filters.until, limit=limit,
-    )  # fmt: skip
+        query,
+        wanted,
+        task_id=filters.task_id,
+        step_id=filters.subtask_id,
+        since=filters.since,
+        until=filters.until,
+        limit=limit,
+    )
     matchers = [_matcher(t) for t in query.include]
     out = []
     for kind, score, row in rows:
@@ -83,8 +88,9 @@ def documents(
     within `since`/`until`; the newest `limit` of each kind."""
     docs: list[Document] = []
     for kind in _wanted(kinds, filters):
-        rows = store.outline_rows(kind, task_id=filters.task_id, step_id=filters.subtask_id,
-                                  limit=limit)  # fmt: skip
+        rows = store.outline_rows(
+            kind, task_id=filters.task_id, step_id=filters.subtask_id, limit=limit
+        )
         docs += (_from_row(kind, row) for row in rows)
     return [d for d in docs if _in_time(d.hit.created_at, filters)]
 
@@ -94,35 +100,52 @@ def _from_row(kind: str, row: tuple[Any, ...]) -> Document:
     ident, task_id, at, title = row[:4]
     if kind in ("task", "goal"):
         state = "" if row[4] == TaskStatus.ACTIVE.value else f", {row[4]}"
-        return _document(kind, ident, task_id, at, f"{kind}{state}", title, title,
-                         "name" if kind == "task" else "goal")  # fmt: skip
+        return _document(
+            kind,
+            ident,
+            task_id,
+            at,
+            f"{kind}{state}",
+            title,
+            title,
+            "name" if kind == "task" else "goal",
+        )
     if kind == "step":
         status, ordinal, issue, summary = row[4:8]
         text = "\n".join(x for x in (title, issue, summary) if x)
-        doc = _document("step", ident, task_id, at, f"step {ordinal} {status}", title, text,
-                        "title")  # fmt: skip
+        doc = _document(
+            "step", ident, task_id, at, f"step {ordinal} {status}", title, text, "title"
+        )
         return doc._replace(hit=doc.hit._replace(step_id=ident))
     if kind == "answer":
-        return _document("answer", ident, task_id, at, "answer", _first_line(title), title,
-                         "answer")  # fmt: skip
+        return _document(
+            "answer", ident, task_id, at, "answer", _first_line(title), title, "answer"
+        )
     if kind == "pattern":
         domain, deprecated, description, example, what = row[4:9]
         state = ", deprecated" if deprecated else ""
         text = "\n".join(x for x in (title, description, example, what) if x)
-        return _document("pattern", ident, None, at, f"pattern {domain}{state}", title, text,
-                         "name")  # fmt: skip
+        return _document(
+            "pattern", ident, None, at, f"pattern {domain}{state}", title, text, "name"
+        )
     enforcement, enabled = row[4:6]
     state = "" if enabled else ", disabled"
-    return _document("guardrail", ident, None, at, f"guardrail {enforcement}{state}", title,
-                     title, "text")  # fmt: skip
+    return _document(
+        "guardrail", ident, None, at, f"guardrail {enforcement}{state}", title, title, "text"
+    )
 
 
 def _document(
-    kind: str, ident: str, task_id: str | None, at: str, label: str, title: str, text: str,
+    kind: str,
+    ident: str,
+    task_id: str | None,
+    at: str,
+    label: str,
+    title: str,
+    text: str,
     field: str,
-) -> Document:  # fmt: skip
-    hit = RecordHit(kind, ident, task_id, None, None, at, label, _first_line(title), "", 0.0,
-                    field)  # fmt: skip
+) -> Document:
+    hit = RecordHit(kind, ident, task_id, None, None, at, label, _first_line(title), "", 0.0, field)
     return Document(hit, text)
 
 

@@ -66,7 +66,10 @@ DEFAULT_GUARDRAILS: tuple[dict[str, Any], ...] = (
         "enforcement": "block",
         "pattern": r"\brm\s+(?:-{1,2}[\w-]+\s+)*(?:/|~|\$HOME|/\*)(?:\s|$)",
         "invalid_examples": [
-            "rm -rf /", "rm -rf ~", "sudo rm -fr /*", "rm -r --no-preserve-root /",
+            "rm -rf /",
+            "rm -rf ~",
+            "sudo rm -fr /*",
+            "rm -r --no-preserve-root /",
         ],
         "valid_examples": ["rm -rf ./build", "rm -rf /tmp/cache", "rm notes.txt"],
     },
@@ -108,7 +111,7 @@ DEFAULT_GUARDRAILS: tuple[dict[str, Any], ...] = (
         "invalid_examples": ["chmod 777 app.sh", "chmod -R 0777 /srv"],
         "valid_examples": ["chmod 755 app.sh"],
     },
-)  # fmt: skip
+)
 
 
 def compile_guard(pattern: str) -> re.Pattern[str]:

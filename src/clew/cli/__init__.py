@@ -4,6 +4,8 @@ Exit codes: 0 success, 1 a check that found a problem (`verify`), 2 bad input
 or an unusable store (one line on stderr, never a traceback), 130 interrupted.
 Every read command takes --json; ids may be any unambiguous prefix. Commands are
 grouped by subject, one module each, and each module adds its parsers in `register`.
+
+May import: anything of clew (it is the top layer); the store only through the facade.
 """
 
 from __future__ import annotations

@@ -109,9 +109,12 @@ class Assembly(Service):
             if reserve >= total:
                 raise ValidationError(f"reserve {reserve} leaves nothing of the {total} budget")
             context = self._conversations.assemble_context(
-                session, budget=total - reserve, system_prompt=system_prompt, task_id=task,
+                session,
+                budget=total - reserve,
+                system_prompt=system_prompt,
+                task_id=task,
                 tiers=tiers,
-            )  # fmt: skip
+            )
             return _reserved(context, total, reserve)
         if task is None:
             raise ValidationError("say what to assemble for: give a session, a task, or both")
@@ -141,9 +144,15 @@ class Assembly(Service):
             sections = self._task_sections(found, wanted)
         try:
             context, _ = assemble(
-                budget=total - reserve, system_prompt=prompt, sections=sections, turns=(),
-                earlier=0, measure=lambda turn: 0, counter=counter(), tier_budgets=caps,
-            )  # fmt: skip
+                budget=total - reserve,
+                system_prompt=prompt,
+                sections=sections,
+                turns=(),
+                earlier=0,
+                measure=lambda turn: 0,
+                counter=counter(),
+                tier_budgets=caps,
+            )
         except ValueError as exc:
             raise ValidationError(f"{exc}; raise the budget") from None
         context = context._replace(tiers=tuple(t for t in context.tiers if t.name != "turns"))
@@ -213,8 +222,13 @@ class Assembly(Service):
         words = " ".join(sorted(_words(query or step_title or task.goal or task.name)))
         try:
             scope = EntryFilter(task.id)
-            hits = self._retrieval._search(words, ("entry",), scope, None, "auto",
-                                          RELEVANT_ENTRIES, False) if words else []  # fmt: skip
+            hits = (
+                self._retrieval._search(
+                    words, ("entry",), scope, None, "auto", RELEVANT_ENTRIES, False
+                )
+                if words
+                else []
+            )
         except ValidationError:
             hits = []
         for hit in hits:

@@ -87,10 +87,16 @@ class Conversations(Service):
                     earlier = max(0, earlier - 1)
                 try:
                     context, more = assemble(
-                        budget=budget, system_prompt=prompt, sections=sections,
-                        turns=loaded, earlier=earlier, measure=self._measure, counter=counter(),
-                        tier_budgets=caps, hint=_hint,
-                    )  # fmt: skip
+                        budget=budget,
+                        system_prompt=prompt,
+                        sections=sections,
+                        turns=loaded,
+                        earlier=earlier,
+                        measure=self._measure,
+                        counter=counter(),
+                        tier_budgets=caps,
+                        hint=_hint,
+                    )
                 except ValueError as exc:
                     raise ValidationError(f"{exc}; raise the budget") from None
                 if not more:

@@ -90,14 +90,16 @@ class Recollection(Service):
                 if not sessions:
                     where = f"the workspace {workspace}" if workspace else "this store"
                     raise ValidationError(f"no session belongs to {where}: record some turns first")
-                return self._recall_search(sessions, _required(query, "query", action), limit,
-                                           budget, workspace=workspace)  # fmt: skip
+                return self._recall_search(
+                    sessions, _required(query, "query", action), limit, budget, workspace=workspace
+                )
             current = self._sessions.get_session(_required(session, "session", action))
             if action == "summary":
                 return self._recall_summary(current, budget)
             if action == "search":
-                return self._recall_search([current], _required(query, "query", action), limit,
-                                           budget)  # fmt: skip
+                return self._recall_search(
+                    [current], _required(query, "query", action), limit, budget
+                )
             if action == "range":
                 return self._recall_range(current, start_turn, end_turn, budget)
             if action == "tool_calls":
@@ -106,8 +108,11 @@ class Recollection(Service):
             if action == "around":
                 number = self._turn_number(current, _required(turn, "turn", action), "turn")
                 radius = min(limit, 50)
-                groups = [self._store.get_turns(current.id, first=max(1, number - radius),
-                                                last=number + radius)]  # fmt: skip
+                groups = [
+                    self._store.get_turns(
+                        current.id, first=max(1, number - radius), last=number + radius
+                    )
+                ]
                 head = f"Turns around turn {number} of session {current.id}:"
                 return self._recall(current, action, groups, {number}, head, budget)
             return self._recall_source(current, _required(entry_id, "entry_id", action), budget)
@@ -128,13 +133,25 @@ class Recollection(Service):
         wanted = sorted({t.call_turn for t in shown if t.call_turn} - {t.number for t in shown})
         calls.update(recall.call_texts(self._store.turns_numbered(current.id, wanted)))
         fitted: Fitted = recall.fit(
-            current.id, groups, calls, counter(), budget=budget, matches=frozenset(matches),
-            head_text=head, keep_oldest=keep_oldest,
-        )  # fmt: skip
+            current.id,
+            groups,
+            calls,
+            counter(),
+            budget=budget,
+            matches=frozenset(matches),
+            head_text=head,
+            keep_oldest=keep_oldest,
+        )
         return Recall(
-            current.id, action, fitted.text, fitted.tokens, fitted.shown,
-            tuple(sorted(matches)), fitted.omitted, fitted.clipped,
-        )  # fmt: skip
+            current.id,
+            action,
+            fitted.text,
+            fitted.tokens,
+            fitted.shown,
+            tuple(sorted(matches)),
+            fitted.omitted,
+            fitted.clipped,
+        )
 
     def _recall_search(
         self,
@@ -151,9 +168,10 @@ class Recollection(Service):
         ids = None if workspace is None and len(sessions) > 1 else [s.id for s in sessions]
         hits = self._retrieval._search(query, ("turn",), EntryFilter(), ids, "auto", limit, False)
         scope = (
-            f"session {sessions[0].id}" if len(sessions) == 1 and workspace is None
+            f"session {sessions[0].id}"
+            if len(sessions) == 1 and workspace is None
             else f"the {len(sessions)} session(s) of {workspace or 'this store'}"
-        )  # fmt: skip
+        )
         first = sessions[0].id if len(sessions) == 1 else hits[0].session_id if hits else ""
         if not hits:
             text = (
@@ -172,24 +190,35 @@ class Recollection(Service):
         for sid, found in by_session.items():
             current = self._store.get_session(sid)
             rank = {h.turn: i for i, h in enumerate(found)}
-            wanted = sorted({n + d for n in rank for d in (-1, 0, 1) if n is not None
-                             and n + d >= 1})  # fmt: skip
+            wanted = sorted(
+                {n + d for n in rank for d in (-1, 0, 1) if n is not None and n + d >= 1}
+            )
             by_number = {t.number: t for t in self._store.turns_numbered(sid, wanted)}
             runs = _runs([by_number[n] for n in wanted if n in by_number])
             runs.sort(key=lambda run: min(rank.get(t.number, len(rank)) for t in run))
             share = max(MIN_RECALL_BUDGET // 2, budget * len(found) // len(hits))
             title = f" '{clip(current.title, 60)}'" if current.title else ""
             head = f"Session {sid}{title}, {current.started_at[:16]}:"
-            part = self._recall(current, "search", runs, {n for n in rank if n}, head,
-                                share, keep_oldest=True)  # fmt: skip
+            part = self._recall(
+                current, "search", runs, {n for n in rank if n}, head, share, keep_oldest=True
+            )
             parts.append(part.text.rstrip("\n"))
             shown += part.turns
             omitted += part.omitted
             clipped += part.clipped
         text = clip_lines("\n\n".join(parts) + "\n", budget)
         matches = tuple(h.turn for h in hits if h.turn is not None)
-        return Recall(first or "", "search", text, counter().text(text), tuple(shown),
-                      matches, tuple(omitted), tuple(clipped), tuple(hits))  # fmt: skip
+        return Recall(
+            first or "",
+            "search",
+            text,
+            counter().text(text),
+            tuple(shown),
+            matches,
+            tuple(omitted),
+            tuple(clipped),
+            tuple(hits),
+        )
 
     def _recall_range(
         self, current: Session, start: int | None, end: int | None, budget: int
@@ -200,8 +229,9 @@ class Recollection(Service):
             raise ValidationError(f"end_turn {last} is before start_turn {first}")
         shown = self._store.get_turns(current.id, first=first, last=last)
         head = f"Turns {first}-{last} of session {current.id} ({current.turn_count} in all):"
-        return self._recall(current, "range", [[t] for t in shown], set(), head, budget,
-                            keep_oldest=True)  # fmt: skip
+        return self._recall(
+            current, "range", [[t] for t in shown], set(), head, budget, keep_oldest=True
+        )
 
     def _recall_tools(self, current: Session, name: str, limit: int, budget: int) -> Recall:
         results = self._store.tool_turns(current.id, name, limit=limit)
@@ -224,8 +254,9 @@ class Recollection(Service):
             text = f"Entry {entry.id} has no source turns in session {current.id}{where}.\n"
             return Recall(current.id, "source", text, counter().text(text), (), (), (), ())
         head = f"The turns entry {entry.id} ({clip(entry.summary, 80)}) came from:"
-        return self._recall(current, "source", _runs(shown), {t.number for t in shown}, head,
-                            budget)  # fmt: skip
+        return self._recall(
+            current, "source", _runs(shown), {t.number for t in shown}, head, budget
+        )
 
     def _recall_summary(self, current: Session, budget: int) -> Recall:
         stats = self._store.turn_stats(current.id)
@@ -239,8 +270,7 @@ class Recollection(Service):
         ]
         if tools:
             lines.append(f"Tools used: {tools}.")
-        lines += ["", state.text.rstrip(), "",
-                  f"Fetch any turns with {recall.RANGE_HINT}."]  # fmt: skip
+        lines += ["", state.text.rstrip(), "", f"Fetch any turns with {recall.RANGE_HINT}."]
         text = clip_lines("\n".join(lines) + "\n", budget)
         return Recall(current.id, "summary", text, counter().text(text), (), (), (), ())
 

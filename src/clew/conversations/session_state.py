@@ -45,8 +45,12 @@ _WORDS = {"user": DECISION_WORDS + RULE_WORDS, "assistant": DECISION_WORDS}
 _KEPT = {"user": ("decision", "user_instruction"), "assistant": ("decision",)}
 _ROLE = {"user": "user", "assistant": "agent"}
 # What says a tool's output is a failure, found the same way.
-_FAILED_TEXT = ("Traceback (most recent call last)", "command not found", "returned non-zero",
-                "No such file or directory")  # fmt: skip
+_FAILED_TEXT = (
+    "Traceback (most recent call last)",
+    "command not found",
+    "returned non-zero",
+    "No such file or directory",
+)
 _FAILED_WORD = ("Error:", "Exception:", "error:", "FAILED")  # after a letter / at a word start
 _EXIT = lazy(r"[Ee]xit (?:code|status)[: =]*[1-9]")
 

@@ -197,8 +197,13 @@ class Sessions(Service):
         tool a result came from when the message does not (found from its call if it can
         be); `at` when it was said, for a conversation recorded after it happened."""
         if message is None:
-            fields = {"role": role, "content": content, "tool_calls": tool_calls,
-                      "tool_call_id": tool_call_id, "name": name}  # fmt: skip
+            fields = {
+                "role": role,
+                "content": content,
+                "tool_calls": tool_calls,
+                "tool_call_id": tool_call_id,
+                "name": name,
+            }
             message = {k: v for k, v in fields.items() if v is not None or k == "content"}
         elif any(v is not None for v in (role, content, tool_calls, tool_call_id, name)):
             raise ValidationError("give a message, or its fields (role, content...), not both")
@@ -242,25 +247,45 @@ class Sessions(Service):
                         pending[c.id] = {"name": c.name, "turn": number}
                 made = tuple((c.id, c.name, c.arguments) for c in parts.tool_calls)
                 turn = Turn(
-                    new_id(), current.space, current.id, number, parts.role, parts.text, message,
-                    made, parts.tool_call_id, name, call.get("turn"),
-                    turns.estimate_tokens(parts.text, parts.tool_calls), False,
+                    new_id(),
+                    current.space,
+                    current.id,
+                    number,
+                    parts.role,
+                    parts.text,
+                    message,
+                    made,
+                    parts.tool_call_id,
+                    name,
+                    call.get("turn"),
+                    turns.estimate_tokens(parts.text, parts.tool_calls),
+                    False,
                     said[number - current.turn_count - 1] or now,
-                )  # fmt: skip
+                )
                 # The event carries everything derived (parts, tokens, the state's change),
                 # so the projection copies it and a tuned heuristic never alters a replay.
                 folded = fold_state(state, number, parts)
-                data = {"id": turn.id, "number": number, "message": message,
-                        "token_count": turn.token_count, "tool_name": name,
-                        "call_turn": turn.call_turn, **turns.derived(message, parts),
-                        "state": state_change(state, folded)}  # fmt: skip
+                data = {
+                    "id": turn.id,
+                    "number": number,
+                    "message": message,
+                    "token_count": turn.token_count,
+                    "tool_name": name,
+                    "call_turn": turn.call_turn,
+                    **turns.derived(message, parts),
+                    "state": state_change(state, folded),
+                }
                 if said[number - current.turn_count - 1] is not None:
                     data["said_at"] = turn.created_at
                 state = folded
                 self._emit(
-                    "turn.appended", current.task_id, {"session_id": current.id, "turn": data},
-                    now, found, _MESSAGE_DONE,
-                )  # fmt: skip
+                    "turn.appended",
+                    current.task_id,
+                    {"session_id": current.id, "turn": data},
+                    now,
+                    found,
+                    _MESSAGE_DONE,
+                )
                 added.append(turn)
             return added
 
@@ -388,9 +413,13 @@ class Sessions(Service):
         first = next(batches, [])
         with self._write(), self._store.bulk_turns():
             created = self.start_session(
-                workspace=workspace, model=model, title=title, task_id=task_id,
-                system_prompt=system_prompt, at=said[0] if said else start,
-            )  # fmt: skip
+                workspace=workspace,
+                model=model,
+                title=title,
+                task_id=task_id,
+                system_prompt=system_prompt,
+                at=said[0] if said else start,
+            )
             done = 0
             for batch in itertools.chain([first] if first else [], batches):
                 when = said[done : done + len(batch)] if said is not None else start
@@ -421,12 +450,17 @@ class Sessions(Service):
             current = self._session(session)
             for first in range(1, current.turn_count + 1, _EXPORT_PAGE):
                 page = self._store.get_turns(
-                    current.id, first=first, last=first + _EXPORT_PAGE - 1,
+                    current.id,
+                    first=first,
+                    last=first + _EXPORT_PAGE - 1,
                     include_hidden=include_hidden,
-                )  # fmt: skip
+                )
                 yield from (t.message for t in page)
-                meter.report("exporting", min(first + _EXPORT_PAGE - 1, current.turn_count),
-                             current.turn_count)  # fmt: skip
+                meter.report(
+                    "exporting",
+                    min(first + _EXPORT_PAGE - 1, current.turn_count),
+                    current.turn_count,
+                )
 
 
 # Redacted by `_unsecret` before its parts and the session state are derived from it.

@@ -38,10 +38,22 @@ __all__ = [
 FORMATS = ("claude-code", "codex")
 
 CLAUDE_KEPT = (
-    "type", "uuid", "parentUuid", "isSidechain", "agentId", "timestamp", "isMeta",
-    "isCompactSummary", "subtype", "content", "level", "compactMetadata", "summary",
-    "leafUuid", "message",
-)  # fmt: skip
+    "type",
+    "uuid",
+    "parentUuid",
+    "isSidechain",
+    "agentId",
+    "timestamp",
+    "isMeta",
+    "isCompactSummary",
+    "subtype",
+    "content",
+    "level",
+    "compactMetadata",
+    "summary",
+    "leafUuid",
+    "message",
+)
 
 
 def claude_message(line: object) -> dict[str, Any] | None:

@@ -177,7 +177,8 @@ class TombstoneCheck:
     def forgotten(self) -> list[Forgotten]:
         """The events seen with a tombstone, in order."""
         return [
-            Forgotten(s.where, key[1], s.space, s.type, s.tombstone.by, s.tombstone.at,
-                      s.tombstone.event)
+            Forgotten(
+                s.where, key[1], s.space, s.type, s.tombstone.by, s.tombstone.at, s.tombstone.event
+            )
             for key, s in sorted(self._seen.items(), key=lambda kv: kv[1].where)
-        ]  # fmt: skip
+        ]

@@ -11,4 +11,8 @@ command or program that uses it, so the core install and the CLI's start do not 
 - `adk`: Google ADK's session and memory services over a store (the `adk` extra).
 - `langgraph`: `ClewSaver` (LangGraph's checkpointer, `langgraph_saver`) and `ClewStore`
   (its long-term memory store, `langgraph_store`) over a clew store (the `langgraph` extra).
+- `agents_sdk`: `ClewSession`, the OpenAI Agents SDK's session (public as `clew.agents_sdk`).
+
+May import: the facade (`clew.memory`, `clew.aio`, `clew`), the tool registry and the values
+below them; never `clew.store` but its contract's protocols (`CheckpointStore`).
 """

@@ -103,18 +103,25 @@ def _message(event: Event, **extra: Any) -> dict[str, Any]:
         # A result turn answers one call; parallel results are all in its text and event.
         first = responses[0]
         lines = [f"{r.name}: {_json_text(r.response)}" for r in responses]
-        message = {"role": "tool", "tool_call_id": first.id or first.name or "",
-                   "name": first.name, "content": "\n".join(lines)}  # fmt: skip
+        message = {
+            "role": "tool",
+            "tool_call_id": first.id or first.name or "",
+            "name": first.name,
+            "content": "\n".join(lines),
+        }
     elif event.author == "user":
         message = {"role": "user", "content": text}
     else:
         message = {"role": "assistant", "content": text}
         if calls:
             message["tool_calls"] = [
-                {"id": c.id, "type": "function",
-                 "function": {"name": c.name, "arguments": _json_text(c.args or {})}}
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": _json_text(c.args or {})},
+                }
                 for c in calls
-            ]  # fmt: skip
+            ]
     message["adk_event"] = to_jsonable_python(event, exclude_none=True, fallback=repr)
     message.update(extra)
     return message
@@ -288,14 +295,17 @@ class ClewSessionService(BaseSessionService):
         # A deleted session's key is taken again: open_session makes it active anew.
         self.memory.open_session(key, title=f"ADK session {session_id} ({app}, {user})")
         opening = {"id": session_id, "created": created, "state": _json_safe(parts["session"])}
-        self.memory.append_turn(key, {"role": "system", "content": None, "adk_session": opening},
-                                at=_said(created))  # fmt: skip
+        self.memory.append_turn(
+            key, {"role": "system", "content": None, "adk_session": opening}, at=_said(created)
+        )
         self._add_state(_key(APP_STATE, app), parts["app"], f"ADK app state ({app})")
-        self._add_state(_key(USER_STATE, app, user), parts["user"],
-                        f"ADK user state ({app}, {user})")  # fmt: skip
+        self._add_state(
+            _key(USER_STATE, app, user), parts["user"], f"ADK user state ({app}, {user})"
+        )
         own = copy.deepcopy(parts["session"])
-        session = Session(id=session_id, app_name=app, user_id=user, state=own,
-                          last_update_time=created)  # fmt: skip
+        session = Session(
+            id=session_id, app_name=app, user_id=user, state=own, last_update_time=created
+        )
         session._storage_update_marker = ""
         return self._merged(session)
 
@@ -309,8 +319,9 @@ class ClewSessionService(BaseSessionService):
         if not self._worker.held(key):
             return None
         turns = self.memory.list_turns(key)
-        opening = next((t.message["adk_session"] for t in turns if "adk_session" in t.message),
-                       None)  # fmt: skip
+        opening = next(
+            (t.message["adk_session"] for t in turns if "adk_session" in t.message), None
+        )
         if opening is None:  # deleted: its turns are hidden
             return None
         state = dict(opening["state"])
@@ -324,8 +335,13 @@ class ClewSessionService(BaseSessionService):
         # As ADK's services: the newest event's time, else the session's creation.
         newest = Event.model_validate(raws[-1]) if raws else None
         updated = newest.timestamp if newest else opening["created"]
-        session = Session(id=session_id, app_name=app, user_id=user,
-                          state=copy.deepcopy(state), last_update_time=updated)  # fmt: skip
+        session = Session(
+            id=session_id,
+            app_name=app,
+            user_id=user,
+            state=copy.deepcopy(state),
+            last_update_time=updated,
+        )
         session._storage_update_marker = newest.id if newest else ""
         return self._merged(session), raws
 
@@ -410,8 +426,9 @@ class ClewSessionService(BaseSessionService):
             parts = _scoped((event.actions.state_delta if event.actions else None) or {})
             app, user = session.app_name, session.user_id
             self._add_state(_key(APP_STATE, app), parts["app"], f"ADK app state ({app})")
-            self._add_state(_key(USER_STATE, app, user), parts["user"],
-                            f"ADK user state ({app}, {user})")  # fmt: skip
+            self._add_state(
+                _key(USER_STATE, app, user), parts["user"], f"ADK user state ({app}, {user})"
+            )
         return True
 
     def _state_turns(self, key: str) -> list[Turn]:
@@ -420,8 +437,9 @@ class ClewSessionService(BaseSessionService):
     def _add_state(self, key: str, delta: dict[str, Any], title: str) -> None:
         if delta:
             self.memory.open_session(key, title=title)
-            self.memory.append_turn(key, {"role": "system", "content": None,
-                                          "adk_state_delta": _json_safe(delta)})  # fmt: skip
+            self.memory.append_turn(
+                key, {"role": "system", "content": None, "adk_state_delta": _json_safe(delta)}
+            )
 
     def _merged(self, session: Session) -> Session:
         """The session with the app's and the user's state merged in, by their prefixes."""
@@ -448,8 +466,9 @@ class ClewMemoryService(BaseMemoryService):
 
     async def add_session_to_memory(self, session: Session) -> None:
         """Keep the session's events that have content (each once, however often added)."""
-        await self._worker.run(self._add_events, session.app_name, session.user_id, session.events,
-                        session.id)  # fmt: skip
+        await self._worker.run(
+            self._add_events, session.app_name, session.user_id, session.events, session.id
+        )
 
     async def add_events_to_memory(
         self,
@@ -492,8 +511,11 @@ class ClewMemoryService(BaseMemoryService):
         if not wanted:
             return
         key = self._session(app, user)
-        held = {t.message["adk_event"].get("id") for t in self.memory.list_turns(key)
-                if isinstance(t.message.get("adk_event"), dict)}  # fmt: skip
+        held = {
+            t.message["adk_event"].get("id")
+            for t in self.memory.list_turns(key)
+            if isinstance(t.message.get("adk_event"), dict)
+        }
         new, seen = [], set(held)
         for event in wanted:
             if event.id not in seen:
@@ -501,8 +523,9 @@ class ClewMemoryService(BaseMemoryService):
                 new.append(event)
         if new:
             extra = {} if session_id is None else {"adk_session_id": session_id}
-            self.memory.append_turns(key, [_message(e, **extra) for e in new],
-                                     at=[_said(e.timestamp) for e in new])  # fmt: skip
+            self.memory.append_turns(
+                key, [_message(e, **extra) for e in new], at=[_said(e.timestamp) for e in new]
+            )
 
     def _add_memories(self, app: str, user: str, memories: list[MemoryEntry]) -> None:
         if not memories:

@@ -9,7 +9,8 @@
   has no SessionStart callback, so the state rides on the first UserPromptSubmit or
   PostToolUse after the session starts or PreCompact fires;
 - **clew's tools** as an MCP server: in process (`server="sdk"`, the default: the SDK's own
-  MCP server running `clew.tools.registry`), or `clew mcp` over stdio (`server="stdio"`); allowed, so
+  MCP server running `clew.tools.registry`), or `clew mcp` over stdio (`server="stdio"`);
+  allowed, so
   the agent can call them without a permission prompt.
 
 A hook never fails the agent: an error is one line on stderr and the hook answers `{}`. The
@@ -184,8 +185,12 @@ def options(
     given there are kept beside clew's."""
     mem = memory if isinstance(memory, Memory) else clew.open(memory)
     where = fields.get("cwd")
-    hooks = ClewHooks(mem, capture=capture, prime=prime,
-                      workspace=str(where) if where is not None else os.getcwd())  # fmt: skip
+    hooks = ClewHooks(
+        mem,
+        capture=capture,
+        prime=prime,
+        workspace=str(where) if where is not None else os.getcwd(),
+    )
     given_hooks: dict[str, list[HookMatcher]] = dict(fields.pop("hooks", None) or {})
     for event in CAPTURE_EVENTS:
         matcher = HookMatcher(hooks=[cast("HookCallback", hooks)], timeout=60)

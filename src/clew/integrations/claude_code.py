@@ -15,13 +15,26 @@ import copy
 import shlex
 from typing import Any
 
-__all__ = ["CAPTURE_EVENTS", "SERVER", "install_hooks", "install_server", "uninstall_hooks",
-           "uninstall_server"]  # fmt: skip
+__all__ = [
+    "CAPTURE_EVENTS",
+    "SERVER",
+    "install_hooks",
+    "install_server",
+    "uninstall_hooks",
+    "uninstall_server",
+]
 
 SERVER = "clew"
 # The events whose hook archives what the transcript gained; SessionStart also primes.
-CAPTURE_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "Stop",
-                  "SubagentStop", "SessionEnd")  # fmt: skip
+CAPTURE_EVENTS = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PostToolUse",
+    "PreCompact",
+    "Stop",
+    "SubagentStop",
+    "SessionEnd",
+)
 _MATCHERS = {"SessionStart": "startup|resume|clear|compact", "PostToolUse": "*"}
 _CAPTURE_TIMEOUT, _PRIME_TIMEOUT = 30, 10  # seconds; capture fails open long before
 

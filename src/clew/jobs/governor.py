@@ -93,13 +93,17 @@ class Governor(Service):
         error: str | None,
     ) -> None:
         call = {
-            "id": new_id(), "purpose": purpose, "role": role, "provider": provider.name,
+            "id": new_id(),
+            "purpose": purpose,
+            "role": role,
+            "provider": provider.name,
             "model": answer.model if answer else provider.model,
             "prompt_tokens": answer.prompt_tokens if answer else 0,
             "completion_tokens": answer.completion_tokens if answer else 0,
-            "seconds": round(time.perf_counter() - started, 3), "ok": answer is not None,
+            "seconds": round(time.perf_counter() - started, 3),
+            "ok": answer is not None,
             "error": error,
-        }  # fmt: skip
+        }
         with self._write() as at:
             self._emit("model.called", task_id, {"call": call}, at)
 

@@ -41,6 +41,10 @@ LEASE = timedelta(minutes=10)
 ATTEMPTS = 3
 LATER_ACTIONS = 200  # the newest commands checked for a later successful run
 
+# A failure an error stands for: (command or None, fingerprint, when the error was closed or
+# None while it is open); see `Jobs._failures`.
+_Failure = tuple[str | None, str | None, str | None]
+
 
 class Jobs(Service):
     """Queued jobs (a service of Memory): queueing on the write path, and the worker's
@@ -169,22 +173,35 @@ class Jobs(Service):
         """Inside the write that stores a job's entries: fit them to what the task holds
         now, so one fact stays one record. An error from a failed command that another
         error already stands for (a repeat of its command with the same fingerprint) is
-        dropped; one whose
-        command later succeeded is stored resolved. A decision already recorded, or one
-        the task has moved past (a decision on its topic recorded after the message it
-        came from), or on a topic the agent has an active record of, is dropped; one newer
-        than the decisions drawn from earlier messages on its topic replaces them."""
-        from clew.archive import linking  # lazily: not on the hook path
-
+        dropped; one whose command later succeeded is stored resolved. A decision already
+        recorded, or one the task has moved past (a decision on its topic recorded after
+        the message it came from), or on a topic the agent has an active record of, is
+        dropped; one newer than the decisions drawn from earlier messages on its topic
+        replaces them."""
         decisions = self._store.list_entries(EntryFilter(task_id, (EntryType.DECISION,)))
+        taken, failures = self._failures(task_id)
+        kept: list[dict[str, Any]] = []
+        for entry in entries:
+            if entry["type"] == EntryType.ERROR.value:
+                keep = self._settle_error(task_id, entry, taken, failures)
+            elif entry["type"] == EntryType.DECISION.value:
+                keep = self._settle_decision(entry, decisions)
+            else:
+                keep = True
+            if keep:
+                kept.append(entry)
+        return _newest_per_topic(kept)
+
+    def _failures(self, task_id: str) -> tuple[set[str], list[_Failure]]:
+        """The failures the task's errors stand for, and the actions they are linked to
+        (an error is drawn once per failed command, so those are taken)."""
         errors = self._store.list_entries(
             EntryFilter(task_id, (EntryType.ERROR,), (EntryStatus.ACTIVE, EntryStatus.RESOLVED))
         )
-        volatile = self.settings.volatile
         taken: set[str] = set()
         # Each error's failures: (command, fingerprint) of the commands it is linked to, or
         # (None, its own fingerprint); with None while it is open, else when it was closed.
-        failures: list[tuple[str | None, str | None, str | None]] = []
+        failures: list[_Failure] = []
         for error in errors:
             closed = None if error.status is EntryStatus.ACTIVE else error.resolved_at or ""
             linked = [i for k, i in error.sources if k == "action"]
@@ -194,73 +211,79 @@ class Jobs(Service):
                 failures.append((run.command, run.fingerprint, closed))
             if not linked:
                 failures.append((None, error.fingerprint, closed))
+        return taken, failures
 
-        def stands_for(action: Any) -> bool:
-            """Whether an error stands for this failed command already: a repeat of a
-            command it is linked to (numbers included) with the same fingerprint, or an
-            unlinked error with its fingerprint; an error closed before the command ran
-            does not (the failure came back)."""
-            return any(
-                print_ == action.fingerprint
-                and (command is None or linking.same_command(command, action.command, volatile))
-                and (closed is None or action.created_at <= closed)
-                for command, print_, closed in failures
+    def _settle_error(
+        self, task_id: str, entry: dict[str, Any], taken: set[str], failures: list[_Failure]
+    ) -> bool:
+        """Whether to keep an error drawn from a failed command; one kept is fitted in
+        place (the command's fingerprint, resolved if a later run passed) and, while open,
+        joins `taken` and `failures` so a second draft of the same job is not stored too."""
+        action_ids = [i for k, i in entry["sources"] if k == "action"]
+        if not action_ids:
+            return True  # not from a command: nothing to compare it with
+        action = self._store.get_action(action_ids[0])
+        if action.id in taken or _stands_for(action, failures, self.settings.volatile):
+            return False
+        if action.fingerprint:
+            entry["fingerprint"] = action.fingerprint
+        success = self._later_success(task_id, action)
+        if success is not None:
+            entry["status"] = EntryStatus.RESOLVED.value
+            entry["resolution"] = (
+                f"a later run of `{success.command}` succeeded (action {success.id})"
             )
+        else:
+            failures.append((action.command, action.fingerprint, None))
+            taken.add(action.id)
+        return True
 
-        kept: list[dict[str, Any]] = []
-        for entry in entries:
-            sources = [tuple(s) for s in entry["sources"]]
-            if entry["type"] == EntryType.ERROR.value:
-                action_ids = [i for k, i in sources if k == "action"]
-                if action_ids:
-                    action = self._store.get_action(action_ids[0])
-                    if action.id in taken or stands_for(action):
-                        continue
-                    if action.fingerprint:
-                        entry["fingerprint"] = action.fingerprint
-                    newest = self._store.list_actions(task_id, limit=LATER_ACTIONS)
-                    ids = [a.id for a in newest]
-                    later = newest[: ids.index(action.id)] if action.id in ids else []
-                    success = next(
-                        (
-                            a
-                            for a in reversed(later)
-                            if a.status is ActionStatus.COMPLETED
-                            and linking.same_command(a.command, action.command, volatile)
-                        ),
-                        None,
-                    )
-                    if success is not None:
-                        entry["status"] = EntryStatus.RESOLVED.value
-                        entry["resolution"] = (
-                            f"a later run of `{success.command}` succeeded (action {success.id})"
-                        )
-                    else:
-                        failures.append((action.command, action.fingerprint, None))
-                        taken.add(action.id)
-            elif entry["type"] == EntryType.DECISION.value:
-                said = [i for k, i in sources if k == "message"]
-                when = self._store.get_message(said[0]).created_at if said else None
-                same = [
-                    d
-                    for d in decisions
-                    if linking.same_topic(entry["summary"], d.summary, entry["tags"], d.tags)
-                ]
-                if any(linking.same_decision(entry["summary"], d.summary) for d in same):
-                    continue  # already recorded (and perhaps reversed since)
-                if when is not None and any(d.created_at >= when for d in same):
-                    continue  # the agent moved past it after saying so
-                live = [d.id for d in same if d.status is EntryStatus.ACTIVE]
-                if any(not _from_message(d) for d in same if d.status is EntryStatus.ACTIVE):
-                    continue  # the agent's own record of the topic stands until it says so
-                if live:
-                    entry["supersedes"] = live[0]
-                    entry["topic_inferred"] = True
-                    if live[1:]:
-                        entry["also_supersedes"] = live[1:]
-                entry["said_at"] = when or ""
-            kept.append(entry)
-        return _newest_per_topic(kept)
+    def _later_success(self, task_id: str, action: Any) -> Any | None:
+        """The oldest successful run of the same command after this failed one, among the
+        newest LATER_ACTIONS of the task (a failure older than those finds none and its
+        error is stored open)."""
+        from clew.archive import linking  # lazily: not on the hook path
+
+        newest = self._store.list_actions(task_id, limit=LATER_ACTIONS)
+        ids = [a.id for a in newest]
+        later = newest[: ids.index(action.id)] if action.id in ids else []
+        return next(
+            (
+                a
+                for a in reversed(later)
+                if a.status is ActionStatus.COMPLETED
+                and linking.same_command(a.command, action.command, self.settings.volatile)
+            ),
+            None,
+        )
+
+    def _settle_decision(self, entry: dict[str, Any], decisions: Sequence[Any]) -> bool:
+        """Whether to keep a decision drawn from the task, given the decisions it holds;
+        one kept names the active ones on its topic it supersedes, and when it was said
+        (`said_at`, for `_newest_per_topic`)."""
+        from clew.archive import linking  # lazily: not on the hook path
+
+        said = [i for k, i in entry["sources"] if k == "message"]
+        when = self._store.get_message(said[0]).created_at if said else None
+        same = [
+            d
+            for d in decisions
+            if linking.same_topic(entry["summary"], d.summary, entry["tags"], d.tags)
+        ]
+        if any(linking.same_decision(entry["summary"], d.summary) for d in same):
+            return False  # already recorded (and perhaps reversed since)
+        if when is not None and any(d.created_at >= when for d in same):
+            return False  # the agent moved past it after saying so
+        live = [d.id for d in same if d.status is EntryStatus.ACTIVE]
+        if any(not _from_message(d) for d in same if d.status is EntryStatus.ACTIVE):
+            return False  # the agent's own record of the topic stands until it says so
+        if live:
+            entry["supersedes"] = live[0]
+            entry["topic_inferred"] = True
+            if live[1:]:
+                entry["also_supersedes"] = live[1:]
+        entry["said_at"] = when or ""
+        return True
 
     def _start_worker(self) -> None:
         mode = self.settings.worker
@@ -300,6 +323,21 @@ def _entry(draft: Draft, origin: str) -> dict[str, Any]:
     if draft.type == EntryType.ERROR.value:
         entry["fingerprint"] = fingerprint(draft.detail or draft.summary, draft.command).key
     return entry
+
+
+def _stands_for(action: Any, failures: list[_Failure], volatile: Sequence[str]) -> bool:
+    """Whether an error stands for this failed command already: a repeat of a command it
+    is linked to (numbers included) with the same fingerprint, or an unlinked error with
+    its fingerprint; an error closed before the command ran does not (the failure came
+    back)."""
+    from clew.archive import linking  # lazily: not on the hook path
+
+    return any(
+        print_ == action.fingerprint
+        and (command is None or linking.same_command(command, action.command, volatile))
+        and (closed is None or action.created_at <= closed)
+        for command, print_, closed in failures
+    )
 
 
 def _from_message(entry: Any) -> bool:

@@ -122,9 +122,10 @@ class Upkeep(Service):
                 if done:
                     summary = {
                         "trigger": trigger,
-                        "actions": [{"action": a.action, "id": a.id, "detail": a.detail}
-                                    for a in done],
-                    }  # fmt: skip
+                        "actions": [
+                            {"action": a.action, "id": a.id, "detail": a.detail} for a in done
+                        ],
+                    }
                     self._emit("maintenance.ran", None, summary, at)
                 self._store.mark_schedule(MAINTENANCE, at, f"{len(done)} actions ({trigger})")
         if not dry_run and self.settings.stuck.enabled:

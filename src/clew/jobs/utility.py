@@ -80,9 +80,10 @@ class Utility(Service):
             actions = self._store.list_actions(job.task_id, plan_item_id=step.id)
             start, end = step.started_at or step.created_at, step.completed_at or job.created_at
             messages = [
-                m for m in self._store.list_messages(job.task_id, limit=500)
+                m
+                for m in self._store.list_messages(job.task_id, limit=500)
                 if start <= m.created_at <= end
-            ]  # fmt: skip
+            ]
             events = self._store.list_events(task_id=job.task_id, types=("task.files_changed",))
             existing = self._store.list_entries(EntryFilter(task_id=job.task_id))
         files = [f["path"] for e in events if start <= e.created_at <= end for f in e.data["files"]]
@@ -151,9 +152,12 @@ class Utility(Service):
             else:
                 refined = summaries.split_summary(answer.text)
                 summary = {
-                    "id": new_id(), "text": refined.text, "message_count": count,
-                    "source": "model", "model": answer.model,
-                }  # fmt: skip
+                    "id": new_id(),
+                    "text": refined.text,
+                    "message_count": count,
+                    "source": "model",
+                    "model": answer.model,
+                }
                 result = {"source": "model", "model": answer.model}
         if refusal is not None:
             result["note"] = refusal

@@ -87,8 +87,9 @@ def store_id(path: str, *, key: bytes | None = None) -> str:
     return sealing.seal("checkpoint store", (location(path),), key=key)[:16]
 
 
-def _fields(store: str, space: str, events: int, head: str | None, last: str | None,
-            version: int, at: str) -> tuple[str | None, ...]:  # fmt: skip
+def _fields(
+    store: str, space: str, events: int, head: str | None, last: str | None, version: int, at: str
+) -> tuple[str | None, ...]:
     return (str(FORMAT), store, space, str(events), head, last, str(version), at)
 
 

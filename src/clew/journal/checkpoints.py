@@ -104,8 +104,9 @@ class Checkpoints(Service):
 
 
 def _unchecked(number: int, checkpoint: Checkpoint | None, why: str) -> CheckpointCheck:
-    return CheckpointCheck(number, CheckpointStatus.NOT_CHECKABLE, checkpoint, None, None,
-                           f"not checkable: {why}")  # fmt: skip
+    return CheckpointCheck(
+        number, CheckpointStatus.NOT_CHECKABLE, checkpoint, None, None, f"not checkable: {why}"
+    )
 
 
 def _given_lines(lines: Iterable[str]) -> Iterator[tuple[int, Checkpoint | str]]:

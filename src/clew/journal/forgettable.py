@@ -38,7 +38,10 @@ _OUTPUT = ("output", "stdout", "stderr", "stdout_errors", "stderr_errors")
 ROOTS: dict[str, tuple[Path, ...]] = {
     "message.added": (("message", "content"),),
     "entry.added": (
-        ("entry", "summary"), ("entry", "detail"), ("entry", "resolution"), ("fix", "description"),
+        ("entry", "summary"),
+        ("entry", "detail"),
+        ("entry", "resolution"),
+        ("fix", "description"),
     ),
     "entry.resolved": (("resolution",), ("fix", "description")),
     "fix.recorded": (("fix", "description"),),
@@ -52,9 +55,12 @@ ROOTS: dict[str, tuple[Path, ...]] = {
     "summary.recorded": (("summary", "text"),),
     "model.output_rejected": (("raw",),),
     "turn.appended": (
-        ("turn", "message"), ("turn", "text"), ("turn", "tool_calls", WILD, 2), ("turn", "state"),
+        ("turn", "message"),
+        ("turn", "text"),
+        ("turn", "tool_calls", WILD, 2),
+        ("turn", "state"),
     ),
-}  # fmt: skip
+}
 # What a record forget replaces, whole, in each event type of the record.
 _RECORD_ROOTS: dict[str, tuple[Path, ...]] = {
     "message.added": (("message", "content"),),
@@ -86,9 +92,12 @@ def _at(data: Any, root: Path, prefix: Path = ()) -> Iterator[tuple[Path, Any]]:
     key, rest = root[0], root[1:]
     if key == WILD:
         pairs = (
-            list(data.items()) if isinstance(data, dict)
-            else list(enumerate(data)) if isinstance(data, list) else []
-        )  # fmt: skip
+            list(data.items())
+            if isinstance(data, dict)
+            else list(enumerate(data))
+            if isinstance(data, list)
+            else []
+        )
         for k, value in pairs:
             yield from _at(value, rest, (*prefix, k))
     elif _holds(data, key):

@@ -42,9 +42,17 @@ from clew.models import EVENT_TYPES, Event
 FORMAT = "journal"
 VERSION = 2
 EVENT_KEYS = (
-    "seq", "id", "space", "task_id", "correlation_id", "type", "created_at", "hash",
-    "forgotten", "data",
-)  # fmt: skip
+    "seq",
+    "id",
+    "space",
+    "task_id",
+    "correlation_id",
+    "type",
+    "created_at",
+    "hash",
+    "forgotten",
+    "data",
+)
 # Version 1's event keys: no tombstone.
 EVENT_KEYS_1 = tuple(k for k in EVENT_KEYS if k != "forgotten")
 _DATA_KEY = ',"data":'
@@ -236,9 +244,17 @@ def _event(number: int, line: str, start: int, space: str, version: int) -> Move
             " stored exactly as written",
         )
     event = Event(
-        seq, event_id, space, task_id, row["correlation_id"], type, data, row["created_at"],
-        row["hash"], forgotten=forgotten,
-    )  # fmt: skip
+        seq,
+        event_id,
+        space,
+        task_id,
+        row["correlation_id"],
+        type,
+        data,
+        row["created_at"],
+        row["hash"],
+        forgotten=forgotten,
+    )
     return Moved(number, event, text)
 
 
@@ -279,15 +295,26 @@ def _link_hash(previous: str, moved: Moved, version: int) -> str:
     e = moved.event
     if version < 2:
         return chain.event_hash_v1(
-            previous, id=e.id, space=e.space, task_id=e.task_id,
-            correlation_id=e.correlation_id, type=e.type, data=moved.text,
+            previous,
+            id=e.id,
+            space=e.space,
+            task_id=e.task_id,
+            correlation_id=e.correlation_id,
+            type=e.type,
+            data=moved.text,
             created_at=e.created_at,
-        )  # fmt: skip
+        )
     digest = chain.data_digest(moved.text) if e.forgotten is None else e.forgotten.digest
     return chain.event_hash(
-        previous, id=e.id, space=e.space, task_id=e.task_id, correlation_id=e.correlation_id,
-        type=e.type, digest=digest, created_at=e.created_at,
-    )  # fmt: skip
+        previous,
+        id=e.id,
+        space=e.space,
+        task_id=e.task_id,
+        correlation_id=e.correlation_id,
+        type=e.type,
+        digest=digest,
+        created_at=e.created_at,
+    )
 
 
 def _events(

@@ -158,8 +158,7 @@ class Transfer(Service):
         if isinstance(text, str):
             moved = journalfile.parse(text)
             _known_schema(moved.schema)
-            report = replay(self._store, moved.after, moved.events, refuse=_FILE,
-                            adoption=adoption)  # fmt: skip
+            report = replay(self._store, moved.after, moved.events, refuse=_FILE, adoption=adoption)
         else:
             if isinstance(text, bytes | bytearray | dict) or not isinstance(text, Iterable):
                 raise ValidationError(f"a journal file is text, not {type(text).__name__}")
@@ -247,9 +246,17 @@ def _event(link: Link) -> Event:
             " a JSON object, so it cannot be moved; `clew verify` says what is wrong"
         )
     return Event(
-        link.seq, link.id, link.space, link.task_id, link.correlation_id, link.type,
-        data, link.created_at, link.hash, forgotten=chain.tombstone(link.forgotten),
-    )  # fmt: skip
+        link.seq,
+        link.id,
+        link.space,
+        link.task_id,
+        link.correlation_id,
+        link.type,
+        data,
+        link.created_at,
+        link.hash,
+        forgotten=chain.tombstone(link.forgotten),
+    )
 
 
 def _known_schema(schema: int) -> None:
@@ -304,8 +311,14 @@ def replay(
                 checks.part(part)
     parts = _parts(events, batch) if batch is not None else _parts(events, None)
     added, head, count, prior = 0, None, 0, after
-    resumed = _pushed("the push stopped there; what came before it is in the target, and"
-                      " pushing again resumes") if batch else refuse  # fmt: skip
+    resumed = (
+        _pushed(
+            "the push stopped there; what came before it is in the target, and"
+            " pushing again resumes"
+        )
+        if batch
+        else refuse
+    )
     for part in parts:
         with store.transaction(write=True), store.bulk_turns():
             todo = _Checks(store, prior, resumed if count else refuse, adoption.by).part(part)
@@ -321,9 +334,12 @@ def replay(
 
 
 def _replay_streamed(
-    store: Store, after: After | None, events: Iterable[Moved], refuse: _Refusal,
+    store: Store,
+    after: After | None,
+    events: Iterable[Moved],
+    refuse: _Refusal,
     adoption: _Adoption,
-) -> MoveReport:  # fmt: skip
+) -> MoveReport:
     from clew.core import meter
 
     added, count, head = 0, 0, None
@@ -390,8 +406,9 @@ class _Adoption:
     def record(self, store: Store) -> None:
         """Record who brought the events this transaction adopted (inside it)."""
         if self.first is not None:
-            store.record_import(self.first, self.last, self.count, self.by.door, self.by.key,
-                                self.at)  # fmt: skip
+            store.record_import(
+                self.first, self.last, self.count, self.by.door, self.by.key, self.at
+            )
         self.first, self.last, self.count = None, 0, 0
 
 

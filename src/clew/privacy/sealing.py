@@ -116,8 +116,9 @@ def seal(purpose: str, fields: tuple[str | None, ...], *, key: bytes | None = No
     return blake2b(encoded(b"", fields), key=derived, digest_size=32).hexdigest()
 
 
-def check(purpose: str, fields: tuple[str | None, ...], given: object, *,
-          key: bytes | None = None) -> bool:  # fmt: skip
+def check(
+    purpose: str, fields: tuple[str | None, ...], given: object, *, key: bytes | None = None
+) -> bool:
     """Whether `given` is the seal of `fields` for `purpose` (compared in constant time)."""
     import hmac
 

@@ -53,13 +53,45 @@ _VALUE = (
 # Values that say "a secret goes here" rather than being one.
 _PLACEHOLDERS = frozenset(
     {
-        "", "none", "null", "nil", "true", "false", "undefined", "changeme", "change-me",
-        "password", "passwd", "secret", "token", "example", "placeholder", "redacted",
-        "hidden", "masked", "unset", "not-set", "notset", "required", "optional", "string",
-        "str", "your-password", "your_password", "yourpassword", "your-token", "your_token",
-        "mypassword", "my-password", "my_password", "prompt", "stdin", "env", "...",
+        "",
+        "none",
+        "null",
+        "nil",
+        "true",
+        "false",
+        "undefined",
+        "changeme",
+        "change-me",
+        "password",
+        "passwd",
+        "secret",
+        "token",
+        "example",
+        "placeholder",
+        "redacted",
+        "hidden",
+        "masked",
+        "unset",
+        "not-set",
+        "notset",
+        "required",
+        "optional",
+        "string",
+        "str",
+        "your-password",
+        "your_password",
+        "yourpassword",
+        "your-token",
+        "your_token",
+        "mypassword",
+        "my-password",
+        "my_password",
+        "prompt",
+        "stdin",
+        "env",
+        "...",
     }
-)  # fmt: skip
+)
 _FILLER = frozenset("*xX•.#-_")
 
 
@@ -517,9 +549,25 @@ SEPARATED = {
 
 
 KINDS: tuple[str, ...] = (
-    "github-token", "gitlab-token", "slack-token", "slack-webhook", "openai-key",
-    "anthropic-key", "aws-access-key-id", "aws-secret-key", "google-api-key",
-    "google-oauth-secret", "stripe-key", "npm-token", "pypi-token", "huggingface-token",
-    "docker-token", "authorization", "url-password", "password", "private-key", "secret",
-)  # fmt: skip
+    "github-token",
+    "gitlab-token",
+    "slack-token",
+    "slack-webhook",
+    "openai-key",
+    "anthropic-key",
+    "aws-access-key-id",
+    "aws-secret-key",
+    "google-api-key",
+    "google-oauth-secret",
+    "stripe-key",
+    "npm-token",
+    "pypi-token",
+    "huggingface-token",
+    "docker-token",
+    "authorization",
+    "url-password",
+    "password",
+    "private-key",
+    "secret",
+)
 KIND_NAME = lazy(r"[a-z0-9][a-z0-9\-]{0,39}")

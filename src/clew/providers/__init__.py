@@ -6,6 +6,8 @@ standard library's HTTP client (no SDK to install), with a timeout, retries with
 429 and 5xx (honouring Retry-After), and errors a person can act on: a refused key is a
 `ModelAuthError`, an unknown model a `ModelNotFoundError`, a model that never answers a
 `ModelUnavailableError`.
+
+May import: `clew.errors` and the standard library only (a provider is handed its messages).
 """
 
 from __future__ import annotations

@@ -189,8 +189,9 @@ class AnnIndex:
             if index is None or len(index) != state.count or index.ndim != dim:
                 raise ValueError("its vectors do not match its description")
         except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
-            _log.warning("the approximate index %s cannot be read (%s); building it again",
-                         self.path, exc)  # fmt: skip
+            _log.warning(
+                "the approximate index %s cannot be read (%s); building it again", self.path, exc
+            )
             return False
         index.expansion_search = EXPANSION_SEARCH
         import numpy as np

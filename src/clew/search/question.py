@@ -48,39 +48,27 @@ __all__ = [
 # Words that only make text a question or a request, or are too common to tell records
 # apart: pronouns, auxiliaries, prepositions, question words, and the verbs of asking.
 STOP_WORDS = frozenset(
-    {
-        # The pieces a tokenizer makes of negations ("didn't" -> didn + t).
-        "ain", "aren", "couldn", "didn", "doesn", "don", "hadn", "hasn", "haven", "isn",
-        "mightn", "mustn", "needn", "shan", "shouldn", "wasn", "weren", "wouldn",
-        "a", "about", "above", "actually", "after", "again", "against", "ago", "all", "also",
-        "always", "am", "an", "and", "any", "anybody", "anyone", "anything", "are", "aren't",
-        "around", "as", "ask", "asked", "at", "back", "be", "been", "before", "being", "below",
-        "between", "both", "but", "by", "can", "can't", "cannot", "could", "couldn't", "did",
-        "didn't", "do", "does", "doesn't", "doing", "don't", "done", "down", "during", "each",
-        "either", "else", "ever", "every", "exactly", "few", "find", "first", "for", "from",
-        "further", "get", "gets", "getting", "go", "goes", "going", "got", "gotten", "had",
-        "hadn't", "happen", "happened", "happens", "has", "hasn't", "have", "haven't", "having",
-        "he", "he's", "her", "here", "hers", "herself", "him", "himself", "his", "how", "how's",
-        "however", "i", "i'd", "i'll", "i'm", "i've", "if", "in", "into", "is", "isn't", "it",
-        "it's", "its", "itself", "just", "kind", "know", "last", "let", "let's", "look", "may",
-        "me", "mention", "mentioned", "might", "mine", "more", "most", "much", "must", "my",
-        "myself", "need", "needed", "no", "nor", "not", "now", "of", "off", "often", "oh", "ok",
-        "okay", "on", "once", "one", "only", "onto", "or", "other", "ought", "our", "ours",
-        "ourselves", "out", "over", "own", "please", "quite", "rather", "really", "recall",
-        "remember", "remind", "said", "same", "say", "says", "shall", "she", "she's", "should",
-        "shouldn't", "show", "since", "so", "some", "something", "sometime", "somewhere", "sort",
-        "still", "stuff", "such", "talk", "talked", "talking", "tell", "than", "that", "that's",
-        "the", "their", "theirs", "them", "themselves", "then", "there", "there's", "these", "they",
-        "they'd", "they'll", "they're", "they've", "thing", "things", "think", "thinks", "this",
-        "those", "though", "through", "thus", "to", "too", "under", "until", "up", "upon", "us",
-        "use", "used", "uses", "using", "very", "via", "want", "wanted", "was", "wasn't", "we",
-        "we'd", "we'll", "we're", "we've", "were", "weren't", "what", "what's", "whatever", "when",
-        "when's", "whenever", "where", "where's", "wherever", "whether", "which", "while", "who",
-        "who's", "whoever", "whom", "whose", "why", "why's", "will", "with", "within", "without",
-        "won't", "would", "wouldn't", "yeah", "yes", "yet", "you", "you'd", "you'll", "you're",
-        "you've", "your", "yours", "yourself", "yourselves",
-    }
-)  # fmt: skip
+    """
+    ain aren couldn didn doesn don hadn hasn haven isn mightn mustn needn shan shouldn wasn weren
+    wouldn a about above actually after again against ago all also always am an and any anybody
+    anyone anything are aren't around as ask asked at back be been before being below between both
+    but by can can't cannot could couldn't did didn't do does doesn't doing don't done down during
+    each either else ever every exactly few find first for from further get gets getting go goes
+    going got gotten had hadn't happen happened happens has hasn't have haven't having he he's her
+    here hers herself him himself his how how's however i i'd i'll i'm i've if in into is isn't it
+    it's its itself just kind know last let let's look may me mention mentioned might mine more most
+    much must my myself need needed no nor not now of off often oh ok okay on once one only onto or
+    other ought our ours ourselves out over own please quite rather really recall remember remind
+    said same say says shall she she's should shouldn't show since so some something sometime
+    somewhere sort still stuff such talk talked talking tell than that that's the their theirs them
+    themselves then there there's these they they'd they'll they're they've thing things think
+    thinks this those though through thus to too under until up upon us use used uses using very via
+    want wanted was wasn't we we'd we'll we're we've were weren't what what's whatever when when's
+    whenever where where's wherever whether which while who who's whoever whom whose why why's will
+    with within without won't would wouldn't yeah yes yet you you'd you'll you're you've your yours
+    yourself yourselves
+    """.split()
+)
 
 
 class Question(NamedTuple):

@@ -44,11 +44,24 @@ _MONTHS = {
 }  # fmt: skip
 _WEEKDAYS = {"mon": 0, "tue": 1, "wed": 2, "thu": 3, "fri": 4, "sat": 5, "sun": 6}
 _COUNTS = {
-    "a": (1, 1), "an": (1, 1), "one": (1, 1), "two": (2, 2), "three": (3, 3),
-    "four": (4, 4), "five": (5, 5), "six": (6, 6), "seven": (7, 7), "eight": (8, 8),
-    "nine": (9, 9), "ten": (10, 10), "eleven": (11, 11), "twelve": (12, 12),
-    "couple": (1, 3), "few": (2, 5), "several": (2, 7),
-}  # fmt: skip
+    "a": (1, 1),
+    "an": (1, 1),
+    "one": (1, 1),
+    "two": (2, 2),
+    "three": (3, 3),
+    "four": (4, 4),
+    "five": (5, 5),
+    "six": (6, 6),
+    "seven": (7, 7),
+    "eight": (8, 8),
+    "nine": (9, 9),
+    "ten": (10, 10),
+    "eleven": (11, 11),
+    "twelve": (12, 12),
+    "couple": (1, 3),
+    "few": (2, 5),
+    "several": (2, 7),
+}
 # A unit's length, and how far a loose "N of them ago" may be from it either way.
 _UNITS = {
     "minute": (timedelta(minutes=1), timedelta(minutes=10)),
@@ -94,9 +107,22 @@ def _rule(pattern: str, cues: Iterable[str]) -> Callable[[_Rule], _Rule]:
 
 _RULES: list[tuple[frozenset[str], LazyPattern, _Rule]] = []
 _MONTH_WORDS = frozenset(
-    {"january", "february", "march", "april", "june", "july", "august", "sept", "september",
-     "october", "november", "december", *_MONTHS}
-)  # fmt: skip
+    {
+        "january",
+        "february",
+        "march",
+        "april",
+        "june",
+        "july",
+        "august",
+        "sept",
+        "september",
+        "october",
+        "november",
+        "december",
+        *_MONTHS,
+    }
+)
 _WEEKDAY_WORDS = frozenset(
     f"{d}day" for d in ("mon", "tues", "wednes", "thurs", "fri", "satur", "sun")
 )

@@ -373,8 +373,7 @@ class Vectors(Service):
         limit: int = 100,
     ) -> list[tuple[str, str, float]]:
         """`nearest` for a vector already made (a unit row of the current model)."""
-        return self._scan(q, self._scope(kinds, task_id, step_id, session_ids, since, until,
-                                         limit))  # fmt: skip
+        return self._scan(q, self._scope(kinds, task_id, step_id, session_ids, since, until, limit))
 
     def _scope(
         self,

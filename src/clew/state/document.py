@@ -317,8 +317,12 @@ class _Render:
         """At the core level, one line counts all that is hidden and one command recalls it."""
         if self.hidden:
             kinds = {
-                "steps": 0, "entries": 0, "changed files": 0, "open waits": 0, "record fields": 0,
-            }  # fmt: skip
+                "steps": 0,
+                "entries": 0,
+                "changed files": 0,
+                "open waits": 0,
+                "record fields": 0,
+            }
             errors = [h for h in self.hidden if _open(h)]
             self.hidden = [h for h in self.hidden if not _open(h)]
             for h in self.hidden:
@@ -379,10 +383,14 @@ class _Render:
     def current_and_next(self) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
         plan = self.task.plan
         current = next(
-            (n for want in (StepStatus.ACTIVE, StepStatus.PENDING)
-             for n, s in enumerate(plan, 1) if s.status is want),
+            (
+                n
+                for want in (StepStatus.ACTIVE, StepStatus.PENDING)
+                for n, s in enumerate(plan, 1)
+                if s.status is want
+            ),
             None,
-        )  # fmt: skip
+        )
         after = current or 0
         # Refs for the few shown only: a plan may have thousands of pending steps.
         wanted = [

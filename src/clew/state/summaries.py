@@ -206,18 +206,15 @@ _BRIEF = Intent("brief", (), (), "")
 GENERAL = Intent("general", SEARCH_KINDS, (), "records")
 # Words that only make text a question, or are too common to tell records apart.
 _STOP = frozenset(
-    {
-        "a", "about", "after", "again", "all", "also", "am", "an", "and", "any", "anything",
-        "are", "as", "at", "be", "been", "before", "being", "but", "by", "can", "could", "did",
-        "do", "does", "doing", "done", "for", "from", "get", "got", "had", "has", "have", "how",
-        "i", "i'm", "i've", "if", "in", "into", "is", "it", "it's", "its", "just", "know", "let",
-        "me", "my", "need", "needed", "of", "on", "or", "our", "remember", "said", "say", "so",
-        "should", "some", "still", "tell", "than", "that", "that's", "the", "their", "them",
-        "then", "there", "these", "they", "this", "those", "to", "up", "us", "use", "used",
-        "using", "want", "was", "we", "we're", "were", "what", "what's", "when", "where",
-        "where's", "which", "who", "whom", "whose", "why", "will", "with", "would", "you", "your",
-    }
-)  # fmt: skip
+    """
+    a about after again all also am an and any anything are as at be been before being but by can
+    could did do does doing done for from get got had has have how i i'm i've if in into is it it's
+    its just know let me my need needed of on or our remember said say so should some still tell
+    than that that's the their them then there these they this those to up us use used using want
+    was we we're were what what's when where where's which who whom whose why will with would you
+    your
+    """.split()
+)
 # Words of questions about where the task is (answered from the brief when nothing else is
 # asked): they are not searched for either.
 _BRIEF_WORDS = lazy(
@@ -278,8 +275,7 @@ def records_answer(
     if not hits:
         that = f" that match {words!r}" if words else ""
         return Answer(f"No {noun} are recorded{that}.", "search", note=note)
-    return Answer("\n".join([head, *(_record_line(h, entries) for h in hits)]), "search",
-                  note=note)  # fmt: skip
+    return Answer("\n".join([head, *(_record_line(h, entries) for h in hits)]), "search", note=note)
 
 
 def _record_line(hit: RecordHit, entries: Mapping[str, Entry]) -> str:

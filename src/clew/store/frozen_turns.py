@@ -3,7 +3,8 @@ results: message parsing and the session-state fold, frozen here (with the helpe
 used) so that turns journaled before then replay to exactly the rows they made.
 
 Never tune anything in this module: it is what those old events mean. The live heuristics
-(`clew.core.turns`, `clew.conversations.session_state`) run on the write path and may change freely; a change
+(`clew.core.turns`, `clew.conversations.session_state`) run on the write path and may change
+freely; a change
 there only affects turns appended after it, whose events say what was derived.
 """
 

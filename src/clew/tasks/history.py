@@ -24,9 +24,13 @@ TEXT = 120
 # The doors a write comes through: a server's correlation ids name the first three, the store's
 # record of an import any of them.
 DOORS = {
-    "web": "dashboard", "api": "API", "mcp": "MCP", "cli": "command line", "python": "Python",
+    "web": "dashboard",
+    "api": "API",
+    "mcp": "MCP",
+    "cli": "command line",
+    "python": "Python",
     "push": "push",
-}  # fmt: skip
+}
 _SERVED = ("web", "api", "mcp")
 
 

@@ -83,59 +83,113 @@ class Suggestion(NamedTuple):
 
 
 _DONE = frozenset(
-    {"done", "completed", "complete", "finished", "succeeded", "passed", "accomplished",
-     "✓", "✔", "✅", "☑"}
-)  # fmt: skip
+    """
+    done completed complete finished succeeded passed accomplished ✓ ✔ ✅ ☑
+    """.split()
+)
 _NEGATIONS = frozenset(
     {"not", "never", "no", "nothing", "none", "nor", "cannot", "yet", "without", "neither"}
 )
 _INTENT = frozenset(
-    {"will", "shall", "going", "gonna", "plan", "planning", "intend", "need",
-     "needs", "must", "should", "would", "could", "might", "may", "maybe", "hopefully",
-     "expect", "expected", "soon", "later", "tomorrow", "todo", "want", "wants", "let",
-     "let's", "try", "trying", "attempt", "attempting", "almost", "nearly", "partially",
-     "partly", "half", "mostly", "unless", "whether", "probably", "supposed", "being",
-     "still", "currently", "ongoing", "waiting", "pending", "remaining", "redo", "undo",
-     "undone", "until", "picking", "pick", "starting", "start", "starts", "begin",
-     "beginning", "begins", "working", "next", "queued", "queue", "kicking", "kick",
-     "wip", "resuming", "resume", "continuing", "continue"}
-)  # fmt: skip
+    """
+    will shall going gonna plan planning intend need needs must should would could might may maybe
+    hopefully expect expected soon later tomorrow todo want wants let let's try trying attempt
+    attempting almost nearly partially partly half mostly unless whether probably supposed being
+    still currently ongoing waiting pending remaining redo undo undone until picking pick starting
+    start starts begin beginning begins working next queued queue kicking kick wip resuming resume
+    continuing continue
+    """.split()
+)
 _FAILURE = frozenset(
-    {"failed", "fail", "fails", "failing", "failure", "failures", "error", "errors", "broke",
-     "broken", "crash", "crashed", "crashes", "rejected", "denied", "timeout", "timed",
-     "blocked", "blocker", "stuck", "reverted", "revert", "rollback", "rolled", "retry",
-     "retrying", "exception", "traceback", "refused", "aborted", "unable", "flaky"}
-)  # fmt: skip
+    """
+    failed fail fails failing failure failures error errors broke broken crash crashed crashes
+    rejected denied timeout timed blocked blocker stuck reverted revert rollback rolled retry
+    retrying exception traceback refused aborted unable flaky
+    """.split()
+)
 _HARMLESS = frozenset({"issues", "issue", "problems", "problem", "warnings", "warning"})
 _NONE_OF = frozenset({"no", "without", "zero", "0"})
 _QUESTION_START = frozenset(
-    {"is", "are", "was", "were", "has", "have", "had", "did", "does", "do", "can", "could",
-     "should", "shall", "will", "would", "am"}
-)  # fmt: skip
+    """
+    is are was were has have had did does do can could should shall will would am
+    """.split()
+)
 _CONDITION_START = frozenset({"before", "after"})  # at a clause's start: "after step 2 is done"
 _CONDITIONS = frozenset({"if", "once", "when", "whenever", "unless", "until"})  # anywhere
 _IMPERATIVE = frozenset({"complete", "finish", "done"})  # "Complete step 3" is an order
 _STOPWORDS = frozenset(
-    {"the", "a", "an", "to", "and", "or", "of", "in", "on", "for", "with", "into", "onto",
-     "from", "at", "by", "it", "its", "is", "be", "up", "our", "my", "this", "that", "as",
-     "i", "we", "all", "new"}
-)  # fmt: skip
+    """
+    the a an to and or of in on for with into onto from at by it its is be up our my this that as i
+    we all new
+    """.split()
+)
 _IRREGULAR = {
-    "built": "build", "ran": "run", "wrote": "write", "written": "write", "made": "make",
-    "sent": "send", "got": "get", "gotten": "get", "took": "take", "taken": "take",
-    "found": "find", "brought": "bring", "set": "set", "put": "put",
-    "rebuilt": "rebuild", "rewrote": "rewrite", "rewritten": "rewrite", "kept": "keep",
-    "left": "leave", "read": "read", "split": "split", "shut": "shut", "cut": "cut",
-    "hit": "hit", "won": "win", "drew": "draw", "drawn": "draw", "did": "do", "done": "do",
-    "began": "begin", "begun": "begin", "bought": "buy", "caught": "catch", "led": "lead",
-    "paid": "pay", "sold": "sell", "told": "tell", "thought": "think", "understood":
-    "understand", "spun": "spin", "wound": "wind", "bound": "bind", "fed": "feed",
-}  # fmt: skip
+    "built": "build",
+    "ran": "run",
+    "wrote": "write",
+    "written": "write",
+    "made": "make",
+    "sent": "send",
+    "got": "get",
+    "gotten": "get",
+    "took": "take",
+    "taken": "take",
+    "found": "find",
+    "brought": "bring",
+    "set": "set",
+    "put": "put",
+    "rebuilt": "rebuild",
+    "rewrote": "rewrite",
+    "rewritten": "rewrite",
+    "kept": "keep",
+    "left": "leave",
+    "read": "read",
+    "split": "split",
+    "shut": "shut",
+    "cut": "cut",
+    "hit": "hit",
+    "won": "win",
+    "drew": "draw",
+    "drawn": "draw",
+    "did": "do",
+    "done": "do",
+    "began": "begin",
+    "begun": "begin",
+    "bought": "buy",
+    "caught": "catch",
+    "led": "lead",
+    "paid": "pay",
+    "sold": "sell",
+    "told": "tell",
+    "thought": "think",
+    "understood": "understand",
+    "spun": "spin",
+    "wound": "wind",
+    "bound": "bind",
+    "fed": "feed",
+}
 _NUMBER_WORDS = {
-    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5,
-    "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10,
-}  # fmt: skip
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "first": 1,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "fifth": 5,
+    "sixth": 6,
+    "seventh": 7,
+    "eighth": 8,
+    "ninth": 9,
+    "tenth": 10,
+}
 
 
 class _Lazy:
@@ -198,9 +252,11 @@ _UNCHECKED = _Lazy(r"^\s*(?:[-*+]\s*)?(?:\[\s\]|☐|□)\s*", re.MULTILINE)
 # Before a title, these make it a mention ("the prerequisites for Deploy to staging are
 # done"), not the step said done.
 _MENTION_BEFORE = frozenset(
-    {"for", "before", "after", "towards", "toward", "until", "till", "unblock", "unblocks",
-     "unblocked", "unblocking", "blocks", "blocking", "prerequisite", "prerequisites"}
-)  # fmt: skip
+    """
+    for before after towards toward until till unblock unblocks unblocked unblocking blocks blocking
+    prerequisite prerequisites
+    """.split()
+)
 
 
 def may_say_done(text: str) -> bool:
@@ -476,10 +532,7 @@ def _stated(clause: _Clause, titles: tuple[str, ...], stems: _Stems) -> list[Inf
         if ref.mention:
             continue
         for n in sorted(ref.steps):
-            past = {
-                stem(w) for w in clause.words
-                if _is_past(w) and w not in stems.literal[n - 1]
-            }  # fmt: skip
+            past = {stem(w) for w in clause.words if _is_past(w) and w not in stems.literal[n - 1]}
             if clause.done or (ref.how == "number" and past & stems.words[n - 1]):
                 out.append(Inferred(n, ref.how, True, _said(clause)))
     return out

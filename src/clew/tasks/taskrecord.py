@@ -71,10 +71,16 @@ class TaskRecords(Service):
         given keep their value; `source` (agent, user or model) is journaled with them."""
         tid = self._task_id(task_id)
         changes = record.task_changes(
-            answer=answer, outcome=outcome, error=error, confidence_score=confidence,
-            domain=domain, priority=priority, estimate_value=estimate, plan_source=plan_source,
+            answer=answer,
+            outcome=outcome,
+            error=error,
+            confidence_score=confidence,
+            domain=domain,
+            priority=priority,
+            estimate_value=estimate,
+            plan_source=plan_source,
             entity_map=entities,
-        )  # fmt: skip
+        )
         if not changes and error_step is None:
             raise ValidationError(
                 "nothing to set: give answer, outcome, error, error_step, confidence, domain,"

@@ -166,29 +166,33 @@ class Tracker(Service):
         tid = self._whole_task_id(task_id)
         facts = RecordChange(
             record.task_changes(
-                answer=answer, outcome=outcome, error=error, confidence_score=confidence,
-                domain=domain, priority=priority, estimate_value=estimate, entity_map=entities,
+                answer=answer,
+                outcome=outcome,
+                error=error,
+                confidence_score=confidence,
+                domain=domain,
+                priority=priority,
+                estimate_value=estimate,
+                entity_map=entities,
             ),
             error_step,
-        )  # fmt: skip
-        change = tasks.step_change(
-            step, step_status, step_summary, active_issue, depends_on,
-            _step_record(step_agent, step_outcome, step_artifacts),
-        )  # fmt: skip
+        )
+        noted = _step_record(step_agent, step_outcome, step_artifacts)
+        change = tasks.step_change(step, step_status, step_summary, active_issue, depends_on, noted)
         fields = {
-            "name": name, "goal": goal, "workspace": workspace,
-            "next_objective": next_objective, "summary": summary,
-        }  # fmt: skip
+            "name": name,
+            "goal": goal,
+            "workspace": workspace,
+            "next_objective": next_objective,
+            "summary": summary,
+        }
         given = (message, step, status, *fields.values())
         if all(f is None for f in given) and not metadata and not facts.given:
             raise ValidationError(
                 "nothing to update: give a message, a step change, a status or a field"
             )
         own = tasks.task_change(fields, metadata, status)
-        said = None
-        if message is not None:
-            kind = message_type or (MessageType.PROGRESS if step is not None else MessageType.TEXT)
-            said = NewMessage(checks.text(message, "message"), role, kind)
+        said = _new_message(message, role, message_type, step)
         return self._update(tid, said, change, own, facts)
 
     def _update(
@@ -211,15 +215,27 @@ class Tracker(Service):
             applied: list[str] = []  # steps the message completed (stated progress)
             if said is not None:
                 self._add_message(
-                    tid, said.content, said.role, said.type, at,
-                    exclude=explicit, task=task, applied=applied,
-                )  # fmt: skip
+                    tid,
+                    said.content,
+                    said.role,
+                    said.type,
+                    at,
+                    exclude=explicit,
+                    task=task,
+                    applied=applied,
+                )
             steps: dict[str, PlanItem] = {}
             if change is not None:
                 step_id = self._records._change_step(
-                    task, change.step, at, status=change.status, summary=change.summary,
-                    issue=change.issue, depends_on=change.depends_on, written=steps,
-                )  # fmt: skip
+                    task,
+                    change.step,
+                    at,
+                    status=change.status,
+                    summary=change.summary,
+                    issue=change.issue,
+                    depends_on=change.depends_on,
+                    written=steps,
+                )
                 self._records._set_step_record(task, step_id, change.record, at)
             if facts.given:
                 self._records._set_record(task, facts.facts, at, error_step=facts.error_step)
@@ -411,6 +427,20 @@ class Tracker(Service):
     def get_message(self, message_id: str) -> Message:
         """Return one task message, in full."""
         return self._store.get_message(self._resolve("message", message_id))
+
+
+def _new_message(
+    message: str | None,
+    role: str | MessageRole,
+    kind: str | MessageType | None,
+    step: int | str | None,
+) -> NewMessage | None:
+    """The message a report posts, checked; one that comes with a step is progress unless
+    its type is given."""
+    if message is None:
+        return None
+    kind = kind or (MessageType.PROGRESS if step is not None else MessageType.TEXT)
+    return NewMessage(checks.text(message, "message"), role, kind)
 
 
 def _step_record(

@@ -451,9 +451,10 @@ def record_hit_line(hit: RecordHit, now: datetime) -> str:
 def explain_line(e: Explain) -> str:
     """Why a hit ranked where it did, in one line."""
     keyword = (
-        "no keyword match" if e.keyword_rank is None
+        "no keyword match"
+        if e.keyword_rank is None
         else f"keyword #{e.keyword_rank} (bm25 {e.keyword:.2f} of the best, words {e.coverage:.0%})"
-    )  # fmt: skip
+    )
     dense = "" if e.cosine is None else f"; meaning #{e.dense_rank} (cosine {e.cosine:.2f})"
     if e.cosine is None and e.dense_rank is None:
         dense = "; meaning: off"
