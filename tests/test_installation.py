@@ -8,6 +8,7 @@ tests/test_package.py runs the wheel's for real.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -171,3 +172,27 @@ def test_pip_is_this_environments_own(monkeypatch: pytest.MonkeyPatch, tmp_path:
     assert installation._pip() == "pip"  # the environment is active: its pip is on PATH
     monkeypatch.setattr(installation.shutil, "which", lambda name: "/usr/bin/pip")
     assert installation._pip() == f"{bin_dir / 'python'} -m pip"  # another pip is first
+
+
+@pytest.mark.parametrize(
+    ("module", "blocked", "extra"),
+    [
+        ("clew.integrations.langgraph", "langchain_core.runnables", "langgraph"),
+        ("clew.integrations.adk", "google.adk.errors", "adk"),
+        ("clew.integrations.claude_agent_sdk", "claude_agent_sdk", "claude-agent-sdk"),
+    ],
+)
+def test_an_integration_without_its_extra_says_how_to_add_it(
+    monkeypatch: pytest.MonkeyPatch, module: str, blocked: str, extra: str
+) -> None:
+    import importlib
+
+    for name in (module, "clew.integrations.langgraph_saver", "clew.integrations.langgraph_store"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.setitem(sys.modules, blocked, None)  # as if the extra were not installed
+    with pytest.raises(ModuleNotFoundError) as missing:
+        importlib.import_module(module)
+    assert str(missing.value) == (
+        f"{blocked} is missing: this part of clew needs the {extra} extra: {install_command(extra)}"
+    )
+    assert missing.value.name == blocked

@@ -53,6 +53,15 @@ def install_command(extra: str, installation: Installation | None = None) -> str
     return f"{found.pip} install {shlex.quote(f'clew[{extra}]')}"
 
 
+def missing_extra(extra: str, error: ImportError) -> ModuleNotFoundError:
+    """Make the error an import of a module that needs `extra` raises without it."""
+    what = error.name or "a package"
+    return ModuleNotFoundError(
+        f"{what} is missing: this part of clew needs the {extra} extra: {install_command(extra)}",
+        name=error.name,
+    )
+
+
 @functools.cache
 def detect() -> Installation:
     """Find how the running clew was installed (read once: installs do not move mid-run)."""
