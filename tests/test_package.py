@@ -68,7 +68,7 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     work = tmp_path_factory.mktemp("package")
     tree = work / "tree"  # a copy: a build writes build/ and *.egg-info into its tree
     tree.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "MANIFEST.in", "CHANGELOG.md"):
         shutil.copy(ROOT / name, tree / name)
     shutil.copytree(
         ROOT / "src", tree / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")
@@ -123,7 +123,8 @@ def test_the_sdist_and_the_wheel_hold_every_data_file(dist: Path, wheel: Path) -
     with tarfile.open(sdist) as tar:
         names = set(tar.getnames())
     top = f"clew-{version}"
-    assert {f"{top}/pyproject.toml", f"{top}/README.md"} <= names
+    assert {f"{top}/pyproject.toml", f"{top}/README.md", f"{top}/CHANGELOG.md"} <= names
+    assert not [n for n in names if n.startswith(f"{top}/tests/")]  # a suite without its data
     assert not [d for d in DATA if f"{top}/src/clew/{d}" not in names]
     with zipfile.ZipFile(wheel) as archive:
         held = set(archive.namelist())
