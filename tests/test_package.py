@@ -194,3 +194,18 @@ def test_the_docs_give_install_commands_that_work() -> None:
     # The wheel the docs name is the one a build makes today.
     named = {v for p in pages for v in re.findall(r"clew-(\d[\w.]*)-py3", p.read_text("utf-8"))}
     assert named == {clew.__version__}
+
+
+def test_every_extra_installed_together_loads_in_any_order() -> None:
+    # onnxruntime (vectors-onnx) crashed a process that had loaded usearch (ann) first.
+    import importlib.util
+
+    if not (importlib.util.find_spec("usearch") and importlib.util.find_spec("onnxruntime")):
+        pytest.skip("the ann and vectors-onnx extras are not both installed")
+    code = (
+        "from clew.search import ann, embedding; assert ann.available();"
+        " print(embedding.load('minilm-onnx-int8').embed(['a question']).shape)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0 and done.stdout.split() == ["(1,", "384)"], done.stderr
