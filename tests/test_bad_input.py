@@ -920,7 +920,7 @@ def filled_store(db: Path) -> str:
 
 
 def test_why_a_store_cannot_be_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from clew.store.sqlite import unwritable
+    from clew.store.sqlite.store import unwritable
 
     db = tmp_path / "clew.db"
     assert unwritable(str(db)) is None  # not there yet: it will be created
@@ -3057,7 +3057,7 @@ def test_any_text_is_understood_without_error(text: str) -> None:
     from datetime import UTC, datetime
 
     from clew.search.question import understand
-    from clew.store.sqlite_search import fts5_match
+    from clew.store.sqlite.search import fts5_match
 
     found = understand(text, now=datetime(2026, 5, 20, tzinfo=UTC), speakers=["a"], tools=["b"])
     if found.query is not None:
@@ -3399,7 +3399,7 @@ def test_the_retrieval_harness_refuses_an_unknown_model_in_one_line(
 def test_common_word_probes_take_hostile_terms_as_text(
     db: Path, clock: FakeClock, text: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from clew.store import sqlite_search
+    from clew.store.sqlite import search as sqlite_search
 
     monkeypatch.setattr(sqlite_search, "COMMON_PROBE", 2)
     with clew.open(db, clock=clock) as mem:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 import clew
-from clew.store.postgres import PostgresStore
+from clew.store.postgres.store import PostgresStore
 from tests.conftest import FakeClock, new_space
 
 WORDS = (

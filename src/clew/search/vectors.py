@@ -13,7 +13,7 @@ Invariants:
   rows that vanished (a rebuild elsewhere) make it load again. Filters are masks applied
   before the top-k, so a narrow filter still gets its best `limit`.
 - On a PostgreSQL store whose server has pgvector (`store.vector_search_native()`), `nearest`
-  asks the store instead (`nearest_vectors`: the same filters, in SQL; store/pg_vectors.py)
+  asks the store instead (`nearest_vectors`: the same filters, in SQL; store/postgres/vectors.py)
   and no matrix is loaded.
 
 numpy and the model are imported only here, and only when a method needs them: clew without
@@ -31,7 +31,7 @@ from clew.core import checks
 from clew.errors import ValidationError
 from clew.kernel import Service
 from clew.models import VECTOR_KINDS, IndexStatus, NewVector, PendingText, StoredVector
-from clew.store.portable_vectors import dropped
+from clew.store.portable.vectors import dropped
 
 if TYPE_CHECKING:
     import numpy as np
