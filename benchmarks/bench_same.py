@@ -195,11 +195,18 @@ def _kept(lines: Sequence[str]) -> list[str]:
 
 
 def outputs(src: Path, script: str, args: Sequence[str]) -> list[str]:
-    """The lines a benchmark script of this tree prints with `src`'s clew, timings left out."""
-    env = {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{ROOT}"}
+    """The lines a side's own benchmark script prints with that side's clew, timings left
+    out: each tree's script, since a script names modules where its tree has them."""
+    root = src.parent
+    env = {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{root}"}
     env.pop("CLEW_EMBED_MODEL", None)
-    done = subprocess.run([sys.executable, str(ROOT / script), *args], env=env, text=True,
-                          capture_output=True, check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(root / script), *args],
+        env=env,
+        text=True,
+        capture_output=True,
+        check=False,
+    )
     if done.returncode != 0:
         return [f"(exit {done.returncode}) {done.stderr.strip()[-300:]}"]
     return _kept(done.stdout.splitlines())

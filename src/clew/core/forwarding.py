@@ -29,4 +29,17 @@ def forward(
     call.__doc__ = method.__doc__
     call.__module__ = method.__module__
     call.__wrapped__ = method  # type: ignore[attr-defined]  # inspect.signature reads it
+    call.__forward_part__ = part  # type: ignore[attr-defined]  # bind_forwards reads it
     return call
+
+
+def bind_forwards(obj: object) -> None:
+    """Set each forwarded call of `obj` on `obj` itself as its part's bound method, once the
+    parts are built (they are never replaced): a call then costs what a call to the part
+    costs, where the class's forward looks two names up on every call (the store's write
+    path makes dozens of them a write). The class keeps the forwards, for types and docs."""
+    for klass in reversed(type(obj).__mro__):
+        for name, value in vars(klass).items():
+            part = getattr(value, "__forward_part__", None)
+            if part is not None:
+                setattr(obj, name, getattr(getattr(obj, part), name))

@@ -26,6 +26,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from clew.core.forwarding import bind_forwards
 from clew.core.ids import is_id_prefix
 from clew.core.location import shown
 from clew.errors import (
@@ -143,6 +144,7 @@ class PostgresStore(Parts):
         self._verification = PgVerification(self)
         self._text = TsIndex(self, self._archive, self._tasks)
         self._imports = Imports(self, self._user_name)
+        bind_forwards(self)
         self._graph_checkpoints: CheckpointStore | None = None
         self.busy_timeout = busy_timeout
         self._lock = threading.RLock()

@@ -20,6 +20,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from clew.core import codec
+from clew.core.forwarding import bind_forwards
 from clew.core.ids import is_id_prefix
 from clew.errors import (
     AmbiguousIdError,
@@ -176,6 +177,7 @@ class SQLiteStore(Parts):
         self._text = Fts5Index(self, self._archive, self._tasks, self._verification.fts_check)
         self._imports = Imports(self)
         self._vectors = RowVectors(self)
+        bind_forwards(self)
         self.busy_timeout = busy_timeout
         # Why the store cannot be written, if it cannot: then it opens for reading only.
         self.read_only_reason = unwritable(self.path)
