@@ -84,3 +84,21 @@ def test_the_list_of_what_is_left_only_shrinks() -> None:
         name for name in LEFT if len(SEVERAL.get(name, set())) <= 1 and len(LEFT[name]) > 1
     )
     assert down == [], "these classes are down to one base: take them off the list"
+
+
+def test_a_store_answers_each_forwarded_call_with_its_part(tmp_path: Path) -> None:
+    """bind_forwards: once built, a store's contract call is its part's own bound method (no
+    lookup per call on the write path), the part the class's forward names."""
+    import clew
+
+    with clew.open(tmp_path / "s.db") as mem:
+        store = mem._store
+        forwarded = {
+            name: value.__forward_part__
+            for klass in type(store).__mro__
+            for name, value in vars(klass).items()
+            if hasattr(value, "__forward_part__")
+        }
+        assert len(forwarded) > 80  # the contract's calls: what the parts answer
+        for name, part in forwarded.items():
+            assert getattr(store, name).__self__ is getattr(store, part), name

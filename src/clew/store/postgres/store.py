@@ -144,7 +144,6 @@ class PostgresStore(Parts):
         self._verification = PgVerification(self)
         self._text = TsIndex(self, self._archive, self._tasks)
         self._imports = Imports(self, self._user_name)
-        bind_forwards(self)
         self._graph_checkpoints: CheckpointStore | None = None
         self.busy_timeout = busy_timeout
         self._lock = threading.RLock()
@@ -178,6 +177,7 @@ class PostgresStore(Parts):
             self._vectors = PgVectors(self, native=pg_vectors.set_up(first))
         finally:
             first.close()
+        bind_forwards(self)  # every part is built now (the vectors' once the server said)
         logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
         # psycopg logs the error of a failed pipeline it ignores (the read's own error is
         # raised, and says it): not printed to the user's terminal as a second line.
