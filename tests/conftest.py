@@ -83,16 +83,26 @@ def _private_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
         patch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))  # checkpoints
         # The processes the tests start (the CLI, servers, scripts) import clew from source:
         # with PYTHONDONTWRITEBYTECODE set (as on this machine) each one compiled every module
-        # again, some 0.35 s of CPU a process. They share compiled modules in a folder of the
-        # session's own instead (nothing is written next to the sources).
+        # again, some 0.35 s of CPU a process. They share compiled modules in a folder outside
+        # the sources instead. With a prefix Python reads no __pycache__ at all, so the
+        # folder holds the installed packages' compiled modules too (some 3,000 the first
+        # time, seconds of CPU): one folder for every worker and every run, not one per
+        # worker per session. Python checks each entry against its source, as always.
         patch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
-        patch.setenv("PYTHONPYCACHEPREFIX", str(tmp_path_factory.mktemp("pycache")))
+        patch.setenv("PYTHONPYCACHEPREFIX", str(_compiled_modules()))
         patch.setenv("CLEW_WORKER", "off")
         patch.setenv("CLEW_MAINTENANCE", "off")
         for name in ("CLEW_MODEL", "CLEW_LARGE_MODEL", "CLEW_DB", "CLEW_SPACE",
                      "CLEW_SECRET_FILE", "CLEW_CHECKPOINT_FILE"):  # fmt: skip
             patch.delenv(name, raising=False)
         yield
+
+
+def _compiled_modules() -> Path:
+    """The folder the suite's child processes keep compiled modules in (this user's own)."""
+    folder = Path(tempfile.gettempdir()) / f"clew-tests-pycache-{os.getuid()}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    return folder
 
 
 @pytest.fixture(autouse=True, scope="session")
