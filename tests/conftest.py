@@ -45,6 +45,16 @@ from tests import tenancy
 settings.register_profile("clew", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("clew")
 
+# Under CI (CI set) each property test runs this share of the examples its @settings asks for
+# (at least one), so a run of the whole suite fits in a few minutes; every run draws new ones.
+# CLEW_HYPOTHESIS_FULL=1 runs every test's own count, as a run outside CI always does.
+EXAMPLES_SHARE = (
+    0.5
+    if os.environ.get("CI", "") not in ("", "0", "false")
+    and os.environ.get("CLEW_HYPOTHESIS_FULL", "") in ("", "0")
+    else 1.0
+)
+
 # The real migrations, step by step: the suite fills empty stores from a template made by them.
 migrate_step_by_step = _migrate
 
@@ -74,10 +84,13 @@ def _private_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
         patch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))  # checkpoints
         # The processes the tests start (the CLI, servers, scripts) import clew from source:
         # with PYTHONDONTWRITEBYTECODE set (as on this machine) each one compiled every module
-        # again, some 0.35 s of CPU a process. They share compiled modules in a folder of the
-        # session's own instead (nothing is written next to the sources).
+        # again, some 0.35 s of CPU a process. They share compiled modules in a folder outside
+        # the sources instead. With a prefix Python reads no __pycache__ at all, so the
+        # folder holds the installed packages' compiled modules too (some 3,000 the first
+        # time, seconds of CPU): one folder for every worker and every run, not one per
+        # worker per session. Python checks each entry against its source, as always.
         patch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
-        patch.setenv("PYTHONPYCACHEPREFIX", str(tmp_path_factory.mktemp("pycache")))
+        patch.setenv("PYTHONPYCACHEPREFIX", str(_compiled_modules()))
         patch.setenv("CLEW_WORKER", "off")
         patch.setenv("CLEW_MAINTENANCE", "off")
         for name in (
@@ -90,6 +103,13 @@ def _private_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
         ):
             patch.delenv(name, raising=False)
         yield
+
+
+def _compiled_modules() -> Path:
+    """The folder the suite's child processes keep compiled modules in (this user's own)."""
+    folder = Path(tempfile.gettempdir()) / f"clew-tests-pycache-{os.getuid()}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    return folder
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -152,6 +172,7 @@ def _migrated_template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Non
     they make exactly the template's schema."""
     import sqlite3
 
+    from clew.store.sqlite import file as sqlite_file
     from clew.store.sqlite import store
 
     template = store.connect(str(tmp_path_factory.mktemp("template") / "clew.db"))
@@ -168,6 +189,9 @@ def _migrated_template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Non
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(store, "migrate", migrate)
+        # verify() and the backfill migrate their scratch files through the module that
+        # defines migrate (imported when they run), not through the store's name for it.
+        patch.setattr(sqlite_file, "migrate", migrate)
         yield
     template.close()
 
@@ -288,6 +312,14 @@ def new_space() -> str:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # The suite's own processes too (this one, and the xdist workers it is about to start,
+    # which inherit its environment): collecting compiles every test module (rewriting its
+    # asserts) and imports the integrations' packages, some 15 s of CPU a worker with
+    # PYTHONDONTWRITEBYTECODE set; from compiled modules kept in that folder, some 8 s.
+    folder = str(_compiled_modules())
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = folder
+    sys.dont_write_bytecode, sys.pycache_prefix = False, folder
     config.addinivalue_line(
         "markers", "sqlite_only(reason): runs on SQLite only (the reason says why)"
     )
@@ -334,12 +366,33 @@ GROUPED = frozenset(
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    if EXAMPLES_SHARE != 1.0:
+        _share_examples(items, EXAMPLES_SHARE)
     for item in items:
         module = item.nodeid.split("::", 1)[0].rsplit("/", 1)[-1].removesuffix(".py")
         if "pgvector_url" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.xdist_group("pgvector"))  # one throwaway server
         elif module in GROUPED:
             item.add_marker(pytest.mark.xdist_group(module))
+
+
+def _share_examples(items: list[pytest.Item], share: float) -> None:
+    """Give each property test (a @given function, a state machine's TestCase) `share` of its
+    max_examples, once per test however many parameters it runs with. Hypothesis reads a
+    test's settings when it runs, from the attribute @settings sets."""
+    seen: set[int] = set()
+    for item in items:
+        if item.cls is not None and isinstance(getattr(item.cls, "settings", None), settings):
+            owner, name = item.cls, "settings"  # a RuleBasedStateMachine's TestCase
+        elif hasattr(getattr(item, "obj", None), "hypothesis"):
+            owner, name = item.obj, "_hypothesis_internal_use_settings"  # a @given test
+        else:
+            continue
+        if id(owner) in seen:
+            continue
+        seen.add(id(owner))
+        own = getattr(owner, name)
+        setattr(owner, name, settings(own, max_examples=max(1, round(own.max_examples * share))))
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

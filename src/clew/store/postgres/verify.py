@@ -11,6 +11,7 @@ path, so it can never write a real table, even through a pooler that changes ses
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -54,12 +55,21 @@ _SCRATCH_SKIPS = re.compile(
 
 def scratch_schema(raw: Any) -> None:
     """Make this transaction's temporary copies of every clew table (no policies, no guard)."""
-    for migration in pg_migrations.MIGRATIONS:
-        for step in migration.statements:
-            if not isinstance(step, str) or _SCRATCH_SKIPS.match(step):
-                continue
-            sql = pg_migrations.collated(step).replace("CREATE TABLE ", "CREATE TEMP TABLE ", 1)
-            raw.execute(sql.encode())
+    # One round trip, not one per statement (some 140): with no parameters psycopg sends the
+    # text as one simple query, which runs its statements in order in the open transaction.
+    raw.execute(_scratch_script())
+
+
+@functools.cache
+def _scratch_script() -> bytes:
+    """The migrations' DDL for the temporary copies, as one script (the same every time)."""
+    statements = [
+        pg_migrations.collated(step).replace("CREATE TABLE ", "CREATE TEMP TABLE ", 1)
+        for migration in pg_migrations.MIGRATIONS
+        for step in migration.statements
+        if isinstance(step, str) and not _SCRATCH_SKIPS.match(step)
+    ]
+    return ";\n".join(statements).encode()
 
 
 def verify(store: PostgresStore, *, all_spaces: bool = False) -> VerifyReport:
