@@ -45,16 +45,6 @@ from tests import tenancy
 settings.register_profile("clew", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("clew")
 
-# Under CI (CI set) each property test runs this share of the examples its @settings asks for
-# (at least one), so a run of the whole suite fits in a few minutes; every run draws new ones.
-# CLEW_HYPOTHESIS_FULL=1 runs every test's own count, as a run outside CI always does.
-EXAMPLES_SHARE = (
-    0.5
-    if os.environ.get("CI", "") not in ("", "0", "false")
-    and os.environ.get("CLEW_HYPOTHESIS_FULL", "") in ("", "0")
-    else 1.0
-)
-
 # The real migrations, step by step: the suite fills empty stores from a template made by them.
 migrate_step_by_step = _migrate
 
@@ -366,33 +356,12 @@ GROUPED = frozenset(
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    if EXAMPLES_SHARE != 1.0:
-        _share_examples(items, EXAMPLES_SHARE)
     for item in items:
         module = item.nodeid.split("::", 1)[0].rsplit("/", 1)[-1].removesuffix(".py")
         if "pgvector_url" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.xdist_group("pgvector"))  # one throwaway server
         elif module in GROUPED:
             item.add_marker(pytest.mark.xdist_group(module))
-
-
-def _share_examples(items: list[pytest.Item], share: float) -> None:
-    """Give each property test (a @given function, a state machine's TestCase) `share` of its
-    max_examples, once per test however many parameters it runs with. Hypothesis reads a
-    test's settings when it runs, from the attribute @settings sets."""
-    seen: set[int] = set()
-    for item in items:
-        if item.cls is not None and isinstance(getattr(item.cls, "settings", None), settings):
-            owner, name = item.cls, "settings"  # a RuleBasedStateMachine's TestCase
-        elif hasattr(getattr(item, "obj", None), "hypothesis"):
-            owner, name = item.obj, "_hypothesis_internal_use_settings"  # a @given test
-        else:
-            continue
-        if id(owner) in seen:
-            continue
-        seen.add(id(owner))
-        own = getattr(owner, name)
-        setattr(owner, name, settings(own, max_examples=max(1, round(own.max_examples * share))))
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
