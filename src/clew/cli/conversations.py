@@ -22,6 +22,7 @@ from clew.cli.common import (
     whole,
 )
 from clew.cli.options import tool_option
+from clew.core.text import counted
 from clew.errors import ValidationError
 
 if TYPE_CHECKING:
@@ -164,7 +165,7 @@ def cmd_append(args: argparse.Namespace) -> int:
     with _read(args, args.file) as messages, open_memory(args) as mem:
         added = mem.append_turns(args.session, messages, at=args.at)
     numbers = f"{added[0].number}-{added[-1].number}" if added else "none"
-    return show(args, added, f"{len(added)} turn(s) added: {numbers}")
+    return show(args, added, f"{counted(len(added), 'turn')} added: {numbers}")
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -281,7 +282,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             if isinstance(exc, OSError):
                 raise ValidationError(f"cannot write {args.output}: {exc.strerror}") from None
             raise
-    print(f"{count} message(s) written to {args.output}", file=sys.stderr)
+    print(f"{counted(count, 'message')} written to {args.output}", file=sys.stderr)
     return 0
 
 

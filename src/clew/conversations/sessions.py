@@ -21,6 +21,7 @@ from clew.conversations.session_state import render as render_session_state
 from clew.core import checks, turns
 from clew.core.ids import new_id
 from clew.core.location import kept_path, real_path, related
+from clew.core.text import counted
 from clew.core.tokens import counter
 from clew.errors import ValidationError, shown_id
 from clew.kernel import Service
@@ -299,7 +300,9 @@ class Sessions(Service):
             return [checks.moment(at, "at", self._clock())] * count
         times = checks.sequence(at, "at")
         if len(times) != count:
-            raise ValidationError(f"at gives {len(times)} time(s) for {count} message(s)")
+            raise ValidationError(
+                f"at gives {counted(len(times), 'time')} for {counted(count, 'message')}"
+            )
         return [checks.moment(t, f"at[{i}]", self._clock()) for i, t in enumerate(times)]
 
     def _unsecret(

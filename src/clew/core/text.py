@@ -54,3 +54,9 @@ def number_ranges(numbers: Sequence[int]) -> str:
     if start is not None:
         parts.append(f"{start}-{prev}" if start != prev else f"{start}")
     return ", ".join(parts)
+
+
+def counted(count: int, noun: str, plural: str = "") -> str:
+    """Return '1 task' or '2 tasks': a count with its noun in the number it takes
+    (`plural` for a noun that does not just add an s)."""
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from clew.core.clock import ago
-from clew.core.text import clip
+from clew.core.text import clip, counted
 from clew.models import (
     Action,
     ActionLog,
@@ -285,7 +285,7 @@ def event_line(event: Event, imports: Sequence[ImportRecord] = ()) -> str:
     elif event.type == "journal.forgotten":  # who forgot what: never the content
         named = event.data.get("events", [])
         what = " ".join(str(event.data.get(k)) for k in ("forgot", "record") if event.data.get(k))
-        line += f"  ({event.data.get('by')} forgot {what}: {len(named)} event(s))"
+        line += f"  ({event.data.get('by')} forgot {what}: {counted(len(named), 'event')})"
     elif isinstance(event.data.get("reason"), str):
         line += f"  ({clip(event.data['reason'], 80)})"
     if event.forgotten is not None:
@@ -363,8 +363,10 @@ def _forgotten_lines(report: VerifyReport) -> list[str]:
     tombstone is accounted for by the forget it names, unless a difference says otherwise)."""
     if not report.forgotten_count:
         return []
+    hold = "holds" if report.forgotten_count == 1 else "hold"
     lines = [
-        f"forgotten: {report.forgotten_count} event(s) hold a tombstone instead of their content"
+        f"forgotten: {counted(report.forgotten_count, 'event')} {hold} a tombstone"
+        " instead of their content"
     ]
     for f in report.forgotten:
         lines.append(f"  #{f.seq} {f.type} {f.id}: forgotten by {f.by} at {f.at} ({f.event})")
@@ -381,7 +383,8 @@ def forget_view(report: ForgetReport) -> str:
         lines = ["nothing to forget: no content matched (or it is forgotten already)"]
     else:
         lines = [
-            f"{report.by} {verb} {fields} value(s) or match(es) in {len(report.items)} event(s)"
+            f"{report.by} {verb} {counted(fields, 'value or match', 'values or matches')}"
+            f" in {counted(len(report.items), 'event')}"
         ]
     for item in report.items:
         owner = f" {item.record}" if item.record else ""
@@ -390,7 +393,8 @@ def forget_view(report: ForgetReport) -> str:
         lines.append(f"journaled as: {', '.join(report.forgets)} (journal.forgotten)")
     if report.remaining:
         lines.append(
-            f"still matching in {len(report.remaining)} event(s), in fields a forget does not"
+            f"still matching in {counted(len(report.remaining), 'event')},"
+            " in fields a forget does not"
             " rewrite (ids, paths, names, other records):"
         )
         lines += [f"  #{i.seq} {i.type}: {', '.join(i.fields)}" for i in report.remaining]
@@ -415,7 +419,7 @@ def redactions_view(found: Sequence[Redaction]) -> str:
         )
         kinds[r.kind] = kinds.get(r.kind, 0) + r.times
     total = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
-    lines.append(f"{len(found)} field(s) redacted: {total}")
+    lines.append(f"{counted(len(found), 'field')} redacted: {total}")
     return "\n".join(lines)
 
 
@@ -515,7 +519,7 @@ def error_history_view(found: ErrorHistory, now: datetime) -> str:
     places = len(found.errors) + len(found.failed_commands)
     tasks = {e.task_id for e in found.errors} | {a.task_id for a in found.failed_commands}
     times = "once" if places == 1 else f"{places} times"
-    lines.append(f"seen {times} in {len(tasks - {None})} task(s)")
+    lines.append(f"seen {times} in {counted(len(tasks - {None}), 'task')}")
     for e in found.errors[:5]:
         lines.append(f"  error {e.id} ({ago(e.created_at, now)}): {clip(e.summary, 100)}")
     for a in found.failed_commands[:5]:
