@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,3 +24,68 @@ def test_counts_take_the_noun_in_their_number(
     assert "clew: 2 active tasks for this workspace." in cli("prime").out
     assert "(1 more active task here: `clew task list`)" in cli("where").out
     assert "(s)" not in cli("prime").out
+
+
+def stuck_deploy(cli: Cli, *, stream: str = "--stdout") -> tuple[str, str]:
+    """A deploy whose `make` failed three times (its error on `stream`), with messages that
+    suggest step 2 is done: a `where` too long for its quotes. Return the task and the
+    newest failed action."""
+    task = cli(
+        "task",
+        "new",
+        "Deploy coursefolio to production",
+        "--goal",
+        "coursefolio v1.2.3 serving on the production server behind the balancer",
+        "--plan",
+        "Build the Docker image for the release",
+        "Push the image to ghcr.io",
+        "SSH into the production server prod-1",
+        "Pull the image and run the container",
+        "Check the health endpoint",
+    ).out.strip()
+    cli("task", "update", task, "--step", "1", "--step-status", "completed", "-m", "built")
+    finished = "Finished pushing the image to ghcr.io; the registry shows the new tag v1.2.3"
+    cli("task", "update", task, "--step", "2", "-m", finished + " and the digest CI printed")
+    output = (
+        "deploy: pulling ghcr.io/alex/coursefolio:v1.2.3\n"
+        "ERROR: denied: permission_denied: read_package for the user deploy\n"
+        "make: *** [Makefile:12: deploy] Error 1\n"
+    )
+    for _ in range(3):
+        run = cli(
+            "task",
+            "action",
+            task,
+            "-c",
+            "make deploy-prod ENV=production TARGET=prod-1",
+            "--exit-code",
+            "2",
+            stream,
+            output,
+            "--json",
+        )
+        assert run.code == 0, run.err
+    return task, json.loads(run.out)["id"]
+
+
+def test_where_says_what_the_json_suggests_and_cuts_no_command(cli: Cli) -> None:
+    task, _ = stuck_deploy(cli)
+    as_json = json.loads(cli("where", task, "--json").out)
+    assert [s["step"] for s in as_json["suggestions"]] == [2]
+    text = cli("where", task).out
+    assert "Messages suggest step 2 is done" in text
+    for line in text.splitlines():
+        # A command quoted whole or not at all: backticks come in pairs on every line
+        # the brief writes itself (the quoted failure is clipped in its middle on purpose).
+        if line.startswith(("Stuck:", "Try:")):
+            assert line.count("`") % 2 == 0, line
+    assert "Try: read the error with `clew task output " in text
+
+
+def test_stuck_advises_the_stream_that_holds_the_error(cli: Cli) -> None:
+    task, action = stuck_deploy(cli, stream="--stdout")
+    shown = cli("stuck", task).out
+    assert f"`clew task output {action}`" in shown and "--stderr" not in shown
+    assert "permission_denied" in cli("task", "output", action).out
+    other, failed = stuck_deploy(cli, stream="--stderr")
+    assert f"`clew task output {failed} --stderr`" in cli("stuck", other).out
