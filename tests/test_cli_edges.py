@@ -89,3 +89,54 @@ def test_stuck_advises_the_stream_that_holds_the_error(cli: Cli) -> None:
     assert "permission_denied" in cli("task", "output", action).out
     other, failed = stuck_deploy(cli, stream="--stderr")
     assert f"`clew task output {failed} --stderr`" in cli("stuck", other).out
+
+
+PYTEST_OUTPUT = (
+    "pytest tests/\n"
+    "tests/test_api.py:41: in test_login\n"
+    "E   sqlite3.OperationalError: no such table: users\n"
+    "make: *** [Makefile:8: test] Error 1\n"
+)
+
+
+def test_seen_finds_the_fix_from_the_real_error_line_and_quotes_it(cli: Cli) -> None:
+    task = cli("task", "new", "Build", "--plan", "Test").out.strip()
+    run = cli(
+        "task",
+        "action",
+        task,
+        "-c",
+        "make test",
+        "--exit-code",
+        "2",
+        "--stderr",
+        PYTEST_OUTPUT,
+        "--json",
+    )
+    action = json.loads(run.out)["id"]
+    error = cli(
+        "task",
+        "record",
+        task,
+        "--error",
+        "make test fails: no such table users",
+        "--detail",
+        PYTEST_OUTPUT,
+        "--command",
+        "make test",
+    ).out.strip()
+    assert cli("fix", error, "ran the migrations first: make migrate", "--worked").code == 0
+    for pasted in (
+        "sqlite3.OperationalError: no such table: users",  # the line a log shows
+        "no such table: users",  # its message alone
+        PYTEST_OUTPUT,  # the whole output
+    ):
+        shown = cli("seen", pasted).out
+        assert "fix WORKED" in shown and "make migrate" in shown, (pasted, shown)
+        assert f"error {error}" in shown and f"command {action}" in shown
+        # The error's own line is quoted, not the tail make adds to every failure.
+        assert "E sqlite3.OperationalError: no such table: users" in shown
+        assert "make: ***" not in shown
+    found = json.loads(cli("seen", "no such table: users", "--json").out)
+    assert [f["description"] for f in found["fixes"]] == ["ran the migrations first: make migrate"]
+    assert "fix WORKED" not in cli("seen", "no such column: name").out

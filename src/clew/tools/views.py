@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from clew.archive.fingerprint import telling_line
 from clew.core.clock import ago
 from clew.core.text import clip, counted
 from clew.models import (
@@ -522,18 +523,34 @@ def error_history_view(found: ErrorHistory, now: datetime) -> str:
     lines.append(f"seen {times} in {counted(len(tasks - {None}), 'task')}")
     for e in found.errors[:5]:
         lines.append(f"  error {e.id} ({ago(e.created_at, now)}): {clip(e.summary, 100)}")
+        said = telling_line(e.detail or "")
+        if said and said not in e.summary:
+            lines.append(f"    {clip(said, 120)}")
     for a in found.failed_commands[:5]:
         code = f" exit {a.exit_code}" if a.exit_code is not None else ""
         lines.append(
             f"  command {a.id} ({ago(a.created_at, now)}{code}):"
             f" `{clip(a.command or a.summary, 80)}`  open: clew task output {a.id} --info"
         )
+        # The line that says what went wrong, not the output's tail ("make: *** Error 1").
+        said = _told(a)
+        if said:
+            lines.append(f"    {clip(said, 120)}")
     for fix in found.fixes:
         verdict = "WORKED" if fix.worked else "failed"
         lines.append(f"  fix {verdict} ({ago(fix.created_at, now)}): {clip(fix.description, 120)}")
     if not found.fixes:
         lines.append("no fix recorded yet")
     return "\n".join(lines + _similar_lines(found))
+
+
+def _told(action: Action) -> str:
+    """The telling line of a failed command's output: its stderr's, else its stdout's."""
+    for stream in (action.stderr, action.stdout):
+        text = stream.decode("utf-8", "replace") if isinstance(stream, bytes) else stream
+        if text and text.strip():
+            return telling_line(text[-4096:])
+    return ""
 
 
 def _similar_lines(found: ErrorHistory) -> list[str]:
