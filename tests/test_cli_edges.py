@@ -140,3 +140,11 @@ def test_seen_finds_the_fix_from_the_real_error_line_and_quotes_it(cli: Cli) -> 
     found = json.loads(cli("seen", "no such table: users", "--json").out)
     assert [f["description"] for f in found["fixes"]] == ["ran the migrations first: make migrate"]
     assert "fix WORKED" not in cli("seen", "no such column: name").out
+
+
+def test_the_adk_recipe_says_it_needs_a_google_key_and_what_runs_without() -> None:
+    page = (Path(__file__).parent.parent / "docs" / "integrations" / "adk.md").read_text()
+    needs = page.index("needs a Google key")
+    assert needs < page.index("```python")  # said before the recipe, not after
+    assert "GOOGLE_API_KEY" in page and "GOOGLE_GENAI_USE_VERTEXAI" in page
+    assert "clew itself needs no key" in page
