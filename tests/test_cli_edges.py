@@ -148,3 +148,30 @@ def test_the_adk_recipe_says_it_needs_a_google_key_and_what_runs_without() -> No
     assert needs < page.index("```python")  # said before the recipe, not after
     assert "GOOGLE_API_KEY" in page and "GOOGLE_GENAI_USE_VERTEXAI" in page
     assert "clew itself needs no key" in page
+
+
+def test_search_hits_name_steps_by_number_and_json_snippets_are_plain(cli: Cli) -> None:
+    task = cli("task", "new", "Deploy", "--plan", "Build", "Push the image", "Run").out.strip()
+    cli(
+        "task",
+        "action",
+        task,
+        "--step",
+        "2",
+        "-c",
+        "docker push registry.example/app:v1",
+        "--exit-code",
+        "1",
+        "--stderr",
+        "[push] denied: the registry refused the upload",
+    )
+    shown = cli("search", "registry refused").out
+    assert f"task {task} step 2 (Push the image)" in shown
+    hits = json.loads(cli("search", "registry refused", "--json").out)
+    hit = next(h for h in hits if h["kind"] == "action")
+    assert hit["step"] == 2 and hit["step_title"] == "Push the image"
+    snippet = hit["snippet"]
+    assert "[registry]" not in snippet and "[refused]" not in snippet
+    assert "[push]" in snippet  # the output's own brackets stay
+    marked = {snippet[start:end].casefold() for start, end in hit["matches"]}
+    assert marked <= {"registry", "refused"} and "refused" in marked

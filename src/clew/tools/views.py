@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -431,11 +431,15 @@ def label_of(hit: RecordHit) -> str:
     return hit.label
 
 
-def record_hit_line(hit: RecordHit, now: datetime) -> str:
-    """One search hit: its kind, what it is, where it matched, and how to open it."""
+def record_hit_line(
+    hit: RecordHit, now: datetime, steps: Mapping[str, tuple[int, str]] | None = None
+) -> str:
+    """One search hit: its kind, what it is, where it matched, and how to open it; its
+    step by number and title when `steps` (by step id) knows it."""
     where = f" task {hit.task_id}" if hit.task_id else ""
     if hit.step_id:
-        where += f" step {hit.step_id}"
+        known = (steps or {}).get(hit.step_id)
+        where += f" step {known[0]} ({clip(known[1], 40)})" if known else f" step {hit.step_id}"
     if hit.session_id:
         where += f" session {hit.session_id} turn {hit.turn}"
     sure = " (confident)" if hit.confident else ""
