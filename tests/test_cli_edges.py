@@ -175,3 +175,26 @@ def test_search_hits_name_steps_by_number_and_json_snippets_are_plain(cli: Cli) 
     assert "[push]" in snippet  # the output's own brackets stay
     marked = {snippet[start:end].casefold() for start, end in hit["matches"]}
     assert marked <= {"registry", "refused"} and "refused" in marked
+
+
+def test_wait_add_says_what_watches_the_wait_and_how_to_stop_it(
+    cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from clew.jobs import worker
+
+    started: list[str] = []
+    monkeypatch.setattr(worker, "spawn", lambda path, space: started.append(space))
+    monkeypatch.setenv("CLEW_WORKER", "auto")
+    task = cli("task", "new", "Deploy").out.strip()
+    added = cli("wait", "add", task, "--time", "1h", "--every", "5m")
+    wait = added.out.strip()
+    assert added.code == 0 and wait and started  # stdout is the id alone; a worker started
+    (said,) = added.err.strip().splitlines()
+    assert "a background `clew work` process checks" in said and "every 300s" in said
+    assert "`clew wait list`" in said and f"`clew wait cancel {wait}` stops it" in said
+    monkeypatch.setenv("CLEW_WORKER", "off")
+    started.clear()
+    quiet = cli("wait", "add", task, "--time", "1h")
+    assert not started and "no background worker (worker = off)" in quiet.err
+    manual = cli("wait", "add", task, "--manual", "the reviewer says yes")
+    assert manual.code == 0 and manual.err == ""
