@@ -198,3 +198,28 @@ def test_wait_add_says_what_watches_the_wait_and_how_to_stop_it(
     assert not started and "no background worker (worker = off)" in quiet.err
     manual = cli("wait", "add", task, "--manual", "the reviewer says yes")
     assert manual.code == 0 and manual.err == ""
+
+
+CODEX = next((Path(__file__).parent / "data" / "codex").glob("rollout-*.jsonl"))
+CODEX_KEY = "0199a1c2-7d3e-7b41-9f0a-5c2e8d4b1a67"
+
+
+def test_codex_sessions_answer_to_a_key_prefix_and_a_search_from_any_folder(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The recipe run where a user tries it: the rollout names the folder Codex ran in
+    # (/home/dev/coursefolio), not this one.
+    monkeypatch.chdir(tmp_path)
+    imported = cli("import", "--from", "codex", str(CODEX))
+    assert f"session {CODEX_KEY}: 16 new turns" in imported.out
+    found = cli("recall", "--search", "requirements.txt")
+    assert found.code == 0, found.err
+    assert "requirements.txt" in found.out and "searched every session of this store" in found.err
+    # The key the import printed, shortened as ids are.
+    assert cli("recall", "0199", "--summary").out.startswith("Session ")
+    assert cli("session", "show", "0199a1c2", "--json").code == 0
+    assert "no session matches '0188'" in cli("recall", "0188", "--summary").err
+    assert cli("session", "new", "--key", "0199-other").code == 0  # a second key that fits
+    clash = cli("recall", "0199", "--summary")
+    assert clash.code == 2 and "ambiguous" in clash.err and "0199-other" in clash.err
+    assert cli("recall", "0199a", "--summary").code == 0

@@ -319,9 +319,14 @@ def cmd_recall(args: argparse.Namespace) -> int:
     elif action in _KEYWORDS:
         options = {_KEYWORDS[action]: value}
     with open_memory(args) as mem:
-        session, workspace = args.session, None
+        session, workspace, everywhere = args.session, None, ""
         if session is None:
             workspace = os.getcwd()
+            if action == "search" and not mem.list_sessions(workspace, limit=1):
+                # Sessions imported from elsewhere (Codex's rollouts name the folder Codex
+                # ran in): a search here looks through every session of the store.
+                everywhere = f"clew: no session belongs to {workspace}; searched every session"
+                workspace = None
             if action != "search":
                 newest = mem.list_sessions(workspace, limit=1)
                 if not newest:
@@ -340,6 +345,8 @@ def cmd_recall(args: argparse.Namespace) -> int:
             )
         except ValidationError as exc:
             raise ValidationError(_in_cli_terms(str(exc))) from None
+    if everywhere:  # said once the search answered: a refusal stays one line
+        print(everywhere + " of this store", file=sys.stderr)
     found = found._replace(text=for_cli(found.text, found.session_id))
     if args.json:
         print_json(found)
