@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import json
+import re
+import shlex
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -223,3 +226,61 @@ def test_codex_sessions_answer_to_a_key_prefix_and_a_search_from_any_folder(
     clash = cli("recall", "0199", "--summary")
     assert clash.code == 2 and "ambiguous" in clash.err and "0199-other" in clash.err
     assert cli("recall", "0199a", "--summary").code == 0
+
+
+def _completion(shell: str, capsys: pytest.CaptureFixture[str]) -> str:
+    from clew.cli import main
+
+    capsys.readouterr()
+    assert main(["completion", shell]) == 0
+    return capsys.readouterr().out
+
+
+def test_bash_completion_completes_commands_options_and_values(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = tmp_path / "clew.bash"
+    script.write_text(_completion("bash", capsys))
+    probe = (
+        f"source {script}\n"
+        "complete -p clew\n"
+        'try() { COMP_WORDS=("$@"); COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 )); COMPREPLY=();'
+        ' _clew; echo "${COMPREPLY[*]}"; }\n'
+        "try clew ta\n"
+        "try clew --db x.db task re\n"
+        "try clew task update abc --st\n"
+        "try clew task update abc --step-status c\n"
+        "try clew completion ''\n"
+        'compgen -W "$(_clew_words task && echo $words)" -- sh\n'
+    )
+    done = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, check=True)
+    lines = done.stdout.splitlines()
+    assert lines[0] == "complete -F _clew clew"
+    assert lines[1] == "task"
+    assert lines[2].split() == ["replan", "record", "resolve"]
+    assert lines[3].split() == ["--status", "--step", "--step-status"]
+    assert lines[4].split() == ["completed"]
+    assert lines[5].split() == ["bash", "zsh", "fish"]
+    assert lines[6] == "show"
+
+
+def test_zsh_and_fish_completion_name_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    from clew.cli import build_parser
+    from clew.cli.completion import nodes
+
+    top = {name for name, _ in next(nodes(build_parser())).commands}
+    assert {"task", "search", "recall", "completion"} <= top
+    zsh = _completion("zsh", capsys)
+    assert zsh.startswith("#compdef clew") and "compdef _clew clew" in zsh
+    # The root's menu: every top-level command, with its help.
+    root = re.search(r"^\s+_\) commands=\((.*)\); options=", zsh, re.M)
+    assert root is not None
+    assert {m.split(":")[0] for m in shlex.split(root.group(1))} == top
+    assert re.search(r"^\s+task\) commands=\(.*'show:", zsh, re.M)
+    fish = _completion("fish", capsys)
+    root_line = re.compile(r"^complete -c clew -f -n \"__clew_at ''\" -a '([^']+)'", re.M)
+    offered = set(root_line.findall(fish))
+    assert offered == top
+    assert "complete -c clew -f -n \"__clew_at 'task'\" -a 'show'" in fish
+    assert "-n \"__clew_at 'task update'\" -l 'step-status'" in fish
+    assert "-l 'step-status' -x -a 'pending active completed failed skipped'" in fish
