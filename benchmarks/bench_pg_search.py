@@ -1,4 +1,4 @@
-"""Search latency on SQLite (FTS5) and PostgreSQL (tsvector, store/pg_search.py) over the
+"""Search latency on SQLite (FTS5) and PostgreSQL (tsvector, store/postgres/search.py) over the
 same records: the design's conversation workload, turns searched by recall's query.
 
 Prints markdown tables; it is a script, not a timed test:

@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # The child: reads one workload name a line, answers one JSON line of its wall and CPU ms.
 CHILD = r"""
-import json, os, sys, tempfile, time
+import json, os, resource, subprocess, sys, tempfile, time
 import clew
 
 OPS = int(os.environ["SAME_OPS"])
@@ -90,6 +90,20 @@ for line in sys.stdin:
     elif name == "prime":
         for _ in range(10):
             primed.prime("/w")
+    elif name == "hook":  # the command a hook runs, a fresh interpreter each time: its imports
+        if primed is None:
+            primed = filled(ROOTS)
+        c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        c0 = c0.ru_utime + c0.ru_stime
+        for _ in range(3):
+            command = [sys.executable, "-m", "clew", "--db", os.path.join(ROOTS, "p.db"), "prime",
+                       "--workspace", "/w"]
+            subprocess.run(command, check=True, capture_output=True)
+        c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        c1 = c1.ru_utime + c1.ru_stime
+        t1 = time.perf_counter()
+        print(json.dumps({"wall": (t1 - t0) * 1000, "cpu": (c1 - c0) * 1000}), flush=True)
+        continue
     t1, c1 = time.perf_counter(), time.process_time()
     print(json.dumps({"wall": (t1 - t0) * 1000, "cpu": (c1 - c0) * 1000}), flush=True)
 """
@@ -98,6 +112,7 @@ WORKLOADS = {  # name: what one sample is
     "write": "a new store, a task and OPS writes (messages, decisions, errors, findings)",
     "open": "10 opens and closes of a new store",
     "prime": "10 primes of 3 active tasks of about 80 records each",
+    "hook": "3 runs of `clew prime` in a fresh interpreter (the hook path: imports and all)",
 }
 
 

@@ -81,8 +81,8 @@ from clew.archive.error_lines import error_lines
 from clew.archive.trace import failure_fingerprint
 from clew.core import chain
 from clew.models import AddStep
-from clew.store import projection_record
-from clew.store.sqlite import connect, migrate
+from clew.store.projection import record as projection_record
+from clew.store.sqlite.store import connect, migrate
 from common import header, pct, table
 
 SPACE = "default"

@@ -18,8 +18,8 @@ from clew.store.migrations import (
     _keep,
     record_text,
 )
-from clew.store.sqlite_backfill import SEQUENCED
-from clew.store.sqlite_connection import SQLiteConnection
+from clew.store.sqlite.backfill import SEQUENCED
+from clew.store.sqlite.connection import SQLiteConnection
 
 # The indexes migration 10 remade with the sequence column, as migrations 1-9 made them.
 _INDEXES_BEFORE_10 = (
@@ -325,7 +325,7 @@ def store_at(path: Path, number: int, events: Sequence[chain.Link] = ()) -> None
 
 def _project(conn: sqlite3.Connection, number: int, events: Sequence[chain.Link]) -> None:
     """Write `events` and today's projection of them into a schema-`number` store."""
-    from clew.store.sqlite import connect, migrate
+    from clew.store.sqlite.store import connect, migrate
 
     today = connect(":memory:")
     migrate(today)

@@ -4,12 +4,12 @@ On PostgreSQL two spaces may hold the same journal, so the same ids. Row-level s
 them apart for an ordinary role; the first wall is the statement itself: every UPDATE and
 DELETE says `space = $n` in its own WHERE, and every upsert's target is a key that starts with
 `space`. Nothing edits a statement at run time to make that so, or for any other reason
-(store/pg_connection.py sends each as written), so the suite checks it: conftest.py hands every
-statement a psycopg cursor sends to `record`, and a test that made clew send one that breaks
-the rule fails (`unscoped` says why), as does one written with `?` placeholders, which only a
-translation could have run (`untranslated`). A test's own SQL is not checked: some send a
-statement held to nothing on purpose, to see it refused. The server's keys and request log are
-administration across spaces (migration 17) and name none.
+(store/postgres/connection.py sends each as written), so the suite checks it: conftest.py
+hands every statement a psycopg cursor sends to `record`, and a test that made clew send one
+that breaks the rule fails (`unscoped` says why), as does one written with `?` placeholders,
+which only a translation could have run (`untranslated`). A test's own SQL is not checked:
+some send a statement held to nothing on purpose, to see it refused. The server's keys and
+request log are administration across spaces (migration 17) and name none.
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ from types import FrameType
 from typing import Any
 
 import clew
-from clew.store import pg_connection, postgres
 from clew.store.migrations import ADMIN_TABLES
+from clew.store.postgres import connection as pg_connection
+from clew.store.postgres import store as postgres
 
 # A quoted text or name, a dollar-quoted body, or a comment: none of them the statement's own.
 _QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|(\$\w*\$).*?\1|--[^\n]*", re.S)

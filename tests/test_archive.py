@@ -13,7 +13,7 @@ import clew
 from clew.archive.fingerprint import fingerprint, mask
 from clew.core import query as search
 from clew.models import EntryStatus, EntryType
-from clew.store.sqlite_search import fts5_match
+from clew.store.sqlite.search import fts5_match
 from tests.conftest import FakeClock
 
 SEVEN = ["decision", "error", "tool_result", "user_instruction", "discovery", "artifact", "context"]
@@ -120,7 +120,7 @@ def test_a_rare_tag_and_a_common_one_list_the_same_entries_by_either_plan(
     # A tag carried by at most RARE_TAG entries is read through its index; a commoner one
     # by walking the entries. Made small here so that both plans run, each must give what
     # filtering every entry by hand gives, newest first, limits and other filters applied.
-    from clew.store import portable_archive
+    from clew.store.portable import archive as portable_archive
 
     monkeypatch.setattr(portable_archive, "RARE_TAG", 4)
     task = mem.create_task("T", ["a"])

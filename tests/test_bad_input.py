@@ -920,7 +920,7 @@ def filled_store(db: Path) -> str:
 
 
 def test_why_a_store_cannot_be_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from clew.store.sqlite import unwritable
+    from clew.store.sqlite.store import unwritable
 
     db = tmp_path / "clew.db"
     assert unwritable(str(db)) is None  # not there yet: it will be created
@@ -2966,14 +2966,14 @@ def test_index_commands_without_the_extra_say_so_in_one_line(
     def missing() -> None:
         from clew.errors import VectorsUnavailable
 
-        raise VectorsUnavailable(vectors.UNAVAILABLE)
+        raise VectorsUnavailable(vectors.unavailable())
 
     monkeypatch.setattr(vectors, "load_embedder", missing)
     monkeypatch.setattr(vectors, "embedder_available", lambda: False)
     for command in (["update"], ["rebuild"], ["update", "--limit", "5"]):
         result = cli("index", *command)
         assert result.code == 2
-        assert result.err.strip().splitlines() == [f"clew: error: {vectors.UNAVAILABLE}"]
+        assert result.err.strip().splitlines() == [f"clew: error: {vectors.unavailable()}"]
     status = cli("index", "status")
     assert status.code == 0 and "model: none" in status.out
     for bad in (["update", "--limit", "0"], ["update", "--limit", "x"], ["nonsense"], []):
@@ -3057,7 +3057,7 @@ def test_any_text_is_understood_without_error(text: str) -> None:
     from datetime import UTC, datetime
 
     from clew.search.question import understand
-    from clew.store.sqlite_search import fts5_match
+    from clew.store.sqlite.search import fts5_match
 
     found = understand(text, now=datetime(2026, 5, 20, tzinfo=UTC), speakers=["a"], tools=["b"])
     if found.query is not None:
@@ -3169,7 +3169,7 @@ def test_hostile_text_and_ids_are_parameters_to_pgvector(
     from clew.search import embedding
 
     if not embedding.available():
-        pytest.skip("the vectors extra is not installed (pip install 'clew[vectors]')")
+        pytest.skip("the vectors extra is not installed (pip install -e '.[vectors]')")
     with clew.open(pgvector_url, space=new_space(), clock=clock) as mem:
         assert mem._store.vector_search_native()
         task = mem.create_task("hostile")
@@ -3350,7 +3350,7 @@ def test_a_wrong_embedding_model_is_one_line_and_loses_nothing(
     from clew.search import embedding
 
     if not embedding.available():
-        pytest.skip("the vectors extra is not installed (pip install 'clew[vectors]')")
+        pytest.skip("the vectors extra is not installed (pip install -e '.[vectors]')")
     task = mem.create_task("registry choice")
     mem.add_finding(task.id, "we picked the harbor registry")
     before = snapshot(mem)
@@ -3399,7 +3399,7 @@ def test_the_retrieval_harness_refuses_an_unknown_model_in_one_line(
 def test_common_word_probes_take_hostile_terms_as_text(
     db: Path, clock: FakeClock, text: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from clew.store import sqlite_search
+    from clew.store.sqlite import search as sqlite_search
 
     monkeypatch.setattr(sqlite_search, "COMMON_PROBE", 2)
     with clew.open(db, clock=clock) as mem:

@@ -190,7 +190,7 @@ def test_index_statements_leave_any_trigger_and_come_back_exactly() -> None:
     """Whether the turns' index is kept by a trigger of its own or inside another (an
     INSTEAD OF trigger writing a view's table), the bulk path finds it, and restores the
     schema byte for byte."""
-    from clew.store import sqlite_bulk
+    from clew.store.sqlite import bulk as sqlite_bulk
 
     conn = sqlite3.connect(":memory:", isolation_level=None)
     conn.executescript("""

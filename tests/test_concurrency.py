@@ -23,7 +23,7 @@ import pytest
 
 import clew
 from clew.models import AddStep
-from clew.store import sqlite as sqlite_store
+from clew.store.sqlite import store as sqlite_store
 from tests.conftest import run_in_lockstep
 
 WORKERS = 3

@@ -27,8 +27,8 @@ import clew
 from clew.cli import main
 from clew.core.credentials import RequestLine
 from clew.errors import AuthenticationError
-from clew.store import pg_migrations
 from clew.store.migrations import OUTLINE_COLUMNS
+from clew.store.postgres import migrations as pg_migrations
 from tests.conftest import (
     FakeClock,
     free_port,
@@ -686,7 +686,7 @@ def test_any_role_name_is_quoted_so_postgresql_reads_it_back_exactly(
 ) -> None:
     """A role's name comes from the command line: quoted, PostgreSQL's parser reads back
     that name and nothing else, so no name can add a statement."""
-    from clew.store.pg_roles import quoted, role_name
+    from clew.store.postgres.roles import quoted, role_name
 
     conn = conns["owner"]
     try:

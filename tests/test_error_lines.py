@@ -199,7 +199,7 @@ def test_an_older_store_gets_the_error_lines_at_migration_14(db: Path) -> None:
 
 def test_postgres_fills_in_the_error_lines_of_older_outputs(clock: Any) -> None:
     psycopg = pytest.importorskip("psycopg")
-    from clew.store.pg_migrations import _backfill_error_lines
+    from clew.store.postgres.migrations import _backfill_error_lines
 
     url = postgres_url()
     with clew.open(url, space=new_space(), clock=clock) as mem:

@@ -13,7 +13,7 @@ import pytest
 import clew
 from clew.store import contract
 from clew.store.contract import GraphBlob, GraphCheckpoint, GraphWrite
-from clew.store.sqlite_graph_checkpoints import SQLiteGraphCheckpoints
+from clew.store.sqlite.graph_checkpoints import SQLiteGraphCheckpoints
 
 
 def _methods() -> list[str]:
@@ -28,7 +28,7 @@ def test_every_method_of_the_protocol_says_what_it_does() -> None:
 
 def test_both_backends_provide_the_whole_protocol() -> None:
     pytest.importorskip("psycopg")
-    from clew.store.pg_graph_checkpoints import PgGraphCheckpoints
+    from clew.store.postgres.graph_checkpoints import PgGraphCheckpoints
 
     for cls in (SQLiteGraphCheckpoints, PgGraphCheckpoints):
         for name in _methods():

@@ -63,7 +63,9 @@ ALLOWED_CLEW = frozenset(
         "clew.conversations.assembly",
         "clew.journal.audit",  # a Memory service: the journal read back and verified
         "clew.state.brief",
-        "clew.conversations.capture",  # a Memory mixin: transcript capture (json and os only)
+        "clew.conversations.capture",  # a service: transcript capture (json and os only)
+        "clew.conversations.plan_capture",  # a service: the agent's own list kept as a task
+        "clew.conversations.agent_plans",  # the list's calls read from new lines (json, re)
         "clew.core.checks",
         "clew.archive.claims",  # the session state's key decisions (re; compiled on first use)
         "clew.journal.checkpoints",  # a service: checkpoints (os and stat only; the rest lazily)
@@ -129,8 +131,8 @@ ALLOWED_CLEW = frozenset(
         "clew.conversations.transcripts",  # capture --hook reads the transcript's lines with it
         "clew.archive.trace",
         "clew.tasks.tracker",  # a Memory service: tasks, plans, steps, messages
-        "clew.access.keys",  # the server's keys, a Memory mixin (hashlib; secrets only to make one)
-        "clew.access.roles",  # PostgreSQL's roles, a Memory mixin (its checks imported when called)
+        "clew.access.keys",  # the server's keys, a service (hashlib; secrets only to make one)
+        "clew.access.roles",  # PostgreSQL's roles, a service (its checks imported when called)
         "clew.core.credentials",
         "clew.journal.transfer",
         "clew.journal.forgetting",  # `forget`, a service (what it reads and rewrites: lazily)
@@ -147,41 +149,56 @@ ALLOWED_CLEW = frozenset(
         "clew.state.working",
         "clew.state.yamltext",
         # the SQLite store and its parts
-        "clew.store.portable_imports",
+        "clew.store.portable.imports",
         "clew.store",
+        "clew.store.portable",  # the packages of the store's modules (store/__init__.py)
+        "clew.store.sqlite",
         "clew.core.chain",
         "clew.core.codec",
-        "clew.store.contract",
-        "clew.store.frozen_error_lines",  # the projection's upgrade of older events (re only)
+        "clew.store.contract",  # the contract: one module of protocols per subject
+        "clew.store.contract.admin",
+        "clew.store.contract.archive",
+        "clew.store.contract.conversations",
+        "clew.store.contract.graph",
+        "clew.store.contract.jobs",
+        "clew.store.contract.journal",
+        "clew.store.contract.search",
+        "clew.store.contract.tasks",
+        "clew.store.contract.vectors",
+        # the projection's upgrade of older events (re only)
+        "clew.store.projection.frozen_error_lines",
         "clew.store.migrations",
         "clew.store.projection",
-        "clew.store.projection_archive",
-        "clew.store.projection_conversations",
-        "clew.store.projection_handlers",
-        "clew.store.projection_record",
-        "clew.store.projection_redactions",
-        "clew.store.projection_utility",
-        "clew.store.projection_waits",
+        "clew.store.projection.archive",
+        "clew.store.projection.conversations",
+        "clew.store.projection.handlers",
+        "clew.store.projection.record",
+        "clew.store.projection.redactions",
+        "clew.store.projection.utility",
+        "clew.store.projection.waits",
         "clew.store.rows",
         "clew.store.sql",
-        "clew.store.sqlite",
-        "clew.store.portable_archive",
-        "clew.store.sqlite_backfill",
-        "clew.store.portable_conversations",
-        "clew.store.sqlite_file",  # the file opened, recognised and migrated
-        "clew.store.portable_journal",
-        "clew.store.portable_record",
-        "clew.store.sqlite_search",
-        "clew.store.portable_tasks",
-        "clew.store.portable_trace",
-        "clew.store.portable_utility",
-        "clew.store.portable_vectors",
-        "clew.store.sqlite_verify",
-        "clew.store.portable_waits",
-        "clew.store.portable_keys",
-        "clew.store.sqlite_heads",  # chain_heads and chain_hashes, a read mixin of the store
-        "clew.store.sqlite_connection",  # the portable statements' connection
-        "clew.store.portable_search",  # what search shares (sqlite_search imports it)
+        "clew.store.sqlite.store",
+        "clew.store.portable.archive",
+        "clew.store.sqlite.backfill",
+        "clew.store.portable.conversations",
+        "clew.store.sqlite.file",  # the file opened, recognised and migrated
+        "clew.store.portable.journal",
+        "clew.store.portable.record",
+        "clew.store.sqlite.search",
+        "clew.store.portable.tasks",
+        "clew.store.portable.trace",
+        "clew.store.portable.utility",
+        "clew.store.portable.vectors",
+        "clew.store.sqlite.verify",
+        "clew.store.portable.findings",  # what verify reports, on both backends
+        "clew.store.portable.waits",
+        "clew.store.portable.keys",
+        "clew.store.sqlite.heads",  # chain_heads and chain_hashes, a part of the store
+        "clew.store.parts",  # the store's parts and the contract methods each answers
+        "clew.store.sqlite.writes",  # SQLite's side of the journal's write path
+        "clew.store.sqlite.connection",  # the portable statements' connection
+        "clew.store.portable.search",  # what search shares (sqlite_search imports it)
     }
 )
 
@@ -342,7 +359,7 @@ def test_the_allowed_list_is_not_vacuous(project: tuple[Path, str]) -> None:
     assert not allowed("clew.tools.registry")
     assert not allowed("clew.server.mcp_server")
     assert not allowed("clew.search.embedding")
-    assert not allowed("clew.store.postgres")
+    assert not allowed("clew.store.postgres.store")
     assert not allowed("logging")
     assert not allowed("tiktoken")
     assert not allowed("urllib.parse")

@@ -19,8 +19,8 @@ import clew
 from clew.core import chain
 from clew.store import projection
 from clew.store.migrations import FINGERPRINTS, LATEST, MIGRATIONS
-from clew.store.sqlite_backfill import SEQUENCED
-from clew.store.sqlite_connection import SQLiteConnection
+from clew.store.sqlite.backfill import SEQUENCED
+from clew.store.sqlite.connection import SQLiteConnection
 from tests.conftest import FakeClock, Result, new_space, run_in_lockstep
 
 Cli = Callable[..., Result]

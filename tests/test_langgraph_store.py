@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("langgraph.store.base")
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from langgraph.store.base import (
     GetOp,
@@ -24,6 +24,7 @@ from langgraph.store.memory import InMemoryStore
 
 import clew
 from clew.integrations.langgraph import ClewStore
+from clew.privacy.secret_shapes import name_kind
 from tests.conftest import FakeClock
 
 
@@ -183,6 +184,15 @@ def test_batch_and_abatch_answer_in_order(store: ClewStore) -> None:
     assert results[3] == [("b",)]
 
 
+def _names_a_secret(value: Any) -> bool:
+    """Whether any key in `value`, at any depth, is a name redaction reads as a secret's."""
+    if isinstance(value, dict):
+        return any(name_kind(k) or _names_a_secret(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_names_a_secret(v) for v in value)
+    return False
+
+
 _json = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=20),
     lambda inner: (
@@ -209,6 +219,9 @@ _json = st.recursive(
 def test_any_value_round_trips(
     store: ClewStore, namespace: list[str], key: str, value: dict[str, Any]
 ) -> None:
+    # A value under a secret's name (`{"PASS": ":"}`) is redacted by design, as everything
+    # clew stores is: the next test holds that; this one, every other value.
+    assume(not _names_a_secret(value))
     store.put(tuple(namespace), key, value)
     item = store.get(tuple(namespace), key)
     assert item is not None and item.value == value and item.key == key

@@ -95,9 +95,9 @@ def test_every_exception_to_a_contract_is_on_the_page() -> None:
 # Migration 10 replays the journal into a scratch store the migrations set up (see the page's
 # "acyclic" contract): the one cycle of imports that runs.
 MIGRATION_10 = {
-    ("clew.store.migrations", "clew.store.sqlite_backfill"),
-    ("clew.store.sqlite_backfill", "clew.store.sqlite_file"),
-    ("clew.store.sqlite_file", "clew.store.migrations"),
+    ("clew.store.migrations", "clew.store.sqlite.backfill"),
+    ("clew.store.sqlite.backfill", "clew.store.sqlite.file"),
+    ("clew.store.sqlite.file", "clew.store.migrations"),
 }
 
 

@@ -234,4 +234,7 @@ def test_without_the_mcp_extra_the_command_says_what_to_install(
     monkeypatch.delitem(sys.modules, "clew.server.mcp_server", raising=False)
     monkeypatch.setitem(sys.modules, "mcp_types", None)  # as if the mcp extra were not installed
     result = cli("mcp")
-    assert result.code != 0 and "pip install -e '.[mcp]'" in result.err
+    from clew.core.installation import install_command
+
+    assert result.code != 0 and result.err.endswith(f": {install_command('mcp')}\n")
+    assert "install -e '" in result.err and "[mcp]'" in result.err  # this checkout's command

@@ -23,7 +23,7 @@ from clew.errors import ClewError, ValidationError
 from clew.journal import journalfile
 from clew.models import EVENT_TYPES
 from clew.store import projection
-from clew.store.sqlite import SQLiteStore
+from clew.store.sqlite.store import SQLiteStore
 from tests.conftest import FakeClock, Result
 from tests.roundtrip import assert_same_store, rows
 
@@ -68,7 +68,7 @@ def work(mem: clew.Memory) -> str:
 
 
 def test_every_event_type_is_one_the_projection_handles() -> None:
-    import clew.store.sqlite  # noqa: F401  (registers every handler)
+    import clew.store.sqlite.store  # noqa: F401  (registers every handler)
 
     assert set(projection._HANDLERS) == EVENT_TYPES
 

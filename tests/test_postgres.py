@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 import clew
-from clew.store.postgres import PostgresStore
+from clew.store.postgres.store import PostgresStore
 from tests.conftest import FakeClock, new_space, postgres_url, row_security_gaps, run_in_lockstep
 
 psycopg = pytest.importorskip("psycopg")
@@ -44,7 +44,8 @@ def open_pg(url: str, space: str | None = None, **kwargs: Any) -> clew.Memory:
 # -- the schema ------------------------------------------------------------------------------
 
 # SQLite's FTS5 tables (and their shadow tables) have no counterpart here: PostgreSQL keeps
-# its search vectors in generated `search` columns (store/pg_search.py), left out below.
+# its search vectors in generated `search` columns (store/postgres/search_schema.py), left
+# out below.
 # `record_docs`, the documents of messages and commands, is on both.
 _SQLITE_ONLY = ("sqlite_sequence",)
 _TYPES = {"TEXT": "text", "INTEGER": "bigint", "REAL": "double precision", "BLOB": "bytea"}
@@ -435,7 +436,7 @@ def test_migration_12_indexes_every_space_s_decisions_even_for_an_ordinary_role(
     """A store made before migration 12: its decisions of every space get their documents
     when it opens; the backfill writes space by space, which row-level security needs
     (checked by running it as a role that is subject to it)."""
-    from clew.store import pg_search
+    from clew.store.postgres import search_schema as pg_search_schema
 
     made: dict[str, tuple[str, str]] = {}
     for space in (new_space(), new_space()):
@@ -470,7 +471,7 @@ def test_migration_12_indexes_every_space_s_decisions_even_for_an_ordinary_role(
         try:
             with psycopg.connect(own_database.replace("://root@", f"://{member}@", 1),
                                  autocommit=True) as as_member:  # fmt: skip
-                as_member.execute(pg_search.DECISION_FUNCTIONS[-1])
+                as_member.execute(pg_search_schema.DECISION_FUNCTIONS[-1])
         finally:
             conn.execute(f"DROP OWNED BY {member}")
             conn.execute(f"DROP ROLE {member}")
@@ -478,7 +479,7 @@ def test_migration_12_indexes_every_space_s_decisions_even_for_an_ordinary_role(
 
 
 def test_migration_15_gives_older_turns_the_reference_the_projection_writes(url: str) -> None:
-    from clew.store.pg_migrations import _backfill_turn_events
+    from clew.store.postgres.migrations import _backfill_turn_events
     from tests.test_derived_events import _conversation, _replay_fixture
 
     with open_pg(url) as mem:
@@ -507,7 +508,7 @@ def test_migration_21_chains_every_space_again_with_the_guard_back_after(
     """Migration 21 on PostgreSQL: a journal chained with version 1 (as every store was) is
     chained again with version 2, space by space, and the guard refuses changes after."""
     from clew.core import chain
-    from clew.store.pg_migrations import _rechain
+    from clew.store.postgres.migrations import _rechain
 
     spaces = [new_space(), new_space()]
     for space in spaces:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from clew.core.query import MAX_TERMS
 from clew.search.question import STOP_WORDS, Question, TimeHint, content_words, understand
-from clew.store.sqlite_search import fts5_match
+from clew.store.sqlite.search import fts5_match
 
 # A Wednesday afternoon.
 NOW = datetime(2026, 5, 20, 15, 30, tzinfo=UTC)

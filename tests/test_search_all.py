@@ -639,7 +639,7 @@ def test_a_time_finds_its_turns_written_out_of_time_order(
     # Turns of one day written at three moments, between turns of other days: SQLite
     # walks the index in ranges of turn numbers (blocks of 1 here, joined to 2 ranges at
     # most), so every range must be walked and the best of all of them kept.
-    from clew.store import sqlite_search
+    from clew.store.sqlite import search as sqlite_search
 
     monkeypatch.setattr(sqlite_search, "SPAN_BLOCK", 1)
     monkeypatch.setattr(sqlite_search, "MAX_SPANS", 2)
@@ -663,7 +663,7 @@ def test_a_word_in_most_turns_is_left_to_the_ranking(
     # for in the turns index when a rarer word is left: the turn with both still ranks
     # first, and a turn holding only the common word is no match of its own.
     from clew.core.query import parse
-    from clew.store import sqlite_search
+    from clew.store.sqlite import search as sqlite_search
 
     monkeypatch.setattr(sqlite_search, "COMMON_PROBE", 3)
     session = mem.start_session(title="chatter").id

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import clew
-from clew.store.sqlite_backfill import SEQUENCED
+from clew.store.sqlite.backfill import SEQUENCED
 from tests.conftest import FakeClock
 from tests.old_stores import undo_migration_10
 

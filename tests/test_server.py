@@ -718,7 +718,11 @@ def test_serve_without_its_packages_says_which_extra_in_one_line(
     monkeypatch.setitem(sys.modules, "starlette.applications", None)
     refused = cli("serve")
     assert refused.code == 2 and refused.err.count("\n") == 1
-    assert "pip install 'clew[serve]'" in refused.err
+    from clew.core.installation import install_command
+
+    # The command for how clew was installed: here, this checkout (tests/test_installation.py).
+    assert refused.err.endswith(f": {install_command('serve')}\n")
+    assert "install -e '" in refused.err and "[serve]'" in refused.err
 
 
 def test_clew_mcp_port_is_the_same_app_and_keeps_its_keys_rule(tmp_path: Path) -> None:

@@ -41,7 +41,7 @@ def test_a_store_from_the_suites_template_is_one_migrated_step_by_step(
     db: Path, tmp_path: Path
 ) -> None:
     """The suite fills new stores from a template (conftest.py): it must be exact."""
-    from clew.store.sqlite import connect
+    from clew.store.sqlite.store import connect
     from tests.conftest import migrate_step_by_step
 
     clew.open(db).close()  # the suite's way

@@ -9,8 +9,8 @@ import pytest
 
 from clew.store.conformance import StoreConformance
 from clew.store.contract import Store
-from clew.store.postgres import PostgresStore
-from clew.store.sqlite import SQLiteStore
+from clew.store.postgres.store import PostgresStore
+from clew.store.sqlite.store import SQLiteStore
 from tests.conftest import postgres_url
 
 

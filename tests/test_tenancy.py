@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 import clew
-from clew.store import pg_connection, sql
-from clew.store.projection_handlers import conflict
+from clew.store import sql
+from clew.store.postgres import connection as pg_connection
+from clew.store.projection.handlers import conflict
 from tests import tenancy
 from tests.conftest import FakeClock, new_space, postgres_url
 
@@ -173,15 +174,8 @@ def test_one_journal_in_two_spaces_keeps_its_upserts_apart_even_for_a_superuser(
 
 # The modules whose SQL both backends run (or PostgreSQL runs through the portable
 # connection): their statements number their placeholders, `$1`, `$2`...
-_PORTABLE = (
-    "portable_*.py",
-    "projection*.py",
-    "rows.py",
-    "pg_search.py",
-    "pg_vectors.py",
-    "pg_heads.py",
-    "pg_verify.py",
-)
+_PORTABLE = ("portable/*.py", "projection/*.py", "rows.py", "postgres/search*.py",
+             "postgres/vectors.py", "postgres/heads.py", "postgres/verify.py")  # fmt: skip
 _SQL_WORD = re.compile(r"\b(?:SELECT|INSERT|UPDATE|DELETE|WHERE|VALUES|SET|AND|LIMIT)\b")
 
 
@@ -210,9 +204,9 @@ def _sql_texts(path: Path) -> list[tuple[int, str]]:
 
 
 def _psycopg_style(path: Path, text: str) -> bool:
-    """Whether `text` has psycopg's `%s`, which a pg_* module may send on a plain psycopg
+    """Whether `text` has psycopg's `%s`, which a postgres/ module may send on a plain psycopg
     cursor (its own setup) but the portable modules never write."""
-    return not path.name.startswith("pg_") and "%s" in tenancy.bare(text)
+    return path.parent.name != "postgres" and "%s" in tenancy.bare(text)
 
 
 def test_the_portable_sql_has_no_question_mark_placeholder() -> None:

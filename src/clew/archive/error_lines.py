@@ -10,7 +10,7 @@ Pure. Invariants:
 - Deterministic and derived from the output alone: the write path computes it once and the
   `action.recorded` / `action.updated` event carries it (`stdout_errors`, `stderr_errors`),
   so a replay copies what the live write wrote; events written before carry none, and
-  store/frozen_error_lines.py (a frozen copy of this module as first shipped) derives
+  store/projection/frozen_error_lines.py (a frozen copy of this module as first shipped) derives
   theirs, as migration 14 did for their rows.
 - None when the output is short enough to be indexed whole, or its middle says no error.
 - Linear in the output's length: one scan of the middle by one expression.

@@ -52,8 +52,10 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
         import clew.server.mcp_server as mcp_server
     except ImportError:
+        from clew.core.installation import install_command
+
         raise ValidationError(
-            "the MCP server needs the mcp extra: run `pip install -e '.[mcp]'` in clew's checkout"
+            f"the MCP server needs the mcp extra: {install_command('mcp')}"
         ) from None
     from clew.cli.server import server_options
     from clew.core.origin import HostRules

@@ -1,6 +1,6 @@
 """`clew db`: the database roles of a PostgreSQL store (grant, revoke, roles).
 
-What each kind may do is store/pg_roles.py's, documented in docs/team-store.md (section 2).
+What each kind may do is store/postgres/roles.py's, documented in docs/team-store.md (section 2).
 """
 
 from __future__ import annotations

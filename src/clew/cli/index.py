@@ -42,9 +42,9 @@ def _records(count: int) -> str:
 
 
 def _print_status(status: Any) -> None:
-    from clew.search.vectors import UNAVAILABLE
+    from clew.search.vectors import unavailable
 
-    print(f"model: {status.model or 'none (' + UNAVAILABLE + ')'}")
+    print(f"model: {status.model or 'none (' + unavailable() + ')'}")
     print(status.lag())
     for kind, (done, total) in (status.kinds or {}).items():
         print(f"  {kind:<9}{done:>12,} of {total:,}")
@@ -103,8 +103,9 @@ def register(commands: Any, command: Commands) -> None:
         help="the vector index: how far it is, update it, rebuild it",
         description="The vector index: embeddings of entries, messages, commands, turns and"
         " trace decisions, made off the write path by a model that ships with the `vectors`"
-        " extra (pip install 'clew[vectors]'). Derived from the records and never journaled:"
-        " export, import and push leave it behind, and `rebuild` makes it again.",
+        " extra (`clew index status` prints the command that adds it). Derived from the"
+        " records and never journaled: export, import and push leave it behind, and"
+        " `rebuild` makes it again.",
     )
     index = index_parser.add_subparsers(
         dest="index_command", metavar="INDEX_COMMAND", parser_class=Parser

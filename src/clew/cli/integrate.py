@@ -185,7 +185,9 @@ def _report(
     import importlib.util
 
     if importlib.util.find_spec("mcp") is None:
-        print("note: the MCP server needs clew's mcp extra: pip install 'clew[mcp]'")
+        from clew.core.installation import install_command
+
+        print(f"note: the MCP server needs clew's mcp extra: {install_command('mcp')}")
 
 
 def register(commands: Any, command: Commands) -> None:

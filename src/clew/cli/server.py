@@ -77,8 +77,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         from clew.server.app import serve
     except ImportError as exc:
+        from clew.core.installation import install_command
+
         raise ValidationError(
-            f"clew serve needs the server extra ({exc.name} is missing): pip install 'clew[serve]'"
+            f"clew serve needs the server extra ({exc.name} is missing): {install_command('serve')}"
         ) from None
     if args.store is not None:
         args.db = args.store

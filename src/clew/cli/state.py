@@ -86,9 +86,16 @@ def _prime_for_hook(args: argparse.Namespace) -> int:
     folder = event.get("cwd") if isinstance(event, dict) else None
     if isinstance(folder, str) and os.path.isdir(folder):
         os.chdir(folder)
+    # The session starting (Claude Code's session id): a resumed one gets its own list back.
+    session = event.get("session_id") if isinstance(event, dict) else None
     try:
         with open_memory(args) as mem:
-            primer = mem.prime(args.workspace, budget=args.budget, limit=args.limit)
+            primer = mem.prime(
+                args.workspace,
+                budget=args.budget,
+                limit=args.limit,
+                session=session if isinstance(session, str) and session else None,
+            )
     except ClewError as exc:
         print(f"clew: {exc}", file=sys.stderr)
         return 0

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from typing import IO, Any, NamedTuple
 
 from clew.conversations import transcripts
+from clew.conversations.plan_capture import PlanCapture
 from clew.conversations.sessions import Sessions
 from clew.core import checks
 from clew.errors import ValidationError
@@ -49,11 +50,13 @@ class Captured(NamedTuple):
 
 
 class Capture(Service):
-    """Transcript capture (a service of Memory): it archives through the sessions service."""
+    """Transcript capture (a service of Memory): it archives through the sessions service,
+    and keeps the agent's own list of its work through the plan capture."""
 
-    def __init__(self, kernel: Kernel, sessions: Sessions) -> None:
+    def __init__(self, kernel: Kernel, sessions: Sessions, plans: PlanCapture) -> None:
         super().__init__(kernel)
         self._sessions = sessions
+        self._plans = plans
 
     def capture_transcript(
         self,
@@ -128,6 +131,7 @@ class Capture(Service):
                 times = [m.get("timestamp") for m in batch.messages]
                 session = self._open_captured(name, workspace, times)
                 added += self._append_captured(session, batch.messages, times)
+                self._keep_plans(session, batch.messages, times)
                 consumed, bad = consumed + batch.lines, bad + batch.bad
                 if end and not batch.more:
                     self._sessions.end_session(session.id)
@@ -173,7 +177,9 @@ class Capture(Service):
                 key or meta.id, workspace or meta.cwd, [meta.started, *times], model=model
             )
             new = self._codex_new(session, items)
-            added = self._append_captured(session, [items[i] for i in new], [times[i] for i in new])
+            fresh = [items[i] for i in new]
+            added = self._append_captured(session, fresh, [times[i] for i in new])
+            self._keep_plans(session, fresh, [times[i] for i in new])
             if end:
                 self._sessions.end_session(session.id)
             return Captured(self._store.get_session(session.id), added, count - added, bad)
@@ -193,6 +199,22 @@ class Capture(Service):
         return [i for i, item in enumerate(items) if _canonical(item) not in stored]
 
     # -- both ------------------------------------------------------------------------------
+
+    def _keep_plans(
+        self, session: Session, messages: list[dict[str, Any]], times: list[Any]
+    ) -> None:
+        """Keep the agent's own list from the messages just appended (said at `times`, the
+        transcript's stamps), in the same write, so each line's calls are applied once. A
+        list clew cannot keep, or a fault in keeping it, undoes only its own savepoint and
+        never costs the transcript its capture."""
+
+        def newest() -> str | None:  # read only when the lines hold a list's calls
+            return next((t for t in reversed(self._said_at(times)) if t is not None), None)
+
+        try:
+            self._plans._keep_plans(session, messages, newest)
+        except Exception:  # the transcript matters more than the list it holds
+            return
 
     def _open_captured(
         self, key: str, workspace: str | None, times: list[Any], model: str | None = None

@@ -42,7 +42,12 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 from urllib.parse import quote, unquote
 
-from google.adk.errors import StaleSessionError
+from clew.core.installation import missing_extra
+
+try:
+    from google.adk.errors import StaleSessionError
+except ImportError as exc:  # a person reads this: say what to install, not a traceback's tail
+    raise missing_extra("adk", exc) from None
 from google.adk.errors.already_exists_error import AlreadyExistsError
 from google.adk.errors.session_not_found_error import SessionNotFoundError
 from google.adk.events.event import Event

@@ -27,13 +27,18 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal, TypeVar, cast
 
-from claude_agent_sdk import (
-    ClaudeAgentOptions,
-    HookCallback,
-    HookMatcher,
-    SdkMcpTool,
-    create_sdk_mcp_server,
-)
+from clew.core.installation import missing_extra
+
+try:
+    from claude_agent_sdk import (
+        ClaudeAgentOptions,
+        HookCallback,
+        HookMatcher,
+        SdkMcpTool,
+        create_sdk_mcp_server,
+    )
+except ImportError as exc:  # a person reads this: say what to install, not a traceback's tail
+    raise missing_extra("claude-agent-sdk", exc) from None
 
 import clew
 from clew.conversations import transcripts

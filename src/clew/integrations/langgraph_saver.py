@@ -25,7 +25,12 @@ from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from langchain_core.runnables import RunnableConfig
+from clew.core.installation import missing_extra
+
+try:
+    from langchain_core.runnables import RunnableConfig
+except ImportError as exc:  # a person reads this: say what to install, not a traceback's tail
+    raise missing_extra("langgraph", exc) from None
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
     BaseCheckpointSaver,

@@ -21,7 +21,7 @@ from clew.errors import ValidationError
 from clew.kernel import Kernel, Service
 from clew.models import Field, ForgetItem, ForgetReport
 from clew.state.working import Working
-from clew.store.portable_journal import FORGOTTEN
+from clew.store.portable.journal import FORGOTTEN
 
 if TYPE_CHECKING:
     import re

@@ -58,7 +58,7 @@ from clew.kernel import Kernel, Service
 from clew.models import Event, ImportRecord, MoveReport
 from clew.privacy.redaction import Redactor
 from clew.store import Store
-from clew.store.portable_journal import FORGOTTEN
+from clew.store.portable.journal import FORGOTTEN
 
 _PAGE = 1000  # events read from the store at a time
 PUSH_BATCH = 500  # events written to a target per transaction

@@ -33,6 +33,7 @@ import json
 import logging
 import os
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -59,12 +60,28 @@ _DEAD_SHARE = 0.2  # labels of vectors since replaced, of all labels, that make 
 _TAIL_MIN = 20_000  # vectors written since the index was saved, searched by brute force...
 _TAIL_SHARE = 0.05  # ...up to this share of those it holds, then added and saved
 
-UNAVAILABLE = "the approximate index needs the optional extra: pip install 'clew[ann]'"
+
+def unavailable() -> str:
+    """Say what is missing without the `ann` extra, and the command that adds it."""
+    from clew.core.installation import install_command
+
+    return f"the approximate index needs the optional extra: {install_command('ann')}"
+
+
+def _onnxruntime_first() -> None:
+    """Import onnxruntime before usearch wherever both are installed (the `ann` and
+    `vectors-onnx` extras): onnxruntime 1.32 crashes the process (SIGSEGV, in its native
+    module's import) once usearch 2.26 is loaded, while the other order works."""
+    import importlib.util
+
+    if "onnxruntime" not in sys.modules and importlib.util.find_spec("onnxruntime") is not None:
+        import onnxruntime  # noqa: F401
 
 
 def available() -> bool:
     """Whether usearch can be imported (the `ann` extra)."""
     try:
+        _onnxruntime_first()
         import usearch.index  # noqa: F401
     except ImportError:
         return False
@@ -103,7 +120,7 @@ class AnnStatus:
         if not self.used:
             return f"approximate index: not needed below {THRESHOLD:,} vectors (exact search)"
         if not self.installed:
-            return f"approximate index: none, exact search ({UNAVAILABLE})"
+            return f"approximate index: none, exact search ({unavailable()})"
         if not self.exists:
             return "approximate index: not built yet (the next search or `clew index update`)"
         size = f", {self.bytes / 1e6:,.1f} MB" if self.bytes else ""
@@ -164,6 +181,7 @@ class AnnIndex:
         seq above `newest`); False when there is none or it does not match (to be built)."""
         if self.path is None or self.meta_path is None or not self.path.exists():
             return False
+        _onnxruntime_first()
         from usearch.index import Index
 
         try:
@@ -197,6 +215,7 @@ class AnnIndex:
 
     def build(self, seqs: np.ndarray, vectors: np.ndarray, generation: int) -> None:
         """Make the index afresh from these (label, unit vector) rows."""
+        _onnxruntime_first()
         from usearch.index import Index
 
         dim = int(vectors.shape[1]) if len(vectors.shape) == 2 else 0
@@ -218,6 +237,7 @@ class AnnIndex:
         import numpy as np
 
         if len(seqs) and self.viewed and self.path is not None:
+            _onnxruntime_first()
             from usearch.index import Index
 
             self.index = Index.restore(str(self.path))

@@ -70,8 +70,6 @@ MAX_TOKENS = 512
 # Texts are cut before tokenising so that a megabyte of command output costs no more than its
 # first 512 tokens do; WordPiece rarely makes a token of more than 16 characters.
 MAX_CHARS = MAX_TOKENS * 16
-_EXTRA_HINT = "vectors need the optional extra: pip install 'clew[vectors]'"
-_ONNX_HINT = f"the {ONNX_MODEL} model needs the optional extra: pip install 'clew[vectors-onnx]'"
 # Texts per onnxruntime call: sorted by length first, so a batch pads little; measured
 # (benchmarks/bench_embed.py) about as fast per CPU-second as 64 or 128, in a tenth of the memory
 ONNX_BATCH = 32
@@ -220,10 +218,10 @@ def models() -> tuple[str, ...]:
     return (DEFAULT_MODEL, ONNX_MODEL)
 
 
-# What each model needs installed, where its files are, and what to say when it cannot load.
+# What each model needs installed, where its files are, and the extra that installs it.
 _NEEDS = {
-    DEFAULT_MODEL: (("numpy", "tokenizers"), DATA, _EXTRA_HINT),
-    ONNX_MODEL: (("numpy", "tokenizers", "onnxruntime"), ONNX_DATA, _ONNX_HINT),
+    DEFAULT_MODEL: (("numpy", "tokenizers"), DATA, "vectors"),
+    ONNX_MODEL: (("numpy", "tokenizers", "onnxruntime"), ONNX_DATA, "vectors-onnx"),
 }
 
 
@@ -261,6 +259,13 @@ def available(name: str | None = None) -> bool:
     return _have_packages(packages) and (directory / "manifest.json").is_file()
 
 
+def _missing(base: str, extra: str) -> str:
+    from clew.core.installation import install_command
+
+    what = "vectors need" if base == DEFAULT_MODEL else f"the {base} model needs"
+    return f"{what} the optional extra: {install_command(extra)}"
+
+
 _loaded: dict[str, Embedder] = {}
 _lock = threading.Lock()
 
@@ -268,12 +273,12 @@ _lock = threading.Lock()
 def load(name: str | None = None) -> Embedder:
     """Load a model by name (default: `chosen()`), once per process."""
     base = chosen(name)
-    packages, directory, hint = _NEEDS[base]
+    packages, directory, extra = _NEEDS[base]
     with _lock:
         model = _loaded.get(base)
         if model is None:
             if not _have_packages(packages):
-                raise VectorsUnavailable(hint)
+                raise VectorsUnavailable(_missing(base, extra))
             if not (directory / "manifest.json").is_file():
                 raise VectorsUnavailable(
                     f"the packaged embedding model is missing from {directory}; reinstall clew"

@@ -13,7 +13,7 @@ Invariants:
   rows that vanished (a rebuild elsewhere) make it load again. Filters are masks applied
   before the top-k, so a narrow filter still gets its best `limit`.
 - On a PostgreSQL store whose server has pgvector (`store.vector_search_native()`), `nearest`
-  asks the store instead (`nearest_vectors`: the same filters, in SQL; store/pg_vectors.py)
+  asks the store instead (`nearest_vectors`: the same filters, in SQL; store/postgres/vectors.py)
   and no matrix is loaded.
 
 numpy and the model are imported only here, and only when a method needs them: clew without
@@ -31,7 +31,7 @@ from clew.core import checks
 from clew.errors import ValidationError
 from clew.kernel import Service
 from clew.models import VECTOR_KINDS, IndexStatus, NewVector, PendingText, StoredVector
-from clew.store.portable_vectors import dropped
+from clew.store.portable.vectors import dropped
 
 if TYPE_CHECKING:
     import numpy as np
@@ -51,9 +51,11 @@ OVERFETCH = 2  # candidates asked of the index per result wanted, before the fil
 _FETCH_MAX = 20_000  # candidates asked at most; a filter dropping more is searched exactly
 
 
-# What a command says when the extra is missing (clew.search.embedding raises it as
-# VectorsUnavailable).
-UNAVAILABLE = "vectors need the optional extra: pip install 'clew[vectors]'"
+def unavailable() -> str:
+    """Say what a command says when the extra is missing (as VectorsUnavailable does)."""
+    from clew.core.installation import install_command
+
+    return f"vectors need the optional extra: {install_command('vectors')}"
 
 
 def load_embedder() -> Embedder:

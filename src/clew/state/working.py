@@ -37,6 +37,7 @@ from clew.state.brief import (
     build_brief,
 )
 from clew.state.document import OPEN_NAMED, SHOWN, STATE_TYPES, Snapshot, State, render_state
+from clew.tasks.rules import captured_from
 from clew.tasks.stuck import ACTIONS_READ
 from clew.tasks.taskrecord import TaskRecords
 from clew.tasks.watch import Watch
@@ -191,11 +192,14 @@ class Working(Service):
 
     def workspace_tasks(self, workspace: str | None = None) -> list[Task]:
         """Active tasks of a workspace: those whose workspace holds it or lies within it,
-        most recently updated first; if none has one, the active tasks with no workspace."""
+        most recently updated first; if none has one, the active tasks with no workspace.
+        The tasks the agent recorded come before those kept from its transcript's lists."""
         here = real_path(workspace or os.getcwd())
         active = self._store.list_tasks((TaskStatus.ACTIVE,))
         matched = [t for t in active if (kept := kept_path(t.workspace)) and related(kept, here)]
-        return matched or [t for t in active if not t.workspace]
+        found = matched or [t for t in active if not t.workspace]
+        # What the agent recorded outranks what clew kept for it (a stable sort).
+        return sorted(found, key=lambda t: captured_from(t) is not None)
 
     def _paused_here(self, workspace: str | None) -> list[Task]:
         here = real_path(workspace or os.getcwd())
@@ -203,20 +207,32 @@ class Working(Service):
         return [t for t in paused if (kept := kept_path(t.workspace)) and related(kept, here)]
 
     def prime(
-        self, workspace: str | None = None, *, budget: int | None = None, limit: int = PRIME_TASKS
+        self,
+        workspace: str | None = None,
+        *,
+        budget: int | None = None,
+        limit: int = PRIME_TASKS,
+        session: str | None = None,
     ) -> Primer:
         """The state and brief of a workspace's active tasks, with the enabled guardrails, for
-        an assistant's session-start and after-compaction hooks."""
+        an assistant's session-start and after-compaction hooks. `session` (an id or key):
+        the session starting or resumed, whose own task (its kept list) comes back even if
+        maintenance paused it while the session was away."""
         limit = checks.integer(limit, "limit")
         if limit < 1:
             raise ValidationError("limit must be at least 1")
         self._kernel._opened("prime")
         found = self.workspace_tasks(workspace)
+        if session is not None:
+            found = self._with_session_task(found, session)
         shown = found[:limit]
         parts = []
         for task in shown:
             state = self.state(task.id, budget=budget)
             brief = self.where(task.id)
+            tool = captured_from(task)
+            if tool is not None:  # the agent's own list, which it may have lost: give it back
+                parts.append(self._kept_list(task, tool, budget))
             parts.append(
                 f'<clew-task-state task="{task.id}" tokens="{state.tokens}">\n{state.text}'
                 f'</clew-task-state>\n<clew-where-was-i task="{task.id}">\n{brief.text}\n'
@@ -246,6 +262,34 @@ class Working(Service):
         text = "\n".join([head, *parts]) + "\n"
         return Primer(text, tuple(t.id for t in shown), max(0, len(found) - limit))
 
+    def _kept_list(self, task: Task, tool: str, budget: int | None) -> str:
+        """A task kept from the agent's own list, as that list: every step with its mark
+        (within the state's budget), after the line that says how to write it back."""
+        from clew.state.checklist import render_checklist  # only a kept list's prime uses it
+
+        limit = self._kernel.state_budget if budget is None else checks.budget(budget)
+        listed = render_checklist(task, limit, counter())
+        return (
+            f'{_restore_note(tool)}\n<clew-agent-list task="{task.id}" tool="{tool}"'
+            f' tokens="{listed.tokens}">\n{listed.text}\n</clew-agent-list>'
+        )
+
+    def _with_session_task(self, found: list[Task], session: str) -> list[Task]:
+        """The workspace's tasks with the task a session is linked to, if it is open (active,
+        or paused by maintenance), first of the lists kept from transcripts (the agent's own
+        tasks still come before it)."""
+        held = self._store.find_session(checks.text(session, "session"))
+        if held is None or held.task_id is None:
+            return found
+        task = self._store.get_task(held.task_id)
+        if task.status not in (TaskStatus.ACTIVE, TaskStatus.PAUSED) or task.archived:
+            return found
+        others = [t for t in found if t.id != task.id]
+        own = [t for t in others if captured_from(t) is None]
+        if captured_from(task) is None:
+            return [task, *others]
+        return [*own, task, *[t for t in others if captured_from(t) is not None]]
+
     @after_commit(10)
     def _refresh_mirrors(self, done: Committed) -> None:
         """After a call that wrote tasks: rewrite their mirrored files (when mirroring)."""
@@ -261,6 +305,17 @@ class Working(Service):
 
     def _mirror_content(self, task_id: str, after: int) -> tuple[str, list[Event]]:
         return self.state(task_id).text, self._store.list_events(task_id=task_id, after=after)
+
+
+def _restore_note(tool: str) -> str:
+    """The line before a task kept from the agent's own list: it is the agent's list, which
+    compaction, /clear or a resume emptied; how to write it back."""
+    calls = "TaskCreate and TaskUpdate" if tool == "TaskCreate" else tool
+    return (
+        f"clew kept your own task list from your {calls} calls. If your list is empty after"
+        f" a compaction, /clear or resume, write it back with {calls} as it stands here"
+        " ([x] completed, [>] in progress, [ ] pending)."
+    )
 
 
 def _mirror_beside(path: str) -> Mirror | None:

@@ -1,6 +1,6 @@
 """The store conformance suite: the contract's rules, written once, run on every backend.
 
-`StoreConformance` holds tests of a `Store` (store/contract.py) driven through the store's
+`StoreConformance` holds tests of a `Store` (store/contract/) driven through the store's
 own public methods alone: no facade, no SQL. A backend runs them by subclassing it and
 saying how a store is made (eventsourcing's recorder tests work this way):
 
@@ -120,17 +120,25 @@ class StoreConformance:
         """Journal one event of `type` for a task in its own write transaction."""
         with store.transaction(write=True):
             store.append(
-                type=type, task_id=task_id, correlation_id=new_id(), data=data,
+                type=type,
+                task_id=task_id,
+                correlation_id=new_id(),
+                data=data,
                 created_at=at(minute),
-            )  # fmt: skip
+            )
 
     def add_entry(self, store: Store, task_id: str, summary: str, minute: int) -> str:
         """Journal an `entry.added` (a decision) for a task; return the entry's id."""
         entry_id = new_id()
         entry: dict[str, Any] = {
-            "id": entry_id, "type": "decision", "origin": "agent", "summary": summary,
-            "detail": None, "tags": [], "sources": [],
-        }  # fmt: skip
+            "id": entry_id,
+            "type": "decision",
+            "origin": "agent",
+            "summary": summary,
+            "detail": None,
+            "tags": [],
+            "sources": [],
+        }
         self.journal(store, "entry.added", task_id, {"entry": entry}, minute)
         return entry_id
 
@@ -138,12 +146,25 @@ class StoreConformance:
         """Journal an `action.recorded` (a command that failed) for a task; its id."""
         action_id = new_id()
         action = {
-            "id": action_id, "type": "cli", "summary": command, "status": "failed",
-            "input": None, "output": None, "command": command, "cwd": None, "exit_code": 1,
-            "duration_seconds": None, "stdout": None, "stderr": "E boom", "tool": None,
-            "cpu_seconds": None, "memory_mb": None, "stdout_errors": None,
-            "stderr_errors": None, "fingerprint": None,
-        }  # fmt: skip
+            "id": action_id,
+            "type": "cli",
+            "summary": command,
+            "status": "failed",
+            "input": None,
+            "output": None,
+            "command": command,
+            "cwd": None,
+            "exit_code": 1,
+            "duration_seconds": None,
+            "stdout": None,
+            "stderr": "E boom",
+            "tool": None,
+            "cpu_seconds": None,
+            "memory_mb": None,
+            "stdout_errors": None,
+            "stderr_errors": None,
+            "fingerprint": None,
+        }
         self.journal(store, "action.recorded", task_id, {"action": action}, minute)
         return action_id
 
@@ -151,35 +172,63 @@ class StoreConformance:
         """Journal a `session.started` and a `turn.appended` per text (user, then assistant
         by turns); return the session's id."""
         session_id = new_id()
-        session = {"id": session_id, "key": key, "workspace": None, "model": None,
-                   "system_prompt": None, "title": key, "task_id": None}  # fmt: skip
+        session = {
+            "id": session_id,
+            "key": key,
+            "workspace": None,
+            "model": None,
+            "system_prompt": None,
+            "title": key,
+            "task_id": None,
+        }
         with store.transaction(write=True):
             store.append(
-                type="session.started", task_id=None, correlation_id=new_id(),
-                data={"session": session}, created_at=at(minute),
-            )  # fmt: skip
+                type="session.started",
+                task_id=None,
+                correlation_id=new_id(),
+                data={"session": session},
+                created_at=at(minute),
+            )
             for number, text in enumerate(texts, 1):
                 role = "user" if number % 2 else "assistant"
                 turn = {
-                    "id": new_id(), "number": number, "message": {"role": role, "content": text},
-                    "token_count": 5, "tool_name": None, "call_turn": None, "role": role,
-                    "tool_calls": None, "tool_call_id": None, "text_from": "content",
+                    "id": new_id(),
+                    "number": number,
+                    "message": {"role": role, "content": text},
+                    "token_count": 5,
+                    "tool_name": None,
+                    "call_turn": None,
+                    "role": role,
+                    "tool_calls": None,
+                    "tool_call_id": None,
+                    "text_from": "content",
                     "state": {},
-                }  # fmt: skip
+                }
                 store.append(
-                    type="turn.appended", task_id=None, correlation_id=new_id(),
-                    data={"session_id": session_id, "turn": turn}, created_at=at(minute + number),
-                )  # fmt: skip
+                    type="turn.appended",
+                    task_id=None,
+                    correlation_id=new_id(),
+                    data={"session_id": session_id, "turn": turn},
+                    created_at=at(minute + number),
+                )
         return session_id
 
     def add_wait(self, store: Store, task_id: str, target: str, minute: int) -> str:
         """Journal a `wait.added` (a file to appear) for a task; return the wait's id."""
         wait_id = new_id()
         wait: dict[str, Any] = {
-            "id": wait_id, "kind": "file", "target": target, "criteria": {}, "description": None,
-            "cwd": None, "poll_seconds": 30.0, "timeout_seconds": 3600.0, "run_timeout": 30.0,
-            "deadline": at(59), "seal": "0" * 64,
-        }  # fmt: skip
+            "id": wait_id,
+            "kind": "file",
+            "target": target,
+            "criteria": {},
+            "description": None,
+            "cwd": None,
+            "poll_seconds": 30.0,
+            "timeout_seconds": 3600.0,
+            "run_timeout": 30.0,
+            "deadline": at(59),
+            "seal": "0" * 64,
+        }
         self.journal(store, "wait.added", task_id, {"wait": wait}, minute)
         return wait_id
 
@@ -215,9 +264,12 @@ class StoreConformance:
         with self.opened() as store:
             with raises(RuntimeError):
                 store.append(
-                    type="task.created", task_id=None, correlation_id="c", data={},
+                    type="task.created",
+                    task_id=None,
+                    correlation_id="c",
+                    data={},
                     created_at=at(0),
-                )  # fmt: skip
+                )
             with raises(RuntimeError), store.transaction(), store.transaction(write=True):
                 pass
             assert store.count_events() == 0
@@ -293,28 +345,46 @@ class StoreConformance:
         task_id = new_id()
         recorded = [  # as another store journaled them: its seqs, its space, its hashes
             Event(
-                seq=7, id=new_id(), space="elsewhere", task_id=task_id, correlation_id="c1",
-                type="task.created", created_at=at(1), hash="0" * 64,
+                seq=7,
+                id=new_id(),
+                space="elsewhere",
+                task_id=task_id,
+                correlation_id="c1",
+                type="task.created",
+                created_at=at(1),
+                hash="0" * 64,
                 data=task_data(task_id, "moved", ("a", "b")),
             ),
             Event(
-                seq=9, id=new_id(), space="elsewhere", task_id=task_id, correlation_id="c2",
-                type="message.added", created_at=at(2), hash="1" * 64,
-                data={"message": {"id": new_id(), "role": "agent", "type": "text",
-                                  "content": "along"}},
+                seq=9,
+                id=new_id(),
+                space="elsewhere",
+                task_id=task_id,
+                correlation_id="c2",
+                type="message.added",
+                created_at=at(2),
+                hash="1" * 64,
+                data={
+                    "message": {"id": new_id(), "role": "agent", "type": "text", "content": "along"}
+                },
             ),
-        ]  # fmt: skip
+        ]
         with self.opened() as store:
             self.create_task(store, "already here", (), 0)
             with store.transaction(write=True):
                 adopted = [store.adopt(e) for e in recorded]
             for mine, theirs in zip(adopted, recorded, strict=True):
                 assert (mine.id, mine.type, mine.task_id, mine.correlation_id) == (
-                    theirs.id, theirs.type, theirs.task_id, theirs.correlation_id,
-                )  # fmt: skip
+                    theirs.id,
+                    theirs.type,
+                    theirs.task_id,
+                    theirs.correlation_id,
+                )
                 assert (mine.data, mine.created_at, mine.space) == (
-                    theirs.data, theirs.created_at, store.space,
-                )  # fmt: skip
+                    theirs.data,
+                    theirs.created_at,
+                    store.space,
+                )
                 assert mine.hash != theirs.hash
             assert adopted[0].seq > store.list_events()[0].seq
             assert adopted[1].seq > adopted[0].seq
@@ -485,11 +555,20 @@ class StoreConformance:
         with self.opened() as store:
             self.create_task(store, "not this one", ("nor this",), 1)
             gets: list[Callable[[str], Any]] = [
-                store.get_task, store.get_task_status, store.get_task_steps, store.get_step,
-                store.get_message, store.get_entry, store.get_action, store.get_trace_decision,
-                store.get_pattern, store.get_guardrail, store.get_session, store.get_job,
+                store.get_task,
+                store.get_task_status,
+                store.get_task_steps,
+                store.get_step,
+                store.get_message,
+                store.get_entry,
+                store.get_action,
+                store.get_trace_decision,
+                store.get_pattern,
+                store.get_guardrail,
+                store.get_session,
+                store.get_job,
                 store.get_wait,
-            ]  # fmt: skip
+            ]
             for get in gets:
                 with raises(NotFoundError):
                     get("nosuchid00")
@@ -529,10 +608,17 @@ class StoreConformance:
             task_id = self.create_task(store, "embedded", (), 1)
             message_id = self.add_message(store, task_id, "a text to embed", 2)
             vector = NewVector(
-                kind="message", ref_id=message_id, content_hash="h1", source_at=at(2),
-                task_id=task_id, step_id=None, session_id=None, created_at=at(3), dim=2,
+                kind="message",
+                ref_id=message_id,
+                content_hash="h1",
+                source_at=at(2),
+                task_id=task_id,
+                step_id=None,
+                session_id=None,
+                created_at=at(3),
+                dim=2,
                 vector=b"\x00<\x00<",  # float16 1.0, 1.0
-            )  # fmt: skip
+            )
             with raises(RuntimeError):
                 store.put_vectors("m", [vector])
             assert [p.ref_id for p in store.pending_vectors("message", "m", limit=10)] == [

@@ -33,7 +33,7 @@ from clew.core.tombstones import items as items
 from clew.models import PLACEHOLDER, Event, Field
 from clew.store import projection
 
-# Event types whose upgrades read only the event's data (projection.py): their data is
+# Event types whose upgrades read only the event's data (projection/__init__.py): their data is
 # rewritten in the shape the projection reads.
 _PURE_UPGRADES = frozenset({"action.recorded", "action.updated"})
 
@@ -75,9 +75,17 @@ def event_of(link: chain.Link) -> Event:
     if not isinstance(data, dict):
         raise ValueError(f"event #{link.seq} ({link.type}) holds data that is not a JSON object")
     return Event(
-        link.seq, link.id, link.space, link.task_id, link.correlation_id, link.type, data,
-        link.created_at, link.hash, forgotten=chain.tombstone(link.forgotten),
-    )  # fmt: skip
+        link.seq,
+        link.id,
+        link.space,
+        link.task_id,
+        link.correlation_id,
+        link.type,
+        data,
+        link.created_at,
+        link.hash,
+        forgotten=chain.tombstone(link.forgotten),
+    )
 
 
 def base(event: Event) -> dict[str, Any]:
@@ -139,11 +147,14 @@ def _columns(table: str, key: Path, root: Path, names: Sequence[str]) -> tuple[C
             key,
             name,
             (*root, name),
-            "output" if name in ("stdout", "stderr") else
-            "json" if name in projection._JSON_COLUMNS else "text",
+            "output"
+            if name in ("stdout", "stderr")
+            else "json"
+            if name in projection._JSON_COLUMNS
+            else "text",
         )
         for name in names
-    )  # fmt: skip
+    )
 
 
 _ACTION = ("summary", "command", "input", "output", "stdout", "stderr")

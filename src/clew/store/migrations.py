@@ -20,9 +20,9 @@ from typing import NamedTuple
 
 from clew.core import chain, codec
 from clew.errors import StoreError
-from clew.store.frozen_error_lines import OUTPUT_HEAD as OUTPUT_HEAD
-from clew.store.frozen_error_lines import OUTPUT_TAIL as OUTPUT_TAIL
-from clew.store.sqlite_backfill import SEQUENCED, backfill_error_lines, backfill_sequence
+from clew.store.projection.frozen_error_lines import OUTPUT_HEAD as OUTPUT_HEAD
+from clew.store.projection.frozen_error_lines import OUTPUT_TAIL as OUTPUT_TAIL
+from clew.store.sqlite.backfill import SEQUENCED, backfill_error_lines, backfill_sequence
 
 
 class Run(NamedTuple):
@@ -67,9 +67,9 @@ def _record_fingerprints(conn: sqlite3.Connection) -> None:
     columns = {r[1] for r in conn.execute("PRAGMA table_info(clew_migrations)")}
     if "fingerprint" not in columns:
         conn.execute("ALTER TABLE clew_migrations ADD COLUMN fingerprint TEXT")
-    missing = [r[0] for r in conn.execute(
-        "SELECT number FROM clew_migrations WHERE fingerprint IS NULL"
-    )]  # fmt: skip
+    missing = [
+        r[0] for r in conn.execute("SELECT number FROM clew_migrations WHERE fingerprint IS NULL")
+    ]
     if not missing:
         return
     known = sqlite3.connect(":memory:")
@@ -1431,7 +1431,7 @@ MIGRATIONS += (
 )
 
 # PostgreSQL's migration 23 gives the server's keys and request log row-level security that
-# only their owner and the server's roles pass (store/pg_roles.py). A SQLite file has no
+# only their owner and the server's roles pass (store/postgres/roles.py). A SQLite file has no
 # roles, whoever can open it reads and writes all of it (docs/security.md): nothing to do
 # here, but the numbers are shared.
 MIGRATIONS += (

@@ -1,13 +1,34 @@
-"""What the read mixins share: the row reader they are mixed into."""
+"""What the store's parts share: the store they read through (`StoreHost`, `RowReader`) and
+the helpers of their reads."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, Protocol
 
-from clew.store.sql import Row
+from clew.store.sql import Connection, Dialect, Row
+
+# Each kind of record `resolve` finds by an id or its prefix, and its table.
+KIND_TABLES = {
+    "task": "tasks",
+    "step": "plan_items",
+    "action": "actions",
+    "log": "action_logs",
+    "message": "task_messages",
+    "entry": "entries",
+    "decision": "trace_decisions",
+    "pattern": "patterns",
+    "guardrail": "guardrails",
+    "job": "jobs",
+    "session": "sessions",
+    "turn": "turns",
+    "wait": "waits",
+}
+
+# What a store says of text it cannot keep (a lone surrogate, from bytes that were not UTF-8).
+NOT_UTF8 = "a value given is not valid UTF-8 text (it holds bytes that are not); give it as UTF-8"
 
 
 def json_ids(text: str) -> tuple[str, ...]:
@@ -44,32 +65,52 @@ def like_escaped(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-class RowReader:
-    """The part of SQLiteStore the read mixins use (SQLiteStore defines it)."""
+class Read(Protocol):
+    """A read: `sql` with `$n` placeholders, `params` in their order; its rows."""
+
+    def __call__(self, sql: str, params: Sequence[Any] = (), /) -> list[Row]: ...
+
+
+class ReadTuples(Protocol):
+    """A read whose rows are plain tuples, for the hot reads that take columns by position."""
+
+    def __call__(self, sql: str, params: Sequence[Any] = (), /) -> list[tuple[Any, ...]]: ...
+
+
+class StoreHost(Protocol):
+    """What a store's parts read and write through: the store that holds them (both
+    SQLiteStore and PostgresStore), with its space and its backend's dialect."""
 
     space: str
-    # What keeps SQLite's planner off an index for a term (`+`): with `task_id = ? AND
-    # space = ?` it takes events(space, seq) and walks the whole space's history; PostgreSQL
-    # has no such operator on text and needs no hint (postgres.py sets it empty).
-    _no_index = "+"
+    dialect: Dialect
 
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        """A read's rows: `sql` with `$n` placeholders, `params` in their order."""
-        raise NotImplementedError
+    def _rows(self, sql: str, params: Sequence[Any] = (), /) -> list[Row]: ...
 
-    def _tuples(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        """A read's rows as plain tuples, for the hot reads that take columns by position
-        (SQLite overrides it to have none of its `sqlite3.Row`s made)."""
-        return [tuple(row) for row in self._rows(sql, params)]
+    def _tuples(self, sql: str, params: Sequence[Any] = (), /) -> list[tuple[Any, ...]]: ...
 
-    def transaction(self, *, write: bool = False) -> AbstractContextManager[None]:
-        raise NotImplementedError
+    def _writer(self) -> tuple[Connection, Any]:
+        """The connection and state of the write transaction in progress (RuntimeError
+        outside one)."""
+        ...
 
-    def fts_check(self, index: str = "entries_fts") -> str | None:
-        raise NotImplementedError
+    def _reading(self) -> AbstractContextManager[Any]:
+        """Hold one connection for a read of several statements."""
+        ...
 
-    def records_check(self, space: str | None = None) -> str | None:
-        raise NotImplementedError
+    def transaction(self, *, write: bool = False) -> AbstractContextManager[None]: ...
 
-    def outline_check(self, space: str | None = None) -> str | None:
-        raise NotImplementedError
+
+class RowReader:
+    """A part of a store that reads (and writes) through the store that holds it: the
+    store's reads, write connection and transactions, taken once as bound methods so a
+    read costs no call more than the store's own."""
+
+    def __init__(self, store: StoreHost) -> None:
+        self.space = store.space
+        self.dialect = store.dialect
+        self._no_index = store.dialect.no_index
+        self._rows: Read = store._rows
+        self._tuples: ReadTuples = store._tuples
+        self._writer: Callable[[], tuple[Connection, Any]] = store._writer
+        self._reading: Callable[[], AbstractContextManager[Any]] = store._reading
+        self.transaction = store.transaction

@@ -52,10 +52,17 @@ class Cursor(Protocol):
 class Dialect:
     """What one backend spells its own way, for the portable SQL to ask instead of guess."""
 
-    __slots__ = ("name", "no_limit", "space_keyed", "text_output_as_bytes")
+    __slots__ = ("name", "no_index", "no_limit", "raw_text", "space_keyed", "text_output_as_bytes")
 
     def __init__(
-        self, name: str, *, no_limit: int | None, space_keyed: bool, text_output_as_bytes: bool
+        self,
+        name: str,
+        *,
+        no_limit: int | None,
+        space_keyed: bool,
+        text_output_as_bytes: bool,
+        no_index: str,
+        raw_text: tuple[str, str],
     ) -> None:
         self.name = name
         # The value of `LIMIT $n` that limits nothing: SQLite's -1 (NULL is an error there);
@@ -65,6 +72,13 @@ class Dialect:
         # journal, so the same ids; SQLite's ids are unique across its file).
         self.space_keyed = space_keyed
         self.text_output_as_bytes = text_output_as_bytes
+        # What keeps the planner off an index for a term: SQLite's unary `+` (with `task_id =
+        # ? AND space = ?` it takes events(space, seq) and walks the whole space's history);
+        # PostgreSQL has no such operator on text and its planner needs no such hint.
+        self.no_index = no_index
+        # How a text column is read as its bytes, around the column: SQLite keeps what it was
+        # given (a CAST to BLOB); a PostgreSQL text is always valid UTF-8, read as it is.
+        self.raw_text = raw_text
 
     def conflict(self, *key: str) -> str:
         """The `ON CONFLICT` target of a row keyed by `key` within its space."""
@@ -82,8 +96,22 @@ class Dialect:
         return f"Dialect({self.name!r})"
 
 
-SQLITE = Dialect("sqlite", no_limit=-1, space_keyed=False, text_output_as_bytes=False)
-POSTGRESQL = Dialect("postgresql", no_limit=None, space_keyed=True, text_output_as_bytes=True)
+SQLITE = Dialect(
+    "sqlite",
+    no_limit=-1,
+    space_keyed=False,
+    text_output_as_bytes=False,
+    no_index="+",
+    raw_text=("CAST((", ") AS BLOB)"),
+)
+POSTGRESQL = Dialect(
+    "postgresql",
+    no_limit=None,
+    space_keyed=True,
+    text_output_as_bytes=True,
+    no_index="",
+    raw_text=("((", "))"),
+)
 
 
 class Connection(Protocol):

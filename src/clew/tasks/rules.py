@@ -93,6 +93,19 @@ def find_step(plan: Sequence[PlanItem], ref: StepRef, task_id: str) -> PlanItem:
     return plan[step_index([s.id for s in plan], ref, task_id)]
 
 
+# The metadata key that marks a task clew keeps from an agent's own list in its transcript
+# (conversations/plan_capture.py): the agent's own tasks come before such tasks.
+CAPTURED_PLAN = "captured_plan"
+
+
+def captured_from(task: Task) -> str | None:
+    """The tool whose calls a task kept from an agent's transcript follows (TodoWrite,
+    TaskCreate, update_plan...); None for a task the agent or its user recorded."""
+    mark = task.metadata.get(CAPTURED_PLAN)
+    tool = mark.get("tool") if isinstance(mark, dict) else None
+    return tool if isinstance(tool, str) else None
+
+
 def new_plan(titles: Iterable[object]) -> list[dict[str, Any]]:
     """Return the journal form of a fresh plan: an id and a title per step."""
     return [{"id": new_id(), "title": checks.name(t, "plan step title")} for t in titles]

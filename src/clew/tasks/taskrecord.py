@@ -4,7 +4,7 @@ entities, and a step's agent, outcome and artifacts; reading it all back as a `T
 with its phase, phase timestamps and identified entities.
 
 The phase timestamps are derived, never set: the projection of the events that make the
-plan, change a step's status or record an action keeps them (store/projection_record.py).
+plan, change a step's status or record an action keeps them (store/projection/record.py).
 """
 
 from __future__ import annotations
