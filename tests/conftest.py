@@ -245,6 +245,7 @@ CONFORMANCE = frozenset(
         "test_forget",
         "test_server_edge",
         "test_atomic",
+        "test_cli_edges",
         "test_graph_checkpoints",
     }
 )

@@ -98,7 +98,7 @@ def test_cli_streams_a_jsonl_file(
     assert exported.out == source.read_text()
     target = tmp_path / "out.jsonl"
     written = cli("session", "export", session.out.strip(), "-o", str(target))
-    assert written.code == 0 and "30 message(s)" in written.err
+    assert written.code == 0 and "30 messages" in written.err
     assert target.read_text() == source.read_text()
     # A bad line far into the file is named, and nothing of the file is kept.
     lines = source.read_text().splitlines(keepends=True)

@@ -432,7 +432,7 @@ def test_the_hook_fails_open_on_a_broken_store(project: Path, tmp_path: Path) ->
 def test_a_codex_rollout_imports_as_its_session(cli: Any, mem: clew.Memory) -> None:
     done = cli("import", "--from", "codex", str(CODEX))
     assert done.code == 0, done.err
-    assert done.out.startswith(f"session {CODEX_ID}: 16 new turn(s)")
+    assert done.out.startswith(f"session {CODEX_ID}: 16 new turns")
     session = mem.get_session(CODEX_ID)
     assert session.workspace == "/home/dev/coursefolio" and session.model == "gpt-5-codex"
     assert session.started_at.startswith("2026-11-21T10:02:11")

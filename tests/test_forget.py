@@ -238,7 +238,7 @@ def test_a_read_of_the_journal_shows_the_tombstone(mem: clew.Memory, cli: Any) -
     lines = cli("journal").out
     assert "[forgotten by local user at" in lines and "local user forgot message" in lines
     shown = cli("verify").out
-    assert "forgotten: 1 event(s)" in shown and f"{event.id}" in shown
+    assert "forgotten: 1 event holds" in shown and f"{event.id}" in shown
 
 
 def test_forgetting_changes_no_hash_and_a_head_kept_before_still_matches(

@@ -115,8 +115,8 @@ def test_the_claude_code_recipe_runs_as_written(tmp_path: Path) -> None:
         sessionId=older,
     )
     imported = shell.run(before)
-    assert f"session {older}: 29 new turn(s)" in imported
-    assert f"session {CLAUDE_ID}: 0 new turn(s)" in imported
+    assert f"session {older}: 29 new turns" in imported
+    assert f"session {CLAUDE_ID}: 0 new turns" in imported
     shell.run(remove)
     assert not (shell.project / ".claude").exists() and not (shell.project / ".mcp.json").exists()
     with shell.store() as mem:
@@ -130,10 +130,10 @@ def test_the_codex_recipe_runs_as_written(tmp_path: Path) -> None:
     rollout = shell.home / ".codex" / "sessions" / "2026" / "11" / "21" / CODEX.name
     transcript_in(shell, CODEX, rollout)
     shown = shell.run(recipe)
-    assert "session 0199a1c2-7d3e-7b41-9f0a-5c2e8d4b1a67: 16 new turn(s)" in shown
+    assert "session 0199a1c2-7d3e-7b41-9f0a-5c2e8d4b1a67: 16 new turns" in shown
     assert "requirements.txt" in shown and "(match)" in shown
     again = shell.run(recipe)
-    assert ": 0 new turn(s)" in again
+    assert ": 0 new turns" in again
     # As you go: the notify program installed, then run as Codex runs it after a turn of a
     # new session, from wherever Codex was started.
     shell.run(as_you_go)

@@ -474,7 +474,7 @@ def test_a_long_list_comes_back_whole_while_it_fits() -> None:
     # Under a tight budget, the steps done before the current one fold into one line.
     tight = render_checklist(_task(steps * 3), 800, counter())
     assert tight.text.startswith("[x] 1-19. completed (clew task show t1 --all)")
-    assert tight.text.endswith("step(s): clew task show t1 --all") and tight.tokens <= 800
+    assert tight.text.endswith("more steps: clew task show t1 --all") and tight.tokens <= 800
 
 
 def test_a_secret_in_an_item_is_redacted_and_the_item_keeps_its_step(

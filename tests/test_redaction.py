@@ -421,7 +421,7 @@ def test_redactions_are_listed_by_task_session_and_kind(mem: clew.Memory, cli: C
     assert [r.session_id for r in mem.redactions(session="chat")] == [session.id]
     shown = cli("redactions", "--task", task.id)
     assert shown.code == 0 and "message.content: 1 password" in shown.out
-    assert "2 field(s) redacted: 1 github-token, 1 password" in shown.out
+    assert "2 fields redacted: 1 github-token, 1 password" in shown.out
     listed = json.loads(cli("--json", "redactions", "--kind", "github-token").out)
     assert [r["field"] for r in listed] == ["turn.message.content", "message.content"]
     assert TOKEN not in shown.out and "Hunter2pw" not in shown.out

@@ -473,7 +473,7 @@ def test_conversation_recall_without_a_session_searches_the_whole_workspace(
     found = tools.call(mem, "conversation_recall", {"action": "search", "query": "port"}, here)
     assert not found.is_error
     # Search looks through every session of the workspace, and no other.
-    assert found.text.startswith("2 turn(s) of the 2 session(s) of /srv/app match 'port'")
+    assert found.text.startswith("2 turns of the 2 sessions of /srv/app match 'port'")
     assert "9090" in found.text and "8080" in found.text and "7070" not in found.text
     assert {h["session_id"] for h in found.data["hits"]} == {older.id, newer.id}
     # The other actions take the workspace's newest session, and say so.

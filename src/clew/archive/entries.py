@@ -12,6 +12,7 @@ by task, type, step, tags and time); `search` is bm25 full text over any user te
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Sequence
 from datetime import datetime
@@ -500,12 +501,42 @@ class Archive(Service):
             known = {a.id for a in commands}
             commands += [a for a in self._failed_containing(text) if a.id not in known]
             commands.sort(key=lambda a: a.created_at, reverse=True)
+            errors = self._store.entries_with_fingerprint(print_.key)
+            keys = [print_.key]
+            if print_.command is None:
+                # An error asked about without its command (the line pasted from a log) is
+                # the error recorded under any command whose telling line is this one: a
+                # fingerprint holds the command, so the keys are those of the failed runs
+                # and the error entries that say it.
+                keys += [a.fingerprint for a in commands if a.fingerprint and _says(a, print_)]
+                saying = self._errors_saying(telling_line(text), print_)
+                keys += [e.fingerprint for e in saying if e.fingerprint]
+                keys = list(dict.fromkeys(keys))
+                for key in keys[1:]:
+                    errors += self._store.entries_with_fingerprint(key)
+            fixes = [f for key in keys for f in self._store.fixes_for(key)]
             return ErrorHistory(
                 print_,
-                tuple(self._store.entries_with_fingerprint(print_.key)),
+                tuple(sorted({e.id: e for e in errors}.values(), key=_newest, reverse=True)),
                 tuple(commands),
-                tuple(self._store.fixes_for(print_.key)),
+                tuple(sorted({f.id: f for f in fixes}.values(), key=_newest, reverse=True)),
             )
+
+    def _errors_saying(self, line: str, print_: Fingerprint) -> list[Entry]:
+        """Error entries whose telling line is `line` (the fingerprint's kind and masked
+        message), whatever command each was recorded with."""
+        # Its plain words find the candidates (what masking hides varies between sightings).
+        words = [w for w in _WORDS.findall(line) if len(w) > 2][:8]
+        try:
+            query = search.parse(" ".join(words))
+        except ValidationError:
+            return []  # no words to look for (only punctuation)
+        hits = self._store.search_entries(query, EntryFilter(types=(EntryType.ERROR,)), limit=50)
+        return [
+            h.entry
+            for h in hits
+            if _same_error(fingerprint(h.entry.detail or h.entry.summary), print_)
+        ]
 
     def _failed_containing(self, text: str) -> list[Action]:
         """Failed commands whose command line or output holds `text` (or its telling line)
@@ -679,6 +710,35 @@ def action_hit(action: Action, snippet: str = "", score: float = 0.0) -> RecordH
 def _kinds(kinds: str | Sequence[str] | None) -> tuple[str, ...]:
     """The kinds asked for: None is all; a text may list several, comma-separated."""
     return checks.kinds(kinds, SEARCH_KINDS)
+
+
+MIN_TELLING = 16  # characters of a masked message that name an error inside a longer line
+_WORDS = re.compile(r"\b[A-Za-z]+\b")
+
+
+def _same_error(one: Fingerprint, other: Fingerprint) -> bool:
+    """Whether two fingerprints name one error, whatever command each ran: one kind, and
+    one message within the other (a log's line keeps what a tool put before it: pytest's
+    "E   ", a timestamp, a logger's name)."""
+    if one.kind != other.kind and "error" not in (one.kind, other.kind):  # "error": no kind
+        return False
+    short, long = sorted((one.message, other.message), key=len)
+    return short == long or (len(short) >= MIN_TELLING and short in long)
+
+
+def _says(action: Action, print_: Fingerprint) -> bool:
+    """Whether a failed command's output tells the fingerprint's error (as its own
+    fingerprint reads it: the tail of its stderr, else of its stdout)."""
+    for stream in (action.stderr, action.stdout):
+        text = _output(stream)[-4096:]
+        if text.strip():
+            return _same_error(fingerprint(text), print_)
+    return False
+
+
+def _newest(record: Entry | Fix) -> tuple[str, str]:
+    """Sort key of records by time (reversed: newest first)."""
+    return (record.created_at, record.id)
 
 
 def _folded(text: str) -> str:

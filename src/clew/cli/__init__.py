@@ -83,6 +83,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "index": ("index",),
     "server": ("keys", "serve"),
     "db": ("db",),
+    "completion": ("completion",),
 }
 _VALUED = ("--db", "--space", "--busy-timeout", "--max-input-mb")  # global options with a value
 

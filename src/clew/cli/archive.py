@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from clew.cli.common import (
@@ -20,7 +21,7 @@ from clew.cli.common import (
     whole,
 )
 from clew.cli.options import tool_option
-from clew.errors import ValidationError
+from clew.errors import ClewError, ValidationError
 
 ENTRY_TYPES = (
     "decision, error, tool_result, user_instruction, discovery, artifact, context, constraint"
@@ -116,10 +117,41 @@ def cmd_search(args: argparse.Namespace) -> int:
             include_superseded=args.include_superseded,
         )
         behind = _meaning_behind(mem, args.mode)
+        steps = _steps_of(mem, hits)
     now = current_time()
     if behind:  # on stderr: stdout stays the hits (or their JSON)
         print(behind, file=sys.stderr)
-    return show_lines(args, hits, lambda h: record_hit_line(h, now), "nothing found")
+    if args.json:
+        print_json([_hit_json(h, args.query, steps) for h in hits])
+        return 0
+    return show_lines(args, hits, lambda h: record_hit_line(h, now, steps), "nothing found")
+
+
+def _steps_of(mem: Any, hits: Sequence[Any]) -> dict[str, tuple[int, str]]:
+    """The number and title of each plan step the hits belong to, by step id: people know
+    a step as "step 4 — Pull the image", not by its id."""
+    steps: dict[str, tuple[int, str]] = {}
+    for task_id in {h.task_id for h in hits if h.step_id and h.task_id}:
+        try:
+            plan = mem.get_task(task_id).plan
+        except ClewError:  # forgotten since the search: the id stays
+            continue
+        steps.update({s.id: (n, s.title) for n, s in enumerate(plan, 1)})
+    return steps
+
+
+def _hit_json(hit: Any, query: str, steps: dict[str, tuple[int, str]]) -> dict[str, Any]:
+    """A hit for programs: its snippet as plain text with the matched words' offsets (the
+    brackets are for a terminal), and its step's number and title beside its id."""
+    from clew.models import to_jsonable
+    from clew.search.hits import plain_snippet
+
+    shown: dict[str, Any] = to_jsonable(hit)
+    shown["snippet"], matches = plain_snippet(hit.snippet, query)
+    shown["matches"] = [list(m) for m in matches]
+    number, title = steps.get(hit.step_id or "", (None, None))
+    shown["step"], shown["step_title"] = number, title
+    return shown
 
 
 def _meaning_behind(mem: Any, mode: str) -> str | None:

@@ -15,6 +15,7 @@ import sys
 from typing import Any
 
 from clew.cli.common import Commands, open_memory, print_json
+from clew.core.text import counted
 from clew.errors import ValidationError
 
 HOOK_INPUT_CHARS = 1_000_000  # a hook's event is small; never read a stream without end
@@ -53,7 +54,8 @@ def report(done: Any, as_json: bool) -> None:
                 }
             )
         else:
-            print(f"no messages in the transcript ({done.skipped} line(s) skipped); nothing kept")
+            skipped = counted(done.skipped, "line")
+            print(f"no messages in the transcript ({skipped} skipped); nothing kept")
         return
     if as_json:
         print_json(
@@ -69,8 +71,8 @@ def report(done: Any, as_json: bool) -> None:
         return
     bad = f", {done.bad} not JSON" if done.bad else ""
     print(
-        f"session {done.session.key or done.session.id}: {done.added} new turn(s),"
-        f" {done.session.turn_count} in all ({done.skipped} line(s) skipped{bad})"
+        f"session {done.session.key or done.session.id}: {counted(done.added, 'new turn')},"
+        f" {done.session.turn_count} in all ({counted(done.skipped, 'line')} skipped{bad})"
     )
 
 

@@ -22,6 +22,7 @@ from clew.cli.common import (
     whole,
 )
 from clew.cli.options import tool_option
+from clew.core.text import counted
 from clew.errors import ValidationError
 
 if TYPE_CHECKING:
@@ -164,7 +165,7 @@ def cmd_append(args: argparse.Namespace) -> int:
     with _read(args, args.file) as messages, open_memory(args) as mem:
         added = mem.append_turns(args.session, messages, at=args.at)
     numbers = f"{added[0].number}-{added[-1].number}" if added else "none"
-    return show(args, added, f"{len(added)} turn(s) added: {numbers}")
+    return show(args, added, f"{counted(len(added), 'turn')} added: {numbers}")
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -281,7 +282,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             if isinstance(exc, OSError):
                 raise ValidationError(f"cannot write {args.output}: {exc.strerror}") from None
             raise
-    print(f"{count} message(s) written to {args.output}", file=sys.stderr)
+    print(f"{counted(count, 'message')} written to {args.output}", file=sys.stderr)
     return 0
 
 
@@ -318,9 +319,14 @@ def cmd_recall(args: argparse.Namespace) -> int:
     elif action in _KEYWORDS:
         options = {_KEYWORDS[action]: value}
     with open_memory(args) as mem:
-        session, workspace = args.session, None
+        session, workspace, everywhere = args.session, None, ""
         if session is None:
             workspace = os.getcwd()
+            if action == "search" and not mem.list_sessions(workspace, limit=1):
+                # Sessions imported from elsewhere (Codex's rollouts name the folder Codex
+                # ran in): a search here looks through every session of the store.
+                everywhere = f"clew: no session belongs to {workspace}; searched every session"
+                workspace = None
             if action != "search":
                 newest = mem.list_sessions(workspace, limit=1)
                 if not newest:
@@ -339,6 +345,8 @@ def cmd_recall(args: argparse.Namespace) -> int:
             )
         except ValidationError as exc:
             raise ValidationError(_in_cli_terms(str(exc))) from None
+    if everywhere:  # said once the search answered: a refusal stays one line
+        print(everywhere + " of this store", file=sys.stderr)
     found = found._replace(text=for_cli(found.text, found.session_id))
     if args.json:
         print_json(found)

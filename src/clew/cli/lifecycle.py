@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from clew.cli.common import Commands, Parser, current_time, open_memory, print_json, show, step_ref
@@ -50,7 +51,27 @@ def cmd_wait_add(args: argparse.Namespace) -> int:
             run_timeout=args.run_timeout,
             cwd=args.cwd,
         )
-    return show(args, wait, wait.id)
+        worker = mem.settings.worker
+    show(args, wait, wait.id)
+    # Adding a wait starts a process that outlives this command: say so, on stderr (stdout
+    # stays the id or the JSON), with how to see it and how to stop it.
+    if wait.kind.value != "manual":
+        print(_watched_by(worker, wait), file=sys.stderr)
+    return 0
+
+
+def _watched_by(worker: str, wait: Any) -> str:
+    """One line on who checks a new wait: the background worker, or nobody until asked."""
+    if worker in ("process", "thread"):
+        return (
+            f"clew: a background `clew work` process checks {wait.id} every"
+            f" {wait.poll_seconds:g}s and exits once no wait is watched;"
+            f" `clew wait list` shows what it saw, `clew wait cancel {wait.id}` stops it"
+        )
+    return (
+        f"clew: no background worker (worker = {worker}): `clew work` checks {wait.id}"
+        " when you run it"
+    )
 
 
 def cmd_wait_list(args: argparse.Namespace) -> int:

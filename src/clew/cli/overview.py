@@ -68,6 +68,7 @@ GROUPS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("usage", "what the utility model cost: calls and tokens"),
             ("db", "PostgreSQL roles: grant a role what a server, member or reader may do"),
             ("demo", "a walkthrough on a temporary store"),
+            ("completion", "print a completion script for bash, zsh or fish"),
         ),
     ),
 )

@@ -29,6 +29,7 @@ from clew.cli.common import (
     whole,
 )
 from clew.cli.options import task_id, tool_option
+from clew.core.text import counted
 from clew.errors import ValidationError
 
 if TYPE_CHECKING:
@@ -334,7 +335,7 @@ def cmd_where(args: argparse.Namespace) -> int:
     with open_memory(args) as mem:
         task_id, others = folder_task(mem, args.id)
         brief = mem.where(task_id)
-    more = f"\n({others} more active task(s) here: `clew task list`)" if others else ""
+    more = f"\n({counted(others, 'more active task')} here: `clew task list`)" if others else ""
     return show(args, brief, brief.text + more)
 
 

@@ -25,7 +25,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-from clew.core.text import clip, number_ranges
+from clew.core.text import clip, counted, number_ranges
 from clew.core.tokens import TokenCounter
 from clew.models import Turn
 
@@ -196,7 +196,7 @@ class _Layout:
             previous = t.number
         if omitted:
             parts.append(
-                f"[{len(omitted)} turn(s) left out to stay within {self.budget:,} tokens:"
+                f"[{counted(len(omitted), 'turn')} left out to stay within {self.budget:,} tokens:"
                 f" {clip(number_ranges(omitted), 200)}. Fetch them with"
                 f" {fetch_hint(self.session_id, omitted[0], omitted[-1])}, or narrow the query.]"
             )

@@ -12,7 +12,7 @@ from clew.conversations import recall
 from clew.conversations.recall import RECALL_ACTIONS, RECALL_BUDGET, Fitted
 from clew.conversations.sessions import Sessions
 from clew.core import checks
-from clew.core.text import clip
+from clew.core.text import clip, counted
 from clew.core.tokens import counter
 from clew.errors import ValidationError
 from clew.kernel import Kernel, Service
@@ -170,7 +170,7 @@ class Recollection(Service):
         scope = (
             f"session {sessions[0].id}"
             if len(sessions) == 1 and workspace is None
-            else f"the {len(sessions)} session(s) of {workspace or 'this store'}"
+            else f"the {counted(len(sessions), 'session')} of {workspace or 'this store'}"
         )
         first = sessions[0].id if len(sessions) == 1 else hits[0].session_id if hits else ""
         if not hits:
@@ -183,7 +183,8 @@ class Recollection(Service):
         for h in hits:
             by_session.setdefault(h.session_id or "", []).append(h)
         places = ", ".join(f"{h.session_id}#{h.turn} ({h.score:.2f})" for h in hits)
-        parts = [f"{len(hits)} turn(s) of {scope} match {query!r}, best first: {places}."]
+        verb = "matches" if len(hits) == 1 else "match"
+        parts = [f"{counted(len(hits), 'turn')} of {scope} {verb} {query!r}, best first: {places}."]
         shown: list[Turn] = []
         omitted: list[int] = []
         clipped: list[int] = []
@@ -240,7 +241,8 @@ class Recollection(Service):
             names = ", ".join(list(used)[:20]) or "none yet"
             text = f"No call of tool {name!r} in session {current.id}. Tools called: {names}.\n"
             return Recall(current.id, "tool_calls", text, counter().text(text), (), (), (), ())
-        head = f"The {len(results)} newest result(s) of tool {name!r} in session {current.id}:"
+        newest = counted(len(results), "newest result")
+        head = f"The {newest} of tool {name!r} in session {current.id}:"
         groups = [[t] for t in reversed(results)]
         return self._recall(current, "tool_calls", groups, set(), head, budget)
 

@@ -21,13 +21,17 @@ from clew.conversations.session_state import render as render_session_state
 from clew.core import checks, turns
 from clew.core.ids import new_id
 from clew.core.location import kept_path, real_path, related
+from clew.core.text import counted
 from clew.core.tokens import counter
-from clew.errors import ValidationError, shown_id
+from clew.errors import AmbiguousIdError, NotFoundError, ValidationError, shown_id
 from clew.kernel import Service
 from clew.models import Session, Turn
 from clew.privacy.redaction import Found
 
 _SESSION_FIELDS = ("workspace", "model", "system_prompt", "task_id", "title")
+
+KEY_PREFIX_MIN = 4  # characters of a key that may name its session
+KEY_PAGE = 500  # sessions read at a time looking for a key prefix
 
 
 class SessionState(NamedTuple):
@@ -159,11 +163,35 @@ class Sessions(Service):
             return self._store.get_session(current.id)
 
     def _session(self, ident: str) -> Session:
-        """A session by its exact id or key (one query), else by an id prefix."""
+        """A session by its exact id or key (one query), else by an id prefix, else by a
+        key prefix (`0199a1c2` for Codex's `0199a1c2-7d3e-...`: the key is what an import
+        prints and what the tool that wrote the session calls it)."""
         found = self._store.find_session(_ident(ident))
         if found is not None:
             return found
-        return self._store.get_session(self._resolve("session", ident))
+        try:
+            return self._store.get_session(self._resolve("session", ident))
+        except NotFoundError:
+            keyed = self._by_key_prefix(ident)
+            if keyed is None:
+                raise
+            return keyed
+
+    def _by_key_prefix(self, prefix: str) -> Session | None:
+        """The one session whose key starts with `prefix` (None if none does); a prefix
+        that starts several keys is ambiguous. Only a miss pays for this scan."""
+        if len(prefix) < KEY_PREFIX_MIN:
+            return None
+        matched: list[Session] = []
+        with self._store.transaction():
+            for offset in itertools.count(0, KEY_PAGE):
+                rows = self._store.list_sessions(limit=KEY_PAGE, offset=offset)
+                matched += [s for s in rows if s.key and s.key.startswith(prefix)]
+                if len(rows) < KEY_PAGE:
+                    break
+        if len(matched) > 1:
+            raise AmbiguousIdError("session", prefix, [s.key or s.id for s in matched])
+        return matched[0] if matched else None
 
     def _session_to_append(self, ident: str) -> Session:
         """`_session` for append_turns, whose state is the store's shared copy: read, never
@@ -299,7 +327,9 @@ class Sessions(Service):
             return [checks.moment(at, "at", self._clock())] * count
         times = checks.sequence(at, "at")
         if len(times) != count:
-            raise ValidationError(f"at gives {len(times)} time(s) for {count} message(s)")
+            raise ValidationError(
+                f"at gives {counted(len(times), 'time')} for {counted(count, 'message')}"
+            )
         return [checks.moment(t, f"at[{i}]", self._clock()) for i, t in enumerate(times)]
 
     def _unsecret(

@@ -54,3 +54,25 @@ def number_ranges(numbers: Sequence[int]) -> str:
     if start is not None:
         parts.append(f"{start}-{prev}" if start != prev else f"{start}")
     return ", ".join(parts)
+
+
+def counted(count: int, noun: str, plural: str = "") -> str:
+    """Return '1 task' or '2 tasks': a count with its noun in the number it takes
+    (`plural` for a noun that does not just add an s)."""
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"
+
+
+def clip_words(text: str, limit: int) -> str:
+    """Return `text` on one line in `limit` characters, cut at a word boundary with an
+    ellipsis, and never inside a `quoted command` (a command cut mid-word reads as another
+    command: the cut falls before its opening backtick)."""
+    flat = clip(text, len(text) + 1)
+    if len(flat) <= limit:
+        return flat
+    head = flat[: limit - 1]
+    if flat[limit - 1] != " ":  # the cut falls inside a word: drop that word
+        head = head[: head.rfind(" ") + 1] if " " in head else ""
+    if head.count("`") % 2:  # inside a quoted command: drop it
+        head = head[: head.rfind("`")]
+    head = head.rstrip(" ;,:")
+    return head + "…" if head else clip(flat, limit)

@@ -220,3 +220,32 @@ def neighbour_places(found: Iterable[Found], top: int) -> dict[str, set[int]]:
             n for n in (f.hit.turn - 1, f.hit.turn + 1) if n >= 1
         )
     return places
+
+
+_MARKED = lazy(r"\[([^\[\]\n]{1,80})\]")
+_TERM = lazy(r"\w+")
+
+
+def plain_snippet(snippet: str, query: str) -> tuple[str, list[tuple[int, int]]]:
+    """A hit's snippet without the [brackets] that mark its matched words for a terminal,
+    and where those words are in it (start, end offsets). A bracket pair counts as a mark
+    when it holds a word of the query (or one sharing its first four letters, as a stem
+    does), so a log's own "[Makefile:8: all]" keeps its brackets."""
+    stems = {w.casefold()[:4] for w in _TERM.compiled.findall(query)}
+    out: list[str] = []
+    matches: list[tuple[int, int]] = []
+    at = 0  # in the snippet
+    size = 0  # of the plain text so far
+    for found in _MARKED.compiled.finditer(snippet):
+        words = {w.casefold()[:4] for w in _TERM.compiled.findall(found.group(1))}
+        if not words & stems:
+            continue
+        before = snippet[at : found.start()]
+        out.append(before)
+        size += len(before)
+        out.append(found.group(1))
+        matches.append((size, size + len(found.group(1))))
+        size += len(found.group(1))
+        at = found.end()
+    out.append(snippet[at:])
+    return "".join(out), matches

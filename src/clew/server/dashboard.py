@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from clew.core.lifecycle import Wait
+from clew.core.text import counted
 from clew.models import (
     Action,
     Entry,
@@ -415,7 +416,7 @@ def forget_page(
             for i in report.items
         )
         body.append(
-            f"<section id=forgotten><h2>{verb}: {len(report.items)} event(s)</h2>"
+            f"<section id=forgotten><h2>{verb}: {counted(len(report.items), 'event')}</h2>"
             + table(("seq", "event", "record", "fields"), rows, "Nothing matched.")
             + (f"<p class=muted>{escape(report.note)}</p>" if report.note else "")
             + "</section>"

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from clew.core.clock import ago
 from clew.core.lifecycle import Wait
-from clew.core.text import clip, clip_command, number_ranges
+from clew.core.text import clip, clip_command, clip_words, number_ranges
 from clew.core.tokens import TokenCounter
 from clew.models import (
     FINISHED_STEP_STATUSES,
@@ -266,8 +266,8 @@ def _lines(task: Task, facts: _Facts, shape: _Shape, now: datetime) -> list[tupl
         out += _record_lines(task, facts.record, q, t)
     out += _progress_lines(task, facts, shape)
     for condition in facts.stuck:
-        out.append((0, f"Stuck: {clip(condition.evidence, q)}."))
-        out.append((2, f"Try: {clip(condition.suggestion, q)}."))
+        out.append((0, _sentence(f"Stuck: {clip_words(condition.evidence, q)}")))
+        out.append((2, _sentence(f"Try: {clip_words(condition.suggestion, q)}")))
     out += _failed_lines(facts, t)
     out += _current_lines(task, facts, shape, now)
     if facts.last:
@@ -290,11 +290,23 @@ def _lines(task: Task, facts: _Facts, shape: _Shape, now: datetime) -> list[tupl
         out.append(
             (7, f'Messages suggest step {hint.step} is done: "{quote}" (its status is {status}).')
         )
+    if facts.suggestions and shape.keep < 7:
+        # A shape too short for the quotes still says which steps the messages suggest are
+        # done (`--json` lists them all), so the text and the JSON tell the same story.
+        suggested = sorted({h.step for h in facts.suggestions})
+        numbers = number_ranges(suggested)
+        steps = f"step {numbers} is" if len(suggested) == 1 else f"steps {numbers} are"
+        out.append((2, f"Messages suggest {steps} done (not marked so yet)."))
     upcoming = facts.upcoming[: shape.next_steps]
     if upcoming:
         nexts = "; ".join(f"step {n} — {clip(s.title, t)}" for n, s in upcoming)
         out.append((0, f"Next: {nexts}."))
     return out
+
+
+def _sentence(line: str) -> str:
+    """End a line with a full stop, unless it ends cut (an ellipsis says it goes on)."""
+    return line if line.endswith("…") else line + "."
 
 
 def _progress_lines(task: Task, facts: _Facts, shape: _Shape) -> list[tuple[int, str]]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from clew.core.text import clip
+from clew.core.text import clip, counted
 from clew.core.tokens import TokenCounter
 from clew.models import PlanItem, StepStatus, Task
 
@@ -56,7 +56,7 @@ def render_checklist(task: Task, budget: int, counter: TokenCounter) -> Checklis
         kept -= 1
         cut = len(rest) - kept
         lines = [*head, *(_line(s, _CUT_TITLE) for s in rest[:kept])]
-        lines.append(f"... {cut} more step(s): {more}")
+        lines.append(f"... {counted(cut, 'more step')}: {more}")
     return Checklist("\n".join(lines), counter.count(lines).tokens, kept)
 
 

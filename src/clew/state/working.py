@@ -15,7 +15,7 @@ from clew.archive.semantic import guardrail_lines
 from clew.core import checks
 from clew.core.lifecycle import Waiting, WaitStatus
 from clew.core.location import is_url, kept_path, real_path, related
-from clew.core.text import clip
+from clew.core.text import clip, counted
 from clew.core.tokens import counter
 from clew.errors import ValidationError
 from clew.kernel import Committed, Kernel, Service, after_commit
@@ -252,7 +252,8 @@ class Working(Service):
                 f"; {len(found) - len(shown)} more: `clew task list`" if len(found) > limit else ""
             )
             head = (
-                f"clew: {len(found)} active task(s) for this workspace{more}. Keep them current"
+                f"clew: {counted(len(found), 'active task')} for this workspace{more}."
+                " Keep them current"
                 " with `clew task update ID` (or task_update); this state survives compaction."
             )
         rules = self._store.list_guardrails(enabled_only=True)

@@ -136,15 +136,22 @@ def repeated_failure(task: Task, actions: Sequence[Run], repeats: int) -> Stuck 
         evidence=(
             f"{what} failed {len(best)} times with the same error since {best[0].created_at[:16]}Z"
         ),
-        suggestion=(
-            "a different approach rather than running it again; read the error with"
-            f" `clew task output {last.id} --stderr` and look for a fix that worked before with"
-            " `clew seen`"
-        ),
+        suggestion=failure_advice(last.id),
         command=last.command,
         fingerprint=last.fingerprint,
         times=len(best),
         action_id=last.id,
+    )
+
+
+def failure_advice(action_id: str, stream: str = "stderr") -> str:
+    """What to try for a command that keeps failing: read its error on the stream that holds
+    it (stdout is `clew task output`'s default), look for a fix that worked before, change
+    approach. The commands come first, so a brief that cuts the line keeps them."""
+    flag = " --stderr" if stream == "stderr" else ""
+    return (
+        f"read the error with `clew task output {action_id}{flag}`, look for a fix that worked"
+        " before with `clew seen`, and take a different approach rather than running it again"
     )
 
 

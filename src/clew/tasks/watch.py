@@ -30,12 +30,14 @@ from clew.tasks.rules import step_timing
 from clew.tasks.stuck import (
     ACTIONS_READ,
     NO_PROGRESS,
+    REPEATED_FAILURE,
     Run,
     Stuck,
     alert_due,
     alert_text,
     cannot_be_stuck,
     detect,
+    failure_advice,
 )
 
 MESSAGES_READ = 10  # the newest messages stuck detection reads (alerts are skipped)
@@ -140,7 +142,18 @@ class Watch(Service):
             resumed = self._store.last_event_at(task.id, "task.status_changed")
             waiting = self.waiting(task.id)
             found = detect(task, messages, actions, now, rules, waiting=waiting, resumed_at=resumed)
-        return tuple(self._with_known_fix(c) for c in found)
+        return tuple(self._with_known_fix(self._on_its_stream(c)) for c in found)
+
+    def _on_its_stream(self, condition: Stuck) -> Stuck:
+        """A repeated failure's advice names the stream its output was saved to: `make` and
+        many test runners write their error to stdout, and a command's output may be kept
+        as one stream (`2>&1`). One action read, only for a task stuck on a failure."""
+        if condition.reason != REPEATED_FAILURE or condition.action_id is None:
+            return condition
+        action = self._store.get_action(condition.action_id)
+        if _holds_text(action.stderr) or not _holds_text(action.stdout):
+            return condition
+        return condition._replace(suggestion=failure_advice(condition.action_id, "stdout"))
 
     def _with_known_fix(self, condition: Stuck) -> Stuck:
         """A repeated failure whose error was fixed before says what worked."""
@@ -222,3 +235,8 @@ class Watch(Service):
             self._signal("step.finished", task_id, step.id, StepStatus.COMPLETED, at)
             done.append(step.id)
         return done
+
+
+def _holds_text(stream: str | bytes | None) -> bool:
+    """Whether a command's stream holds anything but whitespace."""
+    return bool(stream and stream.strip())

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from clew.core.checks import shown
+from clew.core.text import counted
 from clew.errors import ValidationError
 
 _TYPES: dict[str, tuple[type, ...]] = {
@@ -50,7 +51,7 @@ def check(schema: dict[str, Any], value: Any, where: str) -> None:
             )
     if isinstance(value, list | tuple):
         if len(value) < schema.get("minItems", 0):
-            raise ValidationError(f"{where} needs at least {schema['minItems']} item(s)")
+            raise ValidationError(f"{where} needs at least {counted(schema['minItems'], 'item')}")
         for n, item in enumerate(value, 1):
             if "items" in schema:
                 check(schema["items"], item, f"{where}[{n}]")

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from clew.archive.fingerprint import telling_line
 from clew.core.clock import ago
-from clew.core.text import clip
+from clew.core.text import clip, counted
 from clew.models import (
     Action,
     ActionLog,
@@ -285,7 +286,7 @@ def event_line(event: Event, imports: Sequence[ImportRecord] = ()) -> str:
     elif event.type == "journal.forgotten":  # who forgot what: never the content
         named = event.data.get("events", [])
         what = " ".join(str(event.data.get(k)) for k in ("forgot", "record") if event.data.get(k))
-        line += f"  ({event.data.get('by')} forgot {what}: {len(named)} event(s))"
+        line += f"  ({event.data.get('by')} forgot {what}: {counted(len(named), 'event')})"
     elif isinstance(event.data.get("reason"), str):
         line += f"  ({clip(event.data['reason'], 80)})"
     if event.forgotten is not None:
@@ -363,8 +364,10 @@ def _forgotten_lines(report: VerifyReport) -> list[str]:
     tombstone is accounted for by the forget it names, unless a difference says otherwise)."""
     if not report.forgotten_count:
         return []
+    hold = "holds" if report.forgotten_count == 1 else "hold"
     lines = [
-        f"forgotten: {report.forgotten_count} event(s) hold a tombstone instead of their content"
+        f"forgotten: {counted(report.forgotten_count, 'event')} {hold} a tombstone"
+        " instead of their content"
     ]
     for f in report.forgotten:
         lines.append(f"  #{f.seq} {f.type} {f.id}: forgotten by {f.by} at {f.at} ({f.event})")
@@ -381,7 +384,8 @@ def forget_view(report: ForgetReport) -> str:
         lines = ["nothing to forget: no content matched (or it is forgotten already)"]
     else:
         lines = [
-            f"{report.by} {verb} {fields} value(s) or match(es) in {len(report.items)} event(s)"
+            f"{report.by} {verb} {counted(fields, 'value or match', 'values or matches')}"
+            f" in {counted(len(report.items), 'event')}"
         ]
     for item in report.items:
         owner = f" {item.record}" if item.record else ""
@@ -390,7 +394,8 @@ def forget_view(report: ForgetReport) -> str:
         lines.append(f"journaled as: {', '.join(report.forgets)} (journal.forgotten)")
     if report.remaining:
         lines.append(
-            f"still matching in {len(report.remaining)} event(s), in fields a forget does not"
+            f"still matching in {counted(len(report.remaining), 'event')},"
+            " in fields a forget does not"
             " rewrite (ids, paths, names, other records):"
         )
         lines += [f"  #{i.seq} {i.type}: {', '.join(i.fields)}" for i in report.remaining]
@@ -415,7 +420,7 @@ def redactions_view(found: Sequence[Redaction]) -> str:
         )
         kinds[r.kind] = kinds.get(r.kind, 0) + r.times
     total = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
-    lines.append(f"{len(found)} field(s) redacted: {total}")
+    lines.append(f"{counted(len(found), 'field')} redacted: {total}")
     return "\n".join(lines)
 
 
@@ -426,11 +431,15 @@ def label_of(hit: RecordHit) -> str:
     return hit.label
 
 
-def record_hit_line(hit: RecordHit, now: datetime) -> str:
-    """One search hit: its kind, what it is, where it matched, and how to open it."""
+def record_hit_line(
+    hit: RecordHit, now: datetime, steps: Mapping[str, tuple[int, str]] | None = None
+) -> str:
+    """One search hit: its kind, what it is, where it matched, and how to open it; its
+    step by number and title when `steps` (by step id) knows it."""
     where = f" task {hit.task_id}" if hit.task_id else ""
     if hit.step_id:
-        where += f" step {hit.step_id}"
+        known = (steps or {}).get(hit.step_id)
+        where += f" step {known[0]} ({clip(known[1], 40)})" if known else f" step {hit.step_id}"
     if hit.session_id:
         where += f" session {hit.session_id} turn {hit.turn}"
     sure = " (confident)" if hit.confident else ""
@@ -515,21 +524,37 @@ def error_history_view(found: ErrorHistory, now: datetime) -> str:
     places = len(found.errors) + len(found.failed_commands)
     tasks = {e.task_id for e in found.errors} | {a.task_id for a in found.failed_commands}
     times = "once" if places == 1 else f"{places} times"
-    lines.append(f"seen {times} in {len(tasks - {None})} task(s)")
+    lines.append(f"seen {times} in {counted(len(tasks - {None}), 'task')}")
     for e in found.errors[:5]:
         lines.append(f"  error {e.id} ({ago(e.created_at, now)}): {clip(e.summary, 100)}")
+        said = telling_line(e.detail or "")
+        if said and said not in e.summary:
+            lines.append(f"    {clip(said, 120)}")
     for a in found.failed_commands[:5]:
         code = f" exit {a.exit_code}" if a.exit_code is not None else ""
         lines.append(
             f"  command {a.id} ({ago(a.created_at, now)}{code}):"
             f" `{clip(a.command or a.summary, 80)}`  open: clew task output {a.id} --info"
         )
+        # The line that says what went wrong, not the output's tail ("make: *** Error 1").
+        said = _told(a)
+        if said:
+            lines.append(f"    {clip(said, 120)}")
     for fix in found.fixes:
         verdict = "WORKED" if fix.worked else "failed"
         lines.append(f"  fix {verdict} ({ago(fix.created_at, now)}): {clip(fix.description, 120)}")
     if not found.fixes:
         lines.append("no fix recorded yet")
     return "\n".join(lines + _similar_lines(found))
+
+
+def _told(action: Action) -> str:
+    """The telling line of a failed command's output: its stderr's, else its stdout's."""
+    for stream in (action.stderr, action.stdout):
+        text = stream.decode("utf-8", "replace") if isinstance(stream, bytes) else stream
+        if text and text.strip():
+            return telling_line(text[-4096:])
+    return ""
 
 
 def _similar_lines(found: ErrorHistory) -> list[str]:
