@@ -23,7 +23,7 @@ from clew.errors import ClewError, ValidationError
 from clew.journal import journalfile
 from clew.models import EVENT_TYPES
 from clew.store import projection
-from clew.store.sqlite.store import SQLiteStore
+from clew.store.portable.journal import JournalWrites
 from tests.conftest import FakeClock, Result
 from tests.roundtrip import assert_same_store, rows
 
@@ -205,18 +205,19 @@ def test_an_interrupted_push_resumes_where_it_stopped(
 ) -> None:
     work(mem)
     team = str(tmp_path / "team.db")
-    adopt, calls = SQLiteStore.adopt, []
+    # The target store adopts each event through its journal's write part (store/parts.py).
+    adopt, calls = JournalWrites.adopt, []
 
-    def dies_on_the_seventh(self: SQLiteStore, event: Any, **options: Any) -> Any:
+    def dies_on_the_seventh(self: JournalWrites, event: Any, **options: Any) -> Any:
         calls.append(event.id)
         if len(calls) == 7:
             raise KeyboardInterrupt
         return adopt(self, event, **options)
 
-    monkeypatch.setattr(SQLiteStore, "adopt", dies_on_the_seventh)
+    monkeypatch.setattr(JournalWrites, "adopt", dies_on_the_seventh)
     with pytest.raises(KeyboardInterrupt):
         mem.push(team, batch=3)
-    monkeypatch.setattr(SQLiteStore, "adopt", adopt)
+    monkeypatch.setattr(JournalWrites, "adopt", adopt)
     with clew.open(team) as target:
         assert [e.id for e in target.journal()] == calls[:6]  # two whole batches
         assert target.verify().ok
