@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -218,12 +219,27 @@ OUTPUTS = (  # the benchmarks whose outputs must not change, and their arguments
 )
 
 
+def built_set() -> list[str]:
+    """The retrieval set's store as this tree builds it, copied aside: both sides then search
+    the same store. A build gives its records random ids, and the ranking breaks exact ties
+    by id, so two builds can order tied records apart with the same code; and each tree's
+    script keys its cache on its own text, so each would build its own."""
+    outputs(ROOT / "src", "benchmarks/retrieval/run.py", ["--systems", "keyword", "--limit", "1"])
+    cache = ROOT / "benchmarks" / "retrieval" / ".cache"
+    built = max((p.parent for p in cache.glob("set-*/store.db")), key=lambda p: p.stat().st_mtime)
+    copy = Path(tempfile.mkdtemp(prefix="clew-same-set-")) / "set"
+    shutil.copytree(built, copy)
+    return ["--store", str(copy)]
+
+
 def compared(then: Path, script: str, extra: Sequence[str]) -> str:
     """Whether `script` prints the same with the earlier side's clew as with this tree's,
     and the first lines that differ."""
+    if script == "benchmarks/retrieval/run.py":
+        extra = [*extra, *built_set()]
     before, after = outputs(then, script, extra), outputs(ROOT / "src", script, extra)
     differ = [(a, b) for a, b in zip(before, after, strict=False) if a != b]
-    said = f"{script} {' '.join(extra)}: "
+    said = f"{script} {' '.join(a for a in extra if not a.startswith(tempfile.gettempdir()))}: "
     if not differ and len(before) == len(after):
         return said + "the same"
     lines = [f"  then: {a}\n  now:  {b}" for a, b in differ[:10]]
