@@ -203,6 +203,7 @@ def outputs(src: Path, script: str, args: Sequence[str]) -> list[str]:
     env.pop("CLEW_EMBED_MODEL", None)
     done = subprocess.run(
         [sys.executable, str(root / script), *args],
+        cwd=root,  # a script's children import its tree's benchmarks, not this one's
         env=env,
         text=True,
         capture_output=True,
