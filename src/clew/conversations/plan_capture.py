@@ -26,9 +26,8 @@ answers for:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from clew.conversations.agent_plans import AgentList, Item, fold, plan_calls
 from clew.conversations.sessions import Sessions
 from clew.core.clock import seconds_between
 from clew.kernel import Kernel, Service
@@ -46,6 +45,9 @@ from clew.models import (
 )
 from clew.tasks.rules import CAPTURED_PLAN as MARK
 from clew.tasks.tracker import Tracker
+
+if TYPE_CHECKING:
+    from clew.conversations.agent_plans import AgentList, Item
 
 __all__ = ["PlanCapture"]
 
@@ -77,6 +79,9 @@ class PlanCapture(Service):
         the newest was written, a store time) to the task that keeps its list (made at the
         first call); return that task, if any changed. Runs inside capture's write, in a
         savepoint of its own: a list clew cannot keep undoes only what it wrote here."""
+        # lazily: `clew prime` composes this service but never reads a transcript
+        from clew.conversations.agent_plans import AgentList, fold, plan_calls
+
         calls = [c for m in messages for c in plan_calls(m)]
         if not calls:  # most lines: nothing read, nothing written
             return None

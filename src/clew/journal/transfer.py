@@ -38,7 +38,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence, Sized
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from clew.core import chain, checks, codec, origin
 from clew.core.chain import Link
@@ -51,14 +51,15 @@ from clew.errors import (
     StoreReadOnlyError,
     ValidationError,
 )
-from clew.journal import journalfile
 from clew.journal.forgetting import Forgetting
-from clew.journal.journalfile import After, Moved
 from clew.kernel import Kernel, Service
 from clew.models import Event, ImportRecord, MoveReport
 from clew.privacy.redaction import Redactor
 from clew.store import Store
 from clew.store.portable.journal import FORGOTTEN
+
+if TYPE_CHECKING:
+    from clew.journal.journalfile import After, Moved
 
 _PAGE = 1000  # events read from the store at a time
 PUSH_BATCH = 500  # events written to a target per transaction
@@ -100,6 +101,8 @@ class Transfer(Service):
         """Write this space's journal to `out` as a journal file (JSON lines, each event
         with its hash); only the events after event `after` (an id) or after seq
         `since_seq` when given. Return the number of events written."""
+        from clew.journal import journalfile  # lazily: not on the hook path
+
         if after is not None and since_seq is not None:
             raise ValidationError("give after (an event id) or since_seq, not both")
         cut = None if after is None else checks.text(after, "after").strip().lower()
@@ -152,6 +155,8 @@ class Transfer(Service):
         events this space holds; one that would rewrite content this space holds needs a
         caller who may forget (the host's user, an admin key), or it is refused, naming its
         line."""
+        from clew.journal import journalfile  # lazily: not on the hook path
+
         if not isinstance(by, Origin):
             raise ValidationError(f"by must be an Origin, not {type(by).__name__}")
         adoption = _Adoption(by, self._now(), self.settings.redaction)
@@ -278,6 +283,8 @@ def _numbered(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
 
 
 def _after(event: Link | Event | None) -> After | None:
+    from clew.journal.journalfile import After  # lazily: not on the hook path
+
     return None if event is None or event.hash is None else After(event.id, event.hash)
 
 
@@ -432,12 +439,16 @@ class _Journal:
         self.source = source
 
     def __iter__(self) -> Iterator[Moved]:
+        from clew.journal.journalfile import Moved  # lazily: not on the hook path
+
         with contextlib.closing(self.source._stored_links()) as links:
             for link in links:
                 yield Moved(link.seq, _event(link), link.data)
 
 
 def _moved_after(moved: Moved) -> After:
+    from clew.journal.journalfile import After  # lazily: not on the hook path
+
     return After(moved.event.id, moved.event.hash or "")
 
 
