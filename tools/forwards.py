@@ -26,7 +26,7 @@ def composed(source: str) -> list[tuple[str, str]]:
     memory = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Memory")
     init = next(n for n in memory.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
     found = []
-    for node in init.body:
+    for node in ast.walk(init):  # in source order, inside `with self._composed():` too
         if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
             continue
         target, call = node.targets[0], node.value

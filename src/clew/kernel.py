@@ -218,6 +218,7 @@ class Kernel:
         self._hooks = _Hooks([], [], [])  # the open, background and close hooks, bound
         self._marks: list[tuple[int, str, str, str, Callable[..., Any]]] = []
         self.subscriber_failures = 0  # after-commit subscribers that raised (each logged)
+        self._composing = False  # while a Memory builds its services (see `_composed`)
         self._adopt(self)
 
     def _adopt(self, part: object) -> None:
@@ -229,6 +230,22 @@ class Kernel:
                 self._job_handlers[key] = bound
             else:
                 self._marks.append((order, name, registry, key, bound))
+        if not self._composing:
+            self._register()
+
+    @contextlib.contextmanager
+    def _composed(self) -> Iterator[None]:
+        """Build the registries once, after the services made inside this block have been
+        adopted, not once a service (an open of a Memory composes some thirty)."""
+        self._composing = True
+        try:
+            yield
+        finally:
+            self._composing = False
+            self._register()
+
+    def _register(self) -> None:
+        """The registries from the marks taken: ordered by their order, then name."""
         self._marks.sort(key=lambda m: (m[0], m[1]))
         self._reactions = {}
         for _, _, registry, key, bound in self._marks:
