@@ -38,8 +38,26 @@ def bind_forwards(obj: object) -> None:
     parts are built (they are never replaced): a call then costs what a call to the part
     costs, where the class's forward looks two names up on every call (the store's write
     path makes dozens of them a write). The class keeps the forwards, for types and docs."""
-    for klass in reversed(type(obj).__mro__):
+    for name, part in _forwards(type(obj)):
+        setattr(obj, name, getattr(getattr(obj, part), name))
+
+
+_FORWARDS: dict[type, tuple[tuple[str, str], ...]] = {}
+
+
+def _forwards(cls: type) -> tuple[tuple[str, str], ...]:
+    """(name, part) of each forwarded call of `cls`, its bases' included, found once a class:
+    a store is opened many times a process."""
+    known = _FORWARDS.get(cls)
+    if known is not None:
+        return known
+    found: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
         for name, value in vars(klass).items():
             part = getattr(value, "__forward_part__", None)
             if part is not None:
-                setattr(obj, name, getattr(getattr(obj, part), name))
+                found[name] = part
+            else:
+                found.pop(name, None)  # a subclass that defines the call itself
+    _FORWARDS[cls] = tuple(found.items())
+    return _FORWARDS[cls]
