@@ -500,3 +500,27 @@ def test_a_secret_in_an_item_is_redacted_and_the_item_keeps_its_step(
     assert token not in json.dumps(to_jsonable(task))
     assert [s.title for s in task.plan] == ["Rotate [redacted:github-token] in CI", "Tell the team"]
     assert mem.removed_steps(task_id) == []  # the same step, not a new one with the same text
+
+
+def test_hostile_list_items_never_cost_the_capture_nor_the_store(
+    mem: clew.Memory, tmp_path: Path
+) -> None:
+    """A list call whose items hold NUL, control characters or 200,000 characters: the line
+    is archived, the store verifies, and whatever task it keeps holds only text a step may
+    hold."""
+    line = json.loads(lines_of(TODOS)[upto(TODOS, "toolu_01TodoA1") - 2])
+    hostile = [
+        {"content": "bad\x00byte", "status": "in_progress", "activeForm": "x"},
+        {"content": "\x1b[31mred\x07", "status": "completed"},
+        {"content": "y" * 200_000, "status": "pending"},
+    ]
+    line["message"]["content"][0]["input"] = {"todos": hostile}
+    line["uuid"] = "00000009-0000-4000-8000-000000000000"
+    transcript = tmp_path / f"{TODOS_ID}.jsonl"
+    transcript.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    done = mem.capture_transcript(str(transcript), workspace=str(tmp_path))
+    assert done.added == 1 and done.session is not None
+    assert mem.verify().ok
+    for task in mem.list_tasks():
+        for step in mem.get_task(task.id).plan:
+            assert "\x00" not in step.title and len(step.title) < 200_000

@@ -27,6 +27,8 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
+from clew.core.text import clip
+
 __all__ = ["AgentList", "Call", "Item", "fold", "plan_calls"]
 
 STATUSES = ("pending", "in_progress", "completed")
@@ -248,13 +250,11 @@ def _text(value: object) -> str | None:
 
 
 def _title(value: object) -> str | None:
-    """An item's text as a step title: one line, cut to a title's length."""
+    """An item's text as a step title: one line, cut to a title's length, its control
+    characters (NUL among them) shown as '?' as in every prompt line (`clip`)."""
     if not isinstance(value, str):
         return None
-    flat = " ".join(value.split())
-    if len(flat) > _TITLE_CHARS:
-        flat = flat[: _TITLE_CHARS - 1] + "…"
-    return flat or None
+    return clip(value, _TITLE_CHARS) or None
 
 
 def _result_text(content: object) -> str:
